@@ -1,0 +1,105 @@
+import { readdirSync, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import yargs, { type Argv } from 'yargs';
+import { CpError, isCpError } from '../kernel/errors.js';
+import { EXIT, type CliCommand, type CliContext } from './command.js';
+
+export interface RunCliOptions {
+  argv: readonly string[];
+  /** Extra command directories (the repository's build/bootstrap/bench commands). */
+  extraCommandDirs?: readonly string[];
+  repo?: string | null;
+  defaultRoot?: string | null;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  stdout?: (text: string) => void;
+  stderr?: (text: string) => void;
+  /** Fixed arguments prepended to argv (root entry scripts use this, e.g. ['gate-check']). */
+  prefix?: readonly string[];
+}
+
+const HOT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Load every command module in a directory, in name order, so each package brings its own commands. */
+export async function loadCommands(dir: string): Promise<CliCommand[]> {
+  if (!existsSync(dir)) return [];
+  const files = readdirSync(dir).filter((name) => name.endsWith('.js')).sort();
+  const out: CliCommand[] = [];
+  for (const file of files) {
+    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: CliCommand };
+    if (mod.default && typeof mod.default.run === 'function') out.push(mod.default);
+  }
+  return out;
+}
+
+/** Run the cplane CLI against the code in this HOT tree. Returns the exit code; never exits the process. */
+export async function runCli(options: RunCliOptions): Promise<number> {
+  const out = options.stdout ?? ((text: string) => { process.stdout.write(text.endsWith('\n') ? text : `${text}\n`); });
+  const err = options.stderr ?? ((text: string) => { process.stderr.write(text.endsWith('\n') ? text : `${text}\n`); });
+  const argv = [...(options.prefix ?? []), ...options.argv];
+  const wantsJson = argv.includes('--json');
+  const ctx: CliContext = {
+    hot: HOT_DIR,
+    repo: options.repo ?? null,
+    defaultRoot: options.defaultRoot ?? null,
+    env: options.env ?? process.env,
+    cwd: options.cwd ?? process.cwd(),
+    out,
+    err,
+    report(args, value, human) {
+      if (args.json) out(JSON.stringify(value, null, 2));
+      else out(typeof human === 'string' ? human : human.join('\n'));
+    },
+  };
+
+  const byName = new Map<string, CliCommand>();
+  for (const dir of [join(HOT_DIR, 'cli', 'commands'), ...(options.extraCommandDirs ?? [])]) {
+    for (const cmd of await loadCommands(dir)) byName.set(cmd.command.split(' ')[0] as string, cmd);
+  }
+
+  let exitCode: number = EXIT.OK;
+  let cli: Argv = yargs([...argv])
+    .scriptName('cplane')
+    .strict()
+    .demandCommand(1, 'name a command (see cplane --help)')
+    .recommendCommands()
+    .option('json', { type: 'boolean', describe: 'print machine-readable JSON' })
+    .wrap(Math.min(110, process.stdout.columns ?? 100))
+    .exitProcess(false)
+    .showHelpOnFail(false)
+    .fail((message: string | undefined, error: Error | undefined) => {
+      if (error) throw error;
+      throw new CpError('ERR_USAGE', message ?? 'invalid arguments', { hint: 'run the command with --help to see its options' });
+    })
+    .epilogue('Exit codes: 0 ok, 1 a check failed, 2 usage error, 3 refused (coded error), 70 internal error.');
+  for (const cmd of [...byName.values()].sort((a, b) => a.command.localeCompare(b.command))) {
+    cli = cli.command({
+      command: cmd.command,
+      aliases: [...(cmd.aliases ?? [])],
+      describe: cmd.describe,
+      builder: (y: Argv) => cmd.builder(y),
+      handler: async (args) => { exitCode = await cmd.run(args as never, ctx); },
+    });
+  }
+  try {
+    let helpText = '';
+    await cli.parseAsync([...argv], {}, (_e: unknown, _argv: unknown, output: string) => { helpText = output; });
+    if (helpText) out(helpText);
+    return exitCode;
+  } catch (error) {
+    return reportError(error, wantsJson, out, err);
+  }
+}
+
+function reportError(error: unknown, json: boolean, out: (t: string) => void, err: (t: string) => void): number {
+  if (isCpError(error)) {
+    if (json) out(JSON.stringify({ error: error.toJSON() }, null, 2));
+    else err(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}`);
+    return error.code === 'ERR_USAGE' ? EXIT.USAGE : EXIT.REFUSED;
+  }
+  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  if (json) out(JSON.stringify({ error: { code: 'ERR_INTERNAL', message: String(error), hint: 'this is a bug in cplane; please report it' } }, null, 2));
+  else err(`cplane: ERR_INTERNAL: ${message}\n  hint: this is a bug in cplane; please report it`);
+  return EXIT.INTERNAL;
+}

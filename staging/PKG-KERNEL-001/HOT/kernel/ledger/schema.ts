@@ -1,0 +1,35 @@
+/** SQLite layout of the kernel ledger. `seq` is the chain order; the JSON columns are derived for indexing. */
+export const LEDGER_FORMAT = 'cplane-ledger';
+export const LEDGER_FORMAT_VERSION = '1';
+
+export const LEDGER_DDL = `
+CREATE TABLE IF NOT EXISTS ledger_meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT;
+CREATE TABLE IF NOT EXISTS entries (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  event_type TEXT NOT NULL,
+  submission_id TEXT NOT NULL,
+  decision TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  timestamp TEXT NOT NULL,
+  previous_hash TEXT NOT NULL,
+  entry_hash TEXT NOT NULL,
+  session_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.session_id')) VIRTUAL,
+  agent_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.agent_id')) VIRTUAL,
+  work_order_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.work_order_id')) VIRTUAL
+);
+CREATE INDEX IF NOT EXISTS entries_event_type ON entries (event_type, seq);
+CREATE INDEX IF NOT EXISTS entries_submission ON entries (submission_id, seq);
+CREATE INDEX IF NOT EXISTS entries_timestamp ON entries (timestamp, seq);
+CREATE INDEX IF NOT EXISTS entries_session ON entries (session_id, seq) WHERE session_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS entries_agent ON entries (agent_id, seq) WHERE agent_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS entries_work_order ON entries (work_order_id, seq) WHERE work_order_id IS NOT NULL;
+CREATE TRIGGER IF NOT EXISTS entries_no_update BEFORE UPDATE ON entries
+  BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS entries_no_delete BEFORE DELETE ON entries
+  BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END;
+`;

@@ -1,0 +1,56 @@
+import { CpError, show } from '../errors.js';
+import type { AppendInput } from './entry.js';
+
+const STRING_FIELDS = ['event_type', 'submission_id', 'decision', 'reason'] as const;
+const EVENT_TYPE_PATTERN = /^[A-Z][A-Z0-9_]*$/;
+
+export interface ValidAppendInput {
+  event_type: string;
+  submission_id: string;
+  decision: string;
+  reason: string;
+  metadata: Record<string, unknown>;
+}
+
+/** Parse-and-validate at the edge: the ledger never stores a half-formed entry. */
+export function validateAppendInput(input: unknown, index = 0): ValidAppendInput {
+  const where = index === 0 ? '' : ` (batch item ${index})`;
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new CpError('ERR_LEDGER_ENTRY_INVALID', `ledger entry${where} must be an object, got ${show(input)}`, { hint: 'pass {event_type, submission_id, decision, reason, metadata}' });
+  }
+  const record = input as Record<string, unknown>;
+  const extra = Object.keys(record).filter((key) => !(STRING_FIELDS as readonly string[]).includes(key) && key !== 'metadata');
+  if (extra.length > 0) {
+    throw new CpError('ERR_LEDGER_ENTRY_INVALID', `unknown ledger entry field(s)${where}: ${extra.join(', ')}`, {
+      hint: 'the entry contract is fixed; put extra data in metadata', details: { fields: extra },
+    });
+  }
+  for (const field of STRING_FIELDS) {
+    const value = record[field];
+    if (typeof value !== 'string' || value.length === 0) {
+      throw new CpError('ERR_LEDGER_ENTRY_INVALID', `ledger entry${where} needs a non-empty string ${field}, got ${show(value)}`, {
+        hint: `set ${field}`, details: { field, value: value ?? null },
+      });
+    }
+  }
+  if (!EVENT_TYPE_PATTERN.test(record.event_type as string)) {
+    throw new CpError('ERR_LEDGER_ENTRY_INVALID', `event_type ${show(record.event_type)}${where} must be UPPER_SNAKE_CASE`, {
+      hint: 'use an event type such as EXCHANGE or INSTALLED', details: { field: 'event_type', value: record.event_type },
+    });
+  }
+  const metadata = record.metadata ?? {};
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
+    throw new CpError('ERR_LEDGER_ENTRY_INVALID', `metadata${where} must be a JSON object, got ${show(metadata)}`, {
+      hint: 'pass metadata as an object, e.g. {"session_id":"S1"}', details: { field: 'metadata' },
+    });
+  }
+  return {
+    event_type: record.event_type as string,
+    submission_id: record.submission_id as string,
+    decision: record.decision as string,
+    reason: record.reason as string,
+    metadata: metadata as Record<string, unknown>,
+  };
+}
+
+export type { AppendInput };
