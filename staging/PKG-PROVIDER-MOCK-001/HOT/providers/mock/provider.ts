@@ -19,7 +19,10 @@ export interface MockAnswer {
 
 /** A scripted failure: the ProviderError the call will throw (status defaults to the kind's usual status). */
 export interface MockFailure {
-  error: { kind: ProviderErrorKind; status?: number | null; retry_after_ms?: number | null; message?: string; provider_error_type?: string | null };
+  error: {
+    kind: ProviderErrorKind; status?: number | null; retry_after_ms?: number | null; message?: string;
+    provider_error_type?: string | null; request_id?: string | null;
+  };
   delay_ms?: number;
 }
 
@@ -98,7 +101,8 @@ export class MockProvider implements Provider {
     const e = step.error;
     const status = e.status === undefined ? USUAL_STATUS[e.kind] : e.status;
     return new ProviderError({
-      kind: e.kind, providerId: this.id, status, retryAfterMs: e.retry_after_ms ?? null, requestId: `mock-req-${this.#sequence}`,
+      kind: e.kind, providerId: this.id, status, retryAfterMs: e.retry_after_ms ?? null,
+      requestId: e.request_id === undefined ? `mock-req-${this.#sequence}` : e.request_id,
       providerErrorType: e.provider_error_type ?? null,
       message: e.message ?? `provider ${show(this.id)} scripted failure ${e.kind}${status === null ? '' : ` (HTTP ${status})`}`,
     });
