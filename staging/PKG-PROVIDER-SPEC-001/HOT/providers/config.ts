@@ -63,12 +63,20 @@ function checkBaseUrl(spec: EndpointSpec, raw: string): string {
     url = null;
   }
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
-    throw new CpError('ERR_PROVIDER_CONFIG', `provider ${show(spec.providerId)} base URL ${show(raw)} is not an http(s) URL without query or fragment`, {
+    throw new CpError('ERR_PROVIDER_CONFIG', `provider ${show(spec.providerId)} base URL ${show(displayUrl(url, raw))} is not an http(s) URL without query or fragment`, {
       hint: `set base_url in the provider config or $${spec.baseUrlVar}, e.g. ${spec.defaultBaseUrl}`,
       details: { provider_id: spec.providerId, env_var: spec.baseUrlVar },
     });
   }
   return raw.replace(/\/+$/, '');
+}
+
+/** The URL as it may be shown: no user info, and the query/fragment elided (they can carry credentials). */
+function displayUrl(url: URL | null, raw: string): string {
+  if (url === null) return raw.length > 60 ? `${raw.slice(0, 59)}…` : raw;
+  if (url.username === '' && url.password === '' && url.search === '' && url.hash === '') return raw;
+  const tail = url.search !== '' || url.hash !== '' ? '?…' : '';
+  return `${url.protocol}//${url.host}${url.pathname}${tail}`;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
