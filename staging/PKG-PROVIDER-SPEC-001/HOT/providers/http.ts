@@ -22,7 +22,12 @@ export interface PostJsonArgs {
   options: SendOptions;
   /** Strings that must never appear in an error message (API keys). */
   secrets: readonly string[];
+  /** Largest response body read; a bigger one is refused as malformed. */
+  maxResponseBytes?: number;
 }
+
+/** Far above any real completion; bounds memory when a hostile or broken server streams forever. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /**
  * One POST with a deadline covering the whole exchange (headers and body). Transport failures become
@@ -44,14 +49,33 @@ export async function postJson(args: PostJsonArgs): Promise<HttpReply> {
     const response = await args.fetch(args.url, {
       method: 'POST', headers: args.headers, body: JSON.stringify(args.body), signal: controller.signal, redirect: 'error',
     });
-    const text = await response.text();
+    const text = await readCapped(response, args.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, providerId);
     return { status: response.status, headers: response.headers, text, latencyMs: Math.max(0, args.clock.now() - started) };
   } catch (error) {
+    if (error instanceof ProviderError) throw error;
     throw transportError(args, error, timedOut);
   } finally {
     args.timers.clearTimeout(timer);
     options.signal?.removeEventListener('abort', onCallerAbort);
   }
+}
+
+async function readCapped(response: Response, maxBytes: number, providerId: string): Promise<string> {
+  if (response.body === null) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      await response.body.cancel().catch(() => undefined);
+      throw new ProviderError({
+        kind: 'malformed_response', providerId, status: response.status,
+        message: `provider ${show(providerId)} answered HTTP ${response.status} with a body over ${maxBytes} bytes`,
+      });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function transportError(args: PostJsonArgs, error: unknown, timedOut: boolean): ProviderError {

@@ -20,7 +20,7 @@ providerContract({
           break;
         }
         case 'malformed': mock.enqueue({ error: { kind: 'malformed_response' } }); break;
-        case 'slow': mock.enqueue({ delay_ms: s.delay_ms }); break;
+        case 'slow': case 'stalled_body': mock.enqueue({ delay_ms: s.delay_ms }); break;
         case 'unreachable': mock.enqueue({ error: { kind: 'network' } }); break;
       }
     };

@@ -21,6 +21,8 @@ export type Scenario =
   | { type: 'failure'; kind: ContractFailureKind; status: number; retry_after?: { seconds: number } | { date: string }; request_id: string }
   | { type: 'malformed' }
   | { type: 'slow'; delay_ms: number }
+  /** Status and headers arrive at once; the body only after `delay_ms`. */
+  | { type: 'stalled_body'; delay_ms: number }
   | { type: 'unreachable' };
 
 export interface ContractRig {
@@ -62,14 +64,12 @@ async function withRig(harness: ContractHarness, fn: (rig: ContractRig) => Promi
 }
 
 async function sendExpectingError(rig: ContractRig, timeoutMs = 5000): Promise<ProviderError> {
-  try {
-    const result = await rig.provider.send(REQUEST, { timeoutMs });
-    assert.fail(`expected a ProviderError, got a result ${JSON.stringify(result)}`);
-  } catch (error) {
-    assert.ok(isProviderError(error), `expected a ProviderError, got ${inspect(error)}`);
-    assert.ok(validateError(error.toJSON()), `error JSON does not match provider-error.schema.json: ${ajv.errorsText(validateError.errors)}`);
-    return error;
-  }
+  const outcome = await rig.provider.send(REQUEST, { timeoutMs }).then((result) => ({ result }), (error: unknown) => ({ error }));
+  if ('result' in outcome) assert.fail(`expected a ProviderError, got a result ${JSON.stringify(outcome.result)}`);
+  const { error } = outcome;
+  assert.ok(isProviderError(error), `expected a ProviderError, got ${inspect(error)}`);
+  assert.ok(validateError(error.toJSON()), `error JSON does not match provider-error.schema.json: ${ajv.errorsText(validateError.errors)}`);
+  return error;
 }
 
 function assertNoSecret(harness: ContractHarness, what: string, ...values: unknown[]): void {
@@ -157,6 +157,12 @@ export function providerContract(harness: ContractHarness): void {
       assert.equal(error.kind, 'timeout');
       assert.equal(error.retryable, true);
       assert.equal(error.status, null);
+    }));
+
+    test('a body that stalls after the headers → timeout (the deadline covers the whole reply)', () => withRig(harness, async (rig) => {
+      await rig.script({ type: 'stalled_body', delay_ms: 3000 });
+      const error = await sendExpectingError(rig, 80);
+      assert.equal(error.kind, 'timeout');
     }));
 
     test('an unreachable provider → network, retryable', () => withRig(harness, async (rig) => {

@@ -5,7 +5,10 @@ import { redact } from '../../providers/redact.js';
 import { parseProviderRequest, requireModelMessagesMax } from '../../providers/request.js';
 import { parseRetryAfter } from '../../providers/retry-after.js';
 import { uncachedInputTokens } from '../../providers/spec.js';
+import { systemTimers } from '../../providers/clock.js';
+import { postJson } from '../../providers/http.js';
 import { fixedClock } from './fixtures/clock.js';
+import { ScriptedServer } from './fixtures/server.js';
 
 const NOW = Date.parse('2026-05-06T07:08:09Z');
 const clock = fixedClock(NOW);
@@ -89,4 +92,34 @@ test('redact removes every occurrence of each secret and ignores trivially short
 test('uncached input tokens: total minus the cache buckets, unknown if any part is unknown', () => {
   assert.equal(uncachedInputTokens({ input_tokens: 1500, output_tokens: 1, cache_read_tokens: 1200, cache_write_tokens: 200, raw: null }), 100);
   assert.equal(uncachedInputTokens({ input_tokens: 1500, output_tokens: 1, cache_read_tokens: 1200, cache_write_tokens: null, raw: null }), null);
+});
+
+test('postJson refuses a response body over the size cap as malformed_response', async (t) => {
+  const server = await ScriptedServer.start();
+  t.after(() => server.close());
+  server.push({ status: 200, body: 'x'.repeat(5000) }, { status: 200, body: 'y'.repeat(100) });
+  const post = (): Promise<unknown> => postJson({
+    providerId: 'p', fetch: (input, init) => fetch(input, init), clock, timers: systemTimers, url: `${server.url}/v1/x`,
+    headers: {}, body: { a: 1 }, options: { timeoutMs: 5000 }, secrets: [], maxResponseBytes: 1000,
+  });
+  const error = await post().catch((e: unknown) => e);
+  assert.ok(isProviderError(error));
+  assert.equal(error.kind, 'malformed_response');
+  assert.match(error.message, /body over 1000 bytes/);
+  const reply = await post() as { status: number; text: string };
+  assert.equal(reply.text, 'y'.repeat(100));
+  assert.deepEqual(server.received.map((r) => r.json), [{ a: 1 }, { a: 1 }]);
+});
+
+test('postJson: a signal already aborted sends nothing', async (t) => {
+  const server = await ScriptedServer.start();
+  t.after(() => server.close());
+  const controller = new AbortController();
+  controller.abort();
+  const error = await postJson({
+    providerId: 'p', fetch: (input, init) => fetch(input, init), clock, timers: systemTimers, url: server.url,
+    headers: {}, body: {}, options: { timeoutMs: 5000, signal: controller.signal }, secrets: [],
+  }).catch((e: unknown) => e);
+  assert.ok(isProviderError(error) && error.kind === 'cancelled');
+  assert.equal(server.received.length, 0);
 });
