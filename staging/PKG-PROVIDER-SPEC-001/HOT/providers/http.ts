@@ -66,8 +66,8 @@ async function readCapped(response: Response, maxBytes: number, providerId: stri
   let size = 0;
   for await (const chunk of response.body) {
     size += chunk.byteLength;
+    // Leaving the for-await early cancels the stream, which closes the connection.
     if (size > maxBytes) {
-      await response.body.cancel().catch(() => undefined);
       throw new ProviderError({
         kind: 'malformed_response', providerId, status: response.status,
         message: `provider ${show(providerId)} answered HTTP ${response.status} with a body over ${maxBytes} bytes`,
