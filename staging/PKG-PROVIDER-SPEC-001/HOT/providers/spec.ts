@@ -46,7 +46,9 @@ export interface SendOptions {
 /**
  * Normalised token usage. `input_tokens` counts ALL prompt tokens processed, including the cached
  * buckets, so uncached input = input_tokens - cache_read_tokens - cache_write_tokens.
- * A count the provider did not report is `null` (unknown), never 0.
+ * A count the provider did not report is `null` (unknown), never 0. A bucket the wire format does not
+ * have at all (cache writes in Chat Completions, where every uncached prompt token is plain input) is 0
+ * whenever the prompt count itself is known.
  */
 export interface Usage {
   input_tokens: number | null;

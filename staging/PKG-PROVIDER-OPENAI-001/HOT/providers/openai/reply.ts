@@ -26,14 +26,17 @@ export function parseCompletion(text: string): ParsedCompletion | string {
 
 /**
  * `prompt_tokens` already includes cached tokens; `prompt_tokens_details.cached_tokens` is the cache
- * read. Chat Completions reports no cache writes, so that bucket is unknown (null).
+ * read (unknown when a server omits the details). Chat Completions has no cache-write bucket: every
+ * prompt token not read from cache is billed as plain input. So when the prompt count is reported,
+ * cache writes are a known 0; with no prompt count, they are unknown like everything else.
  */
 export function parseUsage(usage: JsonObject | null): Usage {
+  const input = getCount(usage, 'prompt_tokens');
   return {
-    input_tokens: getCount(usage, 'prompt_tokens'),
+    input_tokens: input,
     output_tokens: getCount(usage, 'completion_tokens'),
     cache_read_tokens: getCount(getObject(usage, 'prompt_tokens_details'), 'cached_tokens'),
-    cache_write_tokens: null,
+    cache_write_tokens: input === null ? null : 0,
     raw: usage,
   };
 }

@@ -113,14 +113,14 @@ test('openai: error bodies of other compatible servers still give their message'
   assert.match(error.message, /HTTP 422: "max_tokens: must be >= 1"/);
 });
 
-test('openai: usage from servers without cache details is unknown for the cache, and null content with tool calls is ""', async (t) => {
+test('openai: usage from servers without cache details leaves the cache read unknown; null content with tool calls is ""', async (t) => {
   const { server, provider } = await rig(t);
   server.push({ status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 30, completion_tokens: 5, total_tokens: 35 } } });
   const result = await provider.send(SIMPLE, { timeoutMs: 5000 });
   assert.equal(result.content, '');
   assert.equal(result.stop_reason, 'tool_use');
   assert.equal(result.model, 'gpt-test', 'falls back to the requested model when the server names none');
-  assert.deepEqual([result.usage.input_tokens, result.usage.output_tokens, result.usage.cache_read_tokens, result.usage.cache_write_tokens], [30, 5, null, null]);
+  assert.deepEqual([result.usage.input_tokens, result.usage.output_tokens, result.usage.cache_read_tokens, result.usage.cache_write_tokens], [30, 5, null, 0]);
   server.push({ status: 200, body: { choices: [{ message: { content: 'x' }, finish_reason: 'length' }] } });
   const bare = await provider.send(SIMPLE, { timeoutMs: 5000 });
   assert.deepEqual(bare.usage, { input_tokens: null, output_tokens: null, cache_read_tokens: null, cache_write_tokens: null, raw: null });

@@ -38,7 +38,7 @@ export interface ContractHarness {
   name: string;
   /** The API key the provider was given; it must never show in a result or an error. */
   secret: string | null;
-  /** Whether the wire format reports cache writes (Chat Completions does not: the bucket is unknown). */
+  /** Whether the wire format has a cache-write bucket (Chat Completions does not: writes are a known 0). */
   reportsCacheWrite: boolean;
   open(clock: Clock): Promise<ContractRig>;
 }
@@ -96,16 +96,16 @@ export function providerContract(harness: ContractHarness): void {
       assert.equal(result.usage.input_tokens, 1500);
       assert.equal(result.usage.output_tokens, 42);
       assert.equal(result.usage.cache_read_tokens, 1200);
-      assert.equal(result.usage.cache_write_tokens, harness.reportsCacheWrite ? 200 : null);
+      assert.equal(result.usage.cache_write_tokens, harness.reportsCacheWrite ? 200 : 0);
       assert.notEqual(result.usage.raw, null);
       assert.equal(rig.received(), 1);
       assertNoSecret(harness, 'the result', result);
     }));
 
-    test('usage without cache activity reports cache buckets as known zeros, not unknown', () => withRig(harness, async (rig) => {
+    test('usage without cache activity reports the cache buckets as known zeros, not unknown', () => withRig(harness, async (rig) => {
       await rig.script({ type: 'answer', text: 'ok', model: 'model-v7', stop: 'stop', usage: { input_tokens: 12, output_tokens: 3, cache_read_tokens: 0, cache_write_tokens: 0 }, request_id: 'r' });
       const { usage } = await rig.provider.send(REQUEST, { timeoutMs: 5000 });
-      assert.deepEqual([usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens], [12, 3, 0, harness.reportsCacheWrite ? 0 : null]);
+      assert.deepEqual([usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens], [12, 3, 0, 0]);
     }));
 
     for (const [stop, expected] of [['length', 'length'], ['tool_use', 'tool_use']] as const) {
