@@ -37,6 +37,13 @@ export function resolveEndpoint(spec: EndpointSpec, config: unknown, env: Readon
       details: { provider_id: spec.providerId, env_var: spec.apiKeyVar },
     });
   }
+  if (apiKey !== null && !/^[\x21-\x7e]+$/.test(apiKey)) {
+    // Never echo the key: an invalid one would otherwise surface verbatim in fetch's header error.
+    throw new CpError('ERR_PROVIDER_CONFIG', `provider ${show(spec.providerId)} API key contains spaces, control or non-ASCII characters`, {
+      hint: `check api_key in the provider config or $${spec.apiKeyVar} for stray quotes or line breaks`,
+      details: { provider_id: spec.providerId, env_var: spec.apiKeyVar },
+    });
+  }
   return { baseUrl: checkBaseUrl(spec, baseUrl), apiKey };
 }
 

@@ -87,8 +87,9 @@ function transportError(args: PostJsonArgs, error: unknown, timedOut: boolean): 
     return new ProviderError({ kind: 'cancelled', providerId, message: `call to provider ${show(providerId)} cancelled by the caller` });
   }
   const reason = redact(describeTransportFailure(error), args.secrets);
+  // The raw fetch error is not kept as the cause: its text could quote a header value (the key).
   return new ProviderError({
-    kind: 'network', providerId, cause: error,
+    kind: 'network', providerId, cause: new Error(reason),
     message: `provider ${show(providerId)} unreachable at ${show(redact(safeOrigin(args.url), args.secrets))}: ${reason}`,
   });
 }

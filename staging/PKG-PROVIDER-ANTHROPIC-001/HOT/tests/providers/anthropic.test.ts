@@ -172,6 +172,8 @@ test('anthropic: missing key, bad base URL or unknown config fields are ERR_PROV
     [{ api_key: 'secret-999', model: 'x' }, {}, /unknown field\(s\) \["model"\]/],
     [{ api_key: 42 }, {}, /api_key must be a string/],
     ['nope', {}, /expected an object/],
+    [{ api_key: 'secret-999\nX-Evil: 1' }, {}, /API key contains spaces, control or non-ASCII characters/],
+    [undefined, { ANTHROPIC_API_KEY: 'secret-999 ' + 'é' }, /API key contains spaces/],
   ];
   for (const [config, env, message] of cases) {
     assert.throws(() => new AnthropicProvider({ config, env }), (e: unknown) => {
