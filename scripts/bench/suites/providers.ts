@@ -71,6 +71,8 @@ export default defineSuite({
     ]);
     const { server, url } = await startServer();
     try {
+      // Warm undici and the JIT once for the whole process, so neither comparison pays for it.
+      await timeEachAsync(quick ? 200 : 500, async () => { await (await fetch(`${url}/v1/messages`, { method: 'POST', body: '{}' })).text(); });
       const rows: BenchRow[] = [];
       const anthropic = new AnthropicProvider({ config: { base_url: url, api_key: 'bench-key' }, env: {} });
       const rawAnthropicBody = JSON.stringify({ model: 'bench-model', max_tokens: 64, messages: [{ role: 'user', content: 'What is the meaning of life?' }] });
