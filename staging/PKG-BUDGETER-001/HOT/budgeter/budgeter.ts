@@ -8,7 +8,7 @@ import { type TxContext, releaseTx, reserveTx, settleTx } from './operations.js'
 import { toMoney } from './pricing.js';
 import { type RecordContext, allocationRecord, exceededRecord, releaseRecord, settlementRecord } from './records.js';
 import { type Released, type ReserveOutcome, type Settled, toReservation } from './results.js';
-import { type Scope, remaining } from './scopes.js';
+import type { Remaining } from './scopes.js';
 import { type BudgetStatus, statusOf } from './status.js';
 import { BudgetStore } from './store.js';
 
@@ -89,9 +89,8 @@ export class Budgeter {
       ...(decision.warnings.length > 0 ? [exceededRecord(reservation, 'WARNED', decision.warnings, this.recordCtx)] : []),
       allocationRecord(reservation, decision.warnings, this.recordCtx),
     ];
-    const left = this.remaining(decision.scopes);
     return {
-      ok: true, replayed: decision.replayed, reservation, ...left, warnings: decision.warnings,
+      ok: true, replayed: decision.replayed, reservation, ...remainingMoney(decision.remaining), warnings: decision.warnings,
       records, ledger_entry_ids: this.publish(records, 'allocation', reservation.request_id),
     };
   }
@@ -109,7 +108,7 @@ export class Budgeter {
     ];
     return {
       replayed: decision.replayed, reservation, usage_known: reservation.usage !== null, usage_problems: decision.usageProblems,
-      cost: reservation.cost, ...this.remaining(decision.scopes), exceeded: decision.exceeded,
+      cost: reservation.cost, ...remainingMoney(decision.remaining), exceeded: decision.exceeded,
       records, ledger_entry_ids: this.publish(records, 'settlement', requestId),
     };
   }
@@ -132,11 +131,6 @@ export class Budgeter {
     this.store.close();
   }
 
-  private remaining(scopes: readonly Scope[]): { remaining_tokens: number | null; remaining_cost: number | null } {
-    const left = remaining(this.store, scopes);
-    return { remaining_tokens: left.tokens, remaining_cost: toMoney(left.cost) };
-  }
-
   /** Append after the budget commit; a failure leaves the budget state in place, and a replay appends again. */
   private publish(records: AppendInput[], which?: 'allocation' | 'settlement', requestId?: string): string[] {
     if (!this.ledger || records.length === 0) return [];
@@ -152,4 +146,8 @@ export class Budgeter {
     if (which && requestId) this.store.setEntryId(which, requestId, ids[which === 'allocation' ? ids.length - 1 : 0] as string);
     return ids;
   }
+}
+
+function remainingMoney(left: Remaining): { remaining_tokens: number | null; remaining_cost: number | null } {
+  return { remaining_tokens: left.tokens, remaining_cost: toMoney(left.cost) };
 }

@@ -5,12 +5,12 @@ import type { ReserveInput } from './input.js';
 import { priceFor, readUsage, reservationCost, totalTokens, usageCost } from './pricing.js';
 import { chargeRate, rateViolations } from './rate.js';
 import { type BudgetViolation, describeViolation, toViolation } from './results.js';
-import { type Scope, limitViolations, scopesFor } from './scopes.js';
+import { type Remaining, addUse, limitViolations, readUse, remainingOf, scopesFor } from './scopes.js';
 import type { BudgetStore, ReservationRow } from './store.js';
 
 /** What one transaction decided; turned into the public outcome (and ledger records) after it commits. */
 export type ReserveDecision =
-  | { kind: 'granted'; row: ReservationRow; replayed: boolean; warnings: BudgetViolation[]; scopes: Scope[] }
+  | { kind: 'granted'; row: ReservationRow; replayed: boolean; warnings: BudgetViolation[]; remaining: Remaining }
   | { kind: 'refused'; violations: BudgetViolation[]; message: string };
 
 export interface TxContext {
@@ -44,14 +44,15 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
   const hash = paramsHash(input);
   const existing = store.getReservation(input.request_id);
   const scopes = scopesFor(config, input);
+  const uses = readUse(store, scopes);
   if (existing) {
     if (existing.params_hash !== hash) throw conflict(input.request_id, 'reserved');
-    return { kind: 'granted', row: existing, replayed: true, warnings: [], scopes };
+    return { kind: 'granted', row: existing, replayed: true, warnings: [], remaining: remainingOf(uses) };
   }
   const tokens = input.estimated_input_tokens + input.max_output_tokens;
   const cost = reservationCost(config, priceFor(config, input.model), input.estimated_input_tokens, input.max_output_tokens);
   const violations = config.mode === 'off' ? [] : [
-    ...limitViolations(store, scopes, tokens, cost), ...rateViolations(config, store, scopes, tokens, now),
+    ...limitViolations(uses, tokens, cost), ...rateViolations(config, store, scopes, tokens, now),
   ].map(toViolation);
   if (config.mode === 'enforce' && violations.length > 0) {
     return { kind: 'refused', violations, message: violations.map(describeViolation).join('; ') };
@@ -64,9 +65,9 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
     created_at: new Date(now).toISOString(), finished_at: null, allocation_entry_id: null, settlement_entry_id: null,
   };
   store.insertReservation(row);
-  for (const scope of scopes) store.addTotals(scope.key, { reserved_tokens: tokens, reserved_cost: cost ?? 0, requests: 1 });
+  store.addTotals(scopes.map((s) => s.key), { reserved_tokens: tokens, reserved_cost: cost ?? 0, requests: 1 });
   if (config.mode !== 'off') chargeRate(config, store, scopes, tokens, now);
-  return { kind: 'granted', row, replayed: false, warnings: violations, scopes };
+  return { kind: 'granted', row, replayed: false, warnings: violations, remaining: remainingOf(addUse(uses, tokens, cost ?? 0)) };
 }
 
 export interface SettleDecision {
@@ -74,7 +75,7 @@ export interface SettleDecision {
   replayed: boolean;
   usageProblems: string[];
   exceeded: BudgetViolation[];
-  scopes: Scope[];
+  remaining: Remaining;
 }
 
 function pending(store: BudgetStore, requestId: string, action: string): ReservationRow {
@@ -103,31 +104,31 @@ export function settleTx(ctx: TxContext, requestId: string, rawUsage: unknown): 
   const reading = readUsage(rawUsage);
   const usageHash = sha256Hex(canonicalJson(reading));
   const scopes = scopesFor(config, scopeIds(row));
+  const uses = readUse(store, scopes);
   const usageProblems = reading.known ? [] : reading.problems;
   if (row.state === 'settled') {
     if (row.usage_hash !== usageHash) throw conflict(requestId, 'settled');
-    return { row, replayed: true, usageProblems, exceeded: [], scopes };
+    return { row, replayed: true, usageProblems, exceeded: [], remaining: remainingOf(uses) };
   }
   if (row.state !== 'reserved') throw wrongState(row, 'settle');
   const actualTokens = reading.known ? totalTokens(reading.usage) : null;
   const actualCost = reading.known ? usageCost(priceFor(config, row.model), reading.usage) : null;
   const chargedTokens = actualTokens ?? row.reserved_tokens;
   const chargedCost = reading.known ? actualCost : row.reserved_cost;
-  for (const scope of scopes) {
-    store.addTotals(scope.key, {
-      reserved_tokens: -row.reserved_tokens, reserved_cost: -(row.reserved_cost ?? 0),
-      settled_tokens: chargedTokens, settled_cost: chargedCost ?? 0, unknown_cost_requests: actualCost === null ? 1 : 0,
-    });
-  }
+  store.addTotals(scopes.map((s) => s.key), {
+    reserved_tokens: -row.reserved_tokens, reserved_cost: -(row.reserved_cost ?? 0),
+    settled_tokens: chargedTokens, settled_cost: chargedCost ?? 0, unknown_cost_requests: actualCost === null ? 1 : 0,
+  });
+  const after = addUse(uses, chargedTokens - row.reserved_tokens, (chargedCost ?? 0) - (row.reserved_cost ?? 0));
   // Checking a zero-size charge against the new totals finds every limit the real usage pushed past.
-  const exceeded = config.mode === 'off' ? [] : limitViolations(store, scopes, 0, 0).map(toViolation);
+  const exceeded = config.mode === 'off' ? [] : limitViolations(after, 0, 0).map(toViolation);
   const finished: ReservationRow = {
     ...row, state: 'settled', charged_tokens: chargedTokens, charged_cost: chargedCost, actual_tokens: actualTokens,
     actual_cost: actualCost, usage: reading.known ? JSON.stringify(reading.usage) : null, usage_hash: usageHash,
     over_budget: row.over_budget === 1 || exceeded.length > 0 ? 1 : 0, finished_at: new Date(now).toISOString(),
   };
   store.finishReservation(finished);
-  return { row: finished, replayed: false, usageProblems, exceeded, scopes };
+  return { row: finished, replayed: false, usageProblems, exceeded, remaining: remainingOf(after) };
 }
 
 export function releaseTx(ctx: TxContext, requestId: string): { row: ReservationRow; replayed: boolean } {
@@ -135,9 +136,9 @@ export function releaseTx(ctx: TxContext, requestId: string): { row: Reservation
   const row = pending(store, requestId, 'release');
   if (row.state === 'released') return { row, replayed: true };
   if (row.state !== 'reserved') throw wrongState(row, 'release');
-  for (const scope of scopesFor(ctx.config, scopeIds(row))) {
-    store.addTotals(scope.key, { reserved_tokens: -row.reserved_tokens, reserved_cost: -(row.reserved_cost ?? 0), requests: -1 });
-  }
+  store.addTotals(scopesFor(ctx.config, scopeIds(row)).map((s) => s.key), {
+    reserved_tokens: -row.reserved_tokens, reserved_cost: -(row.reserved_cost ?? 0), requests: -1,
+  });
   const finished: ReservationRow = { ...row, state: 'released', finished_at: new Date(now).toISOString() };
   store.finishReservation(finished);
   return { row: finished, replayed: false };

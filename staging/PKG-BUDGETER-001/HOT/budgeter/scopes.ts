@@ -1,4 +1,5 @@
 import { type BudgetConfig, type Limit, type ScopeKind, limitFor } from './config.js';
+import { fromMoney } from './pricing.js';
 import type { BudgetStore, ScopeKey, TotalsRow } from './store.js';
 
 /** One scope a request is charged to: its key in the store, its own id, and its configured limit. */
@@ -46,50 +47,64 @@ export interface LimitViolation {
   requested: number | null;
 }
 
-export function usedTokens(t: TotalsRow): number {
-  return t.reserved_tokens + t.settled_tokens;
+/** A scope with what it has used so far (reserved + settled), in tokens and nano-units. */
+export interface ScopeUse {
+  scope: Scope;
+  tokens: number;
+  cost: number;
 }
 
-export function usedCost(t: TotalsRow): number {
-  return t.reserved_cost + t.settled_cost;
+/** Read each scope's totals once per transaction; checks and "remaining" work on this snapshot. */
+export function readUse(store: BudgetStore, scopes: readonly Scope[]): ScopeUse[] {
+  const totals: TotalsRow[] = store.totals(scopes.map((s) => s.key));
+  return scopes.map((scope, i) => {
+    const t = totals[i] as TotalsRow;
+    return { scope, tokens: t.reserved_tokens + t.settled_tokens, cost: t.reserved_cost + t.settled_cost };
+  });
+}
+
+export function addUse(uses: readonly ScopeUse[], tokens: number, cost: number): ScopeUse[] {
+  return uses.map((u) => ({ scope: u.scope, tokens: u.tokens + tokens, cost: u.cost + cost }));
 }
 
 /** Which limits a charge of `tokens` and `cost` (nano-units, null = unknown) would break; an unknown cost never fits a cost limit. */
-export function limitViolations(store: BudgetStore, scopes: readonly Scope[], tokens: number, cost: number | null): LimitViolation[] {
+export function limitViolations(uses: readonly ScopeUse[], tokens: number, cost: number | null): LimitViolation[] {
   const out: LimitViolation[] = [];
-  for (const scope of scopes) {
+  for (const { scope, tokens: used, cost: usedCost } of uses) {
     const limit = scope.limit;
     if (!limit) continue;
-    const totals = store.totals(scope.key);
     const base = { scope: scope.key.kind, scope_id: scope.id };
-    if (limit.max_tokens !== undefined && usedTokens(totals) + tokens > limit.max_tokens) {
-      out.push({ ...base, code: 'BUDGET_EXHAUSTED', limit: 'max_tokens', limit_value: limit.max_tokens, used: usedTokens(totals), requested: tokens });
+    if (limit.max_tokens !== undefined && used + tokens > limit.max_tokens) {
+      out.push({ ...base, code: 'BUDGET_EXHAUSTED', limit: 'max_tokens', limit_value: limit.max_tokens, used, requested: tokens });
     }
     if (limit.max_cost !== undefined) {
-      const max = Math.round(limit.max_cost * 1e9);
+      const max = fromMoney(limit.max_cost);
       if (cost === null) {
-        out.push({ ...base, code: 'BUDGET_PRICE_UNKNOWN', limit: 'max_cost', limit_value: max, used: usedCost(totals), requested: null });
-      } else if (usedCost(totals) + cost > max) {
-        out.push({ ...base, code: 'BUDGET_EXHAUSTED', limit: 'max_cost', limit_value: max, used: usedCost(totals), requested: cost });
+        out.push({ ...base, code: 'BUDGET_PRICE_UNKNOWN', limit: 'max_cost', limit_value: max, used: usedCost, requested: null });
+      } else if (usedCost + cost > max) {
+        out.push({ ...base, code: 'BUDGET_EXHAUSTED', limit: 'max_cost', limit_value: max, used: usedCost, requested: cost });
       }
     }
   }
   return out;
 }
 
+export interface Remaining {
+  tokens: number | null;
+  cost: number | null;
+}
+
 /** Room left in the tightest limited scope, in tokens and nano-units; null where no scope has such a limit. */
-export function remaining(store: BudgetStore, scopes: readonly Scope[]): { tokens: number | null; cost: number | null } {
+export function remainingOf(uses: readonly ScopeUse[]): Remaining {
   let tokens: number | null = null;
   let cost: number | null = null;
-  for (const scope of scopes) {
-    if (!scope.limit) continue;
-    const totals = store.totals(scope.key);
-    if (scope.limit.max_tokens !== undefined) {
-      const left = Math.max(0, scope.limit.max_tokens - usedTokens(totals));
+  for (const { scope, tokens: used, cost: usedCost } of uses) {
+    if (scope.limit?.max_tokens !== undefined) {
+      const left = Math.max(0, scope.limit.max_tokens - used);
       tokens = tokens === null ? left : Math.min(tokens, left);
     }
-    if (scope.limit.max_cost !== undefined) {
-      const left = Math.max(0, Math.round(scope.limit.max_cost * 1e9) - usedCost(totals));
+    if (scope.limit?.max_cost !== undefined) {
+      const left = Math.max(0, fromMoney(scope.limit.max_cost) - usedCost);
       cost = cost === null ? left : Math.min(cost, left);
     }
   }

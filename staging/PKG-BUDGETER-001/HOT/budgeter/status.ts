@@ -1,5 +1,5 @@
 import { type BudgetConfig, type BudgetMode, type Limit, limitFor } from './config.js';
-import { toMoney } from './pricing.js';
+import { fromMoney, toMoney } from './pricing.js';
 import type { BudgetStore, TotalsRow } from './store.js';
 
 export interface ScopeStatus {
@@ -45,7 +45,7 @@ function scopeStatus(config: BudgetConfig, row: TotalsRow): ScopeStatus {
   const limit = limitFor(config, row.kind, id);
   const fractions: number[] = [];
   if (limit?.max_tokens !== undefined) fractions.push(fraction(row.reserved_tokens + row.settled_tokens, limit.max_tokens));
-  if (limit?.max_cost !== undefined) fractions.push(fraction(row.reserved_cost + row.settled_cost, Math.round(limit.max_cost * 1e9)));
+  if (limit?.max_cost !== undefined) fractions.push(fraction(row.reserved_cost + row.settled_cost, fromMoney(limit.max_cost)));
   const used = fractions.length === 0 ? null : Math.max(...fractions);
   const warnAt = config.warn_at_fraction ?? 0.8;
   const state = used === null ? 'unlimited' : used >= 1 ? 'exhausted' : used >= warnAt ? 'near_limit' : 'ok';
