@@ -2,7 +2,6 @@
 // its overhead over calling the provider directly.
 import { join } from 'node:path';
 import type { Ledger } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
-import type { ProviderCall, ProviderPort, ProviderAnswer } from '../../../staging/PKG-ROUTER-001/HOT/router/ports.js';
 import type { Router } from '../../../staging/PKG-ROUTER-001/HOT/router/router.js';
 import { fromDevRoot } from '../../lib/dev-root.js';
 import { defineSuite, percentile, timeEach, timeEachAsync, type BenchRow } from '../row.js';
@@ -11,15 +10,8 @@ const ledgerModule = await fromDevRoot<typeof import('../../../staging/PKG-KERNE
 const routerModule = await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
 const configModule = await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
 
-const answer = (call: ProviderCall): ProviderAnswer => ({
-  content: 'The answer is 42', finish_reason: 'stop', model: call.model,
-  usage: { input_tokens: 12, output_tokens: 5, cache_read_tokens: 0, cache_write_tokens: 0 },
-});
-const provider: ProviderPort = {
-  id: 'mock',
-  send: async (call) => answer(call),
-  classify: () => ({ kind: 'server_error', status: null, retryable: false, retry_after_ms: null, message: 'unexpected' }),
-};
+const mockModule = await fromDevRoot<typeof import('../../../staging/PKG-PROVIDER-MOCK-001/HOT/providers/mock/provider.js')>('HOT/providers/mock/provider.js');
+const provider = new mockModule.MockProvider({ defaultResponse: 'The answer is 42' });
 const request = (i: number): Record<string, unknown> => ({
   prompt: `bench prompt ${i}: what is six times seven?`, contract_id: 'PRC-BENCH', agent_id: 'AGENT-BENCH', session_id: `SES-${i % 16}`,
 });
@@ -50,7 +42,7 @@ export default defineSuite({
     const relaxed = openRouter(join(tmp, 'relaxed.sqlite'), 'OFF');
     const m = quick ? 2000 : 10000;
     await timeEachAsync(200, async (i) => { await relaxed.router.route(request(i)); });
-    const direct = await timeEachAsync(m, async (i) => { await provider.send({ model: 'mock-model-1', prompt: String(request(i).prompt), max_tokens: 1024 }, { timeoutMs: 1000 }); });
+    const direct = await timeEachAsync(m, async (i) => { await provider.send({ model: 'mock-model-1', prompt: String(request(i).prompt), max_tokens: 1024 }, { timeoutMs: 60_000 }); });
     const routed = await timeEachAsync(m, async (i) => { await relaxed.router.route(request(i)); });
     relaxed.ledger.close();
     for (const [p, target] of [[50, 150], [99, 1000]] as const) {

@@ -1,6 +1,6 @@
 import type { AppendInput } from '../kernel/ledger/index.js';
 import type { PromptRequest } from './request.js';
-import type { ProviderAnswer } from './ports.js';
+import type { ProviderResult } from '../providers/spec.js';
 
 /** One provider attempt inside an exchange (retries are recorded here, never as extra EXCHANGEs). */
 export interface AttemptRecord {
@@ -62,7 +62,7 @@ export interface ExchangeContext {
 }
 
 /** EXCHANGE for a completed round-trip: the seed's 16 fields plus the documented extensions. */
-export function exchangeRecord(ctx: ExchangeContext, answer: ProviderAnswer): AppendInput {
+export function exchangeRecord(ctx: ExchangeContext, answer: ProviderResult): AppendInput {
   const { usage } = answer;
   return {
     event_type: 'EXCHANGE',
@@ -79,9 +79,9 @@ export function exchangeRecord(ctx: ExchangeContext, answer: ProviderAnswer): Ap
       context_hash: ctx.contextHash,
       dispatch_entry_id: ctx.dispatchEntryId,
       model_id: answer.model || ctx.modelId,
-      finish_reason: answer.finish_reason,
+      finish_reason: answer.stop_reason,
       latency_ms: ctx.latencyMs,
-      ...extensions(ctx, usage.cache_read_tokens, usage.cache_write_tokens, usage.raw),
+      ...extensions(ctx, usage.cache_read_tokens, usage.cache_write_tokens, usage.raw ?? undefined),
     },
   };
 }

@@ -5,7 +5,8 @@ import { verifyToken, type AuthKeys } from './auth.js';
 import { BreakerRegistry, type BreakerSnapshot } from './breaker.js';
 import type { RouterConfig } from './config.js';
 import { validateOutput } from './output.js';
-import type { BudgetPort, ProviderPort } from './ports.js';
+import type { Provider, ProviderRequest } from '../providers/spec.js';
+import type { BudgetPort } from './ports.js';
 import { dispatchRecord, exchangeErrorRecord, exchangeRecord, rejectionRecord } from './records.js';
 import { checkRequest, type PromptRequest } from './request.js';
 import { emptyResponse, type PromptResponse } from './response.js';
@@ -15,7 +16,7 @@ import { ExchangeSpool } from './spool.js';
 export interface RouterOptions {
   ledger: Ledger;
   config: RouterConfig;
-  providers: readonly ProviderPort[];
+  providers: readonly Provider[];
   budget?: BudgetPort | null;
   /** Auth keys (kid → secret). Required unless devMode. */
   authKeys?: AuthKeys;
@@ -33,7 +34,7 @@ const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => set
 /** The prompt router: every call is validated, authorised, budgeted, breaker-guarded and recorded. */
 export class Router {
   readonly breakers: BreakerRegistry;
-  private readonly providers = new Map<string, ProviderPort>();
+  private readonly providers = new Map<string, Provider>();
   private readonly clock: () => number;
   private readonly spool: ExchangeSpool | null;
 
@@ -99,7 +100,7 @@ export class Router {
   }
 
   private async exchange(s: {
-    request: PromptRequest; requestId: string; provider: ProviderPort; modelId: string; maxTokens: number;
+    request: PromptRequest; requestId: string; provider: Provider; modelId: string; maxTokens: number;
     contextHash: string; dispatch: LedgerEntry; base: PromptResponse; start: number;
   }): Promise<PromptResponse> {
     const { request, provider, modelId } = s;
@@ -108,11 +109,7 @@ export class Router {
       provider, config: this.options.config, clock: this.clock, random: this.options.random ?? Math.random,
       sleep: this.options.sleep ?? defaultSleep, onFailure: (failure) => { if (failure.retryable) breaker.recordFailure(); },
       mayRetry: () => breaker.snapshot().state !== 'OPEN',
-      call: {
-        model: modelId, prompt: request.prompt, max_tokens: s.maxTokens,
-        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-        ...(request.compiled?.body ? { body: request.compiled.body } : {}),
-      },
+      request: providerRequest(request, modelId, s.maxTokens),
     });
     const latencyMs = this.clock() - s.start;
     const ctx = { request, dispatchEntryId: s.dispatch.id, contextHash: s.contextHash, modelId, latencyMs, attempts: result.attempts };
@@ -122,13 +119,13 @@ export class Router {
     };
     if (!result.ok) {
       if (!result.failure.retryable) breaker.releaseProbe();
-      const code = result.failure.kind === 'timeout' ? 'TIMEOUT' : result.failure.kind.toUpperCase();
+      const code = result.failure.error_code;
       this.options.budget?.release(s.requestId);
       this.record(exchangeErrorRecord(ctx, code, result.failure.message), response, s.dispatch.id);
       return { ...response, outcome: code === 'TIMEOUT' ? 'timeout' : 'error', error_code: code, error_message: result.failure.message };
     }
     breaker.recordSuccess();
-    const { answer } = result;
+    const answer = result.result;
     this.record(exchangeRecord(ctx, answer), response, s.dispatch.id);
     this.settle(s.requestId, answer.usage, response);
     const validation = request.output_schema ? validateOutput(answer.content, request.output_schema) : null;
@@ -181,4 +178,9 @@ export class Router {
     const entry = this.options.ledger.append(rejectionRecord(request, code, message));
     return { ...base, outcome: 'rejected', exchange_entry_id: entry.id, error_code: code, error_message: message, latency_ms: this.clock() - start };
   }
+}
+
+function providerRequest(request: PromptRequest, model: string, maxTokens: number): ProviderRequest {
+  if (request.compiled?.body) return { body: request.compiled.body };
+  return { model, max_tokens: maxTokens, prompt: request.prompt, ...(request.temperature === undefined ? {} : { temperature: request.temperature }) };
 }

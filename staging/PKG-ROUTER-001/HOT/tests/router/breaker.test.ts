@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { CircuitBreaker } from '../../router/breaker.js';
 import { harness, request, type Step } from './harness.js';
 
-const fail500: Step = { fail: { kind: 'server_error', status: 500, retryable: true, message: 'boom' } };
+const fail500: Step = { error: { kind: 'server_error', status: 500, message: 'boom' } };
 const oneAttempt = { retry: { max_attempts: 1, base_delay_ms: 0, max_delay_ms: 0, max_retry_after_ms: 0 } };
 
 test('24 three failures open the breaker; the fourth call is rejected without DISPATCH', async (t) => {
@@ -35,7 +35,7 @@ test('retries stop as soon as the breaker opens inside one call', async (t) => {
 });
 
 test('client errors (4xx) never open the breaker', async (t) => {
-  const bad = { fail: { kind: 'invalid_request', status: 400, retryable: false, message: 'bad' } } as const;
+  const bad: Step = { error: { kind: 'invalid_request', status: 400, message: 'bad' } };
   const h = harness(t, { script: [bad, bad, bad, bad], config: oneAttempt });
   for (let i = 0; i < 4; i += 1) assert.equal((await h.router.route(request())).error_code, 'INVALID_REQUEST');
   assert.equal(h.router.breakerStates()[0]?.state, 'CLOSED');

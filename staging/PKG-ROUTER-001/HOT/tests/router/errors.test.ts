@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { harness, request } from './harness.js';
+import { harness, request, type Step } from './harness.js';
 
 test('14-16 provider error: DISPATCH and an error EXCHANGE with the prompt and the error fields', async (t) => {
-  const h = harness(t, { script: [{ fail: { kind: 'invalid_request', status: 400, message: 'bad model' } }] });
+  const h = harness(t, { script: [{ error: { kind: 'invalid_request', status: 400, message: 'bad model' } }] });
   const res = await h.router.route(request());
   const [dispatch] = h.ledger.query({ event_type: 'DISPATCH' });
   const [exchange] = h.ledger.query({ event_type: 'EXCHANGE' });
@@ -20,7 +20,7 @@ test('14-16 provider error: DISPATCH and an error EXCHANGE with the prompt and t
 });
 
 test('17 timeout: EXCHANGE outcome timeout', async (t) => {
-  const h = harness(t, { script: [{ fail: { kind: 'timeout', message: 'no reply in 60000 ms' } }] });
+  const h = harness(t, { script: [{ error: { kind: 'timeout', message: 'no reply in 60000 ms' } }], config: { retry: { max_attempts: 1, base_delay_ms: 0, max_delay_ms: 0, max_retry_after_ms: 0 } } });
   const res = await h.router.route(request());
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' })[0]?.metadata.outcome, 'timeout');
   assert.equal(res.outcome, 'timeout');
@@ -28,7 +28,7 @@ test('17 timeout: EXCHANGE outcome timeout', async (t) => {
 });
 
 test('18-19 server error after retries: one EXCHANGE, outcome error, latency and every attempt recorded', async (t) => {
-  const fail = { fail: { kind: 'server_error', status: 500, retryable: true, message: 'boom' } };
+  const fail: Step = { error: { kind: 'server_error', status: 500, message: 'boom' } };
   const h = harness(t, { script: [fail, fail], config: { retry: { max_attempts: 2, base_delay_ms: 100, max_delay_ms: 1000, max_retry_after_ms: 5000 } } });
   const res = await h.router.route(request());
   const exchanges = h.ledger.query({ event_type: 'EXCHANGE' });
@@ -43,8 +43,8 @@ test('18-19 server error after retries: one EXCHANGE, outcome error, latency and
 
 test('retries 429 honouring retry-after, then succeeds: attempts inside the one EXCHANGE', async (t) => {
   const h = harness(t, { script: [
-    { fail: { kind: 'rate_limited', status: 429, retryable: true, retry_after_ms: 2000, message: 'slow down' } },
-    { fail: { kind: 'overloaded', status: 529, retryable: true, message: 'overloaded' } },
+    { error: { kind: 'rate_limited', status: 429, retry_after_ms: 2000, message: 'slow down' } },
+    { error: { kind: 'overloaded', status: 529, message: 'overloaded' } },
   ] });
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');
@@ -55,7 +55,7 @@ test('retries 429 honouring retry-after, then succeeds: attempts inside the one 
 });
 
 test('a 429 spend limit is never retried', async (t) => {
-  const h = harness(t, { script: [{ fail: { kind: 'spend_limit', status: 429, retryable: false, message: 'enforced_spend_limit_reached' } }] });
+  const h = harness(t, { script: [{ error: { kind: 'spend_limit', status: 429, message: 'enforced_spend_limit_reached' } }] });
   const res = await h.router.route(request());
   assert.equal(h.provider.calls.length, 1);
   assert.equal(res.error_code, 'SPEND_LIMIT');
@@ -63,7 +63,7 @@ test('a 429 spend limit is never retried', async (t) => {
 });
 
 test('a retry-after longer than the configured ceiling is not waited for', async (t) => {
-  const h = harness(t, { script: [{ fail: { kind: 'rate_limited', status: 429, retryable: true, retry_after_ms: 3_600_000, message: 'later' } }] });
+  const h = harness(t, { script: [{ error: { kind: 'rate_limited', status: 429, retry_after_ms: 3_600_000, message: 'later' } }] });
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'error');
   assert.equal(h.provider.calls.length, 1);

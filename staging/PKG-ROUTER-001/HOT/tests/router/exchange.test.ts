@@ -43,7 +43,7 @@ test('9 EXCHANGE has no redundant fields; only the seed fields plus documented e
   for (const key of ['agent_class', 'package_id', 'prompt_pack_id', 'max_tokens', 'temperature', 'domain_tags']) assert.ok(!(key in md), key);
   const seed = ['agent_id', 'session_id', 'work_order_id', 'tier', 'contract_id', 'framework_id', 'prompt', 'response', 'outcome',
     'input_tokens', 'output_tokens', 'context_hash', 'dispatch_entry_id', 'model_id', 'finish_reason', 'latency_ms'];
-  const extensions = ['attempts', 'cache_read_tokens', 'cache_write_tokens'];
+  const extensions = ['attempts', 'cache_read_tokens', 'cache_write_tokens', 'usage_raw'];
   assert.deepEqual(Object.keys(md).sort(), [...seed, ...extensions].sort());
 });
 
@@ -104,7 +104,7 @@ test('a compiled prompt is sent as its body and the EXCHANGE records its stable_
   const body = { model: 'mock-model-1', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
   const hash = 'a'.repeat(64);
   const res = await h.router.route(request({ compiled: { stable_prefix_hash: hash, body } }));
-  assert.deepEqual(h.provider.calls[0]?.body, body);
+  assert.deepEqual((h.provider.calls[0]?.request as { body?: unknown } | undefined)?.body, body);
   assert.equal(res.stable_prefix_hash, hash);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' })[0]?.metadata.stable_prefix_hash, hash);
 });

@@ -4,46 +4,16 @@ import { join } from 'node:path';
 import { Ledger } from '../../kernel/ledger/index.js';
 import { loadRouterConfig, type RouterConfig } from '../../router/config.js';
 import { Router, type RouterOptions } from '../../router/router.js';
-import type { ProviderAnswer, ProviderCall, ProviderFailure, ProviderPort } from '../../router/ports.js';
+import { MockProvider, type MockStep } from '../../providers/mock/provider.js';
 import type { PromptRequest } from '../../router/request.js';
 
-/** A failure a scripted provider throws; classify() reads it back. */
-export class ScriptedFailure extends Error {
-  constructor(readonly failure: ProviderFailure) {
-    super(failure.message);
-  }
-}
-
-export type Step = { answer: Partial<ProviderAnswer> } | { fail: Partial<ProviderFailure> & { kind: string } };
-
-/** A provider that plays a script of answers and failures and records every call. */
-export class ScriptedProvider implements ProviderPort {
-  readonly calls: ProviderCall[] = [];
-  constructor(readonly id: string, private readonly script: Step[], private readonly fallback: Step = { answer: {} }) {}
-
-  async send(call: ProviderCall): Promise<ProviderAnswer> {
-    this.calls.push(call);
-    const step = this.script.shift() ?? this.fallback;
-    if ('fail' in step) {
-      throw new ScriptedFailure({ status: null, retryable: false, retry_after_ms: null, message: `${step.fail.kind} from script`, ...step.fail });
-    }
-    return {
-      content: 'Mock response', finish_reason: 'stop', model: call.model,
-      usage: { input_tokens: 100, output_tokens: 50, cache_read_tokens: 0, cache_write_tokens: 0 }, ...step.answer,
-    };
-  }
-
-  classify(error: unknown): ProviderFailure {
-    if (error instanceof ScriptedFailure) return error.failure;
-    return { kind: 'network', status: null, retryable: true, retry_after_ms: null, message: String(error) };
-  }
-}
+export type Step = MockStep;
 
 export interface Harness {
   dir: string;
   ledger: Ledger;
   router: Router;
-  provider: ScriptedProvider;
+  provider: MockProvider;
   config: RouterConfig;
   now: { ms: number };
   sleeps: number[];
@@ -57,7 +27,7 @@ export function harness(t: { after: (fn: () => void) => void }, options: {
   const clock = (): number => now.ms;
   const ledger = Ledger.open(join(dir, 'ledger.sqlite'), { create: true, clock, synchronous: 'OFF' });
   const config = loadRouterConfig(undefined, { default_provider: 'mock', default_model: 'mock-model-1', ...options.config });
-  const provider = new ScriptedProvider('mock', options.script ?? []);
+  const provider = new MockProvider({ script: options.script ?? [] });
   const sleeps: number[] = [];
   const router = new Router({
     ledger, config, providers: [provider], devMode: true, clock, random: () => 0.5,

@@ -89,7 +89,7 @@ test('26 budget exhausted: PROMPT_REJECTED BUDGET_EXHAUSTED and the provider is 
 
 test('budget is reserved before and settled after a success, released after a failure', async (t) => {
   const budget = new CountingBudget(1_000_000);
-  const h = harness(t, { router: { budget }, script: [{ answer: {} }, { fail: { kind: 'invalid_request', status: 400 } }] });
+  const h = harness(t, { router: { budget }, script: [{}, { error: { kind: 'invalid_request', status: 400 } }] });
   const ok = await h.router.route(request({ request_id: 'R1' }));
   assert.equal(ok.cost_incurred, 0.001);
   await h.router.route(request({ request_id: 'R2' }));
@@ -108,7 +108,7 @@ test('a budget settle failure after the answer is surfaced, the exchange is stil
 
 test('27 output validation failure: output_valid false, the response is still returned', async (t) => {
   const schema = { type: 'object', required: ['answer'], properties: { answer: { type: 'number' } } };
-  const h = harness(t, { script: [{ answer: { content: '{"answer":"forty-two"}' } }, { answer: { content: '{"answer":42}' } }] });
+  const h = harness(t, { script: [{ text: '{"answer":"forty-two"}' }, { text: '{"answer":42}' }] });
   const bad = await h.router.route(request({ output_schema: schema }));
   assert.equal(bad.output_valid, false);
   assert.equal(bad.content, '{"answer":"forty-two"}');
