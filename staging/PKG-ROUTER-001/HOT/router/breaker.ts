@@ -62,6 +62,14 @@ export class CircuitBreaker {
     if (this.state === 'HALF_OPEN' && this.probes > 0) this.probes -= 1;
   }
 
+  /** Resume from a snapshot persisted by an earlier process. */
+  restore(snapshot: BreakerSnapshot): void {
+    this.state = snapshot.state;
+    this.failures = snapshot.consecutive_failures;
+    this.openedAtMs = snapshot.opened_at === null ? null : Date.parse(snapshot.opened_at);
+    this.probes = 0;
+  }
+
   snapshot(): BreakerSnapshot {
     return {
       key: this.key,
@@ -86,6 +94,13 @@ export class BreakerRegistry {
       this.breakers.set(key, breaker);
     }
     return breaker;
+  }
+
+  restore(snapshots: readonly BreakerSnapshot[]): void {
+    for (const snapshot of snapshots) {
+      const [providerId, ...model] = snapshot.key.split('/');
+      this.for(providerId ?? '', model.join('/')).restore(snapshot);
+    }
   }
 
   snapshot(): BreakerSnapshot[] {
