@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { writeFileAtomic } from '../kernel/atomic.js';
 import { CpError, show } from '../kernel/errors.js';
 import { Ledger, ledgerPathForRoot, type Synchronous } from '../kernel/ledger/index.js';
+import { Budgeter } from '../budgeter/index.js';
 import type { Provider } from '../providers/spec.js';
 import type { AuthKeys } from './auth.js';
 import type { BreakerSnapshot } from './breaker.js';
@@ -61,8 +62,10 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const config = loadRouterConfig(join(hot, 'config', 'router.json'));
   const ledger = Ledger.open(options.ledgerPath ?? ledgerPathForRoot(root), { create: true, synchronous: options.synchronous ?? 'FULL' });
   const env = options.env ?? process.env;
+  // A scratch ledger (the G7 gate) gets no budget: it must not spend the root's.
+  const budget = options.ledgerPath ? null : Budgeter.open({ root });
   const router = new Router({
-    ledger, config, providers: [provider], devMode: options.devMode ?? false, authKeys: authKeysFrom(env),
+    ledger, config, providers: [provider], budget, devMode: options.devMode ?? false, authKeys: authKeysFrom(env),
     spoolDir: options.ledgerPath ? null : join(hot, 'registries', 'router-spool'),
   });
   const statePath = options.breakerStatePath !== undefined ? options.breakerStatePath : options.ledgerPath ? null : breakerStatePath(root);
@@ -73,6 +76,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     ledger,
     close() {
       if (statePath) writeFileAtomic(statePath, `${JSON.stringify(router.breakerStates(), null, 2)}\n`);
+      budget?.close();
       ledger.close();
     },
   };

@@ -10,10 +10,10 @@ import type { AppendInput } from '../kernel/ledger/index.js';
 export class ExchangeSpool {
   constructor(private readonly dir: string) {}
 
-  put(dispatchId: string, input: AppendInput): string {
+  put(dispatchId: string, records: readonly AppendInput[]): string {
     mkdirSync(this.dir, { recursive: true });
     const path = join(this.dir, `${dispatchId}.json`);
-    writeFileAtomic(path, JSON.stringify(input));
+    writeFileAtomic(path, JSON.stringify(records));
     return path;
   }
 
@@ -25,11 +25,11 @@ export class ExchangeSpool {
     }
   }
 
-  drain(append: (input: AppendInput) => unknown): number {
+  drain(append: (records: AppendInput[]) => unknown): number {
     let drained = 0;
     for (const name of this.pending()) {
       const path = join(this.dir, name);
-      append(JSON.parse(readFileSync(path, 'utf8')) as AppendInput);
+      append(JSON.parse(readFileSync(path, 'utf8')) as AppendInput[]);
       rmSync(path);
       drained += 1;
     }

@@ -71,11 +71,11 @@ test('a retry-after longer than the configured ceiling is not waited for', async
 
 test('the ledger refusing the EXCHANGE after the provider answered loses nothing: spooled, surfaced, recovered', async (t) => {
   const h = harness(t);
-  const realAppend = h.ledger.append.bind(h.ledger);
+  const realAppendBatch = h.ledger.appendBatch.bind(h.ledger);
   let failExchange = true;
-  h.ledger.append = (input) => {
-    if (failExchange && input.event_type === 'EXCHANGE') throw new Error('disk I/O error');
-    return realAppend(input);
+  h.ledger.appendBatch = (inputs) => {
+    if (failExchange && inputs.some((input) => input.event_type === 'EXCHANGE')) throw new Error('disk I/O error');
+    return realAppendBatch(inputs);
   };
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');

@@ -1,9 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { issueToken } from '../../router/auth.js';
-import type { BudgetPort } from '../../router/ports.js';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Budgeter } from '../../budgeter/index.js';
 import { harness, request } from './harness.js';
 
+const CODE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const KEYS = { default: 'test-secret-0123456789abcdef' };
 
 test('20-22 a rejection is lightweight: five keys, no prompt, no DISPATCH', async (t) => {
@@ -62,42 +66,47 @@ test('28 dev mode bypasses auth', async (t) => {
   assert.equal((await h.router.route(request())).outcome, 'success');
 });
 
-class CountingBudget implements BudgetPort {
-  reserved: string[] = [];
-  released: string[] = [];
-  settled: string[] = [];
-  constructor(private remaining: number) {}
-  reserve(r: Parameters<BudgetPort['reserve']>[0]): ReturnType<BudgetPort['reserve']> {
-    const need = r.estimated_input_tokens + r.max_output_tokens;
-    if (need > this.remaining) return { ok: false, code: 'BUDGET_EXHAUSTED', message: `needs ${need}, ${this.remaining} left` };
-    this.remaining -= need;
-    this.reserved.push(r.request_id);
-    return { ok: true, remaining_tokens: this.remaining };
-  }
-  settle(id: string): { cost: number | null; remaining_tokens: number | null } { this.settled.push(id); return { cost: 0.001, remaining_tokens: this.remaining }; }
-  release(id: string): void { this.released.push(id); }
+function budgeter(t: { after: (fn: () => void) => void }, dir: string, sessionMaxTokens: number): Budgeter {
+  const config = JSON.parse(readFileSync(join(CODE_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<string, unknown>;
+  const b = Budgeter.open({ dbPath: join(dir, 'budget.sqlite'), config: { ...config, limits: { session: { default: { max_tokens: sessionMaxTokens } } } } });
+  t.after(() => b.close());
+  return b;
 }
 
-test('26 budget exhausted: PROMPT_REJECTED BUDGET_EXHAUSTED and the provider is never called', async (t) => {
-  const budget = new CountingBudget(100);
-  const h = harness(t, { router: { budget } });
+test('26 budget exhausted: PROMPT_REJECTED BUDGET_EXHAUSTED, provider never called, budget record in the same batch', async (t) => {
+  const h0 = harness(t);
+  const h = harness(t, { router: { budget: budgeter(t, h0.dir, 100) } });
   const res = await h.router.route(request({ max_tokens: 500 }));
   assert.equal(res.error_code, 'BUDGET_EXHAUSTED');
   assert.equal(h.provider.calls.length, 0);
-  assert.equal(h.ledger.query({ event_type: 'PROMPT_REJECTED' })[0]?.metadata.error_code, 'BUDGET_EXHAUSTED');
+  const rejected = h.ledger.query({ event_type: 'PROMPT_REJECTED' });
+  assert.equal(rejected[0]?.metadata.error_code, 'BUDGET_EXHAUSTED');
+  assert.equal(res.exchange_entry_id, rejected[0]?.id);
+  assert.equal(h.ledger.query({ event_type: 'DISPATCH' }).length, 0);
 });
 
-test('budget is reserved before and settled after a success, released after a failure', async (t) => {
-  const budget = new CountingBudget(1_000_000);
+test('budget: reserved with the DISPATCH, settled with the EXCHANGE, released after a failure — all in the ledger', async (t) => {
+  const h0 = harness(t);
+  const budget = budgeter(t, h0.dir, 1_000_000);
   const h = harness(t, { router: { budget }, script: [{}, { error: { kind: 'invalid_request', status: 400 } }] });
   const ok = await h.router.route(request({ request_id: 'R1' }));
-  assert.equal(ok.cost_incurred, 0.001);
-  await h.router.route(request({ request_id: 'R2' }));
-  assert.deepEqual([budget.reserved, budget.settled, budget.released], [['R1', 'R2'], ['R1'], ['R2']]);
+  assert.equal(ok.outcome, 'success');
+  assert.equal(typeof ok.cost_incurred, 'number');
+  const failed = await h.router.route(request({ request_id: 'R2' }));
+  assert.equal(failed.outcome, 'error');
+  assert.deepEqual(h.ledger.query({ order: 'oldest' }).map((e) => e.event_type),
+    ['BUDGET_ALLOCATED', 'DISPATCH', 'EXCHANGE', 'BUDGET_SETTLED', 'BUDGET_ALLOCATED', 'DISPATCH', 'EXCHANGE', 'BUDGET_RELEASED']);
+  const status = budget.status({ session_id: 'SES-1' });
+  assert.equal(status.pending_reservations, 0);
+  // Settled at the real usage: 100 input + 50 output tokens for R1; R2 released.
+  const session = status.scopes.find((s) => s.scope === 'session');
+  assert.equal(session?.settled_tokens, 150);
+  assert.equal(session?.reserved_tokens, 0);
 });
 
 test('a budget settle failure after the answer is surfaced, the exchange is still recorded', async (t) => {
-  const budget = new CountingBudget(1_000_000);
+  const h0 = harness(t);
+  const budget = budgeter(t, h0.dir, 1_000_000);
   budget.settle = () => { throw new Error('budget db locked'); };
   const h = harness(t, { router: { budget } });
   const res = await h.router.route(request());
