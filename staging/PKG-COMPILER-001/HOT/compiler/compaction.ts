@@ -16,7 +16,6 @@ export interface CompactionResult {
   trace: CompactionStep[];
 }
 
-const OMITTED = '(omitted by compaction)';
 /** Stage A never trims the delta context below its most recent ~500 tokens; stage B drops it instead. */
 export const DELTA_FLOOR_CHARS = 2000;
 
@@ -38,11 +37,10 @@ function stageA(task: TaskSpec, overChars: number): TaskSpec {
   return { ...task, delta_context: cutHead(delta, Math.max(DELTA_FLOOR_CHARS, delta.length - overChars)) };
 }
 
-/** Stage B drops the delta context and the guide instruction entirely. */
+/** Stage B drops the delta context and the guide instruction entirely (the tail then shows "(none)"). */
 function stageB(task: TaskSpec): TaskSpec {
-  const out: TaskSpec = { ...task, delta_context: OMITTED };
-  if (task.guide_instruction) out.guide_instruction = OMITTED;
-  return out;
+  const { delta_context: _delta, guide_instruction: _instruction, ...rest } = task;
+  return rest;
 }
 
 /** Stage C keeps the head and the end of the task prompt and drops its middle. */
@@ -68,9 +66,13 @@ export function compactTask(task: TaskSpec, fixedChars: number, maxTokens: numbe
     const overChars = before - maxTokens * CHARS_PER_TOKEN;
     if (overChars <= 0) break;
     // Markers add a few characters back; ask for a little more than the overshoot.
-    current = apply(current, overChars + 96);
+    const next = apply(current, overChars + 96);
+    const after = total(next);
+    // A stage with nothing left to shrink (e.g. no delta context) is skipped, not recorded.
+    if (after >= before) continue;
+    current = next;
     stage = name;
-    trace.push({ stage: name, tokens_before: estimateTokens(before), tokens_after: estimateTokens(total(current)) });
+    trace.push({ stage: name, tokens_before: estimateTokens(before), tokens_after: estimateTokens(after) });
   }
   return { task: current, stage, trace };
 }

@@ -193,7 +193,8 @@ test('compaction stages shrink only the dynamic tail and keep the stable hash', 
 });
 
 test('a prompt that cannot fit after stage C is refused with the numbers', () => {
-  assert.throws(() => compilePrompt(baseSpec({ budget: { max_input_tokens: 10 } })), (e: Error & { code?: string; details?: Record<string, unknown> }) => {
+  const task = baseTask({ delta_context: 'd'.repeat(9000), task_prompt: 'p'.repeat(9000) });
+  assert.throws(() => compilePrompt(baseSpec({ task, budget: { max_input_tokens: 10 } })), (e: Error & { code?: string; details?: Record<string, unknown> }) => {
     assert.equal(e.code, 'ERR_PROMPT_OVER_BUDGET');
     assert.equal(e.details?.max_input_tokens, 10);
     assert.match(e.message, /stage C/);

@@ -1,6 +1,8 @@
 // Property tests over randomly generated specs. Seeded: set CP_PROPERTY_SEED to replay a run; a
 // failure message always carries the seed and the case index.
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { Ajv } from 'ajv';
 import assert from 'node:assert/strict';
 import { compilePrompt, type CompiledPrompt } from '../../compiler/compile.js';
 import { validatePromptSpec, type PromptSpec } from '../../compiler/spec.js';
@@ -26,10 +28,15 @@ function forAll(name: string, check: (spec: PromptSpec, rng: Rng) => void): void
   });
 }
 
+const compiledSchema = JSON.parse(readFileSync(new URL('../../schemas/compiled-prompt.schema.json', import.meta.url), 'utf8')) as object;
+const validateCompiled = new Ajv({ allErrors: true, strict: true }).compile(compiledSchema);
+
 const stablePart = (c: CompiledPrompt) => ({ instructions: c.instructions, messages: c.messages.slice(0, c.stable_message_count) });
 
-forAll('compiling twice gives identical output', (spec) => {
-  assert.deepEqual(compilePrompt(spec), compilePrompt(structuredClone(spec)));
+forAll('compiling twice gives identical output, which matches compiled-prompt.schema.json', (spec) => {
+  const compiled = compilePrompt(spec);
+  assert.deepEqual(compiled, compilePrompt(structuredClone(spec)));
+  assert.ok(validateCompiled(JSON.parse(JSON.stringify(compiled))), JSON.stringify(validateCompiled.errors));
 });
 
 forAll('changing only the task keeps the stable prefix and its hash; the full hash changes', (spec, rng) => {
