@@ -1,3 +1,4 @@
+import { CpError } from '../../kernel/errors.js';
 import type { CompiledPrompt } from '../compile.js';
 import { EPHEMERAL, type PromptMessage } from '../messages.js';
 
@@ -39,6 +40,12 @@ export function renderAnthropic(prompt: CompiledPrompt, options: RenderOptions =
     role: m.role === 'assistant' ? 'assistant' : 'user',
     content: m.cache_control ? [block(m)] : m.content,
   }));
+  if (messages[0]?.role !== 'user') {
+    throw new CpError('ERR_PROMPT_RENDER', `an Anthropic request must start with a user message, not ${messages[0]?.role ?? 'nothing'}`, {
+      hint: 'start the first history after the developer zone with a user message, or set zones.user_instructions',
+      details: { format: 'anthropic', first_role: messages[0]?.role ?? null },
+    });
+  }
   const model = options.model ?? prompt.model;
   return {
     ...(model ? { model } : {}),

@@ -58,3 +58,9 @@ test('OpenAI Chat: system first, developer zone as system messages, order preser
   assert.equal(renderBody(compiled, 'neutral'), null);
   assert.throws(() => renderBody(compiled, 'xml' as never), { code: 'ERR_PROMPT_FORMAT_UNKNOWN' });
 });
+
+test('Anthropic: a prompt whose first message would be an assistant turn is refused before sending', () => {
+  const compiled = compilePrompt({ role: 'executor', zones: {}, tiers: { L0: { history: [{ role: 'assistant', content: 'hello' }] } }, user_prompt: 'q' });
+  assert.throws(() => renderAnthropic(compiled), { code: 'ERR_PROMPT_RENDER', message: /must start with a user message, not assistant/ });
+  assert.deepEqual(renderOpenAIChat(compiled).messages.map((m) => m.role), ['system', 'system', 'system', 'assistant', 'user']);
+});
