@@ -31,12 +31,18 @@ export function sha256OfPieces(pieces: readonly string[] | undefined, whole: str
   return hash.digest('hex');
 }
 
-/** Files as fenced blocks without language tags, path on the line before, joined by a blank line. */
+/**
+ * Files as fenced blocks without language tags, path on the line before, joined by `separator`.
+ * The short glue between two contents is one piece, so hashing costs one update per file content
+ * plus one per boundary (each update has a fixed cost that dominates for small strings).
+ */
 export function filePieces(files: readonly { path: string; content: string }[], separator: string): string[] {
   const out: string[] = [];
-  files.forEach((file, i) => {
-    if (i > 0) out.push(separator);
-    out.push(file.path, '\n```\n', file.content, '\n```');
-  });
+  let glue = '';
+  for (const file of files) {
+    out.push(`${glue}${file.path}\n\`\`\`\n`, file.content);
+    glue = `\n\`\`\`${separator}`;
+  }
+  if (files.length > 0) out.push('\n```');
   return out;
 }
