@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { CpError } from '../../kernel/errors.js';
 import { defineCommand } from '../command.js';
 import { compilePrompt } from '../../compiler/compile.js';
 import { loadPromptSpec } from '../../compiler/load-spec.js';
@@ -18,6 +19,12 @@ export default defineCommand<PromptArgs>({
     const spec = loadPromptSpec(resolve(ctx.cwd, args.spec));
     const compiled = compilePrompt(spec);
     const format = args.format as PromptFormat;
+    if (format !== 'neutral' && !args.model && !spec.model) {
+      // Providers send a rendered body as is, and every provider API requires its model.
+      throw new CpError('ERR_USAGE', `--format ${format} needs a model: the spec has no "model" and no --model was given`, {
+        hint: 'set "model" in the spec or pass --model MODEL',
+      });
+    }
     const body = renderBody(compiled, format, args.model ? { model: args.model } : {});
     const value = { format, ...compiled, ...(body ? { body } : {}) };
     ctx.report(args, value, [

@@ -99,4 +99,10 @@ test('cplane prompt compile refuses a bad spec (exit 3, pointer in JSON) and a m
 
   const usage = await cli(['prompt', 'compile', '--spec', 'bad.json', '--format', 'xml'], dir);
   assert.equal(usage.code, 2);
+
+  writeFileSync(join(dir, 'nomodel.json'), JSON.stringify(baseSpec()));
+  const noModel = await cli(['prompt', 'compile', '--spec', 'nomodel.json', '--format', 'anthropic'], dir);
+  assert.equal(noModel.code, 2);
+  assert.match(noModel.err, /--format anthropic needs a model/);
+  assert.equal((await cli(['prompt', 'compile', '--spec', 'nomodel.json'], dir)).code, 0);
 });
