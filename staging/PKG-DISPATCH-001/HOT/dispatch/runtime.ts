@@ -2,6 +2,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { CpError, show } from '../kernel/errors.js';
 import type { Ledger } from '../kernel/ledger/index.js';
 import { DISPATCH_ROLES, type CompileDispatchPrompt, type DispatchRole } from './compiler-port.js';
+import { compileWithPromptCompiler } from './compile-adapter.js';
 import { configPathForRoot, loadDispatchConfig, type DispatchConfig } from './config.js';
 import { buildDeltaPacket } from './delta-packet.js';
 import { ingestEffect, outputLabel, parseIngestInput } from './ingest.js';
@@ -18,7 +19,8 @@ import { buildStatus, type StatusResult } from './status.js';
 export interface DispatchRuntimeOptions {
   /** The cplane root: state goes to ROOT/HOT/registries/dispatch.sqlite, telemetry to its kernel ledger. */
   root: string;
-  compile: CompileDispatchPrompt;
+  /** Defaults to the prompt compiler (PKG-COMPILER-001). */
+  compile?: CompileDispatchPrompt;
   clock?: () => number;
   config?: DispatchConfig;
   /** An already-open kernel ledger (tests, long-lived hosts); otherwise the root's ledger is opened on demand. */
@@ -31,15 +33,18 @@ const TASK_ID = /^\d+(?:\.\d+)*$/;
 /** The dispatch runtime's three operations (init_run, compile_prompt, ingest_output) plus status. */
 export class DispatchRuntime {
   readonly config: DispatchConfig;
-  private readonly store: SnapshotStore;
+  private readonly root: string;
+  private readonly clock: () => number;
   private readonly telemetry: DispatchTelemetry;
   private readonly compile: CompileDispatchPrompt;
+  private opened: SnapshotStore | undefined;
 
   constructor(options: DispatchRuntimeOptions) {
     const clock = options.clock ?? Date.now;
     this.config = options.config ?? loadDispatchConfig(configPathForRoot(options.root));
-    this.compile = options.compile;
-    this.store = SnapshotStore.open(options.root, clock);
+    this.compile = options.compile ?? compileWithPromptCompiler;
+    this.root = options.root;
+    this.clock = clock;
     this.telemetry = new DispatchTelemetry(options.root, clock, options.ledger);
   }
 
@@ -50,7 +55,7 @@ export class DispatchRuntime {
     const { source, tasks } = loadTasks(tasksPath);
     const specName = input.specName ?? basename(dirname(tasksPath));
     const progress: StoredProgress = { spec_name: specName, source_path: tasksPath, source_fingerprint: source.fingerprint, plan_version: 1, tasks };
-    const snapshot = this.store.createRun({ run_id: runId, spec_name: specName, tasks_path: tasksPath }, progressFacts(progress));
+    const snapshot = this.store(true).createRun({ run_id: runId, spec_name: specName, tasks_path: tasksPath }, progressFacts(progress));
     const ledger = progressLedgerFor(progress, null);
     const [entry] = this.telemetry.record([{
       event_type: DISPATCH_EVENTS.runInitialized, run_id: runId, decision: 'INITIALIZED', reason: 'ledger',
@@ -63,8 +68,8 @@ export class DispatchRuntime {
   compilePrompt(input: { runId: string; taskId: string; role: string }): CompileResult {
     const role = checkRole(input.role);
     const taskId = checkTaskId(input.taskId);
-    const run = this.store.requireRun(input.runId);
-    const { snapshot, result: refresh } = this.store.update(run.run_id, 'compile', (head) => {
+    const run = this.store(false).requireRun(input.runId);
+    const { snapshot, result: refresh } = this.store(false).update(run.run_id, 'compile', (head) => {
       const found = refreshProgress(head.facts, run.tasks_path, run.spec_name);
       requireTask(found.progress, taskId, run.tasks_path);
       return { updates: found.updates, result: found };
@@ -96,9 +101,9 @@ export class DispatchRuntime {
   ingestOutput(input: { runId: string; taskId: string; output: unknown }): IngestResult {
     const taskId = checkTaskId(input.taskId);
     const output = parseIngestInput(input.output);
-    const run = this.store.requireRun(input.runId);
+    const run = this.store(false).requireRun(input.runId);
     const threshold = this.config.stall_threshold;
-    const { snapshot, result: effect } = this.store.update(run.run_id, `ingest ${outputLabel(output)}`, (head) => {
+    const { snapshot, result: effect } = this.store(false).update(run.run_id, `ingest ${outputLabel(output)}`, (head) => {
       const stored = readStoredProgress(head.facts);
       if ('progress' in stored) requireTask(stored.progress, taskId, run.tasks_path);
       const found = ingestEffect(head.facts, taskId, output, threshold);
@@ -113,15 +118,24 @@ export class DispatchRuntime {
     return { run_id: run.run_id, task_id: taskId, snapshot_revision: snapshot.revision, task_ledger: task, newly_flagged: effect.newly_flagged, telemetry_entry_ids: entries.map((entry) => entry.id) };
   }
 
+  /** The snapshot store, opened on first use; only init may create it, after tasks.md parsed cleanly. */
+  private store(create: boolean): SnapshotStore {
+    this.opened ??= SnapshotStore.open(this.root, { create, clock: this.clock });
+    if (this.opened) return this.opened;
+    throw new CpError('ERR_DISPATCH_RUN_NOT_FOUND', `no dispatch runs in root ${show(this.root)}`, {
+      hint: 'start one with `cplane dispatch init --root R --tasks FILE --run RUN`', details: { root: this.root },
+    });
+  }
+
   /** Read-only view of a run: never rebuilds, but says whether tasks.md moved on since the snapshot. */
   status(input: { runId: string }): StatusResult {
-    const run = this.store.requireRun(input.runId);
-    const head: Snapshot = this.store.head(run.run_id);
+    const run = this.store(false).requireRun(input.runId);
+    const head: Snapshot = this.store(false).head(run.run_id);
     return buildStatus(run, head, this.config.stall_threshold);
   }
 
   close(): void {
-    this.store.close();
+    this.opened?.close();
     this.telemetry.close();
   }
 }

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { canonicalJson, sha256Digest } from '../kernel/canonical.js';
 import { CpError, show } from '../kernel/errors.js';
@@ -71,9 +71,19 @@ interface SnapshotRow {
 export class SnapshotStore {
   private constructor(readonly path: string, private readonly db: Database.Database, private readonly clock: () => number) {}
 
-  static open(root: string, clock: () => number = Date.now): SnapshotStore {
+  /**
+   * Open the root's store. Without `create`, a missing store is "no such run" (nothing is written);
+   * with it, the root directory must already exist so a mistyped --root never grows a new tree.
+   */
+  static open(root: string, options: { create?: boolean; clock?: () => number } = {}): SnapshotStore | undefined {
     const path = dispatchStorePath(root);
-    mkdirSync(dirname(path), { recursive: true });
+    if (!existsSync(path)) {
+      if (!options.create) return undefined;
+      if (!existsSync(root)) {
+        throw new CpError('ERR_DISPATCH_ROOT_NOT_FOUND', `root ${show(root)} does not exist`, { hint: 'pass --root with the path of an existing cplane root', details: { root } });
+      }
+      mkdirSync(dirname(path), { recursive: true });
+    }
     let db: Database.Database | undefined;
     try {
       db = new Database(path);
@@ -88,7 +98,7 @@ export class SnapshotStore {
         hint: 'the file is not a cplane dispatch store; move it aside and re-run dispatch init', details: { path }, cause,
       });
     }
-    return new SnapshotStore(path, db, clock);
+    return new SnapshotStore(path, db, options.clock ?? Date.now);
   }
 
   now(): string {
