@@ -173,3 +173,20 @@ test('CLI: usage errors exit 2 and write nothing', async (t) => {
   assert.equal(field(noRun.json, 'error', 'code'), 'ERR_DISPATCH_RUN_NOT_FOUND');
   assert.throws(() => readFileSync(dispatchStorePath(root)), /ENOENT/);
 });
+
+test('CLI: human output names the mode, the hashes, the stall and the replan hint', async (t) => {
+  const { root, tasks } = setup(t);
+  const lines: string[] = [];
+  const run = (args: string[]) => runCli({ argv: ['dispatch', ...args, '--root', root], cwd: root, stdout: (text) => lines.push(text), stderr: (text) => lines.push(text) });
+  assert.equal(await run(['init', '--tasks', tasks, '--run', 'h', '--spec-name', 'named']), 0);
+  assert.match(lines.join('\n'), /run h initialised from .*spec named.*\n.*1\/5 completed, 1 in progress, 3 pending; active task 2\.1/);
+  assert.equal(await run(['compile', '--run', 'h', '--task', '2.1', '--role', 'searcher']), 0);
+  assert.match(lines.join('\n'), /task 2\.1 role searcher: ledger, progress from snapshot[\s\S]*stable_prefix_hash: [0-9a-f]{64}[\s\S]*--- delta context ---\nRun: h \(spec named, plan v1\)/);
+  lines.length = 0;
+  await run(['ingest', '--run', 'h', '--task', '2.1', '--outcome', 'failed']);
+  await run(['ingest', '--run', 'h', '--task', '2.1', '--outcome', 'failed', '--summary', 'tsc errors']);
+  assert.match(lines.join('\n'), /implementer failed \(snapshot r3\); stall: 2\/2 FLAGGED\nreplan hint: Task 2\.1 .*tsc errors/);
+  lines.length = 0;
+  assert.equal(await run(['status', '--run', 'h']), 1, 'a stalled task makes status exit 1');
+  assert.match(lines.join('\n'), /\[current\][\s\S]*2\.1: implementer failed; stall: 2\/2 FLAGGED\nstalled: 2\.1 \(exit 1\)/);
+});
