@@ -17,6 +17,8 @@ export interface CompactionResult {
 }
 
 const OMITTED = '(omitted by compaction)';
+/** Stage A never trims the delta context below its most recent ~500 tokens; stage B drops it instead. */
+export const DELTA_FLOOR_CHARS = 2000;
 
 function cutHead(text: string, keep: number): string {
   if (text.length <= keep) return text;
@@ -33,7 +35,7 @@ function cutMiddle(text: string, keep: number): string {
 /** Stage A keeps the most recent part of the delta context (its end), sized to the overshoot. */
 function stageA(task: TaskSpec, overChars: number): TaskSpec {
   const delta = task.delta_context ?? '';
-  return { ...task, delta_context: cutHead(delta, delta.length - overChars) };
+  return { ...task, delta_context: cutHead(delta, Math.max(DELTA_FLOOR_CHARS, delta.length - overChars)) };
 }
 
 /** Stage B drops the delta context and the guide instruction entirely. */
