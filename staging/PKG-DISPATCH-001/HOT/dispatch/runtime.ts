@@ -53,6 +53,7 @@ export class DispatchRuntime {
     const runId = checkRunId(input.runId);
     const tasksPath = resolve(input.tasksPath);
     const { source, tasks } = loadTasks(tasksPath);
+    this.telemetry.open();
     const specName = input.specName ?? basename(dirname(tasksPath));
     const progress: StoredProgress = { spec_name: specName, source_path: tasksPath, source_fingerprint: source.fingerprint, plan_version: 1, tasks };
     const snapshot = this.store(true).createRun({ run_id: runId, spec_name: specName, tasks_path: tasksPath }, progressFacts(progress));
@@ -60,7 +61,7 @@ export class DispatchRuntime {
     const [entry] = this.telemetry.record([{
       event_type: DISPATCH_EVENTS.runInitialized, run_id: runId, decision: 'INITIALIZED', reason: 'ledger',
       metadata: { spec_name: specName, tasks_path: tasksPath, snapshot_revision: snapshot.revision, totals: { ...ledger.totals }, active_task_id: ledger.active_task_id, source_fingerprint: { ...ledger.source_fingerprint } },
-    }]);
+    }], snapshot.revision);
     return { run_id: runId, snapshot_revision: snapshot.revision, progress_ledger: ledger, telemetry_entry_id: entry?.id ?? null };
   }
 
@@ -69,6 +70,7 @@ export class DispatchRuntime {
     const role = checkRole(input.role);
     const taskId = checkTaskId(input.taskId);
     const run = this.store(false).requireRun(input.runId);
+    this.telemetry.open();
     const { snapshot, result: refresh } = this.store(false).update(run.run_id, 'compile', (head) => {
       const found = refreshProgress(head.facts, run.tasks_path, run.spec_name);
       requireTask(found.progress, taskId, run.tasks_path);
@@ -88,7 +90,7 @@ export class DispatchRuntime {
         source_fingerprint: { ...progress.source_fingerprint }, stalled: { ...task.stalled },
         stable_prefix_hash: compiled.stable_prefix_hash, dynamic_tail_hash: compiled.dynamic_tail_hash, full_prompt_hash: compiled.full_prompt_hash, cache_key: compiled.cache_key,
       },
-    }]);
+    }], snapshot.revision);
     return {
       run_id: run.run_id, task_id: taskId, role, ...telemetry, snapshot_revision: snapshot.revision,
       progress_ledger: progress, task_ledger: task, delta_context: delta,
@@ -103,6 +105,7 @@ export class DispatchRuntime {
     const output = parseIngestInput(input.output);
     const run = this.store(false).requireRun(input.runId);
     const threshold = this.config.stall_threshold;
+    this.telemetry.open();
     const { snapshot, result: effect } = this.store(false).update(run.run_id, `ingest ${outputLabel(output)}`, (head) => {
       const stored = readStoredProgress(head.facts);
       if ('progress' in stored) requireTask(stored.progress, taskId, run.tasks_path);
@@ -114,7 +117,7 @@ export class DispatchRuntime {
     const entries = this.telemetry.record([
       { event_type: DISPATCH_EVENTS.outputIngested, run_id: run.run_id, decision: 'INGESTED', reason: outputLabel(output), metadata: base },
       ...(effect.newly_flagged ? [{ event_type: DISPATCH_EVENTS.stallFlagged, run_id: run.run_id, decision: 'STALLED', reason: 'stall_threshold_reached', metadata: { ...base, replan_hint: task.replan_hint ?? null } }] : []),
-    ]);
+    ], snapshot.revision);
     return { run_id: run.run_id, task_id: taskId, snapshot_revision: snapshot.revision, task_ledger: task, newly_flagged: effect.newly_flagged, telemetry_entry_ids: entries.map((entry) => entry.id) };
   }
 

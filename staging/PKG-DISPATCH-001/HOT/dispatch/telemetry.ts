@@ -1,3 +1,4 @@
+import { CpError } from '../kernel/errors.js';
 import { Ledger, ledgerPathForRoot, type AppendInput, type LedgerEntry } from '../kernel/ledger/index.js';
 
 /** Kernel ledger event types written by the dispatch runtime (distinct from the router's DISPATCH marker). */
@@ -29,8 +30,15 @@ export class DispatchTelemetry {
     this.owned = ledger === undefined;
   }
 
-  record(events: readonly TelemetryEvent[]): LedgerEntry[] {
+  /** Open the root's ledger now, so an unusable ledger refuses an operation before it writes any state. */
+  open(): Ledger {
     this.ledger ??= Ledger.open(ledgerPathForRoot(this.root), { create: true, clock: this.clock });
+    return this.ledger;
+  }
+
+  /** Append the events in one batch; a failure names the snapshot revision that was already committed. */
+  record(events: readonly TelemetryEvent[], snapshotRevision: number): LedgerEntry[] {
+    const ledger = this.open();
     const inputs: AppendInput[] = events.map((event) => ({
       event_type: event.event_type,
       submission_id: event.run_id,
@@ -38,7 +46,13 @@ export class DispatchTelemetry {
       reason: event.reason,
       metadata: { work_order_id: event.run_id, run_id: event.run_id, ...event.metadata },
     }));
-    return this.ledger.appendBatch(inputs);
+    try {
+      return ledger.appendBatch(inputs);
+    } catch (cause) {
+      throw new CpError('ERR_DISPATCH_TELEMETRY_FAILED', `dispatch state was saved (snapshot revision ${snapshotRevision}) but its telemetry could not be appended to ${ledger.path}: ${(cause as Error).message}`, {
+        hint: 'check the kernel ledger with `cplane ledger verify`; the dispatch state itself is intact', details: { snapshot_revision: snapshotRevision, events: events.map((event) => event.event_type) }, cause,
+      });
+    }
   }
 
   /** Closes the ledger only when this object opened it. */
