@@ -1,6 +1,6 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, type Stats } from 'node:fs';
 import { sha256Digest } from '../kernel/canonical.js';
-import { show } from '../kernel/errors.js';
+import { show, type CpError } from '../kernel/errors.js';
 import { dispatchError } from './errors.js';
 import { parseTasksMarkdown, type ParsedTask, type TaskStatus } from './tasks-parser.js';
 
@@ -50,21 +50,7 @@ export const MAX_TASKS_BYTES = 4 * 1024 * 1024;
  * A missing file is `progress_ledger_missing_tasks`; bytes that are not UTF-8 text are a parse failure.
  */
 export function readTasksSource(path: string): TasksSource {
-  let bytes: Buffer;
-  let mtimeMs: number;
-  try {
-    const stat = statSync(path);
-    if (!stat.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'ENOTFILE' });
-    if (stat.size > MAX_TASKS_BYTES) {
-      throw dispatchError('progress_ledger_parse_failed', `${show(path)} is ${stat.size} bytes, over the ${MAX_TASKS_BYTES}-byte limit`, 'point --tasks at the spec\'s tasks.md', { path, size: stat.size });
-    }
-    bytes = readFileSync(path);
-    mtimeMs = stat.mtimeMs;
-  } catch (cause) {
-    if ((cause as { code?: unknown }).code === 'ERR_PROGRESS_LEDGER_PARSE_FAILED') throw cause;
-    const errno = (cause as { code?: unknown }).code;
-    throw dispatchError('progress_ledger_missing_tasks', `cannot read tasks file ${show(path)} (${String(errno ?? 'error')})`, 'check the path: it must name an existing tasks.md', { path, errno: String(errno ?? '') }, cause);
-  }
+  const { bytes, mtimeMs } = readBytes(path);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -75,6 +61,31 @@ export function readTasksSource(path: string): TasksSource {
     throw dispatchError('progress_ledger_parse_failed', `${show(path)} contains NUL bytes`, 'tasks.md must be a text file, not binary data', { path, line: 0 });
   }
   return { path, text, fingerprint: { mtime_ms: mtimeMs, hash: sha256Digest(bytes) } };
+}
+
+function readBytes(path: string): { bytes: Buffer; mtimeMs: number } {
+  const missing = (reason: string, cause?: unknown): CpError =>
+    dispatchError('progress_ledger_missing_tasks', `cannot read tasks file ${show(path)} (${reason})`, 'check the path: it must name an existing tasks.md', { path, reason }, cause);
+  let stat: Stats;
+  try {
+    stat = statSync(path);
+  } catch (cause) {
+    throw missing(errnoOf(cause), cause);
+  }
+  if (!stat.isFile()) throw missing('not a regular file');
+  if (stat.size > MAX_TASKS_BYTES) {
+    throw dispatchError('progress_ledger_parse_failed', `${show(path)} is ${stat.size} bytes, over the ${MAX_TASKS_BYTES}-byte limit`, "point --tasks at the spec's tasks.md", { path, line: 0, size: stat.size });
+  }
+  try {
+    return { bytes: readFileSync(path), mtimeMs: stat.mtimeMs };
+  } catch (cause) {
+    throw missing(errnoOf(cause), cause);
+  }
+}
+
+function errnoOf(cause: unknown): string {
+  const code = (cause as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'unreadable';
 }
 
 export function computeTotals(tasks: readonly ParsedTask[]): ProgressTotals {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { parseTasksMarkdown } from '../../dispatch/tasks-parser.js';
-import { buildProgressLedger, findActiveTaskId, loadTasks, readTasksSource } from '../../dispatch/progress-ledger.js';
+import { MAX_TASKS_BYTES, buildProgressLedger, findActiveTaskId, loadTasks, readTasksSource } from '../../dispatch/progress-ledger.js';
 import { FACT_KEYS, factsFor, mergeFacts, runFact, taskFact, type StateSnapshotFact } from '../../dispatch/facts.js';
 import { progressFacts, readStoredProgress } from '../../dispatch/progress-facts.js';
 import { refreshProgress } from '../../dispatch/refresh-progress.js';
@@ -86,6 +86,8 @@ test('readTasksSource: fingerprint is the mtime and the hash of the bytes read; 
   assert.throws(() => readTasksSource(join(dir, 'bin.md')), { code: 'ERR_PROGRESS_LEDGER_PARSE_FAILED' });
   writeFileSync(join(dir, 'nul.md'), '- [ ] 1. a\u0000\n');
   assert.throws(() => readTasksSource(join(dir, 'nul.md')), /NUL bytes/);
+  writeFileSync(join(dir, 'huge.md'), Buffer.alloc(MAX_TASKS_BYTES + 1, 0x20));
+  assert.throws(() => readTasksSource(join(dir, 'huge.md')), { code: 'ERR_PROGRESS_LEDGER_PARSE_FAILED', message: /over the \d+-byte limit/ });
 });
 
 test('facts: merge is last-write-wins per scope, null removes, output sorted; unknown keys ignored', () => {
