@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { writeFileSync } from 'node:fs';
 import { parseTasksMarkdown } from '../../dispatch/tasks-parser.js';
 import { MAX_TASKS_BYTES, buildProgressLedger, findActiveTaskId, loadTasks, readTasksSource } from '../../dispatch/progress-ledger.js';
@@ -220,4 +221,14 @@ test('loadTasks reads and parses in one step', (t) => {
   const { source, tasks } = loadTasks(writeTasks(join(dir, 'tasks.md'), SAMPLE_TASKS));
   assert.equal(tasks.length, 6);
   assert.equal(source.text, SAMPLE_TASKS);
+});
+
+test('the shipped example tasks.md parses as documented', () => {
+  const path = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dispatch', 'examples', 'tasks.example.md');
+  const { source, tasks } = loadTasks(path);
+  const ledger = buildProgressLedger({ specName: 'example-spec', sourcePath: path, fingerprint: source.fingerprint, tasks, taskId: '2.2' });
+  assert.deepEqual(ledger.totals, { total: 6, completed: 2, in_progress: 2, pending: 2 });
+  assert.equal(ledger.active_task_id, '2.2');
+  assert.deepEqual(ledger.current_task?.requirements, ['2.3']);
+  assert.match(ledger.current_task?.prompt ?? '', /attach indented metadata lines/);
 });
