@@ -11,7 +11,7 @@ export interface CachedGroup {
 }
 
 export interface BreakpointPlan {
-  /** The stable messages with `cache_control` on the last message of each kept tier. */
+  /** The stable messages, in order, with `cache_control` set on the last message of each kept tier. */
   messages: PromptMessage[];
   instructionsBreakpoint: boolean;
   /** Tiers that end at a breakpoint, in order. */
@@ -30,6 +30,7 @@ export function keptTierIndexes(count: number, max: number): number[] {
   return [...Array.from({ length: max - 1 }, (_, i) => i), count - 1];
 }
 
+/** Marks the groups' own messages (the compiler's fresh objects, whose assembly pieces it tracks). */
 export function placeBreakpoints(groups: readonly CachedGroup[], max = MAX_BREAKPOINTS): BreakpointPlan {
   const limit = Math.min(Math.max(1, Math.floor(max)), MAX_BREAKPOINTS);
   const nonEmpty = groups.filter((g, i) => i === 0 || g.messages.length > 0);
@@ -37,16 +38,15 @@ export function placeBreakpoints(groups: readonly CachedGroup[], max = MAX_BREAK
   const lastKept = nonEmpty[nonEmpty.length - 1]?.tier;
   const plan: BreakpointPlan = { messages: [], instructionsBreakpoint: false, tiers: [], merged: [] };
   nonEmpty.forEach((group, index) => {
-    const copies = group.messages.map((m) => ({ ...m }));
     if (kept.has(index)) {
       plan.tiers.push(group.tier);
-      const last = copies[copies.length - 1];
+      const last = group.messages[group.messages.length - 1];
       if (last) last.cache_control = { ...EPHEMERAL };
       else plan.instructionsBreakpoint = true;
     } else if (lastKept !== undefined) {
       plan.merged.push({ tier: group.tier, into: lastKept });
     }
-    plan.messages.push(...copies);
+    plan.messages.push(...group.messages);
   });
   return plan;
 }

@@ -3,7 +3,8 @@ import { placeBreakpoints, MAX_BREAKPOINTS, type CachedGroup } from './breakpoin
 import { compactTask, type CompactionStage, type CompactionStep } from './compaction.js';
 import { buildDynamicTail } from './dynamic-tail.js';
 import { hashPrefix, type PrefixHashes } from './prefix.js';
-import { l0History, systemMessage, tierMessages, uncachedMessages } from './tiers.js';
+import { concat } from './parts.js';
+import { l0History, systemPieces, tierMessages, uncachedMessages } from './tiers.js';
 import { estimateTokens } from './tokens.js';
 import { developerZone, userMetaZone } from './zones.js';
 import type { PromptMessage } from './messages.js';
@@ -53,7 +54,8 @@ function currentPrompt(spec: PromptSpec, task: TaskSpec | undefined): PromptMess
  * dynamic tail last. Compaction (when `budget.max_input_tokens` is exceeded) rewrites only the tail.
  */
 export function compilePrompt(spec: PromptSpec): CompiledPrompt {
-  const instructions = systemMessage(spec);
+  const instructionsPieces = systemPieces(spec);
+  const instructions = concat(instructionsPieces);
   const plan = placeBreakpoints(cachedGroups(spec), spec.cache?.max_breakpoints ?? MAX_BREAKPOINTS);
   const uncached = uncachedMessages(spec);
   const stableChars = instructions.length + sumLength(plan.messages);
@@ -74,7 +76,7 @@ export function compilePrompt(spec: PromptSpec): CompiledPrompt {
       details: { tokens: totalTokens, max_input_tokens: maxTokens, stable_prefix_tokens: estimateTokens(stableChars) },
     });
   }
-  const hashes = hashPrefix({ instructions, instructionsBreakpoint: plan.instructionsBreakpoint, messages, dynamicTailMessages: tail.length });
+  const hashes = hashPrefix({ instructions, instructionsPieces, instructionsBreakpoint: plan.instructionsBreakpoint, messages, dynamicTailMessages: tail.length });
   return {
     instructions,
     instructions_cache_control: plan.instructionsBreakpoint,

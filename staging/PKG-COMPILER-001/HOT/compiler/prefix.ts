@@ -1,4 +1,5 @@
 import { canonicalJson, sha256Hex } from '../kernel/canonical.js';
+import { piecesOf, sha256OfPieces } from './parts.js';
 import type { PromptMessage } from './messages.js';
 
 /** Version tag inside every hashed envelope: bump it only when the hashed shape changes. */
@@ -6,6 +7,8 @@ export const PREFIX_HASH_VERSION = 'cplane-prompt-1';
 
 export interface PrefixInput {
   instructions: string;
+  /** The pieces `instructions` was assembled from, if known (hashed without joining them). */
+  instructionsPieces?: readonly string[];
   instructionsBreakpoint: boolean;
   messages: readonly PromptMessage[];
   /** How many trailing messages form the dynamic tail. */
@@ -20,7 +23,7 @@ export interface PrefixHashes {
 }
 
 function envelope(message: PromptMessage): { role: string; content_sha256: string; breakpoint: boolean } {
-  return { role: message.role, content_sha256: sha256Hex(message.content), breakpoint: message.cache_control !== undefined };
+  return { role: message.role, content_sha256: sha256OfPieces(piecesOf(message), message.content), breakpoint: message.cache_control !== undefined };
 }
 
 /**
@@ -34,7 +37,7 @@ export function hashPrefix(input: PrefixInput): PrefixHashes {
   const tail = input.messages.slice(split);
   const stablePrefixHash = sha256Hex(canonicalJson({
     v: PREFIX_HASH_VERSION,
-    instructions_sha256: sha256Hex(input.instructions),
+    instructions_sha256: sha256OfPieces(input.instructionsPieces, input.instructions),
     instructions_breakpoint: input.instructionsBreakpoint,
     messages: stable.map(envelope),
   }));

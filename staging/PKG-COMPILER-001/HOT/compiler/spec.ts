@@ -55,7 +55,9 @@ function toProblem(error: ErrorObject): SpecProblem {
   const params = error.params as { additionalProperty?: string; missingProperty?: string };
   const extra = params.additionalProperty ?? params.missingProperty;
   const pointer = extra === undefined ? error.instancePath : `${error.instancePath}/${extra.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-  return { pointer: pointer || '/', message: error.message ?? 'is invalid' };
+  // The schema's only `not` is `not const ""` (non_empty_text): say what it means.
+  const message = error.keyword === 'not' ? 'must not be empty' : error.message ?? 'is invalid';
+  return { pointer: pointer || '/', message };
 }
 
 /** Validate hostile input once at the edge; everything past here trusts the PromptSpec type. */

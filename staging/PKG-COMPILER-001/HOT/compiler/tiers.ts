@@ -2,25 +2,35 @@ import {
   FILE_SEPARATOR, FILE_TREE_HEADER, FILES_ACTIVE_HEADER, L0_FILES_HEADER, SYSTEM_PART_SEPARATOR,
   TIER_ACK, TIER_FILES_HEADERS, URL_ACK, URL_CONTEXT_HEADER, URL_SEPARATOR,
 } from './headers.js';
+import { concat, filePieces, rememberPieces } from './parts.js';
 import { baseSystemPrompt } from './templates.js';
-import type { PromptMessage } from './messages.js';
+import type { MessageRole, MessageSection, PromptMessage } from './messages.js';
 import type { HistoryMessage, PromptSpec, SpecFile, TierName } from './spec.js';
 
 /** Files as fenced blocks without language tags, path on the line before, joined by a blank line. */
 export function formatFiles(files: readonly SpecFile[]): string {
-  return files.map((file) => `${file.path}\n\`\`\`\n${file.content}\n\`\`\``).join(FILE_SEPARATOR);
+  return concat(filePieces(files, FILE_SEPARATOR));
+}
+
+/** A message whose text is assembled from pieces (hashed piece by piece, see parts.ts). */
+function assembled(role: MessageRole, section: MessageSection, pieces: string[]): PromptMessage {
+  return rememberPieces({ role, content: concat(pieces), section }, pieces);
 }
 
 /** The L0 system message: fixed base prompt, optional extra prompt, then the L0 reference files. */
-export function systemMessage(spec: PromptSpec): string {
-  const parts = [baseSystemPrompt()];
-  if (spec.system_extra) parts.push(spec.system_extra);
+export function systemPieces(spec: PromptSpec): string[] {
+  const pieces = [baseSystemPrompt()];
+  if (spec.system_extra) pieces.push(SYSTEM_PART_SEPARATOR, spec.system_extra);
   const files = spec.tiers?.L0?.files ?? [];
-  if (files.length > 0) parts.push(L0_FILES_HEADER + formatFiles(files));
-  return parts.join(SYSTEM_PART_SEPARATOR);
+  if (files.length > 0) pieces.push(SYSTEM_PART_SEPARATOR, L0_FILES_HEADER, ...filePieces(files, FILE_SEPARATOR));
+  return pieces;
 }
 
-function history(messages: readonly HistoryMessage[] | undefined, section: PromptMessage['section']): PromptMessage[] {
+export function systemMessage(spec: PromptSpec): string {
+  return concat(systemPieces(spec));
+}
+
+function history(messages: readonly HistoryMessage[] | undefined, section: MessageSection): PromptMessage[] {
   return (messages ?? []).map((m) => ({ role: m.role, content: m.content, section }));
 }
 
@@ -30,7 +40,7 @@ export function tierMessages(spec: PromptSpec, tier: Exclude<TierName, 'L0'>): P
   const out: PromptMessage[] = [];
   const files = source?.files ?? [];
   if (files.length > 0) {
-    out.push({ role: 'user', content: TIER_FILES_HEADERS[tier] + formatFiles(files), section: tier });
+    out.push(assembled('user', tier, [TIER_FILES_HEADERS[tier], ...filePieces(files, FILE_SEPARATOR)]));
     out.push({ role: 'assistant', content: TIER_ACK, section: tier });
   }
   out.push(...history(source?.history, tier));
@@ -43,8 +53,29 @@ export function l0History(spec: PromptSpec): PromptMessage[] {
 
 /** The file tree as a flat, sorted, de-duplicated list (code-unit order, so it is locale-independent). */
 export function fileTreeText(paths: readonly string[]): string {
-  const sorted = [...new Set(paths)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return `${FILE_TREE_HEADER}# File Tree (${sorted.length} files)\n\n${sorted.join('\n')}`;
+  const unique = sortedUnique(paths);
+  return `${FILE_TREE_HEADER}# File Tree (${unique.length} files)\n\n${unique.join('\n')}`;
+}
+
+/** Trees usually arrive sorted (e.g. from `git ls-files`), so one pass checks before paying for a sort. */
+function sortedUnique(paths: readonly string[]): readonly string[] {
+  let previous = '';
+  const unique: string[] = [];
+  for (const path of paths) {
+    if (path < previous) return sortedUnique([...paths].sort());
+    if (path !== previous) unique.push(path);
+    previous = path;
+  }
+  return unique;
+}
+
+function urlPieces(urls: NonNullable<PromptSpec['url_context']>): string[] {
+  const out: string[] = [URL_CONTEXT_HEADER];
+  urls.forEach((u, i) => {
+    if (i > 0) out.push(URL_SEPARATOR);
+    out.push('## ', u.title || u.url, '\nSource: ', u.url, '\n\n', u.content);
+  });
+  return out;
 }
 
 /** Uncached context after the cached tiers: file tree, URL context, working files, active history. */
@@ -55,12 +86,11 @@ export function uncachedMessages(spec: PromptSpec): PromptMessage[] {
     out.push({ role: 'assistant', content: TIER_ACK, section: 'file_tree' });
   }
   if (spec.url_context && spec.url_context.length > 0) {
-    const parts = spec.url_context.map((u) => `## ${u.title || u.url}\nSource: ${u.url}\n\n${u.content}`);
-    out.push({ role: 'user', content: URL_CONTEXT_HEADER + parts.join(URL_SEPARATOR), section: 'url_context' });
+    out.push(assembled('user', 'url_context', urlPieces(spec.url_context)));
     out.push({ role: 'assistant', content: URL_ACK, section: 'url_context' });
   }
   if (spec.active_files && spec.active_files.length > 0) {
-    out.push({ role: 'user', content: FILES_ACTIVE_HEADER + formatFiles(spec.active_files), section: 'active_files' });
+    out.push(assembled('user', 'active_files', [FILES_ACTIVE_HEADER, ...filePieces(spec.active_files, FILE_SEPARATOR)]));
     out.push({ role: 'assistant', content: TIER_ACK, section: 'active_files' });
   }
   out.push(...history(spec.active_history, 'active_history'));

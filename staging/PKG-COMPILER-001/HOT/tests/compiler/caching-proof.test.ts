@@ -36,7 +36,7 @@ function specForTurn(turn: number, graduated: HistoryMessage[], active: HistoryM
 }
 
 test('20-turn conversation: >= 80% of input tokens after the first turn are served from the provider cache', async (t) => {
-  const server = await startAnthropicCacheServer({ apiKey: 'test-key', reply: (_b, i) => `Step ${i + 1} done: updated the functions and the tests pass.` });
+  const server = await startAnthropicCacheServer({ apiKey: 'test-key', minCacheTokens: 1024, reply: (_b, i) => `Step ${i + 1} done: updated the functions and the tests pass.` });
   t.after(() => server.close());
   const usages: AnthropicUsage[] = [];
   const stableHashes: string[] = [];

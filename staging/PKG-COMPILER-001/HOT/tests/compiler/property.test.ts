@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { compilePrompt, type CompiledPrompt } from '../../compiler/compile.js';
 import { validatePromptSpec, type PromptSpec } from '../../compiler/spec.js';
 import { renderAnthropic } from '../../compiler/render/anthropic.js';
+import { hashPrefix } from '../../compiler/prefix.js';
 import { makeRng, randomSpec, randomTask, text, type Rng } from './fixtures/specs.js';
 
 const SEED = Number(process.env.CP_PROPERTY_SEED ?? 20261122);
@@ -81,4 +82,14 @@ forAll('compaction under a random budget keeps the stable hash and fits, or refu
   assert.equal(c.stable_prefix_hash, full.stable_prefix_hash);
   assert.ok(c.token_estimate.total <= budget);
   if (budget >= full.token_estimate.total) assert.equal(c.compaction_stage, 'none');
+});
+
+forAll('hashes streamed from assembly pieces equal hashes of the finished texts', (spec) => {
+  const c = compilePrompt(spec);
+  // Plain copies carry no assembly pieces, so this hashes the joined message texts directly.
+  const plain = hashPrefix({
+    instructions: c.instructions, instructionsBreakpoint: c.instructions_cache_control,
+    messages: c.messages.map((m) => ({ ...m })), dynamicTailMessages: c.messages.length - c.stable_message_count,
+  });
+  assert.deepEqual(plain, { stable_prefix_hash: c.stable_prefix_hash, dynamic_tail_hash: c.dynamic_tail_hash, full_prompt_hash: c.full_prompt_hash, cache_key: c.cache_key });
 });

@@ -44,6 +44,11 @@ test('all problems are listed in details, and the message names the first', () =
   }
 });
 
+test('empty prompts and history messages are refused as empty', () => {
+  assert.throws(() => validatePromptSpec({ ...baseSpec(), user_prompt: '' }), { code: 'ERR_PROMPT_SPEC_INVALID', message: 'prompt spec is invalid at /user_prompt: must not be empty' });
+  assert.throws(() => validatePromptSpec({ ...baseSpec(), active_history: [{ role: 'user', content: '' }] }), { message: /\/active_history\/0\/content: must not be empty/ });
+});
+
 test('spec text that is not JSON is refused with the source named', () => {
   assert.throws(() => parsePromptSpec('{"role":', 'spec.json'), { code: 'ERR_PROMPT_SPEC_INVALID', message: /"spec\.json" is not JSON/ });
 });
