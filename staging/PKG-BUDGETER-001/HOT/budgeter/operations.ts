@@ -3,7 +3,7 @@ import { CpError, show } from '../kernel/errors.js';
 import type { BudgetConfig } from './config.js';
 import type { ReserveInput } from './input.js';
 import { priceFor, readUsage, reservationCost, totalTokens, usageCost } from './pricing.js';
-import { chargeRate, rateViolations } from './rate.js';
+import { chargeRate, rateViolations, refundRate } from './rate.js';
 import { type BudgetViolation, describeViolation, toViolation } from './results.js';
 import { type Remaining, addUse, limitViolations, readUse, remainingOf, scopesFor } from './scopes.js';
 import type { BudgetStore, ReservationRow } from './store.js';
@@ -136,9 +136,12 @@ export function releaseTx(ctx: TxContext, requestId: string): { row: Reservation
   const row = pending(store, requestId, 'release');
   if (row.state === 'released') return { row, replayed: true };
   if (row.state !== 'reserved') throw wrongState(row, 'release');
-  store.addTotals(scopesFor(ctx.config, scopeIds(row)).map((s) => s.key), {
+  const scopes = scopesFor(ctx.config, scopeIds(row));
+  store.addTotals(scopes.map((s) => s.key), {
     reserved_tokens: -row.reserved_tokens, reserved_cost: -(row.reserved_cost ?? 0), requests: -1,
   });
+  // The call never reached the provider, so it should not hold a rate-limit slot either.
+  if (ctx.config.mode !== 'off') refundRate(ctx.config, store, scopes, row.reserved_tokens, Date.parse(row.created_at));
   const finished: ReservationRow = { ...row, state: 'released', finished_at: new Date(now).toISOString() };
   store.finishReservation(finished);
   return { row: finished, replayed: false };

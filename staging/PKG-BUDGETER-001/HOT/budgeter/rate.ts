@@ -50,3 +50,14 @@ export function chargeRate(config: BudgetConfig, store: BudgetStore, scopes: rea
     store.putWindow(scope.key, { window_start: window.window_start, requests: window.requests + 1, tokens: window.tokens + tokens });
   }
 }
+
+/** Give back a released request's share of the window it was counted in, if that window is still current. */
+export function refundRate(config: BudgetConfig, store: BudgetStore, scopes: readonly Scope[], tokens: number, chargedAt: number): void {
+  for (const scope of scopes) {
+    const rate = config.rate_limits[scope.key.kind];
+    if (!rate) continue;
+    const row = store.window(scope.key);
+    if (!row || row.window_start !== Math.floor(chargedAt / rate.window_ms) * rate.window_ms) continue;
+    store.putWindow(scope.key, { window_start: row.window_start, requests: Math.max(0, row.requests - 1), tokens: Math.max(0, row.tokens - tokens) });
+  }
+}
