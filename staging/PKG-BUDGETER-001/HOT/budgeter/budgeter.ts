@@ -3,11 +3,11 @@ import type { AppendInput, Ledger } from '../kernel/ledger/index.js';
 import {
   type BudgetConfig, budgetConfigPathForRoot, budgetDbPathForRoot, loadBudgetConfig, parseBudgetConfig,
 } from './config.js';
-import { parseRequestId, parseReserveInput } from './input.js';
+import { type ReserveInput, parseRequestId, parseReserveInput } from './input.js';
 import { type TxContext, releaseTx, reserveTx, settleTx } from './operations.js';
 import { toMoney } from './pricing.js';
 import { type RecordContext, allocationRecord, exceededRecord, releaseRecord, settlementRecord } from './records.js';
-import { type Released, type ReserveOutcome, type Settled, toReservation } from './results.js';
+import { type BudgetViolation, type Refused, type Released, type ReserveOutcome, type Settled, toReservation } from './results.js';
 import type { Remaining } from './scopes.js';
 import { type BudgetStatus, statusOf } from './status.js';
 import { BudgetStore } from './store.js';
@@ -75,13 +75,8 @@ export class Budgeter {
     const input = parseReserveInput(request);
     const decision = this.store.immediate(() => reserveTx(this.tx(), input));
     if (decision.kind === 'refused') {
-      const records = [exceededRecord({ ...input, work_order_id: input.work_order_id ?? null, agent_id: input.agent_id ?? null }, 'REFUSED', decision.violations, this.recordCtx)];
-      const first = decision.violations[0];
-      return {
-        ok: false, code: first?.code ?? 'BUDGET_EXHAUSTED', message: decision.message, violations: decision.violations,
-        retry_after_ms: decision.violations.every((v) => v.code === 'RATE_LIMITED') ? Math.max(...decision.violations.map((v) => v.retry_after_ms ?? 0)) : null,
-        records, ledger_entry_ids: this.publish(records),
-      };
+      const refused = refusal(input, decision.violations, decision.message, this.recordCtx);
+      return { ...refused, ledger_entry_ids: this.publish(refused.records) };
     }
     const reservation = toReservation(decision.row);
     const needRecords = !decision.replayed || (this.ledger !== null && decision.row.allocation_entry_id === null);
@@ -150,4 +145,15 @@ export class Budgeter {
 
 function remainingMoney(left: Remaining): { remaining_tokens: number | null; remaining_cost: number | null } {
   return { remaining_tokens: left.tokens, remaining_cost: toMoney(left.cost) };
+}
+
+function refusal(input: ReserveInput, violations: BudgetViolation[], message: string, ctx: RecordContext): Refused {
+  const identity = { ...input, work_order_id: input.work_order_id ?? null, agent_id: input.agent_id ?? null };
+  // Only a pure rate refusal has a time after which the same call can succeed.
+  const rateOnly = violations.every((v) => v.code === 'RATE_LIMITED');
+  return {
+    ok: false, code: violations[0]?.code ?? 'BUDGET_EXHAUSTED', message, violations,
+    retry_after_ms: rateOnly ? Math.max(...violations.map((v) => v.retry_after_ms ?? 0)) : null,
+    records: [exceededRecord(identity, 'REFUSED', violations, ctx)], ledger_entry_ids: [],
+  };
 }
