@@ -32,7 +32,7 @@ function skipFor(name: string): (rel: string) => boolean {
     if (rel.endsWith('/')) {
       const top = rel.split('/')[0] as string;
       if (native && (top === 'deps' || top === 'src')) return true;
-      return const dir = rel.slice(0, -1).split('/').pop() as string;
+      const dir = rel.slice(0, -1).split('/').pop() as string;
       return dir.startsWith('.') || DROP_DIRS.has(dir);
     }
     if (native && rel.startsWith('build/')) return rel !== 'build/Release/better_sqlite3.node';
