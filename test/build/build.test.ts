@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import * as tar from 'tar';
 import { buildPackages, type BuildPackagesResult } from '../../scripts/build/packages.js';
 import { REPO } from '../../scripts/lib/repo.js';
-import { readPackageArchive } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/index.js';
+import { readBootstrapArchive, readPackageArchive } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/index.js';
 import { sha256Digest } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
 import { validateBootstrapPlan } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
 
@@ -97,6 +97,9 @@ test('CP_BOOTSTRAP holds the texts, bootstrap.json pinning each archive, and eve
   assert.deepEqual(order.slice(0, 4), ['PKG-GENESIS-001', 'PKG-RUNTIME-001', 'PKG-KERNEL-001', 'PKG-SCHEMAS-001']);
   for (const p of plan.packages) assert.equal(p.integrity, sha256Digest(readFileSync(join(dir, p.file))), p.file);
   assert.deepEqual(readdirSync(join(dir, 'packages')).sort(), plan.packages.map((p) => p.file.slice('packages/'.length)).sort());
+  const read = await readBootstrapArchive(first.bootstrap.path);
+  assert.deepEqual(read.plan, plan);
+  assert.deepEqual([...read.extras.keys()].sort(), members.filter((m) => m.endsWith('.js') || m.endsWith('.md')).sort());
   const index = JSON.parse(readFileSync(first.index, 'utf8')) as { packages: Array<{ package_id: string; integrity: string; file: string }> };
   assert.deepEqual(index.packages.map((p) => p.integrity).sort(), plan.packages.map((p) => p.integrity).sort());
 });
