@@ -199,3 +199,8 @@ test('refuses a malformed signature.json rather than treating the package as uns
   const s = scratch(t);
   await refused(s.archive(rawTar([manifestEntry(manifestFor(FILES)), { name: 'signature.json', data: '{"algorithm":"rsa"}' }, ...fileEntries])), 'ERR_SIGNATURE_MALFORMED');
 });
+
+test('refuses a signature.json that is not JSON', async (t) => {
+  const s = scratch(t);
+  await refused(s.archive(rawTar([manifestEntry(manifestFor(FILES)), { name: 'signature.json', data: 'sig' }, ...fileEntries])), 'ERR_SIGNATURE_MALFORMED');
+});
