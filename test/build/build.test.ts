@@ -9,7 +9,7 @@ import { buildPackages, type BuildPackagesResult } from '../../scripts/build/pac
 import { REPO } from '../../scripts/lib/repo.js';
 import { readBootstrapArchive, readPackageArchive } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/index.js';
 import { sha256Digest } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
-import { validateBootstrapPlan } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
+import { compileSchema, validateBootstrapPlan } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
 
 const work = mkdtempSync(join(tmpdir(), 'cp-build-test-'));
 process.on('exit', () => rmSync(work, { recursive: true, force: true }));
@@ -102,4 +102,6 @@ test('CP_BOOTSTRAP holds the texts, bootstrap.json pinning each archive, and eve
   assert.deepEqual([...read.extras.keys()].sort(), members.filter((m) => m.endsWith('.js') || m.endsWith('.md')).sort());
   const index = JSON.parse(readFileSync(first.index, 'utf8')) as { packages: Array<{ package_id: string; integrity: string; file: string }> };
   assert.deepEqual(index.packages.map((p) => p.integrity).sort(), plan.packages.map((p) => p.integrity).sort());
+  const indexSchema = JSON.parse(readFileSync(join(REPO, 'staging', 'PKG-SCHEMAS-001', 'HOT', 'schemas', 'index.schema.json'), 'utf8')) as object;
+  assert.deepEqual(compileSchema(indexSchema)(index), []);
 });

@@ -204,3 +204,18 @@ test('refuses a signature.json that is not JSON', async (t) => {
   const s = scratch(t);
   await refused(s.archive(rawTar([manifestEntry(manifestFor(FILES)), { name: 'signature.json', data: 'sig' }, ...fileEntries])), 'ERR_SIGNATURE_MALFORMED');
 });
+
+test('refuses a GNU long-name (L) record that escapes, though the ustar name is harmless', async (t) => {
+  const s = scratch(t);
+  const path = s.archive(rawTar([manifestEntry(manifestFor(FILES)), ...fileEntries, { name: '././@LongLink', type: 'L', data: '../../escape.js\0' }, { name: 'HOT/kernel/harmless.js', data: 'evil' }]));
+  const error = await refused(path, 'ERR_ARCHIVE_UNSAFE_PATH');
+  assert.equal(error.details.member, '../../escape.js');
+});
+
+test('a global pax header cannot rename members, and a pax header on a symlink still leaves it a link', async (t) => {
+  const s = scratch(t);
+  const global = { ...paxEntry({ path: '../global.js' }), type: 'g' };
+  const read = await readPackageArchive(s.archive(rawTar([global, manifestEntry(manifestFor(FILES)), ...fileEntries])));
+  assert.equal(read.files.size, 2);
+  await refused(s.archive(rawTar([manifestEntry(manifestFor(FILES)), ...fileEntries, paxEntry({ linkpath: '/etc/passwd' }), { name: 'HOT/kernel/l', type: '2', linkname: 'x' }])), 'ERR_ARCHIVE_LINK');
+});
