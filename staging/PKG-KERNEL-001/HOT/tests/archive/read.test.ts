@@ -219,3 +219,12 @@ test('a global pax header cannot rename members, and a pax header on a symlink s
   assert.equal(read.files.size, 2);
   await refused(s.archive(rawTar([manifestEntry(manifestFor(FILES)), ...fileEntries, paxEntry({ linkpath: '/etc/passwd' }), { name: 'HOT/kernel/l', type: '2', linkname: 'x' }])), 'ERR_ARCHIVE_LINK');
 });
+
+test('an empty file and an empty tar stream are refused with codes', async (t) => {
+  const s = scratch(t);
+  const empty = join(s.dir, 'empty.tar.gz');
+  (await import('node:fs')).writeFileSync(empty, '');
+  assert.match((await refused(empty, 'ERR_ARCHIVE_CORRUPT')).message, /unexpected end of file/);
+  assert.match((await refused(s.archive(Buffer.alloc(0)), 'ERR_ARCHIVE_CORRUPT')).message, /Unrecognized archive format/);
+  await refused(s.dir, 'ERR_ARCHIVE_NOT_FOUND');
+});
