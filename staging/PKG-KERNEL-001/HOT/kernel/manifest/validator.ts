@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
 /** One schema violation, located by a JSON pointer (RFC 6901) into the validated value. */
@@ -32,9 +31,4 @@ export function compileSchema(schema: object): SchemaCheck {
   const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: false });
   const validate: ValidateFunction = ajv.compile(schema);
   return (value) => (validate(value) ? [] : (validate.errors ?? []).map(toIssue));
-}
-
-/** Compile a schema file shipped next to the code (`new URL('x.schema.json', import.meta.url)`). */
-export function compileSchemaFile(url: URL): SchemaCheck {
-  return compileSchema(JSON.parse(readFileSync(url, 'utf8')) as object);
 }
