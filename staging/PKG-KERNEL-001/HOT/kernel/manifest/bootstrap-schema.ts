@@ -16,7 +16,7 @@ export const BOOTSTRAP_SCHEMA = {
   "properties": {
     "schema_version": {
       "type": "string",
-      "pattern": "^1\\.\\d+$"
+      "pattern": "^1(\\.\\d+)?$"
     },
     "bootstrap_version": {
       "type": "string",

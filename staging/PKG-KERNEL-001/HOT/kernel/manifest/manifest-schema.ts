@@ -31,7 +31,7 @@ export const MANIFEST_SCHEMA = {
     },
     "schema_version": {
       "type": "string",
-      "pattern": "^1\\.\\d+$",
+      "pattern": "^1(\\.\\d+)?$",
       "description": "manifest format version; this kernel reads 1.x"
     },
     "title": {
