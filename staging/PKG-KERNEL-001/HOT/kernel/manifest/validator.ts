@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
 /** One schema violation, located by a JSON pointer (RFC 6901) into the validated value. */
@@ -31,4 +32,9 @@ export function compileSchema(schema: object): SchemaCheck {
   const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: false });
   const validate: ValidateFunction = ajv.compile(schema);
   return (value) => (validate(value) ? [] : (validate.errors ?? []).map(toIssue));
+}
+
+/** Compile a JSON Schema file (e.g. one PKG-SCHEMAS-001 ships under HOT/schemas/). */
+export function compileSchemaFile(file: string | URL): SchemaCheck {
+  return compileSchema(JSON.parse(readFileSync(file, 'utf8')) as object);
 }
