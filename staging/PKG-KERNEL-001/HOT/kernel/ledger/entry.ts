@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { canonicalJson, sha256Hex } from '../canonical.js';
+import { CpError, show } from '../errors.js';
 
 /** The LedgerEntry contract (SPEC §4). Never add top-level fields: new data goes in `metadata`. */
 export interface LedgerEntry {
@@ -45,6 +46,7 @@ export function computeEntryHash(entry: Omit<LedgerEntry, 'entry_hash'>): string
   return sha256Hex(hashInput(entry));
 }
 
+/** The reference hash input: canonical JSON of the eight hashed fields, straight from the definition. */
 export function hashInput(entry: Omit<LedgerEntry, 'entry_hash'>): string {
   return canonicalJson({
     id: entry.id,
@@ -56,6 +58,42 @@ export function hashInput(entry: Omit<LedgerEntry, 'entry_hash'>): string {
     timestamp: entry.timestamp,
     previous_hash: entry.previous_hash,
   });
+}
+
+/** The hashed fields as stored: strings, with `metadata` already in canonical JSON. */
+export interface HashColumns {
+  id: string;
+  event_type: string;
+  submission_id: string;
+  decision: string;
+  reason: string;
+  metadata: string;
+  timestamp: string;
+  previous_hash: string;
+}
+
+/**
+ * The same bytes as `hashInput`, assembled from columns without re-parsing metadata: RFC 8785 sorts these
+ * eight keys in exactly this order and serialises strings as JSON.stringify does, so when `metadata` is
+ * canonical JSON the result is identical (proved by the equivalence tests).
+ */
+export function hashInputFromColumns(c: HashColumns): string {
+  const q = JSON.stringify;
+  return `{"decision":${q(c.decision)},"event_type":${q(c.event_type)},"id":${q(c.id)},"metadata":${c.metadata},"previous_hash":${q(c.previous_hash)},"reason":${q(c.reason)},"submission_id":${q(c.submission_id)},"timestamp":${q(c.timestamp)}}`;
+}
+
+export const HASH_PATTERN = /^[0-9a-f]{64}$/;
+export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Parse `SEQ:HASH` (as printed by `cplane ledger head`). */
+export function parseAnchor(text: string): Anchor {
+  const match = /^(\d{1,15}):([0-9a-f]{64})$/.exec(text.trim());
+  if (!match) {
+    throw new CpError('ERR_LEDGER_ANCHOR_INVALID', `anchor ${show(text)} is not SEQ:HASH`, {
+      hint: 'pass the anchor printed by `cplane ledger head`, e.g. 42:<64 lowercase hex>', details: { anchor: text },
+    });
+  }
+  return { seq: Number(match[1]), hash: match[2] as string };
 }
 
 export function formatAnchor(anchor: Anchor): string {
