@@ -6,7 +6,7 @@ import {
   type AppendInput, type Anchor, type Clock, type IdSource, type LedgerEntry,
   GENESIS_HASH, hashInputFromColumns, randomEntryId,
 } from './entry.js';
-import { openLedgerDatabase, type ConnectionOptions } from './open.js';
+import { notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
 import { compileQuery, ROW_COLUMNS, type LedgerQuery } from './query.js';
 import { validateAppendInput } from './validate.js';
 
@@ -82,7 +82,12 @@ export class Ledger {
 
   static open(path: string, options: LedgerOptions = {}): Ledger {
     const db = openLedgerDatabase(path, options);
-    return new Ledger(path, db, options.clock ?? Date.now, options.idSource ?? randomEntryId);
+    try {
+      return new Ledger(path, db, options.clock ?? Date.now, options.idSource ?? randomEntryId);
+    } catch (cause) {
+      db.close();
+      throw notALedger(path, cause);
+    }
   }
 
   /** Append one entry in its own BEGIN IMMEDIATE transaction; concurrent appenders queue, never fork. */

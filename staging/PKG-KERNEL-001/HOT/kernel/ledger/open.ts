@@ -80,7 +80,7 @@ function initialise(db: Database.Database, path: string, readonly: boolean): voi
   }
 }
 
-function notALedger(path: string, cause?: unknown): CpError {
+export function notALedger(path: string, cause?: unknown): CpError {
   return new CpError('ERR_LEDGER_NOT_A_LEDGER', `${show(path)} is not a cplane ledger`, {
     hint: 'point --ledger at a file created by cplane, or at a path that does not exist yet', details: { path }, cause,
   });

@@ -82,7 +82,8 @@ test('rows deleted from the middle and renumbered (links to an earlier entry) ar
 test('metadata that is not JSON any more is reported as unreadable', (t) => {
   const { path, entries } = fiveEntries(t);
   // The generated columns refuse malformed JSON, so a forger rebuilds the table without them first.
-  tamper(path, `CREATE TABLE plain AS SELECT seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash FROM entries;
+  tamper(path, `CREATE TABLE plain AS SELECT seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash,
+      session_id, agent_id, work_order_id, dispatch_entry_id FROM entries;
     DROP TABLE entries; ALTER TABLE plain RENAME TO entries; UPDATE entries SET metadata = '{not json' WHERE seq = 5`);
   const result = verifyFile(t, path);
   assert.deepEqual([result.first_bad?.id, result.first_bad?.problem], [entries[4]?.id, 'unreadable']);
