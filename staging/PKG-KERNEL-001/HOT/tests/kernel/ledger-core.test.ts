@@ -119,7 +119,7 @@ test('opening a ledger written by another format version is refused', (t) => {
   assert.throws(() => Ledger.open(ledger.path), { code: 'ERR_LEDGER_FORMAT_VERSION', message: /"99"/ });
   tamper(ledger.path, "UPDATE ledger_meta SET value = 'other' WHERE key = 'format'", false);
   assert.throws(() => Ledger.open(ledger.path), { code: 'ERR_LEDGER_NOT_A_LEDGER' });
-  tamper(ledger.path, "UPDATE ledger_meta SET value = 'cplane-ledger' WHERE key = 'format'; ALTER TABLE entries RENAME TO gone", false);
+  tamper(ledger.path, "UPDATE ledger_meta SET value = 'cplane-ledger' WHERE key = 'format'; UPDATE ledger_meta SET value = '1' WHERE key = 'format_version'; ALTER TABLE entries RENAME TO gone", false);
   assert.throws(() => Ledger.open(ledger.path), { code: 'ERR_LEDGER_NOT_A_LEDGER' });
 });
 
