@@ -3,5 +3,5 @@ export * from './ledger.js';
 export * from './verify.js';
 export * from './orphans.js';
 export { exportLedger, exportLines, importLedger, parseExport, readExportFile } from './jsonl.js';
-export { compileQuery, ROW_COLUMNS } from './query.js';
+export { compileQuery, HISTORY_SQL, ROW_COLUMNS } from './query.js';
 export { validateAppendInput } from './validate.js';

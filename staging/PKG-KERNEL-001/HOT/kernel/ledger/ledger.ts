@@ -7,7 +7,7 @@ import {
   GENESIS_HASH, hashInputFromColumns, randomEntryId,
 } from './entry.js';
 import { notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
-import { compileQuery, ROW_COLUMNS, type LedgerQuery } from './query.js';
+import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type LedgerQuery } from './query.js';
 import { validateAppendInput } from './validate.js';
 
 export type { Synchronous } from './open.js';
@@ -76,7 +76,7 @@ export class Ledger {
       byId: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id = ?`),
       bySeq: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE seq = ?`),
       chunk: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE seq > ? ORDER BY seq ASC LIMIT ?`).raw(),
-      history: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE session_id = ? AND event_type = 'EXCHANGE' ORDER BY seq ASC`),
+      history: db.prepare(HISTORY_SQL),
     };
   }
 

@@ -16,6 +16,9 @@ export interface LedgerQuery {
 
 export const ROW_COLUMNS = 'seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash';
 
+/** A session's conversation: its EXCHANGE records in chain order (served by the session index). */
+export const HISTORY_SQL = `SELECT ${ROW_COLUMNS} FROM entries WHERE session_id = ? AND event_type = 'EXCHANGE' ORDER BY seq ASC`;
+
 const EQUALITY_FILTERS = ['event_type', 'submission_id', 'session_id', 'agent_id', 'work_order_id'] as const;
 const QUERY_KEYS: readonly string[] = [...EQUALITY_FILTERS, 'since', 'until', 'limit', 'order'];
 
@@ -55,7 +58,10 @@ export function compileQuery(query: LedgerQuery): CompiledQuery {
   }
   const order = query.order === 'oldest' ? 'ASC' : 'DESC';
   const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
-  return { sql: `SELECT ${ROW_COLUMNS} FROM entries${filter} ORDER BY seq ${order}${limit}`, params };
+  // With only a time range, SQLite would rather walk the primary key to skip the sort: a full scan.
+  const timeOnly = where.length > 0 && where.every((clause) => clause.startsWith('timestamp'));
+  const from = timeOnly ? 'entries INDEXED BY entries_timestamp' : 'entries';
+  return { sql: `SELECT ${ROW_COLUMNS} FROM ${from}${filter} ORDER BY seq ${order}${limit}`, params };
 }
 
 function invalid(message: string, details: Record<string, unknown>): CpError {
