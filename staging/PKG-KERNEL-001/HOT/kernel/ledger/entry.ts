@@ -36,7 +36,19 @@ export const ENTRY_FIELDS = ['id', 'event_type', 'submission_id', 'decision', 'r
 export type IdSource = () => string;
 export type Clock = () => number;
 
-export const randomEntryId: IdSource = () => `LED-${randomBytes(4).toString('hex')}`;
+const ID_POOL_BYTES = 4096;
+let idPool = Buffer.alloc(0);
+let idPoolOffset = 0;
+
+/** `LED-` + 8 random hex digits. Random bytes are drawn 4 KiB at a time: one syscall per 1024 ids, not per id. */
+export const randomEntryId: IdSource = () => {
+  if (idPoolOffset + 4 > idPool.length) {
+    idPool = randomBytes(ID_POOL_BYTES);
+    idPoolOffset = 0;
+  }
+  idPoolOffset += 4;
+  return `LED-${idPool.toString('hex', idPoolOffset - 4, idPoolOffset)}`;
+};
 
 /**
  * The hash input: RFC 8785 canonical JSON of the entry without `entry_hash`

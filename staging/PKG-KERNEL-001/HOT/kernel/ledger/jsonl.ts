@@ -1,16 +1,24 @@
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import AjvModule from 'ajv';
+import AjvModule, { type ValidateFunction } from 'ajv';
 import { fsyncDir } from '../atomic.js';
 import { canonicalJson } from '../canonical.js';
 import { CpError, show } from '../errors.js';
 import { computeEntryHash, GENESIS_HASH, type Anchor, type LedgerEntry } from './entry.js';
 import { rowToEntry, type Ledger } from './ledger.js';
 
-const Ajv = AjvModule.default;
-const entrySchema = JSON.parse(readFileSync(new URL('./ledger-entry.schema.json', import.meta.url), 'utf8')) as object;
-const validateEntry = new Ajv({ allErrors: false, strict: true }).compile<LedgerEntry>(entrySchema);
+type EntryValidator = ValidateFunction<LedgerEntry>;
+let validator: EntryValidator | undefined;
+
+/** Compiled on first use, so loading the ledger module never touches the schema file. */
+function entryValidator(): EntryValidator {
+  if (!validator) {
+    const schema = JSON.parse(readFileSync(new URL('./ledger-entry.schema.json', import.meta.url), 'utf8')) as object;
+    validator = new AjvModule.default({ allErrors: false, strict: true }).compile<LedgerEntry>(schema);
+  }
+  return validator;
+}
 
 /** One entry per line, in chain order, each line the entry's RFC 8785 canonical JSON. */
 export function* exportLines(ledger: Ledger): IterableIterator<string> {
@@ -87,6 +95,7 @@ function parseLine(line: string, lineNo: number, source: string): LedgerEntry {
       hint: 'import only files written by `cplane ledger export`', details: { line: lineNo }, cause,
     });
   }
+  const validateEntry = entryValidator();
   if (!validateEntry(value)) {
     const error = validateEntry.errors?.[0];
     const at = error?.instancePath || '/';

@@ -4,7 +4,7 @@ import { CpError, show } from '../errors.js';
 import { canonicalJson, sha256Hex } from '../canonical.js';
 import {
   type AppendInput, type Anchor, type Clock, type IdSource, type LedgerEntry,
-  GENESIS_HASH, hashInputFromColumns, randomEntryId,
+  type HashColumns, GENESIS_HASH, hashInputFromColumns, randomEntryId,
 } from './entry.js';
 import { notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
 import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type LedgerQuery } from './query.js';
@@ -35,6 +35,11 @@ export interface EntryRow {
 export type RawRow = [number, string, string, string, string, string, string, string, string, string];
 
 const MAX_ID_ATTEMPTS = 16;
+
+function isIdCollision(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return e.code === 'SQLITE_CONSTRAINT_UNIQUE' && typeof e.message === 'string' && e.message.includes('entries.id');
+}
 
 export function ledgerPathForRoot(root: string): string {
   return join(root, 'HOT', 'ledger', 'ledger.sqlite');
@@ -71,7 +76,6 @@ export class Ledger {
     this.stmts = {
       head: db.prepare('SELECT seq, entry_hash FROM entries ORDER BY seq DESC LIMIT 1').raw(),
       count: db.prepare('SELECT count(*) FROM entries').pluck(),
-      idExists: db.prepare('SELECT 1 FROM entries WHERE id = ?').pluck(),
       insert: db.prepare(`INSERT INTO entries (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       byId: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id = ?`),
       bySeq: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE seq = ?`),
@@ -104,27 +108,16 @@ export class Ledger {
     });
     const run = this.db.transaction(() => {
       let [seq, previous] = this.headTuple();
-      const taken = new Set<string>();
-      const out: LedgerEntry[] = [];
-      for (const input of prepared) {
-        const columns = {
-          id: this.freshId(taken),
-          event_type: input.event_type,
-          submission_id: input.submission_id,
-          decision: input.decision,
-          reason: input.reason,
-          metadata: input.metadataJson,
-          timestamp: new Date(this.clock()).toISOString(),
-          previous_hash: previous,
-        };
-        const entryHash = sha256Hex(hashInputFromColumns(columns));
+      return prepared.map((input) => {
         seq += 1;
-        this.stmts.insert.run(seq, columns.id, columns.event_type, columns.submission_id, columns.decision, columns.reason,
-          columns.metadata, columns.timestamp, columns.previous_hash, entryHash);
+        const columns = {
+          id: '', event_type: input.event_type, submission_id: input.submission_id, decision: input.decision, reason: input.reason,
+          metadata: input.metadataJson, timestamp: new Date(this.clock()).toISOString(), previous_hash: previous,
+        };
+        const entryHash = this.insertWithFreshId(seq, columns);
         previous = entryHash;
-        out.push({ ...columns, metadata: input.metadata, entry_hash: entryHash });
-      }
-      return out;
+        return { ...columns, metadata: input.metadata, entry_hash: entryHash };
+      });
     });
     return run.immediate();
   }
@@ -155,12 +148,20 @@ export class Ledger {
     return row ?? [0, GENESIS_HASH];
   }
 
-  private freshId(taken: Set<string>): string {
+  /**
+   * Insert one row under the write lock, drawing ids until one is unused. The UNIQUE index on id does the
+   * checking: a collision fails only that statement, so the transaction carries on with a new id and hash.
+   */
+  private insertWithFreshId(seq: number, columns: HashColumns): string {
     for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt += 1) {
-      const id = this.idSource();
-      if (!taken.has(id) && this.stmts.idExists.get(id) === undefined) {
-        taken.add(id);
-        return id;
+      columns.id = this.idSource();
+      const entryHash = sha256Hex(hashInputFromColumns(columns));
+      try {
+        this.stmts.insert.run(seq, columns.id, columns.event_type, columns.submission_id, columns.decision, columns.reason,
+          columns.metadata, columns.timestamp, columns.previous_hash, entryHash);
+        return entryHash;
+      } catch (error) {
+        if (!isIdCollision(error)) throw error;
       }
     }
     throw new CpError('ERR_LEDGER_ID_EXHAUSTED', `could not find an unused entry id after ${MAX_ID_ATTEMPTS} attempts`, {
