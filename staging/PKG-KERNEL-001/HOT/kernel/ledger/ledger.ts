@@ -31,8 +31,11 @@ export interface EntryRow {
   entry_hash: string;
 }
 
-/** A row as an array, in ROW_COLUMNS order: the cheap shape for walking the whole chain. */
-export type RawRow = [number, string, string, string, string, string, string, string, string, string];
+/**
+ * A row as an array, in ROW_COLUMNS order: the cheap shape for walking the whole chain. The last element is
+ * 1 when metadata is well-formed JSON whose top level is an object (checked by SQLite, without a JS parse).
+ */
+export type RawRow = [number, string, string, string, string, string, string, string, string, string, number];
 
 const MAX_ID_ATTEMPTS = 16;
 
@@ -79,7 +82,7 @@ export class Ledger {
       insert: db.prepare(`INSERT INTO entries (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       byId: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id = ?`),
       bySeq: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE seq = ?`),
-      chunk: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE seq > ? ORDER BY seq ASC LIMIT ?`).raw(),
+      chunk: db.prepare(`SELECT ${ROW_COLUMNS}, json_valid(metadata) AND substr(metadata, 1, 1) = '{' FROM entries WHERE seq > ? ORDER BY seq ASC LIMIT ?`).raw(),
       history: db.prepare(HISTORY_SQL),
     };
   }

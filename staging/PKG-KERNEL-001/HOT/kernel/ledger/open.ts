@@ -33,7 +33,7 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
   try {
     db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: !fresh });
   } catch (cause) {
-    throw notALedger(path, cause);
+    throw openFailure(path, cause);
   }
   try {
     db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 10_000))}`);
@@ -42,7 +42,7 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
     initialise(db, path, options.readonly ?? false);
   } catch (cause) {
     db.close();
-    throw cause instanceof CpError ? cause : notALedger(path, cause);
+    throw cause instanceof CpError ? cause : openFailure(path, cause);
   }
   return db;
 }
@@ -78,6 +78,16 @@ function initialise(db: Database.Database, path: string, readonly: boolean): voi
       hint: 'open it with the cplane version that wrote it, or export and re-import it', details: { path, version: version ?? null },
     });
   }
+}
+
+/** SQLite saying the bytes are not a database means "not a ledger"; anything else (permissions, a missing driver) is reported as itself. */
+function openFailure(path: string, cause: unknown): CpError {
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') return notALedger(path, cause);
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new CpError('ERR_LEDGER_OPEN_FAILED', `cannot open ledger ${show(path)}: ${message}`, {
+    hint: 'check the path and its permissions, and that better-sqlite3 is installed and built for this Node.js', details: { path }, cause,
+  });
 }
 
 export function notALedger(path: string, cause?: unknown): CpError {

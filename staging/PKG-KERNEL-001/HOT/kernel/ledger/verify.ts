@@ -56,9 +56,10 @@ function gap(expected: number, row: RawRow): Problem {
 /** The one row's checks: its link to the entry before, then its own hash. */
 function checkRow(ledger: Ledger, row: RawRow, previous: string, next: RawRow | undefined): Problem | undefined {
   const [seq, id] = row;
-  const recomputed = recomputeHash(row);
+  // The fast path splices stored metadata into the hash input, so it must be exactly one JSON object.
+  const recomputed = row[10] === 1 ? recomputeHash(row) : undefined;
   if (recomputed === undefined) {
-    return { seq, id, problem: 'unreadable', message: `entry ${id} (#${seq}) has metadata that is not JSON` };
+    return { seq, id, problem: 'unreadable', message: `entry ${id} (#${seq}) has metadata that is not a JSON object` };
   }
   const intact = recomputed === row[9];
   if (row[8] !== previous) return linkProblem(ledger, row, intact);

@@ -109,6 +109,8 @@ test('opening: a missing ledger is not created unless asked; a foreign file is r
   db.close();
   assert.throws(() => Ledger.open(other, { create: true }), { code: 'ERR_LEDGER_NOT_A_LEDGER' });
   assert.throws(() => Ledger.open(join(dir, 'x.sqlite'), { create: true, synchronous: 'SOMETIMES' as never }), { code: 'ERR_LEDGER_OPTION_INVALID' });
+  assert.throws(() => Ledger.open(join(dir, 'missing-dir', 'x.sqlite'), { create: false }), { code: 'ERR_LEDGER_NOT_FOUND' });
+  assert.throws(() => Ledger.open(dir, { create: true }), { code: 'ERR_LEDGER_OPEN_FAILED' }, 'a directory is not a ledger file');
   assert.equal(ledgerPathForRoot('/r'), join('/r', 'HOT', 'ledger', 'ledger.sqlite'));
 });
 

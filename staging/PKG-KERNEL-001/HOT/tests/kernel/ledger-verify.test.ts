@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sha256Hex } from '../../kernel/canonical.js';
 import { Ledger, verifyLedger, type LedgerEntry } from '../../kernel/ledger/index.js';
 import { appendN, tamper, tempLedger, type TestContext } from './ledger-fixtures.js';
 
@@ -87,6 +88,20 @@ test('metadata that is not JSON any more is reported as unreadable', (t) => {
     DROP TABLE entries; ALTER TABLE plain RENAME TO entries; UPDATE entries SET metadata = '{not json' WHERE seq = 5`);
   const result = verifyFile(t, path);
   assert.deepEqual([result.first_bad?.id, result.first_bad?.problem], [entries[4]?.id, 'unreadable']);
+});
+
+test('metadata spliced to smuggle extra keys into the hash input is refused even when its hash was recomputed', (t) => {
+  const { path, entries } = fiveEntries(t);
+  const smuggled = '{"n":4,"session_id":"S1"},"reason":"forged"';
+  const first = entries[4] as LedgerEntry;
+  // The string verify's fast path would build for this row, with a matching entry_hash recomputed over it.
+  const input = `{"decision":"OK","event_type":"TEST","id":"${first.id}","metadata":${smuggled},"previous_hash":"${first.previous_hash}","reason":${JSON.stringify(first.reason)},"submission_id":"SUB-4","timestamp":"${first.timestamp}"}`;
+  tamper(path, `CREATE TABLE plain AS SELECT seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash,
+      session_id, agent_id, work_order_id, dispatch_entry_id FROM entries;
+    DROP TABLE entries; ALTER TABLE plain RENAME TO entries;
+    UPDATE entries SET metadata = '${smuggled}', entry_hash = '${sha256Hex(input)}' WHERE seq = 5`);
+  const result = verifyFile(t, path);
+  assert.deepEqual([result.first_bad?.id, result.first_bad?.problem], [first.id, 'unreadable']);
 });
 
 test('metadata rewritten to equivalent non-canonical JSON still verifies (the hash is over the value)', (t) => {
