@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { sha256Hex } from '../../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
 import { hashInputFromColumns, Ledger, verifyLedger, type AppendInput } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
 import { LEDGER_DDL } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/schema.js';
-import { defineSuite, medianOf, percentile, timeEach, type BenchRow } from '../row.js';
+import { defineSuite, percentile, timeEach, type BenchRow } from '../row.js';
 
 const SESSIONS = 10_000;
 const BATCH = 5_000;
@@ -44,17 +44,19 @@ function appendVsSqlite(tmp: string, n: number, rounds: number): BenchRow {
   const ledger = Ledger.open(join(tmp, 'append.sqlite'), { create: true });
   const plain = plainTable(join(tmp, 'plain.sqlite'));
   const insertOne = plain.db.transaction((args: unknown[]) => plain.insert.run(...args));
+  // Alternate one plain insert and one ledger append so both see the same disk (fsync latency drifts on a shared machine).
   const ledgerMs: number[] = [];
   const plainMs: number[] = [];
-  for (let r = 0; r < rounds; r += 1) {
-    plainMs.push(timeEach(n, (i) => { insertOne.immediate(plainRow(r * n + i)); }).reduce((a, b) => a + b, 0));
-    ledgerMs.push(timeEach(n, (i) => { ledger.append(exchangeInput(r * n + i)); }).reduce((a, b) => a + b, 0));
+  for (let i = 0; i < n * rounds; i += 1) {
+    plainMs.push(...timeEach(1, () => { insertOne.immediate(plainRow(i)); }));
+    ledgerMs.push(...timeEach(1, () => { ledger.append(exchangeInput(i)); }));
   }
   ledger.close();
   plain.db.close();
-  const ledgerRate = (n * 1000) / medianOf(ledgerMs);
-  const plainRate = (n * 1000) / medianOf(plainMs);
-  return row('ledger_append_vs_sqlite', ledgerRate, 'appends/s', plainRate, '>= 0.8', (r) => r >= 0.8, ledgerRate / plainRate);
+  // Per-operation medians: a few multi-millisecond fsync stalls should not decide the ratio.
+  const ledgerRate = 1000 / percentile(ledgerMs, 50);
+  const plainRate = 1000 / percentile(plainMs, 50);
+  return row('ledger_append_vs_sqlite', ledgerRate, 'appends/s (1000 / median ms)', plainRate, '>= 0.8', (r) => r >= 0.8, ledgerRate / plainRate);
 }
 
 /** Plain batched INSERTs of the same rows (the SQLite floor for the batch row), durable, same batch size. */
