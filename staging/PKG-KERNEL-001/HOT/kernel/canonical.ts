@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { CpError } from './errors.js';
 
 /**
@@ -63,8 +63,9 @@ function serialize(value: unknown, path: (string | number)[]): string {
   }
 }
 
+/** One-shot SHA-256 (crypto.hash, Node >= 20.12): about twice as fast as createHash for short inputs. */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data, 'hex');
 }
 
 /** `sha256:<64 hex>`, the digest form used in manifests, receipts and bootstrap.json. */
