@@ -89,8 +89,9 @@ function nextPreviousHash(ledger: Ledger, seq: number, next: RawRow | undefined)
 }
 
 /**
- * The row does not link to the entry before it. If the row itself is intact, find what it links to:
- * a later entry means rows were swapped; an earlier one or none means the entries between were removed.
+ * The row does not link to the entry before it. If the row itself is intact its previous_hash is genuine, so
+ * find what it links to: a later entry means rows were swapped; no entry at all means the entry it followed
+ * was deleted (and the rows after renumbered to hide the gap).
  */
 function linkProblem(ledger: Ledger, row: RawRow, intact: boolean): Problem {
   const [seq, id] = row;
@@ -98,15 +99,14 @@ function linkProblem(ledger: Ledger, row: RawRow, intact: boolean): Problem {
     return { seq, id, problem: 'broken_link', message: `entry ${id} (#${seq}) does not link to the entry before it and does not hash to its entry_hash` };
   }
   // Failure path only: a full scan is acceptable once the chain is already known to be broken.
-  const target = row[8] === GENESIS_HASH ? 0
-    : ledger.db.prepare('SELECT seq FROM entries WHERE entry_hash = ? ORDER BY seq LIMIT 1').pluck().get(row[8]) as number | undefined;
+  const target = ledger.db.prepare('SELECT seq FROM entries WHERE entry_hash = ? ORDER BY seq LIMIT 1').pluck().get(row[8]) as number | undefined;
   if (target !== undefined && target > seq) {
     return { seq, id, problem: 'reordered', message: `entry ${id} (#${seq}) links to entry #${target}, which comes after it: entries were reordered` };
   }
-  if (target !== undefined && target < seq - 1) {
-    return { seq, id, problem: 'deleted', message: `entry ${id} (#${seq}) links to entry #${target}: the entries between were deleted` };
+  if (target === undefined) {
+    return { seq, id, problem: 'deleted', message: `entry ${id} (#${seq}) links to an entry that is no longer in the ledger: entries before it were deleted and the rest renumbered` };
   }
-  return { seq, id, problem: 'broken_link', message: `entry ${id} (#${seq}) links to a hash no entry before it has: the entry before it was rewritten or removed` };
+  return { seq, id, problem: 'broken_link', message: `entry ${id} (#${seq}) links to entry #${target} instead of the entry before it` };
 }
 
 function checkAnchor(ledger: Ledger, anchor: Anchor, head: Anchor, anchorHash: string | undefined): Problem | undefined {
