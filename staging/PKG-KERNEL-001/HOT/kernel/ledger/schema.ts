@@ -21,10 +21,10 @@ CREATE TABLE IF NOT EXISTS entries (
   timestamp TEXT NOT NULL,
   previous_hash TEXT NOT NULL,
   entry_hash TEXT NOT NULL,
-  session_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.session_id')) VIRTUAL,
-  agent_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.agent_id')) VIRTUAL,
-  work_order_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.work_order_id')) VIRTUAL,
-  dispatch_entry_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.dispatch_entry_id')) VIRTUAL
+  session_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.session_id')) STORED,
+  agent_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.agent_id')) STORED,
+  work_order_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.work_order_id')) STORED,
+  dispatch_entry_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.dispatch_entry_id')) STORED
 );
 CREATE INDEX IF NOT EXISTS entries_event_type ON entries (event_type, seq);
 CREATE INDEX IF NOT EXISTS entries_submission ON entries (submission_id, seq);
