@@ -62,6 +62,15 @@ export function rowToEntry(row: EntryRow): LedgerEntry {
   };
 }
 
+interface PreparedAppend {
+  event_type: string;
+  submission_id: string;
+  decision: string;
+  reason: string;
+  metadata: Record<string, unknown>;
+  metadataJson: string;
+}
+
 /** The kernel ledger: an append-only, hash-chained SQLite table safe for concurrent appenders. */
 export class Ledger {
   readonly path: string;
@@ -70,6 +79,8 @@ export class Ledger {
   private readonly idSource: IdSource;
   private readonly stmts;
   private readonly queryCache = new Map<string, Database.Statement>();
+  /** Built once: better-sqlite3 prepares BEGIN/COMMIT per transaction() call. */
+  private readonly appendTx: Database.Transaction<(prepared: PreparedAppend[]) => LedgerEntry[]>;
 
   private constructor(path: string, db: Database.Database, clock: Clock, idSource: IdSource) {
     this.path = path;
@@ -85,6 +96,19 @@ export class Ledger {
       chunk: db.prepare(`SELECT ${ROW_COLUMNS}, json_valid(metadata) AND substr(metadata, 1, 1) = '{' FROM entries WHERE seq > ? ORDER BY seq ASC LIMIT ?`).raw(),
       history: db.prepare(HISTORY_SQL),
     };
+    this.appendTx = db.transaction((prepared: PreparedAppend[]) => {
+      let [seq, previous] = this.headTuple();
+      return prepared.map((input) => {
+        seq += 1;
+        const columns = {
+          id: '', event_type: input.event_type, submission_id: input.submission_id, decision: input.decision, reason: input.reason,
+          metadata: input.metadataJson, timestamp: new Date(this.clock()).toISOString(), previous_hash: previous,
+        };
+        const entryHash = this.insertWithFreshId(seq, columns);
+        previous = entryHash;
+        return { ...columns, metadata: input.metadata, entry_hash: entryHash };
+      });
+    });
   }
 
   static open(path: string, options: LedgerOptions = {}): Ledger {
@@ -105,24 +129,11 @@ export class Ledger {
   /** Append many entries in one BEGIN IMMEDIATE transaction: all or none. */
   appendBatch(inputs: readonly AppendInput[]): LedgerEntry[] {
     // Validation and canonicalisation happen before taking the write lock, so other appenders wait less.
-    const prepared = inputs.map((input, index) => {
+    const prepared: PreparedAppend[] = inputs.map((input, index) => {
       const valid = validateAppendInput(input, index);
       return { ...valid, metadataJson: canonicalJson(valid.metadata) };
     });
-    const run = this.db.transaction(() => {
-      let [seq, previous] = this.headTuple();
-      return prepared.map((input) => {
-        seq += 1;
-        const columns = {
-          id: '', event_type: input.event_type, submission_id: input.submission_id, decision: input.decision, reason: input.reason,
-          metadata: input.metadataJson, timestamp: new Date(this.clock()).toISOString(), previous_hash: previous,
-        };
-        const entryHash = this.insertWithFreshId(seq, columns);
-        previous = entryHash;
-        return { ...columns, metadata: input.metadata, entry_hash: entryHash };
-      });
-    });
-    return run.immediate();
+    return this.appendTx.immediate(prepared);
   }
 
   /**
