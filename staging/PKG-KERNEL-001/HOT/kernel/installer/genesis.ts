@@ -4,7 +4,7 @@ import { Ledger, ledgerPathForRoot } from '../ledger/index.js';
 import { OwnershipRegistry } from '../registry/ownership.js';
 import { rootPaths } from '../root/layout.js';
 import { createLockFile } from '../root/lock.js';
-import { trustKey } from '../signing/signing.js';
+import { trustKey } from '../signing/index.js';
 
 export interface CreateRootOptions {
   /** Names allowed to exist in the root already (the genesis kernel's own temporary directory). */

@@ -4,7 +4,7 @@ import { readPackageArchive, type ArchiveLimits, type PackageArchive } from '../
 import { toCpError } from '../errors.js';
 import { OwnershipRegistry } from '../registry/ownership.js';
 import { listReceipts, type Receipt } from '../registry/receipt.js';
-import { readTrustStore } from '../signing/signing.js';
+import { readTrustStore } from '../signing/index.js';
 import { currentPlatform, type Platform } from './checks.js';
 import { applyJournal } from './commit.js';
 import { noHook, type StepHook } from './hooks.js';

@@ -5,7 +5,7 @@ import { canonicalJson, sha256Digest } from '../canonical.js';
 import { CpError, show } from '../errors.js';
 import type { OwnershipRegistry, OwnershipTransfer } from '../registry/ownership.js';
 import type { Receipt, ReceiptFile } from '../registry/receipt.js';
-import { checkSignature, type TrustedKey } from '../signing/signing.js';
+import { checkSignature, type TrustedKey } from '../signing/index.js';
 import { checkAssetPaths, checkDependencies, checkPlatform, checkReverseDependencies, checkTargetPath, type Platform } from './checks.js';
 import type { Journal } from './journal.js';
 
