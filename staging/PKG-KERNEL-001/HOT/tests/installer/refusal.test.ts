@@ -88,8 +88,13 @@ test('refused: writing through a symlinked directory already in the root; nothin
 
 test('refused: files aimed at the root state (receipts, ledger, registries)', async (t) => {
   const { dir, root, s } = await rootWith(t, []);
-  const archive = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/registries/trust.json': '{"keys":[]}' } });
-  await expectRefusal(root, s, { archivePath: archive, mode: 'install', dev: true }, 'ERR_ASSET_PATH_NOT_GOVERNED');
+  const registry = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/registries/ownership.sqlite': 'forged' } });
+  await expectRefusal(root, s, { archivePath: registry, mode: 'install', dev: true }, 'ERR_ASSET_PATH_NOT_GOVERNED');
+  const outside = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'bin/run.js': 'outside HOT' } });
+  // The manifest validator already refuses paths outside HOT/, receipts, the ledger and the trust store.
+  await expectRefusal(root, s, { archivePath: outside, mode: 'install', dev: true }, 'ERR_MANIFEST_INVALID');
+  const receipt = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/installed/PKG-ALPHA-001/receipt.json': '{}' } });
+  await expectRefusal(root, s, { archivePath: receipt, mode: 'install', dev: true }, 'ERR_MANIFEST_INVALID');
 });
 
 test('refused without --dev: unsigned, signed by an untrusted key, or with a signature that does not match', async (t) => {
@@ -124,7 +129,7 @@ test('refused: uninstall while a dependent is installed (nothing changes, not ev
 /** A hand-built archive: a valid manifest plus raw tar entries the packer would never write. */
 function hostile(dir: string, name: string, entries: Parameters<typeof rawTar>[0]): string {
   const manifest = manifestFor({ id: 'PKG-EVIL-001', files: { 'HOT/evil/ok.js': 'ok' } });
-  const path = join(dir, `${name}.tar.gz`);
+  const path = join(dir, `PKG-EVIL-001-1.0.0-${name}.tar.gz`);
   writeFileSync(path, gzipSync(rawTar([{ name: 'manifest.json', data: JSON.stringify(manifest) }, { name: 'HOT/evil/ok.js', data: 'ok' }, ...entries])));
   return path;
 }
