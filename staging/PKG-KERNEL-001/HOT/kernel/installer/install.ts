@@ -78,7 +78,7 @@ export async function installOne(session: RootSession, request: InstallRequest, 
       return { package_id: plan.package_id, version: plan.version, action: 'unchanged', previous_version: plan.version, files: 0, removed: 0, transfers: 0, dev_waiver: false, receipt: null, ms: ms() };
     }
     const { journal } = plan;
-    stageFiles(session.root, journal, archive);
+    await stageFiles(session.root, journal, archive);
     (env.hook ?? noHook)('before-journal', journal.package_id);
     writeJournal(session.root, journal);
     journalWritten = true;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { PackageArchive } from '../archive/read.js';
 import { fsyncDir } from '../atomic.js';
@@ -13,9 +14,10 @@ export function fileMode(path: string): number {
 
 /**
  * Step 6: write every file of the plan into the transaction's staging directory, hashing the bytes as
- * they are written and comparing with the manifest. On any failure the staging directory is removed.
+ * they are written and comparing with the manifest, then make them durable (the journal written next
+ * relies on them). On any failure the staging directory is removed.
  */
-export function stageFiles(root: string, journal: Journal, archive: PackageArchive): void {
+export async function stageFiles(root: string, journal: Journal, archive: PackageArchive): Promise<void> {
   const base = join(root, journal.staging_dir);
   try {
     mkdirSync(base, { recursive: true });
@@ -32,6 +34,7 @@ export function stageFiles(root: string, journal: Journal, archive: PackageArchi
       }
       writeVerified(target, data, file);
     }
+    await fsyncAll(journal.place.map((file) => join(base, file.path)));
     for (const dir of dirs) fsyncDir(dir);
   } catch (error) {
     rmSync(base, { recursive: true, force: true });
@@ -49,7 +52,6 @@ function writeVerified(target: string, data: Buffer, file: { path: string; sha25
       hash.update(data.subarray(written, written + n));
       written += n;
     }
-    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
@@ -59,4 +61,23 @@ function writeVerified(target: string, data: Buffer, file: { path: string; sha25
       hint: 'the archive is corrupt or was tampered with; fetch it again', details: { path: file.path, expected: file.sha256, actual: digest },
     });
   }
+}
+
+/**
+ * fsync many files with several requests in flight: the filesystem folds concurrent flushes into
+ * shared journal commits, several times faster than one blocking fsync per file, equally durable.
+ */
+async function fsyncAll(paths: readonly string[], inFlight = 16): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < paths.length) {
+      const handle = await open(paths[next++] as string, 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, paths.length) }, worker));
 }
