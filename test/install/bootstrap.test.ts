@@ -82,7 +82,7 @@ test('bootstrap refuses an archive that does not match bootstrap.json, before cr
   const victim = plan.packages.at(-1)!;
   const path = join(cpb, 'packages', victim.file);
   const bytes = readFileSync(path);
-  bytes[bytes.length - 1] ^= 0xff;
+  bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1);
   writeFileSync(path, bytes);
   const run = node([join(cpb, 'install.js'), '--root', join(dir, 'root'), '--dev']);
   assert.equal(run.status, 3);

@@ -108,3 +108,20 @@ export function checkTargetPath(root: string, relPath: string): 'absent' | 'file
   }
   return 'file';
 }
+
+/** The state directories the commit writes into must be real directories, not symlinks planted in the root. */
+export function checkStateDirs(root: string): void {
+  for (const rel of ['HOT', 'HOT/installed', 'HOT/ledger', 'HOT/registries', 'HOT/registries/txn']) {
+    let stat;
+    try {
+      stat = lstatSync(join(root, rel));
+    } catch {
+      continue;
+    }
+    if (stat.isSymbolicLink() || !stat.isDirectory()) {
+      throw new CpError('ERR_ROOT_SYMLINK', `${show(rel)} in the root is ${stat.isSymbolicLink() ? 'a symlink' : 'not a directory'}; refusing to write through it`, {
+        hint: 'restore the root\'s state directory (it must be a real directory inside the root)', details: { path: rel },
+      });
+    }
+  }
+}

@@ -6,7 +6,7 @@ import { CpError, show } from '../errors.js';
 import type { OwnershipRegistry, OwnershipTransfer } from '../registry/ownership.js';
 import type { Receipt, ReceiptFile } from '../registry/receipt.js';
 import { checkSignature, type TrustedKey } from '../signing/index.js';
-import { checkAssetPaths, checkDependencies, checkPlatform, checkReverseDependencies, checkTargetPath, type Platform } from './checks.js';
+import { checkAssetPaths, checkDependencies, checkPlatform, checkReverseDependencies, checkStateDirs, checkTargetPath, type Platform } from './checks.js';
 import type { Journal } from './journal.js';
 
 export interface PlanOptions {
@@ -45,6 +45,7 @@ export function planInstall(archive: PackageArchive, state: RootState, opts: Pla
   const verdict = checkVersion(previous, manifest.version, manifestDigest, opts);
   if (verdict === 'noop') return { kind: 'noop', package_id: id, version: manifest.version };
   checkAssetPaths(manifest);
+  checkStateDirs(state.root);
   checkDependencies(manifest, state.receipts);
   if (previous) checkReverseDependencies(manifest, state.receipts);
   checkPlatform(manifest, opts.platform);

@@ -1,7 +1,7 @@
 // Every refusal leaves the root byte-identical; the one write it makes is the INSTALL_FAILED ledger record.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { installOne, type InstallEnv, type InstallRequest } from '../../kernel/installer/install.js';
@@ -81,6 +81,17 @@ test('refused: writing through a symlinked directory already in the root; nothin
   const outside = join(dir, 'outside');
   mkdirSync(outside);
   symlinkSync(outside, join(root, 'HOT', 'alpha'));
+  const archive = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'a' } });
+  await expectRefusal(root, s, { archivePath: archive, mode: 'install', dev: true }, 'ERR_ROOT_SYMLINK');
+  assert.deepEqual(readdirSync(outside), []);
+});
+
+test('refused: a root whose staging directory was replaced by a symlink', async (t) => {
+  const { dir, root, s } = await rootWith(t, []);
+  const outside = join(dir, 'outside');
+  mkdirSync(outside);
+  rmSync(join(root, 'HOT/registries/txn'), { recursive: true });
+  symlinkSync(outside, join(root, 'HOT/registries/txn'));
   const archive = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'a' } });
   await expectRefusal(root, s, { archivePath: archive, mode: 'install', dev: true }, 'ERR_ROOT_SYMLINK');
   assert.deepEqual(readdirSync(outside), []);
