@@ -58,12 +58,3 @@ export function createLockFile(root: string): void {
     db.close();
   }
 }
-
-export async function withRootLock<T>(root: string, options: LockOptions, fn: () => Promise<T> | T): Promise<T> {
-  const lock = acquireRootLock(root, options);
-  try {
-    return await fn();
-  } finally {
-    lock.release();
-  }
-}
