@@ -8,6 +8,7 @@ export interface BootstrapPackage {
   package_id: string;
   version: string;
   layer: number;
+  /** The archive's file name inside packages/. */
   file: string;
   integrity: string;
 }
@@ -38,8 +39,10 @@ export function readBootstrapPlan(dir: string): BootstrapPlan {
     if (typeof id !== 'string' || typeof version !== 'string' || typeof layer !== 'number' || typeof file !== 'string' || typeof integrity !== 'string') {
       fail(`bootstrap.json has a malformed package entry ${JSON.stringify(item).slice(0, 200)}`);
     }
-    if (file.includes('/') || file.includes('\\') || file.startsWith('.')) fail(`bootstrap.json names an unsafe archive file ${JSON.stringify(file)}`);
-    byId.set(id, { package_id: id, version, layer, file, integrity });
+    // `file` is relative to CP_BOOTSTRAP's top level and must name an archive directly inside packages/.
+    const name = file.startsWith('packages/') ? file.slice('packages/'.length) : file;
+    if (name.includes('/') || name.includes('\\') || name.startsWith('.') || !name.endsWith('.tar.gz')) fail(`bootstrap.json names an unsafe archive file ${JSON.stringify(file)}`);
+    byId.set(id, { package_id: id, version, layer, file: name, integrity });
   }
   const order = Array.isArray(value.install_order) ? (value.install_order as unknown[]) : [...byId.keys()];
   const packages = order.map((id) => byId.get(String(id)) ?? fail(`install_order names ${JSON.stringify(id)}, which is not in packages`));

@@ -80,7 +80,7 @@ test('bootstrap refuses an archive that does not match bootstrap.json, before cr
   const cpb = unpack(bootstrapFile(), join(dir, 'cpb'));
   const plan = JSON.parse(readFileSync(join(cpb, 'bootstrap.json'), 'utf8')) as { packages: { package_id: string; file: string }[] };
   const victim = plan.packages.at(-1)!;
-  const path = join(cpb, 'packages', victim.file);
+  const path = join(cpb, victim.file);
   const bytes = readFileSync(path);
   bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1);
   writeFileSync(path, bytes);
@@ -105,7 +105,7 @@ test('a failing genesis removes the root; a failure at package k keeps packages 
   const victim = plan.packages.find((p) => p.layer > 0);
   if (!victim) return;
   const broken = Buffer.from('this is not a package archive');
-  writeFileSync(join(cpb, 'packages', victim.file), broken);
+  writeFileSync(join(cpb, victim.file), broken);
   victim.integrity = `sha256:${createHash('sha256').update(broken).digest('hex')}`;
   writeFileSync(planPath, JSON.stringify(plan));
   const root = join(dir, 'r2');
