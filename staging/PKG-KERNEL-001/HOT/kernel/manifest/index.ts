@@ -2,3 +2,4 @@ export * from './manifest.js';
 export * from './order.js';
 export * from './paths.js';
 export * from './validator.js';
+export * from './bootstrap.js';
