@@ -1,5 +1,5 @@
 // End to end: build CP_BOOTSTRAP, bootstrap a root outside the repository, then use the root on its own.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -20,11 +20,15 @@ function temp(t: { after: (fn: () => void) => void }): string {
 }
 
 let built: string | undefined;
+const buildDir = mkdtempSync(join(tmpdir(), 'cp-e2e-build-'));
+after(() => rmSync(buildDir, { recursive: true, force: true }));
+
+/** A fresh build of the packages and CP_BOOTSTRAP, into a temporary directory (once per file). */
 function bootstrapFile(): string {
   if (!built) {
-    const build = node([cplane, 'build'], REPO);
+    const build = node([cplane, 'build', '--out', join(buildDir, 'packages'), '--bootstrap-out', join(buildDir, 'bootstrap')], REPO);
     assert.equal(build.status, 0, `cplane build failed: ${build.stderr}`);
-    built = newestBootstrap(REPO);
+    built = newestBootstrap(buildDir);
   }
   return built;
 }
