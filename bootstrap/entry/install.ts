@@ -17,11 +17,17 @@ import { readTarGz, TarError } from './tar.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const say = (line: string): void => { process.stdout.write(`${line}\n`); };
 
-function extract(data: Buffer, into: string): void {
+/** What the genesis kernel needs to run its installer: not the tests, docs or CLI of the layer-0 packages. */
+const GENESIS_NEEDS = /^HOT\/(package\.json$|scripts\/|kernel\/|node_modules\/)/;
+
+function extract(data: Buffer, into: string, made: Set<string>): void {
   for (const file of readTarGz(data)) {
-    if (file.path === 'manifest.json' || file.path === 'signature.json') continue;
+    if (!GENESIS_NEEDS.test(file.path)) continue;
     const target = join(into, file.path);
-    mkdirSync(dirname(target), { recursive: true });
+    if (!made.has(dirname(target))) {
+      mkdirSync(dirname(target), { recursive: true });
+      made.add(dirname(target));
+    }
     writeFileSync(target, file.data, { flag: 'wx' });
   }
 }
@@ -59,7 +65,8 @@ function main(): number {
   const tmp = join(root, `.cplane-genesis-${randomBytes(4).toString('hex')}`);
   let status: number;
   try {
-    for (const pkg of genesis) extract(archives.get(pkg.package_id) as Buffer, tmp);
+    const made = new Set<string>();
+    for (const pkg of genesis) extract(archives.get(pkg.package_id) as Buffer, tmp, made);
     const installer = join(tmp, 'HOT', 'scripts', 'install.js');
     if (!existsSync(installer)) throw new TarError('ERR_BOOTSTRAP_INVALID', 'no layer-0 package ships HOT/scripts/install.js');
     say(`genesis: ${genesis.map((p) => `${p.package_id} ${p.version}`).join(', ')}`);

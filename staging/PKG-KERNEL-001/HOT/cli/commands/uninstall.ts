@@ -17,8 +17,8 @@ export default defineCommand<UninstallArgs>({
     .option('root', { type: 'string', describe: 'the cplane root' }) as never,
   async run(args, ctx) {
     const root = resolveRoot(args.root, ctx);
-    return withRootSession(root, {}, (session) => {
-      const outcome = uninstallOne(session, args.package);
+    return withRootSession(root, {}, async (session) => {
+      const outcome = await uninstallOne(session, args.package);
       ctx.report(args, { root, repair: session.repair, ...outcome },
         [...repairLines(session.repair), `uninstalled ${outcome.package_id} ${outcome.version}: ${outcome.removed} files removed`]);
       return 0;

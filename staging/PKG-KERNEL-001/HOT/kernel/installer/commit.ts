@@ -1,12 +1,12 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fsyncDir, writeFileAtomic } from '../atomic.js';
 import { sha256Digest } from '../canonical.js';
 import { CpError, show } from '../errors.js';
 import type { Ledger } from '../ledger/index.js';
 import { OwnershipRegistry } from '../registry/ownership.js';
 import { writeReceipt, type Receipt } from '../registry/receipt.js';
 import { receiptDir } from '../root/layout.js';
+import { fsyncAll } from './durable.js';
 import type { StepHook } from './hooks.js';
 import { clearJournal, type Journal } from './journal.js';
 import { appendOnce } from './ledger-records.js';
@@ -15,12 +15,14 @@ import { appendOnce } from './ledger-records.js';
  * Roll a journaled commit forward. Every step is idempotent, so the same function commits a fresh
  * install and repairs one that a crash interrupted at any point after the journal was written.
  */
-export function applyJournal(root: string, journal: Journal, ledger: Ledger, hook: StepHook): Receipt | null {
+export async function applyJournal(root: string, journal: Journal, ledger: Ledger, hook: StepHook): Promise<Receipt | null> {
   hook('after-journal', journal.package_id);
-  placeFiles(root, journal, hook);
+  const touched = placeFiles(root, journal, hook);
+  touched.push(...removeFiles(root, journal.remove));
+  if (journal.receipt) touched.push(...writeInstalledMeta(root, journal));
+  // The renames and the installed manifest must be durable before the registry and receipt claim them.
+  await fsyncAll(touched);
   hook('after-files', journal.package_id);
-  removeFiles(root, journal.remove);
-  if (journal.receipt) writeInstalledMeta(root, journal);
   const registry = OwnershipRegistry.open(root);
   try {
     if (journal.kind === 'uninstall') registry.removePackage(journal.package_id);
@@ -45,7 +47,8 @@ export function applyJournal(root: string, journal: Journal, ledger: Ledger, hoo
   return receipt;
 }
 
-function placeFiles(root: string, journal: Journal, hook: StepHook): void {
+/** Move staged files into place; returns the directories whose entries changed. */
+function placeFiles(root: string, journal: Journal, hook: StepHook): string[] {
   const dirs = new Set<string>();
   let placed = 0;
   for (const file of journal.place) {
@@ -63,16 +66,24 @@ function placeFiles(root: string, journal: Journal, hook: StepHook): void {
       });
     }
   }
-  for (const dir of dirs) fsyncDir(dir);
+  return [...dirs];
 }
 
-function removeFiles(root: string, paths: readonly string[]): void {
+/** Remove files (and the directories they leave empty); returns the surviving directories that changed. */
+function removeFiles(root: string, paths: readonly string[]): string[] {
   const dirs = new Set<string>();
   for (const rel of paths) {
     rmSync(join(root, rel), { force: true });
     dirs.add(dirname(rel));
   }
   for (const dir of [...dirs].sort((a, b) => b.length - a.length)) pruneEmpty(root, dir);
+  const changed = new Set<string>();
+  for (const dir of dirs) {
+    let survivor = dir;
+    while (!existsSync(join(root, survivor))) survivor = dirname(survivor);
+    changed.add(join(root, survivor));
+  }
+  return [...changed];
 }
 
 /** Remove directories left empty by removed files, up to (not including) HOT itself. */
@@ -86,12 +97,21 @@ function pruneEmpty(root: string, relDir: string): void {
   }
 }
 
-function writeInstalledMeta(root: string, journal: Journal): void {
+/** HOT/installed/<PKG>/manifest.json (+ signature.json), by rename; returns what to flush. */
+function writeInstalledMeta(root: string, journal: Journal): string[] {
   const dir = receiptDir(root, journal.package_id);
   mkdirSync(dir, { recursive: true });
+  const flush = [dir];
   for (const name of ['manifest.json', 'signature.json']) {
     const content = journal.installed_meta[name];
-    if (content === undefined) rmSync(join(dir, name), { force: true });
-    else writeFileAtomic(join(dir, name), content);
+    const target = join(dir, name);
+    if (content === undefined) {
+      rmSync(target, { force: true });
+    } else {
+      writeFileSync(`${target}.${journal.txn_id}.tmp`, content);
+      renameSync(`${target}.${journal.txn_id}.tmp`, target);
+      flush.push(target);
+    }
   }
+  return flush;
 }

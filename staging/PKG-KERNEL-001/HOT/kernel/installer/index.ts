@@ -11,3 +11,4 @@ export * from './verify.js';
 export { planInstall, type InstallPlan, type RootState } from './plan.js';
 export { stageFiles, fileMode } from './stage.js';
 export * from './batch.js';
+export * from './durable.js';

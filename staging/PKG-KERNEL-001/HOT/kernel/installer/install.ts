@@ -82,7 +82,7 @@ export async function installOne(session: RootSession, request: InstallRequest, 
     (env.hook ?? noHook)('before-journal', journal.package_id);
     writeJournal(session.root, journal);
     journalWritten = true;
-    const receipt = applyJournal(session.root, journal, session.ledger, env.hook ?? noHook);
+    const receipt = await applyJournal(session.root, journal, session.ledger, env.hook ?? noHook);
     return {
       package_id: plan.package_id, version: plan.version, action: plan.kind === 'upgrade' ? 'upgraded' : 'installed',
       previous_version: plan.previous?.version ?? null, files: journal.place.length, removed: journal.remove.length,

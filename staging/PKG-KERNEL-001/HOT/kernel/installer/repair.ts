@@ -17,12 +17,12 @@ export interface RepairReport {
  * Bring a root back to a committed state (call with the root lock held): finish a journaled commit,
  * discard staging areas that no journal refers to.
  */
-export function repairRoot(root: string, ledger: Ledger): RepairReport {
+export async function repairRoot(root: string, ledger: Ledger): Promise<RepairReport> {
   const journal = readJournal(root);
   let rolledForward: RepairReport['rolled_forward'] = null;
   if (journal) {
     journal.ledger.metadata = { ...journal.ledger.metadata, repaired: true };
-    applyJournal(root, journal, ledger, noHook);
+    await applyJournal(root, journal, ledger, noHook);
     rolledForward = { txn_id: journal.txn_id, package_id: journal.package_id, kind: journal.kind };
   }
   const { txnDir } = rootPaths(root);

@@ -15,12 +15,12 @@ export interface RootSession {
   close(): void;
 }
 
-export function openRootSession(root: string, options: SessionOptions = {}): RootSession {
+export async function openRootSession(root: string, options: SessionOptions = {}): Promise<RootSession> {
   const lock: RootLock = acquireRootLock(root, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs });
   let ledger: Ledger | undefined;
   try {
     ledger = Ledger.open(ledgerPathForRoot(root), options.clock ? { clock: options.clock } : {});
-    const repair = repairRoot(root, ledger);
+    const repair = await repairRoot(root, ledger);
     const opened = ledger;
     return {
       root, ledger: opened, repair,
@@ -37,7 +37,7 @@ export function openRootSession(root: string, options: SessionOptions = {}): Roo
 }
 
 export async function withRootSession<T>(root: string, options: SessionOptions, fn: (session: RootSession) => Promise<T> | T): Promise<T> {
-  const session = openRootSession(root, options);
+  const session = await openRootSession(root, options);
   try {
     return await fn(session);
   } finally {

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { PackageArchive } from '../archive/read.js';
-import { fsyncDir } from '../atomic.js';
 import { CpError, show } from '../errors.js';
+import { fsyncAll } from './durable.js';
 import type { Journal } from './journal.js';
 
 /** Files under HOT/scripts/ are entry points and stay executable. */
@@ -34,8 +33,7 @@ export async function stageFiles(root: string, journal: Journal, archive: Packag
       }
       writeVerified(target, data, file);
     }
-    await fsyncAll(journal.place.map((file) => join(base, file.path)));
-    for (const dir of dirs) fsyncDir(dir);
+    await fsyncAll([...journal.place.map((file) => join(base, file.path)), ...dirs]);
   } catch (error) {
     rmSync(base, { recursive: true, force: true });
     throw error;
@@ -63,21 +61,3 @@ function writeVerified(target: string, data: Buffer, file: { path: string; sha25
   }
 }
 
-/**
- * fsync many files with several requests in flight: the filesystem folds concurrent flushes into
- * shared journal commits, several times faster than one blocking fsync per file, equally durable.
- */
-async function fsyncAll(paths: readonly string[], inFlight = 16): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < paths.length) {
-      const handle = await open(paths[next++] as string, 'r');
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(inFlight, paths.length) }, worker));
-}

@@ -13,7 +13,7 @@ export interface UninstallOutcome {
 }
 
 /** Remove a package: refused while another installed package depends on it. Journaled like an install. */
-export function uninstallOne(session: RootSession, packageId: string, hook: StepHook = noHook): UninstallOutcome {
+export async function uninstallOne(session: RootSession, packageId: string, hook: StepHook = noHook): Promise<UninstallOutcome> {
   const receipts = listReceipts(session.root);
   const receipt = receipts.get(packageId);
   if (!receipt) {
@@ -38,6 +38,6 @@ export function uninstallOne(session: RootSession, packageId: string, hook: Step
     },
   };
   writeJournal(session.root, journal);
-  applyJournal(session.root, journal, session.ledger, hook);
+  await applyJournal(session.root, journal, session.ledger, hook);
   return { package_id: packageId, version: receipt.version, removed: receipt.files.length };
 }

@@ -24,8 +24,8 @@ export function newRoot(dir: string, trustKeys: string[] = []): string {
   return root;
 }
 
-export function session(t: TestContext, root: string): RootSession {
-  const s = openRootSession(root);
+export async function session(t: TestContext, root: string): Promise<RootSession> {
+  const s = await openRootSession(root);
   t.after(() => s.close());
   return s;
 }

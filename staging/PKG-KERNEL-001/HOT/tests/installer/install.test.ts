@@ -19,7 +19,7 @@ test('install places verified files, writes the receipt with its ledger anchor, 
     id: 'PKG-ALPHA-001', version: '1.0.0', key: keys.privatePem,
     files: { 'HOT/alpha/a.js': 'export const a = 1;\n', 'HOT/scripts/alpha.js': '#!/usr/bin/env node\n' },
   });
-  const s = session(t, root);
+  const s = await session(t, root);
   const outcome = await installOne(s, { archivePath: archive, mode: 'install' }, { clock: () => FIXED });
   assert.equal(outcome.action, 'installed');
   assert.equal(outcome.files, 2);
@@ -59,7 +59,7 @@ test('re-installing the same version is a no-op that says so and writes nothing'
   const dir = tempDir(t);
   const root = newRoot(dir);
   const archive = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'a' } });
-  const s = session(t, root);
+  const s = await session(t, root);
   await installOne(s, { archivePath: archive, mode: 'install', dev: true });
   const before = snapshot(root);
   const entries = ledgerEntries(root).length;
@@ -74,7 +74,7 @@ test('upgrade replaces files, removes what the new version no longer ships, reco
   const root = newRoot(dir);
   const v1 = await buildArchive(dir, { id: 'PKG-ALPHA-001', version: '1.0.0', files: { 'HOT/alpha/a.js': 'a1', 'HOT/alpha/old/gone.js': 'bye' } });
   const v2 = await buildArchive(dir, { id: 'PKG-ALPHA-001', version: '1.1.0', files: { 'HOT/alpha/a.js': 'a2', 'HOT/alpha/new.js': 'hi' } });
-  const s = session(t, root);
+  const s = await session(t, root);
   await installOne(s, { archivePath: v1, mode: 'install', dev: true });
   await assert.rejects(installOne(s, { archivePath: v2, mode: 'install', dev: true }), { code: 'ERR_ALREADY_INSTALLED' });
   const outcome = await installOne(s, { archivePath: v2, mode: 'upgrade', dev: true });
@@ -100,7 +100,7 @@ test('a downgrade is refused unless allowed', async (t) => {
   const root = newRoot(dir);
   const v2 = await buildArchive(dir, { id: 'PKG-ALPHA-001', version: '2.0.0', files: { 'HOT/alpha/a.js': 'a2' } });
   const v1 = await buildArchive(dir, { id: 'PKG-ALPHA-001', version: '1.0.0', files: { 'HOT/alpha/a.js': 'a1' } });
-  const s = session(t, root);
+  const s = await session(t, root);
   await installOne(s, { archivePath: v2, mode: 'install', dev: true });
   await assert.rejects(installOne(s, { archivePath: v1, mode: 'upgrade', dev: true }), { code: 'ERR_DOWNGRADE' });
   const outcome = await installOne(s, { archivePath: v1, mode: 'upgrade', dev: true, allowDowngrade: true });
@@ -113,7 +113,7 @@ test('replaces transfers ownership and updates the old owner\'s receipt', async 
   const root = newRoot(dir);
   const a = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/shared/x.js': 'from alpha', 'HOT/alpha/a.js': 'a' } });
   const b = await buildArchive(dir, { id: 'PKG-BETA-001', replaces: ['PKG-ALPHA-001'], files: { 'HOT/shared/x.js': 'from beta' } });
-  const s = session(t, root);
+  const s = await session(t, root);
   await installOne(s, { archivePath: a, mode: 'install', dev: true });
   const outcome = await installOne(s, { archivePath: b, mode: 'install', dev: true });
   assert.equal(outcome.transfers, 1);
@@ -132,7 +132,7 @@ test('a --dev waiver is recorded in the receipt and the ledger', async (t) => {
   const dir = tempDir(t);
   const root = newRoot(dir);
   const archive = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'a' } });
-  const s = session(t, root);
+  const s = await session(t, root);
   await installOne(s, { archivePath: archive, mode: 'install', dev: true });
   assert.deepEqual(readReceipt(root, 'PKG-ALPHA-001')!.signature, { status: 'unsigned', key_id: null, dev_waiver: true });
   const entry = ledgerEntries(root).at(-1)!;

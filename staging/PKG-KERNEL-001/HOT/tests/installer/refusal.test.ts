@@ -29,7 +29,7 @@ async function expectRefusal(root: string, s: RootSession, request: InstallReque
 async function rootWith(t: TestContext, installs: Parameters<typeof buildArchive>[1][], trust: string[] = []): Promise<{ dir: string; root: string; s: RootSession }> {
   const dir = tempDir(t);
   const root = newRoot(dir, trust);
-  const s = session(t, root);
+  const s = await session(t, root);
   for (const spec of installs) await installOne(s, { archivePath: await buildArchive(dir, spec), mode: 'install', dev: true });
   return { dir, root, s };
 }
@@ -132,7 +132,7 @@ test('refused: uninstall while a dependent is installed (nothing changes, not ev
   const { root, s } = await rootWith(t, [BASE, { id: 'PKG-ALPHA-001', deps: { 'PKG-BASE-001': '^1.0.0' }, files: { 'HOT/alpha/a.js': 'a' } }]);
   const before = snapshot(root);
   const entries = ledgerEntries(root).length;
-  assert.throws(() => uninstallOne(s, 'PKG-BASE-001'), { code: 'ERR_HAS_DEPENDENTS' });
+  await assert.rejects(uninstallOne(s, 'PKG-BASE-001'), { code: 'ERR_HAS_DEPENDENTS' });
   assert.deepEqual(snapshot(root), before);
   assert.equal(ledgerEntries(root).length, entries);
 });

@@ -20,10 +20,10 @@ const installScript = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 
 test('uninstall removes files, emptied directories, receipt and ownership rows, and records it', async (t) => {
   const dir = tempDir(t);
   const root = newRoot(dir);
-  const s = session(t, root);
+  const s = await session(t, root);
   const a = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/deep/a.js': 'a', 'HOT/shared.js': 's' } });
   await installOne(s, { archivePath: a, mode: 'install', dev: true });
-  const outcome = uninstallOne(s, 'PKG-ALPHA-001');
+  const outcome = await uninstallOne(s, 'PKG-ALPHA-001');
   assert.equal(outcome.removed, 2);
   assert.equal(existsSync(join(root, 'HOT/alpha')), false);
   assert.equal(existsSync(join(root, 'HOT/shared.js')), false);
@@ -35,7 +35,7 @@ test('uninstall removes files, emptied directories, receipt and ownership rows, 
   const last = ledgerEntries(root).at(-1)!;
   assert.equal(last.event_type, 'PACKAGE_UNINSTALLED');
   assert.equal(last.submission_id, 'PKG-ALPHA-001');
-  assert.throws(() => uninstallOne(s, 'PKG-ALPHA-001'), { code: 'ERR_NOT_INSTALLED' });
+  await assert.rejects(uninstallOne(s, 'PKG-ALPHA-001'), { code: 'ERR_NOT_INSTALLED' });
 });
 
 test('verify finds modified, missing and re-typed files, and registry/receipt disagreement', async (t) => {
