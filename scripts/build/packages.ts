@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CpError, show } from '../../staging/PKG-KERNEL-001/HOT/kernel/errors.js';
+import { signingKeyId } from '../../staging/PKG-KERNEL-001/HOT/kernel/signing/index.js';
 import { listPackageSources } from '../lib/repo.js';
 import { assembleBootstrap, type AssembledBootstrap } from './bootstrap.js';
 import { buildPackage, type BuiltPackage } from './package.js';
@@ -41,6 +42,7 @@ export async function buildPackages(opts: BuildPackagesOptions): Promise<BuildPa
   const log = opts.log ?? (() => {});
   const pkgRoot = join(opts.repo, 'build', 'pkg');
   if (!existsSync(pkgRoot)) throw new CpError('ERR_NOT_BUILT', `no laid-out packages at ${show(pkgRoot)}`, { hint: 'run `npm run build` first' });
+  if (opts.signingKeyPem !== null) log(`build: signing with ${signingKeyId(opts.signingKeyPem)}`);
   mkdirSync(opts.outDir, { recursive: true });
   mkdirSync(opts.bootstrapDir, { recursive: true });
   const packages: BuiltPackage[] = [];

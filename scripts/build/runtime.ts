@@ -31,7 +31,7 @@ function skipFor(name: string): (rel: string) => boolean {
   return (rel) => {
     if (rel.endsWith('/')) {
       const top = rel.split('/')[0] as string;
-      if (native && (top === 'deps' || top === 'src')) return true;
+      if (native && (top === 'deps' || top === 'src' || (top === 'build' && rel !== 'build/' && rel !== 'build/Release/'))) return true;
       const dir = rel.slice(0, -1).split('/').pop() as string;
       return dir.startsWith('.') || DROP_DIRS.has(dir);
     }

@@ -20,6 +20,7 @@ export function walkFiles(dir: string, prefix: string, skip: (rel: string) => bo
       const childRel = rel ? `${rel}/${name}` : name;
       const stat = lstatSync(childAbs);
       if (stat.isSymbolicLink()) {
+        if (skip(childRel) || skip(`${childRel}/`)) continue;
         throw new CpError('ERR_BUILD_SYMLINK', `${show(childAbs)} is a symbolic link`, { hint: 'packages carry regular files only; replace the link with the file', details: { path: childAbs } });
       }
       if (stat.isDirectory()) {

@@ -1,14 +1,9 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { CpError } from '../errors.js';
-import { parseManifest, type Manifest, type ManifestAsset } from '../manifest/manifest.js';
 import { foldedPath, memberName, unsafePathReason } from '../manifest/paths.js';
-import type { PackageSignature } from '../signing/signing.js';
-import { parseSignature } from '../signing/signature-file.js';
 import { archiveError } from './errors.js';
 import type { ArchiveLimits } from './limits.js';
 
-export const MANIFEST_MEMBER = 'manifest.json';
-export const SIGNATURE_MEMBER = 'signature.json';
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 const LINK_TYPES = new Set(['SymbolicLink', 'Link']);
 const SPECIAL_TYPES = new Set(['CharacterDevice', 'BlockDevice', 'FIFO']);
@@ -19,6 +14,22 @@ export interface MemberSink {
   end(): void;
 }
 
+export interface DeclaredMember {
+  sha256: string;
+  size: number;
+}
+
+/**
+ * What an archive's catalog member (manifest.json, bootstrap.json) declares, and which other members
+ * may appear without a declaration (signature.json; README.md, install.js).
+ */
+export interface CatalogSpec<T> {
+  member: string;
+  parse(bytes: Buffer): { value: T; declared: Map<string, DeclaredMember> };
+  allowUndeclared(name: string): boolean;
+  missingHint: string;
+}
+
 interface Body {
   name: string;
   size: number;
@@ -26,30 +37,31 @@ interface Body {
   sha256: string;
 }
 
-export interface CollectedArchive {
-  manifest: Manifest;
-  manifestBytes: Buffer;
-  warnings: string[];
-  signature: PackageSignature | null;
+export interface Collected<T> {
+  value: T;
+  catalogBytes: Buffer;
+  /** Declared members, digest and size verified, in declaration order. */
   files: Map<string, Buffer>;
+  /** Members allowed without a declaration. */
+  extras: Map<string, Buffer>;
 }
 
 const NOOP_SINK: MemberSink = { data() {}, end() {} };
 
 /**
- * The member policy of a package archive. Every header is judged before its body is buffered;
- * bodies are hashed as they arrive and checked against the manifest as soon as it is known.
+ * The member policy of an archive. Every header is judged before its body is buffered; bodies are
+ * hashed as they arrive and checked against the catalog as soon as it is known.
  */
-export class MemberPolicy {
+export class MemberPolicy<T> {
   private members = 0;
   private declaredBytes = 0;
   private readonly names = new Map<string, string>();
   private readonly directories: string[] = [];
   private readonly bodies = new Map<string, Body>();
   private open: string | null = null;
-  private parsed: { manifest: Manifest; warnings: string[]; assets: Map<string, ManifestAsset> } | null = null;
+  private catalog: { value: T; declared: Map<string, DeclaredMember> } | null = null;
 
-  constructor(private readonly archive: string, private readonly limits: ArchiveLimits, private readonly strict: boolean) {}
+  constructor(private readonly archive: string, private readonly limits: ArchiveLimits, private readonly spec: CatalogSpec<T>) {}
 
   private fail(code: string, message: string, hint: string, details: Record<string, unknown> = {}): CpError {
     return archiveError(code, this.archive, message, hint, details);
@@ -83,9 +95,13 @@ export class MemberPolicy {
     const key = foldedPath(name);
     const earlier = this.names.get(key);
     if (earlier !== undefined) {
-      throw this.fail('ERR_ARCHIVE_DUPLICATE_MEMBER', `member ${JSON.stringify(name)} appears twice${earlier === name ? '' : ` (as ${JSON.stringify(earlier)}, differing only in case)`}`, 'a package archive holds each path once', { member: name });
+      throw this.fail('ERR_ARCHIVE_DUPLICATE_MEMBER', `member ${JSON.stringify(name)} appears twice${earlier === name ? '' : ` (as ${JSON.stringify(earlier)}, differing only in case)`}`, 'an archive holds each path once', { member: name });
     }
     this.names.set(key, name);
+  }
+
+  private isFree(name: string): boolean {
+    return name === this.spec.member || this.spec.allowUndeclared(name);
   }
 
   private checkSize(name: string, size: number): void {
@@ -96,19 +112,19 @@ export class MemberPolicy {
     if (this.declaredBytes > this.limits.maxTotalBytes) {
       throw this.fail('ERR_ARCHIVE_TOO_LARGE', `members declare more than ${this.limits.maxTotalBytes} bytes`, 'the archive is not a cplane package (or raise the size limits)', { max_total_bytes: this.limits.maxTotalBytes });
     }
-    if (name === MANIFEST_MEMBER || name === SIGNATURE_MEMBER || this.parsed === null) return;
-    const asset = this.declared(name);
-    if (asset.size !== size) throw this.sizeMismatch(name, asset.size, size);
+    if (this.isFree(name) || this.catalog === null) return;
+    const declared = this.declared(name);
+    if (declared.size !== size) throw this.sizeMismatch(name, declared.size, size);
   }
 
-  private declared(name: string): ManifestAsset {
-    const asset = this.parsed?.assets.get(name);
-    if (!asset) throw this.fail('ERR_ARCHIVE_UNDECLARED_MEMBER', `member ${JSON.stringify(name)} is not declared in the manifest's assets`, 'every file in a package must be listed in manifest.json assets', { member: name });
-    return asset;
+  private declared(name: string): DeclaredMember {
+    const declared = this.catalog?.declared.get(name);
+    if (!declared) throw this.fail('ERR_ARCHIVE_UNDECLARED_MEMBER', `member ${JSON.stringify(name)} is not declared in ${this.spec.member}`, `every file in the archive must be listed in ${this.spec.member}`, { member: name });
+    return declared;
   }
 
   private sizeMismatch(name: string, expected: number, actual: number): CpError {
-    return this.fail('ERR_ARCHIVE_SIZE_MISMATCH', `member ${JSON.stringify(name)} is ${actual} bytes, the manifest says ${expected}`, 'rebuild the package; the archive does not match its manifest', { member: name, expected, actual });
+    return this.fail('ERR_ARCHIVE_SIZE_MISMATCH', `member ${JSON.stringify(name)} is ${actual} bytes, ${this.spec.member} says ${expected}`, 'rebuild the archive; it does not match its catalog', { member: name, expected, actual });
   }
 
   private sink(name: string, size: number): MemberSink {
@@ -131,45 +147,40 @@ export class MemberPolicy {
 
   private complete(body: Body): void {
     this.bodies.set(body.name, body);
-    if (body.name === MANIFEST_MEMBER) {
-      const { manifest, warnings } = parseManifest(body.bytes, { strict: this.strict });
-      this.parsed = { manifest, warnings, assets: new Map(manifest.assets.map((a) => [a.path, a])) };
-      for (const earlier of this.bodies.values()) this.verifyAsset(earlier);
+    if (body.name === this.spec.member) {
+      this.catalog = this.spec.parse(body.bytes);
+      for (const earlier of this.bodies.values()) this.verify(earlier);
     } else {
-      this.verifyAsset(body);
+      this.verify(body);
     }
   }
 
-  private verifyAsset(body: Body): void {
-    if (this.parsed === null || body.name === MANIFEST_MEMBER || body.name === SIGNATURE_MEMBER) return;
-    const asset = this.declared(body.name);
-    if (asset.size !== body.size) throw this.sizeMismatch(body.name, asset.size, body.size);
-    if (asset.sha256 !== body.sha256) {
-      throw this.fail('ERR_ARCHIVE_DIGEST_MISMATCH', `member ${JSON.stringify(body.name)} hashes to ${body.sha256}, the manifest says ${asset.sha256}`, 'the archive was altered after it was built; do not install it', { member: body.name, expected: asset.sha256, actual: body.sha256 });
+  private verify(body: Body): void {
+    if (this.catalog === null || this.isFree(body.name)) return;
+    const declared = this.declared(body.name);
+    if (declared.size !== body.size) throw this.sizeMismatch(body.name, declared.size, body.size);
+    if (declared.sha256 !== body.sha256) {
+      throw this.fail('ERR_ARCHIVE_DIGEST_MISMATCH', `member ${JSON.stringify(body.name)} hashes to ${body.sha256}, ${this.spec.member} says ${declared.sha256}`, 'the archive was altered after it was built; do not install it', { member: body.name, expected: declared.sha256, actual: body.sha256 });
     }
   }
 
-  /** After the last entry: the manifest, every declared asset, and nothing half-read. */
-  finish(): CollectedArchive {
+  /** After the last entry: the catalog, every declared member, and nothing half-read. */
+  finish(): Collected<T> {
     if (this.open !== null) throw this.fail('ERR_ARCHIVE_CORRUPT', `member ${JSON.stringify(this.open)} is truncated`, 'the archive is damaged; download or build it again', { member: this.open });
-    if (this.parsed === null) throw this.fail('ERR_ARCHIVE_NO_MANIFEST', 'no manifest.json at the archive root', 'a package archive carries manifest.json (or ./manifest.json) at its top level');
-    const { manifest, warnings, assets } = this.parsed;
-    for (const asset of manifest.assets) {
-      if (!this.bodies.has(asset.path)) throw this.fail('ERR_ARCHIVE_MISSING_ASSET', `declared asset ${JSON.stringify(asset.path)} is not in the archive`, 'rebuild the package; its manifest lists a file the archive lacks', { member: asset.path });
-    }
+    if (this.catalog === null) throw this.fail('ERR_ARCHIVE_NO_MANIFEST', `no ${this.spec.member} at the archive root`, this.spec.missingHint);
+    const { value, declared } = this.catalog;
     const ancestors = new Set<string>();
-    for (const path of assets.keys()) {
+    for (const path of declared.keys()) {
+      if (!this.bodies.has(path)) throw this.fail('ERR_ARCHIVE_MISSING_ASSET', `declared member ${JSON.stringify(path)} is not in the archive`, `rebuild the archive; its ${this.spec.member} lists a file it lacks`, { member: path });
       for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1)) ancestors.add(path.slice(0, i));
     }
     for (const dir of this.directories) {
-      if (!ancestors.has(dir)) {
-        throw this.fail('ERR_ARCHIVE_UNDECLARED_MEMBER', `directory ${JSON.stringify(dir)} holds no declared asset`, 'every member must be a declared asset or a directory on the way to one', { member: dir });
-      }
+      if (!ancestors.has(dir)) throw this.fail('ERR_ARCHIVE_UNDECLARED_MEMBER', `directory ${JSON.stringify(dir)} holds no declared member`, 'every member must be declared or a directory on the way to one', { member: dir });
     }
     const files = new Map<string, Buffer>();
-    for (const asset of manifest.assets) files.set(asset.path, (this.bodies.get(asset.path) as Body).bytes);
-    const signatureBody = this.bodies.get(SIGNATURE_MEMBER);
-    const signature = signatureBody ? parseSignature(signatureBody.bytes, this.archive) : null;
-    return { manifest, manifestBytes: (this.bodies.get(MANIFEST_MEMBER) as Body).bytes, warnings, signature, files };
+    for (const path of declared.keys()) files.set(path, (this.bodies.get(path) as Body).bytes);
+    const extras = new Map<string, Buffer>();
+    for (const body of this.bodies.values()) if (body.name !== this.spec.member && this.spec.allowUndeclared(body.name)) extras.set(body.name, body.bytes);
+    return { value, catalogBytes: (this.bodies.get(this.spec.member) as Body).bytes, files, extras };
   }
 }

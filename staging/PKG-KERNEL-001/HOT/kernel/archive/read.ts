@@ -1,16 +1,15 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { createGunzip } from 'node:zlib';
-import { Parser, type ReadEntry } from 'tar';
-import { isCpError } from '../errors.js';
-import type { Manifest } from '../manifest/manifest.js';
+import { parseManifest, type Manifest } from '../manifest/manifest.js';
 import type { PackageSignature } from '../signing/signing.js';
-import { archiveError } from './errors.js';
+import { parseSignature } from '../signing/signature-file.js';
 import { resolveLimits, type ArchiveLimits } from './limits.js';
-import { MemberPolicy } from './members.js';
+import type { CatalogSpec, DeclaredMember } from './members.js';
+import { streamArchive } from './stream.js';
 
 export type { ArchiveLimits } from './limits.js';
 export type { PackageSignature } from '../signing/signing.js';
+
+export const MANIFEST_MEMBER = 'manifest.json';
+export const SIGNATURE_MEMBER = 'signature.json';
 
 export interface PackageArchive {
   manifest: Manifest;
@@ -30,64 +29,28 @@ export interface ReadArchiveOptions {
   strict?: boolean;
 }
 
-const COMPRESSED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x2f, 0xfd])];
+function packageSpec(strict: boolean): CatalogSpec<{ manifest: Manifest; warnings: string[] }> {
+  return {
+    member: MANIFEST_MEMBER,
+    parse(bytes) {
+      const parsed = parseManifest(bytes, { strict });
+      return { value: parsed, declared: new Map<string, DeclaredMember>(parsed.manifest.assets.map((a) => [a.path, a])) };
+    },
+    allowUndeclared: (name) => name === SIGNATURE_MEMBER,
+    missingHint: 'a package archive carries manifest.json (or ./manifest.json) at its top level',
+  };
+}
 
-/**
- * Read a package .tar.gz without writing anything. Headers are judged before bodies are buffered and
- * inflated bytes are counted as they appear, so a decompression bomb is stopped at the limit.
- */
+/** Read a package .tar.gz, refusing everything a hostile archive can do (SPEC §3.6), without writing anything. */
 export async function readPackageArchive(path: string, opts: ReadArchiveOptions = {}): Promise<PackageArchive> {
-  const limits = resolveLimits(opts.limits);
-  const policy = new MemberPolicy(path, limits, opts.strict ?? true);
-  const integrity = createHash('sha256');
-  await new Promise<void>((resolve, reject) => {
-    const source = createReadStream(path);
-    const gunzip = createGunzip();
-    const parser = new Parser({ strict: true, brotli: false, zstd: false } as ConstructorParameters<typeof Parser>[0]);
-    let failed = false;
-    let inflated = 0;
-    let atEof = false;
-    const fail = (error: unknown): void => {
-      if (failed) return;
-      failed = true;
-      source.destroy();
-      gunzip.destroy();
-      reject(isCpError(error) ? error : archiveError('ERR_ARCHIVE_CORRUPT', path, `not a valid .tar.gz: ${error instanceof Error ? error.message : String(error)}`, 'the archive is damaged or not a cplane package', {}, error));
-    };
-    const guard = (fn: () => void): void => {
-      if (failed) return;
-      try { fn(); } catch (error) { fail(error); }
-    };
-    source.on('error', (error: NodeJS.ErrnoException) => {
-      fail(error.code === 'ENOENT' || error.code === 'EISDIR' || error.code === 'EACCES'
-        ? archiveError('ERR_ARCHIVE_NOT_FOUND', path, `cannot read the file (${error.code})`, 'pass the path of a package .tar.gz', { errno: error.code }, error)
-        : error);
-    });
-    source.on('data', (chunk) => { integrity.update(chunk); });
-    gunzip.on('error', fail);
-    gunzip.on('data', (chunk: Buffer) => guard(() => {
-      if (inflated === 0 && COMPRESSED_MAGIC.some((magic) => chunk.subarray(0, magic.length).equals(magic))) {
-        throw archiveError('ERR_ARCHIVE_CORRUPT', path, 'the tar stream is itself compressed', 'a package is one gzip layer over a tar stream');
-      }
-      inflated += chunk.length;
-      if (inflated > limits.maxTotalBytes) {
-        throw archiveError('ERR_ARCHIVE_TOO_LARGE', path, `inflates to more than ${limits.maxTotalBytes} bytes`, 'the archive is not a cplane package (or raise the size limits)', { max_total_bytes: limits.maxTotalBytes, inflated_bytes: inflated });
-      }
-      // After the end-of-archive blocks only padding may follow; the parser need not see it.
-      if (!atEof) parser.write(chunk);
-    }));
-    gunzip.on('end', () => guard(() => { parser.end(); }));
-    parser.on('eof', () => { atEof = true; });
-    parser.on('entry', (entry: ReadEntry) => guard(() => {
-      const sink = policy.begin(entry.type, entry.path, entry.size);
-      entry.on('data', (chunk: Buffer) => guard(() => { sink.data(chunk); }));
-      entry.on('end', () => guard(() => { sink.end(); }));
-    }));
-    parser.on('ignoredEntry', (entry: ReadEntry) => guard(() => { policy.begin(entry.type, entry.path, entry.size); }));
-    parser.on('error', fail);
-    parser.on('end', () => guard(resolve));
-    source.pipe(gunzip);
-  });
-  const collected = policy.finish();
-  return { ...collected, integrity: `sha256:${integrity.digest('hex')}` };
+  const read = await streamArchive(path, resolveLimits(opts.limits), packageSpec(opts.strict ?? true));
+  const signatureBytes = read.extras.get(SIGNATURE_MEMBER);
+  return {
+    manifest: read.value.manifest,
+    manifestBytes: read.catalogBytes,
+    warnings: read.value.warnings,
+    signature: signatureBytes ? parseSignature(signatureBytes, path) : null,
+    files: read.files,
+    integrity: read.integrity,
+  };
 }

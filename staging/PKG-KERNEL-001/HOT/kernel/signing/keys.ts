@@ -9,6 +9,10 @@ export function keyIdOf(publicKey: KeyObject): string {
 
 /** Parse an ed25519 public key in PEM form; anything else is ERR_KEY_INVALID. */
 export function parsePublicKey(pem: string, source = 'public key'): KeyObject {
+  // node:crypto would derive a public key from a private one; a private key here is a mistake to name.
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) {
+    throw new CpError('ERR_KEY_INVALID', `${source} is a private key`, { hint: 'pass the .pub file; keep the private key secret', details: { source } });
+  }
   let key: KeyObject;
   try {
     key = createPublicKey({ key: pem, format: 'pem' });

@@ -35,6 +35,11 @@ function parsePrivateKey(pem: string): KeyObject {
   return key;
 }
 
+/** The key id of a private signing key; refuses (ERR_KEY_INVALID) anything that is not an ed25519 private key. */
+export function signingKeyId(privateKeyPem: string): string {
+  return keyIdOf(createPublicKey(parsePrivateKey(privateKeyPem)));
+}
+
 /** Sign the canonical manifest: it pins every asset digest, so it covers every byte the package installs. */
 export function signManifest(manifest: Manifest, privateKeyPem: string): PackageSignature {
   const key = parsePrivateKey(privateKeyPem);

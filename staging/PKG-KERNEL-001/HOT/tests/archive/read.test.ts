@@ -199,3 +199,32 @@ test('refuses a malformed signature.json rather than treating the package as uns
   const s = scratch(t);
   await refused(s.archive(rawTar([manifestEntry(manifestFor(FILES)), { name: 'signature.json', data: '{"algorithm":"rsa"}' }, ...fileEntries])), 'ERR_SIGNATURE_MALFORMED');
 });
+
+test('refuses a signature.json that is not JSON', async (t) => {
+  const s = scratch(t);
+  await refused(s.archive(rawTar([manifestEntry(manifestFor(FILES)), { name: 'signature.json', data: 'sig' }, ...fileEntries])), 'ERR_SIGNATURE_MALFORMED');
+});
+
+test('refuses a GNU long-name (L) record that escapes, though the ustar name is harmless', async (t) => {
+  const s = scratch(t);
+  const path = s.archive(rawTar([manifestEntry(manifestFor(FILES)), ...fileEntries, { name: '././@LongLink', type: 'L', data: '../../escape.js\0' }, { name: 'HOT/kernel/harmless.js', data: 'evil' }]));
+  const error = await refused(path, 'ERR_ARCHIVE_UNSAFE_PATH');
+  assert.equal(error.details.member, '../../escape.js');
+});
+
+test('a global pax header cannot rename members, and a pax header on a symlink still leaves it a link', async (t) => {
+  const s = scratch(t);
+  const global = { ...paxEntry({ path: '../global.js' }), type: 'g' };
+  const read = await readPackageArchive(s.archive(rawTar([global, manifestEntry(manifestFor(FILES)), ...fileEntries])));
+  assert.equal(read.files.size, 2);
+  await refused(s.archive(rawTar([manifestEntry(manifestFor(FILES)), ...fileEntries, paxEntry({ linkpath: '/etc/passwd' }), { name: 'HOT/kernel/l', type: '2', linkname: 'x' }])), 'ERR_ARCHIVE_LINK');
+});
+
+test('an empty file and an empty tar stream are refused with codes', async (t) => {
+  const s = scratch(t);
+  const empty = join(s.dir, 'empty.tar.gz');
+  (await import('node:fs')).writeFileSync(empty, '');
+  assert.match((await refused(empty, 'ERR_ARCHIVE_CORRUPT')).message, /unexpected end of file/);
+  assert.match((await refused(s.archive(Buffer.alloc(0)), 'ERR_ARCHIVE_CORRUPT')).message, /Unrecognized archive format/);
+  await refused(s.dir, 'ERR_ARCHIVE_NOT_FOUND');
+});

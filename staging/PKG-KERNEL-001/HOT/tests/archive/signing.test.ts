@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkSignature, generateSigningKeyPair, readTrustStore, signManifest, trustKey, trustStorePath } from '../../kernel/signing/index.js';
+import { checkSignature, generateSigningKeyPair, parsePublicKey, readTrustStore, signingKeyId, signManifest, trustKey, trustStorePath } from '../../kernel/signing/index.js';
 import { validateManifest } from '../../kernel/manifest/index.js';
 import { manifestFor, scratch } from './tar-fixture.js';
 
@@ -59,4 +59,12 @@ test('a damaged trust store is refused with a code, not treated as empty', (t) =
   assert.throws(() => readTrustStore(s.dir), { code: 'ERR_TRUST_STORE_INVALID' });
   writeFileSync(trustStorePath(s.dir), 'nope');
   assert.throws(() => readTrustStore(s.dir), { code: 'ERR_TRUST_STORE_INVALID' });
+});
+
+test('key helpers: signingKeyId matches the generated id; a non-ed25519 public key is refused', () => {
+  const keys = generateSigningKeyPair();
+  assert.equal(signingKeyId(keys.private_key_pem), keys.key_id);
+  const rsaPublic = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  assert.throws(() => parsePublicKey(rsaPublic), (e: { code: string; message: string }) => e.code === 'ERR_KEY_INVALID' && /not ed25519/.test(e.message));
+  assert.throws(() => signingKeyId(keys.public_key_pem), { code: 'ERR_KEY_INVALID' });
 });
