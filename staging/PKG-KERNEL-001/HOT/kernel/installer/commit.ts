@@ -2,11 +2,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync
 import { dirname, join } from 'node:path';
 import { sha256Digest } from '../canonical.js';
 import { CpError, show } from '../errors.js';
-import type { Ledger } from '../ledger/index.js';
-import { OwnershipRegistry } from '../registry/ownership.js';
 import { writeReceipt, type Receipt } from '../registry/receipt.js';
 import { receiptDir } from '../root/layout.js';
 import { fsyncAll } from './durable.js';
+import type { RootHandles } from './handles.js';
 import type { StepHook } from './hooks.js';
 import { clearJournal, type Journal } from './journal.js';
 import { appendOnce } from './ledger-records.js';
@@ -15,7 +14,8 @@ import { appendOnce } from './ledger-records.js';
  * Roll a journaled commit forward. Every step is idempotent, so the same function commits a fresh
  * install and repairs one that a crash interrupted at any point after the journal was written.
  */
-export async function applyJournal(root: string, journal: Journal, ledger: Ledger, hook: StepHook): Promise<Receipt | null> {
+export async function applyJournal(handles: RootHandles, journal: Journal, hook: StepHook): Promise<Receipt | null> {
+  const { root, ledger, registry } = handles;
   hook('after-journal', journal.package_id);
   const touched = placeFiles(root, journal, hook);
   touched.push(...removeFiles(root, journal.remove));
@@ -23,13 +23,8 @@ export async function applyJournal(root: string, journal: Journal, ledger: Ledge
   // The renames and the installed manifest must be durable before the registry and receipt claim them.
   await fsyncAll(touched);
   hook('after-files', journal.package_id);
-  const registry = OwnershipRegistry.open(root);
-  try {
-    if (journal.kind === 'uninstall') registry.removePackage(journal.package_id);
-    else registry.setPackageFiles(journal.package_id, journal.owned, journal.transfers);
-  } finally {
-    registry.close();
-  }
+  if (journal.kind === 'uninstall') registry.removePackage(journal.package_id);
+  else registry.setPackageFiles(journal.package_id, journal.owned, journal.transfers);
   for (const other of journal.updated_receipts) writeReceipt(root, other);
   hook('after-registry', journal.package_id);
   const { entry, anchor } = appendOnce(ledger, journal.package_id, journal.txn_id, journal.ledger);

@@ -12,3 +12,4 @@ export { planInstall, type InstallPlan, type RootState } from './plan.js';
 export { stageFiles, fileMode } from './stage.js';
 export * from './batch.js';
 export * from './durable.js';
+export * from './handles.js';

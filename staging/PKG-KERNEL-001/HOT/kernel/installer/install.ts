@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
 import { readPackageArchive, type ArchiveLimits, type PackageArchive } from '../archive/read.js';
 import { toCpError } from '../errors.js';
-import { OwnershipRegistry } from '../registry/ownership.js';
 import { listReceipts, type Receipt } from '../registry/receipt.js';
 import { readTrustStore } from '../signing/index.js';
 import { currentPlatform, type Platform } from './checks.js';
@@ -60,19 +59,13 @@ export async function installOne(session: RootSession, request: InstallRequest, 
     archive = await readPackageArchive(request.archivePath, {
       ...(env.limits ? { limits: env.limits } : {}), ...(env.strict !== undefined ? { strict: env.strict } : {}),
     });
-    const registry = OwnershipRegistry.open(session.root);
-    let plan;
-    try {
-      plan = planInstall(archive, {
-        root: session.root, receipts: listReceipts(session.root), registry, trusted: readTrustStore(session.root),
-      }, {
-        mode: request.mode, expectId: request.expectId, dev: request.dev, allowDowngrade: request.allowDowngrade,
-        platform: env.platform ?? currentPlatform(), archivePath: request.archivePath,
-        txnId: (env.txnId ?? newTxnId)(), now: new Date(clock()).toISOString(),
-      });
-    } finally {
-      registry.close();
-    }
+    const plan = planInstall(archive, {
+      root: session.root, receipts: listReceipts(session.root), registry: session.registry, trusted: readTrustStore(session.root),
+    }, {
+      mode: request.mode, expectId: request.expectId, dev: request.dev, allowDowngrade: request.allowDowngrade,
+      platform: env.platform ?? currentPlatform(), archivePath: request.archivePath,
+      txnId: (env.txnId ?? newTxnId)(), now: new Date(clock()).toISOString(),
+    });
     const ms = (): number => Number(process.hrtime.bigint() - started) / 1e6;
     if (plan.kind === 'noop') {
       return { package_id: plan.package_id, version: plan.version, action: 'unchanged', previous_version: plan.version, files: 0, removed: 0, transfers: 0, dev_waiver: false, receipt: null, ms: ms() };
@@ -82,7 +75,7 @@ export async function installOne(session: RootSession, request: InstallRequest, 
     (env.hook ?? noHook)('before-journal', journal.package_id);
     writeJournal(session.root, journal);
     journalWritten = true;
-    const receipt = await applyJournal(session.root, journal, session.ledger, env.hook ?? noHook);
+    const receipt = await applyJournal(session, journal, env.hook ?? noHook);
     return {
       package_id: plan.package_id, version: plan.version, action: plan.kind === 'upgrade' ? 'upgraded' : 'installed',
       previous_version: plan.previous?.version ?? null, files: journal.place.length, removed: journal.remove.length,

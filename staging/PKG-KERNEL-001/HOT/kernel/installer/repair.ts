@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Ledger } from '../ledger/index.js';
 import { rootPaths } from '../root/layout.js';
 import { applyJournal } from './commit.js';
+import type { RootHandles } from './handles.js';
 import { noHook } from './hooks.js';
 import { readJournal } from './journal.js';
 
@@ -17,12 +17,13 @@ export interface RepairReport {
  * Bring a root back to a committed state (call with the root lock held): finish a journaled commit,
  * discard staging areas that no journal refers to.
  */
-export async function repairRoot(root: string, ledger: Ledger): Promise<RepairReport> {
+export async function repairRoot(handles: RootHandles): Promise<RepairReport> {
+  const { root } = handles;
   const journal = readJournal(root);
   let rolledForward: RepairReport['rolled_forward'] = null;
   if (journal) {
     journal.ledger.metadata = { ...journal.ledger.metadata, repaired: true };
-    await applyJournal(root, journal, ledger, noHook);
+    await applyJournal(handles, journal, noHook);
     rolledForward = { txn_id: journal.txn_id, package_id: journal.package_id, kind: journal.kind };
   }
   const { txnDir } = rootPaths(root);

@@ -1,5 +1,7 @@
 import { Ledger, ledgerPathForRoot } from '../ledger/index.js';
+import { OwnershipRegistry } from '../registry/ownership.js';
 import { acquireRootLock, type RootLock } from '../root/lock.js';
+import type { RootHandles } from './handles.js';
 import { repairRoot, type RepairReport } from './repair.js';
 
 export interface SessionOptions {
@@ -7,10 +9,8 @@ export interface SessionOptions {
   clock?: (() => number) | undefined;
 }
 
-/** A root opened for changes: the root lock held, the ledger open, any interrupted commit repaired. */
-export interface RootSession {
-  root: string;
-  ledger: Ledger;
+/** A root opened for changes: the root lock held, ledger and registry open, any interrupted commit repaired. */
+export interface RootSession extends RootHandles {
   repair: RepairReport;
   close(): void;
 }
@@ -18,18 +18,22 @@ export interface RootSession {
 export async function openRootSession(root: string, options: SessionOptions = {}): Promise<RootSession> {
   const lock: RootLock = acquireRootLock(root, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs });
   let ledger: Ledger | undefined;
+  let registry: OwnershipRegistry | undefined;
   try {
     ledger = Ledger.open(ledgerPathForRoot(root), options.clock ? { clock: options.clock } : {});
-    const repair = await repairRoot(root, ledger);
-    const opened = ledger;
+    registry = OwnershipRegistry.open(root);
+    const handles: RootHandles = { root, ledger, registry };
+    const repair = await repairRoot(handles);
     return {
-      root, ledger: opened, repair,
+      ...handles, repair,
       close(): void {
-        opened.close();
+        handles.registry.close();
+        handles.ledger.close();
         lock.release();
       },
     };
   } catch (error) {
+    registry?.close();
     ledger?.close();
     lock.release();
     throw error;

@@ -38,6 +38,6 @@ export async function uninstallOne(session: RootSession, packageId: string, hook
     },
   };
   writeJournal(session.root, journal);
-  await applyJournal(session.root, journal, session.ledger, hook);
+  await applyJournal(session, journal, hook);
   return { package_id: packageId, version: receipt.version, removed: receipt.files.length };
 }

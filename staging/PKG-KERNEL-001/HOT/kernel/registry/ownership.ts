@@ -51,7 +51,8 @@ export class OwnershipRegistry {
       });
     }
     const db = new Database(path);
-    db.pragma('journal_mode = DELETE');
+    // WAL + FULL: one fsync per commit, and a reader never blocks on the installer's write.
+    db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('busy_timeout = 10000');
     if (options.create) db.exec(DDL);

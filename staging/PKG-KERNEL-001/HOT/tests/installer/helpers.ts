@@ -76,13 +76,16 @@ export function keyPair(): { privatePem: string; publicPem: string } {
   return { privatePem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
 }
 
-/** Every file under the root (but the ledger, which a refusal appends INSTALL_FAILED to) with its digest. */
+/**
+ * Every file under the root with its digest, but the ledger (a refusal appends INSTALL_FAILED to it; tests
+ * check that separately) and SQLite's `-shm` index, which an open connection rewrites when it merely reads.
+ */
 export function snapshot(root: string): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (rel: string): void => {
     for (const name of readdirSync(join(root, rel)).sort()) {
       const child = rel ? `${rel}/${name}` : name;
-      if (child === 'HOT/ledger') continue;
+      if (child === 'HOT/ledger' || child.endsWith('.sqlite-shm')) continue;
       const stat = lstatSync(join(root, child));
       if (stat.isDirectory()) { out[`${child}/`] = 'dir'; walk(child); }
       else if (stat.isSymbolicLink()) out[child] = 'symlink';
