@@ -120,3 +120,18 @@ test('a failing genesis removes the root; a failure at package k keeps packages 
   const list = JSON.parse(node([join(root, 'HOT/scripts/cplane.js'), 'list', '--json']).stdout) as { packages: { layer: number }[] };
   assert.ok(list.packages.length > 0 && list.packages.every((p) => p.layer === 0));
 });
+
+test('a signed build bootstraps without --dev when its key is trusted with --trust; every receipt says valid', (t) => {
+  const dir = temp(t);
+  const keys = node([cplane, 'keys', 'generate', '--out', join(dir, 'keys')], REPO);
+  assert.equal(keys.status, 0, keys.stderr);
+  const build = node([cplane, 'build', '--sign-key', join(dir, 'keys/cplane-signing.key'), '--out', join(dir, 'packages'), '--bootstrap-out', join(dir, 'bootstrap')], REPO);
+  assert.equal(build.status, 0, build.stderr);
+  const root = join(dir, 'root');
+  const run = node([cplane, 'bootstrap', newestBootstrap(dir), '--root', root, '--trust', join(dir, 'keys/cplane-signing.pub')]);
+  assert.equal(run.status, 0, run.stdout + run.stderr);
+  assert.doesNotMatch(run.stdout, /waived/);
+  const list = JSON.parse(node([join(root, 'HOT/scripts/cplane.js'), 'list', '--json']).stdout) as { packages: { signature: string; dev_waiver: boolean }[] };
+  assert.ok(list.packages.length > 0);
+  assert.ok(list.packages.every((p) => p.signature === 'valid' && !p.dev_waiver), JSON.stringify(list.packages));
+});
