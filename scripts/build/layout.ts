@@ -26,10 +26,6 @@ export function layoutPackage(pkg: PackageSource): string[] {
   const srcHot = join(REPO, pkg.dir, 'HOT');
   const outDir = join(PKG_OUT, pkg.id);
   const files: string[] = [];
-  for (const extra of ['manifest.template.json']) {
-    const abs = join(REPO, pkg.dir, extra);
-    if (existsSync(abs)) place(abs, join(outDir, extra));
-  }
   if (!existsSync(srcHot)) return files;
   for (const abs of walk(srcHot)) {
     const rel = relative(join(REPO, pkg.dir), abs);
@@ -39,10 +35,12 @@ export function layoutPackage(pkg: PackageSource): string[] {
       files.push(js);
     } else {
       place(abs, join(outDir, rel));
-      // Also beside the compiled code, so repository scripts importing package code from build/tsc find its data files.
-      place(abs, join(TSC_OUT, pkg.dir, rel));
       files.push(rel);
     }
+  }
+  for (const extra of ['manifest.template.json']) {
+    const abs = join(REPO, pkg.dir, extra);
+    if (existsSync(abs)) place(abs, join(outDir, extra));
   }
   return files;
 }

@@ -42,7 +42,9 @@ function composeManifest(template: PackageTemplate, assets: ManifestAsset[]): Ma
 
 export interface BuildPackageOptions {
   repo: string;
-  /** The laid-out package tree, build/pkg/<PKG>/ (holds HOT/ and manifest.template.json). */
+  /** The package source, e.g. REPO/staging/PKG-KERNEL-001 (holds manifest.template.json). */
+  sourceDir: string;
+  /** The laid-out package tree, build/pkg/<PKG>/ (its HOT/ holds compiled code and data files). */
   pkgDir: string;
   outDir: string;
   signingKeyPem: string | null;
@@ -56,7 +58,7 @@ export function packageSourceFiles(pkgDir: string, template: PackageTemplate, re
 }
 
 export async function buildPackage(opts: BuildPackageOptions): Promise<BuiltPackage> {
-  const template = readTemplate(join(opts.pkgDir, 'manifest.template.json'));
+  const template = readTemplate(join(opts.sourceDir, 'manifest.template.json'));
   const packFiles: PackFile[] = [];
   const assets: ManifestAsset[] = [];
   for (const source of packageSourceFiles(opts.pkgDir, template, opts.repo)) {

@@ -49,13 +49,14 @@ export async function buildPackages(opts: BuildPackagesOptions): Promise<BuildPa
   const skipped: string[] = [];
   for (const source of listPackageSources(opts.repo)) {
     const pkgDir = join(pkgRoot, source.id);
-    if (!existsSync(join(pkgDir, 'manifest.template.json'))) {
+    const sourceDir = join(opts.repo, source.dir);
+    if (!existsSync(join(sourceDir, 'manifest.template.json'))) {
       skipped.push(source.id);
       log(`build: ${source.id}: no manifest.template.json, not packaged`);
       continue;
     }
     const started = Date.now();
-    const built = await buildPackage({ repo: opts.repo, pkgDir, outDir: opts.outDir, signingKeyPem: opts.signingKeyPem });
+    const built = await buildPackage({ repo: opts.repo, sourceDir, pkgDir, outDir: opts.outDir, signingKeyPem: opts.signingKeyPem });
     packages.push(built);
     log(`build: ${built.file} ${built.manifest.assets.length} files ${built.size} bytes ${built.signature ? `signed ${built.signature.key_id}` : 'unsigned'} (${Date.now() - started} ms)`);
   }

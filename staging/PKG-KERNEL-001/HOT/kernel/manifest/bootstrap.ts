@@ -2,7 +2,8 @@ import semver from 'semver';
 import { CpError } from '../errors.js';
 import type { ManifestDependency } from './manifest.js';
 import { installOrder } from './order.js';
-import { compileSchemaFile, type SchemaCheck, type SchemaIssue } from './validator.js';
+import { BOOTSTRAP_SCHEMA } from './bootstrap-schema.js';
+import { compileSchema, type SchemaCheck, type SchemaIssue } from './validator.js';
 
 /** One archive in CP_BOOTSTRAP, pinned by the digest of its bytes. */
 export interface BootstrapPackage {
@@ -24,8 +25,6 @@ export interface BootstrapPlan {
   install_order: string[];
 }
 
-export const BOOTSTRAP_SCHEMA_URL = new URL('./bootstrap.schema.json', import.meta.url);
-
 let check: SchemaCheck | undefined;
 
 function invalid(issues: SchemaIssue[]): CpError {
@@ -38,7 +37,7 @@ function invalid(issues: SchemaIssue[]): CpError {
 
 /** Validate an untrusted bootstrap.json value, including that its order is the one installOrder gives. */
 export function validateBootstrapPlan(value: unknown): BootstrapPlan {
-  check ??= compileSchemaFile(BOOTSTRAP_SCHEMA_URL);
+  check ??= compileSchema(BOOTSTRAP_SCHEMA);
   const issues = check(value);
   if (issues.length > 0) throw invalid(issues);
   const plan = value as BootstrapPlan;

@@ -1,7 +1,8 @@
 import semver from 'semver';
 import { CpError, show } from '../errors.js';
 import { foldedPath, isReservedPath, unsafePathReason } from './paths.js';
-import { compileSchemaFile, type SchemaCheck, type SchemaIssue } from './validator.js';
+import { MANIFEST_SCHEMA } from './manifest-schema.js';
+import { compileSchema, type SchemaCheck, type SchemaIssue } from './validator.js';
 
 export type AssetClassification = 'kernel' | 'script' | 'schema' | 'config' | 'test' | 'doc' | 'registry' | 'runtime';
 
@@ -41,16 +42,9 @@ export interface Manifest {
 
 export const MANIFEST_SCHEMA_VERSION = '1.0';
 
-/**
- * The kernel validates against its own copy of the schema (HOT/kernel/manifest/manifest.schema.json):
- * genesis installs the kernel before PKG-SCHEMAS-001 exists. A repository test keeps the copy
- * byte-identical to HOT/schemas/manifest.schema.json.
- */
-export const MANIFEST_SCHEMA_URL = new URL('./manifest.schema.json', import.meta.url);
-
 let schemaCheck: SchemaCheck | undefined;
 function checkSchema(value: unknown): SchemaIssue[] {
-  schemaCheck ??= compileSchemaFile(MANIFEST_SCHEMA_URL);
+  schemaCheck ??= compileSchema(MANIFEST_SCHEMA);
   return schemaCheck(value);
 }
 

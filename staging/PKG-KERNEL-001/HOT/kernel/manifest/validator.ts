@@ -34,7 +34,7 @@ export function compileSchema(schema: object): SchemaCheck {
   return (value) => (validate(value) ? [] : (validate.errors ?? []).map(toIssue));
 }
 
-/** Compile a schema file shipped next to the code (`new URL('x.schema.json', import.meta.url)`). */
-export function compileSchemaFile(url: URL): SchemaCheck {
-  return compileSchema(JSON.parse(readFileSync(url, 'utf8')) as object);
+/** Compile a JSON Schema file (e.g. one PKG-SCHEMAS-001 ships under HOT/schemas/). */
+export function compileSchemaFile(file: string | URL): SchemaCheck {
+  return compileSchema(JSON.parse(readFileSync(file, 'utf8')) as object);
 }

@@ -1,5 +1,6 @@
-import { compileSchemaFile, type SchemaCheck } from '../manifest/validator.js';
+import { compileSchema, type SchemaCheck } from '../manifest/validator.js';
 import { archiveError } from '../archive/errors.js';
+import { SIGNATURE_SCHEMA } from './signature-schema.js';
 import type { PackageSignature } from './signing.js';
 
 let check: SchemaCheck | undefined;
@@ -12,7 +13,7 @@ export function parseSignature(bytes: Buffer, archive: string): PackageSignature
   } catch (error) {
     throw archiveError('ERR_SIGNATURE_MALFORMED', archive, `signature.json is not JSON: ${(error as Error).message}`, 'sign the package again with `cplane build --sign-key`', {}, error);
   }
-  check ??= compileSchemaFile(new URL('./signature.schema.json', import.meta.url));
+  check ??= compileSchema(SIGNATURE_SCHEMA);
   const issues = check(value);
   if (issues.length > 0) {
     throw archiveError('ERR_SIGNATURE_MALFORMED', archive, `signature.json is invalid: ${issues[0]?.pointer || '/'} ${issues[0]?.message ?? ''}`, 'sign the package again with `cplane build --sign-key`', {
