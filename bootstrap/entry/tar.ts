@@ -86,9 +86,12 @@ export function readTarGz(gz: Buffer): TarFile[] {
     const name = pendingPath ?? (prefix ? `${prefix}/${field(header, 0, 100)}` : field(header, 0, 100));
     pendingPath = undefined;
     if (type === '5') continue;
-    if (type !== '0' && type !== '\0') throw new TarError('ERR_ARCHIVE_UNSAFE_MEMBER', `member ${JSON.stringify(name)} has type ${JSON.stringify(type)}; only regular files are allowed`);
+    if (type !== '0' && type !== '\0') {
+      const code = type === '1' || type === '2' ? 'ERR_ARCHIVE_LINK' : 'ERR_ARCHIVE_SPECIAL_FILE';
+      throw new TarError(code, `member ${JSON.stringify(name)} has type ${JSON.stringify(type)}; only regular files are allowed`);
+    }
     const path = safeMemberPath(name);
-    if (seen.has(path)) throw new TarError('ERR_ARCHIVE_DUPLICATE', `duplicate member ${JSON.stringify(path)}`);
+    if (seen.has(path)) throw new TarError('ERR_ARCHIVE_DUPLICATE_MEMBER', `duplicate member ${JSON.stringify(path)}`);
     seen.add(path);
     files.push({ path, data: Buffer.from(body) });
   }
