@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
 import { readPackageArchive, type ArchiveLimits, type PackageArchive } from '../archive/read.js';
-import { toCpError } from '../errors.js';
+import { CpError, toCpError } from '../errors.js';
 import { listReceipts, type Receipt } from '../registry/receipt.js';
 import { readTrustStore } from '../signing/index.js';
 import { currentPlatform, type Platform } from './checks.js';
@@ -86,9 +86,16 @@ export async function installOne(session: RootSession, request: InstallRequest, 
     if (!journalWritten) {
       const coded = toCpError(error);
       const id = archive?.manifest.package_id ?? request.expectId ?? guessPackageId(request.archivePath);
-      recordInstallFailed(session.ledger, id, coded.code, coded.message, {
-        archive_file: basename(request.archivePath), mode: request.mode, ...(archive ? { version: archive.manifest.version } : {}),
-      });
+      try {
+        recordInstallFailed(session.ledger, id, coded.code, coded.message, {
+          archive_file: basename(request.archivePath), mode: request.mode, ...(archive ? { version: archive.manifest.version } : {}),
+        });
+      } catch (ledgerError) {
+        // The refusal stays the error the caller sees; the failed record is named in it, not swallowed.
+        throw new CpError(coded.code, `${coded.message} (and INSTALL_FAILED could not be recorded: ${toCpError(ledgerError).message})`, {
+          hint: coded.hint, details: { ...coded.details, ledger_error: toCpError(ledgerError).code }, cause: error,
+        });
+      }
     }
     throw error;
   }

@@ -169,3 +169,13 @@ test('refused: hostile archives (..,  absolute path, symlink, hard link, FIFO, u
   }
   assert.deepEqual(readdirSync(dir).filter((n) => n.includes('escape')), []);
 });
+
+test('a refusal whose INSTALL_FAILED record cannot be written still reports the refusal, naming both', async (t) => {
+  const { dir, root, s } = await rootWith(t, []);
+  const archive = await buildArchive(dir, { id: 'PKG-ALPHA-001', deps: { 'PKG-NOPE-001': '*' }, files: { 'HOT/alpha/a.js': 'a' } });
+  const before = snapshot(root);
+  s.ledger.close();
+  await assert.rejects(installOne(s, { archivePath: archive, mode: 'install', dev: true }), (e: { code?: string; message?: string; details?: Record<string, unknown> }) =>
+    e.code === 'ERR_DEPENDENCY_MISSING' && /INSTALL_FAILED could not be recorded/.test(e.message ?? '') && typeof e.details?.ledger_error === 'string');
+  assert.deepEqual(snapshot(root), before);
+});
