@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { CpError, toCpError } from '../errors.js';
 import { installOne, type InstallEnv, type InstallOutcome, type InstallRequest } from './install.js';
 import { withRootSession, type SessionOptions } from './session.js';
@@ -23,7 +24,7 @@ export async function installPackages(root: string, requests: readonly InstallRe
         onProgress({ index, total: requests.length, outcome });
       } catch (error) {
         const coded = toCpError(error);
-        throw new CpError(coded.code, `package ${index + 1} of ${requests.length} (${request.archivePath}): ${coded.message}`, {
+        throw new CpError(coded.code, `package ${index + 1} of ${requests.length} (${basename(request.archivePath)}): ${coded.message}`, {
           hint: coded.hint, details: { ...coded.details, archive: request.archivePath, index, installed: outcomes.map((o) => o.package_id) }, cause: error,
         });
       }
