@@ -42,26 +42,54 @@ export async function applyJournal(handles: RootHandles, journal: Journal, hook:
   return receipt;
 }
 
-/** Move staged files into place; returns the directories whose entries changed. */
+/**
+ * Move staged files into place; returns the directories whose entries changed. Where a whole directory
+ * is new to the root, the staged directory is renamed in one step instead of file by file: the staging
+ * area holds nothing but this commit's files, and one rename is as atomic as many.
+ */
 function placeFiles(root: string, journal: Journal, hook: StepHook): string[] {
-  const dirs = new Set<string>();
+  const touched = new Set<string>();
+  const present = new Set<string>();
+  const moved: string[] = [];
   let placed = 0;
   for (const file of journal.place) {
+    if (moved.some((dir) => file.path.startsWith(`${dir}/`))) continue;
     const from = join(root, journal.staging_dir, file.path);
-    const to = join(root, file.path);
-    if (existsSync(from)) {
-      mkdirSync(dirname(to), { recursive: true });
-      renameSync(from, to);
-      dirs.add(dirname(to));
-      placed += 1;
-      if (placed === 1) hook('mid-files', journal.package_id);
-    } else if (!existsSync(to) || sha256Digest(readFileSync(to)) !== file.sha256) {
-      throw new CpError('ERR_REPAIR_FAILED', `cannot roll forward ${show(journal.package_id)}: ${show(file.path)} is neither staged nor in place`, {
-        hint: 'the staging area was removed by hand; restore the root from a backup', details: { txn_id: journal.txn_id, path: file.path },
-      });
+    if (!existsSync(from)) {
+      assertInPlace(root, journal, file);
+      continue;
     }
+    const missing = firstMissingDir(root, file.path, present);
+    const rel = missing ?? file.path;
+    renameSync(join(root, journal.staging_dir, rel), join(root, rel));
+    if (missing) moved.push(missing);
+    touched.add(dirname(join(root, rel)));
+    placed += 1;
+    if (placed === 1) hook('mid-files', journal.package_id);
   }
-  return [...dirs];
+  return [...touched];
+}
+
+/** The first ancestor directory of `relPath` that does not exist in the root yet, or null. */
+function firstMissingDir(root: string, relPath: string, present: Set<string>): string | null {
+  const parts = relPath.split('/').slice(0, -1);
+  for (let i = 1; i <= parts.length; i += 1) {
+    const dir = parts.slice(0, i).join('/');
+    if (present.has(dir)) continue;
+    if (!existsSync(join(root, dir))) return dir;
+    present.add(dir);
+  }
+  return null;
+}
+
+/** Crash repair: a file no longer staged must already be in place with its digest. */
+function assertInPlace(root: string, journal: Journal, file: { path: string; sha256: string }): void {
+  const to = join(root, file.path);
+  if (!existsSync(to) || sha256Digest(readFileSync(to)) !== file.sha256) {
+    throw new CpError('ERR_REPAIR_FAILED', `cannot roll forward ${show(journal.package_id)}: ${show(file.path)} is neither staged nor in place`, {
+      hint: 'the staging area was removed by hand; restore the root from a backup', details: { txn_id: journal.txn_id, path: file.path },
+    });
+  }
 }
 
 /** Remove files (and the directories they leave empty); returns the surviving directories that changed. */

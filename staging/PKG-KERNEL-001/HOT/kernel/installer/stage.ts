@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { PackageArchive } from '../archive/read.js';
 import { CpError, show } from '../errors.js';
-import { fsyncAll } from './durable.js';
+import { forEachInFlight, fsyncAll } from './durable.js';
 import type { Journal } from './journal.js';
 
 /** Files under HOT/scripts/ are entry points and stay executable. */
@@ -22,36 +23,37 @@ export async function stageFiles(root: string, journal: Journal, archive: Packag
     mkdirSync(base, { recursive: true });
     const dirs = new Set<string>();
     for (const file of journal.place) {
-      const data = archive.files.get(file.path);
-      if (!data) {
+      if (!archive.files.has(file.path)) {
         throw new CpError('ERR_ASSET_MISSING', `${show(file.path)} is declared but its bytes are missing`, { hint: 'rebuild the archive', details: { path: file.path } });
       }
-      const target = join(base, file.path);
-      if (!dirs.has(dirname(target))) {
-        mkdirSync(dirname(target), { recursive: true });
-        dirs.add(dirname(target));
+      const dir = dirname(join(base, file.path));
+      if (!dirs.has(dir)) {
+        mkdirSync(dir, { recursive: true });
+        dirs.add(dir);
       }
-      writeVerified(target, data, file);
     }
-    await fsyncAll([...journal.place.map((file) => join(base, file.path)), ...dirs]);
+    await forEachInFlight(journal.place, 16, (file) => writeVerified(join(base, file.path), archive.files.get(file.path) as Buffer, file));
+    await fsyncAll(dirs);
   } catch (error) {
     rmSync(base, { recursive: true, force: true });
     throw error;
   }
 }
 
-function writeVerified(target: string, data: Buffer, file: { path: string; sha256: string; size: number }): void {
+/** Write, hash what was written, flush, then compare with the manifest: one open per file. */
+async function writeVerified(target: string, data: Buffer, file: { path: string; sha256: string; size: number }): Promise<void> {
   const hash = createHash('sha256');
-  const fd = openSync(target, 'wx', fileMode(file.path));
+  const handle = await open(target, 'wx', fileMode(file.path));
   let written = 0;
   try {
     while (written < data.length) {
-      const n = writeSync(fd, data, written, data.length - written);
-      hash.update(data.subarray(written, written + n));
-      written += n;
+      const { bytesWritten } = await handle.write(data, written, data.length - written);
+      hash.update(data.subarray(written, written + bytesWritten));
+      written += bytesWritten;
     }
+    await handle.sync();
   } finally {
-    closeSync(fd);
+    await handle.close();
   }
   const digest = `sha256:${hash.digest('hex')}`;
   if (digest !== file.sha256 || written !== file.size) {
@@ -60,4 +62,3 @@ function writeVerified(target: string, data: Buffer, file: { path: string; sha25
     });
   }
 }
-

@@ -15,7 +15,7 @@ import { buildArchive, ledgerEntries, newRoot, tempDir } from './helpers.js';
 
 const installScript = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'install.js');
 const V1 = { 'HOT/alpha/a.js': 'a v1', 'HOT/alpha/b.js': 'b v1', 'HOT/alpha/only-v1.js': 'old' };
-const V2 = { 'HOT/alpha/a.js': 'a v2', 'HOT/alpha/b.js': 'b v2', 'HOT/alpha/only-v2.js': 'new' };
+const V2 = { 'HOT/alpha/a.js': 'a v2', 'HOT/alpha/b.js': 'b v2', 'HOT/alpha/new/deep/n.js': 'a directory new to the root', 'HOT/alpha/only-v2.js': 'new' };
 
 for (const step of COMMIT_STEPS) {
   test(`an upgrade killed at ${step} is repaired to fully ${step === 'before-journal' ? 'old' : 'new'}`, async (t) => {
