@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// CP_BOOTSTRAP installer entry (Node built-ins only: nothing is installed yet).
+//   node install.js --root R [--dev] [--trust KEY.pub]…
+// 1. check every archive against bootstrap.json; 2. refuse a non-empty root; 3. unpack the layer-0 packages
+// (genesis, runtime, kernel) into a temporary directory inside the root and run THAT kernel's installer to
+// create the root and install them properly; 4. run the INSTALLED kernel's installer, in one process, for
+// every other package in bootstrap.json order.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { checkArchives, readBootstrapPlan, type BootstrapPackage } from './plan.js';
+import { readTarGz, TarError } from './tar.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const say = (line: string): void => { process.stdout.write(`${line}\n`); };
+
+/** What the genesis kernel needs to run its installer: not the tests, docs or CLI of the layer-0 packages. */
+const GENESIS_NEEDS = /^HOT\/(package\.json$|scripts\/|kernel\/|node_modules\/)/;
+
+function extract(data: Buffer, into: string, made: Set<string>): void {
+  for (const file of readTarGz(data)) {
+    if (!GENESIS_NEEDS.test(file.path)) continue;
+    const target = join(into, file.path);
+    if (!made.has(dirname(target))) {
+      mkdirSync(dirname(target), { recursive: true });
+      made.add(dirname(target));
+    }
+    writeFileSync(target, file.data, { flag: 'wx' });
+  }
+}
+
+function runInstaller(script: string, args: string[]): number {
+  const result = spawnSync(process.execPath, [script, ...args], { stdio: 'inherit' });
+  return result.status ?? 1;
+}
+
+function main(): number {
+  const { values } = parseArgs({
+    args: process.argv.slice(2), strict: true,
+    options: { root: { type: 'string' }, dev: { type: 'boolean' }, trust: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help || !values.root) {
+    say('usage: node install.js --root ROOT [--dev] [--trust KEY.pub]…');
+    return values.help ? 0 : 2;
+  }
+  const root = resolve(values.root);
+  const started = Date.now();
+  const plan = readBootstrapPlan(here);
+  const archives = checkArchives(here, plan);
+  say(`CP_BOOTSTRAP ${plan.bootstrap_version}: ${plan.packages.length} archives match bootstrap.json`);
+
+  const existed = existsSync(root);
+  if (existed && readdirSync(root).length > 0) {
+    throw new TarError('ERR_ROOT_NOT_EMPTY', `${JSON.stringify(root)} is not empty; bootstrap needs a new or empty directory`);
+  }
+  const common = [...(values.dev ? ['--dev'] : [])];
+  const archivePath = (p: BootstrapPackage): string => join(here, 'packages', p.file);
+  const genesis = plan.packages.filter((p) => p.layer === 0);
+  const rest = plan.packages.filter((p) => p.layer !== 0);
+
+  mkdirSync(root, { recursive: true });
+  const tmp = join(root, `.cplane-genesis-${randomBytes(4).toString('hex')}`);
+  let status: number;
+  try {
+    const made = new Set<string>();
+    for (const pkg of genesis) extract(archives.get(pkg.package_id) as Buffer, tmp, made);
+    const installer = join(tmp, 'HOT', 'scripts', 'install.js');
+    if (!existsSync(installer)) throw new TarError('ERR_BOOTSTRAP_INVALID', 'no layer-0 package ships HOT/scripts/install.js');
+    say(`genesis: ${genesis.map((p) => `${p.package_id} ${p.version}`).join(', ')}`);
+    status = runInstaller(installer, ['--genesis', '--root', root, '--bootstrap-version', plan.bootstrap_version,
+      ...common, ...(values.trust ?? []).flatMap((f) => ['--trust', resolve(f)]), ...genesis.map(archivePath)]);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  if (status !== 0) {
+    // Genesis is all or nothing: a root without its kernel is not a root, so nothing of it is kept.
+    if (existed) for (const name of readdirSync(root)) rmSync(join(root, name), { recursive: true, force: true });
+    else rmSync(root, { recursive: true, force: true });
+    say(`genesis failed (exit ${status}); the root was removed`);
+    return status;
+  }
+  if (rest.length > 0) {
+    say(`installing ${rest.length} more package(s) with the installed kernel`);
+    status = runInstaller(join(root, 'HOT', 'scripts', 'install.js'), ['--root', root, ...common, ...rest.map(archivePath)]);
+    if (status !== 0) {
+      say(`bootstrap stopped (exit ${status}); packages installed before the failing one remain installed and verifiable`);
+      return status;
+    }
+  }
+  say(`bootstrap complete: ${plan.packages.length} packages in ${Date.now() - started} ms; root ${root}`);
+  return 0;
+}
+
+try {
+  process.exitCode = main();
+} catch (error) {
+  const code = error instanceof TarError ? error.code : 'ERR_BOOTSTRAP';
+  process.stderr.write(`cplane: ${code}: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 3;
+}

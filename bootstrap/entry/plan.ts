@@ -1,0 +1,70 @@
+// bootstrap.json, read and checked before anything else happens.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TarError } from './tar.js';
+
+export interface BootstrapPackage {
+  package_id: string;
+  version: string;
+  layer: number;
+  /** The archive's file name inside packages/. */
+  file: string;
+  integrity: string;
+}
+
+export interface BootstrapPlan {
+  bootstrap_version: string;
+  /** Packages in install order. */
+  packages: BootstrapPackage[];
+}
+
+function fail(message: string): never {
+  throw new TarError('ERR_BOOTSTRAP_INVALID', message);
+}
+
+/** Parse bootstrap.json: `packages` (file, integrity, layer, …) and `install_order` (package ids). */
+export function readBootstrapPlan(dir: string): BootstrapPlan {
+  let value: Record<string, unknown>;
+  try {
+    value = JSON.parse(readFileSync(join(dir, 'bootstrap.json'), 'utf8')) as Record<string, unknown>;
+  } catch (cause) {
+    fail(`cannot read ${join(dir, 'bootstrap.json')}: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+  const list = value.packages;
+  if (!Array.isArray(list)) fail('bootstrap.json has no packages array');
+  const byId = new Map<string, BootstrapPackage>();
+  for (const item of list as Record<string, unknown>[]) {
+    const { package_id: id, version, layer, file, integrity } = item ?? {};
+    if (typeof id !== 'string' || typeof version !== 'string' || typeof layer !== 'number' || typeof file !== 'string' || typeof integrity !== 'string') {
+      fail(`bootstrap.json has a malformed package entry ${JSON.stringify(item).slice(0, 200)}`);
+    }
+    // `file` is relative to CP_BOOTSTRAP's top level and must name an archive directly inside packages/.
+    const name = file.startsWith('packages/') ? file.slice('packages/'.length) : file;
+    if (name.includes('/') || name.includes('\\') || name.startsWith('.') || !name.endsWith('.tar.gz')) fail(`bootstrap.json names an unsafe archive file ${JSON.stringify(file)}`);
+    byId.set(id, { package_id: id, version, layer, file: name, integrity });
+  }
+  const order = Array.isArray(value.install_order) ? (value.install_order as unknown[]) : [...byId.keys()];
+  const packages = order.map((id) => byId.get(String(id)) ?? fail(`install_order names ${JSON.stringify(id)}, which is not in packages`));
+  if (packages.length !== byId.size) fail('install_order does not list every package exactly once');
+  return { bootstrap_version: String(value.bootstrap_version ?? 'unknown'), packages };
+}
+
+/** Every archive must hash to the integrity bootstrap.json pins, before any of them is used. */
+export function checkArchives(dir: string, plan: BootstrapPlan): Map<string, Buffer> {
+  const bytes = new Map<string, Buffer>();
+  for (const pkg of plan.packages) {
+    let data: Buffer;
+    try {
+      data = readFileSync(join(dir, 'packages', pkg.file));
+    } catch {
+      throw new TarError('ERR_BOOTSTRAP_ARCHIVE_MISSING', `${pkg.package_id}: archive packages/${pkg.file} is missing`);
+    }
+    const digest = `sha256:${createHash('sha256').update(data).digest('hex')}`;
+    if (digest !== pkg.integrity) {
+      throw new TarError('ERR_BOOTSTRAP_INTEGRITY', `${pkg.package_id}: packages/${pkg.file} has ${digest}, bootstrap.json pins ${pkg.integrity}`);
+    }
+    bytes.set(pkg.package_id, data);
+  }
+  return bytes;
+}

@@ -1,0 +1,72 @@
+// bootstrap_vs_floor: a full bootstrap from CP_BOOTSTRAP (genesis + every package, no tests) against the floor
+// for "verify and place these bytes", as the issue defines it: plain `tar xzf` of the same archives, then
+// `sha256sum` over every extracted file (`find -exec sha256sum {} +`, one tar and one find per archive).
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { readTarGz } from '../../../bootstrap/entry/tar.js';
+import { newestBootstrap } from '../../commands/bootstrap.js';
+import { REPO } from '../../lib/repo.js';
+import { defineSuite, medianOf, type BenchRow } from '../row.js';
+
+function run(command: string, args: string[]): void {
+  const result = spawnSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed: ${result.stderr?.toString() ?? ''}`);
+}
+
+function timed(fn: () => void): number {
+  const start = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+function ensureBootstrap(log: (line: string) => void): string {
+  try {
+    return newestBootstrap(REPO);
+  } catch {
+    log('bench bootstrap: no CP_BOOTSTRAP yet, running cplane build');
+    const built = spawnSync(process.execPath, [join(REPO, 'bin', 'cplane.js'), 'build'], { stdio: 'inherit' });
+    if (built.status !== 0) throw new Error('cplane build failed');
+    return newestBootstrap(REPO);
+  }
+}
+
+export default defineSuite({
+  name: 'bootstrap',
+  async run({ quick, tmp, log }) {
+    const cpb = join(tmp, 'cpb');
+    for (const member of readTarGz(readFileSync(ensureBootstrap(log)))) {
+      mkdirSync(dirname(join(cpb, member.path)), { recursive: true });
+      writeFileSync(join(cpb, member.path), member.data);
+    }
+    const archives = readdirSync(join(cpb, 'packages')).filter((n) => n.endsWith('.tar.gz')).map((n) => join(cpb, 'packages', n));
+    const rounds = quick ? 1 : 3;
+    const floors: number[] = [];
+    const installs: number[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const out = join(tmp, `floor-${round}`);
+      floors.push(timed(() => {
+        for (const [i, archive] of archives.entries()) {
+          const into = join(out, String(i));
+          mkdirSync(into, { recursive: true });
+          run('tar', ['xzf', archive, '-C', into]);
+          run('find', [into, '-type', 'f', '-exec', 'sha256sum', '{}', '+']);
+        }
+      }));
+      rmSync(out, { recursive: true, force: true });
+      const root = join(tmp, `root-${round}`);
+      installs.push(timed(() => {
+        const run = spawnSync(process.execPath, [join(cpb, 'install.js'), '--root', root, '--dev'], { encoding: 'utf8' });
+        if (run.status !== 0) throw new Error(`bootstrap failed: ${run.stderr}`);
+      }));
+      rmSync(root, { recursive: true, force: true });
+    }
+    const value = medianOf(installs);
+    const baseline = medianOf(floors);
+    log(`bench bootstrap: ${archives.length} archives, bootstrap ${value.toFixed(0)} ms, tar + sha256sum ${baseline.toFixed(0)} ms`);
+    const row: BenchRow = {
+      name: 'bootstrap_vs_floor', value, unit: 'ms', baseline, ratio: value / baseline, target: '<= 3', ok: value / baseline <= 3,
+    };
+    return [row];
+  },
+});

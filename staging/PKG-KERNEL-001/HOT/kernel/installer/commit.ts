@@ -1,0 +1,140 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { sha256Digest } from '../canonical.js';
+import { CpError, show } from '../errors.js';
+import { writeReceipt, type Receipt } from '../registry/receipt.js';
+import { receiptDir } from '../root/layout.js';
+import { fsyncAll } from './durable.js';
+import type { RootHandles } from './handles.js';
+import type { StepHook } from './hooks.js';
+import { clearJournal, type Journal } from './journal.js';
+import { appendOnce } from './ledger-records.js';
+
+/**
+ * Roll a journaled commit forward. Every step is idempotent, so the same function commits a fresh
+ * install and repairs one that a crash interrupted at any point after the journal was written.
+ */
+export async function applyJournal(handles: RootHandles, journal: Journal, hook: StepHook): Promise<Receipt | null> {
+  const { root, ledger, registry } = handles;
+  hook('after-journal', journal.package_id);
+  const touched = placeFiles(root, journal, hook);
+  touched.push(...removeFiles(root, journal.remove));
+  if (journal.receipt) touched.push(...writeInstalledMeta(root, journal));
+  // The renames and the installed manifest must be durable before the registry and receipt claim them.
+  await fsyncAll(touched);
+  hook('after-files', journal.package_id);
+  if (journal.kind === 'uninstall') registry.removePackage(journal.package_id);
+  else registry.setPackageFiles(journal.package_id, journal.owned, journal.transfers);
+  for (const other of journal.updated_receipts) writeReceipt(root, other);
+  hook('after-registry', journal.package_id);
+  const { entry, anchor } = appendOnce(ledger, journal.package_id, journal.txn_id, journal.ledger);
+  hook('after-ledger', journal.package_id);
+  let receipt: Receipt | null = null;
+  if (journal.receipt) {
+    receipt = { ...journal.receipt, ledger_entry_id: entry.id, ledger_anchor: anchor };
+    writeReceipt(root, receipt);
+  } else {
+    rmSync(receiptDir(root, journal.package_id), { recursive: true, force: true });
+  }
+  hook('after-receipt', journal.package_id);
+  clearJournal(root);
+  rmSync(join(root, journal.staging_dir), { recursive: true, force: true });
+  return receipt;
+}
+
+/**
+ * Move staged files into place; returns the directories whose entries changed. Where a whole directory
+ * is new to the root, the staged directory is renamed in one step instead of file by file: the staging
+ * area holds nothing but this commit's files, and one rename is as atomic as many.
+ */
+function placeFiles(root: string, journal: Journal, hook: StepHook): string[] {
+  const touched = new Set<string>();
+  const present = new Set<string>();
+  const moved: string[] = [];
+  let placed = 0;
+  for (const file of journal.place) {
+    if (moved.some((dir) => file.path.startsWith(`${dir}/`))) continue;
+    const from = join(root, journal.staging_dir, file.path);
+    if (!existsSync(from)) {
+      assertInPlace(root, journal, file);
+      continue;
+    }
+    const missing = firstMissingDir(root, file.path, present);
+    const rel = missing ?? file.path;
+    renameSync(join(root, journal.staging_dir, rel), join(root, rel));
+    if (missing) moved.push(missing);
+    touched.add(dirname(join(root, rel)));
+    placed += 1;
+    if (placed === 1) hook('mid-files', journal.package_id);
+  }
+  return [...touched];
+}
+
+/** The first ancestor directory of `relPath` that does not exist in the root yet, or null. */
+function firstMissingDir(root: string, relPath: string, present: Set<string>): string | null {
+  const parts = relPath.split('/').slice(0, -1);
+  for (let i = 1; i <= parts.length; i += 1) {
+    const dir = parts.slice(0, i).join('/');
+    if (present.has(dir)) continue;
+    if (!existsSync(join(root, dir))) return dir;
+    present.add(dir);
+  }
+  return null;
+}
+
+/** Crash repair: a file no longer staged must already be in place with its digest. */
+function assertInPlace(root: string, journal: Journal, file: { path: string; sha256: string }): void {
+  const to = join(root, file.path);
+  if (!existsSync(to) || sha256Digest(readFileSync(to)) !== file.sha256) {
+    throw new CpError('ERR_REPAIR_FAILED', `cannot roll forward ${show(journal.package_id)}: ${show(file.path)} is neither staged nor in place`, {
+      hint: 'the staging area was removed by hand; restore the root from a backup', details: { txn_id: journal.txn_id, path: file.path },
+    });
+  }
+}
+
+/** Remove files (and the directories they leave empty); returns the surviving directories that changed. */
+function removeFiles(root: string, paths: readonly string[]): string[] {
+  const dirs = new Set<string>();
+  for (const rel of paths) {
+    rmSync(join(root, rel), { force: true });
+    dirs.add(dirname(rel));
+  }
+  for (const dir of [...dirs].sort((a, b) => b.length - a.length)) pruneEmpty(root, dir);
+  const changed = new Set<string>();
+  for (const dir of dirs) {
+    let survivor = dir;
+    while (!existsSync(join(root, survivor))) survivor = dirname(survivor);
+    changed.add(join(root, survivor));
+  }
+  return [...changed];
+}
+
+/** Remove directories left empty by removed files, up to (not including) HOT itself. */
+function pruneEmpty(root: string, relDir: string): void {
+  let dir = relDir;
+  while (dir.startsWith('HOT/')) {
+    const abs = join(root, dir);
+    if (!existsSync(abs) || readdirSync(abs).length > 0) return;
+    rmdirSync(abs);
+    dir = dirname(dir);
+  }
+}
+
+/** HOT/installed/<PKG>/manifest.json (+ signature.json), by rename; returns what to flush. */
+function writeInstalledMeta(root: string, journal: Journal): string[] {
+  const dir = receiptDir(root, journal.package_id);
+  mkdirSync(dir, { recursive: true });
+  const flush = [dir];
+  for (const name of ['manifest.json', 'signature.json']) {
+    const content = journal.installed_meta[name];
+    const target = join(dir, name);
+    if (content === undefined) {
+      rmSync(target, { force: true });
+    } else {
+      writeFileSync(`${target}.${journal.txn_id}.tmp`, content);
+      renameSync(`${target}.${journal.txn_id}.tmp`, target);
+      flush.push(target);
+    }
+  }
+  return flush;
+}

@@ -1,0 +1,47 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readPackageArchive } from '../../kernel/archive/read.js';
+import { planInstall } from '../../kernel/installer/plan.js';
+import { stageFiles } from '../../kernel/installer/stage.js';
+import { currentPlatform } from '../../kernel/installer/checks.js';
+import { readJournal } from '../../kernel/installer/journal.js';
+import { OwnershipRegistry } from '../../kernel/registry/ownership.js';
+import { readReceipt } from '../../kernel/registry/receipt.js';
+import { buildArchive, newRoot, tempDir } from './helpers.js';
+
+test('staging verifies each digest while writing and leaves nothing behind on a mismatch', async (t) => {
+  const dir = tempDir(t);
+  const root = newRoot(dir);
+  const path = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'aaaa', 'HOT/alpha/b.js': 'bbbb' } });
+  const archive = await readPackageArchive(path);
+  const registry = OwnershipRegistry.open(root);
+  t.after(() => registry.close());
+  const plan = planInstall(archive, { root, receipts: new Map(), registry, trusted: [] }, {
+    mode: 'install', dev: true, platform: currentPlatform(), archivePath: path, txnId: 'TXN-0123456789ab', now: new Date(0).toISOString(),
+  });
+  assert.equal(plan.kind, 'install');
+  if (plan.kind !== 'install') return;
+  // The bytes change between the reader's check and the write (same size, other content).
+  archive.files.set('HOT/alpha/b.js', Buffer.from('BBBB'));
+  await assert.rejects(stageFiles(root, plan.journal, archive), { code: 'ERR_DIGEST_MISMATCH' });
+  assert.equal(existsSync(join(root, plan.journal.staging_dir)), false);
+  archive.files.delete('HOT/alpha/b.js');
+  await assert.rejects(stageFiles(root, plan.journal, archive), { code: 'ERR_ASSET_MISSING' });
+  assert.equal(existsSync(join(root, 'HOT/alpha')), false);
+});
+
+test('hand-edited state is refused with a coded error, not trusted', (t) => {
+  const dir = tempDir(t);
+  const root = newRoot(dir);
+  writeFileSync(join(root, 'HOT/registries/journal.json'), '{not json');
+  assert.throws(() => readJournal(root), { code: 'ERR_JOURNAL_INVALID' });
+  const receiptDir = join(root, 'HOT/installed/PKG-ALPHA-001');
+  mkdirSync(receiptDir, { recursive: true });
+  for (const [content, why] of [['nope', /is not JSON/], ['[]', /is not an object/], ['{"receipt_version":1}', /has no string package_id/]] as const) {
+    writeFileSync(join(receiptDir, 'receipt.json'), content);
+    assert.throws(() => readReceipt(root, 'PKG-ALPHA-001'), (e: { code?: string; message?: string }) => e.code === 'ERR_RECEIPT_INVALID' && why.test(e.message ?? ''));
+  }
+  assert.throws(() => OwnershipRegistry.open(join(dir, 'elsewhere')), { code: 'ERR_ROOT_NOT_A_ROOT' });
+});
