@@ -1,0 +1,32 @@
+import { withRootSession } from '../../kernel/installer/session.js';
+import { listReceipts } from '../../kernel/registry/receipt.js';
+import { defineCommand } from '../command.js';
+import { repairLines } from '../../kernel/installer/report.js';
+import { resolveRoot } from '../root-option.js';
+
+interface ListArgs {
+  root?: string;
+}
+
+export default defineCommand<ListArgs>({
+  command: 'list',
+  describe: 'list the packages installed in a root',
+  builder: (y) => y.option('root', { type: 'string', describe: 'the cplane root' }) as never,
+  async run(args, ctx) {
+    const root = resolveRoot(args.root, ctx);
+    return withRootSession(root, {}, (session) => {
+      const packages = [...listReceipts(root).values()]
+        .sort((a, b) => a.layer - b.layer || (a.package_id < b.package_id ? -1 : 1))
+        .map((r) => ({
+          package_id: r.package_id, version: r.version, layer: r.layer, files: r.files.length,
+          signature: r.signature.status, dev_waiver: r.signature.dev_waiver, installed_at: r.installed_at, ledger_anchor: r.ledger_anchor,
+        }));
+      const rows = [['package', 'version', 'layer', 'files', 'signature', 'installed_at'],
+        ...packages.map((p) => [p.package_id, p.version, String(p.layer), String(p.files), p.dev_waiver ? `${p.signature} (dev waiver)` : p.signature, p.installed_at])];
+      const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+      const table = rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+      ctx.report(args, { root, repair: session.repair, packages }, [...repairLines(session.repair), ...(packages.length ? table : ['no packages installed'])]);
+      return 0;
+    });
+  },
+});

@@ -1,0 +1,76 @@
+import { readFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CpError, isCpError } from '../errors.js';
+import { installPackages } from './batch.js';
+import { createRoot } from './genesis.js';
+import type { CommitStep } from './hooks.js';
+import type { InstallOutcome } from './install.js';
+import { outcomeLine } from './report.js';
+
+export interface InstallEntryOptions {
+  argv: readonly string[];
+  /** The HOT directory this installer runs from. */
+  hot: string;
+  defaultRoot: string;
+  crash?: ((step: CommitStep, packageId: string) => void) | undefined;
+  out?: (line: string) => void;
+  err?: (line: string) => void;
+}
+
+const USAGE = 'usage: node HOT/scripts/install.js [--root R] [--dev] [--upgrade [--allow-downgrade]] [--id PKG] [--genesis [--trust KEY.pub]…] [--json] ARCHIVE…';
+
+/**
+ * The root's own installer entry. In --genesis mode it first creates the root (the kernel running it
+ * lives in a temporary directory inside that root, which genesis tolerates), then installs the archives.
+ */
+export async function runInstallEntry(options: InstallEntryOptions): Promise<number> {
+  const out = options.out ?? ((line: string) => { process.stdout.write(`${line}\n`); });
+  const err = options.err ?? ((line: string) => { process.stderr.write(`${line}\n`); });
+  let json = false;
+  try {
+    const { values, positionals } = parseEntryArgs(options.argv);
+    json = values.json === true;
+    if (values.help) { out(USAGE); return 0; }
+    if (positionals.length === 0 && !values.genesis) throw new CpError('ERR_USAGE', 'name at least one archive to install', { hint: USAGE });
+    if (values.id !== undefined && positionals.length !== 1) throw new CpError('ERR_USAGE', '--id needs exactly one archive', { hint: USAGE });
+    const root = resolve(values.root ?? options.defaultRoot);
+    if (values.genesis) {
+      if (values.root === undefined) throw new CpError('ERR_USAGE', '--genesis needs --root', { hint: USAGE });
+      const genesisDir = dirname(options.hot);
+      createRoot(root, {
+        allow: dirname(genesisDir) === root ? [basename(genesisDir)] : [],
+        trustKeys: (values.trust ?? []).map((file) => readFileSync(resolve(file), 'utf8')),
+        ...(values['bootstrap-version'] ? { bootstrapVersion: values['bootstrap-version'] } : {}),
+      });
+    }
+    const outcomes: InstallOutcome[] = await installPackages(root, positionals.map((archive) => ({
+      archivePath: resolve(archive), mode: values.upgrade ? 'upgrade' as const : 'install' as const,
+      expectId: values.id, dev: values.dev, allowDowngrade: values['allow-downgrade'],
+    })), { hook: options.crash }, ({ index, total, outcome }) => {
+      if (!json) out(`[${index + 1}/${total}] ${outcomeLine(outcome)}`);
+    });
+    if (json) out(JSON.stringify({ root, packages: outcomes.map(({ receipt: _r, ...rest }) => rest) }, null, 2));
+    return 0;
+  } catch (error) {
+    if (!isCpError(error)) throw error;
+    if (json) out(JSON.stringify({ error: error.toJSON() }, null, 2));
+    else err(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}`);
+    return error.code === 'ERR_USAGE' ? 2 : 3;
+  }
+}
+
+function parseEntryArgs(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv], allowPositionals: true, strict: true,
+      options: {
+        root: { type: 'string' }, dev: { type: 'boolean' }, genesis: { type: 'boolean' }, trust: { type: 'string', multiple: true },
+        upgrade: { type: 'boolean' }, 'allow-downgrade': { type: 'boolean' }, id: { type: 'string' }, json: { type: 'boolean' },
+        'bootstrap-version': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (cause) {
+    throw new CpError('ERR_USAGE', cause instanceof Error ? cause.message : String(cause), { hint: USAGE, cause });
+  }
+}

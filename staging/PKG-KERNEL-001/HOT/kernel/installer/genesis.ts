@@ -1,0 +1,46 @@
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { CpError, show } from '../errors.js';
+import { Ledger, ledgerPathForRoot } from '../ledger/index.js';
+import { OwnershipRegistry } from '../registry/ownership.js';
+import { rootPaths } from '../root/layout.js';
+import { createLockFile } from '../root/lock.js';
+import { trustKey } from '../signing/signing.js';
+
+export interface CreateRootOptions {
+  /** Names allowed to exist in the root already (the genesis kernel's own temporary directory). */
+  allow?: readonly string[];
+  /** Public keys (PEM) to trust before any package is installed. */
+  trustKeys?: readonly string[];
+  clock?: () => number;
+  bootstrapVersion?: string;
+}
+
+/**
+ * Genesis: lay down a new root's state (directories, lock, ownership registry, ledger, trust store).
+ * Refuses a root that already has anything in it: genesis never adopts files it did not write.
+ */
+export function createRoot(root: string, options: CreateRootOptions = {}): void {
+  if (existsSync(root)) {
+    const allow = new Set(options.allow ?? []);
+    const present = readdirSync(root).filter((name) => !allow.has(name));
+    if (present.length > 0) {
+      throw new CpError('ERR_ROOT_NOT_EMPTY', `${show(root)} is not empty (${show(present.slice(0, 5))}); genesis needs an empty directory`, {
+        hint: 'pick a new directory for the root, or install single packages into the existing root with cplane install', details: { root, entries: present.slice(0, 20) },
+      });
+    }
+  }
+  const paths = rootPaths(root);
+  for (const dir of [paths.installed, paths.ledgerDir, paths.txnDir]) mkdirSync(dir, { recursive: true });
+  createLockFile(root);
+  OwnershipRegistry.open(root, { create: true }).close();
+  for (const pem of options.trustKeys ?? []) trustKey(root, pem);
+  const ledger = Ledger.open(ledgerPathForRoot(root), { create: true, ...(options.clock ? { clock: options.clock } : {}) });
+  try {
+    ledger.append({
+      event_type: 'ROOT_CREATED', submission_id: 'ROOT', decision: 'SUCCESS', reason: 'genesis created the root',
+      metadata: { bootstrap_version: options.bootstrapVersion ?? null, trusted_keys: (options.trustKeys ?? []).length },
+    });
+  } finally {
+    ledger.close();
+  }
+}

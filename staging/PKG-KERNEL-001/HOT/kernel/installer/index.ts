@@ -1,0 +1,13 @@
+export * from './checks.js';
+export * from './commit.js';
+export * from './genesis.js';
+export * from './hooks.js';
+export * from './install.js';
+export * from './journal.js';
+export * from './repair.js';
+export * from './session.js';
+export * from './uninstall.js';
+export * from './verify.js';
+export { planInstall, type InstallPlan, type RootState } from './plan.js';
+export { stageFiles, fileMode } from './stage.js';
+export * from './batch.js';

@@ -1,0 +1,69 @@
+import { lstatSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sha256Digest } from '../canonical.js';
+import { OwnershipRegistry } from '../registry/ownership.js';
+import { listReceipts } from '../registry/receipt.js';
+
+export type VerifyFileProblem = 'missing' | 'not_a_file' | 'size' | 'digest' | 'owner_mismatch' | 'unregistered' | 'unreceipted';
+
+export interface VerifyFinding {
+  package_id: string | null;
+  path: string;
+  problem: VerifyFileProblem;
+  expected?: string;
+  actual?: string;
+}
+
+export interface VerifyRootResult {
+  ok: boolean;
+  packages: number;
+  files: number;
+  findings: VerifyFinding[];
+}
+
+/**
+ * Re-hash every owned file against its receipt (like `dpkg --verify`), and check that the ownership
+ * registry and the receipts name the same owner for every path.
+ */
+export function verifyRoot(root: string): VerifyRootResult {
+  const receipts = listReceipts(root);
+  const findings: VerifyFinding[] = [];
+  const owners = new Map<string, string>();
+  let files = 0;
+  for (const receipt of receipts.values()) {
+    for (const file of receipt.files) {
+      files += 1;
+      owners.set(file.path, receipt.package_id);
+      const problem = checkFile(root, file);
+      if (problem) findings.push({ package_id: receipt.package_id, path: file.path, ...problem });
+    }
+  }
+  const registry = OwnershipRegistry.open(root);
+  try {
+    const registered = new Set<string>();
+    for (const row of registry.all()) {
+      registered.add(row.path);
+      const owner = owners.get(row.path);
+      if (owner === undefined) findings.push({ package_id: row.package_id, path: row.path, problem: 'unreceipted' });
+      else if (owner !== row.package_id) findings.push({ package_id: owner, path: row.path, problem: 'owner_mismatch', expected: owner, actual: row.package_id });
+    }
+    for (const [path, owner] of owners) if (!registered.has(path)) findings.push({ package_id: owner, path, problem: 'unregistered' });
+  } finally {
+    registry.close();
+  }
+  return { ok: findings.length === 0, packages: receipts.size, files, findings };
+}
+
+function checkFile(root: string, file: { path: string; sha256: string; size: number }): Omit<VerifyFinding, 'package_id' | 'path'> | null {
+  const abs = join(root, file.path);
+  let stat;
+  try {
+    stat = lstatSync(abs);
+  } catch {
+    return { problem: 'missing' };
+  }
+  if (!stat.isFile()) return { problem: 'not_a_file' };
+  if (stat.size !== file.size) return { problem: 'size', expected: String(file.size), actual: String(stat.size) };
+  const digest = sha256Digest(readFileSync(abs));
+  return digest === file.sha256 ? null : { problem: 'digest', expected: file.sha256, actual: digest };
+}

@@ -1,0 +1,102 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { writeFileAtomic } from '../atomic.js';
+import { CpError, show } from '../errors.js';
+import { receiptDir, receiptPath, rootPaths } from '../root/layout.js';
+
+export type ReceiptSignatureStatus = 'valid' | 'unsigned' | 'invalid' | 'untrusted_key';
+
+export interface ReceiptFile {
+  path: string;
+  sha256: string;
+  size: number;
+  classification: string;
+}
+
+export interface ReceiptDependency {
+  package_id: string;
+  version: string;
+}
+
+/** HOT/installed/<PKG>/receipt.json — schema: PKG-SCHEMAS-001 HOT/schemas/receipt.schema.json. */
+export interface Receipt {
+  receipt_version: 1;
+  package_id: string;
+  version: string;
+  layer: number;
+  dependencies: ReceiptDependency[];
+  replaces: string[];
+  archive_file: string;
+  archive_integrity: string;
+  /** sha256 of the canonical manifest (what the signature covers). */
+  manifest_digest: string;
+  /** The files this package owns now (sorted by path). */
+  files: ReceiptFile[];
+  /** Files a later package took over through `replaces`. */
+  transferred_out: { path: string; to_package: string; txn_id: string }[];
+  signature: { status: ReceiptSignatureStatus; key_id: string | null; dev_waiver: boolean };
+  installed_at: string;
+  previous_version: string | null;
+  txn_id: string;
+  ledger_entry_id: string;
+  /** The ledger head right after this install's INSTALLED/PACKAGE_UPGRADED append. */
+  ledger_anchor: { seq: number; hash: string };
+}
+
+export function writeReceipt(root: string, receipt: Receipt): void {
+  mkdirSync(receiptDir(root, receipt.package_id), { recursive: true });
+  writeFileAtomic(receiptPath(root, receipt.package_id), `${JSON.stringify(receipt, null, 2)}\n`);
+}
+
+export function readReceipt(root: string, packageId: string): Receipt | null {
+  const path = receiptPath(root, packageId);
+  if (!existsSync(path)) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (cause) {
+    throw badReceipt(path, 'is not JSON', cause);
+  }
+  return checkReceipt(value, path);
+}
+
+/** Every installed package's receipt, by package id. */
+export function listReceipts(root: string): Map<string, Receipt> {
+  const dir = rootPaths(root).installed;
+  const out = new Map<string, Receipt>();
+  if (!existsSync(dir)) return out;
+  for (const name of readdirSync(dir).sort()) {
+    const receipt = readReceipt(root, name);
+    if (receipt) out.set(name, receipt);
+  }
+  return out;
+}
+
+/** Parse-and-validate at the edge: a receipt the installer trusts has every field it relies on. */
+export function checkReceipt(value: unknown, path: string): Receipt {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badReceipt(path, 'is not an object');
+  const r = value as Record<string, unknown>;
+  const str = (key: string): void => { if (typeof r[key] !== 'string') throw badReceipt(path, `has no string ${key}`); };
+  ['package_id', 'version', 'archive_integrity', 'manifest_digest', 'installed_at', 'txn_id', 'ledger_entry_id'].forEach(str);
+  if (r.receipt_version !== 1) throw badReceipt(path, `has receipt_version ${show(r.receipt_version)}, expected 1`);
+  if (typeof r.layer !== 'number') throw badReceipt(path, 'has no numeric layer');
+  for (const key of ['files', 'dependencies', 'replaces', 'transferred_out']) {
+    if (!Array.isArray(r[key])) throw badReceipt(path, `has no ${key} array`);
+  }
+  for (const file of r.files as unknown[]) {
+    const f = file as Record<string, unknown> | null;
+    if (!f || typeof f.path !== 'string' || typeof f.sha256 !== 'string' || typeof f.size !== 'number') {
+      throw badReceipt(path, `has a malformed files entry ${show(file)}`);
+    }
+  }
+  const anchor = r.ledger_anchor as Record<string, unknown> | null | undefined;
+  if (!anchor || typeof anchor.seq !== 'number' || typeof anchor.hash !== 'string') throw badReceipt(path, 'has no ledger_anchor {seq, hash}');
+  const sig = r.signature as Record<string, unknown> | null | undefined;
+  if (!sig || typeof sig.status !== 'string' || typeof sig.dev_waiver !== 'boolean') throw badReceipt(path, 'has no signature {status, key_id, dev_waiver}');
+  return value as Receipt;
+}
+
+function badReceipt(path: string, why: string, cause?: unknown): CpError {
+  return new CpError('ERR_RECEIPT_INVALID', `receipt ${show(path)} ${why}`, {
+    hint: 'the root state was edited by hand; run cplane verify, then reinstall the package', details: { path }, cause,
+  });
+}

@@ -1,0 +1,69 @@
+import Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+import { CpError, show } from '../errors.js';
+import { rootPaths } from './layout.js';
+
+export interface RootLock {
+  release(): void;
+}
+
+export interface LockOptions {
+  /** How long to wait for another installer to finish. Default 60 s. */
+  timeoutMs?: number;
+}
+
+/**
+ * The root-wide installer lock: an EXCLUSIVE transaction on HOT/registries/lock.sqlite. SQLite holds it
+ * with an OS file lock, so a killed installer never leaves a stale lock behind, and a waiting installer
+ * queues on SQLite's busy timeout instead of polling a pid file.
+ */
+export function acquireRootLock(root: string, options: LockOptions = {}): RootLock {
+  const { lockDb } = rootPaths(root);
+  if (!existsSync(lockDb)) {
+    throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} is not a cplane root (no ${show(lockDb)})`, {
+      hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root', details: { root },
+    });
+  }
+  const db = new Database(lockDb, { fileMustExist: true });
+  const timeoutMs = Math.max(0, Math.trunc(options.timeoutMs ?? 60_000));
+  db.pragma(`busy_timeout = ${timeoutMs}`);
+  try {
+    db.exec('BEGIN EXCLUSIVE');
+  } catch (cause) {
+    db.close();
+    throw new CpError('ERR_ROOT_LOCKED', `another installer holds the lock on ${show(root)} (waited ${timeoutMs} ms)`, {
+      hint: 'wait for the other install/upgrade/uninstall to finish, then retry', details: { root, timeout_ms: timeoutMs }, cause,
+    });
+  }
+  let held = true;
+  return {
+    release(): void {
+      if (!held) return;
+      held = false;
+      try {
+        db.exec('ROLLBACK');
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
+/** Create the lock database of a new root (genesis). */
+export function createLockFile(root: string): void {
+  const db = new Database(rootPaths(root).lockDb);
+  try {
+    db.exec('CREATE TABLE IF NOT EXISTS root_lock (note TEXT)');
+  } finally {
+    db.close();
+  }
+}
+
+export async function withRootLock<T>(root: string, options: LockOptions, fn: () => Promise<T> | T): Promise<T> {
+  const lock = acquireRootLock(root, options);
+  try {
+    return await fn();
+  } finally {
+    lock.release();
+  }
+}
