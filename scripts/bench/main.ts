@@ -1,5 +1,5 @@
 // `npm run bench [-- --json] [--quick] [--only NAME]`: every suite in ./suites, printed as a table or JSON.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,7 +14,7 @@ const log = (line: string): void => { process.stderr.write(`${line}\n`); };
 
 const suitesDir = join(dirname(fileURLToPath(import.meta.url)), 'suites');
 const suites: BenchSuite[] = [];
-for (const file of readdirSync(suitesDir).filter((f) => f.endsWith('.js')).sort()) {
+for (const file of (existsSync(suitesDir) ? readdirSync(suitesDir) : []).filter((f) => f.endsWith('.js')).sort()) {
   const mod = (await import(pathToFileURL(join(suitesDir, file)).href)) as { default: BenchSuite };
   if (!only || mod.default.name === only) suites.push(mod.default);
 }

@@ -1,0 +1,153 @@
+import { CpError } from '../kernel/errors.js';
+import type { AppendInput, Ledger } from '../kernel/ledger/index.js';
+import {
+  type BudgetConfig, budgetConfigPathForRoot, budgetDbPathForRoot, loadBudgetConfig, parseBudgetConfig,
+} from './config.js';
+import { parseRequestId, parseReserveInput } from './input.js';
+import { type TxContext, releaseTx, reserveTx, settleTx } from './operations.js';
+import { toMoney } from './pricing.js';
+import { type RecordContext, allocationRecord, exceededRecord, releaseRecord, settlementRecord } from './records.js';
+import { type Released, type ReserveOutcome, type Settled, toReservation } from './results.js';
+import type { Remaining } from './scopes.js';
+import { type BudgetStatus, statusOf } from './status.js';
+import { BudgetStore } from './store.js';
+
+export interface BudgeterOptions {
+  /** A cplane root: state in ROOT/HOT/registries/budget.sqlite, config from ROOT/HOT/config/budget.json. */
+  root?: string;
+  /** The budget database, when not the root's. */
+  dbPath?: string;
+  /** A config object (validated here) instead of the root's config file. */
+  config?: unknown;
+  clock?: () => number;
+  /**
+   * When given, every allocation/settlement record is appended here after its budget transaction commits.
+   * When absent, outcomes carry the records for the caller to batch with its own appends (one fsync, not two).
+   */
+  ledger?: Ledger | null;
+  readonly?: boolean;
+}
+
+/**
+ * Token and cost budgets per session → work order → agent, shared by processes through one SQLite file.
+ * Every state change is one BEGIN IMMEDIATE transaction and is idempotent per request_id.
+ */
+export class Budgeter {
+  readonly config: BudgetConfig;
+  readonly dbPath: string;
+  private readonly store: BudgetStore;
+  private readonly clock: () => number;
+  private readonly ledger: Ledger | null;
+  private readonly recordCtx: RecordContext;
+
+  private constructor(config: BudgetConfig, dbPath: string, store: BudgetStore, clock: () => number, ledger: Ledger | null) {
+    this.config = config;
+    this.dbPath = dbPath;
+    this.store = store;
+    this.clock = clock;
+    this.ledger = ledger;
+    this.recordCtx = { mode: config.mode, currency: config.currency };
+  }
+
+  static open(options: BudgeterOptions): Budgeter {
+    const dbPath = options.dbPath ?? (options.root === undefined ? undefined : budgetDbPathForRoot(options.root));
+    if (dbPath === undefined) {
+      throw new CpError('ERR_USAGE', 'Budgeter.open needs root or dbPath', { hint: 'pass {root} for a cplane root or {dbPath} for a database file' });
+    }
+    let config: BudgetConfig;
+    if (options.config !== undefined) config = parseBudgetConfig(options.config);
+    else if (options.root !== undefined) config = loadBudgetConfig(budgetConfigPathForRoot(options.root));
+    else throw new CpError('ERR_USAGE', 'Budgeter.open needs a config when no root is given', { hint: 'pass {config} or {root}' });
+    const store = BudgetStore.open(dbPath, {
+      synchronous: config.durability === 'full' ? 'FULL' : 'NORMAL',
+      busyTimeoutMs: config.busy_timeout_ms ?? 10_000,
+      readonly: options.readonly ?? false,
+    });
+    return new Budgeter(config, dbPath, store, options.clock ?? Date.now, options.ledger ?? null);
+  }
+
+  private tx(): TxContext {
+    return { config: this.config, store: this.store, now: this.clock() };
+  }
+
+  /** Reserve estimated input + max output in every scope of the request, or refuse with BUDGET_EXHAUSTED / RATE_LIMITED. */
+  reserve(request: unknown): ReserveOutcome {
+    const input = parseReserveInput(request);
+    const decision = this.store.immediate(() => reserveTx(this.tx(), input));
+    if (decision.kind === 'refused') {
+      const records = [exceededRecord({ ...input, work_order_id: input.work_order_id ?? null, agent_id: input.agent_id ?? null }, 'REFUSED', decision.violations, this.recordCtx)];
+      const first = decision.violations[0];
+      return {
+        ok: false, code: first?.code ?? 'BUDGET_EXHAUSTED', message: decision.message, violations: decision.violations,
+        retry_after_ms: decision.violations.every((v) => v.code === 'RATE_LIMITED') ? Math.max(...decision.violations.map((v) => v.retry_after_ms ?? 0)) : null,
+        records, ledger_entry_ids: this.publish(records),
+      };
+    }
+    const reservation = toReservation(decision.row);
+    const needRecords = !decision.replayed || (this.ledger !== null && decision.row.allocation_entry_id === null);
+    const records: AppendInput[] = !needRecords ? [] : [
+      ...(decision.warnings.length > 0 ? [exceededRecord(reservation, 'WARNED', decision.warnings, this.recordCtx)] : []),
+      allocationRecord(reservation, decision.warnings, this.recordCtx),
+    ];
+    return {
+      ok: true, replayed: decision.replayed, reservation, ...remainingMoney(decision.remaining), warnings: decision.warnings,
+      records, ledger_entry_ids: this.publish(records, 'allocation', reservation.request_id),
+    };
+  }
+
+  /** Replace the reservation by the real usage's cost. Usage is untrusted: anything malformed makes it unknown. */
+  settle(request: { request_id: string; usage: unknown }): Settled {
+    const record = (typeof request === 'object' && request !== null ? request : {}) as { request_id?: unknown; usage?: unknown };
+    const requestId = parseRequestId(record.request_id);
+    const decision = this.store.immediate(() => settleTx(this.tx(), requestId, record.usage));
+    const reservation = toReservation(decision.row);
+    const needRecords = !decision.replayed || (this.ledger !== null && decision.row.settlement_entry_id === null);
+    const records: AppendInput[] = !needRecords ? [] : [
+      settlementRecord(reservation, decision.usageProblems, this.recordCtx),
+      ...(decision.exceeded.length > 0 ? [exceededRecord(reservation, 'OVERSPENT', decision.exceeded, this.recordCtx)] : []),
+    ];
+    return {
+      replayed: decision.replayed, reservation, usage_known: reservation.usage !== null, usage_problems: decision.usageProblems,
+      cost: reservation.cost, ...remainingMoney(decision.remaining), exceeded: decision.exceeded,
+      records, ledger_entry_ids: this.publish(records, 'settlement', requestId),
+    };
+  }
+
+  /** Give a reservation back when the call never reached the provider. */
+  release(requestIdInput: unknown): Released {
+    const requestId = parseRequestId(requestIdInput);
+    const decision = this.store.immediate(() => releaseTx(this.tx(), requestId));
+    const reservation = toReservation(decision.row);
+    const needRecords = !decision.replayed || (this.ledger !== null && decision.row.settlement_entry_id === null);
+    const records = needRecords ? [releaseRecord(reservation, this.recordCtx)] : [];
+    return { replayed: decision.replayed, reservation, records, ledger_entry_ids: this.publish(records, 'settlement', requestId) };
+  }
+
+  status(options: { session_id?: string | undefined; limit?: number } = {}): BudgetStatus {
+    return statusOf(this.config, this.store, this.dbPath, options);
+  }
+
+  close(): void {
+    this.store.close();
+  }
+
+  /** Append after the budget commit; a failure leaves the budget state in place, and a replay appends again. */
+  private publish(records: AppendInput[], which?: 'allocation' | 'settlement', requestId?: string): string[] {
+    if (!this.ledger || records.length === 0) return [];
+    let ids: string[];
+    try {
+      ids = this.ledger.appendBatch(records).map((entry) => entry.id);
+    } catch (cause) {
+      throw new CpError('ERR_BUDGET_LEDGER', `budget state for ${requestId ?? records[0]?.submission_id} is committed but its ledger record failed: ${(cause as Error).message}`, {
+        hint: 'repeat the same call with the same request_id: it returns the committed state and appends the record', cause,
+      });
+    }
+    // The last record of a batch is the allocation/settlement itself (a WARNED record comes first).
+    if (which && requestId) this.store.setEntryId(which, requestId, ids[which === 'allocation' ? ids.length - 1 : 0] as string);
+    return ids;
+  }
+}
+
+function remainingMoney(left: Remaining): { remaining_tokens: number | null; remaining_cost: number | null } {
+  return { remaining_tokens: left.tokens, remaining_cost: toMoney(left.cost) };
+}

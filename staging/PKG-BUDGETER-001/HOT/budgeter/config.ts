@@ -1,0 +1,112 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { CpError, show } from '../kernel/errors.js';
+
+export type BudgetMode = 'enforce' | 'warn' | 'off';
+export type ScopeKind = 'session' | 'work_order' | 'agent';
+export const SCOPE_KINDS: readonly ScopeKind[] = ['session', 'work_order', 'agent'];
+
+export interface ModelPrice {
+  input_per_mtok: number;
+  output_per_mtok: number;
+  cache_read_per_mtok: number;
+  cache_write_5m_per_mtok: number;
+  cache_write_1h_per_mtok: number;
+}
+
+export interface Limit {
+  max_tokens?: number;
+  max_cost?: number;
+}
+
+export interface ScopeLimits {
+  default?: Limit;
+  by_id?: Record<string, Limit>;
+}
+
+export interface RateLimit {
+  window_ms: number;
+  max_requests?: number;
+  max_tokens?: number;
+}
+
+/** The persisted configuration (`HOT/config/budget.json`), validated by `HOT/schemas/budget-config.schema.json`. */
+export interface BudgetConfig {
+  schema_version: '1';
+  mode: BudgetMode;
+  currency: string;
+  durability?: 'normal' | 'full';
+  busy_timeout_ms?: number;
+  reserve_input_price?: 'uncached' | 'highest';
+  warn_at_fraction?: number;
+  pricing: Record<string, ModelPrice>;
+  limits: Partial<Record<ScopeKind, ScopeLimits>>;
+  rate_limits: Partial<Record<ScopeKind, RateLimit>>;
+}
+
+const SCHEMA_URL = new URL('../schemas/budget-config.schema.json', import.meta.url);
+let validator: ValidateFunction | undefined;
+
+function schemaValidator(): ValidateFunction {
+  if (!validator) {
+    const schema = JSON.parse(readFileSync(SCHEMA_URL, 'utf8')) as object;
+    validator = new Ajv({ allErrors: false, strict: true }).compile(schema);
+  }
+  return validator;
+}
+
+function describeError(error: ErrorObject): string {
+  if (error.keyword === 'additionalProperties') {
+    return `unknown field ${show((error.params as { additionalProperty: string }).additionalProperty)}`;
+  }
+  return error.message ?? error.keyword;
+}
+
+/** Validate a parsed config; the error names the JSON pointer of the first offending value. */
+export function parseBudgetConfig(value: unknown, source = '<config>'): BudgetConfig {
+  const validate = schemaValidator();
+  if (validate(value)) return value as BudgetConfig;
+  const first = validate.errors?.[0];
+  const pointer = first?.instancePath || '/';
+  const reason = first ? describeError(first) : 'invalid';
+  throw new CpError('ERR_BUDGET_CONFIG_INVALID', `budget config ${source} is invalid at ${pointer}: ${reason}`, {
+    hint: 'fix the value at that JSON pointer; the schema is HOT/schemas/budget-config.schema.json',
+    details: { source, pointer, keyword: first?.keyword ?? null, params: first?.params ?? {} },
+  });
+}
+
+/** Read and validate a config file; unreadable or non-JSON files are the same coded error. */
+export function loadBudgetConfig(path: string): BudgetConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (cause) {
+    throw new CpError('ERR_BUDGET_CONFIG_INVALID', `cannot read budget config ${show(path)}`, {
+      hint: 'install PKG-BUDGETER-001 into the root or pass a config explicitly', details: { source: path, pointer: '' }, cause,
+    });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new CpError('ERR_BUDGET_CONFIG_INVALID', `budget config ${show(path)} is not JSON: ${(cause as Error).message}`, {
+      hint: 'fix the JSON syntax', details: { source: path, pointer: '' }, cause,
+    });
+  }
+  return parseBudgetConfig(value, path);
+}
+
+export function budgetConfigPathForRoot(root: string): string {
+  return join(root, 'HOT', 'config', 'budget.json');
+}
+
+export function budgetDbPathForRoot(root: string): string {
+  return join(root, 'HOT', 'registries', 'budget.sqlite');
+}
+
+/** The limit of one scope: a per-id entry wins over the kind's default; none means unlimited (but tracked). */
+export function limitFor(config: BudgetConfig, kind: ScopeKind, id: string): Limit | null {
+  const scope = config.limits[kind];
+  return scope?.by_id?.[id] ?? scope?.default ?? null;
+}

@@ -1,0 +1,145 @@
+import { canonicalJson, sha256Hex } from '../kernel/canonical.js';
+import { CpError, show } from '../kernel/errors.js';
+import type { BudgetConfig } from './config.js';
+import type { ReserveInput } from './input.js';
+import { priceFor, readUsage, reservationCost, totalTokens, usageCost } from './pricing.js';
+import { chargeRate, rateViolations } from './rate.js';
+import { type BudgetViolation, describeViolation, toViolation } from './results.js';
+import { type Remaining, addUse, limitViolations, readUse, remainingOf, scopesFor } from './scopes.js';
+import type { BudgetStore, ReservationRow } from './store.js';
+
+/** What one transaction decided; turned into the public outcome (and ledger records) after it commits. */
+export type ReserveDecision =
+  | { kind: 'granted'; row: ReservationRow; replayed: boolean; warnings: BudgetViolation[]; remaining: Remaining }
+  | { kind: 'refused'; violations: BudgetViolation[]; message: string };
+
+export interface TxContext {
+  config: BudgetConfig;
+  store: BudgetStore;
+  now: number;
+}
+
+function paramsHash(input: ReserveInput): string {
+  const { request_id: _requestId, ...params } = input;
+  return sha256Hex(canonicalJson(params));
+}
+
+function conflict(requestId: string, what: string): CpError {
+  return new CpError('ERR_BUDGET_REQUEST_CONFLICT', `request ${show(requestId)} was already ${what} with different values`, {
+    hint: 'use a new request_id for a different call; the same request_id must repeat the same values', details: { request_id: requestId },
+  });
+}
+
+function scopeIds(row: ReservationRow) {
+  return {
+    session_id: row.session_id,
+    work_order_id: row.work_order_id === '' ? undefined : row.work_order_id,
+    agent_id: row.agent_id === '' ? undefined : row.agent_id,
+  };
+}
+
+/** Check and debit in one BEGIN IMMEDIATE transaction (the caller's): no check-then-debit race between processes. */
+export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision {
+  const { config, store, now } = ctx;
+  const hash = paramsHash(input);
+  const existing = store.getReservation(input.request_id);
+  const scopes = scopesFor(config, input);
+  const uses = readUse(store, scopes);
+  if (existing) {
+    if (existing.params_hash !== hash) throw conflict(input.request_id, 'reserved');
+    return { kind: 'granted', row: existing, replayed: true, warnings: [], remaining: remainingOf(uses) };
+  }
+  const tokens = input.estimated_input_tokens + input.max_output_tokens;
+  const cost = reservationCost(config, priceFor(config, input.model), input.estimated_input_tokens, input.max_output_tokens);
+  const violations = config.mode === 'off' ? [] : [
+    ...limitViolations(uses, tokens, cost), ...rateViolations(config, store, scopes, tokens, now),
+  ].map(toViolation);
+  if (config.mode === 'enforce' && violations.length > 0) {
+    return { kind: 'refused', violations, message: violations.map(describeViolation).join('; ') };
+  }
+  const row: ReservationRow = {
+    request_id: input.request_id, session_id: input.session_id, work_order_id: input.work_order_id ?? '',
+    agent_id: input.agent_id ?? '', model: input.model, params_hash: hash, state: 'reserved',
+    reserved_tokens: tokens, reserved_cost: cost, charged_tokens: null, charged_cost: null, actual_tokens: null,
+    actual_cost: null, usage: null, usage_hash: null, over_budget: violations.length > 0 ? 1 : 0,
+    created_at: new Date(now).toISOString(), finished_at: null, allocation_entry_id: null, settlement_entry_id: null,
+  };
+  store.insertReservation(row);
+  store.addTotals(scopes.map((s) => s.key), { reserved_tokens: tokens, reserved_cost: cost ?? 0, requests: 1 });
+  if (config.mode !== 'off') chargeRate(config, store, scopes, tokens, now);
+  return { kind: 'granted', row, replayed: false, warnings: violations, remaining: remainingOf(addUse(uses, tokens, cost ?? 0)) };
+}
+
+export interface SettleDecision {
+  row: ReservationRow;
+  replayed: boolean;
+  usageProblems: string[];
+  exceeded: BudgetViolation[];
+  remaining: Remaining;
+}
+
+function pending(store: BudgetStore, requestId: string, action: string): ReservationRow {
+  const row = store.getReservation(requestId);
+  if (!row) {
+    throw new CpError('ERR_BUDGET_UNKNOWN_REQUEST', `no reservation for request ${show(requestId)} to ${action}`, {
+      hint: 'reserve the request first; settle and release need the request_id given to reserve', details: { request_id: requestId },
+    });
+  }
+  return row;
+}
+
+function wrongState(row: ReservationRow, action: string): CpError {
+  return new CpError('ERR_BUDGET_REQUEST_STATE', `cannot ${action} request ${show(row.request_id)}: it is already ${row.state}`, {
+    hint: 'a reservation is either settled (the call happened) or released (it did not), once', details: { request_id: row.request_id, state: row.state },
+  });
+}
+
+/**
+ * Replace the reservation by the real cost. Unknown usage keeps the reservation charged (tokens and cost) so an
+ * unknown never counts as 0; an unpriced model charges its tokens and leaves the cost unknown.
+ */
+export function settleTx(ctx: TxContext, requestId: string, rawUsage: unknown): SettleDecision {
+  const { config, store, now } = ctx;
+  const row = pending(store, requestId, 'settle');
+  const reading = readUsage(rawUsage);
+  const usageHash = sha256Hex(canonicalJson(reading));
+  const scopes = scopesFor(config, scopeIds(row));
+  const uses = readUse(store, scopes);
+  const usageProblems = reading.known ? [] : reading.problems;
+  if (row.state === 'settled') {
+    if (row.usage_hash !== usageHash) throw conflict(requestId, 'settled');
+    return { row, replayed: true, usageProblems, exceeded: [], remaining: remainingOf(uses) };
+  }
+  if (row.state !== 'reserved') throw wrongState(row, 'settle');
+  const actualTokens = reading.known ? totalTokens(reading.usage) : null;
+  const actualCost = reading.known ? usageCost(priceFor(config, row.model), reading.usage) : null;
+  const chargedTokens = actualTokens ?? row.reserved_tokens;
+  const chargedCost = reading.known ? actualCost : row.reserved_cost;
+  store.addTotals(scopes.map((s) => s.key), {
+    reserved_tokens: -row.reserved_tokens, reserved_cost: -(row.reserved_cost ?? 0),
+    settled_tokens: chargedTokens, settled_cost: chargedCost ?? 0, unknown_cost_requests: actualCost === null ? 1 : 0,
+  });
+  const after = addUse(uses, chargedTokens - row.reserved_tokens, (chargedCost ?? 0) - (row.reserved_cost ?? 0));
+  // Checking a zero-size charge against the new totals finds every limit the real usage pushed past.
+  const exceeded = config.mode === 'off' ? [] : limitViolations(after, 0, 0).map(toViolation);
+  const finished: ReservationRow = {
+    ...row, state: 'settled', charged_tokens: chargedTokens, charged_cost: chargedCost, actual_tokens: actualTokens,
+    actual_cost: actualCost, usage: reading.known ? JSON.stringify(reading.usage) : null, usage_hash: usageHash,
+    over_budget: row.over_budget === 1 || exceeded.length > 0 ? 1 : 0, finished_at: new Date(now).toISOString(),
+  };
+  store.finishReservation(finished);
+  return { row: finished, replayed: false, usageProblems, exceeded, remaining: remainingOf(after) };
+}
+
+export function releaseTx(ctx: TxContext, requestId: string): { row: ReservationRow; replayed: boolean } {
+  const { store, now } = ctx;
+  const row = pending(store, requestId, 'release');
+  if (row.state === 'released') return { row, replayed: true };
+  if (row.state !== 'reserved') throw wrongState(row, 'release');
+  store.addTotals(scopesFor(ctx.config, scopeIds(row)).map((s) => s.key), {
+    reserved_tokens: -row.reserved_tokens, reserved_cost: -(row.reserved_cost ?? 0), requests: -1,
+  });
+  const finished: ReservationRow = { ...row, state: 'released', finished_at: new Date(now).toISOString() };
+  store.finishReservation(finished);
+  return { row: finished, replayed: false };
+}

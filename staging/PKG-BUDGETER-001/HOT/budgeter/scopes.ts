@@ -1,0 +1,112 @@
+import { type BudgetConfig, type Limit, type ScopeKind, limitFor } from './config.js';
+import { fromMoney } from './pricing.js';
+import type { BudgetStore, ScopeKey, TotalsRow } from './store.js';
+
+/** One scope a request is charged to: its key in the store, its own id, and its configured limit. */
+export interface Scope {
+  key: ScopeKey;
+  id: string;
+  limit: Limit | null;
+}
+
+export interface ScopeIds {
+  session_id: string;
+  work_order_id?: string | undefined;
+  agent_id?: string | undefined;
+}
+
+/**
+ * The nested scopes of a request: its session, its work order within the session (when given), and its
+ * agent within that work order (or directly within the session when there is no work order).
+ */
+export function scopesFor(config: BudgetConfig, ids: ScopeIds): Scope[] {
+  const session = ids.session_id;
+  const workOrder = ids.work_order_id ?? '';
+  const out: Scope[] = [{ key: key('session', session, '', ''), id: session, limit: limitFor(config, 'session', session) }];
+  if (ids.work_order_id !== undefined) {
+    out.push({ key: key('work_order', session, workOrder, ''), id: workOrder, limit: limitFor(config, 'work_order', workOrder) });
+  }
+  if (ids.agent_id !== undefined) {
+    out.push({ key: key('agent', session, workOrder, ids.agent_id), id: ids.agent_id, limit: limitFor(config, 'agent', ids.agent_id) });
+  }
+  return out;
+}
+
+function key(kind: ScopeKind, session_id: string, work_order_id: string, agent_id: string): ScopeKey {
+  return { kind, session_id, work_order_id, agent_id };
+}
+
+export interface LimitViolation {
+  code: 'BUDGET_EXHAUSTED' | 'BUDGET_PRICE_UNKNOWN';
+  scope: ScopeKind;
+  scope_id: string;
+  limit: 'max_tokens' | 'max_cost';
+  /** Limit, usage and request in tokens, or in nano-units of cost (converted for reports). */
+  limit_value: number;
+  used: number;
+  requested: number | null;
+}
+
+/** A scope with what it has used so far (reserved + settled), in tokens and nano-units. */
+export interface ScopeUse {
+  scope: Scope;
+  tokens: number;
+  cost: number;
+}
+
+/** Read each scope's totals once per transaction; checks and "remaining" work on this snapshot. */
+export function readUse(store: BudgetStore, scopes: readonly Scope[]): ScopeUse[] {
+  const totals: TotalsRow[] = store.totals(scopes.map((s) => s.key));
+  return scopes.map((scope, i) => {
+    const t = totals[i] as TotalsRow;
+    return { scope, tokens: t.reserved_tokens + t.settled_tokens, cost: t.reserved_cost + t.settled_cost };
+  });
+}
+
+export function addUse(uses: readonly ScopeUse[], tokens: number, cost: number): ScopeUse[] {
+  return uses.map((u) => ({ scope: u.scope, tokens: u.tokens + tokens, cost: u.cost + cost }));
+}
+
+/** Which limits a charge of `tokens` and `cost` (nano-units, null = unknown) would break; an unknown cost never fits a cost limit. */
+export function limitViolations(uses: readonly ScopeUse[], tokens: number, cost: number | null): LimitViolation[] {
+  const out: LimitViolation[] = [];
+  for (const { scope, tokens: used, cost: usedCost } of uses) {
+    const limit = scope.limit;
+    if (!limit) continue;
+    const base = { scope: scope.key.kind, scope_id: scope.id };
+    if (limit.max_tokens !== undefined && used + tokens > limit.max_tokens) {
+      out.push({ ...base, code: 'BUDGET_EXHAUSTED', limit: 'max_tokens', limit_value: limit.max_tokens, used, requested: tokens });
+    }
+    if (limit.max_cost !== undefined) {
+      const max = fromMoney(limit.max_cost);
+      if (cost === null) {
+        out.push({ ...base, code: 'BUDGET_PRICE_UNKNOWN', limit: 'max_cost', limit_value: max, used: usedCost, requested: null });
+      } else if (usedCost + cost > max) {
+        out.push({ ...base, code: 'BUDGET_EXHAUSTED', limit: 'max_cost', limit_value: max, used: usedCost, requested: cost });
+      }
+    }
+  }
+  return out;
+}
+
+export interface Remaining {
+  tokens: number | null;
+  cost: number | null;
+}
+
+/** Room left in the tightest limited scope, in tokens and nano-units; null where no scope has such a limit. */
+export function remainingOf(uses: readonly ScopeUse[]): Remaining {
+  let tokens: number | null = null;
+  let cost: number | null = null;
+  for (const { scope, tokens: used, cost: usedCost } of uses) {
+    if (scope.limit?.max_tokens !== undefined) {
+      const left = Math.max(0, scope.limit.max_tokens - used);
+      tokens = tokens === null ? left : Math.min(tokens, left);
+    }
+    if (scope.limit?.max_cost !== undefined) {
+      const left = Math.max(0, fromMoney(scope.limit.max_cost) - usedCost);
+      cost = cost === null ? left : Math.min(cost, left);
+    }
+  }
+  return { tokens, cost };
+}

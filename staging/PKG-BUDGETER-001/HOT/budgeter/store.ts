@@ -1,0 +1,295 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { CpError, show } from '../kernel/errors.js';
+import type { ScopeKind } from './config.js';
+
+export const BUDGET_DB_FORMAT = 'cplane-budget';
+export const BUDGET_DB_VERSION = '1';
+
+// WITHOUT ROWID keeps each table one b-tree, so a commit dirties fewer pages (this is on the router's hot path).
+// '' stands for "no work order / no agent" so the composite keys stay NOT NULL and indexable.
+const DDL = `
+CREATE TABLE IF NOT EXISTS budget_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS reservations (
+  request_id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  work_order_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  params_hash TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('reserved', 'settled', 'released')),
+  reserved_tokens INTEGER NOT NULL,
+  reserved_cost INTEGER,
+  charged_tokens INTEGER,
+  charged_cost INTEGER,
+  actual_tokens INTEGER,
+  actual_cost INTEGER,
+  usage TEXT,
+  usage_hash TEXT,
+  over_budget INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL,
+  finished_at TEXT,
+  allocation_entry_id TEXT,
+  settlement_entry_id TEXT
+) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS scope_totals (
+  kind TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  work_order_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  reserved_tokens INTEGER NOT NULL DEFAULT 0,
+  reserved_cost INTEGER NOT NULL DEFAULT 0,
+  settled_tokens INTEGER NOT NULL DEFAULT 0,
+  settled_cost INTEGER NOT NULL DEFAULT 0,
+  requests INTEGER NOT NULL DEFAULT 0,
+  unknown_cost_requests INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (kind, session_id, work_order_id, agent_id)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rate_windows (
+  kind TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  work_order_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  window_start INTEGER NOT NULL,
+  requests INTEGER NOT NULL,
+  tokens INTEGER NOT NULL,
+  PRIMARY KEY (kind, session_id, work_order_id, agent_id)
+) STRICT, WITHOUT ROWID;
+`;
+
+function keyParams(keys: readonly ScopeKey[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  keys.forEach((key, i) => {
+    out[`k${i}`] = key.kind;
+    out[`s${i}`] = key.session_id;
+    out[`w${i}`] = key.work_order_id;
+    out[`a${i}`] = key.agent_id;
+  });
+  return out;
+}
+
+export interface ScopeKey {
+  kind: ScopeKind;
+  session_id: string;
+  work_order_id: string;
+  agent_id: string;
+}
+
+export interface ReservationRow {
+  request_id: string;
+  session_id: string;
+  work_order_id: string;
+  agent_id: string;
+  model: string;
+  params_hash: string;
+  state: 'reserved' | 'settled' | 'released';
+  reserved_tokens: number;
+  reserved_cost: number | null;
+  charged_tokens: number | null;
+  charged_cost: number | null;
+  actual_tokens: number | null;
+  actual_cost: number | null;
+  usage: string | null;
+  usage_hash: string | null;
+  over_budget: number;
+  created_at: string;
+  finished_at: string | null;
+  allocation_entry_id: string | null;
+  settlement_entry_id: string | null;
+}
+
+export interface TotalsRow extends ScopeKey {
+  reserved_tokens: number;
+  reserved_cost: number;
+  settled_tokens: number;
+  settled_cost: number;
+  requests: number;
+  unknown_cost_requests: number;
+}
+
+export interface TotalsDelta {
+  reserved_tokens?: number;
+  reserved_cost?: number;
+  settled_tokens?: number;
+  settled_cost?: number;
+  requests?: number;
+  unknown_cost_requests?: number;
+}
+
+export interface WindowRow {
+  window_start: number;
+  requests: number;
+  tokens: number;
+}
+
+const KEY_WHERE = 'kind = @kind AND session_id = @session_id AND work_order_id = @work_order_id AND agent_id = @agent_id';
+
+function prepare(db: Database.Database) {
+  return {
+    getReservation: db.prepare('SELECT * FROM reservations WHERE request_id = ?'),
+    insertReservation: db.prepare(`INSERT INTO reservations (request_id, session_id, work_order_id, agent_id, model, params_hash,
+      state, reserved_tokens, reserved_cost, over_budget, created_at)
+      VALUES (@request_id, @session_id, @work_order_id, @agent_id, @model, @params_hash, 'reserved', @reserved_tokens,
+      @reserved_cost, @over_budget, @created_at)`),
+    finishReservation: db.prepare(`UPDATE reservations SET state = @state, charged_tokens = @charged_tokens,
+      charged_cost = @charged_cost, actual_tokens = @actual_tokens, actual_cost = @actual_cost, usage = @usage,
+      usage_hash = @usage_hash, over_budget = @over_budget, finished_at = @finished_at
+      WHERE request_id = @request_id AND state = 'reserved'`),
+    setAllocationEntry: db.prepare('UPDATE reservations SET allocation_entry_id = ? WHERE request_id = ?'),
+    setSettlementEntry: db.prepare('UPDATE reservations SET settlement_entry_id = ? WHERE request_id = ?'),
+    // A request has 1-3 scopes; one statement per step for all of them keeps the hot path to few SQLite calls.
+    getTotals: [1, 2, 3].map((n) => db.prepare(`SELECT * FROM scope_totals WHERE ${
+      Array.from({ length: n }, (_, i) => `(kind = @k${i} AND session_id = @s${i} AND work_order_id = @w${i} AND agent_id = @a${i})`).join(' OR ')}`)),
+    addTotals: [1, 2, 3].map((n) => db.prepare(`INSERT INTO scope_totals (kind, session_id, work_order_id, agent_id, reserved_tokens,
+      reserved_cost, settled_tokens, settled_cost, requests, unknown_cost_requests)
+      VALUES ${Array.from({ length: n }, (_, i) => `(@k${i}, @s${i}, @w${i}, @a${i}, @reserved_tokens, @reserved_cost, @settled_tokens,
+      @settled_cost, @requests, @unknown_cost_requests)`).join(', ')}
+      ON CONFLICT (kind, session_id, work_order_id, agent_id) DO UPDATE SET
+        reserved_tokens = reserved_tokens + excluded.reserved_tokens, reserved_cost = reserved_cost + excluded.reserved_cost,
+        settled_tokens = settled_tokens + excluded.settled_tokens, settled_cost = settled_cost + excluded.settled_cost,
+        requests = requests + excluded.requests, unknown_cost_requests = unknown_cost_requests + excluded.unknown_cost_requests`)),
+    sessionTotals: db.prepare('SELECT * FROM scope_totals WHERE session_id = ? ORDER BY kind = \'agent\', kind = \'work_order\', work_order_id, agent_id'),
+    sessionList: db.prepare(`SELECT * FROM scope_totals WHERE kind = 'session' ORDER BY session_id LIMIT ?`),
+    pendingCount: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved' AND session_id = ?`).pluck(),
+    getWindow: db.prepare(`SELECT window_start, requests, tokens FROM rate_windows WHERE ${KEY_WHERE}`),
+    putWindow: db.prepare(`INSERT INTO rate_windows (kind, session_id, work_order_id, agent_id, window_start, requests, tokens)
+      VALUES (@kind, @session_id, @work_order_id, @agent_id, @window_start, @requests, @tokens)
+      ON CONFLICT (kind, session_id, work_order_id, agent_id) DO UPDATE SET
+        window_start = excluded.window_start, requests = excluded.requests, tokens = excluded.tokens`),
+  };
+}
+
+export interface StoreOptions {
+  synchronous: 'NORMAL' | 'FULL';
+  busyTimeoutMs: number;
+  readonly?: boolean;
+}
+
+/** The budget database: plain SQL over one better-sqlite3 connection; transactions belong to the caller. */
+export class BudgetStore {
+  readonly db: Database.Database;
+  private readonly stmts: ReturnType<typeof prepare>;
+  // Built once: better-sqlite3 builds a wrapper per db.transaction() call, which costs more than the statements.
+  private readonly runInTx: Database.Transaction<(fn: () => unknown) => unknown>;
+
+  private constructor(db: Database.Database) {
+    this.db = db;
+    this.stmts = prepare(db);
+    this.runInTx = db.transaction((fn: () => unknown) => fn());
+  }
+
+  static open(path: string, options: StoreOptions): BudgetStore {
+    let db: Database.Database | undefined;
+    try {
+      if (!options.readonly) mkdirSync(dirname(path), { recursive: true });
+      db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+      db.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
+      if (!options.readonly) {
+        db.pragma('journal_mode = WAL');
+        const handle = db;
+        handle.transaction(() => {
+          handle.exec(DDL);
+          initialiseMeta(handle, path);
+        }).immediate();
+      } else {
+        checkMeta(db, path);
+      }
+      db.pragma(`synchronous = ${options.synchronous}`);
+      return new BudgetStore(db);
+    } catch (cause) {
+      db?.close();
+      if (cause instanceof CpError) throw cause;
+      throw new CpError('ERR_BUDGET_DB', `cannot open budget database ${show(path)}: ${(cause as Error).message}`, {
+        hint: 'check the path and permissions; the file must be a cplane budget database', details: { path }, cause,
+      });
+    }
+  }
+
+  /** Run `fn` in a BEGIN IMMEDIATE transaction: the write lock is taken before anything is read. */
+  immediate<T>(fn: () => T): T {
+    return this.runInTx.immediate(fn) as T;
+  }
+
+  getReservation(requestId: string): ReservationRow | undefined {
+    return this.stmts.getReservation.get(requestId) as ReservationRow | undefined;
+  }
+
+  insertReservation(row: Pick<ReservationRow, 'request_id' | 'session_id' | 'work_order_id' | 'agent_id' | 'model' | 'params_hash'
+    | 'reserved_tokens' | 'reserved_cost' | 'over_budget' | 'created_at'>): void {
+    this.stmts.insertReservation.run(row);
+  }
+
+  finishReservation(row: Pick<ReservationRow, 'request_id' | 'state' | 'charged_tokens' | 'charged_cost' | 'actual_tokens'
+    | 'actual_cost' | 'usage' | 'usage_hash' | 'over_budget' | 'finished_at'>): void {
+    this.stmts.finishReservation.run(row);
+  }
+
+  setEntryId(which: 'allocation' | 'settlement', requestId: string, entryId: string): void {
+    (which === 'allocation' ? this.stmts.setAllocationEntry : this.stmts.setSettlementEntry).run(entryId, requestId);
+  }
+
+  /** Totals of each key, in the order given; a scope never charged reads as zeros. */
+  totals(keys: readonly ScopeKey[]): TotalsRow[] {
+    const rows = this.statementFor(this.stmts.getTotals, keys).all(keyParams(keys)) as TotalsRow[];
+    return keys.map((key) => rows.find((r) => r.kind === key.kind && r.work_order_id === key.work_order_id && r.agent_id === key.agent_id) ?? {
+      ...key, reserved_tokens: 0, reserved_cost: 0, settled_tokens: 0, settled_cost: 0, requests: 0, unknown_cost_requests: 0,
+    });
+  }
+
+  /** Add the same delta to every key's totals. */
+  addTotals(keys: readonly ScopeKey[], delta: TotalsDelta): void {
+    this.statementFor(this.stmts.addTotals, keys).run({
+      ...keyParams(keys),
+      reserved_tokens: delta.reserved_tokens ?? 0, reserved_cost: delta.reserved_cost ?? 0,
+      settled_tokens: delta.settled_tokens ?? 0, settled_cost: delta.settled_cost ?? 0,
+      requests: delta.requests ?? 0, unknown_cost_requests: delta.unknown_cost_requests ?? 0,
+    });
+  }
+
+  private statementFor(byCount: Database.Statement[], keys: readonly ScopeKey[]): Database.Statement {
+    const stmt = byCount[keys.length - 1];
+    if (!stmt) throw new CpError('ERR_INTERNAL', `a request has 1-3 scopes, got ${keys.length}`, { hint: 'this is a bug in cplane' });
+    return stmt;
+  }
+
+  sessionTotals(sessionId: string): TotalsRow[] {
+    return this.stmts.sessionTotals.all(sessionId) as TotalsRow[];
+  }
+
+  sessions(limit: number): TotalsRow[] {
+    return this.stmts.sessionList.all(limit) as TotalsRow[];
+  }
+
+  pendingCount(sessionId: string): number {
+    return this.stmts.pendingCount.get(sessionId) as number;
+  }
+
+  window(key: ScopeKey): WindowRow | undefined {
+    return this.stmts.getWindow.get(key) as WindowRow | undefined;
+  }
+
+  putWindow(key: ScopeKey, row: WindowRow): void {
+    this.stmts.putWindow.run({ ...key, ...row });
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+function initialiseMeta(db: Database.Database, path: string): void {
+  db.prepare('INSERT OR IGNORE INTO budget_meta (key, value) VALUES (?, ?), (?, ?)')
+    .run('format', BUDGET_DB_FORMAT, 'format_version', BUDGET_DB_VERSION);
+  checkMeta(db, path);
+}
+
+function checkMeta(db: Database.Database, path: string): void {
+  const rows = db.prepare('SELECT key, value FROM budget_meta').all() as { key: string; value: string }[];
+  const meta = new Map(rows.map((r) => [r.key, r.value]));
+  if (meta.get('format') !== BUDGET_DB_FORMAT || meta.get('format_version') !== BUDGET_DB_VERSION) {
+    throw new CpError('ERR_BUDGET_DB', `${show(path)} is not a version ${BUDGET_DB_VERSION} cplane budget database`, {
+      hint: 'point the budgeter at HOT/registries/budget.sqlite of a cplane root', details: { path, format: meta.get('format') ?? null },
+    });
+  }
+}

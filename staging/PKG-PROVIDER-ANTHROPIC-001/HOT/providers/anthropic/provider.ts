@@ -1,0 +1,71 @@
+import { systemClock, systemTimers, type Clock, type FetchLike, type Timers } from '../clock.js';
+import { resolveEndpoint } from '../config.js';
+import { postJson } from '../http.js';
+import { failureFromReply, malformed } from '../reply.js';
+import { parseProviderRequest } from '../request.js';
+import { isRenderedRequest, type Provider, type ProviderRequest, type ProviderResult, type SendOptions } from '../spec.js';
+import { checkMessagesBody, messagesBody } from './body.js';
+import { errorFacts, normaliseStopReason, parseMessage } from './reply.js';
+
+export const ANTHROPIC_VERSION = '2023-06-01';
+export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+
+export interface AnthropicProviderOptions {
+  id?: string;
+  /** `{base_url?, api_key?}`; falls back to $ANTHROPIC_BASE_URL / $ANTHROPIC_API_KEY. */
+  config?: unknown;
+  env?: Readonly<Record<string, string | undefined>>;
+  fetch?: FetchLike;
+  clock?: Clock;
+  timers?: Timers;
+}
+
+/** The Anthropic Messages API over fetch: one POST {base}/v1/messages per send, no retries. */
+export class AnthropicProvider implements Provider {
+  readonly id: string;
+  readonly baseUrl: string;
+  // A private field: the key is not an own enumerable property, so JSON.stringify/inspect never show it.
+  readonly #apiKey: string;
+  readonly #fetch: FetchLike;
+  readonly #clock: Clock;
+  readonly #timers: Timers;
+
+  constructor(options: AnthropicProviderOptions = {}) {
+    this.id = options.id ?? 'anthropic';
+    const endpoint = resolveEndpoint({
+      providerId: this.id, baseUrlVar: 'ANTHROPIC_BASE_URL', apiKeyVar: 'ANTHROPIC_API_KEY', defaultBaseUrl: ANTHROPIC_DEFAULT_BASE_URL, keyRequired: true,
+    }, options.config, options.env ?? process.env);
+    this.baseUrl = endpoint.baseUrl;
+    this.#apiKey = endpoint.apiKey ?? '';
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#clock = options.clock ?? systemClock;
+    this.#timers = options.timers ?? systemTimers;
+  }
+
+  async send(request: ProviderRequest, options: SendOptions): Promise<ProviderResult> {
+    const checked = parseProviderRequest(request, this.id, checkMessagesBody);
+    const body = isRenderedRequest(checked) ? checked.body : messagesBody(checked);
+    const secrets = [this.#apiKey];
+    const reply = await postJson({
+      providerId: this.id, fetch: this.#fetch, clock: this.#clock, timers: this.#timers, options, secrets, body,
+      url: `${this.baseUrl}/v1/messages`,
+      headers: { 'content-type': 'application/json', 'x-api-key': this.#apiKey, 'anthropic-version': ANTHROPIC_VERSION },
+    });
+    const headerRequestId = reply.headers.get('request-id');
+    if (reply.status < 200 || reply.status > 299) {
+      throw failureFromReply(this.id, reply, errorFacts(reply.text, headerRequestId), this.#clock, secrets);
+    }
+    const message = parseMessage(reply.text);
+    if (typeof message === 'string') throw malformed(this.id, reply, message, headerRequestId, secrets);
+    return {
+      provider_id: this.id,
+      model: message.model ?? String(body.model),
+      content: message.content,
+      stop_reason: normaliseStopReason(message.rawStopReason),
+      raw_stop_reason: message.rawStopReason,
+      usage: message.usage,
+      request_id: headerRequestId,
+      latency_ms: reply.latencyMs,
+    };
+  }
+}

@@ -1,0 +1,80 @@
+import { asObject, getCount, getObject, getString, parseJson, type JsonObject } from '../json.js';
+import type { FailureFacts } from '../reply.js';
+import type { StopReason, Usage } from '../spec.js';
+
+export interface ParsedMessage {
+  content: string;
+  model: string | null;
+  rawStopReason: string | null;
+  usage: Usage;
+}
+
+/** Parse a Messages API success body; returns a problem string when it is not one. */
+export function parseMessage(text: string): ParsedMessage | string {
+  const parsed = parseJson(text);
+  if (!parsed.ok) return `not JSON (${parsed.error.message})`;
+  const body = asObject(parsed.value);
+  if (body === null) return 'not a JSON object';
+  if (body.type !== undefined && body.type !== 'message') return `type is ${JSON.stringify(body.type)}, not "message"`;
+  if (!Array.isArray(body.content)) return 'content is not an array';
+  const texts: string[] = [];
+  for (const block of body.content) {
+    const b = asObject(block);
+    if (b === null || typeof b.type !== 'string') return 'a content block is not an object with a type';
+    if (b.type === 'text') {
+      if (typeof b.text !== 'string') return 'a text block has no string text';
+      texts.push(b.text);
+    }
+  }
+  return { content: texts.join(''), model: getString(body, 'model'), rawStopReason: getString(body, 'stop_reason'), usage: parseUsage(getObject(body, 'usage')) };
+}
+
+/**
+ * Anthropic's `input_tokens` excludes the cache buckets; the normalised `input_tokens` is their sum
+ * (all prompt tokens), and unknown if any part is unknown.
+ */
+export function parseUsage(usage: JsonObject | null): Usage {
+  const uncached = getCount(usage, 'input_tokens');
+  const write = getCount(usage, 'cache_creation_input_tokens');
+  const read = getCount(usage, 'cache_read_input_tokens');
+  return {
+    input_tokens: uncached === null || write === null || read === null ? null : uncached + write + read,
+    output_tokens: getCount(usage, 'output_tokens'),
+    cache_read_tokens: read,
+    cache_write_tokens: write,
+    raw: usage,
+  };
+}
+
+const STOP_REASONS: Readonly<Record<string, StopReason>> = {
+  end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_use', refusal: 'content_filter',
+};
+
+export function normaliseStopReason(raw: string | null): StopReason {
+  return raw === null ? 'other' : STOP_REASONS[raw] ?? 'other';
+}
+
+/**
+ * Error facts from an error body `{"type":"error","error":{"type","message","details"?},"request_id"}`.
+ * A spend cap is recognised by `error.details.error_code == "enforced_spend_limit_reached"` (a 429 sent
+ * without retry-after), or by a `billing_error`, or by a message saying the account reached its spend or
+ * API usage limit (sent as 400 or 429). `overloaded_error` means overloaded whatever the status.
+ */
+export function errorFacts(text: string, headerRequestId: string | null): FailureFacts {
+  const parsed = parseJson(text);
+  const body = parsed.ok ? asObject(parsed.value) : null;
+  const error = getObject(body, 'error');
+  const type = getString(error, 'type');
+  const message = getString(error, 'message');
+  const facts: FailureFacts = { providerErrorType: type, providerMessage: message, requestId: headerRequestId ?? getString(body, 'request_id') };
+  const detailCode = getString(getObject(error, 'details'), 'error_code');
+  if (detailCode === 'enforced_spend_limit_reached' || type === 'billing_error' || isSpendLimitMessage(message)) {
+    return { ...facts, providerErrorType: detailCode ?? type, kind: 'spend_limit' };
+  }
+  if (type === 'overloaded_error') return { ...facts, kind: 'overloaded' };
+  return facts;
+}
+
+function isSpendLimitMessage(message: string | null): boolean {
+  return message !== null && /\b(spend limit|reached your (specified )?API usage limits?|credit balance is too low)\b/i.test(message);
+}

@@ -1,0 +1,127 @@
+import { show } from '../../kernel/errors.js';
+import { systemClock, systemTimers, type Clock, type Timers } from '../clock.js';
+import { ProviderError, type ProviderErrorKind } from '../errors.js';
+import { parseProviderRequest, requireModelMessagesMax } from '../request.js';
+import { isRenderedRequest, type Provider, type ProviderRequest, type ProviderResult, type SendOptions, type StopReason, type Usage } from '../spec.js';
+import { waitWithDeadline } from './wait.js';
+
+export type MockUsage = Omit<Usage, 'raw'>;
+
+/** A scripted answer; anything left out comes from the provider's defaults. */
+export interface MockAnswer {
+  text?: string;
+  usage?: Partial<MockUsage>;
+  stop_reason?: StopReason;
+  model?: string;
+  request_id?: string | null;
+  delay_ms?: number;
+}
+
+/** A scripted failure: the ProviderError the call will throw (status defaults to the kind's usual status). */
+export interface MockFailure {
+  error: {
+    kind: ProviderErrorKind; status?: number | null; retry_after_ms?: number | null; message?: string;
+    provider_error_type?: string | null; request_id?: string | null;
+  };
+  delay_ms?: number;
+}
+
+export type MockStep = MockAnswer | MockFailure;
+
+export interface MockCall {
+  request: ProviderRequest;
+  timeout_ms: number;
+  /** Clock time when the call started. */
+  at: number;
+}
+
+export interface MockProviderOptions {
+  id?: string;
+  /** Model reported when neither the step nor the request names one. */
+  model?: string;
+  /** Answer text when the script is empty, e.g. "The answer is 42" for the smoke test. */
+  defaultResponse?: string;
+  defaultUsage?: Partial<MockUsage>;
+  /** Latency of every call unless a step sets its own `delay_ms`. */
+  latencyMs?: number;
+  script?: readonly MockStep[];
+  clock?: Clock;
+  timers?: Timers;
+}
+
+const DEFAULT_USAGE: MockUsage = { input_tokens: 100, output_tokens: 50, cache_read_tokens: 0, cache_write_tokens: 0 };
+
+const USUAL_STATUS: Record<ProviderErrorKind, number | null> = {
+  rate_limited: 429, overloaded: 529, server_error: 500, timeout: null, spend_limit: 429, invalid_request: 400,
+  auth: 401, malformed_response: 200, network: null, cancelled: null,
+};
+
+/** A deterministic provider: scripted answers and failures in order, then the default answer; records every call. */
+export class MockProvider implements Provider {
+  readonly id: string;
+  readonly calls: MockCall[] = [];
+  readonly #script: MockStep[];
+  readonly #options: MockProviderOptions;
+  readonly #clock: Clock;
+  readonly #timers: Timers;
+  #sequence = 0;
+
+  constructor(options: MockProviderOptions = {}) {
+    this.id = options.id ?? 'mock';
+    this.#options = options;
+    this.#script = [...(options.script ?? [])];
+    this.#clock = options.clock ?? systemClock;
+    this.#timers = options.timers ?? systemTimers;
+  }
+
+  /** Append steps to the script. */
+  enqueue(...steps: MockStep[]): this {
+    this.#script.push(...steps);
+    return this;
+  }
+
+  get pending(): number {
+    return this.#script.length;
+  }
+
+  async send(request: ProviderRequest, options: SendOptions): Promise<ProviderResult> {
+    const checked = parseProviderRequest(request, this.id, (body) => requireModelMessagesMax(body, ['max_tokens', 'max_completion_tokens']));
+    const started = this.#clock.now();
+    this.calls.push({ request: checked, timeout_ms: options.timeoutMs, at: started });
+    this.#sequence += 1;
+    const step: MockStep = this.#script.shift() ?? {};
+    const waited = await waitWithDeadline(step.delay_ms ?? this.#options.latencyMs ?? 0, options.timeoutMs, options.signal, this.#timers);
+    if (waited === 'timeout') throw new ProviderError({ kind: 'timeout', providerId: this.id, message: `provider ${show(this.id)} did not answer within ${options.timeoutMs} ms` });
+    if (waited === 'cancelled') throw new ProviderError({ kind: 'cancelled', providerId: this.id, message: `call to provider ${show(this.id)} cancelled by the caller` });
+    if ('error' in step) throw this.#failure(step);
+    return this.#answer(step, checked, Math.max(0, this.#clock.now() - started));
+  }
+
+  #failure(step: MockFailure): ProviderError {
+    const e = step.error;
+    const status = e.status === undefined ? USUAL_STATUS[e.kind] : e.status;
+    return new ProviderError({
+      kind: e.kind, providerId: this.id, status, retryAfterMs: e.retry_after_ms ?? null,
+      requestId: e.request_id === undefined ? `mock-req-${this.#sequence}` : e.request_id,
+      providerErrorType: e.provider_error_type ?? null,
+      message: e.message ?? `provider ${show(this.id)} scripted failure ${e.kind}${status === null ? '' : ` (HTTP ${status})`}`,
+    });
+  }
+
+  #answer(step: MockAnswer, request: ProviderRequest, latencyMs: number): ProviderResult {
+    const usage: MockUsage = { ...DEFAULT_USAGE, ...this.#options.defaultUsage, ...step.usage };
+    const requestedModel = isRenderedRequest(request) ? request.body.model : request.model;
+    const model = step.model ?? this.#options.model ?? (typeof requestedModel === 'string' ? requestedModel : 'mock-model-1');
+    const stop = step.stop_reason ?? 'stop';
+    return {
+      provider_id: this.id,
+      model,
+      content: step.text ?? this.#options.defaultResponse ?? 'Mock response',
+      stop_reason: stop,
+      raw_stop_reason: stop,
+      usage: { ...usage, raw: { ...usage } },
+      request_id: step.request_id === undefined ? `mock-req-${this.#sequence}` : step.request_id,
+      latency_ms: latencyMs,
+    };
+  }
+}

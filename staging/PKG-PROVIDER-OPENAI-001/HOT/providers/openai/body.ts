@@ -1,0 +1,25 @@
+import { requireModelMessagesMax, systemBlocks } from '../request.js';
+import type { JsonObject } from '../json.js';
+import type { SimpleRequest } from '../spec.js';
+
+/** A Chat Completions body for a simple request (system blocks joined into one system message). */
+export function chatBody(request: SimpleRequest): Record<string, unknown> {
+  const system = systemBlocks(request.system).map((b) => b.text).join('\n\n');
+  const messages: { role: string; content: string }[] = [];
+  if (system !== '') messages.push({ role: 'system', content: system });
+  messages.push({ role: 'user', content: request.prompt });
+  const body: Record<string, unknown> = { model: request.model, max_tokens: request.max_tokens, messages };
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.stop_sequences !== undefined) body.stop = [...request.stop_sequences];
+  return body;
+}
+
+export function checkChatBody(body: JsonObject): string | null {
+  if (body.stream === true) return 'body.stream must not be true (streaming is not supported by this provider)';
+  return requireModelMessagesMax(body, ['max_tokens', 'max_completion_tokens']);
+}
+
+/** `{base}/v1/chat/completions`, whether or not the configured base already ends in /v1. */
+export function chatCompletionsUrl(baseUrl: string): string {
+  return /\/v1$/.test(baseUrl) ? `${baseUrl}/chat/completions` : `${baseUrl}/v1/chat/completions`;
+}

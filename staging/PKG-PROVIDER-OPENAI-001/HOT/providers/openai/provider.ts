@@ -1,0 +1,70 @@
+import { systemClock, systemTimers, type Clock, type FetchLike, type Timers } from '../clock.js';
+import { resolveEndpoint } from '../config.js';
+import { postJson } from '../http.js';
+import { failureFromReply, malformed } from '../reply.js';
+import { parseProviderRequest } from '../request.js';
+import { isRenderedRequest, type Provider, type ProviderRequest, type ProviderResult, type SendOptions } from '../spec.js';
+import { chatBody, chatCompletionsUrl, checkChatBody } from './body.js';
+import { errorFacts, normaliseStopReason, parseCompletion } from './reply.js';
+
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com';
+
+export interface OpenAiProviderOptions {
+  id?: string;
+  /** `{base_url?, api_key?}`; falls back to $OPENAI_BASE_URL / $OPENAI_API_KEY. The key is optional (local servers). */
+  config?: unknown;
+  env?: Readonly<Record<string, string | undefined>>;
+  fetch?: FetchLike;
+  clock?: Clock;
+  timers?: Timers;
+}
+
+/** Chat Completions over fetch against any compatible server: one POST per send, no retries. */
+export class OpenAiProvider implements Provider {
+  readonly id: string;
+  readonly baseUrl: string;
+  readonly #apiKey: string | null;
+  readonly #fetch: FetchLike;
+  readonly #clock: Clock;
+  readonly #timers: Timers;
+
+  constructor(options: OpenAiProviderOptions = {}) {
+    this.id = options.id ?? 'openai';
+    const endpoint = resolveEndpoint({
+      providerId: this.id, baseUrlVar: 'OPENAI_BASE_URL', apiKeyVar: 'OPENAI_API_KEY', defaultBaseUrl: OPENAI_DEFAULT_BASE_URL, keyRequired: false,
+    }, options.config, options.env ?? process.env);
+    this.baseUrl = endpoint.baseUrl;
+    this.#apiKey = endpoint.apiKey;
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#clock = options.clock ?? systemClock;
+    this.#timers = options.timers ?? systemTimers;
+  }
+
+  async send(request: ProviderRequest, options: SendOptions): Promise<ProviderResult> {
+    const checked = parseProviderRequest(request, this.id, checkChatBody);
+    const body = isRenderedRequest(checked) ? checked.body : chatBody(checked);
+    const secrets = this.#apiKey === null ? [] : [this.#apiKey];
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (this.#apiKey !== null) headers.authorization = `Bearer ${this.#apiKey}`;
+    const reply = await postJson({
+      providerId: this.id, fetch: this.#fetch, clock: this.#clock, timers: this.#timers, options, secrets, body, headers,
+      url: chatCompletionsUrl(this.baseUrl),
+    });
+    const headerRequestId = reply.headers.get('x-request-id');
+    if (reply.status < 200 || reply.status > 299) {
+      throw failureFromReply(this.id, reply, errorFacts(reply.text, headerRequestId), this.#clock, secrets);
+    }
+    const completion = parseCompletion(reply.text);
+    if (typeof completion === 'string') throw malformed(this.id, reply, completion, headerRequestId, secrets);
+    return {
+      provider_id: this.id,
+      model: completion.model ?? String(body.model),
+      content: completion.content,
+      stop_reason: normaliseStopReason(completion.rawStopReason),
+      raw_stop_reason: completion.rawStopReason,
+      usage: completion.usage,
+      request_id: headerRequestId,
+      latency_ms: reply.latencyMs,
+    };
+  }
+}

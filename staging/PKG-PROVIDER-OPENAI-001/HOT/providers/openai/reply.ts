@@ -1,0 +1,66 @@
+import { asObject, getCount, getObject, getString, parseJson, type JsonObject } from '../json.js';
+import type { FailureFacts } from '../reply.js';
+import type { StopReason, Usage } from '../spec.js';
+
+export interface ParsedCompletion {
+  content: string;
+  model: string | null;
+  rawStopReason: string | null;
+  usage: Usage;
+}
+
+/** Parse a Chat Completions success body (first choice); returns a problem string when it is not one. */
+export function parseCompletion(text: string): ParsedCompletion | string {
+  const parsed = parseJson(text);
+  if (!parsed.ok) return `not JSON (${parsed.error.message})`;
+  const body = asObject(parsed.value);
+  if (body === null) return 'not a JSON object';
+  if (!Array.isArray(body.choices) || body.choices.length === 0) return 'choices is not a non-empty array';
+  const choice = asObject(body.choices[0]);
+  const message = getObject(choice, 'message');
+  if (message === null) return 'choices[0].message is not an object';
+  const content = message.content;
+  if (content !== null && content !== undefined && typeof content !== 'string') return 'choices[0].message.content is not a string or null';
+  return { content: content ?? '', model: getString(body, 'model'), rawStopReason: getString(choice, 'finish_reason'), usage: parseUsage(getObject(body, 'usage')) };
+}
+
+/**
+ * `prompt_tokens` already includes cached tokens; `prompt_tokens_details.cached_tokens` is the cache
+ * read (unknown when a server omits the details). Chat Completions has no cache-write bucket: every
+ * prompt token not read from cache is billed as plain input. So when the prompt count is reported,
+ * cache writes are a known 0; with no prompt count, they are unknown like everything else.
+ */
+export function parseUsage(usage: JsonObject | null): Usage {
+  const input = getCount(usage, 'prompt_tokens');
+  return {
+    input_tokens: input,
+    output_tokens: getCount(usage, 'completion_tokens'),
+    cache_read_tokens: getCount(getObject(usage, 'prompt_tokens_details'), 'cached_tokens'),
+    cache_write_tokens: input === null ? null : 0,
+    raw: usage,
+  };
+}
+
+const STOP_REASONS: Readonly<Record<string, StopReason>> = {
+  stop: 'stop', length: 'length', tool_calls: 'tool_use', function_call: 'tool_use', content_filter: 'content_filter',
+};
+
+export function normaliseStopReason(raw: string | null): StopReason {
+  return raw === null ? 'other' : STOP_REASONS[raw] ?? 'other';
+}
+
+/**
+ * Error facts from `{"error":{"message","type","param","code"}}` (servers that send `{"error":"text"}`
+ * or `{"detail":…}` are understood too). `insufficient_quota` (as code or type) is the spend limit.
+ */
+export function errorFacts(text: string, headerRequestId: string | null): FailureFacts {
+  const parsed = parseJson(text);
+  const body = parsed.ok ? asObject(parsed.value) : null;
+  const error = getObject(body, 'error');
+  const code = getString(error, 'code');
+  const type = getString(error, 'type');
+  const message = getString(error, 'message') ?? getString(body, 'error') ?? getString(body, 'detail') ?? getString(body, 'message');
+  const facts: FailureFacts = { providerErrorType: code ?? type, providerMessage: message, requestId: headerRequestId };
+  if (code === 'insufficient_quota' || type === 'insufficient_quota') return { ...facts, providerErrorType: 'insufficient_quota', kind: 'spend_limit' };
+  return facts;
+}

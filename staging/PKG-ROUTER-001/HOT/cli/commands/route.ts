@@ -1,0 +1,64 @@
+import { readFileSync } from 'node:fs';
+import { CpError, show } from '../../kernel/errors.js';
+import { defineCommand } from '../command.js';
+import { resolveRoot } from '../root-option.js';
+import { openRouter } from '../../router/open.js';
+
+export default defineCommand({
+  command: 'route',
+  describe: 'send one prompt through the installed router and print the response and the exchange id',
+  builder: (y) => y
+    .option('root', { type: 'string', describe: 'the root whose router, providers and ledger to use' })
+    .option('prompt', { type: 'string', describe: 'the prompt text' })
+    .option('compiled', { type: 'string', describe: 'a compiled prompt JSON file (from `cplane prompt compile --format anthropic --json`)' })
+    .option('provider', { type: 'string', default: 'mock', describe: 'mock | anthropic | openai' })
+    .option('model', { type: 'string', describe: 'model id (default from HOT/config/router.json)' })
+    .option('session', { type: 'string', default: 'SES-CLI', describe: 'session id' })
+    .option('agent', { type: 'string', default: 'AGENT-CLI', describe: 'agent id' })
+    .option('contract', { type: 'string', default: 'PRC-CLI', describe: 'prompt contract id' })
+    .option('work-order', { type: 'string', describe: 'work order id' })
+    .option('max-tokens', { type: 'number', describe: 'maximum output tokens' })
+    .option('token', { type: 'string', describe: 'auth token (cpt1…; see `cplane token issue`)' })
+    .option('dev', { type: 'boolean', default: false, describe: 'dev mode: skip auth' })
+    .check((a) => {
+      if ((a.prompt === undefined) === (a.compiled === undefined)) throw new CpError('ERR_USAGE', 'give exactly one of --prompt or --compiled', { hint: 'cplane route --root R --prompt "…"' });
+      return true;
+    }),
+  async run(args, ctx) {
+    const root = resolveRoot(args.root, ctx);
+    const compiled = args.compiled === undefined ? undefined : readCompiled(args.compiled);
+    const opened = await openRouter(root, { provider: args.provider, devMode: args.dev, env: ctx.env });
+    try {
+      const response = await opened.router.route({
+        prompt: args.prompt ?? compiled?.prompt ?? '', contract_id: args.contract, agent_id: args.agent, session_id: args.session,
+        provider_id: args.provider,
+        ...(args.model ? { model_id: args.model } : {}),
+        ...(args.workOrder ? { work_order_id: args.workOrder } : {}),
+        ...(args.maxTokens ? { max_tokens: args.maxTokens } : {}),
+        ...(args.token ? { auth_token: args.token } : {}),
+        ...(compiled ? { compiled: { stable_prefix_hash: compiled.stable_prefix_hash, body: compiled.body } } : {}),
+      });
+      const human = response.outcome === 'success'
+        ? [response.content, `— ${response.outcome}; exchange ${response.exchange_entry_id}; ${response.input_tokens} in / ${response.output_tokens} out; ${response.latency_ms} ms`]
+        : [`${response.outcome}: ${response.error_code ?? ''} ${response.error_message ?? ''}`.trim(), `— entry ${response.exchange_entry_id}`];
+      ctx.report(args, response, [...human, ...response.warnings.map((w) => `warning: ${w}`)]);
+      return response.outcome === 'success' ? 0 : 1;
+    } finally {
+      opened.close();
+    }
+  },
+});
+
+function readCompiled(path: string): { prompt: string; stable_prefix_hash: string; body: Record<string, unknown> } {
+  let value: Record<string, unknown>;
+  try {
+    value = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  } catch (cause) {
+    throw new CpError('ERR_USAGE', `cannot read compiled prompt ${show(path)}`, { hint: 'pass the JSON printed by `cplane prompt compile --format anthropic --json`', cause });
+  }
+  const body = value.request_body ?? value.body;
+  if (typeof value.stable_prefix_hash !== 'string' || typeof body !== 'object' || body === null) {
+    throw new CpError('ERR_USAGE', `${show(path)} is not a compiled prompt with a request body`, { hint: 'compile with a provider --format so the body is included' });
+  }
+  return { prompt: JSON.stringify(body), stable_prefix_hash: value.stable_prefix_hash, body: body as Record<string, unknown> };
+}

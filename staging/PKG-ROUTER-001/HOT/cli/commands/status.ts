@@ -1,0 +1,28 @@
+import { existsSync } from 'node:fs';
+import { Ledger, ledgerPathForRoot } from '../../kernel/ledger/index.js';
+import { defineCommand } from '../command.js';
+import { resolveRoot } from '../root-option.js';
+import { breakerStatePath, readBreakerStates } from '../../router/open.js';
+
+export default defineCommand({
+  command: 'status',
+  describe: 'circuit breaker states per provider/model and the ledger head',
+  builder: (y) => y.option('root', { type: 'string', describe: 'the root' }),
+  run(args, ctx) {
+    const root = resolveRoot(args.root, ctx);
+    const breakers = readBreakerStates(breakerStatePath(root));
+    const path = ledgerPathForRoot(root);
+    let head = null;
+    if (existsSync(path)) {
+      const ledger = Ledger.open(path);
+      try { head = ledger.head(); } finally { ledger.close(); }
+    }
+    const lines = [
+      `ledger head: ${head ? `${head.seq}:${head.hash}` : 'no ledger yet'}`,
+      breakers.length === 0 ? 'circuit breakers: none tripped yet (all CLOSED)' : 'circuit breakers:',
+      ...breakers.map((b) => `  ${b.key}: ${b.state} (${b.consecutive_failures} consecutive failures${b.opened_at ? `, opened ${b.opened_at}` : ''})`),
+    ];
+    ctx.report(args, { ledger_head: head, breakers }, lines);
+    return 0;
+  },
+});

@@ -1,0 +1,79 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Route credentials: `cpt1.<payload>.<mac>` where payload is base64url JSON
+ * {sub, scopes, iat, exp, kid?} and mac is base64url HMAC-SHA256 over `cpt1.<payload>` with the key `kid`.
+ * Scopes: `route:*` or `route:<contract_id>`.
+ */
+export interface TokenClaims {
+  sub: string;
+  scopes: string[];
+  iat: number;
+  exp: number;
+  kid?: string;
+}
+
+export type AuthFailure = 'AUTH_MISSING' | 'AUTH_MALFORMED' | 'AUTH_BAD_SIGNATURE' | 'AUTH_EXPIRED' | 'AUTH_NOT_YET_VALID' | 'AUTH_WRONG_AGENT' | 'AUTH_SCOPE' | 'AUTH_UNKNOWN_KEY';
+
+export type AuthResult = { ok: true; claims: TokenClaims } | { ok: false; code: AuthFailure; message: string };
+
+export interface AuthKeys {
+  /** Key id → secret. The default key id is "default". */
+  [kid: string]: string;
+}
+
+const PREFIX = 'cpt1';
+const CLOCK_SKEW_S = 30;
+
+const b64url = (data: Buffer | string): string => Buffer.from(data).toString('base64url');
+
+function mac(secret: string, signingInput: string): Buffer {
+  return createHmac('sha256', secret).update(signingInput).digest();
+}
+
+export function issueToken(claims: TokenClaims, keys: AuthKeys): string {
+  const kid = claims.kid ?? 'default';
+  const secret = keys[kid];
+  if (secret === undefined) throw new Error(`no auth key ${JSON.stringify(kid)} to sign with`);
+  const signingInput = `${PREFIX}.${b64url(JSON.stringify(claims))}`;
+  return `${signingInput}.${b64url(mac(secret, signingInput))}`;
+}
+
+/** Verify a token for `agentId` calling `contractId` at `nowMs`. Never throws on hostile input. */
+export function verifyToken(token: unknown, keys: AuthKeys, expect: { agentId: string; contractId: string; nowMs: number }): AuthResult {
+  if (typeof token !== 'string' || token.length === 0) return { ok: false, code: 'AUTH_MISSING', message: 'no auth token' };
+  const parts = token.split('.');
+  if (parts.length !== 3 || parts[0] !== PREFIX || token.length > 8192) {
+    return { ok: false, code: 'AUTH_MALFORMED', message: 'auth token is not a cpt1 token' };
+  }
+  const [, payloadPart, macPart] = parts as [string, string, string];
+  let claims: TokenClaims;
+  try {
+    claims = JSON.parse(Buffer.from(payloadPart, 'base64url').toString('utf8')) as TokenClaims;
+  } catch {
+    return { ok: false, code: 'AUTH_MALFORMED', message: 'auth token payload is not JSON' };
+  }
+  if (!isClaims(claims)) return { ok: false, code: 'AUTH_MALFORMED', message: 'auth token payload lacks sub/scopes/iat/exp' };
+  const secret = keys[claims.kid ?? 'default'];
+  if (secret === undefined) return { ok: false, code: 'AUTH_UNKNOWN_KEY', message: `auth key ${JSON.stringify(claims.kid ?? 'default')} is not configured` };
+  const expected = mac(secret, `${PREFIX}.${payloadPart}`);
+  const given = Buffer.from(macPart, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    return { ok: false, code: 'AUTH_BAD_SIGNATURE', message: 'auth token signature does not verify' };
+  }
+  const nowS = Math.floor(expect.nowMs / 1000);
+  if (claims.exp <= nowS) return { ok: false, code: 'AUTH_EXPIRED', message: `auth token expired at ${new Date(claims.exp * 1000).toISOString()}` };
+  if (claims.iat > nowS + CLOCK_SKEW_S) return { ok: false, code: 'AUTH_NOT_YET_VALID', message: 'auth token is issued in the future' };
+  if (claims.sub !== expect.agentId) return { ok: false, code: 'AUTH_WRONG_AGENT', message: `auth token is for ${JSON.stringify(claims.sub)}, not ${JSON.stringify(expect.agentId)}` };
+  if (!claims.scopes.includes('route:*') && !claims.scopes.includes(`route:${expect.contractId}`)) {
+    return { ok: false, code: 'AUTH_SCOPE', message: `auth token has no scope route:${expect.contractId}` };
+  }
+  return { ok: true, claims };
+}
+
+function isClaims(value: unknown): value is TokenClaims {
+  if (typeof value !== 'object' || value === null) return false;
+  const c = value as Record<string, unknown>;
+  return typeof c.sub === 'string' && Array.isArray(c.scopes) && c.scopes.every((s) => typeof s === 'string')
+    && Number.isInteger(c.iat) && Number.isInteger(c.exp) && (c.kid === undefined || typeof c.kid === 'string');
+}

@@ -1,0 +1,41 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CpError, show } from '../kernel/errors.js';
+import type { BreakerConfig } from './breaker.js';
+import type { RetryConfig } from './retry.js';
+import { compileSchemaFile, } from './schema.js';
+import { describeErrors } from './request.js';
+
+export interface RouterConfig {
+  default_provider: string;
+  default_model: string;
+  default_max_tokens: number;
+  timeout_ms: number;
+  chars_per_token_estimate: number;
+  retry: RetryConfig;
+  breaker: BreakerConfig;
+  ledger_write_attempts: number;
+}
+
+const validate = compileSchemaFile('router-config.schema.json');
+export const DEFAULT_CONFIG_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'config', 'router.json');
+
+export function parseRouterConfig(value: unknown, source = 'router config'): RouterConfig {
+  if (!validate(value)) {
+    throw new CpError('ERR_ROUTER_CONFIG_INVALID', `${source} is invalid: ${describeErrors(validate.errors ?? [])}`, {
+      hint: 'fix the file against HOT/schemas/router-config.schema.json', details: { source, errors: validate.errors ?? [] },
+    });
+  }
+  return value as RouterConfig;
+}
+
+export function loadRouterConfig(path = DEFAULT_CONFIG_PATH, overrides: Partial<RouterConfig> = {}): RouterConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (cause) {
+    throw new CpError('ERR_ROUTER_CONFIG_INVALID', `cannot read router config ${show(path)}`, { hint: 'the file must exist and hold JSON', cause, details: { path } });
+  }
+  return parseRouterConfig({ ...(raw as object), ...overrides }, path);
+}

@@ -1,0 +1,98 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { writeFileAtomic } from '../kernel/atomic.js';
+import { CpError, show } from '../kernel/errors.js';
+import { Ledger, ledgerPathForRoot, type Synchronous } from '../kernel/ledger/index.js';
+import { Budgeter } from '../budgeter/index.js';
+import type { Provider } from '../providers/spec.js';
+import type { AuthKeys } from './auth.js';
+import type { BreakerSnapshot } from './breaker.js';
+import { loadRouterConfig } from './config.js';
+import { Router } from './router.js';
+
+/** Provider packages the router can use when they are installed in the root (module, export, options). */
+const PROVIDER_MODULES = [
+  { id: 'mock', module: 'providers/mock/provider.js', export: 'MockProvider' },
+  { id: 'anthropic', module: 'providers/anthropic/provider.js', export: 'AnthropicProvider' },
+  { id: 'openai', module: 'providers/openai/provider.js', export: 'OpenAiProvider' },
+] as const;
+
+export interface OpenRouterOptions {
+  /** Which provider to construct (only the one asked for: the HTTP ones need keys). */
+  provider: string;
+  devMode?: boolean;
+  env?: NodeJS.ProcessEnv;
+  /** The mock provider's answer (the smoke test's "The answer is 42"). */
+  mockResponse?: string;
+  /** Use this ledger file instead of the root's (the G7 gate checks in a scratch ledger). */
+  ledgerPath?: string;
+  /** Where breaker states persist between processes; default HOT/registries/breakers.json, none with a scratch ledger. */
+  breakerStatePath?: string | null;
+  synchronous?: Synchronous;
+}
+
+export interface OpenedRouter {
+  router: Router;
+  ledger: Ledger;
+  close(): void;
+}
+
+/** Auth keys: $CPLANE_AUTH_SECRET is the "default" key. */
+export function authKeysFrom(env: NodeJS.ProcessEnv): AuthKeys {
+  return env.CPLANE_AUTH_SECRET ? { default: env.CPLANE_AUTH_SECRET } : {};
+}
+
+export function breakerStatePath(root: string): string {
+  return join(root, 'HOT', 'registries', 'breakers.json');
+}
+
+export function readBreakerStates(path: string): BreakerSnapshot[] {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as BreakerSnapshot[];
+  } catch {
+    return [];
+  }
+}
+
+/** The router of an installed root: its config, its ledger, its installed providers, its breaker states. */
+export async function openRouter(root: string, options: OpenRouterOptions): Promise<OpenedRouter> {
+  const hot = join(root, 'HOT');
+  const provider = await loadProvider(hot, options);
+  const config = loadRouterConfig(join(hot, 'config', 'router.json'));
+  const ledger = Ledger.open(options.ledgerPath ?? ledgerPathForRoot(root), { create: true, synchronous: options.synchronous ?? 'FULL' });
+  const env = options.env ?? process.env;
+  // A scratch ledger (the G7 gate) gets no budget: it must not spend the root's.
+  const budget = options.ledgerPath ? null : Budgeter.open({ root });
+  const router = new Router({
+    ledger, config, providers: [provider], budget, devMode: options.devMode ?? false, authKeys: authKeysFrom(env),
+    spoolDir: options.ledgerPath ? null : join(hot, 'registries', 'router-spool'),
+  });
+  const statePath = options.breakerStatePath !== undefined ? options.breakerStatePath : options.ledgerPath ? null : breakerStatePath(root);
+  if (statePath) router.breakers.restore(readBreakerStates(statePath));
+  if (!options.ledgerPath) router.recoverSpool();
+  return {
+    router,
+    ledger,
+    close() {
+      if (statePath) writeFileAtomic(statePath, `${JSON.stringify(router.breakerStates(), null, 2)}\n`);
+      budget?.close();
+      ledger.close();
+    },
+  };
+}
+
+async function loadProvider(hot: string, options: OpenRouterOptions): Promise<Provider> {
+  const known = PROVIDER_MODULES.find((p) => p.id === options.provider);
+  const installed = PROVIDER_MODULES.filter((p) => existsSync(join(hot, p.module))).map((p) => p.id);
+  if (!known || !installed.includes(known.id)) {
+    throw new CpError('ERR_ROUTER_PROVIDER_UNAVAILABLE', `provider ${show(options.provider)} is not installed in this root`, {
+      hint: `installed providers: ${installed.join(', ') || 'none'}`, details: { provider: options.provider, installed },
+    });
+  }
+  const mod = (await import(pathToFileURL(join(hot, known.module)).href)) as Record<string, new (o: Record<string, unknown>) => Provider>;
+  const Ctor = mod[known.export] as new (o: Record<string, unknown>) => Provider;
+  return known.id === 'mock'
+    ? new Ctor({ defaultResponse: options.mockResponse ?? 'Mock response' })
+    : new Ctor({ env: options.env ?? process.env });
+}

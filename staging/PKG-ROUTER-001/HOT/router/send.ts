@@ -1,0 +1,63 @@
+import { isProviderError } from '../providers/errors.js';
+import type { Provider, ProviderRequest, ProviderResult } from '../providers/spec.js';
+import type { RouterConfig } from './config.js';
+import type { AttemptRecord } from './records.js';
+import { retryDelay } from './retry.js';
+
+/** A failed round-trip, normalised: provider errors keep their kind; anything else is an internal fault. */
+export interface SendFailure {
+  kind: string;
+  error_code: string;
+  status: number | null;
+  retryable: boolean;
+  retry_after_ms: number | null;
+  message: string;
+}
+
+export type SendResult =
+  | { ok: true; result: ProviderResult; attempts: AttemptRecord[] }
+  | { ok: false; failure: SendFailure; attempts: AttemptRecord[] };
+
+export interface SendOptions {
+  provider: Provider;
+  request: ProviderRequest;
+  config: RouterConfig;
+  clock: () => number;
+  random: () => number;
+  sleep: (ms: number) => Promise<void>;
+  onFailure: (failure: SendFailure) => void;
+  /** Consulted before each retry (the breaker may have opened meanwhile). */
+  mayRetry?: () => boolean;
+}
+
+export function classify(error: unknown): SendFailure {
+  if (isProviderError(error)) {
+    return { kind: error.kind, error_code: error.error_code, status: error.status, retryable: error.retryable, retry_after_ms: error.retry_after_ms, message: error.message };
+  }
+  // Not a provider failure (a bug in a provider): never retried, recorded as such.
+  const message = error instanceof Error ? error.message : String(error);
+  return { kind: 'internal', error_code: 'PROVIDER_INTERNAL', status: null, retryable: false, retry_after_ms: null, message };
+}
+
+/** The one retry loop: providers make one attempt per send; every attempt is recorded. */
+export async function sendWithRetries(options: SendOptions): Promise<SendResult> {
+  const attempts: AttemptRecord[] = [];
+  for (let attempt = 1; ; attempt += 1) {
+    const started = options.clock();
+    try {
+      const result = await options.provider.send(options.request, { timeoutMs: options.config.timeout_ms });
+      attempts.push({ attempt, outcome: 'success', status: null, kind: null, latency_ms: options.clock() - started, retry_after_ms: null });
+      return { ok: true, result, attempts };
+    } catch (error) {
+      const failure = classify(error);
+      attempts.push({
+        attempt, outcome: failure.kind === 'timeout' ? 'timeout' : 'error', status: failure.status, kind: failure.kind,
+        latency_ms: options.clock() - started, retry_after_ms: failure.retry_after_ms,
+      });
+      options.onFailure(failure);
+      const delay = failure.retryable ? retryDelay(options.config.retry, attempt, failure.retry_after_ms, options.random) : null;
+      if (delay === null || (options.mayRetry && !options.mayRetry())) return { ok: false, failure, attempts };
+      await options.sleep(delay);
+    }
+  }
+}

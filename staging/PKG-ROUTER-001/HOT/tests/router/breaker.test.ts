@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CircuitBreaker } from '../../router/breaker.js';
+import { harness, request, type Step } from './harness.js';
+
+const fail500: Step = { error: { kind: 'server_error', status: 500, message: 'boom' } };
+const oneAttempt = { retry: { max_attempts: 1, base_delay_ms: 0, max_delay_ms: 0, max_retry_after_ms: 0 } };
+
+test('24 three failures open the breaker; the fourth call is rejected without DISPATCH', async (t) => {
+  const h = harness(t, { script: [fail500, fail500, fail500], config: oneAttempt });
+  for (let i = 0; i < 3; i += 1) assert.equal((await h.router.route(request())).outcome, 'error');
+  const res = await h.router.route(request());
+  assert.equal(res.error_code, 'CIRCUIT_OPEN');
+  assert.equal(res.dispatch_entry_id, '');
+  assert.equal(h.provider.calls.length, 3);
+  assert.equal(h.ledger.query({ event_type: 'DISPATCH' }).length, 3);
+  assert.equal(h.router.breakerStates()[0]?.state, 'OPEN');
+});
+
+test('25 OPEN → HALF_OPEN after the reset timeout → a probe success CLOSES it', async (t) => {
+  const h = harness(t, { script: [fail500, fail500, fail500], config: oneAttempt });
+  for (let i = 0; i < 3; i += 1) await h.router.route(request());
+  h.now.ms += h.config.breaker.reset_timeout_ms - 1;
+  assert.equal((await h.router.route(request())).error_code, 'CIRCUIT_OPEN');
+  h.now.ms += 1;
+  assert.equal((await h.router.route(request())).outcome, 'success');
+  assert.equal(h.router.breakerStates()[0]?.state, 'CLOSED');
+});
+
+test('retries stop as soon as the breaker opens inside one call', async (t) => {
+  const h = harness(t, { script: [fail500, fail500, fail500, fail500], config: { retry: { max_attempts: 10, base_delay_ms: 1, max_delay_ms: 1, max_retry_after_ms: 0 } } });
+  const res = await h.router.route(request());
+  assert.equal(res.attempts.length, 3);
+  assert.equal(h.provider.calls.length, 3);
+});
+
+test('client errors (4xx) never open the breaker', async (t) => {
+  const bad: Step = { error: { kind: 'invalid_request', status: 400, message: 'bad' } };
+  const h = harness(t, { script: [bad, bad, bad, bad], config: oneAttempt });
+  for (let i = 0; i < 4; i += 1) assert.equal((await h.router.route(request())).error_code, 'INVALID_REQUEST');
+  assert.equal(h.router.breakerStates()[0]?.state, 'CLOSED');
+  assert.equal(h.provider.calls.length, 4);
+});
+
+test('breaker state machine: a half-open probe failure re-opens; only N probes pass; a released probe is reusable', () => {
+  let now = 0;
+  const b = new CircuitBreaker('p/m', { failure_threshold: 2, reset_timeout_ms: 100, half_open_probes: 1 }, () => now);
+  assert.ok(b.admit()); b.recordFailure();
+  assert.equal(b.snapshot().state, 'CLOSED');
+  assert.ok(b.admit()); b.recordFailure();
+  assert.equal(b.snapshot().state, 'OPEN');
+  assert.equal(b.admit(), false);
+  now = 100;
+  assert.ok(b.admit());
+  assert.equal(b.snapshot().state, 'HALF_OPEN');
+  assert.equal(b.admit(), false, 'one probe at a time');
+  b.recordFailure();
+  assert.equal(b.snapshot().state, 'OPEN');
+  assert.equal(b.snapshot().opened_at, new Date(100).toISOString());
+  now = 200;
+  assert.ok(b.admit());
+  b.releaseProbe();
+  assert.ok(b.admit(), 'a released probe can be taken again');
+  b.recordSuccess();
+  assert.deepEqual(b.snapshot(), { key: 'p/m', state: 'CLOSED', consecutive_failures: 0, opened_at: null, probes_in_flight: 0 });
+});

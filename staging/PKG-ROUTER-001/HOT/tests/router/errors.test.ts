@@ -1,0 +1,92 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { harness, request, type Step } from './harness.js';
+
+test('14-16 provider error: DISPATCH and an error EXCHANGE with the prompt and the error fields', async (t) => {
+  const h = harness(t, { script: [{ error: { kind: 'invalid_request', status: 400, message: 'bad model' } }] });
+  const res = await h.router.route(request());
+  const [dispatch] = h.ledger.query({ event_type: 'DISPATCH' });
+  const [exchange] = h.ledger.query({ event_type: 'EXCHANGE' });
+  assert.ok(dispatch && exchange);
+  assert.equal(exchange.metadata.outcome, 'error');
+  assert.equal(exchange.decision, 'ERROR');
+  assert.equal(exchange.metadata.prompt, 'What is the meaning of life?');
+  assert.equal(exchange.metadata.response, '');
+  assert.equal(exchange.metadata.error_code, 'INVALID_REQUEST');
+  assert.equal(exchange.metadata.error_message, 'bad model');
+  assert.equal(exchange.metadata.dispatch_entry_id, dispatch.id);
+  assert.equal(res.outcome, 'error');
+  assert.equal(h.provider.calls.length, 1, 'a 4xx is never retried');
+});
+
+test('17 timeout: EXCHANGE outcome timeout', async (t) => {
+  const h = harness(t, { script: [{ error: { kind: 'timeout', message: 'no reply in 60000 ms' } }], config: { retry: { max_attempts: 1, base_delay_ms: 0, max_delay_ms: 0, max_retry_after_ms: 0 } } });
+  const res = await h.router.route(request());
+  assert.equal(h.ledger.query({ event_type: 'EXCHANGE' })[0]?.metadata.outcome, 'timeout');
+  assert.equal(res.outcome, 'timeout');
+  assert.equal(res.error_code, 'TIMEOUT');
+});
+
+test('18-19 server error after retries: one EXCHANGE, outcome error, latency and every attempt recorded', async (t) => {
+  const fail: Step = { error: { kind: 'server_error', status: 500, message: 'boom' } };
+  const h = harness(t, { script: [fail, fail], config: { retry: { max_attempts: 2, base_delay_ms: 100, max_delay_ms: 1000, max_retry_after_ms: 5000 } } });
+  const res = await h.router.route(request());
+  const exchanges = h.ledger.query({ event_type: 'EXCHANGE' });
+  assert.equal(exchanges.length, 1);
+  const md = exchanges[0]!.metadata;
+  assert.equal(md.outcome, 'error');
+  assert.ok(typeof md.latency_ms === 'number' && md.latency_ms >= 0);
+  assert.equal((md.attempts as unknown[]).length, 2);
+  assert.equal(res.attempts.length, 2);
+  assert.equal(h.provider.calls.length, 2);
+});
+
+test('retries 429 honouring retry-after, then succeeds: attempts inside the one EXCHANGE', async (t) => {
+  const h = harness(t, { script: [
+    { error: { kind: 'rate_limited', status: 429, retry_after_ms: 2000, message: 'slow down' } },
+    { error: { kind: 'overloaded', status: 529, message: 'overloaded' } },
+  ] });
+  const res = await h.router.route(request());
+  assert.equal(res.outcome, 'success');
+  assert.deepEqual(h.sleeps, [2000, 500], 'retry-after honoured; then backoff with jitter (random 0.5 of 2x500)');
+  const md = h.ledger.query({ event_type: 'EXCHANGE' })[0]!.metadata;
+  assert.deepEqual((md.attempts as Array<{ status: number | null; outcome: string }>).map((a) => [a.status, a.outcome]), [[429, 'error'], [529, 'error'], [null, 'success']]);
+  assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
+});
+
+test('a 429 spend limit is never retried', async (t) => {
+  const h = harness(t, { script: [{ error: { kind: 'spend_limit', status: 429, message: 'enforced_spend_limit_reached' } }] });
+  const res = await h.router.route(request());
+  assert.equal(h.provider.calls.length, 1);
+  assert.equal(res.error_code, 'SPEND_LIMIT');
+  assert.deepEqual(h.sleeps, []);
+});
+
+test('a retry-after longer than the configured ceiling is not waited for', async (t) => {
+  const h = harness(t, { script: [{ error: { kind: 'rate_limited', status: 429, retry_after_ms: 3_600_000, message: 'later' } }] });
+  const res = await h.router.route(request());
+  assert.equal(res.outcome, 'error');
+  assert.equal(h.provider.calls.length, 1);
+});
+
+test('the ledger refusing the EXCHANGE after the provider answered loses nothing: spooled, surfaced, recovered', async (t) => {
+  const h = harness(t);
+  const realAppendBatch = h.ledger.appendBatch.bind(h.ledger);
+  let failExchange = true;
+  h.ledger.appendBatch = (inputs) => {
+    if (failExchange && inputs.some((input) => input.event_type === 'EXCHANGE')) throw new Error('disk I/O error');
+    return realAppendBatch(inputs);
+  };
+  const res = await h.router.route(request());
+  assert.equal(res.outcome, 'success');
+  assert.equal(res.content, 'Mock response');
+  assert.equal(res.exchange_entry_id, '');
+  assert.match(res.warnings.join('\n'), /LEDGER_WRITE_FAILED: exchange spooled/);
+  assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 0);
+  failExchange = false;
+  assert.equal(h.router.recoverSpool(), 1);
+  const [exchange] = h.ledger.query({ event_type: 'EXCHANGE' });
+  assert.equal(exchange?.metadata.response, 'Mock response');
+  assert.equal(exchange?.metadata.dispatch_entry_id, res.dispatch_entry_id);
+  assert.equal(h.router.recoverSpool(), 0);
+});
