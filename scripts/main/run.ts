@@ -62,36 +62,40 @@ const ok = (await step('signing key', () => {
 })) && (await step('bootstrap a clean root', () => {
   rmSync(root, { recursive: true, force: true });
   must(cplane(['bootstrap', join(REPO, report.bootstrap!.file), '--root', root, '--trust', join(keysDir, 'cplane-signing.pub')]), 'cplane bootstrap');
-  report.packages = parseJson<{ packages: MainJobReport['packages'] }>(must(inRoot('cplane.js', ['list', '--root', root, '--json']), 'list'), 'list').packages;
-  return `${report.packages.length} packages into ${report.root}`;
+  const packages = parseJson<{ packages: NonNullable<MainJobReport['packages']> }>(must(inRoot('cplane.js', ['list', '--root', root, '--json']), 'list'), 'list').packages;
+  report.packages = packages;
+  return `${packages.length} packages into ${report.root}`;
 }));
 
 if (ok) {
   await step('gate_check --all', () => {
     const gates = inRoot('gate_check.js', ['--root', root, '--all', '--json']);
-    report.gates = parseJson<{ gates: MainJobReport['gates'] }>(gates.stdout, 'gate_check').gates;
-    if (gates.status !== 0) throw new Error(`gates failed: ${report.gates.filter((g) => g.status === 'FAIL').map((g) => g.id).join(', ')}`);
-    return report.gates.map((g) => `${g.id} ${g.status}`).join(', ');
+    const results = parseJson<{ gates: NonNullable<MainJobReport['gates']> }>(gates.stdout, 'gate_check').gates;
+    report.gates = results;
+    if (gates.status !== 0) throw new Error(`gates failed: ${results.filter((g) => g.status === 'FAIL').map((g) => g.id).join(', ')}`);
+    return results.map((g) => `${g.id} ${g.status}`).join(', ');
   });
   await step('regression suite (installed tests)', () => {
     const files = findTests(join(root, 'HOT', 'tests'));
     const result = run(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...files], { cwd: tmpdir() });
-    report.regression = { files: files.length, ...testTotals(result.stdout) };
-    if (result.status !== 0) throw new Error(`${report.regression.failed} failed:\n${result.stdout.split('\n').filter((l) => l.includes('✖')).slice(0, 20).join('\n')}`);
-    return `${report.regression.passed}/${report.regression.tests} passed in ${files.length} files`;
+    const totals = { files: files.length, ...testTotals(result.stdout) };
+    report.regression = totals;
+    if (result.status !== 0) throw new Error(`${totals.failed} failed:\n${result.stdout.split('\n').filter((l) => l.includes('✖')).slice(0, 20).join('\n')}`);
+    return `${totals.passed}/${totals.tests} passed in ${files.length} files`;
   });
   await step('smoke exchange', () => {
     const smoke = inRoot('cplane.js', ['smoke', '--root', root, '--json']);
-    report.smoke = parseJson<MainJobReport['smoke']>(smoke.stdout, 'smoke');
-    if (smoke.status !== 0) throw new Error(`smoke failed: ${report.smoke.message}`);
-    return report.smoke.message;
+    const result = parseJson<NonNullable<MainJobReport['smoke']>>(smoke.stdout, 'smoke');
+    report.smoke = result;
+    if (smoke.status !== 0) throw new Error(`smoke failed: ${result.message}`);
+    return result.message;
   });
   await step('root state', () => {
     const head = parseJson<{ seq: number; hash: string }>(must(inRoot('cplane.js', ['ledger', 'head', '--root', root, '--json']), 'ledger head'), 'ledger head');
-    const owned = parseJson<MainJobReport['ownership']>(must(inRoot('cplane.js', ['verify', '--root', root, '--json']), 'verify'), 'verify');
+    const owned = parseJson<NonNullable<MainJobReport['ownership']>>(must(inRoot('cplane.js', ['verify', '--root', root, '--json']), 'verify'), 'verify');
     report.ledger = { entries: head.seq, anchor: `${head.seq}:${head.hash}` };
     report.ownership = owned;
-    return `ledger ${report.ledger.anchor}`;
+    return `ledger ${head.seq}:${head.hash}`;
   });
 }
 
