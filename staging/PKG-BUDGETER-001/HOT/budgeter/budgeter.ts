@@ -3,11 +3,11 @@ import type { AppendInput, Ledger } from '../kernel/ledger/index.js';
 import {
   type BudgetConfig, budgetConfigPathForRoot, budgetDbPathForRoot, loadBudgetConfig, parseBudgetConfig,
 } from './config.js';
-import { parseRequestId, parseReserveInput } from './input.js';
+import { type ReserveInput, parseRequestId, parseReserveInput } from './input.js';
 import { type TxContext, releaseTx, reserveTx, settleTx } from './operations.js';
 import { toMoney } from './pricing.js';
 import { type RecordContext, allocationRecord, exceededRecord, releaseRecord, settlementRecord } from './records.js';
-import { type Released, type ReserveOutcome, type Settled, toReservation } from './results.js';
+import { type BudgetViolation, type Refused, type Released, type ReserveOutcome, type Settled, toReservation } from './results.js';
 import type { Remaining } from './scopes.js';
 import { type BudgetStatus, statusOf } from './status.js';
 import { BudgetStore } from './store.js';
@@ -21,7 +21,7 @@ export interface BudgeterOptions {
   config?: unknown;
   clock?: () => number;
   /**
-   * When given, every allocation/settlement record is appended here after its budget transaction commits.
+   * When given, every allocation/settlement record is appended here inside its budget transaction.
    * When absent, outcomes carry the records for the caller to batch with its own appends (one fsync, not two).
    */
   ledger?: Ledger | null;
@@ -73,54 +73,52 @@ export class Budgeter {
   /** Reserve estimated input + max output in every scope of the request, or refuse with BUDGET_EXHAUSTED / RATE_LIMITED. */
   reserve(request: unknown): ReserveOutcome {
     const input = parseReserveInput(request);
-    const decision = this.store.immediate(() => reserveTx(this.tx(), input));
-    if (decision.kind === 'refused') {
-      const records = [exceededRecord({ ...input, work_order_id: input.work_order_id ?? null, agent_id: input.agent_id ?? null }, 'REFUSED', decision.violations, this.recordCtx)];
-      const first = decision.violations[0];
+    return this.store.immediate((): ReserveOutcome => {
+      const decision = reserveTx(this.tx(), input);
+      if (decision.kind === 'refused') {
+        const refused = refusal(input, decision.violations, decision.message, this.recordCtx);
+        return { ...refused, ledger_entry_ids: this.publish(refused.records) };
+      }
+      const reservation = toReservation(decision.row);
+      const records: AppendInput[] = decision.replayed ? [] : [
+        ...(decision.warnings.length > 0 ? [exceededRecord(reservation, 'WARNED', decision.warnings, this.recordCtx)] : []),
+        allocationRecord(reservation, decision.warnings, this.recordCtx),
+      ];
       return {
-        ok: false, code: first?.code ?? 'BUDGET_EXHAUSTED', message: decision.message, violations: decision.violations,
-        retry_after_ms: decision.violations.every((v) => v.code === 'RATE_LIMITED') ? Math.max(...decision.violations.map((v) => v.retry_after_ms ?? 0)) : null,
-        records, ledger_entry_ids: this.publish(records),
+        ok: true, replayed: decision.replayed, reservation, ...remainingMoney(decision.remaining), warnings: decision.warnings,
+        records, ledger_entry_ids: this.publish(records, 'allocation', reservation.request_id),
       };
-    }
-    const reservation = toReservation(decision.row);
-    const needRecords = !decision.replayed || (this.ledger !== null && decision.row.allocation_entry_id === null);
-    const records: AppendInput[] = !needRecords ? [] : [
-      ...(decision.warnings.length > 0 ? [exceededRecord(reservation, 'WARNED', decision.warnings, this.recordCtx)] : []),
-      allocationRecord(reservation, decision.warnings, this.recordCtx),
-    ];
-    return {
-      ok: true, replayed: decision.replayed, reservation, ...remainingMoney(decision.remaining), warnings: decision.warnings,
-      records, ledger_entry_ids: this.publish(records, 'allocation', reservation.request_id),
-    };
+    });
   }
 
   /** Replace the reservation by the real usage's cost. Usage is untrusted: anything malformed makes it unknown. */
   settle(request: { request_id: string; usage: unknown }): Settled {
     const record = (typeof request === 'object' && request !== null ? request : {}) as { request_id?: unknown; usage?: unknown };
     const requestId = parseRequestId(record.request_id);
-    const decision = this.store.immediate(() => settleTx(this.tx(), requestId, record.usage));
-    const reservation = toReservation(decision.row);
-    const needRecords = !decision.replayed || (this.ledger !== null && decision.row.settlement_entry_id === null);
-    const records: AppendInput[] = !needRecords ? [] : [
-      settlementRecord(reservation, decision.usageProblems, this.recordCtx),
-      ...(decision.exceeded.length > 0 ? [exceededRecord(reservation, 'OVERSPENT', decision.exceeded, this.recordCtx)] : []),
-    ];
-    return {
-      replayed: decision.replayed, reservation, usage_known: reservation.usage !== null, usage_problems: decision.usageProblems,
-      cost: reservation.cost, ...remainingMoney(decision.remaining), exceeded: decision.exceeded,
-      records, ledger_entry_ids: this.publish(records, 'settlement', requestId),
-    };
+    return this.store.immediate((): Settled => {
+      const decision = settleTx(this.tx(), requestId, record.usage);
+      const reservation = toReservation(decision.row);
+      const records: AppendInput[] = decision.replayed ? [] : [
+        settlementRecord(reservation, decision.usageProblems, this.recordCtx),
+        ...(decision.exceeded.length > 0 ? [exceededRecord(reservation, 'OVERSPENT', decision.exceeded, this.recordCtx)] : []),
+      ];
+      return {
+        replayed: decision.replayed, reservation, usage_known: reservation.usage !== null, usage_problems: decision.usageProblems,
+        cost: reservation.cost, ...remainingMoney(decision.remaining), exceeded: decision.exceeded,
+        records, ledger_entry_ids: this.publish(records, 'settlement', requestId),
+      };
+    });
   }
 
   /** Give a reservation back when the call never reached the provider. */
   release(requestIdInput: unknown): Released {
     const requestId = parseRequestId(requestIdInput);
-    const decision = this.store.immediate(() => releaseTx(this.tx(), requestId));
-    const reservation = toReservation(decision.row);
-    const needRecords = !decision.replayed || (this.ledger !== null && decision.row.settlement_entry_id === null);
-    const records = needRecords ? [releaseRecord(reservation, this.recordCtx)] : [];
-    return { replayed: decision.replayed, reservation, records, ledger_entry_ids: this.publish(records, 'settlement', requestId) };
+    return this.store.immediate((): Released => {
+      const decision = releaseTx(this.tx(), requestId);
+      const reservation = toReservation(decision.row);
+      const records = decision.replayed ? [] : [releaseRecord(reservation, this.recordCtx)];
+      return { replayed: decision.replayed, reservation, records, ledger_entry_ids: this.publish(records, 'settlement', requestId) };
+    });
   }
 
   status(options: { session_id?: string | undefined; limit?: number } = {}): BudgetStatus {
@@ -131,15 +129,19 @@ export class Budgeter {
     this.store.close();
   }
 
-  /** Append after the budget commit; a failure leaves the budget state in place, and a replay appends again. */
+  /**
+   * Append inside the budget transaction: the ledger commits first, then the budget state with the entry id.
+   * A failed append rolls the budget change back, so a state change and its record exist together or not at all
+   * (the only gap is a budget COMMIT failing after the ledger committed, which SQLite reports as an I/O error).
+   */
   private publish(records: AppendInput[], which?: 'allocation' | 'settlement', requestId?: string): string[] {
     if (!this.ledger || records.length === 0) return [];
     let ids: string[];
     try {
       ids = this.ledger.appendBatch(records).map((entry) => entry.id);
     } catch (cause) {
-      throw new CpError('ERR_BUDGET_LEDGER', `budget state for ${requestId ?? records[0]?.submission_id} is committed but its ledger record failed: ${(cause as Error).message}`, {
-        hint: 'repeat the same call with the same request_id: it returns the committed state and appends the record', cause,
+      throw new CpError('ERR_BUDGET_LEDGER', `ledger record ${records[0]?.event_type} for request ${records[0]?.submission_id} failed, budget unchanged: ${(cause as Error).message}`, {
+        hint: 'fix the ledger (see the cause) and repeat the call; nothing was charged', cause,
       });
     }
     // The last record of a batch is the allocation/settlement itself (a WARNED record comes first).
@@ -150,4 +152,15 @@ export class Budgeter {
 
 function remainingMoney(left: Remaining): { remaining_tokens: number | null; remaining_cost: number | null } {
   return { remaining_tokens: left.tokens, remaining_cost: toMoney(left.cost) };
+}
+
+function refusal(input: ReserveInput, violations: BudgetViolation[], message: string, ctx: RecordContext): Refused {
+  const identity = { ...input, work_order_id: input.work_order_id ?? null, agent_id: input.agent_id ?? null };
+  // Only a pure rate refusal has a time after which the same call can succeed.
+  const rateOnly = violations.every((v) => v.code === 'RATE_LIMITED');
+  return {
+    ok: false, code: violations[0]?.code ?? 'BUDGET_EXHAUSTED', message, violations,
+    retry_after_ms: rateOnly ? Math.max(...violations.map((v) => v.retry_after_ms ?? 0)) : null,
+    records: [exceededRecord(identity, 'REFUSED', violations, ctx)], ledger_entry_ids: [],
+  };
 }

@@ -1,9 +1,8 @@
-import { canonicalJson, sha256Hex } from '../kernel/canonical.js';
 import { CpError, show } from '../kernel/errors.js';
 import type { BudgetConfig } from './config.js';
 import type { ReserveInput } from './input.js';
 import { priceFor, readUsage, reservationCost, totalTokens, usageCost } from './pricing.js';
-import { chargeRate, rateViolations } from './rate.js';
+import { chargeRate, rateViolations, readWindows, refundRate } from './rate.js';
 import { type BudgetViolation, describeViolation, toViolation } from './results.js';
 import { type Remaining, addUse, limitViolations, readUse, remainingOf, scopesFor } from './scopes.js';
 import type { BudgetStore, ReservationRow } from './store.js';
@@ -19,9 +18,10 @@ export interface TxContext {
   now: number;
 }
 
-function paramsHash(input: ReserveInput): string {
-  const { request_id: _requestId, ...params } = input;
-  return sha256Hex(canonicalJson(params));
+/** The values a repeated reserve must match; a fixed-order array, so no canonicalisation is needed. */
+function paramsKey(input: ReserveInput): string {
+  return JSON.stringify([input.session_id, input.work_order_id ?? null, input.agent_id ?? null, input.model,
+    input.estimated_input_tokens, input.max_output_tokens]);
 }
 
 function conflict(requestId: string, what: string): CpError {
@@ -41,32 +41,33 @@ function scopeIds(row: ReservationRow) {
 /** Check and debit in one BEGIN IMMEDIATE transaction (the caller's): no check-then-debit race between processes. */
 export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision {
   const { config, store, now } = ctx;
-  const hash = paramsHash(input);
+  const key = paramsKey(input);
   const existing = store.getReservation(input.request_id);
   const scopes = scopesFor(config, input);
   const uses = readUse(store, scopes);
   if (existing) {
-    if (existing.params_hash !== hash) throw conflict(input.request_id, 'reserved');
+    if (existing.params_key !== key) throw conflict(input.request_id, 'reserved');
     return { kind: 'granted', row: existing, replayed: true, warnings: [], remaining: remainingOf(uses) };
   }
   const tokens = input.estimated_input_tokens + input.max_output_tokens;
   const cost = reservationCost(config, priceFor(config, input.model), input.estimated_input_tokens, input.max_output_tokens);
+  const windows = config.mode === 'off' ? [] : readWindows(config, store, scopes, now);
   const violations = config.mode === 'off' ? [] : [
-    ...limitViolations(uses, tokens, cost), ...rateViolations(config, store, scopes, tokens, now),
+    ...limitViolations(uses, tokens, cost), ...rateViolations(config, windows, tokens, now),
   ].map(toViolation);
   if (config.mode === 'enforce' && violations.length > 0) {
     return { kind: 'refused', violations, message: violations.map(describeViolation).join('; ') };
   }
   const row: ReservationRow = {
     request_id: input.request_id, session_id: input.session_id, work_order_id: input.work_order_id ?? '',
-    agent_id: input.agent_id ?? '', model: input.model, params_hash: hash, state: 'reserved',
+    agent_id: input.agent_id ?? '', model: input.model, params_key: key, state: 'reserved',
     reserved_tokens: tokens, reserved_cost: cost, charged_tokens: null, charged_cost: null, actual_tokens: null,
-    actual_cost: null, usage: null, usage_hash: null, over_budget: violations.length > 0 ? 1 : 0,
+    actual_cost: null, usage: null, usage_key: null, over_budget: violations.length > 0 ? 1 : 0,
     created_at: new Date(now).toISOString(), finished_at: null, allocation_entry_id: null, settlement_entry_id: null,
   };
   store.insertReservation(row);
   store.addTotals(scopes.map((s) => s.key), { reserved_tokens: tokens, reserved_cost: cost ?? 0, requests: 1 });
-  if (config.mode !== 'off') chargeRate(config, store, scopes, tokens, now);
+  chargeRate(store, windows, tokens);
   return { kind: 'granted', row, replayed: false, warnings: violations, remaining: remainingOf(addUse(uses, tokens, cost ?? 0)) };
 }
 
@@ -102,12 +103,14 @@ export function settleTx(ctx: TxContext, requestId: string, rawUsage: unknown): 
   const { config, store, now } = ctx;
   const row = pending(store, requestId, 'settle');
   const reading = readUsage(rawUsage);
-  const usageHash = sha256Hex(canonicalJson(reading));
+  const usageKey = reading.known
+    ? JSON.stringify([reading.usage.input_tokens, reading.usage.output_tokens, reading.usage.cache_read_tokens, reading.usage.cache_write_5m_tokens, reading.usage.cache_write_1h_tokens])
+    : JSON.stringify(['unknown', ...reading.problems]);
   const scopes = scopesFor(config, scopeIds(row));
   const uses = readUse(store, scopes);
   const usageProblems = reading.known ? [] : reading.problems;
   if (row.state === 'settled') {
-    if (row.usage_hash !== usageHash) throw conflict(requestId, 'settled');
+    if (row.usage_key !== usageKey) throw conflict(requestId, 'settled');
     return { row, replayed: true, usageProblems, exceeded: [], remaining: remainingOf(uses) };
   }
   if (row.state !== 'reserved') throw wrongState(row, 'settle');
@@ -124,7 +127,7 @@ export function settleTx(ctx: TxContext, requestId: string, rawUsage: unknown): 
   const exceeded = config.mode === 'off' ? [] : limitViolations(after, 0, 0).map(toViolation);
   const finished: ReservationRow = {
     ...row, state: 'settled', charged_tokens: chargedTokens, charged_cost: chargedCost, actual_tokens: actualTokens,
-    actual_cost: actualCost, usage: reading.known ? JSON.stringify(reading.usage) : null, usage_hash: usageHash,
+    actual_cost: actualCost, usage: reading.known ? JSON.stringify(reading.usage) : null, usage_key: usageKey,
     over_budget: row.over_budget === 1 || exceeded.length > 0 ? 1 : 0, finished_at: new Date(now).toISOString(),
   };
   store.finishReservation(finished);
@@ -136,9 +139,12 @@ export function releaseTx(ctx: TxContext, requestId: string): { row: Reservation
   const row = pending(store, requestId, 'release');
   if (row.state === 'released') return { row, replayed: true };
   if (row.state !== 'reserved') throw wrongState(row, 'release');
-  store.addTotals(scopesFor(ctx.config, scopeIds(row)).map((s) => s.key), {
+  const scopes = scopesFor(ctx.config, scopeIds(row));
+  store.addTotals(scopes.map((s) => s.key), {
     reserved_tokens: -row.reserved_tokens, reserved_cost: -(row.reserved_cost ?? 0), requests: -1,
   });
+  // The call never reached the provider, so it should not hold a rate-limit slot either.
+  if (ctx.config.mode !== 'off') refundRate(ctx.config, store, scopes, row.reserved_tokens, Date.parse(row.created_at));
   const finished: ReservationRow = { ...row, state: 'released', finished_at: new Date(now).toISOString() };
   store.finishReservation(finished);
   return { row: finished, replayed: false };

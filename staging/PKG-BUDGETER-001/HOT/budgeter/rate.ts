@@ -21,12 +21,27 @@ function currentWindow(store: BudgetStore, scope: Scope, windowMs: number, now: 
   return row && row.window_start === start ? row : { window_start: start, requests: 0, tokens: 0 };
 }
 
-export function rateViolations(config: BudgetConfig, store: BudgetStore, scopes: readonly Scope[], tokens: number, now: number): RateViolation[] {
-  const out: RateViolation[] = [];
+/** The current window of every rate-limited scope, read once per transaction. */
+export interface ScopeWindow {
+  scope: Scope;
+  windowMs: number;
+  window: WindowRow;
+}
+
+export function readWindows(config: BudgetConfig, store: BudgetStore, scopes: readonly Scope[], now: number): ScopeWindow[] {
+  const out: ScopeWindow[] = [];
   for (const scope of scopes) {
     const rate = config.rate_limits[scope.key.kind];
+    if (rate) out.push({ scope, windowMs: rate.window_ms, window: currentWindow(store, scope, rate.window_ms, now) });
+  }
+  return out;
+}
+
+export function rateViolations(config: BudgetConfig, windows: readonly ScopeWindow[], tokens: number, now: number): RateViolation[] {
+  const out: RateViolation[] = [];
+  for (const { scope, window } of windows) {
+    const rate = config.rate_limits[scope.key.kind];
     if (!rate) continue;
-    const window = currentWindow(store, scope, rate.window_ms, now);
     const base = {
       code: 'RATE_LIMITED' as const, scope: scope.key.kind, scope_id: scope.id, window_ms: rate.window_ms,
       retry_after_ms: window.window_start + rate.window_ms - now,
@@ -42,11 +57,19 @@ export function rateViolations(config: BudgetConfig, store: BudgetStore, scopes:
 }
 
 /** Count one request of `tokens` in every rate-limited scope's current window. */
-export function chargeRate(config: BudgetConfig, store: BudgetStore, scopes: readonly Scope[], tokens: number, now: number): void {
+export function chargeRate(store: BudgetStore, windows: readonly ScopeWindow[], tokens: number): void {
+  for (const { scope, window } of windows) {
+    store.putWindow(scope.key, { window_start: window.window_start, requests: window.requests + 1, tokens: window.tokens + tokens });
+  }
+}
+
+/** Give back a released request's share of the window it was counted in, if that window is still current. */
+export function refundRate(config: BudgetConfig, store: BudgetStore, scopes: readonly Scope[], tokens: number, chargedAt: number): void {
   for (const scope of scopes) {
     const rate = config.rate_limits[scope.key.kind];
     if (!rate) continue;
-    const window = currentWindow(store, scope, rate.window_ms, now);
-    store.putWindow(scope.key, { window_start: window.window_start, requests: window.requests + 1, tokens: window.tokens + tokens });
+    const row = store.window(scope.key);
+    if (!row || row.window_start !== Math.floor(chargedAt / rate.window_ms) * rate.window_ms) continue;
+    store.putWindow(scope.key, { window_start: row.window_start, requests: Math.max(0, row.requests - 1), tokens: Math.max(0, row.tokens - tokens) });
   }
 }

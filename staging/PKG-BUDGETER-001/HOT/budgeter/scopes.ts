@@ -1,6 +1,6 @@
 import { type BudgetConfig, type Limit, type ScopeKind, limitFor } from './config.js';
 import { fromMoney } from './pricing.js';
-import type { BudgetStore, ScopeKey, TotalsRow } from './store.js';
+import { type BudgetStore, type ScopeKey, type TotalsRow, scopeKeyOf } from './store.js';
 
 /** One scope a request is charged to: its key in the store, its own id, and its configured limit. */
 export interface Scope {
@@ -32,9 +32,7 @@ export function scopesFor(config: BudgetConfig, ids: ScopeIds): Scope[] {
   return out;
 }
 
-function key(kind: ScopeKind, session_id: string, work_order_id: string, agent_id: string): ScopeKey {
-  return { kind, session_id, work_order_id, agent_id };
-}
+const key = scopeKeyOf;
 
 export interface LimitViolation {
   code: 'BUDGET_EXHAUSTED' | 'BUDGET_PRICE_UNKNOWN';

@@ -7,8 +7,9 @@ import type { ScopeKind } from './config.js';
 export const BUDGET_DB_FORMAT = 'cplane-budget';
 export const BUDGET_DB_VERSION = '1';
 
-// WITHOUT ROWID keeps each table one b-tree, so a commit dirties fewer pages (this is on the router's hot path).
-// '' stands for "no work order / no agent" so the composite keys stay NOT NULL and indexable.
+// This is on the router's hot path: WITHOUT ROWID keeps each table one b-tree, and scopes are found by one text
+// key (see scopeKeyOf), which SQLite looks up several times faster than a four-column key.
+// '' stands for "no work order / no agent".
 const DDL = `
 CREATE TABLE IF NOT EXISTS budget_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS reservations (
@@ -17,7 +18,7 @@ CREATE TABLE IF NOT EXISTS reservations (
   work_order_id TEXT NOT NULL,
   agent_id TEXT NOT NULL,
   model TEXT NOT NULL,
-  params_hash TEXT NOT NULL,
+  params_key TEXT NOT NULL,
   state TEXT NOT NULL CHECK (state IN ('reserved', 'settled', 'released')),
   reserved_tokens INTEGER NOT NULL,
   reserved_cost INTEGER,
@@ -26,7 +27,7 @@ CREATE TABLE IF NOT EXISTS reservations (
   actual_tokens INTEGER,
   actual_cost INTEGER,
   usage TEXT,
-  usage_hash TEXT,
+  usage_key TEXT,
   over_budget INTEGER NOT NULL DEFAULT 0,
   created_at TEXT NOT NULL,
   finished_at TEXT,
@@ -34,6 +35,7 @@ CREATE TABLE IF NOT EXISTS reservations (
   settlement_entry_id TEXT
 ) STRICT, WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS scope_totals (
+  scope TEXT PRIMARY KEY,
   kind TEXT NOT NULL,
   session_id TEXT NOT NULL,
   work_order_id TEXT NOT NULL,
@@ -43,37 +45,28 @@ CREATE TABLE IF NOT EXISTS scope_totals (
   settled_tokens INTEGER NOT NULL DEFAULT 0,
   settled_cost INTEGER NOT NULL DEFAULT 0,
   requests INTEGER NOT NULL DEFAULT 0,
-  unknown_cost_requests INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (kind, session_id, work_order_id, agent_id)
+  unknown_cost_requests INTEGER NOT NULL DEFAULT 0
 ) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS scope_totals_session ON scope_totals (session_id, kind);
 CREATE TABLE IF NOT EXISTS rate_windows (
-  kind TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  work_order_id TEXT NOT NULL,
-  agent_id TEXT NOT NULL,
+  scope TEXT PRIMARY KEY,
   window_start INTEGER NOT NULL,
   requests INTEGER NOT NULL,
-  tokens INTEGER NOT NULL,
-  PRIMARY KEY (kind, session_id, work_order_id, agent_id)
+  tokens INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 `;
 
-function keyParams(keys: readonly ScopeKey[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  keys.forEach((key, i) => {
-    out[`k${i}`] = key.kind;
-    out[`s${i}`] = key.session_id;
-    out[`w${i}`] = key.work_order_id;
-    out[`a${i}`] = key.agent_id;
-  });
-  return out;
-}
-
 export interface ScopeKey {
+  /** kind, session, work order and agent joined by U+001F (ids are printable ASCII, so this is unambiguous). */
+  scope: string;
   kind: ScopeKind;
   session_id: string;
   work_order_id: string;
   agent_id: string;
+}
+
+export function scopeKeyOf(kind: ScopeKind, session_id: string, work_order_id: string, agent_id: string): ScopeKey {
+  return { scope: `${kind}\u001f${session_id}\u001f${work_order_id}\u001f${agent_id}`, kind, session_id, work_order_id, agent_id };
 }
 
 export interface ReservationRow {
@@ -82,7 +75,7 @@ export interface ReservationRow {
   work_order_id: string;
   agent_id: string;
   model: string;
-  params_hash: string;
+  params_key: string;
   state: 'reserved' | 'settled' | 'released';
   reserved_tokens: number;
   reserved_cost: number | null;
@@ -91,7 +84,7 @@ export interface ReservationRow {
   actual_tokens: number | null;
   actual_cost: number | null;
   usage: string | null;
-  usage_hash: string | null;
+  usage_key: string | null;
   over_budget: number;
   created_at: string;
   finished_at: string | null;
@@ -123,40 +116,28 @@ export interface WindowRow {
   tokens: number;
 }
 
-const KEY_WHERE = 'kind = @kind AND session_id = @session_id AND work_order_id = @work_order_id AND agent_id = @agent_id';
-
 function prepare(db: Database.Database) {
   return {
     getReservation: db.prepare('SELECT * FROM reservations WHERE request_id = ?'),
-    insertReservation: db.prepare(`INSERT INTO reservations (request_id, session_id, work_order_id, agent_id, model, params_hash,
-      state, reserved_tokens, reserved_cost, over_budget, created_at)
-      VALUES (@request_id, @session_id, @work_order_id, @agent_id, @model, @params_hash, 'reserved', @reserved_tokens,
-      @reserved_cost, @over_budget, @created_at)`),
-    finishReservation: db.prepare(`UPDATE reservations SET state = @state, charged_tokens = @charged_tokens,
-      charged_cost = @charged_cost, actual_tokens = @actual_tokens, actual_cost = @actual_cost, usage = @usage,
-      usage_hash = @usage_hash, over_budget = @over_budget, finished_at = @finished_at
-      WHERE request_id = @request_id AND state = 'reserved'`),
+    insertReservation: db.prepare(`INSERT INTO reservations (request_id, session_id, work_order_id, agent_id, model, params_key,
+      state, reserved_tokens, reserved_cost, over_budget, created_at) VALUES (?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?)`),
+    finishReservation: db.prepare(`UPDATE reservations SET state = ?, charged_tokens = ?, charged_cost = ?, actual_tokens = ?,
+      actual_cost = ?, usage = ?, usage_key = ?, over_budget = ?, finished_at = ? WHERE request_id = ? AND state = 'reserved'`),
     setAllocationEntry: db.prepare('UPDATE reservations SET allocation_entry_id = ? WHERE request_id = ?'),
     setSettlementEntry: db.prepare('UPDATE reservations SET settlement_entry_id = ? WHERE request_id = ?'),
-    // A request has 1-3 scopes; one statement per step for all of them keeps the hot path to few SQLite calls.
-    getTotals: [1, 2, 3].map((n) => db.prepare(`SELECT * FROM scope_totals WHERE ${
-      Array.from({ length: n }, (_, i) => `(kind = @k${i} AND session_id = @s${i} AND work_order_id = @w${i} AND agent_id = @a${i})`).join(' OR ')}`)),
-    addTotals: [1, 2, 3].map((n) => db.prepare(`INSERT INTO scope_totals (kind, session_id, work_order_id, agent_id, reserved_tokens,
-      reserved_cost, settled_tokens, settled_cost, requests, unknown_cost_requests)
-      VALUES ${Array.from({ length: n }, (_, i) => `(@k${i}, @s${i}, @w${i}, @a${i}, @reserved_tokens, @reserved_cost, @settled_tokens,
-      @settled_cost, @requests, @unknown_cost_requests)`).join(', ')}
-      ON CONFLICT (kind, session_id, work_order_id, agent_id) DO UPDATE SET
+    getTotals: db.prepare('SELECT * FROM scope_totals WHERE scope = ?'),
+    addTotals: db.prepare(`INSERT INTO scope_totals (scope, kind, session_id, work_order_id, agent_id, reserved_tokens, reserved_cost,
+      settled_tokens, settled_cost, requests, unknown_cost_requests) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (scope) DO UPDATE SET
         reserved_tokens = reserved_tokens + excluded.reserved_tokens, reserved_cost = reserved_cost + excluded.reserved_cost,
         settled_tokens = settled_tokens + excluded.settled_tokens, settled_cost = settled_cost + excluded.settled_cost,
-        requests = requests + excluded.requests, unknown_cost_requests = unknown_cost_requests + excluded.unknown_cost_requests`)),
+        requests = requests + excluded.requests, unknown_cost_requests = unknown_cost_requests + excluded.unknown_cost_requests`),
     sessionTotals: db.prepare('SELECT * FROM scope_totals WHERE session_id = ? ORDER BY kind = \'agent\', kind = \'work_order\', work_order_id, agent_id'),
     sessionList: db.prepare(`SELECT * FROM scope_totals WHERE kind = 'session' ORDER BY session_id LIMIT ?`),
     pendingCount: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved' AND session_id = ?`).pluck(),
-    getWindow: db.prepare(`SELECT window_start, requests, tokens FROM rate_windows WHERE ${KEY_WHERE}`),
-    putWindow: db.prepare(`INSERT INTO rate_windows (kind, session_id, work_order_id, agent_id, window_start, requests, tokens)
-      VALUES (@kind, @session_id, @work_order_id, @agent_id, @window_start, @requests, @tokens)
-      ON CONFLICT (kind, session_id, work_order_id, agent_id) DO UPDATE SET
-        window_start = excluded.window_start, requests = excluded.requests, tokens = excluded.tokens`),
+    getWindow: db.prepare('SELECT window_start, requests, tokens FROM rate_windows WHERE scope = ?'),
+    putWindow: db.prepare(`INSERT INTO rate_windows (scope, window_start, requests, tokens) VALUES (?, ?, ?, ?)
+      ON CONFLICT (scope) DO UPDATE SET window_start = excluded.window_start, requests = excluded.requests, tokens = excluded.tokens`),
   };
 }
 
@@ -215,14 +196,16 @@ export class BudgetStore {
     return this.stmts.getReservation.get(requestId) as ReservationRow | undefined;
   }
 
-  insertReservation(row: Pick<ReservationRow, 'request_id' | 'session_id' | 'work_order_id' | 'agent_id' | 'model' | 'params_hash'
+  insertReservation(row: Pick<ReservationRow, 'request_id' | 'session_id' | 'work_order_id' | 'agent_id' | 'model' | 'params_key'
     | 'reserved_tokens' | 'reserved_cost' | 'over_budget' | 'created_at'>): void {
-    this.stmts.insertReservation.run(row);
+    this.stmts.insertReservation.run(row.request_id, row.session_id, row.work_order_id, row.agent_id, row.model, row.params_key,
+      row.reserved_tokens, row.reserved_cost, row.over_budget, row.created_at);
   }
 
   finishReservation(row: Pick<ReservationRow, 'request_id' | 'state' | 'charged_tokens' | 'charged_cost' | 'actual_tokens'
-    | 'actual_cost' | 'usage' | 'usage_hash' | 'over_budget' | 'finished_at'>): void {
-    this.stmts.finishReservation.run(row);
+    | 'actual_cost' | 'usage' | 'usage_key' | 'over_budget' | 'finished_at'>): void {
+    this.stmts.finishReservation.run(row.state, row.charged_tokens, row.charged_cost, row.actual_tokens, row.actual_cost, row.usage,
+      row.usage_key, row.over_budget, row.finished_at, row.request_id);
   }
 
   setEntryId(which: 'allocation' | 'settlement', requestId: string, entryId: string): void {
@@ -231,26 +214,19 @@ export class BudgetStore {
 
   /** Totals of each key, in the order given; a scope never charged reads as zeros. */
   totals(keys: readonly ScopeKey[]): TotalsRow[] {
-    const rows = this.statementFor(this.stmts.getTotals, keys).all(keyParams(keys)) as TotalsRow[];
-    return keys.map((key) => rows.find((r) => r.kind === key.kind && r.work_order_id === key.work_order_id && r.agent_id === key.agent_id) ?? {
+    // One primary-key lookup per scope: an OR over keys cannot use the key of a WITHOUT ROWID table and would scan.
+    return keys.map((key) => (this.stmts.getTotals.get(key.scope) as TotalsRow | undefined) ?? {
       ...key, reserved_tokens: 0, reserved_cost: 0, settled_tokens: 0, settled_cost: 0, requests: 0, unknown_cost_requests: 0,
     });
   }
 
   /** Add the same delta to every key's totals. */
   addTotals(keys: readonly ScopeKey[], delta: TotalsDelta): void {
-    this.statementFor(this.stmts.addTotals, keys).run({
-      ...keyParams(keys),
-      reserved_tokens: delta.reserved_tokens ?? 0, reserved_cost: delta.reserved_cost ?? 0,
-      settled_tokens: delta.settled_tokens ?? 0, settled_cost: delta.settled_cost ?? 0,
-      requests: delta.requests ?? 0, unknown_cost_requests: delta.unknown_cost_requests ?? 0,
-    });
-  }
-
-  private statementFor(byCount: Database.Statement[], keys: readonly ScopeKey[]): Database.Statement {
-    const stmt = byCount[keys.length - 1];
-    if (!stmt) throw new CpError('ERR_INTERNAL', `a request has 1-3 scopes, got ${keys.length}`, { hint: 'this is a bug in cplane' });
-    return stmt;
+    for (const key of keys) {
+      this.stmts.addTotals.run(key.scope, key.kind, key.session_id, key.work_order_id, key.agent_id,
+        delta.reserved_tokens ?? 0, delta.reserved_cost ?? 0, delta.settled_tokens ?? 0, delta.settled_cost ?? 0,
+        delta.requests ?? 0, delta.unknown_cost_requests ?? 0);
+    }
   }
 
   sessionTotals(sessionId: string): TotalsRow[] {
@@ -266,11 +242,11 @@ export class BudgetStore {
   }
 
   window(key: ScopeKey): WindowRow | undefined {
-    return this.stmts.getWindow.get(key) as WindowRow | undefined;
+    return this.stmts.getWindow.get(key.scope) as WindowRow | undefined;
   }
 
   putWindow(key: ScopeKey, row: WindowRow): void {
-    this.stmts.putWindow.run({ ...key, ...row });
+    this.stmts.putWindow.run(key.scope, row.window_start, row.requests, row.tokens);
   }
 
   close(): void {

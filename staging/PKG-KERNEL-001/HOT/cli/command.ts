@@ -26,6 +26,8 @@ export interface CliCommand<A = Record<string, unknown>> {
   describe: string;
   builder: (yargs: Argv) => Argv<A>;
   run: (args: ArgumentsCamelCase<A> & { json?: boolean }, ctx: CliContext) => Promise<number> | number;
+  /** Nested commands (`cplane ledger append …`); when present one of them must be named and `run` is not called. */
+  subcommands?: readonly CliCommand<any>[];
 }
 
 export function defineCommand<A>(command: CliCommand<A>): CliCommand<A> {

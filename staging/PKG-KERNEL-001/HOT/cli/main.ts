@@ -74,13 +74,7 @@ export async function runCli(options: RunCliOptions): Promise<number> {
     })
     .epilogue('Exit codes: 0 ok, 1 a check failed, 2 usage error, 3 refused (coded error), 70 internal error.');
   for (const cmd of [...byName.values()].sort((a, b) => a.command.localeCompare(b.command))) {
-    cli = cli.command({
-      command: cmd.command,
-      aliases: [...(cmd.aliases ?? [])],
-      describe: cmd.describe,
-      builder: (y: Argv) => cmd.builder(y),
-      handler: async (args) => { exitCode = await cmd.run(args as never, ctx); },
-    });
+    cli = register(cli, cmd, ctx, (code) => { exitCode = code; });
   }
   try {
     let helpText = '';
@@ -90,6 +84,22 @@ export async function runCli(options: RunCliOptions): Promise<number> {
   } catch (error) {
     return reportError(error, wantsJson, out, err);
   }
+}
+
+/** Register a command and, recursively, its subcommands; the innermost named command's `run` sets the exit code. */
+function register(cli: Argv, cmd: CliCommand, ctx: CliContext, setExit: (code: number) => void): Argv {
+  const subcommands = cmd.subcommands ?? [];
+  return cli.command({
+    command: cmd.command,
+    aliases: [...(cmd.aliases ?? [])],
+    describe: cmd.describe,
+    builder: (y: Argv) => {
+      let built: Argv = cmd.builder(y) as Argv;
+      for (const sub of subcommands) built = register(built, sub, ctx, setExit);
+      return subcommands.length > 0 ? built.demandCommand(1, `name a ${cmd.command.split(' ')[0] ?? ''} subcommand (see --help)`) : built;
+    },
+    handler: async (args) => { setExit(await cmd.run(args as never, ctx)); },
+  });
 }
 
 function reportError(error: unknown, json: boolean, out: (t: string) => void, err: (t: string) => void): number {

@@ -76,5 +76,10 @@ test(`${WORKERS} processes spending against one budget never settle more than it
   const settledRecords = ledger.query({ event_type: 'BUDGET_SETTLED', limit: 10_000 });
   assert.equal(settledRecords.reduce((sum, e) => sum + (e.metadata.charged_tokens as number), 0), settledByWorkers);
   assert.equal(ledger.query({ event_type: 'BUDGET_EXCEEDED', limit: 10_000 }).length, refusals.length);
+  const rowCount = (state: string) => db.prepare('SELECT COUNT(*) FROM reservations WHERE state = ?').pluck().get(state);
+  assert.equal(ledger.query({ event_type: 'BUDGET_ALLOCATED', limit: 10_000 }).length, db.prepare('SELECT COUNT(*) FROM reservations').pluck().get());
+  assert.equal(settledRecords.length, rowCount('settled'));
+  assert.equal(ledger.query({ event_type: 'BUDGET_RELEASED', limit: 10_000 }).length, rowCount('released'));
+  assert.deepEqual(ledger.query({ submission_id: 'SHARED', order: 'oldest' }).map((e) => e.event_type), ['BUDGET_ALLOCATED', 'BUDGET_SETTLED']);
   assert.equal(verifyLedger(ledger).ok, true);
 });

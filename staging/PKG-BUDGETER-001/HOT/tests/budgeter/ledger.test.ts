@@ -53,20 +53,22 @@ test('without a ledger the records come back for the caller to batch with its ow
   assert.equal(released.records[0]?.event_type, 'BUDGET_RELEASED');
 });
 
-test('a failed ledger append leaves the budget committed; repeating the call appends the missing record', (t) => {
+test('a failed ledger append rolls the budget change back: a state change and its record exist together or not at all', (t) => {
   const dir = tempDir(t);
   const ledger = ledgerIn(t, dir);
-  const b = Budgeter.open({ dbPath: join(dir, 'b.sqlite'), config: testConfig(), ledger });
+  const config = testConfig({ limits: { session: { default: { max_tokens: 1000 } } } });
+  const b = Budgeter.open({ dbPath: join(dir, 'b.sqlite'), config, ledger });
   t.after(() => b.close());
   ledger.db.close();
-  assert.throws(() => b.reserve(request('R1')), { code: 'ERR_BUDGET_LEDGER' });
+  assert.throws(() => b.reserve(request('R1')), { code: 'ERR_BUDGET_LEDGER', message: /BUDGET_ALLOCATED for request R1 failed, budget unchanged/ });
+  assert.equal(b.status({ session_id: 'S1' }).scopes.length, 0, 'nothing was charged');
   const reopened = Ledger.open(join(dir, 'ledger.sqlite'), { synchronous: 'NORMAL' });
   t.after(() => reopened.db.close());
-  const b2 = Budgeter.open({ dbPath: join(dir, 'b.sqlite'), config: testConfig(), ledger: reopened });
+  const b2 = Budgeter.open({ dbPath: join(dir, 'b.sqlite'), config, ledger: reopened });
   t.after(() => b2.close());
-  const replay = b2.reserve(request('R1'));
-  assert.equal(replay.ok && replay.replayed, true);
-  assert.equal(replay.ledger_entry_ids.length, 1);
+  const again = b2.reserve(request('R1'));
+  assert.equal(again.ok && again.replayed, false, 'a fresh reservation, not a replay of a half-done one');
+  assert.equal(again.ok && again.remaining_tokens, 850);
   assert.equal(b2.reserve(request('R1')).ledger_entry_ids.length, 0, 'recorded once');
   assert.deepEqual(reopened.query({ event_type: 'BUDGET_ALLOCATED' }).map((e) => e.submission_id), ['R1']);
 });

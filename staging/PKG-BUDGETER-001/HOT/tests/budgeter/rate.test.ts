@@ -45,3 +45,15 @@ test('warn mode lets a rate-limited request through with a warning', (t) => {
   assert.equal(over.ok, true);
   assert.equal(over.ok && over.warnings[0]?.code, 'RATE_LIMITED');
 });
+
+test('releasing a call that never happened gives its slot back in the window it was counted in, not in a later one', (t) => {
+  const { b, clock } = setup(t, { window_ms: 60_000, max_requests: 1 });
+  assert.equal(b.reserve(request('R1')).ok, true);
+  assert.equal(b.reserve(request('R2')).ok, false);
+  b.release('R1');
+  assert.equal(b.reserve(request('R2')).ok, true, 'the slot came back');
+  clock.advance(60_000);
+  assert.equal(b.reserve(request('R3')).ok, true);
+  b.release('R2');
+  assert.equal(b.reserve(request('R4')).ok, false, 'R2 was counted in an earlier window; the current one is still full');
+});

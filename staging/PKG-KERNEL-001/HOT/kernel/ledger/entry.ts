@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { canonicalJson, sha256Hex } from '../canonical.js';
+import { CpError, show } from '../errors.js';
 
 /** The LedgerEntry contract (SPEC §4). Never add top-level fields: new data goes in `metadata`. */
 export interface LedgerEntry {
@@ -35,7 +36,19 @@ export const ENTRY_FIELDS = ['id', 'event_type', 'submission_id', 'decision', 'r
 export type IdSource = () => string;
 export type Clock = () => number;
 
-export const randomEntryId: IdSource = () => `LED-${randomBytes(4).toString('hex')}`;
+const ID_POOL_BYTES = 4096;
+let idPool = Buffer.alloc(0);
+let idPoolOffset = 0;
+
+/** `LED-` + 8 random hex digits. Random bytes are drawn 4 KiB at a time: one syscall per 1024 ids, not per id. */
+export const randomEntryId: IdSource = () => {
+  if (idPoolOffset + 4 > idPool.length) {
+    idPool = randomBytes(ID_POOL_BYTES);
+    idPoolOffset = 0;
+  }
+  idPoolOffset += 4;
+  return `LED-${idPool.toString('hex', idPoolOffset - 4, idPoolOffset)}`;
+};
 
 /**
  * The hash input: RFC 8785 canonical JSON of the entry without `entry_hash`
@@ -45,6 +58,7 @@ export function computeEntryHash(entry: Omit<LedgerEntry, 'entry_hash'>): string
   return sha256Hex(hashInput(entry));
 }
 
+/** The reference hash input: canonical JSON of the eight hashed fields, straight from the definition. */
 export function hashInput(entry: Omit<LedgerEntry, 'entry_hash'>): string {
   return canonicalJson({
     id: entry.id,
@@ -56,6 +70,42 @@ export function hashInput(entry: Omit<LedgerEntry, 'entry_hash'>): string {
     timestamp: entry.timestamp,
     previous_hash: entry.previous_hash,
   });
+}
+
+/** The hashed fields as stored: strings, with `metadata` already in canonical JSON. */
+export interface HashColumns {
+  id: string;
+  event_type: string;
+  submission_id: string;
+  decision: string;
+  reason: string;
+  metadata: string;
+  timestamp: string;
+  previous_hash: string;
+}
+
+/**
+ * The same bytes as `hashInput`, assembled from columns without re-parsing metadata: RFC 8785 sorts these
+ * eight keys in exactly this order and serialises strings as JSON.stringify does, so when `metadata` is
+ * canonical JSON the result is identical (proved by the equivalence tests).
+ */
+export function hashInputFromColumns(c: HashColumns): string {
+  const q = JSON.stringify;
+  return `{"decision":${q(c.decision)},"event_type":${q(c.event_type)},"id":${q(c.id)},"metadata":${c.metadata},"previous_hash":${q(c.previous_hash)},"reason":${q(c.reason)},"submission_id":${q(c.submission_id)},"timestamp":${q(c.timestamp)}}`;
+}
+
+export const HASH_PATTERN = /^[0-9a-f]{64}$/;
+export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Parse `SEQ:HASH` (as printed by `cplane ledger head`). */
+export function parseAnchor(text: string): Anchor {
+  const match = /^(\d{1,15}):([0-9a-f]{64})$/.exec(text.trim());
+  if (!match) {
+    throw new CpError('ERR_LEDGER_ANCHOR_INVALID', `anchor ${show(text)} is not SEQ:HASH`, {
+      hint: 'pass the anchor printed by `cplane ledger head`, e.g. 42:<64 lowercase hex>', details: { anchor: text },
+    });
+  }
+  return { seq: Number(match[1]), hash: match[2] as string };
 }
 
 export function formatAnchor(anchor: Anchor): string {

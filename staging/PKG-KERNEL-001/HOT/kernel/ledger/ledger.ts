@@ -1,39 +1,21 @@
-import Database from 'better-sqlite3';
-import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { CpError, show } from '../errors.js';
-import { canonicalJson } from '../canonical.js';
+import { canonicalJson, sha256Hex } from '../canonical.js';
 import {
   type AppendInput, type Anchor, type Clock, type IdSource, type LedgerEntry,
-  GENESIS_HASH, computeEntryHash, randomEntryId,
+  type HashColumns, GENESIS_HASH, hashInputFromColumns, randomEntryId,
 } from './entry.js';
-import { LEDGER_DDL, LEDGER_FORMAT, LEDGER_FORMAT_VERSION } from './schema.js';
+import { notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
+import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type LedgerQuery } from './query.js';
 import { validateAppendInput } from './validate.js';
 
-export type Synchronous = 'FULL' | 'NORMAL' | 'OFF';
+export type { Synchronous } from './open.js';
+export type { LedgerQuery } from './query.js';
 
-export interface LedgerOptions {
-  /** Create the file (and its directory) when missing. Default false: opening a missing ledger is an error. */
-  create?: boolean;
-  synchronous?: Synchronous;
-  busyTimeoutMs?: number;
+export interface LedgerOptions extends ConnectionOptions {
   clock?: Clock;
   idSource?: IdSource;
-  readonly?: boolean;
-}
-
-export interface LedgerQuery {
-  event_type?: string;
-  submission_id?: string;
-  session_id?: string;
-  agent_id?: string;
-  work_order_id?: string;
-  /** Inclusive ISO-8601 bounds on `timestamp`. */
-  since?: string;
-  until?: string;
-  limit?: number;
-  /** Default newest-first. */
-  order?: 'newest' | 'oldest';
 }
 
 export interface EntryRow {
@@ -49,8 +31,18 @@ export interface EntryRow {
   entry_hash: string;
 }
 
-const ROW_COLUMNS = 'seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash';
+/**
+ * A row as an array, in ROW_COLUMNS order: the cheap shape for walking the whole chain. The last element is
+ * 1 when metadata is well-formed JSON whose top level is an object (checked by SQLite, without a JS parse).
+ */
+export type RawRow = [number, string, string, string, string, string, string, string, string, string, number];
+
 const MAX_ID_ATTEMPTS = 16;
+
+function isIdCollision(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return e.code === 'SQLITE_CONSTRAINT_UNIQUE' && typeof e.message === 'string' && e.message.includes('entries.id');
+}
 
 export function ledgerPathForRoot(root: string): string {
   return join(root, 'HOT', 'ledger', 'ledger.sqlite');
@@ -77,6 +69,7 @@ export class Ledger {
   private readonly clock: Clock;
   private readonly idSource: IdSource;
   private readonly stmts;
+  private readonly queryCache = new Map<string, Database.Statement>();
 
   private constructor(path: string, db: Database.Database, clock: Clock, idSource: IdSource) {
     this.path = path;
@@ -84,40 +77,24 @@ export class Ledger {
     this.clock = clock;
     this.idSource = idSource;
     this.stmts = {
-      head: db.prepare('SELECT seq, entry_hash FROM entries ORDER BY seq DESC LIMIT 1'),
-      idExists: db.prepare('SELECT 1 FROM entries WHERE id = ?').pluck(),
-      insert: db.prepare(`INSERT INTO entries (seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash)
-        VALUES (@seq, @id, @event_type, @submission_id, @decision, @reason, @metadata, @timestamp, @previous_hash, @entry_hash)`),
+      head: db.prepare('SELECT seq, entry_hash FROM entries ORDER BY seq DESC LIMIT 1').raw(),
+      count: db.prepare('SELECT count(*) FROM entries').pluck(),
+      insert: db.prepare(`INSERT INTO entries (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       byId: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id = ?`),
       bySeq: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE seq = ?`),
-      history: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE session_id = ? AND event_type = 'EXCHANGE' ORDER BY seq ASC`),
+      chunk: db.prepare(`SELECT ${ROW_COLUMNS}, json_valid(metadata) AND substr(metadata, 1, 1) = '{' FROM entries WHERE seq > ? ORDER BY seq ASC LIMIT ?`).raw(),
+      history: db.prepare(HISTORY_SQL),
     };
   }
 
   static open(path: string, options: LedgerOptions = {}): Ledger {
-    const fresh = !existsSync(path);
-    if (fresh && !options.create) {
-      throw new CpError('ERR_LEDGER_NOT_FOUND', `no ledger at ${show(path)}`, {
-        hint: 'check --ledger/--root, or append an entry first to create the ledger', details: { path },
-      });
-    }
-    if (fresh) mkdirSync(dirname(path), { recursive: true });
-    let db: Database.Database;
+    const db = openLedgerDatabase(path, options);
     try {
-      db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: !fresh });
-      db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 10_000))}`);
-      if (!options.readonly) db.pragma('journal_mode = WAL');
-      db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
-    } catch (cause) {
-      throw notALedger(path, cause);
-    }
-    try {
-      initialise(db, path, options.readonly ?? false);
+      return new Ledger(path, db, options.clock ?? Date.now, options.idSource ?? randomEntryId);
     } catch (cause) {
       db.close();
-      throw cause instanceof CpError ? cause : notALedger(path, cause);
+      throw notALedger(path, cause);
     }
-    return new Ledger(path, db, options.clock ?? Date.now, options.idSource ?? randomEntryId);
   }
 
   /** Append one entry in its own BEGIN IMMEDIATE transaction; concurrent appenders queue, never fork. */
@@ -125,43 +102,69 @@ export class Ledger {
     return this.appendBatch([input])[0] as LedgerEntry;
   }
 
-  /** Append many entries in one transaction: all or none. */
+  /** Append many entries in one BEGIN IMMEDIATE transaction: all or none. */
   appendBatch(inputs: readonly AppendInput[]): LedgerEntry[] {
-    const prepared = inputs.map((input, index) => validateAppendInput(input, index));
+    // Validation and canonicalisation happen before taking the write lock, so other appenders wait less.
+    const prepared = inputs.map((input, index) => {
+      const valid = validateAppendInput(input, index);
+      return { ...valid, metadataJson: canonicalJson(valid.metadata) };
+    });
     const run = this.db.transaction(() => {
-      const headRow = this.stmts.head.get() as { seq: number; entry_hash: string } | undefined;
-      let seq = headRow?.seq ?? 0;
-      let previous = headRow?.entry_hash ?? GENESIS_HASH;
-      const taken = new Set<string>();
-      const out: LedgerEntry[] = [];
-      for (const input of prepared) {
-        const entryWithoutHash = {
-          id: this.freshId(taken),
-          event_type: input.event_type,
-          submission_id: input.submission_id,
-          decision: input.decision,
-          reason: input.reason,
-          metadata: input.metadata,
-          timestamp: new Date(this.clock()).toISOString(),
-          previous_hash: previous,
-        };
-        const entry: LedgerEntry = { ...entryWithoutHash, entry_hash: computeEntryHash(entryWithoutHash) };
+      let [seq, previous] = this.headTuple();
+      return prepared.map((input) => {
         seq += 1;
-        this.stmts.insert.run({ ...entry, seq, metadata: canonicalJson(entry.metadata) });
-        previous = entry.entry_hash;
-        out.push(entry);
-      }
-      return out;
+        const columns = {
+          id: '', event_type: input.event_type, submission_id: input.submission_id, decision: input.decision, reason: input.reason,
+          metadata: input.metadataJson, timestamp: new Date(this.clock()).toISOString(), previous_hash: previous,
+        };
+        const entryHash = this.insertWithFreshId(seq, columns);
+        previous = entryHash;
+        return { ...columns, metadata: input.metadata, entry_hash: entryHash };
+      });
     });
     return run.immediate();
   }
 
-  private freshId(taken: Set<string>): string {
+  /**
+   * Insert entries that already carry ids, timestamps and hashes (an import that was verified first).
+   * Refused unless the ledger is empty, so an import can never graft a second chain onto this one.
+   */
+  importEntries(entries: readonly LedgerEntry[]): Anchor {
+    const run = this.db.transaction(() => {
+      const present = this.stmts.count.get() as number;
+      if (present > 0) {
+        throw new CpError('ERR_LEDGER_IMPORT_NOT_EMPTY', `ledger ${show(this.path)} already has ${present} entries; import only fills an empty ledger`, {
+          hint: 'import into a new ledger path (or a new root); merging two chains would fork history', details: { path: this.path, entries: present },
+        });
+      }
+      entries.forEach((entry, index) => {
+        this.stmts.insert.run(index + 1, entry.id, entry.event_type, entry.submission_id, entry.decision, entry.reason,
+          canonicalJson(entry.metadata), entry.timestamp, entry.previous_hash, entry.entry_hash);
+      });
+    });
+    run.immediate();
+    return this.head();
+  }
+
+  private headTuple(): [number, string] {
+    const row = this.stmts.head.get() as [number, string] | undefined;
+    return row ?? [0, GENESIS_HASH];
+  }
+
+  /**
+   * Insert one row under the write lock, drawing ids until one is unused. The UNIQUE index on id does the
+   * checking: a collision fails only that statement, so the transaction carries on with a new id and hash.
+   */
+  private insertWithFreshId(seq: number, columns: HashColumns): string {
     for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt += 1) {
-      const id = this.idSource();
-      if (!taken.has(id) && this.stmts.idExists.get(id) === undefined) {
-        taken.add(id);
-        return id;
+      columns.id = this.idSource();
+      const entryHash = sha256Hex(hashInputFromColumns(columns));
+      try {
+        this.stmts.insert.run(seq, columns.id, columns.event_type, columns.submission_id, columns.decision, columns.reason,
+          columns.metadata, columns.timestamp, columns.previous_hash, entryHash);
+        return entryHash;
+      } catch (error) {
+        if (!isIdCollision(error)) throw error;
       }
     }
     throw new CpError('ERR_LEDGER_ID_EXHAUSTED', `could not find an unused entry id after ${MAX_ID_ATTEMPTS} attempts`, {
@@ -170,8 +173,8 @@ export class Ledger {
   }
 
   head(): Anchor {
-    const row = this.stmts.head.get() as { seq: number; entry_hash: string } | undefined;
-    return row ? { seq: row.seq, hash: row.entry_hash } : { seq: 0, hash: GENESIS_HASH };
+    const [seq, hash] = this.headTuple();
+    return { seq, hash };
   }
 
   get(id: string): LedgerEntry | undefined {
@@ -184,21 +187,10 @@ export class Ledger {
     return row ? rowToEntry(row) : undefined;
   }
 
+  /** Entries matching every given filter, newest first unless `order: 'oldest'`. Each form is served by an index. */
   query(query: LedgerQuery = {}): LedgerEntry[] {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const add = (sql: string, value: unknown): void => { where.push(sql); params.push(value); };
-    if (query.event_type !== undefined) add('event_type = ?', query.event_type);
-    if (query.submission_id !== undefined) add('submission_id = ?', query.submission_id);
-    if (query.session_id !== undefined) add('session_id = ?', query.session_id);
-    if (query.agent_id !== undefined) add('agent_id = ?', query.agent_id);
-    if (query.work_order_id !== undefined) add('work_order_id = ?', query.work_order_id);
-    if (query.since !== undefined) add('timestamp >= ?', query.since);
-    if (query.until !== undefined) add('timestamp <= ?', query.until);
-    const order = query.order === 'oldest' ? 'ASC' : 'DESC';
-    const limit = query.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.trunc(query.limit))}`;
-    const sql = `SELECT ${ROW_COLUMNS} FROM entries${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY seq ${order}${limit}`;
-    return (this.db.prepare(sql).all(...params) as EntryRow[]).map(rowToEntry);
+    const { sql, params } = compileQuery(query);
+    return (this.statement(sql).all(...params) as EntryRow[]).map(rowToEntry);
   }
 
   /** A session's EXCHANGE records, oldest first: the conversation as it happened. */
@@ -206,45 +198,46 @@ export class Ledger {
     return (this.stmts.history.all(sessionId) as EntryRow[]).map(rowToEntry);
   }
 
-  /** Rows in chain order, for verify/export; iterates without loading the whole ledger. */
-  *rows(fromSeq = 1): IterableIterator<EntryRow> {
-    yield* this.db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE seq >= ? ORDER BY seq ASC`).iterate(fromSeq) as IterableIterator<EntryRow>;
+  /** Rows in chain order, for verify/export; reads in chunks without loading the whole ledger. */
+  *rows(fromSeq = 1, chunkSize = 4096): IterableIterator<EntryRow> {
+    for (const chunk of this.rawChunks(fromSeq, chunkSize)) {
+      for (const [seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash] of chunk) {
+        yield { seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash };
+      }
+    }
+  }
+
+  /** Raw rows in chain order, `chunkSize` at a time (ROW_COLUMNS order). */
+  *rawChunks(fromSeq = 1, chunkSize = 4096): IterableIterator<RawRow[]> {
+    let after = fromSeq - 1;
+    for (;;) {
+      const chunk = this.stmts.chunk.all(after, chunkSize) as RawRow[];
+      if (chunk.length === 0) return;
+      yield chunk;
+      after = (chunk[chunk.length - 1] as RawRow)[0];
+    }
+  }
+
+  /** Run `fn` inside one read transaction, so a walk over the chain sees a single snapshot. */
+  snapshot<T>(fn: () => T): T {
+    return this.db.transaction(fn).deferred();
   }
 
   count(): number {
-    return this.db.prepare('SELECT count(*) FROM entries').pluck().get() as number;
+    return this.stmts.count.get() as number;
+  }
+
+  /** A prepared statement for `sql`, kept for reuse (queries repeat with different parameters). */
+  statement(sql: string): Database.Statement {
+    let stmt = this.queryCache.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.queryCache.set(sql, stmt);
+    }
+    return stmt;
   }
 
   close(): void {
     if (this.db.open) this.db.close();
   }
-}
-
-function initialise(db: Database.Database, path: string, readonly: boolean): void {
-  const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'").pluck().get() !== undefined;
-  const tableCount = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() as number;
-  if (!hasMeta) {
-    if (tableCount > 0 || readonly) throw notALedger(path);
-    db.transaction(() => {
-      db.exec(LEDGER_DDL);
-      const put = db.prepare('INSERT INTO ledger_meta (key, value) VALUES (?, ?)');
-      put.run('format', LEDGER_FORMAT);
-      put.run('format_version', LEDGER_FORMAT_VERSION);
-    }).immediate();
-    return;
-  }
-  const format = db.prepare("SELECT value FROM ledger_meta WHERE key = 'format'").pluck().get();
-  if (format !== LEDGER_FORMAT) throw notALedger(path);
-  const version = db.prepare("SELECT value FROM ledger_meta WHERE key = 'format_version'").pluck().get();
-  if (version !== LEDGER_FORMAT_VERSION) {
-    throw new CpError('ERR_LEDGER_FORMAT_VERSION', `ledger ${show(path)} has format version ${show(version)}, expected ${LEDGER_FORMAT_VERSION}`, {
-      hint: 'open it with the cplane version that wrote it, or export and re-import it', details: { path, version },
-    });
-  }
-}
-
-function notALedger(path: string, cause?: unknown): CpError {
-  return new CpError('ERR_LEDGER_NOT_A_LEDGER', `${show(path)} is not a cplane ledger`, {
-    hint: 'point --ledger at a file created by cplane, or at a path that does not exist yet', details: { path }, cause,
-  });
 }

@@ -1,4 +1,7 @@
-/** SQLite layout of the kernel ledger. `seq` is the chain order; the JSON columns are derived for indexing. */
+/**
+ * SQLite layout of the kernel ledger. `seq` is the chain order; `metadata` holds canonical JSON; the
+ * generated columns exist only so metadata fields can be indexed (EXCHANGE → DISPATCH via dispatch_entry_id).
+ */
 export const LEDGER_FORMAT = 'cplane-ledger';
 export const LEDGER_FORMAT_VERSION = '1';
 
@@ -20,7 +23,8 @@ CREATE TABLE IF NOT EXISTS entries (
   entry_hash TEXT NOT NULL,
   session_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.session_id')) VIRTUAL,
   agent_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.agent_id')) VIRTUAL,
-  work_order_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.work_order_id')) VIRTUAL
+  work_order_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.work_order_id')) VIRTUAL,
+  dispatch_entry_id TEXT GENERATED ALWAYS AS (json_extract(metadata, '$.dispatch_entry_id')) VIRTUAL
 );
 CREATE INDEX IF NOT EXISTS entries_event_type ON entries (event_type, seq);
 CREATE INDEX IF NOT EXISTS entries_submission ON entries (submission_id, seq);
@@ -28,6 +32,7 @@ CREATE INDEX IF NOT EXISTS entries_timestamp ON entries (timestamp, seq);
 CREATE INDEX IF NOT EXISTS entries_session ON entries (session_id, seq) WHERE session_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS entries_agent ON entries (agent_id, seq) WHERE agent_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS entries_work_order ON entries (work_order_id, seq) WHERE work_order_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS entries_dispatch_link ON entries (dispatch_entry_id) WHERE dispatch_entry_id IS NOT NULL;
 CREATE TRIGGER IF NOT EXISTS entries_no_update BEFORE UPDATE ON entries
   BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS entries_no_delete BEFORE DELETE ON entries

@@ -1,58 +1,126 @@
-import { computeEntryHash, GENESIS_HASH, type Anchor } from './entry.js';
-import { rowToEntry, type EntryRow, type Ledger } from './ledger.js';
+import { sha256Hex } from '../canonical.js';
+import { computeEntryHash, GENESIS_HASH, hashInputFromColumns, type Anchor } from './entry.js';
+import { rowToEntry, type EntryRow, type Ledger, type RawRow } from './ledger.js';
 
 export type VerifyProblem = 'edited' | 'hash_edited' | 'broken_link' | 'deleted' | 'reordered' | 'truncated' | 'anchor_mismatch' | 'unreadable';
 
 export interface VerifyResult {
   ok: boolean;
   entries: number;
+  /** The last entry that verified (seq 0 and the genesis hash when none did). */
   head: Anchor;
   /** The first bad entry (by id when it still exists) and why. */
   first_bad?: { seq: number; id: string | null; problem: VerifyProblem; message: string };
 }
 
-/** Recompute the chain from genesis; stop at the first bad entry and say which and why. */
+type Problem = NonNullable<VerifyResult['first_bad']>;
+
+/**
+ * Recompute the chain from genesis inside one read snapshot; stop at the first bad entry and say which
+ * and why. A deleted tail is invisible from inside the file, so pass the anchor recorded earlier.
+ */
 export function verifyLedger(ledger: Ledger, options: { anchor?: Anchor } = {}): VerifyResult {
-  let expectedSeq = 1;
+  return ledger.snapshot(() => walkChain(ledger, options.anchor));
+}
+
+function walkChain(ledger: Ledger, anchor: Anchor | undefined): VerifyResult {
   let previous = GENESIS_HASH;
   let count = 0;
-  const fail = (seq: number, id: string | null, problem: VerifyProblem, message: string): VerifyResult =>
-    ({ ok: false, entries: count, head: { seq: expectedSeq - 1, hash: previous }, first_bad: { seq, id, problem, message } });
+  let anchorHash: string | undefined = anchor?.seq === 0 ? GENESIS_HASH : undefined;
+  const fail = (problem: Problem): VerifyResult => ({ ok: false, entries: count, head: { seq: count, hash: previous }, first_bad: problem });
 
-  for (const row of ledger.rows() as Iterable<EntryRow>) {
-    if (row.seq !== expectedSeq) {
-      return fail(expectedSeq, null, 'deleted', `entry #${expectedSeq} is missing (next present is #${row.seq}, ${row.id})`);
-    }
-    let entry;
-    try {
-      entry = rowToEntry(row);
-    } catch {
-      return fail(row.seq, row.id, 'unreadable', `entry ${row.id} has metadata that is not JSON`);
-    }
-    const recomputed = computeEntryHash({ ...entry });
-    if (row.previous_hash !== previous) {
-      const problem: VerifyProblem = recomputed === row.entry_hash ? 'reordered' : 'broken_link';
-      return fail(row.seq, row.id, problem, `entry ${row.id} (#${row.seq}) does not link to the entry before it`);
-    }
-    if (recomputed !== row.entry_hash) {
-      const problem: VerifyProblem = /^[0-9a-f]{64}$/.test(row.entry_hash) ? 'edited' : 'hash_edited';
-      return fail(row.seq, row.id, problem, `entry ${row.id} (#${row.seq}) does not hash to its entry_hash: its content was edited`);
-    }
-    previous = row.entry_hash;
-    expectedSeq += 1;
-    count += 1;
-  }
-  const head: Anchor = { seq: expectedSeq - 1, hash: previous };
-  if (options.anchor) {
-    const { seq, hash } = options.anchor;
-    if (head.seq < seq) {
-      return { ok: false, entries: count, head, first_bad: { seq: head.seq + 1, id: null, problem: 'truncated', message: `ledger ends at #${head.seq} but the anchor is #${seq}: entries were removed from the tail` } };
-    }
-    const atAnchor = ledger.getBySeq(seq);
-    const anchorHash = seq === 0 ? GENESIS_HASH : atAnchor?.entry_hash;
-    if (anchorHash !== hash) {
-      return { ok: false, entries: count, head, first_bad: { seq, id: atAnchor?.id ?? null, problem: 'anchor_mismatch', message: `entry #${seq} does not match the anchor hash` } };
+  for (const chunk of ledger.rawChunks()) {
+    for (let i = 0; i < chunk.length; i += 1) {
+      const row = chunk[i] as RawRow;
+      const seq = row[0];
+      if (seq !== count + 1) return fail(gap(count + 1, row));
+      const problem = checkRow(ledger, row, previous, chunk[i + 1]);
+      if (problem) return fail(problem);
+      previous = row[9];
+      count = seq;
+      if (anchor && seq === anchor.seq) anchorHash = previous;
     }
   }
-  return { ok: true, entries: count, head };
+  const head: Anchor = { seq: count, hash: previous };
+  const bad = anchor ? checkAnchor(ledger, anchor, head, anchorHash) : undefined;
+  return bad ? { ok: false, entries: count, head, first_bad: bad } : { ok: true, entries: count, head };
+}
+
+function gap(expected: number, row: RawRow): Problem {
+  return {
+    seq: expected, id: null, problem: 'deleted',
+    message: `entry #${expected} is missing: the next entry present is #${row[0]} (${row[1]})`,
+  };
+}
+
+/** The one row's checks: its link to the entry before, then its own hash. */
+function checkRow(ledger: Ledger, row: RawRow, previous: string, next: RawRow | undefined): Problem | undefined {
+  const [seq, id] = row;
+  // The fast path splices stored metadata into the hash input, so it must be exactly one JSON object.
+  const recomputed = row[10] === 1 ? recomputeHash(row) : undefined;
+  if (recomputed === undefined) {
+    return { seq, id, problem: 'unreadable', message: `entry ${id} (#${seq}) has metadata that is not a JSON object` };
+  }
+  const intact = recomputed === row[9];
+  if (row[8] !== previous) return linkProblem(ledger, row, intact);
+  if (intact) return undefined;
+  if (nextPreviousHash(ledger, seq, next) === recomputed) {
+    return { seq, id, problem: 'hash_edited', message: `entry ${id} (#${seq}) has an entry_hash that was changed: its content still hashes to what the next entry links to` };
+  }
+  return { seq, id, problem: 'edited', message: `entry ${id} (#${seq}) does not hash to its entry_hash: its content was edited` };
+}
+
+/** The stored bytes first (fast); on a mismatch, the definition itself, in case metadata was stored non-canonically. */
+function recomputeHash(row: RawRow): string | undefined {
+  const [, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash] = row;
+  const fast = sha256Hex(hashInputFromColumns({ id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash }));
+  if (fast === row[9]) return fast;
+  try {
+    const entry = rowToEntry(toEntryRow(row));
+    return computeEntryHash(entry);
+  } catch {
+    return undefined;
+  }
+}
+
+function nextPreviousHash(ledger: Ledger, seq: number, next: RawRow | undefined): string | undefined {
+  if (next) return next[0] === seq + 1 ? next[8] : undefined;
+  return ledger.db.prepare('SELECT previous_hash FROM entries WHERE seq = ?').pluck().get(seq + 1) as string | undefined;
+}
+
+/**
+ * The row does not link to the entry before it. If the row itself is intact its previous_hash is genuine, so
+ * find what it links to: a later entry means rows were swapped; no entry at all means the entry it followed
+ * was deleted (and the rows after renumbered to hide the gap).
+ */
+function linkProblem(ledger: Ledger, row: RawRow, intact: boolean): Problem {
+  const [seq, id] = row;
+  if (!intact) {
+    return { seq, id, problem: 'broken_link', message: `entry ${id} (#${seq}) does not link to the entry before it and does not hash to its entry_hash` };
+  }
+  // Failure path only: a full scan is acceptable once the chain is already known to be broken.
+  const target = ledger.db.prepare('SELECT seq FROM entries WHERE entry_hash = ? ORDER BY seq LIMIT 1').pluck().get(row[8]) as number | undefined;
+  if (target !== undefined && target > seq) {
+    return { seq, id, problem: 'reordered', message: `entry ${id} (#${seq}) links to entry #${target}, which comes after it: entries were reordered` };
+  }
+  if (target === undefined) {
+    return { seq, id, problem: 'deleted', message: `entry ${id} (#${seq}) links to an entry that is no longer in the ledger: entries before it were deleted and the rest renumbered` };
+  }
+  return { seq, id, problem: 'broken_link', message: `entry ${id} (#${seq}) links to entry #${target} instead of the entry before it` };
+}
+
+function checkAnchor(ledger: Ledger, anchor: Anchor, head: Anchor, anchorHash: string | undefined): Problem | undefined {
+  if (head.seq < anchor.seq) {
+    return { seq: head.seq + 1, id: null, problem: 'truncated', message: `ledger ends at #${head.seq} but the anchor is #${anchor.seq}: entries were removed from the tail` };
+  }
+  if (anchorHash !== anchor.hash) {
+    const id = anchor.seq === 0 ? null : ledger.getBySeq(anchor.seq)?.id ?? null;
+    return { seq: anchor.seq, id, problem: 'anchor_mismatch', message: `entry #${anchor.seq} does not have the anchor's hash: the chain was rewritten up to the anchor` };
+  }
+  return undefined;
+}
+
+function toEntryRow(row: RawRow): EntryRow {
+  const [seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash] = row;
+  return { seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash };
 }

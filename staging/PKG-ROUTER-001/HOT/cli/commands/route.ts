@@ -56,9 +56,12 @@ function readCompiled(path: string): { prompt: string; stable_prefix_hash: strin
   } catch (cause) {
     throw new CpError('ERR_USAGE', `cannot read compiled prompt ${show(path)}`, { hint: 'pass the JSON printed by `cplane prompt compile --format anthropic --json`', cause });
   }
-  const body = value.request_body ?? value.body;
-  if (typeof value.stable_prefix_hash !== 'string' || typeof body !== 'object' || body === null) {
+  const body = value.body;
+  const messages = Array.isArray(value.messages) ? (value.messages as Array<{ content?: unknown }>) : [];
+  const tail = messages[messages.length - 1]?.content;
+  if (typeof value.stable_prefix_hash !== 'string' || typeof body !== 'object' || body === null || tail === undefined) {
     throw new CpError('ERR_USAGE', `${show(path)} is not a compiled prompt with a request body`, { hint: 'compile with a provider --format so the body is included' });
   }
-  return { prompt: JSON.stringify(body), stable_prefix_hash: value.stable_prefix_hash, body: body as Record<string, unknown> };
+  // The EXCHANGE records what was asked this turn (the dynamic tail); the stable prefix is named by its hash.
+  return { prompt: typeof tail === 'string' ? tail : JSON.stringify(tail), stable_prefix_hash: value.stable_prefix_hash, body: body as Record<string, unknown> };
 }

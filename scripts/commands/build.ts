@@ -1,0 +1,53 @@
+// `cplane build [--out DIR] [--bootstrap-out DIR] [--sign-key FILE]` (after `npm run build`).
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { defineCommand } from '../../staging/PKG-KERNEL-001/HOT/cli/command.js';
+import { CpError, show } from '../../staging/PKG-KERNEL-001/HOT/kernel/errors.js';
+import { buildPackages } from '../build/packages.js';
+import { REPO } from '../lib/repo.js';
+
+interface BuildArgs {
+  out?: string;
+  'bootstrap-out'?: string;
+  'sign-key'?: string;
+}
+
+function readSigningKey(path: string | undefined): string | null {
+  if (path === undefined || path === '') return null;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new CpError('ERR_KEY_INVALID', `cannot read signing key ${show(path)}: ${(error as Error).message}`, { hint: 'pass the cplane-signing.key written by `cplane keys generate` (--sign-key or CPLANE_SIGNING_KEY)', details: { path }, cause: error });
+  }
+}
+
+export default defineCommand<BuildArgs>({
+  command: 'build',
+  describe: 'pack every staged package into packages/<PKG>-<version>.tar.gz and assemble CP_BOOTSTRAP (run `npm run build` first)',
+  builder: (y) => y
+    .option('out', { type: 'string', describe: 'directory for package archives and index.json (default REPO/packages)' })
+    .option('bootstrap-out', { type: 'string', describe: 'directory for CP_BOOTSTRAP-<version>.tar.gz (default REPO/bootstrap)' })
+    .option('sign-key', { type: 'string', describe: 'ed25519 private key (PEM) to sign manifests with; default $CPLANE_SIGNING_KEY' }) as never,
+  async run(args, ctx) {
+    const repo = ctx.repo ?? REPO;
+    const keyPath = args.signKey ?? ctx.env.CPLANE_SIGNING_KEY;
+    const result = await buildPackages({
+      repo,
+      outDir: args.out ? resolve(ctx.cwd, args.out) : join(repo, 'packages'),
+      bootstrapDir: args.bootstrapOut ? resolve(ctx.cwd, args.bootstrapOut) : join(repo, 'bootstrap'),
+      signingKeyPem: readSigningKey(keyPath === undefined ? undefined : resolve(ctx.cwd, keyPath)),
+      log: args.json ? () => {} : (line) => ctx.err(line),
+    });
+    const value = {
+      packages: result.packages.map((p) => ({ package_id: p.manifest.package_id, version: p.manifest.version, file: p.path, integrity: p.integrity, size: p.size, assets: p.manifest.assets.length, signed_by: p.signature?.key_id ?? null })),
+      skipped: result.skipped,
+      index: result.index,
+      bootstrap: { file: result.bootstrap.path, integrity: result.bootstrap.integrity, size: result.bootstrap.size, install_order: result.bootstrap.plan.install_order, entries: result.bootstrap.entries },
+    };
+    ctx.report(args, value, [
+      `built ${result.packages.length} packages, index ${result.index}${result.skipped.length ? ` (skipped without template: ${result.skipped.join(', ')})` : ''}`,
+      `${result.bootstrap.path} ${result.bootstrap.integrity}`,
+    ]);
+    return 0;
+  },
+});

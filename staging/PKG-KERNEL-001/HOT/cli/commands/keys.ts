@@ -1,0 +1,84 @@
+// `cplane keys generate --out DIR | trust --root R PUBFILE | list --root R`: ed25519 signing keys and a root's trust store.
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { CpError, show } from '../../kernel/errors.js';
+import { generateSigningKeyPair, readTrustStore, trustKey, trustStorePath } from '../../kernel/signing/index.js';
+import { defineCommand, type CliContext } from '../command.js';
+import { resolveRoot } from '../root-option.js';
+
+export const PRIVATE_KEY_FILE = 'cplane-signing.key';
+export const PUBLIC_KEY_FILE = 'cplane-signing.pub';
+
+interface KeysArgs {
+  action?: string;
+  out?: string;
+  root?: string;
+  pubfile?: string;
+  force?: boolean;
+}
+
+function generate(args: KeysArgs & { json?: boolean }, ctx: CliContext): number {
+  const dir = resolve(ctx.cwd, args.out ?? '.');
+  const privatePath = join(dir, PRIVATE_KEY_FILE);
+  const publicPath = join(dir, PUBLIC_KEY_FILE);
+  if (!args.force && (existsSync(privatePath) || existsSync(publicPath))) {
+    throw new CpError('ERR_KEY_EXISTS', `${show(privatePath)} or its .pub already exists`, { hint: 'choose another --out directory, or pass --force to replace the key pair', details: { path: privatePath } });
+  }
+  const pair = generateSigningKeyPair();
+  mkdirSync(dir, { recursive: true });
+  // The private key is created 0600 (not chmod-ed after the fact), so it is never readable by others.
+  writeFileSync(privatePath, pair.private_key_pem, { mode: 0o600, flag: args.force ? 'w' : 'wx' });
+  chmodSync(privatePath, 0o600);
+  writeFileSync(publicPath, pair.public_key_pem, { mode: 0o644 });
+  ctx.report(args, { key_id: pair.key_id, private_key: privatePath, public_key: publicPath }, [
+    `generated ${pair.key_id}`, `  private key ${privatePath} (0600; keep it secret, pass it to cplane build --sign-key)`, `  public key  ${publicPath} (trust it in a root: cplane keys trust --root R ${publicPath})`,
+  ]);
+  return 0;
+}
+
+function trust(args: KeysArgs & { json?: boolean }, ctx: CliContext): number {
+  const root = resolveRoot(args.root, ctx);
+  if (!args.pubfile) throw new CpError('ERR_USAGE', 'keys trust needs the public key file', { hint: 'cplane keys trust --root R cplane-signing.pub' });
+  const file = resolve(ctx.cwd, args.pubfile);
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new CpError('ERR_KEY_INVALID', `cannot read ${show(file)}: ${(error as Error).message}`, { hint: 'pass the .pub file written by `cplane keys generate`', details: { path: file }, cause: error });
+  }
+  const before = readTrustStore(root).length;
+  const entry = trustKey(root, pem);
+  const added = readTrustStore(root).length > before;
+  ctx.report(args, { ...entry, added, trust_store: trustStorePath(root) }, `${added ? 'trusted' : 'already trusted'} ${entry.key_id} in ${trustStorePath(root)}`);
+  return 0;
+}
+
+function list(args: KeysArgs & { json?: boolean }, ctx: CliContext): number {
+  const root = resolveRoot(args.root, ctx);
+  const keys = readTrustStore(root);
+  ctx.report(args, { trust_store: trustStorePath(root), keys }, keys.length === 0
+    ? `no trusted keys in ${trustStorePath(root)}`
+    : keys.map((k) => `${k.key_id}  added ${k.added_at}`));
+  return 0;
+}
+
+export default defineCommand<KeysArgs>({
+  command: 'keys <action> [pubfile]',
+  describe: 'signing keys: generate a pair, trust a public key in a root, list a root\'s trusted keys',
+  builder: (y: Argv) => y
+    .positional('action', { choices: ['generate', 'trust', 'list'] as const, describe: 'generate | trust | list' })
+    .positional('pubfile', { type: 'string', describe: 'public key file (trust)' })
+    .option('out', { type: 'string', describe: 'generate: directory for cplane-signing.key and .pub (default .)' })
+    .option('force', { type: 'boolean', describe: 'generate: replace an existing key pair' })
+    .option('root', { type: 'string', describe: 'trust/list: the root whose trust store to use' })
+    .example('cplane keys generate --out ~/.cplane', 'write cplane-signing.key (0600) and cplane-signing.pub')
+    .example('cplane keys trust --root R ~/.cplane/cplane-signing.pub', 'trust the key in root R') as unknown as Argv<KeysArgs>,
+  run(args, ctx) {
+    switch (args.action) {
+      case 'generate': return generate(args, ctx);
+      case 'trust': return trust(args, ctx);
+      default: return list(args, ctx);
+    }
+  },
+});

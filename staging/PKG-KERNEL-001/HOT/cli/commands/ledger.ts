@@ -1,0 +1,18 @@
+import { defineCommand, EXIT } from '../command.js';
+import append from '../ledger/append.js';
+import exportCommand from '../ledger/export.js';
+import head from '../ledger/head.js';
+import importCommand from '../ledger/import.js';
+import orphans from '../ledger/orphans.js';
+import query from '../ledger/query.js';
+import tail from '../ledger/tail.js';
+import verify from '../ledger/verify.js';
+
+export default defineCommand({
+  command: 'ledger',
+  describe: 'the kernel ledger: append, verify, query, tail, head, export, import, orphans',
+  builder: (y) => y,
+  subcommands: [append, verify, query, tail, head, exportCommand, importCommand, orphans],
+  // Unreachable: yargs demands a subcommand, and the subcommand's own run is called.
+  run: () => EXIT.USAGE,
+});

@@ -1,0 +1,38 @@
+import { resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { Ledger, ledgerPathForRoot, type LedgerEntry, type LedgerOptions } from '../../kernel/ledger/index.js';
+import type { CliContext } from '../command.js';
+import { resolveRoot } from '../root-option.js';
+
+export interface LedgerTargetArgs {
+  root?: string | undefined;
+  ledger?: string | undefined;
+}
+
+/** `--root R` (the ledger at R/HOT/ledger/ledger.sqlite) or `--ledger FILE`: every ledger subcommand takes one. */
+export function withLedgerTarget<T>(y: Argv<T>): Argv<T & LedgerTargetArgs> {
+  return y
+    .option('root', { type: 'string', describe: 'act on the ledger of this cplane root (R/HOT/ledger/ledger.sqlite)' })
+    .option('ledger', { type: 'string', describe: 'act on this ledger file instead of a root\'s' })
+    .conflicts('root', 'ledger');
+}
+
+export function ledgerPathFromArgs(args: LedgerTargetArgs, ctx: CliContext): string {
+  if (typeof args.ledger === 'string' && args.ledger.length > 0) return resolve(ctx.cwd, args.ledger);
+  return ledgerPathForRoot(resolveRoot(args.root, ctx));
+}
+
+/** Open the ledger the arguments name, run `fn`, and always close it. */
+export function withLedger<T>(args: LedgerTargetArgs, ctx: CliContext, options: LedgerOptions, fn: (ledger: Ledger) => T): T {
+  const ledger = Ledger.open(ledgerPathFromArgs(args, ctx), options);
+  try {
+    return fn(ledger);
+  } finally {
+    ledger.close();
+  }
+}
+
+/** One line per entry for humans: seq-free, newest data last. */
+export function entryLine(entry: LedgerEntry): string {
+  return `${entry.id}  ${entry.timestamp}  ${entry.event_type}  ${entry.submission_id}  ${entry.decision}  ${entry.reason}`;
+}

@@ -1,0 +1,4 @@
+export * from './limits.js';
+export * from './pack.js';
+export * from './read.js';
+export * from './read-bootstrap.js';

@@ -1,0 +1,56 @@
+import { parseManifest, type Manifest } from '../manifest/manifest.js';
+import type { PackageSignature } from '../signing/signing.js';
+import { parseSignature } from '../signing/signature-file.js';
+import { resolveLimits, type ArchiveLimits } from './limits.js';
+import type { CatalogSpec, DeclaredMember } from './members.js';
+import { streamArchive } from './stream.js';
+
+export type { ArchiveLimits } from './limits.js';
+export type { PackageSignature } from '../signing/signing.js';
+
+export const MANIFEST_MEMBER = 'manifest.json';
+export const SIGNATURE_MEMBER = 'signature.json';
+
+export interface PackageArchive {
+  manifest: Manifest;
+  manifestBytes: Buffer;
+  warnings: string[];
+  /** From member `signature.json`, if present. */
+  signature: PackageSignature | null;
+  /** Asset path -> bytes; digest and size already verified against the manifest. */
+  files: Map<string, Buffer>;
+  /** sha256:<hex> of the archive file's bytes. */
+  integrity: string;
+}
+
+export interface ReadArchiveOptions {
+  limits?: Partial<ArchiveLimits>;
+  /** Unknown manifest fields are errors when strict (the default), warnings otherwise. */
+  strict?: boolean;
+}
+
+function packageSpec(strict: boolean): CatalogSpec<{ manifest: Manifest; warnings: string[] }> {
+  return {
+    member: MANIFEST_MEMBER,
+    parse(bytes) {
+      const parsed = parseManifest(bytes, { strict });
+      return { value: parsed, declared: new Map<string, DeclaredMember>(parsed.manifest.assets.map((a) => [a.path, a])) };
+    },
+    allowUndeclared: (name) => name === SIGNATURE_MEMBER,
+    missingHint: 'a package archive carries manifest.json (or ./manifest.json) at its top level',
+  };
+}
+
+/** Read a package .tar.gz, refusing everything a hostile archive can do (SPEC §3.6), without writing anything. */
+export async function readPackageArchive(path: string, opts: ReadArchiveOptions = {}): Promise<PackageArchive> {
+  const read = await streamArchive(path, resolveLimits(opts.limits), packageSpec(opts.strict ?? true));
+  const signatureBytes = read.extras.get(SIGNATURE_MEMBER);
+  return {
+    manifest: read.value.manifest,
+    manifestBytes: read.catalogBytes,
+    warnings: read.value.warnings,
+    signature: signatureBytes ? parseSignature(signatureBytes, path) : null,
+    files: read.files,
+    integrity: read.integrity,
+  };
+}

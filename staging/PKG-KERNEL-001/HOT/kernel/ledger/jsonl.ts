@@ -1,0 +1,127 @@
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import AjvModule, { type ValidateFunction } from 'ajv';
+import { fsyncDir } from '../atomic.js';
+import { canonicalJson } from '../canonical.js';
+import { CpError, show } from '../errors.js';
+import { computeEntryHash, GENESIS_HASH, type Anchor, type LedgerEntry } from './entry.js';
+import { rowToEntry, type Ledger } from './ledger.js';
+
+type EntryValidator = ValidateFunction<LedgerEntry>;
+let validator: EntryValidator | undefined;
+
+/** Compiled on first use, so loading the ledger module never touches the schema file. */
+function entryValidator(): EntryValidator {
+  if (!validator) {
+    const schema = JSON.parse(readFileSync(new URL('./ledger-entry.schema.json', import.meta.url), 'utf8')) as object;
+    validator = new AjvModule.default({ allErrors: false, strict: true }).compile<LedgerEntry>(schema);
+  }
+  return validator;
+}
+
+/** One entry per line, in chain order, each line the entry's RFC 8785 canonical JSON. */
+export function* exportLines(ledger: Ledger): IterableIterator<string> {
+  for (const row of ledger.rows()) yield canonicalJson(rowToEntry(row));
+}
+
+/** Write the export to `path` atomically (temp file, fsync, rename); returns the exported head. */
+export function exportLedger(ledger: Ledger, path: string): Anchor {
+  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'wx', 0o644);
+  let head: Anchor = { seq: 0, hash: GENESIS_HASH };
+  try {
+    ledger.snapshot(() => {
+      let buffer = '';
+      for (const line of exportLines(ledger)) {
+        buffer += `${line}\n`;
+        if (buffer.length > 1 << 20) { writeAll(fd, buffer); buffer = ''; }
+      }
+      writeAll(fd, buffer);
+      head = ledger.head();
+    });
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+  fsyncDir(dirname(path));
+  return head;
+}
+
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  let offset = 0;
+  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+}
+
+/**
+ * Parse and re-verify an export before anything is written: every line must be a well-formed entry,
+ * link to the one before it and hash to its entry_hash; ids must be unique. Throws naming the line.
+ */
+export function parseExport(text: string, options: { anchor?: Anchor; source?: string } = {}): LedgerEntry[] {
+  const source = options.source ?? 'the import';
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  const entries: LedgerEntry[] = [];
+  const ids = new Set<string>();
+  let previous = GENESIS_HASH;
+  lines.forEach((line, index) => {
+    const entry = parseLine(line, index + 1, source);
+    const where = `line ${index + 1} of ${source} (${entry.id})`;
+    if (ids.has(entry.id)) throw tampered(`${where} repeats an id already used on an earlier line`, index + 1, entry.id);
+    if (entry.previous_hash !== previous) throw tampered(`${where} does not link to the entry before it`, index + 1, entry.id);
+    if (computeEntryHash(entry) !== entry.entry_hash) throw tampered(`${where} does not hash to its entry_hash: it was edited`, index + 1, entry.id);
+    ids.add(entry.id);
+    previous = entry.entry_hash;
+    entries.push(entry);
+  });
+  const anchor = options.anchor;
+  if (anchor && (entries.length < anchor.seq || (anchor.seq === 0 ? GENESIS_HASH : entries[anchor.seq - 1]?.entry_hash) !== anchor.hash)) {
+    throw tampered(`${source} does not reach the anchor ${anchor.seq}:${anchor.hash}: it was truncated or rewritten`, entries.length, null);
+  }
+  return entries;
+}
+
+function parseLine(line: string, lineNo: number, source: string): LedgerEntry {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (cause) {
+    throw new CpError('ERR_LEDGER_IMPORT_INVALID', `line ${lineNo} of ${source} is not JSON: ${show(line, 60)}`, {
+      hint: 'import only files written by `cplane ledger export`', details: { line: lineNo }, cause,
+    });
+  }
+  const validateEntry = entryValidator();
+  if (!validateEntry(value)) {
+    const error = validateEntry.errors?.[0];
+    const at = error?.instancePath || '/';
+    throw new CpError('ERR_LEDGER_IMPORT_INVALID', `line ${lineNo} of ${source} is not a ledger entry: ${at} ${error?.message ?? 'is invalid'}`, {
+      hint: 'each line must be one LedgerEntry (ledger-entry.schema.json)', details: { line: lineNo, path: at },
+    });
+  }
+  return value;
+}
+
+function tampered(message: string, line: number, id: string | null): CpError {
+  return new CpError('ERR_LEDGER_IMPORT_TAMPERED', message, {
+    hint: 'the export was altered after it was written; nothing was imported', details: { line, id },
+  });
+}
+
+/** Read, re-verify and import an export file into an empty ledger, all or nothing. */
+export function importLedger(ledger: Ledger, path: string, options: { anchor?: Anchor } = {}): Anchor {
+  const entries = parseExport(readExportFile(path), { ...options, source: path });
+  return ledger.importEntries(entries);
+}
+
+export function readExportFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (cause) {
+    throw new CpError('ERR_LEDGER_IMPORT_INVALID', `cannot read ${show(path)}`, { hint: 'pass the path of a file written by `cplane ledger export`', details: { path }, cause });
+  }
+}

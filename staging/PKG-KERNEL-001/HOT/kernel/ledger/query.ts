@@ -1,0 +1,71 @@
+import { CpError, show } from '../errors.js';
+
+export interface LedgerQuery {
+  event_type?: string;
+  submission_id?: string;
+  session_id?: string;
+  agent_id?: string;
+  work_order_id?: string;
+  /** Inclusive ISO-8601 bounds on `timestamp`. */
+  since?: string;
+  until?: string;
+  limit?: number;
+  /** Default newest-first. */
+  order?: 'newest' | 'oldest';
+}
+
+export const ROW_COLUMNS = 'seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash';
+
+/** A session's conversation: its EXCHANGE records in chain order (served by the session index). */
+export const HISTORY_SQL = `SELECT ${ROW_COLUMNS} FROM entries WHERE session_id = ? AND event_type = 'EXCHANGE' ORDER BY seq ASC`;
+
+const EQUALITY_FILTERS = ['event_type', 'submission_id', 'session_id', 'agent_id', 'work_order_id'] as const;
+const QUERY_KEYS: readonly string[] = [...EQUALITY_FILTERS, 'since', 'until', 'limit', 'order'];
+
+export interface CompiledQuery {
+  sql: string;
+  params: (string | number)[];
+}
+
+/** Turn a query into SQL over indexed columns only; every filter is a bound parameter. */
+export function compileQuery(query: LedgerQuery): CompiledQuery {
+  const unknown = Object.keys(query).filter((key) => !QUERY_KEYS.includes(key));
+  if (unknown.length > 0) throw invalid(`unknown query field(s): ${unknown.join(', ')}`, { fields: unknown });
+  const where: string[] = [];
+  const params: (string | number)[] = [];
+  for (const field of EQUALITY_FILTERS) {
+    const value = query[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw invalid(`query ${field} must be a string, got ${show(value)}`, { field });
+    where.push(`${field} = ?`);
+    params.push(value);
+  }
+  for (const [field, op] of [['since', '>='], ['until', '<=']] as const) {
+    const value = query[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) throw invalid(`query ${field} must be an ISO-8601 time, got ${show(value)}`, { field });
+    where.push(`timestamp ${op} ?`);
+    params.push(new Date(value).toISOString());
+  }
+  let limit = '';
+  if (query.limit !== undefined) {
+    if (!Number.isSafeInteger(query.limit) || query.limit < 1) throw invalid(`query limit must be a positive integer, got ${show(query.limit)}`, { field: 'limit' });
+    limit = ' LIMIT ?';
+    params.push(query.limit);
+  }
+  if (query.order !== undefined && query.order !== 'newest' && query.order !== 'oldest') {
+    throw invalid(`query order must be "newest" or "oldest", got ${show(query.order)}`, { field: 'order' });
+  }
+  const order = query.order === 'oldest' ? 'ASC' : 'DESC';
+  const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  // With only a time range, SQLite would rather walk the primary key to skip the sort: a full scan.
+  const timeOnly = where.length > 0 && where.every((clause) => clause.startsWith('timestamp'));
+  const from = timeOnly ? 'entries INDEXED BY entries_timestamp' : 'entries';
+  return { sql: `SELECT ${ROW_COLUMNS} FROM ${from}${filter} ORDER BY seq ${order}${limit}`, params };
+}
+
+function invalid(message: string, details: Record<string, unknown>): CpError {
+  return new CpError('ERR_LEDGER_QUERY_INVALID', message, {
+    hint: 'filters are event_type, submission_id, session_id, agent_id, work_order_id, since, until, limit, order', details,
+  });
+}

@@ -1,0 +1,3 @@
+export * from './keys.js';
+export * from './signing.js';
+export * from './trust.js';

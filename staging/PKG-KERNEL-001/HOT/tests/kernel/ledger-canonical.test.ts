@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import canonicalizeImport from 'canonicalize';
+import { canonicalJson, sha256Digest, SHA256_DIGEST_PATTERN } from '../../kernel/canonical.js';
+
+// An independent RFC 8785 implementation serves as the oracle for the kernel's one-pass serialiser.
+const oracle = canonicalizeImport as unknown as (value: unknown) => string;
+
+function seeded(seed: number): () => number {
+  let x = seed;
+  return () => { x = (x * 1103515245 + 12345) % 2147483648; return x / 2147483648; };
+}
+
+const STRINGS = ['', 'a', 'B', 'é', '\u00e9', 'e\u0301', '😀', '\ud83d', '\u2028', '"\\', '\u0000\t\n', 'Z', 'aa', '__proto__', '10', '2'];
+const NUMBERS = [0, -0, 1, -1, 0.1, 1e21, 1e-7, 333333333.33333329, 5e-324, 1.7976931348623157e308, 2 ** 53, -123.456e-10, 4.5];
+
+function randomValue(rand: () => number, depth: number): unknown {
+  const kind = Math.floor(rand() * (depth > 3 ? 4 : 6));
+  if (kind === 0) return STRINGS[Math.floor(rand() * STRINGS.length)];
+  if (kind === 1) return NUMBERS[Math.floor(rand() * NUMBERS.length)];
+  if (kind === 2) return [true, false, null][Math.floor(rand() * 3)];
+  if (kind === 3) return Math.floor(rand() * 1e6) / (rand() < 0.5 ? 1 : 7);
+  if (kind === 4) return Array.from({ length: Math.floor(rand() * 4) }, () => randomValue(rand, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (let i = Math.floor(rand() * 6); i > 0; i -= 1) {
+    // defineProperty, so "__proto__" becomes an own key (as JSON.parse makes it) rather than setting the prototype.
+    Object.defineProperty(out, STRINGS[Math.floor(rand() * STRINGS.length)] as string, { value: randomValue(rand, depth + 1), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+test('canonicalJson matches an independent RFC 8785 implementation on random values', () => {
+  const rand = seeded(42);
+  for (let i = 0; i < 3000; i += 1) {
+    const value = randomValue(rand, 0);
+    assert.equal(canonicalJson(value), oracle(value), JSON.stringify(value));
+  }
+});
+
+test('canonicalJson: RFC 8785 number and ordering examples', () => {
+  assert.equal(canonicalJson({ b: 1, a: [1e21, 1e-7, -0, 333333333.33333329, 0.000001] }), '{"a":[1e+21,1e-7,0,333333333.3333333,0.000001],"b":1}');
+  // Keys sort by UTF-16 code units: U+20AC (€) sorts before U+1F600 (😀, a surrogate pair starting 0xD83D) ... and "\r" before "1".
+  assert.equal(canonicalJson({ '😀': 1, '€': 2, '1': 3, '\r': 4 }), '{"\\r":4,"1":3,"€":2,"😀":1}');
+  assert.equal(canonicalJson('\u2028'), '"\u2028"');
+});
+
+test('canonicalJson refuses what JSON cannot represent, naming where', () => {
+  const cases: [unknown, RegExp][] = [
+    [{ a: [1, Number.NaN] }, /non-finite number NaN at \/a\/1/],
+    [{ 'x/y': { 'm~n': Infinity } }, /at \/x~1y\/m~0n/],
+    [{ when: new Date(0) }, /non-plain object at \/when/],
+    [{ u: undefined }, /undefined at \/u is not JSON/],
+    [[1n], /bigint at \/0/],
+    [() => 1, /function at \/ is not JSON/],
+  ];
+  for (const [value, message] of cases) assert.throws(() => canonicalJson(value), { code: 'ERR_CANONICAL_JSON', message });
+  assert.equal(canonicalJson(Object.create(null) as object), '{}');
+});
+
+test('sha256Digest is the sha256:<hex> form', () => {
+  assert.equal(sha256Digest('abc'), 'sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  assert.match(sha256Digest(new Uint8Array([1, 2])), SHA256_DIGEST_PATTERN);
+});
