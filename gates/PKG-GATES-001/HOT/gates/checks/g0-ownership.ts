@@ -1,0 +1,39 @@
+import { listReceipts } from '../../kernel/registry/receipt.js';
+import { OwnershipRegistry } from '../../kernel/registry/ownership.js';
+import { defineGate, verdict, type Finding } from '../gate.js';
+import { walkGoverned } from '../root-state.js';
+
+/** G0: every file in a governed directory is owned by exactly one installed package, and every owned file exists. */
+export default defineGate({
+  id: 'G0',
+  name: 'OWNERSHIP',
+  describe: 'every governed file is owned by exactly one package; no orphans, no owned-but-missing files',
+  run(ctx) {
+    const registry = OwnershipRegistry.open(ctx.root);
+    let owned;
+    try {
+      owned = new Map(registry.all().map((row) => [row.path, row.package_id]));
+    } finally {
+      registry.close();
+    }
+    const walk = walkGoverned(ctx.root);
+    const onDisk = new Set(walk.files);
+    const errors: Finding[] = [];
+    for (const path of walk.files) {
+      if (!owned.has(path)) errors.push({ code: 'UNOWNED_FILE', message: `${path} is not owned by any installed package`, path });
+    }
+    for (const odd of walk.oddities) errors.push({ code: 'NOT_A_FILE', message: `${odd.path} is a ${odd.kind}`, path: odd.path });
+    for (const [path, pkg] of owned) {
+      if (!onDisk.has(path)) errors.push({ code: 'MISSING_OWNED_FILE', message: `${path} (owned by ${pkg}) is missing`, path });
+    }
+    const claimedBy = new Map<string, string>();
+    for (const receipt of listReceipts(ctx.root).values()) {
+      for (const file of receipt.files) {
+        const other = claimedBy.get(file.path);
+        if (other) errors.push({ code: 'DOUBLE_OWNED', message: `${file.path} is claimed by ${other} and ${receipt.package_id}`, path: file.path });
+        claimedBy.set(file.path, receipt.package_id);
+      }
+    }
+    return verdict(this, errors, `${walk.files.length} files, each owned by exactly one package`);
+  },
+});

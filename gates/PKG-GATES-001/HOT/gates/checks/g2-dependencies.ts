@@ -1,0 +1,55 @@
+import semver from 'semver';
+import { listReceipts, type Receipt } from '../../kernel/registry/receipt.js';
+import { defineGate, verdict, type Finding } from '../gate.js';
+
+/** G2: every installed package's dependencies are installed, in range, on a layer no higher than its own; no cycles. */
+export default defineGate({
+  id: 'G2',
+  name: 'DEPENDENCIES',
+  describe: 'dependencies installed and in range; layer rule; no cycles',
+  run(ctx) {
+    const receipts = listReceipts(ctx.root);
+    const errors: Finding[] = [];
+    let edges = 0;
+    for (const receipt of receipts.values()) {
+      for (const dep of receipt.dependencies) {
+        edges += 1;
+        const installed = receipts.get(dep.package_id);
+        if (!installed) {
+          errors.push({ code: 'DEPENDENCY_MISSING', message: `${receipt.package_id} needs ${dep.package_id} ${dep.version}, which is not installed` });
+        } else if (!semver.satisfies(installed.version, dep.version, { includePrerelease: true })) {
+          errors.push({ code: 'DEPENDENCY_OUT_OF_RANGE', message: `${receipt.package_id} needs ${dep.package_id} ${dep.version}, installed is ${installed.version}` });
+        } else if (installed.layer > receipt.layer) {
+          errors.push({ code: 'LAYER_VIOLATION', message: `${receipt.package_id} (layer ${receipt.layer}) depends on ${dep.package_id} (layer ${installed.layer})` });
+        }
+      }
+    }
+    const cycle = findCycle(receipts);
+    if (cycle) errors.push({ code: 'DEPENDENCY_CYCLE', message: `dependency cycle: ${cycle.join(' -> ')}` });
+    return verdict(this, errors, `${receipts.size} packages, ${edges} dependencies satisfied`);
+  },
+});
+
+function findCycle(receipts: ReadonlyMap<string, Receipt>): string[] | null {
+  const state = new Map<string, 'visiting' | 'done'>();
+  const stack: string[] = [];
+  const visit = (id: string): string[] | null => {
+    if (state.get(id) === 'done') return null;
+    if (state.get(id) === 'visiting') return [...stack.slice(stack.indexOf(id)), id];
+    state.set(id, 'visiting');
+    stack.push(id);
+    for (const dep of receipts.get(id)?.dependencies ?? []) {
+      if (!receipts.has(dep.package_id)) continue;
+      const cycle = visit(dep.package_id);
+      if (cycle) return cycle;
+    }
+    stack.pop();
+    state.set(id, 'done');
+    return null;
+  };
+  for (const id of [...receipts.keys()].sort()) {
+    const cycle = visit(id);
+    if (cycle) return cycle;
+  }
+  return null;
+}

@@ -1,0 +1,78 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { validateManifest } from '../../kernel/manifest/index.js';
+import { defineGate, verdict, type Finding } from '../gate.js';
+
+/**
+ * G3: every installed manifest, receipt and config validates against its schema. A config
+ * `HOT/config/<name>.json` is checked against `HOT/schemas/<name>-config.schema.json`; a config with no
+ * schema is itself a finding (nothing unvalidated steers the root).
+ */
+export default defineGate({
+  id: 'G3',
+  name: 'SCHEMAS',
+  describe: 'installed manifests, receipts and configs validate against their schemas',
+  run(ctx) {
+    const schemas = join(ctx.root, 'HOT', 'schemas');
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    const errors: Finding[] = [];
+    let checked = 0;
+    const check = (validate: ValidateFunction, path: string, code: string): void => {
+      checked += 1;
+      const value = readJson(join(ctx.root, path));
+      if (value === undefined) errors.push({ code, message: `${path} is not JSON`, path });
+      else if (!validate(value)) {
+        const first = validate.errors?.[0];
+        errors.push({ code, message: `${path}: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`, path });
+      }
+    };
+    const receiptSchema = compileFile(ajv, join(schemas, 'receipt.schema.json'));
+    const installed = join(ctx.root, 'HOT', 'installed');
+    for (const pkg of readdirSync(installed).sort()) {
+      const base = `HOT/installed/${pkg}`;
+      if (receiptSchema) check(receiptSchema, `${base}/receipt.json`, 'RECEIPT_INVALID');
+      else errors.push({ code: 'SCHEMA_MISSING', message: 'HOT/schemas/receipt.schema.json is not installed' });
+      checked += 1;
+      try {
+        validateManifest(readJson(join(ctx.root, base, 'manifest.json')), { strict: true });
+      } catch (error) {
+        errors.push({ code: 'MANIFEST_INVALID', message: `${base}/manifest.json: ${error instanceof Error ? error.message : String(error)}`, path: `${base}/manifest.json` });
+      }
+    }
+    const configDir = join(ctx.root, 'HOT', 'config');
+    for (const name of existsSync(configDir) ? readdirSync(configDir).filter((n) => n.endsWith('.json')).sort() : []) {
+      const schemaName = `${name.replace(/\.json$/, '')}-config.schema.json`;
+      const validate = compileFile(ajv, join(schemas, schemaName)) ?? compileFile(ajv, findSchemaBeside(ctx.root, schemaName));
+      if (validate) check(validate, `HOT/config/${name}`, 'CONFIG_INVALID');
+      else errors.push({ code: 'CONFIG_WITHOUT_SCHEMA', message: `HOT/config/${name} has no schema ${schemaName}`, path: `HOT/config/${name}` });
+    }
+    return verdict(this, errors, `${checked} manifests, receipts and configs valid`);
+  },
+});
+
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function compileFile(ajv: Ajv, path: string): ValidateFunction | null {
+  const schema = existsSync(path) ? readJson(path) : undefined;
+  if (typeof schema !== 'object' || schema === null) return null;
+  const id = (schema as { $id?: unknown }).$id;
+  const known = typeof id === 'string' ? ajv.getSchema(id) : undefined;
+  return known ?? ajv.compile(schema);
+}
+
+/** Packages may keep a config's schema in their own schemas directory under another HOT/ area. */
+function findSchemaBeside(root: string, schemaName: string): string {
+  const hot = join(root, 'HOT');
+  for (const area of readdirSync(hot).sort()) {
+    const candidate = join(hot, area, 'schemas', schemaName);
+    if (existsSync(candidate)) return candidate;
+  }
+  return join(hot, 'schemas', schemaName);
+}

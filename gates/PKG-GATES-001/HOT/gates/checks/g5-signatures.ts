@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { canonicalJson, sha256Digest } from '../../kernel/canonical.js';
+import type { Manifest } from '../../kernel/manifest/index.js';
+import { listReceipts } from '../../kernel/registry/receipt.js';
+import { checkSignature, readTrustStore, type PackageSignature } from '../../kernel/signing/index.js';
+import { defineGate, verdict, type Finding } from '../gate.js';
+
+/**
+ * G5: every installed package's signature verifies against the root's trust store, re-checked from the
+ * manifest kept at install time (which must still hash to the receipt's manifest_digest). A --dev waiver is
+ * a WARN that lists the package.
+ */
+export default defineGate({
+  id: 'G5',
+  name: 'SIGNATURES',
+  describe: 'signatures verify against the trust store; dev-mode waivers are reported as WARN',
+  run(ctx) {
+    const trusted = readTrustStore(ctx.root);
+    const errors: Finding[] = [];
+    const waivers: Finding[] = [];
+    let valid = 0;
+    for (const receipt of listReceipts(ctx.root).values()) {
+      const dir = join(ctx.root, 'HOT', 'installed', receipt.package_id);
+      const manifestText = readText(join(dir, 'manifest.json'));
+      const manifest = manifestText === null ? null : (JSON.parse(manifestText) as Manifest);
+      if (!manifest || sha256Digest(canonicalJson(manifest)) !== receipt.manifest_digest) {
+        errors.push({ code: 'MANIFEST_TAMPERED', message: `${receipt.package_id}: the installed manifest no longer matches the receipt's manifest_digest`, path: `HOT/installed/${receipt.package_id}/manifest.json` });
+        continue;
+      }
+      const signatureText = readText(join(dir, 'signature.json'));
+      const signature = signatureText === null ? null : (JSON.parse(signatureText) as PackageSignature);
+      const { status, key_id: keyId } = checkSignature({ manifest, signature }, trusted);
+      if (status === 'valid') valid += 1;
+      else if (receipt.signature.dev_waiver && status !== 'invalid') {
+        waivers.push({ code: 'DEV_WAIVER', message: `${receipt.package_id} was installed with --dev (${status})` });
+      } else {
+        errors.push({ code: `SIGNATURE_${status.toUpperCase()}`, message: `${receipt.package_id}: signature ${status}${keyId ? ` (key ${keyId})` : ''}` });
+      }
+    }
+    return verdict(this, errors, `${valid} package signatures verify against ${trusted.length} trusted key${trusted.length === 1 ? '' : 's'}`, waivers);
+  },
+});
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,52 @@
+/** One gate's verdict (SPEC §5). `--json` prints these as they are. */
+export type GateStatus = 'PASS' | 'FAIL' | 'WARN';
+
+export interface Finding {
+  code: string;
+  message: string;
+  path?: string;
+}
+
+export interface GateResult {
+  id: string;
+  name: string;
+  status: GateStatus;
+  message: string;
+  findings: Finding[];
+}
+
+export interface GateContext {
+  root: string;
+  /** Injected clock (orphan timeouts). */
+  now: () => number;
+  /** A DISPATCH older than this without its EXCHANGE is an orphan. */
+  orphanTimeoutMs: number;
+}
+
+/** A gate module in HOT/gates/checks/: `export default defineGate({...})`. Any package may ship one. */
+export interface Gate {
+  id: string;
+  name: string;
+  describe: string;
+  run(ctx: GateContext): Promise<GateResult> | GateResult;
+}
+
+export function defineGate(gate: Gate): Gate {
+  return gate;
+}
+
+/** FAIL when any finding is an error, WARN when only warnings, else PASS with `passMessage`. */
+export function verdict(gate: Pick<Gate, 'id' | 'name'>, errors: Finding[], passMessage: string, warnings: Finding[] = []): GateResult {
+  const status: GateStatus = errors.length > 0 ? 'FAIL' : warnings.length > 0 ? 'WARN' : 'PASS';
+  const findings = [...errors, ...warnings];
+  const message = status === 'PASS' ? passMessage
+    : `${findings.length} finding${findings.length === 1 ? '' : 's'}: ${findings.slice(0, 3).map((f) => f.message).join('; ')}${findings.length > 3 ? '; …' : ''}`;
+  return { id: gate.id, name: gate.name, status, message, findings };
+}
+
+/** A gate that throws did not pass: its error becomes a FAIL finding, never a crash of gate_check. */
+export function crashed(gate: Pick<Gate, 'id' | 'name'>, error: unknown): GateResult {
+  const code = typeof (error as { code?: unknown })?.code === 'string' ? String((error as { code: string }).code) : 'GATE_CRASHED';
+  const message = error instanceof Error ? error.message : String(error);
+  return { id: gate.id, name: gate.name, status: 'FAIL', message: `gate could not run: ${message}`, findings: [{ code, message }] };
+}

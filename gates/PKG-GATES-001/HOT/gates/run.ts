@@ -1,0 +1,66 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { CpError, show } from '../kernel/errors.js';
+import { crashed, type Gate, type GateContext, type GateResult } from './gate.js';
+
+const CHECKS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'checks');
+
+export interface GateRun {
+  gates: GateResult[];
+  passed: number;
+  failed: number;
+  warned: number;
+}
+
+export interface RunGatesOptions {
+  /** Gate ids to run (e.g. ['G1', 'G4']); all when empty. */
+  only?: readonly string[];
+  strict?: boolean;
+  now?: () => number;
+  orphanTimeoutMs?: number;
+  checksDir?: string;
+}
+
+export const DEFAULT_ORPHAN_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** Every gate module installed in the root, ordered by id (G0, G1, …, G7, then any others). */
+export async function loadGates(dir = CHECKS_DIR): Promise<Gate[]> {
+  if (!existsSync(dir)) return [];
+  const gates: Gate[] = [];
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.js')).sort()) {
+    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: Gate };
+    if (mod.default && typeof mod.default.run === 'function') gates.push(mod.default);
+  }
+  return gates.sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
+}
+
+export async function runGates(root: string, options: RunGatesOptions = {}): Promise<GateRun> {
+  if (!existsSync(join(root, 'HOT', 'installed'))) {
+    throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} is not a cplane root (no HOT/installed)`, { hint: 'bootstrap it first, or check --root', details: { root } });
+  }
+  const all = await loadGates(options.checksDir);
+  const wanted = new Set((options.only ?? []).map((id) => id.toUpperCase()));
+  const unknown = [...wanted].filter((id) => !all.some((g) => g.id === id));
+  if (unknown.length > 0) {
+    throw new CpError('ERR_USAGE', `unknown gate(s) ${unknown.join(', ')}`, { hint: `installed gates: ${all.map((g) => g.id).join(', ')}`, details: { unknown } });
+  }
+  const ctx: GateContext = { root, now: options.now ?? Date.now, orphanTimeoutMs: options.orphanTimeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS };
+  const results: GateResult[] = [];
+  for (const gate of all.filter((g) => wanted.size === 0 || wanted.has(g.id))) {
+    let result: GateResult;
+    try {
+      result = await gate.run(ctx);
+    } catch (error) {
+      result = crashed(gate, error);
+    }
+    if (options.strict && result.status === 'WARN') result = { ...result, status: 'FAIL', message: `${result.message} (strict)` };
+    results.push(result);
+  }
+  return {
+    gates: results,
+    passed: results.filter((r) => r.status === 'PASS').length,
+    failed: results.filter((r) => r.status === 'FAIL').length,
+    warned: results.filter((r) => r.status === 'WARN').length,
+  };
+}

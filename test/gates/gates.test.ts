@@ -1,0 +1,221 @@
+// Every gate can fail: a freshly bootstrapped root is broken the way each gate guards against, and the
+// root's own gate_check.js must report FAIL (or WARN) for that gate — and, where possible, only that gate.
+import { before, after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { REPO } from '../../scripts/lib/repo.js';
+
+const cplane = join(REPO, 'bin', 'cplane.js');
+const work = mkdtempSync(join(tmpdir(), 'cp-gates-'));
+const pristine = join(work, 'pristine');
+const unsignedOut = join(work, 'unsigned');
+let caseNo = 0;
+
+function run(args: string[], cwd = tmpdir()): { status: number; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, args, { cwd, encoding: 'utf8' });
+  return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
+}
+
+function must(args: string[]): string {
+  const r = run(args, REPO);
+  assert.equal(r.status, 0, `${args.join(' ')}\n${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+before(() => {
+  must([cplane, 'keys', 'generate', '--out', join(work, 'keys')]);
+  const built = JSON.parse(must([cplane, 'build', '--out', join(work, 'packages'), '--bootstrap-out', join(work, 'bootstrap'), '--sign-key', join(work, 'keys', 'cplane-signing.key'), '--json'])) as { bootstrap: { path: string } };
+  must([cplane, 'bootstrap', built.bootstrap.path, '--root', pristine, '--trust', join(work, 'keys', 'cplane-signing.pub')]);
+  must([cplane, 'build', '--out', unsignedOut, '--bootstrap-out', join(work, 'bootstrap-unsigned'), '--json']);
+});
+after(() => rmSync(work, { recursive: true, force: true }));
+
+interface GateJson { gates: Array<{ id: string; status: string; findings: Array<{ code: string }> }>; failed: number }
+
+/** A copy of the pristine root to break. */
+function copyRoot(): string {
+  caseNo += 1;
+  const root = join(work, `case-${caseNo}`);
+  cpSync(pristine, root, { recursive: true, verbatimSymlinks: true });
+  return root;
+}
+
+function gateCheck(root: string, extra: string[] = []): { status: number; json: GateJson } {
+  const r = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json', ...extra]);
+  return { status: r.status, json: JSON.parse(r.stdout) as GateJson };
+}
+
+function statuses(json: GateJson): Record<string, string> {
+  return Object.fromEntries(json.gates.map((g) => [g.id, g.status]));
+}
+
+function codes(json: GateJson, id: string): string[] {
+  return json.gates.find((g) => g.id === id)?.findings.map((f) => f.code) ?? [];
+}
+
+function onlyFails(json: GateJson, id: string, status = 'FAIL'): void {
+  const s = statuses(json);
+  assert.equal(s[id], status, JSON.stringify(json.gates.find((g) => g.id === id)));
+  for (const [other, st] of Object.entries(s)) if (other !== id) assert.equal(st, 'PASS', `${other} should PASS: ${JSON.stringify(json.gates.find((g) => g.id === other))}`);
+}
+
+function sqlite(path: string, sql: string[]): void {
+  const db = new Database(path);
+  try { for (const statement of sql) db.exec(statement); } finally { db.close(); }
+}
+
+const ledgerOf = (root: string): string => join(root, 'HOT', 'ledger', 'ledger.sqlite');
+const receiptOf = (root: string, pkg: string): Record<string, unknown> => JSON.parse(readFileSync(join(root, 'HOT', 'installed', pkg, 'receipt.json'), 'utf8')) as Record<string, unknown>;
+const writeReceipt = (root: string, pkg: string, receipt: unknown): void => writeFileSync(join(root, 'HOT', 'installed', pkg, 'receipt.json'), JSON.stringify(receipt, null, 2));
+
+test('a freshly bootstrapped root passes every gate, G0 to G7', () => {
+  const { status, json } = gateCheck(pristine);
+  assert.deepEqual(Object.keys(statuses(json)), ['G0', 'G1', 'G2', 'G3', 'G4', 'G5', 'G6', 'G7']);
+  assert.ok(json.gates.every((g) => g.status === 'PASS'), JSON.stringify(json.gates.filter((g) => g.status !== 'PASS')));
+  assert.equal(status, 0);
+});
+
+test('G0: an unowned file in a governed directory FAILS', () => {
+  const root = copyRoot();
+  writeFileSync(join(root, 'HOT', 'kernel', 'smuggled.js'), 'export const x = 1;\n');
+  const { status, json } = gateCheck(root);
+  onlyFails(json, 'G0');
+  assert.deepEqual(codes(json, 'G0'), ['UNOWNED_FILE']);
+  assert.equal(status, 1);
+});
+
+test('G0: a deleted owned file FAILS', () => {
+  const root = copyRoot();
+  unlinkSync(join(root, 'HOT', 'compiler', 'roles', 'searcher.md'));
+  const { json } = gateCheck(root);
+  onlyFails(json, 'G0');
+  assert.deepEqual(codes(json, 'G0'), ['MISSING_OWNED_FILE']);
+});
+
+test('G1: a flipped byte in an owned file FAILS', () => {
+  const root = copyRoot();
+  const path = join(root, 'HOT', 'compiler', 'roles', 'searcher.md');
+  const bytes = readFileSync(path);
+  bytes[0] = (bytes[0] as number) ^ 1;
+  writeFileSync(path, bytes);
+  const { json } = gateCheck(root);
+  onlyFails(json, 'G1');
+  assert.deepEqual(codes(json, 'G1'), ['DIGEST_MISMATCH']);
+});
+
+test('G1: an ownership row edited without its receipt FAILS', () => {
+  const root = copyRoot();
+  sqlite(join(root, 'HOT', 'registries', 'ownership.sqlite'), [
+    "UPDATE owned_files SET package_id = 'PKG-ROUTER-001' WHERE path = 'HOT/compiler/roles/searcher.md'",
+  ]);
+  const { json } = gateCheck(root);
+  onlyFails(json, 'G1');
+  assert.ok(codes(json, 'G1').includes('REGISTRY_RECEIPT_MISMATCH'));
+});
+
+test('G2: a dependency removed behind the installer\'s back FAILS', () => {
+  const root = copyRoot();
+  const receipt = receiptOf(root, 'PKG-COMPILER-001') as { files: Array<{ path: string }> };
+  for (const file of receipt.files) unlinkSync(join(root, file.path));
+  sqlite(join(root, 'HOT', 'registries', 'ownership.sqlite'), ["DELETE FROM owned_files WHERE package_id = 'PKG-COMPILER-001'"]);
+  rmSync(join(root, 'HOT', 'installed', 'PKG-COMPILER-001'), { recursive: true });
+  const { json } = gateCheck(root);
+  onlyFails(json, 'G2');
+  assert.deepEqual(codes(json, 'G2'), ['DEPENDENCY_MISSING']);
+});
+
+test('G2: a dependency out of range FAILS', () => {
+  const root = copyRoot();
+  const receipt = receiptOf(root, 'PKG-DISPATCH-001') as { dependencies: Array<{ package_id: string; version: string }> };
+  for (const dep of receipt.dependencies) if (dep.package_id === 'PKG-COMPILER-001') dep.version = '^9.0.0';
+  writeReceipt(root, 'PKG-DISPATCH-001', receipt);
+  const { json } = gateCheck(root);
+  assert.equal(statuses(json).G2, 'FAIL');
+  assert.deepEqual(codes(json, 'G2'), ['DEPENDENCY_OUT_OF_RANGE']);
+});
+
+test('G3: a receipt that breaks its schema FAILS', () => {
+  const root = copyRoot();
+  writeReceipt(root, 'PKG-ROUTER-001', { ...receiptOf(root, 'PKG-ROUTER-001'), installed_at: 'yesterday-ish', surprise: true });
+  const { json } = gateCheck(root);
+  onlyFails(json, 'G3');
+  assert.deepEqual(codes(json, 'G3'), ['RECEIPT_INVALID']);
+});
+
+test('G3: a config that breaks its schema FAILS (the file is owned, so G1 sees the edit too)', () => {
+  const root = copyRoot();
+  const path = join(root, 'HOT', 'config', 'router.json');
+  writeFileSync(path, JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), timeout_ms: 'soon' }));
+  const { json } = gateCheck(root);
+  assert.equal(statuses(json).G3, 'FAIL');
+  assert.deepEqual(codes(json, 'G3'), ['CONFIG_INVALID']);
+});
+
+test('G4: an edited ledger row FAILS, even with the triggers dropped first', () => {
+  const root = copyRoot();
+  sqlite(ledgerOf(root), ['DROP TRIGGER entries_no_update', "UPDATE entries SET reason = 'nothing to see here' WHERE seq = 2"]);
+  const { json } = gateCheck(root);
+  onlyFails(json, 'G4');
+  assert.ok(codes(json, 'G4').some((c) => c.startsWith('LEDGER_')));
+});
+
+test('G4: a truncated ledger tail FAILS against the receipts\' anchors', () => {
+  const root = copyRoot();
+  sqlite(ledgerOf(root), ['DROP TRIGGER entries_no_delete', 'DELETE FROM entries WHERE seq > (SELECT max(seq) - 3 FROM entries)']);
+  const { json } = gateCheck(root);
+  assert.equal(statuses(json).G4, 'FAIL');
+  assert.ok(codes(json, 'G4').some((c) => c === 'LEDGER_TRUNCATED' || c === 'ANCHOR_MISMATCH'), codes(json, 'G4').join());
+});
+
+test('G5: a package installed with --dev is a WARN listing it; --strict makes it FAIL', () => {
+  const root = copyRoot();
+  must([cplane, 'uninstall', 'PKG-DISPATCH-001', '--root', root]);
+  const archive = join(unsignedOut, 'PKG-DISPATCH-001-0.1.0.tar.gz');
+  const refused = run([cplane, 'install', archive, '--root', root], REPO);
+  assert.equal(refused.status, 3, 'an unsigned package is refused without --dev');
+  must([cplane, 'install', archive, '--root', root, '--dev']);
+  const { json } = gateCheck(root);
+  onlyFails(json, 'G5', 'WARN');
+  assert.deepEqual(codes(json, 'G5'), ['DEV_WAIVER']);
+  assert.equal(statuses(gateCheck(root, ['--strict']).json).G5, 'FAIL');
+});
+
+test('G5: a bad signature FAILS', () => {
+  const root = copyRoot();
+  const path = join(root, 'HOT', 'installed', 'PKG-ROUTER-001', 'signature.json');
+  const sig = JSON.parse(readFileSync(path, 'utf8')) as { signature: string };
+  const bytes = Buffer.from(sig.signature, 'base64');
+  bytes[0] = (bytes[0] as number) ^ 1;
+  writeFileSync(path, JSON.stringify({ ...sig, signature: bytes.toString('base64') }));
+  const { json } = gateCheck(root);
+  onlyFails(json, 'G5');
+  assert.deepEqual(codes(json, 'G5'), ['SIGNATURE_INVALID']);
+});
+
+test('G6: a DISPATCH without its EXCHANGE past the orphan timeout FAILS; an EXCHANGE linking nowhere FAILS', async () => {
+  const root = copyRoot();
+  must([cplane, 'ledger', 'append', '--root', root, '--event-type', 'DISPATCH', '--submission-id', 'PRC-X', '--decision', 'DISPATCHED', '--reason', 'crashed mid-send', '--metadata', '{"contract_id":"PRC-X","agent_id":"A","session_id":"S"}']);
+  assert.equal(statuses(gateCheck(root).json).G6, 'PASS', 'within the timeout it is in flight, not an orphan');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const { json } = gateCheck(root, ['--orphan-timeout-ms', '10']);
+  onlyFails(json, 'G6');
+  assert.deepEqual(codes(json, 'G6'), ['ORPHAN_DISPATCH']);
+  const other = copyRoot();
+  must([cplane, 'ledger', 'append', '--root', other, '--event-type', 'EXCHANGE', '--submission-id', 'PRC-X', '--decision', 'SUCCESS', '--reason', 'x', '--metadata', '{"dispatch_entry_id":"LED-00000000","session_id":"S"}']);
+  assert.deepEqual(codes(gateCheck(other).json, 'G6'), ['EXCHANGE_WITHOUT_DISPATCH']);
+});
+
+test('G7: a broken installed router FAILS the smoke gate', () => {
+  const root = copyRoot();
+  const path = join(root, 'HOT', 'router', 'records.js');
+  const source = readFileSync(path, 'utf8');
+  assert.ok(source.includes('response: answer.content'));
+  writeFileSync(path, source.replace('response: answer.content', "response: ''"));
+  const { json } = gateCheck(root);
+  assert.equal(statuses(json).G7, 'FAIL');
+  assert.ok(codes(json, 'G7').includes('SMOKE_FAILED'));
+});
