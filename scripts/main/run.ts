@@ -55,9 +55,12 @@ const ok = (await step('signing key', () => {
   if (!existsSync(join(keysDir, 'cplane-signing.key'))) must(cplane(['keys', 'generate', '--out', keysDir]), 'keys generate');
   return relative(REPO, keysDir);
 })) && (await step('build packages and CP_BOOTSTRAP', () => {
-  const built = parseJson<{ bootstrap: { path: string; version: string } }>(must(cplane(['build', '--sign-key', join(keysDir, 'cplane-signing.key'), '--json']), 'cplane build'), 'cplane build');
-  const file = resolve(REPO, built.bootstrap.path);
-  report.bootstrap = { file: relative(REPO, file), version: built.bootstrap.version, digest: `sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}` };
+  const built = parseJson<{ bootstrap: { file: string; integrity: string } }>(must(cplane(['build', '--sign-key', join(keysDir, 'cplane-signing.key'), '--json']), 'cplane build'), 'cplane build');
+  const file = resolve(REPO, built.bootstrap.file);
+  const digest = `sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}`;
+  if (digest !== built.bootstrap.integrity) throw new Error(`CP_BOOTSTRAP on disk is ${digest}, the build reported ${built.bootstrap.integrity}`);
+  const version = /CP_BOOTSTRAP-(.+)\.tar\.gz$/.exec(file)?.[1] ?? 'unknown';
+  report.bootstrap = { file: relative(REPO, file), version, digest };
   return `${report.bootstrap.file} ${report.bootstrap.digest}`;
 })) && (await step('bootstrap a clean root', () => {
   rmSync(root, { recursive: true, force: true });

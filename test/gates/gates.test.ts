@@ -28,8 +28,8 @@ function must(args: string[]): string {
 
 before(() => {
   must([cplane, 'keys', 'generate', '--out', join(work, 'keys')]);
-  const built = JSON.parse(must([cplane, 'build', '--out', join(work, 'packages'), '--bootstrap-out', join(work, 'bootstrap'), '--sign-key', join(work, 'keys', 'cplane-signing.key'), '--json'])) as { bootstrap: { path: string } };
-  must([cplane, 'bootstrap', built.bootstrap.path, '--root', pristine, '--trust', join(work, 'keys', 'cplane-signing.pub')]);
+  const built = JSON.parse(must([cplane, 'build', '--out', join(work, 'packages'), '--bootstrap-out', join(work, 'bootstrap'), '--sign-key', join(work, 'keys', 'cplane-signing.key'), '--json'])) as { bootstrap: { file: string } };
+  must([cplane, 'bootstrap', built.bootstrap.file, '--root', pristine, '--trust', join(work, 'keys', 'cplane-signing.pub')]);
   must([cplane, 'build', '--out', unsignedOut, '--bootstrap-out', join(work, 'bootstrap-unsigned'), '--json']);
 });
 after(() => rmSync(work, { recursive: true, force: true }));

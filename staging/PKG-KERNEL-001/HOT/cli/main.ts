@@ -27,10 +27,33 @@ export async function loadCommands(dir: string): Promise<CliCommand[]> {
   const files = readdirSync(dir).filter((name) => name.endsWith('.js')).sort();
   const out: CliCommand[] = [];
   for (const file of files) {
-    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: CliCommand };
-    if (mod.default && typeof mod.default.run === 'function') out.push(mod.default);
+    try {
+      const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: CliCommand };
+      if (mod.default && typeof mod.default.run === 'function') out.push(mod.default);
+    } catch (error) {
+      out.push(unavailableCommand(file.replace(/\.js$/, ''), join(dir, file), error));
+    }
   }
   return out;
+}
+
+/**
+ * A command whose module cannot be imported (a package file missing or damaged) must not take the whole
+ * CLI down with it — gate-check and verify are how a user finds out what broke.
+ */
+function unavailableCommand(name: string, path: string, error: unknown): CliCommand {
+  const reason = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error);
+  return {
+    command: `${name} [args..]`,
+    describe: `(unavailable: ${reason})`,
+    builder: (y) => y.strict(false),
+    run() {
+      throw new CpError('ERR_COMMAND_UNAVAILABLE', `command ${JSON.stringify(name)} cannot be loaded: ${reason}`, {
+        hint: 'a package file is missing or damaged: run `cplane gate-check` on this root and reinstall the package that owns it',
+        details: { module: path },
+      });
+    },
+  };
 }
 
 /** Run the cplane CLI against the code in this HOT tree. Returns the exit code; never exits the process. */
