@@ -5,8 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readTarGz } from '../../../bootstrap/entry/tar.js';
-import { newestBootstrap } from '../../commands/bootstrap.js';
-import { REPO } from '../../lib/repo.js';
+import { freshBootstrap } from '../fresh-bootstrap.js';
 import { defineSuite, medianOf, type BenchRow } from '../row.js';
 
 function run(command: string, args: string[]): void {
@@ -20,22 +19,11 @@ function timed(fn: () => void): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
-function ensureBootstrap(log: (line: string) => void): string {
-  try {
-    return newestBootstrap(REPO);
-  } catch {
-    log('bench bootstrap: no CP_BOOTSTRAP yet, running cplane build');
-    const built = spawnSync(process.execPath, [join(REPO, 'bin', 'cplane.js'), 'build'], { stdio: 'inherit' });
-    if (built.status !== 0) throw new Error('cplane build failed');
-    return newestBootstrap(REPO);
-  }
-}
-
 export default defineSuite({
   name: 'bootstrap',
   async run({ quick, tmp, log }) {
     const cpb = join(tmp, 'cpb');
-    for (const member of readTarGz(readFileSync(ensureBootstrap(log)))) {
+    for (const member of readTarGz(readFileSync(freshBootstrap(tmp)))) {
       mkdirSync(dirname(join(cpb, member.path)), { recursive: true });
       writeFileSync(join(cpb, member.path), member.data);
     }

@@ -1,7 +1,5 @@
-import { listReceipts } from '../../kernel/registry/receipt.js';
-import { OwnershipRegistry } from '../../kernel/registry/ownership.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { walkGoverned } from '../root-state.js';
+import { ownedFilesOf, receiptsOf, walkGoverned } from '../root-state.js';
 
 /** G0: every file in a governed directory is owned by exactly one installed package, and every owned file exists. */
 export default defineGate({
@@ -9,13 +7,7 @@ export default defineGate({
   name: 'OWNERSHIP',
   describe: 'every governed file is owned by exactly one package; no orphans, no owned-but-missing files',
   run(ctx) {
-    const registry = OwnershipRegistry.open(ctx.root);
-    let owned;
-    try {
-      owned = new Map(registry.all().map((row) => [row.path, row.package_id]));
-    } finally {
-      registry.close();
-    }
+    const owned = new Map(ownedFilesOf(ctx).map((row) => [row.path, row.package_id]));
     const walk = walkGoverned(ctx.root);
     const onDisk = new Set(walk.files);
     const errors: Finding[] = [];
@@ -27,7 +19,7 @@ export default defineGate({
       if (!onDisk.has(path)) errors.push({ code: 'MISSING_OWNED_FILE', message: `${path} (owned by ${pkg}) is missing`, path });
     }
     const claimedBy = new Map<string, string>();
-    for (const receipt of listReceipts(ctx.root).values()) {
+    for (const receipt of receiptsOf(ctx).values()) {
       for (const file of receipt.files) {
         const other = claimedBy.get(file.path);
         if (other) errors.push({ code: 'DOUBLE_OWNED', message: `${file.path} is claimed by ${other} and ${receipt.package_id}`, path: file.path });

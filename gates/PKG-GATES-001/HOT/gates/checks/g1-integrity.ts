@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { listReceipts, type Receipt } from '../../kernel/registry/receipt.js';
-import { OwnershipRegistry, type OwnedFile } from '../../kernel/registry/ownership.js';
+import type { Receipt } from '../../kernel/registry/receipt.js';
+import type { OwnedFile } from '../../kernel/registry/ownership.js';
 import type { Ledger } from '../../kernel/ledger/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { withLedger } from '../root-state.js';
+import { ownedFilesOf, receiptsOf, withLedger } from '../root-state.js';
 
 /** G1: owned files hash to their digests; the ownership registry, the receipts and the ledger's install records agree. */
 export default defineGate({
@@ -13,14 +13,8 @@ export default defineGate({
   name: 'INTEGRITY',
   describe: 'every owned file hashes to its recorded digest; registry, receipts and ledger INSTALLED records agree',
   run(ctx) {
-    const registry = OwnershipRegistry.open(ctx.root);
-    let rows: OwnedFile[];
-    try {
-      rows = registry.all();
-    } finally {
-      registry.close();
-    }
-    const receipts = listReceipts(ctx.root);
+    const rows = ownedFilesOf(ctx);
+    const receipts = receiptsOf(ctx);
     const errors: Finding[] = [...hashFiles(ctx.root, rows), ...registryVsReceipts(rows, receipts)];
     errors.push(...withLedger(ctx.root, (ledger) => receiptsVsLedger(receipts, ledger)));
     return verdict(this, errors, `${rows.length} files verified; registry, ${receipts.size} receipts and ledger agree`);

@@ -1,6 +1,7 @@
 import semver from 'semver';
-import { listReceipts, type Receipt } from '../../kernel/registry/receipt.js';
+import type { Receipt } from '../../kernel/registry/receipt.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
+import { receiptsOf } from '../root-state.js';
 
 /** G2: every installed package's dependencies are installed, in range, on a layer no higher than its own; no cycles. */
 export default defineGate({
@@ -8,7 +9,7 @@ export default defineGate({
   name: 'DEPENDENCIES',
   describe: 'dependencies installed and in range; layer rule; no cycles',
   run(ctx) {
-    const receipts = listReceipts(ctx.root);
+    const receipts = receiptsOf(ctx);
     const errors: Finding[] = [];
     let edges = 0;
     for (const receipt of receipts.values()) {

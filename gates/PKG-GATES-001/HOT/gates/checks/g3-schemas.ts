@@ -9,13 +9,14 @@ import { defineGate, verdict, type Finding } from '../gate.js';
  * `HOT/config/<name>.json` is checked against `HOT/schemas/<name>-config.schema.json`; a config with no
  * schema is itself a finding (nothing unvalidated steers the root).
  */
+const ajv = new Ajv({ allErrors: true, strict: false });
+
 export default defineGate({
   id: 'G3',
   name: 'SCHEMAS',
   describe: 'installed manifests, receipts and configs validate against their schemas',
   run(ctx) {
     const schemas = join(ctx.root, 'HOT', 'schemas');
-    const ajv = new Ajv({ allErrors: true, strict: false });
     const errors: Finding[] = [];
     let checked = 0;
     const check = (validate: ValidateFunction, path: string, code: string): void => {
@@ -59,12 +60,29 @@ function readJson(path: string): unknown {
   }
 }
 
+/** Compiled validators, per process, keyed by the schema's bytes: a changed schema is compiled afresh. */
+const compiled = new Map<string, ValidateFunction>();
+
 function compileFile(ajv: Ajv, path: string): ValidateFunction | null {
-  const schema = existsSync(path) ? readJson(path) : undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+  const cached = compiled.get(text);
+  if (cached) return cached;
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch {
+    return null;
+  }
   if (typeof schema !== 'object' || schema === null) return null;
-  const id = (schema as { $id?: unknown }).$id;
-  const known = typeof id === 'string' ? ajv.getSchema(id) : undefined;
-  return known ?? ajv.compile(schema);
+  const { $id: _id, ...anonymous } = schema as Record<string, unknown>;
+  const validate = ajv.compile(anonymous);
+  compiled.set(text, validate);
+  return validate;
 }
 
 /** Packages may keep a config's schema in their own schemas directory under another HOT/ area. */

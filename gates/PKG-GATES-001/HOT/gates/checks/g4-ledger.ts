@@ -1,7 +1,6 @@
 import { verifyLedger, type Anchor } from '../../kernel/ledger/index.js';
-import { listReceipts } from '../../kernel/registry/receipt.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { withLedger } from '../root-state.js';
+import { receiptsOf, withLedger } from '../root-state.js';
 
 const INSTALL_EVENTS = new Set(['INSTALLED', 'PACKAGE_UPGRADED']);
 
@@ -14,7 +13,7 @@ export default defineGate({
   name: 'LEDGER',
   describe: 'the hash chain verifies and matches the recorded anchors; every receipt has its INSTALLED record',
   run(ctx) {
-    const receipts = [...listReceipts(ctx.root).values()];
+    const receipts = [...receiptsOf(ctx).values()];
     return withLedger(ctx.root, (ledger) => {
       const errors: Finding[] = [];
       const newest = receipts.reduce<Anchor | undefined>((best, r) => (!best || r.ledger_anchor.seq > best.seq ? r.ledger_anchor : best), undefined);

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson, sha256Digest } from '../../kernel/canonical.js';
 import type { Manifest } from '../../kernel/manifest/index.js';
-import { listReceipts } from '../../kernel/registry/receipt.js';
 import { checkSignature, readTrustStore, type PackageSignature } from '../../kernel/signing/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
+import { receiptsOf } from '../root-state.js';
 
 /**
  * G5: every installed package's signature verifies against the root's trust store, re-checked from the
@@ -20,7 +20,7 @@ export default defineGate({
     const errors: Finding[] = [];
     const waivers: Finding[] = [];
     let valid = 0;
-    for (const receipt of listReceipts(ctx.root).values()) {
+    for (const receipt of receiptsOf(ctx).values()) {
       const dir = join(ctx.root, 'HOT', 'installed', receipt.package_id);
       const manifestText = readText(join(dir, 'manifest.json'));
       const manifest = manifestText === null ? null : (JSON.parse(manifestText) as Manifest);
