@@ -8,6 +8,7 @@ import { defineSuite, percentile, timeEach, timeEachAsync, type BenchRow } from 
 
 const ledgerModule = await fromDevRoot<typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>('HOT/kernel/ledger/index.js');
 const routerModule = await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
+const recordsModule = await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/records.js')>('HOT/router/records.js');
 const configModule = await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
 
 const mockModule = await fromDevRoot<typeof import('../../../staging/PKG-PROVIDER-MOCK-001/HOT/providers/mock/provider.js')>('HOT/providers/mock/provider.js');
@@ -29,9 +30,13 @@ export default defineSuite({
     const rows: BenchRow[] = [];
 
     const durable = openRouter(join(tmp, 'durable.sqlite'), 'FULL');
+    // The baseline appends exactly the records route() must make, built by the router's own record builders.
+    const answer = await provider.send({ model: 'mock-model-1', prompt: 'x', max_tokens: 1024 }, { timeoutMs: 60_000 });
     const appendPairs = timeEach(n, (i) => {
-      durable.ledger.append({ event_type: 'DISPATCH', submission_id: 'PRC-BENCH', decision: 'DISPATCHED', reason: 'bench', metadata: { i } });
-      durable.ledger.append({ event_type: 'EXCHANGE', submission_id: 'PRC-BENCH', decision: 'SUCCESS', reason: 'bench', metadata: { i } });
+      const req = { ...request(i), contract_id: 'PRC-BENCH', agent_id: 'AGENT-BENCH', session_id: `SES-${i % 16}`, prompt: String(request(i).prompt) };
+      const dispatch = durable.ledger.append(recordsModule.dispatchRecord(req, 'mock', 'mock-model-1'));
+      const attempts = [{ attempt: 1, outcome: 'success' as const, status: null, kind: null, latency_ms: 0, retry_after_ms: null }];
+      durable.ledger.append(recordsModule.exchangeRecord({ request: req, dispatchEntryId: dispatch.id, contextHash: 'a'.repeat(64), modelId: 'mock-model-1', latencyMs: 0, attempts }, answer));
     });
     const durableRoutes = await timeEachAsync(n, async (i) => { await durable.router.route(request(i)); });
     durable.ledger.close();
