@@ -4,6 +4,7 @@ import { kindForStatus, ProviderError, type ProviderErrorKind } from './errors.j
 import type { HttpReply } from './http.js';
 import { redact } from './redact.js';
 import { parseRetryAfter } from './retry-after.js';
+import type { ProviderResult, StopReason, Usage } from './spec.js';
 
 export interface FailureFacts {
   /** The provider's own error type/code from the body, if any. */
@@ -32,4 +33,27 @@ export function malformed(providerId: string, reply: HttpReply, problem: string,
     kind: 'malformed_response', providerId, status: reply.status, requestId,
     message: `provider ${show(providerId)} answered HTTP ${reply.status} with a malformed body: ${problem} (body starts ${show(redact(reply.text, secrets), 80)})`,
   });
+}
+
+/** A provider's success body, parsed into what every provider reports. */
+export interface ParsedReply {
+  content: string;
+  model: string | null;
+  rawStopReason: string | null;
+  usage: Usage;
+}
+
+/** The ProviderResult for a parsed success body: the model falls back to the one requested. */
+export function successResult(providerId: string, reply: HttpReply, parsed: ParsedReply, requestedModel: unknown, requestId: string | null,
+  normaliseStopReason: (raw: string | null) => StopReason): ProviderResult {
+  return {
+    provider_id: providerId,
+    model: parsed.model ?? String(requestedModel),
+    content: parsed.content,
+    stop_reason: normaliseStopReason(parsed.rawStopReason),
+    raw_stop_reason: parsed.rawStopReason,
+    usage: parsed.usage,
+    request_id: requestId,
+    latency_ms: reply.latencyMs,
+  };
 }

@@ -18,16 +18,9 @@ export interface LedgerOptions extends ConnectionOptions {
   idSource?: IdSource;
 }
 
-export interface EntryRow {
+/** A stored row: the hashed columns plus the chain position and the hash. */
+export interface EntryRow extends HashColumns {
   seq: number;
-  id: string;
-  event_type: string;
-  submission_id: string;
-  decision: string;
-  reason: string;
-  metadata: string;
-  timestamp: string;
-  previous_hash: string;
   entry_hash: string;
 }
 

@@ -1,7 +1,7 @@
 import { systemClock, systemTimers, type Clock, type FetchLike, type Timers } from '../clock.js';
 import { resolveEndpoint } from '../config.js';
 import { postJson } from '../http.js';
-import { failureFromReply, malformed } from '../reply.js';
+import { failureFromReply, malformed, successResult } from '../reply.js';
 import { parseProviderRequest } from '../request.js';
 import { isRenderedRequest, type Provider, type ProviderRequest, type ProviderResult, type SendOptions } from '../spec.js';
 import { checkMessagesBody, messagesBody } from './body.js';
@@ -57,15 +57,6 @@ export class AnthropicProvider implements Provider {
     }
     const message = parseMessage(reply.text);
     if (typeof message === 'string') throw malformed(this.id, reply, message, headerRequestId, secrets);
-    return {
-      provider_id: this.id,
-      model: message.model ?? String(body.model),
-      content: message.content,
-      stop_reason: normaliseStopReason(message.rawStopReason),
-      raw_stop_reason: message.rawStopReason,
-      usage: message.usage,
-      request_id: headerRequestId,
-      latency_ms: reply.latencyMs,
-    };
+    return successResult(this.id, reply, message, body.model, headerRequestId, normaliseStopReason);
   }
 }

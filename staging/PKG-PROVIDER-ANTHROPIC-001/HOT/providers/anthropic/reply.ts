@@ -1,13 +1,8 @@
 import { asObject, getCount, getObject, getString, parseJson, type JsonObject } from '../json.js';
-import type { FailureFacts } from '../reply.js';
+import type { FailureFacts, ParsedReply } from '../reply.js';
 import type { StopReason, Usage } from '../spec.js';
 
-export interface ParsedMessage {
-  content: string;
-  model: string | null;
-  rawStopReason: string | null;
-  usage: Usage;
-}
+export type ParsedMessage = ParsedReply;
 
 /** Parse a Messages API success body; returns a problem string when it is not one. */
 export function parseMessage(text: string): ParsedMessage | string {

@@ -1,7 +1,7 @@
 import { systemClock, systemTimers, type Clock, type FetchLike, type Timers } from '../clock.js';
 import { resolveEndpoint } from '../config.js';
 import { postJson } from '../http.js';
-import { failureFromReply, malformed } from '../reply.js';
+import { failureFromReply, malformed, successResult } from '../reply.js';
 import { parseProviderRequest } from '../request.js';
 import { isRenderedRequest, type Provider, type ProviderRequest, type ProviderResult, type SendOptions } from '../spec.js';
 import { chatBody, chatCompletionsUrl, checkChatBody } from './body.js';
@@ -56,15 +56,6 @@ export class OpenAiProvider implements Provider {
     }
     const completion = parseCompletion(reply.text);
     if (typeof completion === 'string') throw malformed(this.id, reply, completion, headerRequestId, secrets);
-    return {
-      provider_id: this.id,
-      model: completion.model ?? String(body.model),
-      content: completion.content,
-      stop_reason: normaliseStopReason(completion.rawStopReason),
-      raw_stop_reason: completion.rawStopReason,
-      usage: completion.usage,
-      request_id: headerRequestId,
-      latency_ms: reply.latencyMs,
-    };
+    return successResult(this.id, reply, completion, body.model, headerRequestId, normaliseStopReason);
   }
 }

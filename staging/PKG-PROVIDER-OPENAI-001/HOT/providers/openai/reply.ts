@@ -1,13 +1,8 @@
 import { asObject, getCount, getObject, getString, parseJson, type JsonObject } from '../json.js';
-import type { FailureFacts } from '../reply.js';
+import type { FailureFacts, ParsedReply } from '../reply.js';
 import type { StopReason, Usage } from '../spec.js';
 
-export interface ParsedCompletion {
-  content: string;
-  model: string | null;
-  rawStopReason: string | null;
-  usage: Usage;
-}
+export type ParsedCompletion = ParsedReply;
 
 /** Parse a Chat Completions success body (first choice); returns a problem string when it is not one. */
 export function parseCompletion(text: string): ParsedCompletion | string {
