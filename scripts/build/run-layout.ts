@@ -1,4 +1,4 @@
 import { layoutAll } from './layout.js';
 
 const summary = layoutAll();
-process.stdout.write(`layout: ${summary.packages} packages, ${summary.files} files -> build/pkg, build/root\n`);
+process.stderr.write(`layout: ${summary.packages} packages, ${summary.files} files -> build/pkg, build/root\n`);
