@@ -4,12 +4,23 @@ import { randomBytes } from 'node:crypto';
 
 /** Write a file atomically: temp file in the same directory, fsync, rename, fsync the directory. */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+  writeFileAtomicWith(path, (write) => write(data));
+}
+
+/**
+ * The same protocol for content produced in pieces (a large export): `produce` writes chunks; the file
+ * appears at `path` only once everything was written and flushed, and a throw leaves nothing behind.
+ */
+export function writeFileAtomicWith<T>(path: string, produce: (write: (chunk: string | Uint8Array) => void) => T): T {
   const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'wx', 0o644);
+  let result: T;
   try {
-    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    result = produce((chunk) => {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      let off = 0;
+      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    });
     fsyncSync(fd);
   } catch (err) {
     closeSync(fd);
@@ -19,6 +30,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   closeSync(fd);
   renameSync(tmp, path);
   fsyncDir(dirname(path));
+  return result;
 }
 
 export function fsyncDir(dir: string): void {

@@ -1,8 +1,6 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import AjvModule, { type ValidateFunction } from 'ajv';
-import { fsyncDir } from '../atomic.js';
+import { writeFileAtomicWith } from '../atomic.js';
 import { canonicalJson } from '../canonical.js';
 import { CpError, show } from '../errors.js';
 import { computeEntryHash, GENESIS_HASH, type Anchor, type LedgerEntry } from './entry.js';
@@ -27,35 +25,19 @@ export function* exportLines(ledger: Ledger): IterableIterator<string> {
 
 /** Write the export to `path` atomically (temp file, fsync, rename); returns the exported head. */
 export function exportLedger(ledger: Ledger, path: string): Anchor {
-  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'wx', 0o644);
-  let head: Anchor = { seq: 0, hash: GENESIS_HASH };
-  try {
+  return writeFileAtomicWith(path, (write) => {
+    let head: Anchor = { seq: 0, hash: GENESIS_HASH };
     ledger.snapshot(() => {
       let buffer = '';
       for (const line of exportLines(ledger)) {
         buffer += `${line}\n`;
-        if (buffer.length > 1 << 20) { writeAll(fd, buffer); buffer = ''; }
+        if (buffer.length > 1 << 20) { write(buffer); buffer = ''; }
       }
-      writeAll(fd, buffer);
+      write(buffer);
       head = ledger.head();
     });
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  renameSync(tmp, path);
-  fsyncDir(dirname(path));
-  return head;
-}
-
-function writeAll(fd: number, text: string): void {
-  const bytes = Buffer.from(text, 'utf8');
-  let offset = 0;
-  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    return head;
+  });
 }
 
 /**
