@@ -8,8 +8,9 @@ export interface TarFile {
   data: Buffer;
 }
 
+/** A coded refusal (the same shape as the kernel's CpError: code, message, hint), from built-ins only. */
 export class TarError extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(readonly code: string, message: string, readonly hint = 'the CP_BOOTSTRAP file is damaged or is not a CP_BOOTSTRAP archive; rebuild it with `cplane build`') {
     super(message);
   }
 }

@@ -127,7 +127,7 @@ function register(cli: Argv, cmd: CliCommand, ctx: CliContext, setExit: (code: n
 
 function reportError(error: unknown, json: boolean, out: (t: string) => void, err: (t: string) => void): number {
   if (isCpError(error)) {
-    if (json) out(JSON.stringify({ error: error.toJSON() }, null, 2));
+    if (json) out(JSON.stringify({ error: { code: error.code, message: error.message, hint: error.hint, details: error.details ?? {} } }, null, 2));
     else err(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}`);
     return error.code === 'ERR_USAGE' ? EXIT.USAGE : EXIT.REFUSED;
   }

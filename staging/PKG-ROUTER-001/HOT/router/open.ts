@@ -58,6 +58,11 @@ export function readBreakerStates(path: string): BreakerSnapshot[] {
 /** The router of an installed root: its config, its ledger, its installed providers, its breaker states. */
 export async function openRouter(root: string, options: OpenRouterOptions): Promise<OpenedRouter> {
   const hot = join(root, 'HOT');
+  if (!existsSync(join(hot, 'config', 'router.json'))) {
+    throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} has no router installed (no HOT/config/router.json)`, {
+      hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root', details: { root },
+    });
+  }
   const provider = await loadProvider(hot, options);
   const config = loadRouterConfig(join(hot, 'config', 'router.json'));
   const ledger = Ledger.open(options.ledgerPath ?? ledgerPathForRoot(root), { create: true, synchronous: options.synchronous ?? 'FULL' });

@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { CpError, show } from '../../kernel/errors.js';
 import { Ledger, ledgerPathForRoot } from '../../kernel/ledger/index.js';
 import { defineCommand } from '../command.js';
 import { resolveRoot } from '../root-option.js';
@@ -10,6 +12,9 @@ export default defineCommand({
   builder: (y) => y.option('root', { type: 'string', describe: 'the root' }),
   run(args, ctx) {
     const root = resolveRoot(args.root, ctx);
+    if (!existsSync(join(root, 'HOT'))) {
+      throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} is not a cplane root (no HOT/)`, { hint: 'bootstrap it first, or check --root', details: { root } });
+    }
     const breakers = readBreakerStates(breakerStatePath(root));
     const path = ledgerPathForRoot(root);
     let head = null;
