@@ -1,5 +1,17 @@
 import { CpError, show } from '../kernel/errors.js';
+import type { Clock, FetchLike, Timers } from './clock.js';
 import { asObject } from './json.js';
+
+/** Construction options every HTTP provider takes (all injectable for tests). */
+export interface HttpProviderOptions {
+  id?: string;
+  /** `{base_url?, api_key?}`; falls back to the provider's *_BASE_URL / *_API_KEY environment variables. */
+  config?: unknown;
+  env?: Readonly<Record<string, string | undefined>>;
+  fetch?: FetchLike;
+  clock?: Clock;
+  timers?: Timers;
+}
 
 /** The persisted provider config (schema: HOT/schemas/provider-config.schema.json). */
 export interface ProviderConfig {

@@ -1,5 +1,5 @@
 import { systemClock, systemTimers, type Clock, type FetchLike, type Timers } from '../clock.js';
-import { resolveEndpoint } from '../config.js';
+import { resolveEndpoint, type HttpProviderOptions } from '../config.js';
 import { postJson } from '../http.js';
 import { failureFromReply, malformed, successResult } from '../reply.js';
 import { parseProviderRequest } from '../request.js';
@@ -10,15 +10,7 @@ import { errorFacts, normaliseStopReason, parseMessage } from './reply.js';
 export const ANTHROPIC_VERSION = '2023-06-01';
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 
-export interface AnthropicProviderOptions {
-  id?: string;
-  /** `{base_url?, api_key?}`; falls back to $ANTHROPIC_BASE_URL / $ANTHROPIC_API_KEY. */
-  config?: unknown;
-  env?: Readonly<Record<string, string | undefined>>;
-  fetch?: FetchLike;
-  clock?: Clock;
-  timers?: Timers;
-}
+export type AnthropicProviderOptions = HttpProviderOptions;
 
 /** The Anthropic Messages API over fetch: one POST {base}/v1/messages per send, no retries. */
 export class AnthropicProvider implements Provider {

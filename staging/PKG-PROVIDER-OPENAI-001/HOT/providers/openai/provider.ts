@@ -1,5 +1,5 @@
 import { systemClock, systemTimers, type Clock, type FetchLike, type Timers } from '../clock.js';
-import { resolveEndpoint } from '../config.js';
+import { resolveEndpoint, type HttpProviderOptions } from '../config.js';
 import { postJson } from '../http.js';
 import { failureFromReply, malformed, successResult } from '../reply.js';
 import { parseProviderRequest } from '../request.js';
@@ -9,15 +9,7 @@ import { errorFacts, normaliseStopReason, parseCompletion } from './reply.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com';
 
-export interface OpenAiProviderOptions {
-  id?: string;
-  /** `{base_url?, api_key?}`; falls back to $OPENAI_BASE_URL / $OPENAI_API_KEY. The key is optional (local servers). */
-  config?: unknown;
-  env?: Readonly<Record<string, string | undefined>>;
-  fetch?: FetchLike;
-  clock?: Clock;
-  timers?: Timers;
-}
+export type OpenAiProviderOptions = HttpProviderOptions;
 
 /** Chat Completions over fetch against any compatible server: one POST per send, no retries. */
 export class OpenAiProvider implements Provider {
