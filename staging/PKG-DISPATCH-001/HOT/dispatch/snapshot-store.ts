@@ -54,15 +54,8 @@ export function snapshotHash(snapshot: Omit<Snapshot, 'snapshot_hash'>): string 
   }));
 }
 
-interface SnapshotRow {
-  run_id: string;
-  revision: number;
-  reason: string;
-  created_at: string;
-  previous_hash: string;
-  snapshot_hash: string;
-  facts: string;
-}
+/** A stored snapshot: its facts as the JSON text that was hashed. */
+type SnapshotRow = Omit<Snapshot, 'facts'> & { facts: string };
 
 /**
  * Revisioned snapshots of dispatch facts, one chain per run. Every change is a new revision written in a

@@ -57,3 +57,8 @@ export function successResult(providerId: string, reply: HttpReply, parsed: Pars
     latency_ms: reply.latencyMs,
   };
 }
+
+/** A provider's stop-reason mapping: its own values to the normalised ones; anything else is `other`. */
+export function stopReasonNormaliser(table: Readonly<Record<string, StopReason>>): (raw: string | null) => StopReason {
+  return (raw) => (raw === null || !Object.hasOwn(table, raw) ? 'other' : (table[raw] as StopReason));
+}

@@ -1,5 +1,5 @@
 import { asObject, getCount, getObject, getString, parseJson, type JsonObject } from '../json.js';
-import type { FailureFacts, ParsedReply } from '../reply.js';
+import { stopReasonNormaliser, type FailureFacts, type ParsedReply } from '../reply.js';
 import type { StopReason, Usage } from '../spec.js';
 
 export type ParsedMessage = ParsedReply;
@@ -41,13 +41,9 @@ export function parseUsage(usage: JsonObject | null): Usage {
   };
 }
 
-const STOP_REASONS: Readonly<Record<string, StopReason>> = {
+export const normaliseStopReason = stopReasonNormaliser({
   end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_use', refusal: 'content_filter',
-};
-
-export function normaliseStopReason(raw: string | null): StopReason {
-  return raw === null ? 'other' : STOP_REASONS[raw] ?? 'other';
-}
+});
 
 /**
  * Error facts from an error body `{"type":"error","error":{"type","message","details"?},"request_id"}`.

@@ -1,5 +1,5 @@
 import { asObject, getCount, getObject, getString, parseJson, type JsonObject } from '../json.js';
-import type { FailureFacts, ParsedReply } from '../reply.js';
+import { stopReasonNormaliser, type FailureFacts, type ParsedReply } from '../reply.js';
 import type { StopReason, Usage } from '../spec.js';
 
 export type ParsedCompletion = ParsedReply;
@@ -36,13 +36,9 @@ export function parseUsage(usage: JsonObject | null): Usage {
   };
 }
 
-const STOP_REASONS: Readonly<Record<string, StopReason>> = {
+export const normaliseStopReason = stopReasonNormaliser({
   stop: 'stop', length: 'length', tool_calls: 'tool_use', function_call: 'tool_use', content_filter: 'content_filter',
-};
-
-export function normaliseStopReason(raw: string | null): StopReason {
-  return raw === null ? 'other' : STOP_REASONS[raw] ?? 'other';
-}
+});
 
 /**
  * Error facts from `{"error":{"message","type","param","code"}}` (servers that send `{"error":"text"}`
