@@ -7,7 +7,44 @@ import { CpError } from './errors.js';
  * JSON.stringify does (which is what JCS specifies), no whitespace.
  */
 export function canonicalJson(value: unknown): string {
-  return serialize(value, []);
+  return isStringifyCanonical(value) ? JSON.stringify(value) : serialize(value, []);
+}
+
+/**
+ * True when JSON.stringify already produces the canonical form: only JSON values, no non-finite numbers,
+ * plain objects whose keys enumerate in sorted order at every level. Callers that build their objects with
+ * sorted keys (the router's records) get one native stringify instead of a recursive serialisation; any
+ * other value, including one JSON.stringify would silently change (undefined, NaN, toJSON), takes the
+ * serialiser, which either sorts it or refuses it.
+ */
+function isStringifyCanonical(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i += 1) if (!isStringifyCanonical(value[i])) return false;
+        return true;
+      }
+      const proto = Object.getPrototypeOf(value) as unknown;
+      if (proto !== Object.prototype && proto !== null) return false;
+      const record = value as Record<string, unknown>;
+      let previous: string | null = null;
+      // for…in (own enumerable keys here, the prototype being plain) is JSON.stringify's own key order.
+      for (const key in record) {
+        if (previous !== null && !(previous < key)) return false;
+        previous = key;
+        if (!isStringifyCanonical(record[key])) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 /** JSON Pointer of the value being serialised; built only when refusing, so the happy path stays cheap. */

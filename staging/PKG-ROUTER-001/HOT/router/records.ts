@@ -1,6 +1,11 @@
 import type { AppendInput } from '../kernel/ledger/index.js';
+import { canonicalJson } from '../kernel/canonical.js';
 import type { PromptRequest } from './request.js';
 import type { ProviderResult } from '../providers/spec.js';
+
+// Every metadata object below is written with its keys in sorted (RFC 8785) order, nested ones too: the ledger
+// then canonicalises it with one native JSON.stringify instead of a recursive walk (router records are the
+// hot path). A test holds every record builder to this; a key out of order costs speed, never correctness.
 
 /** One provider attempt inside an exchange (retries are recorded here, never as extra EXCHANGEs). */
 export interface AttemptRecord {
@@ -10,17 +15,6 @@ export interface AttemptRecord {
   kind: string | null;
   latency_ms: number;
   retry_after_ms: number | null;
-}
-
-function identity(request: PromptRequest): Record<string, string> {
-  return {
-    agent_id: request.agent_id,
-    session_id: request.session_id,
-    work_order_id: request.work_order_id ?? '',
-    tier: request.tier ?? '',
-    contract_id: request.contract_id,
-    framework_id: request.framework_id ?? '',
-  };
 }
 
 /** PROMPT_REJECTED: exactly five metadata keys; no prompt text. */
@@ -33,10 +27,10 @@ export function rejectionRecord(request: Partial<PromptRequest>, errorCode: stri
     reason: `${errorCode}: ${errorMessage}`,
     metadata: {
       agent_id: typeof request.agent_id === 'string' ? request.agent_id : '',
-      session_id: typeof request.session_id === 'string' ? request.session_id : '',
       contract_id: contractId,
       error_code: errorCode,
       error_message: errorMessage,
+      session_id: typeof request.session_id === 'string' ? request.session_id : '',
     },
   };
 }
@@ -48,7 +42,7 @@ export function dispatchRecord(request: PromptRequest, providerId: string, model
     submission_id: request.contract_id,
     decision: 'DISPATCHED',
     reason: `Dispatching to ${providerId}/${modelId}`,
-    metadata: { contract_id: request.contract_id, agent_id: request.agent_id, session_id: request.session_id },
+    metadata: { agent_id: request.agent_id, contract_id: request.contract_id, session_id: request.session_id },
   };
 }
 
@@ -63,56 +57,72 @@ export interface ExchangeContext {
 
 /** EXCHANGE for a completed round-trip: the seed's 16 fields plus the documented extensions. */
 export function exchangeRecord(ctx: ExchangeContext, answer: ProviderResult): AppendInput {
+  const { request } = ctx;
   const { usage } = answer;
   return {
     event_type: 'EXCHANGE',
-    submission_id: ctx.request.contract_id,
+    submission_id: request.contract_id,
     decision: 'SUCCESS',
     reason: 'Exchange completed',
     metadata: {
-      ...identity(ctx.request),
-      prompt: ctx.request.prompt,
-      response: answer.content,
-      outcome: 'success',
-      input_tokens: usage.input_tokens,
-      output_tokens: usage.output_tokens,
+      agent_id: request.agent_id,
+      attempts: ctx.attempts,
+      cache_read_tokens: usage.cache_read_tokens,
+      cache_write_tokens: usage.cache_write_tokens,
       context_hash: ctx.contextHash,
+      contract_id: request.contract_id,
       dispatch_entry_id: ctx.dispatchEntryId,
-      model_id: answer.model || ctx.modelId,
       finish_reason: answer.stop_reason,
+      framework_id: request.framework_id ?? '',
+      input_tokens: usage.input_tokens,
       latency_ms: ctx.latencyMs,
-      ...extensions(ctx, usage.cache_read_tokens, usage.cache_write_tokens, usage.raw ?? undefined),
+      model_id: answer.model || ctx.modelId,
+      outcome: 'success',
+      output_tokens: usage.output_tokens,
+      prompt: request.prompt,
+      response: answer.content,
+      session_id: request.session_id,
+      ...stablePrefix(ctx),
+      tier: request.tier ?? '',
+      // A provider's raw usage arrives in its own key order; a canonical copy keeps the whole record sorted.
+      ...(usage.raw ? { usage_raw: JSON.parse(canonicalJson(usage.raw)) as unknown } : {}),
+      work_order_id: request.work_order_id ?? '',
     },
   };
 }
 
 /** EXCHANGE for a failed round-trip: the prompt (we tried to send it), no response, the error. */
 export function exchangeErrorRecord(ctx: ExchangeContext, errorCode: string, errorMessage: string): AppendInput {
-  const outcome = errorCode === 'TIMEOUT' ? 'timeout' : 'error';
+  const { request } = ctx;
   return {
     event_type: 'EXCHANGE',
-    submission_id: ctx.request.contract_id,
+    submission_id: request.contract_id,
     decision: 'ERROR',
     reason: `${errorCode}: ${errorMessage}`,
     metadata: {
-      ...identity(ctx.request),
-      prompt: ctx.request.prompt,
-      response: '',
-      outcome,
+      agent_id: request.agent_id,
+      attempts: ctx.attempts,
+      cache_read_tokens: null,
+      cache_write_tokens: null,
+      context_hash: ctx.contextHash,
+      contract_id: request.contract_id,
+      dispatch_entry_id: ctx.dispatchEntryId,
       error_code: errorCode,
       error_message: errorMessage,
-      context_hash: ctx.contextHash,
-      dispatch_entry_id: ctx.dispatchEntryId,
-      model_id: ctx.modelId,
+      framework_id: request.framework_id ?? '',
       latency_ms: ctx.latencyMs,
-      ...extensions(ctx, null, null, undefined),
+      model_id: ctx.modelId,
+      outcome: errorCode === 'TIMEOUT' ? 'timeout' : 'error',
+      prompt: request.prompt,
+      response: '',
+      session_id: request.session_id,
+      ...stablePrefix(ctx),
+      tier: request.tier ?? '',
+      work_order_id: request.work_order_id ?? '',
     },
   };
 }
 
-function extensions(ctx: ExchangeContext, cacheRead: number | null, cacheWrite: number | null, raw: unknown): Record<string, unknown> {
-  const out: Record<string, unknown> = { attempts: ctx.attempts, cache_read_tokens: cacheRead, cache_write_tokens: cacheWrite };
-  if (ctx.request.compiled) out.stable_prefix_hash = ctx.request.compiled.stable_prefix_hash;
-  if (raw !== undefined) out.usage_raw = raw;
-  return out;
+function stablePrefix(ctx: ExchangeContext): { stable_prefix_hash?: string } {
+  return ctx.request.compiled ? { stable_prefix_hash: ctx.request.compiled.stable_prefix_hash } : {};
 }

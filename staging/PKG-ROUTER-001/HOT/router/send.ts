@@ -46,13 +46,14 @@ export async function sendWithRetries(options: SendOptions): Promise<SendResult>
     const started = options.clock();
     try {
       const result = await options.provider.send(options.request, { timeoutMs: options.config.timeout_ms });
-      attempts.push({ attempt, outcome: 'success', status: null, kind: null, latency_ms: options.clock() - started, retry_after_ms: null });
+      // Keys in canonical (sorted) order throughout the router's records: the ledger then stringifies them natively.
+      attempts.push({ attempt, kind: null, latency_ms: options.clock() - started, outcome: 'success', retry_after_ms: null, status: null });
       return { ok: true, result, attempts };
     } catch (error) {
       const failure = classify(error);
       attempts.push({
-        attempt, outcome: failure.kind === 'timeout' ? 'timeout' : 'error', status: failure.status, kind: failure.kind,
-        latency_ms: options.clock() - started, retry_after_ms: failure.retry_after_ms,
+        attempt, kind: failure.kind, latency_ms: options.clock() - started, outcome: failure.kind === 'timeout' ? 'timeout' : 'error',
+        retry_after_ms: failure.retry_after_ms, status: failure.status,
       });
       options.onFailure(failure);
       const delay = failure.retryable ? retryDelay(options.config.retry, attempt, failure.retry_after_ms, options.random) : null;

@@ -37,6 +37,38 @@ test('canonicalJson matches an independent RFC 8785 implementation on random val
   }
 });
 
+/** The same value rebuilt with every object's keys inserted in sorted order: the JSON.stringify fast path's input. */
+function sortedInsertion(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedInsertion);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    Object.defineProperty(out, key, { value: sortedInsertion((value as Record<string, unknown>)[key]), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+test('canonicalJson matches the oracle on values built with sorted keys (the stringify fast path)', () => {
+  const rand = seeded(7);
+  for (let i = 0; i < 3000; i += 1) {
+    const value = sortedInsertion(randomValue(rand, 0));
+    assert.equal(canonicalJson(value), oracle(value), JSON.stringify(value));
+  }
+  // Integer-like keys enumerate numerically whatever the insertion order, so "10" before "9" must still come out sorted.
+  assert.equal(canonicalJson({ '10': 1, '9': 2, a: { c: 1, d: [{ x: 1, y: 2 }] } }), '{"10":1,"9":2,"a":{"c":1,"d":[{"x":1,"y":2}]}}');
+});
+
+test('sorted-key values that JSON.stringify would quietly change are still refused', () => {
+  const cases: [unknown, RegExp][] = [
+    [{ a: 1, b: undefined }, /undefined at \/b/],
+    [{ a: [1, Number.NaN] }, /non-finite number NaN at \/a\/1/],
+    [{ a: { toJSON: () => 'x' } }, /function at \/a\/toJSON/],
+    [{ a: new Date(0) }, /non-plain object at \/a/],
+    [{ a: [1, , 2] }, /undefined at \/a\/1/],
+  ];
+  for (const [value, message] of cases) assert.throws(() => canonicalJson(value), { code: 'ERR_CANONICAL_JSON', message });
+});
+
 test('canonicalJson: RFC 8785 number and ordering examples', () => {
   assert.equal(canonicalJson({ b: 1, a: [1e21, 1e-7, -0, 333333333.33333329, 0.000001] }), '{"a":[1e+21,1e-7,0,333333333.3333333,0.000001],"b":1}');
   // Keys sort by UTF-16 code units: U+20AC (€) sorts before U+1F600 (😀, a surrogate pair starting 0xD83D) ... and "\r" before "1".
