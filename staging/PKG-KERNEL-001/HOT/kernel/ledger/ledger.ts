@@ -4,9 +4,9 @@ import { CpError, show } from '../errors.js';
 import { canonicalJson, sha256Hex } from '../canonical.js';
 import {
   type AppendInput, type Anchor, type Clock, type IdSource, type LedgerEntry,
-  type HashColumns, GENESIS_HASH, hashInputFromColumns, randomEntryId,
+  type HashColumns, GENESIS_HASH, entryIdValue, hashInputFromColumns, randomEntryId, sequentialEntryIds,
 } from './entry.js';
-import { notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
+import { ID_START_KEY, notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
 import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type LedgerQuery } from './query.js';
 import { validateAppendInput } from './validate.js';
 
@@ -69,17 +69,18 @@ export class Ledger {
   readonly path: string;
   readonly db: Database.Database;
   private readonly clock: Clock;
-  private readonly idSource: IdSource;
+  private idSource: IdSource;
+  private readonly idsInjected: boolean;
   private readonly stmts;
   private readonly queryCache = new Map<string, Database.Statement>();
   /** Built once: better-sqlite3 prepares BEGIN/COMMIT per transaction() call. */
   private readonly appendTx: Database.Transaction<(prepared: PreparedAppend[]) => LedgerEntry[]>;
 
-  private constructor(path: string, db: Database.Database, clock: Clock, idSource: IdSource) {
+  private constructor(path: string, db: Database.Database, clock: Clock, idSource: IdSource | undefined) {
     this.path = path;
     this.db = db;
     this.clock = clock;
-    this.idSource = idSource;
+    this.idsInjected = idSource !== undefined;
     this.stmts = {
       head: db.prepare('SELECT seq, entry_hash FROM entries ORDER BY seq DESC LIMIT 1').raw(),
       count: db.prepare('SELECT count(*) FROM entries').pluck(),
@@ -88,7 +89,10 @@ export class Ledger {
       bySeq: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE seq = ?`),
       chunk: db.prepare(`SELECT ${ROW_COLUMNS}, json_valid(metadata) AND substr(metadata, 1, 1) = '{' FROM entries WHERE seq > ? ORDER BY seq ASC LIMIT ?`).raw(),
       history: db.prepare(HISTORY_SQL),
+      idStart: db.prepare('SELECT value FROM ledger_meta WHERE key = ?').pluck(),
+      setIdStart: db.prepare('INSERT OR REPLACE INTO ledger_meta (key, value) VALUES (?, ?)'),
     };
+    this.idSource = idSource ?? this.storedIdSource();
     this.appendTx = db.transaction((prepared: PreparedAppend[]) => {
       let [seq, previous] = this.headTuple();
       return prepared.map((input) => {
@@ -107,7 +111,7 @@ export class Ledger {
   static open(path: string, options: LedgerOptions = {}): Ledger {
     const db = openLedgerDatabase(path, options);
     try {
-      return new Ledger(path, db, options.clock ?? Date.now, options.idSource ?? randomEntryId);
+      return new Ledger(path, db, options.clock ?? Date.now, options.idSource);
     } catch (cause) {
       db.close();
       throw notALedger(path, cause);
@@ -145,9 +149,21 @@ export class Ledger {
         this.stmts.insert.run(index + 1, entry.id, entry.event_type, entry.submission_id, entry.decision, entry.reason,
           canonicalJson(entry.metadata), entry.timestamp, entry.previous_hash, entry.entry_hash);
       });
+      // Later appends continue from the last imported id, so a chain that came in sequential stays sequential.
+      const last = entries[entries.length - 1];
+      if (last) {
+        this.stmts.setIdStart.run(ID_START_KEY, ((entryIdValue(last.id) - entries.length) >>> 0).toString(16).padStart(8, '0'));
+      }
     });
     run.immediate();
+    if (!this.idsInjected) this.idSource = this.storedIdSource();
     return this.head();
+  }
+
+  /** This ledger's sequential ids, or random ones for a ledger created before ids had a stored start. */
+  private storedIdSource(): IdSource {
+    const start = this.stmts.idStart.get(ID_START_KEY) as string | undefined;
+    return start !== undefined && /^[0-9a-f]{8}$/.test(start) ? sequentialEntryIds(Number.parseInt(start, 16)) : randomEntryId;
   }
 
   private headTuple(): [number, string] {
@@ -161,7 +177,7 @@ export class Ledger {
    */
   private insertWithFreshId(seq: number, columns: HashColumns): string {
     for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt += 1) {
-      columns.id = this.idSource();
+      columns.id = this.idSource(seq, attempt);
       const entryHash = sha256Hex(hashInputFromColumns(columns));
       try {
         this.stmts.insert.run(seq, columns.id, columns.event_type, columns.submission_id, columns.decision, columns.reason,

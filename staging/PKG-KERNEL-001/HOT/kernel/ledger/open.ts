@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CpError, show } from '../errors.js';
@@ -13,6 +14,9 @@ export interface ConnectionOptions {
   busyTimeoutMs?: number;
   readonly?: boolean;
 }
+
+/** ledger_meta key: where this ledger's sequential ids start (8 hex digits). Ledgers made before it use random ids. */
+export const ID_START_KEY = 'id_start';
 
 const SYNCHRONOUS_MODES: readonly string[] = ['FULL', 'NORMAL', 'OFF'];
 
@@ -66,6 +70,7 @@ function initialise(db: Database.Database, path: string, readonly: boolean): voi
       const put = db.prepare('INSERT INTO ledger_meta (key, value) VALUES (?, ?)');
       put.run('format', LEDGER_FORMAT);
       put.run('format_version', LEDGER_FORMAT_VERSION);
+      put.run(ID_START_KEY, randomBytes(4).toString('hex'));
       return 'ledger' as const;
     }).immediate();
   }

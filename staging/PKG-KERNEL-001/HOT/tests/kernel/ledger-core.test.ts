@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CpError } from '../../kernel/errors.js';
-import { Ledger, verifyLedger, computeEntryHash, GENESIS_HASH, hashInput, ledgerPathForRoot, parseAnchor, formatAnchor } from '../../kernel/ledger/index.js';
+import { Ledger, verifyLedger, computeEntryHash, entryIdValue, exportLedger, GENESIS_HASH, hashInput, importLedger, ledgerPathForRoot, parseAnchor, formatAnchor } from '../../kernel/ledger/index.js';
 import { appendN, tamper, tempDir, tempLedger } from './ledger-fixtures.js';
 
 test('golden vector: a fixed entry hashes to a fixed value', () => {
@@ -62,6 +62,36 @@ test('an id collision is regenerated, and an id source that only collides is ref
   assert.equal(ids.length, 0, 'the colliding ids were drawn and skipped');
   assert.throws(() => ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' }), { code: 'ERR_LEDGER_ID_EXHAUSTED' });
   assert.equal(ledger.count(), 2);
+});
+
+test('ids follow the chain from a random per-ledger start, so the id index grows at its right edge', (t) => {
+  const values = (entries: { id: string }[]): number[] => entries.map((e) => entryIdValue(e.id));
+  const a = tempLedger(t);
+  const b = tempLedger(t);
+  const first = values([a.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' }), ...appendN(a, 4)]);
+  for (const id of [...a.query()].map((e) => e.id)) assert.match(id, /^LED-[a-f0-9]{8}$/);
+  assert.deepEqual(first, [0, 1, 2, 3, 4].map((k) => ((first[0] as number) + k) >>> 0), 'consecutive, across appends and batches');
+  const other = values(appendN(b, 1))[0];
+  assert.notEqual(other, first[0], 'each ledger draws its own start');
+  const reopened = Ledger.open(a.path);
+  t.after(() => { reopened.close(); });
+  assert.equal(entryIdValue(reopened.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' }).id), ((first[4] as number) + 1) >>> 0,
+    'the start is stored in the ledger, so another process continues the same sequence');
+});
+
+test('after an import, appends continue the imported ids; a taken id falls back to a random draw', (t) => {
+  const source = tempLedger(t, { idSource: ((ids) => () => ids.shift() ?? 'LED-ffffffff')(['LED-00000005', 'LED-00000004']) });
+  appendN(source, 2);
+  const file = join(tempDir(t), 'chain.jsonl');
+  exportLedger(source, file);
+  const target = tempLedger(t);
+  importLedger(target, file);
+  // Continuing from LED-00000004 at seq 2 makes seq 3 LED-00000005: taken by seq 1, so that draw is random.
+  const [third, fourth] = appendN(target, 2);
+  assert.notEqual(third?.id, 'LED-00000005');
+  assert.match(third?.id ?? '', /^LED-[a-f0-9]{8}$/);
+  assert.equal(fourth?.id, 'LED-00000006');
+  assert.equal(verifyLedger(target).ok, true);
 });
 
 test('ids colliding inside one batch are regenerated too', (t) => {
