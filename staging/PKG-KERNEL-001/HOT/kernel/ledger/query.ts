@@ -36,7 +36,7 @@ export function compileQuery(query: LedgerQuery): CompiledQuery {
   for (const field of EQUALITY_FILTERS) {
     const value = query[field];
     if (value === undefined) continue;
-    if (typeof value !== 'string') throw invalid(`query ${field} must be a string, got ${show(value)}`, { field });
+    if (typeof value !== 'string' || value === '') throw invalid(`query ${field} must be a non-empty string, got ${show(value)}`, { field });
     where.push(`${field} = ?`);
     params.push(value);
   }

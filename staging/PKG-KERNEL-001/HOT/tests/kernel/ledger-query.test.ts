@@ -79,9 +79,21 @@ test('queries return the matching entries, newest first by default, limited', (t
 
 test('malformed queries are refused with a coded error', (t) => {
   const ledger = tempLedger(t);
-  for (const bad of [{ limit: 0 }, { limit: 1.5 }, { since: 'yesterday' }, { order: 'sideways' }, { session_id: 7 }, { colour: 'red' }]) {
+  for (const bad of [{ limit: 0 }, { limit: 1.5 }, { since: 'yesterday' }, { order: 'sideways' }, { session_id: 7 }, { work_order_id: '' }, { colour: 'red' }]) {
     assert.throws(() => ledger.query(bad as never), { code: 'ERR_LEDGER_QUERY_INVALID' }, JSON.stringify(bad));
   }
+});
+
+test('an empty identity value is not indexed: the partial indexes skip it and history finds nothing', (t) => {
+  const ledger = tempLedger(t);
+  ledger.append({ event_type: 'EXCHANGE', submission_id: 'C', decision: 'OK', reason: 'r', metadata: { session_id: '', agent_id: '', work_order_id: '', dispatch_entry_id: '' } });
+  ledger.append({ event_type: 'EXCHANGE', submission_id: 'C', decision: 'OK', reason: 'r', metadata: { session_id: 'S', agent_id: 'A', work_order_id: 'W', dispatch_entry_id: 'LED-00000001' } });
+  for (const index of ['entries_session', 'entries_agent', 'entries_work_order', 'entries_dispatch_link']) {
+    const column = index === 'entries_dispatch_link' ? 'dispatch_entry_id' : `${index.slice('entries_'.length)}_id`;
+    assert.equal(ledger.db.prepare(`SELECT count(*) FROM entries INDEXED BY ${index} WHERE ${column} IS NOT NULL`).pluck().get(), 1, index);
+  }
+  assert.deepEqual(ledger.history(''), []);
+  assert.equal(ledger.query({ session_id: 'S' }).length, 1);
 });
 
 test('history(session) is that session\'s EXCHANGE records in order', (t) => {
