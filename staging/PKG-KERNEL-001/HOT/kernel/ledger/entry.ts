@@ -110,8 +110,14 @@ export interface HashColumns {
  * canonical JSON the result is identical (proved by the equivalence tests).
  */
 export function hashInputFromColumns(c: HashColumns): string {
+  return hashInputOf(c.id, c.event_type, c.submission_id, c.decision, c.reason, c.metadata, c.timestamp, c.previous_hash);
+}
+
+/** `hashInputFromColumns` without the columns object, for the append path. */
+export function hashInputOf(id: string, eventType: string, submissionId: string, decision: string, reason: string,
+  metadataJson: string, timestamp: string, previousHash: string): string {
   const q = JSON.stringify;
-  return `{"decision":${q(c.decision)},"event_type":${q(c.event_type)},"id":${q(c.id)},"metadata":${c.metadata},"previous_hash":${q(c.previous_hash)},"reason":${q(c.reason)},"submission_id":${q(c.submission_id)},"timestamp":${q(c.timestamp)}}`;
+  return `{"decision":${q(decision)},"event_type":${q(eventType)},"id":${q(id)},"metadata":${metadataJson},"previous_hash":${q(previousHash)},"reason":${q(reason)},"submission_id":${q(submissionId)},"timestamp":${q(timestamp)}}`;
 }
 
 export const HASH_PATTERN = /^[0-9a-f]{64}$/;

@@ -4,7 +4,7 @@ import { CpError, show } from '../errors.js';
 import { canonicalJson, sha256Hex } from '../canonical.js';
 import {
   type AppendInput, type Anchor, type Clock, type IdSource, type LedgerEntry,
-  type HashColumns, GENESIS_HASH, entryIdValue, hashInputFromColumns, randomEntryId, sequentialEntryIds,
+  type HashColumns, GENESIS_HASH, entryIdValue, hashInputOf, randomEntryId, sequentialEntryIds,
 } from './entry.js';
 import { ID_START_KEY, notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
 import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type LedgerQuery } from './query.js';
@@ -71,6 +71,8 @@ export class Ledger {
   private readonly clock: Clock;
   private idSource: IdSource;
   private readonly idsInjected: boolean;
+  private lastMs = Number.NaN;
+  private lastIso = '';
   private readonly stmts;
   private readonly queryCache = new Map<string, Database.Statement>();
   /** Built once: better-sqlite3 prepares BEGIN/COMMIT per transaction() call. */
@@ -95,17 +97,30 @@ export class Ledger {
     this.idSource = idSource ?? this.storedIdSource();
     this.appendTx = db.transaction((prepared: PreparedAppend[]) => {
       let [seq, previous] = this.headTuple();
-      return prepared.map((input) => {
+      const entries = new Array<LedgerEntry>(prepared.length);
+      for (let i = 0; i < prepared.length; i += 1) {
+        const input = prepared[i] as PreparedAppend;
         seq += 1;
-        const columns = {
+        const entry: LedgerEntry = {
           id: '', event_type: input.event_type, submission_id: input.submission_id, decision: input.decision, reason: input.reason,
-          metadata: input.metadataJson, timestamp: new Date(this.clock()).toISOString(), previous_hash: previous,
+          metadata: input.metadata, timestamp: this.now(), previous_hash: previous, entry_hash: '',
         };
-        const entryHash = this.insertWithFreshId(seq, columns);
-        previous = entryHash;
-        return { ...columns, metadata: input.metadata, entry_hash: entryHash };
-      });
+        this.insertWithFreshId(seq, entry, input.metadataJson);
+        previous = entry.entry_hash;
+        entries[i] = entry;
+      }
+      return entries;
     });
+  }
+
+  /** The clock as ISO-8601; a batch appended within one millisecond formats it once. */
+  private now(): string {
+    const ms = this.clock();
+    if (ms !== this.lastMs) {
+      this.lastMs = ms;
+      this.lastIso = new Date(ms).toISOString();
+    }
+    return this.lastIso;
   }
 
   static open(path: string, options: LedgerOptions = {}): Ledger {
@@ -127,8 +142,9 @@ export class Ledger {
   appendBatch(inputs: readonly AppendInput[]): LedgerEntry[] {
     // Validation and canonicalisation happen before taking the write lock, so other appenders wait less.
     const prepared: PreparedAppend[] = inputs.map((input, index) => {
-      const valid = validateAppendInput(input, index);
-      return { ...valid, metadataJson: canonicalJson(valid.metadata) };
+      const valid = validateAppendInput(input, index) as PreparedAppend;
+      valid.metadataJson = canonicalJson(valid.metadata);
+      return valid;
     });
     return this.appendTx.immediate(prepared);
   }
@@ -172,17 +188,19 @@ export class Ledger {
   }
 
   /**
-   * Insert one row under the write lock, drawing ids until one is unused. The UNIQUE index on id does the
-   * checking: a collision fails only that statement, so the transaction carries on with a new id and hash.
+   * Insert one row under the write lock, drawing ids until one is unused; fills in the entry's id and hash.
+   * The UNIQUE index on id does the checking: a collision fails only that statement, so the transaction
+   * carries on with a new id and hash.
    */
-  private insertWithFreshId(seq: number, columns: HashColumns): string {
+  private insertWithFreshId(seq: number, entry: LedgerEntry, metadataJson: string): void {
     for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt += 1) {
-      columns.id = this.idSource(seq, attempt);
-      const entryHash = sha256Hex(hashInputFromColumns(columns));
+      entry.id = this.idSource(seq, attempt);
+      entry.entry_hash = sha256Hex(hashInputOf(entry.id, entry.event_type, entry.submission_id, entry.decision, entry.reason,
+        metadataJson, entry.timestamp, entry.previous_hash));
       try {
-        this.stmts.insert.run(seq, columns.id, columns.event_type, columns.submission_id, columns.decision, columns.reason,
-          columns.metadata, columns.timestamp, columns.previous_hash, entryHash);
-        return entryHash;
+        this.stmts.insert.run(seq, entry.id, entry.event_type, entry.submission_id, entry.decision, entry.reason,
+          metadataJson, entry.timestamp, entry.previous_hash, entry.entry_hash);
+        return;
       } catch (error) {
         if (!isIdCollision(error)) throw error;
       }
