@@ -7,7 +7,9 @@ import {
   type HashColumns, GENESIS_HASH, entryIdValue, hashInputOf, randomEntryId, sequentialEntryIds,
 } from './entry.js';
 import { ID_START_KEY, notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
-import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type LedgerQuery } from './query.js';
+import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type CompiledQuery, type LedgerQuery } from './query.js';
+import { TIMESTAMP_INDEX, TIMESTAMP_INDEX_DDL } from './schema.js';
+import { seqRangeForTimes } from './time-range.js';
 import { validateAppendInput } from './validate.js';
 
 export type { Synchronous } from './open.js';
@@ -84,7 +86,9 @@ export class Ledger {
     this.clock = clock;
     this.idsInjected = idSource !== undefined;
     this.stmts = {
-      head: db.prepare('SELECT seq, entry_hash FROM entries ORDER BY seq DESC LIMIT 1').raw(),
+      head: db.prepare('SELECT seq, entry_hash, timestamp FROM entries ORDER BY seq DESC LIMIT 1').raw(),
+      timeProbe: db.prepare('SELECT seq, timestamp FROM entries WHERE seq >= ? ORDER BY seq LIMIT 1').raw(),
+      timestampIndex: db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?").pluck(),
       count: db.prepare('SELECT count(*) FROM entries').pluck(),
       insert: db.prepare(`INSERT INTO entries (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       byId: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id = ?`),
@@ -96,14 +100,17 @@ export class Ledger {
     };
     this.idSource = idSource ?? this.storedIdSource();
     this.appendTx = db.transaction((prepared: PreparedAppend[]) => {
-      let [seq, previous] = this.headTuple();
+      let [seq, previous, latest] = this.headTuple();
       const entries = new Array<LedgerEntry>(prepared.length);
       for (let i = 0; i < prepared.length; i += 1) {
         const input = prepared[i] as PreparedAppend;
         seq += 1;
+        // Never earlier than the head (a clock stepped back, another process's clock behind): time order is chain order.
+        const now = this.now();
+        if (now > latest) latest = now;
         const entry: LedgerEntry = {
           id: '', event_type: input.event_type, submission_id: input.submission_id, decision: input.decision, reason: input.reason,
-          metadata: input.metadata, timestamp: this.now(), previous_hash: previous, entry_hash: '',
+          metadata: input.metadata, timestamp: latest, previous_hash: previous, entry_hash: '',
         };
         this.insertWithFreshId(seq, entry, input.metadataJson);
         previous = entry.entry_hash;
@@ -165,6 +172,10 @@ export class Ledger {
         this.stmts.insert.run(index + 1, entry.id, entry.event_type, entry.submission_id, entry.decision, entry.reason,
           canonicalJson(entry.metadata), entry.timestamp, entry.previous_hash, entry.entry_hash);
       });
+      // Time ranges are found by binary search on seq only while timestamps are in chain order.
+      if (entries.some((entry, index) => index > 0 && entry.timestamp < (entries[index - 1] as LedgerEntry).timestamp)) {
+        this.db.exec(TIMESTAMP_INDEX_DDL);
+      }
       // Later appends continue from the last imported id, so a chain that came in sequential stays sequential.
       const last = entries[entries.length - 1];
       if (last) {
@@ -182,9 +193,9 @@ export class Ledger {
     return start !== undefined && /^[0-9a-f]{8}$/.test(start) ? sequentialEntryIds(Number.parseInt(start, 16)) : randomEntryId;
   }
 
-  private headTuple(): [number, string] {
-    const row = this.stmts.head.get() as [number, string] | undefined;
-    return row ?? [0, GENESIS_HASH];
+  private headTuple(): [number, string, string] {
+    const row = this.stmts.head.get() as [number, string, string] | undefined;
+    return row ?? [0, GENESIS_HASH, ''];
   }
 
   /**
@@ -227,8 +238,19 @@ export class Ledger {
 
   /** Entries matching every given filter, newest first unless `order: 'oldest'`. Each form is served by an index. */
   query(query: LedgerQuery = {}): LedgerEntry[] {
-    const { sql, params } = compileQuery(query);
-    return (this.statement(sql).all(...params) as EntryRow[]).map(rowToEntry);
+    const run = (): LedgerEntry[] => {
+      const { sql, params } = this.compile(query);
+      return (this.statement(sql).all(...params) as EntryRow[]).map(rowToEntry);
+    };
+    // A time range reads in one snapshot, so the chain positions it finds are those of the rows it returns.
+    return query.since === undefined && query.until === undefined ? run() : this.snapshot(run);
+  }
+
+  /** The SQL and parameters `query` runs: a time range is a seq range unless this ledger has a timestamp index. */
+  compile(query: LedgerQuery): CompiledQuery {
+    if (query.since === undefined && query.until === undefined) return compileQuery(query);
+    if ((this.stmts.timestampIndex.get(TIMESTAMP_INDEX) as number) > 0) return compileQuery(query);
+    return compileQuery(query, (since, until) => seqRangeForTimes(this.stmts.timeProbe, this.headTuple()[0], since, until));
   }
 
   /** A session's EXCHANGE records, oldest first: the conversation as it happened. */

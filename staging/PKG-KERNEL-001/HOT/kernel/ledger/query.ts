@@ -1,4 +1,5 @@
 import { CpError, show } from '../errors.js';
+import type { SeqRange } from './time-range.js';
 
 export interface LedgerQuery {
   event_type?: string;
@@ -22,13 +23,20 @@ export const HISTORY_SQL = `SELECT ${ROW_COLUMNS} FROM entries WHERE session_id 
 const EQUALITY_FILTERS = ['event_type', 'submission_id', 'session_id', 'agent_id', 'work_order_id'] as const;
 const QUERY_KEYS: readonly string[] = [...EQUALITY_FILTERS, 'since', 'until', 'limit', 'order'];
 
+/** Where a time range is looked up: the timestamp index, or chain positions the caller derives from the times. */
+export type TimeLookup = 'index' | ((since: string | undefined, until: string | undefined) => SeqRange);
+
 export interface CompiledQuery {
   sql: string;
   params: (string | number)[];
 }
 
-/** Turn a query into SQL over indexed columns only; every filter is a bound parameter. */
-export function compileQuery(query: LedgerQuery): CompiledQuery {
+/**
+ * Turn a query into SQL over indexed columns only; every filter is a bound parameter. A time range uses the
+ * timestamp index, or with `time` a function, the chain positions it returns (ledgers whose timestamps are
+ * in chain order have no timestamp index).
+ */
+export function compileQuery(query: LedgerQuery, time: TimeLookup = 'index'): CompiledQuery {
   const unknown = Object.keys(query).filter((key) => !QUERY_KEYS.includes(key));
   if (unknown.length > 0) throw invalid(`unknown query field(s): ${unknown.join(', ')}`, { fields: unknown });
   const where: string[] = [];
@@ -40,12 +48,24 @@ export function compileQuery(query: LedgerQuery): CompiledQuery {
     where.push(`${field} = ?`);
     params.push(value);
   }
-  for (const [field, op] of [['since', '>='], ['until', '<=']] as const) {
+  const times: { since?: string; until?: string } = {};
+  for (const field of ['since', 'until'] as const) {
     const value = query[field];
     if (value === undefined) continue;
     if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) throw invalid(`query ${field} must be an ISO-8601 time, got ${show(value)}`, { field });
-    where.push(`timestamp ${op} ?`);
-    params.push(new Date(value).toISOString());
+    times[field] = new Date(value).toISOString();
+  }
+  let timeIndex = false;
+  if (times.since !== undefined || times.until !== undefined) {
+    if (time === 'index') {
+      timeIndex = true;
+      if (times.since !== undefined) { where.push('timestamp >= ?'); params.push(times.since); }
+      if (times.until !== undefined) { where.push('timestamp <= ?'); params.push(times.until); }
+    } else {
+      const range = time(times.since, times.until);
+      where.push('seq >= ?', 'seq <= ?');
+      params.push(range.fromSeq, range.toSeq);
+    }
   }
   let limit = '';
   if (query.limit !== undefined) {
@@ -59,7 +79,7 @@ export function compileQuery(query: LedgerQuery): CompiledQuery {
   const order = query.order === 'oldest' ? 'ASC' : 'DESC';
   const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   // With only a time range, SQLite would rather walk the primary key to skip the sort: a full scan.
-  const timeOnly = where.length > 0 && where.every((clause) => clause.startsWith('timestamp'));
+  const timeOnly = timeIndex && where.every((clause) => clause.startsWith('timestamp'));
   const from = timeOnly ? 'entries INDEXED BY entries_timestamp' : 'entries';
   return { sql: `SELECT ${ROW_COLUMNS} FROM ${from}${filter} ORDER BY seq ${order}${limit}`, params };
 }

@@ -7,6 +7,13 @@
 export const LEDGER_FORMAT = 'cplane-ledger';
 export const LEDGER_FORMAT_VERSION = '1';
 
+/**
+ * Only for a ledger whose timestamps are not in chain order (one imported so, or made before appends kept
+ * them in order): time ranges then need this index. Other ledgers find a time range by binary search on seq.
+ */
+export const TIMESTAMP_INDEX = 'entries_timestamp';
+export const TIMESTAMP_INDEX_DDL = `CREATE INDEX IF NOT EXISTS ${TIMESTAMP_INDEX} ON entries (timestamp, seq)`;
+
 export const LEDGER_DDL = `
 CREATE TABLE IF NOT EXISTS ledger_meta (
   key TEXT PRIMARY KEY,
@@ -30,7 +37,6 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE INDEX IF NOT EXISTS entries_event_type ON entries (event_type, seq);
 CREATE INDEX IF NOT EXISTS entries_submission ON entries (submission_id, seq);
-CREATE INDEX IF NOT EXISTS entries_timestamp ON entries (timestamp, seq);
 CREATE INDEX IF NOT EXISTS entries_session ON entries (session_id, seq) WHERE session_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS entries_agent ON entries (agent_id, seq) WHERE agent_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS entries_work_order ON entries (work_order_id, seq) WHERE work_order_id IS NOT NULL;

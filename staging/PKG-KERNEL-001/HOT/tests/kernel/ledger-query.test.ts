@@ -1,7 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileQuery, HISTORY_SQL, listOrphans, ORPHANS_SQL, type Ledger, type LedgerEntry, type LedgerQuery } from '../../kernel/ledger/index.js';
-import { tempLedger } from './ledger-fixtures.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { canonicalJson } from '../../kernel/canonical.js';
+import {
+  compileQuery, computeEntryHash, GENESIS_HASH, HISTORY_SQL, importLedger, listOrphans, ORPHANS_SQL, type Ledger, type LedgerEntry, type LedgerQuery,
+} from '../../kernel/ledger/index.js';
+import { tempDir, tempLedger } from './ledger-fixtures.js';
 
 function plan(ledger: Ledger, sql: string, params: unknown[]): string[] {
   return (ledger.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail);
@@ -40,9 +45,9 @@ test('every filtered query form is served by an index (no full scan)', (t) => {
   const ledger = tempLedger(t);
   conversation(ledger);
   for (const [name, query] of INDEXED_FORMS) {
-    const { sql, params } = compileQuery(query);
+    const { sql, params } = ledger.compile(query);
     const details = plan(ledger, sql, params);
-    assert.ok(details.some((d) => /^SEARCH entries USING (COVERING )?INDEX/.test(d)), `${name}: ${details.join(' | ')}`);
+    assert.ok(details.some((d) => /^SEARCH entries USING ((COVERING )?INDEX|INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\))/.test(d)), `${name}: ${details.join(' | ')}`);
     assert.ok(!details.some((d) => /^SCAN entries\b/.test(d)), `${name} scans: ${details.join(' | ')}`);
   }
   assert.ok(plan(ledger, 'SELECT * FROM entries WHERE id = ?', ['LED-00000000']).some((d) => /USING INDEX sqlite_autoindex_entries/.test(d)));
@@ -94,6 +99,50 @@ test('an empty identity value is not indexed: the partial indexes skip it and hi
   }
   assert.deepEqual(ledger.history(''), []);
   assert.equal(ledger.query({ session_id: 'S' }).length, 1);
+});
+
+const BASE = Date.parse('2026-01-01T00:00:00Z');
+const at = (second: number): string => new Date(BASE + second * 1000).toISOString();
+
+/** Every since/until pair over times before, on, between and after the entries' own: each must select exactly what a scan would. */
+function assertTimeRangesExact(ledger: Ledger, all: LedgerEntry[]): void {
+  const times = [undefined, ...[0, 3, 4, 5, 6, 9, 10, 12, 15, 20, 25].map(at)];
+  for (const since of times) {
+    for (const until of times) {
+      if (since === undefined && until === undefined) continue;
+      const expected = all.filter((e) => (since === undefined || e.timestamp >= since) && (until === undefined || e.timestamp <= until)).map((e) => e.id);
+      const query = { ...(since ? { since } : {}), ...(until ? { until } : {}), order: 'oldest' as const };
+      assert.deepEqual(ledger.query(query).map((e) => e.id), expected, JSON.stringify(query));
+    }
+  }
+}
+
+test('timestamps never go backwards along the chain, so a time range is a seq range, found exactly', (t) => {
+  const seconds = [5, 3, 3, 9, 1, 12, 12, 20];
+  let tick = 0;
+  const ledger = tempLedger(t, { clock: () => BASE + 1000 * (seconds[tick++] as number) });
+  const append = (): LedgerEntry => ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' });
+  const all = [append(), append(), ...ledger.appendBatch([1, 2, 3].map(() => ({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' }))), append(), append(), append()];
+  assert.deepEqual(all.map((e) => e.timestamp), [5, 5, 5, 9, 9, 12, 12, 20].map(at), 'a clock that steps back gives the head\'s time');
+  assertTimeRangesExact(ledger, all);
+  assert.equal(ledger.db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'entries_timestamp'").pluck().get(), 0, 'no timestamp index to write');
+});
+
+test('a chain imported with timestamps out of order gets a timestamp index, and time ranges stay exact', (t) => {
+  let previous = GENESIS_HASH;
+  const entries = [5, 3, 9, 4, 12].map((second, index) => {
+    const body = { id: `LED-0000000${index + 1}`, event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r', metadata: {}, timestamp: at(second), previous_hash: previous };
+    const entry = { ...body, entry_hash: computeEntryHash(body) };
+    previous = entry.entry_hash;
+    return entry;
+  });
+  const file = join(tempDir(t), 'skewed.jsonl');
+  writeFileSync(file, entries.map((e) => `${canonicalJson(e)}\n`).join(''));
+  const ledger = tempLedger(t);
+  importLedger(ledger, file);
+  assertTimeRangesExact(ledger, entries);
+  const { sql, params } = ledger.compile({ since: at(4), until: at(9) });
+  assert.ok(plan(ledger, sql, params).some((d) => /USING INDEX entries_timestamp/.test(d)), sql);
 });
 
 test('history(session) is that session\'s EXCHANGE records in order', (t) => {
