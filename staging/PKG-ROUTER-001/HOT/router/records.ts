@@ -1,5 +1,4 @@
 import type { AppendInput } from '../kernel/ledger/index.js';
-import { canonicalJson } from '../kernel/canonical.js';
 import type { PromptRequest } from './request.js';
 import type { ProviderResult } from '../providers/spec.js';
 
@@ -84,8 +83,7 @@ export function exchangeRecord(ctx: ExchangeContext, answer: ProviderResult): Ap
       session_id: request.session_id,
       ...stablePrefix(ctx),
       tier: request.tier ?? '',
-      // A provider's raw usage arrives in its own key order; a canonical copy keeps the whole record sorted.
-      ...(usage.raw ? { usage_raw: JSON.parse(canonicalJson(usage.raw)) as unknown } : {}),
+      ...(usage.raw ? { usage_raw: sortedCopy(usage.raw) } : {}),
       work_order_id: request.work_order_id ?? '',
     },
   };
@@ -121,6 +119,18 @@ export function exchangeErrorRecord(ctx: ExchangeContext, errorCode: string, err
       work_order_id: request.work_order_id ?? '',
     },
   };
+}
+
+/**
+ * A provider's raw usage arrives in its own key order; a copy with sorted keys keeps the whole record on the
+ * fast path. Null-prototype objects, so a hostile "__proto__" key is copied as data, never as a prototype.
+ */
+function sortedCopy(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedCopy);
+  if (typeof value !== 'object' || value === null) return value;
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const key of Object.keys(value).sort()) out[key] = sortedCopy((value as Record<string, unknown>)[key]);
+  return out;
 }
 
 function stablePrefix(ctx: ExchangeContext): { stable_prefix_hash?: string } {

@@ -35,3 +35,18 @@ test('every record the router writes is already in canonical key order, so the l
   assert.equal((exchange.attempts as unknown[]).length, 2, 'the retried attempt is recorded inside the one EXCHANGE');
   assert.ok(exchange.usage_raw, 'the provider usage is recorded');
 });
+
+test('a provider usage object with a "__proto__" key is recorded as data', async (t) => {
+  const h = harness(t);
+  const seen = captureAppends(h.ledger);
+  const raw = JSON.parse('{"output_tokens":2,"__proto__":{"polluted":true},"input_tokens":1}') as Record<string, unknown>;
+  const send = h.provider.send.bind(h.provider);
+  h.provider.send = async (request, options) => { const result = await send(request, options); return { ...result, usage: { ...result.usage, raw } }; };
+  assert.equal((await h.router.route(request())).outcome, 'success');
+  const exchange = seen.find((r) => r.event_type === 'EXCHANGE')?.metadata as Record<string, unknown>;
+  assert.equal(canonicalJson(exchange.usage_raw), '{"__proto__":{"polluted":true},"input_tokens":1,"output_tokens":2}');
+  assert.equal(JSON.stringify(exchange), canonicalJson(exchange));
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  const stored = h.ledger.query({ event_type: 'EXCHANGE' })[0]?.metadata.usage_raw;
+  assert.equal(canonicalJson(stored), '{"__proto__":{"polluted":true},"input_tokens":1,"output_tokens":2}');
+});
