@@ -1,8 +1,8 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ledger, ledgerPathForRoot } from '../kernel/ledger/index.js';
 import { OwnershipRegistry, type OwnedFile } from '../kernel/registry/ownership.js';
-import { listReceipts, type Receipt } from '../kernel/registry/receipt.js';
+import { checkReceipt, parseReceipt, type Receipt } from '../kernel/registry/receipt.js';
 import { isGovernedPath } from '../kernel/root/layout.js';
 import type { GateContext } from './gate.js';
 
@@ -15,53 +15,139 @@ export interface GovernedWalk {
 /** Every entry under ROOT/HOT in a governed directory, root-relative with forward slashes, sorted. */
 export function walkGoverned(root: string): GovernedWalk {
   const out: GovernedWalk = { files: [], oddities: [] };
-  const visit = (rel: string): void => {
+  const visit = (abs: string, rel: string): void => {
     // Typed directory entries: no lstat per file (the entry type is what lstat would say).
-    for (const entry of readdirSync(join(root, rel), { withFileTypes: true })) {
+    for (const entry of readdirSync(abs, { withFileTypes: true })) {
       const child = `${rel}/${entry.name}`;
-      if (!isGovernedPath(child)) continue;
-      if (entry.isDirectory()) visit(child);
+      if (entry.isDirectory()) visit(`${abs}/${entry.name}`, child);
       else if (entry.isFile()) out.files.push(child);
       else out.oddities.push({ path: child, kind: entry.isSymbolicLink() ? 'symlink' : 'special file' });
     }
   };
-  visit('HOT');
+  // Governance is decided by the top-level area (HOT/<area>/…); below it every name readdir returns is governed.
+  for (const entry of readdirSync(join(root, 'HOT'), { withFileTypes: true })) {
+    const child = `HOT/${entry.name}`;
+    if (!isGovernedPath(child)) continue;
+    if (entry.isDirectory()) visit(join(root, child), child);
+    else if (entry.isFile()) out.files.push(child);
+    else out.oddities.push({ path: child, kind: entry.isSymbolicLink() ? 'symlink' : 'special file' });
+  }
   out.files.sort();
   return out;
 }
 
-/** Root state several gates read, loaded once per gate run (the run's context is the key). */
-const memo = new WeakMap<GateContext, { receipts?: Map<string, Receipt>; owned?: OwnedFile[] }>();
-
-function memoOf(ctx: GateContext): { receipts?: Map<string, Receipt>; owned?: OwnedFile[] } {
-  let entry = memo.get(ctx);
-  if (!entry) memo.set(ctx, (entry = {}));
-  return entry;
+/** A file under HOT/installed/<PKG>/: its text (null when absent) and its JSON value (undefined when not JSON). */
+interface InstalledFile {
+  text: string | null;
+  value?: unknown;
+  parsed?: true;
 }
 
+/**
+ * Root state several gates read, loaded at most once per gate run (the run's context is the key), so a
+ * run reads each receipt, manifest and registry once and opens the ledger once. runGates releases it.
+ */
+interface RunState {
+  receipts?: Map<string, Receipt>;
+  owned?: OwnedFile[];
+  ledger?: Ledger;
+  installed: Map<string, InstalledFile>;
+}
+
+const memo = new WeakMap<GateContext, RunState>();
+
+function stateOf(ctx: GateContext): RunState {
+  let state = memo.get(ctx);
+  if (!state) memo.set(ctx, (state = { installed: new Map() }));
+  return state;
+}
+
+function installedFile(ctx: GateContext, packageId: string, name: string): InstalledFile {
+  const state = stateOf(ctx);
+  const key = `${packageId}/${name}`;
+  let file = state.installed.get(key);
+  if (!file) {
+    let text: string | null = null;
+    try {
+      text = readFileSync(join(ctx.root, 'HOT', 'installed', packageId, name), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    state.installed.set(key, (file = { text }));
+  }
+  return file;
+}
+
+/** The text of HOT/installed/<PKG>/<name>, or null when there is no such file. */
+export function installedText(ctx: GateContext, packageId: string, name: string): string | null {
+  return installedFile(ctx, packageId, name).text;
+}
+
+/**
+ * HOT/installed/<PKG>/<name> parsed, or undefined when absent or not JSON. Gates share the value, so none
+ * may mutate it.
+ */
+export function installedJson(ctx: GateContext, packageId: string, name: string): unknown {
+  const file = installedFile(ctx, packageId, name);
+  if (!file.parsed) {
+    file.parsed = true;
+    try {
+      file.value = file.text === null ? undefined : (JSON.parse(file.text) as unknown);
+    } catch {
+      file.value = undefined;
+    }
+  }
+  return file.value;
+}
+
+/** The package directories under HOT/installed, sorted. */
+export function installedPackages(ctx: GateContext): string[] {
+  return readdirSync(join(ctx.root, 'HOT', 'installed')).sort();
+}
+
+/** Every installed package's receipt, by package id, as the kernel's listReceipts reads them (a bad receipt throws). */
 export function receiptsOf(ctx: GateContext): Map<string, Receipt> {
-  const entry = memoOf(ctx);
-  return (entry.receipts ??= listReceipts(ctx.root));
+  const state = stateOf(ctx);
+  if (!state.receipts) {
+    const receipts = new Map<string, Receipt>();
+    for (const pkg of installedPackages(ctx)) {
+      const text = installedText(ctx, pkg, 'receipt.json');
+      if (text === null) continue;
+      const path = join(ctx.root, 'HOT', 'installed', pkg, 'receipt.json');
+      const value = installedJson(ctx, pkg, 'receipt.json');
+      // Not JSON: parseReceipt refuses it with the kernel's own coded error.
+      receipts.set(pkg, value === undefined ? parseReceipt(text, path) : checkReceipt(value, path));
+    }
+    state.receipts = receipts;
+  }
+  return state.receipts;
 }
 
 export function ownedFilesOf(ctx: GateContext): OwnedFile[] {
-  const entry = memoOf(ctx);
-  if (!entry.owned) {
-    const registry = OwnershipRegistry.open(ctx.root);
+  const state = stateOf(ctx);
+  if (!state.owned) {
+    const registry = OwnershipRegistry.open(ctx.root, { readonly: true });
     try {
-      entry.owned = registry.all();
+      state.owned = registry.all();
     } finally {
       registry.close();
     }
   }
-  return entry.owned;
+  return state.owned;
 }
 
-export function withLedger<T>(root: string, fn: (ledger: Ledger) => T): T {
-  const ledger = Ledger.open(ledgerPathForRoot(root));
-  try {
-    return fn(ledger);
-  } finally {
-    ledger.close();
-  }
+/**
+ * The root's ledger, opened read-only once per run: checking a root never writes to it, and a read-only
+ * connection neither switches journal modes nor checkpoints the WAL when it closes.
+ */
+export function ledgerOf(ctx: GateContext): Ledger {
+  const state = stateOf(ctx);
+  return (state.ledger ??= Ledger.open(ledgerPathForRoot(ctx.root), { readonly: true }));
+}
+
+/** End of a run: close what the run opened and forget what it read. */
+export function releaseRootState(ctx: GateContext): void {
+  const state = memo.get(ctx);
+  memo.delete(ctx);
+  state?.ledger?.close();
 }

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CpError, show } from '../kernel/errors.js';
 import { crashed, type Gate, type GateContext, type GateResult } from './gate.js';
+import { releaseRootState } from './root-state.js';
 
 const CHECKS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'checks');
 
@@ -47,15 +48,19 @@ export async function runGates(root: string, options: RunGatesOptions = {}): Pro
   }
   const ctx: GateContext = { root, now: options.now ?? Date.now, orphanTimeoutMs: options.orphanTimeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS };
   const results: GateResult[] = [];
-  for (const gate of all.filter((g) => wanted.size === 0 || wanted.has(g.id))) {
-    let result: GateResult;
-    try {
-      result = await gate.run(ctx);
-    } catch (error) {
-      result = crashed(gate, error);
+  try {
+    for (const gate of all.filter((g) => wanted.size === 0 || wanted.has(g.id))) {
+      let result: GateResult;
+      try {
+        result = await gate.run(ctx);
+      } catch (error) {
+        result = crashed(gate, error);
+      }
+      if (options.strict && result.status === 'WARN') result = { ...result, status: 'FAIL', message: `${result.message} (strict)` };
+      results.push(result);
     }
-    if (options.strict && result.status === 'WARN') result = { ...result, status: 'FAIL', message: `${result.message} (strict)` };
-    results.push(result);
+  } finally {
+    releaseRootState(ctx);
   }
   return {
     gates: results,

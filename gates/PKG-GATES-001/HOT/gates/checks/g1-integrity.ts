@@ -5,7 +5,7 @@ import type { Receipt } from '../../kernel/registry/receipt.js';
 import type { OwnedFile } from '../../kernel/registry/ownership.js';
 import type { Ledger } from '../../kernel/ledger/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { ownedFilesOf, receiptsOf, withLedger } from '../root-state.js';
+import { ledgerOf, ownedFilesOf, receiptsOf } from '../root-state.js';
 
 /** G1: owned files hash to their digests; the ownership registry, the receipts and the ledger's install records agree. */
 export default defineGate({
@@ -16,7 +16,7 @@ export default defineGate({
     const rows = ownedFilesOf(ctx);
     const receipts = receiptsOf(ctx);
     const errors: Finding[] = [...hashFiles(ctx.root, rows), ...registryVsReceipts(rows, receipts)];
-    errors.push(...withLedger(ctx.root, (ledger) => receiptsVsLedger(receipts, ledger)));
+    errors.push(...receiptsVsLedger(receipts, ledgerOf(ctx)));
     return verdict(this, errors, `${rows.length} files verified; registry, ${receipts.size} receipts and ledger agree`);
   },
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { validateManifest } from '../../kernel/manifest/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
+import { installedJson, installedPackages } from '../root-state.js';
 
 /**
  * G3: every installed manifest, receipt and config validates against its schema. A config
@@ -19,9 +20,8 @@ export default defineGate({
     const schemas = join(ctx.root, 'HOT', 'schemas');
     const errors: Finding[] = [];
     let checked = 0;
-    const check = (validate: ValidateFunction, path: string, code: string): void => {
+    const check = (validate: ValidateFunction, value: unknown, path: string, code: string): void => {
       checked += 1;
-      const value = readJson(join(ctx.root, path));
       if (value === undefined) errors.push({ code, message: `${path} is not JSON`, path });
       else if (!validate(value)) {
         const first = validate.errors?.[0];
@@ -29,14 +29,13 @@ export default defineGate({
       }
     };
     const receiptSchema = compileFile(ajv, join(schemas, 'receipt.schema.json'));
-    const installed = join(ctx.root, 'HOT', 'installed');
-    for (const pkg of readdirSync(installed).sort()) {
+    for (const pkg of installedPackages(ctx)) {
       const base = `HOT/installed/${pkg}`;
-      if (receiptSchema) check(receiptSchema, `${base}/receipt.json`, 'RECEIPT_INVALID');
+      if (receiptSchema) check(receiptSchema, installedJson(ctx, pkg, 'receipt.json'), `${base}/receipt.json`, 'RECEIPT_INVALID');
       else errors.push({ code: 'SCHEMA_MISSING', message: 'HOT/schemas/receipt.schema.json is not installed' });
       checked += 1;
       try {
-        validateManifest(readJson(join(ctx.root, base, 'manifest.json')), { strict: true });
+        validateManifest(installedJson(ctx, pkg, 'manifest.json'), { strict: true });
       } catch (error) {
         errors.push({ code: 'MANIFEST_INVALID', message: `${base}/manifest.json: ${error instanceof Error ? error.message : String(error)}`, path: `${base}/manifest.json` });
       }
@@ -45,7 +44,7 @@ export default defineGate({
     for (const name of existsSync(configDir) ? readdirSync(configDir).filter((n) => n.endsWith('.json')).sort() : []) {
       const schemaName = `${name.replace(/\.json$/, '')}-config.schema.json`;
       const validate = compileFile(ajv, join(schemas, schemaName)) ?? compileFile(ajv, findSchemaBeside(ctx.root, schemaName));
-      if (validate) check(validate, `HOT/config/${name}`, 'CONFIG_INVALID');
+      if (validate) check(validate, readJson(join(configDir, name)), `HOT/config/${name}`, 'CONFIG_INVALID');
       else errors.push({ code: 'CONFIG_WITHOUT_SCHEMA', message: `HOT/config/${name} has no schema ${schemaName}`, path: `HOT/config/${name}` });
     }
     return verdict(this, errors, `${checked} manifests, receipts and configs valid`);

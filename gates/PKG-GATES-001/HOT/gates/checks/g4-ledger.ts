@@ -1,6 +1,6 @@
 import { verifyLedger, type Anchor } from '../../kernel/ledger/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { receiptsOf, withLedger } from '../root-state.js';
+import { ledgerOf, receiptsOf } from '../root-state.js';
 
 const INSTALL_EVENTS = new Set(['INSTALLED', 'PACKAGE_UPGRADED']);
 
@@ -14,26 +14,25 @@ export default defineGate({
   describe: 'the hash chain verifies and matches the recorded anchors; every receipt has its INSTALLED record',
   run(ctx) {
     const receipts = [...receiptsOf(ctx).values()];
-    return withLedger(ctx.root, (ledger) => {
-      const errors: Finding[] = [];
-      const newest = receipts.reduce<Anchor | undefined>((best, r) => (!best || r.ledger_anchor.seq > best.seq ? r.ledger_anchor : best), undefined);
-      const result = verifyLedger(ledger, newest ? { anchor: newest } : {});
-      if (!result.ok && result.first_bad) {
-        const bad = result.first_bad;
-        errors.push({ code: `LEDGER_${bad.problem.toUpperCase()}`, message: `${bad.id ?? `entry #${bad.seq}`}: ${bad.message}` });
+    const ledger = ledgerOf(ctx);
+    const errors: Finding[] = [];
+    const newest = receipts.reduce<Anchor | undefined>((best, r) => (!best || r.ledger_anchor.seq > best.seq ? r.ledger_anchor : best), undefined);
+    const result = verifyLedger(ledger, newest ? { anchor: newest } : {});
+    if (!result.ok && result.first_bad) {
+      const bad = result.first_bad;
+      errors.push({ code: `LEDGER_${bad.problem.toUpperCase()}`, message: `${bad.id ?? `entry #${bad.seq}`}: ${bad.message}` });
+    }
+    for (const receipt of receipts) {
+      const { seq, hash } = receipt.ledger_anchor;
+      const atAnchor = ledger.getBySeq(seq);
+      if (!atAnchor || atAnchor.entry_hash !== hash) {
+        errors.push({ code: 'ANCHOR_MISMATCH', message: `${receipt.package_id}'s anchor #${seq} ${atAnchor ? 'has another hash' : 'is past the end of the ledger'}` });
       }
-      for (const receipt of receipts) {
-        const { seq, hash } = receipt.ledger_anchor;
-        const atAnchor = ledger.getBySeq(seq);
-        if (!atAnchor || atAnchor.entry_hash !== hash) {
-          errors.push({ code: 'ANCHOR_MISMATCH', message: `${receipt.package_id}'s anchor #${seq} ${atAnchor ? 'has another hash' : 'is past the end of the ledger'}` });
-        }
-        const record = ledger.get(receipt.ledger_entry_id);
-        if (!record || !INSTALL_EVENTS.has(record.event_type) || record.submission_id !== receipt.package_id) {
-          errors.push({ code: 'INSTALL_RECORD_MISSING', message: `${receipt.package_id} has no ${[...INSTALL_EVENTS].join('/')} record ${receipt.ledger_entry_id}` });
-        }
+      const record = ledger.get(receipt.ledger_entry_id);
+      if (!record || !INSTALL_EVENTS.has(record.event_type) || record.submission_id !== receipt.package_id) {
+        errors.push({ code: 'INSTALL_RECORD_MISSING', message: `${receipt.package_id} has no ${[...INSTALL_EVENTS].join('/')} record ${receipt.ledger_entry_id}` });
       }
-      return verdict(this, errors, `${result.entries} entries verified up to #${result.head.seq}; ${receipts.length} anchors match`);
-    });
+    }
+    return verdict(this, errors, `${result.entries} entries verified up to #${result.head.seq}; ${receipts.length} anchors match`);
   },
 });

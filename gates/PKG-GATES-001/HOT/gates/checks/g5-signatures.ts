@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { canonicalJson, sha256Digest } from '../../kernel/canonical.js';
 import type { Manifest } from '../../kernel/manifest/index.js';
 import { checkSignature, readTrustStore, type PackageSignature } from '../../kernel/signing/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { receiptsOf } from '../root-state.js';
+import { installedJson, installedText, receiptsOf } from '../root-state.js';
 
 /**
  * G5: every installed package's signature verifies against the root's trust store, re-checked from the
@@ -21,14 +19,13 @@ export default defineGate({
     const waivers: Finding[] = [];
     let valid = 0;
     for (const receipt of receiptsOf(ctx).values()) {
-      const dir = join(ctx.root, 'HOT', 'installed', receipt.package_id);
-      const manifestText = readText(join(dir, 'manifest.json'));
-      const manifest = manifestText === null ? null : (JSON.parse(manifestText) as Manifest);
-      if (!manifest || sha256Digest(canonicalJson(manifest)) !== receipt.manifest_digest) {
+      // Read and parsed once per run, shared with G3.
+      const manifest = installedJson(ctx, receipt.package_id, 'manifest.json') as Manifest | undefined;
+      if (manifest === undefined || sha256Digest(canonicalJson(manifest)) !== receipt.manifest_digest) {
         errors.push({ code: 'MANIFEST_TAMPERED', message: `${receipt.package_id}: the installed manifest no longer matches the receipt's manifest_digest`, path: `HOT/installed/${receipt.package_id}/manifest.json` });
         continue;
       }
-      const signatureText = readText(join(dir, 'signature.json'));
+      const signatureText = installedText(ctx, receipt.package_id, 'signature.json');
       const signature = signatureText === null ? null : (JSON.parse(signatureText) as PackageSignature);
       const { status, key_id: keyId } = checkSignature({ manifest, signature }, trusted);
       if (status === 'valid') valid += 1;
@@ -41,11 +38,3 @@ export default defineGate({
     return verdict(this, errors, `${valid} package signatures verify against ${trusted.length} trusted key${trusted.length === 1 ? '' : 's'}`, waivers);
   },
 });
-
-function readText(path: string): string | null {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return null;
-  }
-}

@@ -1,5 +1,5 @@
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { withLedger } from '../root-state.js';
+import { ledgerOf } from '../root-state.js';
 
 /** G6: no DISPATCH is left without its EXCHANGE beyond the orphan timeout; every EXCHANGE links to a DISPATCH. */
 export default defineGate({
@@ -7,31 +7,30 @@ export default defineGate({
   name: 'EXCHANGES',
   describe: 'no DISPATCH without its EXCHANGE beyond the orphan timeout; every EXCHANGE links to a DISPATCH',
   run(ctx) {
-    return withLedger(ctx.root, (ledger) => {
-      const errors: Finding[] = [];
-      const exchanges = ledger.query({ event_type: 'EXCHANGE', order: 'oldest' });
-      const answered = new Set<string>();
-      for (const exchange of exchanges) {
-        const link = exchange.metadata.dispatch_entry_id;
-        const dispatch = typeof link === 'string' ? ledger.get(link) : undefined;
-        if (!dispatch || dispatch.event_type !== 'DISPATCH') {
-          errors.push({ code: 'EXCHANGE_WITHOUT_DISPATCH', message: `EXCHANGE ${exchange.id} links to ${JSON.stringify(link)}, which is not a DISPATCH` });
-        } else {
-          answered.add(dispatch.id);
-        }
+    const ledger = ledgerOf(ctx);
+    const errors: Finding[] = [];
+    const exchanges = ledger.query({ event_type: 'EXCHANGE', order: 'oldest' });
+    const answered = new Set<string>();
+    for (const exchange of exchanges) {
+      const link = exchange.metadata.dispatch_entry_id;
+      const dispatch = typeof link === 'string' ? ledger.get(link) : undefined;
+      if (!dispatch || dispatch.event_type !== 'DISPATCH') {
+        errors.push({ code: 'EXCHANGE_WITHOUT_DISPATCH', message: `EXCHANGE ${exchange.id} links to ${JSON.stringify(link)}, which is not a DISPATCH` });
+      } else {
+        answered.add(dispatch.id);
       }
-      const cutoff = ctx.now() - ctx.orphanTimeoutMs;
-      let pending = 0;
-      const dispatches = ledger.query({ event_type: 'DISPATCH', order: 'oldest' });
-      for (const dispatch of dispatches) {
-        if (answered.has(dispatch.id)) continue;
-        if (Date.parse(dispatch.timestamp) <= cutoff) {
-          errors.push({ code: 'ORPHAN_DISPATCH', message: `DISPATCH ${dispatch.id} (${dispatch.timestamp}) has no EXCHANGE after ${ctx.orphanTimeoutMs} ms` });
-        } else {
-          pending += 1;
-        }
+    }
+    const cutoff = ctx.now() - ctx.orphanTimeoutMs;
+    let pending = 0;
+    const dispatches = ledger.query({ event_type: 'DISPATCH', order: 'oldest' });
+    for (const dispatch of dispatches) {
+      if (answered.has(dispatch.id)) continue;
+      if (Date.parse(dispatch.timestamp) <= cutoff) {
+        errors.push({ code: 'ORPHAN_DISPATCH', message: `DISPATCH ${dispatch.id} (${dispatch.timestamp}) has no EXCHANGE after ${ctx.orphanTimeoutMs} ms` });
+      } else {
+        pending += 1;
       }
-      return verdict(this, errors, `${exchanges.length} exchanges linked to their dispatches${pending ? `; ${pending} in flight` : ''}`);
-    });
+    }
+    return verdict(this, errors, `${exchanges.length} exchanges linked to their dispatches${pending ? `; ${pending} in flight` : ''}`);
   },
 });

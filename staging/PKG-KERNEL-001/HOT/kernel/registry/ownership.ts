@@ -43,12 +43,18 @@ CREATE TABLE IF NOT EXISTS transfers (
 export class OwnershipRegistry {
   private constructor(private readonly db: Database.Database) {}
 
-  static open(root: string, options: { create?: boolean } = {}): OwnershipRegistry {
+  /** `readonly` (gates): no journal-mode switch, no writes, no WAL checkpoint on close. */
+  static open(root: string, options: { create?: boolean; readonly?: boolean } = {}): OwnershipRegistry {
     const path = rootPaths(root).ownershipDb;
-    if (!options.create && !existsSync(path)) {
+    if ((options.readonly || !options.create) && !existsSync(path)) {
       throw new CpError('ERR_ROOT_NOT_A_ROOT', `no ownership registry at ${show(path)}`, {
         hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root', details: { root },
       });
+    }
+    if (options.readonly) {
+      const db = new Database(path, { readonly: true, fileMustExist: true });
+      db.pragma('busy_timeout = 10000');
+      return new OwnershipRegistry(db);
     }
     const db = new Database(path);
     // WAL + FULL: one fsync per commit, and a reader never blocks on the installer's write.

@@ -50,9 +50,14 @@ export function writeReceipt(root: string, receipt: Receipt): void {
 export function readReceipt(root: string, packageId: string): Receipt | null {
   const path = receiptPath(root, packageId);
   if (!existsSync(path)) return null;
+  return parseReceipt(readFileSync(path, 'utf8'), path);
+}
+
+/** A receipt from its text (read by the caller, e.g. once for several gates); `path` names it in errors. */
+export function parseReceipt(text: string, path: string): Receipt {
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, 'utf8'));
+    value = JSON.parse(text);
   } catch (cause) {
     throw badReceipt(path, 'is not JSON', cause);
   }
