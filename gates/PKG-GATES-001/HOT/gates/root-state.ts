@@ -50,6 +50,7 @@ interface InstalledFile {
 interface RunState {
   receipts?: Map<string, Receipt>;
   owned?: OwnedFile[];
+  ownedIndex?: Map<string, OwnedFile>;
   ledger?: Ledger;
   installed: Map<string, InstalledFile>;
 }
@@ -134,6 +135,12 @@ export function ownedFilesOf(ctx: GateContext): OwnedFile[] {
     }
   }
   return state.owned;
+}
+
+/** The ownership registry's rows by path (G0 and G1 both look paths up in it). */
+export function ownedIndexOf(ctx: GateContext): Map<string, OwnedFile> {
+  const state = stateOf(ctx);
+  return (state.ownedIndex ??= new Map(ownedFilesOf(ctx).map((row) => [row.path, row])));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { ownedFilesOf, receiptsOf, walkGoverned } from '../root-state.js';
+import { ownedIndexOf, receiptsOf, walkGoverned } from '../root-state.js';
 
 /** G0: every file in a governed directory is owned by exactly one installed package, and every owned file exists. */
 export default defineGate({
@@ -7,7 +7,7 @@ export default defineGate({
   name: 'OWNERSHIP',
   describe: 'every governed file is owned by exactly one package; no orphans, no owned-but-missing files',
   run(ctx) {
-    const owned = new Map(ownedFilesOf(ctx).map((row) => [row.path, row.package_id]));
+    const owned = ownedIndexOf(ctx);
     const walk = walkGoverned(ctx.root);
     const onDisk = new Set(walk.files);
     const errors: Finding[] = [];
@@ -15,8 +15,8 @@ export default defineGate({
       if (!owned.has(path)) errors.push({ code: 'UNOWNED_FILE', message: `${path} is not owned by any installed package`, path });
     }
     for (const odd of walk.oddities) errors.push({ code: 'NOT_A_FILE', message: `${odd.path} is a ${odd.kind}`, path: odd.path });
-    for (const [path, pkg] of owned) {
-      if (!onDisk.has(path)) errors.push({ code: 'MISSING_OWNED_FILE', message: `${path} (owned by ${pkg}) is missing`, path });
+    for (const [path, row] of owned) {
+      if (!onDisk.has(path)) errors.push({ code: 'MISSING_OWNED_FILE', message: `${path} (owned by ${row.package_id}) is missing`, path });
     }
     const claimedBy = new Map<string, string>();
     for (const receipt of receiptsOf(ctx).values()) {

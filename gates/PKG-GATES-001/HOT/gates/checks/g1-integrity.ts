@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Receipt } from '../../kernel/registry/receipt.js';
+import { constants } from 'node:buffer';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { sha256Digest } from '../../kernel/canonical.js';
+import type { Receipt, ReceiptFile } from '../../kernel/registry/receipt.js';
 import type { OwnedFile } from '../../kernel/registry/ownership.js';
 import type { Ledger } from '../../kernel/ledger/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { ledgerOf, ownedFilesOf, receiptsOf } from '../root-state.js';
+import { ledgerOf, ownedFilesOf, ownedIndexOf, receiptsOf } from '../root-state.js';
 
 /** G1: owned files hash to their digests; the ownership registry, the receipts and the ledger's install records agree. */
 export default defineGate({
@@ -15,43 +15,73 @@ export default defineGate({
   run(ctx) {
     const rows = ownedFilesOf(ctx);
     const receipts = receiptsOf(ctx);
-    const errors: Finding[] = [...hashFiles(ctx.root, rows), ...registryVsReceipts(rows, receipts)];
+    const errors: Finding[] = [...hashFiles(ctx.root, rows), ...registryVsReceipts(ownedIndexOf(ctx), receipts)];
     errors.push(...receiptsVsLedger(receipts, ledgerOf(ctx)));
     return verdict(this, errors, `${rows.length} files verified; registry, ${receipts.size} receipts and ledger agree`);
   },
 });
 
+/**
+ * Every owned file's bytes, hashed: the floor of this gate. One reused buffer, sized from the registry plus
+ * one byte (a file that grew reads past its size, so no stat is needed), and one-shot SHA-256.
+ */
 function hashFiles(root: string, rows: readonly OwnedFile[]): Finding[] {
   const errors: Finding[] = [];
+  let buffer = Buffer.allocUnsafe(1 << 16);
   for (const row of rows) {
-    let data: Buffer;
-    try {
-      data = readFileSync(join(root, row.path));
-    } catch {
-      continue; // a missing file is G0's finding
+    const mismatch = { code: 'DIGEST_MISMATCH', message: `${row.path} does not match its recorded digest (owned by ${row.package_id})`, path: row.path };
+    // A size no buffer can hold (a damaged registry row) matches no file this gate could read.
+    if (!Number.isSafeInteger(row.size) || row.size < 0 || row.size >= constants.MAX_LENGTH) {
+      errors.push(mismatch);
+      continue;
     }
-    const digest = `sha256:${createHash('sha256').update(data).digest('hex')}`;
-    if (digest !== row.sha256 || data.length !== row.size) {
-      errors.push({ code: 'DIGEST_MISMATCH', message: `${row.path} does not match its recorded digest (owned by ${row.package_id})`, path: row.path });
-    }
+    if (buffer.length <= row.size) buffer = Buffer.allocUnsafe(row.size + 1);
+    const length = readInto(`${root}/${row.path}`, buffer, row.size + 1);
+    if (length === null) continue; // a missing file is G0's finding
+    if (length !== row.size || sha256Digest(buffer.subarray(0, length)) !== row.sha256) errors.push(mismatch);
   }
   return errors;
 }
 
-function registryVsReceipts(rows: readonly OwnedFile[], receipts: ReadonlyMap<string, Receipt>): Finding[] {
-  const errors: Finding[] = [];
-  const fromReceipts = new Map<string, string>();
-  for (const receipt of receipts.values()) {
-    for (const file of receipt.files) fromReceipts.set(file.path, `${receipt.package_id} ${file.sha256} ${file.size}`);
+/** Read up to `limit` bytes of a file into `buffer`; the count read, or null when the file cannot be read. */
+function readInto(path: string, buffer: Buffer, limit: number): number | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
   }
-  const fromRegistry = new Map(rows.map((row) => [row.path, `${row.package_id} ${row.sha256} ${row.size}`]));
-  for (const [path, value] of fromRegistry) {
-    const other = fromReceipts.get(path);
-    if (other === undefined) errors.push({ code: 'REGISTRY_WITHOUT_RECEIPT', message: `${path} is in the ownership registry but in no receipt`, path });
-    else if (other !== value) errors.push({ code: 'REGISTRY_RECEIPT_MISMATCH', message: `${path}: registry says ${value}, receipt says ${other}`, path });
+  try {
+    let length = 0;
+    while (length < limit) {
+      const n = readSync(fd, buffer, length, limit - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    return length;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function registryVsReceipts(registry: ReadonlyMap<string, OwnedFile>, receipts: ReadonlyMap<string, Receipt>): Finding[] {
+  const errors: Finding[] = [];
+  const fromReceipts = new Map<string, { package_id: string; file: ReceiptFile }>();
+  for (const receipt of receipts.values()) {
+    for (const file of receipt.files) fromReceipts.set(file.path, { package_id: receipt.package_id, file });
+  }
+  for (const [path, row] of registry) {
+    const claim = fromReceipts.get(path);
+    if (claim === undefined) errors.push({ code: 'REGISTRY_WITHOUT_RECEIPT', message: `${path} is in the ownership registry but in no receipt`, path });
+    else if (claim.package_id !== row.package_id || claim.file.sha256 !== row.sha256 || claim.file.size !== row.size) {
+      const receiptSays = `${claim.package_id} ${claim.file.sha256} ${claim.file.size}`;
+      errors.push({ code: 'REGISTRY_RECEIPT_MISMATCH', message: `${path}: registry says ${row.package_id} ${row.sha256} ${row.size}, receipt says ${receiptSays}`, path });
+    }
   }
   for (const path of fromReceipts.keys()) {
-    if (!fromRegistry.has(path)) errors.push({ code: 'RECEIPT_WITHOUT_REGISTRY', message: `${path} is in a receipt but not in the ownership registry`, path });
+    if (!registry.has(path)) errors.push({ code: 'RECEIPT_WITHOUT_REGISTRY', message: `${path} is in a receipt but not in the ownership registry`, path });
   }
   return errors;
 }
