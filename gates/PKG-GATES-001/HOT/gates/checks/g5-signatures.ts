@@ -21,13 +21,15 @@ export default defineGate({
     for (const receipt of receiptsOf(ctx).values()) {
       // Read and parsed once per run, shared with G3.
       const manifest = installedJson(ctx, receipt.package_id, 'manifest.json') as Manifest | undefined;
-      if (manifest === undefined || sha256Digest(canonicalJson(manifest)) !== receipt.manifest_digest) {
+      // Canonicalised once: the digest check and the signature check cover the same bytes.
+      const canonical = manifest === undefined ? null : canonicalJson(manifest);
+      if (!manifest || canonical === null || sha256Digest(canonical) !== receipt.manifest_digest) {
         errors.push({ code: 'MANIFEST_TAMPERED', message: `${receipt.package_id}: the installed manifest no longer matches the receipt's manifest_digest`, path: `HOT/installed/${receipt.package_id}/manifest.json` });
         continue;
       }
       const signatureText = installedText(ctx, receipt.package_id, 'signature.json');
       const signature = signatureText === null ? null : (JSON.parse(signatureText) as PackageSignature);
-      const { status, key_id: keyId } = checkSignature({ manifest, signature }, trusted);
+      const { status, key_id: keyId } = checkSignature({ manifest, signature, canonical }, trusted);
       if (status === 'valid') valid += 1;
       else if (receipt.signature.dev_waiver && status !== 'invalid') {
         waivers.push({ code: 'DEV_WAIVER', message: `${receipt.package_id} was installed with --dev (${status})` });

@@ -48,11 +48,33 @@ export function signManifest(manifest: Manifest, privateKeyPem: string): Package
 }
 
 /**
+ * A trusted key parsed, and its key id checked, once per trust-store entry object (readTrustStore returns
+ * fresh ones on every read): checking every installed package against one store parses each key once,
+ * not once per package. null when the entry is not a usable key or its key id does not match it.
+ */
+const parsedTrustedKeys = new WeakMap<TrustedKey, KeyObject | null>();
+
+function trustedPublicKey(key: TrustedKey): KeyObject | null {
+  let parsed = parsedTrustedKeys.get(key);
+  if (parsed === undefined) {
+    try {
+      const publicKey = parsePublicKey(key.public_key_pem, `trusted key ${key.key_id}`);
+      parsed = keyIdOf(publicKey) === key.key_id ? publicKey : null;
+    } catch {
+      parsed = null;
+    }
+    parsedTrustedKeys.set(key, parsed);
+  }
+  return parsed;
+}
+
+/**
  * Check an archive's signature against trusted keys. A signature is `valid` only when its key is
- * trusted, its key id matches that key, and it verifies over the canonical manifest.
+ * trusted, its key id matches that key, and it verifies over the canonical manifest. `canonical` is
+ * canonicalJson(manifest) when the caller already computed it (G5 hashes it too).
  */
 export function checkSignature(
-  archive: { manifest: Manifest; signature: PackageSignature | null },
+  archive: { manifest: Manifest; signature: PackageSignature | null; canonical?: string },
   trusted: readonly TrustedKey[],
 ): { status: SignatureStatus; key_id: string | null } {
   const sig = archive.signature;
@@ -61,8 +83,9 @@ export function checkSignature(
   if (!key) return { status: 'untrusted_key', key_id: sig.key_id };
   let ok = false;
   try {
-    const publicKey = parsePublicKey(key.public_key_pem, `trusted key ${key.key_id}`);
-    ok = keyIdOf(publicKey) === key.key_id && verify(null, Buffer.from(canonicalJson(archive.manifest), 'utf8'), publicKey, Buffer.from(sig.signature, 'base64'));
+    const publicKey = trustedPublicKey(key);
+    const canonical = archive.canonical ?? canonicalJson(archive.manifest);
+    ok = publicKey !== null && verify(null, Buffer.from(canonical, 'utf8'), publicKey, Buffer.from(sig.signature, 'base64'));
   } catch {
     ok = false;
   }

@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkSignature, generateSigningKeyPair, parsePublicKey, readTrustStore, signingKeyId, signManifest, trustKey, trustStorePath } from '../../kernel/signing/index.js';
 import { validateManifest } from '../../kernel/manifest/index.js';
+import { canonicalJson } from '../../kernel/canonical.js';
 import { manifestFor, scratch } from './tar-fixture.js';
 
 const manifest = validateManifest(manifestFor([{ path: 'HOT/kernel/a.js', data: 'a' }])).manifest;
@@ -32,6 +33,20 @@ test('unsigned, untrusted, tampered and forged-key-id signatures are told apart'
   assert.equal(checkSignature({ manifest: tampered, signature }, trusted).status, 'invalid');
   const forged = { ...signManifest(manifest, other.private_key_pem), key_id: keys.key_id };
   assert.equal(checkSignature({ manifest, signature: forged }, trusted).status, 'invalid');
+});
+
+test('a trust entry whose key id is not its key never verifies, on every check against it; a canonical form passed in is what is verified', () => {
+  const keys = generateSigningKeyPair();
+  const other = generateSigningKeyPair();
+  const mislabelled = [{ key_id: keys.key_id, public_key_pem: other.public_key_pem, added_at: '2026-01-01T00:00:00.000Z' }];
+  const signature = { ...signManifest(manifest, other.private_key_pem), key_id: keys.key_id };
+  // Twice: the entry is parsed once and reused, and the reuse must keep the key-id check.
+  assert.equal(checkSignature({ manifest, signature }, mislabelled).status, 'invalid');
+  assert.equal(checkSignature({ manifest, signature }, mislabelled).status, 'invalid');
+  const trusted = [{ key_id: keys.key_id, public_key_pem: keys.public_key_pem, added_at: '2026-01-01T00:00:00.000Z' }];
+  const good = signManifest(manifest, keys.private_key_pem);
+  assert.equal(checkSignature({ manifest, signature: good, canonical: canonicalJson(manifest) }, trusted).status, 'valid');
+  assert.equal(checkSignature({ manifest, signature: good, canonical: canonicalJson({ ...manifest, version: '9.9.9' }) }, trusted).status, 'invalid');
 });
 
 test('signing refuses keys that are not ed25519 private keys', () => {
