@@ -72,7 +72,9 @@ function installedFile(ctx: GateContext, packageId: string, name: string): Insta
     try {
       text = readFileSync(join(ctx.root, 'HOT', 'installed', packageId, name), 'utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      // Absent, as the kernel's listReceipts sees it (a stray file in HOT/installed has no receipt.json).
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     }
     state.installed.set(key, (file = { text }));
   }
