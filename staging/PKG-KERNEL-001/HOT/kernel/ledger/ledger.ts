@@ -34,6 +34,22 @@ export type RawRow = [number, string, string, string, string, string, string, st
 
 const MAX_ID_ATTEMPTS = 16;
 
+/** An object of statements, each prepared the first time it is read and kept from then on. */
+function preparedOnFirstUse<T extends Record<string, () => unknown>>(makers: T): { [K in keyof T]: ReturnType<T[K]> } {
+  const out = {} as { [K in keyof T]: ReturnType<T[K]> };
+  for (const key of Object.keys(makers) as (keyof T & string)[]) {
+    Object.defineProperty(out, key, {
+      configurable: true,
+      get: () => {
+        const statement = (makers[key] as () => unknown)();
+        Object.defineProperty(out, key, { value: statement });
+        return statement;
+      },
+    });
+  }
+  return out;
+}
+
 function isIdCollision(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown };
   return e.code === 'SQLITE_CONSTRAINT_UNIQUE' && typeof e.message === 'string' && e.message.includes('entries.id');
@@ -71,7 +87,8 @@ export class Ledger {
   readonly path: string;
   readonly db: Database.Database;
   private readonly clock: Clock;
-  private idSource: IdSource;
+  /** Injected, or read from ledger_meta at the first append (undefined until then). */
+  private idSource: IdSource | undefined;
   private readonly idsInjected: boolean;
   private lastMs = Number.NaN;
   private lastIso = '';
@@ -85,20 +102,23 @@ export class Ledger {
     this.db = db;
     this.clock = clock;
     this.idsInjected = idSource !== undefined;
-    this.stmts = {
-      head: db.prepare('SELECT seq, entry_hash, timestamp FROM entries ORDER BY seq DESC LIMIT 1').raw(),
-      timeProbe: db.prepare('SELECT seq, timestamp FROM entries WHERE seq >= ? ORDER BY seq LIMIT 1').raw(),
-      timestampIndex: db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?").pluck(),
-      count: db.prepare('SELECT count(*) FROM entries').pluck(),
-      insert: db.prepare(`INSERT INTO entries (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      byId: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id = ?`),
-      bySeq: db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE seq = ?`),
-      chunk: db.prepare(`SELECT ${ROW_COLUMNS}, json_valid(metadata) AND substr(metadata, 1, 1) = '{' FROM entries WHERE seq > ? ORDER BY seq ASC LIMIT ?`).raw(),
-      history: db.prepare(HISTORY_SQL),
-      idStart: db.prepare('SELECT value FROM ledger_meta WHERE key = ?').pluck(),
-      setIdStart: db.prepare('INSERT OR REPLACE INTO ledger_meta (key, value) VALUES (?, ?)'),
-    };
-    this.idSource = idSource ?? this.storedIdSource();
+    // Prepared on first use: a gate or a command that only reads pays for the statements it runs.
+    this.stmts = preparedOnFirstUse({
+      head: () => db.prepare('SELECT seq, entry_hash, timestamp FROM entries ORDER BY seq DESC LIMIT 1').raw(),
+      timeProbe: () => db.prepare('SELECT seq, timestamp FROM entries WHERE seq >= ? ORDER BY seq LIMIT 1').raw(),
+      timestampIndex: () => db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?").pluck(),
+      count: () => db.prepare('SELECT count(*) FROM entries').pluck(),
+      insert: () => db.prepare(`INSERT INTO entries (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      byId: () => db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id = ?`),
+      bySeq: () => db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE seq = ?`),
+      chunk: () => db.prepare(`SELECT ${ROW_COLUMNS}, json_valid(metadata) AND substr(metadata, 1, 1) = '{' FROM entries WHERE seq > ? ORDER BY seq ASC LIMIT ?`).raw(),
+      history: () => db.prepare(HISTORY_SQL),
+      idStart: () => db.prepare('SELECT value FROM ledger_meta WHERE key = ?').pluck(),
+      setIdStart: () => db.prepare('INSERT OR REPLACE INTO ledger_meta (key, value) VALUES (?, ?)'),
+    });
+    // The one statement prepared at open: it names every column, so a file whose table is not the ledger's fails here.
+    void this.stmts.bySeq;
+    this.idSource = idSource;
     this.appendTx = db.transaction((prepared: PreparedAppend[]) => {
       let [seq, previous, latest] = this.headTuple();
       const entries = new Array<LedgerEntry>(prepared.length);
@@ -183,7 +203,7 @@ export class Ledger {
       }
     });
     run.immediate();
-    if (!this.idsInjected) this.idSource = this.storedIdSource();
+    if (!this.idsInjected) this.idSource = undefined;
     return this.head();
   }
 
@@ -205,6 +225,7 @@ export class Ledger {
    */
   private insertWithFreshId(seq: number, entry: LedgerEntry, metadataJson: string): void {
     for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt += 1) {
+      this.idSource ??= this.storedIdSource();
       entry.id = this.idSource(seq, attempt);
       entry.entry_hash = sha256Hex(hashInputOf(entry.id, entry.event_type, entry.submission_id, entry.decision, entry.reason,
         metadataJson, entry.timestamp, entry.previous_hash));
