@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { sha256Hex } from '../../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
 import { hashInputFromColumns, Ledger, verifyLedger, type AppendInput } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
+import { LEDGER_PAGE_SIZE } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/open.js';
 import { LEDGER_DDL } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/schema.js';
 import { defineSuite, percentile, timeEach, type BenchRow } from '../row.js';
 
@@ -20,9 +21,10 @@ function row(name: string, value: number, unit: string, baseline: number | null,
   return { name, value, unit, baseline, ratio, target, ok: met(ratio ?? value) };
 }
 
-/** A plain table with the ledger's columns and indexes but no triggers and no chain, same pragmas. */
+/** A plain table with the ledger's columns, indexes and page size but no triggers and no chain, same pragmas. */
 function plainTable(path: string): { db: Database.Database; insert: Database.Statement } {
   const db = new Database(path);
+  db.pragma(`page_size = ${LEDGER_PAGE_SIZE}`);
   db.pragma('busy_timeout = 10000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');

@@ -159,6 +159,7 @@ test('storage: WAL, synchronous FULL by default and configurable, readonly opens
   const ledger = tempLedger(t);
   assert.equal(ledger.db.pragma('journal_mode', { simple: true }), 'wal');
   assert.equal(ledger.db.pragma('synchronous', { simple: true }), 2);
+  assert.equal(ledger.db.pragma('page_size', { simple: true }), 2048, 'a new ledger is laid out in 2 KiB pages');
   const normal = Ledger.open(ledger.path, { synchronous: 'NORMAL' });
   t.after(() => { normal.close(); });
   assert.equal(normal.db.pragma('synchronous', { simple: true }), 1);
