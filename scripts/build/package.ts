@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packArchive, type PackFile } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/index.js';
-import { sha256Digest } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
+import { canonicalJson, sha256Digest } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
 import { validateManifest, type Manifest, type ManifestAsset } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
 import { signManifest, type PackageSignature } from '../../staging/PKG-KERNEL-001/HOT/kernel/signing/index.js';
 import { classify } from './classify.js';
@@ -67,7 +67,10 @@ export async function buildPackage(opts: BuildPackageOptions): Promise<BuiltPack
     assets.push({ path: source.path, sha256: sha256Digest(data), size: data.length, classification: classify(source.path, template.rules, template.fields.package_id) });
   }
   const { manifest } = validateManifest(composeManifest(template, assets));
-  packFiles.push({ path: 'manifest.json', data: Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`) });
+  // Keys in canonical order (still indented for people): every reader that canonicalises the parsed manifest
+  // (signature checks, G5, the installer's digest) then takes canonicalJson's single-stringify path.
+  const sorted = JSON.parse(canonicalJson(manifest)) as Manifest;
+  packFiles.push({ path: 'manifest.json', data: Buffer.from(`${JSON.stringify(sorted, null, 2)}\n`) });
   const signature = opts.signingKeyPem === null ? null : signManifest(manifest, opts.signingKeyPem);
   if (signature) packFiles.push({ path: 'signature.json', data: Buffer.from(`${JSON.stringify(signature, null, 2)}\n`) });
   const file = archiveFileName(manifest);
