@@ -1,8 +1,8 @@
 import semver from 'semver';
 import { CpError, show } from '../errors.js';
 import { foldedPath, isReservedPath, unsafePathReason } from './paths.js';
-import { MANIFEST_SCHEMA } from './manifest-schema.js';
-import { compileSchema, type SchemaCheck, type SchemaIssue } from './validator.js';
+import { validateManifestSchema } from './compiled-validators.js';
+import { schemaCheck, type SchemaIssue } from './schema-issues.js';
 
 export type AssetClassification = 'kernel' | 'script' | 'schema' | 'config' | 'test' | 'doc' | 'registry' | 'runtime';
 
@@ -42,11 +42,7 @@ export interface Manifest {
 
 export const MANIFEST_SCHEMA_VERSION = '1.0';
 
-let schemaCheck: SchemaCheck | undefined;
-function checkSchema(value: unknown): SchemaIssue[] {
-  schemaCheck ??= compileSchema(MANIFEST_SCHEMA);
-  return schemaCheck(value);
-}
+const checkSchema = schemaCheck(validateManifestSchema);
 
 /** Rules JSON Schema cannot say: semver, unique and safe paths, no self-reference. */
 function semanticIssues(m: Manifest): SchemaIssue[] {
