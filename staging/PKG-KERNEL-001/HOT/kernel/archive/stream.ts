@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
-import { Parser, type ReadEntry } from 'tar';
+// The parser alone: tar's index loads its whole create/extract/replace machinery too (~30 ms per process).
+import { Parser } from 'tar/parse';
+import type { ReadEntry } from 'tar/read-entry';
 import { isCpError } from '../errors.js';
 import { archiveError } from './errors.js';
 import type { ArchiveLimits } from './limits.js';
