@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // CP_BOOTSTRAP installer entry (Node built-ins only: nothing is installed yet).
 //   node install.js --root R [--dev] [--trust KEY.pub]…
-// 1. check every archive against bootstrap.json; 2. refuse a non-empty root; 3. unpack the layer-0 packages
-// (genesis, runtime, kernel) into a temporary directory inside the root and run THAT kernel's installer to
-// create the root and install them properly; 4. run the INSTALLED kernel's installer, in one process, for
+// 1. check every archive against bootstrap.json; 2. refuse a non-empty root; 3. unpack what the layer-0 kernel's
+// installer loads (from genesis, runtime, kernel) into a temporary directory inside the root and run THAT
+// kernel's installer to create the root and install them properly; 4. run the INSTALLED kernel's installer, in one process, for
 // every other package in bootstrap.json order.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -12,23 +12,33 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkArchives, readBootstrapPlan, type BootstrapPackage } from './plan.js';
+import { ImportReach } from './reach.js';
 import { readTarGz, TarError } from './tar.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const say = (line: string): void => { process.stdout.write(`${line}\n`); };
 
-/** What the genesis kernel needs to run its installer: not the tests, docs or CLI of the layer-0 packages. */
-const GENESIS_NEEDS = /^HOT\/(package\.json$|scripts\/|kernel\/|node_modules\/)/;
+const INSTALLER = 'HOT/scripts/install.js';
 
-function extract(data: Buffer, into: string, made: Set<string>): void {
-  for (const file of readTarGz(data)) {
-    if (!GENESIS_NEEDS.test(file.path)) continue;
-    const target = join(into, file.path);
+/** Unpack what the layer-0 kernel's installer loads (its import graph), nothing else: see reach.ts. */
+function extractInstaller(archives: readonly Buffer[], into: string): void {
+  const files = new Map<string, Buffer>();
+  for (const data of archives) {
+    for (const file of readTarGz(data)) {
+      if (!file.path.startsWith('HOT/')) continue; // manifest.json, signature.json: the installer's to read
+      if (files.has(file.path)) throw new TarError('ERR_BOOTSTRAP_INVALID', `two layer-0 archives ship ${JSON.stringify(file.path)}`);
+      files.set(file.path, file.data);
+    }
+  }
+  if (!files.has(INSTALLER)) throw new TarError('ERR_BOOTSTRAP_INVALID', `no layer-0 package ships ${INSTALLER}`);
+  const made = new Set<string>();
+  for (const path of new ImportReach(files).from(INSTALLER)) {
+    const target = join(into, path);
     if (!made.has(dirname(target))) {
       mkdirSync(dirname(target), { recursive: true });
       made.add(dirname(target));
     }
-    writeFileSync(target, file.data, { flag: 'wx' });
+    writeFileSync(target, files.get(path) as Buffer, { flag: 'wx' });
   }
 }
 
@@ -65,10 +75,8 @@ function main(): number {
   const tmp = join(root, `.cplane-genesis-${randomBytes(4).toString('hex')}`);
   let status: number;
   try {
-    const made = new Set<string>();
-    for (const pkg of genesis) extract(archives.get(pkg.package_id) as Buffer, tmp, made);
-    const installer = join(tmp, 'HOT', 'scripts', 'install.js');
-    if (!existsSync(installer)) throw new TarError('ERR_BOOTSTRAP_INVALID', 'no layer-0 package ships HOT/scripts/install.js');
+    extractInstaller(genesis.map((pkg) => archives.get(pkg.package_id) as Buffer), tmp);
+    const installer = join(tmp, INSTALLER);
     say(`genesis: ${genesis.map((p) => `${p.package_id} ${p.version}`).join(', ')}`);
     status = runInstaller(installer, ['--genesis', '--root', root, '--bootstrap-version', plan.bootstrap_version,
       ...common, ...(values.trust ?? []).flatMap((f) => ['--trust', resolve(f)]), ...genesis.map(archivePath)]);
