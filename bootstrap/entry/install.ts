@@ -3,13 +3,13 @@
 //   node install.js --root R [--dev] [--trust KEY.pub]…
 // 1. check every archive against bootstrap.json; 2. refuse a non-empty root; 3. unpack what the layer-0 kernel's
 // installer loads (from genesis, runtime, kernel) into a temporary directory inside the root and run THAT
-// kernel's installer to create the root and install them properly; 4. run the INSTALLED kernel's installer, in one process, for
-// every other package in bootstrap.json order.
+// kernel's installer (in a child process) to create the root and install them properly; 4. run the INSTALLED
+// kernel's installer, in this process, for every other package in bootstrap.json order.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkArchives, readBootstrapPlan, type BootstrapPackage } from './plan.js';
 import { ImportReach } from './reach.js';
@@ -42,12 +42,28 @@ function extractInstaller(archives: readonly Buffer[], into: string): void {
   }
 }
 
+/** Genesis runs in a child process, so that however it dies, this entry is left to remove the half-made root. */
 function runInstaller(script: string, args: string[]): number {
   const result = spawnSync(process.execPath, [script, ...args], { stdio: 'inherit' });
   return result.status ?? 1;
 }
 
-function main(): number {
+/** The part of the installed kernel's installer entry (HOT/kernel/installer/entry.js) that bootstrap calls. */
+interface InstalledInstaller {
+  runInstallEntry(options: { argv: readonly string[]; hot: string; defaultRoot: string }): Promise<number>;
+}
+
+/**
+ * The rest runs in this process, on the installed kernel's code (loaded from the root, so one copy of the
+ * kernel and its SQLite is ever loaded here): a second Node process would only add its start-up time.
+ */
+async function runInstalledKernel(root: string, args: string[]): Promise<number> {
+  const hot = join(root, 'HOT');
+  const installer = await import(pathToFileURL(join(hot, 'kernel', 'installer', 'entry.js')).href) as InstalledInstaller;
+  return installer.runInstallEntry({ argv: args, hot, defaultRoot: root });
+}
+
+async function main(): Promise<number> {
   const { values } = parseArgs({
     args: process.argv.slice(2), strict: true,
     options: { root: { type: 'string' }, dev: { type: 'boolean' }, trust: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
@@ -92,7 +108,7 @@ function main(): number {
   }
   if (rest.length > 0) {
     say(`installing ${rest.length} more package(s) with the installed kernel`);
-    status = runInstaller(join(root, 'HOT', 'scripts', 'install.js'), ['--root', root, ...common, ...rest.map(archivePath)]);
+    status = await runInstalledKernel(root, ['--root', root, ...common, ...rest.map(archivePath)]);
     if (status !== 0) {
       say(`bootstrap stopped (exit ${status}); packages installed before the failing one remain installed and verifiable`);
       return status;
@@ -103,7 +119,7 @@ function main(): number {
 }
 
 try {
-  process.exitCode = main();
+  process.exitCode = await main();
 } catch (error) {
   const code = error instanceof TarError ? error.code : 'ERR_BOOTSTRAP';
   process.stderr.write(`cplane: ${code}: ${error instanceof Error ? error.message : String(error)}\n`);
