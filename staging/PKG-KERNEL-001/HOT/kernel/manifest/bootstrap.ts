@@ -1,4 +1,4 @@
-import semver from 'semver';
+import satisfies from 'semver/functions/satisfies.js';
 import { CpError } from '../errors.js';
 import type { ManifestDependency } from './manifest.js';
 import { installOrder } from './order.js';
@@ -55,7 +55,7 @@ export function validateBootstrapPlan(value: unknown): BootstrapPlan {
   plan.packages.forEach((p, i) => {
     p.dependencies.forEach((dep, j) => {
       const have = versions.get(dep.package_id);
-      if (have === undefined || !semver.satisfies(have, dep.version)) {
+      if (have === undefined || !satisfies(have, dep.version)) {
         throw invalid([{ pointer: `/packages/${i}/dependencies/${j}`, message: `${p.package_id} needs ${dep.package_id} ${dep.version}, the bootstrap has ${have ?? 'none'}`, keyword: 'semantic' }]);
       }
     });
