@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -96,8 +97,9 @@ async function main(): Promise<number> {
     say(`genesis: ${genesis.map((p) => `${p.package_id} ${p.version}`).join(', ')}`);
     status = runInstaller(installer, ['--genesis', '--root', root, '--bootstrap-version', plan.bootstrap_version,
       ...common, ...(values.trust ?? []).flatMap((f) => ['--trust', resolve(f)]), ...genesis.map(archivePath)]);
-  } finally {
+  } catch (error) {
     rmSync(tmp, { recursive: true, force: true });
+    throw error;
   }
   if (status !== 0) {
     // Genesis is all or nothing: a root without its kernel is not a root, so nothing of it is kept.
@@ -106,13 +108,20 @@ async function main(): Promise<number> {
     say(`genesis failed (exit ${status}); the root was removed`);
     return status;
   }
-  if (rest.length > 0) {
-    say(`installing ${rest.length} more package(s) with the installed kernel`);
-    status = await runInstalledKernel(root, ['--root', root, ...common, ...rest.map(archivePath)]);
-    if (status !== 0) {
-      say(`bootstrap stopped (exit ${status}); packages installed before the failing one remain installed and verifiable`);
-      return status;
+  // The genesis kernel's files go while the installed kernel works (nothing reads them any more); both are
+  // waited for before the entry reports.
+  const removal = rm(tmp, { recursive: true, force: true });
+  try {
+    if (rest.length > 0) {
+      say(`installing ${rest.length} more package(s) with the installed kernel`);
+      status = await runInstalledKernel(root, ['--root', root, ...common, ...rest.map(archivePath)]);
+      if (status !== 0) {
+        say(`bootstrap stopped (exit ${status}); packages installed before the failing one remain installed and verifiable`);
+        return status;
+      }
     }
+  } finally {
+    await removal;
   }
   say(`bootstrap complete: ${plan.packages.length} packages in ${Date.now() - started} ms; root ${root}`);
   return 0;
