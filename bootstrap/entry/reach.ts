@@ -1,4 +1,4 @@
-// Which layer-0 files the unpacked kernel's installer can load: the import graph of HOT/scripts/install.js,
+// Which layer-0 files the unpacked kernel's installer can load: the import graph of its entry module,
 // followed through the packed files in memory. Unpacking only these, not all of layer 0 (most of the runtime
 // package is yargs, ajv's compiler, tar's writer and install-time tooling the installer never loads), saves
 // creating and deleting hundreds of files per bootstrap.
