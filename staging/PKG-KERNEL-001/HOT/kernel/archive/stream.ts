@@ -1,12 +1,19 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
-import { Parser, type ReadEntry } from 'tar';
+// The parser alone: tar's index loads its whole create/extract/replace machinery too (~30 ms per process).
+import { Parser } from 'tar/parse';
+import type { ReadEntry } from 'tar/read-entry';
 import { isCpError } from '../errors.js';
 import { archiveError } from './errors.js';
 import type { ArchiveLimits } from './limits.js';
 import { MemberPolicy, type CatalogSpec, type Collected } from './members.js';
 
+/**
+ * Read and inflate in 256 KiB steps rather than the 64 KiB / 16 KiB defaults: each step is a trip through
+ * the thread pool, and the runtime package reads ~30 ms faster. A bomb still stops within one step of the limit.
+ */
+const CHUNK = 256 * 1024;
 const COMPRESSED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x2f, 0xfd])];
 
 /**
@@ -18,8 +25,8 @@ export async function streamArchive<T>(path: string, limits: ArchiveLimits, spec
   const policy = new MemberPolicy(path, limits, spec);
   const integrity = createHash('sha256');
   await new Promise<void>((resolve, reject) => {
-    const source = createReadStream(path);
-    const gunzip = createGunzip();
+    const source = createReadStream(path, { highWaterMark: CHUNK });
+    const gunzip = createGunzip({ chunkSize: CHUNK });
     const parser = new Parser({ strict: true, brotli: false, zstd: false } as ConstructorParameters<typeof Parser>[0]);
     let failed = false;
     let inflated = 0;

@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import { CpError, toCpError } from '../errors.js';
-import { installOne, type InstallEnv, type InstallOutcome, type InstallRequest } from './install.js';
+import type { PackageArchive } from '../archive/read.js';
+import { installOne, readRequestArchive, type InstallEnv, type InstallOutcome, type InstallRequest } from './install.js';
 import { withRootSession, type SessionOptions } from './session.js';
 
 export interface BatchProgress {
@@ -12,14 +13,29 @@ export interface BatchProgress {
 /**
  * Install archives in the given order under one lock and one ledger handle (bootstrap's fast path).
  * Stops at the first refusal: earlier packages stay fully installed, the failing one leaves nothing.
+ * The next archive is read while the current one is staged and committed: reading writes nothing and
+ * is mostly CPU (inflate, parse, hash) where committing mostly waits on the disk. A read that fails is
+ * reported when its package's turn comes, exactly as if it had been read then.
  */
 export async function installPackages(root: string, requests: readonly InstallRequest[], env: InstallEnv & SessionOptions = {},
   onProgress: (progress: BatchProgress) => void = () => {}): Promise<InstallOutcome[]> {
   return withRootSession(root, env, async (session) => {
     const outcomes: InstallOutcome[] = [];
+    const reads = new Map<number, Promise<PackageArchive>>();
+    const readAhead = (index: number): void => {
+      const request = requests[index];
+      if (request === undefined || reads.has(index)) return;
+      const reading = readRequestArchive(request, env);
+      reading.catch(() => {}); // observed at its turn (or never, if an earlier package stops the batch)
+      reads.set(index, reading);
+    };
     for (const [index, request] of requests.entries()) {
+      readAhead(index);
+      readAhead(index + 1);
+      const reading = reads.get(index);
+      reads.delete(index); // an installed archive's bytes are not kept for the rest of the batch
       try {
-        const outcome = await installOne(session, request, env);
+        const outcome = await installOne(session, request, env, reading);
         outcomes.push(outcome);
         onProgress({ index, total: requests.length, outcome });
       } catch (error) {

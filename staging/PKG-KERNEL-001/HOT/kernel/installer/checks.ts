@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import semver from 'semver';
+import satisfies from 'semver/functions/satisfies.js';
 import { CpError, show } from '../errors.js';
 import type { Manifest } from '../manifest/manifest.js';
 import type { Receipt } from '../registry/receipt.js';
@@ -35,7 +35,7 @@ export function checkDependencies(manifest: Manifest, receipts: ReadonlyMap<stri
         hint: `install ${dep.package_id} first (bootstrap installs in dependency order)`, details: { dependency: dep },
       });
     }
-    if (!semver.satisfies(installed.version, dep.version)) {
+    if (!satisfies(installed.version, dep.version)) {
       throw new CpError('ERR_DEPENDENCY_VERSION', `${manifest.package_id} needs ${dep.package_id} ${dep.version}, but ${installed.version} is installed`, {
         hint: `upgrade ${dep.package_id} to a version in ${dep.version}`, details: { dependency: dep, installed: installed.version },
       });
@@ -53,7 +53,7 @@ export function checkReverseDependencies(manifest: Manifest, receipts: ReadonlyM
   for (const other of receipts.values()) {
     const dep = other.dependencies.find((d) => d.package_id === manifest.package_id);
     if (!dep) continue;
-    if (!semver.satisfies(manifest.version, dep.version)) {
+    if (!satisfies(manifest.version, dep.version)) {
       throw new CpError('ERR_REVERSE_DEPENDENCY', `${other.package_id} ${other.version} needs ${manifest.package_id} ${dep.version}; ${manifest.version} is outside that range`, {
         hint: `upgrade ${other.package_id} first, or pick a version of ${manifest.package_id} in ${dep.version}`, details: { dependent: other.package_id, range: dep.version, version: manifest.version },
       });
@@ -80,21 +80,33 @@ export function checkPlatform(manifest: Manifest, platform: Platform): void {
 }
 
 /**
+ * Parent directories already judged while planning one install (the root does not change meanwhile), so
+ * a package of 600 files under one new directory costs one lstat of it rather than 600.
+ */
+export type ParentMemo = Map<string, 'absent' | 'directory'>;
+
+/**
  * No write may go through a symlink already in the root (a planted `HOT/kernel -> /etc` would turn a
  * rename into a write outside the root), and nothing but a regular file may sit where a file goes.
  */
-export function checkTargetPath(root: string, relPath: string): 'absent' | 'file' {
+export function checkTargetPath(root: string, relPath: string, memo: ParentMemo = new Map()): 'absent' | 'file' {
   const parts = relPath.split('/');
   let abs = root;
+  let prefix = '';
   for (let i = 0; i < parts.length; i += 1) {
     abs = join(abs, parts[i] as string);
+    prefix = i === 0 ? (parts[0] as string) : `${prefix}/${parts[i] as string}`;
+    const last = i === parts.length - 1;
+    const known = last ? undefined : memo.get(prefix);
+    if (known === 'absent') return 'absent';
+    if (known === 'directory') continue;
     let stat;
     try {
       stat = lstatSync(abs);
     } catch {
+      if (!last) memo.set(prefix, 'absent');
       return 'absent';
     }
-    const last = i === parts.length - 1;
     if (stat.isSymbolicLink()) {
       throw new CpError('ERR_ROOT_SYMLINK', `${show(parts.slice(0, i + 1).join('/'))} in the root is a symlink; refusing to write ${show(relPath)} through it`, {
         hint: 'remove the symlink (it is not owned by any package) and retry', details: { path: relPath, symlink: parts.slice(0, i + 1).join('/') },
@@ -105,6 +117,7 @@ export function checkTargetPath(root: string, relPath: string): 'absent' | 'file
         hint: 'remove the conflicting entry and retry', details: { path: relPath },
       });
     }
+    if (!last) memo.set(prefix, 'directory');
   }
   return 'file';
 }

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { CpError, show } from '../errors.js';
-import { Ledger, ledgerPathForRoot } from '../ledger/index.js';
+// ledger.js, not the ledger's index: the index also loads export/import (and ajv), which installing never uses.
+import { Ledger, ledgerPathForRoot } from '../ledger/ledger.js';
 import { OwnershipRegistry } from '../registry/ownership.js';
 import { rootPaths } from '../root/layout.js';
 import { createLockFile } from '../root/lock.js';

@@ -1,4 +1,4 @@
-import type { Ledger } from '../ledger/index.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { OwnershipRegistry } from '../registry/ownership.js';
 
 /** The open state of a root that a commit writes to. */

@@ -31,6 +31,13 @@ export interface InstallEnv {
   strict?: boolean | undefined;
 }
 
+/** Read (and check) the archive a request names, as installOne would; nothing is written. */
+export function readRequestArchive(request: InstallRequest, env: InstallEnv = {}): Promise<PackageArchive> {
+  return readPackageArchive(request.archivePath, {
+    ...(env.limits ? { limits: env.limits } : {}), ...(env.strict !== undefined ? { strict: env.strict } : {}),
+  });
+}
+
 export interface InstallOutcome {
   package_id: string;
   version: string;
@@ -50,15 +57,15 @@ const newTxnId = (): string => `TXN-${randomBytes(6).toString('hex')}`;
  * Install (or upgrade) one archive into a root whose session (lock + ledger) is open. Every check runs
  * before the first write; a refusal records INSTALL_FAILED with its code and rethrows.
  */
-export async function installOne(session: RootSession, request: InstallRequest, env: InstallEnv = {}): Promise<InstallOutcome> {
+export async function installOne(session: RootSession, request: InstallRequest, env: InstallEnv = {},
+  /** The archive already being read (readRequestArchive), so a batch can read ahead. */
+  reading?: Promise<PackageArchive>): Promise<InstallOutcome> {
   const started = process.hrtime.bigint();
   const clock = env.clock ?? Date.now;
   let archive: PackageArchive | undefined;
   let journalWritten = false;
   try {
-    archive = await readPackageArchive(request.archivePath, {
-      ...(env.limits ? { limits: env.limits } : {}), ...(env.strict !== undefined ? { strict: env.strict } : {}),
-    });
+    archive = await (reading ?? readRequestArchive(request, env));
     const plan = planInstall(archive, {
       root: session.root, receipts: listReceipts(session.root), registry: session.registry, trusted: readTrustStore(session.root),
     }, {

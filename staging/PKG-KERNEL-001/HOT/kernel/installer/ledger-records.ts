@@ -1,4 +1,5 @@
-import type { Ledger, LedgerEntry } from '../ledger/index.js';
+import type { LedgerEntry } from '../ledger/entry.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { JournalLedgerRecord } from './journal.js';
 
 export interface AnchoredEntry {

@@ -1,12 +1,12 @@
 import { basename } from 'node:path';
-import semver from 'semver';
+import semverLt from 'semver/functions/lt.js';
 import type { PackageArchive } from '../archive/read.js';
 import { canonicalJson, sha256Digest } from '../canonical.js';
 import { CpError, show } from '../errors.js';
 import type { OwnershipRegistry, OwnershipTransfer } from '../registry/ownership.js';
 import type { Receipt, ReceiptFile } from '../registry/receipt.js';
 import { checkSignature, type TrustedKey } from '../signing/index.js';
-import { checkAssetPaths, checkDependencies, checkPlatform, checkReverseDependencies, checkStateDirs, checkTargetPath, type Platform } from './checks.js';
+import { checkAssetPaths, checkDependencies, checkPlatform, checkReverseDependencies, checkStateDirs, checkTargetPath, type ParentMemo, type Platform } from './checks.js';
 import type { Journal } from './journal.js';
 
 export interface PlanOptions {
@@ -108,7 +108,7 @@ function checkVersion(previous: Receipt | null, version: string, manifestDigest:
       hint: `use cplane upgrade to move ${id} to ${version}`, details: { package_id: id, installed: previous.version, version },
     });
   }
-  if (semver.lt(version, previous.version) && !opts.allowDowngrade) {
+  if (semverLt(version, previous.version) && !opts.allowDowngrade) {
     throw new CpError('ERR_DOWNGRADE', `${id} ${version} is older than the installed ${previous.version}`, {
       hint: 'pass --allow-downgrade to install an older version on purpose', details: { package_id: id, installed: previous.version, version },
     });
@@ -121,9 +121,10 @@ function checkOwnership(archive: PackageArchive, state: RootState, txnId: string
   const { manifest } = archive;
   const id = manifest.package_id;
   const transfers: OwnershipTransfer[] = [];
+  const parents: ParentMemo = new Map();
   for (const asset of manifest.assets) {
     const owner = state.registry.ownerOf(asset.path);
-    const onDisk = checkTargetPath(state.root, asset.path);
+    const onDisk = checkTargetPath(state.root, asset.path, parents);
     if (owner === null) {
       if (onDisk === 'file') {
         throw new CpError('ERR_PATH_CONFLICT', `${show(asset.path)} already exists in the root but no package owns it`, {

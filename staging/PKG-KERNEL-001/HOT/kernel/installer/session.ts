@@ -1,4 +1,5 @@
-import { Ledger, ledgerPathForRoot } from '../ledger/index.js';
+// ledger.js, not the ledger's index: the index also loads export/import (and ajv), which installing never uses.
+import { Ledger, ledgerPathForRoot } from '../ledger/ledger.js';
 import { OwnershipRegistry } from '../registry/ownership.js';
 import { acquireRootLock, type RootLock } from '../root/lock.js';
 import type { RootHandles } from './handles.js';

@@ -1,9 +1,9 @@
-import semver from 'semver';
+import satisfies from 'semver/functions/satisfies.js';
 import { CpError } from '../errors.js';
 import type { ManifestDependency } from './manifest.js';
 import { installOrder } from './order.js';
-import { BOOTSTRAP_SCHEMA } from './bootstrap-schema.js';
-import { compileSchema, type SchemaCheck, type SchemaIssue } from './validator.js';
+import { validateBootstrapSchema } from './compiled-validators.js';
+import { schemaCheck, type SchemaIssue } from './schema-issues.js';
 
 /** One archive in CP_BOOTSTRAP, pinned by the digest of its bytes. */
 export interface BootstrapPackage {
@@ -25,7 +25,7 @@ export interface BootstrapPlan {
   install_order: string[];
 }
 
-let check: SchemaCheck | undefined;
+const check = schemaCheck(validateBootstrapSchema);
 
 function invalid(issues: SchemaIssue[]): CpError {
   const first = issues[0] as SchemaIssue;
@@ -37,7 +37,6 @@ function invalid(issues: SchemaIssue[]): CpError {
 
 /** Validate an untrusted bootstrap.json value, including that its order is the one installOrder gives. */
 export function validateBootstrapPlan(value: unknown): BootstrapPlan {
-  check ??= compileSchema(BOOTSTRAP_SCHEMA);
   const issues = check(value);
   if (issues.length > 0) throw invalid(issues);
   const plan = value as BootstrapPlan;
@@ -56,7 +55,7 @@ export function validateBootstrapPlan(value: unknown): BootstrapPlan {
   plan.packages.forEach((p, i) => {
     p.dependencies.forEach((dep, j) => {
       const have = versions.get(dep.package_id);
-      if (have === undefined || !semver.satisfies(have, dep.version)) {
+      if (have === undefined || !satisfies(have, dep.version)) {
         throw invalid([{ pointer: `/packages/${i}/dependencies/${j}`, message: `${p.package_id} needs ${dep.package_id} ${dep.version}, the bootstrap has ${have ?? 'none'}`, keyword: 'semantic' }]);
       }
     });

@@ -1,8 +1,10 @@
-import semver from 'semver';
+// semver's functions one by one: its index loads all ~50 of its modules, and every kernel process pays for that.
+import semverValid from 'semver/functions/valid.js';
+import validRange from 'semver/ranges/valid.js';
 import { CpError, show } from '../errors.js';
 import { foldedPath, isReservedPath, unsafePathReason } from './paths.js';
-import { MANIFEST_SCHEMA } from './manifest-schema.js';
-import { compileSchema, type SchemaCheck, type SchemaIssue } from './validator.js';
+import { validateManifestSchema } from './compiled-validators.js';
+import { schemaCheck, type SchemaIssue } from './schema-issues.js';
 
 export type AssetClassification = 'kernel' | 'script' | 'schema' | 'config' | 'test' | 'doc' | 'registry' | 'runtime';
 
@@ -42,20 +44,16 @@ export interface Manifest {
 
 export const MANIFEST_SCHEMA_VERSION = '1.0';
 
-let schemaCheck: SchemaCheck | undefined;
-function checkSchema(value: unknown): SchemaIssue[] {
-  schemaCheck ??= compileSchema(MANIFEST_SCHEMA);
-  return schemaCheck(value);
-}
+const checkSchema = schemaCheck(validateManifestSchema);
 
 /** Rules JSON Schema cannot say: semver, unique and safe paths, no self-reference. */
 function semanticIssues(m: Manifest): SchemaIssue[] {
   const issues: SchemaIssue[] = [];
   const add = (pointer: string, message: string): void => { issues.push({ pointer, message, keyword: 'semantic' }); };
-  if (semver.valid(m.version) === null) add('/version', `${show(m.version)} is not a semver version`);
+  if (semverValid(m.version) === null) add('/version', `${show(m.version)} is not a semver version`);
   const depIds = new Set<string>();
   m.dependencies.forEach((dep, i) => {
-    if (semver.validRange(dep.version) === null) add(`/dependencies/${i}/version`, `${show(dep.version)} is not a semver range`);
+    if (validRange(dep.version) === null) add(`/dependencies/${i}/version`, `${show(dep.version)} is not a semver range`);
     if (dep.package_id === m.package_id) add(`/dependencies/${i}/package_id`, 'a package cannot depend on itself');
     if (depIds.has(dep.package_id)) add(`/dependencies/${i}/package_id`, `duplicate dependency ${show(dep.package_id)}`);
     depIds.add(dep.package_id);

@@ -1,37 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv } from 'ajv';
+import { AJV_OPTIONS, schemaCheck, type SchemaCheck } from './schema-issues.js';
 
-/** One schema violation, located by a JSON pointer (RFC 6901) into the validated value. */
-export interface SchemaIssue {
-  pointer: string;
-  message: string;
-  /** The ajv keyword that failed (`additionalProperties` marks an unknown field). */
-  keyword: string;
-}
+export type { SchemaCheck, SchemaIssue } from './schema-issues.js';
 
-export type SchemaCheck = (value: unknown) => SchemaIssue[];
-
-function escapePointer(token: string): string {
-  return token.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-function toIssue(error: ErrorObject): SchemaIssue {
-  if (error.keyword === 'additionalProperties') {
-    const field = String((error.params as { additionalProperty?: unknown }).additionalProperty);
-    return { pointer: `${error.instancePath}/${escapePointer(field)}`, message: `unknown field ${JSON.stringify(field)}`, keyword: error.keyword };
-  }
-  if (error.keyword === 'required') {
-    const field = String((error.params as { missingProperty?: unknown }).missingProperty);
-    return { pointer: `${error.instancePath}/${escapePointer(field)}`, message: `required field ${JSON.stringify(field)} is missing`, keyword: error.keyword };
-  }
-  return { pointer: error.instancePath, message: error.message ?? error.keyword, keyword: error.keyword };
-}
-
-/** Compile a JSON Schema (draft-07) into a function that lists every violation with its pointer. */
+/**
+ * Compile a JSON Schema (draft-07) at run time into a function that lists every violation with its pointer.
+ * The kernel's own schemas are compiled ahead of time (compiled-validators.ts); this is for the others.
+ */
 export function compileSchema(schema: object): SchemaCheck {
-  const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: false });
-  const validate: ValidateFunction = ajv.compile(schema);
-  return (value) => (validate(value) ? [] : (validate.errors ?? []).map(toIssue));
+  return schemaCheck(new Ajv(AJV_OPTIONS).compile(schema));
 }
 
 /** Compile a JSON Schema file (e.g. one PKG-SCHEMAS-001 ships under HOT/schemas/). */

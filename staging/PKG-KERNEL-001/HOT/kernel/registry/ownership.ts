@@ -41,6 +41,8 @@ CREATE TABLE IF NOT EXISTS transfers (
  * Receipts say the same thing per package; gate G1 checks the two agree.
  */
 export class OwnershipRegistry {
+  private ownerQuery: Database.Statement | undefined;
+
   private constructor(private readonly db: Database.Database) {}
 
   /** `readonly` (gates): no journal-mode switch, no writes, no WAL checkpoint on close. */
@@ -66,7 +68,9 @@ export class OwnershipRegistry {
   }
 
   ownerOf(path: string): string | null {
-    const row = this.db.prepare('SELECT package_id FROM owned_files WHERE path = ?').pluck().get(path);
+    // Prepared once: planning asks this for every asset of a package.
+    this.ownerQuery ??= this.db.prepare('SELECT package_id FROM owned_files WHERE path = ?').pluck();
+    const row = this.ownerQuery.get(path);
     return typeof row === 'string' ? row : null;
   }
 

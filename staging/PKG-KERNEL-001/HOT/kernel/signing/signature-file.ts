@@ -1,9 +1,9 @@
-import { compileSchema, type SchemaCheck } from '../manifest/validator.js';
+import { validateSignatureSchema } from '../manifest/compiled-validators.js';
+import { schemaCheck } from '../manifest/schema-issues.js';
 import { archiveError } from '../archive/errors.js';
-import { SIGNATURE_SCHEMA } from './signature-schema.js';
 import type { PackageSignature } from './signing.js';
 
-let check: SchemaCheck | undefined;
+const check = schemaCheck(validateSignatureSchema);
 
 /** Parse an archive's signature.json; a malformed one is refused, not treated as unsigned. */
 export function parseSignature(bytes: Buffer, archive: string): PackageSignature {
@@ -13,7 +13,6 @@ export function parseSignature(bytes: Buffer, archive: string): PackageSignature
   } catch (error) {
     throw archiveError('ERR_SIGNATURE_MALFORMED', archive, `signature.json is not JSON: ${(error as Error).message}`, 'sign the package again with `cplane build --sign-key`', {}, error);
   }
-  check ??= compileSchema(SIGNATURE_SCHEMA);
   const issues = check(value);
   if (issues.length > 0) {
     throw archiveError('ERR_SIGNATURE_MALFORMED', archive, `signature.json is invalid: ${issues[0]?.pointer || '/'} ${issues[0]?.message ?? ''}`, 'sign the package again with `cplane build --sign-key`', {

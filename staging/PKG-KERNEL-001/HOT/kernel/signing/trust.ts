@@ -2,16 +2,16 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../atomic.js';
 import { CpError } from '../errors.js';
-import { compileSchema, type SchemaCheck } from '../manifest/validator.js';
+import { validateTrustSchema } from '../manifest/compiled-validators.js';
+import { schemaCheck } from '../manifest/schema-issues.js';
 import { keyIdOf, parsePublicKey } from './keys.js';
-import { TRUST_SCHEMA } from './trust-schema.js';
 import type { TrustedKey } from './signing.js';
 
 export function trustStorePath(root: string): string {
   return join(root, 'HOT', 'registries', 'trust.json');
 }
 
-let trustCheck: SchemaCheck | undefined;
+const trustCheck = schemaCheck(validateTrustSchema);
 
 /** The keys a root trusts to sign packages; an absent store trusts nothing. */
 export function readTrustStore(root: string): TrustedKey[] {
@@ -23,7 +23,6 @@ export function readTrustStore(root: string): TrustedKey[] {
   } catch (error) {
     throw new CpError('ERR_TRUST_STORE_INVALID', `trust store ${path} is not JSON: ${(error as Error).message}`, { hint: 'restore the file or remove it and trust the keys again with `cplane keys trust`', details: { path }, cause: error });
   }
-  trustCheck ??= compileSchema(TRUST_SCHEMA);
   const issues = trustCheck(value);
   if (issues.length > 0) {
     throw new CpError('ERR_TRUST_STORE_INVALID', `trust store ${path} is invalid: ${issues[0]?.pointer || '/'} ${issues[0]?.message ?? ''}`, {

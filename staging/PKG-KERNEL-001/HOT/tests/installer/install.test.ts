@@ -1,13 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256Digest } from '../../kernel/canonical.js';
+import { installPackages } from '../../kernel/installer/batch.js';
 import { installOne } from '../../kernel/installer/install.js';
 import { verifyRoot } from '../../kernel/installer/verify.js';
 import { OwnershipRegistry } from '../../kernel/registry/ownership.js';
 import { readReceipt } from '../../kernel/registry/receipt.js';
-import { buildArchive, keyPair, ledgerEntries, newRoot, session, snapshot, tempDir } from './helpers.js';
+import { buildArchive, codeOf, keyPair, ledgerEntries, newRoot, session, snapshot, tempDir } from './helpers.js';
 
 const FIXED = Date.parse('2026-03-04T05:06:07.000Z');
 
@@ -138,4 +139,26 @@ test('a --dev waiver is recorded in the receipt and the ledger', async (t) => {
   const entry = ledgerEntries(root).at(-1)!;
   assert.equal(entry.metadata.dev_waiver, true);
   assert.equal(entry.metadata.signature_status, 'unsigned');
+});
+
+test('a batch reads the next archive ahead, yet a damaged one is refused at its turn: earlier packages stay, it leaves nothing', async (t) => {
+  const dir = tempDir(t);
+  const root = newRoot(dir);
+  const first = await buildArchive(dir, { id: 'PKG-FIRST-001', version: '1.0.0', files: { 'HOT/first/a.js': 'export const a = 1;\n' } });
+  const damaged = join(dir, 'PKG-DAMAGED-001-1.0.0.tar.gz');
+  writeFileSync(damaged, 'not a package archive');
+  const third = await buildArchive(dir, { id: 'PKG-THIRD-001', version: '1.0.0', files: { 'HOT/third/c.js': 'export const c = 3;\n' } });
+  const installed: string[] = [];
+  await assert.rejects(
+    installPackages(root, [first, damaged, third].map((archivePath) => ({ archivePath, mode: 'install' as const, dev: true })), {},
+      ({ outcome }) => { installed.push(outcome.package_id); }),
+    (error: unknown) => codeOf(error) === 'ERR_ARCHIVE_CORRUPT' && /package 2 of 3/.test((error as Error).message),
+  );
+  assert.deepEqual(installed, ['PKG-FIRST-001']);
+  assert.ok(readReceipt(root, 'PKG-FIRST-001'));
+  assert.equal(readReceipt(root, 'PKG-THIRD-001'), null);
+  assert.equal(existsSync(join(root, 'HOT/third')), false);
+  const last = ledgerEntries(root).at(-1)!;
+  assert.deepEqual([last.event_type, last.submission_id, last.metadata.code], ['INSTALL_FAILED', 'PKG-DAMAGED-001', 'ERR_ARCHIVE_CORRUPT']);
+  assert.deepEqual(readdirSync(join(root, 'HOT/registries/txn')), []);
 });
