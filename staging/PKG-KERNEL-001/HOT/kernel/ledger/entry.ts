@@ -51,8 +51,13 @@ export const randomEntryId: IdSource = () => {
   return `LED-${idPool.toString('hex', idPoolOffset - 4, idPoolOffset)}`;
 };
 
+/** A value mod 2^32 as the 8 lowercase hex digits ids (and ledger_meta's `id_start`) are written in. */
+export function idDigits(value: number): string {
+  return (value >>> 0).toString(16).padStart(8, '0');
+}
+
 export function formatEntryId(value: number): string {
-  return `LED-${(value >>> 0).toString(16).padStart(8, '0')}`;
+  return `LED-${idDigits(value)}`;
 }
 
 /** The number an id spells (ids are 8 hex digits). */

@@ -4,7 +4,7 @@ import { CpError, show } from '../errors.js';
 import { canonicalJson, sha256Hex } from '../canonical.js';
 import {
   type AppendInput, type Anchor, type Clock, type IdSource, type LedgerEntry,
-  type HashColumns, GENESIS_HASH, entryIdValue, hashInputOf, randomEntryId, sequentialEntryIds,
+  type HashColumns, GENESIS_HASH, entryIdValue, hashInputOf, idDigits, randomEntryId, sequentialEntryIds,
 } from './entry.js';
 import { ID_START_KEY, notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
 import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type CompiledQuery, type LedgerQuery } from './query.js';
@@ -199,7 +199,7 @@ export class Ledger {
       // Later appends continue from the last imported id, so a chain that came in sequential stays sequential.
       const last = entries[entries.length - 1];
       if (last) {
-        this.stmts.setIdStart.run(ID_START_KEY, ((entryIdValue(last.id) - entries.length) >>> 0).toString(16).padStart(8, '0'));
+        this.stmts.setIdStart.run(ID_START_KEY, idDigits(entryIdValue(last.id) - entries.length));
       }
     });
     run.immediate();
