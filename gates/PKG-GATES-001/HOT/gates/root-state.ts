@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { Ledger, ledgerPathForRoot } from '../kernel/ledger/index.js';
 import { OwnershipRegistry, type OwnedFile } from '../kernel/registry/ownership.js';
@@ -15,22 +15,17 @@ export interface GovernedWalk {
 /** Every entry under ROOT/HOT in a governed directory, root-relative with forward slashes, sorted. */
 export function walkGoverned(root: string): GovernedWalk {
   const out: GovernedWalk = { files: [], oddities: [] };
-  const visit = (abs: string, rel: string): void => {
-    // Typed directory entries: no lstat per file (the entry type is what lstat would say).
-    for (const entry of readdirSync(abs, { withFileTypes: true })) {
-      const child = `${rel}/${entry.name}`;
-      if (entry.isDirectory()) visit(`${abs}/${entry.name}`, child);
-      else if (entry.isFile()) out.files.push(child);
-      else out.oddities.push({ path: child, kind: entry.isSymbolicLink() ? 'symlink' : 'special file' });
-    }
+  // Typed directory entries: no lstat per file (the entry type is what lstat would say).
+  const take = (entry: Dirent, abs: string, rel: string): void => {
+    if (entry.isDirectory()) {
+      for (const child of readdirSync(abs, { withFileTypes: true })) take(child, `${abs}/${child.name}`, `${rel}/${child.name}`);
+    } else if (entry.isFile()) out.files.push(rel);
+    else out.oddities.push({ path: rel, kind: entry.isSymbolicLink() ? 'symlink' : 'special file' });
   };
   // Governance is decided by the top-level area (HOT/<area>/…); below it every name readdir returns is governed.
   for (const entry of readdirSync(join(root, 'HOT'), { withFileTypes: true })) {
-    const child = `HOT/${entry.name}`;
-    if (!isGovernedPath(child)) continue;
-    if (entry.isDirectory()) visit(join(root, child), child);
-    else if (entry.isFile()) out.files.push(child);
-    else out.oddities.push({ path: child, kind: entry.isSymbolicLink() ? 'symlink' : 'special file' });
+    const rel = `HOT/${entry.name}`;
+    if (isGovernedPath(rel)) take(entry, join(root, rel), rel);
   }
   out.files.sort();
   return out;
