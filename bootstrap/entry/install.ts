@@ -1,97 +1,36 @@
 #!/usr/bin/env node
-// CP_BOOTSTRAP installer entry (Node built-ins only: nothing is installed yet).
+// CP_BOOTSTRAP installer entry (Node built-ins only until the checks pass).
 //   node install.js --root R [--dev] [--trust KEY.pub]…
-// 1. check every archive against bootstrap.json; 2. refuse a non-empty root; 3. unpack what the layer-0 kernel's
-// installer loads (from genesis, runtime, kernel) into a temporary directory inside the root and run THAT
-// kernel's installer (in a child process) to create the root and install them properly; 4. run the INSTALLED
-// kernel's installer, in this process, for every other package in bootstrap.json order.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+// 1. check every archive and every genesis file against bootstrap.json; 2. refuse a non-empty root (one holding
+// only an interrupted genesis is cleared) and mark it; 3. genesis: run the layer-0 kernel's installer, shipped
+// unpacked under genesis/, to create the root and install the layer-0 packages properly, then unmark the root;
+// 4. run the INSTALLED kernel's installer, from the root, for every other package in bootstrap.json order.
+// Everything runs in this one process: each Node start-up costs more than the work it would overlap.
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { checkArchives, readBootstrapPlan, type BootstrapPackage, type BootstrapPlan } from './plan.js';
-import type { GenesisRequest } from './genesis.js';
-import { ImportReach } from './reach.js';
-import { readTarGz, TarError } from './tar.js';
+import { BootstrapError } from './errors.js';
+import { checkArchives, readBootstrapPlan, type BootstrapPackage } from './plan.js';
+import { prepareRoot, removeRoot, unmarkRoot, GENESIS_MARK } from './root.js';
+import { GENESIS_DIR, verifyGenesis } from './verify-genesis.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const say = (line: string): void => { process.stdout.write(`${line}\n`); };
 
-/** The layer-0 kernel's installer entry (runInstallEntry), as the genesis child imports it. */
-const INSTALLER = 'HOT/kernel/installer/entry.js';
-
-/** Unpack what the layer-0 kernel's installer loads (its import graph), nothing else: see reach.ts. */
-function extractInstaller(archives: readonly Buffer[], into: string): void {
-  const files = new Map<string, Buffer>();
-  for (const data of archives) {
-    for (const file of readTarGz(data)) {
-      if (!file.path.startsWith('HOT/')) continue; // manifest.json, signature.json: the installer's to read
-      if (files.has(file.path)) throw new TarError('ERR_BOOTSTRAP_INVALID', `two layer-0 archives ship ${JSON.stringify(file.path)}`);
-      files.set(file.path, file.data);
-    }
-  }
-  if (!files.has(INSTALLER)) throw new TarError('ERR_BOOTSTRAP_INVALID', `no layer-0 package ships ${INSTALLER}`);
-  const made = new Set<string>();
-  for (const path of new ImportReach(files).from(INSTALLER)) {
-    const target = join(into, path);
-    if (!made.has(dirname(target))) {
-      mkdirSync(dirname(target), { recursive: true });
-      made.add(dirname(target));
-    }
-    writeFileSync(target, files.get(path) as Buffer, { flag: 'wx' });
-  }
+/** What bootstrap calls of a kernel's installer entry (HOT/kernel/installer/entry.js). */
+interface KernelInstaller {
+  runInstallEntry(options: {
+    argv: readonly string[]; hot: string; defaultRoot: string; genesisAllow?: readonly string[];
+    crash?: ((step: string, packageId: string) => void) | undefined;
+  }): Promise<number>;
+  testCrashHook(spec: string | undefined): ((step: string, packageId: string) => void) | undefined;
 }
 
-/**
- * Genesis runs in a child process, so that however it dies, this entry is left to remove the half-made root.
- * It is started first and told what to run once the kernel is unpacked (genesis.ts): Node's start-up then
- * overlaps checking and unpacking instead of following them.
- */
-class GenesisChild {
-  private readonly child: ChildProcess;
-  private readonly exited: Promise<number>;
-
-  constructor() {
-    this.child = spawn(process.execPath, [join(here, 'genesis.js')], { stdio: ['pipe', 'inherit', 'inherit'] });
-    this.exited = new Promise((done) => {
-      this.child.on('exit', (code) => { done(code ?? 1); });
-      this.child.on('error', () => { done(1); });
-    });
-    this.child.stdin?.on('error', () => {}); // a child that died early shows in its exit code
-  }
-
-  run(request: GenesisRequest): Promise<number> {
-    this.child.stdin?.end(JSON.stringify(request));
-    return this.exited;
-  }
-
-  /** The entry stopped before genesis: the child exits without doing anything. */
-  async cancel(): Promise<void> {
-    this.child.stdin?.end();
-    await this.exited;
-  }
-}
-
-/** The part of the installed kernel's installer entry (HOT/kernel/installer/entry.js) that bootstrap calls. */
-interface InstalledInstaller {
-  runInstallEntry(options: { argv: readonly string[]; hot: string; defaultRoot: string }): Promise<number>;
-}
-
-/**
- * The rest runs in this process, on the installed kernel's code (loaded from the root, so one copy of the
- * kernel and its SQLite is ever loaded here): a second Node process would only add its start-up time.
- */
-async function runInstalledKernel(root: string, args: string[]): Promise<number> {
-  const hot = join(root, 'HOT');
-  const installer = await import(pathToFileURL(join(hot, 'kernel', 'installer', 'entry.js')).href) as InstalledInstaller;
-  return installer.runInstallEntry({ argv: args, hot, defaultRoot: root });
+async function loadInstaller(hot: string): Promise<KernelInstaller> {
+  return await import(pathToFileURL(join(hot, 'kernel', 'installer', 'entry.js')).href) as KernelInstaller;
 }
 
 const archivePath = (p: BootstrapPackage): string => join(here, 'packages', p.file);
-const common = (values: { dev?: boolean | undefined }): string[] => (values.dev ? ['--dev'] : []);
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -104,57 +43,48 @@ async function main(): Promise<number> {
   }
   const root = resolve(values.root);
   const started = Date.now();
-  const child = new GenesisChild();
-  let request: GenesisRequest | null = null;
-  let tmp: string | null = null;
-  let existed = false;
-  let plan: BootstrapPlan;
+  const common = values.dev ? ['--dev'] : [];
+  const plan = readBootstrapPlan(here);
+  checkArchives(here, plan);
+  verifyGenesis(here, plan.genesis);
+  say(`CP_BOOTSTRAP ${plan.bootstrap_version}: ${plan.packages.length} archives and ${plan.genesis.files.length} genesis files match bootstrap.json`);
+  const prepared = prepareRoot(root, plan.bootstrap_version);
+  if (prepared.cleared.length > 0) say(`removed an interrupted genesis from ${root} (${GENESIS_MARK}); starting again`);
+
+  const genesis = plan.packages.filter((p) => p.layer === 0);
+  say(`genesis: ${genesis.map((p) => `${p.package_id} ${p.version}`).join(', ')}`);
+  const hot = join(here, GENESIS_DIR, 'HOT');
+  let status: number;
   try {
-    plan = readBootstrapPlan(here);
-    const archives = checkArchives(here, plan);
-    say(`CP_BOOTSTRAP ${plan.bootstrap_version}: ${plan.packages.length} archives match bootstrap.json`);
-    existed = existsSync(root);
-    if (existed && readdirSync(root).length > 0) {
-      throw new TarError('ERR_ROOT_NOT_EMPTY', `${JSON.stringify(root)} is not empty; bootstrap needs a new or empty directory`);
-    }
-    const genesis = plan.packages.filter((p) => p.layer === 0);
-    mkdirSync(root, { recursive: true });
-    tmp = join(root, `.cplane-genesis-${randomBytes(4).toString('hex')}`);
-    extractInstaller(genesis.map((pkg) => archives.get(pkg.package_id) as Buffer), tmp);
-    request = {
-      module: join(tmp, INSTALLER), hot: join(tmp, 'HOT'), defaultRoot: root,
-      argv: ['--genesis', '--root', root, '--bootstrap-version', plan.bootstrap_version, ...common(values),
+    const installer = await loadInstaller(hot);
+    status = await installer.runInstallEntry({
+      argv: ['--genesis', '--root', root, '--bootstrap-version', plan.bootstrap_version, ...common,
         ...(values.trust ?? []).flatMap((f) => ['--trust', resolve(f)]), ...genesis.map(archivePath)],
-    };
-    say(`genesis: ${genesis.map((p) => `${p.package_id} ${p.version}`).join(', ')}`);
+      hot, defaultRoot: root, genesisAllow: [GENESIS_MARK], crash: installer.testCrashHook(process.env.CPLANE_TEST_CRASH_AT),
+    });
   } catch (error) {
-    await child.cancel();
-    if (tmp !== null) rmSync(tmp, { recursive: true, force: true });
+    removeRoot(prepared);
     throw error;
   }
-  let status = await child.run(request);
   if (status !== 0) {
-    // Genesis is all or nothing: a root without its kernel is not a root, so nothing of it is kept.
-    if (existed) for (const name of readdirSync(root)) rmSync(join(root, name), { recursive: true, force: true });
-    else rmSync(root, { recursive: true, force: true });
+    removeRoot(prepared);
     say(`genesis failed (exit ${status}); the root was removed`);
     return status;
   }
-  // The genesis kernel's files go while the installed kernel works (nothing reads them any more); both are
-  // waited for before the entry reports.
-  const removal = rm(tmp, { recursive: true, force: true });
+  unmarkRoot(root);
+
   const rest = plan.packages.filter((p) => p.layer !== 0);
-  try {
-    if (rest.length > 0) {
-      say(`installing ${rest.length} more package(s) with the installed kernel`);
-      status = await runInstalledKernel(root, ['--root', root, ...common(values), ...rest.map(archivePath)]);
-      if (status !== 0) {
-        say(`bootstrap stopped (exit ${status}); packages installed before the failing one remain installed and verifiable`);
-        return status;
-      }
+  if (rest.length > 0) {
+    say(`installing ${rest.length} more package(s) with the installed kernel`);
+    const installed = await loadInstaller(join(root, 'HOT'));
+    status = await installed.runInstallEntry({
+      argv: ['--root', root, ...common, ...rest.map(archivePath)], hot: join(root, 'HOT'), defaultRoot: root,
+      crash: installed.testCrashHook(process.env.CPLANE_TEST_CRASH_AT),
+    });
+    if (status !== 0) {
+      say(`bootstrap stopped (exit ${status}); packages installed before the failing one remain installed and verifiable`);
+      return status;
     }
-  } finally {
-    await removal;
   }
   say(`bootstrap complete: ${plan.packages.length} packages in ${Date.now() - started} ms; root ${root}`);
   return 0;
@@ -163,7 +93,8 @@ async function main(): Promise<number> {
 try {
   process.exitCode = await main();
 } catch (error) {
-  const code = error instanceof TarError ? error.code : 'ERR_BOOTSTRAP';
-  process.stderr.write(`cplane: ${code}: ${error instanceof Error ? error.message : String(error)}\n`);
+  const code = error instanceof BootstrapError ? error.code : 'ERR_BOOTSTRAP';
+  const hint = error instanceof BootstrapError ? `\n  hint: ${error.hint}` : '';
+  process.stderr.write(`cplane: ${code}: ${error instanceof Error ? error.message : String(error)}${hint}\n`);
   process.exitCode = 3;
 }

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TarError } from './tar.js';
+import { BootstrapError } from './errors.js';
 
 export interface BootstrapPackage {
   package_id: string;
@@ -13,17 +13,48 @@ export interface BootstrapPackage {
   integrity: string;
 }
 
+/** One file of the genesis installer, shipped at `genesis/<path>`. */
+export interface GenesisFile {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
 export interface BootstrapPlan {
   bootstrap_version: string;
   /** Packages in install order. */
   packages: BootstrapPackage[];
+  /** The layer-0 kernel's installer module (a root-relative path) and every file it loads. */
+  genesis: { entry: string; files: GenesisFile[] };
 }
 
 function fail(message: string): never {
-  throw new TarError('ERR_BOOTSTRAP_INVALID', message);
+  throw new BootstrapError('ERR_BOOTSTRAP_INVALID', message);
 }
 
-/** Parse bootstrap.json: `packages` (file, integrity, layer, …) and `install_order` (package ids). */
+const sha256 = (data: Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
+
+/** A path under HOT/ made of ordinary segments: nothing it names can lie outside genesis/. */
+function isSafeGenesisPath(path: string): boolean {
+  const parts = path.split('/');
+  return parts[0] === 'HOT' && parts.length > 1 && !/[\\\0]/.test(path) && parts.every((p) => p !== '' && p !== '.' && p !== '..');
+}
+
+function parseGenesis(value: unknown): BootstrapPlan['genesis'] {
+  const { entry, files } = (value ?? {}) as Record<string, unknown>;
+  if (typeof entry !== 'string' || !Array.isArray(files)) fail('bootstrap.json has no genesis section (entry, files)');
+  const parsed = (files as Record<string, unknown>[]).map((item) => {
+    const { path, sha256: digest, size } = item ?? {};
+    if (typeof path !== 'string' || typeof digest !== 'string' || typeof size !== 'number' || !isSafeGenesisPath(path)) {
+      fail(`bootstrap.json has a malformed or unsafe genesis file ${JSON.stringify(item).slice(0, 200)}`);
+    }
+    return { path, sha256: digest, size };
+  });
+  if (!parsed.some((f) => f.path === entry)) fail(`bootstrap.json's genesis entry ${JSON.stringify(entry)} is not one of its genesis files`);
+  return { entry, files: parsed };
+}
+
+/** Parse bootstrap.json: `packages` (file, integrity, layer, …), `install_order` (package ids) and `genesis`. */
 export function readBootstrapPlan(dir: string): BootstrapPlan {
   let value: Record<string, unknown>;
   try {
@@ -47,24 +78,21 @@ export function readBootstrapPlan(dir: string): BootstrapPlan {
   const order = Array.isArray(value.install_order) ? (value.install_order as unknown[]) : [...byId.keys()];
   const packages = order.map((id) => byId.get(String(id)) ?? fail(`install_order names ${JSON.stringify(id)}, which is not in packages`));
   if (packages.length !== byId.size) fail('install_order does not list every package exactly once');
-  return { bootstrap_version: String(value.bootstrap_version ?? 'unknown'), packages };
+  return { bootstrap_version: String(value.bootstrap_version ?? 'unknown'), packages, genesis: parseGenesis(value.genesis) };
 }
 
 /** Every archive must hash to the integrity bootstrap.json pins, before any of them is used. */
-export function checkArchives(dir: string, plan: BootstrapPlan): Map<string, Buffer> {
-  const bytes = new Map<string, Buffer>();
+export function checkArchives(dir: string, plan: BootstrapPlan): void {
   for (const pkg of plan.packages) {
     let data: Buffer;
     try {
       data = readFileSync(join(dir, 'packages', pkg.file));
     } catch {
-      throw new TarError('ERR_BOOTSTRAP_ARCHIVE_MISSING', `${pkg.package_id}: archive packages/${pkg.file} is missing`);
+      throw new BootstrapError('ERR_BOOTSTRAP_ARCHIVE_MISSING', `${pkg.package_id}: archive packages/${pkg.file} is missing`);
     }
-    const digest = `sha256:${createHash('sha256').update(data).digest('hex')}`;
+    const digest = sha256(data);
     if (digest !== pkg.integrity) {
-      throw new TarError('ERR_BOOTSTRAP_INTEGRITY', `${pkg.package_id}: packages/${pkg.file} has ${digest}, bootstrap.json pins ${pkg.integrity}`);
+      throw new BootstrapError('ERR_BOOTSTRAP_INTEGRITY', `${pkg.package_id}: packages/${pkg.file} has ${digest}, bootstrap.json pins ${pkg.integrity}`);
     }
-    bytes.set(pkg.package_id, data);
   }
-  return bytes;
 }

@@ -1,14 +1,14 @@
 // `cplane bootstrap [CP_BOOTSTRAP file] --root R [--dev] [--trust KEY.pub]`: unpack CP_BOOTSTRAP to a temporary
 // directory and run its own install.js (the same entry a user runs by hand), so the repository adds nothing.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import semver from 'semver';
-import { readTarGz } from '../../bootstrap/entry/tar.js';
 import { defineCommand } from '../../staging/PKG-KERNEL-001/HOT/cli/command.js';
 import { resolveRoot } from '../../staging/PKG-KERNEL-001/HOT/cli/root-option.js';
 import { CpError, show } from '../../staging/PKG-KERNEL-001/HOT/kernel/errors.js';
+import { unpackBootstrap } from '../lib/unpack-bootstrap.js';
 
 interface BootstrapArgs {
   file?: string;
@@ -45,10 +45,7 @@ export default defineCommand<BootstrapArgs>({
     const file = args.file ? resolve(ctx.cwd, args.file) : newestBootstrap(ctx.repo ?? ctx.cwd);
     const tmp = mkdtempSync(join(tmpdir(), 'cplane-bootstrap-'));
     try {
-      for (const member of readTarGz(readFileSync(file))) {
-        mkdirSync(dirname(join(tmp, member.path)), { recursive: true });
-        writeFileSync(join(tmp, member.path), member.data, { flag: 'wx' });
-      }
+      await unpackBootstrap(file, tmp);
       const entry = join(tmp, 'install.js');
       if (!existsSync(entry)) {
         throw new CpError('ERR_BOOTSTRAP_INVALID', `${show(file)} has no install.js at its top level`, { hint: 'rebuild it with cplane build', details: { file } });

@@ -9,7 +9,7 @@ import { buildPackages, type BuildPackagesResult } from '../../scripts/build/pac
 import { REPO } from '../../scripts/lib/repo.js';
 import { readBootstrapArchive, readPackageArchive } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/index.js';
 import { sha256Digest } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
-import { compileSchema, validateBootstrapPlan } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
+import { compileSchema, validateBootstrapPlan, type BootstrapPlan } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
 
 const work = mkdtempSync(join(tmpdir(), 'cp-build-test-'));
 process.on('exit', () => rmSync(work, { recursive: true, force: true }));
@@ -84,19 +84,39 @@ test('a root holding the runtime package imports every runtime dependency withou
   assert.ok(out.from.startsWith(`file://${root}/HOT/node_modules/`), out.from);
 });
 
-test('CP_BOOTSTRAP holds the texts, bootstrap.json pinning each archive, and every archive; the order is layer then dependencies', async () => {
+/** Every genesis file is byte-for-byte the layer-0 asset it names, and genesis/ holds nothing else. */
+async function assertGenesisIsLayerZero(plan: BootstrapPlan, dir: string): Promise<void> {
+  const layerZero = new Map<string, Map<string, Buffer>>();
+  for (const p of plan.packages.filter((q) => q.layer === 0)) layerZero.set(p.package_id, (await readPackageArchive(join(dir, p.file))).files);
+  assert.equal(plan.genesis.entry, 'HOT/kernel/installer/entry.js');
+  for (const file of plan.genesis.files) {
+    const shipped = readFileSync(join(dir, 'genesis', file.path));
+    assert.deepEqual(shipped, layerZero.get(file.package_id)?.get(file.path), file.path);
+    assert.equal(file.sha256, sha256Digest(shipped), file.path);
+  }
+  const onDisk = (sub: string): string[] => readdirSync(join(dir, sub), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? onDisk(`${sub}/${e.name}`) : [`${sub}/${e.name}`.slice('genesis/'.length)]));
+  assert.deepEqual(onDisk('genesis').sort(), plan.genesis.files.map((f) => f.path).sort());
+  const paths = new Set(plan.genesis.files.map((f) => f.path));
+  for (const needed of ['HOT/kernel/installer/batch.js', 'HOT/node_modules/better-sqlite3/build/Release/better_sqlite3.node', 'HOT/node_modules/tar/dist/esm/parse.js']) assert.ok(paths.has(needed), needed);
+  assert.ok(![...paths].some((p) => p.startsWith('HOT/node_modules/yargs/') || p.startsWith('HOT/tests/')), 'only what the installer loads');
+}
+
+test('CP_BOOTSTRAP holds the texts, bootstrap.json pinning each archive and genesis file, every archive and the genesis installer; the order is layer then dependencies', async () => {
   const dir = join(work, 'cp');
   mkdirSync(dir);
   await tar.x({ file: first.bootstrap.path, cwd: dir });
   const members = readdirSync(dir).sort();
-  assert.deepEqual(members.filter((m) => !m.endsWith('.js')), ['INSTALL.md', 'README.md', 'bootstrap.json', 'packages']);
+  assert.deepEqual(members.filter((m) => !m.endsWith('.js')), ['INSTALL.md', 'README.md', 'bootstrap.json', 'genesis', 'packages']);
   assert.deepEqual(members.filter((m) => m.endsWith('.js')), first.bootstrap.entries);
+  assert.deepEqual(first.bootstrap.entries, ['errors.js', 'install.js', 'plan.js', 'root.js', 'verify-genesis.js'], 'the entry and what it imports, nothing else');
   const plan = validateBootstrapPlan(JSON.parse(readFileSync(join(dir, 'bootstrap.json'), 'utf8')));
   assert.equal(plan.bootstrap_version, (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version);
   const order = plan.install_order;
   assert.deepEqual(order.slice(0, 4), ['PKG-GENESIS-001', 'PKG-RUNTIME-001', 'PKG-KERNEL-001', 'PKG-SCHEMAS-001']);
   for (const p of plan.packages) assert.equal(p.integrity, sha256Digest(readFileSync(join(dir, p.file))), p.file);
   assert.deepEqual(readdirSync(join(dir, 'packages')).sort(), plan.packages.map((p) => p.file.slice('packages/'.length)).sort());
+  await assertGenesisIsLayerZero(plan, dir);
   const read = await readBootstrapArchive(first.bootstrap.path);
   assert.deepEqual(read.plan, plan);
   assert.deepEqual([...read.extras.keys()].sort(), members.filter((m) => m.endsWith('.js') || m.endsWith('.md')).sort());

@@ -3,12 +3,12 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { readTarGz } from '../../bootstrap/entry/tar.js';
+import { join } from 'node:path';
 import { newestBootstrap } from '../../scripts/commands/bootstrap.js';
 import { REPO } from '../../scripts/lib/repo.js';
+import { unpackBootstrap } from '../../scripts/lib/unpack-bootstrap.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
 const node = (args: string[], cwd = tmpdir()) => spawnSync(process.execPath, args, { cwd, encoding: 'utf8' });
@@ -34,20 +34,14 @@ function bootstrapFile(): string {
 }
 
 /** CP_BOOTSTRAP unpacked into a directory, to run its install.js directly (or after editing it). */
-function unpack(file: string, into: string): string {
-  for (const member of readTarGz(readFileSync(file))) {
-    mkdirSync(dirname(join(into, member.path)), { recursive: true });
-    writeFileSync(join(into, member.path), member.data);
-  }
-  return into;
-}
+const unpack = unpackBootstrap;
 
 test('bootstrap a root outside the repository; it then works on its own from any directory', async (t) => {
   const dir = temp(t);
   const root = join(dir, 'root');
   const run = node([cplane, 'bootstrap', bootstrapFile(), '--root', root, '--dev']);
   assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
-  const plan = JSON.parse(readFileSync(join(unpack(bootstrapFile(), join(dir, 'cpb')), 'bootstrap.json'), 'utf8')) as { packages: { package_id: string }[] };
+  const plan = JSON.parse(readFileSync(join(await unpack(bootstrapFile(), join(dir, 'cpb')), 'bootstrap.json'), 'utf8')) as { packages: { package_id: string }[] };
   const progress = run.stdout.split('\n').filter((l) => /^\[\d+\/\d+\] installed PKG-/.test(l));
   assert.equal(progress.length, plan.packages.length, run.stdout);
   for (const line of progress) assert.match(line, /\(\d+ ms\)$/);
@@ -79,9 +73,9 @@ test('bootstrap a root outside the repository; it then works on its own from any
   assert.equal(node([join(root, 'HOT/scripts/cplane.js'), 'verify']).status, 0);
 });
 
-test('bootstrap refuses an archive that does not match bootstrap.json, before creating anything', (t) => {
+test('bootstrap refuses an archive that does not match bootstrap.json, before creating anything', async (t) => {
   const dir = temp(t);
-  const cpb = unpack(bootstrapFile(), join(dir, 'cpb'));
+  const cpb = await unpack(bootstrapFile(), join(dir, 'cpb'));
   const plan = JSON.parse(readFileSync(join(cpb, 'bootstrap.json'), 'utf8')) as { packages: { package_id: string; file: string }[] };
   const victim = plan.packages.at(-1)!;
   const path = join(cpb, victim.file);
@@ -94,9 +88,9 @@ test('bootstrap refuses an archive that does not match bootstrap.json, before cr
   assert.equal(existsSync(join(dir, 'root')), false);
 });
 
-test('a failing genesis removes the root; a failure at package k keeps packages before it, verifiable', (t) => {
+test('a failing genesis removes the root; a failure at package k keeps packages before it, verifiable', async (t) => {
   const dir = temp(t);
-  const cpb = unpack(bootstrapFile(), join(dir, 'cpb'));
+  const cpb = await unpack(bootstrapFile(), join(dir, 'cpb'));
   // Unsigned packages without --dev: refused in genesis, so nothing may remain.
   const unsigned = node([join(cpb, 'install.js'), '--root', join(dir, 'r1')]);
   assert.notEqual(unsigned.status, 0);
@@ -119,6 +113,59 @@ test('a failing genesis removes the root; a failure at package k keeps packages 
   assert.equal(node([join(root, 'HOT/scripts/cplane.js'), 'verify']).status, 0);
   const list = JSON.parse(node([join(root, 'HOT/scripts/cplane.js'), 'list', '--json']).stdout) as { packages: { layer: number }[] };
   assert.ok(list.packages.length > 0 && list.packages.every((p) => p.layer === 0));
+});
+
+test('a bootstrap killed during genesis leaves a marked root; the next one clears it and finishes; nothing else is cleared', async (t) => {
+  const dir = temp(t);
+  const cpb = await unpack(bootstrapFile(), join(dir, 'cpb'));
+  const root = join(dir, 'root');
+  const killed = spawnSync(process.execPath, [join(cpb, 'install.js'), '--root', root, '--dev'], {
+    encoding: 'utf8', env: { ...process.env, CPLANE_TEST_CRASH_AT: 'after-files@PKG-RUNTIME-001' },
+  });
+  assert.equal(killed.signal, 'SIGKILL', killed.stdout + killed.stderr);
+  assert.deepEqual(readdirSync(root).sort(), ['.cplane-bootstrap-incomplete', 'HOT']);
+  const again = node([join(cpb, 'install.js'), '--root', root, '--dev']);
+  assert.equal(again.status, 0, again.stdout + again.stderr);
+  assert.match(again.stdout, /removed an interrupted genesis/);
+  assert.deepEqual(readdirSync(root), ['HOT']);
+  const verify = node([join(root, 'HOT/scripts/cplane.js'), 'verify']);
+  assert.equal(verify.status, 0, verify.stdout + verify.stderr);
+
+  const other = join(dir, 'other');
+  mkdirSync(join(other, 'HOT'), { recursive: true });
+  writeFileSync(join(other, 'notes.txt'), 'mine');
+  const refused = node([join(cpb, 'install.js'), '--root', other, '--dev']);
+  assert.equal(refused.status, 3);
+  assert.match(refused.stderr, /ERR_ROOT_NOT_EMPTY/);
+  assert.deepEqual(readdirSync(other).sort(), ['HOT', 'notes.txt']);
+});
+
+test('genesis files are checked before any kernel code runs: a changed, extra, linked or missing one is refused, nothing created', async (t) => {
+  const dir = temp(t);
+  const cpb = await unpack(bootstrapFile(), join(dir, 'cpb'));
+  const root = join(dir, 'root');
+  const entry = join(cpb, 'genesis/HOT/kernel/installer/entry.js');
+  const original = readFileSync(entry);
+  const stray = join(cpb, 'genesis/HOT/node_modules/better-sqlite3/build/better_sqlite3.node');
+  const link = join(cpb, 'genesis/HOT/kernel/link.js');
+  const cases: Array<[string, () => void, () => void, RegExp]> = [
+    // Were it run, this entry would exit 0 at once: the refusal shows the check came first.
+    ['changed', () => writeFileSync(entry, Buffer.concat([Buffer.from('process.exit(0);\n'), original])), () => writeFileSync(entry, original),
+      /ERR_BOOTSTRAP_INTEGRITY: genesis\/HOT\/kernel\/installer\/entry\.js has \d+ bytes/],
+    ['extra', () => writeFileSync(stray, 'ELF'), () => rmSync(stray), /ERR_BOOTSTRAP_INTEGRITY: genesis\/HOT\/node_modules\/better-sqlite3\/build\/better_sqlite3\.node is not listed/],
+    ['linked', () => symlinkSync(entry, link), () => rmSync(link), /ERR_BOOTSTRAP_INTEGRITY: genesis\/HOT\/kernel\/link\.js is not a regular file/],
+    ['missing', () => rmSync(entry), () => writeFileSync(entry, original), /ERR_BOOTSTRAP_GENESIS_MISSING: .*HOT\/kernel\/installer\/entry\.js/],
+  ];
+  for (const [name, breakIt, repair, expected] of cases) {
+    breakIt();
+    const run = node([join(cpb, 'install.js'), '--root', root, '--dev']);
+    assert.equal(run.status, 3, `${name}: ${run.stdout}${run.stderr}`);
+    assert.match(run.stderr, expected, name);
+    assert.equal(existsSync(root), false, name);
+    repair();
+  }
+  const repaired = node([join(cpb, 'install.js'), '--root', root, '--dev']);
+  assert.equal(repaired.status, 0, repaired.stdout + repaired.stderr);
 });
 
 test('a signed build bootstraps without --dev when its key is trusted with --trust; every receipt says valid', (t) => {

@@ -2,9 +2,9 @@
 // for "verify and place these bytes", as the issue defines it: plain `tar xzf` of the same archives, then
 // `sha256sum` over every extracted file (`find -exec sha256sum {} +`, one tar and one find per archive).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { readTarGz } from '../../../bootstrap/entry/tar.js';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { unpackBootstrap } from '../../lib/unpack-bootstrap.js';
 import { freshBootstrap } from '../fresh-bootstrap.js';
 import { defineSuite, medianOf, type BenchRow } from '../row.js';
 
@@ -22,11 +22,7 @@ function timed(fn: () => void): number {
 export default defineSuite({
   name: 'bootstrap',
   async run({ quick, tmp, log }) {
-    const cpb = join(tmp, 'cpb');
-    for (const member of readTarGz(readFileSync(freshBootstrap(tmp)))) {
-      mkdirSync(dirname(join(cpb, member.path)), { recursive: true });
-      writeFileSync(join(cpb, member.path), member.data);
-    }
+    const cpb = await unpackBootstrap(freshBootstrap(tmp), join(tmp, 'cpb'));
     const archives = readdirSync(join(cpb, 'packages')).filter((n) => n.endsWith('.tar.gz')).map((n) => join(cpb, 'packages', n));
     const rounds = quick ? 1 : 3;
     const floors: number[] = [];

@@ -9,7 +9,7 @@ export const BOOTSTRAP_MEMBER = 'bootstrap.json';
 export interface BootstrapArchive {
   plan: BootstrapPlan;
   planBytes: Buffer;
-  /** `packages/<file>` -> archive bytes; digest and size verified against bootstrap.json. */
+  /** `packages/<file>` and `genesis/<path>` -> bytes; digest and size verified against bootstrap.json. */
   packages: Map<string, Buffer>;
   /** Top-level README.md/INSTALL.md and installer entry *.js. */
   extras: Map<string, Buffer>;
@@ -33,7 +33,9 @@ const bootstrapSpec: CatalogSpec<BootstrapPlan> = {
   member: BOOTSTRAP_MEMBER,
   parse(bytes) {
     const plan = parsePlan(bytes);
-    return { value: plan, declared: new Map<string, DeclaredMember>(plan.packages.map((p) => [p.file, { sha256: p.integrity, size: p.size }])) };
+    const declared = new Map<string, DeclaredMember>(plan.packages.map((p) => [p.file, { sha256: p.integrity, size: p.size }]));
+    for (const file of plan.genesis.files) declared.set(`genesis/${file.path}`, { sha256: file.sha256, size: file.size });
+    return { value: plan, declared };
   },
   allowUndeclared: (name) => !name.includes('/') && /\.(md|js)$/.test(name),
   missingHint: 'CP_BOOTSTRAP carries bootstrap.json at its top level',

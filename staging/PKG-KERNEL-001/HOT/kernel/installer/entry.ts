@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CpError, isCpError } from '../errors.js';
 import { installPackages } from './batch.js';
 import { createRoot } from './genesis.js';
 import type { CommitStep } from './hooks.js';
+// Re-exported so a caller holding only this module (the CP_BOOTSTRAP entry) maps CPLANE_TEST_CRASH_AT the same way.
+export { testCrashHook } from './hooks.js';
 import type { InstallOutcome } from './install.js';
 import { outcomeLine } from './report.js';
 
@@ -13,6 +15,8 @@ export interface InstallEntryOptions {
   /** The HOT directory this installer runs from. */
   hot: string;
   defaultRoot: string;
+  /** Names --genesis tolerates in the root (the CP_BOOTSTRAP entry's mark of an unfinished genesis). */
+  genesisAllow?: readonly string[];
   crash?: ((step: CommitStep, packageId: string) => void) | undefined;
   out?: (line: string) => void;
   err?: (line: string) => void;
@@ -21,8 +25,8 @@ export interface InstallEntryOptions {
 const USAGE = 'usage: node HOT/scripts/install.js [--root R] [--dev] [--upgrade [--allow-downgrade]] [--id PKG] [--genesis [--trust KEY.pub]…] [--json] ARCHIVE…';
 
 /**
- * The root's own installer entry. In --genesis mode it first creates the root (the kernel running it
- * lives in a temporary directory inside that root, which genesis tolerates), then installs the archives.
+ * The root's own installer entry. In --genesis mode it first creates the root (which may hold only the
+ * names the caller allows), then installs the archives.
  */
 export async function runInstallEntry(options: InstallEntryOptions): Promise<number> {
   const out = options.out ?? ((line: string) => { process.stdout.write(`${line}\n`); });
@@ -37,9 +41,8 @@ export async function runInstallEntry(options: InstallEntryOptions): Promise<num
     const root = resolve(values.root ?? options.defaultRoot);
     if (values.genesis) {
       if (values.root === undefined) throw new CpError('ERR_USAGE', '--genesis needs --root', { hint: USAGE });
-      const genesisDir = dirname(options.hot);
       createRoot(root, {
-        allow: dirname(genesisDir) === root ? [basename(genesisDir)] : [],
+        allow: options.genesisAllow ?? [],
         trustKeys: (values.trust ?? []).map((file) => readFileSync(resolve(file), 'utf8')),
         ...(values['bootstrap-version'] ? { bootstrapVersion: values['bootstrap-version'] } : {}),
       });

@@ -11,7 +11,8 @@ export const BOOTSTRAP_SCHEMA = {
     "schema_version",
     "bootstrap_version",
     "packages",
-    "install_order"
+    "install_order",
+    "genesis"
   ],
   "properties": {
     "schema_version": {
@@ -98,6 +99,51 @@ export const BOOTSTRAP_SCHEMA = {
       "items": {
         "$ref": "#/definitions/package_id"
       }
+    },
+    "genesis": {
+      "type": "object",
+      "description": "the layer-0 kernel's installer, shipped unpacked under genesis/ so genesis can run it: each file is a layer-0 package's asset, pinned here by digest",
+      "additionalProperties": false,
+      "required": [
+        "entry",
+        "files"
+      ],
+      "properties": {
+        "entry": {
+          "$ref": "#/definitions/genesis_path"
+        },
+        "files": {
+          "type": "array",
+          "minItems": 1,
+          "maxItems": 5000,
+          "items": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": [
+              "path",
+              "package_id",
+              "sha256",
+              "size"
+            ],
+            "properties": {
+              "path": {
+                "$ref": "#/definitions/genesis_path"
+              },
+              "package_id": {
+                "$ref": "#/definitions/package_id"
+              },
+              "sha256": {
+                "type": "string",
+                "pattern": "^sha256:[0-9a-f]{64}$"
+              },
+              "size": {
+                "type": "integer",
+                "minimum": 0
+              }
+            }
+          }
+        }
+      }
     }
   },
   "definitions": {
@@ -105,6 +151,11 @@ export const BOOTSTRAP_SCHEMA = {
       "type": "string",
       "maxLength": 64,
       "pattern": "^PKG-[A-Z0-9-]+-\\d{3}$"
+    },
+    "genesis_path": {
+      "type": "string",
+      "maxLength": 1024,
+      "pattern": "^HOT/"
     }
   }
 };

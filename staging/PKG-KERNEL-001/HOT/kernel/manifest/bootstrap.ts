@@ -2,6 +2,7 @@ import satisfies from 'semver/functions/satisfies.js';
 import { CpError } from '../errors.js';
 import type { ManifestDependency } from './manifest.js';
 import { installOrder } from './order.js';
+import { unsafePathReason } from './paths.js';
 import { validateBootstrapSchema } from './compiled-validators.js';
 import { schemaCheck, type SchemaIssue } from './schema-issues.js';
 
@@ -17,12 +18,27 @@ export interface BootstrapPackage {
   dependencies: ManifestDependency[];
 }
 
+/** One file of the genesis installer: a layer-0 package's asset, shipped unpacked at `genesis/<path>`. */
+export interface BootstrapGenesisFile {
+  path: string;
+  package_id: string;
+  sha256: string;
+  size: number;
+}
+
+/** The layer-0 kernel's installer as CP_BOOTSTRAP carries it: the module genesis runs and what it loads. */
+export interface BootstrapGenesis {
+  entry: string;
+  files: BootstrapGenesisFile[];
+}
+
 /** SPEC §3.3: bootstrap.json. `packages` is listed in install order; `install_order` repeats the ids. */
 export interface BootstrapPlan {
   schema_version: string;
   bootstrap_version: string;
   packages: BootstrapPackage[];
   install_order: string[];
+  genesis: BootstrapGenesis;
 }
 
 const check = schemaCheck(validateBootstrapSchema);
@@ -61,11 +77,25 @@ export function validateBootstrapPlan(value: unknown): BootstrapPlan {
     });
     if (p.file !== `packages/${p.package_id}-${p.version}.tar.gz`) throw invalid([{ pointer: `/packages/${i}/file`, message: `expected packages/${p.package_id}-${p.version}.tar.gz`, keyword: 'semantic' }]);
   });
+  checkGenesis(plan);
   return plan;
 }
 
+/** Genesis files are safe paths, each once, each from a layer-0 package; the entry is one of them. */
+function checkGenesis(plan: BootstrapPlan): void {
+  const layer0 = new Set(plan.packages.filter((p) => p.layer === 0).map((p) => p.package_id));
+  const seen = new Set<string>();
+  plan.genesis.files.forEach((file, i) => {
+    const reason = unsafePathReason(file.path);
+    const problem = reason ?? (seen.has(file.path) ? 'listed twice' : layer0.has(file.package_id) ? null : `${file.package_id} is not a layer-0 package of this bootstrap`);
+    if (problem !== null) throw invalid([{ pointer: `/genesis/files/${i}`, message: `${JSON.stringify(file.path)}: ${problem}`, keyword: 'semantic' }]);
+    seen.add(file.path);
+  });
+  if (!seen.has(plan.genesis.entry)) throw invalid([{ pointer: '/genesis/entry', message: `${JSON.stringify(plan.genesis.entry)} is not one of the genesis files`, keyword: 'semantic' }]);
+}
+
 /** The plan for a set of built archives: ordered by installOrder (which refuses cycles). */
-export function makeBootstrapPlan(bootstrapVersion: string, packages: readonly BootstrapPackage[]): BootstrapPlan {
+export function makeBootstrapPlan(bootstrapVersion: string, packages: readonly BootstrapPackage[], genesis: BootstrapGenesis): BootstrapPlan {
   const ordered = installOrder(packages);
-  return { schema_version: '1.0', bootstrap_version: bootstrapVersion, packages: ordered, install_order: ordered.map((p) => p.package_id) };
+  return { schema_version: '1.0', bootstrap_version: bootstrapVersion, packages: ordered, install_order: ordered.map((p) => p.package_id), genesis };
 }

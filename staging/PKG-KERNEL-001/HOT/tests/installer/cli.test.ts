@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../../cli/main.js';
 import { runInstallEntry } from '../../kernel/installer/entry.js';
@@ -58,19 +58,22 @@ test('install, list, upgrade, verify, uninstall through the CLI, human and --jso
     ['ROOT_CREATED', 'INSTALLED', 'INSTALL_FAILED', 'PACKAGE_UPGRADED', 'PACKAGE_UNINSTALLED']);
 });
 
-test('the root entry runs genesis next to its own temporary directory, trusts keys, installs in order', async (t) => {
+test('the root entry runs genesis in a root holding only what the caller allows, trusts keys, installs in order', async (t) => {
   const dir = tempDir(t);
   const keys = keyPair();
   writeFileSync(join(dir, 'pub.pem'), keys.publicPem);
   const root = join(dir, 'root');
-  const hot = join(root, '.genesis-tmp', 'HOT');
-  mkdirSync(hot, { recursive: true });
+  const hot = join(dir, 'genesis', 'HOT');
+  mkdirSync(root);
+  writeFileSync(join(root, '.mark'), 'genesis running');
   const a = await buildArchive(dir, { id: 'PKG-ALPHA-001', layer: 0, key: keys.privatePem, files: { 'HOT/alpha/a.js': 'a' } });
+  const argv = ['--genesis', '--root', root, '--trust', join(dir, 'pub.pem'), '--bootstrap-version', '9.9.9', a];
+  const refused: string[] = [];
+  assert.equal(await runInstallEntry({ argv, hot, defaultRoot: root, out: (l) => refused.push(l), err: (l) => refused.push(l) }), 3);
+  assert.match(refused.join('\n'), /ERR_ROOT_NOT_EMPTY/);
+  assert.deepEqual(readdirSync(root), ['.mark'], 'a refused genesis writes nothing');
   const lines: string[] = [];
-  const code = await runInstallEntry({
-    argv: ['--genesis', '--root', root, '--trust', join(dir, 'pub.pem'), '--bootstrap-version', '9.9.9', a],
-    hot, defaultRoot: root, out: (l) => lines.push(l), err: (l) => lines.push(l),
-  });
+  const code = await runInstallEntry({ argv, hot, defaultRoot: root, genesisAllow: ['.mark'], out: (l) => lines.push(l), err: (l) => lines.push(l) });
   assert.equal(code, 0, lines.join('\n'));
   assert.match(lines[0]!, /^\[1\/1\] installed PKG-ALPHA-001 1\.0\.0/);
   assert.equal(readTrustStore(root).length, 1);

@@ -1,7 +1,7 @@
-// The CP_BOOTSTRAP entry unpacks only what the layer-0 installer can load: its import graph over the packed files.
+// The CP_BOOTSTRAP build ships only what the layer-0 installer can load: its import graph over the packed files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ImportReach } from '../../bootstrap/entry/reach.js';
+import { ImportReach } from '../../scripts/build/reach.js';
 
 const tree = (files: Record<string, string>): Map<string, Buffer> => new Map(Object.entries(files).map(([p, t]) => [p, Buffer.from(t)]));
 

@@ -1,7 +1,7 @@
-// Which layer-0 files the unpacked kernel's installer can load: the import graph of its entry module,
-// followed through the packed files in memory. Unpacking only these, not all of layer 0 (most of the runtime
-// package is yargs, ajv's compiler, tar's writer and install-time tooling the installer never loads), saves
-// creating and deleting hundreds of files per bootstrap.
+// Which layer-0 files the kernel's installer can load: the import graph of its entry module, followed
+// through the packed files in memory. CP_BOOTSTRAP ships only these as its genesis installer, not all of
+// layer 0 (most of the runtime package is yargs, ajv's compiler, tar's writer and install-time tooling the
+// installer never loads).
 //
 // The scan is deliberately generous: every `import … from`, `import()`, `require()` and
 // `new URL(…, import.meta.url)` string literal counts, even one in a comment, and a package's `exports` are
