@@ -1,7 +1,7 @@
 // The new root, as the entry prepares it for genesis. Genesis runs in this process, so nothing outlives a
 // hard kill to clean up after it; instead the entry marks the root before genesis and unmarks it after. A
 // later bootstrap that finds the mark knows the root holds only an interrupted genesis, and starts it again.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { BootstrapError } from './errors.js';
 
@@ -27,6 +27,9 @@ export interface PreparedRoot {
 /** A new or empty directory, or one holding only an interrupted genesis (cleared): marked, durably. */
 export function prepareRoot(root: string, bootstrapVersion: string): PreparedRoot {
   const existed = existsSync(root);
+  if (existed && !statSync(root).isDirectory()) {
+    throw new BootstrapError('ERR_ROOT_NOT_EMPTY', `${JSON.stringify(root)} exists and is not a directory`, 'pick a new directory for the root');
+  }
   const present = existed ? readdirSync(root) : [];
   const cleared = present.filter((name) => name !== GENESIS_MARK);
   if (cleared.length > 0 && !present.includes(GENESIS_MARK)) {

@@ -138,6 +138,11 @@ test('a bootstrap killed during genesis leaves a marked root; the next one clear
   assert.equal(refused.status, 3);
   assert.match(refused.stderr, /ERR_ROOT_NOT_EMPTY/);
   assert.deepEqual(readdirSync(other).sort(), ['HOT', 'notes.txt']);
+  const file = join(other, 'notes.txt');
+  const notADirectory = node([join(cpb, 'install.js'), '--root', file, '--dev']);
+  assert.equal(notADirectory.status, 3);
+  assert.match(notADirectory.stderr, /ERR_ROOT_NOT_EMPTY: .* exists and is not a directory/);
+  assert.equal(readFileSync(file, 'utf8'), 'mine');
 });
 
 test('genesis files are checked before any kernel code runs: a changed, extra, linked or missing one is refused, nothing created', async (t) => {
