@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync
 import { dirname, join } from 'node:path';
 import { sha256Digest } from '../canonical.js';
 import { CpError, show } from '../errors.js';
-import { writeReceipt, type Receipt } from '../registry/receipt.js';
+import type { Receipt } from '../registry/receipt.js';
 import { receiptDir } from '../root/layout.js';
 import { fsyncAll } from './durable.js';
 import type { RootHandles } from './handles.js';
@@ -15,7 +15,7 @@ import { appendOnce } from './ledger-records.js';
  * install and repairs one that a crash interrupted at any point after the journal was written.
  */
 export async function applyJournal(handles: RootHandles, journal: Journal, hook: StepHook): Promise<Receipt | null> {
-  const { root, ledger, registry } = handles;
+  const { root, ledger, registry, receipts } = handles;
   hook('after-journal', journal.package_id);
   const touched = placeFiles(root, journal, hook);
   touched.push(...removeFiles(root, journal.remove));
@@ -25,16 +25,16 @@ export async function applyJournal(handles: RootHandles, journal: Journal, hook:
   hook('after-files', journal.package_id);
   if (journal.kind === 'uninstall') registry.removePackage(journal.package_id);
   else registry.setPackageFiles(journal.package_id, journal.owned, journal.transfers);
-  for (const other of journal.updated_receipts) writeReceipt(root, other);
+  for (const other of journal.updated_receipts) receipts.write(other);
   hook('after-registry', journal.package_id);
   const { entry, anchor } = appendOnce(ledger, journal.package_id, journal.txn_id, journal.ledger);
   hook('after-ledger', journal.package_id);
   let receipt: Receipt | null = null;
   if (journal.receipt) {
     receipt = { ...journal.receipt, ledger_entry_id: entry.id, ledger_anchor: anchor };
-    writeReceipt(root, receipt);
+    receipts.write(receipt);
   } else {
-    rmSync(receiptDir(root, journal.package_id), { recursive: true, force: true });
+    receipts.remove(journal.package_id);
   }
   hook('after-receipt', journal.package_id);
   clearJournal(root);
