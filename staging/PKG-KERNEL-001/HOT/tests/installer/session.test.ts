@@ -81,6 +81,36 @@ test('a session that repairs a crashed commit plans against the repaired receipt
   assert.deepEqual(s.receipts.all().get('PKG-ALPHA-001')?.transferred_out.map((o) => o.path), ['HOT/shared/x.js']);
 });
 
+test('a commit removes its staging directory, whether files went into new or existing directories, or something unexpected was left in it', async (t) => {
+  const dir = tempDir(t);
+  const root = newRoot(dir);
+  const s = await session(t, root);
+  const txn = join(root, 'HOT/registries/txn');
+  // New to the root: HOT/alpha moves whole.
+  await installOne(s, { archivePath: await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/deep/a.js': 'a', 'HOT/alpha/top.js': 't' } }), mode: 'install', dev: true });
+  assert.deepEqual(readdirSync(txn), []);
+  // Into existing directories at several depths, plus a directory new under an existing one.
+  await installOne(s, {
+    archivePath: await buildArchive(dir, { id: 'PKG-BETA-001', files: { 'HOT/alpha/deep/b.js': 'b', 'HOT/alpha/b.js': 'b', 'HOT/alpha/deep/new/n.js': 'n' } }), mode: 'install', dev: true,
+  });
+  assert.deepEqual(readdirSync(txn), []);
+  assert.equal(readFileSync(join(root, 'HOT/alpha/deep/new/n.js'), 'utf8'), 'n');
+  // A stray file in the staging area when the commit ends: the directory still goes.
+  const stray = (step: string): void => {
+    if (step !== 'after-receipt') return;
+    const [name] = readdirSync(txn);
+    mkdirSync(join(txn, name!, 'HOT/alpha/deep'), { recursive: true });
+    writeFileSync(join(txn, name!, 'HOT/alpha/deep/stray.tmp'), 'not part of the commit');
+  };
+  await installOne(s, { archivePath: await buildArchive(dir, { id: 'PKG-GAMMA-001', files: { 'HOT/alpha/deep/g.js': 'g' } }), mode: 'install', dev: true }, { hook: stray });
+  assert.deepEqual(readdirSync(txn), []);
+  assert.equal(existsSync(join(root, 'HOT/alpha/deep/stray.tmp')), false);
+  // Uninstall stages nothing; its commit has no staging directory to remove.
+  await uninstallOne(s, 'PKG-GAMMA-001');
+  assert.deepEqual(readdirSync(txn), []);
+  assertInStep(root, s, 'end');
+});
+
 test('a receipt write that fails drops the cached receipts: the next read goes back to the disk', async (t) => {
   const dir = tempDir(t);
   const root = newRoot(dir);
