@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync
 import { dirname, join } from 'node:path';
 import { sha256Digest } from '../canonical.js';
 import { CpError, show } from '../errors.js';
-import { writeReceipt, type Receipt } from '../registry/receipt.js';
+import type { Receipt } from '../registry/receipt.js';
 import { receiptDir } from '../root/layout.js';
 import { fsyncAll } from './durable.js';
 import type { RootHandles } from './handles.js';
@@ -15,9 +15,9 @@ import { appendOnce } from './ledger-records.js';
  * install and repairs one that a crash interrupted at any point after the journal was written.
  */
 export async function applyJournal(handles: RootHandles, journal: Journal, hook: StepHook): Promise<Receipt | null> {
-  const { root, ledger, registry } = handles;
+  const { root, ledger, registry, receipts } = handles;
   hook('after-journal', journal.package_id);
-  const touched = placeFiles(root, journal, hook);
+  const { touched, moved } = placeFiles(root, journal, hook);
   touched.push(...removeFiles(root, journal.remove));
   if (journal.receipt) touched.push(...writeInstalledMeta(root, journal));
   // The renames and the installed manifest must be durable before the registry and receipt claim them.
@@ -25,29 +25,29 @@ export async function applyJournal(handles: RootHandles, journal: Journal, hook:
   hook('after-files', journal.package_id);
   if (journal.kind === 'uninstall') registry.removePackage(journal.package_id);
   else registry.setPackageFiles(journal.package_id, journal.owned, journal.transfers);
-  for (const other of journal.updated_receipts) writeReceipt(root, other);
+  for (const other of journal.updated_receipts) receipts.write(other);
   hook('after-registry', journal.package_id);
   const { entry, anchor } = appendOnce(ledger, journal.package_id, journal.txn_id, journal.ledger);
   hook('after-ledger', journal.package_id);
   let receipt: Receipt | null = null;
   if (journal.receipt) {
     receipt = { ...journal.receipt, ledger_entry_id: entry.id, ledger_anchor: anchor };
-    writeReceipt(root, receipt);
+    receipts.write(receipt);
   } else {
-    rmSync(receiptDir(root, journal.package_id), { recursive: true, force: true });
+    receipts.remove(journal.package_id);
   }
   hook('after-receipt', journal.package_id);
   clearJournal(root);
-  rmSync(join(root, journal.staging_dir), { recursive: true, force: true });
+  removeStaging(root, journal, moved);
   return receipt;
 }
 
 /**
- * Move staged files into place; returns the directories whose entries changed. Where a whole directory
- * is new to the root, the staged directory is renamed in one step instead of file by file: the staging
- * area holds nothing but this commit's files, and one rename is as atomic as many.
+ * Move staged files into place; returns the directories whose entries changed and the directories moved
+ * whole. Where a whole directory is new to the root, the staged directory is renamed in one step instead
+ * of file by file: the staging area holds nothing but this commit's files, and one rename is as atomic as many.
  */
-function placeFiles(root: string, journal: Journal, hook: StepHook): string[] {
+function placeFiles(root: string, journal: Journal, hook: StepHook): { touched: string[]; moved: string[] } {
   const touched = new Set<string>();
   const present = new Set<string>();
   const moved: string[] = [];
@@ -67,7 +67,37 @@ function placeFiles(root: string, journal: Journal, hook: StepHook): string[] {
     placed += 1;
     if (placed === 1) hook('mid-files', journal.package_id);
   }
-  return [...touched];
+  return { touched: [...touched], moved };
+}
+
+/**
+ * After placeFiles the staging area holds only the directories stageFiles made, now empty (a directory
+ * moved whole is gone with its subdirectories), so rmdir them deepest first: one call each, where Node's
+ * recursive rm lstats each one, tries rmdir, reads it, and tries again. A directory already gone is fine
+ * (a repaired commit moved it before the crash); anything else left over falls back to the recursive rm.
+ */
+function removeStaging(root: string, journal: Journal, moved: readonly string[]): void {
+  const base = join(root, journal.staging_dir);
+  const dirs = new Set<string>();
+  for (const file of journal.place) {
+    for (let dir = dirname(file.path); dir !== '.' && !dirs.has(dir); dir = dirname(dir)) dirs.add(dir);
+  }
+  const left = [...dirs].filter((dir) => !moved.some((m) => dir === m || dir.startsWith(`${m}/`)));
+  try {
+    // A child's path is longer than its parent's, so longest first is deepest first.
+    for (const dir of left.sort((a, b) => b.length - a.length)) rmdirIfPresent(join(base, dir));
+    rmdirIfPresent(base);
+  } catch {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+
+function rmdirIfPresent(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }
 
 /** The first ancestor directory of `relPath` that does not exist in the root yet, or null. */

@@ -13,3 +13,4 @@ export { stageFiles, fileMode } from './stage.js';
 export * from './batch.js';
 export * from './durable.js';
 export * from './handles.js';
+export * from './receipt-cache.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
 import { readPackageArchive, type ArchiveLimits, type PackageArchive } from '../archive/read.js';
 import { CpError, toCpError } from '../errors.js';
-import { listReceipts, type Receipt } from '../registry/receipt.js';
+import type { Receipt } from '../registry/receipt.js';
 import { readTrustStore } from '../signing/index.js';
 import { currentPlatform, type Platform } from './checks.js';
 import { applyJournal } from './commit.js';
@@ -67,7 +67,7 @@ export async function installOne(session: RootSession, request: InstallRequest, 
   try {
     archive = await (reading ?? readRequestArchive(request, env));
     const plan = planInstall(archive, {
-      root: session.root, receipts: listReceipts(session.root), registry: session.registry, trusted: readTrustStore(session.root),
+      root: session.root, receipts: session.receipts.all(), registry: session.registry, trusted: readTrustStore(session.root),
     }, {
       mode: request.mode, expectId: request.expectId, dev: request.dev, allowDowngrade: request.allowDowngrade,
       platform: env.platform ?? currentPlatform(), archivePath: request.archivePath,

@@ -3,6 +3,7 @@ import { Ledger, ledgerPathForRoot } from '../ledger/ledger.js';
 import { OwnershipRegistry } from '../registry/ownership.js';
 import { acquireRootLock, type RootLock } from '../root/lock.js';
 import type { RootHandles } from './handles.js';
+import { ReceiptCache } from './receipt-cache.js';
 import { repairRoot, type RepairReport } from './repair.js';
 
 export interface SessionOptions {
@@ -23,7 +24,7 @@ export async function openRootSession(root: string, options: SessionOptions = {}
   try {
     ledger = Ledger.open(ledgerPathForRoot(root), options.clock ? { clock: options.clock } : {});
     registry = OwnershipRegistry.open(root);
-    const handles: RootHandles = { root, ledger, registry };
+    const handles: RootHandles = { root, ledger, registry, receipts: new ReceiptCache(root) };
     const repair = await repairRoot(handles);
     return {
       ...handles, repair,

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { CpError, show } from '../errors.js';
-import { listReceipts } from '../registry/receipt.js';
 import { applyJournal } from './commit.js';
 import { noHook, type StepHook } from './hooks.js';
 import { writeJournal, type Journal } from './journal.js';
@@ -14,7 +13,7 @@ export interface UninstallOutcome {
 
 /** Remove a package: refused while another installed package depends on it. Journaled like an install. */
 export async function uninstallOne(session: RootSession, packageId: string, hook: StepHook = noHook): Promise<UninstallOutcome> {
-  const receipts = listReceipts(session.root);
+  const receipts = session.receipts.all();
   const receipt = receipts.get(packageId);
   if (!receipt) {
     throw new CpError('ERR_NOT_INSTALLED', `${show(packageId)} is not installed in ${show(session.root)}`, {

@@ -42,9 +42,13 @@ export interface Receipt {
   ledger_anchor: { seq: number; hash: string };
 }
 
-export function writeReceipt(root: string, receipt: Receipt): void {
+/** Returns the receipt as a later read will see it: parsed from the text written, sharing no objects with `receipt`. */
+export function writeReceipt(root: string, receipt: Receipt): Receipt {
+  const path = receiptPath(root, receipt.package_id);
+  const text = `${JSON.stringify(receipt, null, 2)}\n`;
   mkdirSync(receiptDir(root, receipt.package_id), { recursive: true });
-  writeFileAtomic(receiptPath(root, receipt.package_id), `${JSON.stringify(receipt, null, 2)}\n`);
+  writeFileAtomic(path, text);
+  return parseReceipt(text, path);
 }
 
 export function readReceipt(root: string, packageId: string): Receipt | null {
