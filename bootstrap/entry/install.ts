@@ -26,8 +26,9 @@ interface KernelInstaller {
   testCrashHook(spec: string | undefined): ((step: string, packageId: string) => void) | undefined;
 }
 
-async function loadInstaller(hot: string): Promise<KernelInstaller> {
-  return await import(pathToFileURL(join(hot, 'kernel', 'installer', 'entry.js')).href) as KernelInstaller;
+/** `entry` is root-relative (HOT/kernel/installer/entry.js), the same under genesis/ and in the root. */
+async function loadInstaller(base: string, entry: string): Promise<KernelInstaller> {
+  return await import(pathToFileURL(join(base, entry)).href) as KernelInstaller;
 }
 
 const archivePath = (p: BootstrapPackage): string => join(here, 'packages', p.file);
@@ -56,7 +57,7 @@ async function main(): Promise<number> {
   const hot = join(here, GENESIS_DIR, 'HOT');
   let status: number;
   try {
-    const installer = await loadInstaller(hot);
+    const installer = await loadInstaller(join(here, GENESIS_DIR), plan.genesis.entry);
     status = await installer.runInstallEntry({
       argv: ['--genesis', '--root', root, '--bootstrap-version', plan.bootstrap_version, ...common,
         ...(values.trust ?? []).flatMap((f) => ['--trust', resolve(f)]), ...genesis.map(archivePath)],
@@ -76,7 +77,7 @@ async function main(): Promise<number> {
   const rest = plan.packages.filter((p) => p.layer !== 0);
   if (rest.length > 0) {
     say(`installing ${rest.length} more package(s) with the installed kernel`);
-    const installed = await loadInstaller(join(root, 'HOT'));
+    const installed = await loadInstaller(root, plan.genesis.entry);
     status = await installed.runInstallEntry({
       argv: ['--root', root, ...common, ...rest.map(archivePath)], hot: join(root, 'HOT'), defaultRoot: root,
       crash: installed.testCrashHook(process.env.CPLANE_TEST_CRASH_AT),

@@ -1,6 +1,7 @@
 // The genesis installer CP_BOOTSTRAP carries unpacked under genesis/: the layer-0 kernel's installer entry
 // and everything it loads, taken from the built layer-0 archives and pinned file by file in bootstrap.json.
 // Genesis runs it straight from there, so a bootstrap unpacks nothing before the root exists.
+import { GENESIS_DIR } from '../../bootstrap/entry/verify-genesis.js';
 import { readPackageArchive, type PackFile } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/index.js';
 import { CpError, show } from '../../staging/PKG-KERNEL-001/HOT/kernel/errors.js';
 import type { BootstrapGenesis } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
@@ -9,7 +10,6 @@ import { ImportReach } from './reach.js';
 
 /** The module genesis imports: it exports runInstallEntry. */
 export const GENESIS_ENTRY = 'HOT/kernel/installer/entry.js';
-export const GENESIS_DIR = 'genesis';
 
 interface LayerZeroFile { data: Buffer; package_id: string; sha256: string }
 
