@@ -16,8 +16,11 @@ function findTests(dir: string): string[] {
   return out;
 }
 
+/** tsc never deletes the output of a deleted source: a compiled test whose .ts is gone is not a test any more. */
+const hasSource = (abs: string): boolean => existsSync(join(REPO, relative(TSC_OUT, abs)).replace(/\.js$/, '.ts'));
+
 const filter = process.argv.slice(2);
-const files = [...findTests(join(DEV_ROOT, 'HOT', 'tests')), ...findTests(join(TSC_OUT, 'test'))]
+const files = [...findTests(join(DEV_ROOT, 'HOT', 'tests')), ...findTests(join(TSC_OUT, 'test')).filter(hasSource)]
   .map((abs) => relative(REPO, abs))
   .filter((rel) => filter.length === 0 || filter.some((f) => rel.includes(f)));
 if (files.length === 0) {
