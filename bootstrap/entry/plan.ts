@@ -32,7 +32,8 @@ function fail(message: string): never {
   throw new BootstrapError('ERR_BOOTSTRAP_INVALID', message);
 }
 
-const sha256 = (data: Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
+/** `sha256:<hex>`, the digest form bootstrap.json pins. */
+export const sha256 = (data: Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
 
 /** A path under HOT/ made of ordinary segments: nothing it names can lie outside genesis/. */
 function isSafeGenesisPath(path: string): boolean {

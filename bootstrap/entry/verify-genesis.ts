@@ -1,17 +1,16 @@
 // The genesis installer is kernel code this entry is about to run, so it is checked first: every file must
 // be the one bootstrap.json pins, and genesis/ must hold nothing else. A stray file beside them could be
 // loaded in their place (a native addon is found by searching several paths).
-import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BootstrapError } from './errors.js';
-import type { BootstrapPlan, GenesisFile } from './plan.js';
+import { sha256, type BootstrapPlan, type GenesisFile } from './plan.js';
 
 export const GENESIS_DIR = 'genesis';
 
 function checkFile(base: string, file: GenesisFile): void {
   const data = readFileSync(join(base, file.path));
-  const digest = `sha256:${createHash('sha256').update(data).digest('hex')}`;
+  const digest = sha256(data);
   if (data.length !== file.size || digest !== file.sha256) {
     throw new BootstrapError('ERR_BOOTSTRAP_INTEGRITY', `${GENESIS_DIR}/${file.path} has ${data.length} bytes with ${digest}; bootstrap.json pins ${file.size} bytes with ${file.sha256}`);
   }
