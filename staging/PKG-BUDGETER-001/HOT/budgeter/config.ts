@@ -38,8 +38,9 @@ export interface BudgetConfig {
   currency: string;
   durability?: 'normal' | 'full';
   busy_timeout_ms?: number;
-  reserve_input_price?: 'uncached' | 'highest';
   warn_at_fraction?: number;
+  /** The largest token count one usage value may hold; a larger one is malformed usage (unknown). */
+  max_usage_tokens?: number;
   pricing: Record<string, ModelPrice>;
   limits: Partial<Record<ScopeKind, ScopeLimits>>;
   rate_limits: Partial<Record<ScopeKind, RateLimit>>;

@@ -1,7 +1,7 @@
 import { CpError, show } from '../kernel/errors.js';
 import type { BudgetConfig } from './config.js';
 import type { ReserveInput } from './input.js';
-import { priceFor, readUsage, reservationCost, totalTokens, usageCost } from './pricing.js';
+import { MAX_USAGE_TOKENS, type NormalizedUsage, priceFor, readUsage, reservationCost, totalTokens, usageCost } from './pricing.js';
 import { chargeRate, rateViolations, readWindows, refundRate } from './rate.js';
 import { type BudgetViolation, describeViolation, toViolation } from './results.js';
 import { type Remaining, addUse, limitViolations, readUse, remainingOf, scopesFor } from './scopes.js';
@@ -50,7 +50,7 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
     return { kind: 'granted', row: existing, replayed: true, warnings: [], remaining: remainingOf(uses) };
   }
   const tokens = input.estimated_input_tokens + input.max_output_tokens;
-  const cost = reservationCost(config, priceFor(config, input.model), input.estimated_input_tokens, input.max_output_tokens);
+  const cost = reservationCost(priceFor(config, input.model), input.estimated_input_tokens, input.max_output_tokens);
   const windows = config.mode === 'off' ? [] : readWindows(config, store, scopes, now);
   const violations = config.mode === 'off' ? [] : [
     ...limitViolations(uses, tokens, cost), ...rateViolations(config, windows, tokens, now),
@@ -102,7 +102,7 @@ function wrongState(row: ReservationRow, action: string): CpError {
 export function settleTx(ctx: TxContext, requestId: string, rawUsage: unknown): SettleDecision {
   const { config, store, now } = ctx;
   const row = pending(store, requestId, 'settle');
-  const reading = readUsage(rawUsage);
+  const reading = readPricedUsage(config, row.model, rawUsage);
   const usageKey = reading.known
     ? JSON.stringify([reading.usage.input_tokens, reading.usage.output_tokens, reading.usage.cache_read_tokens, reading.usage.cache_write_5m_tokens, reading.usage.cache_write_1h_tokens])
     : JSON.stringify(['unknown', ...reading.problems]);
@@ -115,7 +115,7 @@ export function settleTx(ctx: TxContext, requestId: string, rawUsage: unknown): 
   }
   if (row.state !== 'reserved') throw wrongState(row, 'settle');
   const actualTokens = reading.known ? totalTokens(reading.usage) : null;
-  const actualCost = reading.known ? usageCost(priceFor(config, row.model), reading.usage) : null;
+  const actualCost = reading.known ? reading.cost : null;
   const chargedTokens = actualTokens ?? row.reserved_tokens;
   const chargedCost = reading.known ? actualCost : row.reserved_cost;
   store.addTotals(scopes.map((s) => s.key), {
@@ -132,6 +132,16 @@ export function settleTx(ctx: TxContext, requestId: string, rawUsage: unknown): 
   };
   store.finishReservation(finished);
   return { row: finished, replayed: false, usageProblems, exceeded, remaining: remainingOf(after) };
+}
+
+/** Usage with its cost; a cost too large to count in nano-units exactly makes the usage unknown, like any other malformed value. */
+function readPricedUsage(config: BudgetConfig, model: string, rawUsage: unknown):
+  { known: true; usage: NormalizedUsage; cost: number | null } | { known: false; problems: string[] } {
+  const reading = readUsage(rawUsage, config.max_usage_tokens ?? MAX_USAGE_TOKENS);
+  if (!reading.known) return reading;
+  const cost = usageCost(priceFor(config, model), reading.usage);
+  if (cost !== null && !Number.isSafeInteger(cost)) return { known: false, problems: [`usage cost ${cost} nano-units beyond ${Number.MAX_SAFE_INTEGER}`] };
+  return { known: true, usage: reading.usage, cost };
 }
 
 export function releaseTx(ctx: TxContext, requestId: string): { row: ReservationRow; replayed: boolean } {

@@ -24,33 +24,43 @@ export interface NormalizedUsage {
 
 export type UsageReading = { known: true; usage: NormalizedUsage } | { known: false; problems: string[] };
 
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+/** The default largest token count a usage value may hold (the config's max_usage_tokens). */
+export const MAX_USAGE_TOKENS = Number.MAX_SAFE_INTEGER;
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return `a string`;
+  if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : String(value);
+  return Array.isArray(value) ? 'an array' : typeof value;
 }
 
-/** Provider usage is untrusted: anything that is not a non-negative integer makes the usage unknown, never 0. */
-export function readUsage(raw: unknown): UsageReading {
-  if (raw === null || typeof raw !== 'object') return { known: false, problems: ['usage missing'] };
+/**
+ * Provider usage is untrusted: anything that is not an integer in 0..maxTokens (and whose total stays a safe
+ * integer) makes the usage unknown, never 0 and never a settlement that fails.
+ */
+export function readUsage(raw: unknown, maxTokens: number = MAX_USAGE_TOKENS): UsageReading {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { known: false, problems: ['usage missing'] };
   const u = raw as Record<string, unknown>;
   const problems: string[] = [];
-  const required = (key: string): number => {
-    if (isCount(u[key])) return u[key];
-    problems.push(u[key] === undefined || u[key] === null ? `${key} missing` : `${key} not a token count`);
-    return 0;
-  };
-  const optional = (key: string): number => {
-    if (u[key] === undefined || u[key] === null) return 0;
-    if (isCount(u[key])) return u[key];
-    problems.push(`${key} not a token count`);
+  const count = (key: string, required: boolean): number => {
+    const value = Object.hasOwn(u, key) ? u[key] : undefined;
+    if (value === undefined || value === null) {
+      if (required) problems.push(`${key} missing`);
+      return 0;
+    }
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= maxTokens) return value;
+    problems.push(typeof value === 'number' && Number.isSafeInteger(value) && value > maxTokens
+      ? `${key} ${value} beyond the maximum ${maxTokens}`
+      : `${key} not a token count (${describe(value)})`);
     return 0;
   };
   const usage: NormalizedUsage = {
-    input_tokens: required('input_tokens'),
-    output_tokens: required('output_tokens'),
-    cache_read_tokens: optional('cache_read_tokens'),
-    cache_write_5m_tokens: optional('cache_write_5m_tokens') + optional('cache_write_tokens'),
-    cache_write_1h_tokens: optional('cache_write_1h_tokens'),
+    input_tokens: count('input_tokens', true),
+    output_tokens: count('output_tokens', true),
+    cache_read_tokens: count('cache_read_tokens', false),
+    cache_write_5m_tokens: count('cache_write_5m_tokens', false) + count('cache_write_tokens', false),
+    cache_write_1h_tokens: count('cache_write_1h_tokens', false),
   };
+  if (problems.length === 0 && !Number.isSafeInteger(totalTokens(usage))) problems.push(`total tokens ${totalTokens(usage)} beyond ${Number.MAX_SAFE_INTEGER}`);
   return problems.length > 0 ? { known: false, problems } : { known: true, usage };
 }
 
@@ -72,13 +82,20 @@ export function usageCost(price: ModelPrice | null, usage: NormalizedUsage): num
     + nano(usage.cache_write_1h_tokens, price.cache_write_1h_per_mtok);
 }
 
-/** The cost charged while a call is in flight: estimated input plus the whole output allowance. */
-export function reservationCost(config: BudgetConfig, price: ModelPrice | null, inputTokens: number, maxOutputTokens: number): number | null {
+/** Rounding slack of a usage cost: each of its five buckets is rounded to the nearest nano-unit (at most +0.5 each), plus
+ * floating-point error far below one nano-unit for any cost a limit can hold. */
+const USAGE_ROUNDING_SLACK = 5;
+
+/**
+ * The cost charged while a call is in flight, an upper bound of what its usage can cost: the input bound priced at
+ * the most expensive input-side bucket (a prompt token may turn out to be a cache write), the whole output
+ * allowance, and the per-bucket rounding of usageCost. Null when the model has no price.
+ */
+export function reservationCost(price: ModelPrice | null, inputTokens: number, maxOutputTokens: number): number | null {
   if (!price) return null;
-  const inputPrice = config.reserve_input_price === 'highest'
-    ? Math.max(price.input_per_mtok, price.cache_write_5m_per_mtok, price.cache_write_1h_per_mtok)
-    : price.input_per_mtok;
-  return nano(inputTokens, inputPrice) + nano(maxOutputTokens, price.output_per_mtok);
+  const inputPrice = Math.max(price.input_per_mtok, price.cache_read_per_mtok, price.cache_write_5m_per_mtok, price.cache_write_1h_per_mtok);
+  return Math.ceil(inputTokens * inputPrice * (NANO_PER_UNIT / 1e6)) + Math.ceil(maxOutputTokens * price.output_per_mtok * (NANO_PER_UNIT / 1e6))
+    + (inputPrice > 0 || price.output_per_mtok > 0 ? USAGE_ROUNDING_SLACK : 0);
 }
 
 export function priceFor(config: BudgetConfig, model: string): ModelPrice | null {

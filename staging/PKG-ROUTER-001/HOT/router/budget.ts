@@ -1,6 +1,8 @@
 import type { AppendInput } from '../kernel/ledger/index.js';
 import type { Budgeter } from '../budgeter/index.js';
+import { bodyInputBound, bodyOutputBound, promptInputBound } from '../budgeter/bound.js';
 import { uncachedInputTokens, type Usage } from '../providers/spec.js';
+import type { PromptRequest } from './request.js';
 
 /**
  * The router's side of the budgeter. The budgeter is opened without a ledger, so each step hands back its
@@ -11,14 +13,34 @@ export interface BudgetStep {
   records: AppendInput[];
 }
 
-/** Provider usage counts every prompt token in input_tokens; the budgeter prices uncached input separately. */
-export function budgetUsage(usage: Usage): Record<string, number | null> {
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/**
+ * Provider usage counts every prompt token in input_tokens; the budgeter prices uncached input separately.
+ * Values are passed on as received unless all three prompt counts are sound, so the budgeter names a malformed
+ * one (a string is never coerced to a number here); a null stays unknown.
+ */
+export function budgetUsage(usage: Usage): Record<string, unknown> {
+  const prompt = [usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens];
+  const input = prompt.every(isCount) ? uncachedInputTokens(usage) : prompt.some((v) => v === null) ? null : usage.input_tokens;
   return {
-    input_tokens: uncachedInputTokens(usage),
+    input_tokens: input,
     output_tokens: usage.output_tokens,
     cache_read_tokens: usage.cache_read_tokens,
     cache_write_tokens: usage.cache_write_tokens,
   };
+}
+
+/**
+ * What a call reserves: a provable upper bound of its input tokens and its whole output allowance
+ * (budgeter/bound.ts). A compiled body is sent as is, so the body, not the request, says what is asked for.
+ */
+export function reservationBounds(request: PromptRequest, maxTokens: number): { estimated_input_tokens: number; max_output_tokens: number } {
+  const body = request.compiled?.body;
+  if (body) return { estimated_input_tokens: bodyInputBound(body), max_output_tokens: bodyOutputBound(body, maxTokens) };
+  return { estimated_input_tokens: promptInputBound(request.prompt), max_output_tokens: maxTokens };
 }
 
 export type Reserved =
@@ -55,6 +77,19 @@ export function settle(budget: Budgeter | null, requestId: string, usage: Usage,
     const settled = budget.settle({ request_id: requestId, usage: budgetUsage(usage) });
     if (!settled.usage_known) warnings.push(`BUDGET_USAGE_UNKNOWN: ${settled.usage_problems.join('; ')} (the reservation stays charged)`);
     return { records: settled.records, cost: settled.cost, remaining_tokens: settled.remaining_tokens };
+  } catch (error) {
+    warnings.push(`BUDGET_SETTLE_FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    return settleUnknown(budget, requestId, warnings);
+  }
+}
+
+/** Settlement failed with this usage: settle as unknown, so the reservation stays charged and is not left pending. */
+function settleUnknown(budget: Budgeter, requestId: string, warnings: string[]):
+  { records: AppendInput[]; cost: number | null; remaining_tokens: number | null } {
+  try {
+    const settled = budget.settle({ request_id: requestId, usage: null });
+    warnings.push('BUDGET_USAGE_UNKNOWN: settled as unknown usage (the reservation stays charged)');
+    return { records: settled.records, cost: null, remaining_tokens: settled.remaining_tokens };
   } catch (error) {
     warnings.push(`BUDGET_SETTLE_FAILED: ${error instanceof Error ? error.message : String(error)}`);
     return { records: [], cost: null, remaining_tokens: null };

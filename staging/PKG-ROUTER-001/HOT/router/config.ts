@@ -12,7 +12,6 @@ export interface RouterConfig {
   default_model: string;
   default_max_tokens: number;
   timeout_ms: number;
-  chars_per_token_estimate: number;
   retry: RetryConfig;
   breaker: BreakerConfig;
   ledger_write_attempts: number;

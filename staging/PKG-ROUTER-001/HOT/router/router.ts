@@ -94,8 +94,7 @@ export class Router {
     const requestId = request.request_id ?? randomUUID();
     const maxTokens = request.max_tokens ?? this.options.config.default_max_tokens;
     const reserved = budget.reserve(this.budget, {
-      request_id: requestId, session_id: request.session_id, model: modelId, max_output_tokens: maxTokens,
-      estimated_input_tokens: Math.ceil(request.prompt.length / this.options.config.chars_per_token_estimate),
+      request_id: requestId, session_id: request.session_id, model: modelId, ...budget.reservationBounds(request, maxTokens),
       ...(request.work_order_id ? { work_order_id: request.work_order_id } : {}),
       ...(request.agent_id ? { agent_id: request.agent_id } : {}),
     });

@@ -26,7 +26,8 @@ test('reserve charges estimated input + max output and its cost; settle replaces
   const { b } = open(t, testConfig({ limits: { session: { default: { max_tokens: 1000, max_cost: 1 } } } }));
   const r = granted(b.reserve(request('R1', { estimated_input_tokens: 300, max_output_tokens: 200 })));
   assert.equal(r.reservation.reserved_tokens, 500);
-  assert.equal(r.reservation.reserved_cost, (300 * 2 + 200 * 10) / 1e6);
+  // Input is priced at the highest input-side rate (1h cache writes, $4/M), plus 5 nano-units of rounding slack.
+  assert.equal(r.reservation.reserved_cost, (300 * 4000 + 200 * 10_000 + 5) / 1e9);
   assert.equal(r.remaining_tokens, 500);
   const s = b.settle({ request_id: 'R1', usage: { input_tokens: 250, output_tokens: 40, cache_read_tokens: 100 } });
   assert.equal(s.usage_known, true);
@@ -115,13 +116,13 @@ test('every limited scope must have room: work order and agent limits refuse ins
 });
 
 test('a cost limit refuses once the money would run out', (t) => {
-  // 100 in at $2/M + 50 out at $10/M = $0.0007 per reservation.
-  const { b } = open(t, testConfig({ limits: { session: { default: { max_cost: 0.0015 } } } }));
+  // 100 in at $4/M (the highest input-side rate) + 50 out at $10/M + 5 nano = $0.000900005 per reservation.
+  const { b } = open(t, testConfig({ limits: { session: { default: { max_cost: 0.0019 } } } }));
   granted(b.reserve(request('R1')));
   granted(b.reserve(request('R2')));
   const no = refused(b.reserve(request('R3')));
   assert.equal(no.violations[0]?.limit, 'max_cost');
-  assert.equal(no.violations[0]?.used, 0.0014);
+  assert.equal(no.violations[0]?.used, 0.00180001);
 });
 
 test('unknown usage keeps the reservation charged and reports the cost as unknown, never 0', (t) => {
@@ -133,12 +134,43 @@ test('unknown usage keeps the reservation charged and reports the cost as unknow
   assert.equal(s.cost, null);
   assert.equal(s.reservation.usage, null);
   assert.equal(s.reservation.charged_tokens, 150);
-  assert.equal(s.reservation.charged_cost, 0.0007);
+  assert.equal(s.reservation.charged_cost, 0.000900005);
   assert.equal(s.records[0]?.decision, 'SETTLED_USAGE_UNKNOWN');
   assert.equal(s.records[0]?.metadata?.cost, null);
   const [session] = b.status({ session_id: 'S1' }).scopes;
   assert.equal(session?.settled_tokens, 150);
   assert.equal(session?.unknown_cost_requests, 1);
+});
+
+test('usage out of range settles as unknown (kept charged, recorded), never a throw that leaves the reservation pending', (t) => {
+  const { b } = open(t, testConfig({ max_usage_tokens: 1_000_000, limits: { session: { default: { max_tokens: 100_000 } } } }));
+  const max = Number.MAX_SAFE_INTEGER;
+  const hostile: [string, unknown, string][] = [
+    ['negative', { input_tokens: -5, output_tokens: 3 }, 'input_tokens not a token count (-5)'],
+    ['fractional', { input_tokens: 5, output_tokens: 0.5 }, 'output_tokens not a token count (0.5)'],
+    ['NaN', { input_tokens: Number.NaN, output_tokens: 3 }, 'input_tokens not a token count (NaN)'],
+    ['string', { input_tokens: '5', output_tokens: 3 }, 'input_tokens not a token count (a string)'],
+    ['beyond the configured maximum', { input_tokens: 5, output_tokens: 1_000_001 }, 'output_tokens 1000001 beyond the maximum 1000000'],
+    ['an array', [5, 3], 'usage missing'],
+  ];
+  for (const [name, usage, problem] of hostile) {
+    granted(b.reserve(request(`R-${name.replace(/ /g, '-')}`)));
+    const s = b.settle({ request_id: `R-${name.replace(/ /g, '-')}`, usage });
+    assert.equal(s.reservation.state, 'settled', name);
+    assert.equal(s.usage_known, false, name);
+    assert.deepEqual(s.usage_problems, [problem], name);
+    assert.equal(s.reservation.charged_tokens, 150, `${name}: the reservation stays charged`);
+    assert.equal(s.records[0]?.decision, 'SETTLED_USAGE_UNKNOWN', name);
+    assert.deepEqual(s.records[0]?.metadata?.usage_problems, [problem], `${name}: the problem is recorded`);
+  }
+  // Counts each within 2^53-1 whose cost in nano-units is not: unknown, where it used to overflow the store.
+  const { b: wide } = open(t, testConfig());
+  granted(wide.reserve(request('R-huge')));
+  const s = wide.settle({ request_id: 'R-huge', usage: { input_tokens: 0, output_tokens: max } });
+  assert.equal(s.usage_known, false);
+  assert.match(s.usage_problems[0] ?? '', /^usage cost \d+ nano-units beyond 9007199254740991$/);
+  assert.equal(s.reservation.charged_tokens, 150);
+  assert.equal(wide.status({ session_id: 'S1' }).pending_reservations, 0);
 });
 
 test('an unpriced model: refused where a cost limit applies (enforce), tokens charged and cost unknown elsewhere', (t) => {
