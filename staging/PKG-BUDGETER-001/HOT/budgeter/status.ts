@@ -26,7 +26,8 @@ export interface BudgetStatus {
   currency: string;
   db_path: string;
   session_id: string | null;
-  pending_reservations: number | null;
+  /** Reservations not yet settled or released: in this session, or in the whole database. */
+  pending_reservations: number;
   scopes: ScopeStatus[];
 }
 
@@ -64,7 +65,7 @@ export function statusOf(config: BudgetConfig, store: BudgetStore, dbPath: strin
   const rows = session === null ? store.sessions(options.limit ?? 100) : store.sessionTotals(session);
   return {
     mode: config.mode, currency: config.currency, db_path: dbPath, session_id: session,
-    pending_reservations: session === null ? null : store.pendingCount(session),
+    pending_reservations: store.pendingCount(session),
     scopes: rows.map((row) => scopeStatus(config, row)),
   };
 }

@@ -135,6 +135,7 @@ function prepare(db: Database.Database) {
     sessionTotals: db.prepare('SELECT * FROM scope_totals WHERE session_id = ? ORDER BY kind = \'agent\', kind = \'work_order\', work_order_id, agent_id'),
     sessionList: db.prepare(`SELECT * FROM scope_totals WHERE kind = 'session' ORDER BY session_id LIMIT ?`),
     pendingCount: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved' AND session_id = ?`).pluck(),
+    pendingTotal: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved'`).pluck(),
     getWindow: db.prepare('SELECT window_start, requests, tokens FROM rate_windows WHERE scope = ?'),
     putWindow: db.prepare(`INSERT INTO rate_windows (scope, window_start, requests, tokens) VALUES (?, ?, ?, ?)
       ON CONFLICT (scope) DO UPDATE SET window_start = excluded.window_start, requests = excluded.requests, tokens = excluded.tokens`),
@@ -237,8 +238,9 @@ export class BudgetStore {
     return this.stmts.sessionList.all(limit) as TotalsRow[];
   }
 
-  pendingCount(sessionId: string): number {
-    return this.stmts.pendingCount.get(sessionId) as number;
+  /** Pending reservations of one session, or of every session when null. */
+  pendingCount(sessionId: string | null): number {
+    return (sessionId === null ? this.stmts.pendingTotal.get() : this.stmts.pendingCount.get(sessionId)) as number;
   }
 
   window(key: ScopeKey): WindowRow | undefined {

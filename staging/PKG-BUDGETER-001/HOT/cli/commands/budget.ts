@@ -12,19 +12,22 @@ interface StatusArgs {
   limit: number;
 }
 
+/** Settled and reserved spend apart: reserved is what calls in flight (or orphaned) hold, settled is spent. */
 function scopeLine(s: ScopeStatus, currency: string): string {
   const indent = s.scope === 'session' ? '' : s.scope === 'work_order' ? '  ' : '    ';
   const tokenLimit = s.limit?.max_tokens === undefined ? '' : ` / ${s.limit.max_tokens}`;
   const costLimit = s.limit?.max_cost === undefined ? '' : ` / ${s.limit.max_cost}`;
   const unknown = s.unknown_cost_requests > 0 ? ` (+${s.unknown_cost_requests} of unknown cost)` : '';
   const pct = s.used_fraction === null ? '' : ` ${(s.used_fraction * 100).toFixed(1)}%`;
-  return `${indent}${s.scope} ${s.scope_id}: ${s.requests} req, tokens ${s.settled_tokens + s.reserved_tokens}${tokenLimit}`
-    + ` (${s.reserved_tokens} reserved), cost ${currency} ${(s.settled_cost + s.reserved_cost).toFixed(6)}${costLimit}${unknown} [${s.state}${pct}]`;
+  const money = (n: number): string => n.toFixed(6);
+  return `${indent}${s.scope} ${s.scope_id}: ${s.requests} req, tokens ${s.settled_tokens} settled + ${s.reserved_tokens} reserved`
+    + ` = ${s.settled_tokens + s.reserved_tokens}${tokenLimit}, cost ${currency} ${money(s.settled_cost)} settled + ${money(s.reserved_cost)} reserved`
+    + ` = ${money(s.settled_cost + s.reserved_cost)}${costLimit}${unknown} [${s.state}${pct}]`;
 }
 
 function humanStatus(status: BudgetStatus): string[] {
   const head = `budget ${status.db_path} mode=${status.mode}`
-    + (status.session_id === null ? '' : ` session=${status.session_id} pending=${status.pending_reservations ?? 0}`);
+    + (status.session_id === null ? '' : ` session=${status.session_id}`) + ` pending=${status.pending_reservations}`;
   if (status.scopes.length === 0) return [head, status.session_id === null ? 'no sessions yet' : 'no usage for this session'];
   return [head, ...status.scopes.map((s) => scopeLine(s, status.currency))];
 }
@@ -44,7 +47,7 @@ export default defineCommand<StatusArgs>({
       const config = loadBudgetConfig(budgetConfigPathForRoot(root));
       const empty: BudgetStatus = {
         mode: config.mode, currency: config.currency, db_path: budgetDbPathForRoot(root), session_id: args.session ?? null,
-        pending_reservations: args.session === undefined ? null : 0, scopes: [],
+        pending_reservations: 0, scopes: [],
       };
       ctx.report(args, empty, humanStatus(empty));
       return EXIT.OK;
