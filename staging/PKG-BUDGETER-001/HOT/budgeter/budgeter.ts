@@ -110,6 +110,32 @@ export class Budgeter {
     });
   }
 
+  /** Pending reservations made at or before `cutoffMs` (epoch ms): calls that outlived the orphan timeout, oldest first. */
+  stalePending(cutoffMs: number, limit = 1000): string[] {
+    return this.store.stalePending(new Date(cutoffMs).toISOString(), limit);
+  }
+
+  /**
+   * Settle a pending reservation whose real usage will never be known (its process died mid-call) as unknown
+   * usage: it stays charged, never released. `ledger` records it when the budgeter has none of its own, inside
+   * the budget transaction as always. Null when the request is not pending (settled or released meanwhile).
+   */
+  chargeUnknown(requestIdInput: unknown, reason: string, metadata: Record<string, unknown> = {}, ledger: Ledger | null = this.ledger): Settled | null {
+    const requestId = parseRequestId(requestIdInput);
+    return this.store.immediate((): Settled | null => {
+      if (this.store.getReservation(requestId)?.state !== 'reserved') return null;
+      const decision = settleTx(this.tx(), requestId, null, reason);
+      const reservation = toReservation(decision.row);
+      const record = settlementRecord(reservation, decision.usageProblems, this.recordCtx);
+      const records: AppendInput[] = [{ ...record, metadata: { ...record.metadata, ...metadata } }];
+      return {
+        replayed: false, reservation, usage_known: false, usage_problems: decision.usageProblems, cost: null,
+        ...remainingMoney(decision.remaining), exceeded: decision.exceeded, records,
+        ledger_entry_ids: this.publish(records, 'settlement', requestId, ledger),
+      };
+    });
+  }
+
   /** Give a reservation back when the call never reached the provider. */
   release(requestIdInput: unknown): Released {
     const requestId = parseRequestId(requestIdInput);
@@ -134,11 +160,11 @@ export class Budgeter {
    * A failed append rolls the budget change back, so a state change and its record exist together or not at all
    * (the only gap is a budget COMMIT failing after the ledger committed, which SQLite reports as an I/O error).
    */
-  private publish(records: AppendInput[], which?: 'allocation' | 'settlement', requestId?: string): string[] {
-    if (!this.ledger || records.length === 0) return [];
+  private publish(records: AppendInput[], which?: 'allocation' | 'settlement', requestId?: string, ledger: Ledger | null = this.ledger): string[] {
+    if (!ledger || records.length === 0) return [];
     let ids: string[];
     try {
-      ids = this.ledger.appendBatch(records).map((entry) => entry.id);
+      ids = ledger.appendBatch(records).map((entry) => entry.id);
     } catch (cause) {
       throw new CpError('ERR_BUDGET_LEDGER', `ledger record ${records[0]?.event_type} for request ${records[0]?.submission_id} failed, budget unchanged: ${(cause as Error).message}`, {
         hint: 'fix the ledger (see the cause) and repeat the call; nothing was charged', cause,

@@ -99,10 +99,10 @@ function wrongState(row: ReservationRow, action: string): CpError {
  * Replace the reservation by the real cost. Unknown usage keeps the reservation charged (tokens and cost) so an
  * unknown never counts as 0; an unpriced model charges its tokens and leaves the cost unknown.
  */
-export function settleTx(ctx: TxContext, requestId: string, rawUsage: unknown): SettleDecision {
+export function settleTx(ctx: TxContext, requestId: string, rawUsage: unknown, unknownBecause?: string): SettleDecision {
   const { config, store, now } = ctx;
   const row = pending(store, requestId, 'settle');
-  const reading = readPricedUsage(config, row.model, rawUsage);
+  const reading = unknownBecause === undefined ? readPricedUsage(config, row.model, rawUsage) : { known: false as const, problems: [unknownBecause] };
   const usageKey = reading.known
     ? JSON.stringify([reading.usage.input_tokens, reading.usage.output_tokens, reading.usage.cache_read_tokens, reading.usage.cache_write_5m_tokens, reading.usage.cache_write_1h_tokens])
     : JSON.stringify(['unknown', ...reading.problems]);

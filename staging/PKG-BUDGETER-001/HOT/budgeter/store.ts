@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS reservations (
   allocation_entry_id TEXT,
   settlement_entry_id TEXT
 ) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS reservations_pending ON reservations (created_at) WHERE state = 'reserved';
 CREATE TABLE IF NOT EXISTS scope_totals (
   scope TEXT PRIMARY KEY,
   kind TEXT NOT NULL,
@@ -136,6 +137,7 @@ function prepare(db: Database.Database) {
     sessionList: db.prepare(`SELECT * FROM scope_totals WHERE kind = 'session' ORDER BY session_id LIMIT ?`),
     pendingCount: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved' AND session_id = ?`).pluck(),
     pendingTotal: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved'`).pluck(),
+    stalePending: db.prepare(`SELECT request_id FROM reservations WHERE state = 'reserved' AND created_at <= ? ORDER BY created_at LIMIT ?`).pluck(),
     getWindow: db.prepare('SELECT window_start, requests, tokens FROM rate_windows WHERE scope = ?'),
     putWindow: db.prepare(`INSERT INTO rate_windows (scope, window_start, requests, tokens) VALUES (?, ?, ?, ?)
       ON CONFLICT (scope) DO UPDATE SET window_start = excluded.window_start, requests = excluded.requests, tokens = excluded.tokens`),
@@ -241,6 +243,11 @@ export class BudgetStore {
   /** Pending reservations of one session, or of every session when null. */
   pendingCount(sessionId: string | null): number {
     return (sessionId === null ? this.stmts.pendingTotal.get() : this.stmts.pendingCount.get(sessionId)) as number;
+  }
+
+  /** Reservations still pending that were made at or before `cutoffIso`, oldest first. */
+  stalePending(cutoffIso: string, limit: number): string[] {
+    return this.stmts.stalePending.all(cutoffIso, limit) as string[];
   }
 
   window(key: ScopeKey): WindowRow | undefined {

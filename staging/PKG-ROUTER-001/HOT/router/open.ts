@@ -5,6 +5,7 @@ import { writeFileAtomic } from '../kernel/atomic.js';
 import { CpError, show } from '../kernel/errors.js';
 import { Ledger, ledgerPathForRoot, type Synchronous } from '../kernel/ledger/index.js';
 import { Budgeter } from '../budgeter/index.js';
+import { reconcileStaleReservations } from '../budgeter/reconcile.js';
 import type { Provider } from '../providers/spec.js';
 import type { AuthKeys } from './auth.js';
 import type { BreakerSnapshot } from './breaker.js';
@@ -76,6 +77,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const statePath = options.breakerStatePath !== undefined ? options.breakerStatePath : options.ledgerPath ? null : breakerStatePath(root);
   if (statePath) router.breakers.restore(readBreakerStates(statePath));
   if (!options.ledgerPath) router.recoverSpool();
+  if (budget) reconcileStaleReservations(budget, ledger);
   return {
     router,
     ledger,

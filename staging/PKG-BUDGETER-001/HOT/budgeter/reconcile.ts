@@ -1,0 +1,83 @@
+import { existsSync } from 'node:fs';
+import { CpError, show } from '../kernel/errors.js';
+import { DEFAULT_ORPHAN_TIMEOUT_MS, type Ledger } from '../kernel/ledger/index.js';
+import { Budgeter } from './budgeter.js';
+import { budgetDbPathForRoot } from './config.js';
+import { BUDGET_EVENTS } from './records.js';
+
+export interface ReconcileOptions {
+  /** How long a call may stay pending: the ledger's orphan timeout unless given. */
+  timeoutMs?: number;
+  /** Epoch milliseconds; defaults to the wall clock. */
+  now?: number;
+}
+
+/** One pending reservation charged as unknown, with what the ledger says about its call. */
+export interface ReconciledReservation {
+  request_id: string;
+  /** The call's DISPATCH marker, when the ledger has one (null: the call never reached the DISPATCH). */
+  dispatch_entry_id: string | null;
+  /** Its EXCHANGE when one exists (the call answered but its settlement never happened). */
+  exchange_entry_id: string | null;
+  reason: string;
+  charged_tokens: number;
+  charged_cost: number | null;
+  ledger_entry_ids: string[];
+}
+
+// The router appends a call's BUDGET_ALLOCATED and its DISPATCH in one appendBatch (one transaction), so the
+// DISPATCH is the entry right after the allocation. DISPATCH carries only the seed's three metadata fields.
+const DISPATCH_OF_REQUEST_SQL = `SELECT d.id FROM entries AS a JOIN entries AS d ON d.seq = a.seq + 1
+  WHERE a.submission_id = ? AND a.event_type = '${BUDGET_EVENTS.allocated}' AND d.event_type = 'DISPATCH'
+  ORDER BY a.seq DESC LIMIT 1`;
+const EXCHANGE_OF_DISPATCH_SQL = `SELECT id FROM entries WHERE dispatch_entry_id = ? AND event_type = 'EXCHANGE' LIMIT 1`;
+
+function describe(dispatch: string | null, exchange: string | null, timeoutMs: number): string {
+  if (dispatch === null) return `reservation pending beyond the orphan timeout (${timeoutMs} ms) with no DISPATCH in the ledger; usage unknown`;
+  if (exchange === null) return `call orphaned: DISPATCH ${dispatch} has no EXCHANGE after the orphan timeout (${timeoutMs} ms), its process died; usage unknown`;
+  return `EXCHANGE ${exchange} was recorded but its reservation never settled within the orphan timeout (${timeoutMs} ms); usage unknown`;
+}
+
+/**
+ * Reservations never stay pending forever: every reservation still pending after the orphan timeout (its
+ * process died mid-call, leaving an orphaned DISPATCH, or its settlement failed) is settled as unknown usage —
+ * kept charged at its upper bound, never released — with a BUDGET_SETTLED record in `ledger` naming the request
+ * and its DISPATCH. Idempotent: a reservation settled meanwhile is left alone.
+ */
+export function reconcileStaleReservations(budgeter: Budgeter, ledger: Ledger, options: ReconcileOptions = {}): ReconciledReservation[] {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS;
+  const now = options.now ?? Date.now();
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || !Number.isFinite(now)) {
+    throw new CpError('ERR_USAGE', `orphan timeout must be a non-negative integer of milliseconds, got ${show(timeoutMs)}`, {
+      hint: 'pass --timeout-ms N with N >= 0', details: { timeout_ms: timeoutMs },
+    });
+  }
+  const out: ReconciledReservation[] = [];
+  for (const requestId of budgeter.stalePending(now - timeoutMs)) {
+    const dispatch = (ledger.statement(DISPATCH_OF_REQUEST_SQL).pluck().get(requestId) as string | undefined) ?? null;
+    const exchange = dispatch === null ? null : (ledger.statement(EXCHANGE_OF_DISPATCH_SQL).pluck().get(dispatch) as string | undefined) ?? null;
+    const reason = describe(dispatch, exchange, timeoutMs);
+    const settled = budgeter.chargeUnknown(requestId, reason, { dispatch_entry_id: dispatch, reconciled: true }, ledger);
+    if (!settled) continue;
+    out.push({
+      request_id: requestId, dispatch_entry_id: dispatch, exchange_entry_id: exchange, reason,
+      charged_tokens: settled.reservation.charged_tokens as number, charged_cost: settled.reservation.charged_cost,
+      ledger_entry_ids: settled.ledger_entry_ids,
+    });
+  }
+  return out;
+}
+
+/**
+ * The entry point `cplane ledger orphans --reconcile` discovers in a root (the kernel cannot depend on the
+ * budgeter): reconcile the root's budget against the given ledger. A root where nobody has spent has nothing to do.
+ */
+export function reconcileRoot(root: string, ledger: Ledger, options: ReconcileOptions = {}): ReconciledReservation[] {
+  if (!existsSync(budgetDbPathForRoot(root))) return [];
+  const budgeter = Budgeter.open({ root });
+  try {
+    return reconcileStaleReservations(budgeter, ledger, options);
+  } finally {
+    budgeter.close();
+  }
+}
