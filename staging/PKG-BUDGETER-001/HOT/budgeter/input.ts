@@ -45,6 +45,9 @@ export function parseReserveInput(input: unknown): ReserveInput {
     estimated_input_tokens: count(record, 'estimated_input_tokens'),
     max_output_tokens: count(record, 'max_output_tokens'),
   };
+  if (!Number.isSafeInteger(out.estimated_input_tokens + out.max_output_tokens)) {
+    throw invalid('max_output_tokens', out.max_output_tokens, `small enough that input + output tokens (${out.estimated_input_tokens} + it) stay within ${Number.MAX_SAFE_INTEGER}`);
+  }
   const workOrder = id(record, 'work_order_id', true);
   const agent = id(record, 'agent_id', true);
   if (workOrder !== undefined) out.work_order_id = workOrder;

@@ -51,6 +51,11 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
   }
   const tokens = input.estimated_input_tokens + input.max_output_tokens;
   const cost = reservationCost(priceFor(config, input.model), input.estimated_input_tokens, input.max_output_tokens);
+  if (cost !== null && !Number.isSafeInteger(cost)) {
+    throw new CpError('ERR_BUDGET_INPUT_INVALID', `reserving ${show(tokens)} tokens of ${show(input.model)} costs ${cost} nano-units, beyond what a budget can count`, {
+      hint: 'ask for fewer tokens (max_tokens)', details: { field: 'max_output_tokens', value: input.max_output_tokens },
+    });
+  }
   const windows = config.mode === 'off' ? [] : readWindows(config, store, scopes, now);
   const violations = config.mode === 'off' ? [] : [
     ...limitViolations(uses, tokens, cost), ...rateViolations(config, windows, tokens, now),

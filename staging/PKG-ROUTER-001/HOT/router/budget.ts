@@ -78,16 +78,18 @@ export function settle(budget: Budgeter | null, requestId: string, usage: Usage,
     if (!settled.usage_known) warnings.push(`BUDGET_USAGE_UNKNOWN: ${settled.usage_problems.join('; ')} (the reservation stays charged)`);
     return { records: settled.records, cost: settled.cost, remaining_tokens: settled.remaining_tokens };
   } catch (error) {
-    warnings.push(`BUDGET_SETTLE_FAILED: ${error instanceof Error ? error.message : String(error)}`);
-    return settleUnknown(budget, requestId, warnings);
+    const reason = error instanceof Error ? error.message : String(error);
+    warnings.push(`BUDGET_SETTLE_FAILED: ${reason}`);
+    return settleUnknown(budget, requestId, reason, warnings);
   }
 }
 
-/** Settlement failed with this usage: settle as unknown, so the reservation stays charged and is not left pending. */
-function settleUnknown(budget: Budgeter, requestId: string, warnings: string[]):
+/** Settlement failed with this usage: charge the reservation as unknown usage, so it is not left pending. */
+function settleUnknown(budget: Budgeter, requestId: string, reason: string, warnings: string[]):
   { records: AppendInput[]; cost: number | null; remaining_tokens: number | null } {
   try {
-    const settled = budget.settle({ request_id: requestId, usage: null });
+    const settled = budget.chargeUnknown(requestId, `settlement failed (${reason}); usage unknown`);
+    if (!settled) return { records: [], cost: null, remaining_tokens: null };
     warnings.push('BUDGET_USAGE_UNKNOWN: settled as unknown usage (the reservation stays charged)');
     return { records: settled.records, cost: null, remaining_tokens: settled.remaining_tokens };
   } catch (error) {

@@ -173,6 +173,15 @@ test('usage out of range settles as unknown (kept charged, recorded), never a th
   assert.equal(wide.status({ session_id: 'S1' }).pending_reservations, 0);
 });
 
+test('a reservation too large to count (tokens or nano-units beyond 2^53-1) is a coded refusal, and nothing is reserved', (t) => {
+  const { b } = open(t);
+  const max = Number.MAX_SAFE_INTEGER;
+  assert.throws(() => b.reserve(request('R-sum', { estimated_input_tokens: max, max_output_tokens: 1 })), { code: 'ERR_BUDGET_INPUT_INVALID' });
+  assert.throws(() => b.reserve(request('R-cost', { estimated_input_tokens: 0, max_output_tokens: 2 ** 50 })), { code: 'ERR_BUDGET_INPUT_INVALID' });
+  assert.equal(b.status({ session_id: 'S1' }).pending_reservations, 0);
+  granted(b.reserve(request('R-fine', { max_output_tokens: 2 ** 30 })));
+});
+
 test('an unpriced model: refused where a cost limit applies (enforce), tokens charged and cost unknown elsewhere', (t) => {
   const { b } = open(t, testConfig({ limits: { session: { by_id: { capped: { max_cost: 5 } } } } }));
   const no = refused(b.reserve(request('R1', { session_id: 'capped', model: 'mystery' })));

@@ -44,3 +44,16 @@ test('usage counts that are strings are malformed (unknown, kept charged), never
   assert.equal(agent?.reserved_tokens, 0);
   assert.equal(agent?.settled_tokens, Buffer.byteLength(request().prompt) + 2 * MESSAGE_OVERHEAD_TOKENS + 100, 'the reservation stays charged');
 });
+
+test('a settlement that fails is retried as unknown usage, so the reservation is charged, never left pending', async (t) => {
+  const { router, budget, ledger } = withBudget(t);
+  budget.settle = () => { throw new Error('settlement store hiccup'); };
+  const res = await router.route(request({ request_id: 'REQ-SETTLE-FAILS', max_tokens: 100 }));
+  assert.equal(res.outcome, 'success', 'the answer is still delivered');
+  assert.deepEqual(res.warnings.map((w) => w.split(':')[0]), ['BUDGET_SETTLE_FAILED', 'BUDGET_USAGE_UNKNOWN']);
+  assert.equal(budget.status({ session_id: 'SES-1' }).pending_reservations, 0);
+  const [settled] = ledger.query({ event_type: 'BUDGET_SETTLED' });
+  assert.equal(settled?.decision, 'SETTLED_USAGE_UNKNOWN');
+  assert.deepEqual(settled?.metadata.usage_problems, ['settlement failed (settlement store hiccup); usage unknown']);
+  assert.equal(settled?.metadata.charged_tokens, Buffer.byteLength(request().prompt) + 2 * MESSAGE_OVERHEAD_TOKENS + 100);
+});
