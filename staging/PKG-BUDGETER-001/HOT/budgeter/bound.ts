@@ -2,7 +2,7 @@ import { canonicalJson } from '../kernel/canonical.js';
 
 /**
  * Provable upper bounds on the tokens a call can consume, so a reservation is never smaller than what the
- * provider can bill (README "Budgets: the reservation bound").
+ * provider can bill (README, token budgeter, "The reservation bound").
  *
  * Input: byte-level BPE tokenizers (Claude, GPT) map every token to at least one byte of the UTF-8 text they are
  * given, so a text of B bytes is at most B tokens. The chat template around the text adds tokens that are not in
@@ -11,10 +11,23 @@ import { canonicalJson } from '../kernel/canonical.js';
  *
  * A rendered provider body is bounded by the UTF-8 byte length of its canonical JSON: every text it carries
  * (system, message contents, tool definitions) appears in it at least byte for byte, since JSON only adds
- * quotes, keys and escapes. Images and documents are billed by the provider's own rules, not by bytes; the
- * bound covers them only through their encoded bytes.
+ * quotes, keys and escapes. Text the provider adds around tools (Anthropic's tool-use system prompt, a few hundred
+ * tokens) is bounded by TOOL_USE_OVERHEAD_TOKENS, and an image block, billed by its pixels rather than its bytes
+ * and capped by the providers' resizing, by IMAGE_TOKENS. Documents (PDF pages) are not bounded by this.
  */
 export const MESSAGE_OVERHEAD_TOKENS = 16;
+export const TOOL_USE_OVERHEAD_TOKENS = 1024;
+export const IMAGE_TOKENS = 4096;
+
+const IMAGE_BLOCK_TYPES = new Set(['image', 'image_url', 'input_image']);
+
+/** Image blocks anywhere in a body (content blocks, tool results). */
+function imageBlocks(value: unknown, depth = 0): number {
+  if (depth > 64 || typeof value !== 'object' || value === null) return 0;
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + imageBlocks(v, depth + 1), 0);
+  const own = IMAGE_BLOCK_TYPES.has((value as { type?: unknown }).type as string) ? 1 : 0;
+  return own + Object.values(value).reduce((n: number, v) => n + imageBlocks(v, depth + 1), 0);
+}
 
 function utf8Bytes(text: string): number {
   return Buffer.byteLength(text, 'utf8');
@@ -30,16 +43,19 @@ export function promptInputBound(prompt: string, system?: string): number {
 export function bodyInputBound(body: Readonly<Record<string, unknown>>): number {
   const messages = Array.isArray(body.messages) ? body.messages.length : 0;
   const system = body.system === undefined ? 0 : 1;
-  return utf8Bytes(canonicalJson(body)) + MESSAGE_OVERHEAD_TOKENS * (messages + system + 1);
+  const tools = Array.isArray(body.tools) ? body.tools.length : 0;
+  return utf8Bytes(canonicalJson(body)) + MESSAGE_OVERHEAD_TOKENS * (messages + system + tools + 1)
+    + (tools > 0 ? TOOL_USE_OVERHEAD_TOKENS : 0) + IMAGE_TOKENS * imageBlocks(body.messages);
 }
 
 /**
  * The output allowance a body asks the provider for: the largest of its max-token fields (Anthropic
- * `max_tokens`, OpenAI `max_completion_tokens` / legacy `max_tokens`), or `fallback` when it names none.
+ * `max_tokens`, OpenAI `max_completion_tokens` / legacy `max_tokens`), or `fallback` when it names none, times
+ * the number of choices asked for (OpenAI `n`: each choice is billed its own output).
  */
 export function bodyOutputBound(body: Readonly<Record<string, unknown>>, fallback: number): number {
-  const asked = ['max_tokens', 'max_completion_tokens', 'max_output_tokens']
-    .map((key) => body[key])
-    .filter((v): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0);
-  return asked.length === 0 ? fallback : Math.max(...asked);
+  const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+  const asked = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'].map((key) => body[key]).filter(isCount);
+  const choices = isCount(body.n) ? body.n : 1;
+  return (asked.length === 0 ? fallback : Math.max(...asked)) * choices;
 }
