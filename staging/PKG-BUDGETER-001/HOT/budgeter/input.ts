@@ -6,6 +6,7 @@ export interface ReserveInput {
   work_order_id?: string | undefined;
   agent_id?: string | undefined;
   model: string;
+  /** An upper bound of the call's input tokens (the router's comes from budgeter/bound.ts), not a guess. */
   estimated_input_tokens: number;
   max_output_tokens: number;
 }

@@ -28,7 +28,7 @@ export type UsageReading = { known: true; usage: NormalizedUsage } | { known: fa
 export const MAX_USAGE_TOKENS = Number.MAX_SAFE_INTEGER;
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return `a string`;
+  if (typeof value === 'string') return 'a string';
   if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : String(value);
   return Array.isArray(value) ? 'an array' : typeof value;
 }
