@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { REPO } from '../../scripts/lib/repo.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
@@ -231,6 +232,13 @@ test('a FIFO planted as the journal is never opened: every command refuses at on
   assertEveryCommandRefuses(c, 'ERR_ROOT_SHAPE', 'HOT/registries/journal.json');
 });
 
+test('a FIFO in place of a config file the commands read at start-up is refused at once', () => {
+  const c = freshCase();
+  rmSync(join(c.root, 'HOT', 'config', 'router.json'));
+  assert.equal(spawnSync('mkfifo', [join(c.root, 'HOT', 'config', 'router.json')]).status, 0);
+  assertEveryCommandRefuses(c, 'ERR_ROOT_SHAPE', 'HOT/config/router.json');
+});
+
 test('a directory where the ledger database belongs is refused', () => {
   const c = freshCase();
   renameSync(join(c.root, 'HOT', 'ledger', 'ledger.sqlite'), join(c.outside, 'ledger.sqlite'));
@@ -268,6 +276,20 @@ test('a directory in place of an owned file is a G1 FAIL, not a skip', () => {
   const g1 = gates(c.root).gates.find((g) => g.id === 'G1');
   assert.equal(g1?.status, 'FAIL');
   assert.deepEqual(g1?.findings.map((f) => f.code), ['OWNED_FILE_UNREADABLE']);
+});
+
+test('a registry row naming a path outside the root is a G1 FAIL and is never opened (a FIFO there would hang)', () => {
+  const c = freshCase();
+  assert.equal(spawnSync('mkfifo', [join(c.outside, 'fifo')]).status, 0);
+  const db = new Database(join(c.root, 'HOT', 'registries', 'ownership.sqlite'));
+  try {
+    db.prepare('UPDATE owned_files SET path = ? WHERE path = ?').run('../outside/fifo', OWNED);
+  } finally {
+    db.close();
+  }
+  const g1 = gates(c.root).gates.find((g) => g.id === 'G1');
+  assert.equal(g1?.status, 'FAIL');
+  assert.ok(g1?.findings.some((f) => f.code === 'OWNED_FILE_UNREADABLE' && f.path === '../outside/fifo'), JSON.stringify(g1?.findings));
 });
 
 test('the untouched root passes: every command works and every gate passes', () => {

@@ -31,6 +31,9 @@ function direntKind(entry: Dirent): EntryKind {
 /** Names under the state directories that commands open as files (databases, JSON state, SQLite side files). */
 const STATE_FILE = /\.(sqlite|json)(-wal|-shm|-journal)?$/;
 
+/** Governed directories whose files commands read as they start (configs, schemas): a FIFO there would hang them. */
+const READ_AT_START = ['config', 'schemas'] as const;
+
 /** How deep below each state directory the shape is checked: HOT/installed/<PKG>/<file>, HOT/registries/txn/<txn>. */
 const STATE_DEPTH = 2;
 
@@ -47,8 +50,9 @@ export function shapeError(rel: string, kind: EntryKind, want: string): CpError 
 
 /**
  * The root's shape, checked by every command before it opens anything in the root: HOT and its state
- * directories are real directories, nothing at HOT's top level or within two levels of a state directory is
- * a symlink or a special file, and state files (`*.sqlite`, `*.json`) are regular files. A link there would
+ * directories are real directories, nothing at HOT's top level, within two levels of a state directory or in
+ * HOT/config and HOT/schemas is a symlink or a special file, and state files (`*.sqlite`, `*.json`) are
+ * regular files. A link there would
  * send a write out of the root; a FIFO would hang whoever opens it. Entries that are absent are left to the
  * command (a missing ledger is its own error). Costs one readdir per state directory level.
  */
@@ -62,6 +66,7 @@ export function assertRootShape(root: string): void {
     const isState = (STATE_DIRS as readonly string[]).includes(entry.name);
     if (kind === 'symlink' || kind === 'special' || (isState && kind !== 'directory')) throw shapeError(rel, kind, isState ? 'directory' : 'file or directory');
     if (isState) checkStateTree(join(root, rel), rel, STATE_DEPTH);
+    else if (kind === 'directory' && (READ_AT_START as readonly string[]).includes(entry.name)) checkStateTree(join(root, rel), rel, 1);
   }
 }
 
