@@ -130,6 +130,10 @@ test('a bootstrap killed during genesis leaves a marked root; the next one clear
   });
   assert.equal(killed.signal, 'SIGKILL', killed.stdout + killed.stderr);
   assert.deepEqual(readdirSync(root).sort(), ['.cplane-bootstrap-incomplete', 'HOT']);
+  const unfinished = node([cplane, 'verify', '--root', root, '--json']);
+  assert.equal(unfinished.status, 1, unfinished.stdout + unfinished.stderr);
+  assert.ok((JSON.parse(unfinished.stdout) as { findings: { problem: string; path: string }[] }).findings
+    .some((f) => f.problem === 'bootstrap_incomplete' && f.path === '.cplane-bootstrap-incomplete'), unfinished.stdout);
   const again = node([join(cpb, 'install.js'), '--root', root, '--dev']);
   assert.equal(again.status, 0, again.stdout + again.stderr);
   assert.match(again.stdout, /removed an interrupted genesis/);

@@ -1,6 +1,6 @@
 import semver from 'semver';
 import type { Receipt } from '../../kernel/registry/receipt.js';
-import { BOOTSTRAP_PENDING, missingPackages, readBootstrapPending } from '../../kernel/root/bootstrap-pending.js';
+import { BOOTSTRAP_PENDING, GENESIS_MARK, genesisUnfinished, missingPackages, readBootstrapPending } from '../../kernel/root/bootstrap-pending.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { receiptsOf } from '../root-state.js';
 
@@ -59,6 +59,9 @@ function findCycle(receipts: ReadonlyMap<string, Receipt>): string[] | null {
 
 /** A bootstrap that stopped after genesis leaves its record (kernel/root/bootstrap-pending.ts): the root is incomplete. */
 function bootstrapFindings(root: string, receipts: ReadonlyMap<string, Receipt>): Finding[] {
+  if (genesisUnfinished(root)) {
+    return [{ code: 'BOOTSTRAP_INCOMPLETE', message: `genesis did not finish (${GENESIS_MARK}); bootstrap into the root again to start it over`, path: GENESIS_MARK }];
+  }
   const pending = readBootstrapPending(root);
   if (!pending) return [];
   const installed = new Map([...receipts.values()].map((r) => [r.package_id, r.version]));

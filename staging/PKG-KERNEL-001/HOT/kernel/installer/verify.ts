@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { sha256Digest } from '../canonical.js';
 import { OwnershipRegistry } from '../registry/ownership.js';
 import { listReceipts } from '../registry/receipt.js';
-import { BOOTSTRAP_PENDING, missingPackages, readBootstrapPending } from '../root/bootstrap-pending.js';
+import { BOOTSTRAP_PENDING, GENESIS_MARK, genesisUnfinished, missingPackages, readBootstrapPending } from '../root/bootstrap-pending.js';
 
 export type VerifyFileProblem = 'missing' | 'not_a_file' | 'size' | 'digest' | 'owner_mismatch' | 'unregistered' | 'unreceipted' | 'bootstrap_incomplete';
 
@@ -52,6 +52,7 @@ export function verifyRoot(root: string): VerifyRootResult {
   } finally {
     registry.close();
   }
+  if (genesisUnfinished(root)) findings.push({ package_id: null, path: GENESIS_MARK, problem: 'bootstrap_incomplete' });
   // A bootstrap that stopped after genesis: each package it still has to install is a finding.
   const pending = readBootstrapPending(root);
   if (pending) {

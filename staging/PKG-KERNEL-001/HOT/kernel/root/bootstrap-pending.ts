@@ -11,6 +11,13 @@ import { entryKind } from './shape.js';
  */
 export const BOOTSTRAP_PENDING = 'HOT/registries/bootstrap-pending.json';
 
+/** CP_BOOTSTRAP's mark of a genesis that has not finished (beside HOT, at the root's top level). */
+export const GENESIS_MARK = '.cplane-bootstrap-incomplete';
+
+export function genesisUnfinished(root: string): boolean {
+  return entryKind(join(root, GENESIS_MARK)) !== 'absent';
+}
+
 export interface BootstrapPending {
   bootstrap_version: string;
   /** Every package the bootstrap installs after genesis, in order; those with a receipt at that version are done. */
