@@ -166,8 +166,11 @@ function writeInstalledMeta(root: string, journal: Journal): string[] {
     if (content === undefined) {
       rmSync(target, { force: true });
     } else {
-      writeFileSync(`${target}.${journal.txn_id}.tmp`, content);
-      renameSync(`${target}.${journal.txn_id}.tmp`, target);
+      const tmp = `${target}.${journal.txn_id}.tmp`;
+      // The name is known once the journal is: whatever sits there (a leftover, a planted link or FIFO) is removed, never written through.
+      rmSync(tmp, { force: true });
+      writeFileSync(tmp, content, { flag: 'wx' });
+      renameSync(tmp, target);
       flush.push(target);
     }
   }
