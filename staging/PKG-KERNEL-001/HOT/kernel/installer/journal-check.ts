@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CpError, show } from '../errors.js';
 import { checkReceipt } from '../registry/receipt.js';
-import { isGovernedFilePath } from '../root/layout.js';
+import { isGovernedFilePath, PACKAGE_ID } from '../root/layout.js';
 import { assertNoLinkedAncestor, entryKind } from '../root/shape.js';
 import type { Journal } from './journal.js';
 
@@ -12,7 +12,6 @@ import type { Journal } from './journal.js';
  * segments of the expected form, the staging directory is the transaction's own under HOT/registries/txn/,
  * and every file path is a governed root-relative path (never `..`, never absolute, never root state).
  */
-export const PACKAGE_ID = /^PKG-[A-Z0-9-]+-\d{3}$/;
 const TXN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 const KINDS = ['install', 'upgrade', 'uninstall'];

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { writeFileAtomic } from '../atomic.js';
 import { CpError, show } from '../errors.js';
-import { isGovernedFilePath, receiptDir, receiptPath, rootPaths } from '../root/layout.js';
+import { isGovernedFilePath, PACKAGE_ID, receiptDir, receiptPath, rootPaths } from '../root/layout.js';
 import { entryKind } from '../root/shape.js';
 
 export type ReceiptSignatureStatus = 'valid' | 'unsigned' | 'invalid' | 'untrusted_key';
@@ -91,6 +91,7 @@ export function checkReceipt(value: unknown, path: string): Receipt {
   const r = value as Record<string, unknown>;
   const str = (key: string): void => { if (typeof r[key] !== 'string') throw badReceipt(path, `has no string ${key}`); };
   ['package_id', 'version', 'archive_integrity', 'manifest_digest', 'installed_at', 'txn_id', 'ledger_entry_id'].forEach(str);
+  if (!PACKAGE_ID.test(r.package_id as string) || (r.package_id as string).length > 64) throw badReceipt(path, `has a malformed package_id ${show(r.package_id)}`);
   if (r.receipt_version !== 1) throw badReceipt(path, `has receipt_version ${show(r.receipt_version)}, expected 1`);
   if (typeof r.layer !== 'number') throw badReceipt(path, 'has no numeric layer');
   for (const key of ['files', 'dependencies', 'replaces', 'transferred_out']) {

@@ -38,6 +38,9 @@ export function rootPaths(root: string): RootPaths {
   };
 }
 
+/** A package id as the manifest schema allows it: a single safe path segment (it names HOT/installed/<PKG>/). */
+export const PACKAGE_ID = /^PKG-[A-Z0-9-]+-\d{3}$/;
+
 export function receiptDir(root: string, packageId: string): string {
   return join(root, 'HOT', 'installed', packageId);
 }
