@@ -1,7 +1,7 @@
 // The new root, as the entry prepares it for genesis. Genesis runs in this process, so nothing outlives a
 // hard kill to clean up after it; instead the entry marks the root before genesis and unmarks it after. A
 // later bootstrap that finds the mark knows the root holds only an interrupted genesis, and starts it again.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { BootstrapError } from './errors.js';
 
@@ -62,4 +62,63 @@ export function removeRoot(prepared: PreparedRoot): void {
     return;
   }
   for (const name of readdirSync(prepared.root)) rmSync(join(prepared.root, name), { recursive: true, force: true });
+}
+
+/**
+ * The record of a bootstrap past genesis but not finished (the kernel reads it as kernel/root/bootstrap-pending.ts
+ * BOOTSTRAP_PENDING): written durably before the genesis mark goes, removed after the last package.
+ */
+export const PENDING = join('HOT', 'registries', 'bootstrap-pending.json');
+
+export interface PendingPackage { package_id: string; version: string }
+
+export function writePending(root: string, bootstrapVersion: string, packages: readonly PendingPackage[]): void {
+  const path = join(root, PENDING);
+  const tmp = `${path}.tmp`;
+  const record = {
+    bootstrap_version: bootstrapVersion, written_by: 'CP_BOOTSTRAP install.js',
+    meaning: 'the bootstrap has not installed every package; `cplane bootstrap --resume` (or bootstrapping into this root again) finishes it',
+    packages: packages.map((p) => ({ package_id: p.package_id, version: p.version })),
+  };
+  const fd = openSync(tmp, 'w', 0o644);
+  try {
+    writeSync(fd, `${JSON.stringify(record, null, 2)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  fsyncPath(join(root, 'HOT', 'registries'));
+}
+
+/** The bootstrap version of the unfinished bootstrap recorded in `root`, or null when there is none. */
+export function readPending(root: string): string | null {
+  const path = join(root, PENDING);
+  let isFile: boolean;
+  try {
+    isFile = lstatSync(path).isFile();
+  } catch {
+    return null;
+  }
+  const bad = (): BootstrapError => new BootstrapError('ERR_BOOTSTRAP_PENDING_INVALID', `${JSON.stringify(path)} is not a bootstrap record`,
+    'only CP_BOOTSTRAP writes this file; restore the root from a backup, or bootstrap a new root');
+  if (!isFile) throw bad();
+  try {
+    const value = JSON.parse(readFileSync(path, 'utf8')) as { bootstrap_version?: unknown };
+    if (typeof value.bootstrap_version === 'string') return value.bootstrap_version;
+  } catch {
+    // reported below
+  }
+  throw bad();
+}
+
+/** The last package is installed: the root is complete. */
+export function clearPending(root: string): void {
+  unlinkSync(join(root, PENDING));
+  fsyncPath(join(root, 'HOT', 'registries'));
+}
+
+/** A pending record and a genesis mark together: genesis had finished when the entry was killed. */
+export function dropGenesisMark(root: string): void {
+  if (existsSync(join(root, GENESIS_MARK))) unmarkRoot(root);
 }

@@ -1,4 +1,4 @@
-// `cplane bootstrap [CP_BOOTSTRAP file] --root R [--dev] [--trust KEY.pub]`: unpack CP_BOOTSTRAP to a temporary
+// `cplane bootstrap [CP_BOOTSTRAP file] --root R [--dev] [--resume] [--trust KEY.pub]`: unpack CP_BOOTSTRAP to a temporary
 // directory and run its own install.js (the same entry a user runs by hand), so the repository adds nothing.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -14,6 +14,7 @@ interface BootstrapArgs {
   file?: string;
   root?: string;
   dev?: boolean;
+  resume?: boolean;
   trust?: string[];
 }
 
@@ -39,6 +40,7 @@ export default defineCommand<BootstrapArgs>({
     .positional('file', { type: 'string', describe: 'the CP_BOOTSTRAP archive (default: the newest in bootstrap/)' })
     .option('root', { type: 'string', describe: 'the new root (a new or empty directory)' })
     .option('dev', { type: 'boolean', default: false, describe: 'waive signature checks (recorded in the ledger and receipts)' })
+    .option('resume', { type: 'boolean', default: false, describe: 'finish a bootstrap that stopped after genesis (refused when the root holds none)' })
     .option('trust', { type: 'string', array: true, describe: 'a publisher public key (PEM) to trust before installing' }) as never,
   async run(args, ctx) {
     const root = resolveRoot(args.root, ctx);
@@ -50,7 +52,7 @@ export default defineCommand<BootstrapArgs>({
       if (!existsSync(entry)) {
         throw new CpError('ERR_BOOTSTRAP_INVALID', `${show(file)} has no install.js at its top level`, { hint: 'rebuild it with cplane build', details: { file } });
       }
-      const argv = [entry, '--root', root, ...(args.dev ? ['--dev'] : []), ...(args.trust ?? []).flatMap((t) => ['--trust', resolve(ctx.cwd, t)])];
+      const argv = [entry, '--root', root, ...(args.dev ? ['--dev'] : []), ...(args.resume ? ['--resume'] : []), ...(args.trust ?? []).flatMap((t) => ['--trust', resolve(ctx.cwd, t)])];
       const child = spawnSync(process.execPath, argv, { stdio: args.json ? 'pipe' : 'inherit', encoding: 'utf8' });
       const status = child.status ?? 1;
       if (args.json) ctx.report(args, { root, file, exit_code: status, output: `${child.stdout ?? ''}${child.stderr ?? ''}`.split('\n').filter(Boolean) }, '');

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { newestBootstrap } from '../../scripts/commands/bootstrap.js';
 import { REPO } from '../../scripts/lib/repo.js';
 import { unpackBootstrap } from '../../scripts/lib/unpack-bootstrap.js';
@@ -110,7 +111,12 @@ test('a failing genesis removes the root; a failure at package k keeps packages 
   const run = node([join(cpb, 'install.js'), '--root', root, '--dev']);
   assert.equal(run.status, 3, run.stdout + run.stderr);
   assert.match(run.stderr, /cplane: ERR_[A-Z_]+: package 1 of \d+/);
-  assert.equal(node([join(root, 'HOT/scripts/cplane.js'), 'verify']).status, 0);
+  // Every installed file verifies; the one finding is the unfinished bootstrap.
+  const verify = node([join(root, 'HOT/scripts/cplane.js'), 'verify', '--json']);
+  assert.equal(verify.status, 1, verify.stdout + verify.stderr);
+  const findings = (JSON.parse(verify.stdout) as { findings: { problem: string; package_id: string }[] }).findings;
+  assert.ok(findings.length > 0 && findings.every((f) => f.problem === 'bootstrap_incomplete'), verify.stdout);
+  assert.equal(findings[0]?.package_id, victim.package_id);
   const list = JSON.parse(node([join(root, 'HOT/scripts/cplane.js'), 'list', '--json']).stdout) as { packages: { layer: number }[] };
   assert.ok(list.packages.length > 0 && list.packages.every((p) => p.layer === 0));
 });
@@ -124,6 +130,10 @@ test('a bootstrap killed during genesis leaves a marked root; the next one clear
   });
   assert.equal(killed.signal, 'SIGKILL', killed.stdout + killed.stderr);
   assert.deepEqual(readdirSync(root).sort(), ['.cplane-bootstrap-incomplete', 'HOT']);
+  const unfinished = node([cplane, 'verify', '--root', root, '--json']);
+  assert.equal(unfinished.status, 1, unfinished.stdout + unfinished.stderr);
+  assert.ok((JSON.parse(unfinished.stdout) as { findings: { problem: string; path: string }[] }).findings
+    .some((f) => f.problem === 'bootstrap_incomplete' && f.path === '.cplane-bootstrap-incomplete'), unfinished.stdout);
   const again = node([join(cpb, 'install.js'), '--root', root, '--dev']);
   assert.equal(again.status, 0, again.stdout + again.stderr);
   assert.match(again.stdout, /removed an interrupted genesis/);
@@ -143,6 +153,69 @@ test('a bootstrap killed during genesis leaves a marked root; the next one clear
   assert.equal(notADirectory.status, 3);
   assert.match(notADirectory.stderr, /ERR_ROOT_NOT_EMPTY: .* exists and is not a directory/);
   assert.equal(readFileSync(file, 'utf8'), 'mine');
+});
+
+test('a bootstrap killed at package k leaves a root that says it is unfinished; bootstrapping again or --resume finishes it', async (t) => {
+  const dir = temp(t);
+  const cpb = await unpack(bootstrapFile(), join(dir, 'cpb'));
+  const plan = JSON.parse(readFileSync(join(cpb, 'bootstrap.json'), 'utf8')) as { packages: { package_id: string; version: string; layer: number }[] };
+  const rest = plan.packages.filter((p) => p.layer > 0);
+  assert.ok(rest.length >= 3, 'the plan has packages after genesis');
+  const root = join(dir, 'root');
+  const cli = join(root, 'HOT/scripts/cplane.js');
+  const pending = join(root, 'HOT/registries/bootstrap-pending.json');
+  const k = rest[2]!;
+  // Killed while committing package k (its journal written, files moved): the next command rolls it forward.
+  const killed = spawnSync(process.execPath, [join(cpb, 'install.js'), '--root', root, '--dev'], {
+    encoding: 'utf8', env: { ...process.env, CPLANE_TEST_CRASH_AT: `after-files@${k.package_id}` },
+  });
+  assert.equal(killed.signal, 'SIGKILL', killed.stdout + killed.stderr);
+  assert.deepEqual(readdirSync(root), ['HOT'], 'genesis finished: no genesis mark');
+  assert.equal(existsSync(pending), true);
+
+  const verify = node([cli, 'verify', '--json']);
+  assert.equal(verify.status, 1, verify.stdout + verify.stderr);
+  const findings = (JSON.parse(verify.stdout) as { findings: { problem: string; package_id: string }[] }).findings;
+  assert.deepEqual(findings.map((f) => [f.problem, f.package_id]), rest.slice(3).map((p) => ['bootstrap_incomplete', p.package_id]),
+    'package k was rolled forward by the repair; the packages after it are reported missing');
+  // The gates package comes last, so the root has none yet: this build's gates check it.
+  const { runGates } = await import(pathToFileURL(join(REPO, 'build/root/HOT/gates/run.js')).href) as typeof import('../../gates/PKG-GATES-001/HOT/gates/run.js');
+  const g2 = (await runGates(root, { only: ['G2'] })).gates[0]!;
+  assert.equal(g2.status, 'FAIL', JSON.stringify(g2));
+  assert.deepEqual(g2.findings.map((f) => f.code), ['BOOTSTRAP_INCOMPLETE']);
+  assert.match(g2.findings[0]!.message, new RegExp(rest.at(-1)!.package_id));
+
+  // Bootstrapping into the root again resumes it (and may itself be killed: the record stays until the end).
+  const last = rest.at(-1)!;
+  const again = spawnSync(process.execPath, [join(cpb, 'install.js'), '--root', root, '--dev'], {
+    encoding: 'utf8', env: { ...process.env, CPLANE_TEST_CRASH_AT: `after-ledger@${last.package_id}` },
+  });
+  assert.equal(again.signal, 'SIGKILL', again.stdout + again.stderr);
+  assert.match(again.stdout, new RegExp(`resuming the unfinished bootstrap .*: ${rest.length - 3} of ${rest.length} package`));
+  assert.equal(existsSync(pending), true);
+  assert.equal(node([cli, 'verify']).status, 1);
+
+  const resumed = node([cplane, 'bootstrap', bootstrapFile(), '--root', root, '--dev', '--resume']);
+  assert.equal(resumed.status, 0, resumed.stdout + resumed.stderr);
+  assert.match(resumed.stdout, /resuming the unfinished bootstrap .*: 0 of \d+ package/);
+  assert.equal(existsSync(pending), false);
+  const done = node([cli, 'verify']);
+  assert.equal(done.status, 0, done.stdout + done.stderr);
+  const list = JSON.parse(node([cli, 'list', '--json']).stdout) as { packages: { package_id: string }[] };
+  assert.deepEqual(list.packages.map((p) => p.package_id).sort(), plan.packages.map((p) => p.package_id).sort());
+  const allGates = node([join(root, 'HOT/scripts/gate_check.js'), '--all', '--json']);
+  assert.equal(allGates.status, 0, allGates.stdout + allGates.stderr);
+  const installs = node([cli, 'ledger', 'query', '--event-type', 'INSTALLED', '--limit', '1000', '--json']);
+  const installed = (JSON.parse(installs.stdout) as { submission_id: string }[]).map((e) => e.submission_id);
+  assert.equal(installed.length, plan.packages.length, `each package installed exactly once: ${installed.join(', ')}`);
+
+  // Nothing left to resume: refused, the root untouched.
+  const nothing = node([cplane, 'bootstrap', bootstrapFile(), '--root', root, '--dev', '--resume']);
+  assert.equal(nothing.status, 3, nothing.stdout + nothing.stderr);
+  assert.match(nothing.stdout + nothing.stderr, /ERR_BOOTSTRAP_NOT_RESUMABLE/);
+  const fresh = node([cplane, 'bootstrap', bootstrapFile(), '--root', join(dir, 'new'), '--dev', '--resume']);
+  assert.match(fresh.stdout + fresh.stderr, /ERR_BOOTSTRAP_NOT_RESUMABLE/);
+  assert.equal(existsSync(join(dir, 'new')), false);
 });
 
 test('genesis files are checked before any kernel code runs: a changed, extra, linked or missing one is refused, nothing created', async (t) => {

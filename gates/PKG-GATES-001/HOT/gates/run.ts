@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CpError, show } from '../kernel/errors.js';
+import { assertRootShape } from '../kernel/root/shape.js';
 import { crashed, type Gate, type GateContext, type GateResult } from './gate.js';
 import { releaseRootState } from './root-state.js';
 
@@ -37,6 +38,7 @@ export async function loadGates(dir = CHECKS_DIR): Promise<Gate[]> {
 }
 
 export async function runGates(root: string, options: RunGatesOptions = {}): Promise<GateRun> {
+  assertRootShape(root);
   if (!existsSync(join(root, 'HOT', 'installed'))) {
     throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} is not a cplane root (no HOT/installed)`, { hint: 'bootstrap it first, or check --root', details: { root } });
   }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { writeFileAtomic } from '../kernel/atomic.js';
 import { CpError, show } from '../kernel/errors.js';
+import { assertRootShape } from '../kernel/root/shape.js';
 import { Ledger, ledgerPathForRoot, type Synchronous } from '../kernel/ledger/index.js';
 import { Budgeter } from '../budgeter/index.js';
 import { reconcileStaleReservations } from '../budgeter/reconcile.js';
@@ -58,6 +59,7 @@ export function readBreakerStates(path: string): BreakerSnapshot[] {
 
 /** The router of an installed root: its config, its ledger, its installed providers, its breaker states. */
 export async function openRouter(root: string, options: OpenRouterOptions): Promise<OpenedRouter> {
+  assertRootShape(root);
   const hot = join(root, 'HOT');
   if (!existsSync(join(hot, 'config', 'router.json'))) {
     throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} has no router installed (no HOT/config/router.json)`, {

@@ -1,10 +1,10 @@
 import { constants } from 'node:buffer';
-import { closeSync, openSync, readSync } from 'node:fs';
 import { sha256Digest } from '../../kernel/canonical.js';
 import type { Receipt, ReceiptFile } from '../../kernel/registry/receipt.js';
 import type { OwnedFile } from '../../kernel/registry/ownership.js';
 import type { Ledger } from '../../kernel/ledger/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
+import { readOwnedFile } from '../owned-file.js';
 import { ledgerOf, ownedFilesOf, ownedIndexOf, receiptsOf } from '../root-state.js';
 
 /** G1: owned files hash to their digests; the ownership registry, the receipts and the ledger's install records agree. */
@@ -36,34 +36,15 @@ function hashFiles(root: string, rows: readonly OwnedFile[]): Finding[] {
       continue;
     }
     if (buffer.length <= row.size) buffer = Buffer.allocUnsafe(row.size + 1);
-    const length = readInto(`${root}/${row.path}`, buffer, row.size + 1);
-    if (length === null) continue; // a missing file is G0's finding
+    const length = readOwnedFile(root, row.path, buffer, row.size + 1);
+    if (length === 'missing') continue; // G0's finding
+    if (typeof length !== 'number') {
+      errors.push({ code: 'OWNED_FILE_UNREADABLE', message: `${JSON.stringify(row.path)} (owned by ${row.package_id}) cannot be verified: it is ${length}`, path: row.path });
+      continue;
+    }
     if (length !== row.size || sha256Digest(buffer.subarray(0, length)) !== row.sha256) errors.push(mismatch);
   }
   return errors;
-}
-
-/** Read up to `limit` bytes of a file into `buffer`; the count read, or null when the file cannot be read. */
-function readInto(path: string, buffer: Buffer, limit: number): number | null {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    let length = 0;
-    while (length < limit) {
-      const n = readSync(fd, buffer, length, limit - length, null);
-      if (n === 0) break;
-      length += n;
-    }
-    return length;
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function registryVsReceipts(registry: ReadonlyMap<string, OwnedFile>, receipts: ReadonlyMap<string, Receipt>): Finding[] {

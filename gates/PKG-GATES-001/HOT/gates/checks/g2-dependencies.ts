@@ -1,9 +1,10 @@
 import semver from 'semver';
 import type { Receipt } from '../../kernel/registry/receipt.js';
+import { BOOTSTRAP_PENDING, GENESIS_MARK, genesisUnfinished, missingPackages, readBootstrapPending } from '../../kernel/root/bootstrap-pending.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { receiptsOf } from '../root-state.js';
 
-/** G2: every installed package's dependencies are installed, in range, on a layer no higher than its own; no cycles. */
+/** G2: every installed package's dependencies are installed, in range, on a layer no higher than its own; no cycles; no unfinished bootstrap. */
 export default defineGate({
   id: 'G2',
   name: 'DEPENDENCIES',
@@ -27,6 +28,7 @@ export default defineGate({
     }
     const cycle = findCycle(receipts);
     if (cycle) errors.push({ code: 'DEPENDENCY_CYCLE', message: `dependency cycle: ${cycle.join(' -> ')}` });
+    errors.push(...bootstrapFindings(ctx.root, receipts));
     return verdict(this, errors, `${receipts.size} packages, ${edges} dependencies satisfied`);
   },
 });
@@ -53,4 +55,17 @@ function findCycle(receipts: ReadonlyMap<string, Receipt>): string[] | null {
     if (cycle) return cycle;
   }
   return null;
+}
+
+/** A bootstrap that stopped after genesis leaves its record (kernel/root/bootstrap-pending.ts): the root is incomplete. */
+function bootstrapFindings(root: string, receipts: ReadonlyMap<string, Receipt>): Finding[] {
+  if (genesisUnfinished(root)) {
+    return [{ code: 'BOOTSTRAP_INCOMPLETE', message: `genesis did not finish (${GENESIS_MARK}); bootstrap into the root again to start it over`, path: GENESIS_MARK }];
+  }
+  const pending = readBootstrapPending(root);
+  if (!pending) return [];
+  const installed = new Map([...receipts.values()].map((r) => [r.package_id, r.version]));
+  const missing = missingPackages(pending, installed);
+  const what = missing.length === 0 ? 'its end was never recorded' : `${missing.length} package(s) not installed: ${missing.map((p) => `${p.package_id} ${p.version}`).join(', ')}`;
+  return [{ code: 'BOOTSTRAP_INCOMPLETE', message: `bootstrap ${pending.bootstrap_version} did not finish (${what}); run cplane bootstrap --resume`, path: BOOTSTRAP_PENDING }];
 }

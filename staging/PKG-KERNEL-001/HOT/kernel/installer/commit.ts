@@ -4,6 +4,7 @@ import { sha256Digest } from '../canonical.js';
 import { CpError, show } from '../errors.js';
 import type { Receipt } from '../registry/receipt.js';
 import { receiptDir } from '../root/layout.js';
+import { assertNoLinkedAncestor, entryKind } from '../root/shape.js';
 import { fsyncAll } from './durable.js';
 import type { RootHandles } from './handles.js';
 import type { StepHook } from './hooks.js';
@@ -115,7 +116,8 @@ function firstMissingDir(root: string, relPath: string, present: Set<string>): s
 /** Crash repair: a file no longer staged must already be in place with its digest. */
 function assertInPlace(root: string, journal: Journal, file: { path: string; sha256: string }): void {
   const to = join(root, file.path);
-  if (!existsSync(to) || sha256Digest(readFileSync(to)) !== file.sha256) {
+  // lstat first: only a regular file is opened (a FIFO would block the read forever).
+  if (entryKind(to) !== 'file' || sha256Digest(readFileSync(to)) !== file.sha256) {
     throw new CpError('ERR_REPAIR_FAILED', `cannot roll forward ${show(journal.package_id)}: ${show(file.path)} is neither staged nor in place`, {
       hint: 'the staging area was removed by hand; restore the root from a backup', details: { txn_id: journal.txn_id, path: file.path },
     });
@@ -125,7 +127,10 @@ function assertInPlace(root: string, journal: Journal, file: { path: string; sha
 /** Remove files (and the directories they leave empty); returns the surviving directories that changed. */
 function removeFiles(root: string, paths: readonly string[]): string[] {
   const dirs = new Set<string>();
+  const judged = new Set<string>();
   for (const rel of paths) {
+    // A receipt names what an uninstall deletes: a linked directory on the way would carry the delete out of the root.
+    assertNoLinkedAncestor(root, rel, judged);
     rmSync(join(root, rel), { force: true });
     dirs.add(dirname(rel));
   }
@@ -161,8 +166,11 @@ function writeInstalledMeta(root: string, journal: Journal): string[] {
     if (content === undefined) {
       rmSync(target, { force: true });
     } else {
-      writeFileSync(`${target}.${journal.txn_id}.tmp`, content);
-      renameSync(`${target}.${journal.txn_id}.tmp`, target);
+      const tmp = `${target}.${journal.txn_id}.tmp`;
+      // The name is known once the journal is: whatever sits there (a leftover, a planted link or FIFO) is removed, never written through.
+      rmSync(tmp, { force: true });
+      writeFileSync(tmp, content, { flag: 'wx' });
+      renameSync(tmp, target);
       flush.push(target);
     }
   }

@@ -1,9 +1,11 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { writeFileAtomic } from '../atomic.js';
 import { CpError, show } from '../errors.js';
 import type { OwnershipTransfer } from '../registry/ownership.js';
 import type { Receipt, ReceiptFile } from '../registry/receipt.js';
 import { rootPaths } from '../root/layout.js';
+import { entryKind } from '../root/shape.js';
+import { checkJournal, journalError } from './journal-check.js';
 
 export type TxnKind = 'install' | 'upgrade' | 'uninstall';
 
@@ -43,18 +45,22 @@ export function writeJournal(root: string, journal: Journal): void {
   writeFileAtomic(rootPaths(root).journal, `${JSON.stringify(journal)}\n`);
 }
 
+/** The journal, validated (journal-check.ts) before anything acts on it; null when there is none. */
 export function readJournal(root: string): Journal | null {
   const path = rootPaths(root).journal;
-  if (!existsSync(path)) return null;
+  const kind = entryKind(path);
+  if (kind === 'absent') return null;
+  // Never opened unless it is a regular file: a FIFO planted here would hang every command that repairs.
+  if (kind !== 'file') throw journalError(path, `is a ${kind}, not a regular file`);
+  let value: unknown;
   try {
-    const value = JSON.parse(readFileSync(path, 'utf8')) as Journal;
-    if (value.journal_version !== 1 || typeof value.txn_id !== 'string' || !Array.isArray(value.place)) throw new Error('unexpected shape');
-    return value;
+    value = JSON.parse(readFileSync(path, 'utf8'));
   } catch (cause) {
     throw new CpError('ERR_JOURNAL_INVALID', `the install journal ${show(path)} is unreadable`, {
       hint: 'the root was edited by hand or its disk is damaged; restore the root from a backup', details: { path }, cause,
     });
   }
+  return checkJournal(value, path);
 }
 
 /**

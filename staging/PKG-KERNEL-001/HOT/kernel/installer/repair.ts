@@ -1,10 +1,12 @@
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { rootPaths } from '../root/layout.js';
+import { entryKind, shapeError } from '../root/shape.js';
 import { applyJournal } from './commit.js';
 import type { RootHandles } from './handles.js';
 import { noHook } from './hooks.js';
 import { readJournal } from './journal.js';
+import { checkJournalOnDisk } from './journal-check.js';
 
 export interface RepairReport {
   /** A commit that was interrupted after its journal was written, and is now complete. */
@@ -22,13 +24,16 @@ export async function repairRoot(handles: RootHandles): Promise<RepairReport> {
   const journal = readJournal(root);
   let rolledForward: RepairReport['rolled_forward'] = null;
   if (journal) {
+    checkJournalOnDisk(root, journal, rootPaths(root).journal);
     journal.ledger.metadata = { ...journal.ledger.metadata, repaired: true };
     await applyJournal(handles, journal, noHook);
     rolledForward = { txn_id: journal.txn_id, package_id: journal.package_id, kind: journal.kind };
   }
   const { txnDir } = rootPaths(root);
   const rolledBack: string[] = [];
-  if (existsSync(txnDir)) {
+  const txnKind = entryKind(txnDir);
+  if (txnKind !== 'absent' && txnKind !== 'directory') throw shapeError('HOT/registries/txn', txnKind, 'directory');
+  if (txnKind === 'directory') {
     for (const name of readdirSync(txnDir).sort()) {
       rmSync(join(txnDir, name), { recursive: true, force: true });
       rolledBack.push(name);

@@ -2,6 +2,7 @@
 import { Ledger, ledgerPathForRoot } from '../ledger/ledger.js';
 import { OwnershipRegistry } from '../registry/ownership.js';
 import { acquireRootLock, type RootLock } from '../root/lock.js';
+import { assertRootShape } from '../root/shape.js';
 import type { RootHandles } from './handles.js';
 import { ReceiptCache } from './receipt-cache.js';
 import { repairRoot, type RepairReport } from './repair.js';
@@ -18,6 +19,7 @@ export interface RootSession extends RootHandles {
 }
 
 export async function openRootSession(root: string, options: SessionOptions = {}): Promise<RootSession> {
+  assertRootShape(root);
   const lock: RootLock = acquireRootLock(root, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs });
   let ledger: Ledger | undefined;
   let registry: OwnershipRegistry | undefined;

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { sha256Digest } from '../canonical.js';
 import { OwnershipRegistry } from '../registry/ownership.js';
 import { listReceipts } from '../registry/receipt.js';
+import { BOOTSTRAP_PENDING, GENESIS_MARK, genesisUnfinished, missingPackages, readBootstrapPending } from '../root/bootstrap-pending.js';
 
-export type VerifyFileProblem = 'missing' | 'not_a_file' | 'size' | 'digest' | 'owner_mismatch' | 'unregistered' | 'unreceipted';
+export type VerifyFileProblem = 'missing' | 'not_a_file' | 'size' | 'digest' | 'owner_mismatch' | 'unregistered' | 'unreceipted' | 'bootstrap_incomplete';
 
 export interface VerifyFinding {
   package_id: string | null;
@@ -22,8 +23,8 @@ export interface VerifyRootResult {
 }
 
 /**
- * Re-hash every owned file against its receipt (like `dpkg --verify`), and check that the ownership
- * registry and the receipts name the same owner for every path.
+ * Re-hash every owned file against its receipt (like `dpkg --verify`), check that the ownership
+ * registry and the receipts name the same owner for every path, and that no bootstrap is left unfinished.
  */
 export function verifyRoot(root: string): VerifyRootResult {
   const receipts = listReceipts(root);
@@ -50,6 +51,18 @@ export function verifyRoot(root: string): VerifyRootResult {
     for (const [path, owner] of owners) if (!registered.has(path)) findings.push({ package_id: owner, path, problem: 'unregistered' });
   } finally {
     registry.close();
+  }
+  if (genesisUnfinished(root)) findings.push({ package_id: null, path: GENESIS_MARK, problem: 'bootstrap_incomplete' });
+  // A bootstrap that stopped after genesis: each package it still has to install is a finding.
+  const pending = readBootstrapPending(root);
+  if (pending) {
+    const installed = new Map([...receipts.values()].map((r) => [r.package_id, r.version]));
+    const missing = missingPackages(pending, installed);
+    for (const p of missing) {
+      findings.push({ package_id: p.package_id, path: BOOTSTRAP_PENDING, problem: 'bootstrap_incomplete', expected: p.version, actual: installed.get(p.package_id) ?? 'not installed' });
+    }
+    // Every package is in but the bootstrap did not record its end: still unfinished until --resume says so.
+    if (missing.length === 0) findings.push({ package_id: null, path: BOOTSTRAP_PENDING, problem: 'bootstrap_incomplete' });
   }
   return { ok: findings.length === 0, packages: receipts.size, files, findings };
 }

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { writeFileAtomic } from '../atomic.js';
 import { CpError, show } from '../errors.js';
-import { receiptDir, receiptPath, rootPaths } from '../root/layout.js';
+import { isGovernedFilePath, PACKAGE_ID, receiptDir, receiptPath, rootPaths } from '../root/layout.js';
+import { entryKind } from '../root/shape.js';
 
 export type ReceiptSignatureStatus = 'valid' | 'unsigned' | 'invalid' | 'untrusted_key';
 
@@ -53,8 +54,12 @@ export function writeReceipt(root: string, receipt: Receipt): Receipt {
 
 export function readReceipt(root: string, packageId: string): Receipt | null {
   const path = receiptPath(root, packageId);
-  if (!existsSync(path)) return null;
-  return parseReceipt(readFileSync(path, 'utf8'), path);
+  const kind = entryKind(path);
+  if (kind === 'absent') return null;
+  if (kind !== 'file') throw badReceipt(path, `is a ${kind}, not a regular file`);
+  const receipt = parseReceipt(readFileSync(path, 'utf8'), path);
+  if (receipt.package_id !== packageId) throw badReceipt(path, `is for ${show(receipt.package_id)}, not for the package whose directory holds it`);
+  return receipt;
 }
 
 /** A receipt from its text (read by the caller, e.g. once for several gates); `path` names it in errors. */
@@ -86,6 +91,7 @@ export function checkReceipt(value: unknown, path: string): Receipt {
   const r = value as Record<string, unknown>;
   const str = (key: string): void => { if (typeof r[key] !== 'string') throw badReceipt(path, `has no string ${key}`); };
   ['package_id', 'version', 'archive_integrity', 'manifest_digest', 'installed_at', 'txn_id', 'ledger_entry_id'].forEach(str);
+  if (!PACKAGE_ID.test(r.package_id as string) || (r.package_id as string).length > 64) throw badReceipt(path, `has a malformed package_id ${show(r.package_id)}`);
   if (r.receipt_version !== 1) throw badReceipt(path, `has receipt_version ${show(r.receipt_version)}, expected 1`);
   if (typeof r.layer !== 'number') throw badReceipt(path, 'has no numeric layer');
   for (const key of ['files', 'dependencies', 'replaces', 'transferred_out']) {
@@ -96,6 +102,8 @@ export function checkReceipt(value: unknown, path: string): Receipt {
     if (!f || typeof f.path !== 'string' || typeof f.sha256 !== 'string' || typeof f.size !== 'number') {
       throw badReceipt(path, `has a malformed files entry ${show(file)}`);
     }
+    // Commands delete and read what a receipt names: only governed paths inside the root.
+    if (!isGovernedFilePath(f.path)) throw badReceipt(path, `names ${show(f.path)}, which is not a governed path inside the root`);
   }
   const anchor = r.ledger_anchor as Record<string, unknown> | null | undefined;
   if (!anchor || typeof anchor.seq !== 'number' || typeof anchor.hash !== 'string') throw badReceipt(path, 'has no ledger_anchor {seq, hash}');

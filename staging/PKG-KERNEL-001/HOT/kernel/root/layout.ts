@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { unsafePathReason } from '../manifest/paths.js';
 
 /**
  * The layout of an installed root (SPEC §3.4). Everything under HOT/ is governed (owned by exactly one
@@ -37,6 +38,9 @@ export function rootPaths(root: string): RootPaths {
   };
 }
 
+/** A package id as the manifest schema allows it: a single safe path segment (it names HOT/installed/<PKG>/). */
+export const PACKAGE_ID = /^PKG-[A-Z0-9-]+-\d{3}$/;
+
 export function receiptDir(root: string, packageId: string): string {
   return join(root, 'HOT', 'installed', packageId);
 }
@@ -55,4 +59,13 @@ export function isGovernedPath(relPath: string): boolean {
   if (parts.some((part) => part === '' || part === '.' || part === '..')) return false;
   const top = parts[1] as string;
   return !(STATE_DIRS as readonly string[]).includes(top);
+}
+
+/**
+ * A governed file path as a manifest may declare it (plain relative segments, no control characters):
+ * the only kind of path a receipt, registry row or journal may name. State files name paths that
+ * commands rename, delete and read, so anything else there is refused before it is acted on.
+ */
+export function isGovernedFilePath(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= 4096 && !/[\u0000-\u001f\u007f]/.test(value) && unsafePathReason(value) === null && isGovernedPath(value);
 }
