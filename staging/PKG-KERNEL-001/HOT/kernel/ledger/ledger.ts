@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { CpError, show } from '../errors.js';
 import { canonicalJson, sha256Hex } from '../canonical.js';
+import { wellFormed, wellFormedDeep } from '../text.js';
 import {
   type AppendInput, type Anchor, type Clock, type IdSource, type LedgerEntry,
   type HashColumns, GENESIS_HASH, entryIdValue, hashInputOf, idDigits, randomEntryId, sequentialEntryIds,
@@ -10,7 +11,7 @@ import { ID_START_KEY, notALedger, openLedgerDatabase, type ConnectionOptions } 
 import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type CompiledQuery, type LedgerQuery } from './query.js';
 import { TIMESTAMP_INDEX, TIMESTAMP_INDEX_DDL } from './schema.js';
 import { seqRangeForTimes } from './time-range.js';
-import { validateAppendInput } from './validate.js';
+import { refuseIllFormed, validateAppendInput } from './validate.js';
 
 export type { Synchronous } from './open.js';
 export type { LedgerQuery } from './query.js';
@@ -80,6 +81,28 @@ interface PreparedAppend {
   reason: string;
   metadata: Record<string, unknown>;
   metadataJson: string;
+}
+
+/**
+ * The entry with every string (metadata keys too) well-formed, and its metadata's canonical JSON: what is
+ * hashed is exactly what SQLite stores and gives back. JSON.stringify writes a lone surrogate as a `\udXXX`
+ * escape, so metadata without that text needs no walk.
+ */
+function wellFormedAppend(input: PreparedAppend, index: number): PreparedAppend {
+  input.event_type = wellFormed(input.event_type);
+  input.submission_id = wellFormed(input.submission_id);
+  input.decision = wellFormed(input.decision);
+  input.reason = wellFormed(input.reason);
+  input.metadataJson = canonicalJson(input.metadata);
+  if (input.metadataJson.includes('\\ud')) {
+    input.metadata = wellFormedDeep(input.metadata, (key) => {
+      throw new CpError('ERR_LEDGER_ENTRY_INVALID', `metadata${index === 0 ? '' : ` (batch item ${index})`} has two keys that both read ${show(key)} once their broken UTF-16 is replaced`, {
+        hint: 'metadata keys must be well-formed text', details: { field: 'metadata', key },
+      });
+    });
+    input.metadataJson = canonicalJson(input.metadata);
+  }
+  return input;
 }
 
 /** The kernel ledger: an append-only, hash-chained SQLite table safe for concurrent appenders. */
@@ -168,11 +191,7 @@ export class Ledger {
   /** Append many entries in one BEGIN IMMEDIATE transaction: all or none. */
   appendBatch(inputs: readonly AppendInput[]): LedgerEntry[] {
     // Validation and canonicalisation happen before taking the write lock, so other appenders wait less.
-    const prepared: PreparedAppend[] = inputs.map((input, index) => {
-      const valid = validateAppendInput(input, index) as PreparedAppend;
-      valid.metadataJson = canonicalJson(valid.metadata);
-      return valid;
-    });
+    const prepared: PreparedAppend[] = inputs.map((input, index) => wellFormedAppend(validateAppendInput(input, index) as PreparedAppend, index));
     return this.appendTx.immediate(prepared);
   }
 
@@ -181,6 +200,7 @@ export class Ledger {
    * Refused unless the ledger is empty, so an import can never graft a second chain onto this one.
    */
   importEntries(entries: readonly LedgerEntry[]): Anchor {
+    entries.forEach((entry, index) => refuseIllFormed(entry, `imported entry ${index + 1} (${entry.id})`, index + 1));
     const run = this.db.transaction(() => {
       const present = this.stmts.count.get() as number;
       if (present > 0) {
