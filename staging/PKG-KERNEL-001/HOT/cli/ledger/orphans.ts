@@ -12,7 +12,7 @@ export default defineCommand<OrphansArgs>({
   builder: (y) => withLedgerTarget(y)
     .option('timeout-ms', { type: 'number', default: DEFAULT_ORPHAN_TIMEOUT_MS, describe: 'how long a DISPATCH may wait for its EXCHANGE' }),
   run(args, ctx) {
-    const orphans = withLedger(args, ctx, {}, (ledger) => listOrphans(ledger, { timeoutMs: args.timeoutMs }));
+    const orphans = withLedger(args, ctx, { readonly: true }, (ledger) => listOrphans(ledger, { timeoutMs: args.timeoutMs }));
     ctx.report(args, orphans, orphans.length === 0 ? 'no orphaned dispatches' : orphans.map(entryLine));
     return 0;
   },
