@@ -66,6 +66,8 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
     // 2 KiB pages, set before the file's first write: an EXCHANGE row (about 1 KiB) still fits a page, and a
     // commit writes one page per index it touches to the WAL, so smaller pages mean fewer bytes per append.
     if (fresh) db.pragma(`page_size = ${LEDGER_PAGE_SIZE}`);
+    // Classified before the journal mode is set, which would rewrite the header of a file that is not a ledger.
+    checkMeta(db, path, fileState(db), creating);
     if (!readonly) db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${synchronous}`);
     initialise(db, path, creating);

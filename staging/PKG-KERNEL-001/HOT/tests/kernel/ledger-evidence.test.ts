@@ -200,3 +200,14 @@ test('read-only commands on a real ledger leave its bytes as they were', async (
   }
   assert.ok(readFileSync(path).equals(before));
 });
+
+test('a foreign database with a stray -wal beside it is refused by append before its journal mode is touched', async (t) => {
+  const path = join(tempDir(t), 'other.db');
+  raw(path, "CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('keep me')");
+  writeFileSync(`${path}-wal`, '');
+  const before = readFileSync(path);
+  const append = await cli('ledger', 'append', '--ledger', path, ...APPEND);
+  assert.equal(append.code, 3);
+  assert.match(append.err, /ERR_LEDGER_NOT_A_LEDGER/);
+  assert.ok(readFileSync(path).equals(before), 'still a rollback-journal database, unchanged');
+});

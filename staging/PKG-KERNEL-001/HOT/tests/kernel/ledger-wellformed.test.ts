@@ -105,3 +105,13 @@ test('an import holding "\\ud83d" is refused with a coded error and the ledger i
   importLedger(ledger, file);
   assert.equal(verifyLedger(ledger).ok, true);
 });
+
+test('cplane ledger append with a lone surrogate in --reason and --metadata (JSON escapes) leaves a ledger that verifies', async (t) => {
+  const path = join(tempDir(t), 'l.sqlite');
+  const argv = ['ledger', 'append', '--ledger', path, '--event-type', 'TEST', '--submission-id', `S${LONE_LOW}`, '--decision', 'OK', '--reason', HALF_EMOJI,
+    '--metadata', '{"error_message":"cut \\ud83d","\\udc00key":["\\ud83d"]}'];
+  assert.equal(await runCli({ argv, stdout: () => {}, stderr: () => {} }), 0);
+  let out = '';
+  assert.equal(await runCli({ argv: ['ledger', 'verify', '--ledger', path], stdout: (text) => { out += text; }, stderr: () => {} }), 0, out);
+  assert.match(out, /ledger intact: 1 entries/);
+});
