@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { CpError, show } from '../errors.js';
 
 /**
@@ -53,7 +53,8 @@ export function checkStructure(db: Database.Database, path: string): void {
 export function inspectLedgerFile(path: string): LedgerFile {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    // Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (cause) {
     throw new CpError('ERR_LEDGER_OPEN_FAILED', `cannot open ledger ${show(path)}: ${(cause as Error).message}`, {
       hint: 'check the path and its permissions', details: { path }, cause,

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { runCli } from '../../cli/main.js';
 import { Ledger, verifyLedger } from '../../kernel/ledger/index.js';
@@ -210,4 +211,15 @@ test('a foreign database with a stray -wal beside it is refused by append before
   assert.equal(append.code, 3);
   assert.match(append.err, /ERR_LEDGER_NOT_A_LEDGER/);
   assert.ok(readFileSync(path).equals(before), 'still a rollback-journal database, unchanged');
+});
+
+test('a FIFO in the ledger\'s place is refused at once, never opened for a blocking read', async (t) => {
+  const path = join(tempDir(t), 'fifo.sqlite');
+  const made = spawnSync('mkfifo', [path]);
+  if (made.status !== 0) return t.skip('mkfifo is not available');
+  for (const argv of [['verify'], ['append', ...APPEND]]) {
+    const run = await cli('ledger', ...(argv as [string]), '--ledger', path);
+    assert.equal(run.code, 3, argv[0]);
+    assert.match(run.err, /ERR_LEDGER_OPEN_FAILED.*not a regular file/, argv[0]);
+  }
 });
