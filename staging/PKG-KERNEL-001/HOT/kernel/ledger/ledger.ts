@@ -246,12 +246,22 @@ export class Ledger {
     }
   }
 
-  /** SQLite finding the file malformed mid-statement is a damaged ledger, reported as such (the statement wrote nothing). */
-  private guard<T>(fn: () => T): T {
+  /**
+   * SQLite finding the file malformed mid-statement is a damaged ledger, reported as such (the statement wrote
+   * nothing). On a write, SQLite refusing the metadata's JSON (its parser stops at 1000 levels of nesting, when
+   * the indexed columns are computed) is the entry's fault, coded `entryCode`.
+   */
+  private guard<T>(fn: () => T, entryCode?: string): T {
     try {
       return fn();
     } catch (error) {
-      throw isCorruption(error) ? damaged(this.path, (error as Error).message, error) : error;
+      if (isCorruption(error)) throw damaged(this.path, (error as Error).message, error);
+      if (entryCode !== undefined && (error as { code?: unknown }).code === 'SQLITE_ERROR' && /malformed JSON/.test((error as Error).message)) {
+        throw new CpError(entryCode, 'metadata is nested too deeply for SQLite\'s JSON functions (about 1000 levels); nothing was written', {
+          hint: 'flatten the metadata, or store deep values as a string', details: { field: 'metadata' }, cause: error,
+        });
+      }
+      throw error;
     }
   }
 
@@ -264,7 +274,7 @@ export class Ledger {
   appendBatch(inputs: readonly AppendInput[]): LedgerEntry[] {
     // Validation and canonicalisation happen before taking the write lock, so other appenders wait less.
     const prepared: PreparedAppend[] = inputs.map((input, index) => wellFormedAppend(validateAppendInput(input, index) as PreparedAppend, index));
-    return this.guard(() => this.appendTx.immediate(prepared));
+    return this.guard(() => this.appendTx.immediate(prepared), 'ERR_LEDGER_ENTRY_INVALID');
   }
 
   /**
@@ -295,7 +305,7 @@ export class Ledger {
         this.stmts.setIdStart.run(ID_START_KEY, idDigits(entryIdValue(last.id) - entries.length));
       }
     });
-    this.guard(() => run.immediate());
+    this.guard(() => run.immediate(), 'ERR_LEDGER_IMPORT_INVALID');
     if (!this.idsInjected) this.idSource = undefined;
     return this.head();
   }

@@ -115,3 +115,14 @@ test('cplane ledger append with a lone surrogate in --reason and --metadata (JSO
   assert.equal(await runCli({ argv: ['ledger', 'verify', '--ledger', path], stdout: (text) => { out += text; }, stderr: () => {} }), 0, out);
   assert.match(out, /ledger intact: 1 entries/);
 });
+
+test('metadata nested deeper than SQLite\'s JSON parser accepts is a coded refusal, not an internal error', (t) => {
+  const ledger = tempLedger(t);
+  let deep: unknown = {};
+  for (let i = 0; i < 1200; i += 1) deep = [deep];
+  assert.throws(() => ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r', metadata: { usage_raw: deep } }),
+    refusedWith('ERR_LEDGER_ENTRY_INVALID'));
+  assert.equal(ledger.count(), 0);
+  ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r', metadata: { usage_raw: [[[{ a: 1 }]]] } });
+  assert.equal(verifyLedger(ledger).ok, true);
+});
