@@ -1,3 +1,4 @@
+import { sliceText } from '../kernel/text.js';
 import { buildDynamicTail } from './dynamic-tail.js';
 import { CHARS_PER_TOKEN, estimateTokens } from './tokens.js';
 import type { TaskSpec } from './spec.js';
@@ -21,14 +22,16 @@ export const DELTA_FLOOR_CHARS = 2000;
 
 function cutHead(text: string, keep: number): string {
   if (text.length <= keep) return text;
-  const kept = text.slice(text.length - Math.max(0, keep));
+  const kept = sliceText(text, text.length - Math.max(0, keep));
   return `[delta context compacted: ${text.length - kept.length} earlier characters omitted]\n${kept}`;
 }
 
 function cutMiddle(text: string, keep: number): string {
   if (text.length <= keep) return text;
   const half = Math.max(0, Math.floor(keep / 2));
-  return `${text.slice(0, half)}\n[task prompt compacted: ${text.length - 2 * half} characters omitted]\n${text.slice(text.length - half)}`;
+  const head = sliceText(text, 0, half);
+  const tail = sliceText(text, text.length - half);
+  return `${head}\n[task prompt compacted: ${text.length - head.length - tail.length} characters omitted]\n${tail}`;
 }
 
 /** Stage A keeps the most recent part of the delta context (its end), sized to the overshoot. */

@@ -1,4 +1,5 @@
 import { show } from '../kernel/errors.js';
+import { truncateText } from '../kernel/text.js';
 import { dispatchError } from './errors.js';
 
 export type TaskStatus = 'pending' | 'in-progress' | 'completed';
@@ -41,7 +42,7 @@ export function parseTasksMarkdown(text: string, sourcePath: string): ParsedTask
   lines.forEach((raw, index) => {
     const lineNo = index + 1;
     const fail = (why: string, hint: string): never => {
-      throw dispatchError('progress_ledger_parse_failed', `${sourcePath}:${lineNo}: ${why}`, hint, { path: sourcePath, line: lineNo, text: raw.slice(0, 200) });
+      throw dispatchError('progress_ledger_parse_failed', `${sourcePath}:${lineNo}: ${why}`, hint, { path: sourcePath, line: lineNo, text: truncateText(raw, 200, '') });
     };
     const like = CHECKBOX_LIKE.exec(raw);
     if (like) {

@@ -1,3 +1,5 @@
+import { truncateText } from './text.js';
+
 /**
  * The one error base. Every refusal in cplane is a CpError with a stable `ERR_…` code,
  * a message that names the offending values, a hint that says what to do, and the cause.
@@ -57,5 +59,5 @@ export function show(value: unknown, max = 120): string {
   } catch {
     text = String(value);
   }
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return truncateText(text, max);
 }

@@ -1,4 +1,5 @@
 import { CpError, show } from '../kernel/errors.js';
+import { truncateText } from '../kernel/text.js';
 import type { Clock, FetchLike, Timers } from './clock.js';
 import { asObject } from './json.js';
 
@@ -92,7 +93,7 @@ function checkBaseUrl(spec: EndpointSpec, raw: string): string {
 
 /** The URL as it may be shown: no user info, and the query/fragment elided (they can carry credentials). */
 function displayUrl(url: URL | null, raw: string): string {
-  if (url === null) return raw.length > 60 ? `${raw.slice(0, 59)}…` : raw;
+  if (url === null) return truncateText(raw, 60);
   if (url.username === '' && url.password === '' && url.search === '' && url.hash === '') return raw;
   const tail = url.search !== '' || url.hash !== '' ? '?…' : '';
   return `${url.protocol}//${url.host}${url.pathname}${tail}`;

@@ -1,11 +1,11 @@
-import { verifyLedger, type Anchor } from '../../kernel/ledger/index.js';
+import { listFutureDated, verifyLedger, type Anchor } from '../../kernel/ledger/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { ledgerOf, receiptsOf } from '../root-state.js';
 
 const INSTALL_EVENTS = new Set(['INSTALLED', 'PACKAGE_UPGRADED']);
 
 /**
- * G4: the hash chain verifies end to end; every anchor a receipt recorded still matches (a rewritten or
+ * G4: the hash chain verifies end to end, the file's schema is the ledger's, no entry is dated in the future; every anchor a receipt recorded still matches (a rewritten or
  * truncated ledger cannot hide behind a self-consistent chain); every receipt has its install record.
  */
 export default defineGate({
@@ -21,6 +21,10 @@ export default defineGate({
     if (!result.ok && result.first_bad) {
       const bad = result.first_bad;
       errors.push({ code: `LEDGER_${bad.problem.toUpperCase()}`, message: `${bad.id ?? `entry #${bad.seq}`}: ${bad.message}` });
+    }
+    for (const problem of result.schema_problems ?? []) errors.push({ code: `LEDGER_SCHEMA_${problem.kind.toUpperCase()}`, message: problem.message });
+    for (const entry of listFutureDated(ledger, { now: ctx.now() })) {
+      errors.push({ code: 'LEDGER_FUTURE_DATED', message: `${entry.event_type} ${entry.id} (#${entry.seq}) is dated ${entry.timestamp}, beyond the allowed clock skew of the checker's time` });
     }
     for (const receipt of receipts) {
       const { seq, hash } = receipt.ledger_anchor;

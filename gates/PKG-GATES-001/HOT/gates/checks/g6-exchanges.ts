@@ -1,7 +1,8 @@
+import { DEFAULT_MAX_CLOCK_SKEW_MS } from '../../kernel/ledger/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { ledgerOf } from '../root-state.js';
 
-/** G6: no DISPATCH is left without its EXCHANGE beyond the orphan timeout; every EXCHANGE links to a DISPATCH. */
+/** G6: no DISPATCH is left without its EXCHANGE beyond the orphan timeout or dated in the future; every EXCHANGE links to a DISPATCH. */
 export default defineGate({
   id: 'G6',
   name: 'EXCHANGES',
@@ -20,12 +21,18 @@ export default defineGate({
         answered.add(dispatch.id);
       }
     }
-    const cutoff = ctx.now() - ctx.orphanTimeoutMs;
+    const now = ctx.now();
+    const cutoff = now - ctx.orphanTimeoutMs;
+    // A DISPATCH dated in the future never ages into an orphan: it is reported instead of counted as in flight.
+    const future = now + DEFAULT_MAX_CLOCK_SKEW_MS;
     let pending = 0;
     const dispatches = ledger.query({ event_type: 'DISPATCH', order: 'oldest' });
     for (const dispatch of dispatches) {
       if (answered.has(dispatch.id)) continue;
-      if (Date.parse(dispatch.timestamp) <= cutoff) {
+      const at = Date.parse(dispatch.timestamp);
+      if (at > future) {
+        errors.push({ code: 'FUTURE_DATED_DISPATCH', message: `DISPATCH ${dispatch.id} is dated ${dispatch.timestamp}, in the future of the checker's clock: it can never be seen as orphaned` });
+      } else if (at <= cutoff) {
         errors.push({ code: 'ORPHAN_DISPATCH', message: `DISPATCH ${dispatch.id} (${dispatch.timestamp}) has no EXCHANGE after ${ctx.orphanTimeoutMs} ms` });
       } else {
         pending += 1;

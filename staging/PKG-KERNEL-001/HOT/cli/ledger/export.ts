@@ -13,11 +13,11 @@ export default defineCommand<ExportArgs>({
   builder: (y) => withLedgerTarget(y).option('out', { type: 'string', describe: 'file to write atomically (default: stdout)' }),
   run(args, ctx) {
     if (args.out === undefined) {
-      withLedger(args, ctx, {}, (ledger) => ledger.snapshot(() => { for (const line of exportLines(ledger)) ctx.out(line); }));
+      withLedger(args, ctx, { readonly: true }, (ledger) => ledger.snapshot(() => { for (const line of exportLines(ledger)) ctx.out(line); }));
       return 0;
     }
     const path = resolve(ctx.cwd, args.out);
-    const head = withLedger(args, ctx, {}, (ledger) => exportLedger(ledger, path));
+    const head = withLedger(args, ctx, { readonly: true }, (ledger) => exportLedger(ledger, path));
     ctx.report(args, { path, head }, `exported ${head.seq} entries to ${path}, head ${formatAnchor(head)}`);
     return 0;
   },

@@ -7,7 +7,7 @@ export default defineCommand<LedgerTargetArgs>({
   describe: 'print the anchor SEQ:HASH of the newest entry (pass it to `verify --anchor` later)',
   builder: (y) => withLedgerTarget(y),
   run(args, ctx) {
-    const head = withLedger(args, ctx, {}, (ledger) => ledger.head());
+    const head = withLedger(args, ctx, { readonly: true }, (ledger) => ledger.head());
     ctx.report(args, head, formatAnchor(head));
     return 0;
   },

@@ -35,7 +35,7 @@ export default defineCommand<OrphansArgs>({
     }),
   async run(args, ctx) {
     if (!args.reconcile) {
-      const orphans = withLedger(args, ctx, {}, (ledger) => listOrphans(ledger, { timeoutMs: args.timeoutMs }));
+      const orphans = withLedger(args, ctx, { readonly: true }, (ledger) => listOrphans(ledger, { timeoutMs: args.timeoutMs }));
       ctx.report(args, orphans, orphans.length === 0 ? 'no orphaned dispatches' : orphans.map(entryLine));
       return 0;
     }

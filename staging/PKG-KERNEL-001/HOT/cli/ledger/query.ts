@@ -39,7 +39,7 @@ export default defineCommand<QueryArgs>({
     set('until', args.until);
     set('limit', args.limit);
     if (args.oldest) query.order = 'oldest';
-    const entries = withLedger(args, ctx, {}, (ledger) => ledger.query(query));
+    const entries = withLedger(args, ctx, { readonly: true }, (ledger) => ledger.query(query));
     ctx.report(args, entries, entries.map(entryLine));
     return 0;
   },

@@ -10,7 +10,7 @@ export default defineCommand<TailArgs>({
   describe: 'the newest entries, in chain order',
   builder: (y) => withLedgerTarget(y).option('limit', { alias: 'n', type: 'number', default: 10 }),
   run(args, ctx) {
-    const entries = withLedger(args, ctx, {}, (ledger) => ledger.query({ limit: args.limit })).reverse();
+    const entries = withLedger(args, ctx, { readonly: true }, (ledger) => ledger.query({ limit: args.limit })).reverse();
     ctx.report(args, entries, entries.map(entryLine));
     return 0;
   },

@@ -13,11 +13,13 @@ export default defineCommand<VerifyArgs>({
     .option('anchor', { type: 'string', describe: 'SEQ:HASH recorded earlier (`ledger head`): also catches a deleted tail' }),
   run(args, ctx) {
     const anchor = args.anchor === undefined ? undefined : parseAnchor(args.anchor);
-    const result = withLedger(args, ctx, {}, (ledger) => verifyLedger(ledger, anchor ? { anchor } : {}));
+    const result = withLedger(args, ctx, { readonly: true }, (ledger) => verifyLedger(ledger, anchor ? { anchor } : {}));
     const bad = result.first_bad;
-    ctx.report(args, result, bad
+    const lines = bad
       ? [`ledger BROKEN at ${bad.id ?? `#${bad.seq}`}: ${bad.problem}`, `  ${bad.message}`, `  last good: ${formatAnchor(result.head)}`]
-      : `ledger intact: ${result.entries} entries, head ${formatAnchor(result.head)}`);
-    return bad ? EXIT.CHECK_FAILED : EXIT.OK;
+      : [`${result.ok ? 'ledger intact' : 'chain intact'}: ${result.entries} entries, head ${formatAnchor(result.head)}`];
+    for (const problem of result.schema_problems ?? []) lines.push(`schema ${problem.kind.toUpperCase()}: ${problem.message}`);
+    ctx.report(args, result, lines);
+    return result.ok ? EXIT.OK : EXIT.CHECK_FAILED;
   },
 });

@@ -1,3 +1,4 @@
+import { truncateText } from '../text.js';
 import type { LedgerEntry } from '../ledger/entry.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { JournalLedgerRecord } from './journal.js';
@@ -29,7 +30,7 @@ export function recordInstallFailed(ledger: Ledger, packageId: string, code: str
     event_type: 'INSTALL_FAILED',
     submission_id: packageId,
     decision: 'REJECTED',
-    reason: message.slice(0, 500),
+    reason: truncateText(message, 500),
     metadata: { ...metadata, code },
   });
 }

@@ -5,3 +5,5 @@ export * from './orphans.js';
 export { exportLedger, exportLines, importLedger, parseExport, readExportFile } from './jsonl.js';
 export { compileQuery, HISTORY_SQL, ROW_COLUMNS } from './query.js';
 export { validateAppendInput } from './validate.js';
+export { schemaProblems, type SchemaProblem, type SchemaProblemKind } from './schema-check.js';
+export * from './future.js';

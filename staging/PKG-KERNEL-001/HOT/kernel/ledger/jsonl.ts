@@ -6,6 +6,7 @@ import { canonicalJson } from '../canonical.js';
 import { CpError, show } from '../errors.js';
 import { computeEntryHash, GENESIS_HASH, type Anchor, type LedgerEntry } from './entry.js';
 import { rowToEntry, type Ledger } from './ledger.js';
+import { refuseIllFormed } from './validate.js';
 
 type EntryValidator = ValidateFunction<LedgerEntry>;
 let validator: EntryValidator | undefined;
@@ -90,6 +91,7 @@ function parseLine(line: string, lineNo: number, source: string): LedgerEntry {
       hint: 'each line must be one LedgerEntry (ledger-entry.schema.json)', details: { line: lineNo, path: at },
     });
   }
+  refuseIllFormed(value, `line ${lineNo} of ${source}`, lineNo);
   return value;
 }
 
@@ -106,9 +108,16 @@ export function importLedger(ledger: Ledger, path: string, options: { anchor?: A
 }
 
 export function readExportFile(path: string): string {
+  let bytes: Buffer;
   try {
-    return readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (cause) {
     throw new CpError('ERR_LEDGER_IMPORT_INVALID', `cannot read ${show(path)}`, { hint: 'pass the path of a file written by `cplane ledger export`', details: { path }, cause });
+  }
+  // Decoding with replacement would turn bad bytes into U+FFFD and the refusal into a confusing hash mismatch.
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (cause) {
+    throw new CpError('ERR_LEDGER_IMPORT_INVALID', `${show(path)} is not UTF-8 text`, { hint: 'pass the path of a file written by `cplane ledger export`', details: { path }, cause });
   }
 }

@@ -2,22 +2,42 @@ import type Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { CpError, show } from '../errors.js';
 import { canonicalJson, sha256Hex } from '../canonical.js';
+import { wellFormed, wellFormedDeep } from '../text.js';
 import {
   type AppendInput, type Anchor, type Clock, type IdSource, type LedgerEntry,
   type HashColumns, GENESIS_HASH, entryIdValue, hashInputOf, idDigits, randomEntryId, sequentialEntryIds,
 } from './entry.js';
-import { ID_START_KEY, notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
+import { damaged, ID_START_KEY, isCorruption, notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
+import { schemaProblems, type SchemaProblem } from './schema-check.js';
 import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type CompiledQuery, type LedgerQuery } from './query.js';
 import { TIMESTAMP_INDEX, TIMESTAMP_INDEX_DDL } from './schema.js';
 import { seqRangeForTimes } from './time-range.js';
-import { validateAppendInput } from './validate.js';
+import { refuseIllFormed, validateAppendInput } from './validate.js';
 
 export type { Synchronous } from './open.js';
 export type { LedgerQuery } from './query.js';
 
 export interface LedgerOptions extends ConnectionOptions {
+  /** The writer's clock: entry timestamps. */
   clock?: Clock;
   idSource?: IdSource;
+  /** How far ahead of real time an entry's timestamp may be (default 5 minutes, 1 s to 24 h). */
+  maxClockSkewMs?: number;
+  /** Real time, against which the writer's clock and the head's timestamp are judged (default the system clock). */
+  realClock?: Clock;
+}
+
+export const DEFAULT_MAX_CLOCK_SKEW_MS = 5 * 60_000;
+const CLOCK_SKEW_BOUNDS_MS = [1000, 24 * 60 * 60_000] as const;
+
+function clockSkewOption(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_CLOCK_SKEW_MS;
+  if (!Number.isSafeInteger(value) || value < CLOCK_SKEW_BOUNDS_MS[0] || value > CLOCK_SKEW_BOUNDS_MS[1]) {
+    throw new CpError('ERR_LEDGER_OPTION_INVALID', `maxClockSkewMs must be an integer from ${CLOCK_SKEW_BOUNDS_MS[0]} to ${CLOCK_SKEW_BOUNDS_MS[1]}, got ${show(value)}`, {
+      hint: `leave it unset for the default of ${DEFAULT_MAX_CLOCK_SKEW_MS} ms`, details: { field: 'maxClockSkewMs' },
+    });
+  }
+  return value;
 }
 
 /** A stored row: the hashed columns plus the chain position and the hash. */
@@ -82,6 +102,28 @@ interface PreparedAppend {
   metadataJson: string;
 }
 
+/**
+ * The entry with every string (metadata keys too) well-formed, and its metadata's canonical JSON: what is
+ * hashed is exactly what SQLite stores and gives back. JSON.stringify writes a lone surrogate as a `\udXXX`
+ * escape, so metadata without that text needs no walk.
+ */
+function wellFormedAppend(input: PreparedAppend, index: number): PreparedAppend {
+  input.event_type = wellFormed(input.event_type);
+  input.submission_id = wellFormed(input.submission_id);
+  input.decision = wellFormed(input.decision);
+  input.reason = wellFormed(input.reason);
+  input.metadataJson = canonicalJson(input.metadata);
+  if (input.metadataJson.includes('\\ud')) {
+    input.metadata = wellFormedDeep(input.metadata, (key) => {
+      throw new CpError('ERR_LEDGER_ENTRY_INVALID', `metadata${index === 0 ? '' : ` (batch item ${index})`} has two keys that both read ${show(key)} once their broken UTF-16 is replaced`, {
+        hint: 'metadata keys must be well-formed text', details: { field: 'metadata', key },
+      });
+    });
+    input.metadataJson = canonicalJson(input.metadata);
+  }
+  return input;
+}
+
 /** The kernel ledger: an append-only, hash-chained SQLite table safe for concurrent appenders. */
 export class Ledger {
   readonly path: string;
@@ -93,14 +135,21 @@ export class Ledger {
   private lastMs = Number.NaN;
   private lastIso = '';
   private readonly stmts;
+  /** How this file's schema differs from the ledger's (checked at open, and again when the schema changes). */
+  private schema: { version: number; problems: SchemaProblem[] };
   private readonly queryCache = new Map<string, Database.Statement>();
   /** Built once: better-sqlite3 prepares BEGIN/COMMIT per transaction() call. */
   private readonly appendTx: Database.Transaction<(prepared: PreparedAppend[]) => LedgerEntry[]>;
 
-  private constructor(path: string, db: Database.Database, clock: Clock, idSource: IdSource | undefined) {
+  private readonly realClock: Clock;
+  private readonly maxSkewMs: number;
+
+  private constructor(path: string, db: Database.Database, clock: Clock, idSource: IdSource | undefined, realClock: Clock, maxSkewMs: number) {
     this.path = path;
     this.db = db;
     this.clock = clock;
+    this.realClock = realClock;
+    this.maxSkewMs = maxSkewMs;
     this.idsInjected = idSource !== undefined;
     // Prepared on first use: a gate or a command that only reads pays for the statements it runs.
     this.stmts = preparedOnFirstUse({
@@ -115,18 +164,28 @@ export class Ledger {
       history: () => db.prepare(HISTORY_SQL),
       idStart: () => db.prepare('SELECT value FROM ledger_meta WHERE key = ?').pluck(),
       setIdStart: () => db.prepare('INSERT OR REPLACE INTO ledger_meta (key, value) VALUES (?, ?)'),
+      schemaVersion: () => db.prepare('PRAGMA schema_version').pluck(),
     });
     // The one statement prepared at open: it names every column, so a file whose table is not the ledger's fails here.
     void this.stmts.bySeq;
+    this.schema = { version: this.stmts.schemaVersion.get() as number, problems: schemaProblems(db) };
     this.idSource = idSource;
     this.appendTx = db.transaction((prepared: PreparedAppend[]) => {
+      this.refuseAlteredSchema();
       let [seq, previous, latest] = this.headTuple();
+      const limitMs = this.realClock() + this.maxSkewMs;
+      // A head dated beyond the skew (a writer whose clock ran ahead) is not followed: entries keep real time, so
+      // time order leaves chain order and time ranges need the timestamp index.
+      if (latest !== '' && Date.parse(latest) > limitMs) {
+        latest = '';
+        this.ensureTimestampIndex();
+      }
       const entries = new Array<LedgerEntry>(prepared.length);
       for (let i = 0; i < prepared.length; i += 1) {
         const input = prepared[i] as PreparedAppend;
         seq += 1;
         // Never earlier than the head (a clock stepped back, another process's clock behind): time order is chain order.
-        const now = this.now();
+        const now = this.now(limitMs);
         if (now > latest) latest = now;
         const entry: LedgerEntry = {
           id: '', event_type: input.event_type, submission_id: input.submission_id, decision: input.decision, reason: input.reason,
@@ -140,9 +199,14 @@ export class Ledger {
     });
   }
 
-  /** The clock as ISO-8601; a batch appended within one millisecond formats it once. */
-  private now(): string {
+  /** The clock as ISO-8601; a batch appended within one millisecond formats it once. Refused past `limitMs`. */
+  private now(limitMs: number): string {
     const ms = this.clock();
+    if (!(ms <= limitMs)) {
+      throw new CpError('ERR_LEDGER_CLOCK_SKEW', `the writer's clock reads ${Number.isFinite(ms) ? new Date(ms).toISOString() : show(ms)}, more than ${this.maxSkewMs} ms ahead of real time ${new Date(limitMs - this.maxSkewMs).toISOString()}; nothing was appended`, {
+        hint: 'fix the clock of the process that writes to the ledger (or its injected clock)', details: { clock_ms: Number.isFinite(ms) ? ms : null, max_skew_ms: this.maxSkewMs },
+      });
+    }
     if (ms !== this.lastMs) {
       this.lastMs = ms;
       this.lastIso = new Date(ms).toISOString();
@@ -151,12 +215,53 @@ export class Ledger {
   }
 
   static open(path: string, options: LedgerOptions = {}): Ledger {
+    const maxSkewMs = clockSkewOption(options.maxClockSkewMs);
     const db = openLedgerDatabase(path, options);
     try {
-      return new Ledger(path, db, options.clock ?? Date.now, options.idSource);
+      return new Ledger(path, db, options.clock ?? Date.now, options.idSource, options.realClock ?? Date.now, maxSkewMs);
     } catch (cause) {
       db.close();
-      throw notALedger(path, cause);
+      throw isCorruption(cause) ? damaged(path, (cause as Error).message, cause) : notALedger(path, cause);
+    }
+  }
+
+  /** How the file's schema differs from the ledger's DDL: missing or altered triggers, tables, indexes, extra objects. */
+  get schemaProblems(): readonly SchemaProblem[] {
+    return this.schema.problems;
+  }
+
+  /**
+   * Writes go only into a ledger whose schema is intact. Checked at open; inside each write transaction only the
+   * schema's version number is read, and the schema compared again when another connection changed it.
+   */
+  private refuseAlteredSchema(): void {
+    const version = this.stmts.schemaVersion.get() as number;
+    if (version !== this.schema.version) this.schema = { version, problems: schemaProblems(this.db) };
+    const problems = this.schema.problems;
+    if (problems.length > 0) {
+      throw new CpError('ERR_LEDGER_SCHEMA_ALTERED', `ledger ${show(this.path)} has an altered schema, so nothing is appended: ${problems.map((p) => p.message).join('; ')}`, {
+        hint: 'the file was changed outside cplane; run `cplane ledger verify` and restore the ledger from a copy or an export',
+        details: { path: this.path, problems: problems.map(({ kind, type, name }) => ({ kind, type, name })) },
+      });
+    }
+  }
+
+  /**
+   * SQLite finding the file malformed mid-statement is a damaged ledger, reported as such (the statement wrote
+   * nothing). On a write, SQLite refusing the metadata's JSON (its parser stops at 1000 levels of nesting, when
+   * the indexed columns are computed) is the entry's fault, coded `entryCode`.
+   */
+  private guard<T>(fn: () => T, entryCode?: string): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (isCorruption(error)) throw damaged(this.path, (error as Error).message, error);
+      if (entryCode !== undefined && (error as { code?: unknown }).code === 'SQLITE_ERROR' && /malformed JSON/.test((error as Error).message)) {
+        throw new CpError(entryCode, 'metadata is nested too deeply for SQLite\'s JSON functions (about 1000 levels); nothing was written', {
+          hint: 'flatten the metadata, or store deep values as a string', details: { field: 'metadata' }, cause: error,
+        });
+      }
+      throw error;
     }
   }
 
@@ -168,12 +273,8 @@ export class Ledger {
   /** Append many entries in one BEGIN IMMEDIATE transaction: all or none. */
   appendBatch(inputs: readonly AppendInput[]): LedgerEntry[] {
     // Validation and canonicalisation happen before taking the write lock, so other appenders wait less.
-    const prepared: PreparedAppend[] = inputs.map((input, index) => {
-      const valid = validateAppendInput(input, index) as PreparedAppend;
-      valid.metadataJson = canonicalJson(valid.metadata);
-      return valid;
-    });
-    return this.appendTx.immediate(prepared);
+    const prepared: PreparedAppend[] = inputs.map((input, index) => wellFormedAppend(validateAppendInput(input, index) as PreparedAppend, index));
+    return this.guard(() => this.appendTx.immediate(prepared), 'ERR_LEDGER_ENTRY_INVALID');
   }
 
   /**
@@ -181,7 +282,9 @@ export class Ledger {
    * Refused unless the ledger is empty, so an import can never graft a second chain onto this one.
    */
   importEntries(entries: readonly LedgerEntry[]): Anchor {
+    entries.forEach((entry, index) => refuseIllFormed(entry, `imported entry ${index + 1} (${entry.id})`, index + 1));
     const run = this.db.transaction(() => {
+      this.refuseAlteredSchema();
       const present = this.stmts.count.get() as number;
       if (present > 0) {
         throw new CpError('ERR_LEDGER_IMPORT_NOT_EMPTY', `ledger ${show(this.path)} already has ${present} entries; import only fills an empty ledger`, {
@@ -202,9 +305,13 @@ export class Ledger {
         this.stmts.setIdStart.run(ID_START_KEY, idDigits(entryIdValue(last.id) - entries.length));
       }
     });
-    run.immediate();
+    this.guard(() => run.immediate(), 'ERR_LEDGER_IMPORT_INVALID');
     if (!this.idsInjected) this.idSource = undefined;
     return this.head();
+  }
+
+  private ensureTimestampIndex(): void {
+    if ((this.stmts.timestampIndex.get(TIMESTAMP_INDEX) as number) === 0) this.db.exec(TIMESTAMP_INDEX_DDL);
   }
 
   /** This ledger's sequential ids, or random ones for a ledger created before ids had a stored start. */
@@ -243,17 +350,17 @@ export class Ledger {
   }
 
   head(): Anchor {
-    const [seq, hash] = this.headTuple();
+    const [seq, hash] = this.guard(() => this.headTuple());
     return { seq, hash };
   }
 
   get(id: string): LedgerEntry | undefined {
-    const row = this.stmts.byId.get(id) as EntryRow | undefined;
+    const row = this.guard(() => this.stmts.byId.get(id) as EntryRow | undefined);
     return row ? rowToEntry(row) : undefined;
   }
 
   getBySeq(seq: number): LedgerEntry | undefined {
-    const row = this.stmts.bySeq.get(seq) as EntryRow | undefined;
+    const row = this.guard(() => this.stmts.bySeq.get(seq) as EntryRow | undefined);
     return row ? rowToEntry(row) : undefined;
   }
 
@@ -264,7 +371,7 @@ export class Ledger {
       return (this.statement(sql).all(...params) as EntryRow[]).map(rowToEntry);
     };
     // A time range reads in one snapshot, so the chain positions it finds are those of the rows it returns.
-    return query.since === undefined && query.until === undefined ? run() : this.snapshot(run);
+    return query.since === undefined && query.until === undefined ? this.guard(run) : this.snapshot(run);
   }
 
   /** The SQL and parameters `query` runs: a time range is a seq range unless this ledger has a timestamp index. */
@@ -276,7 +383,7 @@ export class Ledger {
 
   /** A session's EXCHANGE records, oldest first: the conversation as it happened. */
   history(sessionId: string): LedgerEntry[] {
-    return (this.stmts.history.all(sessionId) as EntryRow[]).map(rowToEntry);
+    return this.guard(() => (this.stmts.history.all(sessionId) as EntryRow[]).map(rowToEntry));
   }
 
   /** Rows in chain order, for verify/export; reads in chunks without loading the whole ledger. */
@@ -292,7 +399,7 @@ export class Ledger {
   *rawChunks(fromSeq = 1, chunkSize = 4096): IterableIterator<RawRow[]> {
     let after = fromSeq - 1;
     for (;;) {
-      const chunk = this.stmts.chunk.all(after, chunkSize) as RawRow[];
+      const chunk = this.guard(() => this.stmts.chunk.all(after, chunkSize) as RawRow[]);
       if (chunk.length === 0) return;
       yield chunk;
       after = (chunk[chunk.length - 1] as RawRow)[0];
@@ -301,11 +408,11 @@ export class Ledger {
 
   /** Run `fn` inside one read transaction, so a walk over the chain sees a single snapshot. */
   snapshot<T>(fn: () => T): T {
-    return this.db.transaction(fn).deferred();
+    return this.guard(() => this.db.transaction(fn).deferred());
   }
 
   count(): number {
-    return this.stmts.count.get() as number;
+    return this.guard(() => this.stmts.count.get() as number);
   }
 
   /** A prepared statement for `sql`, kept for reuse (queries repeat with different parameters). */

@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CpError, show } from '../errors.js';
+import { checkStructure, damaged, inspectLedgerFile, isCorruption, notALedger, probeLedgerFile } from './file-check.js';
 import { LEDGER_DDL, LEDGER_FORMAT, LEDGER_FORMAT_VERSION } from './schema.js';
 
 export type Synchronous = 'FULL' | 'NORMAL' | 'OFF';
@@ -20,24 +21,43 @@ export const ID_START_KEY = 'id_start';
 
 export const LEDGER_PAGE_SIZE = 2048;
 
+/** Up to this size a writer's open runs SQLite's quick_check (about 15 ms at 16 MiB). */
+export const OPEN_CHECK_MAX_BYTES = 32 << 20;
+
 const SYNCHRONOUS_MODES: readonly string[] = ['FULL', 'NORMAL', 'OFF'];
 
-/** Open (and on first use lay out) the SQLite file behind a ledger; refuse anything that is not one. */
+/**
+ * Open (and on first use lay out) the SQLite file behind a ledger; refuse anything that is not one. An existing
+ * file is judged before SQLite opens it for real, so a file that is not a ledger is left byte-identical with no
+ * `-wal`/`-shm` beside it, whatever the open was for.
+ */
 export function openLedgerDatabase(path: string, options: ConnectionOptions): Database.Database {
   const synchronous = options.synchronous ?? 'FULL';
   if (!SYNCHRONOUS_MODES.includes(synchronous)) {
     throw new CpError('ERR_LEDGER_OPTION_INVALID', `synchronous must be FULL, NORMAL or OFF, got ${show(synchronous)}`, { hint: 'use FULL for durability' });
   }
-  const fresh = !existsSync(path);
-  if (fresh && (!options.create || options.readonly)) {
+  const readonly = options.readonly ?? false;
+  const creating = options.create === true && !readonly;
+  let fresh = !existsSync(path);
+  if (fresh && !creating) {
     throw new CpError('ERR_LEDGER_NOT_FOUND', `no ledger at ${show(path)}`, {
       hint: 'check --ledger/--root, or append an entry first to create the ledger', details: { path },
     });
   }
+  if (!fresh) {
+    const file = inspectLedgerFile(path);
+    // An empty file is what a creator racing this one leaves for an instant; only a creating open may lay it out.
+    if (file.kind === 'empty') {
+      if (!creating) throw notALedger(path);
+      fresh = true;
+    } else if (!file.hasWal) {
+      probe(path, creating);
+    }
+  }
   if (fresh) mkdirSync(dirname(path), { recursive: true });
   let db: Database.Database;
   try {
-    db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: !fresh });
+    db = new Database(path, { readonly, fileMustExist: !fresh });
   } catch (cause) {
     throw openFailure(path, cause);
   }
@@ -46,14 +66,40 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
     // 2 KiB pages, set before the file's first write: an EXCHANGE row (about 1 KiB) still fits a page, and a
     // commit writes one page per index it touches to the WAL, so smaller pages mean fewer bytes per append.
     if (fresh) db.pragma(`page_size = ${LEDGER_PAGE_SIZE}`);
-    if (!options.readonly) db.pragma('journal_mode = WAL');
+    // Classified before the journal mode is set, which would rewrite the header of a file that is not a ledger.
+    checkMeta(db, path, fileState(db), creating);
+    if (!readonly) db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${synchronous}`);
-    initialise(db, path, options.readonly ?? false);
+    initialise(db, path, creating);
+    // A writer checks the file's structure once per open, so damage anywhere in a ledger of ordinary size stops
+    // appends, not only damage on the pages an append happens to touch. Larger ledgers rely on SQLite's own
+    // checks of the pages it reads, and on verify and G4, which check the whole file.
+    if (!readonly && !fresh && statSync(path).size <= OPEN_CHECK_MAX_BYTES) checkStructure(db, path);
   } catch (cause) {
     db.close();
     throw cause instanceof CpError ? cause : openFailure(path, cause);
   }
   return db;
+}
+
+/** Classify the file from an in-memory copy of its bytes: not a ledger, damaged or another format is refused untouched. */
+function probe(path: string, creating: boolean): void {
+  for (const all of [false, true]) {
+    let copy: Database.Database | undefined;
+    try {
+      copy = probeLedgerFile(path, all);
+      if (!copy) return;
+      checkMeta(copy, path, fileState(copy), creating);
+      return;
+    } catch (cause) {
+      if (cause instanceof CpError) throw cause;
+      // The first pages may not hold the whole schema: read every page before calling the file damaged.
+      if (!all && isCorruption(cause)) continue;
+      throw openFailure(path, cause);
+    } finally {
+      copy?.close();
+    }
+  }
 }
 
 type FileState = 'ledger' | 'empty' | 'foreign';
@@ -64,21 +110,9 @@ function fileState(db: Database.Database): FileState {
   return tables.length === 0 ? 'empty' : 'foreign';
 }
 
-/** Lay out a new ledger under a write lock, so several processes creating it at once agree. */
-function initialise(db: Database.Database, path: string, readonly: boolean): void {
-  let state = fileState(db);
-  if (state === 'empty' && !readonly) {
-    state = db.transaction(() => {
-      const again = fileState(db);
-      if (again !== 'empty') return again;
-      db.exec(LEDGER_DDL);
-      const put = db.prepare('INSERT INTO ledger_meta (key, value) VALUES (?, ?)');
-      put.run('format', LEDGER_FORMAT);
-      put.run('format_version', LEDGER_FORMAT_VERSION);
-      put.run(ID_START_KEY, randomBytes(4).toString('hex'));
-      return 'ledger' as const;
-    }).immediate();
-  }
+/** A ledger's format and version, or an empty database only a creating open may lay out. */
+function checkMeta(db: Database.Database, path: string, state: FileState, creating: boolean): void {
+  if (state === 'empty' && creating) return;
   if (state !== 'ledger') throw notALedger(path);
   const meta = new Map(db.prepare('SELECT key, value FROM ledger_meta').raw().all() as [string, string][]);
   if (meta.get('format') !== LEDGER_FORMAT) throw notALedger(path);
@@ -90,18 +124,33 @@ function initialise(db: Database.Database, path: string, readonly: boolean): voi
   }
 }
 
-/** SQLite saying the bytes are not a database means "not a ledger"; anything else (permissions, a missing driver) is reported as itself. */
+/** Lay out a new ledger under a write lock, so several processes creating it at once agree. */
+function initialise(db: Database.Database, path: string, creating: boolean): void {
+  let state = fileState(db);
+  if (state === 'empty' && creating) {
+    state = db.transaction(() => {
+      const again = fileState(db);
+      if (again !== 'empty') return again;
+      db.exec(LEDGER_DDL);
+      const put = db.prepare('INSERT INTO ledger_meta (key, value) VALUES (?, ?)');
+      put.run('format', LEDGER_FORMAT);
+      put.run('format_version', LEDGER_FORMAT_VERSION);
+      put.run(ID_START_KEY, randomBytes(4).toString('hex'));
+      return 'ledger' as const;
+    }).immediate();
+  }
+  checkMeta(db, path, state, false);
+}
+
+/** SQLite saying the bytes are not a database means "not a ledger", malformed means damaged; anything else (permissions, a missing driver) is reported as itself. */
 function openFailure(path: string, cause: unknown): CpError {
   const code = (cause as { code?: unknown } | null)?.code;
-  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') return notALedger(path, cause);
+  if (code === 'SQLITE_NOTADB') return notALedger(path, cause);
+  if (isCorruption(cause)) return damaged(path, (cause as Error).message, cause);
   const message = cause instanceof Error ? cause.message : String(cause);
   return new CpError('ERR_LEDGER_OPEN_FAILED', `cannot open ledger ${show(path)}: ${message}`, {
     hint: 'check the path and its permissions, and that better-sqlite3 is installed and built for this Node.js', details: { path }, cause,
   });
 }
 
-export function notALedger(path: string, cause?: unknown): CpError {
-  return new CpError('ERR_LEDGER_NOT_A_LEDGER', `${show(path)} is not a cplane ledger`, {
-    hint: 'point --ledger at a file created by cplane, or at a path that does not exist yet', details: { path }, cause,
-  });
-}
+export { damaged, isCorruption, notALedger };

@@ -1,5 +1,6 @@
 import { CpError, show } from '../errors.js';
-import type { AppendInput } from './entry.js';
+import { illFormedPointer } from '../text.js';
+import type { AppendInput, LedgerEntry } from './entry.js';
 
 const STRING_FIELDS = ['event_type', 'submission_id', 'decision', 'reason'] as const;
 const EVENT_TYPE_PATTERN = /^[A-Z][A-Z0-9_]*$/;
@@ -51,6 +52,19 @@ export function validateAppendInput(input: unknown, index = 0): ValidAppendInput
     reason: record.reason as string,
     metadata: metadata as Record<string, unknown>,
   };
+}
+
+/**
+ * An entry holding a lone UTF-16 surrogate cannot be stored as hashed (SQLite would store U+FFFD), and cplane
+ * never writes one: such an import is refused rather than repaired, since repairing it would change its hashes.
+ */
+export function refuseIllFormed(entry: LedgerEntry, where: string, line: number | null): void {
+  const at = illFormedPointer(entry);
+  if (at !== undefined) {
+    throw new CpError('ERR_LEDGER_IMPORT_INVALID', `${where} holds a string that is not well-formed UTF-16 (a lone surrogate) at ${at}`, {
+      hint: 'the file was not written by `cplane ledger export`; nothing was imported', details: { line, pointer: at },
+    });
+  }
 }
 
 export type { AppendInput };

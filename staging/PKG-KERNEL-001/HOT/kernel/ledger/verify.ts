@@ -1,6 +1,8 @@
 import { sha256Hex } from '../canonical.js';
+import { checkStructure } from './file-check.js';
 import { computeEntryHash, GENESIS_HASH, hashInputFromColumns, type Anchor } from './entry.js';
 import { rowToEntry, type EntryRow, type Ledger, type RawRow } from './ledger.js';
+import type { SchemaProblem } from './schema-check.js';
 
 export type VerifyProblem = 'edited' | 'hash_edited' | 'broken_link' | 'deleted' | 'reordered' | 'truncated' | 'anchor_mismatch' | 'unreadable';
 
@@ -11,6 +13,8 @@ export interface VerifyResult {
   head: Anchor;
   /** The first bad entry (by id when it still exists) and why. */
   first_bad?: { seq: number; id: string | null; problem: VerifyProblem; message: string };
+  /** How the file's schema differs from the ledger's (present only when it does): the chain may verify, the ledger does not. */
+  schema_problems?: SchemaProblem[];
 }
 
 type Problem = NonNullable<VerifyResult['first_bad']>;
@@ -20,7 +24,13 @@ type Problem = NonNullable<VerifyResult['first_bad']>;
  * and why. A deleted tail is invisible from inside the file, so pass the anchor recorded earlier.
  */
 export function verifyLedger(ledger: Ledger, options: { anchor?: Anchor } = {}): VerifyResult {
-  return ledger.snapshot(() => walkChain(ledger, options.anchor));
+  const result = ledger.snapshot(() => {
+    // Damage to the b-trees (an index, a page's structure) is a damaged ledger, not a chain problem.
+    checkStructure(ledger.db, ledger.path);
+    return walkChain(ledger, options.anchor);
+  });
+  const schema = ledger.schemaProblems;
+  return schema.length === 0 ? result : { ...result, ok: false, schema_problems: [...schema] };
 }
 
 function walkChain(ledger: Ledger, anchor: Anchor | undefined): VerifyResult {

@@ -52,6 +52,7 @@ test('verify exits 0 when intact and 1 naming the first bad id when not; --ancho
   assert.match(ok.out, /ledger intact: 4 entries/);
   const db = new Database(file);
   db.exec("DROP TRIGGER entries_no_delete; DELETE FROM entries WHERE seq = 4;");
+  db.exec("CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries\n  BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END");
   db.close();
   assert.equal((await cli('ledger', 'verify', '--ledger', file)).code, 0);
   const truncated = await cli('ledger', 'verify', '--ledger', file, '--anchor', anchor, '--json');

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ledger, type LedgerEntry, type LedgerOptions } from '../../kernel/ledger/index.js';
+import { LEDGER_DDL } from '../../kernel/ledger/schema.js';
 
 export interface TestContext { after: (fn: () => void) => void }
 
@@ -24,12 +25,16 @@ export function appendN(ledger: Ledger, n: number, metadata: (i: number) => Reco
   return ledger.appendBatch(Array.from({ length: n }, (_, i) => ({ event_type: 'TEST', submission_id: `SUB-${i}`, decision: 'OK', reason: `entry ${i}`, metadata: metadata(i) })));
 }
 
-/** What someone with write access to the file can do: open it raw, drop the guard triggers, change rows. */
+/**
+ * What someone with write access to the file can do: open it raw, drop the guard triggers, change rows, and put
+ * the triggers back so the schema looks untouched (only the chain can tell).
+ */
 export function tamper(path: string, sql: string, dropTriggers = true): void {
   const db = new Database(path);
   try {
     if (dropTriggers) db.exec('DROP TRIGGER IF EXISTS entries_no_update; DROP TRIGGER IF EXISTS entries_no_delete;');
     db.exec(sql);
+    if (dropTriggers) db.exec(LEDGER_DDL);
   } finally {
     db.close();
   }

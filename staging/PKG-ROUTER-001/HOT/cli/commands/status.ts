@@ -19,7 +19,8 @@ export default defineCommand({
     const path = ledgerPathForRoot(root);
     let head = null;
     if (existsSync(path)) {
-      const ledger = Ledger.open(path);
+      // Read-only: a status check never writes to the ledger (nor to a file that is not one).
+      const ledger = Ledger.open(path, { readonly: true });
       try { head = ledger.head(); } finally { ledger.close(); }
     }
     const lines = [

@@ -1,0 +1,116 @@
+import Database from 'better-sqlite3';
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { CpError, show } from '../errors.js';
+
+/**
+ * What a ledger path holds, judged from its bytes before SQLite opens it: opening is not free of writes (a
+ * connection to a WAL-mode file creates `-wal`/`-shm` beside it, a writable one may roll a journal back), so
+ * a file that is not a ledger must be refused by reading alone.
+ */
+export type LedgerFile = { kind: 'empty' } | { kind: 'sqlite'; walMode: boolean; hasWal: boolean };
+
+const MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
+const HEADER_BYTES = 100;
+/** The schema and ledger_meta of a ledger live in its first pages; read more only when they do not. */
+const PROBE_PAGES = 64;
+/** Above this a file is not read whole for a probe: it is opened, as any ledger with a `-wal` is. */
+const PROBE_MAX_BYTES = 64 << 20;
+
+export function damaged(path: string, why: string, cause?: unknown): CpError {
+  return new CpError('ERR_LEDGER_DAMAGED', `ledger ${show(path)} is damaged: ${why}`, {
+    hint: 'restore the ledger from a copy or an export (`cplane ledger import`); nothing was written to it', details: { path }, cause,
+  });
+}
+
+export function notALedger(path: string, cause?: unknown): CpError {
+  return new CpError('ERR_LEDGER_NOT_A_LEDGER', `${show(path)} is not a cplane ledger`, {
+    hint: 'point --ledger at a file created by cplane, or at a path that does not exist yet', details: { path }, cause,
+  });
+}
+
+/** SQLite reporting a malformed file, at open or at any later statement. */
+export function isCorruption(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB');
+}
+
+/**
+ * SQLite's structural check of every b-tree page (no row contents: the chain covers those). Throws
+ * ERR_LEDGER_DAMAGED naming SQLite's first complaint.
+ */
+export function checkStructure(db: Database.Database, path: string): void {
+  let verdict: unknown;
+  try {
+    verdict = db.pragma('quick_check(1)', { simple: true });
+  } catch (cause) {
+    if (isCorruption(cause)) throw damaged(path, (cause as Error).message, cause);
+    throw cause;
+  }
+  if (verdict !== 'ok') throw damaged(path, `SQLite's quick_check reports ${show(verdict)}`);
+}
+
+/** Read the header of an existing file and refuse anything that is not a whole SQLite database. */
+export function inspectLedgerFile(path: string): LedgerFile {
+  let fd: number;
+  try {
+    // Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (cause) {
+    throw new CpError('ERR_LEDGER_OPEN_FAILED', `cannot open ledger ${show(path)}: ${(cause as Error).message}`, {
+      hint: 'check the path and its permissions', details: { path }, cause,
+    });
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) {
+      throw new CpError('ERR_LEDGER_OPEN_FAILED', `cannot open ledger ${show(path)}: it is not a regular file`, { hint: 'point --ledger at a ledger file', details: { path } });
+    }
+    if (stat.size === 0) return { kind: 'empty' };
+    const header = Buffer.alloc(HEADER_BYTES);
+    const got = readSync(fd, header, 0, HEADER_BYTES, 0);
+    if (got < MAGIC.length || !header.subarray(0, MAGIC.length).equals(MAGIC)) throw notALedger(path);
+    if (got < HEADER_BYTES) throw damaged(path, `the file ends inside the database header (${got} bytes)`);
+    const raw = header.readUInt16BE(16);
+    const pageSize = raw === 1 ? 65536 : raw;
+    if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0) throw damaged(path, `the header's page size ${raw} is not a power of two from 512 to 65536`);
+    const hasWal = existsSync(`${path}-wal`);
+    // With a -wal beside it the file may legitimately lag its header until the next checkpoint.
+    if (!hasWal) {
+      if (stat.size % pageSize !== 0) throw damaged(path, `its size ${stat.size} is not a whole number of ${pageSize}-byte pages: it was truncated`);
+      const pages = header.readUInt32BE(28);
+      const headerValid = header.readUInt32BE(24) === header.readUInt32BE(92);
+      if (headerValid && pages * pageSize > stat.size) throw damaged(path, `its header counts ${pages} pages but the file holds ${stat.size / pageSize}: it was truncated`);
+    }
+    return { kind: 'sqlite', walMode: header[18] === 2 || header[19] === 2, hasWal };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The database as it is on disk, opened in memory from its bytes (first pages, then the whole file if the schema
+ * lies further in): SQLite reads it without locking, journalling or creating any file beside it. Only for a file
+ * with no `-wal`, whose bytes are then the whole database. Undefined when the file is too large to read so.
+ */
+export function probeLedgerFile(path: string, all: boolean): Database.Database | undefined {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const header = Buffer.alloc(HEADER_BYTES);
+    readSync(fd, header, 0, HEADER_BYTES, 0);
+    const raw = header.readUInt16BE(16);
+    const pageSize = raw === 1 ? 65536 : raw;
+    if (all && size > PROBE_MAX_BYTES) return undefined;
+    const pages = all ? size / pageSize : Math.min(size / pageSize, PROBE_PAGES);
+    const bytes = Buffer.alloc(pages * pageSize);
+    readSync(fd, bytes, 0, bytes.length, 0);
+    // An in-memory database cannot be in WAL mode, and must count only the pages it was given.
+    bytes[18] = 1;
+    bytes[19] = 1;
+    bytes.writeUInt32BE(pages, 28);
+    bytes.writeUInt32BE(header.readUInt32BE(24), 92);
+    return new Database(bytes, { readonly: true });
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,78 @@
+import type Database from 'better-sqlite3';
+import { LEDGER_DDL, TIMESTAMP_INDEX_DDL } from './schema.js';
+
+/**
+ * The schema is part of the evidence: a dropped append-only trigger, an altered table or index, or an extra
+ * trigger or view is how a ledger gets rewritten. The file's schema (sqlite_master) is compared with the DDL
+ * cplane lays out, statement by statement, whitespace normalised.
+ */
+export type SchemaProblemKind = 'missing' | 'altered' | 'extra';
+
+export interface SchemaProblem {
+  kind: SchemaProblemKind;
+  /** table, index, trigger or view */
+  type: string;
+  name: string;
+  message: string;
+}
+
+interface SchemaObject {
+  type: string;
+  name: string;
+  sql: string;
+}
+
+/** SQLite stores a CREATE statement as written, without IF NOT EXISTS; compare modulo whitespace. */
+function normalise(sql: string): string {
+  return sql.replace(/\s+/g, ' ').replace(/ ?([(),;]) ?/g, '$1').trim();
+}
+
+function parseDdl(ddl: string): SchemaObject[] {
+  return ddl.split(/;\s*\n/).map((text) => text.trim()).filter((text) => text.length > 0).map((text) => {
+    const match = /^CREATE (TABLE|INDEX|TRIGGER|VIEW) IF NOT EXISTS (\w+)/.exec(text);
+    if (!match) throw new Error(`unexpected ledger DDL statement: ${text.slice(0, 40)}`);
+    const type = (match[1] as string).toLowerCase();
+    return { type, name: match[2] as string, sql: normalise(text.replace(' IF NOT EXISTS', '')) };
+  });
+}
+
+let expected: Map<string, SchemaObject> | undefined;
+let optional: Map<string, SchemaObject> | undefined;
+
+function expectations(): [Map<string, SchemaObject>, Map<string, SchemaObject>] {
+  if (!expected || !optional) {
+    // The DDL ends its last statement with ';' and a newline, and triggers hold '; END': split on ';' + newline.
+    expected = new Map(parseDdl(LEDGER_DDL).map((o) => [o.name, o]));
+    optional = new Map(parseDdl(`${TIMESTAMP_INDEX_DDL};\n`).map((o) => [o.name, o]));
+  }
+  return [expected, optional];
+}
+
+/** Objects SQLite makes itself: UNIQUE/PRIMARY KEY autoindexes (no SQL) and ANALYZE's statistics tables. */
+function isInternal(type: string, name: string, sql: string | null): boolean {
+  return (type === 'index' && sql === null && name.startsWith('sqlite_autoindex_')) || (type === 'table' && /^sqlite_stat\d$/.test(name));
+}
+
+/** Every difference between the file's schema and the ledger's DDL (empty when they match). */
+export function schemaProblems(db: Database.Database): SchemaProblem[] {
+  const [want, maybe] = expectations();
+  const rows = db.prepare('SELECT type, name, sql FROM sqlite_master').raw().all() as [string, string, string | null][];
+  const problems: SchemaProblem[] = [];
+  const seen = new Set<string>();
+  for (const [type, name, sql] of rows) {
+    if (isInternal(type, name, sql)) continue;
+    const spec = want.get(name) ?? maybe.get(name);
+    if (!spec) {
+      problems.push({ kind: 'extra', type, name, message: `${type} ${name} is not part of the ledger's schema` });
+      continue;
+    }
+    seen.add(name);
+    if (spec.type !== type || sql === null || normalise(sql) !== spec.sql) {
+      problems.push({ kind: 'altered', type, name, message: `${type} ${name} differs from the ledger's schema: ${sql === null ? 'no SQL' : normalise(sql)}` });
+    }
+  }
+  for (const spec of want.values()) {
+    if (!seen.has(spec.name)) problems.push({ kind: 'missing', type: spec.type, name: spec.name, message: `${spec.type} ${spec.name} is missing${spec.type === 'trigger' ? ': entries are no longer protected from UPDATE/DELETE' : ''}` });
+  }
+  return problems;
+}
