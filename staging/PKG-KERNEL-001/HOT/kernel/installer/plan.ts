@@ -8,6 +8,7 @@ import type { Receipt, ReceiptFile } from '../registry/receipt.js';
 import { checkSignature, type TrustedKey } from '../signing/index.js';
 import { checkAssetPaths, checkDependencies, checkPlatform, checkReverseDependencies, checkStateDirs, checkTargetPath, type ParentMemo, type Platform } from './checks.js';
 import type { Journal } from './journal.js';
+import { checkReplaceAuthority } from './replace-authority.js';
 
 export interface PlanOptions {
   mode: 'install' | 'upgrade';
@@ -51,6 +52,7 @@ export function planInstall(archive: PackageArchive, state: RootState, opts: Pla
   checkPlatform(manifest, opts.platform);
   const { transfers, updated } = checkOwnership(archive, state, opts.txnId);
   const signature = checkSignatureStep(archive, state.trusted, opts.dev ?? false);
+  checkReplaceAuthority(manifest, signature, transfers, state.receipts, state.trusted);
 
   const newPaths = new Set(manifest.assets.map((a) => a.path));
   const owned: ReceiptFile[] = manifest.assets
