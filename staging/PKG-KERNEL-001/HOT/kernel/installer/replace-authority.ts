@@ -45,3 +45,21 @@ export function checkReplaceAuthority(manifest: Manifest, signature: Receipt['si
     });
   }
 }
+
+/**
+ * An upgrade rewrites every file of the installed version, so it needs the same authority as `replaces`: the
+ * installed version's publisher key, or a key whose `may_replace` names the package.
+ */
+export function checkUpgradeAuthority(previous: Receipt, signature: Receipt['signature'], trusted: readonly TrustedKey[]): void {
+  const id = previous.package_id;
+  const publisher = publisherOf(signature);
+  const installedBy = publisherOf(previous.signature);
+  if (installedBy === publisher) return;
+  if (publisher !== null && trusted.some((k) => k.key_id === publisher && (k.may_replace ?? []).includes(id))) return;
+  throw new CpError('ERR_REPLACE_UNAUTHORIZED', `the new version of ${id} (${publisher === null ? 'no verified publisher' : `signed by ${publisher}`}) would replace ${previous.version} (${installedBy === null ? 'no verified publisher' : `signed by ${installedBy}`})`, {
+    hint: publisher === null
+      ? '--dev waives signatures, not ownership: an unsigned version cannot replace a signed one (uninstall it first, on purpose)'
+      : `only ${id}'s own publisher key may upgrade it, unless the trust store lists ${id} in ${publisher}'s "may_replace"`,
+    details: { package_id: id, publisher, owner_publisher: installedBy },
+  });
+}

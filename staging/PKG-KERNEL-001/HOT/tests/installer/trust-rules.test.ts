@@ -86,3 +86,44 @@ test('replaces: unsigned packages installed with --dev may still replace each ot
   const outcome = await installOne(s, { archivePath: await buildArchive(dir, taker(undefined)), mode: 'install', dev: true });
   assert.equal(outcome.transfers, 1);
 });
+
+test('upgrade: another publisher\'s (or an unsigned --dev) version cannot replace a signed package; its own publisher can', async (t) => {
+  const { dir, root, s } = await signedRoot(t);
+  const v2 = (key?: string): PkgSpec => ({ id: 'PKG-ALPHA-001', version: '2.0.0', layer: 1, files: { 'HOT/alpha/core.js': 'alpha v2' }, ...(key ? { key } : {}) });
+  await expectRefusal(root, s, { archivePath: await buildArchive(dir, v2(publisherB.privatePem)), mode: 'upgrade' }, 'ERR_REPLACE_UNAUTHORIZED');
+  await expectRefusal(root, s, { archivePath: await buildArchive(dir, v2()), mode: 'upgrade', dev: true }, 'ERR_REPLACE_UNAUTHORIZED');
+  const outcome = await installOne(s, { archivePath: await buildArchive(dir, v2(publisherA.privatePem)), mode: 'upgrade' });
+  assert.equal(outcome.action, 'upgraded');
+});
+
+test('refused: package.json or node_modules shipped outside the runtime\'s tree (and genesis\'s HOT/package.json)', async (t) => {
+  const { dir, root, s } = await signedRoot(t);
+  const cases: Array<[string, Record<string, string>]> = [
+    ['PKG-EVIL-001', { 'HOT/evil/package.json': '{"type":"commonjs"}', 'HOT/evil/a.js': 'a' }],
+    ['PKG-EVIL-001', { 'HOT/evil/node_modules/better-sqlite3/index.js': 'module.exports = {}' }],
+    ['PKG-EVIL-001', { 'HOT/node_modules/yargs/index.js': 'export default {}' }],
+    ['PKG-EVIL-001', { 'HOT/package.json': '{"imports":{}}' }],
+    ['PKG-EVIL-001', { 'HOT/kernel/node_modules/x.js': 'x' }],
+    // The exempt ids do not exempt each other's paths.
+    ['PKG-RUNTIME-001', { 'HOT/package.json': '{}' }],
+    ['PKG-GENESIS-001', { 'HOT/node_modules/x/index.js': 'x' }],
+  ];
+  for (const [id, files] of cases) {
+    const archive = await buildArchive(dir, { id, layer: 1, key: publisherA.privatePem, files });
+    await expectRefusal(root, s, { archivePath: archive, mode: 'install', dev: true }, 'ERR_ASSET_MODULE_RESOLUTION');
+  }
+  // A name that merely contains the words is an ordinary file.
+  const fine = await buildArchive(dir, { id: 'PKG-FINE-001', layer: 1, key: publisherA.privatePem, files: { 'HOT/fine/package.json.md': 'doc', 'HOT/fine/node_modules.txt': 'doc' } });
+  assert.equal((await installOne(s, { archivePath: fine, mode: 'install' })).action, 'installed');
+});
+
+test('refused: an upgrade that would close a dependency cycle; an acyclic one still installs', async (t) => {
+  const { dir, root, s } = await signedRoot(t);
+  const key = publisherA.privatePem;
+  await installOne(s, { archivePath: await buildArchive(dir, { id: 'PKG-BETA-001', layer: 1, key, deps: { 'PKG-ALPHA-001': '^1.0.0' }, files: { 'HOT/beta/b.js': 'b' } }), mode: 'install' });
+  await installOne(s, { archivePath: await buildArchive(dir, { id: 'PKG-GAMMA-001', layer: 1, key, deps: { 'PKG-BETA-001': '^1.0.0' }, files: { 'HOT/gamma/c.js': 'c' } }), mode: 'install' });
+  const cyclic = await buildArchive(dir, { id: 'PKG-ALPHA-001', version: '1.1.0', layer: 1, key, deps: { 'PKG-GAMMA-001': '^1.0.0' }, files: { 'HOT/alpha/core.js': 'alpha core' } });
+  await expectRefusal(root, s, { archivePath: cyclic, mode: 'upgrade' }, 'ERR_PACKAGE_CYCLE');
+  const acyclic = await buildArchive(dir, { id: 'PKG-GAMMA-001', version: '1.1.0', layer: 1, key, deps: { 'PKG-ALPHA-001': '^1.0.0', 'PKG-BETA-001': '^1.0.0' }, files: { 'HOT/gamma/c.js': 'c' } });
+  assert.equal((await installOne(s, { archivePath: acyclic, mode: 'upgrade' })).action, 'upgraded');
+});
