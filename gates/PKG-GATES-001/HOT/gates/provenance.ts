@@ -1,4 +1,5 @@
 import { canonicalJson, sha256Digest } from '../kernel/canonical.js';
+import { quote, show } from '../kernel/errors.js';
 import type { LedgerEntry } from '../kernel/ledger/index.js';
 import type { Manifest } from '../kernel/manifest/index.js';
 import type { Receipt } from '../kernel/registry/receipt.js';
@@ -63,12 +64,12 @@ export function recordedDigestsVsManifests(ctx: GateContext): Finding[] {
 function againstManifest(assets: Assets, packageId: string, file: { path: string; sha256: string; size: number }, where: string): Finding[] {
   const asset = assets.get(file.path);
   if (!asset) {
-    return [{ code: 'NOT_IN_MANIFEST', path: file.path, message: `${JSON.stringify(file.path)}: the ${where} says ${packageId} owns it, but ${packageId}'s manifest does not ship it` }];
+    return [{ code: 'NOT_IN_MANIFEST', path: file.path, message: `${quote(file.path)}: the ${where} says ${packageId} owns it, but ${packageId}'s manifest does not ship it` }];
   }
   if (asset.sha256 !== file.sha256 || asset.size !== file.size) {
     return [{
       code: 'DIGEST_NOT_SIGNED', path: file.path,
-      message: `${JSON.stringify(file.path)}: the ${where} records ${file.sha256} ${file.size}, ${packageId}'s manifest declares ${asset.sha256} ${asset.size}`,
+      message: `${quote(file.path)}: the ${where} records ${file.sha256} ${file.size}, ${packageId}'s manifest declares ${asset.sha256} ${asset.size}`,
     }];
   }
   return [];
@@ -119,14 +120,14 @@ export function receiptsVsInstallRecords(ctx: GateContext): Finding[] {
 function installRecordProblem(receipt: Receipt, latest: LedgerEntry | undefined): string | null {
   if (!latest) return 'the ledger has no INSTALLED or PACKAGE_UPGRADED record for it';
   if (!INSTALL_EVENTS.has(latest.event_type)) return `its latest lifecycle record ${latest.id} is ${latest.event_type}`;
-  if (latest.id !== receipt.ledger_entry_id) return `the receipt names record ${JSON.stringify(receipt.ledger_entry_id)}, but its latest install record is ${latest.id}`;
+  if (latest.id !== receipt.ledger_entry_id) return `the receipt names record ${show(receipt.ledger_entry_id)}, but its latest install record is ${latest.id}`;
   const md = latest.metadata;
   const expected: Record<string, unknown> = {
     txn_id: receipt.txn_id, manifest_digest: receipt.manifest_digest, version: receipt.version,
     dev_waiver: receipt.signature.dev_waiver, key_id: receipt.signature.key_id,
   };
   for (const [key, value] of Object.entries(expected)) {
-    if (md[key] !== value) return `receipt ${key} ${JSON.stringify(value)} but install record ${latest.id} says ${JSON.stringify(md[key])}`;
+    if (md[key] !== value) return `receipt ${key} ${show(value)} but install record ${latest.id} says ${show(md[key])}`;
   }
   return null;
 }

@@ -1,6 +1,7 @@
 import { constants } from 'node:buffer';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { sha256Digest } from '../../kernel/canonical.js';
+import { quote } from '../../kernel/errors.js';
 import type { Receipt, ReceiptFile } from '../../kernel/registry/receipt.js';
 import type { OwnedFile } from '../../kernel/registry/ownership.js';
 import type { Ledger } from '../../kernel/ledger/index.js';
@@ -77,14 +78,14 @@ function registryVsReceipts(registry: ReadonlyMap<string, OwnedFile>, receipts: 
   }
   for (const [path, row] of registry) {
     const claim = fromReceipts.get(path);
-    if (claim === undefined) errors.push({ code: 'REGISTRY_WITHOUT_RECEIPT', message: `${path} is in the ownership registry but in no receipt`, path });
+    if (claim === undefined) errors.push({ code: 'REGISTRY_WITHOUT_RECEIPT', message: `${quote(path)} is in the ownership registry but in no receipt`, path });
     else if (claim.package_id !== row.package_id || claim.file.sha256 !== row.sha256 || claim.file.size !== row.size) {
       const receiptSays = `${claim.package_id} ${claim.file.sha256} ${claim.file.size}`;
-      errors.push({ code: 'REGISTRY_RECEIPT_MISMATCH', message: `${path}: registry says ${row.package_id} ${row.sha256} ${row.size}, receipt says ${receiptSays}`, path });
+      errors.push({ code: 'REGISTRY_RECEIPT_MISMATCH', message: `${quote(path)}: registry says ${row.package_id} ${row.sha256} ${row.size}, receipt says ${receiptSays}`, path });
     }
   }
   for (const path of fromReceipts.keys()) {
-    if (!registry.has(path)) errors.push({ code: 'RECEIPT_WITHOUT_REGISTRY', message: `${path} is in a receipt but not in the ownership registry`, path });
+    if (!registry.has(path)) errors.push({ code: 'RECEIPT_WITHOUT_REGISTRY', message: `${quote(path)} is in a receipt but not in the ownership registry`, path });
   }
   return errors;
 }
