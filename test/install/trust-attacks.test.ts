@@ -99,6 +99,14 @@ test('a second trusted publisher cannot take over a kernel file through replaces
   const out = JSON.parse(must(['install', takeover, '--root', root, '--json'])) as { action: string; transfers: number };
   assert.deepEqual([out.action, out.transfers], ['installed', 1]);
   assertAllPass(root);
+  // The grant withdrawn: the takeover it allowed is no longer backed by the trust store.
+  const storePath = join(root, 'HOT', 'registries', 'trust.json');
+  const store = JSON.parse(readFileSync(storePath, 'utf8')) as { keys: Array<{ may_replace?: string[] }> };
+  for (const key of store.keys) delete key.may_replace;
+  writeFileSync(storePath, JSON.stringify(store));
+  const g1 = gates(root).gates.find((g) => g.id === 'G1');
+  assert.equal(g1?.status, 'FAIL');
+  assert.deepEqual(g1?.findings.map((f) => f.code), ['TRANSFER_UNAUTHORIZED']);
 });
 
 test('even the kernel\'s own publisher cannot take over a kernel file from a higher layer', async () => {

@@ -1,7 +1,9 @@
 import { canonicalJson, sha256Digest } from '../kernel/canonical.js';
 import { quote, show } from '../kernel/errors.js';
+import { checkReplaceAuthority } from '../kernel/installer/replace-authority.js';
 import type { LedgerEntry } from '../kernel/ledger/index.js';
 import type { Manifest } from '../kernel/manifest/index.js';
+import { readTrustStore } from '../kernel/signing/index.js';
 import type { Receipt } from '../kernel/registry/receipt.js';
 import type { GateContext, Finding } from './gate.js';
 import { installedJson, ledgerOf, ownedFilesOf, receiptsOf } from './root-state.js';
@@ -141,4 +143,29 @@ export function waiverRecorded(ctx: GateContext, receipt: Receipt): boolean {
   if (!entry || !INSTALL_EVENTS.has(entry.event_type) || entry.submission_id !== receipt.package_id) return false;
   const md = entry.metadata;
   return md.dev_waiver === true && md.txn_id === receipt.txn_id && md.manifest_digest === receipt.manifest_digest;
+}
+
+/**
+ * G1: every file a receipt records as taken over went to a package with the authority the installer demands
+ * (the same publisher key, or a trusted key whose `may_replace` names the old owner; never from a lower
+ * layer), judged against the trust store as it is now.
+ */
+export function transfersAuthorized(ctx: GateContext): Finding[] {
+  const errors: Finding[] = [];
+  const receipts = receiptsOf(ctx);
+  const trusted = readTrustStore(ctx.root);
+  for (const from of receipts.values()) {
+    for (const out of from.transferred_out) {
+      const to = receipts.get(out.to_package);
+      if (!to) continue; // a file owned by no receipt is registryVsReceipts' finding
+      const transfer = { txn_id: out.txn_id, path: out.path, from_package: from.package_id, to_package: to.package_id };
+      try {
+        checkReplaceAuthority({ package_id: to.package_id, layer: to.layer } as Manifest, to.signature, [transfer], receipts, trusted);
+      } catch (error) {
+        const code = (error as { code?: string }).code === 'ERR_REPLACE_LOWER_LAYER' ? 'TRANSFER_FROM_LOWER_LAYER' : 'TRANSFER_UNAUTHORIZED';
+        errors.push({ code, path: out.path, message: `${quote(out.path)} taken over by ${to.package_id} from ${from.package_id}: ${(error as Error).message}` });
+      }
+    }
+  }
+  return errors;
 }

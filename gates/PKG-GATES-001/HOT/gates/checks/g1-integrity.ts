@@ -6,7 +6,7 @@ import type { Receipt, ReceiptFile } from '../../kernel/registry/receipt.js';
 import type { OwnedFile } from '../../kernel/registry/ownership.js';
 import type { Ledger } from '../../kernel/ledger/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { recordedDigestsVsManifests, receiptsVsInstallRecords } from '../provenance.js';
+import { recordedDigestsVsManifests, receiptsVsInstallRecords, transfersAuthorized } from '../provenance.js';
 import { ledgerOf, ownedFilesOf, ownedIndexOf, receiptsOf } from '../root-state.js';
 
 /** G1: owned files hash to their digests; the ownership registry, the receipts and the ledger's install records agree. */
@@ -20,7 +20,7 @@ export default defineGate({
     const errors: Finding[] = [...hashFiles(ctx.root, rows), ...registryVsReceipts(ownedIndexOf(ctx), receipts)];
     errors.push(...receiptsVsLedger(receipts, ledgerOf(ctx)));
     // The recorded digests are only as good as the signed manifest and the install record behind them.
-    errors.push(...recordedDigestsVsManifests(ctx), ...receiptsVsInstallRecords(ctx));
+    errors.push(...recordedDigestsVsManifests(ctx), ...receiptsVsInstallRecords(ctx), ...transfersAuthorized(ctx));
     return verdict(this, errors, `${rows.length} files verified; registry, ${receipts.size} receipts and ledger agree`);
   },
 });
