@@ -32,10 +32,9 @@ export default defineGate({
       const signature = signatureText === null ? null : (JSON.parse(signatureText) as PackageSignature);
       const { status, key_id: keyId } = checkSignature({ manifest, signature, canonical }, trusted);
       if (status === 'valid') valid += 1;
-      else if (receipt.signature.dev_waiver && status !== 'invalid' && !waiverRecorded(ctx, receipt)) {
-        errors.push({ code: 'WAIVER_NOT_RECORDED', message: `${receipt.package_id}: the receipt claims a --dev waiver (${status}) that its install record in the ledger does not carry` });
-      } else if (receipt.signature.dev_waiver && status !== 'invalid') {
-        waivers.push({ code: 'DEV_WAIVER', message: `${receipt.package_id} was installed with --dev (${status})` });
+      else if (receipt.signature.dev_waiver && status !== 'invalid') {
+        if (waiverRecorded(ctx, receipt)) waivers.push({ code: 'DEV_WAIVER', message: `${receipt.package_id} was installed with --dev (${status})` });
+        else errors.push({ code: 'WAIVER_NOT_RECORDED', message: `${receipt.package_id}: the receipt claims a --dev waiver (${status}) that its install record in the ledger does not carry` });
       } else {
         errors.push({ code: `SIGNATURE_${status.toUpperCase()}`, message: `${receipt.package_id}: signature ${status}${keyId ? ` (key ${keyId})` : ''}` });
       }
