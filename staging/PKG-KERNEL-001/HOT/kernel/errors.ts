@@ -51,11 +51,30 @@ export function toCpError(value: unknown, code = 'ERR_INTERNAL', hint = 'this is
   return new CpError(code, message, { hint, cause: value });
 }
 
+/**
+ * Characters JSON.stringify leaves as they are although they change how a line reads: DEL, the C1 controls,
+ * the line and paragraph separators and the bidirectional overrides and isolates.
+ */
+const UNPRINTABLE = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * A string as a JSON string literal that prints unambiguously on one line: every control and formatting
+ * character escaped (JSON.stringify already escapes C0 and unpaired surrogates), whole, never truncated.
+ */
+export function quote(text: string): string {
+  return escapeUnprintable(JSON.stringify(text));
+}
+
+function escapeUnprintable(json: string): string {
+  return json.replace(UNPRINTABLE, (c) => `\\u${(c.codePointAt(0) as number).toString(16).padStart(4, '0')}`);
+}
+
 /** Short JSON rendering of an offending value for error messages (bounded, never throws). */
 export function show(value: unknown, max = 120): string {
   let text: string;
   try {
-    text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+    const json = JSON.stringify(value) as string | undefined;
+    text = json === undefined ? String(value) : escapeUnprintable(json);
   } catch {
     text = String(value);
   }

@@ -1,22 +1,26 @@
 import { constants } from 'node:buffer';
 import { sha256Digest } from '../../kernel/canonical.js';
+import { quote } from '../../kernel/errors.js';
 import type { Receipt, ReceiptFile } from '../../kernel/registry/receipt.js';
 import type { OwnedFile } from '../../kernel/registry/ownership.js';
 import type { Ledger } from '../../kernel/ledger/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { readOwnedFile } from '../owned-file.js';
+import { recordedDigestsVsManifests, receiptsVsInstallRecords, transfersAuthorized } from '../provenance.js';
 import { ledgerOf, ownedFilesOf, ownedIndexOf, receiptsOf } from '../root-state.js';
 
 /** G1: owned files hash to their digests; the ownership registry, the receipts and the ledger's install records agree. */
 export default defineGate({
   id: 'G1',
   name: 'INTEGRITY',
-  describe: 'every owned file hashes to its recorded digest; registry, receipts and ledger INSTALLED records agree',
+  describe: 'every owned file hashes to its recorded digest, which its package\'s installed manifest declares; registry, receipts and ledger install records agree',
   run(ctx) {
     const rows = ownedFilesOf(ctx);
     const receipts = receiptsOf(ctx);
     const errors: Finding[] = [...hashFiles(ctx.root, rows), ...registryVsReceipts(ownedIndexOf(ctx), receipts)];
     errors.push(...receiptsVsLedger(receipts, ledgerOf(ctx)));
+    // The recorded digests are only as good as the signed manifest and the install record behind them.
+    errors.push(...recordedDigestsVsManifests(ctx), ...receiptsVsInstallRecords(ctx), ...transfersAuthorized(ctx));
     return verdict(this, errors, `${rows.length} files verified; registry, ${receipts.size} receipts and ledger agree`);
   },
 });
@@ -55,14 +59,14 @@ function registryVsReceipts(registry: ReadonlyMap<string, OwnedFile>, receipts: 
   }
   for (const [path, row] of registry) {
     const claim = fromReceipts.get(path);
-    if (claim === undefined) errors.push({ code: 'REGISTRY_WITHOUT_RECEIPT', message: `${path} is in the ownership registry but in no receipt`, path });
+    if (claim === undefined) errors.push({ code: 'REGISTRY_WITHOUT_RECEIPT', message: `${quote(path)} is in the ownership registry but in no receipt`, path });
     else if (claim.package_id !== row.package_id || claim.file.sha256 !== row.sha256 || claim.file.size !== row.size) {
       const receiptSays = `${claim.package_id} ${claim.file.sha256} ${claim.file.size}`;
-      errors.push({ code: 'REGISTRY_RECEIPT_MISMATCH', message: `${path}: registry says ${row.package_id} ${row.sha256} ${row.size}, receipt says ${receiptSays}`, path });
+      errors.push({ code: 'REGISTRY_RECEIPT_MISMATCH', message: `${quote(path)}: registry says ${row.package_id} ${row.sha256} ${row.size}, receipt says ${receiptSays}`, path });
     }
   }
   for (const path of fromReceipts.keys()) {
-    if (!registry.has(path)) errors.push({ code: 'RECEIPT_WITHOUT_REGISTRY', message: `${path} is in a receipt but not in the ownership registry`, path });
+    if (!registry.has(path)) errors.push({ code: 'RECEIPT_WITHOUT_REGISTRY', message: `${quote(path)} is in a receipt but not in the ownership registry`, path });
   }
   return errors;
 }

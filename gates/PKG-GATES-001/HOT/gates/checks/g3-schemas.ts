@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
+import { quote } from '../../kernel/errors.js';
 import { validateManifest } from '../../kernel/manifest/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { installedJson, installedPackages } from '../root-state.js';
@@ -22,10 +23,10 @@ export default defineGate({
     let checked = 0;
     const check = (validate: ValidateFunction, value: unknown, path: string, code: string): void => {
       checked += 1;
-      if (value === undefined) errors.push({ code, message: `${path} is not JSON`, path });
+      if (value === undefined) errors.push({ code, message: `${quote(path)} is not JSON`, path });
       else if (!validate(value)) {
         const first = validate.errors?.[0];
-        errors.push({ code, message: `${path}: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`, path });
+        errors.push({ code, message: `${quote(path)}: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`, path });
       }
     };
     const receiptSchema = compileFile(ajv, join(schemas, 'receipt.schema.json'));

@@ -2,12 +2,13 @@ import { canonicalJson, sha256Digest } from '../../kernel/canonical.js';
 import type { Manifest } from '../../kernel/manifest/index.js';
 import { checkSignature, readTrustStore, type PackageSignature } from '../../kernel/signing/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
+import { waiverRecorded } from '../provenance.js';
 import { installedJson, installedText, receiptsOf } from '../root-state.js';
 
 /**
  * G5: every installed package's signature verifies against the root's trust store, re-checked from the
  * manifest kept at install time (which must still hash to the receipt's manifest_digest). A --dev waiver is
- * a WARN that lists the package.
+ * a WARN that lists the package, and only when the install record in the hash-chained ledger carries it.
  */
 export default defineGate({
   id: 'G5',
@@ -32,7 +33,8 @@ export default defineGate({
       const { status, key_id: keyId } = checkSignature({ manifest, signature, canonical }, trusted);
       if (status === 'valid') valid += 1;
       else if (receipt.signature.dev_waiver && status !== 'invalid') {
-        waivers.push({ code: 'DEV_WAIVER', message: `${receipt.package_id} was installed with --dev (${status})` });
+        if (waiverRecorded(ctx, receipt)) waivers.push({ code: 'DEV_WAIVER', message: `${receipt.package_id} was installed with --dev (${status})` });
+        else errors.push({ code: 'WAIVER_NOT_RECORDED', message: `${receipt.package_id}: the receipt claims a --dev waiver (${status}) that its install record in the ledger does not carry` });
       } else {
         errors.push({ code: `SIGNATURE_${status.toUpperCase()}`, message: `${receipt.package_id}: signature ${status}${keyId ? ` (key ${keyId})` : ''}` });
       }

@@ -16,6 +16,7 @@ interface KeysArgs {
   root?: string;
   pubfile?: string;
   force?: boolean;
+  'may-replace'?: string[];
 }
 
 function generate(args: KeysArgs & { json?: boolean }, ctx: CliContext): number {
@@ -48,9 +49,10 @@ function trust(args: KeysArgs & { json?: boolean }, ctx: CliContext): number {
     throw new CpError('ERR_KEY_INVALID', `cannot read ${show(file)}: ${(error as Error).message}`, { hint: 'pass the .pub file written by `cplane keys generate`', details: { path: file }, cause: error });
   }
   const before = readTrustStore(root).length;
-  const entry = trustKey(root, pem);
+  const entry = trustKey(root, pem, { mayReplace: (args['may-replace'] ?? []).map(String) });
   const added = readTrustStore(root).length > before;
-  ctx.report(args, { ...entry, added, trust_store: trustStorePath(root) }, `${added ? 'trusted' : 'already trusted'} ${entry.key_id} in ${trustStorePath(root)}`);
+  const replaces = entry.may_replace?.length ? `; may replace ${entry.may_replace.join(', ')}` : '';
+  ctx.report(args, { ...entry, added, trust_store: trustStorePath(root) }, `${added ? 'trusted' : 'already trusted'} ${entry.key_id} in ${trustStorePath(root)}${replaces}`);
   return 0;
 }
 
@@ -59,7 +61,7 @@ function list(args: KeysArgs & { json?: boolean }, ctx: CliContext): number {
   const keys = readTrustStore(root);
   ctx.report(args, { trust_store: trustStorePath(root), keys }, keys.length === 0
     ? `no trusted keys in ${trustStorePath(root)}`
-    : keys.map((k) => `${k.key_id}  added ${k.added_at}`));
+    : keys.map((k) => `${k.key_id}  added ${k.added_at}${k.may_replace?.length ? `  may replace ${k.may_replace.join(', ')}` : ''}`));
   return 0;
 }
 
@@ -72,8 +74,10 @@ export default defineCommand<KeysArgs>({
     .option('out', { type: 'string', describe: 'generate: directory for cplane-signing.key and .pub (default .)' })
     .option('force', { type: 'boolean', describe: 'generate: replace an existing key pair' })
     .option('root', { type: 'string', describe: 'trust/list: the root whose trust store to use' })
+    .option('may-replace', { type: 'string', array: true, describe: 'trust: package ids this key may take over (replaces/upgrade) although another key signed them' })
     .example('cplane keys generate --out ~/.cplane', 'write cplane-signing.key (0600) and cplane-signing.pub')
-    .example('cplane keys trust --root R ~/.cplane/cplane-signing.pub', 'trust the key in root R') as unknown as Argv<KeysArgs>,
+    .example('cplane keys trust --root R ~/.cplane/cplane-signing.pub', 'trust the key in root R')
+    .example('cplane keys trust --root R vendor.pub --may-replace PKG-ROUTER-001', 'let vendor.pub\'s packages take over PKG-ROUTER-001\'s files') as unknown as Argv<KeysArgs>,
   run(args, ctx) {
     switch (args.action) {
       case 'generate': return generate(args, ctx);

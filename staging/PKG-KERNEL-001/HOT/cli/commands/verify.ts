@@ -1,3 +1,4 @@
+import { quote } from '../../kernel/errors.js';
 import { withRootSession } from '../../kernel/installer/session.js';
 import { verifyRoot } from '../../kernel/installer/verify.js';
 import { defineCommand } from '../command.js';
@@ -18,7 +19,7 @@ export default defineCommand<VerifyArgs>({
       const result = verifyRoot(root);
       const lines = [...repairLines(session.repair)];
       for (const f of result.findings) {
-        lines.push(`${f.problem.toUpperCase().padEnd(14)} ${f.path}  (${f.package_id ?? 'no owner'}${f.expected ? `: expected ${f.expected}, found ${f.actual ?? '-'}` : ''})`);
+        lines.push(`${f.problem.toUpperCase().padEnd(14)} ${quote(f.path)}  (${f.package_id ?? 'no owner'}${f.expected ? `: expected ${f.expected}, found ${f.actual ?? '-'}` : ''})`);
       }
       lines.push(result.ok
         ? `OK: ${result.files} files of ${result.packages} packages match their receipts`

@@ -7,7 +7,10 @@ import type { OwnershipRegistry, OwnershipTransfer } from '../registry/ownership
 import type { Receipt, ReceiptFile } from '../registry/receipt.js';
 import { checkSignature, type TrustedKey } from '../signing/index.js';
 import { checkAssetPaths, checkDependencies, checkPlatform, checkReverseDependencies, checkStateDirs, checkTargetPath, type ParentMemo, type Platform } from './checks.js';
+import { checkNoDependencyCycle } from './dependency-cycle.js';
 import type { Journal } from './journal.js';
+import { checkReplaceAuthority, checkUpgradeAuthority } from './replace-authority.js';
+import { checkResolutionFiles } from './resolution-files.js';
 
 export interface PlanOptions {
   mode: 'install' | 'upgrade';
@@ -45,12 +48,16 @@ export function planInstall(archive: PackageArchive, state: RootState, opts: Pla
   const verdict = checkVersion(previous, manifest.version, manifestDigest, opts);
   if (verdict === 'noop') return { kind: 'noop', package_id: id, version: manifest.version };
   checkAssetPaths(manifest);
+  checkResolutionFiles(manifest);
   checkStateDirs(state.root);
   checkDependencies(manifest, state.receipts);
+  checkNoDependencyCycle(manifest, state.receipts);
   if (previous) checkReverseDependencies(manifest, state.receipts);
   checkPlatform(manifest, opts.platform);
   const { transfers, updated } = checkOwnership(archive, state, opts.txnId);
   const signature = checkSignatureStep(archive, state.trusted, opts.dev ?? false);
+  checkReplaceAuthority(manifest, signature, transfers, state.receipts, state.trusted);
+  if (previous) checkUpgradeAuthority(previous, signature, state.trusted);
 
   const newPaths = new Set(manifest.assets.map((a) => a.path));
   const owned: ReceiptFile[] = manifest.assets

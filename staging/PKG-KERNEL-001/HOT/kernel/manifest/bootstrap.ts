@@ -1,5 +1,5 @@
 import satisfies from 'semver/functions/satisfies.js';
-import { CpError } from '../errors.js';
+import { CpError, quote } from '../errors.js';
 import type { ManifestDependency } from './manifest.js';
 import { installOrder } from './order.js';
 import { unsafePathReason } from './paths.js';
@@ -88,10 +88,10 @@ function checkGenesis(plan: BootstrapPlan): void {
   plan.genesis.files.forEach((file, i) => {
     const reason = unsafePathReason(file.path);
     const problem = reason ?? (seen.has(file.path) ? 'listed twice' : layer0.has(file.package_id) ? null : `${file.package_id} is not a layer-0 package of this bootstrap`);
-    if (problem !== null) throw invalid([{ pointer: `/genesis/files/${i}`, message: `${JSON.stringify(file.path)}: ${problem}`, keyword: 'semantic' }]);
+    if (problem !== null) throw invalid([{ pointer: `/genesis/files/${i}`, message: `${quote(file.path)}: ${problem}`, keyword: 'semantic' }]);
     seen.add(file.path);
   });
-  if (!seen.has(plan.genesis.entry)) throw invalid([{ pointer: '/genesis/entry', message: `${JSON.stringify(plan.genesis.entry)} is not one of the genesis files`, keyword: 'semantic' }]);
+  if (!seen.has(plan.genesis.entry)) throw invalid([{ pointer: '/genesis/entry', message: `${quote(plan.genesis.entry)} is not one of the genesis files`, keyword: 'semantic' }]);
 }
 
 /** The plan for a set of built archives: ordered by installOrder (which refuses cycles). */

@@ -16,6 +16,8 @@ export interface TrustedKey {
   key_id: string;
   public_key_pem: string;
   added_at: string;
+  /** Packages this key may take over through `replaces` although another key signed them. */
+  may_replace?: string[];
 }
 
 export type SignatureStatus = 'valid' | 'unsigned' | 'invalid' | 'untrusted_key';

@@ -34,6 +34,15 @@ export const TRUST_SCHEMA = {
           "added_at": {
             "type": "string",
             "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"
+          },
+          "may_replace": {
+            "type": "array",
+            "maxItems": 1024,
+            "uniqueItems": true,
+            "items": {
+              "type": "string",
+              "pattern": "^PKG-[A-Z0-9-]+-\\d{3}$"
+            }
           }
         }
       }

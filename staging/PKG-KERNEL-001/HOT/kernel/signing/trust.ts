@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../atomic.js';
-import { CpError } from '../errors.js';
+import { CpError, show } from '../errors.js';
 import { validateTrustSchema } from '../manifest/compiled-validators.js';
 import { schemaCheck } from '../manifest/schema-issues.js';
 import { keyIdOf, parsePublicKey } from './keys.js';
@@ -35,22 +35,39 @@ export function readTrustStore(root: string): TrustedKey[] {
 
 export interface TrustKeyOptions {
   now?: () => Date;
+  /** Packages this key may take over through `replaces` (or upgrade) although another key signed them. */
+  mayReplace?: readonly string[];
 }
 
-/** Add a public key to the root's trust store (atomically). Trusting a key twice keeps the first entry. */
+const PACKAGE_ID = /^PKG-[A-Z0-9-]+-\d{3}$/;
+
+/**
+ * Add a public key to the root's trust store (atomically). Trusting a key twice keeps the first entry, but
+ * adds any new `mayReplace` package ids to it.
+ */
 export function trustKey(root: string, publicKeyPem: string, opts: TrustKeyOptions = {}): TrustedKey {
   const publicKey = parsePublicKey(publicKeyPem);
   const keyId = keyIdOf(publicKey);
+  const mayReplace = [...new Set(opts.mayReplace ?? [])];
+  const bad = mayReplace.filter((id) => !PACKAGE_ID.test(id));
+  if (bad.length > 0) {
+    throw new CpError('ERR_USAGE', `may-replace needs package ids, got ${show(bad)}`, { hint: 'name packages as PKG-NAME-001', details: { may_replace: bad } });
+  }
   const keys = readTrustStore(root);
   const existing = keys.find((k) => k.key_id === keyId);
-  if (existing) return existing;
-  const entry: TrustedKey = {
-    key_id: keyId,
-    public_key_pem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    added_at: (opts.now ?? (() => new Date()))().toISOString(),
-  };
+  const added = mayReplace.filter((id) => !(existing?.may_replace ?? []).includes(id));
+  if (existing && added.length === 0) return existing;
+  const entry: TrustedKey = existing
+    ? { ...existing, may_replace: [...(existing.may_replace ?? []), ...added] }
+    : {
+      key_id: keyId,
+      public_key_pem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      added_at: (opts.now ?? (() => new Date()))().toISOString(),
+      ...(mayReplace.length > 0 ? { may_replace: mayReplace } : {}),
+    };
   const path = trustStorePath(root);
   mkdirSync(dirname(path), { recursive: true });
-  writeFileAtomic(path, `${JSON.stringify({ keys: [...keys, entry] }, null, 2)}\n`);
+  const next = existing ? keys.map((k) => (k === existing ? entry : k)) : [...keys, entry];
+  writeFileAtomic(path, `${JSON.stringify({ keys: next }, null, 2)}\n`);
   return entry;
 }

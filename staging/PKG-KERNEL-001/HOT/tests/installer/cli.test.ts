@@ -48,7 +48,7 @@ test('install, list, upgrade, verify, uninstall through the CLI, human and --jso
   const bad = await cli(['verify', '--root', root, '--json']);
   assert.equal(bad.code, 1);
   assert.deepEqual((JSON.parse(bad.out) as { findings: { path: string; problem: string }[] }).findings.map((f) => [f.path, f.problem]), [['HOT/alpha/a.js', 'size']]);
-  assert.match((await cli(['verify', '--root', root])).out, /SIZE\s+HOT\/alpha\/a\.js .*FAILED: 1 problem/s);
+  assert.match((await cli(['verify', '--root', root])).out, /SIZE\s+"HOT\/alpha\/a\.js" .*FAILED: 1 problem/s);
 
   const removed = await cli(['uninstall', 'PKG-ALPHA-001', '--root', root]);
   assert.equal(removed.code, 0, removed.err);
