@@ -33,7 +33,7 @@ function hashFiles(root: string, rows: readonly OwnedFile[]): Finding[] {
   const errors: Finding[] = [];
   let buffer = Buffer.allocUnsafe(1 << 16);
   for (const row of rows) {
-    const mismatch = { code: 'DIGEST_MISMATCH', message: `${row.path} does not match its recorded digest (owned by ${row.package_id})`, path: row.path };
+    const mismatch = { code: 'DIGEST_MISMATCH', message: `${quote(row.path)} does not match its recorded digest (owned by ${row.package_id})`, path: row.path };
     // A size no buffer can hold (a damaged registry row) matches no file this gate could read.
     if (!Number.isSafeInteger(row.size) || row.size < 0 || row.size >= constants.MAX_LENGTH) {
       errors.push(mismatch);
