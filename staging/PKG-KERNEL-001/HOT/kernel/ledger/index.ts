@@ -5,3 +5,6 @@ export * from './orphans.js';
 export { exportLedger, exportLines, importLedger, parseExport, readExportFile } from './jsonl.js';
 export { compileQuery, HISTORY_SQL, ROW_COLUMNS } from './query.js';
 export { validateAppendInput } from './validate.js';
+export * from './checkpoint.js';
+export * from './checkpoint-store.js';
+export * from './checkpoint-check.js';

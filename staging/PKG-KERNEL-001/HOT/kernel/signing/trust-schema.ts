@@ -34,6 +34,14 @@ export const TRUST_SCHEMA = {
           "added_at": {
             "type": "string",
             "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"
+          },
+          "role": {
+            "description": "what the key may verify: package signatures (the default when absent) or ledger checkpoints only",
+            "type": "string",
+            "enum": [
+              "package",
+              "checkpoint"
+            ]
           }
         }
       }

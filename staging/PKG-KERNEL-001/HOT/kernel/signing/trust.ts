@@ -35,6 +35,8 @@ export function readTrustStore(root: string): TrustedKey[] {
 
 export interface TrustKeyOptions {
   now?: () => Date;
+  /** 'checkpoint' for the root key; package keys carry no role. */
+  role?: 'checkpoint';
 }
 
 /** Add a public key to the root's trust store (atomically). Trusting a key twice keeps the first entry. */
@@ -48,6 +50,7 @@ export function trustKey(root: string, publicKeyPem: string, opts: TrustKeyOptio
     key_id: keyId,
     public_key_pem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
     added_at: (opts.now ?? (() => new Date()))().toISOString(),
+    ...(opts.role ? { role: opts.role } : {}),
   };
   const path = trustStorePath(root);
   mkdirSync(dirname(path), { recursive: true });
