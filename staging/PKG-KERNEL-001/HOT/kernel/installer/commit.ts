@@ -41,7 +41,7 @@ export async function applyJournal(handles: RootHandles, journal: Journal, hook:
   clearJournal(root);
   removeStaging(root, journal, moved);
   // The commit is complete; the signed head now anchors it outside the database too (no root key: an older root).
-  writeRootCheckpoint(root, ledger);
+  if (!handles.deferCheckpoint) writeRootCheckpoint(root, ledger);
   return receipt;
 }
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { createRoot } from '../../kernel/installer/genesis.js';
+import { installPackages } from '../../kernel/installer/batch.js';
 import { installOne } from '../../kernel/installer/install.js';
 import {
   checkCheckpoints, checkLedgerCheckpoints, checkpointDir, checkpointHead, checkpointKeysFromPem, Ledger, ledgerPathForRoot, parseCheckpoint,
@@ -85,6 +86,25 @@ test('every install commit leaves a checkpoint of the head that anchors its rece
   const again = writeRootCheckpoint(root, s.ledger);
   assert.equal(again?.written, false);
   assert.equal(readdirSync(checkpointDir(root)).length, 2);
+});
+
+test('a batch signs one checkpoint after its last commit, also when a later package is refused', async (t) => {
+  const dir = tempDir(t);
+  const root = join(dir, 'root');
+  const publisher = keyPair();
+  createRoot(root, { trustKeys: [publisher.publicPem] });
+  const a = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'a' }, key: publisher.privatePem });
+  const b = await buildArchive(dir, { id: 'PKG-BETA-001', files: { 'HOT/beta/b.js': 'b' }, key: publisher.privatePem });
+  const unsigned = await buildArchive(dir, { id: 'PKG-GAMMA-001', files: { 'HOT/gamma/c.js': 'c' } });
+  await installPackages(root, [a, b].map((archivePath) => ({ archivePath, mode: 'install' as const })));
+  assert.equal(readdirSync(checkpointDir(root)).length, 2, 'genesis and the end of the batch');
+  const delta = await buildArchive(dir, { id: 'PKG-DELTA-001', files: { 'HOT/delta/d.js': 'd' }, key: publisher.privatePem });
+  await assert.rejects(installPackages(root, [delta, unsigned].map((archivePath) => ({ archivePath, mode: 'install' as const }))),
+    (e: unknown) => codeOf(e) === 'ERR_SIGNATURE_MISSING');
+  const ledger = openLedger(t, root);
+  const newest = readRootCheckpoints(root).at(-1) as { checkpoint: Checkpoint };
+  assert.equal(newest.checkpoint.seq, ledger.head().seq, 'DELTA\'s commit (and the refusal after it) is anchored');
+  assert.equal(readdirSync(checkpointDir(root)).length, 3);
 });
 
 test('a root without a root key (made before checkpoints) writes none and reports them absent', (t) => {
