@@ -39,8 +39,8 @@ export function createRoot(root: string, options: CreateRootOptions = {}): void 
   createLockFile(root);
   OwnershipRegistry.open(root, { create: true }).close();
   for (const pem of options.trustKeys ?? []) trustKey(root, pem);
-  const clock = options.clock ? { now: () => new Date((options.clock as () => number)()) } : {};
-  const rootKey = options.rootKey === false ? null : createRootKey(root, clock);
+  const clock = options.clock;
+  const rootKey = options.rootKey === false ? null : createRootKey(root, clock ? { now: () => new Date(clock()) } : {});
   const ledger = Ledger.open(ledgerPathForRoot(root), { create: true, ...(options.clock ? { clock: options.clock } : {}) });
   try {
     ledger.append({
@@ -50,7 +50,7 @@ export function createRoot(root: string, options: CreateRootOptions = {}): void 
         ...(rootKey ? { root_key_id: rootKey.key_id } : {}),
       },
     });
-    if (rootKey) writeRootCheckpoint(root, ledger, options.clock ? { now: options.clock } : {});
+    if (rootKey) writeRootCheckpoint(root, ledger, clock ? { now: clock } : {});
   } finally {
     ledger.close();
   }
