@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, type Dirent } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../atomic.js';
 import { CpError, isCpError, show } from '../errors.js';
@@ -26,7 +26,8 @@ export function checkpointFileName(cp: Pick<Checkpoint, 'seq' | 'hash'>): string
 function readBounded(path: string, max: number, what: string): string {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    // Non-blocking, so a FIFO named as a checkpoint is refused by fstat below instead of hanging the open.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     throw new CpError('ERR_CHECKPOINT_INVALID', `cannot read ${what} ${show(path)}: ${(error as Error).message}`, {
       hint: 'pass a checkpoint file written by `cplane ledger checkpoint --out` or `cplane ledger checkpoints --export`', details: { path }, cause: error,

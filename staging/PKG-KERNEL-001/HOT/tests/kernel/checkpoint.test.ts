@@ -2,7 +2,7 @@
 // signature), written after every commit, and every checkpoint read from disk or a copy is hostile input.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
@@ -161,4 +161,20 @@ test('a checkpoint file kept elsewhere may be one pretty-printed object or JSON 
   assert.throws(() => readCheckpointSource(join(dir, 'empty.json')), { code: 'ERR_CHECKPOINT_INVALID' });
   mkdirSync(join(dir, 'a-dir'));
   assert.throws(() => readCheckpointSource(join(dir, 'a-dir')), { code: 'ERR_CHECKPOINT_INVALID' });
+  execFileSync('mkfifo', [join(dir, 'a-fifo')]);
+  assert.throws(() => readCheckpointSource(join(dir, 'a-fifo')), { code: 'ERR_CHECKPOINT_INVALID' }, 'a FIFO is refused, never waited on');
+});
+
+test('in the root, a FIFO, a symlink or a renamed file among the checkpoints is reported, never opened or trusted', (t) => {
+  const dir = tempDir(t);
+  const root = join(dir, 'root');
+  createRoot(root);
+  const [first] = readdirSync(checkpointDir(root));
+  execFileSync('mkfifo', [join(checkpointDir(root), '0000000000000002-0000000000000000.json')]);
+  symlinkSync(join(checkpointDir(root), first as string), join(checkpointDir(root), '0000000000000003-0000000000000000.json'));
+  writeFileSync(join(checkpointDir(root), '0000000000000004-0000000000000000.json'), readFileSync(join(checkpointDir(root), first as string)));
+  const found = readRootCheckpoints(root);
+  assert.deepEqual(found.map((f) => 'checkpoint' in f), [true, false, false, false]);
+  const ledger = openLedger(t, root);
+  assert.deepEqual(checkLedgerCheckpoints(ledger, { root }).findings.map((f) => f.problem), ['invalid', 'invalid', 'invalid']);
 });
