@@ -1,4 +1,4 @@
-// The kernel's own schemas (manifest, bootstrap.json, signature.json, trust store) compiled by ajv ahead of
+// The kernel's own schemas (manifest, bootstrap.json, signature.json, trust store, checkpoint) compiled by ajv ahead of
 // time into staging/PKG-KERNEL-001/HOT/kernel/manifest/compiled-validators.ts. Compiling them at run time
 // cost every installer process ~150 ms (loading ajv's compiler, then code generation), which bootstrap pays
 // once per kernel process. The file is committed so tsc compiles it like any other source; a repository test
@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import standalone from 'ajv/dist/standalone/index.js';
+import { CHECKPOINT_SCHEMA } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/checkpoint-schema.js';
 import { BOOTSTRAP_SCHEMA } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/bootstrap-schema.js';
 import { MANIFEST_SCHEMA } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/manifest-schema.js';
 import { AJV_OPTIONS } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/schema-issues.js';
@@ -20,6 +21,7 @@ const EXPORTS: Record<string, object> = {
   validateBootstrapSchema: BOOTSTRAP_SCHEMA,
   validateSignatureSchema: SIGNATURE_SCHEMA,
   validateTrustSchema: TRUST_SCHEMA,
+  validateCheckpointSchema: CHECKPOINT_SCHEMA,
 };
 
 /** The module text: ajv's standalone ESM output, whose runtime helpers it still `require`s, turned into imports. */

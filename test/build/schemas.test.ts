@@ -6,6 +6,7 @@ import { REPO } from '../../scripts/lib/repo.js';
 import { BOOTSTRAP_SCHEMA, MANIFEST_SCHEMA, compileSchemaFile } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
 import { SIGNATURE_SCHEMA } from '../../staging/PKG-KERNEL-001/HOT/kernel/signing/signature-schema.js';
 import { TRUST_SCHEMA } from '../../staging/PKG-KERNEL-001/HOT/kernel/signing/trust-schema.js';
+import { CHECKPOINT_SCHEMA } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/checkpoint-schema.js';
 
 // The kernel embeds these schemas (it validates before PKG-SCHEMAS-001 is installed); the shipped files must not drift.
 const copies: Array<[string, unknown]> = [
@@ -13,6 +14,7 @@ const copies: Array<[string, unknown]> = [
   ['bootstrap.schema.json', BOOTSTRAP_SCHEMA],
   ['signature.schema.json', SIGNATURE_SCHEMA],
   ['trust.schema.json', TRUST_SCHEMA],
+  ['checkpoint.schema.json', CHECKPOINT_SCHEMA],
 ];
 for (const [file, embedded] of copies) {
   test(`PKG-SCHEMAS-001 HOT/schemas/${file} equals the kernel's embedded schema`, () => {

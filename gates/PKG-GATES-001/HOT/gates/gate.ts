@@ -21,6 +21,10 @@ export interface GateContext {
   now: () => number;
   /** A DISPATCH older than this without its EXCHANGE is an orphan. */
   orphanTimeoutMs: number;
+  /** Checkpoints kept outside the root (`--checkpoint FILE`) that G4 checks the chain against, besides the root's own. */
+  checkpointFiles?: readonly string[];
+  /** Public keys to verify checkpoints with instead of the trust store's checkpoint keys (`--checkpoint-key`). */
+  checkpointKeyFiles?: readonly string[];
 }
 
 /** A gate module in HOT/gates/checks/: `export default defineGate({...})`. Any package may ship one. */

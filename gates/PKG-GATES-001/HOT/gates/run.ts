@@ -22,6 +22,8 @@ export interface RunGatesOptions {
   now?: () => number;
   orphanTimeoutMs?: number;
   checksDir?: string;
+  checkpointFiles?: readonly string[];
+  checkpointKeyFiles?: readonly string[];
 }
 
 export const DEFAULT_ORPHAN_TIMEOUT_MS = 10 * 60 * 1000;
@@ -48,7 +50,10 @@ export async function runGates(root: string, options: RunGatesOptions = {}): Pro
   if (unknown.length > 0) {
     throw new CpError('ERR_USAGE', `unknown gate(s) ${unknown.join(', ')}`, { hint: `installed gates: ${all.map((g) => g.id).join(', ')}`, details: { unknown } });
   }
-  const ctx: GateContext = { root, now: options.now ?? Date.now, orphanTimeoutMs: options.orphanTimeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS };
+  const ctx: GateContext = {
+    root, now: options.now ?? Date.now, orphanTimeoutMs: options.orphanTimeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS,
+    checkpointFiles: options.checkpointFiles ?? [], checkpointKeyFiles: options.checkpointKeyFiles ?? [],
+  };
   const results: GateResult[] = [];
   try {
     for (const gate of all.filter((g) => wanted.size === 0 || wanted.has(g.id))) {

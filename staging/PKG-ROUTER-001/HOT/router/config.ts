@@ -15,6 +15,8 @@ export interface RouterConfig {
   retry: RetryConfig;
   breaker: BreakerConfig;
   ledger_write_attempts: number;
+  /** Router checkpoints (router/checkpoints.ts); absent: none. */
+  checkpoint?: { every_entries: number; every_seconds: number };
 }
 
 const validate = compileSchemaFile('router-config.schema.json');

@@ -10,6 +10,7 @@ import { reconcileStaleReservations } from '../budgeter/reconcile.js';
 import type { Provider } from '../providers/spec.js';
 import type { AuthKeys } from './auth.js';
 import type { BreakerSnapshot } from './breaker.js';
+import { routerCheckpointer } from './checkpoints.js';
 import { loadRouterConfig } from './config.js';
 import { Router } from './router.js';
 
@@ -75,6 +76,8 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const router = new Router({
     ledger, config, providers: [provider], budget, devMode: options.devMode ?? false, authKeys: authKeysFrom(env),
     spoolDir: options.ledgerPath ? null : join(hot, 'registries', 'router-spool'),
+    // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint.
+    ...(options.ledgerPath ? {} : { afterRoute: routerCheckpointer({ root, ledger, config: config.checkpoint }) }),
   });
   const statePath = options.breakerStatePath !== undefined ? options.breakerStatePath : options.ledgerPath ? null : breakerStatePath(root);
   if (statePath) router.breakers.restore(readBreakerStates(statePath));

@@ -29,6 +29,8 @@ export interface RouterOptions {
   clock?: () => number;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** Called after every route (a periodic checkpoint); a returned text becomes a warning on the response. */
+  afterRoute?: (() => string | null) | undefined;
 }
 
 interface Admitted {
@@ -75,6 +77,13 @@ export class Router {
   }
 
   async route(input: unknown): Promise<PromptResponse> {
+    const response = await this.routeOnce(input);
+    const warning = this.options.afterRoute?.() ?? null;
+    if (warning !== null) response.warnings.push(warning);
+    return response;
+  }
+
+  private async routeOnce(input: unknown): Promise<PromptResponse> {
     const start = this.clock();
     const partial = (typeof input === 'object' && input !== null ? input : {}) as Partial<PromptRequest>;
     const providerId = typeof partial.provider_id === 'string' ? partial.provider_id : this.options.config.default_provider;

@@ -1,4 +1,5 @@
 import { listFutureDated, verifyLedger, type Anchor } from '../../kernel/ledger/index.js';
+import { checkpointFindings } from '../checkpoint-findings.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { ledgerOf, receiptsOf } from '../root-state.js';
 
@@ -6,7 +7,8 @@ const INSTALL_EVENTS = new Set(['INSTALLED', 'PACKAGE_UPGRADED']);
 
 /**
  * G4: the hash chain verifies end to end, the file's schema is the ledger's, no entry is dated in the future; every anchor a receipt recorded still matches (a rewritten or
- * truncated ledger cannot hide behind a self-consistent chain); every receipt has its install record.
+ * truncated ledger cannot hide behind a self-consistent chain); every receipt has its install record; every
+ * signed checkpoint (the root's and those given) matches the chain.
  */
 export default defineGate({
   id: 'G4',
@@ -37,6 +39,8 @@ export default defineGate({
         errors.push({ code: 'INSTALL_RECORD_MISSING', message: `${receipt.package_id} has no ${[...INSTALL_EVENTS].join('/')} record ${receipt.ledger_entry_id}` });
       }
     }
-    return verdict(this, errors, `${result.entries} entries verified up to #${result.head.seq}; ${receipts.length} anchors match`);
+    const checkpoints = checkpointFindings(ctx, ledger);
+    errors.push(...checkpoints.errors);
+    return verdict(this, errors, `${result.entries} entries verified up to #${result.head.seq}; ${receipts.length} anchors match; ${checkpoints.summary}`, checkpoints.warnings);
   },
 });

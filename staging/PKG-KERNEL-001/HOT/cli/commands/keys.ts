@@ -61,7 +61,7 @@ function list(args: KeysArgs & { json?: boolean }, ctx: CliContext): number {
   const keys = readTrustStore(root);
   ctx.report(args, { trust_store: trustStorePath(root), keys }, keys.length === 0
     ? `no trusted keys in ${trustStorePath(root)}`
-    : keys.map((k) => `${k.key_id}  added ${k.added_at}${k.may_replace?.length ? `  may replace ${k.may_replace.join(', ')}` : ''}`));
+    : keys.map((k) => `${k.key_id}  added ${k.added_at}${k.role === 'checkpoint' ? '  (root key: checkpoints only)' : ''}${k.may_replace?.length ? `  may replace ${k.may_replace.join(', ')}` : ''}`));
   return 0;
 }
 

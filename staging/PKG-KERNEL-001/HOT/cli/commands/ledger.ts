@@ -1,5 +1,7 @@
 import { defineCommand, EXIT } from '../command.js';
 import append from '../ledger/append.js';
+import checkpoint from '../ledger/checkpoint.js';
+import checkpoints from '../ledger/checkpoints.js';
 import exportCommand from '../ledger/export.js';
 import head from '../ledger/head.js';
 import importCommand from '../ledger/import.js';
@@ -10,9 +12,9 @@ import verify from '../ledger/verify.js';
 
 export default defineCommand({
   command: 'ledger',
-  describe: 'the kernel ledger: append, verify, query, tail, head, export, import, orphans',
+  describe: 'the kernel ledger: append, verify, query, tail, head, export, import, orphans, checkpoint(s)',
   builder: (y) => y,
-  subcommands: [append, verify, query, tail, head, exportCommand, importCommand, orphans],
+  subcommands: [append, verify, query, tail, head, exportCommand, importCommand, orphans, checkpoint, checkpoints],
   // Unreachable: yargs demands a subcommand, and the subcommand's own run is called.
   run: () => EXIT.USAGE,
 });

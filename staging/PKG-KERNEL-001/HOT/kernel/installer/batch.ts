@@ -1,8 +1,9 @@
 import { basename } from 'node:path';
 import { CpError, toCpError } from '../errors.js';
 import type { PackageArchive } from '../archive/read.js';
+import { writeRootCheckpoint } from '../ledger/checkpoint-store.js';
 import { installOne, readRequestArchive, type InstallEnv, type InstallOutcome, type InstallRequest } from './install.js';
-import { withRootSession, type SessionOptions } from './session.js';
+import { withRootSession, type RootSession, type SessionOptions } from './session.js';
 
 export interface BatchProgress {
   index: number;
@@ -21,6 +22,20 @@ export async function installPackages(root: string, requests: readonly InstallRe
   onProgress: (progress: BatchProgress) => void = () => {}): Promise<InstallOutcome[]> {
   return withRootSession(root, env, async (session) => {
     const outcomes: InstallOutcome[] = [];
+    session.deferCheckpoint = true;
+    const committed = (): boolean => outcomes.some((o) => o.action !== 'unchanged');
+    try {
+      await installAll(session, outcomes);
+    } catch (error) {
+      // Also after a refusal: the packages committed before it are anchored like any others.
+      if (committed()) checkpointAfterRefusal(root, session, error);
+      throw error;
+    }
+    if (committed()) writeRootCheckpoint(root, session.ledger);
+    return outcomes;
+  });
+
+  async function installAll(session: RootSession, outcomes: InstallOutcome[]): Promise<InstallOutcome[]> {
     const reads = new Map<number, Promise<PackageArchive>>();
     const readAhead = (index: number): void => {
       const request = requests[index];
@@ -46,5 +61,17 @@ export async function installPackages(root: string, requests: readonly InstallRe
       }
     }
     return outcomes;
-  });
+  }
+}
+
+/** The refusal stays the error the caller sees; a checkpoint that also failed is named in it, not swallowed. */
+function checkpointAfterRefusal(root: string, session: RootSession, refusal: unknown): void {
+  try {
+    writeRootCheckpoint(root, session.ledger);
+  } catch (error) {
+    const coded = toCpError(refusal);
+    throw new CpError(coded.code, `${coded.message} (and the ledger head could not be checkpointed: ${toCpError(error).message})`, {
+      hint: coded.hint, details: { ...coded.details, checkpoint_error: toCpError(error).code }, cause: refusal,
+    });
+  }
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync
 import { dirname, join } from 'node:path';
 import { sha256Digest } from '../canonical.js';
 import { CpError, show } from '../errors.js';
+import { writeRootCheckpoint } from '../ledger/checkpoint-store.js';
 import type { Receipt } from '../registry/receipt.js';
 import { receiptDir } from '../root/layout.js';
 import { assertNoLinkedAncestor, entryKind } from '../root/shape.js';
@@ -40,6 +41,8 @@ export async function applyJournal(handles: RootHandles, journal: Journal, hook:
   hook('after-receipt', journal.package_id);
   clearJournal(root);
   removeStaging(root, journal, moved);
+  // The commit is complete; the signed head now anchors it outside the database too (no root key: an older root).
+  if (!handles.deferCheckpoint) writeRootCheckpoint(root, ledger);
   return receipt;
 }
 

@@ -5,7 +5,8 @@ import { Ledger, ledgerPathForRoot } from '../ledger/ledger.js';
 import { OwnershipRegistry } from '../registry/ownership.js';
 import { rootPaths } from '../root/layout.js';
 import { createLockFile } from '../root/lock.js';
-import { trustKey } from '../signing/index.js';
+import { writeRootCheckpoint } from '../ledger/checkpoint-store.js';
+import { createRootKey, trustKey } from '../signing/index.js';
 
 export interface CreateRootOptions {
   /** Names allowed to exist in the root already (the genesis kernel's own temporary directory). */
@@ -14,10 +15,13 @@ export interface CreateRootOptions {
   trustKeys?: readonly string[];
   clock?: () => number;
   bootstrapVersion?: string;
+  /** false lays out a root as cplane did before root keys (no checkpoints); for tests of such roots. */
+  rootKey?: boolean;
 }
 
 /**
- * Genesis: lay down a new root's state (directories, lock, ownership registry, ledger, trust store).
+ * Genesis: lay down a new root's state (directories, lock, ownership registry, ledger, trust store, root key and
+ * the first checkpoint).
  * Refuses a root that already has anything in it: genesis never adopts files it did not write.
  */
 export function createRoot(root: string, options: CreateRootOptions = {}): void {
@@ -35,12 +39,18 @@ export function createRoot(root: string, options: CreateRootOptions = {}): void 
   createLockFile(root);
   OwnershipRegistry.open(root, { create: true }).close();
   for (const pem of options.trustKeys ?? []) trustKey(root, pem);
+  const clock = options.clock;
+  const rootKey = options.rootKey === false ? null : createRootKey(root, clock ? { now: () => new Date(clock()) } : {});
   const ledger = Ledger.open(ledgerPathForRoot(root), { create: true, ...(options.clock ? { clock: options.clock } : {}) });
   try {
     ledger.append({
       event_type: 'ROOT_CREATED', submission_id: 'ROOT', decision: 'SUCCESS', reason: 'genesis created the root',
-      metadata: { bootstrap_version: options.bootstrapVersion ?? null, trusted_keys: (options.trustKeys ?? []).length },
+      metadata: {
+        bootstrap_version: options.bootstrapVersion ?? null, trusted_keys: (options.trustKeys ?? []).length,
+        ...(rootKey ? { root_key_id: rootKey.key_id } : {}),
+      },
     });
+    if (rootKey) writeRootCheckpoint(root, ledger, clock ? { now: clock } : {});
   } finally {
     ledger.close();
   }

@@ -9,4 +9,6 @@ export interface RootHandles {
   registry: OwnershipRegistry;
   /** Commits write receipts through it, so it stays in step with the disk. */
   receipts: ReceiptCache;
+  /** A batch signs one checkpoint after its last commit instead of one per commit (each costs two fsyncs). */
+  deferCheckpoint?: boolean;
 }

@@ -7,3 +7,6 @@ export { compileQuery, HISTORY_SQL, ROW_COLUMNS } from './query.js';
 export { validateAppendInput } from './validate.js';
 export { schemaProblems, type SchemaProblem, type SchemaProblemKind } from './schema-check.js';
 export * from './future.js';
+export * from './checkpoint.js';
+export * from './checkpoint-store.js';
+export * from './checkpoint-check.js';

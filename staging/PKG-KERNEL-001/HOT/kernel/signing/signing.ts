@@ -18,6 +18,8 @@ export interface TrustedKey {
   added_at: string;
   /** Packages this key may take over through `replaces` although another key signed them. */
   may_replace?: string[];
+  /** Absent = 'package'. A 'checkpoint' key (the root key) signs ledger checkpoints and never verifies a package. */
+  role?: 'package' | 'checkpoint';
 }
 
 export type SignatureStatus = 'valid' | 'unsigned' | 'invalid' | 'untrusted_key';
@@ -56,7 +58,7 @@ export function signManifest(manifest: Manifest, privateKeyPem: string): Package
  */
 const parsedTrustedKeys = new WeakMap<TrustedKey, KeyObject | null>();
 
-function trustedPublicKey(key: TrustedKey): KeyObject | null {
+export function trustedPublicKey(key: TrustedKey): KeyObject | null {
   let parsed = parsedTrustedKeys.get(key);
   if (parsed === undefined) {
     try {
@@ -81,7 +83,7 @@ export function checkSignature(
 ): { status: SignatureStatus; key_id: string | null } {
   const sig = archive.signature;
   if (sig === null) return { status: 'unsigned', key_id: null };
-  const key = trusted.find((k) => k.key_id === sig.key_id);
+  const key = trusted.find((k) => k.key_id === sig.key_id && (k.role ?? 'package') === 'package');
   if (!key) return { status: 'untrusted_key', key_id: sig.key_id };
   let ok = false;
   try {

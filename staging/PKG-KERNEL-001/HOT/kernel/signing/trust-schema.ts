@@ -43,6 +43,14 @@ export const TRUST_SCHEMA = {
               "type": "string",
               "pattern": "^PKG-[A-Z0-9-]+-\\d{3}$"
             }
+          },
+          "role": {
+            "description": "what the key may verify: package signatures (the default when absent) or ledger checkpoints only",
+            "type": "string",
+            "enum": [
+              "package",
+              "checkpoint"
+            ]
           }
         }
       }

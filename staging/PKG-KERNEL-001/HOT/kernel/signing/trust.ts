@@ -37,6 +37,8 @@ export interface TrustKeyOptions {
   now?: () => Date;
   /** Packages this key may take over through `replaces` (or upgrade) although another key signed them. */
   mayReplace?: readonly string[];
+  /** 'checkpoint' for the root key; package keys carry no role. */
+  role?: 'checkpoint';
 }
 
 const PACKAGE_ID = /^PKG-[A-Z0-9-]+-\d{3}$/;
@@ -63,6 +65,7 @@ export function trustKey(root: string, publicKeyPem: string, opts: TrustKeyOptio
       key_id: keyId,
       public_key_pem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
       added_at: (opts.now ?? (() => new Date()))().toISOString(),
+      ...(opts.role ? { role: opts.role } : {}),
       ...(mayReplace.length > 0 ? { may_replace: mayReplace } : {}),
     };
   const path = trustStorePath(root);

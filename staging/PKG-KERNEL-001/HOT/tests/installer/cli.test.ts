@@ -76,7 +76,7 @@ test('the root entry runs genesis in a root holding only what the caller allows,
   const code = await runInstallEntry({ argv, hot, defaultRoot: root, genesisAllow: ['.mark'], out: (l) => lines.push(l), err: (l) => lines.push(l) });
   assert.equal(code, 0, lines.join('\n'));
   assert.match(lines[0]!, /^\[1\/1\] installed PKG-ALPHA-001 1\.0\.0/);
-  assert.equal(readTrustStore(root).length, 1);
+  assert.deepEqual(readTrustStore(root).map((k) => k.role ?? 'package'), ['package', 'checkpoint'], 'the given key, then the root key for checkpoints');
   assert.equal(readReceipt(root, 'PKG-ALPHA-001')!.signature.status, 'valid');
   const first = ledgerEntries(root)[0]!;
   assert.equal(first.event_type, 'ROOT_CREATED');
