@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import { DEV_ROOT, REPO } from '../../scripts/lib/repo.js';
 
@@ -245,4 +246,31 @@ test(`hostile provider, through \`cplane route\`: ${CASES.length} cases exit 0 o
     assert.equal(readFileSync(join(ledgerDir, name)).includes(KEY), false, `the key is in no byte of ${name}`);
   }
   t.diagnostic(`${CASES.length} hostile-provider cases through the CLI; none exited 70 (ERR_INTERNAL)`);
+});
+
+test('`cplane route` when neither the ledger nor the spool takes the EXCHANGE: the answer is printed and the error carries the whole exchange', async (t) => {
+  const copy = join(work, 'unrecordable');
+  cpSync(root, copy, { recursive: true, verbatimSymlinks: true });
+  t.after(() => rmSync(copy, { recursive: true, force: true }));
+  // The ledger refuses every EXCHANGE (as a full disk would, after the DISPATCH went in) …
+  const db = new Database(join(copy, 'HOT', 'ledger', 'ledger.sqlite'));
+  const table = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%entry_hash%'").get() as { name: string }).name;
+  db.exec(`CREATE TRIGGER refuse_exchange BEFORE INSERT ON ${table} WHEN NEW.event_type = 'EXCHANGE' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+  db.close();
+  // … and a file stands where the spool directory would be created.
+  writeFileSync(join(copy, 'HOT', 'registries', 'router-spool'), 'not a directory');
+  const args = ['route', '--root', copy, '--provider', 'mock', '--prompt', 'keep me', '--dev'];
+  const json = await cli([...args, '--json'], {});
+  assert.equal(json.status, 3, json.stdout + json.stderr);
+  const error = (JSON.parse(json.stdout) as { error: { code: string; details: { response: { content: string; outcome: string }; exchange: Array<{ event_type: string; metadata: Record<string, unknown> }> } } }).error;
+  assert.equal(error.code, 'ERR_ROUTE_EXCHANGE_UNRECORDED');
+  assert.equal(error.details.response.outcome, 'success');
+  assert.equal(error.details.response.content, 'Mock response');
+  assert.equal(error.details.exchange[0]?.event_type, 'EXCHANGE');
+  assert.equal(error.details.exchange[0]?.metadata.response, 'Mock response');
+  assert.equal(error.details.exchange[0]?.metadata.prompt, 'keep me');
+  const human = await cli(args, {});
+  assert.equal(human.status, 3);
+  assert.match(human.stdout, /^Mock response$/m, 'the answer is on stdout');
+  assert.match(human.stderr, /ERR_ROUTE_EXCHANGE_UNRECORDED: .*"event_type":"EXCHANGE".*"response":"Mock response"/, 'the whole exchange is on stderr');
 });
