@@ -86,9 +86,21 @@ export class Router {
   recoverSpool(): SpoolDrain {
     const empty: SpoolDrain = { drained: 0, quarantined: [], pending: 0, warnings: [] };
     if (!this.spool) return empty;
-    const drained = this.spool.drain((inputs) => this.options.ledger.appendBatch(scrubRecords(inputs, this.secrets)));
+    const drained = this.spool.drain((inputs) => {
+      // A process that died between appending an entry and removing it left it behind: never append twice.
+      if (this.alreadyRecorded(inputs[0])) return;
+      this.options.ledger.appendBatch(scrubRecords(inputs, this.secrets));
+    });
     this.pendingWarnings.push(...drained.warnings);
     return drained;
+  }
+
+  /** True when the ledger already holds this spooled EXCHANGE (same DISPATCH link, found by its session). */
+  private alreadyRecorded(exchange: AppendInput | undefined): boolean {
+    const sessionId = exchange?.metadata?.session_id;
+    const dispatchId = exchange?.metadata?.dispatch_entry_id;
+    if (typeof sessionId !== 'string' || sessionId === '' || typeof dispatchId !== 'string') return false;
+    return this.options.ledger.query({ event_type: 'EXCHANGE', session_id: sessionId }).some((e) => e.metadata.dispatch_entry_id === dispatchId);
   }
 
   breakerStates(): BreakerSnapshot[] {

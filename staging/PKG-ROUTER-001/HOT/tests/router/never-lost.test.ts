@@ -241,3 +241,17 @@ test('a spool entry the ledger cannot take for an environmental reason stays pen
   fail.on = false;
   assert.equal(h.router.recoverSpool().drained, 1);
 });
+
+test('a spooled exchange already in the ledger (a drain killed before removing it) is removed, never appended twice', async (t) => {
+  const h = harness(t);
+  const fail = failExchanges(h, enospc);
+  await h.router.route(request());
+  fail.on = false;
+  const spool = join(h.dir, 'spool');
+  const [name] = readdirSync(spool);
+  h.ledger.appendBatch(JSON.parse(readFileSync(join(spool, name as string), 'utf8')) as AppendInput[]);
+  const drained = h.router.recoverSpool();
+  assert.equal(drained.drained, 1);
+  assert.deepEqual(readdirSync(spool), []);
+  assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
+});
