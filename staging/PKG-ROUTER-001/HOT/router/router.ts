@@ -304,12 +304,17 @@ function count(value: unknown): number | null {
  * A provider result with the types the records rely on, whatever provider produced it: strings are strings,
  * counts are safe non-negative integers or null (unknown), the raw usage an object or null.
  */
-function wellTyped(result: ProviderResult): ProviderResult {
+function wellTyped(answer: ProviderResult): ProviderResult {
+  const result = (typeof answer === 'object' && answer !== null ? answer : {}) as Partial<ProviderResult>;
   const usage = (typeof result.usage === 'object' && result.usage !== null ? result.usage : {}) as Partial<Usage>;
   const raw = usage.raw;
   return {
-    ...result,
-    content: typeof result.content === 'string' ? result.content : String(result.content ?? ''),
+    provider_id: typeof result.provider_id === 'string' ? result.provider_id : '',
+    raw_stop_reason: typeof result.raw_stop_reason === 'string' ? result.raw_stop_reason : null,
+    request_id: typeof result.request_id === 'string' ? result.request_id : null,
+    latency_ms: typeof result.latency_ms === 'number' && Number.isFinite(result.latency_ms) ? result.latency_ms : 0,
+    content: typeof result.content === 'string' ? result.content
+      : typeof result.content === 'number' || typeof result.content === 'boolean' ? String(result.content) : '',
     model: typeof result.model === 'string' ? result.model : '',
     stop_reason: typeof result.stop_reason === 'string' ? result.stop_reason : 'other',
     usage: {

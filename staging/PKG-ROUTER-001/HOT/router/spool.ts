@@ -165,7 +165,7 @@ function kindOf(st: Stats): string {
   return 'a device or other special file';
 }
 
-/** Used by a caller that wants the spool's directory pair under a root. */
+/** The spool and its quarantine under a root. */
 export function spoolDirs(root: string): { dir: string; quarantineDir: string } {
   return { dir: join(root, ...SPOOL_DIR), quarantineDir: join(root, ...SPOOL_QUARANTINE_DIR) };
 }

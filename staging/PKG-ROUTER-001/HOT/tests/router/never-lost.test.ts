@@ -255,3 +255,15 @@ test('a spooled exchange already in the ledger (a drain killed before removing i
   assert.deepEqual(readdirSync(spool), []);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
 });
+
+test('a provider returning something that is not a result (a bug) still yields a recorded outcome, not a crash', async (t) => {
+  const broken: Provider = { id: 'mock', send: async () => ({ content: 42, usage: 'lots' }) as unknown as ProviderResult };
+  const h = harness(t, { router: { providers: [broken] } });
+  const res = await h.router.route(request());
+  assert.equal(res.outcome, 'success');
+  assert.equal(res.content, '42');
+  assert.equal(res.input_tokens, 0);
+  const [exchange] = h.ledger.query({ event_type: 'EXCHANGE' });
+  assert.equal(exchange?.metadata.input_tokens, null, 'unknown, not 0, in the record');
+  assertVerifies(h);
+});
