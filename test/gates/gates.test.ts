@@ -4,7 +4,7 @@ import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -210,6 +210,26 @@ test('G6: a DISPATCH without its EXCHANGE past the orphan timeout FAILS; an EXCH
   const other = copyRoot();
   must([cplane, 'ledger', 'append', '--root', other, '--event-type', 'EXCHANGE', '--submission-id', 'PRC-X', '--decision', 'SUCCESS', '--reason', 'x', '--metadata', '{"dispatch_entry_id":"LED-00000000","session_id":"S"}']);
   assert.deepEqual(codes(gateCheck(other).json, 'G6'), ['EXCHANGE_WITHOUT_DISPATCH']);
+});
+
+test('G6: a spooled exchange not yet appended WARNS (its DISPATCH is no orphan); a quarantined spool entry FAILS', async () => {
+  const root = copyRoot();
+  const dispatchId = must([cplane, 'ledger', 'append', '--root', root, '--event-type', 'DISPATCH', '--submission-id', 'PRC-X', '--decision', 'DISPATCHED', '--reason', 'answered, ledger full', '--metadata', '{"contract_id":"PRC-X","agent_id":"A","session_id":"S"}']).trim();
+  assert.match(dispatchId, /^LED-/);
+  const spool = join(root, 'HOT', 'registries', 'router-spool');
+  mkdirSync(spool, { recursive: true });
+  const exchange = { event_type: 'EXCHANGE', submission_id: 'PRC-X', decision: 'SUCCESS', reason: 'Exchange completed', metadata: { dispatch_entry_id: dispatchId, session_id: 'S' } };
+  writeFileSync(join(spool, `${dispatchId}.json`), JSON.stringify([exchange]));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const pending = gateCheck(root, ['--orphan-timeout-ms', '10']).json;
+  onlyFails(pending, 'G6', 'WARN');
+  assert.deepEqual(codes(pending, 'G6'), ['SPOOL_PENDING'], 'spooled, so not an ORPHAN_DISPATCH');
+  const quarantine = join(root, 'HOT', 'registries', 'router-spool-quarantine');
+  mkdirSync(quarantine, { recursive: true });
+  writeFileSync(join(quarantine, 'LED-deadbeef.json'), '[{"event_type":"EXCH');
+  const quarantined = gateCheck(root, ['--orphan-timeout-ms', '10']).json;
+  onlyFails(quarantined, 'G6');
+  assert.deepEqual(codes(quarantined, 'G6'), ['SPOOL_QUARANTINED', 'SPOOL_PENDING']);
 });
 
 test('G7: a broken installed router FAILS the smoke gate', () => {

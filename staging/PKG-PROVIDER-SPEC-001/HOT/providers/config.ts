@@ -88,6 +88,13 @@ function checkBaseUrl(spec: EndpointSpec, raw: string): string {
       details: { provider_id: spec.providerId, env_var: spec.baseUrlVar },
     });
   }
+  if (url.username !== '' || url.password !== '') {
+    // Credentials in the URL would ride along in every error that names the endpoint; keys go in api_key.
+    throw new CpError('ERR_PROVIDER_BASE_URL_CREDENTIALS', `provider ${show(spec.providerId)} base URL ${show(displayUrl(url, raw))} holds credentials (user:password@)`, {
+      hint: `remove the user info from base_url / $${spec.baseUrlVar}; put the key in api_key or $${spec.apiKeyVar}`,
+      details: { provider_id: spec.providerId, env_var: spec.baseUrlVar },
+    });
+  }
   return raw.replace(/\/+$/, '');
 }
 

@@ -40,6 +40,12 @@ export interface ProviderErrorInit {
   requestId?: string | null;
   /** The provider's own error type/code, e.g. `overloaded_error` or `insufficient_quota`. */
   providerErrorType?: string | null;
+  /**
+   * The failure came after a 2xx status (body cut off, reset mid-body, malformed or oversized 2xx body):
+   * the provider may already have done and billed the work, so it is never retried and its budget
+   * reservation is kept charged as unknown, not released.
+   */
+  afterSuccess?: boolean;
   cause?: unknown;
 }
 
@@ -52,18 +58,20 @@ export class ProviderError extends CpError {
   readonly retry_after_ms: number | null;
   readonly request_id: string | null;
   readonly provider_error_type: string | null;
+  readonly after_success: boolean;
 
   constructor(init: ProviderErrorInit) {
     const status = init.status ?? null;
     const retryAfterMs = init.retryAfterMs ?? null;
     const requestId = init.requestId ?? null;
     const providerErrorType = init.providerErrorType ?? null;
-    const retryable = isRetryableKind(init.kind);
+    const afterSuccess = init.afterSuccess === true;
+    const retryable = isRetryableKind(init.kind) && !afterSuccess;
     super(`ERR_PROVIDER_${init.kind.toUpperCase()}`, init.message, {
       hint: HINTS[init.kind],
       details: {
         provider_id: init.providerId, kind: init.kind, status, retryable, retry_after_ms: retryAfterMs,
-        request_id: requestId, provider_error_type: providerErrorType,
+        request_id: requestId, provider_error_type: providerErrorType, after_success: afterSuccess,
       },
       cause: init.cause,
     });
@@ -75,6 +83,7 @@ export class ProviderError extends CpError {
     this.retry_after_ms = retryAfterMs;
     this.request_id = requestId;
     this.provider_error_type = providerErrorType;
+    this.after_success = afterSuccess;
   }
 
   /** The seed's error code for EXCHANGE records: TIMEOUT, SERVER_ERROR, RATE_LIMITED, … */

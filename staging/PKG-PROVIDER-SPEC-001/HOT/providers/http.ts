@@ -45,22 +45,25 @@ export async function postJson(args: PostJsonArgs): Promise<HttpReply> {
   const onCallerAbort = (): void => controller.abort();
   options.signal?.addEventListener('abort', onCallerAbort, { once: true });
   const started = args.clock.now();
+  // Set once a 2xx status line has arrived: from then on the provider may have billed the call.
+  let successStatus: number | null = null;
   try {
     const response = await args.fetch(args.url, {
       method: 'POST', headers: args.headers, body: JSON.stringify(args.body), signal: controller.signal, redirect: 'error',
     });
-    const text = await readCapped(response, args.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, providerId);
+    if (response.status >= 200 && response.status <= 299) successStatus = response.status;
+    const text = await readCapped(response, args.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, providerId, successStatus !== null);
     return { status: response.status, headers: response.headers, text, latencyMs: Math.max(0, args.clock.now() - started) };
   } catch (error) {
     if (error instanceof ProviderError) throw error;
-    throw transportError(args, error, timedOut);
+    throw transportError(args, error, timedOut, successStatus);
   } finally {
     args.timers.clearTimeout(timer);
     options.signal?.removeEventListener('abort', onCallerAbort);
   }
 }
 
-async function readCapped(response: Response, maxBytes: number, providerId: string): Promise<string> {
+async function readCapped(response: Response, maxBytes: number, providerId: string, afterSuccess: boolean): Promise<string> {
   if (response.body === null) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -69,7 +72,7 @@ async function readCapped(response: Response, maxBytes: number, providerId: stri
     // Leaving the for-await early cancels the stream, which closes the connection.
     if (size > maxBytes) {
       throw new ProviderError({
-        kind: 'malformed_response', providerId, status: response.status,
+        kind: 'malformed_response', providerId, status: response.status, afterSuccess,
         message: `provider ${show(providerId)} answered HTTP ${response.status} with a body over ${maxBytes} bytes`,
       });
     }
@@ -78,19 +81,25 @@ async function readCapped(response: Response, maxBytes: number, providerId: stri
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function transportError(args: PostJsonArgs, error: unknown, timedOut: boolean): ProviderError {
+function transportError(args: PostJsonArgs, error: unknown, timedOut: boolean, successStatus: number | null): ProviderError {
   const { providerId } = args;
+  // A failure while reading a 2xx body (deadline, reset, truncation): the work may be done and billed.
+  const afterSuccess = successStatus !== null;
+  const during = afterSuccess ? ` while reading the body of an HTTP ${successStatus} reply (the call may have been billed)` : '';
   if (timedOut) {
-    return new ProviderError({ kind: 'timeout', providerId, message: `provider ${show(providerId)} did not answer within ${args.options.timeoutMs} ms` });
+    return new ProviderError({
+      kind: 'timeout', providerId, status: successStatus, afterSuccess,
+      message: `provider ${show(providerId)} did not answer within ${args.options.timeoutMs} ms${during}`,
+    });
   }
   if (args.options.signal?.aborted === true) {
-    return new ProviderError({ kind: 'cancelled', providerId, message: `call to provider ${show(providerId)} cancelled by the caller` });
+    return new ProviderError({ kind: 'cancelled', providerId, status: successStatus, afterSuccess, message: `call to provider ${show(providerId)} cancelled by the caller${during}` });
   }
   const reason = redact(describeTransportFailure(error), args.secrets);
   // The raw fetch error is not kept as the cause: its text could quote a header value (the key).
   return new ProviderError({
-    kind: 'network', providerId, cause: new Error(reason),
-    message: `provider ${show(providerId)} unreachable at ${show(redact(safeOrigin(args.url), args.secrets))}: ${reason}`,
+    kind: 'network', providerId, cause: new Error(reason), status: successStatus, afterSuccess,
+    message: `provider ${show(providerId)} unreachable at ${show(redact(safeOrigin(args.url), args.secrets))}: ${show(reason, 200)}${during}`,
   });
 }
 

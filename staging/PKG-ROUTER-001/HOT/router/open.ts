@@ -13,6 +13,7 @@ import type { BreakerSnapshot } from './breaker.js';
 import { routerCheckpointer } from './checkpoints.js';
 import { loadRouterConfig } from './config.js';
 import { Router } from './router.js';
+import { spoolDirs } from './spool.js';
 
 /** Provider packages the router can use when they are installed in the root (module, export, options). */
 const PROVIDER_MODULES = [
@@ -38,7 +39,8 @@ export interface OpenRouterOptions {
 export interface OpenedRouter {
   router: Router;
   ledger: Ledger;
-  close(): void;
+  /** Saves breaker state and closes; returns what failed (as warnings) instead of throwing. */
+  close(): string[];
 }
 
 /** Auth keys: $CPLANE_AUTH_SECRET is the "default" key. */
@@ -73,9 +75,12 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const env = options.env ?? process.env;
   // A scratch ledger (the G7 gate) gets no budget: it must not spend the root's.
   const budget = options.ledgerPath ? null : Budgeter.open({ root });
+  const spool = options.ledgerPath ? null : spoolDirs(root);
   const router = new Router({
     ledger, config, providers: [provider], budget, devMode: options.devMode ?? false, authKeys: authKeysFrom(env),
-    spoolDir: options.ledgerPath ? null : join(hot, 'registries', 'router-spool'),
+    spoolDir: spool?.dir ?? null, spoolQuarantineDir: spool?.quarantineDir ?? null,
+    // The keys the HTTP providers read from the environment: scrubbed from every record if echoed back.
+    secrets: [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY],
     // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint.
     ...(options.ledgerPath ? {} : { afterRoute: routerCheckpointer({ root, ledger, config: config.checkpoint }) }),
   });
@@ -87,9 +92,19 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     router,
     ledger,
     close() {
-      if (statePath) writeFileAtomic(statePath, `${JSON.stringify(router.breakerStates(), null, 2)}\n`);
-      budget?.close();
-      ledger.close();
+      // Runs after an answer may already be in hand: a failure here is reported, never lets it be lost.
+      const problems: string[] = [];
+      const attempt = (what: string, fn: () => void): void => {
+        try {
+          fn();
+        } catch (error) {
+          problems.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      };
+      if (statePath) attempt('BREAKER_STATE_NOT_SAVED', () => writeFileAtomic(statePath, `${JSON.stringify(router.breakerStates(), null, 2)}\n`));
+      if (budget) attempt('BUDGET_CLOSE_FAILED', () => budget.close());
+      attempt('LEDGER_CLOSE_FAILED', () => ledger.close());
+      return problems;
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { AppendInput } from '../kernel/ledger/index.js';
 import type { PromptRequest } from './request.js';
+import { boundJson } from '../providers/bound.js';
 import type { ProviderResult } from '../providers/spec.js';
 
 // Every metadata object below is written with its keys in sorted (RFC 8785) order, nested ones too: the ledger
@@ -83,7 +84,7 @@ export function exchangeRecord(ctx: ExchangeContext, answer: ProviderResult): Ap
       session_id: request.session_id,
       ...stablePrefix(ctx),
       tier: request.tier ?? '',
-      ...(usage.raw ? { usage_raw: sortedCopy(usage.raw) } : {}),
+      ...(usage.raw ? { usage_raw: sortedCopy(boundJson(usage.raw, [])) } : {}),
       work_order_id: request.work_order_id ?? '',
     },
   };
@@ -124,6 +125,7 @@ export function exchangeErrorRecord(ctx: ExchangeContext, errorCode: string, err
 /**
  * A provider's raw usage arrives in its own key order; a copy with sorted keys keeps the whole record on the
  * fast path. Null-prototype objects, so a hostile "__proto__" key is copied as data, never as a prototype.
+ * Its input is already bounded (boundJson: depth, sizes, finite numbers), whichever provider produced it.
  */
 function sortedCopy(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedCopy);

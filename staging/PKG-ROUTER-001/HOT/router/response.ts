@@ -1,3 +1,4 @@
+import type { AppendInput } from '../kernel/ledger/index.js';
 import type { AttemptRecord } from './records.js';
 
 export type RouteOutcome = 'success' | 'error' | 'timeout' | 'rejected';
@@ -29,6 +30,11 @@ export interface PromptResponse {
   attempts: AttemptRecord[];
   /** Failures after the provider answered (ledger spool, budget settle): surfaced, never swallowed. */
   warnings: string[];
+  /**
+   * Present only when the exchange could be neither committed nor spooled: the whole batch of records, so
+   * the caller (the CLI prints it in its error output) keeps it. Nothing is lost silently.
+   */
+  unrecorded_exchange?: AppendInput[];
 }
 
 export function emptyResponse(timestamp: string, providerId: string, modelId: string): PromptResponse {

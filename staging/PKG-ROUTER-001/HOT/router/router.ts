@@ -2,17 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { AppendInput, Ledger, LedgerEntry } from '../kernel/ledger/index.js';
 import { canonicalJson, sha256Hex } from '../kernel/canonical.js';
 import type { Budgeter } from '../budgeter/index.js';
-import type { Provider, ProviderRequest } from '../providers/spec.js';
+import type { Provider, ProviderRequest, ProviderResult, Usage } from '../providers/spec.js';
 import { verifyToken, type AuthKeys } from './auth.js';
 import { BreakerRegistry, type BreakerSnapshot } from './breaker.js';
 import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
-import { validateOutput } from './output.js';
-import { dispatchRecord, exchangeErrorRecord, exchangeRecord, rejectionRecord } from './records.js';
+import { validateOutput, type OutputValidation } from './output.js';
+import { isRecordFault } from './record-fault.js';
+import { dispatchRecord, exchangeErrorRecord, exchangeRecord, rejectionRecord, type ExchangeContext } from './records.js';
 import { checkRequest, type PromptRequest } from './request.js';
 import { emptyResponse, type PromptResponse } from './response.js';
+import { scrubRecords, scrubText, secretList } from './scrub.js';
 import { sendWithRetries } from './send.js';
-import { ExchangeSpool } from './spool.js';
+import { ExchangeSpool, type SpoolDrain } from './spool.js';
 
 export interface RouterOptions {
   ledger: Ledger;
@@ -26,6 +28,13 @@ export interface RouterOptions {
   devMode?: boolean;
   /** Where exchanges go when the ledger refuses a write after the provider answered. */
   spoolDir?: string | null;
+  /** Where unreadable spool entries are set aside; default `<spoolDir>-quarantine`. */
+  spoolQuarantineDir?: string | null;
+  /**
+   * Values never written to a record (provider API keys); the auth keys' secrets and each request's auth
+   * token are added by the router itself.
+   */
+  secrets?: readonly (string | null | undefined)[];
   clock?: () => number;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -58,18 +67,42 @@ export class Router {
   private readonly clock: () => number;
   private readonly spool: ExchangeSpool | null;
   private readonly budget: Budgeter | null;
+  private readonly secrets: string[];
+  /** Warnings from starting up (spool recovery), carried on the next response so they are seen. */
+  private pendingWarnings: string[] = [];
 
   constructor(private readonly options: RouterOptions) {
     this.clock = options.clock ?? Date.now;
     this.breakers = new BreakerRegistry(options.config.breaker, this.clock);
     for (const provider of options.providers) this.providers.set(provider.id, provider);
-    this.spool = options.spoolDir ? new ExchangeSpool(options.spoolDir) : null;
+    this.spool = options.spoolDir ? new ExchangeSpool(options.spoolDir, options.spoolQuarantineDir ?? `${options.spoolDir}-quarantine`) : null;
     this.budget = options.budget ?? null;
+    this.secrets = secretList([...(options.secrets ?? []), ...Object.values(options.authKeys ?? {})]);
   }
 
-  /** Append any exchanges spooled by an earlier process whose ledger write failed. Returns how many. */
-  recoverSpool(): number {
-    return this.spool ? this.spool.drain((inputs) => this.options.ledger.appendBatch(inputs)) : 0;
+  /**
+   * Append any exchanges spooled by an earlier process whose ledger write failed. Never throws: an entry
+   * that cannot be read or appended is quarantined or left pending, and the warnings ride on the next
+   * response (and are returned).
+   */
+  recoverSpool(): SpoolDrain {
+    const empty: SpoolDrain = { drained: 0, quarantined: [], pending: 0, warnings: [] };
+    if (!this.spool) return empty;
+    const drained = this.spool.drain((inputs) => {
+      // A process that died between appending an entry and removing it left it behind: never append twice.
+      if (this.alreadyRecorded(inputs[0])) return;
+      this.options.ledger.appendBatch(scrubRecords(inputs, this.secrets));
+    });
+    this.pendingWarnings.push(...drained.warnings);
+    return drained;
+  }
+
+  /** True when the ledger already holds this spooled EXCHANGE (same DISPATCH link, found by its session). */
+  private alreadyRecorded(exchange: AppendInput | undefined): boolean {
+    const sessionId = exchange?.metadata?.session_id;
+    const dispatchId = exchange?.metadata?.dispatch_entry_id;
+    if (typeof sessionId !== 'string' || sessionId === '' || typeof dispatchId !== 'string') return false;
+    return this.options.ledger.query({ event_type: 'EXCHANGE', session_id: sessionId }).some((e) => e.metadata.dispatch_entry_id === dispatchId);
   }
 
   breakerStates(): BreakerSnapshot[] {
@@ -89,6 +122,7 @@ export class Router {
     const providerId = typeof partial.provider_id === 'string' ? partial.provider_id : this.options.config.default_provider;
     const modelId = typeof partial.model_id === 'string' ? partial.model_id : this.options.config.default_model;
     const base = emptyResponse(new Date(start).toISOString(), providerId, modelId);
+    base.warnings.push(...this.pendingWarnings.splice(0));
     const reject = (code: string, message: string, records: AppendInput[] = []): PromptResponse =>
       this.reject(base, partial, code, message, start, records);
 
@@ -117,7 +151,7 @@ export class Router {
     }
     let dispatch: LedgerEntry;
     try {
-      dispatch = this.appendAll([...reserved.records, dispatchRecord(request, providerId, modelId)]);
+      dispatch = this.appendAll([...reserved.records, dispatchRecord(request, providerId, modelId)], request.auth_token);
     } catch (error) {
       breaker.releaseProbe();
       budget.release(this.budget, requestId, base.warnings);
@@ -142,51 +176,113 @@ export class Router {
       ...s.base, warnings: [...s.base.warnings], latency_ms: latencyMs, dispatch_entry_id: s.dispatch.id, context_hash: s.contextHash,
       attempts: result.attempts, stable_prefix_hash: request.compiled?.stable_prefix_hash ?? null,
     };
+    const secrets = secretList([...this.secrets, request.auth_token]);
     if (!result.ok) {
       if (!result.failure.retryable) breaker.releaseProbe();
       const code = result.failure.error_code;
-      const released = budget.release(this.budget, s.requestId, response.warnings);
-      this.record([exchangeErrorRecord(ctx, code, result.failure.message), ...released], response, s.dispatch.id);
-      return { ...response, outcome: code === 'TIMEOUT' ? 'timeout' : 'error', error_code: code, error_message: result.failure.message };
+      const message = scrubText(result.failure.message, secrets);
+      // Cut off after a 2xx, the call may have been billed: keep the reservation charged as unknown.
+      const budgetRecords = result.failure.after_success
+        ? budget.settle(this.budget, s.requestId, UNKNOWN_USAGE, response.warnings).records
+        : budget.release(this.budget, s.requestId, response.warnings);
+      const unrecorded = this.record([exchangeErrorRecord(ctx, code, message), ...budgetRecords], response, s.dispatch.id, secrets, null);
+      const failed: PromptResponse = { ...response, outcome: code === 'TIMEOUT' ? 'timeout' : 'error', error_code: code, error_message: message };
+      return unrecorded ? { ...failed, unrecorded_exchange: unrecorded } : failed;
     }
     breaker.recordSuccess();
-    const answer = result.result;
+    return this.answered(s, ctx, result.result, response, secrets);
+  }
+
+  /**
+   * Everything after the provider answered. Nothing here may lose the answer: the caller always gets it,
+   * and the EXCHANGE is committed, or spooled, or (if even the spool cannot be written) handed back whole
+   * in `unrecorded_exchange` for the caller to print.
+   */
+  private answered(s: Admitted, ctx: ExchangeContext, raw: ProviderResult, response: PromptResponse, secrets: string[]): PromptResponse {
+    const answer = wellTyped(raw);
     const settled = budget.settle(this.budget, s.requestId, answer.usage, response.warnings);
-    this.record([exchangeRecord(ctx, answer), ...settled.records], response, s.dispatch.id);
-    const validation = request.output_schema ? validateOutput(answer.content, request.output_schema) : null;
-    return {
-      ...response, outcome: 'success', content: answer.content, model_id: answer.model || modelId,
+    let exchange: AppendInput;
+    try {
+      exchange = exchangeRecord(ctx, answer);
+    } catch (error) {
+      response.warnings.push(`EXCHANGE_RECORD_DEGRADED: the provider's raw usage could not be recorded (${describe(error)}); it was dropped`);
+      exchange = exchangeRecord(ctx, { ...answer, usage: { ...answer.usage, raw: null } });
+    }
+    const degraded = (): AppendInput[] => [withoutRawUsage(exchange), ...settled.records];
+    const unrecorded = this.record([exchange, ...settled.records], response, s.dispatch.id, secrets, degraded);
+    let validation: OutputValidation | null = null;
+    if (ctx.request.output_schema) {
+      try {
+        validation = validateOutput(answer.content, ctx.request.output_schema);
+      } catch (error) {
+        validation = { valid: false, errors: [`output validation failed: ${describe(error)}`] };
+      }
+    }
+    const done: PromptResponse = {
+      ...response, outcome: 'success', content: scrubText(answer.content, secrets), model_id: answer.model || s.modelId,
       input_tokens: answer.usage.input_tokens ?? 0, output_tokens: answer.usage.output_tokens ?? 0,
       cache_read_tokens: answer.usage.cache_read_tokens, cache_write_tokens: answer.usage.cache_write_tokens,
       cost_incurred: settled.cost, budget_remaining: settled.remaining_tokens ?? response.budget_remaining,
       output_valid: validation ? validation.valid : null, output_validation_errors: validation?.errors ?? [],
     };
+    return unrecorded ? { ...done, unrecorded_exchange: unrecorded } : done;
   }
 
   /** Append records in one transaction (one fsync); returns the last entry, the router's own record. */
-  private appendAll(records: AppendInput[]): LedgerEntry {
-    const entries = this.options.ledger.appendBatch(records);
+  private appendAll(records: AppendInput[], authToken?: unknown): LedgerEntry {
+    const secrets = typeof authToken === 'string' ? secretList([...this.secrets, authToken]) : this.secrets;
+    const entries = this.options.ledger.appendBatch(scrubRecords(records, secrets));
     return entries[entries.length - 1] as LedgerEntry;
   }
 
-  /** Append the EXCHANGE batch; if the ledger keeps refusing, spool it so it is never lost, and say so. */
-  private record(records: AppendInput[], response: PromptResponse, dispatchId: string): void {
+  /**
+   * Append the EXCHANGE batch. The ledger refusing the records themselves (a value it cannot canonicalise)
+   * is not retried: the `degraded` batch (raw usage dropped) is tried instead. If the ledger keeps refusing,
+   * the batch is spooled; if the spool cannot be written either, the batch is returned (unrecorded) so the
+   * caller can hand it over whole. Never throws.
+   */
+  private record(records: AppendInput[], response: PromptResponse, dispatchId: string, secrets: readonly string[],
+    degraded: (() => AppendInput[]) | null): AppendInput[] | null {
+    let batch: AppendInput[];
     let lastError: unknown;
-    for (let attempt = 0; attempt < this.options.config.ledger_write_attempts; attempt += 1) {
+    try {
+      batch = scrubRecords(records, secrets);
+    } catch (error) {
+      batch = records;
+      lastError = error;
+    }
+    for (let attempt = 0; lastError === undefined && attempt < this.options.config.ledger_write_attempts; attempt += 1) {
       try {
-        response.exchange_entry_id = this.options.ledger.appendBatch(records)[0]?.id ?? '';
-        return;
+        response.exchange_entry_id = this.options.ledger.appendBatch(batch)[0]?.id ?? '';
+        return null;
+      } catch (error) {
+        if (isRecordFault(error)) lastError = error;
+        else if (attempt + 1 === this.options.config.ledger_write_attempts) lastError = error;
+      }
+    }
+    if (degraded && isRecordFault(lastError)) {
+      try {
+        const smaller = scrubRecords(degraded(), secrets);
+        response.exchange_entry_id = this.options.ledger.appendBatch(smaller)[0]?.id ?? '';
+        response.warnings.push(`EXCHANGE_RECORD_DEGRADED: the ledger refused the exchange (${describe(lastError)}); it was recorded without the provider's raw usage`);
+        return null;
       } catch (error) {
         lastError = error;
       }
     }
-    const reason = lastError instanceof Error ? lastError.message : String(lastError);
+    const reason = scrubText(describe(lastError), secrets);
     if (this.spool) {
-      const path = this.spool.put(dispatchId, records);
-      response.warnings.push(`LEDGER_WRITE_FAILED: exchange spooled to ${path} (${reason}); it is appended when the router next starts`);
-    } else {
-      response.warnings.push(`LEDGER_WRITE_FAILED: exchange not recorded (${reason}); no spool directory is configured`);
+      try {
+        const path = this.spool.put(dispatchId, batch);
+        response.warnings.push(`LEDGER_WRITE_FAILED: exchange spooled to ${path} (${reason}); it is appended when the router next starts`);
+        return null;
+      } catch (error) {
+        response.warnings.push(`EXCHANGE_NOT_RECORDED: the ledger refused the exchange (${reason}) and the spool could not be written (${scrubText(describe(error), secrets)}); the whole exchange is in unrecorded_exchange`);
+        return batch;
+      }
     }
+    response.warnings.push(`EXCHANGE_NOT_RECORDED: the ledger refused the exchange (${reason}) and no spool directory is configured; the whole exchange is in unrecorded_exchange`);
+    return batch;
   }
 
   private authorise(request: PromptRequest): { code: string; message: string } | null {
@@ -196,9 +292,52 @@ export class Router {
   }
 
   private reject(base: PromptResponse, request: Partial<PromptRequest>, code: string, message: string, start: number, records: AppendInput[]): PromptResponse {
-    const entry = this.appendAll([...records, rejectionRecord(request, code, message)]);
+    const entry = this.appendAll([...records, rejectionRecord(request, code, message)], request.auth_token);
     return { ...base, outcome: 'rejected', exchange_entry_id: entry.id, error_code: code, error_message: message, latency_ms: this.clock() - start };
   }
+}
+
+/** Usage that says nothing: the provider may have billed, nobody knows how much. */
+const UNKNOWN_USAGE: Usage = { input_tokens: null, output_tokens: null, cache_read_tokens: null, cache_write_tokens: null, raw: null };
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function count(value: unknown): number | null {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+/**
+ * A provider result with the types the records rely on, whatever provider produced it: strings are strings,
+ * counts are safe non-negative integers or null (unknown), the raw usage an object or null.
+ */
+function wellTyped(answer: ProviderResult): ProviderResult {
+  const result = (typeof answer === 'object' && answer !== null ? answer : {}) as Partial<ProviderResult>;
+  const usage = (typeof result.usage === 'object' && result.usage !== null ? result.usage : {}) as Partial<Usage>;
+  const raw = usage.raw;
+  return {
+    provider_id: typeof result.provider_id === 'string' ? result.provider_id : '',
+    raw_stop_reason: typeof result.raw_stop_reason === 'string' ? result.raw_stop_reason : null,
+    request_id: typeof result.request_id === 'string' ? result.request_id : null,
+    latency_ms: typeof result.latency_ms === 'number' && Number.isFinite(result.latency_ms) ? result.latency_ms : 0,
+    content: typeof result.content === 'string' ? result.content
+      : typeof result.content === 'number' || typeof result.content === 'boolean' ? String(result.content) : '',
+    model: typeof result.model === 'string' ? result.model : '',
+    stop_reason: typeof result.stop_reason === 'string' ? result.stop_reason : 'other',
+    usage: {
+      input_tokens: count(usage.input_tokens), output_tokens: count(usage.output_tokens),
+      cache_read_tokens: count(usage.cache_read_tokens), cache_write_tokens: count(usage.cache_write_tokens),
+      raw: typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? raw : null,
+    },
+  };
+}
+
+/** The EXCHANGE with its raw usage replaced by a marker (the key keeps its place in sorted order). */
+function withoutRawUsage(record: AppendInput): AppendInput {
+  const metadata = record.metadata ?? {};
+  if (!Object.hasOwn(metadata, 'usage_raw')) return record;
+  return { ...record, metadata: { ...metadata, usage_raw: '[dropped: the ledger refused it]' } };
 }
 
 function providerRequest(request: PromptRequest, model: string, maxTokens: number): ProviderRequest {

@@ -12,6 +12,8 @@ export interface SendFailure {
   retryable: boolean;
   retry_after_ms: number | null;
   message: string;
+  /** The failure came after a 2xx status: the provider may have billed the call. */
+  after_success: boolean;
 }
 
 export type SendResult =
@@ -32,11 +34,14 @@ export interface SendOptions {
 
 export function classify(error: unknown): SendFailure {
   if (isProviderError(error)) {
-    return { kind: error.kind, error_code: error.error_code, status: error.status, retryable: error.retryable, retry_after_ms: error.retry_after_ms, message: error.message };
+    return {
+      kind: error.kind, error_code: error.error_code, status: error.status, retryable: error.retryable, retry_after_ms: error.retry_after_ms,
+      message: error.message, after_success: (error as { after_success?: unknown }).after_success === true,
+    };
   }
   // Not a provider failure (a bug in a provider): never retried, recorded as such.
   const message = error instanceof Error ? error.message : String(error);
-  return { kind: 'internal', error_code: 'PROVIDER_INTERNAL', status: null, retryable: false, retry_after_ms: null, message };
+  return { kind: 'internal', error_code: 'PROVIDER_INTERNAL', status: null, retryable: false, retry_after_ms: null, message, after_success: false };
 }
 
 /** The one retry loop: providers make one attempt per send; every attempt is recorded. */

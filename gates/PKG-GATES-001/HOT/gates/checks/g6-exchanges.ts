@@ -1,8 +1,17 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { DEFAULT_MAX_CLOCK_SKEW_MS } from '../../kernel/ledger/index.js';
+import { spoolEntries, SPOOL_DIR, SPOOL_QUARANTINE_DIR } from '../../router/spool.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { ledgerOf } from '../root-state.js';
 
-/** G6: no DISPATCH is left without its EXCHANGE beyond the orphan timeout or dated in the future; every EXCHANGE links to a DISPATCH. */
+/**
+ * G6: no DISPATCH is left without its EXCHANGE beyond the orphan timeout or dated in the future; every EXCHANGE
+ * links to a DISPATCH. The router's spool is part of the answer: an exchange spooled and not yet appended is WARN (it is in
+ * the root and the next router start appends it; its DISPATCH is not an orphan), while a quarantined spool
+ * entry is FAIL: it may hold a paid exchange the ledger does not have, and only a person can recover it.
+ * Entries are only listed, never opened (they may be links or FIFOs).
+ */
 export default defineGate({
   id: 'G6',
   name: 'EXCHANGES',
@@ -21,6 +30,15 @@ export default defineGate({
         answered.add(dispatch.id);
       }
     }
+    const warnings: Finding[] = [];
+    const spoolDir = join(ctx.root, ...SPOOL_DIR);
+    const spooled = new Set(spoolEntries(spoolDir).map((name) => name.slice(0, -'.json'.length)));
+    for (const id of spooled) {
+      warnings.push({ code: 'SPOOL_PENDING', path: join(...SPOOL_DIR, `${id}.json`), message: `the EXCHANGE of DISPATCH ${JSON.stringify(id)} is spooled, not yet in the ledger; the next router start appends it` });
+    }
+    for (const name of listDir(join(ctx.root, ...SPOOL_QUARANTINE_DIR))) {
+      errors.push({ code: 'SPOOL_QUARANTINED', path: join(...SPOOL_QUARANTINE_DIR, name), message: `spool entry ${JSON.stringify(name)} was quarantined (unreadable or refused by the ledger); its exchange may be missing from the ledger` });
+    }
     const now = ctx.now();
     const cutoff = now - ctx.orphanTimeoutMs;
     // A DISPATCH dated in the future never ages into an orphan: it is reported instead of counted as in flight.
@@ -28,7 +46,7 @@ export default defineGate({
     let pending = 0;
     const dispatches = ledger.query({ event_type: 'DISPATCH', order: 'oldest' });
     for (const dispatch of dispatches) {
-      if (answered.has(dispatch.id)) continue;
+      if (answered.has(dispatch.id) || spooled.has(dispatch.id)) continue;
       const at = Date.parse(dispatch.timestamp);
       if (at > future) {
         errors.push({ code: 'FUTURE_DATED_DISPATCH', message: `DISPATCH ${dispatch.id} is dated ${dispatch.timestamp}, in the future of the checker's clock: it can never be seen as orphaned` });
@@ -38,6 +56,14 @@ export default defineGate({
         pending += 1;
       }
     }
-    return verdict(this, errors, `${exchanges.length} exchanges linked to their dispatches${pending ? `; ${pending} in flight` : ''}`);
+    return verdict(this, errors, `${exchanges.length} exchanges linked to their dispatches${pending ? `; ${pending} in flight` : ''}`, warnings);
   },
 });
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}

@@ -49,6 +49,6 @@ export class AnthropicProvider implements Provider {
     }
     const message = parseMessage(reply.text);
     if (typeof message === 'string') throw malformed(this.id, reply, message, headerRequestId, secrets);
-    return successResult(this.id, reply, message, body.model, headerRequestId, normaliseStopReason);
+    return successResult(this.id, reply, message, body.model, headerRequestId, normaliseStopReason, secrets);
   }
 }

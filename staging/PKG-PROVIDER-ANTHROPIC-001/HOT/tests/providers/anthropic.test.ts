@@ -164,6 +164,24 @@ test('anthropic: base URL and key come from config, else ANTHROPIC_BASE_URL / AN
   assert.equal(new AnthropicProvider({ env: { ANTHROPIC_API_KEY: 'k-123' } }).baseUrl, 'https://api.anthropic.com');
 });
 
+test('a base URL holding credentials is refused with its own code and never shown; the same URL without them is accepted', () => {
+  const cases: [unknown, Record<string, string>][] = [
+    [{ base_url: 'https://user:secret-999@api.example.com', api_key: 'k-1234' }, {}],
+    [{ base_url: 'https://secret-999@api.example.com/v1' }, { ANTHROPIC_API_KEY: 'k-1234' }],
+    [undefined, { ANTHROPIC_BASE_URL: 'http://:secret-999@127.0.0.1:8080', ANTHROPIC_API_KEY: 'k-1234' }],
+  ];
+  for (const [config, env] of cases) {
+    assert.throws(() => new AnthropicProvider({ config, env }), (e: unknown) => {
+      assert.ok(isCpError(e));
+      assert.equal(e.code, 'ERR_PROVIDER_BASE_URL_CREDENTIALS');
+      assert.match(e.message, /holds credentials/);
+      assert.ok(!JSON.stringify(e).includes('secret-999'), 'the credentials are not echoed');
+      return true;
+    });
+  }
+  assert.equal(new AnthropicProvider({ config: { base_url: 'https://api.example.com', api_key: 'k-1234' }, env: {} }).baseUrl, 'https://api.example.com');
+});
+
 test('anthropic: missing key, bad base URL or unknown config fields are ERR_PROVIDER_CONFIG', () => {
   const cases: [unknown, Record<string, string>, RegExp][] = [
     [undefined, {}, /no API key: neither config api_key nor \$ANTHROPIC_API_KEY is set/],

@@ -22,6 +22,8 @@ export interface MockFailure {
   error: {
     kind: ProviderErrorKind; status?: number | null; retry_after_ms?: number | null; message?: string;
     provider_error_type?: string | null; request_id?: string | null;
+    /** The failure came after a 2xx status (a reply cut off mid-body): the call may have been billed. */
+    after_success?: boolean;
   };
   delay_ms?: number;
 }
@@ -103,7 +105,7 @@ export class MockProvider implements Provider {
     return new ProviderError({
       kind: e.kind, providerId: this.id, status, retryAfterMs: e.retry_after_ms ?? null,
       requestId: e.request_id === undefined ? `mock-req-${this.#sequence}` : e.request_id,
-      providerErrorType: e.provider_error_type ?? null,
+      providerErrorType: e.provider_error_type ?? null, afterSuccess: e.after_success === true,
       message: e.message ?? `provider ${show(this.id)} scripted failure ${e.kind}${status === null ? '' : ` (HTTP ${status})`}`,
     });
   }

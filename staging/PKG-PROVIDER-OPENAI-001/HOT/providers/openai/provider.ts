@@ -48,6 +48,6 @@ export class OpenAiProvider implements Provider {
     }
     const completion = parseCompletion(reply.text);
     if (typeof completion === 'string') throw malformed(this.id, reply, completion, headerRequestId, secrets);
-    return successResult(this.id, reply, completion, body.model, headerRequestId, normaliseStopReason);
+    return successResult(this.id, reply, completion, body.model, headerRequestId, normaliseStopReason, secrets);
   }
 }

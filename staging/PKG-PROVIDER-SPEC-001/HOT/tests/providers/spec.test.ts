@@ -50,7 +50,7 @@ test('ProviderError: CpError code, seed error_code, details and JSON form', () =
   assert.ok(error.hint.includes('retry_after_ms'));
   assert.deepEqual(JSON.parse(JSON.stringify(error)), {
     code: 'ERR_PROVIDER_RATE_LIMITED', message: 'slow down', hint: error.hint,
-    details: { provider_id: 'p', kind: 'rate_limited', status: 429, retryable: true, retry_after_ms: 100, request_id: 'r1', provider_error_type: 'rate_limit_error' },
+    details: { provider_id: 'p', kind: 'rate_limited', status: 429, retryable: true, retry_after_ms: 100, request_id: 'r1', provider_error_type: 'rate_limit_error', after_success: false },
   });
   // A ProviderError from another copy of the module is still recognised; a look-alike with an unknown kind is not.
   const foreign = Object.assign(new Error('x'), { code: 'ERR_PROVIDER_TIMEOUT', kind: 'timeout' });

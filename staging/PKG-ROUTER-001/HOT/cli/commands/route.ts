@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { CpError, show } from '../../kernel/errors.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, type CliContext } from '../command.js';
 import { resolveRoot } from '../root-option.js';
 import { openRouter } from '../../router/open.js';
+import type { PromptResponse } from '../../router/response.js';
 
 export default defineCommand({
   command: 'route',
@@ -28,8 +29,9 @@ export default defineCommand({
     const root = resolveRoot(args.root, ctx);
     const compiled = args.compiled === undefined ? undefined : readCompiled(args.compiled);
     const opened = await openRouter(root, { provider: args.provider, devMode: args.dev, env: ctx.env });
+    let response: PromptResponse;
     try {
-      const response = await opened.router.route({
+      response = await opened.router.route({
         prompt: args.prompt ?? compiled?.prompt ?? '', contract_id: args.contract, agent_id: args.agent, session_id: args.session,
         provider_id: args.provider,
         ...(args.model ? { model_id: args.model } : {}),
@@ -38,16 +40,34 @@ export default defineCommand({
         ...(args.token ? { auth_token: args.token } : {}),
         ...(compiled ? { compiled: { stable_prefix_hash: compiled.stable_prefix_hash, body: compiled.body } } : {}),
       });
-      const human = response.outcome === 'success'
-        ? [response.content, `— ${response.outcome}; exchange ${response.exchange_entry_id}; ${response.input_tokens} in / ${response.output_tokens} out; ${response.latency_ms} ms`]
-        : [`${response.outcome}: ${response.error_code ?? ''} ${response.error_message ?? ''}`.trim(), `— entry ${response.exchange_entry_id}`];
-      ctx.report(args, response, [...human, ...response.warnings.map((w) => `warning: ${w}`)]);
-      return response.outcome === 'success' ? 0 : 1;
-    } finally {
+    } catch (error) {
       opened.close();
+      throw error;
     }
+    // Closing saves breaker state: after an answer, its failure is a warning, never the answer's loss.
+    response.warnings.push(...opened.close());
+    if (response.unrecorded_exchange) throw unrecorded(response, args.json === true, ctx);
+    const human = response.outcome === 'success'
+      ? [response.content, `— ${response.outcome}; exchange ${response.exchange_entry_id}; ${response.input_tokens} in / ${response.output_tokens} out; ${response.latency_ms} ms`]
+      : [`${response.outcome}: ${response.error_code ?? ''} ${response.error_message ?? ''}`.trim(), `— entry ${response.exchange_entry_id}`];
+    ctx.report(args, response, [...human, ...response.warnings.map((w) => `warning: ${w}`)]);
+    return response.outcome === 'success' ? 0 : 1;
   },
 });
+
+/**
+ * The exchange was neither committed nor spooled: the error output carries all of it. With --json the
+ * error's details hold the whole response (the answer) and the records; without, the answer is printed as
+ * usual and the error (on stderr) holds the records as JSON.
+ */
+function unrecorded(response: PromptResponse, json: boolean, ctx: CliContext): CpError {
+  const { unrecorded_exchange: records, ...rest } = response;
+  if (!json && response.outcome === 'success') ctx.report({ json: false }, rest, [response.content, ...response.warnings.map((w) => `warning: ${w}`)]);
+  return new CpError('ERR_ROUTE_EXCHANGE_UNRECORDED', `the ${response.outcome === 'success' ? 'answer was received' : 'call ended'} but its EXCHANGE could be neither appended to the ledger nor spooled (${response.warnings.filter((w) => w.startsWith('EXCHANGE_NOT_RECORDED')).join('; ')}); the whole exchange: ${JSON.stringify(records)}`, {
+    hint: 'free disk space (or fix the ledger) and append these records by hand: nothing else holds them',
+    details: { response: rest, exchange: records ?? [] },
+  });
+}
 
 function readCompiled(path: string): { prompt: string; stable_prefix_hash: string; body: Record<string, unknown> } {
   let value: Record<string, unknown>;

@@ -84,9 +84,9 @@ test('the ledger refusing the EXCHANGE after the provider answered loses nothing
   assert.match(res.warnings.join('\n'), /LEDGER_WRITE_FAILED: exchange spooled/);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 0);
   failExchange = false;
-  assert.equal(h.router.recoverSpool(), 1);
+  assert.equal(h.router.recoverSpool().drained, 1);
   const [exchange] = h.ledger.query({ event_type: 'EXCHANGE' });
   assert.equal(exchange?.metadata.response, 'Mock response');
   assert.equal(exchange?.metadata.dispatch_entry_id, res.dispatch_entry_id);
-  assert.equal(h.router.recoverSpool(), 0);
+  assert.equal(h.router.recoverSpool().drained, 0);
 });
