@@ -34,6 +34,12 @@ const STATE_FILE = /\.(sqlite|json)(-wal|-shm|-journal)?$/;
 /** Governed directories whose files commands read as they start (configs, schemas): a FIFO there would hang them. */
 const READ_AT_START = ['config', 'schemas'] as const;
 
+/**
+ * Directories whose entries their own reader judges one by one: the router sets a bad spool entry aside
+ * (quarantine) and keeps routing, so a planted link or FIFO there must not refuse every command.
+ */
+const READER_JUDGED = new Set(['HOT/registries/router-spool', 'HOT/registries/router-spool-quarantine']);
+
 /** How deep below each state directory the shape is checked: HOT/installed/<PKG>/<file>, HOT/registries/txn/<txn>. */
 const STATE_DEPTH = 2;
 
@@ -76,7 +82,7 @@ function checkStateTree(abs: string, rel: string, depth: number): void {
     const childRel = `${rel}/${entry.name}`;
     const stateFile = STATE_FILE.test(entry.name);
     if (kind === 'symlink' || kind === 'special' || (stateFile && kind !== 'file')) throw shapeError(childRel, kind, stateFile ? 'regular file' : 'file or directory');
-    if (kind === 'directory' && depth > 1) checkStateTree(join(abs, entry.name), childRel, depth - 1);
+    if (kind === 'directory' && depth > 1 && !READER_JUDGED.has(childRel)) checkStateTree(join(abs, entry.name), childRel, depth - 1);
   }
 }
 
