@@ -39,7 +39,7 @@ test('usage counts that are strings are malformed (unknown, kept charged), never
   const { router, budget } = withBudget(t, [{ usage: { input_tokens: '80' as unknown as number, output_tokens: 5 } }]);
   const res = await router.route(request({ request_id: 'REQ-STRING-USAGE', max_tokens: 100 }));
   assert.equal(res.outcome, 'success');
-  assert.ok(res.warnings.some((w) => w.startsWith('BUDGET_USAGE_UNKNOWN: input_tokens not a token count (a string)')), JSON.stringify(res.warnings));
+  assert.ok(res.warnings.some((w) => w.startsWith('BUDGET_USAGE_UNKNOWN: input_tokens')), JSON.stringify(res.warnings));
   const agent = budget.status({ session_id: 'SES-1' }).scopes.find((s) => s.scope === 'agent');
   assert.equal(agent?.reserved_tokens, 0);
   assert.equal(agent?.settled_tokens, Buffer.byteLength(request().prompt) + 2 * MESSAGE_OVERHEAD_TOKENS + 100, 'the reservation stays charged');
