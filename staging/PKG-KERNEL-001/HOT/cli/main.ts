@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { CpError, isCpError } from '../kernel/errors.js';
+import { envError } from '../kernel/env-errors.js';
 import { EXIT, type CliCommand, type CliContext } from './command.js';
 
 export interface RunCliOptions {
@@ -125,7 +126,9 @@ function register(cli: Argv, cmd: CliCommand, ctx: CliContext, setExit: (code: n
   });
 }
 
-function reportError(error: unknown, json: boolean, out: (t: string) => void, err: (t: string) => void): number {
+function reportError(thrown: unknown, json: boolean, out: (t: string) => void, err: (t: string) => void): number {
+  // Last resort: a full disk or a damaged database that no call site mapped is still not a bug.
+  const error = isCpError(thrown) && thrown.code !== 'ERR_INTERNAL' ? thrown : envError(thrown) ?? thrown;
   if (isCpError(error)) {
     if (json) out(JSON.stringify({ error: { code: error.code, message: error.message, hint: error.hint, details: error.details ?? {} } }, null, 2));
     else err(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}`);

@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, writeSync, rmSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { envError } from './env-errors.js';
 
 /** Write a file atomically: temp file in the same directory, fsync, rename, fsync the directory. */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
@@ -12,6 +13,14 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
  * appears at `path` only once everything was written and flushed, and a throw leaves nothing behind.
  */
 export function writeFileAtomicWith<T>(path: string, produce: (write: (chunk: string | Uint8Array) => void) => T): T {
+  try {
+    return writeAtomic(path, produce);
+  } catch (error) {
+    throw envError(error, path, 'writing') ?? error;
+  }
+}
+
+function writeAtomic<T>(path: string, produce: (write: (chunk: string | Uint8Array) => void) => T): T {
   const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'wx', 0o644);
   let result: T;

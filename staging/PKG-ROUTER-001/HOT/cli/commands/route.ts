@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { CpError, show } from '../../kernel/errors.js';
+import { CpError, isCpError, show } from '../../kernel/errors.js';
+import { READ_LIMITS, readTextBounded } from '../../kernel/bounded-read.js';
 import { defineCommand } from '../command.js';
 import { resolveRoot } from '../root-option.js';
 import { openRouter } from '../../router/open.js';
@@ -52,8 +52,9 @@ export default defineCommand({
 function readCompiled(path: string): { prompt: string; stable_prefix_hash: string; body: Record<string, unknown> } {
   let value: Record<string, unknown>;
   try {
-    value = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    value = JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.promptFile, what: 'the compiled prompt' })) as Record<string, unknown>;
   } catch (cause) {
+    if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_USAGE', `cannot read compiled prompt ${show(path)}`, { hint: 'pass the JSON printed by `cplane prompt compile --format anthropic --json`', cause });
   }
   const body = value.body;
