@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { envError, withEnvErrors } from '../../kernel/env-errors.js';
 import { READ_LIMITS, readFileBounded, readTextBounded } from '../../kernel/bounded-read.js';
+import { readLinesBounded } from '../../kernel/line-reader.js';
 import { toCpError } from '../../kernel/errors.js';
 import { writeFileAtomic } from '../../kernel/atomic.js';
 
@@ -80,4 +81,21 @@ test('readFileBounded stops at the limit when the size lies (a character device)
   mkdirSync(join(dir, 'a-dir'));
   assert.throws(() => readFileBounded(join(dir, 'a-dir'), { maxBytes: 10, what: 'the key' }), { code: 'ERR_INPUT_UNREADABLE' });
   assert.throws(() => readFileBounded(join(dir, 'x'.repeat(300)), { maxBytes: 10, what: 'the key' }), { code: 'ERR_NAME_TOO_LONG' });
+});
+
+test('readLinesBounded streams lines across chunk boundaries (multi-byte text intact) and stops at an over-long line', (t) => {
+  const dir = tempDir(t);
+  const path = join(dir, 'lines.jsonl');
+  const long = 'é'.repeat(700_000); // 1.4 MB: crosses the 1 MiB chunk boundary mid-character
+  writeFileSync(path, `a\n${long}\n\nlast`);
+  assert.deepEqual([...readLinesBounded(path, { maxLineBytes: 2_000_000, what: 'x' })], ['a', long, '', 'last']);
+  assert.throws(() => [...readLinesBounded(path, { maxLineBytes: 1_000_000, what: 'x' })], (error: { code: string; details: { line: number } }) => {
+    assert.equal(error.code, 'ERR_INPUT_TOO_LARGE');
+    assert.equal(error.details.line, 2);
+    return true;
+  });
+  const sparse = join(dir, 'sparse');
+  execFileSync('truncate', ['-s', '5G', sparse]);
+  assert.throws(() => [...readLinesBounded(sparse, { maxLineBytes: 4 * 1024 * 1024, what: 'the export' })], { code: 'ERR_INPUT_TOO_LARGE' });
+  assert.throws(() => [...readLinesBounded(join(dir, 'missing'), { maxLineBytes: 10, what: 'x', unreadableCode: 'ERR_LEDGER_IMPORT_INVALID' })], { code: 'ERR_LEDGER_IMPORT_INVALID' });
 });
