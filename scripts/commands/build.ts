@@ -1,8 +1,7 @@
 // `cplane build [--out DIR] [--bootstrap-out DIR] [--sign-key FILE]` (after `npm run build`).
-import { readFileSync } from 'node:fs';
+import { READ_LIMITS, readTextBounded } from '../../staging/PKG-KERNEL-001/HOT/kernel/bounded-read.js';
 import { join, resolve } from 'node:path';
 import { defineCommand } from '../../staging/PKG-KERNEL-001/HOT/cli/command.js';
-import { CpError, show } from '../../staging/PKG-KERNEL-001/HOT/kernel/errors.js';
 import { buildPackages } from '../build/packages.js';
 import { REPO } from '../lib/repo.js';
 
@@ -14,11 +13,10 @@ interface BuildArgs {
 
 function readSigningKey(path: string | undefined): string | null {
   if (path === undefined || path === '') return null;
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new CpError('ERR_KEY_INVALID', `cannot read signing key ${show(path)}: ${(error as Error).message}`, { hint: 'pass the cplane-signing.key written by `cplane keys generate` (--sign-key or CPLANE_SIGNING_KEY)', details: { path }, cause: error });
-  }
+  return readTextBounded(path, {
+    maxBytes: READ_LIMITS.key, what: 'the signing key', unreadableCode: 'ERR_KEY_INVALID',
+    unreadableHint: 'pass the cplane-signing.key written by `cplane keys generate` (--sign-key or CPLANE_SIGNING_KEY)',
+  });
 }
 
 export default defineCommand<BuildArgs>({

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { CpError, show } from '../kernel/errors.js';
+import { CpError, isCpError, show } from '../kernel/errors.js';
+import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
 
 export type BudgetMode = 'enforce' | 'warn' | 'off';
 export type ScopeKind = 'session' | 'work_order' | 'agent';
@@ -81,8 +82,9 @@ export function parseBudgetConfig(value: unknown, source = '<config>'): BudgetCo
 export function loadBudgetConfig(path: string): BudgetConfig {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the budget config' });
   } catch (cause) {
+    if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_BUDGET_CONFIG_INVALID', `cannot read budget config ${show(path)}`, {
       hint: 'install PKG-BUDGETER-001 into the root or pass a config explicitly', details: { source: path, pointer: '' }, cause,
     });

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CpError, show } from '../kernel/errors.js';
+import { envError } from '../kernel/env-errors.js';
 import type { ScopeKind } from './config.js';
 
 export const BUDGET_DB_FORMAT = 'cplane-budget';
@@ -184,6 +185,8 @@ export class BudgetStore {
     } catch (cause) {
       db?.close();
       if (cause instanceof CpError) throw cause;
+      const env = envError(cause, path, 'opening the budget database');
+      if (env && env.code !== 'ERR_DB_DAMAGED') throw env;
       throw new CpError('ERR_BUDGET_DB', `cannot open budget database ${show(path)}: ${(cause as Error).message}`, {
         hint: 'check the path and permissions; the file must be a cplane budget database', details: { path }, cause,
       });

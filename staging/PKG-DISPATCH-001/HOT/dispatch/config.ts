@@ -2,7 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { CpError, show } from '../kernel/errors.js';
+import { CpError, isCpError, show } from '../kernel/errors.js';
+import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
 
 export interface DispatchConfig {
   schema_version: '1';
@@ -32,8 +33,9 @@ export function configPathForRoot(root: string): string {
 export function loadDispatchConfig(path: string): DispatchConfig {
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, 'utf8'));
+    value = JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the dispatch config' }));
   } catch (cause) {
+    if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_DISPATCH_CONFIG_INVALID', `cannot read dispatch config ${show(path)}: ${(cause as Error).message}`, {
       hint: 'restore HOT/config/dispatch.json from the PKG-DISPATCH-001 package', details: { path }, cause,
     });

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { canonicalJson, sha256Digest } from '../kernel/canonical.js';
 import { CpError, show } from '../kernel/errors.js';
+import { envError } from '../kernel/env-errors.js';
 import { mergeFacts, type FactUpdate, type StateSnapshotFact } from './facts.js';
 
 export interface RunRecord {
@@ -87,6 +88,8 @@ export class SnapshotStore {
     } catch (cause) {
       db?.close();
       if (cause instanceof CpError) throw cause;
+      const env = envError(cause, path, 'opening the dispatch store');
+      if (env && env.code !== 'ERR_DB_DAMAGED') throw env;
       throw new CpError('ERR_DISPATCH_STORE_UNREADABLE', `cannot open the dispatch store ${show(path)}: ${(cause as Error).message}`, {
         hint: 'the file is not a cplane dispatch store; move it aside and re-run dispatch init', details: { path }, cause,
       });

@@ -3,7 +3,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { CpError, isCpError } from '../kernel/errors.js';
+import { envError } from '../kernel/env-errors.js';
 import { EXIT, type CliCommand, type CliContext } from './command.js';
+import { requireOptionValues } from './option-values.js';
 
 export interface RunCliOptions {
   argv: readonly string[];
@@ -92,8 +94,9 @@ export async function runCli(options: RunCliOptions): Promise<number> {
     .exitProcess(false)
     .showHelpOnFail(false)
     .fail((message: string | undefined, error: Error | undefined) => {
-      if (error) throw error;
-      throw new CpError('ERR_USAGE', message ?? 'invalid arguments', { hint: 'run the command with --help to see its options' });
+      // yargs' own parse errors (YError: a missing option value) are usage errors; anything else propagates.
+      if (error && error.name !== 'YError') throw error;
+      throw new CpError('ERR_USAGE', message ?? error?.message ?? 'invalid arguments', { hint: 'run the command with --help to see its options' });
     })
     .epilogue('Exit codes: 0 ok, 1 a check failed, 2 usage error, 3 refused (coded error), 70 internal error.');
   for (const cmd of [...byName.values()].sort((a, b) => a.command.localeCompare(b.command))) {
@@ -117,7 +120,7 @@ function register(cli: Argv, cmd: CliCommand, ctx: CliContext, setExit: (code: n
     aliases: [...(cmd.aliases ?? [])],
     describe: cmd.describe,
     builder: (y: Argv) => {
-      let built: Argv = cmd.builder(y) as Argv;
+      let built: Argv = requireOptionValues(cmd.builder(y) as Argv);
       for (const sub of subcommands) built = register(built, sub, ctx, setExit);
       return subcommands.length > 0 ? built.demandCommand(1, `name a ${cmd.command.split(' ')[0] ?? ''} subcommand (see --help)`) : built;
     },
@@ -125,7 +128,9 @@ function register(cli: Argv, cmd: CliCommand, ctx: CliContext, setExit: (code: n
   });
 }
 
-function reportError(error: unknown, json: boolean, out: (t: string) => void, err: (t: string) => void): number {
+function reportError(thrown: unknown, json: boolean, out: (t: string) => void, err: (t: string) => void): number {
+  // Last resort: a full disk or a damaged database that no call site mapped is still not a bug.
+  const error = isCpError(thrown) && thrown.code !== 'ERR_INTERNAL' ? thrown : envError(thrown) ?? thrown;
   if (isCpError(error)) {
     if (json) out(JSON.stringify({ error: { code: error.code, message: error.message, hint: error.hint, details: error.details ?? {} } }, null, 2));
     else err(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}`);

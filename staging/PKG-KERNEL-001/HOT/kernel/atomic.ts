@@ -1,6 +1,8 @@
 import { closeSync, fsyncSync, openSync, renameSync, writeSync, rmSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { envError } from './env-errors.js';
+import { CpError, show } from './errors.js';
 
 /** Write a file atomically: temp file in the same directory, fsync, rename, fsync the directory. */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
@@ -12,8 +14,25 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
  * appears at `path` only once everything was written and flushed, and a throw leaves nothing behind.
  */
 export function writeFileAtomicWith<T>(path: string, produce: (write: (chunk: string | Uint8Array) => void) => T): T {
+  try {
+    return writeAtomic(path, produce);
+  } catch (error) {
+    throw envError(error, path, 'writing') ?? error;
+  }
+}
+
+function writeAtomic<T>(path: string, produce: (write: (chunk: string | Uint8Array) => void) => T): T {
   const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'wx', 0o644);
+  let fd: number;
+  try {
+    fd = openSync(tmp, 'wx', 0o644);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+    throw new CpError('ERR_OUTPUT_DIR_MISSING', `cannot write ${show(path, 240)}: its directory does not exist`, {
+      hint: 'create the directory first, or name a file in an existing one', details: { path }, cause: error,
+    });
+  }
   let result: T;
   try {
     result = produce((chunk) => {

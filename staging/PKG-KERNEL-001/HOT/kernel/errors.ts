@@ -1,3 +1,4 @@
+import { envError } from './env-errors.js';
 import { truncateText } from './text.js';
 
 /**
@@ -44,9 +45,11 @@ export function isCpError(value: unknown): value is CpError {
   return value instanceof Error && typeof code === 'string' && code.startsWith('ERR_') && 'hint' in value;
 }
 
-/** Wrap anything thrown into a CpError, keeping CpErrors as they are. */
+/** Wrap anything thrown into a CpError, keeping CpErrors as they are; a full disk or the like is not a bug. */
 export function toCpError(value: unknown, code = 'ERR_INTERNAL', hint = 'this is a bug in cplane; please report it with the command that caused it'): CpError {
   if (isCpError(value)) return value;
+  const env = code === 'ERR_INTERNAL' ? envError(value) : null;
+  if (env) return env;
   const message = value instanceof Error ? value.message : String(value);
   return new CpError(code, message, { hint, cause: value });
 }

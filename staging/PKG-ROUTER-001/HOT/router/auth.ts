@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { show } from '../kernel/errors.js';
 
 /**
  * Route credentials: `cpt1.<payload>.<mac>` where payload is base64url JSON
@@ -33,7 +34,7 @@ function mac(secret: string, signingInput: string): Buffer {
 
 export function issueToken(claims: TokenClaims, keys: AuthKeys): string {
   const kid = claims.kid ?? 'default';
-  const secret = keys[kid];
+  const secret = secretFor(keys, kid);
   if (secret === undefined) throw new Error(`no auth key ${JSON.stringify(kid)} to sign with`);
   const signingInput = `${PREFIX}.${b64url(JSON.stringify(claims))}`;
   return `${signingInput}.${b64url(mac(secret, signingInput))}`;
@@ -54,8 +55,8 @@ export function verifyToken(token: unknown, keys: AuthKeys, expect: { agentId: s
     return { ok: false, code: 'AUTH_MALFORMED', message: 'auth token payload is not JSON' };
   }
   if (!isClaims(claims)) return { ok: false, code: 'AUTH_MALFORMED', message: 'auth token payload lacks sub/scopes/iat/exp' };
-  const secret = keys[claims.kid ?? 'default'];
-  if (secret === undefined) return { ok: false, code: 'AUTH_UNKNOWN_KEY', message: `auth key ${JSON.stringify(claims.kid ?? 'default')} is not configured` };
+  const secret = secretFor(keys, claims.kid ?? 'default');
+  if (secret === undefined) return { ok: false, code: 'AUTH_UNKNOWN_KEY', message: `auth key ${show(claims.kid ?? 'default', 80)} is not configured` };
   const expected = mac(secret, `${PREFIX}.${payloadPart}`);
   const given = Buffer.from(macPart, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
@@ -69,6 +70,13 @@ export function verifyToken(token: unknown, keys: AuthKeys, expect: { agentId: s
     return { ok: false, code: 'AUTH_SCOPE', message: `auth token has no scope route:${expect.contractId}` };
   }
   return { ok: true, claims };
+}
+
+/** The key's own entry only: a token's `kid` of "__proto__" or "constructor" must not reach Object.prototype. */
+function secretFor(keys: AuthKeys, kid: string): string | undefined {
+  if (!Object.hasOwn(keys, kid)) return undefined;
+  const secret = keys[kid];
+  return typeof secret === 'string' && secret.length > 0 ? secret : undefined;
 }
 
 function isClaims(value: unknown): value is TokenClaims {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CpError, show } from '../kernel/errors.js';
+import { CpError, isCpError, show } from '../kernel/errors.js';
+import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
 import type { BreakerConfig } from './breaker.js';
 import type { RetryConfig } from './retry.js';
 import { compileSchemaFile, } from './schema.js';
@@ -34,8 +35,9 @@ export function parseRouterConfig(value: unknown, source = 'router config'): Rou
 export function loadRouterConfig(path = DEFAULT_CONFIG_PATH, overrides: Partial<RouterConfig> = {}): RouterConfig {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    raw = JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the router config' }));
   } catch (cause) {
+    if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_ROUTER_CONFIG_INVALID', `cannot read router config ${show(path)}`, { hint: 'the file must exist and hold JSON', cause, details: { path } });
   }
   return parseRouterConfig({ ...(raw as object), ...overrides }, path);

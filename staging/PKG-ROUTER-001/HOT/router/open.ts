@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { writeFileAtomic } from '../kernel/atomic.js';
 import { CpError, show } from '../kernel/errors.js';
+import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
 import { assertRootShape } from '../kernel/root/shape.js';
 import { Ledger, ledgerPathForRoot, type Synchronous } from '../kernel/ledger/index.js';
 import { Budgeter } from '../budgeter/index.js';
@@ -54,7 +55,7 @@ export function breakerStatePath(root: string): string {
 
 export function readBreakerStates(path: string): BreakerSnapshot[] {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as BreakerSnapshot[];
+    return JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.state, what: 'the breaker state' })) as BreakerSnapshot[];
   } catch {
     return [];
   }

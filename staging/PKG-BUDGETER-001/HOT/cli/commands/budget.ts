@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { Budgeter, budgetConfigPathForRoot, budgetDbPathForRoot, loadBudgetConfig } from '../../budgeter/index.js';
 import type { BudgetStatus, ScopeStatus } from '../../budgeter/index.js';
 import { defineCommand, EXIT } from '../command.js';
+import { intOption, MAX_LIST_LIMIT } from '../option-values.js';
 import { resolveRoot } from '../root-option.js';
 
 interface StatusArgs {
@@ -41,6 +42,7 @@ export default defineCommand<StatusArgs>({
     .option('session', { type: 'string', describe: 'show one session in detail' })
     .option('limit', { type: 'number', default: 100, describe: 'most sessions to list' }) as unknown as Argv<StatusArgs>,
   run(args, ctx) {
+    const limit = intOption('limit', args.limit, 1, MAX_LIST_LIMIT) as number;
     const root = resolveRoot(args.root, ctx);
     if (!existsSync(budgetDbPathForRoot(root))) {
       // Status never creates state: a root nobody has spent in yet simply has no usage.
@@ -54,7 +56,7 @@ export default defineCommand<StatusArgs>({
     }
     const budgeter = Budgeter.open({ root, readonly: true });
     try {
-      const status = budgeter.status({ session_id: args.session, limit: args.limit });
+      const status = budgeter.status({ session_id: args.session, limit });
       ctx.report(args, status, humanStatus(status));
       return status.scopes.some((s) => s.state === 'exhausted') ? EXIT.CHECK_FAILED : EXIT.OK;
     } finally {

@@ -1,8 +1,10 @@
 // `cplane keys generate --out DIR | trust --root R PUBFILE | list --root R`: ed25519 signing keys and a root's trust store.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { CpError, show } from '../../kernel/errors.js';
+import { withEnvErrors } from '../../kernel/env-errors.js';
+import { READ_LIMITS, readTextBounded } from '../../kernel/bounded-read.js';
 import { generateSigningKeyPair, readTrustStore, trustKey, trustStorePath } from '../../kernel/signing/index.js';
 import { defineCommand, type CliContext } from '../command.js';
 import { resolveRoot } from '../root-option.js';
@@ -27,11 +29,19 @@ function generate(args: KeysArgs & { json?: boolean }, ctx: CliContext): number 
     throw new CpError('ERR_KEY_EXISTS', `${show(privatePath)} or its .pub already exists`, { hint: 'choose another --out directory, or pass --force to replace the key pair', details: { path: privatePath } });
   }
   const pair = generateSigningKeyPair();
-  mkdirSync(dir, { recursive: true });
-  // The private key is created 0600 (not chmod-ed after the fact), so it is never readable by others.
-  writeFileSync(privatePath, pair.private_key_pem, { mode: 0o600, flag: args.force ? 'w' : 'wx' });
-  chmodSync(privatePath, 0o600);
-  writeFileSync(publicPath, pair.public_key_pem, { mode: 0o644 });
+  try {
+    withEnvErrors(dir, 'writing the key pair', () => {
+      mkdirSync(dir, { recursive: true });
+      // The private key is created 0600 (not chmod-ed after the fact), so it is never readable by others.
+      writeFileSync(privatePath, pair.private_key_pem, { mode: 0o600, flag: args.force ? 'w' : 'wx' });
+      chmodSync(privatePath, 0o600);
+      writeFileSync(publicPath, pair.public_key_pem, { mode: 0o644 });
+    });
+  } catch (error) {
+    // Neither file existed before (checked above): a half-written pair is removed, not left to be trusted.
+    if (!args.force) for (const path of [privatePath, publicPath]) rmSync(path, { force: true });
+    throw error;
+  }
   ctx.report(args, { key_id: pair.key_id, private_key: privatePath, public_key: publicPath }, [
     `generated ${pair.key_id}`, `  private key ${privatePath} (0600; keep it secret, pass it to cplane build --sign-key)`, `  public key  ${publicPath} (trust it in a root: cplane keys trust --root R ${publicPath})`,
   ]);
@@ -42,12 +52,7 @@ function trust(args: KeysArgs & { json?: boolean }, ctx: CliContext): number {
   const root = resolveRoot(args.root, ctx);
   if (!args.pubfile) throw new CpError('ERR_USAGE', 'keys trust needs the public key file', { hint: 'cplane keys trust --root R cplane-signing.pub' });
   const file = resolve(ctx.cwd, args.pubfile);
-  let pem: string;
-  try {
-    pem = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new CpError('ERR_KEY_INVALID', `cannot read ${show(file)}: ${(error as Error).message}`, { hint: 'pass the .pub file written by `cplane keys generate`', details: { path: file }, cause: error });
-  }
+  const pem = readTextBounded(file, { maxBytes: READ_LIMITS.key, what: 'the public key', unreadableCode: 'ERR_KEY_INVALID', unreadableHint: 'pass the .pub file written by `cplane keys generate`' });
   const before = readTrustStore(root).length;
   const entry = trustKey(root, pem, { mayReplace: (args['may-replace'] ?? []).map(String) });
   const added = readTrustStore(root).length > before;

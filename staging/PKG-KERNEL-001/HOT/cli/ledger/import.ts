@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { defineCommand } from '../command.js';
-import { formatAnchor, parseAnchor, parseExport, readExportFile } from '../../kernel/ledger/index.js';
+import { formatAnchor, parseAnchor, parseExport, readExportLines } from '../../kernel/ledger/index.js';
 import { withLedger, withLedgerTarget, type LedgerTargetArgs } from './target.js';
 
 interface ImportArgs extends LedgerTargetArgs {
@@ -18,7 +18,7 @@ export default defineCommand<ImportArgs>({
     const anchor = args.anchor === undefined ? undefined : parseAnchor(args.anchor);
     const path = resolve(ctx.cwd, args.from);
     // Verified before the ledger is opened: a tampered file creates and writes nothing.
-    const entries = parseExport(readExportFile(path), anchor ? { anchor, source: path } : { source: path });
+    const entries = parseExport(readExportLines(path), anchor ? { anchor, source: path } : { source: path });
     const head = withLedger(args, ctx, { create: true }, (ledger) => ledger.importEntries(entries));
     ctx.report(args, { imported: entries.length, head }, `imported ${entries.length} entries, head ${formatAnchor(head)}`);
     return 0;

@@ -1,4 +1,5 @@
 import { defineCommand } from '../command.js';
+import { intOption, MAX_LIST_LIMIT } from '../option-values.js';
 import type { LedgerQuery } from '../../kernel/ledger/index.js';
 import { entryLine, withLedger, withLedgerTarget, type LedgerTargetArgs } from './target.js';
 
@@ -37,7 +38,7 @@ export default defineCommand<QueryArgs>({
     set('work_order_id', args.workOrder);
     set('since', args.since);
     set('until', args.until);
-    set('limit', args.limit);
+    set('limit', intOption('limit', args.limit, 1, MAX_LIST_LIMIT));
     if (args.oldest) query.order = 'oldest';
     const entries = withLedger(args, ctx, { readonly: true }, (ledger) => ledger.query(query));
     ctx.report(args, entries, entries.map(entryLine));

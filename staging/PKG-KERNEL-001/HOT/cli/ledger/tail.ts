@@ -1,4 +1,5 @@
 import { defineCommand } from '../command.js';
+import { intOption, MAX_LIST_LIMIT } from '../option-values.js';
 import { entryLine, withLedger, withLedgerTarget, type LedgerTargetArgs } from './target.js';
 
 interface TailArgs extends LedgerTargetArgs {
@@ -10,7 +11,8 @@ export default defineCommand<TailArgs>({
   describe: 'the newest entries, in chain order',
   builder: (y) => withLedgerTarget(y).option('limit', { alias: 'n', type: 'number', default: 10 }),
   run(args, ctx) {
-    const entries = withLedger(args, ctx, { readonly: true }, (ledger) => ledger.query({ limit: args.limit })).reverse();
+    const limit = intOption('limit', args.limit, 1, MAX_LIST_LIMIT) as number;
+    const entries = withLedger(args, ctx, { readonly: true }, (ledger) => ledger.query({ limit })).reverse();
     ctx.report(args, entries, entries.map(entryLine));
     return 0;
   },

@@ -5,6 +5,7 @@ import { createGunzip } from 'node:zlib';
 import { Parser } from 'tar/parse';
 import type { ReadEntry } from 'tar/read-entry';
 import { isCpError } from '../errors.js';
+import { envError } from '../env-errors.js';
 import { archiveError } from './errors.js';
 import type { ArchiveLimits } from './limits.js';
 import { MemberPolicy, type CatalogSpec, type Collected } from './members.js';
@@ -45,7 +46,7 @@ export async function streamArchive<T>(path: string, limits: ArchiveLimits, spec
     source.on('error', (error: NodeJS.ErrnoException) => {
       fail(error.code === 'ENOENT' || error.code === 'EISDIR' || error.code === 'EACCES'
         ? archiveError('ERR_ARCHIVE_NOT_FOUND', path, `cannot read the file (${error.code})`, 'pass the path of a .tar.gz archive', { errno: error.code }, error)
-        : error);
+        : envError(error, path, 'reading the archive') ?? error);
     });
     source.on('data', (chunk) => { integrity.update(chunk); });
     gunzip.on('error', fail);

@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CpError, isCpError } from '../errors.js';
+import { envError } from '../env-errors.js';
+import { READ_LIMITS, readTextBounded } from '../bounded-read.js';
 import { installPackages } from './batch.js';
 import { createRoot } from './genesis.js';
 import type { CommitStep } from './hooks.js';
@@ -43,7 +44,7 @@ export async function runInstallEntry(options: InstallEntryOptions): Promise<num
       if (values.root === undefined) throw new CpError('ERR_USAGE', '--genesis needs --root', { hint: USAGE });
       createRoot(root, {
         allow: options.genesisAllow ?? [],
-        trustKeys: (values.trust ?? []).map((file) => readFileSync(resolve(file), 'utf8')),
+        trustKeys: (values.trust ?? []).map((file) => readTextBounded(resolve(file), { maxBytes: READ_LIMITS.key, what: 'the trusted key', unreadableCode: 'ERR_KEY_INVALID' })),
         ...(values['bootstrap-version'] ? { bootstrapVersion: values['bootstrap-version'] } : {}),
       });
     }
@@ -55,8 +56,9 @@ export async function runInstallEntry(options: InstallEntryOptions): Promise<num
     });
     if (json) out(JSON.stringify({ root, packages: outcomes.map(({ receipt: _r, ...rest }) => rest) }, null, 2));
     return 0;
-  } catch (error) {
-    if (!isCpError(error)) throw error;
+  } catch (thrown) {
+    const error = isCpError(thrown) ? thrown : envError(thrown);
+    if (!error) throw thrown;
     if (json) out(JSON.stringify({ error: error.toJSON() }, null, 2));
     else err(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}`);
     return error.code === 'ERR_USAGE' ? 2 : 3;

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { READ_LIMITS } from '../bounded-read.js';
+import { readLinesBounded } from '../line-reader.js';
 import { createRequire } from 'node:module';
 import type { ValidateFunction } from 'ajv';
 import { writeFileAtomicWith } from '../atomic.js';
@@ -50,14 +52,16 @@ export function exportLedger(ledger: Ledger, path: string): Anchor {
  * Parse and re-verify an export before anything is written: every line must be a well-formed entry,
  * link to the one before it and hash to its entry_hash; ids must be unique. Throws naming the line.
  */
-export function parseExport(text: string, options: { anchor?: Anchor; source?: string } = {}): LedgerEntry[] {
+export function parseExport(text: string | Iterable<string>, options: { anchor?: Anchor; source?: string } = {}): LedgerEntry[] {
   const source = options.source ?? 'the import';
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
+  const lines = typeof text === 'string' ? text.split('\n') : text;
+  if (Array.isArray(lines) && lines[lines.length - 1] === '') lines.pop();
   const entries: LedgerEntry[] = [];
   const ids = new Set<string>();
   let previous = GENESIS_HASH;
-  lines.forEach((line, index) => {
+  let index = -1;
+  for (const line of lines) {
+    index += 1;
     const entry = parseLine(line, index + 1, source);
     const where = `line ${index + 1} of ${source} (${entry.id})`;
     if (ids.has(entry.id)) throw tampered(`${where} repeats an id already used on an earlier line`, index + 1, entry.id);
@@ -66,7 +70,7 @@ export function parseExport(text: string, options: { anchor?: Anchor; source?: s
     ids.add(entry.id);
     previous = entry.entry_hash;
     entries.push(entry);
-  });
+  }
   const anchor = options.anchor;
   if (anchor && (entries.length < anchor.seq || (anchor.seq === 0 ? GENESIS_HASH : entries[anchor.seq - 1]?.entry_hash) !== anchor.hash)) {
     throw tampered(`${source} does not reach the anchor ${anchor.seq}:${anchor.hash}: it was truncated or rewritten`, entries.length, null);
@@ -103,8 +107,16 @@ function tampered(message: string, line: number, id: string | null): CpError {
 
 /** Read, re-verify and import an export file into an empty ledger, all or nothing. */
 export function importLedger(ledger: Ledger, path: string, options: { anchor?: Anchor } = {}): Anchor {
-  const entries = parseExport(readExportFile(path), { ...options, source: path });
+  const entries = parseExport(readExportLines(path), { ...options, source: path });
   return ledger.importEntries(entries);
+}
+
+/** An export's lines, streamed: a line over the limit (or a multi-gigabyte file without newlines) is refused. */
+export function readExportLines(path: string): Iterable<string> {
+  return readLinesBounded(path, {
+    maxLineBytes: READ_LIMITS.importLine, what: 'the ledger export', unreadableCode: 'ERR_LEDGER_IMPORT_INVALID',
+    unreadableHint: 'pass the path of a file written by `cplane ledger export`',
+  });
 }
 
 export function readExportFile(path: string): string {

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { CpError, show } from '../errors.js';
+import { withEnvErrors } from '../env-errors.js';
 import { rootPaths } from '../root/layout.js';
 
 /** One owned file: the ownership registry's row. */
@@ -53,18 +54,25 @@ export class OwnershipRegistry {
         hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root', details: { root },
       });
     }
-    if (options.readonly) {
-      const db = new Database(path, { readonly: true, fileMustExist: true });
-      db.pragma('busy_timeout = 10000');
+    return withEnvErrors(path, 'opening the ownership registry', () => {
+      if (options.readonly) {
+        const db = new Database(path, { readonly: true, fileMustExist: true });
+        db.pragma('busy_timeout = 10000');
+        return new OwnershipRegistry(db);
+      }
+      const db = new Database(path);
+      try {
+        // WAL + FULL: one fsync per commit, and a reader never blocks on the installer's write.
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = FULL');
+        db.pragma('busy_timeout = 10000');
+        if (options.create) db.exec(DDL);
+      } catch (error) {
+        db.close();
+        throw error;
+      }
       return new OwnershipRegistry(db);
-    }
-    const db = new Database(path);
-    // WAL + FULL: one fsync per commit, and a reader never blocks on the installer's write.
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('busy_timeout = 10000');
-    if (options.create) db.exec(DDL);
-    return new OwnershipRegistry(db);
+    });
   }
 
   ownerOf(path: string): string | null {

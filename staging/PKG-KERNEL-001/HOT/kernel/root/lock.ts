@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { CpError, show } from '../errors.js';
+import { envError, withEnvErrors } from '../env-errors.js';
 import { rootPaths } from './layout.js';
 
 export interface RootLock {
@@ -24,13 +25,16 @@ export function acquireRootLock(root: string, options: LockOptions = {}): RootLo
       hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root', details: { root },
     });
   }
-  const db = new Database(lockDb, { fileMustExist: true });
+  const db = withEnvErrors(lockDb, 'opening the root lock', () => new Database(lockDb, { fileMustExist: true }));
   const timeoutMs = Math.max(0, Math.trunc(options.timeoutMs ?? 60_000));
-  db.pragma(`busy_timeout = ${timeoutMs}`);
   try {
+    db.pragma(`busy_timeout = ${timeoutMs}`);
     db.exec('BEGIN EXCLUSIVE');
   } catch (cause) {
     db.close();
+    // Busy means another installer; a damaged or unwritable lock file is said as such.
+    const env = envError(cause, lockDb, 'taking the root lock');
+    if (env) throw env;
     throw new CpError('ERR_ROOT_LOCKED', `another installer holds the lock on ${show(root)} (waited ${timeoutMs} ms)`, {
       hint: 'wait for the other install/upgrade/uninstall to finish, then retry', details: { root, timeout_ms: timeoutMs }, cause,
     });

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../atomic.js';
-import { CpError, show } from '../errors.js';
+import { CpError, isCpError, show } from '../errors.js';
+import { READ_LIMITS, readTextBounded } from '../bounded-read.js';
 import { validateTrustSchema } from '../manifest/compiled-validators.js';
 import { schemaCheck } from '../manifest/schema-issues.js';
 import { keyIdOf, parsePublicKey } from './keys.js';
@@ -19,8 +20,9 @@ export function readTrustStore(root: string): TrustedKey[] {
   if (!existsSync(path)) return [];
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, 'utf8'));
+    value = JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.state, what: 'the trust store' }));
   } catch (error) {
+    if (isCpError(error) && error.code !== 'ERR_INPUT_UNREADABLE') throw error;
     throw new CpError('ERR_TRUST_STORE_INVALID', `trust store ${path} is not JSON: ${(error as Error).message}`, { hint: 'restore the file or remove it and trust the keys again with `cplane keys trust`', details: { path }, cause: error });
   }
   const issues = trustCheck(value);

@@ -1,9 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { CpError, show } from '../../kernel/errors.js';
+import { CpError, isCpError, show } from '../../kernel/errors.js';
+import { READ_LIMITS, readTextBounded } from '../../kernel/bounded-read.js';
 import { defineCommand, type CliContext } from '../command.js';
+import { intOption } from '../option-values.js';
 import { resolveRoot } from '../root-option.js';
 import { openRouter } from '../../router/open.js';
 import type { PromptResponse } from '../../router/response.js';
+
+/** prompt-request.schema.json's bound on max_tokens. */
+const MAX_OUTPUT_TOKENS = 1_000_000;
 
 export default defineCommand({
   command: 'route',
@@ -18,7 +22,7 @@ export default defineCommand({
     .option('agent', { type: 'string', default: 'AGENT-CLI', describe: 'agent id' })
     .option('contract', { type: 'string', default: 'PRC-CLI', describe: 'prompt contract id' })
     .option('work-order', { type: 'string', describe: 'work order id' })
-    .option('max-tokens', { type: 'number', describe: 'maximum output tokens' })
+    .option('max-tokens', { type: 'number', describe: `maximum output tokens (1 to ${MAX_OUTPUT_TOKENS})` })
     .option('token', { type: 'string', describe: 'auth token (cpt1…; see `cplane token issue`)' })
     .option('dev', { type: 'boolean', default: false, describe: 'dev mode: skip auth' })
     .check((a) => {
@@ -26,6 +30,7 @@ export default defineCommand({
       return true;
     }),
   async run(args, ctx) {
+    const maxTokens = intOption('max-tokens', args.maxTokens, 1, MAX_OUTPUT_TOKENS);
     const root = resolveRoot(args.root, ctx);
     const compiled = args.compiled === undefined ? undefined : readCompiled(args.compiled);
     const opened = await openRouter(root, { provider: args.provider, devMode: args.dev, env: ctx.env });
@@ -36,7 +41,7 @@ export default defineCommand({
         provider_id: args.provider,
         ...(args.model ? { model_id: args.model } : {}),
         ...(args.workOrder ? { work_order_id: args.workOrder } : {}),
-        ...(args.maxTokens ? { max_tokens: args.maxTokens } : {}),
+        ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
         ...(args.token ? { auth_token: args.token } : {}),
         ...(compiled ? { compiled: { stable_prefix_hash: compiled.stable_prefix_hash, body: compiled.body } } : {}),
       });
@@ -72,8 +77,9 @@ function unrecorded(response: PromptResponse, json: boolean, ctx: CliContext): C
 function readCompiled(path: string): { prompt: string; stable_prefix_hash: string; body: Record<string, unknown> } {
   let value: Record<string, unknown>;
   try {
-    value = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    value = JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.promptFile, what: 'the compiled prompt' })) as Record<string, unknown>;
   } catch (cause) {
+    if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_USAGE', `cannot read compiled prompt ${show(path)}`, { hint: 'pass the JSON printed by `cplane prompt compile --format anthropic --json`', cause });
   }
   const body = value.body;
