@@ -10,7 +10,6 @@ import type { AddressInfo } from 'node:net';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import { DEV_ROOT, REPO } from '../../scripts/lib/repo.js';
 
@@ -242,8 +241,10 @@ test(`hostile provider, through \`cplane route\`: ${CASES.length} cases exit 0 o
   const verified = run(['ledger', 'verify', '--root', root]);
   assert.equal(verified.status, 0, verified.stdout + verified.stderr);
   const ledgerDir = join(root, 'HOT', 'ledger');
-  for (const name of readdirSync(ledgerDir)) {
-    assert.equal(readFileSync(join(ledgerDir, name)).includes(KEY), false, `the key is in no byte of ${name}`);
+  for (const entry of readdirSync(ledgerDir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const name = join(entry.parentPath, entry.name);
+    assert.equal(readFileSync(name).includes(KEY), false, `the key is in no byte of ${name}`);
   }
   t.diagnostic(`${CASES.length} hostile-provider cases through the CLI; none exited 70 (ERR_INTERNAL)`);
 });
@@ -252,15 +253,25 @@ test('`cplane route` when neither the ledger nor the spool takes the EXCHANGE: t
   const copy = join(work, 'unrecordable');
   cpSync(root, copy, { recursive: true, verbatimSymlinks: true });
   t.after(() => rmSync(copy, { recursive: true, force: true }));
-  // The ledger refuses every EXCHANGE (as a full disk would, after the DISPATCH went in) …
-  const db = new Database(join(copy, 'HOT', 'ledger', 'ledger.sqlite'));
-  const table = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%entry_hash%'").get() as { name: string }).name;
-  db.exec(`CREATE TRIGGER refuse_exchange BEFORE INSERT ON ${table} WHEN NEW.event_type = 'EXCHANGE' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
-  db.close();
+  // The ledger refuses every EXCHANGE (as a full disk would, after the DISPATCH went in): a preload makes the
+  // root's own Ledger class throw SQLite's disk-full error for any batch holding one. (A refusing trigger would
+  // not do: an altered schema makes the ledger refuse every append, the DISPATCH too.)
+  const preload = join(copy, '..', 'refuse-exchange.mjs');
+  writeFileSync(preload, [
+    "import { pathToFileURL } from 'node:url';",
+    `const { Ledger } = await import(pathToFileURL(${JSON.stringify(join(copy, 'HOT', 'kernel', 'ledger', 'ledger.js'))}).href);`,
+    'const appendBatch = Ledger.prototype.appendBatch;',
+    'Ledger.prototype.appendBatch = function (inputs) {',
+    "  if (inputs.some((input) => input.event_type === 'EXCHANGE')) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });",
+    '  return appendBatch.call(this, inputs);',
+    '};',
+  ].join('\n'));
+  t.after(() => rmSync(preload, { force: true }));
+  const refuse = { NODE_OPTIONS: `--import ${preload}` };
   // … and a file stands where the spool directory would be created.
   writeFileSync(join(copy, 'HOT', 'registries', 'router-spool'), 'not a directory');
   const args = ['route', '--root', copy, '--provider', 'mock', '--prompt', 'keep me', '--dev'];
-  const json = await cli([...args, '--json'], {});
+  const json = await cli([...args, '--json'], refuse);
   assert.equal(json.status, 3, json.stdout + json.stderr);
   const error = (JSON.parse(json.stdout) as { error: { code: string; details: { response: { content: string; outcome: string }; exchange: Array<{ event_type: string; metadata: Record<string, unknown> }> } } }).error;
   assert.equal(error.code, 'ERR_ROUTE_EXCHANGE_UNRECORDED');
@@ -269,7 +280,7 @@ test('`cplane route` when neither the ledger nor the spool takes the EXCHANGE: t
   assert.equal(error.details.exchange[0]?.event_type, 'EXCHANGE');
   assert.equal(error.details.exchange[0]?.metadata.response, 'Mock response');
   assert.equal(error.details.exchange[0]?.metadata.prompt, 'keep me');
-  const human = await cli(args, {});
+  const human = await cli(args, refuse);
   assert.equal(human.status, 3);
   assert.match(human.stdout, /^Mock response$/m, 'the answer is on stdout');
   assert.match(human.stderr, /ERR_ROUTE_EXCHANGE_UNRECORDED: .*"event_type":"EXCHANGE".*"response":"Mock response"/, 'the whole exchange is on stderr');
