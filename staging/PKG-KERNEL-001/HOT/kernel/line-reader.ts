@@ -11,6 +11,9 @@ export interface LineReadOptions {
   unreadableHint?: string;
 }
 
+/** Decoding with replacement would turn bad bytes into U+FFFD, and the refusal into a confusing later one. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * The lines of a file (without their "\n"), read in 1 MiB chunks: memory holds one line, never the file, so a
  * multi-gigabyte input costs what its longest line costs, and a line over `maxLineBytes` stops the read there.
@@ -44,7 +47,7 @@ export function* readLinesBounded(path: string, options: LineReadOptions): Gener
         pending = [];
         pendingBytes = 0;
         start = nl + 1;
-        yield line.toString('utf8');
+        yield decode(line, path, options, lineNo);
       }
       if (start < n) {
         pendingBytes += n - start;
@@ -52,9 +55,19 @@ export function* readLinesBounded(path: string, options: LineReadOptions): Gener
         pending.push(Buffer.from(chunk.subarray(start, n)));
       }
     }
-    if (pendingBytes > 0) yield Buffer.concat(pending).toString('utf8');
+    if (pendingBytes > 0) yield decode(Buffer.concat(pending), path, options, lineNo + 1);
   } finally {
     closeSync(fd);
+  }
+}
+
+function decode(line: Buffer, path: string, options: LineReadOptions, lineNo: number): string {
+  try {
+    return UTF8.decode(line);
+  } catch (cause) {
+    throw new CpError(options.unreadableCode ?? 'ERR_INPUT_UNREADABLE', `line ${lineNo} of ${options.what} ${show(path, 240)} is not UTF-8 text`, {
+      hint: options.unreadableHint ?? 'check the path: it must be a UTF-8 text file', details: { path, line: lineNo }, cause,
+    });
   }
 }
 

@@ -28,6 +28,11 @@ export function notALedger(path: string, cause?: unknown): CpError {
   });
 }
 
+/** Marks a size that may only lag a concurrent checkpoint: judged again before it stands. */
+function lagging(error: CpError): CpError {
+  return new CpError(error.code, error.message, { hint: error.hint, details: { ...error.details, lagging: true } });
+}
+
 /** SQLite reporting a malformed file, at open or at any later statement. */
 export function isCorruption(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -49,8 +54,23 @@ export function checkStructure(db: Database.Database, path: string): void {
   if (verdict !== 'ok') throw damaged(path, `SQLite's quick_check reports ${show(verdict)}`);
 }
 
-/** Read the header of an existing file and refuse anything that is not a whole SQLite database. */
+/**
+ * Read the header of an existing file and refuse anything that is not a whole SQLite database. A writer in
+ * another process can checkpoint and remove its `-wal` while the header is read (the header is written before
+ * the file grows), so a size that lags the header is judged again before it is called truncation.
+ */
 export function inspectLedgerFile(path: string): LedgerFile {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return inspectOnce(path);
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof CpError && error.code === 'ERR_LEDGER_DAMAGED' && (error.details as { lagging?: boolean }).lagging)) throw error;
+    }
+  }
+}
+
+function inspectOnce(path: string): LedgerFile {
+  const walBefore = existsSync(`${path}-wal`);
   let fd: number;
   try {
     // Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
@@ -73,13 +93,13 @@ export function inspectLedgerFile(path: string): LedgerFile {
     const raw = header.readUInt16BE(16);
     const pageSize = raw === 1 ? 65536 : raw;
     if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0) throw damaged(path, `the header's page size ${raw} is not a power of two from 512 to 65536`);
-    const hasWal = existsSync(`${path}-wal`);
+    const hasWal = walBefore || existsSync(`${path}-wal`);
     // With a -wal beside it the file may legitimately lag its header until the next checkpoint.
     if (!hasWal) {
-      if (stat.size % pageSize !== 0) throw damaged(path, `its size ${stat.size} is not a whole number of ${pageSize}-byte pages: it was truncated`);
+      if (stat.size % pageSize !== 0) throw lagging(damaged(path, `its size ${stat.size} is not a whole number of ${pageSize}-byte pages: it was truncated`));
       const pages = header.readUInt32BE(28);
       const headerValid = header.readUInt32BE(24) === header.readUInt32BE(92);
-      if (headerValid && pages * pageSize > stat.size) throw damaged(path, `its header counts ${pages} pages but the file holds ${stat.size / pageSize}: it was truncated`);
+      if (headerValid && pages * pageSize > stat.size) throw lagging(damaged(path, `its header counts ${pages} pages but the file holds ${stat.size / pageSize}: it was truncated`));
     }
     return { kind: 'sqlite', walMode: header[18] === 2 || header[19] === 2, hasWal };
   } finally {

@@ -118,18 +118,3 @@ export function readExportLines(path: string): Iterable<string> {
     unreadableHint: 'pass the path of a file written by `cplane ledger export`',
   });
 }
-
-export function readExportFile(path: string): string {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (cause) {
-    throw new CpError('ERR_LEDGER_IMPORT_INVALID', `cannot read ${show(path)}`, { hint: 'pass the path of a file written by `cplane ledger export`', details: { path }, cause });
-  }
-  // Decoding with replacement would turn bad bytes into U+FFFD and the refusal into a confusing hash mismatch.
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch (cause) {
-    throw new CpError('ERR_LEDGER_IMPORT_INVALID', `${show(path)} is not UTF-8 text`, { hint: 'pass the path of a file written by `cplane ledger export`', details: { path }, cause });
-  }
-}
