@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { REPO } from '../../scripts/lib/repo.js';
 
@@ -192,8 +193,10 @@ test('G5: a bad signature FAILS', () => {
   bytes[0] = (bytes[0] as number) ^ 1;
   writeFileSync(path, JSON.stringify({ ...sig, signature: bytes.toString('base64') }));
   const { json } = gateCheck(root);
-  onlyFails(json, 'G5');
   assert.deepEqual(codes(json, 'G5'), ['SIGNATURE_INVALID']);
+  // The router's code is no longer vouched for, so the smoke gate (which routes through it) is not loaded.
+  assert.deepEqual(codes(json, 'G7'), ['MODULE_REFUSED']);
+  for (const [id, status] of Object.entries(statuses(json))) assert.equal(status, id === 'G5' || id === 'G7' ? 'FAIL' : 'PASS', id);
 });
 
 test('G6: a DISPATCH without its EXCHANGE past the orphan timeout FAILS; an EXCHANGE linking nowhere FAILS', async () => {
@@ -216,6 +219,12 @@ test('G7: a broken installed router FAILS the smoke gate', () => {
   assert.ok(source.includes('response: answer.content'));
   writeFileSync(path, source.replace('response: answer.content', "response: ''"));
   const { json } = gateCheck(root);
+  // The root's own gate_check.js never loads the changed router: G7's module is refused and G1 names the file.
   assert.equal(statuses(json).G7, 'FAIL');
-  assert.ok(codes(json, 'G7').includes('SMOKE_FAILED'));
+  assert.deepEqual(codes(json, 'G7'), ['MODULE_REFUSED']);
+  assert.equal(statuses(json).G1, 'FAIL');
+  // Loaded without the entry's loader (a library caller), the smoke test itself catches the broken router.
+  const script = `import { runGates } from ${JSON.stringify(pathToFileURL(join(root, 'HOT', 'gates', 'run.js')).href)}; const r = await runGates(${JSON.stringify(root)}, { only: ['G7'] }); console.log(JSON.stringify(r));`;
+  const plain = run(['--input-type=module', '-e', script]);
+  assert.ok(codes(JSON.parse(plain.stdout) as GateJson, 'G7').includes('SMOKE_FAILED'), plain.stdout + plain.stderr);
 });

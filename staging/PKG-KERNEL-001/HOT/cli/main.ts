@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { CpError, isCpError } from '../kernel/errors.js';
+import { isModuleRefusal } from '../kernel/loader/register.js';
 import { EXIT, type CliCommand, type CliContext } from './command.js';
 
 export interface RunCliOptions {
@@ -31,6 +32,7 @@ export async function loadCommands(dir: string): Promise<CliCommand[]> {
       const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: CliCommand };
       if (mod.default && typeof mod.default.run === 'function') out.push(mod.default);
     } catch (error) {
+      // A module the loader refused never ran; the command is listed as unavailable and names the file.
       out.push(unavailableCommand(file.replace(/\.js$/, ''), join(dir, file), error));
     }
   }
@@ -47,7 +49,9 @@ function unavailableCommand(name: string, path: string, error: unknown): CliComm
     command: `${name} [args..]`,
     describe: `(unavailable: ${reason})`,
     builder: (y) => y.strict(false),
+    refusal: isModuleRefusal(error) ? error : undefined,
     run() {
+      if (isModuleRefusal(error)) throw error;
       throw new CpError('ERR_COMMAND_UNAVAILABLE', `command ${JSON.stringify(name)} cannot be loaded: ${reason}`, {
         hint: 'a package file is missing or damaged: run `cplane gate-check` on this root and reinstall the package that owns it',
         details: { module: path },
@@ -78,7 +82,10 @@ export async function runCli(options: RunCliOptions): Promise<number> {
 
   const byName = new Map<string, CliCommand>();
   for (const dir of [join(HOT_DIR, 'cli', 'commands'), ...(options.extraCommandDirs ?? [])]) {
-    for (const cmd of await loadCommands(dir)) byName.set(cmd.command.split(' ')[0] as string, cmd);
+    for (const cmd of await loadCommands(dir)) {
+      byName.set(cmd.command.split(' ')[0] as string, cmd);
+      if (cmd.refusal) err(`cplane: warning: ${cmd.refusal.code}: ${cmd.refusal.message} (command ${cmd.command.split(' ')[0] ?? ''} skipped)`);
+    }
   }
 
   let exitCode: number = EXIT.OK;
