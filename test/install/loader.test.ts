@@ -114,6 +114,7 @@ test('an owned module whose bytes were swapped is refused with ERR_MODULE_TAMPER
   refused(run([entry(root, 'cplane.js'), 'list']), 'ERR_MODULE_TAMPERED', 'HOT/cli/main.js', marker);
   refused(run([entry(root, 'ledger.js'), 'verify']), 'ERR_MODULE_TAMPERED', 'HOT/cli/main.js', marker);
   refused(run([entry(root, 'gate_check.js'), '--all']), 'ERR_MODULE_TAMPERED', 'HOT/cli/main.js', marker);
+  copyFileSync(join(pristine, 'HOT', 'cli', 'main.js'), main);
   const installer = join(root, 'HOT', 'kernel', 'installer', 'entry.js');
   writeFileSync(installer, esm + readFileSync(installer, 'utf8'));
   refused(run([entry(root, 'install.js'), join(work, 'packages', 'none.tar.gz')]), 'ERR_MODULE_TAMPERED', 'HOT/kernel/installer/entry.js', marker);
@@ -175,7 +176,7 @@ test('deleting the receipts does not turn verification off: nothing loads', () =
   const { root, marker, esm } = attackRoot();
   writeFileSync(join(root, 'HOT', 'cli', 'commands', 'evil.js'), `${esm}export default { command: 'evil', describe: 'x', builder: (y) => y, run: () => 0 };\n`);
   rmSync(join(root, 'HOT', 'installed'), { recursive: true });
-  refused(run([entry(root, 'cplane.js'), 'evil']), 'ERR_MODULE_UNOWNED', 'HOT/cli/main.js', marker);
+  refused(run([entry(root, 'cplane.js'), 'evil']), 'ERR_MODULE_UNOWNED', 'HOT/package.json', marker);
 });
 
 test('the chain reaches the trust store: a swapped module with its receipt and manifest digests rewritten to match is refused', () => {
@@ -192,6 +193,6 @@ test('the chain reaches the trust store: a swapped module with its receipt and m
     writeFileSync(doc, JSON.stringify(json, null, 2));
   }
   const r = run([entry(root, 'cplane.js'), 'prompt', 'compile']);
-  refused(r, 'ERR_MODULE_UNOWNED', rel, marker);
+  refused(r, 'ERR_MODULE_UNOWNED', 'HOT/compiler/', marker);
   assert.match(r.stderr, /PKG-COMPILER-001's signature is not valid for its installed manifest/);
 });

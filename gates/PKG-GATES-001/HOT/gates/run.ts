@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CpError, show } from '../kernel/errors.js';
-import { isModuleRefusal } from '../kernel/loader/register.js';
+import { moduleRefusal } from '../kernel/loader/register.js';
 import { crashed, type Gate, type GateContext, type GateResult } from './gate.js';
 import { releaseRootState } from './root-state.js';
 
@@ -31,15 +31,13 @@ export async function loadGates(dir = CHECKS_DIR): Promise<Gate[]> {
   if (!existsSync(dir)) return [];
   const gates: Gate[] = [];
   for (const file of readdirSync(dir).filter((name) => name.endsWith('.js')).sort()) {
-    let mod: { default?: Gate };
-    try {
-      mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: Gate };
-    } catch (error) {
-      // A gate module the loader refused never ran: it is reported as a failing gate (G0/G1 name the file too).
-      if (!isModuleRefusal(error)) throw error;
-      gates.push(refusedGate(file, error));
+    // A gate module the loader refuses is never imported: it is reported as a failing gate (G0/G1 name it too).
+    const refusal = moduleRefusal(join(dir, file));
+    if (refusal !== undefined) {
+      gates.push(refusedGate(file, refusal));
       continue;
     }
+    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: Gate };
     if (mod.default && typeof mod.default.run === 'function') gates.push(mod.default);
   }
   return gates.sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { CpError, isCpError } from '../kernel/errors.js';
-import { isModuleRefusal } from '../kernel/loader/register.js';
+import { isModuleRefusal, moduleRefusal } from '../kernel/loader/register.js';
 import { EXIT, type CliCommand, type CliContext } from './command.js';
 
 export interface RunCliOptions {
@@ -22,17 +22,24 @@ export interface RunCliOptions {
 
 const HOT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Load every command module in a directory, in name order, so each package brings its own commands. */
+/**
+ * Load every command module in a directory, in name order, so each package brings its own commands. A module
+ * the loader refuses (unowned, or changed) is never imported: it becomes an unavailable command naming it.
+ */
 export async function loadCommands(dir: string): Promise<CliCommand[]> {
   if (!existsSync(dir)) return [];
   const files = readdirSync(dir).filter((name) => name.endsWith('.js')).sort();
   const out: CliCommand[] = [];
   for (const file of files) {
+    const refusal = moduleRefusal(join(dir, file));
+    if (refusal !== undefined) {
+      out.push(unavailableCommand(file.replace(/\.js$/, ''), join(dir, file), refusal));
+      continue;
+    }
     try {
       const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: CliCommand };
       if (mod.default && typeof mod.default.run === 'function') out.push(mod.default);
     } catch (error) {
-      // A module the loader refused never ran; the command is listed as unavailable and names the file.
       out.push(unavailableCommand(file.replace(/\.js$/, ''), join(dir, file), error));
     }
   }

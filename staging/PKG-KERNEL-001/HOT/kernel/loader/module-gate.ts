@@ -7,8 +7,8 @@ import type { AllowList } from './allow-list.js';
 const REINSTALL = 'run `cplane gate-check` on this root (G0/G1 name every unowned or changed file), remove what no package owns and reinstall the package that owns the file';
 
 /**
- * The check every module load in a governed root goes through, in the main thread (CommonJS) and in the
- * ESM hooks' thread alike: the file lies inside the root, some installed package owns it with exactly these
+ * The check every module of a governed root goes through, ES modules at start-up (seal.ts) and CommonJS
+ * as it loads (require.ts): the file lies inside the root, some installed package owns it with exactly these
  * bytes, and every package.json that could steer its resolution (between it and the root) is owned too.
  */
 export class ModuleGate {
@@ -29,6 +29,11 @@ export class ModuleGate {
 
   inside(path: string): boolean {
     return this.relativeOf(path) !== null;
+  }
+
+  /** Whether an installed package records `rel` (with a trusted signature or not). */
+  isRecorded(rel: string): boolean {
+    return this.allow.files[rel] !== undefined || this.allow.untrusted[rel] !== undefined;
   }
 
   /** Refuse a module outside the root; its bytes are checked when it loads. */
@@ -121,6 +126,11 @@ export class ModuleGate {
       }
     }
     return this.ownedDirs;
+  }
+
+  /** Refuse `path` unless it is a real directory holding files the packages own. */
+  checkOwnedDirectory(path: string): void {
+    this.checkOwnedDir(path, kindOf(path) === 'dir' ? 'dir' : 'other');
   }
 
   private checkOwnedDir(dir: string, kind: 'dir' | 'other'): void {

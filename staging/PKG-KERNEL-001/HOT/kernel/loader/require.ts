@@ -16,8 +16,8 @@ function isBare(request: string): boolean {
 }
 
 /**
- * CommonJS loads (better-sqlite3, `bindings` probing for the .node addon, ajv, tar…) never pass through the
- * ESM hooks in Node 20, so they are checked here, in the loading thread: every `.js`, `.cjs`, `.json` and
+ * CommonJS loads (better-sqlite3, `bindings` probing for the .node addon, ajv, tar…) are checked as they
+ * happen, in the loading thread: every `.js`, `.cjs`, `.json` and
  * `.node` file inside the root is hashed and matched before it is compiled or dlopen'ed, and a bare
  * `require` must resolve through owned node_modules directories only. A refusal goes to `onRefusal`, which
  * must not return: Node 20 caches a CommonJS module that failed while an ES module imported it as an empty
