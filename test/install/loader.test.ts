@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -170,6 +170,16 @@ test('a node_modules directory planted in a governed directory cannot shadow yar
   writeFileSync(join(sqlite, 'index.js'), `${cjs}module.exports = function Database() {};\n`);
   const r = run([entry(root, 'cplane.js'), 'verify']);
   refused(r, 'ERR_MODULE_UNOWNED', 'HOT/kernel/node_modules', marker);
+});
+
+test('an owned directory swapped for a symbolic link to edited code is refused before anything loads', () => {
+  const { root, marker, esm } = attackRoot();
+  const elsewhere = join(work, `compiler-${caseNo}`);
+  renameSync(join(root, 'HOT', 'compiler'), elsewhere);
+  const breakpoints = join(elsewhere, 'breakpoints.js');
+  writeFileSync(breakpoints, esm + readFileSync(breakpoints, 'utf8'));
+  symlinkSync(elsewhere, join(root, 'HOT', 'compiler'));
+  refused(run([entry(root, 'cplane.js'), 'list']), 'ERR_MODULE_UNOWNED', 'HOT/compiler" is a symbolic link', marker);
 });
 
 test('deleting the receipts does not turn verification off: nothing loads', () => {

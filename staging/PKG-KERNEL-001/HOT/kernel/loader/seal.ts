@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
+import { CpError, show } from '../errors.js';
 import { STATE_DIRS } from '../root/layout.js';
 import type { ModuleGate } from './module-gate.js';
 
@@ -26,7 +27,7 @@ export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string 
     try { entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)); } catch { return; }
     // The directory's own package.json decides the scope of the files next to it.
     let cjs = scopeIsCjs;
-    if (entries.some((e) => e.name === 'package.json')) {
+    if (entries.some((e) => e.name === 'package.json' && e.isFile())) {
       const path = join(dir, 'package.json');
       gate.checkFile(path);
       cjs = cjsScope.get(path) ?? readType(path) !== 'module';
@@ -40,8 +41,19 @@ export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string 
         if (rel === 'HOT' && ((STATE_DIRS as readonly string[]).includes(entry.name) || entry.name === 'tests')) continue;
         if (entry.name === 'node_modules') gate.checkOwnedDirectory(path);
         walk(path, relPath, cjs);
-      } else if (entry.name === 'node_modules' || (entry.name === 'package.json' && !entry.isFile())) {
-        gate.checkOwnedDirectory(path);
+      } else if (entry.isSymbolicLink()) {
+        // A link could stand in for an owned file or directory and lead anywhere; nothing vouches for its target.
+        throw new CpError('ERR_MODULE_UNOWNED', `${show(relPath)} is a symbolic link inside the root's code; no package owns where it leads, so nothing is loaded`, {
+          hint: 'remove the link and reinstall the package that owns the path (cplane gate-check names it)', details: { path: relPath, root: gate.root },
+        });
+      } else if (!entry.isFile()) {
+        // Not a regular file (a FIFO would hang the read): never opened; fatal where it could steer or be code.
+        if (entry.name === 'node_modules' || entry.name === 'package.json') gate.checkOwnedDirectory(path);
+        if (gate.isRecorded(relPath) || ESM_CAPABLE.has(extname(entry.name))) {
+          refusals.set(relPath, new CpError('ERR_MODULE_TAMPERED', `${show(relPath)} is not a regular file; it was not loaded`, {
+            hint: 'reinstall the package that owns the path (cplane gate-check names it)', details: { path: relPath, root: gate.root },
+          }) as Error & { code: string });
+        }
       } else if (entry.isFile() && ESM_CAPABLE.has(extname(entry.name)) && !(cjs && extname(entry.name) === '.js')) {
         try { gate.checkFile(path); } catch (error) { refusals.set(relPath, error as Error & { code: string }); }
       }
