@@ -201,7 +201,7 @@ test('G5: a bad signature FAILS', () => {
   bytes[0] = (bytes[0] as number) ^ 1;
   writeFileSync(path, JSON.stringify({ ...sig, signature: bytes.toString('base64') }));
   // The root's own gate_check.js refuses to run the router's code, which nothing vouches for any more…
-  const own = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json']);
+  const own = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all']);
   assert.equal(own.status, 3, own.stderr);
   assert.match(own.stderr, /ERR_MODULE_UNOWNED: module "HOT\/router\/.*PKG-ROUTER-001's signature is not valid/);
   // …and the gates, run as a library, report it.
@@ -230,7 +230,7 @@ test('G7: a broken installed router FAILS the smoke gate', () => {
   assert.ok(source.includes('response: answer.content'));
   writeFileSync(path, source.replace('response: answer.content', "response: ''"));
   // The root's own gate_check.js never loads the changed router…
-  const own = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json']);
+  const own = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all']);
   assert.equal(own.status, 3, own.stderr);
   assert.match(own.stderr, /ERR_MODULE_TAMPERED: module "HOT\/router\/records\.js" does not match/);
   // …and run as a library (no entry point's loader), the smoke test itself catches the broken router.

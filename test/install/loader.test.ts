@@ -114,6 +114,10 @@ test('an owned module whose bytes were swapped is refused with ERR_MODULE_TAMPER
   refused(run([entry(root, 'cplane.js'), 'list']), 'ERR_MODULE_TAMPERED', 'HOT/cli/main.js', marker);
   refused(run([entry(root, 'ledger.js'), 'verify']), 'ERR_MODULE_TAMPERED', 'HOT/cli/main.js', marker);
   refused(run([entry(root, 'gate_check.js'), '--all']), 'ERR_MODULE_TAMPERED', 'HOT/cli/main.js', marker);
+  const json = run([entry(root, 'gate_check.js'), '--all', '--json']);
+  assert.equal(json.status, 3);
+  assert.deepEqual((JSON.parse(json.stdout) as { error: { code: string; details: { path: string } } }).error.details.path, 'HOT/cli/main.js');
+  assert.match(json.stdout, /"code": "ERR_MODULE_TAMPERED"/);
   copyFileSync(join(pristine, 'HOT', 'cli', 'main.js'), main);
   const installer = join(root, 'HOT', 'kernel', 'installer', 'entry.js');
   writeFileSync(installer, esm + readFileSync(installer, 'utf8'));

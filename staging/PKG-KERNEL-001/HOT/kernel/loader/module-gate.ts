@@ -4,7 +4,7 @@ import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { CpError, show } from '../errors.js';
 import type { AllowList } from './allow-list.js';
 
-const REINSTALL = 'run `cplane gate-check` on this root (G0/G1 name every unowned or changed file), remove what no package owns and reinstall the package that owns the file';
+const REINSTALL = 'reinstall the package that owns the file, or remove it if no package does (`cplane gate-check` then names anything else unowned or changed)';
 
 /**
  * The check every module of a governed root goes through, ES modules at start-up (seal.ts) and CommonJS

@@ -70,8 +70,13 @@ function refuseProcess(error: unknown): never {
   process.exit(3);
 }
 
-function report(error: Error & { code: string; hint?: string }): void {
-  process.stderr.write(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}\n`);
+/** Printed the way the CLI prints any coded error, JSON on stdout under `--json`. */
+function report(error: Error & { code: string; hint?: string; details?: unknown }): void {
+  if (process.argv.includes('--json')) {
+    process.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.message, hint: error.hint, details: error.details ?? {} } }, null, 2)}\n`);
+  } else {
+    process.stderr.write(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}\n`);
+  }
 }
 
 /** The gate this process loads through, or null (a development root, or no entry turned it on). */
