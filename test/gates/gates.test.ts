@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { REPO } from '../../scripts/lib/repo.js';
 
@@ -48,6 +49,14 @@ function copyRoot(): string {
 function gateCheck(root: string, extra: string[] = []): { status: number; json: GateJson } {
   const r = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json', ...extra]);
   return { status: r.status, json: JSON.parse(r.stdout) as GateJson };
+}
+
+/** The root's gates run as a library, without an entry point's verified loading (it would refuse to start). */
+function gatesInProcess(root: string, only: string[] = []): GateJson {
+  const script = `import { runGates } from ${JSON.stringify(pathToFileURL(join(root, 'HOT', 'gates', 'run.js')).href)}; console.log(JSON.stringify(await runGates(${JSON.stringify(root)}, { only: ${JSON.stringify(only)} })));`;
+  const r = run(['--input-type=module', '-e', script]);
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout) as GateJson;
 }
 
 function statuses(json: GateJson): Record<string, string> {
@@ -194,7 +203,12 @@ test('G5: a bad signature FAILS', () => {
   const bytes = Buffer.from(sig.signature, 'base64');
   bytes[0] = (bytes[0] as number) ^ 1;
   writeFileSync(path, JSON.stringify({ ...sig, signature: bytes.toString('base64') }));
-  const { json } = gateCheck(root);
+  // The root's own gate_check.js refuses to run the router's code, which nothing vouches for any more…
+  const own = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all']);
+  assert.equal(own.status, 3, own.stderr);
+  assert.match(own.stderr, /ERR_MODULE_UNOWNED: module "HOT\/router\/.*PKG-ROUTER-001's signature is not valid/);
+  // …and the gates, run as a library, report it.
+  const json = gatesInProcess(root);
   onlyFails(json, 'G5');
   assert.deepEqual(codes(json, 'G5'), ['SIGNATURE_INVALID']);
 });
@@ -238,7 +252,12 @@ test('G7: a broken installed router FAILS the smoke gate', () => {
   const source = readFileSync(path, 'utf8');
   assert.ok(source.includes('response: answer.content'));
   writeFileSync(path, source.replace('response: answer.content', "response: ''"));
-  const { json } = gateCheck(root);
+  // The root's own gate_check.js never loads the changed router…
+  const own = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all']);
+  assert.equal(own.status, 3, own.stderr);
+  assert.match(own.stderr, /ERR_MODULE_TAMPERED: module "HOT\/router\/records\.js" does not match/);
+  // …and run as a library (no entry point's loader), the smoke test itself catches the broken router.
+  const json = gatesInProcess(root, ['G7']);
   assert.equal(statuses(json).G7, 'FAIL');
   assert.ok(codes(json, 'G7').includes('SMOKE_FAILED'));
 });

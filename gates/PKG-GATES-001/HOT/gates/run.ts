@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CpError, show } from '../kernel/errors.js';
+import { moduleRefusal } from '../kernel/loader/register.js';
 import { assertRootShape } from '../kernel/root/shape.js';
 import { crashed, type Gate, type GateContext, type GateResult } from './gate.js';
 import { releaseRootState } from './root-state.js';
@@ -33,10 +34,30 @@ export async function loadGates(dir = CHECKS_DIR): Promise<Gate[]> {
   if (!existsSync(dir)) return [];
   const gates: Gate[] = [];
   for (const file of readdirSync(dir).filter((name) => name.endsWith('.js')).sort()) {
+    // A gate module the loader refuses is never imported: it is reported as a failing gate (G0/G1 name it too).
+    const refusal = moduleRefusal(join(dir, file));
+    if (refusal !== undefined) {
+      gates.push(refusedGate(file, refusal));
+      continue;
+    }
     const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: Gate };
     if (mod.default && typeof mod.default.run === 'function') gates.push(mod.default);
   }
   return gates.sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
+}
+
+function refusedGate(file: string, error: Error & { code: string }): Gate {
+  const id = /^g(\d+)-/i.exec(file)?.[1];
+  const refused: Gate = {
+    id: id === undefined ? file.replace(/\.js$/, '') : `G${id}`,
+    name: 'MODULE REFUSED',
+    describe: `gate module ${file}, refused by the module loader`,
+    run: () => ({
+      id: refused.id, name: refused.name, status: 'FAIL', message: `gate module ${show(file)} was not loaded: ${error.message}`,
+      findings: [{ code: 'MODULE_REFUSED', message: `${error.code}: ${error.message}`, path: `HOT/gates/checks/${file}` }],
+    }),
+  };
+  return refused;
 }
 
 export async function runGates(root: string, options: RunGatesOptions = {}): Promise<GateRun> {

@@ -4,6 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { CpError, isCpError } from '../kernel/errors.js';
 import { envError } from '../kernel/env-errors.js';
+import { isModuleRefusal, moduleRefusal } from '../kernel/loader/register.js';
 import { EXIT, type CliCommand, type CliContext } from './command.js';
 import { requireOptionValues } from './option-values.js';
 
@@ -23,12 +24,20 @@ export interface RunCliOptions {
 
 const HOT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Load every command module in a directory, in name order, so each package brings its own commands. */
+/**
+ * Load every command module in a directory, in name order, so each package brings its own commands. A module
+ * the loader refuses (unowned, or changed) is never imported: it becomes an unavailable command naming it.
+ */
 export async function loadCommands(dir: string): Promise<CliCommand[]> {
   if (!existsSync(dir)) return [];
   const files = readdirSync(dir).filter((name) => name.endsWith('.js')).sort();
   const out: CliCommand[] = [];
   for (const file of files) {
+    const refusal = moduleRefusal(join(dir, file));
+    if (refusal !== undefined) {
+      out.push(unavailableCommand(file.replace(/\.js$/, ''), join(dir, file), refusal));
+      continue;
+    }
     try {
       const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: CliCommand };
       if (mod.default && typeof mod.default.run === 'function') out.push(mod.default);
@@ -49,7 +58,9 @@ function unavailableCommand(name: string, path: string, error: unknown): CliComm
     command: `${name} [args..]`,
     describe: `(unavailable: ${reason})`,
     builder: (y) => y.strict(false),
+    refusal: isModuleRefusal(error) ? error : undefined,
     run() {
+      if (isModuleRefusal(error)) throw error;
       throw new CpError('ERR_COMMAND_UNAVAILABLE', `command ${JSON.stringify(name)} cannot be loaded: ${reason}`, {
         hint: 'a package file is missing or damaged: run `cplane gate-check` on this root and reinstall the package that owns it',
         details: { module: path },
@@ -80,7 +91,10 @@ export async function runCli(options: RunCliOptions): Promise<number> {
 
   const byName = new Map<string, CliCommand>();
   for (const dir of [join(HOT_DIR, 'cli', 'commands'), ...(options.extraCommandDirs ?? [])]) {
-    for (const cmd of await loadCommands(dir)) byName.set(cmd.command.split(' ')[0] as string, cmd);
+    for (const cmd of await loadCommands(dir)) {
+      byName.set(cmd.command.split(' ')[0] as string, cmd);
+      if (cmd.refusal) err(`cplane: warning: ${cmd.refusal.code}: ${cmd.refusal.message} (command ${cmd.command.split(' ')[0] ?? ''} skipped)`);
+    }
   }
 
   let exitCode: number = EXIT.OK;

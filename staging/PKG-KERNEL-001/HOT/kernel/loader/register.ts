@@ -1,0 +1,105 @@
+import { resolve } from 'node:path';
+import { readAllowList, rootMode } from './allow-list.js';
+import { ModuleGate } from './module-gate.js';
+import { guardRequire } from './require.js';
+import { DISCOVERY_DIRS, sealCheck } from './seal.js';
+
+/**
+ * Per process, not per module instance: bin/cplane.js turns verification on with the repository's copy of
+ * this module, and the root's own copy (imported by its CLI) must see the same gate and refusals.
+ */
+interface LoaderState { gate: ModuleGate; refusals: Map<string, Error & { code: string }> }
+const STATE = Symbol.for('cplane.verifiedModuleLoading');
+const shared = globalThis as { [STATE]?: LoaderState };
+
+export interface VerifyOptions {
+  /** Repository code outside the root that the calling entry vouches for (bin/cplane.js's own commands). */
+  trustedDirs?: readonly string[];
+}
+
+/**
+ * Called by each root entry point before it imports anything else from the root: every ES module the root
+ * holds is checked now (seal.ts), CommonJS files and native addons as they load (require.ts); each must be
+ * owned by an installed package with the recorded bytes. The entry script and
+ * this directory's modules (with the errors, canonical JSON and signing modules they import) are the trust
+ * anchor: they have already run and cannot vouch for themselves. A development root is not governed.
+ */
+export function verifyModuleLoading(root: string, options: VerifyOptions = {}): ModuleGate | null {
+  const absolute = resolve(root);
+  if (shared[STATE] !== undefined) return shared[STATE].gate;
+  if (rootMode(absolute) === 'dev') return null;
+  const trustedDirs = (options.trustedDirs ?? []).map((dir) => resolve(dir));
+  const gate = new ModuleGate(absolute, readAllowList(absolute), trustedDirs);
+  guardRequire(gate, refuseProcess);
+  // Node 20 leaves a second rejection behind when several ES modules import one refused CommonJS module;
+  // every import still rejects with the refusal, so that copy is dropped. Anything else stays fatal.
+  process.on('unhandledRejection', (reason) => {
+    if (!isModuleRefusal(reason)) throw reason;
+  });
+  let refusals = new Map<string, Error & { code: string }>();
+  try {
+    refusals = sealCheck(gate);
+  } catch (error) {
+    refuseProcess(error);
+  }
+  shared[STATE] = { gate, refusals };
+  // A changed module, or one of a package whose signature fails, outside the discovery directories may be
+  // imported by any command: nothing runs. A loose file no package records is imported by no owned module.
+  for (const [path, error] of refusals) {
+    if (DISCOVERY_DIRS.some((dir) => path.startsWith(dir)) || !gate.isRecorded(path)) continue;
+    refuseProcess(error);
+  }
+  return gate;
+}
+
+/** Why the module at `path` must not be imported (discovery skips it), or undefined when it may be. */
+export function moduleRefusal(path: string): (Error & { code: string }) | undefined {
+  const state = shared[STATE];
+  if (state === undefined) return undefined;
+  const rel = state.gate.relativeOf(resolve(path));
+  return rel === null ? undefined : state.refusals.get(rel);
+}
+
+/**
+ * A CommonJS refusal ends the process at once (see guardRequire): the coded error is printed and the exit
+ * code is 3, as for every refusal. Only entry points turn the guard on, so no library caller is ended.
+ */
+function refuseProcess(error: unknown): never {
+  if (!isModuleRefusal(error)) throw error;
+  report(error);
+  process.exit(3);
+}
+
+/** Printed the way the CLI prints any coded error, JSON on stdout under `--json`. */
+function report(error: Error & { code: string; hint?: string; details?: unknown }): void {
+  if (process.argv.includes('--json')) {
+    process.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.message, hint: error.hint, details: error.details ?? {} } }, null, 2)}\n`);
+  } else {
+    process.stderr.write(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}\n`);
+  }
+}
+
+/** The gate this process loads through, or null (a development root, or no entry turned it on). */
+export function activeModuleGate(): ModuleGate | null {
+  return shared[STATE]?.gate ?? null;
+}
+
+/** True for the loader's refusals, which name a file that was not loaded. */
+export function isModuleRefusal(error: unknown): error is Error & { code: string; hint?: string } {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && (code === 'ERR_MODULE_UNOWNED' || code === 'ERR_MODULE_TAMPERED');
+}
+
+/**
+ * Run an entry's start-up (which imports the root's code) and report a refused module as a coded error
+ * rather than a stack trace: exit code 3, like every other refusal.
+ */
+export async function runEntry(start: () => Promise<number>): Promise<number> {
+  try {
+    return await start();
+  } catch (error) {
+    if (!isModuleRefusal(error)) throw error;
+    report(error);
+    return 3;
+  }
+}
