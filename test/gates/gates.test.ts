@@ -203,10 +203,14 @@ test('G5: a bad signature FAILS', () => {
   const bytes = Buffer.from(sig.signature, 'base64');
   bytes[0] = (bytes[0] as number) ^ 1;
   writeFileSync(path, JSON.stringify({ ...sig, signature: bytes.toString('base64') }));
-  // The root's own gate_check.js refuses to run the router's code, which nothing vouches for any more…
-  const own = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all']);
-  assert.equal(own.status, 3, own.stderr);
-  assert.match(own.stderr, /ERR_MODULE_UNOWNED: module "HOT\/router\/.*PKG-ROUTER-001's signature is not valid/);
+  // The root's own gate_check.js never runs the router's code, which nothing vouches for any more: G7, which
+  // needs it, is refused; the other gates still run and G5 names the bad signature…
+  const own = gateCheck(root);
+  assert.equal(own.status, 1);
+  assert.equal(statuses(own.json).G5, 'FAIL');
+  assert.deepEqual(codes(own.json, 'G5'), ['SIGNATURE_INVALID']);
+  assert.deepEqual(codes(own.json, 'G7'), ['MODULE_REFUSED']);
+  assert.match(JSON.stringify(own.json), /ERR_MODULE_UNOWNED: module \\"HOT\/router\/.*PKG-ROUTER-001's signature is not valid/);
   // …and the gates, run as a library, report it.
   const json = gatesInProcess(root);
   onlyFails(json, 'G5');
@@ -252,10 +256,12 @@ test('G7: a broken installed router FAILS the smoke gate', () => {
   const source = readFileSync(path, 'utf8');
   assert.ok(source.includes('response: answer.content'));
   writeFileSync(path, source.replace('response: answer.content', "response: ''"));
-  // The root's own gate_check.js never loads the changed router…
-  const own = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all']);
-  assert.equal(own.status, 3, own.stderr);
-  assert.match(own.stderr, /ERR_MODULE_TAMPERED: module "HOT\/router\/records\.js" does not match/);
+  // The root's own gate_check.js never loads the changed router: G7 is refused, G1 names the changed file…
+  const own = gateCheck(root);
+  assert.equal(own.status, 1);
+  assert.deepEqual(codes(own.json, 'G7'), ['MODULE_REFUSED']);
+  assert.match(JSON.stringify(own.json), /ERR_MODULE_TAMPERED: module \\"HOT\/router\/records\.js\\" does not match/);
+  assert.ok(codes(own.json, 'G1').includes('DIGEST_MISMATCH'), codes(own.json, 'G1').join());
   // …and run as a library (no entry point's loader), the smoke test itself catches the broken router.
   const json = gatesInProcess(root, ['G7']);
   assert.equal(statuses(json).G7, 'FAIL');

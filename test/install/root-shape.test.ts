@@ -90,12 +90,13 @@ function plantJournal(root: string, journal: Record<string, unknown>): void {
   writeFileSync(join(root, 'HOT', 'registries', 'journal.json'), JSON.stringify({ ...base, ...journal }));
 }
 
-function assertJournalRefused(c: Case, offending: string): void {
+/** `code`: the first refusal expected (a link planted among the code is refused by the module loader before any journal is read). */
+function assertJournalRefused(c: Case, offending: string, code = 'ERR_JOURNAL_INVALID', plantedToo: string[] = []): void {
   const before = snapshot(c.outside);
   const ledgerBefore = readFileSync(join(c.root, 'HOT', 'ledger', 'ledger.sqlite'));
   for (const args of [['list'], ['verify'], ['install', archive, '--dev']]) {
     const error = refusal(cli(c.root, args), args[0] as string);
-    assert.equal(error.code, 'ERR_JOURNAL_INVALID', `${args[0]}: ${error.message}`);
+    assert.equal(error.code, code, `${args[0]}: ${error.message}`);
     assert.ok(error.message.includes(offending), `${args[0]} names ${offending}: ${error.message}`);
   }
   assert.deepEqual(snapshot(c.outside), before, 'nothing outside the root was touched');
@@ -103,6 +104,7 @@ function assertJournalRefused(c: Case, offending: string): void {
   assert.deepEqual(readFileSync(join(c.root, 'HOT', 'ledger', 'ledger.sqlite')), ledgerBefore, 'no repair was recorded');
   // Once the planted journal is moved aside the root works again: the refusal changed nothing.
   rmSync(join(c.root, 'HOT', 'registries', 'journal.json'));
+  for (const rel of plantedToo) rmSync(join(c.root, rel));
   rmSync(join(c.root, 'HOT', 'registries', 'txn'), { recursive: true, force: true });
   mkdirSync(join(c.root, 'HOT', 'registries', 'txn'));
   const list = cli(c.root, ['list']);
@@ -130,7 +132,7 @@ test('a planted journal that deletes through a symlinked governed directory is r
   const c = freshCase();
   symlinkSync(c.outside, join(c.root, 'HOT', 'kernel', 'evil'));
   plantJournal(c.root, { remove: ['HOT/kernel/evil/victim.txt'] });
-  assertJournalRefused(c, 'HOT/kernel/evil');
+  assertJournalRefused(c, 'HOT/kernel/evil', 'ERR_MODULE_UNOWNED', ['HOT/kernel/evil']);
 });
 
 test('a planted journal whose staging area links out of the root is refused (repair would move the outside files in)', () => {

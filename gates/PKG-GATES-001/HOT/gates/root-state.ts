@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { readdirSync, type Dirent } from 'node:fs';
+import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
 import { join } from 'node:path';
 import { Ledger, ledgerPathForRoot } from '../kernel/ledger/index.js';
 import { OwnershipRegistry, type OwnedFile } from '../kernel/registry/ownership.js';
@@ -65,10 +66,10 @@ function installedFile(ctx: GateContext, packageId: string, name: string): Insta
   if (!file) {
     let text: string | null = null;
     try {
-      text = readFileSync(join(ctx.root, 'HOT', 'installed', packageId, name), 'utf8');
+      text = readTextBounded(join(ctx.root, 'HOT', 'installed', packageId, name), { maxBytes: READ_LIMITS.state, what: `${packageId}'s installed ${name}` });
     } catch (error) {
       // Absent, as the kernel's listReceipts sees it (a stray file in HOT/installed has no receipt.json).
-      const code = (error as NodeJS.ErrnoException).code;
+      const code = ((error as { cause?: NodeJS.ErrnoException }).cause ?? (error as NodeJS.ErrnoException)).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     }
     state.installed.set(key, (file = { text }));

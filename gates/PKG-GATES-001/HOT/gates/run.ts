@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CpError, show } from '../kernel/errors.js';
-import { moduleRefusal } from '../kernel/loader/register.js';
+import { isModuleRefusal, moduleRefusal } from '../kernel/loader/register.js';
 import { assertRootShape } from '../kernel/root/shape.js';
 import { crashed, type Gate, type GateContext, type GateResult } from './gate.js';
 import { releaseRootState } from './root-state.js';
@@ -40,7 +40,15 @@ export async function loadGates(dir = CHECKS_DIR): Promise<Gate[]> {
       gates.push(refusedGate(file, refusal));
       continue;
     }
-    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: Gate };
+    let mod: { default?: Gate };
+    try {
+      mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: Gate };
+    } catch (error) {
+      // A module it imports was refused (changed, or its package's signature fails): this gate cannot run, the others still report.
+      if (!isModuleRefusal(error)) throw error;
+      gates.push(refusedGate(file, error));
+      continue;
+    }
     if (mod.default && typeof mod.default.run === 'function') gates.push(mod.default);
   }
   return gates.sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));

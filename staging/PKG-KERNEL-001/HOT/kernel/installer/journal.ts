@@ -1,4 +1,5 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { READ_LIMITS, readTextBounded } from '../bounded-read.js';
 import { writeFileAtomic } from '../atomic.js';
 import { CpError, show } from '../errors.js';
 import type { OwnershipTransfer } from '../registry/ownership.js';
@@ -52,9 +53,10 @@ export function readJournal(root: string): Journal | null {
   if (kind === 'absent') return null;
   // Never opened unless it is a regular file: a FIFO planted here would hang every command that repairs.
   if (kind !== 'file') throw journalError(path, `is a ${kind}, not a regular file`);
+  const text = readTextBounded(path, { maxBytes: READ_LIMITS.state, what: 'the install journal', unreadableCode: 'ERR_JOURNAL_INVALID' });
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, 'utf8'));
+    value = JSON.parse(text);
   } catch (cause) {
     throw new CpError('ERR_JOURNAL_INVALID', `the install journal ${show(path)} is unreadable`, {
       hint: 'the root was edited by hand or its disk is damaged; restore the root from a backup', details: { path }, cause,

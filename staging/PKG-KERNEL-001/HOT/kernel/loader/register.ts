@@ -1,4 +1,8 @@
-import { resolve } from 'node:path';
+import { register } from 'node:module';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { isCpError } from '../errors.js';
+import { assertRootShape } from '../root/shape.js';
 import { readAllowList, rootMode } from './allow-list.js';
 import { ModuleGate } from './module-gate.js';
 import { guardRequire } from './require.js';
@@ -28,6 +32,14 @@ export function verifyModuleLoading(root: string, options: VerifyOptions = {}): 
   const absolute = resolve(root);
   if (shared[STATE] !== undefined) return shared[STATE].gate;
   if (rootMode(absolute) === 'dev') return null;
+  // The root's shape first: nothing below is read through a link or from a FIFO in its state directories.
+  try {
+    assertRootShape(absolute);
+  } catch (error) {
+    if (!isCpError(error)) throw error;
+    report(error);
+    process.exit(3);
+  }
   const trustedDirs = (options.trustedDirs ?? []).map((dir) => resolve(dir));
   const gate = new ModuleGate(absolute, readAllowList(absolute), trustedDirs);
   guardRequire(gate, refuseProcess);
@@ -44,12 +56,17 @@ export function verifyModuleLoading(root: string, options: VerifyOptions = {}): 
   }
   shared[STATE] = { gate, refusals };
   // A changed module, or one of a package whose signature fails, outside the discovery directories may be
-  // imported by any command: nothing runs. A loose file no package records is imported by no owned module.
-  for (const [path, error] of refusals) {
-    if (DISCOVERY_DIRS.some((dir) => path.startsWith(dir)) || !gate.isRecorded(path)) continue;
-    refuseProcess(error);
-  }
+  // imported by any command: importing it (directly or through any chain) is refused, while commands and
+  // gates that never reach it still run, so gate-check can name what is wrong. A loose file no package
+  // records is imported by no owned module.
+  const lazy = [...refusals].filter(([path]) => !DISCOVERY_DIRS.some((dir) => path.startsWith(dir)) && gate.isRecorded(path));
+  if (lazy.length > 0) refuseOnImport(absolute, lazy);
   return gate;
+}
+
+function refuseOnImport(root: string, lazy: Array<[string, Error & { code: string; hint?: string; details?: Record<string, unknown> }]>): void {
+  const refused = Object.fromEntries(lazy.map(([rel, error]) => [pathToFileURL(join(root, rel)).href, { code: error.code, message: error.message, hint: error.hint ?? '', details: error.details ?? { path: rel } }]));
+  register(new URL('./refuse-hooks.js', import.meta.url), { data: { refused } });
 }
 
 /** Why the module at `path` must not be imported (discovery skips it), or undefined when it may be. */

@@ -8,6 +8,8 @@ import type { ModuleGate } from './module-gate.js';
 export const DISCOVERY_DIRS = ['HOT/cli/commands/', 'HOT/gates/checks/'] as const;
 
 const ESM_CAPABLE = new Set(['.js', '.mjs']);
+/** What a loader could be handed in place of a module; other special files are G1's and the shape check's. */
+const CODE = new Set(['.js', '.mjs', '.cjs', '.json', '.node']);
 
 /**
  * The start-up half of verified loading, for ES modules (Node 20 has no in-thread ESM hook, and its
@@ -36,9 +38,9 @@ export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string 
     for (const entry of entries) {
       const path = join(dir, entry.name);
       const relPath = `${rel}/${entry.name}`;
+      // State is not code (the root-shape check judges it); the package tests are run by the test runner, never by an entry point.
+      if (rel === 'HOT' && ((STATE_DIRS as readonly string[]).includes(entry.name) || entry.name === 'tests')) continue;
       if (entry.isDirectory()) {
-        // State is not code; the package tests are run by the test runner, never by an entry point.
-        if (rel === 'HOT' && ((STATE_DIRS as readonly string[]).includes(entry.name) || entry.name === 'tests')) continue;
         if (entry.name === 'node_modules') gate.checkOwnedDirectory(path);
         walk(path, relPath, cjs);
       } else if (entry.isSymbolicLink()) {
@@ -49,7 +51,7 @@ export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string 
       } else if (!entry.isFile()) {
         // Not a regular file (a FIFO would hang the read): never opened; fatal where it could steer or be code.
         if (entry.name === 'node_modules' || entry.name === 'package.json') gate.checkOwnedDirectory(path);
-        if (gate.isRecorded(relPath) || ESM_CAPABLE.has(extname(entry.name))) {
+        if (CODE.has(extname(entry.name)) || rel.includes('/node_modules')) {
           refusals.set(relPath, new CpError('ERR_MODULE_TAMPERED', `${show(relPath)} is not a regular file; it was not loaded`, {
             hint: 'reinstall the package that owns the path (cplane gate-check names it)', details: { path: relPath, root: gate.root },
           }) as Error & { code: string });

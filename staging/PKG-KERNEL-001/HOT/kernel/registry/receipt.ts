@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { READ_LIMITS, readTextBounded } from '../bounded-read.js';
 import { writeFileAtomic } from '../atomic.js';
 import { CpError, show } from '../errors.js';
 import { isGovernedFilePath, PACKAGE_ID, receiptDir, receiptPath, rootPaths } from '../root/layout.js';
@@ -57,7 +58,7 @@ export function readReceipt(root: string, packageId: string): Receipt | null {
   const kind = entryKind(path);
   if (kind === 'absent') return null;
   if (kind !== 'file') throw badReceipt(path, `is a ${kind}, not a regular file`);
-  const receipt = parseReceipt(readFileSync(path, 'utf8'), path);
+  const receipt = parseReceipt(readTextBounded(path, { maxBytes: READ_LIMITS.state, what: 'a receipt', unreadableCode: 'ERR_RECEIPT_INVALID' }), path);
   if (receipt.package_id !== packageId) throw badReceipt(path, `is for ${show(receipt.package_id)}, not for the package whose directory holds it`);
   return receipt;
 }
