@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { isGovernedFilePath } from '../kernel/root/layout.js';
 
 /** Why an owned file could not be hashed; 'missing' is G0's finding, every other reason is a FAIL. */
@@ -6,34 +6,31 @@ export type OwnedReadProblem = 'missing' | 'not a governed path' | 'a symlink' |
 
 /**
  * Read up to `limit` bytes of the owned file `relPath` into `buffer`: the count read, or why it could not
- * be read. The type is checked with lstat before anything is opened (opening a FIFO blocks until a writer
- * comes), the path must be a governed path inside the root (a registry row is untrusted input), and the
- * open refuses a link swapped in after the lstat.
+ * be read. The path must be a governed path inside the root (a registry row is untrusted input); the open
+ * never follows a link and never blocks on a FIFO, and nothing but a regular file is read.
  */
 export function readOwnedFile(root: string, relPath: string, buffer: Buffer, limit: number): number | OwnedReadProblem {
   if (!isGovernedFilePath(relPath)) return 'not a governed path';
   const path = `${root}/${relPath}`;
-  let stat;
-  try {
-    stat = lstatSync(path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' || code === 'ENOTDIR' ? 'missing' : 'unreadable';
-  }
-  if (stat.isSymbolicLink()) return 'a symlink';
-  if (stat.isDirectory()) return 'a directory';
-  if (!stat.isFile()) return 'a special file (FIFO, socket or device)';
   let fd: number;
   try {
+    // O_NOFOLLOW refuses a link (ELOOP) and O_NONBLOCK keeps a FIFO from blocking the open; fstat then says
+    // what was opened. No lstat first: it was the costliest call of this gate, and the open is as safe.
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return 'unreadable';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 'missing';
+    return code === 'ELOOP' ? 'a symlink' : 'unreadable';
   }
   try {
-    if (!fstatSync(fd).isFile()) return 'a special file (FIFO, socket or device)';
+    const stat = fstatSync(fd);
+    if (stat.isDirectory()) return 'a directory';
+    if (!stat.isFile()) return 'a special file (FIFO, socket or device)';
+    // The bytes the file holds (up to the limit), without a last read that only finds its end.
+    const want = Math.min(limit, stat.size);
     let length = 0;
-    while (length < limit) {
-      const n = readSync(fd, buffer, length, limit - length, null);
+    while (length < want) {
+      const n = readSync(fd, buffer, length, want - length, null);
       if (n === 0) break;
       length += n;
     }

@@ -33,10 +33,10 @@ function hashFiles(root: string, rows: readonly OwnedFile[]): Finding[] {
   const errors: Finding[] = [];
   let buffer = Buffer.allocUnsafe(1 << 16);
   for (const row of rows) {
-    const mismatch = { code: 'DIGEST_MISMATCH', message: `${quote(row.path)} does not match its recorded digest (owned by ${row.package_id})`, path: row.path };
+    const mismatch = (): Finding => ({ code: 'DIGEST_MISMATCH', message: `${quote(row.path)} does not match its recorded digest (owned by ${row.package_id})`, path: row.path });
     // A size no buffer can hold (a damaged registry row) matches no file this gate could read.
     if (!Number.isSafeInteger(row.size) || row.size < 0 || row.size >= constants.MAX_LENGTH) {
-      errors.push(mismatch);
+      errors.push(mismatch());
       continue;
     }
     if (buffer.length <= row.size) buffer = Buffer.allocUnsafe(row.size + 1);
@@ -46,7 +46,7 @@ function hashFiles(root: string, rows: readonly OwnedFile[]): Finding[] {
       errors.push({ code: 'OWNED_FILE_UNREADABLE', message: `${JSON.stringify(row.path)} (owned by ${row.package_id}) cannot be verified: it is ${length}`, path: row.path });
       continue;
     }
-    if (length !== row.size || sha256Digest(buffer.subarray(0, length)) !== row.sha256) errors.push(mismatch);
+    if (length !== row.size || sha256Digest(buffer.subarray(0, length)) !== row.sha256) errors.push(mismatch());
   }
   return errors;
 }
