@@ -67,7 +67,8 @@ function tooLarge(path: string, options: BoundedReadOptions, size: number | null
   });
 }
 
-function unreadable(error: unknown, path: string, options: BoundedReadOptions): CpError {
+/** Why a file cannot be read: an environmental code (disk, permission) or the caller's own. */
+export function unreadable(error: unknown, path: string, options: Pick<BoundedReadOptions, 'what' | 'unreadableCode' | 'unreadableHint'>): CpError {
   const env = envError(error, path, `reading ${options.what}`);
   if (env) return env;
   const reason = error instanceof Error ? error.message : String(error);

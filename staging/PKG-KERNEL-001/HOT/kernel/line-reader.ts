@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { CpError, show } from './errors.js';
-import { envError } from './env-errors.js';
+import { unreadable } from './bounded-read.js';
 
 export interface LineReadOptions {
   /** Longest accepted line in bytes, without its newline. */
@@ -75,13 +75,5 @@ function lineTooLong(path: string, options: LineReadOptions, lineNo: number): Cp
   return new CpError('ERR_INPUT_TOO_LARGE', `line ${lineNo} of ${options.what} ${show(path, 240)} is longer than ${options.maxLineBytes} bytes`, {
     hint: `${options.what} never has lines that long: check the path; nothing was read past the limit`,
     details: { path, line: lineNo, limit_bytes: options.maxLineBytes },
-  });
-}
-
-function unreadable(error: unknown, path: string, options: LineReadOptions): CpError {
-  const env = envError(error, path, `reading ${options.what}`);
-  if (env) return env;
-  return new CpError(options.unreadableCode ?? 'ERR_INPUT_UNREADABLE', `cannot read ${options.what} ${show(path, 240)}: ${error instanceof Error ? error.message : String(error)}`, {
-    hint: options.unreadableHint ?? 'check the path: it must be a readable file', details: { path }, cause: error,
   });
 }
