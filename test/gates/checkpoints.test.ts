@@ -13,6 +13,7 @@ import { REPO } from '../../scripts/lib/repo.js';
 import { canonicalJson } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
 import { computeEntryHash, GENESIS_HASH, type LedgerEntry } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
 import { generateSigningKeyPair } from '../../staging/PKG-KERNEL-001/HOT/kernel/signing/keys.js';
+import { bootstrapSignedRoot } from '../lib/signed-root.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-checkpoints-'));
@@ -33,9 +34,7 @@ function must(args: string[]): string {
 }
 
 before(() => {
-  must([cplane, 'keys', 'generate', '--out', join(work, 'keys')]);
-  const built = JSON.parse(must([cplane, 'build', '--out', join(work, 'packages'), '--bootstrap-out', join(work, 'bootstrap'), '--sign-key', join(work, 'keys', 'cplane-signing.key'), '--json'])) as { bootstrap: { file: string } };
-  must([cplane, 'bootstrap', built.bootstrap.file, '--root', pristine, '--trust', join(work, 'keys', 'cplane-signing.pub')]);
+  bootstrapSignedRoot(work, pristine);
   for (const prompt of ['first question', 'second question', 'third question']) must([cplane, 'route', '--root', pristine, '--prompt', prompt, '--dev']);
   must([cplane, 'ledger', 'checkpoint', '--root', pristine, '--out', external]);
 });

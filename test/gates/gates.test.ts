@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { REPO } from '../../scripts/lib/repo.js';
+import { bootstrapSignedRoot } from '../lib/signed-root.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-gates-'));
@@ -29,9 +30,7 @@ function must(args: string[]): string {
 }
 
 before(() => {
-  must([cplane, 'keys', 'generate', '--out', join(work, 'keys')]);
-  const built = JSON.parse(must([cplane, 'build', '--out', join(work, 'packages'), '--bootstrap-out', join(work, 'bootstrap'), '--sign-key', join(work, 'keys', 'cplane-signing.key'), '--json'])) as { bootstrap: { file: string } };
-  must([cplane, 'bootstrap', built.bootstrap.file, '--root', pristine, '--trust', join(work, 'keys', 'cplane-signing.pub')]);
+  bootstrapSignedRoot(work, pristine);
   must([cplane, 'build', '--out', unsignedOut, '--bootstrap-out', join(work, 'bootstrap-unsigned'), '--json']);
 });
 after(() => rmSync(work, { recursive: true, force: true }));

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { REPO } from '../../scripts/lib/repo.js';
 import { Ledger } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
+import { bootstrapSignedRoot } from '../lib/signed-root.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-ledger-gates-'));
@@ -27,9 +28,7 @@ function must(args: string[]): string {
 }
 
 before(() => {
-  must([cplane, 'keys', 'generate', '--out', join(work, 'keys')]);
-  const built = JSON.parse(must([cplane, 'build', '--out', join(work, 'packages'), '--bootstrap-out', join(work, 'bootstrap'), '--sign-key', join(work, 'keys', 'cplane-signing.key'), '--json'])) as { bootstrap: { file: string } };
-  must([cplane, 'bootstrap', built.bootstrap.file, '--root', pristine, '--trust', join(work, 'keys', 'cplane-signing.pub')]);
+  bootstrapSignedRoot(work, pristine);
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 

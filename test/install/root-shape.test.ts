@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { REPO } from '../../scripts/lib/repo.js';
+import { bootstrapSignedRoot } from '../lib/signed-root.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-shape-'));
@@ -24,9 +25,7 @@ function must(args: string[]): string {
 }
 
 before(() => {
-  must([cplane, 'keys', 'generate', '--out', join(work, 'keys')]);
-  const built = JSON.parse(must([cplane, 'build', '--out', join(work, 'packages'), '--bootstrap-out', join(work, 'bootstrap'), '--sign-key', join(work, 'keys', 'cplane-signing.key'), '--json'])) as { bootstrap: { file: string } };
-  must([cplane, 'bootstrap', built.bootstrap.file, '--root', pristine, '--trust', join(work, 'keys', 'cplane-signing.pub')]);
+  bootstrapSignedRoot(work, pristine);
   const mock = readdirSync(join(work, 'packages')).find((name) => name.startsWith('PKG-PROVIDER-MOCK-001'));
   assert.ok(mock, 'the build made the mock provider archive');
   archive = join(work, 'packages', mock);

@@ -11,6 +11,7 @@ import { gzipSync } from 'node:zlib';
 import { REPO } from '../../scripts/lib/repo.js';
 import { manifestEntry, manifestFor as rawManifest, paxEntry, rawTar } from '../../staging/PKG-KERNEL-001/HOT/tests/archive/tar-fixture.js';
 import { buildArchive, keyPair, snapshot, type PkgSpec } from '../../staging/PKG-KERNEL-001/HOT/tests/installer/helpers.js';
+import { bootstrapSignedRoot } from '../lib/signed-root.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-trust-'));
@@ -31,9 +32,7 @@ function must(args: string[]): string {
 }
 
 before(() => {
-  must(['keys', 'generate', '--out', join(work, 'keys')]);
-  const built = JSON.parse(must(['build', '--out', join(work, 'packages'), '--bootstrap-out', join(work, 'bootstrap'), '--sign-key', join(work, 'keys', 'cplane-signing.key'), '--json'])) as { bootstrap: { file: string } };
-  must(['bootstrap', built.bootstrap.file, '--root', pristine, '--trust', join(work, 'keys', 'cplane-signing.pub')]);
+  bootstrapSignedRoot(work, pristine);
   // A second publisher the root trusts: trusted for its own packages, not for the kernel's.
   writeFileSync(join(work, 'other.pub'), other.publicPem);
   must(['keys', 'trust', '--root', pristine, join(work, 'other.pub')]);
