@@ -1,7 +1,7 @@
 import { CpError } from '../kernel/errors.js';
 import type { AppendInput, Ledger } from '../kernel/ledger/index.js';
 import {
-  type BudgetConfig, budgetConfigPathForRoot, budgetDbPathForRoot, loadBudgetConfig, parseBudgetConfig,
+  type BudgetConfig, budgetDbPathForRoot, loadBudgetConfigForRoot, parseBudgetConfig,
 } from './config.js';
 import { type ReserveInput, parseRequestId, parseReserveInput } from './input.js';
 import { type TxContext, releaseTx, reserveTx, settleTx } from './operations.js';
@@ -56,7 +56,7 @@ export class Budgeter {
     }
     let config: BudgetConfig;
     if (options.config !== undefined) config = parseBudgetConfig(options.config);
-    else if (options.root !== undefined) config = loadBudgetConfig(budgetConfigPathForRoot(options.root));
+    else if (options.root !== undefined) config = loadBudgetConfigForRoot(options.root);
     else throw new CpError('ERR_USAGE', 'Budgeter.open needs a config when no root is given', { hint: 'pass {config} or {root}' });
     const store = BudgetStore.open(dbPath, {
       synchronous: config.durability === 'full' ? 'FULL' : 'NORMAL',

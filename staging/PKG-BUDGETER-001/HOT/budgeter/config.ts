@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { CpError, isCpError, show } from '../kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
+import { effectiveConfig } from '../kernel/config/effective.js';
+import { readOverrides } from '../kernel/config/overrides.js';
 
 export type BudgetMode = 'enforce' | 'warn' | 'off';
 export type ScopeKind = 'session' | 'work_order' | 'agent';
@@ -80,6 +82,17 @@ export function parseBudgetConfig(value: unknown, source = '<config>'): BudgetCo
 
 /** Read and validate a config file; unreadable or non-JSON files are the same coded error. */
 export function loadBudgetConfig(path: string): BudgetConfig {
+  return parseBudgetConfig(readBudgetJson(path), path);
+}
+
+/** The root's effective budget config: the package default with the operator's overrides (`cplane config`). */
+export function loadBudgetConfigForRoot(root: string): BudgetConfig {
+  const overrides = readOverrides(root).value;
+  const source = `${budgetConfigPathForRoot(root)}${overrides.overrides.budget ? ' with the operator overrides' : ''}`;
+  return parseBudgetConfig(effectiveConfig(root, 'budget', readBudgetJson, overrides), source);
+}
+
+function readBudgetJson(path: string): unknown {
   let text: string;
   try {
     text = readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the budget config' });
@@ -97,7 +110,7 @@ export function loadBudgetConfig(path: string): BudgetConfig {
       hint: 'fix the JSON syntax', details: { source: path, pointer: '' }, cause,
     });
   }
-  return parseBudgetConfig(value, path);
+  return value;
 }
 
 export function budgetConfigPathForRoot(root: string): string {

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { CpError, isCpError, show } from '../kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
+import { effectiveConfig } from '../kernel/config/effective.js';
 
 export interface DispatchConfig {
   schema_version: '1';
@@ -31,6 +32,17 @@ export function configPathForRoot(root: string): string {
 }
 
 export function loadDispatchConfig(path: string): DispatchConfig {
+  return parseDispatchConfig(readDispatchJson(path), path);
+}
+
+/** The root's effective dispatch config (package default + operator overrides), or the packaged one outside a root. */
+export function loadDispatchConfigForRoot(root: string): DispatchConfig {
+  const path = configPathForRoot(root);
+  if (path === PACKAGED_CONFIG_PATH) return loadDispatchConfig(path);
+  return parseDispatchConfig(effectiveConfig(root, 'dispatch', readDispatchJson), path);
+}
+
+function readDispatchJson(path: string): unknown {
   let value: unknown;
   try {
     value = JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the dispatch config' }));
@@ -40,7 +52,7 @@ export function loadDispatchConfig(path: string): DispatchConfig {
       hint: 'restore HOT/config/dispatch.json from the PKG-DISPATCH-001 package', details: { path }, cause,
     });
   }
-  return parseDispatchConfig(value, path);
+  return value;
 }
 
 export function parseDispatchConfig(value: unknown, path = '<inline>'): DispatchConfig {

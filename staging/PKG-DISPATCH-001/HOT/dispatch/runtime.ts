@@ -3,7 +3,7 @@ import { CpError, show } from '../kernel/errors.js';
 import type { Ledger } from '../kernel/ledger/index.js';
 import { DISPATCH_ROLES, type CompileDispatchPrompt, type DispatchRole } from './compiler-port.js';
 import { compileWithPromptCompiler } from './compile-adapter.js';
-import { configPathForRoot, loadDispatchConfig, type DispatchConfig } from './config.js';
+import { loadDispatchConfigForRoot, type DispatchConfig } from './config.js';
 import { buildDeltaPacket } from './delta-packet.js';
 import { ingestEffect, outputLabel, parseIngestInput } from './ingest.js';
 import { progressFacts, progressLedgerFor, readStoredProgress, type StoredProgress } from './progress-facts.js';
@@ -41,7 +41,7 @@ export class DispatchRuntime {
 
   constructor(options: DispatchRuntimeOptions) {
     const clock = options.clock ?? Date.now;
-    this.config = options.config ?? loadDispatchConfig(configPathForRoot(options.root));
+    this.config = options.config ?? loadDispatchConfigForRoot(options.root);
     this.compile = options.compile ?? compileWithPromptCompiler;
     this.root = options.root;
     this.clock = clock;

@@ -1,10 +1,12 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { show } from '../kernel/errors.js';
 
 /**
  * Route credentials: `cpt1.<payload>.<mac>` where payload is base64url JSON
- * {sub, scopes, iat, exp, kid?} and mac is base64url HMAC-SHA256 over `cpt1.<payload>` with the key `kid`.
- * Scopes: `route:*` or `route:<contract_id>`.
+ * {sub, scopes, iat, exp, kid?, jti?, budget_scope?} and mac is base64url HMAC-SHA256 over `cpt1.<payload>`
+ * with the key `kid`. Scopes: `route:*` or `route:<contract_id>` (at least one), and optionally `model:*` or
+ * `model:<model_id>`: a token naming models may route to those models only. `jti` is the key id revocation
+ * names; a token minted before ids existed is named by its digest (`tokenKeyIds`).
  */
 export interface TokenClaims {
   sub: string;
@@ -12,9 +14,13 @@ export interface TokenClaims {
   iat: number;
   exp: number;
   kid?: string;
+  jti?: string;
+  /** The budget scope the key's calls are charged to (the gateway's per-key budgets). */
+  budget_scope?: string;
 }
 
-export type AuthFailure = 'AUTH_MISSING' | 'AUTH_MALFORMED' | 'AUTH_BAD_SIGNATURE' | 'AUTH_EXPIRED' | 'AUTH_NOT_YET_VALID' | 'AUTH_WRONG_AGENT' | 'AUTH_SCOPE' | 'AUTH_UNKNOWN_KEY';
+export type AuthFailure = 'AUTH_MISSING' | 'AUTH_MALFORMED' | 'AUTH_BAD_SIGNATURE' | 'AUTH_EXPIRED' | 'AUTH_NOT_YET_VALID' | 'AUTH_WRONG_AGENT'
+  | 'AUTH_SCOPE' | 'AUTH_MODEL_SCOPE' | 'AUTH_UNKNOWN_KEY' | 'AUTH_REVOKED' | 'AUTH_REVOCATION_LIST_INVALID';
 
 export type AuthResult = { ok: true; claims: TokenClaims } | { ok: false; code: AuthFailure; message: string };
 
@@ -24,6 +30,8 @@ export interface AuthKeys {
 }
 
 const PREFIX = 'cpt1';
+/** A `jti`: 16 to 64 base64url characters (`token issue` draws 16 random bytes). */
+export const KEY_ID = /^[A-Za-z0-9_-]{16,64}$/;
 const CLOCK_SKEW_S = 30;
 
 const b64url = (data: Buffer | string): string => Buffer.from(data).toString('base64url');
@@ -41,7 +49,7 @@ export function issueToken(claims: TokenClaims, keys: AuthKeys): string {
 }
 
 /** Verify a token for `agentId` calling `contractId` at `nowMs`. Never throws on hostile input. */
-export function verifyToken(token: unknown, keys: AuthKeys, expect: { agentId: string; contractId: string; nowMs: number }): AuthResult {
+export function verifyToken(token: unknown, keys: AuthKeys, expect: { agentId: string; contractId: string; modelId?: string; nowMs: number }): AuthResult {
   if (typeof token !== 'string' || token.length === 0) return { ok: false, code: 'AUTH_MISSING', message: 'no auth token' };
   const parts = token.split('.');
   if (parts.length !== 3 || parts[0] !== PREFIX || token.length > 8192) {
@@ -69,7 +77,37 @@ export function verifyToken(token: unknown, keys: AuthKeys, expect: { agentId: s
   if (!claims.scopes.includes('route:*') && !claims.scopes.includes(`route:${expect.contractId}`)) {
     return { ok: false, code: 'AUTH_SCOPE', message: `auth token has no scope route:${expect.contractId}` };
   }
+  const models = claims.scopes.filter((s) => s.startsWith('model:'));
+  if (models.length > 0 && !models.includes('model:*') && (expect.modelId === undefined || !models.includes(`model:${expect.modelId}`))) {
+    return { ok: false, code: 'AUTH_MODEL_SCOPE', message: `auth token may use ${show(models.map((m) => m.slice(6)), 200)}, not the model ${show(expect.modelId ?? '(none)', 120)}` };
+  }
   return { ok: true, claims };
+}
+
+/** `sha256:<hex>` of a token's bytes: the stable id of a token minted without a `jti`. */
+export function tokenDigest(token: string): string {
+  return `sha256:${createHash('sha256').update(token, 'utf8').digest('hex')}`;
+}
+
+/** The ids a revocation may name a verified token by: its `jti` when it has one, and always its digest. */
+export function tokenKeyIds(token: string, claims: TokenClaims): string[] {
+  return claims.jti === undefined ? [tokenDigest(token)] : [claims.jti, tokenDigest(token)];
+}
+
+/**
+ * The key id of a token to revoke (its `jti`, else its digest), read without verifying the signature: revoking
+ * a forged token harms nobody, and the holder of a stolen one must be able to cut it off. Null: not a cpt1 token.
+ */
+export function tokenKeyId(token: string): string | null {
+  const parts = token.split('.');
+  if (parts.length !== 3 || parts[0] !== PREFIX || token.length > 8192) return null;
+  try {
+    const claims = JSON.parse(Buffer.from(parts[1] as string, 'base64url').toString('utf8')) as unknown;
+    if (!isClaims(claims)) return null;
+    return claims.jti ?? tokenDigest(token);
+  } catch {
+    return null;
+  }
 }
 
 /** The key's own entry only: a token's `kid` of "__proto__" or "constructor" must not reach Object.prototype. */
@@ -83,5 +121,7 @@ function isClaims(value: unknown): value is TokenClaims {
   if (typeof value !== 'object' || value === null) return false;
   const c = value as Record<string, unknown>;
   return typeof c.sub === 'string' && Array.isArray(c.scopes) && c.scopes.every((s) => typeof s === 'string')
-    && Number.isInteger(c.iat) && Number.isInteger(c.exp) && (c.kid === undefined || typeof c.kid === 'string');
+    && Number.isInteger(c.iat) && Number.isInteger(c.exp) && (c.kid === undefined || typeof c.kid === 'string')
+    && (c.jti === undefined || (typeof c.jti === 'string' && KEY_ID.test(c.jti)))
+    && (c.budget_scope === undefined || (typeof c.budget_scope === 'string' && c.budget_scope.length > 0 && c.budget_scope.length <= 256));
 }

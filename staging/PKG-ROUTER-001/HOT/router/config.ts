@@ -1,11 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CpError, isCpError, show } from '../kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
+import { effectiveConfig } from '../kernel/config/effective.js';
+import { readOverrides } from '../kernel/config/overrides.js';
 import type { BreakerConfig } from './breaker.js';
 import type { RetryConfig } from './retry.js';
-import { compileSchemaFile, } from './schema.js';
+import { compileSchemaFile } from './schema.js';
 import { describeErrors } from './request.js';
 
 export interface RouterConfig {
@@ -18,6 +19,8 @@ export interface RouterConfig {
   ledger_write_attempts: number;
   /** Router checkpoints (router/checkpoints.ts); absent: none. */
   checkpoint?: { every_entries: number; every_seconds: number };
+  /** Where the route-token signing secret comes from (router/secrets.ts); absent: $CPLANE_AUTH_SECRET. */
+  auth?: { secret_env?: string; secret_file?: string };
 }
 
 const validate = compileSchemaFile('router-config.schema.json');
@@ -32,13 +35,23 @@ export function parseRouterConfig(value: unknown, source = 'router config'): Rou
   return value as RouterConfig;
 }
 
-export function loadRouterConfig(path = DEFAULT_CONFIG_PATH, overrides: Partial<RouterConfig> = {}): RouterConfig {
-  let raw: unknown;
+function readRouterDefault(path: string): unknown {
   try {
-    raw = JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the router config' }));
+    return JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the router config' }));
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_ROUTER_CONFIG_INVALID', `cannot read router config ${show(path)}`, { hint: 'the file must exist and hold JSON', cause, details: { path } });
   }
-  return parseRouterConfig({ ...(raw as object), ...overrides }, path);
+}
+
+/** A router config file as it is (tests and benches; a root's router reads `loadRouterConfigForRoot`). */
+export function loadRouterConfig(path = DEFAULT_CONFIG_PATH, overrides: Partial<RouterConfig> = {}): RouterConfig {
+  return parseRouterConfig({ ...(readRouterDefault(path) as object), ...overrides }, path);
+}
+
+/** The root's effective router config: the package default with the operator's overrides (`cplane config`). */
+export function loadRouterConfigForRoot(root: string): RouterConfig {
+  const overrides = readOverrides(root).value;
+  const source = `HOT/config/router.json${overrides.overrides.router ? ' with the operator overrides' : ''}`;
+  return parseRouterConfig(effectiveConfig(root, 'router', readRouterDefault, overrides), source);
 }

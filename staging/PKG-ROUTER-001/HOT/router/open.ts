@@ -12,7 +12,9 @@ import type { Provider } from '../providers/spec.js';
 import type { AuthKeys } from './auth.js';
 import type { BreakerSnapshot } from './breaker.js';
 import { routerCheckpointer } from './checkpoints.js';
-import { loadRouterConfig } from './config.js';
+import { loadRouterConfigForRoot } from './config.js';
+import { revocationList } from './revocations.js';
+import { authKeysFor, providerSettings, type ProviderSettings } from './secrets.js';
 import { Router } from './router.js';
 import { spoolDirs } from './spool.js';
 
@@ -44,9 +46,9 @@ export interface OpenedRouter {
   close(): string[];
 }
 
-/** Auth keys: $CPLANE_AUTH_SECRET is the "default" key. */
+/** Auth keys without a root: $CPLANE_AUTH_SECRET is the "default" key (a root's config may name another source). */
 export function authKeysFrom(env: NodeJS.ProcessEnv): AuthKeys {
-  return env.CPLANE_AUTH_SECRET ? { default: env.CPLANE_AUTH_SECRET } : {};
+  return authKeysFor(null, undefined, env);
 }
 
 export function breakerStatePath(root: string): string {
@@ -70,18 +72,20 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
       hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root', details: { root },
     });
   }
-  const provider = await loadProvider(hot, options);
-  const config = loadRouterConfig(join(hot, 'config', 'router.json'));
-  const ledger = Ledger.open(options.ledgerPath ?? ledgerPathForRoot(root), { create: true, synchronous: options.synchronous ?? 'FULL' });
+  const config = loadRouterConfigForRoot(root);
   const env = options.env ?? process.env;
+  const settings = options.provider === 'mock' ? null : providerSettings(root, options.provider, env);
+  const provider = await loadProvider(hot, options, settings?.config ?? {});
+  const ledger = Ledger.open(options.ledgerPath ?? ledgerPathForRoot(root), { create: true, synchronous: options.synchronous ?? 'FULL' });
   // A scratch ledger (the G7 gate) gets no budget: it must not spend the root's.
   const budget = options.ledgerPath ? null : Budgeter.open({ root });
   const spool = options.ledgerPath ? null : spoolDirs(root);
   const router = new Router({
-    ledger, config, providers: [provider], budget, devMode: options.devMode ?? false, authKeys: authKeysFrom(env),
+    ledger, config, providers: [provider], budget, devMode: options.devMode ?? false, authKeys: authKeysFor(root, config.auth, env),
+    revocations: options.ledgerPath ? null : revocationList(root),
     spoolDir: spool?.dir ?? null, spoolQuarantineDir: spool?.quarantineDir ?? null,
     // The keys the HTTP providers read from the environment: scrubbed from every record if echoed back.
-    secrets: [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY],
+    secrets: [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY, settings?.config.api_key],
     // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint.
     ...(options.ledgerPath ? {} : { afterRoute: routerCheckpointer({ root, ledger, config: config.checkpoint }) }),
   });
@@ -110,7 +114,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   };
 }
 
-async function loadProvider(hot: string, options: OpenRouterOptions): Promise<Provider> {
+async function loadProvider(hot: string, options: OpenRouterOptions, config: ProviderSettings['config']): Promise<Provider> {
   const known = PROVIDER_MODULES.find((p) => p.id === options.provider);
   const installed = PROVIDER_MODULES.filter((p) => existsSync(join(hot, p.module))).map((p) => p.id);
   if (!known || !installed.includes(known.id)) {
@@ -122,5 +126,5 @@ async function loadProvider(hot: string, options: OpenRouterOptions): Promise<Pr
   const Ctor = mod[known.export] as new (o: Record<string, unknown>) => Provider;
   return known.id === 'mock'
     ? new Ctor({ defaultResponse: options.mockResponse ?? 'Mock response' })
-    : new Ctor({ env: options.env ?? process.env });
+    : new Ctor({ env: options.env ?? process.env, config });
 }

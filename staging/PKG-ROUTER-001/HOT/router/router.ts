@@ -3,7 +3,7 @@ import type { AppendInput, Ledger, LedgerEntry } from '../kernel/ledger/index.js
 import { canonicalJson, sha256Hex } from '../kernel/canonical.js';
 import type { Budgeter } from '../budgeter/index.js';
 import type { Provider, ProviderRequest, ProviderResult, Usage } from '../providers/spec.js';
-import { verifyToken, type AuthKeys } from './auth.js';
+import { tokenKeyIds, verifyToken, type AuthKeys, type AuthResult } from './auth.js';
 import { BreakerRegistry, type BreakerSnapshot } from './breaker.js';
 import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
@@ -15,6 +15,7 @@ import { emptyResponse, type PromptResponse } from './response.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
 import { sendWithRetries } from './send.js';
 import { ExchangeSpool, type SpoolDrain } from './spool.js';
+import type { RevocationCheck } from './revocations.js';
 
 export interface RouterOptions {
   ledger: Ledger;
@@ -26,6 +27,8 @@ export interface RouterOptions {
   authKeys?: AuthKeys;
   /** Skip auth (the seed's dev_mode). */
   devMode?: boolean;
+  /** Revoked keys, checked on every authentication (router/revocations.ts); none: nothing is revoked. */
+  revocations?: RevocationCheck | null;
   /** Where exchanges go when the ledger refuses a write after the provider answered. */
   spoolDir?: string | null;
   /** Where unreadable spool entries are set aside; default `<spoolDir>-quarantine`. */
@@ -131,7 +134,7 @@ export class Router {
     const request = checked.request;
     const provider = this.providers.get(providerId);
     if (!provider) return reject('UNKNOWN_PROVIDER', `no provider ${JSON.stringify(providerId)} is registered (have: ${[...this.providers.keys()].join(', ') || 'none'})`);
-    const denied = this.authorise(request);
+    const denied = this.authorise(request, modelId);
     if (denied) return reject(denied.code, denied.message);
 
     const requestId = request.request_id ?? randomUUID();
@@ -285,9 +288,28 @@ export class Router {
     return batch;
   }
 
-  private authorise(request: PromptRequest): { code: string; message: string } | null {
+  /**
+   * The router's authentication, for route() and any surface in front of it (the HTTP gateway): signature,
+   * expiry, agent, contract and model scopes, then the revocation list. A list that cannot be trusted refuses.
+   */
+  authenticate(token: unknown, expect: { agentId: string; contractId: string; modelId: string }): AuthResult {
+    const result = verifyToken(token, this.options.authKeys ?? {}, { ...expect, nowMs: this.clock() });
+    if (!result.ok || !this.options.revocations) return result;
+    const ids = tokenKeyIds(token as string, result.claims);
+    try {
+      if (this.options.revocations.isRevoked(ids)) {
+        return { ok: false, code: 'AUTH_REVOKED', message: `auth key ${ids[0] as string} was revoked` };
+      }
+    } catch (error) {
+      const code = typeof (error as { code?: unknown }).code === 'string' ? `${(error as { code: string }).code}: ` : '';
+      return { ok: false, code: 'AUTH_REVOCATION_LIST_INVALID', message: `${code}${error instanceof Error ? error.message : String(error)}` };
+    }
+    return result;
+  }
+
+  private authorise(request: PromptRequest, modelId: string): { code: string; message: string } | null {
     if (this.options.devMode) return null;
-    const result = verifyToken(request.auth_token, this.options.authKeys ?? {}, { agentId: request.agent_id, contractId: request.contract_id, nowMs: this.clock() });
+    const result = this.authenticate(request.auth_token, { agentId: request.agent_id, contractId: request.contract_id, modelId });
     return result.ok ? null : { code: result.code, message: result.message };
   }
 

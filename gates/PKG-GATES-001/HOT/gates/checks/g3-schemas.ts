@@ -3,13 +3,17 @@ import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { quote } from '../../kernel/errors.js';
 import { validateManifest } from '../../kernel/manifest/index.js';
+import { effectiveConfig } from '../../kernel/config/effective.js';
+import { EMPTY_OVERRIDES, readOverrides, type OperatorOverrides } from '../../kernel/config/overrides.js';
+import { OPERATOR_CONFIG_REL } from '../../kernel/root/layout.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { installedJson, installedPackages } from '../root-state.js';
 
 /**
  * G3: every installed manifest, receipt and config validates against its schema. A config
- * `HOT/config/<name>.json` is checked against `HOT/schemas/<name>-config.schema.json`; a config with no
- * schema is itself a finding (nothing unvalidated steers the root).
+ * `HOT/config/<name>.json`, merged with the operator's overrides of that section, is checked against
+ * `HOT/schemas/<name>-config.schema.json`; a config with no schema is itself a finding (nothing unvalidated
+ * steers the root), and an override of a section no package ships is a warning.
  */
 const ajv = new Ajv({ allErrors: true, strict: false });
 
@@ -41,14 +45,32 @@ export default defineGate({
         errors.push({ code: 'MANIFEST_INVALID', message: `${base}/manifest.json: ${error instanceof Error ? error.message : String(error)}`, path: `${base}/manifest.json` });
       }
     }
+    const warnings: Finding[] = [];
+    let overrides: OperatorOverrides = EMPTY_OVERRIDES;
+    try {
+      overrides = readOverrides(ctx.root).value;
+    } catch (error) {
+      errors.push({ code: 'OPERATOR_CONFIG_INVALID', message: error instanceof Error ? error.message : String(error), path: OPERATOR_CONFIG_REL });
+    }
     const configDir = join(ctx.root, 'HOT', 'config');
-    for (const name of existsSync(configDir) ? readdirSync(configDir).filter((n) => n.endsWith('.json')).sort() : []) {
-      const schemaName = `${name.replace(/\.json$/, '')}-config.schema.json`;
+    const sections = existsSync(configDir) ? readdirSync(configDir).filter((n) => n.endsWith('.json')).sort() : [];
+    for (const name of sections) {
+      const section = name.replace(/\.json$/, '');
+      const schemaName = `${section}-config.schema.json`;
       const validate = compileFile(ajv, join(schemas, schemaName)) ?? compileFile(ajv, findSchemaBeside(ctx.root, schemaName));
-      if (validate) check(validate, readJson(join(configDir, name)), `HOT/config/${name}`, 'CONFIG_INVALID');
+      const overridden = Object.hasOwn(overrides.overrides, section);
+      // What the root runs with is the package default merged with the operator's overrides: judge that.
+      const value = effectiveConfig(ctx.root, section, readJson, overrides);
+      const where = overridden ? `HOT/config/${name} with the overrides in ${OPERATOR_CONFIG_REL}` : `HOT/config/${name}`;
+      if (validate) check(validate, value, where, 'CONFIG_INVALID');
       else errors.push({ code: 'CONFIG_WITHOUT_SCHEMA', message: `HOT/config/${name} has no schema ${schemaName}`, path: `HOT/config/${name}` });
     }
-    return verdict(this, errors, `${checked} manifests, receipts and configs valid`);
+    for (const section of Object.keys(overrides.overrides).sort()) {
+      if (!sections.includes(`${section}.json`)) {
+        warnings.push({ code: 'OPERATOR_CONFIG_UNUSED', message: `${OPERATOR_CONFIG_REL} overrides the section ${quote(section)}, which no installed package ships (\`cplane config unset ${section}\` removes it)`, path: OPERATOR_CONFIG_REL });
+      }
+    }
+    return verdict(this, errors, `${checked} manifests, receipts and configs valid`, warnings);
   },
 });
 

@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import { existsSync } from 'node:fs';
-import { Budgeter, budgetConfigPathForRoot, budgetDbPathForRoot, loadBudgetConfig } from '../../budgeter/index.js';
+import { Budgeter, budgetDbPathForRoot, loadBudgetConfigForRoot } from '../../budgeter/index.js';
 import type { BudgetStatus, ScopeStatus } from '../../budgeter/index.js';
 import { defineCommand, EXIT } from '../command.js';
 import { intOption, MAX_LIST_LIMIT } from '../option-values.js';
@@ -46,7 +46,7 @@ export default defineCommand<StatusArgs>({
     const root = resolveRoot(args.root, ctx);
     if (!existsSync(budgetDbPathForRoot(root))) {
       // Status never creates state: a root nobody has spent in yet simply has no usage.
-      const config = loadBudgetConfig(budgetConfigPathForRoot(root));
+      const config = loadBudgetConfigForRoot(root);
       const empty: BudgetStatus = {
         mode: config.mode, currency: config.currency, db_path: budgetDbPathForRoot(root), session_id: args.session ?? null,
         pending_reservations: 0, scopes: [],

@@ -19,6 +19,12 @@ export interface RootPaths {
   /** Per-transaction staging directories live here, inside the root so renames stay on one filesystem. */
   txnDir: string;
   trust: string;
+  /** The operator's config overrides (`cplane config`): owned by no package, never touched by the installer. */
+  operatorConfig: string;
+  /** Route keys revoked before they expire (`cplane token revoke`), checked on every authentication. */
+  revokedKeys: string;
+  /** Package default configs, one `<section>.json` per config section. */
+  configDir: string;
 }
 
 export function rootPaths(root: string): RootPaths {
@@ -35,8 +41,15 @@ export function rootPaths(root: string): RootPaths {
     journal: join(registries, 'journal.json'),
     txnDir: join(registries, 'txn'),
     trust: join(registries, 'trust.json'),
+    operatorConfig: join(registries, 'operator-config.json'),
+    revokedKeys: join(registries, 'revoked-keys.json'),
+    configDir: join(hot, 'config'),
   };
 }
+
+/** The operator override file and the revocation list, root-relative (shape checks and messages name these). */
+export const OPERATOR_CONFIG_REL = 'HOT/registries/operator-config.json';
+export const REVOKED_KEYS_REL = 'HOT/registries/revoked-keys.json';
 
 /** A package id as the manifest schema allows it: a single safe path segment (it names HOT/installed/<PKG>/). */
 export const PACKAGE_ID = /^PKG-[A-Z0-9-]+-\d{3}$/;

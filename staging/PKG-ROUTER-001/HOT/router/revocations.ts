@@ -1,0 +1,155 @@
+import { lstatSync, rmSync } from 'node:fs';
+import { writeFileAtomic } from '../kernel/atomic.js';
+import { sha256Hex } from '../kernel/canonical.js';
+import { CpError, show } from '../kernel/errors.js';
+import { READ_LIMITS, readFileBounded } from '../kernel/bounded-read.js';
+import { Ledger, ledgerPathForRoot, type LedgerEntry } from '../kernel/ledger/index.js';
+import { REVOKED_KEYS_REL, rootPaths } from '../kernel/root/layout.js';
+import { acquireRootLock } from '../kernel/root/lock.js';
+import { entryKind, shapeError } from '../kernel/root/shape.js';
+import { truncateText } from '../kernel/text.js';
+import { KEY_ID } from './auth.js';
+
+/**
+ * Route keys revoked before they expire: `HOT/registries/revoked-keys.json`, `{schema_version: "1", revoked:
+ * [{key_id, revoked_at, reason}]}`. A key id is a token's `jti` or, for a token without one, its digest.
+ * The list fails closed: a file that cannot be read or is not a revocation list refuses every authentication.
+ */
+export interface RevokedKey {
+  key_id: string;
+  revoked_at: string;
+  reason: string | null;
+}
+
+const DIGEST_ID = /^sha256:[0-9a-f]{64}$/;
+const MAX_REASON = 500;
+
+export function isKeyId(value: unknown): value is string {
+  return typeof value === 'string' && (KEY_ID.test(value) || DIGEST_ID.test(value));
+}
+
+function invalid(message: string): CpError {
+  return new CpError('ERR_REVOCATION_LIST_INVALID', `${REVOKED_KEYS_REL} ${message}`, {
+    hint: 'every authentication is refused until it is fixed: restore it from a backup, or rebuild it from the KEY_REVOKED records (`cplane ledger query --root R --event-type KEY_REVOKED`)',
+    details: { path: REVOKED_KEYS_REL },
+  });
+}
+
+function parseList(bytes: Buffer): RevokedKey[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch (cause) {
+    throw invalid(`is not JSON: ${(cause as Error).message}`);
+  }
+  const v = value as { schema_version?: unknown; revoked?: unknown };
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).some((k) => k !== 'schema_version' && k !== 'revoked')) {
+    throw invalid('is not a revocation list object {schema_version, revoked}');
+  }
+  if (v.schema_version !== '1' || !Array.isArray(v.revoked)) throw invalid(`has schema_version ${show(v.schema_version)} or no "revoked" array`);
+  return v.revoked.map((entry: unknown, i: number) => {
+    const e = entry as Record<string, unknown>;
+    if (typeof entry !== 'object' || entry === null || !isKeyId(e.key_id) || typeof e.revoked_at !== 'string'
+      || !(e.reason === null || typeof e.reason === 'string')) {
+      throw invalid(`entry ${i} is not {key_id, revoked_at, reason}: ${show(entry)}`);
+    }
+    return { key_id: e.key_id, revoked_at: e.revoked_at, reason: e.reason as string | null };
+  });
+}
+
+export interface RevocationFile {
+  entries: RevokedKey[];
+  bytes: Buffer | null;
+}
+
+/** Read the list; absent is empty; a link or special file there is refused like other root state. */
+export function readRevocations(root: string): RevocationFile {
+  const path = rootPaths(root).revokedKeys;
+  const kind = entryKind(path);
+  if (kind === 'absent') return { entries: [], bytes: null };
+  if (kind !== 'file') throw shapeError(REVOKED_KEYS_REL, kind, 'regular file');
+  const bytes = readFileBounded(path, { maxBytes: READ_LIMITS.state, what: 'the revocation list' });
+  return { entries: parseList(bytes), bytes };
+}
+
+export interface RevocationCheck {
+  /** True when any of the ids is revoked; throws a coded error when the list cannot be trusted. */
+  isRevoked(keyIds: readonly string[]): boolean;
+}
+
+/**
+ * The root's list as the router checks it on every authentication: re-read only when the file changed
+ * (an atomic publish changes its inode), so a long-lived process sees a revocation at its next request.
+ */
+export function revocationList(root: string): RevocationCheck {
+  const path = rootPaths(root).revokedKeys;
+  let signature = '';
+  let revoked = new Set<string>();
+  return {
+    isRevoked(keyIds) {
+      let stat;
+      try {
+        stat = lstatSync(path, { bigint: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        stat = null;
+      }
+      const now = stat === null ? 'absent' : `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.mode}`;
+      if (now !== signature) {
+        revoked = new Set(readRevocations(root).entries.map((e) => e.key_id));
+        signature = now;
+      }
+      return keyIds.some((id) => revoked.has(id));
+    },
+  };
+}
+
+export interface RevokeResult {
+  key_id: string;
+  changed: boolean;
+  entry_id: string | null;
+  revoked_at: string;
+}
+
+/** Add a key id to the list under the root lock, publish it atomically and record KEY_REVOKED; the file is put back if the ledger refuses. */
+export function revokeKey(root: string, keyId: string, reason: string | null, clock: () => number = Date.now): RevokeResult {
+  if (!isKeyId(keyId)) {
+    throw new CpError('ERR_TOKEN_INVALID', `${show(keyId)} is not a key id (a token's jti, or sha256:<64 hex> of a token)`, {
+      hint: 'revoke with --token TOKEN, or --key-id from `token issue --json` (claims.jti)', details: { key_id: keyId },
+    });
+  }
+  const why = reason === null ? null : truncateText(reason, MAX_REASON);
+  const lock = acquireRootLock(root, { timeoutMs: 10_000 });
+  try {
+    const before = readRevocations(root);
+    const existing = before.entries.find((e) => e.key_id === keyId);
+    if (existing) return { key_id: keyId, changed: false, entry_id: null, revoked_at: existing.revoked_at };
+    const revokedAt = new Date(clock()).toISOString();
+    const entries = [...before.entries, { key_id: keyId, revoked_at: revokedAt, reason: why }];
+    const bytes = Buffer.from(`${JSON.stringify({ schema_version: '1', revoked: entries }, null, 2)}\n`, 'utf8');
+    const path = rootPaths(root).revokedKeys;
+    writeFileAtomic(path, bytes);
+    let entry: LedgerEntry;
+    try {
+      const ledger = Ledger.open(ledgerPathForRoot(root));
+      try {
+        entry = ledger.append({
+          event_type: 'KEY_REVOKED', submission_id: keyId, decision: 'REVOKED', reason: why ?? 'revoked',
+          metadata: {
+            key_id: keyId, revoked_at: revokedAt, revoked_count: entries.length,
+            before_digest: before.bytes === null ? null : `sha256:${sha256Hex(before.bytes)}`, after_digest: `sha256:${sha256Hex(bytes)}`,
+          },
+        });
+      } finally {
+        ledger.close();
+      }
+    } catch (error) {
+      if (before.bytes === null) rmSync(path, { force: true });
+      else writeFileAtomic(path, before.bytes);
+      throw error;
+    }
+    return { key_id: keyId, changed: true, entry_id: entry.id, revoked_at: revokedAt };
+  } finally {
+    lock.release();
+  }
+}
