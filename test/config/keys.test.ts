@@ -105,6 +105,9 @@ test('a tampered revocation list refuses every key with a code, never allows all
   assert.match(cp(root, ['token', 'revoke', '--root', root, '--key-id', 'YYYYYYYYYYYYYYYYYYYYYY']).stderr, /ERR_REVOCATION_LIST_INVALID/);
   writeFileSync(list, JSON.stringify({ schema_version: '1', revoked: {} }));
   assert.equal(route(root, key.token).error_code, 'AUTH_REVOCATION_LIST_INVALID');
+  const gate = spawnSync(process.execPath, [join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--gate', 'G3', '--json'], { encoding: 'utf8' });
+  const g3 = (JSON.parse(gate.stdout) as { gates: Array<{ id: string; status: string; findings: Array<{ code: string }> }> }).gates[0];
+  assert.deepEqual([g3?.status, g3?.findings.map((f) => f.code)], ['FAIL', ['REVOCATION_LIST_INVALID']]);
   rmSync(list);
   const outside = join(work, `outside-${caseNo}.json`);
   writeFileSync(outside, JSON.stringify({ schema_version: '1', revoked: [] }));
@@ -113,4 +116,17 @@ test('a tampered revocation list refuses every key with a code, never allows all
   assert.equal(linked.status, 3);
   assert.match(linked.stderr, /ERR_ROOT_SYMLINK: "HOT\/registries\/revoked-keys\.json"/);
   assert.equal(readFileSync(outside, 'utf8'), JSON.stringify({ schema_version: '1', revoked: [] }));
+});
+
+test('the signing secret can come from a file the operator config names: token issue --root and route() both use it', () => {
+  const root = copyRoot();
+  const secretFile = join(work, `auth-secret-${caseNo}`);
+  writeFileSync(secretFile, 'a-secret-kept-in-a-file-0123456789\n');
+  const before = issue(root);
+  assert.equal(cp(root, ['config', 'set', 'router.auth.secret_file', secretFile, '--root', root]).status, 0);
+  const fromFile = JSON.parse(cp(root, ['token', 'issue', '--root', root, '--agent', 'A1', '--json']).stdout) as { token: string };
+  assert.equal(route(root, fromFile.token).outcome, 'success');
+  // A token signed with the environment's secret no longer verifies: the configured source wins.
+  assert.equal(route(root, before.token).error_code, 'AUTH_BAD_SIGNATURE');
+  assert.equal(cp(root, ['ledger', 'export', '--root', root]).stdout.includes('a-secret-kept-in-a-file'), false);
 });

@@ -4,7 +4,9 @@
 // one), a router upgrade leaves the overrides in force, and a link in place of the file is refused.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -233,4 +235,51 @@ test('upgrading the router package leaves the overrides untouched and in force',
   assert.equal(json<{ value: number }>(root, ['config', 'get', 'router.retry.max_attempts']).value, 2);
   const g = gates(root);
   for (const id of ['G0', 'G1', 'G3']) assert.equal(g.by[id]?.status, 'PASS', `${id}: ${JSON.stringify(g.by[id])}`);
+});
+
+/** The root's CLI without blocking this process, so a server in it can answer the root's provider. */
+function cpAsync(root: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(root, 'HOT', 'scripts', 'cplane.js'), ...args], { cwd: tmpdir(), env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.on('close', (code) => resolve({ status: code ?? 1, stdout, stderr }));
+  });
+}
+
+test('provider settings come from the effective config: its base_url and the key from the variable it names reach the provider', async (t) => {
+  const root = copyRoot();
+  const seen: Array<{ url: string; headers: IncomingHttpHeaders }> = [];
+  const server = createServer((req, res) => {
+    seen.push({ url: req.url ?? '', headers: req.headers });
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [{ type: 'text', text: 'from the configured upstream' }],
+        stop_reason: 'end_turn', usage: { input_tokens: 5, output_tokens: 4 } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const { port } = server.address() as AddressInfo;
+  const key = 'configured-upstream-key-0123456789';
+  ok(root, ['config', 'set', 'providers.anthropic.base_url', `http://127.0.0.1:${port}/upstream`, '--root', root]);
+  ok(root, ['config', 'set', 'providers.anthropic.api_key_env', 'MY_UPSTREAM_KEY', '--root', root]);
+  // The provider's own variables point elsewhere: the operator's settings win.
+  const env = { MY_UPSTREAM_KEY: key, ANTHROPIC_API_KEY: 'not-this-one', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' };
+  const r = await cpAsync(root, ['route', '--root', root, '--dev', '--provider', 'anthropic', '--model', 'claude-haiku-4-5', '--prompt', 'hi', '--json'], env);
+  const res = JSON.parse(r.stdout) as { outcome: string; content: string };
+  assert.equal(res.outcome, 'success', r.stdout + r.stderr);
+  assert.equal(res.content, 'from the configured upstream');
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0]?.url, '/upstream/v1/messages');
+  assert.equal(seen[0]?.headers['x-api-key'], key);
+  assert.equal(ok(root, ['ledger', 'export', '--root', root]).includes(key), false, 'the upstream key never reaches the ledger');
+  // The variable it names unset: a coded refusal naming the variable, never another key.
+  const missing = await cpAsync(root, ['route', '--root', root, '--dev', '--provider', 'anthropic', '--model', 'claude-haiku-4-5', '--prompt', 'hi'], { MY_UPSTREAM_KEY: '' });
+  assert.equal(missing.status, 3);
+  assert.match(missing.stderr, /ERR_PROVIDER_CONFIG: .*MY_UPSTREAM_KEY/);
+  assert.equal(seen.length, 1);
 });

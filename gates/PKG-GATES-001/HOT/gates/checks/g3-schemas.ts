@@ -5,7 +5,8 @@ import { quote } from '../../kernel/errors.js';
 import { validateManifest } from '../../kernel/manifest/index.js';
 import { effectiveConfig } from '../../kernel/config/effective.js';
 import { EMPTY_OVERRIDES, readOverrides, type OperatorOverrides } from '../../kernel/config/overrides.js';
-import { OPERATOR_CONFIG_REL } from '../../kernel/root/layout.js';
+import { OPERATOR_CONFIG_REL, REVOKED_KEYS_REL } from '../../kernel/root/layout.js';
+import { readRevocations } from '../../router/revocations.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { installedJson, installedPackages } from '../root-state.js';
 
@@ -64,6 +65,13 @@ export default defineGate({
       const where = overridden ? `HOT/config/${name} with the overrides in ${OPERATOR_CONFIG_REL}` : `HOT/config/${name}`;
       if (validate) check(validate, value, where, 'CONFIG_INVALID');
       else errors.push({ code: 'CONFIG_WITHOUT_SCHEMA', message: `HOT/config/${name} has no schema ${schemaName}`, path: `HOT/config/${name}` });
+    }
+    try {
+      checked += 1;
+      readRevocations(ctx.root);
+    } catch (error) {
+      // The router refuses every key while the list is unreadable: say why before an operator meets it there.
+      errors.push({ code: 'REVOCATION_LIST_INVALID', message: error instanceof Error ? error.message : String(error), path: REVOKED_KEYS_REL });
     }
     for (const section of Object.keys(overrides.overrides).sort()) {
       if (!sections.includes(`${section}.json`)) {
