@@ -26,24 +26,47 @@ function copyRoot(): string {
 
 function cp(root: string, args: string[]): { status: number; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [join(root, 'HOT', 'scripts', 'cplane.js'), ...args], {
-    cwd: tmpdir(), encoding: 'utf8', env: { ...process.env, CPLANE_AUTH_SECRET: SECRET },
+    cwd: tmpdir(),
+    encoding: 'utf8',
+    env: { ...process.env, CPLANE_AUTH_SECRET: SECRET },
   });
   return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
 }
 
-function issue(root: string, extra: string[] = []): { token: string; claims: { jti: string; scopes: string[]; budget_scope?: string } } {
+function issue(
+  root: string,
+  extra: string[] = [],
+): { token: string; claims: { jti: string; scopes: string[]; budget_scope?: string } } {
   const r = cp(root, ['token', 'issue', '--agent', 'A1', ...extra, '--json']);
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout) as ReturnType<typeof issue>;
 }
 
-function route(root: string, token: string, extra: string[] = []): { outcome: string; error_code: string | null; exchange_entry_id: string } {
-  const r = cp(root, ['route', '--root', root, '--prompt', 'hi', '--agent', 'A1', '--token', token, ...extra, '--json']);
+function route(
+  root: string,
+  token: string,
+  extra: string[] = [],
+): { outcome: string; error_code: string | null; exchange_entry_id: string } {
+  const r = cp(root, [
+    'route',
+    '--root',
+    root,
+    '--prompt',
+    'hi',
+    '--agent',
+    'A1',
+    '--token',
+    token,
+    ...extra,
+    '--json',
+  ]);
   return JSON.parse(r.stdout) as ReturnType<typeof route>;
 }
 
 function entries(root: string, type: string): Array<{ id: string; metadata: Record<string, unknown> }> {
-  return JSON.parse(cp(root, ['ledger', 'query', '--root', root, '--event-type', type, '--json']).stdout) as ReturnType<typeof entries>;
+  return JSON.parse(cp(root, ['ledger', 'query', '--root', root, '--event-type', type, '--json']).stdout) as ReturnType<
+    typeof entries
+  >;
 }
 
 test('issue, revoke, list-revoked: a revoked key is refused by route() with PROMPT_REJECTED, an unrevoked one still routes', () => {
@@ -57,7 +80,17 @@ test('issue, revoke, list-revoked: a revoked key is refused by route() with PROM
   assert.equal(route(root, a.token).outcome, 'success');
   assert.equal(route(root, a.token, ['--model', 'mock-model-2']).error_code, 'AUTH_MODEL_SCOPE');
 
-  const revoked = cp(root, ['token', 'revoke', '--root', root, '--key-id', a.claims.jti, '--reason', 'laptop lost', '--json']);
+  const revoked = cp(root, [
+    'token',
+    'revoke',
+    '--root',
+    root,
+    '--key-id',
+    a.claims.jti,
+    '--reason',
+    'laptop lost',
+    '--json',
+  ]);
   assert.equal(revoked.status, 0, revoked.stderr);
   const refused = route(root, a.token);
   assert.equal(refused.outcome, 'rejected');
@@ -68,20 +101,36 @@ test('issue, revoke, list-revoked: a revoked key is refused by route() with PROM
   assert.equal(route(root, b.token).outcome, 'success');
 
   // Revoking by the token itself names the same key; doing it twice changes nothing.
-  const again = JSON.parse(cp(root, ['token', 'revoke', '--root', root, '--token', a.token, '--json']).stdout) as { key_id: string; changed: boolean };
+  const again = JSON.parse(cp(root, ['token', 'revoke', '--root', root, '--token', a.token, '--json']).stdout) as {
+    key_id: string;
+    changed: boolean;
+  };
   assert.deepEqual([again.key_id, again.changed], [a.claims.jti, false]);
-  const listed = JSON.parse(cp(root, ['token', 'list-revoked', '--root', root, '--json']).stdout) as { revoked: Array<{ key_id: string; reason: string }> };
-  assert.deepEqual(listed.revoked.map((e) => [e.key_id, e.reason]), [[a.claims.jti, 'laptop lost']]);
+  const listed = JSON.parse(cp(root, ['token', 'list-revoked', '--root', root, '--json']).stdout) as {
+    revoked: Array<{ key_id: string; reason: string }>;
+  };
+  assert.deepEqual(
+    listed.revoked.map((e) => [e.key_id, e.reason]),
+    [[a.claims.jti, 'laptop lost']],
+  );
   const records = entries(root, 'KEY_REVOKED');
   assert.equal(records.length, 1);
   assert.equal(records[0]?.metadata.key_id, a.claims.jti);
   const exported = cp(root, ['ledger', 'export', '--root', root]).stdout;
-  assert.equal(exported.includes(a.token) || exported.includes(b.token) || exported.includes(SECRET), false, 'no token or secret reaches the ledger');
+  assert.equal(
+    exported.includes(a.token) || exported.includes(b.token) || exported.includes(SECRET),
+    false,
+    'no token or secret reaches the ledger',
+  );
 });
 
 test('revoke refuses what is not a token or a key id, and writes nothing', () => {
   const root = copyRoot();
-  for (const args of [['--token', 'not-a-token'], ['--key-id', '*'], ['--key-id', 'sha256:abc']]) {
+  for (const args of [
+    ['--token', 'not-a-token'],
+    ['--key-id', '*'],
+    ['--key-id', 'sha256:abc'],
+  ]) {
     const r = cp(root, ['token', 'revoke', '--root', root, ...args]);
     assert.equal(r.status, 3, args.join(' '));
     assert.match(r.stderr, /ERR_TOKEN_INVALID: /);
@@ -102,11 +151,20 @@ test('a tampered revocation list refuses every key with a code, never allows all
   const listRun = cp(root, ['token', 'list-revoked', '--root', root]);
   assert.equal(listRun.status, 3);
   assert.match(listRun.stderr, /ERR_REVOCATION_LIST_INVALID/);
-  assert.match(cp(root, ['token', 'revoke', '--root', root, '--key-id', 'YYYYYYYYYYYYYYYYYYYYYY']).stderr, /ERR_REVOCATION_LIST_INVALID/);
+  assert.match(
+    cp(root, ['token', 'revoke', '--root', root, '--key-id', 'YYYYYYYYYYYYYYYYYYYYYY']).stderr,
+    /ERR_REVOCATION_LIST_INVALID/,
+  );
   writeFileSync(list, JSON.stringify({ schema_version: '1', revoked: {} }));
   assert.equal(route(root, key.token).error_code, 'AUTH_REVOCATION_LIST_INVALID');
-  const gate = spawnSync(process.execPath, [join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--gate', 'G3', '--json'], { encoding: 'utf8' });
-  const g3 = (JSON.parse(gate.stdout) as { gates: Array<{ id: string; status: string; findings: Array<{ code: string }> }> }).gates[0];
+  const gate = spawnSync(
+    process.execPath,
+    [join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--gate', 'G3', '--json'],
+    { encoding: 'utf8' },
+  );
+  const g3 = (
+    JSON.parse(gate.stdout) as { gates: Array<{ id: string; status: string; findings: Array<{ code: string }> }> }
+  ).gates[0];
   assert.deepEqual([g3?.status, g3?.findings.map((f) => f.code)], ['FAIL', ['REVOCATION_LIST_INVALID']]);
   rmSync(list);
   const outside = join(work, `outside-${caseNo}.json`);
@@ -124,7 +182,9 @@ test('the signing secret can come from a file the operator config names: token i
   writeFileSync(secretFile, 'a-secret-kept-in-a-file-0123456789\n');
   const before = issue(root);
   assert.equal(cp(root, ['config', 'set', 'router.auth.secret_file', secretFile, '--root', root]).status, 0);
-  const fromFile = JSON.parse(cp(root, ['token', 'issue', '--root', root, '--agent', 'A1', '--json']).stdout) as { token: string };
+  const fromFile = JSON.parse(cp(root, ['token', 'issue', '--root', root, '--agent', 'A1', '--json']).stdout) as {
+    token: string;
+  };
   assert.equal(route(root, fromFile.token).outcome, 'success');
   // A token signed with the environment's secret no longer verifies: the configured source wins.
   assert.equal(route(root, before.token).error_code, 'AUTH_BAD_SIGNATURE');

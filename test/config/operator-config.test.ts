@@ -32,12 +32,18 @@ function copyRoot(): string {
   return root;
 }
 
-interface Run { status: number; stdout: string; stderr: string }
+interface Run {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
 
 /** The root's own entry point, as an operator runs it. */
 function cp(root: string, args: string[], env: NodeJS.ProcessEnv = {}): Run {
   const r = spawnSync(process.execPath, [join(root, 'HOT', 'scripts', 'cplane.js'), ...args], {
-    cwd: tmpdir(), encoding: 'utf8', env: { ...process.env, CPLANE_AUTH_SECRET: '', ...env },
+    cwd: tmpdir(),
+    encoding: 'utf8',
+    env: { ...process.env, CPLANE_AUTH_SECRET: '', ...env },
   });
   return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
 }
@@ -55,34 +61,73 @@ function json<T>(root: string, args: string[]): T {
 const overridesFile = (root: string): string => join(root, 'HOT', 'registries', 'operator-config.json');
 const digest = (bytes: Buffer): string => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 
-interface Entry { event_type: string; metadata: Record<string, unknown> }
+interface Entry {
+  event_type: string;
+  metadata: Record<string, unknown>;
+}
 function configChanges(root: string): Entry[] {
   return json<Entry[]>(root, ['ledger', 'query', '--event-type', 'CONFIG_CHANGED', '--oldest']);
 }
 
 function gates(root: string): { status: number; by: Record<string, { status: string; codes: string[] }> } {
-  const r = spawnSync(process.execPath, [join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json'], { encoding: 'utf8' });
-  const parsed = JSON.parse(r.stdout) as { gates: Array<{ id: string; status: string; findings: Array<{ code: string }> }> };
-  return { status: r.status ?? 1, by: Object.fromEntries(parsed.gates.map((g) => [g.id, { status: g.status, codes: g.findings.map((f) => f.code) }])) };
+  const r = spawnSync(
+    process.execPath,
+    [join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json'],
+    { encoding: 'utf8' },
+  );
+  const parsed = JSON.parse(r.stdout) as {
+    gates: Array<{ id: string; status: string; findings: Array<{ code: string }> }>;
+  };
+  return {
+    status: r.status ?? 1,
+    by: Object.fromEntries(parsed.gates.map((g) => [g.id, { status: g.status, codes: g.findings.map((f) => f.code) }])),
+  };
 }
 
 test('set, get, show, diff and unset round-trip; each change is one CONFIG_CHANGED with the file digests and the keys, no values', () => {
   const root = copyRoot();
-  assert.deepEqual(json(root, ['config', 'get', 'router.timeout_ms']), { key: 'router.timeout_ms', value: 60000, source: 'default' });
-  const set = json<{ changed: boolean; before_digest: null; after_digest: string; changed_keys: string[] }>(root, ['config', 'set', 'router.timeout_ms', '5000']);
+  assert.deepEqual(json(root, ['config', 'get', 'router.timeout_ms']), {
+    key: 'router.timeout_ms',
+    value: 60000,
+    source: 'default',
+  });
+  const set = json<{ changed: boolean; before_digest: null; after_digest: string; changed_keys: string[] }>(root, [
+    'config',
+    'set',
+    'router.timeout_ms',
+    '5000',
+  ]);
   assert.equal(set.changed, true);
   assert.equal(set.before_digest, null);
   assert.equal(set.after_digest, digest(readFileSync(overridesFile(root))));
   assert.deepEqual(set.changed_keys, ['router.timeout_ms']);
-  assert.deepEqual(json(root, ['config', 'get', 'router.timeout_ms']), { key: 'router.timeout_ms', value: 5000, source: 'override' });
-  const price = { input_per_mtok: 2, output_per_mtok: 8, cache_read_per_mtok: 0.5, cache_write_5m_per_mtok: 2.5, cache_write_1h_per_mtok: 4 };
+  assert.deepEqual(json(root, ['config', 'get', 'router.timeout_ms']), {
+    key: 'router.timeout_ms',
+    value: 5000,
+    source: 'override',
+  });
+  const price = {
+    input_per_mtok: 2,
+    output_per_mtok: 8,
+    cache_read_per_mtok: 0.5,
+    cache_write_5m_per_mtok: 2.5,
+    cache_write_1h_per_mtok: 4,
+  };
   ok(root, ['config', 'set', 'budget.pricing["gpt-4.1"]', JSON.stringify(price), '--root', root]);
   ok(root, ['config', 'set', 'gateway.host', '0.0.0.0', '--root', root]);
   assert.equal(json<{ value: number }>(root, ['config', 'get', 'budget.pricing["gpt-4.1"].output_per_mtok']).value, 8);
   assert.equal(json<{ value: string }>(root, ['config', 'get', 'gateway.host']).value, '0.0.0.0');
   const shown = json<{ overrides: Record<string, unknown>; digest: string }>(root, ['config', 'show']);
-  assert.deepEqual(shown.overrides, { budget: { pricing: { 'gpt-4.1': price } }, gateway: { host: '0.0.0.0' }, router: { timeout_ms: 5000 } });
-  const diff = json<{ changes: Array<{ key: string; default: unknown; effective: unknown }> }>(root, ['config', 'diff', 'router']);
+  assert.deepEqual(shown.overrides, {
+    budget: { pricing: { 'gpt-4.1': price } },
+    gateway: { host: '0.0.0.0' },
+    router: { timeout_ms: 5000 },
+  });
+  const diff = json<{ changes: Array<{ key: string; default: unknown; effective: unknown }> }>(root, [
+    'config',
+    'diff',
+    'router',
+  ]);
   assert.deepEqual(diff.changes, [{ key: 'router.timeout_ms', default: 60000, effective: 5000 }]);
   assert.match(ok(root, ['config', 'diff', '--root', root]), /gateway\.host: "127\.0\.0\.1" -> "0\.0\.0\.0"/);
   // The same value again changes nothing and records nothing.
@@ -90,7 +135,11 @@ test('set, get, show, diff and unset round-trip; each change is one CONFIG_CHANG
   ok(root, ['config', 'unset', 'router.timeout_ms', '--root', root]);
   ok(root, ['config', 'unset', 'budget', '--root', root]);
   ok(root, ['config', 'unset', 'gateway.host', '--root', root]);
-  assert.deepEqual(json(root, ['config', 'get', 'router.timeout_ms']), { key: 'router.timeout_ms', value: 60000, source: 'default' });
+  assert.deepEqual(json(root, ['config', 'get', 'router.timeout_ms']), {
+    key: 'router.timeout_ms',
+    value: 60000,
+    source: 'default',
+  });
   assert.deepEqual(json<{ overrides: unknown }>(root, ['config', 'show']).overrides, {});
   assert.deepEqual(json<{ changes: unknown[] }>(root, ['config', 'diff']).changes, []);
 
@@ -99,10 +148,20 @@ test('set, get, show, diff and unset round-trip; each change is one CONFIG_CHANG
   for (let i = 0; i < changes.length; i += 1) {
     const m = (changes[i] as Entry).metadata;
     assert.deepEqual(Object.keys(m).sort(), ['after_digest', 'before_digest', 'changed_keys', 'key', 'op']);
-    if (i > 0) assert.equal(m.before_digest, (changes[i - 1] as Entry).metadata.after_digest, 'each change starts where the last ended');
+    if (i > 0)
+      assert.equal(
+        m.before_digest,
+        (changes[i - 1] as Entry).metadata.after_digest,
+        'each change starts where the last ended',
+      );
   }
   assert.equal((changes.at(-1) as Entry).metadata.after_digest, digest(readFileSync(overridesFile(root))));
-  assert.deepEqual((changes[1] as Entry).metadata.changed_keys, Object.keys(price).sort().map((k) => `budget.pricing["gpt-4.1"].${k}`));
+  assert.deepEqual(
+    (changes[1] as Entry).metadata.changed_keys,
+    Object.keys(price)
+      .sort()
+      .map((k) => `budget.pricing["gpt-4.1"].${k}`),
+  );
   assert.equal(JSON.stringify(changes).includes('0.0.0.0'), false, 'a CONFIG_CHANGED never carries a value');
 });
 
@@ -137,7 +196,10 @@ test('invalid values are refused naming the value with a hint, and nothing is wr
   assert.equal(cp(root, ['config', 'set', 'router.timeout_ms', '0', '--root', root]).status, 3);
   assert.deepEqual(readFileSync(overridesFile(root)), bytes);
   assert.equal(configChanges(root).length, 1);
-  assert.equal(cp(root, ['config', 'get', 'router.nothing_here', '--root', root]).stderr.includes('ERR_CONFIG_KEY_NOT_SET'), true);
+  assert.equal(
+    cp(root, ['config', 'get', 'router.nothing_here', '--root', root]).stderr.includes('ERR_CONFIG_KEY_NOT_SET'),
+    true,
+  );
 });
 
 test('secrets are never config values: a secret key or a key-shaped value is ERR_CONFIG_SECRET and appears nowhere', () => {
@@ -180,7 +242,10 @@ test('the root reads the effective config: a budget limit override refuses a rou
 test('G3 judges the effective config: an override hand-edited to an invalid value FAILs G3 (not G1), and the router refuses it', () => {
   const root = copyRoot();
   ok(root, ['config', 'set', 'router.timeout_ms', '5000', '--root', root]);
-  writeFileSync(overridesFile(root), JSON.stringify({ schema_version: '1', overrides: { router: { timeout_ms: -1 } } }));
+  writeFileSync(
+    overridesFile(root),
+    JSON.stringify({ schema_version: '1', overrides: { router: { timeout_ms: -1 } } }),
+  );
   let g = gates(root);
   assert.equal(g.by.G3?.status, 'FAIL');
   assert.deepEqual(g.by.G3?.codes, ['CONFIG_INVALID']);
@@ -205,7 +270,11 @@ test('a symlink in place of the override file is refused by every command, and i
   const content = JSON.stringify({ schema_version: '1', overrides: { router: { timeout_ms: 7 } } });
   writeFileSync(outside, content);
   symlinkSync(outside, overridesFile(root));
-  for (const args of [['config', 'get', 'router.timeout_ms'], ['config', 'set', 'router.timeout_ms', '9'], ['route', '--dev', '--prompt', 'x']]) {
+  for (const args of [
+    ['config', 'get', 'router.timeout_ms'],
+    ['config', 'set', 'router.timeout_ms', '9'],
+    ['route', '--dev', '--prompt', 'x'],
+  ]) {
     const r = cp(root, [...args, '--root', root]);
     assert.equal(r.status, 3, args.join(' '));
     assert.match(r.stderr, /ERR_ROOT_SYMLINK: "HOT\/registries\/operator-config\.json"/, args.join(' '));
@@ -218,14 +287,23 @@ test('upgrading the router package leaves the overrides untouched and in force',
   ok(root, ['config', 'set', 'router.default_model', 'mock', '--root', root]);
   ok(root, ['config', 'set', 'router.retry.max_attempts', '2', '--root', root]);
   const bytes = readFileSync(overridesFile(root));
-  const model = (): string => JSON.parse(cp(root, ['route', '--root', root, '--dev', '--prompt', 'hi', '--json']).stdout).model_id as string;
+  const model = (): string =>
+    JSON.parse(cp(root, ['route', '--root', root, '--dev', '--prompt', 'hi', '--json']).stdout).model_id as string;
   assert.equal(model(), 'mock');
-  const manifest = JSON.parse(readFileSync(join(root, 'HOT', 'installed', 'PKG-ROUTER-001', 'manifest.json'), 'utf8')) as {
-    layer: 2; dependencies: Array<{ package_id: string; version: string }>; assets: Array<{ path: string }>;
+  const manifest = JSON.parse(
+    readFileSync(join(root, 'HOT', 'installed', 'PKG-ROUTER-001', 'manifest.json'), 'utf8'),
+  ) as {
+    layer: 2;
+    dependencies: Array<{ package_id: string; version: string }>;
+    assets: Array<{ path: string }>;
   };
   const files = Object.fromEntries(manifest.assets.map((a) => [a.path, readFileSync(join(root, a.path), 'utf8')]));
   const archive = await buildArchive(work, {
-    id: 'PKG-ROUTER-001', version: '0.1.1', layer: manifest.layer, key: publisherKey, files,
+    id: 'PKG-ROUTER-001',
+    version: '0.1.1',
+    layer: manifest.layer,
+    key: publisherKey,
+    files,
     deps: Object.fromEntries(manifest.dependencies.map((d) => [d.package_id, d.version])),
   });
   ok(root, ['upgrade', archive, '--root', root]);
@@ -240,11 +318,18 @@ test('upgrading the router package leaves the overrides untouched and in force',
 /** The root's CLI without blocking this process, so a server in it can answer the root's provider. */
 function cpAsync(root: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(root, 'HOT', 'scripts', 'cplane.js'), ...args], { cwd: tmpdir(), env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [join(root, 'HOT', 'scripts', 'cplane.js'), ...args], {
+      cwd: tmpdir(),
+      env: { ...process.env, ...env },
+    });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     child.on('close', (code) => resolve({ status: code ?? 1, stdout, stderr }));
   });
 }
@@ -257,8 +342,17 @@ test('provider settings come from the effective config: its base_url and the key
     req.resume();
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [{ type: 'text', text: 'from the configured upstream' }],
-        stop_reason: 'end_turn', usage: { input_tokens: 5, output_tokens: 4 } }));
+      res.end(
+        JSON.stringify({
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-haiku-4-5',
+          content: [{ type: 'text', text: 'from the configured upstream' }],
+          stop_reason: 'end_turn',
+          usage: { input_tokens: 5, output_tokens: 4 },
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -269,16 +363,40 @@ test('provider settings come from the effective config: its base_url and the key
   ok(root, ['config', 'set', 'providers.anthropic.api_key_env', 'MY_UPSTREAM_KEY', '--root', root]);
   // The provider's own variables point elsewhere: the operator's settings win.
   const env = { MY_UPSTREAM_KEY: key, ANTHROPIC_API_KEY: 'not-this-one', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' };
-  const r = await cpAsync(root, ['route', '--root', root, '--dev', '--provider', 'anthropic', '--model', 'claude-haiku-4-5', '--prompt', 'hi', '--json'], env);
+  const r = await cpAsync(
+    root,
+    [
+      'route',
+      '--root',
+      root,
+      '--dev',
+      '--provider',
+      'anthropic',
+      '--model',
+      'claude-haiku-4-5',
+      '--prompt',
+      'hi',
+      '--json',
+    ],
+    env,
+  );
   const res = JSON.parse(r.stdout) as { outcome: string; content: string };
   assert.equal(res.outcome, 'success', r.stdout + r.stderr);
   assert.equal(res.content, 'from the configured upstream');
   assert.equal(seen.length, 1);
   assert.equal(seen[0]?.url, '/upstream/v1/messages');
   assert.equal(seen[0]?.headers['x-api-key'], key);
-  assert.equal(ok(root, ['ledger', 'export', '--root', root]).includes(key), false, 'the upstream key never reaches the ledger');
+  assert.equal(
+    ok(root, ['ledger', 'export', '--root', root]).includes(key),
+    false,
+    'the upstream key never reaches the ledger',
+  );
   // The variable it names unset: a coded refusal naming the variable, never another key.
-  const missing = await cpAsync(root, ['route', '--root', root, '--dev', '--provider', 'anthropic', '--model', 'claude-haiku-4-5', '--prompt', 'hi'], { MY_UPSTREAM_KEY: '' });
+  const missing = await cpAsync(
+    root,
+    ['route', '--root', root, '--dev', '--provider', 'anthropic', '--model', 'claude-haiku-4-5', '--prompt', 'hi'],
+    { MY_UPSTREAM_KEY: '' },
+  );
   assert.equal(missing.status, 3);
   assert.match(missing.stderr, /ERR_PROVIDER_CONFIG: .*MY_UPSTREAM_KEY/);
   assert.equal(seen.length, 1);

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { CpError, isCpError, show } from '../kernel/errors.js';
-import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
-import { effectiveConfig } from '../kernel/config/effective.js';
-import { readOverrides } from '../kernel/config/overrides.js';
+import { CpError, isCpError, show } from '#kernel/errors.js';
+import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
+import { effectiveConfig } from '#kernel/config/effective.js';
+import { readOverrides } from '#kernel/config/overrides.js';
 
 export type BudgetMode = 'enforce' | 'warn' | 'off';
 export type ScopeKind = 'session' | 'work_order' | 'agent';
@@ -99,16 +99,24 @@ function readBudgetJson(path: string): unknown {
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_BUDGET_CONFIG_INVALID', `cannot read budget config ${show(path)}`, {
-      hint: 'install PKG-BUDGETER-001 into the root or pass a config explicitly', details: { source: path, pointer: '' }, cause,
+      hint: 'install PKG-BUDGETER-001 into the root or pass a config explicitly',
+      details: { source: path, pointer: '' },
+      cause,
     });
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw new CpError('ERR_BUDGET_CONFIG_INVALID', `budget config ${show(path)} is not JSON: ${(cause as Error).message}`, {
-      hint: 'fix the JSON syntax', details: { source: path, pointer: '' }, cause,
-    });
+    throw new CpError(
+      'ERR_BUDGET_CONFIG_INVALID',
+      `budget config ${show(path)} is not JSON: ${(cause as Error).message}`,
+      {
+        hint: 'fix the JSON syntax',
+        details: { source: path, pointer: '' },
+        cause,
+      },
+    );
   }
   return value;
 }

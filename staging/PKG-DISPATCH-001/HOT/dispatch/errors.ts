@@ -1,4 +1,4 @@
-import { CpError, type ErrorDetails } from '../kernel/errors.js';
+import { CpError, type ErrorDetails } from '#kernel/errors.js';
 
 /**
  * The seed's typed error names (`progress_ledger_missing_tasks`, …) are kept as `details.error_type`
@@ -11,6 +11,12 @@ export const DISPATCH_ERRORS = {
 
 export type DispatchErrorType = keyof typeof DISPATCH_ERRORS;
 
-export function dispatchError(type: DispatchErrorType, message: string, hint: string, details: ErrorDetails, cause?: unknown): CpError {
+export function dispatchError(
+  type: DispatchErrorType,
+  message: string,
+  hint: string,
+  details: ErrorDetails,
+  cause?: unknown,
+): CpError {
   return new CpError(DISPATCH_ERRORS[type], message, { hint, details: { error_type: type, ...details }, cause });
 }

@@ -29,7 +29,7 @@ export interface CliCommand<A = Record<string, unknown>> {
   /** Nested commands (`cplane ledger append …`); when present one of them must be named and `run` is not called. */
   subcommands?: readonly CliCommand<any>[];
   /** Set when the module loader refused this command's module (it never ran); the CLI reports it. */
-  refusal?: Error & { code: string } | undefined;
+  refusal?: (Error & { code: string }) | undefined;
 }
 
 export function defineCommand<A>(command: CliCommand<A>): CliCommand<A> {

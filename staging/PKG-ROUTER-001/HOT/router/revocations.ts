@@ -1,13 +1,13 @@
 import { lstatSync, rmSync } from 'node:fs';
-import { writeFileAtomic } from '../kernel/atomic.js';
-import { sha256Hex } from '../kernel/canonical.js';
-import { CpError, show } from '../kernel/errors.js';
-import { READ_LIMITS, readFileBounded } from '../kernel/bounded-read.js';
-import { Ledger, ledgerPathForRoot, type LedgerEntry } from '../kernel/ledger/index.js';
-import { REVOKED_KEYS_REL, rootPaths } from '../kernel/root/layout.js';
-import { acquireRootLock } from '../kernel/root/lock.js';
-import { entryKind, shapeError } from '../kernel/root/shape.js';
-import { truncateText } from '../kernel/text.js';
+import { writeFileAtomic } from '#kernel/atomic.js';
+import { sha256Hex } from '#kernel/canonical.js';
+import { CpError, show } from '#kernel/errors.js';
+import { READ_LIMITS, readFileBounded } from '#kernel/bounded-read.js';
+import { Ledger, ledgerPathForRoot, type LedgerEntry } from '#kernel/ledger/index.js';
+import { REVOKED_KEYS_REL, rootPaths } from '#kernel/root/layout.js';
+import { acquireRootLock } from '#kernel/root/lock.js';
+import { entryKind, shapeError } from '#kernel/root/shape.js';
+import { truncateText } from '#kernel/text.js';
 import { KEY_ID } from './auth.js';
 
 /**
@@ -43,14 +43,25 @@ function parseList(bytes: Buffer): RevokedKey[] {
     throw invalid(`is not JSON: ${(cause as Error).message}`);
   }
   const v = value as { schema_version?: unknown; revoked?: unknown };
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).some((k) => k !== 'schema_version' && k !== 'revoked')) {
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    Array.isArray(value) ||
+    Object.keys(value).some((k) => k !== 'schema_version' && k !== 'revoked')
+  ) {
     throw invalid('is not a revocation list object {schema_version, revoked}');
   }
-  if (v.schema_version !== '1' || !Array.isArray(v.revoked)) throw invalid(`has schema_version ${show(v.schema_version)} or no "revoked" array`);
+  if (v.schema_version !== '1' || !Array.isArray(v.revoked))
+    throw invalid(`has schema_version ${show(v.schema_version)} or no "revoked" array`);
   return v.revoked.map((entry: unknown, i: number) => {
     const e = entry as Record<string, unknown>;
-    if (typeof entry !== 'object' || entry === null || !isKeyId(e.key_id) || typeof e.revoked_at !== 'string'
-      || !(e.reason === null || typeof e.reason === 'string')) {
+    if (
+      typeof entry !== 'object' ||
+      entry === null ||
+      !isKeyId(e.key_id) ||
+      typeof e.revoked_at !== 'string' ||
+      !(e.reason === null || typeof e.reason === 'string')
+    ) {
       throw invalid(`entry ${i} is not {key_id, revoked_at, reason}: ${show(entry)}`);
     }
     return { key_id: e.key_id, revoked_at: e.revoked_at, reason: e.reason as string | null };
@@ -94,7 +105,8 @@ export function revocationList(root: string): RevocationCheck {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
         stat = null;
       }
-      const now = stat === null ? 'absent' : `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.mode}`;
+      const now =
+        stat === null ? 'absent' : `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.mode}`;
       if (now !== signature) {
         revoked = new Set(readRevocations(root).entries.map((e) => e.key_id));
         signature = now;
@@ -112,11 +124,21 @@ export interface RevokeResult {
 }
 
 /** Add a key id to the list under the root lock, publish it atomically and record KEY_REVOKED; the file is put back if the ledger refuses. */
-export function revokeKey(root: string, keyId: string, reason: string | null, clock: () => number = Date.now): RevokeResult {
+export function revokeKey(
+  root: string,
+  keyId: string,
+  reason: string | null,
+  clock: () => number = Date.now,
+): RevokeResult {
   if (!isKeyId(keyId)) {
-    throw new CpError('ERR_TOKEN_INVALID', `${show(keyId)} is not a key id (a token's jti, or sha256:<64 hex> of a token)`, {
-      hint: 'revoke with --token TOKEN, or --key-id from `token issue --json` (claims.jti)', details: { key_id: keyId },
-    });
+    throw new CpError(
+      'ERR_TOKEN_INVALID',
+      `${show(keyId)} is not a key id (a token's jti, or sha256:<64 hex> of a token)`,
+      {
+        hint: 'revoke with --token TOKEN, or --key-id from `token issue --json` (claims.jti)',
+        details: { key_id: keyId },
+      },
+    );
   }
   const why = reason === null ? null : truncateText(reason, MAX_REASON);
   const lock = acquireRootLock(root, { timeoutMs: 10_000 });
@@ -134,10 +156,16 @@ export function revokeKey(root: string, keyId: string, reason: string | null, cl
       const ledger = Ledger.open(ledgerPathForRoot(root));
       try {
         entry = ledger.append({
-          event_type: 'KEY_REVOKED', submission_id: keyId, decision: 'REVOKED', reason: why ?? 'revoked',
+          event_type: 'KEY_REVOKED',
+          submission_id: keyId,
+          decision: 'REVOKED',
+          reason: why ?? 'revoked',
           metadata: {
-            key_id: keyId, revoked_at: revokedAt, revoked_count: entries.length,
-            before_digest: before.bytes === null ? null : `sha256:${sha256Hex(before.bytes)}`, after_digest: `sha256:${sha256Hex(bytes)}`,
+            key_id: keyId,
+            revoked_at: revokedAt,
+            revoked_count: entries.length,
+            before_digest: before.bytes === null ? null : `sha256:${sha256Hex(before.bytes)}`,
+            after_digest: `sha256:${sha256Hex(bytes)}`,
           },
         });
       } finally {

@@ -1,6 +1,6 @@
-import type { AppendInput } from '../kernel/ledger/index.js';
-import { wellFormed } from '../providers/bound.js';
-import { redact } from '../providers/redact.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
+import { wellFormed } from '#providers/bound.js';
+import { redact } from '#providers/redact.js';
 
 /**
  * Every string of every record the router writes (ledger, spool, error output) made well-formed and free of
@@ -55,7 +55,9 @@ export function scrubText(text: string, secrets: readonly string[]): string {
 
 /** The secrets worth scrubbing: distinct, non-empty (redact ignores the very short ones). */
 export function secretList(values: readonly (string | null | undefined)[]): string[] {
-  return [...new Set(values.filter((v): v is string => typeof v === 'string' && v.trim() !== ''))]
-    // Longest first, so a secret containing another is replaced whole.
-    .sort((a, b) => b.length - a.length);
+  return (
+    [...new Set(values.filter((v): v is string => typeof v === 'string' && v.trim() !== ''))]
+      // Longest first, so a secret containing another is replaced whole.
+      .sort((a, b) => b.length - a.length)
+  );
 }

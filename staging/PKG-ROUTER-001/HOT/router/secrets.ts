@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { CpError, show } from '../kernel/errors.js';
-import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
-import { defaultConfigPath, effectiveConfig } from '../kernel/config/effective.js';
-import { isPlainObject } from '../kernel/config/merge.js';
-import { validateSection } from '../kernel/config/section-schema.js';
+import { CpError, show } from '#kernel/errors.js';
+import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
+import { defaultConfigPath, effectiveConfig } from '#kernel/config/effective.js';
+import { isPlainObject } from '#kernel/config/merge.js';
+import { validateSection } from '#kernel/config/section-schema.js';
 import type { AuthKeys } from './auth.js';
 import type { RouterConfig } from './config.js';
 
@@ -40,11 +40,19 @@ export function providerSettings(root: string, providerId: string, env: NodeJS.P
   const section = effectiveConfig(root, 'providers');
   const verdict = validateSection(root, 'providers', section);
   if (!verdict.ok) {
-    throw new CpError('ERR_PROVIDER_CONFIG', `the providers config is invalid at ${verdict.pointer}: ${verdict.message}`, {
-      hint: 'fix it with `cplane config set providers.…` (schema providers-config.schema.json)', details: { pointer: verdict.pointer },
-    });
+    throw new CpError(
+      'ERR_PROVIDER_CONFIG',
+      `the providers config is invalid at ${verdict.pointer}: ${verdict.message}`,
+      {
+        hint: 'fix it with `cplane config set providers.…` (schema providers-config.schema.json)',
+        details: { pointer: verdict.pointer },
+      },
+    );
   }
-  const entry = isPlainObject(section) && isPlainObject(section[providerId]) ? section[providerId] as Record<string, unknown> : {};
+  const entry =
+    isPlainObject(section) && isPlainObject(section[providerId])
+      ? (section[providerId] as Record<string, unknown>)
+      : {};
   const config: ProviderSettings['config'] = {};
   if (typeof entry.base_url === 'string') config.base_url = entry.base_url;
   if (typeof entry.api_key_file === 'string') {
@@ -52,9 +60,14 @@ export function providerSettings(root: string, providerId: string, env: NodeJS.P
   } else if (typeof entry.api_key_env === 'string') {
     const value = env[entry.api_key_env];
     if (!value) {
-      throw new CpError('ERR_PROVIDER_CONFIG', `provider ${show(providerId)} has no API key: $${entry.api_key_env} (providers.${providerId}.api_key_env) is not set`, {
-        hint: `export ${entry.api_key_env}=…`, details: { provider_id: providerId, env_var: entry.api_key_env },
-      });
+      throw new CpError(
+        'ERR_PROVIDER_CONFIG',
+        `provider ${show(providerId)} has no API key: $${entry.api_key_env} (providers.${providerId}.api_key_env) is not set`,
+        {
+          hint: `export ${entry.api_key_env}=…`,
+          details: { provider_id: providerId, env_var: entry.api_key_env },
+        },
+      );
     }
     config.api_key = value;
   }

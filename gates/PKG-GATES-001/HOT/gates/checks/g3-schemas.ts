@@ -1,12 +1,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { quote } from '../../kernel/errors.js';
-import { validateManifest } from '../../kernel/manifest/index.js';
-import { effectiveConfig } from '../../kernel/config/effective.js';
-import { EMPTY_OVERRIDES, readOverrides, type OperatorOverrides } from '../../kernel/config/overrides.js';
-import { OPERATOR_CONFIG_REL, REVOKED_KEYS_REL } from '../../kernel/root/layout.js';
-import { readRevocations } from '../../router/revocations.js';
+import { quote } from '#kernel/errors.js';
+import { validateManifest } from '#kernel/manifest/index.js';
+import { effectiveConfig } from '#kernel/config/effective.js';
+import { EMPTY_OVERRIDES, readOverrides, type OperatorOverrides } from '#kernel/config/overrides.js';
+import { OPERATOR_CONFIG_REL, REVOKED_KEYS_REL } from '#kernel/root/layout.js';
+import { readRevocations } from '#router/revocations.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { installedJson, installedPackages } from '../root-state.js';
 
@@ -31,19 +31,28 @@ export default defineGate({
       if (value === undefined) errors.push({ code, message: `${quote(path)} is not JSON`, path });
       else if (!validate(value)) {
         const first = validate.errors?.[0];
-        errors.push({ code, message: `${quote(path)}: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`, path });
+        errors.push({
+          code,
+          message: `${quote(path)}: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`,
+          path,
+        });
       }
     };
     const receiptSchema = compileFile(ajv, join(schemas, 'receipt.schema.json'));
     for (const pkg of installedPackages(ctx)) {
       const base = `HOT/installed/${pkg}`;
-      if (receiptSchema) check(receiptSchema, installedJson(ctx, pkg, 'receipt.json'), `${base}/receipt.json`, 'RECEIPT_INVALID');
+      if (receiptSchema)
+        check(receiptSchema, installedJson(ctx, pkg, 'receipt.json'), `${base}/receipt.json`, 'RECEIPT_INVALID');
       else errors.push({ code: 'SCHEMA_MISSING', message: 'HOT/schemas/receipt.schema.json is not installed' });
       checked += 1;
       try {
         validateManifest(installedJson(ctx, pkg, 'manifest.json'), { strict: true });
       } catch (error) {
-        errors.push({ code: 'MANIFEST_INVALID', message: `${base}/manifest.json: ${error instanceof Error ? error.message : String(error)}`, path: `${base}/manifest.json` });
+        errors.push({
+          code: 'MANIFEST_INVALID',
+          message: `${base}/manifest.json: ${error instanceof Error ? error.message : String(error)}`,
+          path: `${base}/manifest.json`,
+        });
       }
     }
     const warnings: Finding[] = [];
@@ -51,31 +60,55 @@ export default defineGate({
     try {
       overrides = readOverrides(ctx.root).value;
     } catch (error) {
-      errors.push({ code: 'OPERATOR_CONFIG_INVALID', message: error instanceof Error ? error.message : String(error), path: OPERATOR_CONFIG_REL });
+      errors.push({
+        code: 'OPERATOR_CONFIG_INVALID',
+        message: error instanceof Error ? error.message : String(error),
+        path: OPERATOR_CONFIG_REL,
+      });
     }
     const configDir = join(ctx.root, 'HOT', 'config');
-    const sections = existsSync(configDir) ? readdirSync(configDir).filter((n) => n.endsWith('.json')).sort() : [];
+    const sections = existsSync(configDir)
+      ? readdirSync(configDir)
+          .filter((n) => n.endsWith('.json'))
+          .sort()
+      : [];
     for (const name of sections) {
       const section = name.replace(/\.json$/, '');
       const schemaName = `${section}-config.schema.json`;
-      const validate = compileFile(ajv, join(schemas, schemaName)) ?? compileFile(ajv, findSchemaBeside(ctx.root, schemaName));
+      const validate =
+        compileFile(ajv, join(schemas, schemaName)) ?? compileFile(ajv, findSchemaBeside(ctx.root, schemaName));
       const overridden = Object.hasOwn(overrides.overrides, section);
       // What the root runs with is the package default merged with the operator's overrides: judge that.
       const value = effectiveConfig(ctx.root, section, readJson, overrides);
-      const where = overridden ? `HOT/config/${name} with the overrides in ${OPERATOR_CONFIG_REL}` : `HOT/config/${name}`;
+      const where = overridden
+        ? `HOT/config/${name} with the overrides in ${OPERATOR_CONFIG_REL}`
+        : `HOT/config/${name}`;
       if (validate) check(validate, value, where, 'CONFIG_INVALID');
-      else errors.push({ code: 'CONFIG_WITHOUT_SCHEMA', message: `HOT/config/${name} has no schema ${schemaName}`, path: `HOT/config/${name}` });
+      else
+        errors.push({
+          code: 'CONFIG_WITHOUT_SCHEMA',
+          message: `HOT/config/${name} has no schema ${schemaName}`,
+          path: `HOT/config/${name}`,
+        });
     }
     try {
       checked += 1;
       readRevocations(ctx.root);
     } catch (error) {
       // The router refuses every key while the list is unreadable: say why before an operator meets it there.
-      errors.push({ code: 'REVOCATION_LIST_INVALID', message: error instanceof Error ? error.message : String(error), path: REVOKED_KEYS_REL });
+      errors.push({
+        code: 'REVOCATION_LIST_INVALID',
+        message: error instanceof Error ? error.message : String(error),
+        path: REVOKED_KEYS_REL,
+      });
     }
     for (const section of Object.keys(overrides.overrides).sort()) {
       if (!sections.includes(`${section}.json`)) {
-        warnings.push({ code: 'OPERATOR_CONFIG_UNUSED', message: `${OPERATOR_CONFIG_REL} overrides the section ${quote(section)}, which no installed package ships (\`cplane config unset ${section}\` removes it)`, path: OPERATOR_CONFIG_REL });
+        warnings.push({
+          code: 'OPERATOR_CONFIG_UNUSED',
+          message: `${OPERATOR_CONFIG_REL} overrides the section ${quote(section)}, which no installed package ships (\`cplane config unset ${section}\` removes it)`,
+          path: OPERATOR_CONFIG_REL,
+        });
       }
     }
     return verdict(this, errors, `${checked} manifests, receipts and configs valid`, warnings);

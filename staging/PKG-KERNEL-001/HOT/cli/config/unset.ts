@@ -16,7 +16,10 @@ export function changeLine(result: ConfigChangeResult): string {
 export default defineCommand<UnsetArgs>({
   command: 'unset <key>',
   describe: 'remove an override: the key takes the package default again (a section name removes all its overrides)',
-  builder: (y) => withConfigRoot(y.positional('key', { type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms' })) as never,
+  builder: (y) =>
+    withConfigRoot(
+      y.positional('key', { type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms' }),
+    ) as never,
   run(args, ctx) {
     const root = configRoot(args, ctx);
     const result = changeConfig(root, { op: 'unset', path: parseKeyPath(args.key) });

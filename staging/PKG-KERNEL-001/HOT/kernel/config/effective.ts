@@ -15,7 +15,10 @@ export function defaultConfigPath(root: string, section: string): string {
 export function configSections(root: string): string[] {
   const dir = rootPaths(root).configDir;
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((n) => /^[a-z][a-z0-9_-]{0,63}\.json$/.test(n)).map((n) => n.slice(0, -5)).sort();
+  return readdirSync(dir)
+    .filter((n) => /^[a-z][a-z0-9_-]{0,63}\.json$/.test(n))
+    .map((n) => n.slice(0, -5))
+    .sort();
 }
 
 /** Read a default config as JSON; a reader with its own error code passes its own function instead. */
@@ -26,14 +29,18 @@ export function readDefaultConfig(path: string): unknown {
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_CONFIG_DEFAULT_INVALID', `the package default config ${show(path)} cannot be read`, {
-      hint: 'its package is not installed or the file was removed: `cplane verify` / gate-check G1 names it', details: { path }, cause,
+      hint: 'its package is not installed or the file was removed: `cplane verify` / gate-check G1 names it',
+      details: { path },
+      cause,
     });
   }
   try {
     return JSON.parse(text) as unknown;
   } catch (cause) {
     throw new CpError('ERR_CONFIG_DEFAULT_INVALID', `the package default config ${show(path)} is not JSON`, {
-      hint: 'gate-check G1 reports the changed file; reinstall its package', details: { path }, cause,
+      hint: 'gate-check G1 reports the changed file; reinstall its package',
+      details: { path },
+      cause,
     });
   }
 }
@@ -43,8 +50,12 @@ export function readDefaultConfig(path: string): unknown {
  * (kernel/config/merge.ts). Every reader of a root's settings comes through here; each validates the result
  * against its schema. `readDefault` lets a reader keep its own error for a missing or broken default.
  */
-export function effectiveConfig(root: string, section: string, readDefault: (path: string) => unknown = readDefaultConfig,
-  overrides?: OperatorOverrides): unknown {
+export function effectiveConfig(
+  root: string,
+  section: string,
+  readDefault: (path: string) => unknown = readDefaultConfig,
+  overrides?: OperatorOverrides,
+): unknown {
   const defaults = readDefault(defaultConfigPath(root, section));
   return mergeConfig(defaults, (overrides ?? readOverrides(root).value).overrides[section]);
 }

@@ -80,8 +80,11 @@ export function changedPaths(a: unknown, b: unknown, prefix: string[] = []): str
   if (isPlainObject(a) || isPlainObject(b)) {
     if (a !== undefined && b !== undefined) return [prefix];
     const side = (a ?? b) as JsonObject;
-    return Object.keys(side).sort().flatMap((k) =>
-      changedPaths(a === undefined ? undefined : side[k], b === undefined ? undefined : side[k], [...prefix, k]));
+    return Object.keys(side)
+      .sort()
+      .flatMap((k) =>
+        changedPaths(a === undefined ? undefined : side[k], b === undefined ? undefined : side[k], [...prefix, k]),
+      );
   }
   return JSON.stringify(a) === JSON.stringify(b) ? [] : [prefix];
 }
@@ -91,7 +94,11 @@ export function sortedJson(value: unknown): string {
   const sort = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sort);
     if (!isPlainObject(v)) return v;
-    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sort(v[k])]));
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sort(v[k])]),
+    );
   };
   return `${JSON.stringify(sort(value), null, 2)}\n`;
 }

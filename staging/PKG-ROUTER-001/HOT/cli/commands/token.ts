@@ -1,4 +1,4 @@
-import { defineCommand, EXIT } from '../command.js';
+import { defineCommand, EXIT } from '#cli/command.js';
 import issue from '../token/issue.js';
 import listRevoked from '../token/list-revoked.js';
 import revoke from '../token/revoke.js';

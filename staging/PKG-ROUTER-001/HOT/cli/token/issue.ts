@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { CpError, show } from '../../kernel/errors.js';
-import { defineCommand, EXIT } from '../command.js';
-import { intOption } from '../option-values.js';
-import { resolveRoot } from '../root-option.js';
+import { CpError, show } from '#kernel/errors.js';
+import { defineCommand, EXIT } from '#cli/command.js';
+import { intOption } from '#cli/option-values.js';
+import { resolveRoot } from '#cli/root-option.js';
 import { issueToken, type TokenClaims } from '../../router/auth.js';
 import { loadRouterConfigForRoot } from '../../router/config.js';
 import { authKeysFor } from '../../router/secrets.js';
@@ -22,30 +22,56 @@ const SCOPE = /^(route|model):(\*|[^\s]{1,256})$/;
 export default defineCommand<IssueArgs>({
   command: 'issue',
   describe: 'issue a token and print it (--json: the token and its claims; claims.jti names it for revocation)',
-  builder: (y) => y
-    .option('agent', { type: 'string', demandOption: true, describe: 'the agent id the token is for' })
-    .option('scope', { type: 'string', array: true, default: ['route:*'], describe: 'route:* | route:<contract_id> | model:* | model:<model_id> (route:* is added when no route scope is named)' })
-    .option('budget-scope', { type: 'string', describe: 'the budget scope the key\'s calls are charged to' })
-    .option('ttl', { type: 'number', default: 3600, describe: `lifetime in seconds (1 to ${MAX_TTL_S})` })
-    .option('root', { type: 'string', describe: 'sign with this root\'s configured auth secret (router.auth) instead of $CPLANE_AUTH_SECRET' }) as never,
+  builder: (y) =>
+    y
+      .option('agent', { type: 'string', demandOption: true, describe: 'the agent id the token is for' })
+      .option('scope', {
+        type: 'string',
+        array: true,
+        default: ['route:*'],
+        describe:
+          'route:* | route:<contract_id> | model:* | model:<model_id> (route:* is added when no route scope is named)',
+      })
+      .option('budget-scope', { type: 'string', describe: "the budget scope the key's calls are charged to" })
+      .option('ttl', { type: 'number', default: 3600, describe: `lifetime in seconds (1 to ${MAX_TTL_S})` })
+      .option('root', {
+        type: 'string',
+        describe: "sign with this root's configured auth secret (router.auth) instead of $CPLANE_AUTH_SECRET",
+      }) as never,
   run(args, ctx) {
     const root = typeof args.root === 'string' || ctx.defaultRoot ? resolveRoot(args.root, ctx) : null;
     const keys = authKeysFor(root, root === null ? undefined : loadRouterConfigForRoot(root).auth, ctx.env);
-    if (!keys.default) throw new CpError('ERR_AUTH_NO_SECRET', 'no signing secret: $CPLANE_AUTH_SECRET is not set (nor router.auth in the root\'s config)', { hint: 'export CPLANE_AUTH_SECRET=<a long random string> (the router verifies with the same secret)' });
+    if (!keys.default)
+      throw new CpError(
+        'ERR_AUTH_NO_SECRET',
+        "no signing secret: $CPLANE_AUTH_SECRET is not set (nor router.auth in the root's config)",
+        { hint: 'export CPLANE_AUTH_SECRET=<a long random string> (the router verifies with the same secret)' },
+      );
     const ttl = intOption('ttl', args.ttl, 1, MAX_TTL_S) as number;
-    if (args.agent.length === 0) throw new CpError('ERR_USAGE', '--agent must not be empty', { hint: 'e.g. --agent AGENT-1' });
+    if (args.agent.length === 0)
+      throw new CpError('ERR_USAGE', '--agent must not be empty', { hint: 'e.g. --agent AGENT-1' });
     const given = args.scope.map(String);
     if (given.length === 0 || given.some((s) => !SCOPE.test(s))) {
-      throw new CpError('ERR_USAGE', `--scope takes route:* | route:<contract_id> | model:* | model:<model_id>, got ${show(given)}`, { hint: 'e.g. --scope route:* --scope model:claude-sonnet-4-5' });
+      throw new CpError(
+        'ERR_USAGE',
+        `--scope takes route:* | route:<contract_id> | model:* | model:<model_id>, got ${show(given)}`,
+        { hint: 'e.g. --scope route:* --scope model:claude-sonnet-4-5' },
+      );
     }
     const scopes = given.some((s) => s.startsWith('route:')) ? given : ['route:*', ...given];
     const budgetScope = args['budget-scope'];
     if (budgetScope !== undefined && (budgetScope.length === 0 || budgetScope.length > 256)) {
-      throw new CpError('ERR_USAGE', `--budget-scope must be 1 to 256 characters, got ${show(budgetScope)}`, { hint: 'e.g. --budget-scope team-a' });
+      throw new CpError('ERR_USAGE', `--budget-scope must be 1 to 256 characters, got ${show(budgetScope)}`, {
+        hint: 'e.g. --budget-scope team-a',
+      });
     }
     const now = Math.floor(Date.now() / 1000);
     const claims: TokenClaims = {
-      sub: args.agent, scopes, iat: now, exp: now + ttl, jti: randomBytes(16).toString('base64url'),
+      sub: args.agent,
+      scopes,
+      iat: now,
+      exp: now + ttl,
+      jti: randomBytes(16).toString('base64url'),
       ...(budgetScope === undefined ? {} : { budget_scope: budgetScope }),
     };
     const token = issueToken(claims, keys);

@@ -23,11 +23,22 @@ function setup(t: { after: (fn: () => void) => void }) {
   mkdirSync(join(root, 'HOT', 'registries'), { recursive: true });
   const h = harness(t, { router: { devMode: false, authKeys: KEYS, revocations: revocationList(root) } });
   const nowS = Math.floor(h.now.ms / 1000);
-  const claims = (extra: Partial<TokenClaims> = {}): TokenClaims => ({ sub: 'AGENT-1', scopes: ['route:*'], iat: nowS, exp: nowS + 600, ...extra });
+  const claims = (extra: Partial<TokenClaims> = {}): TokenClaims => ({
+    sub: 'AGENT-1',
+    scopes: ['route:*'],
+    iat: nowS,
+    exp: nowS + 600,
+    ...extra,
+  });
   const list = join(root, 'HOT', 'registries', 'revoked-keys.json');
-  const writeList = (ids: string[]): void => writeFileSync(list, JSON.stringify({
-    schema_version: '1', revoked: ids.map((key_id) => ({ key_id, revoked_at: '2026-03-01T12:00:00.000Z', reason: null })),
-  }));
+  const writeList = (ids: string[]): void =>
+    writeFileSync(
+      list,
+      JSON.stringify({
+        schema_version: '1',
+        revoked: ids.map((key_id) => ({ key_id, revoked_at: '2026-03-01T12:00:00.000Z', reason: null })),
+      }),
+    );
   return { h, root, list, claims, writeList };
 }
 
@@ -57,7 +68,10 @@ test('a token minted without a jti keeps working and is revoked by its digest', 
   writeList([tokenDigest(old)]);
   assert.equal((await h.router.route(request({ auth_token: old }))).error_code, 'AUTH_REVOKED');
   // A token with a jti is also named by its digest: revoking either id cuts it off.
-  const withId = issueToken({ sub: 'AGENT-1', scopes: ['route:*'], iat: nowS, exp: nowS + 600, jti: 'CCCCCCCCCCCCCCCCCCCCCC' }, KEYS);
+  const withId = issueToken(
+    { sub: 'AGENT-1', scopes: ['route:*'], iat: nowS, exp: nowS + 600, jti: 'CCCCCCCCCCCCCCCCCCCCCC' },
+    KEYS,
+  );
   assert.equal(tokenKeyId(withId), 'CCCCCCCCCCCCCCCCCCCCCC');
   writeList([tokenDigest(withId)]);
   assert.equal((await h.router.route(request({ auth_token: withId }))).error_code, 'AUTH_REVOKED');
@@ -72,10 +86,23 @@ test('model scope: a key naming models is refused for any other model; model:* a
   assert.equal(other.error_code, 'AUTH_MODEL_SCOPE');
   assert.match(other.error_message ?? '', /mock-model-2/);
   assert.equal(h.ledger.get(other.exchange_entry_id)?.event_type, 'PROMPT_REJECTED');
-  assert.equal((await h.router.route(request({ auth_token: issueToken(claims({ scopes: ['route:*', 'model:*'] }), KEYS), model_id: 'mock-model-2' }))).outcome, 'success');
-  assert.equal((await h.router.route(request({ auth_token: issueToken(claims(), KEYS), model_id: 'mock-model-2' }))).outcome, 'success');
+  assert.equal(
+    (
+      await h.router.route(
+        request({ auth_token: issueToken(claims({ scopes: ['route:*', 'model:*'] }), KEYS), model_id: 'mock-model-2' }),
+      )
+    ).outcome,
+    'success',
+  );
+  assert.equal(
+    (await h.router.route(request({ auth_token: issueToken(claims(), KEYS), model_id: 'mock-model-2' }))).outcome,
+    'success',
+  );
   // A model scope never stands in for a contract scope.
-  assert.equal((await h.router.route(request({ auth_token: issueToken(claims({ scopes: ['model:*'] }), KEYS) }))).error_code, 'AUTH_SCOPE');
+  assert.equal(
+    (await h.router.route(request({ auth_token: issueToken(claims({ scopes: ['model:*'] }), KEYS) }))).error_code,
+    'AUTH_SCOPE',
+  );
 });
 
 test('a revocation list that cannot be trusted refuses every key (AUTH_REVOCATION_LIST_INVALID), and recovers when fixed', async (t) => {
@@ -85,11 +112,37 @@ test('a revocation list that cannot be trusted refuses every key (AUTH_REVOCATIO
     ['not JSON', () => writeFileSync(list, '{"schema_version": "1", "revoked": [')],
     ['an empty file', () => writeFileSync(list, '')],
     ['the wrong shape', () => writeFileSync(list, JSON.stringify({ schema_version: '1', revoked: 'all' }))],
-    ['an entry that is not a key id', () => writeFileSync(list, JSON.stringify({ schema_version: '1', revoked: [{ key_id: '*', revoked_at: 'x', reason: null }] }))],
+    [
+      'an entry that is not a key id',
+      () =>
+        writeFileSync(
+          list,
+          JSON.stringify({ schema_version: '1', revoked: [{ key_id: '*', revoked_at: 'x', reason: null }] }),
+        ),
+    ],
     ['an unknown version', () => writeFileSync(list, JSON.stringify({ schema_version: '2', revoked: [] }))],
-    ['a symlink', () => { rmSync(list, { force: true }); writeFileSync(join(root, 'elsewhere.json'), JSON.stringify({ schema_version: '1', revoked: [] })); symlinkSync(join(root, 'elsewhere.json'), list); }],
-    ['a directory', () => { rmSync(list, { force: true }); mkdirSync(list); }],
-    ['a FIFO', () => { rmSync(list, { recursive: true, force: true }); mkfifoSync(list); }],
+    [
+      'a symlink',
+      () => {
+        rmSync(list, { force: true });
+        writeFileSync(join(root, 'elsewhere.json'), JSON.stringify({ schema_version: '1', revoked: [] }));
+        symlinkSync(join(root, 'elsewhere.json'), list);
+      },
+    ],
+    [
+      'a directory',
+      () => {
+        rmSync(list, { force: true });
+        mkdirSync(list);
+      },
+    ],
+    [
+      'a FIFO',
+      () => {
+        rmSync(list, { recursive: true, force: true });
+        mkfifoSync(list);
+      },
+    ],
   ];
   for (const [what, tamper] of tampered) {
     rmSync(list, { recursive: true, force: true });
@@ -103,4 +156,3 @@ test('a revocation list that cannot be trusted refuses every key (AUTH_REVOCATIO
   assert.equal((await h.router.route(request({ auth_token: token }))).outcome, 'success');
   assert.equal(h.provider.calls.length, 1);
 });
-
