@@ -1,4 +1,4 @@
-import { checkLedgerCheckpoints, type Ledger } from '../kernel/ledger/index.js';
+import { checkLedgerCheckpoints, type Ledger } from '#kernel/ledger/index.js';
 import type { Finding, GateContext } from './gate.js';
 
 /**

@@ -1,10 +1,10 @@
-import { canonicalJson, sha256Digest } from '../kernel/canonical.js';
-import { quote, show } from '../kernel/errors.js';
-import { checkReplaceAuthority } from '../kernel/installer/replace-authority.js';
-import type { LedgerEntry } from '../kernel/ledger/index.js';
-import type { Manifest } from '../kernel/manifest/index.js';
-import { readTrustStore } from '../kernel/signing/index.js';
-import type { Receipt } from '../kernel/registry/receipt.js';
+import { canonicalJson, sha256Digest } from '#kernel/canonical.js';
+import { quote, show } from '#kernel/errors.js';
+import { checkReplaceAuthority } from '#kernel/installer/replace-authority.js';
+import type { LedgerEntry } from '#kernel/ledger/index.js';
+import type { Manifest } from '#kernel/manifest/index.js';
+import { readTrustStore } from '#kernel/signing/index.js';
+import type { Receipt } from '#kernel/registry/receipt.js';
 import type { GateContext, Finding } from './gate.js';
 import { installedJson, ledgerOf, ownedFilesOf, receiptsOf } from './root-state.js';
 

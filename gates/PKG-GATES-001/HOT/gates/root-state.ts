@@ -1,10 +1,10 @@
 import { readdirSync, type Dirent } from 'node:fs';
-import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
+import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { join } from 'node:path';
-import { Ledger, ledgerPathForRoot } from '../kernel/ledger/index.js';
-import { OwnershipRegistry, type OwnedFile } from '../kernel/registry/ownership.js';
-import { checkReceipt, parseReceipt, type Receipt } from '../kernel/registry/receipt.js';
-import { isGovernedPath } from '../kernel/root/layout.js';
+import { Ledger, ledgerPathForRoot } from '#kernel/ledger/index.js';
+import { OwnershipRegistry, type OwnedFile } from '#kernel/registry/ownership.js';
+import { checkReceipt, parseReceipt, type Receipt } from '#kernel/registry/receipt.js';
+import { isGovernedPath } from '#kernel/root/layout.js';
 import type { GateContext } from './gate.js';
 
 export interface GovernedWalk {

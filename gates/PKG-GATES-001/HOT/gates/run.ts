@@ -1,9 +1,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { CpError, show } from '../kernel/errors.js';
-import { isModuleRefusal, moduleRefusal } from '../kernel/loader/register.js';
-import { assertRootShape } from '../kernel/root/shape.js';
+import { CpError, show } from '#kernel/errors.js';
+import { isModuleRefusal, moduleRefusal } from '#kernel/loader/register.js';
+import { assertRootShape } from '#kernel/root/shape.js';
 import { crashed, type Gate, type GateContext, type GateResult } from './gate.js';
 import { releaseRootState } from './root-state.js';
 

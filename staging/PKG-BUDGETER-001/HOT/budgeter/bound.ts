@@ -1,4 +1,4 @@
-import { canonicalJson } from '../kernel/canonical.js';
+import { canonicalJson } from '#kernel/canonical.js';
 
 /**
  * Provable upper bounds on the tokens a call can consume, so a reservation is never smaller than what the

@@ -1,5 +1,5 @@
-import { CpError } from '../kernel/errors.js';
-import type { AppendInput, Ledger } from '../kernel/ledger/index.js';
+import { CpError } from '#kernel/errors.js';
+import type { AppendInput, Ledger } from '#kernel/ledger/index.js';
 import {
   type BudgetConfig, budgetConfigPathForRoot, budgetDbPathForRoot, loadBudgetConfig, parseBudgetConfig,
 } from './config.js';

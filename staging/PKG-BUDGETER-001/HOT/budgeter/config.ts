@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { CpError, isCpError, show } from '../kernel/errors.js';
-import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
+import { CpError, isCpError, show } from '#kernel/errors.js';
+import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 
 export type BudgetMode = 'enforce' | 'warn' | 'off';
 export type ScopeKind = 'session' | 'work_order' | 'agent';

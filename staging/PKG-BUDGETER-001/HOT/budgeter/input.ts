@@ -1,4 +1,4 @@
-import { CpError, show } from '../kernel/errors.js';
+import { CpError, show } from '#kernel/errors.js';
 
 export interface ReserveInput {
   request_id: string;

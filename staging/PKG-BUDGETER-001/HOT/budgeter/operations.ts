@@ -1,4 +1,4 @@
-import { CpError, show } from '../kernel/errors.js';
+import { CpError, show } from '#kernel/errors.js';
 import type { BudgetConfig } from './config.js';
 import type { ReserveInput } from './input.js';
 import { MAX_USAGE_TOKENS, type NormalizedUsage, priceFor, readUsage, reservationCost, totalTokens, usageCost } from './pricing.js';

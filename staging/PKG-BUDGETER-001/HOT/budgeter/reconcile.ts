@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { CpError, show } from '../kernel/errors.js';
-import { DEFAULT_ORPHAN_TIMEOUT_MS, type Ledger } from '../kernel/ledger/index.js';
+import { CpError, show } from '#kernel/errors.js';
+import { DEFAULT_ORPHAN_TIMEOUT_MS, type Ledger } from '#kernel/ledger/index.js';
 import { Budgeter } from './budgeter.js';
 import { budgetDbPathForRoot } from './config.js';
 import { BUDGET_EVENTS } from './records.js';

@@ -1,4 +1,4 @@
-import type { AppendInput } from '../kernel/ledger/index.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
 import type { BudgetMode } from './config.js';
 import type { BudgetViolation, Reservation } from './results.js';
 

@@ -1,4 +1,4 @@
-import type { AppendInput } from '../kernel/ledger/index.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
 import type { NormalizedUsage } from './pricing.js';
 import { toMoney } from './pricing.js';
 import type { LimitViolation } from './scopes.js';

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { CpError, show } from '../kernel/errors.js';
-import { envError } from '../kernel/env-errors.js';
+import { CpError, show } from '#kernel/errors.js';
+import { envError } from '#kernel/env-errors.js';
 import type { ScopeKind } from './config.js';
 
 export const BUDGET_DB_FORMAT = 'cplane-budget';

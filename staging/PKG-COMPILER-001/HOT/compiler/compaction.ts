@@ -1,4 +1,4 @@
-import { sliceText } from '../kernel/text.js';
+import { sliceText } from '#kernel/text.js';
 import { buildDynamicTail } from './dynamic-tail.js';
 import { CHARS_PER_TOKEN, estimateTokens } from './tokens.js';
 import type { TaskSpec } from './spec.js';

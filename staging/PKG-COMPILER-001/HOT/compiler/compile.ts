@@ -1,4 +1,4 @@
-import { CpError } from '../kernel/errors.js';
+import { CpError } from '#kernel/errors.js';
 import { placeBreakpoints, MAX_BREAKPOINTS, type CachedGroup } from './breakpoints.js';
 import { compactTask, type CompactionStage, type CompactionStep } from './compaction.js';
 import { buildDynamicTail } from './dynamic-tail.js';

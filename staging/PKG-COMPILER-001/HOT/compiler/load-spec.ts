@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
-import { CpError, isCpError, show } from '../kernel/errors.js';
-import { readTextBounded } from '../kernel/bounded-read.js';
+import { CpError, isCpError, show } from '#kernel/errors.js';
+import { readTextBounded } from '#kernel/bounded-read.js';
 import { parsePromptSpec, type PromptSpec } from './spec.js';
 
 /** Specs larger than this are refused before reading: ~16M tokens is beyond any provider's context. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sha256Hex } from '../kernel/canonical.js';
+import { sha256Hex } from '#kernel/canonical.js';
 
 /**
  * Large prompt texts are assembled from the spec's own strings. Concatenating with `+` keeps them as

@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Hex } from '../kernel/canonical.js';
+import { canonicalJson, sha256Hex } from '#kernel/canonical.js';
 import { piecesOf, sha256OfPieces } from './parts.js';
 import type { PromptMessage } from './messages.js';
 

@@ -1,4 +1,4 @@
-import { CpError, show } from '../kernel/errors.js';
+import { CpError, show } from '#kernel/errors.js';
 
 /** Segment kinds in prompt order: the stable kinds first, `dynamic` always last. */
 export const SEGMENT_KINDS = ['tools', 'system', 'examples', 'dynamic'] as const;

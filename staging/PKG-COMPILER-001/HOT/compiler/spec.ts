@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { CpError, show } from '../kernel/errors.js';
+import { CpError, show } from '#kernel/errors.js';
 import type { Role } from './templates.js';
 
 export interface SpecFile { path: string; content: string }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CpError, show } from '../kernel/errors.js';
+import { CpError, show } from '#kernel/errors.js';
 
 /** The base agents; each has one fixed template file shipped in this package (HOT/compiler/roles/). */
 export const ROLES = ['orchestrator', 'reviewer', 'executor', 'searcher'] as const;

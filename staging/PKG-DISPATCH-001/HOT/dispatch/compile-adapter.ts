@@ -1,4 +1,4 @@
-import { compilePrompt, validatePromptSpec } from '../compiler/index.js';
+import { compilePrompt, validatePromptSpec } from '#compiler/index.js';
 import type { CompileDispatchPrompt } from './compiler-port.js';
 
 /**

@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { CpError, isCpError, show } from '../kernel/errors.js';
-import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
+import { CpError, isCpError, show } from '#kernel/errors.js';
+import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 
 export interface DispatchConfig {
   schema_version: '1';

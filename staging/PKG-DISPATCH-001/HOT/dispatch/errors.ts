@@ -1,4 +1,4 @@
-import { CpError, type ErrorDetails } from '../kernel/errors.js';
+import { CpError, type ErrorDetails } from '#kernel/errors.js';
 
 /**
  * The seed's typed error names (`progress_ledger_missing_tasks`, …) are kept as `details.error_type`

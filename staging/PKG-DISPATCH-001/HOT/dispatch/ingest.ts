@@ -1,4 +1,4 @@
-import { CpError, show } from '../kernel/errors.js';
+import { CpError, show } from '#kernel/errors.js';
 import { FACT_KEYS, asNumber, factsFor, taskFact, type FactUpdate, type JsonValue, type StateSnapshotFact } from './facts.js';
 import {
   IMPLEMENTER_OUTCOMES, REVIEWER_ASSESSMENTS, nextStallCount, replanHint, stallState,

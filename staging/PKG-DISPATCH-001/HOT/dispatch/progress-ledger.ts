@@ -1,6 +1,6 @@
 import { readFileSync, statSync, type Stats } from 'node:fs';
-import { sha256Digest } from '../kernel/canonical.js';
-import { show, type CpError } from '../kernel/errors.js';
+import { sha256Digest } from '#kernel/canonical.js';
+import { show, type CpError } from '#kernel/errors.js';
 import { dispatchError } from './errors.js';
 import { parseTasksMarkdown, type ParsedTask, type TaskStatus } from './tasks-parser.js';
 

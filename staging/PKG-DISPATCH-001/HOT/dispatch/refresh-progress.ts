@@ -1,4 +1,4 @@
-import { isCpError } from '../kernel/errors.js';
+import { isCpError } from '#kernel/errors.js';
 import { DISPATCH_ERRORS } from './errors.js';
 import { FACT_KEYS, runFact, type FactUpdate, type StateSnapshotFact } from './facts.js';
 import type { FallbackReason, LedgerMode } from './delta-packet.js';

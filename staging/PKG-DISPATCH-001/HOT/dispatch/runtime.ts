@@ -1,6 +1,6 @@
 import { basename, dirname, resolve } from 'node:path';
-import { CpError, show } from '../kernel/errors.js';
-import type { Ledger } from '../kernel/ledger/index.js';
+import { CpError, show } from '#kernel/errors.js';
+import type { Ledger } from '#kernel/ledger/index.js';
 import { DISPATCH_ROLES, type CompileDispatchPrompt, type DispatchRole } from './compiler-port.js';
 import { compileWithPromptCompiler } from './compile-adapter.js';
 import { configPathForRoot, loadDispatchConfig, type DispatchConfig } from './config.js';

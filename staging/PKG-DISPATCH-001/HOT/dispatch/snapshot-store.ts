@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { canonicalJson, sha256Digest } from '../kernel/canonical.js';
-import { CpError, show } from '../kernel/errors.js';
-import { envError } from '../kernel/env-errors.js';
+import { canonicalJson, sha256Digest } from '#kernel/canonical.js';
+import { CpError, show } from '#kernel/errors.js';
+import { envError } from '#kernel/env-errors.js';
 import { mergeFacts, type FactUpdate, type StateSnapshotFact } from './facts.js';
 
 export interface RunRecord {

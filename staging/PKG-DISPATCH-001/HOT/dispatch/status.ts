@@ -1,4 +1,4 @@
-import { isCpError } from '../kernel/errors.js';
+import { isCpError } from '#kernel/errors.js';
 import { progressLedgerFor, readStoredProgress } from './progress-facts.js';
 import type { ProgressLedger } from './progress-ledger.js';
 import { readTasksSource } from './progress-ledger.js';

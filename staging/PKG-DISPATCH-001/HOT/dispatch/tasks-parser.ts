@@ -1,5 +1,5 @@
-import { show } from '../kernel/errors.js';
-import { truncateText } from '../kernel/text.js';
+import { show } from '#kernel/errors.js';
+import { truncateText } from '#kernel/text.js';
 import { dispatchError } from './errors.js';
 
 export type TaskStatus = 'pending' | 'in-progress' | 'completed';

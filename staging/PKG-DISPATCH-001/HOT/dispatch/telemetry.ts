@@ -1,5 +1,5 @@
-import { CpError } from '../kernel/errors.js';
-import { Ledger, ledgerPathForRoot, type AppendInput, type LedgerEntry } from '../kernel/ledger/index.js';
+import { CpError } from '#kernel/errors.js';
+import { Ledger, ledgerPathForRoot, type AppendInput, type LedgerEntry } from '#kernel/ledger/index.js';
 
 /** Kernel ledger event types written by the dispatch runtime (distinct from the router's DISPATCH marker). */
 export const DISPATCH_EVENTS = {

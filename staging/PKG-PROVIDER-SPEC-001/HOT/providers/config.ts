@@ -1,5 +1,5 @@
-import { CpError, show } from '../kernel/errors.js';
-import { truncateText } from '../kernel/text.js';
+import { CpError, show } from '#kernel/errors.js';
+import { truncateText } from '#kernel/text.js';
 import type { Clock, FetchLike, Timers } from './clock.js';
 import { asObject } from './json.js';
 

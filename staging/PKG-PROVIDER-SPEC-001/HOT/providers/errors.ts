@@ -1,4 +1,4 @@
-import { CpError } from '../kernel/errors.js';
+import { CpError } from '#kernel/errors.js';
 
 /**
  * Normalised failure kinds. Retryable (by the router's one retry loop): rate_limited (429),

@@ -1,4 +1,4 @@
-import { show } from '../kernel/errors.js';
+import { show } from '#kernel/errors.js';
 import type { Clock, FetchLike, Timers } from './clock.js';
 import { ProviderError } from './errors.js';
 import { redact } from './redact.js';

@@ -1,4 +1,4 @@
-import { show } from '../kernel/errors.js';
+import { show } from '#kernel/errors.js';
 import { boundJson, boundText } from './bound.js';
 import type { Clock } from './clock.js';
 import { kindForStatus, ProviderError, type ProviderErrorKind } from './errors.js';

@@ -1,4 +1,4 @@
-import { show } from '../kernel/errors.js';
+import { show } from '#kernel/errors.js';
 import { ProviderError } from './errors.js';
 import { asObject, type JsonObject } from './json.js';
 import type { ProviderRequest } from './spec.js';

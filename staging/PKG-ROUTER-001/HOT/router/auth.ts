@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { show } from '../kernel/errors.js';
+import { show } from '#kernel/errors.js';
 
 /**
  * Route credentials: `cpt1.<payload>.<mac>` where payload is base64url JSON

@@ -1,7 +1,7 @@
-import type { AppendInput } from '../kernel/ledger/index.js';
-import type { Budgeter } from '../budgeter/index.js';
-import { bodyInputBound, bodyOutputBound, promptInputBound } from '../budgeter/bound.js';
-import { uncachedInputTokens, type Usage } from '../providers/spec.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
+import type { Budgeter } from '#budgeter/index.js';
+import { bodyInputBound, bodyOutputBound, promptInputBound } from '#budgeter/bound.js';
+import { uncachedInputTokens, type Usage } from '#providers/spec.js';
 import type { PromptRequest } from './request.js';
 
 /**

@@ -1,5 +1,5 @@
-import { toCpError } from '../kernel/errors.js';
-import { newestRootCheckpoint, writeRootCheckpoint, type Ledger } from '../kernel/ledger/index.js';
+import { toCpError } from '#kernel/errors.js';
+import { newestRootCheckpoint, writeRootCheckpoint, type Ledger } from '#kernel/ledger/index.js';
 import type { RouterConfig } from './config.js';
 
 export interface RouterCheckpointOptions {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CpError, isCpError, show } from '../kernel/errors.js';
-import { READ_LIMITS, readTextBounded } from '../kernel/bounded-read.js';
+import { CpError, isCpError, show } from '#kernel/errors.js';
+import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import type { BreakerConfig } from './breaker.js';
 import type { RetryConfig } from './retry.js';
 import { compileSchemaFile, } from './schema.js';

@@ -1,4 +1,4 @@
-import { isCpError } from '../kernel/errors.js';
+import { isCpError } from '#kernel/errors.js';
 
 /**
  * True when a ledger append failed because of the records themselves (a value canonical JSON refuses, an

@@ -1,7 +1,7 @@
-import type { AppendInput } from '../kernel/ledger/index.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
 import type { PromptRequest } from './request.js';
-import { boundJson } from '../providers/bound.js';
-import type { ProviderResult } from '../providers/spec.js';
+import { boundJson } from '#providers/bound.js';
+import type { ProviderResult } from '#providers/spec.js';
 
 // Every metadata object below is written with its keys in sorted (RFC 8785) order, nested ones too: the ledger
 // then canonicalises it with one native JSON.stringify instead of a recursive walk (router records are the

@@ -1,4 +1,4 @@
-import type { AppendInput } from '../kernel/ledger/index.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
 import type { AttemptRecord } from './records.js';
 
 export type RouteOutcome = 'success' | 'error' | 'timeout' | 'rejected';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { AppendInput, Ledger, LedgerEntry } from '../kernel/ledger/index.js';
-import { canonicalJson, sha256Hex } from '../kernel/canonical.js';
-import type { Budgeter } from '../budgeter/index.js';
-import type { Provider, ProviderRequest, ProviderResult, Usage } from '../providers/spec.js';
+import type { AppendInput, Ledger, LedgerEntry } from '#kernel/ledger/index.js';
+import { canonicalJson, sha256Hex } from '#kernel/canonical.js';
+import type { Budgeter } from '#budgeter/index.js';
+import type { Provider, ProviderRequest, ProviderResult, Usage } from '#providers/spec.js';
 import { verifyToken, type AuthKeys } from './auth.js';
 import { BreakerRegistry, type BreakerSnapshot } from './breaker.js';
 import * as budget from './budget.js';

@@ -1,6 +1,6 @@
-import type { AppendInput } from '../kernel/ledger/index.js';
-import { wellFormed } from '../providers/bound.js';
-import { redact } from '../providers/redact.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
+import { wellFormed } from '#providers/bound.js';
+import { redact } from '#providers/redact.js';
 
 /**
  * Every string of every record the router writes (ledger, spool, error output) made well-formed and free of

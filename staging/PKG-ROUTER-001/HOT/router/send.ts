@@ -1,5 +1,5 @@
-import { isProviderError } from '../providers/errors.js';
-import type { Provider, ProviderRequest, ProviderResult } from '../providers/spec.js';
+import { isProviderError } from '#providers/errors.js';
+import type { Provider, ProviderRequest, ProviderResult } from '#providers/spec.js';
 import type { RouterConfig } from './config.js';
 import type { AttemptRecord } from './records.js';
 import { retryDelay } from './retry.js';

@@ -1,4 +1,4 @@
-import { verifyLedger } from '../kernel/ledger/index.js';
+import { verifyLedger } from '#kernel/ledger/index.js';
 import { openRouter } from './open.js';
 
 export const SMOKE_PROMPT = 'What is the meaning of life?';

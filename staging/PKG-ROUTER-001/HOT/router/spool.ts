@@ -1,8 +1,8 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../kernel/atomic.js';
-import { show } from '../kernel/errors.js';
-import type { AppendInput } from '../kernel/ledger/index.js';
+import { writeFileAtomic } from '#kernel/atomic.js';
+import { show } from '#kernel/errors.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
 import { isRecordFault } from './record-fault.js';
 
 /** Root-relative homes of the spool and of the entries set aside from it (G6 reads both). */

@@ -1,6 +1,6 @@
-import { defineCommand } from '../command.js';
+import { defineCommand } from '#cli/command.js';
 import { resolve } from 'node:path';
-import { resolveRoot } from '../root-option.js';
+import { resolveRoot } from '#cli/root-option.js';
 import { runGates, DEFAULT_ORPHAN_TIMEOUT_MS } from '../../gates/run.js';
 
 export default defineCommand({

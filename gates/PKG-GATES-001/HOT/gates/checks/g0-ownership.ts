@@ -1,4 +1,4 @@
-import { quote } from '../../kernel/errors.js';
+import { quote } from '#kernel/errors.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { ownedIndexOf, receiptsOf, walkGoverned } from '../root-state.js';
 

@@ -1,9 +1,9 @@
 import { constants } from 'node:buffer';
-import { sha256Digest } from '../../kernel/canonical.js';
-import { quote } from '../../kernel/errors.js';
-import type { Receipt, ReceiptFile } from '../../kernel/registry/receipt.js';
-import type { OwnedFile } from '../../kernel/registry/ownership.js';
-import type { Ledger } from '../../kernel/ledger/index.js';
+import { sha256Digest } from '#kernel/canonical.js';
+import { quote } from '#kernel/errors.js';
+import type { Receipt, ReceiptFile } from '#kernel/registry/receipt.js';
+import type { OwnedFile } from '#kernel/registry/ownership.js';
+import type { Ledger } from '#kernel/ledger/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { readOwnedFile } from '../owned-file.js';
 import { recordedDigestsVsManifests, receiptsVsInstallRecords, transfersAuthorized } from '../provenance.js';

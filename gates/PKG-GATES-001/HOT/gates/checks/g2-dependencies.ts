@@ -1,6 +1,6 @@
 import semver from 'semver';
-import type { Receipt } from '../../kernel/registry/receipt.js';
-import { BOOTSTRAP_PENDING, GENESIS_MARK, genesisUnfinished, missingPackages, readBootstrapPending } from '../../kernel/root/bootstrap-pending.js';
+import type { Receipt } from '#kernel/registry/receipt.js';
+import { BOOTSTRAP_PENDING, GENESIS_MARK, genesisUnfinished, missingPackages, readBootstrapPending } from '#kernel/root/bootstrap-pending.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { receiptsOf } from '../root-state.js';
 

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { quote } from '../../kernel/errors.js';
-import { validateManifest } from '../../kernel/manifest/index.js';
+import { quote } from '#kernel/errors.js';
+import { validateManifest } from '#kernel/manifest/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { installedJson, installedPackages } from '../root-state.js';
 

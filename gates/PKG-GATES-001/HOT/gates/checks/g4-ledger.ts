@@ -1,4 +1,4 @@
-import { listFutureDated, verifyLedger, type Anchor } from '../../kernel/ledger/index.js';
+import { listFutureDated, verifyLedger, type Anchor } from '#kernel/ledger/index.js';
 import { checkpointFindings } from '../checkpoint-findings.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { ledgerOf, receiptsOf } from '../root-state.js';

@@ -1,6 +1,6 @@
-import { canonicalJson, sha256Digest } from '../../kernel/canonical.js';
-import type { Manifest } from '../../kernel/manifest/index.js';
-import { checkSignature, readTrustStore, type PackageSignature } from '../../kernel/signing/index.js';
+import { canonicalJson, sha256Digest } from '#kernel/canonical.js';
+import type { Manifest } from '#kernel/manifest/index.js';
+import { checkSignature, readTrustStore, type PackageSignature } from '#kernel/signing/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { waiverRecorded } from '../provenance.js';
 import { installedJson, installedText, receiptsOf } from '../root-state.js';

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_MAX_CLOCK_SKEW_MS } from '../../kernel/ledger/index.js';
-import { spoolEntries, SPOOL_DIR, SPOOL_QUARANTINE_DIR } from '../../router/spool.js';
+import { DEFAULT_MAX_CLOCK_SKEW_MS } from '#kernel/ledger/index.js';
+import { spoolEntries, SPOOL_DIR, SPOOL_QUARANTINE_DIR } from '#router/spool.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { ledgerOf } from '../root-state.js';
 

@@ -1,4 +1,4 @@
-import { runSmoke } from '../../router/smoke.js';
+import { runSmoke } from '#router/smoke.js';
 import { defineGate, verdict } from '../gate.js';
 
 /**

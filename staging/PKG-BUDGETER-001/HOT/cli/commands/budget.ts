@@ -2,9 +2,9 @@ import type { Argv } from 'yargs';
 import { existsSync } from 'node:fs';
 import { Budgeter, budgetConfigPathForRoot, budgetDbPathForRoot, loadBudgetConfig } from '../../budgeter/index.js';
 import type { BudgetStatus, ScopeStatus } from '../../budgeter/index.js';
-import { defineCommand, EXIT } from '../command.js';
-import { intOption, MAX_LIST_LIMIT } from '../option-values.js';
-import { resolveRoot } from '../root-option.js';
+import { defineCommand, EXIT } from '#cli/command.js';
+import { intOption, MAX_LIST_LIMIT } from '#cli/option-values.js';
+import { resolveRoot } from '#cli/root-option.js';
 
 interface StatusArgs {
   action: 'status';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../cli/main.js';
+import { runCli } from '#cli/main.js';
 import { Budgeter, budgetDbPathForRoot, type BudgetStatus } from '../../budgeter/index.js';
 import { request, tempDir } from './helpers.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { Budgeter } from '../../budgeter/index.js';
-import { Ledger, verifyLedger } from '../../kernel/ledger/index.js';
+import { Ledger, verifyLedger } from '#kernel/ledger/index.js';
 import { tempDir, testConfig } from './helpers.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/worker.js', import.meta.url));

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { Ledger, verifyLedger } from '../../kernel/ledger/index.js';
+import { Ledger, verifyLedger } from '#kernel/ledger/index.js';
 import { Budgeter } from '../../budgeter/index.js';
 import { request, tempDir, testConfig } from './helpers.js';
 

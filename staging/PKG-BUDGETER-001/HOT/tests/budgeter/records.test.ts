@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { Budgeter } from '../../budgeter/index.js';
-import type { AppendInput } from '../../kernel/ledger/index.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
 import { manualClock, request, tempDir, testConfig } from './helpers.js';
 
 const schema = JSON.parse(readFileSync(new URL('../../schemas/budget-record.schema.json', import.meta.url), 'utf8')) as object;

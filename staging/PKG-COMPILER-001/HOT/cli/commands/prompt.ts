@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { CpError } from '../../kernel/errors.js';
-import { defineCommand } from '../command.js';
+import { CpError } from '#kernel/errors.js';
+import { defineCommand } from '#cli/command.js';
 import { compilePrompt } from '../../compiler/compile.js';
 import { loadPromptSpec } from '../../compiler/load-spec.js';
 import { PROMPT_FORMATS, renderBody, type PromptFormat } from '../../compiler/render/index.js';

@@ -1,4 +1,4 @@
-import { CpError } from '../../kernel/errors.js';
+import { CpError } from '#kernel/errors.js';
 import type { CompiledPrompt } from '../compile.js';
 import { EPHEMERAL, type PromptMessage } from '../messages.js';
 

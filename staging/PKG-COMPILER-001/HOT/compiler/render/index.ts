@@ -1,4 +1,4 @@
-import { CpError, show } from '../../kernel/errors.js';
+import { CpError, show } from '#kernel/errors.js';
 import type { CompiledPrompt } from '../compile.js';
 import { renderAnthropic, type RenderOptions } from './anthropic.js';
 import { renderOpenAIChat } from './openai-chat.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../../cli/main.js';
+import { runCli } from '#cli/main.js';
 import { validatePromptSpec, parsePromptSpec } from '../../compiler/spec.js';
 import { baseSpec } from './fixtures/specs.js';
 

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import { defineCommand, EXIT, type CliContext } from '../command.js';
-import { resolveRoot } from '../root-option.js';
-import { CpError } from '../../kernel/errors.js';
+import { defineCommand, EXIT, type CliContext } from '#cli/command.js';
+import { resolveRoot } from '#cli/root-option.js';
+import { CpError } from '#kernel/errors.js';
 import { DISPATCH_ROLES } from '../../dispatch/compiler-port.js';
 import { DispatchRuntime } from '../../dispatch/runtime.js';
 import { IMPLEMENTER_OUTCOMES, REVIEWER_ASSESSMENTS } from '../../dispatch/stall.js';

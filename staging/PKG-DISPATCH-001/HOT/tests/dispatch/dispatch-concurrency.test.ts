@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DispatchRuntime } from '../../dispatch/runtime.js';
 import { dispatchStorePath } from '../../dispatch/snapshot-store.js';
-import { Ledger, ledgerPathForRoot, verifyLedger } from '../../kernel/ledger/index.js';
+import { Ledger, ledgerPathForRoot, verifyLedger } from '#kernel/ledger/index.js';
 import { SAMPLE_TASKS, steppingClock, tempDir, writeTasks } from './helpers.js';
 
 const RUNTIME_URL = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dispatch', 'runtime.js')).href;

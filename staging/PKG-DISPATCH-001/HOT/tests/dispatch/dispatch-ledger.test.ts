@@ -11,7 +11,7 @@ import { refreshProgress } from '../../dispatch/refresh-progress.js';
 import { nextStallCount, stallEffect, stallState, type DispatchOutput } from '../../dispatch/stall.js';
 import { ingestEffect } from '../../dispatch/ingest.js';
 import { buildTaskLedger } from '../../dispatch/task-ledger.js';
-import { sha256Digest } from '../../kernel/canonical.js';
+import { sha256Digest } from '#kernel/canonical.js';
 import { SAMPLE_TASKS, tempDir, writeTasks } from './helpers.js';
 
 const AT = '2026-01-01T00:00:00.000Z';

@@ -5,8 +5,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { Ajv } from 'ajv';
-import { runCli } from '../../cli/main.js';
-import { Ledger, ledgerPathForRoot, verifyLedger } from '../../kernel/ledger/index.js';
+import { runCli } from '#cli/main.js';
+import { Ledger, ledgerPathForRoot, verifyLedger } from '#kernel/ledger/index.js';
 import { dispatchStorePath } from '../../dispatch/snapshot-store.js';
 import { tempDir, writeTasks } from './helpers.js';
 

@@ -8,7 +8,7 @@ import { dispatchStorePath, SnapshotStore } from '../../dispatch/snapshot-store.
 import { FACT_KEYS, type FactKey } from '../../dispatch/facts.js';
 import { loadDispatchConfig, parseDispatchConfig, PACKAGED_CONFIG_PATH } from '../../dispatch/config.js';
 import type { CompileDispatchPrompt } from '../../dispatch/compiler-port.js';
-import { Ledger, ledgerPathForRoot } from '../../kernel/ledger/index.js';
+import { Ledger, ledgerPathForRoot } from '#kernel/ledger/index.js';
 import { SAMPLE_TASKS, steppingClock, tempDir, writeTasks } from './helpers.js';
 
 interface Setup { root: string; tasksPath: string; runtime: DispatchRuntime }

@@ -1,6 +1,6 @@
-import { requireModelMessagesMax, systemBlocks } from '../request.js';
-import type { JsonObject } from '../json.js';
-import type { SimpleRequest } from '../spec.js';
+import { requireModelMessagesMax, systemBlocks } from '#providers/request.js';
+import type { JsonObject } from '#providers/json.js';
+import type { SimpleRequest } from '#providers/spec.js';
 
 /** A Messages API body for a simple request; `cache: true` system blocks get an ephemeral cache breakpoint. */
 export function messagesBody(request: SimpleRequest): Record<string, unknown> {

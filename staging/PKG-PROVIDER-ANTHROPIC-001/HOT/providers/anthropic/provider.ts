@@ -1,9 +1,9 @@
-import { systemClock, systemTimers, type Clock, type FetchLike, type Timers } from '../clock.js';
-import { resolveEndpoint, type HttpProviderOptions } from '../config.js';
-import { postJson } from '../http.js';
-import { failureFromReply, malformed, successResult } from '../reply.js';
-import { parseProviderRequest } from '../request.js';
-import { isRenderedRequest, type Provider, type ProviderRequest, type ProviderResult, type SendOptions } from '../spec.js';
+import { systemClock, systemTimers, type Clock, type FetchLike, type Timers } from '#providers/clock.js';
+import { resolveEndpoint, type HttpProviderOptions } from '#providers/config.js';
+import { postJson } from '#providers/http.js';
+import { failureFromReply, malformed, successResult } from '#providers/reply.js';
+import { parseProviderRequest } from '#providers/request.js';
+import { isRenderedRequest, type Provider, type ProviderRequest, type ProviderResult, type SendOptions } from '#providers/spec.js';
 import { checkMessagesBody, messagesBody } from './body.js';
 import { errorFacts, normaliseStopReason, parseMessage } from './reply.js';
 

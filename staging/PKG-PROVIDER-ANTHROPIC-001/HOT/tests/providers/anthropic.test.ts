@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isCpError } from '../../kernel/errors.js';
+import { isCpError } from '#kernel/errors.js';
 import { AnthropicProvider } from '../../providers/anthropic/provider.js';
-import { isProviderError, type ProviderError } from '../../providers/errors.js';
-import { providerContract } from './contract.js';
-import { fixedClock } from './fixtures/clock.js';
-import { httpHarness, retryAfterHeader } from './fixtures/http-harness.js';
-import { ScriptedServer, type ScriptedReply } from './fixtures/server.js';
-import { anthropicWire } from './fixtures/wire.js';
+import { isProviderError, type ProviderError } from '#providers/errors.js';
+import { providerContract } from '#tests/providers/contract.js';
+import { fixedClock } from '#tests/providers/fixtures/clock.js';
+import { httpHarness, retryAfterHeader } from '#tests/providers/fixtures/http-harness.js';
+import { ScriptedServer, type ScriptedReply } from '#tests/providers/fixtures/server.js';
+import { anthropicWire } from '#tests/providers/fixtures/wire.js';
 
 const KEY = 'sk-ant-api03-TEST-KEY-must-never-leak-0123456789';
 

@@ -1,8 +1,8 @@
-import { show } from '../../kernel/errors.js';
-import { systemClock, systemTimers, type Clock, type Timers } from '../clock.js';
-import { ProviderError, type ProviderErrorKind } from '../errors.js';
-import { parseProviderRequest, requireModelMessagesMax } from '../request.js';
-import { isRenderedRequest, type Provider, type ProviderRequest, type ProviderResult, type SendOptions, type StopReason, type Usage } from '../spec.js';
+import { show } from '#kernel/errors.js';
+import { systemClock, systemTimers, type Clock, type Timers } from '#providers/clock.js';
+import { ProviderError, type ProviderErrorKind } from '#providers/errors.js';
+import { parseProviderRequest, requireModelMessagesMax } from '#providers/request.js';
+import { isRenderedRequest, type Provider, type ProviderRequest, type ProviderResult, type SendOptions, type StopReason, type Usage } from '#providers/spec.js';
 import { waitWithDeadline } from './wait.js';
 
 export type MockUsage = Omit<Usage, 'raw'>;

@@ -1,4 +1,4 @@
-import type { Timers } from '../clock.js';
+import type { Timers } from '#providers/clock.js';
 
 export type WaitOutcome = 'elapsed' | 'timeout' | 'cancelled';
 

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isProviderError, isRetryableKind, PROVIDER_ERROR_KINDS } from '../../providers/errors.js';
+import { isProviderError, isRetryableKind, PROVIDER_ERROR_KINDS } from '#providers/errors.js';
 import { MockProvider } from '../../providers/mock/provider.js';
-import { providerContract, type Scenario } from './contract.js';
-import { FakeClock } from './fixtures/clock.js';
+import { providerContract, type Scenario } from '#tests/providers/contract.js';
+import { FakeClock } from '#tests/providers/fixtures/clock.js';
 
 providerContract({
   name: 'MockProvider',

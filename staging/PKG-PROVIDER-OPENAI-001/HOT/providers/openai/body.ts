@@ -1,6 +1,6 @@
-import { requireModelMessagesMax, systemBlocks } from '../request.js';
-import type { JsonObject } from '../json.js';
-import type { SimpleRequest } from '../spec.js';
+import { requireModelMessagesMax, systemBlocks } from '#providers/request.js';
+import type { JsonObject } from '#providers/json.js';
+import type { SimpleRequest } from '#providers/spec.js';
 
 /** A Chat Completions body for a simple request (system blocks joined into one system message). */
 export function chatBody(request: SimpleRequest): Record<string, unknown> {

@@ -1,14 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isCpError } from '../../kernel/errors.js';
-import { isProviderError, type ProviderError } from '../../providers/errors.js';
+import { isCpError } from '#kernel/errors.js';
+import { isProviderError, type ProviderError } from '#providers/errors.js';
 import { OpenAiProvider } from '../../providers/openai/provider.js';
-import type { ProviderRequest } from '../../providers/spec.js';
-import { providerContract } from './contract.js';
-import { fixedClock } from './fixtures/clock.js';
-import { httpHarness, retryAfterHeader } from './fixtures/http-harness.js';
-import { ScriptedServer, type ScriptedReply } from './fixtures/server.js';
-import { openaiWire } from './fixtures/wire.js';
+import type { ProviderRequest } from '#providers/spec.js';
+import { providerContract } from '#tests/providers/contract.js';
+import { fixedClock } from '#tests/providers/fixtures/clock.js';
+import { httpHarness, retryAfterHeader } from '#tests/providers/fixtures/http-harness.js';
+import { ScriptedServer, type ScriptedReply } from '#tests/providers/fixtures/server.js';
+import { openaiWire } from '#tests/providers/fixtures/wire.js';
 
 const KEY = 'sk-proj-TEST-KEY-must-never-leak-abcdef0123456789';
 

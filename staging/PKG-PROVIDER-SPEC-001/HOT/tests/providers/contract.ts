@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
 import AjvModule from 'ajv';
-import { isCpError } from '../../kernel/errors.js';
+import { isCpError } from '#kernel/errors.js';
 import type { Clock } from '../../providers/clock.js';
 import { isProviderError, type ProviderError, type ProviderErrorKind } from '../../providers/errors.js';
 import type { Provider, ProviderResult, SimpleRequest } from '../../providers/spec.js';

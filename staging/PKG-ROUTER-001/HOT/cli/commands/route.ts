@@ -1,8 +1,8 @@
-import { CpError, isCpError, show } from '../../kernel/errors.js';
-import { READ_LIMITS, readTextBounded } from '../../kernel/bounded-read.js';
-import { defineCommand, type CliContext } from '../command.js';
-import { intOption } from '../option-values.js';
-import { resolveRoot } from '../root-option.js';
+import { CpError, isCpError, show } from '#kernel/errors.js';
+import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
+import { defineCommand, type CliContext } from '#cli/command.js';
+import { intOption } from '#cli/option-values.js';
+import { resolveRoot } from '#cli/root-option.js';
 import { openRouter } from '../../router/open.js';
 import type { PromptResponse } from '../../router/response.js';
 

@@ -1,5 +1,5 @@
-import { defineCommand } from '../command.js';
-import { resolveRoot } from '../root-option.js';
+import { defineCommand } from '#cli/command.js';
+import { resolveRoot } from '#cli/root-option.js';
 import { runSmoke } from '../../router/smoke.js';
 
 export default defineCommand({

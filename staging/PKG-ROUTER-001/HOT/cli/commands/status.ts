@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CpError, show } from '../../kernel/errors.js';
-import { Ledger, ledgerPathForRoot } from '../../kernel/ledger/index.js';
-import { defineCommand } from '../command.js';
-import { resolveRoot } from '../root-option.js';
+import { CpError, show } from '#kernel/errors.js';
+import { Ledger, ledgerPathForRoot } from '#kernel/ledger/index.js';
+import { defineCommand } from '#cli/command.js';
+import { resolveRoot } from '#cli/root-option.js';
 import { breakerStatePath, readBreakerStates } from '../../router/open.js';
 
 export default defineCommand({

@@ -1,6 +1,6 @@
-import { CpError } from '../../kernel/errors.js';
-import { defineCommand, EXIT } from '../command.js';
-import { intOption } from '../option-values.js';
+import { CpError } from '#kernel/errors.js';
+import { defineCommand, EXIT } from '#cli/command.js';
+import { intOption } from '#cli/option-values.js';
 import { issueToken } from '../../router/auth.js';
 import { authKeysFrom } from '../../router/open.js';
 

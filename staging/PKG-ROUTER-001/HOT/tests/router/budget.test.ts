@@ -4,8 +4,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Budgeter } from '../../budgeter/index.js';
-import { MESSAGE_OVERHEAD_TOKENS, bodyInputBound } from '../../budgeter/bound.js';
+import { Budgeter } from '#budgeter/index.js';
+import { MESSAGE_OVERHEAD_TOKENS, bodyInputBound } from '#budgeter/bound.js';
 import { harness, request, type Step } from './harness.js';
 
 const shipped = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'budget.json'), 'utf8')) as object;

@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRoot } from '../../kernel/installer/genesis.js';
-import { checkpointDir, Ledger, ledgerPathForRoot } from '../../kernel/ledger/index.js';
-import { rootKeyPath } from '../../kernel/signing/index.js';
+import { createRoot } from '#kernel/installer/genesis.js';
+import { checkpointDir, Ledger, ledgerPathForRoot } from '#kernel/ledger/index.js';
+import { rootKeyPath } from '#kernel/signing/index.js';
 import { routerCheckpointer } from '../../router/checkpoints.js';
 import { loadRouterConfig } from '../../router/config.js';
 import { Router } from '../../router/router.js';
-import { MockProvider } from '../../providers/mock/provider.js';
+import { MockProvider } from '#providers/mock/provider.js';
 import { request } from './harness.js';
 
 function keyedRoot(t: { after: (fn: () => void) => void }, now: { ms: number }, rootKey = true): { root: string; ledger: Ledger } {

@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Budgeter } from '../../budgeter/index.js';
-import { Ledger, verifyLedger } from '../../kernel/ledger/index.js';
+import { Budgeter } from '#budgeter/index.js';
+import { Ledger, verifyLedger } from '#kernel/ledger/index.js';
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'route-worker.js');
 

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ledger } from '../../kernel/ledger/index.js';
+import { Ledger } from '#kernel/ledger/index.js';
 import { loadRouterConfig, type RouterConfig } from '../../router/config.js';
 import { Router, type RouterOptions } from '../../router/router.js';
-import { MockProvider, type MockStep } from '../../providers/mock/provider.js';
+import { MockProvider, type MockStep } from '#providers/mock/provider.js';
 import type { PromptRequest } from '../../router/request.js';
 
 export type Step = MockStep;

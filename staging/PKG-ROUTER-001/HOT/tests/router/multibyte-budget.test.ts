@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { Ledger, verifyLedger } from '../../kernel/ledger/index.js';
+import { Ledger, verifyLedger } from '#kernel/ledger/index.js';
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'multibyte-worker.js');
 const PROCESSES = 8;

@@ -7,12 +7,12 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Budgeter } from '../../budgeter/index.js';
-import { CpError } from '../../kernel/errors.js';
-import type { AppendInput } from '../../kernel/ledger/index.js';
-import { verifyLedger } from '../../kernel/ledger/index.js';
+import { Budgeter } from '#budgeter/index.js';
+import { CpError } from '#kernel/errors.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
+import { verifyLedger } from '#kernel/ledger/index.js';
 import { issueToken } from '../../router/auth.js';
-import type { Provider, ProviderResult } from '../../providers/spec.js';
+import type { Provider, ProviderResult } from '#providers/spec.js';
 import { harness, request, type Harness } from './harness.js';
 
 const CODE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

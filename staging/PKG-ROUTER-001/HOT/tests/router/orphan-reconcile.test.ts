@@ -5,10 +5,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Budgeter } from '../../budgeter/index.js';
-import { reconcileStaleReservations } from '../../budgeter/reconcile.js';
-import { runCli } from '../../cli/main.js';
-import { Ledger, ledgerPathForRoot, listOrphans, verifyLedger } from '../../kernel/ledger/index.js';
+import { Budgeter } from '#budgeter/index.js';
+import { reconcileStaleReservations } from '#budgeter/reconcile.js';
+import { runCli } from '#cli/main.js';
+import { Ledger, ledgerPathForRoot, listOrphans, verifyLedger } from '#kernel/ledger/index.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const WORKER = join(HERE, 'fixtures', 'blocking-route-worker.js');

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalJson } from '../../kernel/canonical.js';
-import type { AppendInput } from '../../kernel/ledger/index.js';
+import { canonicalJson } from '#kernel/canonical.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
 import { harness, request } from './harness.js';
 
 /** Every metadata object the router hands the ledger, captured on the way in. */

@@ -4,7 +4,7 @@ import { issueToken } from '../../router/auth.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Budgeter } from '../../budgeter/index.js';
+import { Budgeter } from '#budgeter/index.js';
 import { harness, request } from './harness.js';
 
 const CODE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

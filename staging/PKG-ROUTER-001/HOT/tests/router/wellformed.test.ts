@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { verifyLedger } from '../../kernel/ledger/index.js';
+import { verifyLedger } from '#kernel/ledger/index.js';
 import { harness, request } from './harness.js';
 
 test('a provider error message holding half an emoji and a lone surrogate is recorded and the chain still verifies', async (t) => {
