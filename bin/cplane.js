@@ -24,14 +24,18 @@ const installed = root ? join(resolve(root), 'HOT') : undefined;
 const hot = installed && existsSync(join(installed, 'cli', 'main.js')) ? installed : join(repo, 'build', 'root', 'HOT');
 const main = join(hot, 'cli', 'main.js');
 if (!existsSync(main)) {
-  process.stderr.write(`cplane: ERR_NOT_BUILT: no built code at ${JSON.stringify(main)}\n  hint: run \`npm run build\` in ${repo} first\n`);
+  process.stderr.write(
+    `cplane: ERR_NOT_BUILT: no built code at ${JSON.stringify(main)}\n  hint: run \`npm run build\` in ${repo} first\n`,
+  );
   process.exitCode = 3;
 } else {
   const extraCommandDirs = [join(repo, 'build', 'tsc', 'scripts', 'commands')];
   // An installed root's code loads verified against that root's packages, through the repository's own
   // loader when it is built (the root's copy could have been edited), else the root's.
   const ownLoader = join(repo, 'build', 'root', 'HOT', 'kernel', 'loader', 'register.js');
-  const loader = await import(pathToFileURL(existsSync(ownLoader) ? ownLoader : join(hot, 'kernel', 'loader', 'register.js')).href);
+  const loader = await import(
+    pathToFileURL(existsSync(ownLoader) ? ownLoader : join(hot, 'kernel', 'loader', 'register.js')).href
+  );
   if (hot === installed) loader.verifyModuleLoading(resolve(root), { trustedDirs: extraCommandDirs });
   process.exitCode = await loader.runEntry(async () => {
     const { runCli } = await import(pathToFileURL(main).href);

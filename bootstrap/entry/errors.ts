@@ -3,7 +3,11 @@
  * entry checks CP_BOOTSTRAP before it trusts any of the kernel code it carries.
  */
 export class BootstrapError extends Error {
-  constructor(readonly code: string, message: string, readonly hint = 'this copy of CP_BOOTSTRAP is damaged or incomplete; unpack the CP_BOOTSTRAP archive again (or rebuild it with `cplane build`)') {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly hint = 'this copy of CP_BOOTSTRAP is damaged or incomplete; unpack the CP_BOOTSTRAP archive again (or rebuild it with `cplane build`)',
+  ) {
     super(message);
   }
 }

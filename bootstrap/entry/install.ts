@@ -14,16 +14,30 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BootstrapError } from './errors.js';
 import { checkArchives, readBootstrapPlan, type BootstrapPackage } from './plan.js';
-import { clearPending, dropGenesisMark, prepareRoot, readPending, removeRoot, unmarkRoot, writePending, GENESIS_MARK } from './root.js';
+import {
+  clearPending,
+  dropGenesisMark,
+  prepareRoot,
+  readPending,
+  removeRoot,
+  unmarkRoot,
+  writePending,
+  GENESIS_MARK,
+} from './root.js';
 import { GENESIS_DIR, verifyGenesis } from './verify-genesis.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const say = (line: string): void => { process.stdout.write(`${line}\n`); };
+const say = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
 
 /** What bootstrap calls of a kernel's installer entry (HOT/kernel/installer/entry.js). */
 interface KernelInstaller {
   runInstallEntry(options: {
-    argv: readonly string[]; hot: string; defaultRoot: string; genesisAllow?: readonly string[];
+    argv: readonly string[];
+    hot: string;
+    defaultRoot: string;
+    genesisAllow?: readonly string[];
     crash?: ((step: string, packageId: string) => void) | undefined;
   }): Promise<number>;
   testCrashHook(spec: string | undefined): ((step: string, packageId: string) => void) | undefined;
@@ -31,15 +45,22 @@ interface KernelInstaller {
 
 /** `entry` is root-relative (HOT/kernel/installer/entry.js), the same under genesis/ and in the root. */
 async function loadInstaller(base: string, entry: string): Promise<KernelInstaller> {
-  return await import(pathToFileURL(join(base, entry)).href) as KernelInstaller;
+  return (await import(pathToFileURL(join(base, entry)).href)) as KernelInstaller;
 }
 
 const archivePath = (p: BootstrapPackage): string => join(here, 'packages', p.file);
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    args: process.argv.slice(2), strict: true,
-    options: { root: { type: 'string' }, dev: { type: 'boolean' }, resume: { type: 'boolean' }, trust: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
+    args: process.argv.slice(2),
+    strict: true,
+    options: {
+      root: { type: 'string' },
+      dev: { type: 'boolean' },
+      resume: { type: 'boolean' },
+      trust: { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help || !values.root) {
     say('usage: node install.js --root ROOT [--dev] [--resume] [--trust KEY.pub]…');
@@ -51,16 +72,24 @@ async function main(): Promise<number> {
   const plan = readBootstrapPlan(here);
   checkArchives(here, plan);
   verifyGenesis(here, plan.genesis);
-  say(`CP_BOOTSTRAP ${plan.bootstrap_version}: ${plan.packages.length} archives and ${plan.genesis.files.length} genesis files match bootstrap.json`);
+  say(
+    `CP_BOOTSTRAP ${plan.bootstrap_version}: ${plan.packages.length} archives and ${plan.genesis.files.length} genesis files match bootstrap.json`,
+  );
   const rest = plan.packages.filter((p) => p.layer !== 0);
   const pending = readPending(root);
   if (values.resume && pending === null) {
-    throw new BootstrapError('ERR_BOOTSTRAP_NOT_RESUMABLE', `${JSON.stringify(root)} holds no unfinished bootstrap (no HOT/registries/bootstrap-pending.json)`,
-      'bootstrap a new root without --resume; a finished root takes single packages with its HOT/scripts/install.js');
+    throw new BootstrapError(
+      'ERR_BOOTSTRAP_NOT_RESUMABLE',
+      `${JSON.stringify(root)} holds no unfinished bootstrap (no HOT/registries/bootstrap-pending.json)`,
+      'bootstrap a new root without --resume; a finished root takes single packages with its HOT/scripts/install.js',
+    );
   }
   if (pending !== null && pending !== plan.bootstrap_version) {
-    throw new BootstrapError('ERR_BOOTSTRAP_NOT_RESUMABLE', `${JSON.stringify(root)} holds an unfinished bootstrap of CP_BOOTSTRAP ${pending}; this is ${plan.bootstrap_version}`,
-      `resume it with CP_BOOTSTRAP ${pending}`);
+    throw new BootstrapError(
+      'ERR_BOOTSTRAP_NOT_RESUMABLE',
+      `${JSON.stringify(root)} holds an unfinished bootstrap of CP_BOOTSTRAP ${pending}; this is ${plan.bootstrap_version}`,
+      `resume it with CP_BOOTSTRAP ${pending}`,
+    );
   }
   let todo = rest;
   if (pending !== null) {
@@ -79,11 +108,15 @@ async function main(): Promise<number> {
     say(`installing ${todo.length} more package(s) with the installed kernel`);
     const installed = await loadInstaller(root, plan.genesis.entry);
     const status = await installed.runInstallEntry({
-      argv: ['--root', root, ...common, ...todo.map(archivePath)], hot: join(root, 'HOT'), defaultRoot: root,
+      argv: ['--root', root, ...common, ...todo.map(archivePath)],
+      hot: join(root, 'HOT'),
+      defaultRoot: root,
       crash: installed.testCrashHook(process.env.CPLANE_TEST_CRASH_AT),
     });
     if (status !== 0) {
-      say(`bootstrap stopped (exit ${status}); packages installed before the failing one remain installed and verifiable; the root is marked unfinished until \`cplane bootstrap --resume\` completes it`);
+      say(
+        `bootstrap stopped (exit ${status}); packages installed before the failing one remain installed and verifiable; the root is marked unfinished until \`cplane bootstrap --resume\` completes it`,
+      );
       return status;
     }
   }
@@ -93,7 +126,12 @@ async function main(): Promise<number> {
 }
 
 /** Genesis into a new or emptied root; a failed genesis removes what it made. */
-async function genesis(root: string, plan: ReturnType<typeof readBootstrapPlan>, trust: readonly string[], common: readonly string[]): Promise<number> {
+async function genesis(
+  root: string,
+  plan: ReturnType<typeof readBootstrapPlan>,
+  trust: readonly string[],
+  common: readonly string[],
+): Promise<number> {
   const prepared = prepareRoot(root, plan.bootstrap_version);
   if (prepared.cleared.length > 0) say(`removed an interrupted genesis from ${root} (${GENESIS_MARK}); starting again`);
   const layer0 = plan.packages.filter((p) => p.layer === 0);
@@ -103,9 +141,20 @@ async function genesis(root: string, plan: ReturnType<typeof readBootstrapPlan>,
   try {
     const installer = await loadInstaller(join(here, GENESIS_DIR), plan.genesis.entry);
     status = await installer.runInstallEntry({
-      argv: ['--genesis', '--root', root, '--bootstrap-version', plan.bootstrap_version, ...common,
-        ...trust.flatMap((f) => ['--trust', resolve(f)]), ...layer0.map(archivePath)],
-      hot, defaultRoot: root, genesisAllow: [GENESIS_MARK], crash: installer.testCrashHook(process.env.CPLANE_TEST_CRASH_AT),
+      argv: [
+        '--genesis',
+        '--root',
+        root,
+        '--bootstrap-version',
+        plan.bootstrap_version,
+        ...common,
+        ...trust.flatMap((f) => ['--trust', resolve(f)]),
+        ...layer0.map(archivePath),
+      ],
+      hot,
+      defaultRoot: root,
+      genesisAllow: [GENESIS_MARK],
+      crash: installer.testCrashHook(process.env.CPLANE_TEST_CRASH_AT),
     });
   } catch (error) {
     removeRoot(prepared);
@@ -122,12 +171,21 @@ async function genesis(root: string, plan: ReturnType<typeof readBootstrapPlan>,
  * The packages of an unfinished bootstrap not yet installed at their planned version. The installed kernel
  * first repairs the root (a package killed mid-commit is rolled forward or back), so its receipts are final.
  */
-async function stillToInstall(root: string, entry: string, rest: readonly BootstrapPackage[]): Promise<BootstrapPackage[]> {
-  const session = await import(pathToFileURL(join(root, dirname(entry), 'session.js')).href) as { openRootSession(root: string): Promise<{ close(): void }> };
+async function stillToInstall(
+  root: string,
+  entry: string,
+  rest: readonly BootstrapPackage[],
+): Promise<BootstrapPackage[]> {
+  const session = (await import(pathToFileURL(join(root, dirname(entry), 'session.js')).href)) as {
+    openRootSession(root: string): Promise<{ close(): void }>;
+  };
   (await session.openRootSession(root)).close();
   const version = (id: string): string | null => {
     try {
-      return (JSON.parse(readFileSync(join(root, 'HOT', 'installed', id, 'receipt.json'), 'utf8')) as { version?: string }).version ?? null;
+      return (
+        (JSON.parse(readFileSync(join(root, 'HOT', 'installed', id, 'receipt.json'), 'utf8')) as { version?: string })
+          .version ?? null
+      );
     } catch {
       return null;
     }

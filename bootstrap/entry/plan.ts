@@ -38,7 +38,12 @@ export const sha256 = (data: Buffer): string => `sha256:${createHash('sha256').u
 /** A path under HOT/ made of ordinary segments: nothing it names can lie outside genesis/. */
 function isSafeGenesisPath(path: string): boolean {
   const parts = path.split('/');
-  return parts[0] === 'HOT' && parts.length > 1 && !/[\\\0]/.test(path) && parts.every((p) => p !== '' && p !== '.' && p !== '..');
+  return (
+    parts[0] === 'HOT' &&
+    parts.length > 1 &&
+    !/[\\\0]/.test(path) &&
+    parts.every((p) => p !== '' && p !== '.' && p !== '..')
+  );
 }
 
 function parseGenesis(value: unknown): BootstrapPlan['genesis'] {
@@ -46,12 +51,18 @@ function parseGenesis(value: unknown): BootstrapPlan['genesis'] {
   if (typeof entry !== 'string' || !Array.isArray(files)) fail('bootstrap.json has no genesis section (entry, files)');
   const parsed = (files as Record<string, unknown>[]).map((item) => {
     const { path, sha256: digest, size } = item ?? {};
-    if (typeof path !== 'string' || typeof digest !== 'string' || typeof size !== 'number' || !isSafeGenesisPath(path)) {
+    if (
+      typeof path !== 'string' ||
+      typeof digest !== 'string' ||
+      typeof size !== 'number' ||
+      !isSafeGenesisPath(path)
+    ) {
       fail(`bootstrap.json has a malformed or unsafe genesis file ${JSON.stringify(item).slice(0, 200)}`);
     }
     return { path, sha256: digest, size };
   });
-  if (!parsed.some((f) => f.path === entry)) fail(`bootstrap.json's genesis entry ${JSON.stringify(entry)} is not one of its genesis files`);
+  if (!parsed.some((f) => f.path === entry))
+    fail(`bootstrap.json's genesis entry ${JSON.stringify(entry)} is not one of its genesis files`);
   return { entry, files: parsed };
 }
 
@@ -68,18 +79,31 @@ export function readBootstrapPlan(dir: string): BootstrapPlan {
   const byId = new Map<string, BootstrapPackage>();
   for (const item of list as Record<string, unknown>[]) {
     const { package_id: id, version, layer, file, integrity } = item ?? {};
-    if (typeof id !== 'string' || typeof version !== 'string' || typeof layer !== 'number' || typeof file !== 'string' || typeof integrity !== 'string') {
+    if (
+      typeof id !== 'string' ||
+      typeof version !== 'string' ||
+      typeof layer !== 'number' ||
+      typeof file !== 'string' ||
+      typeof integrity !== 'string'
+    ) {
       fail(`bootstrap.json has a malformed package entry ${JSON.stringify(item).slice(0, 200)}`);
     }
     // `file` is relative to CP_BOOTSTRAP's top level and must name an archive directly inside packages/.
     const name = file.startsWith('packages/') ? file.slice('packages/'.length) : file;
-    if (name.includes('/') || name.includes('\\') || name.startsWith('.') || !name.endsWith('.tar.gz')) fail(`bootstrap.json names an unsafe archive file ${JSON.stringify(file)}`);
+    if (name.includes('/') || name.includes('\\') || name.startsWith('.') || !name.endsWith('.tar.gz'))
+      fail(`bootstrap.json names an unsafe archive file ${JSON.stringify(file)}`);
     byId.set(id, { package_id: id, version, layer, file: name, integrity });
   }
   const order = Array.isArray(value.install_order) ? (value.install_order as unknown[]) : [...byId.keys()];
-  const packages = order.map((id) => byId.get(String(id)) ?? fail(`install_order names ${JSON.stringify(id)}, which is not in packages`));
+  const packages = order.map(
+    (id) => byId.get(String(id)) ?? fail(`install_order names ${JSON.stringify(id)}, which is not in packages`),
+  );
   if (packages.length !== byId.size) fail('install_order does not list every package exactly once');
-  return { bootstrap_version: String(value.bootstrap_version ?? 'unknown'), packages, genesis: parseGenesis(value.genesis) };
+  return {
+    bootstrap_version: String(value.bootstrap_version ?? 'unknown'),
+    packages,
+    genesis: parseGenesis(value.genesis),
+  };
 }
 
 /** Every archive must hash to the integrity bootstrap.json pins, before any of them is used. */
@@ -89,11 +113,17 @@ export function checkArchives(dir: string, plan: BootstrapPlan): void {
     try {
       data = readFileSync(join(dir, 'packages', pkg.file));
     } catch {
-      throw new BootstrapError('ERR_BOOTSTRAP_ARCHIVE_MISSING', `${pkg.package_id}: archive packages/${pkg.file} is missing`);
+      throw new BootstrapError(
+        'ERR_BOOTSTRAP_ARCHIVE_MISSING',
+        `${pkg.package_id}: archive packages/${pkg.file} is missing`,
+      );
     }
     const digest = sha256(data);
     if (digest !== pkg.integrity) {
-      throw new BootstrapError('ERR_BOOTSTRAP_INTEGRITY', `${pkg.package_id}: packages/${pkg.file} has ${digest}, bootstrap.json pins ${pkg.integrity}`);
+      throw new BootstrapError(
+        'ERR_BOOTSTRAP_INTEGRITY',
+        `${pkg.package_id}: packages/${pkg.file} has ${digest}, bootstrap.json pins ${pkg.integrity}`,
+      );
     }
   }
 }

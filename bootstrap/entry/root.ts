@@ -1,7 +1,21 @@
 // The new root, as the entry prepares it for genesis. Genesis runs in this process, so nothing outlives a
 // hard kill to clean up after it; instead the entry marks the root before genesis and unmarks it after. A
 // later bootstrap that finds the mark knows the root holds only an interrupted genesis, and starts it again.
-import { closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { BootstrapError } from './errors.js';
 
@@ -28,19 +42,29 @@ export interface PreparedRoot {
 export function prepareRoot(root: string, bootstrapVersion: string): PreparedRoot {
   const existed = existsSync(root);
   if (existed && !statSync(root).isDirectory()) {
-    throw new BootstrapError('ERR_ROOT_NOT_EMPTY', `${JSON.stringify(root)} exists and is not a directory`, 'pick a new directory for the root');
+    throw new BootstrapError(
+      'ERR_ROOT_NOT_EMPTY',
+      `${JSON.stringify(root)} exists and is not a directory`,
+      'pick a new directory for the root',
+    );
   }
   const present = existed ? readdirSync(root) : [];
   const cleared = present.filter((name) => name !== GENESIS_MARK);
   if (cleared.length > 0 && !present.includes(GENESIS_MARK)) {
-    throw new BootstrapError('ERR_ROOT_NOT_EMPTY', `${JSON.stringify(root)} is not empty; bootstrap needs a new or empty directory`,
-      'pick a new directory for the root, or install single packages into an existing root with its HOT/scripts/install.js');
+    throw new BootstrapError(
+      'ERR_ROOT_NOT_EMPTY',
+      `${JSON.stringify(root)} is not empty; bootstrap needs a new or empty directory`,
+      'pick a new directory for the root, or install single packages into an existing root with its HOT/scripts/install.js',
+    );
   }
   for (const name of cleared) rmSync(join(root, name), { recursive: true, force: true });
   mkdirSync(root, { recursive: true });
   const fd = openSync(join(root, GENESIS_MARK), 'w', 0o644);
   try {
-    writeSync(fd, `${JSON.stringify({ written_by: 'CP_BOOTSTRAP install.js', bootstrap_version: bootstrapVersion, meaning: 'genesis has not finished; the next bootstrap into this directory starts it again' })}\n`);
+    writeSync(
+      fd,
+      `${JSON.stringify({ written_by: 'CP_BOOTSTRAP install.js', bootstrap_version: bootstrapVersion, meaning: 'genesis has not finished; the next bootstrap into this directory starts it again' })}\n`,
+    );
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -70,14 +94,19 @@ export function removeRoot(prepared: PreparedRoot): void {
  */
 export const PENDING = join('HOT', 'registries', 'bootstrap-pending.json');
 
-export interface PendingPackage { package_id: string; version: string }
+export interface PendingPackage {
+  package_id: string;
+  version: string;
+}
 
 export function writePending(root: string, bootstrapVersion: string, packages: readonly PendingPackage[]): void {
   const path = join(root, PENDING);
   const tmp = `${path}.tmp`;
   const record = {
-    bootstrap_version: bootstrapVersion, written_by: 'CP_BOOTSTRAP install.js',
-    meaning: 'the bootstrap has not installed every package; `cplane bootstrap --resume` (or bootstrapping into this root again) finishes it',
+    bootstrap_version: bootstrapVersion,
+    written_by: 'CP_BOOTSTRAP install.js',
+    meaning:
+      'the bootstrap has not installed every package; `cplane bootstrap --resume` (or bootstrapping into this root again) finishes it',
     packages: packages.map((p) => ({ package_id: p.package_id, version: p.version })),
   };
   const fd = openSync(tmp, 'w', 0o644);
@@ -100,8 +129,12 @@ export function readPending(root: string): string | null {
   } catch {
     return null;
   }
-  const bad = (): BootstrapError => new BootstrapError('ERR_BOOTSTRAP_PENDING_INVALID', `${JSON.stringify(path)} is not a bootstrap record`,
-    'only CP_BOOTSTRAP writes this file; restore the root from a backup, or bootstrap a new root');
+  const bad = (): BootstrapError =>
+    new BootstrapError(
+      'ERR_BOOTSTRAP_PENDING_INVALID',
+      `${JSON.stringify(path)} is not a bootstrap record`,
+      'only CP_BOOTSTRAP writes this file; restore the root from a backup, or bootstrap a new root',
+    );
   if (!isFile) throw bad();
   try {
     const value = JSON.parse(readFileSync(path, 'utf8')) as { bootstrap_version?: unknown };

@@ -10,7 +10,9 @@ const json = args.includes('--json');
 const quick = args.includes('--quick');
 const onlyIndex = args.indexOf('--only');
 const only = onlyIndex >= 0 ? args[onlyIndex + 1] : undefined;
-const log = (line: string): void => { process.stderr.write(`${line}\n`); };
+const log = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
 
 const suitesDir = join(dirname(fileURLToPath(import.meta.url)), 'suites');
 const suites: BenchSuite[] = [];
@@ -32,10 +34,22 @@ for (const suite of suites) {
 
 const fmt = (n: number | null): string => (n === null ? '-' : Math.abs(n) >= 1000 ? n.toFixed(0) : n.toPrecision(4));
 if (json) {
-  process.stdout.write(`${JSON.stringify({ quick, rows: rows.map(({ name, value, unit, baseline, ratio, target, ok }) => ({ name, value, unit, baseline, ratio, target, ok })) }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ quick, rows: rows.map(({ name, value, unit, baseline, ratio, target, ok }) => ({ name, value, unit, baseline, ratio, target, ok })) }, null, 2)}\n`,
+  );
 } else {
-  const table = [['name', 'value', 'unit', 'baseline', 'ratio', 'target', 'met'],
-    ...rows.map((r) => [r.name, fmt(r.value), r.unit, fmt(r.baseline), fmt(r.ratio), r.target, r.ok === null ? '-' : r.ok ? 'yes' : 'NO'])];
+  const table = [
+    ['name', 'value', 'unit', 'baseline', 'ratio', 'target', 'met'],
+    ...rows.map((r) => [
+      r.name,
+      fmt(r.value),
+      r.unit,
+      fmt(r.baseline),
+      fmt(r.ratio),
+      r.target,
+      r.ok === null ? '-' : r.ok ? 'yes' : 'NO',
+    ]),
+  ];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const row of table) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ')}\n`);
 }

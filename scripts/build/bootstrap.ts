@@ -3,7 +3,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packArchive, type PackFile } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/index.js';
-import { makeBootstrapPlan, validateBootstrapPlan, type BootstrapPlan } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
+import {
+  makeBootstrapPlan,
+  validateBootstrapPlan,
+  type BootstrapPlan,
+} from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
 import { genesisInstaller } from './genesis-installer.js';
 import type { BuiltPackage } from './package.js';
 import { ImportReach } from './reach.js';
@@ -34,7 +38,11 @@ export function bootstrapFileName(version: string): string {
 
 function topLevelFiles(dir: string, keep: (rel: string) => boolean, mode: number): PackFile[] {
   if (!existsSync(dir)) return [];
-  return walkFiles(dir, '.', (rel) => !rel.endsWith('/') && !keep(rel)).map((f) => ({ path: f.path.slice(2), data: readFileSync(f.abs), mode }));
+  return walkFiles(dir, '.', (rel) => !rel.endsWith('/') && !keep(rel)).map((f) => ({
+    path: f.path.slice(2),
+    data: readFileSync(f.abs),
+    mode,
+  }));
 }
 
 /** install.js and the modules it imports (not whatever else an earlier compile left in the directory). */
@@ -47,10 +55,21 @@ function entryFiles(dir: string): PackFile[] {
 
 export async function assembleBootstrap(opts: AssembleOptions): Promise<AssembledBootstrap> {
   const genesis = await genesisInstaller(opts.packages.filter((p) => p.manifest.layer === 0));
-  const plan = validateBootstrapPlan(makeBootstrapPlan(opts.version, opts.packages.map((p) => ({
-    package_id: p.manifest.package_id, version: p.manifest.version, file: `packages/${p.file}`, integrity: p.integrity, size: p.size,
-    layer: p.manifest.layer, dependencies: p.manifest.dependencies,
-  })), genesis.genesis));
+  const plan = validateBootstrapPlan(
+    makeBootstrapPlan(
+      opts.version,
+      opts.packages.map((p) => ({
+        package_id: p.manifest.package_id,
+        version: p.manifest.version,
+        file: `packages/${p.file}`,
+        integrity: p.integrity,
+        size: p.size,
+        layer: p.manifest.layer,
+        dependencies: p.manifest.dependencies,
+      })),
+      genesis.genesis,
+    ),
+  );
   const text = topLevelFiles(opts.textDir, (rel) => rel.endsWith('.md'), 0o644);
   const entry = entryFiles(opts.entryDir);
   const files: PackFile[] = [

@@ -15,7 +15,10 @@ const BUILT_IN: ReadonlyArray<[(path: string) => boolean, AssetClassification]> 
 ];
 
 function matches(rule: ClassifyRule, path: string): boolean {
-  return (rule.prefix === undefined || path.startsWith(rule.prefix)) && (rule.suffix === undefined || path.endsWith(rule.suffix));
+  return (
+    (rule.prefix === undefined || path.startsWith(rule.prefix)) &&
+    (rule.suffix === undefined || path.endsWith(rule.suffix))
+  );
 }
 
 /** What is left after the package's rules: its code runs as part of the plane, its JSON is data it reads. */

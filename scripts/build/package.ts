@@ -3,7 +3,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packArchive, type PackFile } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/index.js';
 import { canonicalJson, sha256Digest } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
-import { validateManifest, type Manifest, type ManifestAsset } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
+import {
+  validateManifest,
+  type Manifest,
+  type ManifestAsset,
+} from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
 import { signManifest, type PackageSignature } from '../../staging/PKG-KERNEL-001/HOT/kernel/signing/index.js';
 import { classify } from './classify.js';
 import { runtimeFiles, runtimePlatform } from './runtime.js';
@@ -33,8 +37,15 @@ function composeManifest(template: PackageTemplate, assets: ManifestAsset[]): Ma
   const f = template.fields;
   const platform = template.runtimeFromLockfile ? runtimePlatform() : f.platform;
   return {
-    package_id: f.package_id, version: f.version, schema_version: f.schema_version, title: f.title, description: f.description,
-    layer: f.layer, plane_id: f.plane_id, dependencies: f.dependencies, replaces: f.replaces,
+    package_id: f.package_id,
+    version: f.version,
+    schema_version: f.schema_version,
+    title: f.title,
+    description: f.description,
+    layer: f.layer,
+    plane_id: f.plane_id,
+    dependencies: f.dependencies,
+    replaces: f.replaces,
     ...(platform === undefined ? {} : { platform }),
     assets,
   };
@@ -64,7 +75,12 @@ export async function buildPackage(opts: BuildPackageOptions): Promise<BuiltPack
   for (const source of packageSourceFiles(opts.pkgDir, template, opts.repo)) {
     const data = readFileSync(source.abs);
     packFiles.push({ path: source.path, data });
-    assets.push({ path: source.path, sha256: sha256Digest(data), size: data.length, classification: classify(source.path, template.rules, template.fields.package_id) });
+    assets.push({
+      path: source.path,
+      sha256: sha256Digest(data),
+      size: data.length,
+      classification: classify(source.path, template.rules, template.fields.package_id),
+    });
   }
   const { manifest } = validateManifest(composeManifest(template, assets));
   // Keys in canonical order (still indented for people): every reader that canonicalises the parsed manifest
@@ -72,7 +88,8 @@ export async function buildPackage(opts: BuildPackageOptions): Promise<BuiltPack
   const sorted = JSON.parse(canonicalJson(manifest)) as Manifest;
   packFiles.push({ path: 'manifest.json', data: Buffer.from(`${JSON.stringify(sorted, null, 2)}\n`) });
   const signature = opts.signingKeyPem === null ? null : signManifest(manifest, opts.signingKeyPem);
-  if (signature) packFiles.push({ path: 'signature.json', data: Buffer.from(`${JSON.stringify(signature, null, 2)}\n`) });
+  if (signature)
+    packFiles.push({ path: 'signature.json', data: Buffer.from(`${JSON.stringify(signature, null, 2)}\n`) });
   const file = archiveFileName(manifest);
   const path = join(opts.outDir, file);
   const { integrity, size } = await packArchive(packFiles, path);

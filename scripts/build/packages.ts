@@ -34,14 +34,20 @@ function removeStale(outDir: string, keep: ReadonlySet<string>): void {
 
 export function repoVersion(repo: string): string {
   const version = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version?: unknown }).version;
-  if (typeof version !== 'string') throw new CpError('ERR_BUILD_VERSION', `package.json has no version (${show(version)})`, { hint: 'the bootstrap version comes from the repository package.json' });
+  if (typeof version !== 'string')
+    throw new CpError('ERR_BUILD_VERSION', `package.json has no version (${show(version)})`, {
+      hint: 'the bootstrap version comes from the repository package.json',
+    });
   return version;
 }
 
 export async function buildPackages(opts: BuildPackagesOptions): Promise<BuildPackagesResult> {
   const log = opts.log ?? (() => {});
   const pkgRoot = join(opts.repo, 'build', 'pkg');
-  if (!existsSync(pkgRoot)) throw new CpError('ERR_NOT_BUILT', `no laid-out packages at ${show(pkgRoot)}`, { hint: 'run `npm run build` first' });
+  if (!existsSync(pkgRoot))
+    throw new CpError('ERR_NOT_BUILT', `no laid-out packages at ${show(pkgRoot)}`, {
+      hint: 'run `npm run build` first',
+    });
   if (opts.signingKeyPem !== null) log(`build: signing with ${signingKeyId(opts.signingKeyPem)}`);
   mkdirSync(opts.outDir, { recursive: true });
   mkdirSync(opts.bootstrapDir, { recursive: true });
@@ -56,15 +62,26 @@ export async function buildPackages(opts: BuildPackagesOptions): Promise<BuildPa
       continue;
     }
     const started = Date.now();
-    const built = await buildPackage({ repo: opts.repo, sourceDir, pkgDir, outDir: opts.outDir, signingKeyPem: opts.signingKeyPem });
+    const built = await buildPackage({
+      repo: opts.repo,
+      sourceDir,
+      pkgDir,
+      outDir: opts.outDir,
+      signingKeyPem: opts.signingKeyPem,
+    });
     packages.push(built);
-    log(`build: ${built.file} ${built.manifest.assets.length} files ${built.size} bytes ${built.signature ? `signed ${built.signature.key_id}` : 'unsigned'} (${Date.now() - started} ms)`);
+    log(
+      `build: ${built.file} ${built.manifest.assets.length} files ${built.size} bytes ${built.signature ? `signed ${built.signature.key_id}` : 'unsigned'} (${Date.now() - started} ms)`,
+    );
   }
   removeStale(opts.outDir, new Set(packages.map((p) => p.file)));
   const index = writeIndex(opts.outDir, packages);
   const bootstrap = await assembleBootstrap({
-    version: repoVersion(opts.repo), packages,
-    textDir: join(opts.repo, 'bootstrap', 'text'), entryDir: join(opts.repo, 'build', 'tsc', 'bootstrap', 'entry'), outDir: opts.bootstrapDir,
+    version: repoVersion(opts.repo),
+    packages,
+    textDir: join(opts.repo, 'bootstrap', 'text'),
+    entryDir: join(opts.repo, 'build', 'tsc', 'bootstrap', 'entry'),
+    outDir: opts.bootstrapDir,
   });
   log(`build: ${bootstrap.file} ${bootstrap.size} bytes, install order ${bootstrap.plan.install_order.join(' → ')}`);
   return { packages, skipped, index, bootstrap };

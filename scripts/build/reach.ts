@@ -27,7 +27,8 @@ function isBuiltin(spec: string): boolean {
 function exportTargets(value: unknown, out: string[] = []): string[] {
   if (typeof value === 'string') out.push(value);
   else if (Array.isArray(value)) for (const item of value) exportTargets(item, out);
-  else if (value !== null && typeof value === 'object') for (const item of Object.values(value)) exportTargets(item, out);
+  else if (value !== null && typeof value === 'object')
+    for (const item of Object.values(value)) exportTargets(item, out);
   return out;
 }
 
@@ -38,7 +39,8 @@ export class ImportReach {
 
   constructor(private readonly files: ReadonlyMap<string, Buffer>) {
     for (const path of files.keys()) {
-      for (let dir = posix.dirname(path); dir !== '.' && !this.dirs.has(dir); dir = posix.dirname(dir)) this.dirs.add(dir);
+      for (let dir = posix.dirname(path); dir !== '.' && !this.dirs.has(dir); dir = posix.dirname(dir))
+        this.dirs.add(dir);
     }
   }
 
@@ -101,7 +103,8 @@ export class ImportReach {
       }
     }
     // Native addons are found on disk at run time (better-sqlite3 asks `bindings` to search for its .node).
-    for (const path of this.files.keys()) if (path.startsWith(`${pkg}/`) && path.endsWith('.node')) this.reached.add(path);
+    for (const path of this.files.keys())
+      if (path.startsWith(`${pkg}/`) && path.endsWith('.node')) this.reached.add(path);
     const exported = this.exportsEntry(manifest.exports, sub);
     if (exported !== undefined) {
       for (const target of exportTargets(exported)) this.addFile(posix.join(pkg, target));
@@ -148,7 +151,8 @@ export class ImportReach {
           // an unreadable package.json names no main; index.js below still applies
         }
       }
-      for (const index of ['index.js', 'index.json']) if (this.files.has(`${base}/${index}`)) this.add(`${base}/${index}`);
+      for (const index of ['index.js', 'index.json'])
+        if (this.files.has(`${base}/${index}`)) this.add(`${base}/${index}`);
     }
   }
 }

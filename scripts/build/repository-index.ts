@@ -19,8 +19,14 @@ export function indexEntries(built: readonly BuiltPackage[]): IndexEntry[] {
   return [...built]
     .sort((a, b) => (a.manifest.package_id < b.manifest.package_id ? -1 : 1))
     .map((p) => ({
-      package_id: p.manifest.package_id, version: p.manifest.version, file: p.file, integrity: p.integrity, size: p.size,
-      layer: p.manifest.layer, dependencies: p.manifest.dependencies, signed_by: p.signature?.key_id ?? null,
+      package_id: p.manifest.package_id,
+      version: p.manifest.version,
+      file: p.file,
+      integrity: p.integrity,
+      size: p.size,
+      layer: p.manifest.layer,
+      dependencies: p.manifest.dependencies,
+      signed_by: p.signature?.key_id ?? null,
     }));
 }
 

@@ -21,7 +21,10 @@ export function walkFiles(dir: string, prefix: string, skip: (rel: string) => bo
       const stat = lstatSync(childAbs);
       if (stat.isSymbolicLink()) {
         if (skip(childRel) || skip(`${childRel}/`)) continue;
-        throw new CpError('ERR_BUILD_SYMLINK', `${show(childAbs)} is a symbolic link`, { hint: 'packages carry regular files only; replace the link with the file', details: { path: childAbs } });
+        throw new CpError('ERR_BUILD_SYMLINK', `${show(childAbs)} is a symbolic link`, {
+          hint: 'packages carry regular files only; replace the link with the file',
+          details: { path: childAbs },
+        });
       }
       if (stat.isDirectory()) {
         if (!skip(`${childRel}/`)) visit(childAbs, childRel);

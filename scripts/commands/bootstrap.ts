@@ -27,7 +27,8 @@ export function newestBootstrap(repo: string): string {
     .sort((a, b) => semver.rcompare(a.version, b.version));
   if (!found[0]) {
     throw new CpError('ERR_BOOTSTRAP_NOT_FOUND', `no CP_BOOTSTRAP-<version>.tar.gz in ${show(dir)}`, {
-      hint: 'run `cplane build` first, or name the CP_BOOTSTRAP file', details: { dir },
+      hint: 'run `cplane build` first, or name the CP_BOOTSTRAP file',
+      details: { dir },
     });
   }
   return join(dir, found[0].name);
@@ -36,12 +37,25 @@ export function newestBootstrap(repo: string): string {
 export default defineCommand<BootstrapArgs>({
   command: 'bootstrap [file]',
   describe: 'create a root from CP_BOOTSTRAP: check every archive, run genesis, install all packages in order',
-  builder: (y) => y
-    .positional('file', { type: 'string', describe: 'the CP_BOOTSTRAP archive (default: the newest in bootstrap/)' })
-    .option('root', { type: 'string', describe: 'the new root (a new or empty directory)' })
-    .option('dev', { type: 'boolean', default: false, describe: 'waive signature checks (recorded in the ledger and receipts)' })
-    .option('resume', { type: 'boolean', default: false, describe: 'finish a bootstrap that stopped after genesis (refused when the root holds none)' })
-    .option('trust', { type: 'string', array: true, describe: 'a publisher public key (PEM) to trust before installing' }) as never,
+  builder: (y) =>
+    y
+      .positional('file', { type: 'string', describe: 'the CP_BOOTSTRAP archive (default: the newest in bootstrap/)' })
+      .option('root', { type: 'string', describe: 'the new root (a new or empty directory)' })
+      .option('dev', {
+        type: 'boolean',
+        default: false,
+        describe: 'waive signature checks (recorded in the ledger and receipts)',
+      })
+      .option('resume', {
+        type: 'boolean',
+        default: false,
+        describe: 'finish a bootstrap that stopped after genesis (refused when the root holds none)',
+      })
+      .option('trust', {
+        type: 'string',
+        array: true,
+        describe: 'a publisher public key (PEM) to trust before installing',
+      }) as never,
   async run(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     const file = args.file ? resolve(ctx.cwd, args.file) : newestBootstrap(ctx.repo ?? ctx.cwd);
@@ -50,12 +64,32 @@ export default defineCommand<BootstrapArgs>({
       await unpackBootstrap(file, tmp);
       const entry = join(tmp, 'install.js');
       if (!existsSync(entry)) {
-        throw new CpError('ERR_BOOTSTRAP_INVALID', `${show(file)} has no install.js at its top level`, { hint: 'rebuild it with cplane build', details: { file } });
+        throw new CpError('ERR_BOOTSTRAP_INVALID', `${show(file)} has no install.js at its top level`, {
+          hint: 'rebuild it with cplane build',
+          details: { file },
+        });
       }
-      const argv = [entry, '--root', root, ...(args.dev ? ['--dev'] : []), ...(args.resume ? ['--resume'] : []), ...(args.trust ?? []).flatMap((t) => ['--trust', resolve(ctx.cwd, t)])];
+      const argv = [
+        entry,
+        '--root',
+        root,
+        ...(args.dev ? ['--dev'] : []),
+        ...(args.resume ? ['--resume'] : []),
+        ...(args.trust ?? []).flatMap((t) => ['--trust', resolve(ctx.cwd, t)]),
+      ];
       const child = spawnSync(process.execPath, argv, { stdio: args.json ? 'pipe' : 'inherit', encoding: 'utf8' });
       const status = child.status ?? 1;
-      if (args.json) ctx.report(args, { root, file, exit_code: status, output: `${child.stdout ?? ''}${child.stderr ?? ''}`.split('\n').filter(Boolean) }, '');
+      if (args.json)
+        ctx.report(
+          args,
+          {
+            root,
+            file,
+            exit_code: status,
+            output: `${child.stdout ?? ''}${child.stderr ?? ''}`.split('\n').filter(Boolean),
+          },
+          '',
+        );
       return status;
     } finally {
       rmSync(tmp, { recursive: true, force: true });

@@ -14,18 +14,31 @@ interface BuildArgs {
 function readSigningKey(path: string | undefined): string | null {
   if (path === undefined || path === '') return null;
   return readTextBounded(path, {
-    maxBytes: READ_LIMITS.key, what: 'the signing key', unreadableCode: 'ERR_KEY_INVALID',
+    maxBytes: READ_LIMITS.key,
+    what: 'the signing key',
+    unreadableCode: 'ERR_KEY_INVALID',
     unreadableHint: 'pass the cplane-signing.key written by `cplane keys generate` (--sign-key or CPLANE_SIGNING_KEY)',
   });
 }
 
 export default defineCommand<BuildArgs>({
   command: 'build',
-  describe: 'pack every staged package into packages/<PKG>-<version>.tar.gz and assemble CP_BOOTSTRAP (run `npm run build` first)',
-  builder: (y) => y
-    .option('out', { type: 'string', describe: 'directory for package archives and index.json (default REPO/packages)' })
-    .option('bootstrap-out', { type: 'string', describe: 'directory for CP_BOOTSTRAP-<version>.tar.gz (default REPO/bootstrap)' })
-    .option('sign-key', { type: 'string', describe: 'ed25519 private key (PEM) to sign manifests with; default $CPLANE_SIGNING_KEY' }) as never,
+  describe:
+    'pack every staged package into packages/<PKG>-<version>.tar.gz and assemble CP_BOOTSTRAP (run `npm run build` first)',
+  builder: (y) =>
+    y
+      .option('out', {
+        type: 'string',
+        describe: 'directory for package archives and index.json (default REPO/packages)',
+      })
+      .option('bootstrap-out', {
+        type: 'string',
+        describe: 'directory for CP_BOOTSTRAP-<version>.tar.gz (default REPO/bootstrap)',
+      })
+      .option('sign-key', {
+        type: 'string',
+        describe: 'ed25519 private key (PEM) to sign manifests with; default $CPLANE_SIGNING_KEY',
+      }) as never,
   async run(args, ctx) {
     const repo = ctx.repo ?? REPO;
     const keyPath = args.signKey ?? ctx.env.CPLANE_SIGNING_KEY;
@@ -37,10 +50,24 @@ export default defineCommand<BuildArgs>({
       log: args.json ? () => {} : (line) => ctx.err(line),
     });
     const value = {
-      packages: result.packages.map((p) => ({ package_id: p.manifest.package_id, version: p.manifest.version, file: p.path, integrity: p.integrity, size: p.size, assets: p.manifest.assets.length, signed_by: p.signature?.key_id ?? null })),
+      packages: result.packages.map((p) => ({
+        package_id: p.manifest.package_id,
+        version: p.manifest.version,
+        file: p.path,
+        integrity: p.integrity,
+        size: p.size,
+        assets: p.manifest.assets.length,
+        signed_by: p.signature?.key_id ?? null,
+      })),
       skipped: result.skipped,
       index: result.index,
-      bootstrap: { file: result.bootstrap.path, integrity: result.bootstrap.integrity, size: result.bootstrap.size, install_order: result.bootstrap.plan.install_order, entries: result.bootstrap.entries },
+      bootstrap: {
+        file: result.bootstrap.path,
+        integrity: result.bootstrap.integrity,
+        size: result.bootstrap.size,
+        install_order: result.bootstrap.plan.install_order,
+        entries: result.bootstrap.entries,
+      },
     };
     ctx.report(args, value, [
       `built ${result.packages.length} packages, index ${result.index}${result.skipped.length ? ` (skipped without template: ${result.skipped.join(', ')})` : ''}`,

@@ -14,9 +14,16 @@ export interface Captured {
 }
 
 /** Run a child process to completion, echoing its progress lines to stderr with a prefix. */
-export function run(command: string, args: readonly string[], options: { cwd: string; echo?: boolean; env?: NodeJS.ProcessEnv }): Captured {
+export function run(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; echo?: boolean; env?: NodeJS.ProcessEnv },
+): Captured {
   const child = spawnSync(command, args, {
-    cwd: options.cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, env: options.env ?? process.env,
+    cwd: options.cwd,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+    env: options.env ?? process.env,
   });
   const out = { status: child.status ?? 1, stdout: child.stdout ?? '', stderr: child.stderr ?? '' };
   if (options.echo) process.stderr.write(out.stderr);

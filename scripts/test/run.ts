@@ -32,16 +32,36 @@ const c8 = join(REPO, 'node_modules', 'c8', 'bin', 'c8.js');
 const run = (args: string[]): number => spawnSync(process.execPath, args, { cwd: REPO, stdio: 'inherit' }).status ?? 1;
 
 const testStatus = run([
-  c8, '--reporter=text-summary', '--reporter=json-summary', '--report-dir=coverage', '--temp-directory=coverage/tmp',
-  '--all', '--src=build/root/HOT', '--include=build/root/HOT/**', '--exclude=build/root/HOT/tests/**', '--exclude=build/root/HOT/node_modules/**',
-  process.execPath, '--test', '--test-concurrency=2', '--test-reporter=spec', ...files,
+  c8,
+  '--reporter=text-summary',
+  '--reporter=json-summary',
+  '--report-dir=coverage',
+  '--temp-directory=coverage/tmp',
+  '--all',
+  '--src=build/root/HOT',
+  '--include=build/root/HOT/**',
+  '--exclude=build/root/HOT/tests/**',
+  '--exclude=build/root/HOT/node_modules/**',
+  process.execPath,
+  '--test',
+  '--test-concurrency=2',
+  '--test-reporter=spec',
+  ...files,
 ]);
 let coverageStatus = 0;
 if (filter.length === 0) {
   process.stdout.write('\nkernel coverage (lines ≥ 90%):\n');
   coverageStatus = run([
-    c8, 'report', '--reporter=text-summary', '--temp-directory=coverage/tmp', '--report-dir=coverage/kernel',
-    '--all', '--src=build/root/HOT', '--include=build/root/HOT/kernel/**', '--check-coverage', '--lines=90',
+    c8,
+    'report',
+    '--reporter=text-summary',
+    '--temp-directory=coverage/tmp',
+    '--report-dir=coverage/kernel',
+    '--all',
+    '--src=build/root/HOT',
+    '--include=build/root/HOT/kernel/**',
+    '--check-coverage',
+    '--lines=90',
   ]);
 }
 process.exit(testStatus !== 0 ? testStatus : coverageStatus);

@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO } from '../../scripts/lib/repo.js';
-import { BOOTSTRAP_SCHEMA, MANIFEST_SCHEMA, compileSchemaFile } from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
+import {
+  BOOTSTRAP_SCHEMA,
+  MANIFEST_SCHEMA,
+  compileSchemaFile,
+} from '../../staging/PKG-KERNEL-001/HOT/kernel/manifest/index.js';
 import { SIGNATURE_SCHEMA } from '../../staging/PKG-KERNEL-001/HOT/kernel/signing/signature-schema.js';
 import { TRUST_SCHEMA } from '../../staging/PKG-KERNEL-001/HOT/kernel/signing/trust-schema.js';
 import { CHECKPOINT_SCHEMA } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/checkpoint-schema.js';
@@ -18,7 +22,10 @@ const copies: Array<[string, unknown]> = [
 ];
 for (const [file, embedded] of copies) {
   test(`PKG-SCHEMAS-001 HOT/schemas/${file} equals the kernel's embedded schema`, () => {
-    assert.deepEqual(JSON.parse(readFileSync(join(REPO, 'staging', 'PKG-SCHEMAS-001', 'HOT', 'schemas', file), 'utf8')), embedded);
+    assert.deepEqual(
+      JSON.parse(readFileSync(join(REPO, 'staging', 'PKG-SCHEMAS-001', 'HOT', 'schemas', file), 'utf8')),
+      embedded,
+    );
   });
 }
 

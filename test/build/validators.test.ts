@@ -9,16 +9,33 @@ import { validateManifestSchema as compiled } from '../../staging/PKG-KERNEL-001
 
 const validateManifestSchema: CompiledValidator = compiled;
 
-test('the kernel\'s ahead-of-time validators are what ajv generates from the current schemas', () => {
-  assert.equal(readFileSync(COMPILED_VALIDATORS, 'utf8'), compiledValidatorsSource(),
-    'compiled-validators.ts is stale: run `npm run build && node build/tsc/scripts/build/write-validators.js`');
+test("the kernel's ahead-of-time validators are what ajv generates from the current schemas", () => {
+  assert.equal(
+    readFileSync(COMPILED_VALIDATORS, 'utf8'),
+    compiledValidatorsSource(),
+    'compiled-validators.ts is stale: run `npm run build && node build/tsc/scripts/build/write-validators.js`',
+  );
 });
 
 test('the compiled manifest validator reports the same errors as ajv compiling the schema at run time', () => {
   const runtime = new Ajv(AJV_OPTIONS).compile(MANIFEST_SCHEMA);
   const samples: unknown[] = [
-    {}, null, [], { package_id: 'nope', version: 1, extra: true },
-    { package_id: 'PKG-A-001', version: '1.0.0', schema_version: '1.0', title: '', description: 'd', layer: 9, plane_id: 'hot', dependencies: [{}], replaces: ['x'], assets: [{ path: 'HOT/a', sha256: 'md5:1', size: -1, classification: 'nope' }] },
+    {},
+    null,
+    [],
+    { package_id: 'nope', version: 1, extra: true },
+    {
+      package_id: 'PKG-A-001',
+      version: '1.0.0',
+      schema_version: '1.0',
+      title: '',
+      description: 'd',
+      layer: 9,
+      plane_id: 'hot',
+      dependencies: [{}],
+      replaces: ['x'],
+      assets: [{ path: 'HOT/a', sha256: 'md5:1', size: -1, classification: 'nope' }],
+    },
   ];
   for (const sample of samples) {
     assert.equal(validateManifestSchema(sample), runtime(sample));

@@ -24,7 +24,10 @@ test('commands on a path that is not a root, or with a file that is not what the
     [['prompt', 'compile', '--spec', junk], 'ERR_PROMPT_SPEC_INVALID'],
   ];
   for (const [args, code] of cases) {
-    const run = spawnSync(process.execPath, [join(REPO, 'bin', 'cplane.js'), ...args, '--json'], { cwd: dir, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [join(REPO, 'bin', 'cplane.js'), ...args, '--json'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
     assert.equal(run.status, 3, `${args.join(' ')}: ${run.stdout}${run.stderr}`);
     const error = (JSON.parse(run.stdout) as { error: { code: string; hint: string } }).error;
     assert.equal(error.code, code, args.join(' '));
@@ -36,7 +39,11 @@ test('commands on a path that is not a root, or with a file that is not what the
 const cli = (args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) => {
   const base = { ...process.env };
   delete base.CPLANE_AUTH_SECRET;
-  return spawnSync(process.execPath, [join(REPO, 'bin', 'cplane.js'), ...args], { cwd, encoding: 'utf8', env: { ...base, ...env } });
+  return spawnSync(process.execPath, [join(REPO, 'bin', 'cplane.js'), ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...base, ...env },
+  });
 };
 
 test('an option that needs a value refuses a missing one, and numbers out of range are usage errors, not defaults', (t) => {
@@ -62,7 +69,19 @@ test('an option that needs a value refuses a missing one, and numbers out of ran
     ['ledger', 'tail', '--ledger', ledger, '--limit', '1e12'],
     ['ledger', 'tail', '--ledger', ledger, '--limit', 'many'],
     ['ledger', 'query', '--ledger', ledger, '--limit', '100001'],
-    ['ledger', 'append', '--ledger', ledger, '--event-type', 'X', '--submission-id', 'S', '--decision', 'D', '--reason'],
+    [
+      'ledger',
+      'append',
+      '--ledger',
+      ledger,
+      '--event-type',
+      'X',
+      '--submission-id',
+      'S',
+      '--decision',
+      'D',
+      '--reason',
+    ],
     ['budget', 'status', '--root', nowhere, '--limit', '0'],
     ['budget', 'status', '--root', nowhere, '--limit'],
     ['keys', 'generate', '--out'],
@@ -81,8 +100,14 @@ test('an option that needs a value refuses a missing one, and numbers out of ran
   assert.equal(existsSync(ledger), false, 'no refused command created the ledger');
   assert.equal(existsSync(join(dir, 'cplane-signing.key')), false);
   // The positive case: a valid --limit and --max-tokens reach the command (which then names the missing root).
-  assert.equal(JSON.parse(cli([...route, '--max-tokens', '64', '--json'], dir).stdout).error.code, 'ERR_ROOT_NOT_A_ROOT');
-  assert.equal(JSON.parse(cli(['ledger', 'tail', '--ledger', ledger, '--limit', '5', '--json'], dir).stdout).error.code, 'ERR_LEDGER_NOT_FOUND');
+  assert.equal(
+    JSON.parse(cli([...route, '--max-tokens', '64', '--json'], dir).stdout).error.code,
+    'ERR_ROOT_NOT_A_ROOT',
+  );
+  assert.equal(
+    JSON.parse(cli(['ledger', 'tail', '--ledger', ledger, '--limit', '5', '--json'], dir).stdout).error.code,
+    'ERR_LEDGER_NOT_FOUND',
+  );
 });
 
 test('token issue prints the token (and --json the token and claims); without a secret it fails with a code', (t) => {
@@ -92,14 +117,23 @@ test('token issue prints the token (and --json the token and claims); without a 
   const plain = cli(['token', 'issue', '--agent', 'AGENT-1'], dir, env);
   assert.equal(plain.status, 0, plain.stderr);
   assert.match(plain.stdout.trim(), /^cpt1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
-  const json = cli(['token', 'issue', '--agent', 'AGENT-1', '--scope', 'route:PRC-1', '--ttl', '60', '--json'], dir, env);
+  const json = cli(
+    ['token', 'issue', '--agent', 'AGENT-1', '--scope', 'route:PRC-1', '--ttl', '60', '--json'],
+    dir,
+    env,
+  );
   assert.equal(json.status, 0, json.stderr);
-  const issued = JSON.parse(json.stdout) as { token: string; claims: { sub: string; scopes: string[]; iat: number; exp: number } };
+  const issued = JSON.parse(json.stdout) as {
+    token: string;
+    claims: { sub: string; scopes: string[]; iat: number; exp: number };
+  };
   assert.match(issued.token, /^cpt1\./);
   assert.equal(issued.claims.sub, 'AGENT-1');
   assert.deepEqual(issued.claims.scopes, ['route:PRC-1']);
   assert.equal(issued.claims.exp - issued.claims.iat, 60);
-  const payload = JSON.parse(Buffer.from(issued.token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub: string };
+  const payload = JSON.parse(Buffer.from(issued.token.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
+    sub: string;
+  };
   assert.equal(payload.sub, 'AGENT-1', 'the printed token carries the claims');
 
   const noSecret = cli(['token', 'issue', '--agent', 'AGENT-1', '--json'], dir);
@@ -109,7 +143,13 @@ test('token issue prints the token (and --json the token and claims); without a 
   assert.equal(human.status, 3);
   assert.match(human.stderr, /ERR_AUTH_NO_SECRET/);
   assert.equal(human.stdout, '', 'no token-looking output without a secret');
-  for (const bad of [['--ttl', '0'], ['--ttl', '-1'], ['--ttl', '1e12'], ['--ttl', '2.5'], ['--scope', 'admin']]) {
+  for (const bad of [
+    ['--ttl', '0'],
+    ['--ttl', '-1'],
+    ['--ttl', '1e12'],
+    ['--ttl', '2.5'],
+    ['--scope', 'admin'],
+  ]) {
     const run = cli(['token', 'issue', '--agent', 'AGENT-1', ...bad, '--json'], dir, env);
     assert.equal(run.status, 2, `${bad.join(' ')}: ${run.stdout}`);
   }

@@ -26,7 +26,20 @@ test('the bin sets the process exit code: 2 for an unknown command or option, wi
 test('the bin runs a ledger round trip: append, head, verify exits 0 against the anchor and 1 against a wrong one', () => {
   const root = mkdtempSync(join(tmpdir(), 'cp-bin-'));
   try {
-    const append = cplane('ledger', 'append', '--root', root, '--event-type', 'TEST', '--submission-id', 'S', '--decision', 'OK', '--reason', 'r');
+    const append = cplane(
+      'ledger',
+      'append',
+      '--root',
+      root,
+      '--event-type',
+      'TEST',
+      '--submission-id',
+      'S',
+      '--decision',
+      'OK',
+      '--reason',
+      'r',
+    );
     assert.equal(append.status, 0, append.stderr);
     assert.match(append.stdout.trim(), /^LED-[a-f0-9]{8}$/);
     const head = cplane('ledger', 'head', '--root', root).stdout.trim();

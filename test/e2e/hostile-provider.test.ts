@@ -13,12 +13,22 @@ import { join } from 'node:path';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import { DEV_ROOT, REPO } from '../../scripts/lib/repo.js';
 
-const { Router } = await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
-const { loadRouterConfig } = await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
-const { OpenAiProvider } = await fromDevRoot<typeof import('../../staging/PKG-PROVIDER-OPENAI-001/HOT/providers/openai/provider.js')>('HOT/providers/openai/provider.js');
-const { AnthropicProvider } = await fromDevRoot<typeof import('../../staging/PKG-PROVIDER-ANTHROPIC-001/HOT/providers/anthropic/provider.js')>('HOT/providers/anthropic/provider.js');
-const { Ledger, verifyLedger } = await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>('HOT/kernel/ledger/index.js');
-const { Budgeter } = await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/index.js')>('HOT/budgeter/index.js');
+const { Router } =
+  await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
+const { loadRouterConfig } =
+  await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
+const { OpenAiProvider } = await fromDevRoot<
+  typeof import('../../staging/PKG-PROVIDER-OPENAI-001/HOT/providers/openai/provider.js')
+>('HOT/providers/openai/provider.js');
+const { AnthropicProvider } = await fromDevRoot<
+  typeof import('../../staging/PKG-PROVIDER-ANTHROPIC-001/HOT/providers/anthropic/provider.js')
+>('HOT/providers/anthropic/provider.js');
+const { Ledger, verifyLedger } =
+  await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>(
+    'HOT/kernel/ledger/index.js',
+  );
+const { Budgeter } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/index.js')>('HOT/budgeter/index.js');
 
 const KEY = 'sk-hostile-test-key-0123456789';
 const cplane = join(REPO, 'bin', 'cplane.js');
@@ -38,59 +48,164 @@ interface HostileCase {
   content?: (content: string) => void;
 }
 
-function completion(content: unknown, usage: unknown = { prompt_tokens: 3, completion_tokens: 2 }): Record<string, unknown> {
-  return { id: 'c1', model: 'gpt-test', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], usage };
+function completion(
+  content: unknown,
+  usage: unknown = { prompt_tokens: 3, completion_tokens: 2 },
+): Record<string, unknown> {
+  return {
+    id: 'c1',
+    model: 'gpt-test',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    usage,
+  };
 }
 
 function message(text: string, usage: unknown): Record<string, unknown> {
   return { type: 'message', model: 'claude-test', content: [{ type: 'text', text }], stop_reason: 'end_turn', usage };
 }
 
-const send = (status: number, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }): Handler => (_req, res) => {
-  res.writeHead(status, headers);
-  res.end(body);
-};
+const send =
+  (
+    status: number,
+    body: string | Buffer,
+    headers: Record<string, string> = { 'content-type': 'application/json' },
+  ): Handler =>
+  (_req, res) => {
+    res.writeHead(status, headers);
+    res.end(body);
+  };
 const json = (value: unknown, status = 200): Handler => send(status, JSON.stringify(value));
 const deepJson = (levels: number): string => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
 
 const CASES: HostileCase[] = [
-  { name: 'invalid UTF-8 bytes in the content', wire: 'openai', expect: 'success',
-    handler: send(200, Buffer.concat([Buffer.from('{"model":"gpt-test","choices":[{"message":{"content":"bad '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(' bytes"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}')])),
-    content: (c) => assert.match(c, /^bad \uFFFD+ bytes$/) },
-  { name: 'lone surrogates in JSON escapes (content and usage)', wire: 'openai', expect: 'success',
-    handler: send(200, '{"model":"gpt-\\udc00","choices":[{"message":{"content":"a\\ud800b"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"note":"\\udfff"}}'),
-    content: (c) => assert.equal(c, 'a\uFFFDb') },
-  { name: 'usage nested 10,000 deep (openai)', wire: 'openai', expect: 'success',
-    handler: send(200, `{"model":"gpt-test","choices":[{"message":{"content":"deep usage"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"x":${deepJson(10_000)}}}`) },
-  { name: 'usage nested 10,000 deep (anthropic)', wire: 'anthropic', expect: 'success',
-    handler: send(200, `{"type":"message","model":"claude-test","content":[{"type":"text","text":"deep"}],"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"x":${deepJson(10_000)}}}`) },
-  { name: 'a 10,000-deep value where the content should be', wire: 'openai', expect: 'MALFORMED_RESPONSE', billed: true,
-    handler: send(200, `{"choices":[{"message":{"content":${deepJson(10_000)}}}]}`) },
-  { name: 'huge numbers in usage (1e400, 2^64)', wire: 'openai', expect: 'success',
-    handler: send(200, '{"model":"gpt-test","choices":[{"message":{"content":"huge"}}],"usage":{"prompt_tokens":1e400,"completion_tokens":18446744073709551616,"big":-1e999}}') },
-  { name: 'negative and fractional usage', wire: 'anthropic', expect: 'success',
-    handler: json(message('odd usage', { input_tokens: -5, output_tokens: 2.5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 })) },
-  { name: 'a 1 MiB string and 10,000 keys in usage', wire: 'openai', expect: 'success',
-    handler: json(completion('wide usage', { prompt_tokens: 1, completion_tokens: 1, blob: 'x'.repeat(1 << 20), ...Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i])) })) },
-  { name: '__proto__ and constructor keys in usage', wire: 'openai', expect: 'success',
-    handler: send(200, '{"model":"gpt-test","choices":[{"message":{"content":"proto"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}}') },
-  { name: 'body truncated after HTTP 200 (content-length not met)', wire: 'openai', expect: 'NETWORK', billed: true,
+  {
+    name: 'invalid UTF-8 bytes in the content',
+    wire: 'openai',
+    expect: 'success',
+    handler: send(
+      200,
+      Buffer.concat([
+        Buffer.from('{"model":"gpt-test","choices":[{"message":{"content":"bad '),
+        Buffer.from([0xff, 0xfe, 0xc3]),
+        Buffer.from(' bytes"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}'),
+      ]),
+    ),
+    content: (c) => assert.match(c, /^bad \uFFFD+ bytes$/),
+  },
+  {
+    name: 'lone surrogates in JSON escapes (content and usage)',
+    wire: 'openai',
+    expect: 'success',
+    handler: send(
+      200,
+      '{"model":"gpt-\\udc00","choices":[{"message":{"content":"a\\ud800b"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"note":"\\udfff"}}',
+    ),
+    content: (c) => assert.equal(c, 'a\uFFFDb'),
+  },
+  {
+    name: 'usage nested 10,000 deep (openai)',
+    wire: 'openai',
+    expect: 'success',
+    handler: send(
+      200,
+      `{"model":"gpt-test","choices":[{"message":{"content":"deep usage"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"x":${deepJson(10_000)}}}`,
+    ),
+  },
+  {
+    name: 'usage nested 10,000 deep (anthropic)',
+    wire: 'anthropic',
+    expect: 'success',
+    handler: send(
+      200,
+      `{"type":"message","model":"claude-test","content":[{"type":"text","text":"deep"}],"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"x":${deepJson(10_000)}}}`,
+    ),
+  },
+  {
+    name: 'a 10,000-deep value where the content should be',
+    wire: 'openai',
+    expect: 'MALFORMED_RESPONSE',
+    billed: true,
+    handler: send(200, `{"choices":[{"message":{"content":${deepJson(10_000)}}}]}`),
+  },
+  {
+    name: 'huge numbers in usage (1e400, 2^64)',
+    wire: 'openai',
+    expect: 'success',
+    handler: send(
+      200,
+      '{"model":"gpt-test","choices":[{"message":{"content":"huge"}}],"usage":{"prompt_tokens":1e400,"completion_tokens":18446744073709551616,"big":-1e999}}',
+    ),
+  },
+  {
+    name: 'negative and fractional usage',
+    wire: 'anthropic',
+    expect: 'success',
+    handler: json(
+      message('odd usage', {
+        input_tokens: -5,
+        output_tokens: 2.5,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+      }),
+    ),
+  },
+  {
+    name: 'a 1 MiB string and 10,000 keys in usage',
+    wire: 'openai',
+    expect: 'success',
+    handler: json(
+      completion('wide usage', {
+        prompt_tokens: 1,
+        completion_tokens: 1,
+        blob: 'x'.repeat(1 << 20),
+        ...Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i])),
+      }),
+    ),
+  },
+  {
+    name: '__proto__ and constructor keys in usage',
+    wire: 'openai',
+    expect: 'success',
+    handler: send(
+      200,
+      '{"model":"gpt-test","choices":[{"message":{"content":"proto"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}}',
+    ),
+  },
+  {
+    name: 'body truncated after HTTP 200 (content-length not met)',
+    wire: 'openai',
+    expect: 'NETWORK',
+    billed: true,
     handler: (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '5000' });
       res.write('{"choices":[{"message":{"content":"cut');
       setTimeout(() => res.socket?.destroy(), 20);
-    } },
-  { name: 'slow drip after HTTP 200, then a reset', wire: 'anthropic', expect: 'NETWORK', billed: true,
+    },
+  },
+  {
+    name: 'slow drip after HTTP 200, then a reset',
+    wire: 'anthropic',
+    expect: 'NETWORK',
+    billed: true,
     handler: (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       let n = 0;
       const timer = setInterval(() => {
         n += 1;
-        if (n > 5) { clearInterval(timer); res.socket?.destroy(); return; }
+        if (n > 5) {
+          clearInterval(timer);
+          res.socket?.destroy();
+          return;
+        }
         res.write(n === 1 ? '{"type":"message","content":[' : ' ');
       }, 15);
-    } },
-  { name: 'a 40 MiB body', wire: 'openai', expect: 'MALFORMED_RESPONSE', billed: true,
+    },
+  },
+  {
+    name: 'a 40 MiB body',
+    wire: 'openai',
+    expect: 'MALFORMED_RESPONSE',
+    billed: true,
     handler: (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.on('error', () => undefined);
@@ -104,27 +219,80 @@ const CASES: HostileCase[] = [
         if (!res.destroyed) res.end();
       };
       pump();
-    } },
-  { name: 'wrong content-type, valid JSON body', wire: 'openai', expect: 'success',
-    handler: send(200, JSON.stringify(completion('typed wrong')), { 'content-type': 'text/html' }) },
-  { name: 'an HTML page with HTTP 200', wire: 'anthropic', expect: 'MALFORMED_RESPONSE', billed: true,
-    handler: send(200, '<html><body>gateway says hi</body></html>', { 'content-type': 'text/html' }) },
-  { name: 'an empty HTTP 200 body', wire: 'openai', expect: 'MALFORMED_RESPONSE', billed: true, handler: send(200, '') },
-  { name: 'gzip claimed, garbage sent', wire: 'openai', expect: 'NETWORK', billed: true,
-    handler: send(200, 'definitely not gzip', { 'content-type': 'application/json', 'content-encoding': 'gzip' }) },
-  { name: 'the key echoed in content, model and usage', wire: 'openai', expect: 'success',
+    },
+  },
+  {
+    name: 'wrong content-type, valid JSON body',
+    wire: 'openai',
+    expect: 'success',
+    handler: send(200, JSON.stringify(completion('typed wrong')), { 'content-type': 'text/html' }),
+  },
+  {
+    name: 'an HTML page with HTTP 200',
+    wire: 'anthropic',
+    expect: 'MALFORMED_RESPONSE',
+    billed: true,
+    handler: send(200, '<html><body>gateway says hi</body></html>', { 'content-type': 'text/html' }),
+  },
+  {
+    name: 'an empty HTTP 200 body',
+    wire: 'openai',
+    expect: 'MALFORMED_RESPONSE',
+    billed: true,
+    handler: send(200, ''),
+  },
+  {
+    name: 'gzip claimed, garbage sent',
+    wire: 'openai',
+    expect: 'NETWORK',
+    billed: true,
+    handler: send(200, 'definitely not gzip', { 'content-type': 'application/json', 'content-encoding': 'gzip' }),
+  },
+  {
+    name: 'the key echoed in content, model and usage',
+    wire: 'openai',
+    expect: 'success',
     handler: (req, res) => {
       const echoed = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
-      json({ ...completion(`your key is ${echoed}`, { prompt_tokens: 1, completion_tokens: 1, note: echoed }), model: echoed })(req, res);
+      json({
+        ...completion(`your key is ${echoed}`, { prompt_tokens: 1, completion_tokens: 1, note: echoed }),
+        model: echoed,
+      })(req, res);
     },
-    content: (c) => assert.equal(c, 'your key is [REDACTED]') },
-  { name: 'the key echoed in a 401 error body', wire: 'anthropic', expect: 'AUTH',
-    handler: (req, res) => json({ type: 'error', error: { type: String(req.headers['x-api-key']), message: `invalid x-api-key ${String(req.headers['x-api-key'])}` } }, 401)(req, res) },
-  { name: 'the key echoed in a malformed 200 body', wire: 'openai', expect: 'MALFORMED_RESPONSE', billed: true,
-    handler: (req, res) => send(200, `not json ${String(req.headers.authorization)}`)(req, res) },
+    content: (c) => assert.equal(c, 'your key is [REDACTED]'),
+  },
+  {
+    name: 'the key echoed in a 401 error body',
+    wire: 'anthropic',
+    expect: 'AUTH',
+    handler: (req, res) =>
+      json(
+        {
+          type: 'error',
+          error: {
+            type: String(req.headers['x-api-key']),
+            message: `invalid x-api-key ${String(req.headers['x-api-key'])}`,
+          },
+        },
+        401,
+      )(req, res),
+  },
+  {
+    name: 'the key echoed in a malformed 200 body',
+    wire: 'openai',
+    expect: 'MALFORMED_RESPONSE',
+    billed: true,
+    handler: (req, res) => send(200, `not json ${String(req.headers.authorization)}`)(req, res),
+  },
   // Last: the one retryable case (the CLI's breaker must not open before the table ends).
-  { name: 'the connection reset before any status', wire: 'openai', expect: 'NETWORK',
-    handler: (req) => { req.socket.destroy(); } },
+  {
+    name: 'the connection reset before any status',
+    wire: 'openai',
+    expect: 'NETWORK',
+    handler: (req) => {
+      req.socket.destroy();
+    },
+  },
 ];
 
 let server: Server;
@@ -150,8 +318,12 @@ function cli(args: string[], env: Record<string, string>): Promise<{ status: num
     const child = spawn(process.execPath, [cplane, ...args], { cwd: work, env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString('utf8'); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString('utf8'); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString('utf8');
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString('utf8');
+    });
     child.on('close', (code) => resolve({ status: code ?? 1, stdout, stderr }));
   });
 }
@@ -161,7 +333,9 @@ before(async () => {
     req.on('error', () => undefined);
     res.on('error', () => undefined);
     let body = '';
-    req.on('data', (chunk: Buffer) => { body += chunk.toString('utf8'); });
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString('utf8');
+    });
     // In-process cases set `current`; CLI cases run in parallel and are told apart by their prompt.
     req.on('end', () => {
       const handler = current ?? CASES[Number(/case (\d+)/.exec(body)?.[1] ?? -1)]?.handler ?? send(599, 'unscripted');
@@ -171,7 +345,18 @@ before(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   must(['keys', 'generate', '--out', join(work, 'keys')]);
-  const built = JSON.parse(must(['build', '--out', join(work, 'packages'), '--bootstrap-out', join(work, 'bootstrap'), '--sign-key', join(work, 'keys', 'cplane-signing.key'), '--json'])) as { bootstrap: { file: string } };
+  const built = JSON.parse(
+    must([
+      'build',
+      '--out',
+      join(work, 'packages'),
+      '--bootstrap-out',
+      join(work, 'bootstrap'),
+      '--sign-key',
+      join(work, 'keys', 'cplane-signing.key'),
+      '--json',
+    ]),
+  ) as { bootstrap: { file: string } };
   must(['bootstrap', built.bootstrap.file, '--root', root, '--trust', join(work, 'keys', 'cplane-signing.pub')]);
 });
 
@@ -184,9 +369,18 @@ after(async () => {
 test(`hostile provider, in-process: ${CASES.length} cases end in success or a coded outcome, recorded, never ERR_INTERNAL`, async (t) => {
   const dir = mkdtempSync(join(work, 'inproc-'));
   const ledger = Ledger.open(join(dir, 'ledger.sqlite'), { create: true, synchronous: 'OFF' });
-  const budgetConfig = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<string, unknown>;
-  const budget = Budgeter.open({ dbPath: join(dir, 'budget.sqlite'), config: { ...budgetConfig, limits: { session: { default: { max_tokens: 10_000_000 } } } } });
-  t.after(() => { budget.close(); ledger.close(); });
+  const budgetConfig = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  const budget = Budgeter.open({
+    dbPath: join(dir, 'budget.sqlite'),
+    config: { ...budgetConfig, limits: { session: { default: { max_tokens: 10_000_000 } } } },
+  });
+  t.after(() => {
+    budget.close();
+    ledger.close();
+  });
   const providers = {
     openai: new OpenAiProvider({ config: { base_url: baseUrl, api_key: KEY }, env: {} }),
     anthropic: new AnthropicProvider({ config: { base_url: baseUrl, api_key: KEY }, env: {} }),
@@ -195,21 +389,41 @@ test(`hostile provider, in-process: ${CASES.length} cases end in success or a co
     current = c.handler;
     // A router per case: a retryable case must not open the breaker for the next one.
     const router = new Router({
-      ledger, budget, providers: [providers[c.wire]], devMode: true, sleep: async () => undefined, spoolDir: join(dir, 'spool'),
-      config: loadRouterConfig(undefined, { default_provider: c.wire, default_model: 'hostile-model', timeout_ms: 20_000 }),
+      ledger,
+      budget,
+      providers: [providers[c.wire]],
+      devMode: true,
+      sleep: async () => undefined,
+      spoolDir: join(dir, 'spool'),
+      config: loadRouterConfig(undefined, {
+        default_provider: c.wire,
+        default_model: 'hostile-model',
+        timeout_ms: 20_000,
+      }),
     });
     const requestId = `REQ-HOSTILE-${i}`;
-    const res = await router.route({ prompt: `case ${i}`, contract_id: 'PRC-HOSTILE', agent_id: 'AGENT-H', session_id: 'SES-H', request_id: requestId, max_tokens: 64 });
+    const res = await router.route({
+      prompt: `case ${i}`,
+      contract_id: 'PRC-HOSTILE',
+      agent_id: 'AGENT-H',
+      session_id: 'SES-H',
+      request_id: requestId,
+      max_tokens: 64,
+    });
     const label = `${c.name}: ${res.outcome} ${res.error_code ?? ''} ${res.error_message ?? ''} ${res.warnings.join('; ')}`;
     assert.equal(res.outcome === 'success' ? 'success' : res.error_code, c.expect, label);
     assert.match(res.exchange_entry_id, /^LED-/, `${label}: the EXCHANGE is committed`);
     assert.equal(res.unrecorded_exchange, undefined, label);
     c.content?.(res.content);
-    const budgetRecords = ledger.query({ event_type: 'BUDGET_SETTLED' }).concat(ledger.query({ event_type: 'BUDGET_RELEASED' }))
+    const budgetRecords = ledger
+      .query({ event_type: 'BUDGET_SETTLED' })
+      .concat(ledger.query({ event_type: 'BUDGET_RELEASED' }))
       .filter((e) => e.metadata.request_id === requestId);
     const billedUnknown = budgetRecords.some((e) => e.decision === 'SETTLED_USAGE_UNKNOWN');
-    if (c.billed) assert.equal(billedUnknown, true, `${label}: cut off after a 2xx keeps the reservation charged as unknown`);
-    if (c.expect !== 'success' && !c.billed) assert.equal(budgetRecords[0]?.event_type, 'BUDGET_RELEASED', `${label}: released`);
+    if (c.billed)
+      assert.equal(billedUnknown, true, `${label}: cut off after a 2xx keeps the reservation charged as unknown`);
+    if (c.expect !== 'success' && !c.billed)
+      assert.equal(budgetRecords[0]?.event_type, 'BUDGET_RELEASED', `${label}: released`);
   }
   assert.equal(verifyLedger(ledger).ok, true);
   const everything = JSON.stringify(ledger.query({}));
@@ -224,10 +438,32 @@ test(`hostile provider, through \`cplane route\`: ${CASES.length} cases exit 0 o
   const routeCase = async (i: number): Promise<void> => {
     const c = CASES[i] as HostileCase;
     // A model the root's budget prices (an unpriced one is refused before sending).
-    const r = await cli(['route', '--root', root, '--provider', c.wire, '--model', 'claude-haiku-4-5', '--max-tokens', '64', '--prompt', `case ${i}`, '--dev', '--json'], env);
+    const r = await cli(
+      [
+        'route',
+        '--root',
+        root,
+        '--provider',
+        c.wire,
+        '--model',
+        'claude-haiku-4-5',
+        '--max-tokens',
+        '64',
+        '--prompt',
+        `case ${i}`,
+        '--dev',
+        '--json',
+      ],
+      env,
+    );
     const label = `${c.name}: exit ${r.status}\n${r.stdout.slice(0, 400)}\n${r.stderr.slice(0, 400)}`;
     assert.ok(r.status === 0 || r.status === 1, label);
-    const res = JSON.parse(r.stdout) as { outcome: string; error_code: string | null; exchange_entry_id: string; content: string };
+    const res = JSON.parse(r.stdout) as {
+      outcome: string;
+      error_code: string | null;
+      exchange_entry_id: string;
+      content: string;
+    };
     assert.equal(res.outcome === 'success' ? 'success' : res.error_code, c.expect, label);
     assert.match(res.exchange_entry_id, /^LED-/, label);
     c.content?.(res.content);
@@ -257,15 +493,18 @@ test('`cplane route` when neither the ledger nor the spool takes the EXCHANGE: t
   // root's own Ledger class throw SQLite's disk-full error for any batch holding one. (A refusing trigger would
   // not do: an altered schema makes the ledger refuse every append, the DISPATCH too.)
   const preload = join(copy, '..', 'refuse-exchange.mjs');
-  writeFileSync(preload, [
-    "import { pathToFileURL } from 'node:url';",
-    `const { Ledger } = await import(pathToFileURL(${JSON.stringify(join(copy, 'HOT', 'kernel', 'ledger', 'ledger.js'))}).href);`,
-    'const appendBatch = Ledger.prototype.appendBatch;',
-    'Ledger.prototype.appendBatch = function (inputs) {',
-    "  if (inputs.some((input) => input.event_type === 'EXCHANGE')) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });",
-    '  return appendBatch.call(this, inputs);',
-    '};',
-  ].join('\n'));
+  writeFileSync(
+    preload,
+    [
+      "import { pathToFileURL } from 'node:url';",
+      `const { Ledger } = await import(pathToFileURL(${JSON.stringify(join(copy, 'HOT', 'kernel', 'ledger', 'ledger.js'))}).href);`,
+      'const appendBatch = Ledger.prototype.appendBatch;',
+      'Ledger.prototype.appendBatch = function (inputs) {',
+      "  if (inputs.some((input) => input.event_type === 'EXCHANGE')) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });",
+      '  return appendBatch.call(this, inputs);',
+      '};',
+    ].join('\n'),
+  );
   t.after(() => rmSync(preload, { force: true }));
   const refuse = { NODE_OPTIONS: `--import ${preload}` };
   // … and a file stands where the spool directory would be created.
@@ -273,7 +512,17 @@ test('`cplane route` when neither the ledger nor the spool takes the EXCHANGE: t
   const args = ['route', '--root', copy, '--provider', 'mock', '--prompt', 'keep me', '--dev'];
   const json = await cli([...args, '--json'], refuse);
   assert.equal(json.status, 3, json.stdout + json.stderr);
-  const error = (JSON.parse(json.stdout) as { error: { code: string; details: { response: { content: string; outcome: string }; exchange: Array<{ event_type: string; metadata: Record<string, unknown> }> } } }).error;
+  const error = (
+    JSON.parse(json.stdout) as {
+      error: {
+        code: string;
+        details: {
+          response: { content: string; outcome: string };
+          exchange: Array<{ event_type: string; metadata: Record<string, unknown> }>;
+        };
+      };
+    }
+  ).error;
   assert.equal(error.code, 'ERR_ROUTE_EXCHANGE_UNRECORDED');
   assert.equal(error.details.response.outcome, 'success');
   assert.equal(error.details.response.content, 'Mock response');
@@ -283,5 +532,9 @@ test('`cplane route` when neither the ledger nor the spool takes the EXCHANGE: t
   const human = await cli(args, refuse);
   assert.equal(human.status, 3);
   assert.match(human.stdout, /^Mock response$/m, 'the answer is on stdout');
-  assert.match(human.stderr, /ERR_ROUTE_EXCHANGE_UNRECORDED: .*"event_type":"EXCHANGE".*"response":"Mock response"/, 'the whole exchange is on stderr');
+  assert.match(
+    human.stderr,
+    /ERR_ROUTE_EXCHANGE_UNRECORDED: .*"event_type":"EXCHANGE".*"response":"Mock response"/,
+    'the whole exchange is on stderr',
+  );
 });

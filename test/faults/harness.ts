@@ -39,7 +39,12 @@ export function cleanupBuild(): void {
 }
 
 export function run(args: readonly string[], cwd = tmpdir(), env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [CPLANE, ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+  return spawnSync(process.execPath, [CPLANE, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    maxBuffer: 64 * 1024 * 1024,
+  });
 }
 
 /** A fresh copy of the template root at `dest` (SQLite files are closed between commands, so a copy is consistent). */

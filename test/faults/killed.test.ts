@@ -7,11 +7,23 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { archive, assertGatesPass, assertRootWhole, cleanupBuild, CPLANE, copyRoot, run, seeded, Tally } from './harness.js';
+import {
+  archive,
+  assertGatesPass,
+  assertRootWhole,
+  cleanupBuild,
+  CPLANE,
+  copyRoot,
+  run,
+  seeded,
+  Tally,
+} from './harness.js';
 
 after(cleanupBuild);
 const tally = new Tally();
-after(() => { process.stdout.write(`# killed processes: ${tally.summary()}\n`); });
+after(() => {
+  process.stdout.write(`# killed processes: ${tally.summary()}\n`);
+});
 
 /** Start `cplane args`, SIGKILL it after `delayMs` unless it finished first; resolves with how it ended. */
 function killAfter(args: readonly string[], delayMs: number): Promise<string> {
@@ -32,7 +44,8 @@ test('install, uninstall, route and ledger append killed at random moments: the 
   const dir = mkdtempSync(join(tmpdir(), 'cp-faults-kill-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const root = copyRoot(join(dir, 'root'));
-  const installed = (): boolean => existsSync(join(root, 'HOT', 'installed', 'PKG-PROVIDER-OPENAI-001', 'receipt.json'));
+  const installed = (): boolean =>
+    existsSync(join(root, 'HOT', 'installed', 'PKG-PROVIDER-OPENAI-001', 'receipt.json'));
   const rounds = 3;
   for (let round = 0; round < rounds; round += 1) {
     const commands: Array<[string, string[]]> = [
@@ -40,17 +53,37 @@ test('install, uninstall, route and ledger append killed at random moments: the 
         ? ['uninstall', ['uninstall', 'PKG-PROVIDER-OPENAI-001', '--root', root]]
         : ['install', ['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', root, '--dev']],
       ['route', ['route', '--root', root, '--prompt', `killed ${round}`, '--dev']],
-      ['ledger append', ['ledger', 'append', '--root', root, '--event-type', 'KILL_TEST', '--submission-id', `K${round}`, '--decision', 'OK', '--reason', 'r']],
+      [
+        'ledger append',
+        [
+          'ledger',
+          'append',
+          '--root',
+          root,
+          '--event-type',
+          'KILL_TEST',
+          '--submission-id',
+          `K${round}`,
+          '--decision',
+          'OK',
+          '--reason',
+          'r',
+        ],
+      ],
     ];
     for (const [name, args] of commands) {
       const delayMs = Math.floor(50 + random() * 1200);
       const ended = await killAfter(args, delayMs);
       t.diagnostic(`round ${round}: ${name} after ${delayMs} ms -> ${ended}`);
       // The next command opens the root and repairs an interrupted commit: the root verifies whole.
-      tally.record(`killed ${name} (round ${round}, ${delayMs} ms), then verify`, assertRootWhole(root, `after ${name} killed at ${delayMs} ms (seed ${seed})`));
+      tally.record(
+        `killed ${name} (round ${round}, ${delayMs} ms), then verify`,
+        assertRootWhole(root, `after ${name} killed at ${delayMs} ms (seed ${seed})`),
+      );
     }
   }
   // Whatever was interrupted, the package is now wholly installed or wholly absent, and installing works.
-  if (!installed()) assert.equal(run(['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', root, '--dev']).status, 0);
+  if (!installed())
+    assert.equal(run(['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', root, '--dev']).status, 0);
   assertGatesPass(root, `after ${rounds * 3} kills (seed ${seed})`);
 });

@@ -4,14 +4,36 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { archive, assertGatesPass, assertRootWhole, buildOnce, cleanupBuild, copyRoot, run, Tally, tasksFile } from './harness.js';
+import {
+  archive,
+  assertGatesPass,
+  assertRootWhole,
+  buildOnce,
+  cleanupBuild,
+  copyRoot,
+  run,
+  Tally,
+  tasksFile,
+} from './harness.js';
 
 after(cleanupBuild);
 const tally = new Tally();
-after(() => { process.stdout.write(`# fault sweep: ${tally.summary()}\n`); });
+after(() => {
+  process.stdout.write(`# fault sweep: ${tally.summary()}\n`);
+});
 
 function temp(t: { after: (fn: () => void) => void }, prefix = 'cp-faults-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -42,11 +64,48 @@ function writingCommands(root: string, out: string, inputs: Inputs, tag: string)
     ['install', ['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', root, '--dev', '--json']],
     ['uninstall', ['uninstall', 'PKG-PROVIDER-ANTHROPIC-001', '--root', root, '--json']],
     ['route', ['route', '--root', root, '--prompt', `fault ${tag}`, '--dev', '--json']],
-    ['ledger append', ['ledger', 'append', '--root', root, '--event-type', 'FAULT_TEST', '--submission-id', tag, '--decision', 'OK', '--reason', 'sweep', '--json']],
+    [
+      'ledger append',
+      [
+        'ledger',
+        'append',
+        '--root',
+        root,
+        '--event-type',
+        'FAULT_TEST',
+        '--submission-id',
+        tag,
+        '--decision',
+        'OK',
+        '--reason',
+        'sweep',
+        '--json',
+      ],
+    ],
     ['ledger export', ['ledger', 'export', '--root', root, '--out', join(out, `export-${tag}.jsonl`), '--json']],
-    ['ledger import', ['ledger', 'import', '--ledger', join(out, `imported-${tag}.sqlite`), '--from', inputs.exportFile, '--json']],
+    [
+      'ledger import',
+      ['ledger', 'import', '--ledger', join(out, `imported-${tag}.sqlite`), '--from', inputs.exportFile, '--json'],
+    ],
     ['dispatch init', ['dispatch', 'init', '--root', root, '--run', `RUN-${tag}`, '--tasks', inputs.tasks, '--json']],
-    ['dispatch ingest', ['dispatch', 'ingest', '--root', root, '--run', `RUN-${tag}`, '--task', '1', '--outcome', 'completed', '--summary', 'done', '--json']],
+    [
+      'dispatch ingest',
+      [
+        'dispatch',
+        'ingest',
+        '--root',
+        root,
+        '--run',
+        `RUN-${tag}`,
+        '--task',
+        '1',
+        '--outcome',
+        'completed',
+        '--summary',
+        'done',
+        '--json',
+      ],
+    ],
     ['keys generate', ['keys', 'generate', '--out', join(out, `keys-${tag}`), '--json']],
     ['keys trust', ['keys', 'trust', '--root', root, inputs.pubKey, '--json']],
     ['budget status', ['budget', 'status', '--root', root, '--json']],
@@ -95,7 +154,11 @@ test('disk full (tmpfs): every writing command ends coded or OK, and the root is
     const root = copyRoot(join(mnt, 'root'));
     const out = join(mnt, 'out');
     mkdirSync(out, { recursive: true });
-    assert.equal(run(['uninstall', 'PKG-PROVIDER-OPENAI-001', '--root', root]).status, 0, 'prepare: a package to install');
+    assert.equal(
+      run(['uninstall', 'PKG-PROVIDER-OPENAI-001', '--root', root]).status,
+      0,
+      'prepare: a package to install',
+    );
     const filler = fill(mnt, freeKiB * 1024);
     for (const [name, args] of writingCommands(root, out, inputs, `free${freeKiB}`)) {
       const outcome = tally.record(`disk full (${freeKiB} KiB free): ${name}`, run(args));
@@ -103,7 +166,9 @@ test('disk full (tmpfs): every writing command ends coded or OK, and the root is
     }
     const newRoot = join(out, 'new-root');
     const boot = run(['bootstrap', buildOnce().bootstrap, '--root', newRoot, '--dev', '--json']);
-    t.diagnostic(`${freeKiB} KiB free: bootstrap -> ${tally.record(`disk full (${freeKiB} KiB free): bootstrap`, boot)}`);
+    t.diagnostic(
+      `${freeKiB} KiB free: bootstrap -> ${tally.record(`disk full (${freeKiB} KiB free): bootstrap`, boot)}`,
+    );
     rmSync(filler);
     assertRootWhole(root, `after ${freeKiB} KiB free`);
     assertBootstrapLeftNothingHalfDone(newRoot, `bootstrap with ${freeKiB} KiB free`);
@@ -155,13 +220,59 @@ test('over-long names: every path argument with a 300-byte segment ends in a cod
     ['bootstrap root', ['bootstrap', buildOnce().bootstrap, '--root', join(dir, long, 'r'), '--dev', '--json']],
     ['route root', ['route', '--root', join(dir, long), '--prompt', 'x', '--dev', '--json']],
     ['route compiled', ['route', '--root', root, '--compiled', join(dir, long), '--dev', '--json']],
-    ['ledger append', ['ledger', 'append', '--ledger', join(dir, long, 'l.sqlite'), '--event-type', 'X', '--submission-id', 'S', '--decision', 'D', '--reason', 'r', '--json']],
-    ['ledger append file', ['ledger', 'append', '--ledger', join(dir, `${long}.sqlite`), '--event-type', 'X', '--submission-id', 'S', '--decision', 'D', '--reason', 'r', '--json']],
+    [
+      'ledger append',
+      [
+        'ledger',
+        'append',
+        '--ledger',
+        join(dir, long, 'l.sqlite'),
+        '--event-type',
+        'X',
+        '--submission-id',
+        'S',
+        '--decision',
+        'D',
+        '--reason',
+        'r',
+        '--json',
+      ],
+    ],
+    [
+      'ledger append file',
+      [
+        'ledger',
+        'append',
+        '--ledger',
+        join(dir, `${long}.sqlite`),
+        '--event-type',
+        'X',
+        '--submission-id',
+        'S',
+        '--decision',
+        'D',
+        '--reason',
+        'r',
+        '--json',
+      ],
+    ],
     ['ledger export', ['ledger', 'export', '--root', root, '--out', join(dir, `${long}.jsonl`), '--json']],
-    ['ledger export into a missing directory', ['ledger', 'export', '--root', root, '--out', join(dir, 'no-such-dir', 'x.jsonl'), '--json']],
-    ['ledger import from', ['ledger', 'import', '--ledger', join(dir, 'i.sqlite'), '--from', join(dir, long), '--json']],
-    ['ledger import into', ['ledger', 'import', '--ledger', join(dir, `${long}.sqlite`), '--from', inputs.exportFile, '--json']],
-    ['dispatch init tasks', ['dispatch', 'init', '--root', root, '--run', 'R1', '--tasks', join(dir, long, 'tasks.md'), '--json']],
+    [
+      'ledger export into a missing directory',
+      ['ledger', 'export', '--root', root, '--out', join(dir, 'no-such-dir', 'x.jsonl'), '--json'],
+    ],
+    [
+      'ledger import from',
+      ['ledger', 'import', '--ledger', join(dir, 'i.sqlite'), '--from', join(dir, long), '--json'],
+    ],
+    [
+      'ledger import into',
+      ['ledger', 'import', '--ledger', join(dir, `${long}.sqlite`), '--from', inputs.exportFile, '--json'],
+    ],
+    [
+      'dispatch init tasks',
+      ['dispatch', 'init', '--root', root, '--run', 'R1', '--tasks', join(dir, long, 'tasks.md'), '--json'],
+    ],
     ['dispatch run id', ['dispatch', 'init', '--root', root, '--run', long, '--tasks', inputs.tasks, '--json']],
     ['keys generate', ['keys', 'generate', '--out', join(dir, long), '--json']],
     ['keys trust', ['keys', 'trust', '--root', root, join(dir, long), '--json']],
@@ -173,10 +284,19 @@ test('over-long names: every path argument with a 300-byte segment ends in a cod
     const result = run(args, dir);
     const outcome = tally.record(`long name: ${name}`, result);
     assert.notEqual(outcome, 'OK', `${name} accepted a 300-byte name`);
-    if (name.startsWith('install archive') || name.startsWith('keys') || name.startsWith('ledger export') && !name.includes('missing')) assert.equal(outcome, 'ERR_NAME_TOO_LONG', name);
+    if (
+      name.startsWith('install archive') ||
+      name.startsWith('keys') ||
+      (name.startsWith('ledger export') && !name.includes('missing'))
+    )
+      assert.equal(outcome, 'ERR_NAME_TOO_LONG', name);
     t.diagnostic(`long name: ${name} -> ${outcome}`);
   }
-  assert.deepEqual(readdirSync(dir).filter((n) => n.length > 255), [], 'no over-long entry was created');
+  assert.deepEqual(
+    readdirSync(dir).filter((n) => n.length > 255),
+    [],
+    'no over-long entry was created',
+  );
   assertRootWhole(root, 'after long names');
 });
 
@@ -185,36 +305,65 @@ test('damaged databases (budget, dispatch, ownership registry, root lock): coded
   const inputs = prepareInputs(buildOnce().template, join(dir, 'inputs'));
   const garbage = Buffer.alloc(16384, 0x5a);
   const damage = (path: string, how: 'garbage' | 'pages'): void => {
-    if (how === 'garbage' || !existsSync(path)) { writeFileSync(path, garbage); return; }
+    if (how === 'garbage' || !existsSync(path)) {
+      writeFileSync(path, garbage);
+      return;
+    }
     // Keep the 100-byte SQLite header, wreck every page after it: opens, then SQLITE_CORRUPT on first read.
-    const fd = spawnSync('dd', ['if=/dev/urandom', `of=${path}`, 'bs=1', 'seek=100', 'count=8000', 'conv=notrunc'], { encoding: 'utf8' });
+    const fd = spawnSync('dd', ['if=/dev/urandom', `of=${path}`, 'bs=1', 'seek=100', 'count=8000', 'conv=notrunc'], {
+      encoding: 'utf8',
+    });
     assert.equal(fd.status, 0, fd.stderr);
   };
   const databases: Array<[string, string, Array<[string, (root: string) => string[]]>]> = [
-    ['budget', 'HOT/registries/budget.sqlite', [
-      ['route', (r) => ['route', '--root', r, '--prompt', 'x', '--dev', '--json']],
-      ['budget status', (r) => ['budget', 'status', '--root', r, '--json']],
-    ]],
-    ['dispatch', 'HOT/registries/dispatch.sqlite', [
-      ['dispatch init', (r) => ['dispatch', 'init', '--root', r, '--run', 'R2', '--tasks', inputs.tasks, '--json']],
-      ['dispatch status', (r) => ['dispatch', 'status', '--root', r, '--run', 'R1', '--json']],
-    ]],
-    ['ownership', 'HOT/registries/ownership.sqlite', [
-      ['install', (r) => ['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', r, '--dev', '--json']],
-      ['uninstall', (r) => ['uninstall', 'PKG-PROVIDER-ANTHROPIC-001', '--root', r, '--json']],
-      ['verify', (r) => ['verify', '--root', r, '--json']],
-      ['list', (r) => ['list', '--root', r, '--json']],
-      ['gate-check', (r) => ['gate-check', '--root', r, '--json']],
-    ]],
-    ['lock', 'HOT/registries/lock.sqlite', [
-      ['install', (r) => ['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', r, '--dev', '--json']],
-      ['uninstall', (r) => ['uninstall', 'PKG-PROVIDER-ANTHROPIC-001', '--root', r, '--json']],
-    ]],
+    [
+      'budget',
+      'HOT/registries/budget.sqlite',
+      [
+        ['route', (r) => ['route', '--root', r, '--prompt', 'x', '--dev', '--json']],
+        ['budget status', (r) => ['budget', 'status', '--root', r, '--json']],
+      ],
+    ],
+    [
+      'dispatch',
+      'HOT/registries/dispatch.sqlite',
+      [
+        ['dispatch init', (r) => ['dispatch', 'init', '--root', r, '--run', 'R2', '--tasks', inputs.tasks, '--json']],
+        ['dispatch status', (r) => ['dispatch', 'status', '--root', r, '--run', 'R1', '--json']],
+      ],
+    ],
+    [
+      'ownership',
+      'HOT/registries/ownership.sqlite',
+      [
+        ['install', (r) => ['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', r, '--dev', '--json']],
+        ['uninstall', (r) => ['uninstall', 'PKG-PROVIDER-ANTHROPIC-001', '--root', r, '--json']],
+        ['verify', (r) => ['verify', '--root', r, '--json']],
+        ['list', (r) => ['list', '--root', r, '--json']],
+        ['gate-check', (r) => ['gate-check', '--root', r, '--json']],
+      ],
+    ],
+    [
+      'lock',
+      'HOT/registries/lock.sqlite',
+      [
+        ['install', (r) => ['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', r, '--dev', '--json']],
+        ['uninstall', (r) => ['uninstall', 'PKG-PROVIDER-ANTHROPIC-001', '--root', r, '--json']],
+      ],
+    ],
   ];
   const prepared = copyRoot(join(dir, 'prepared'));
-  assert.equal(run(['dispatch', 'init', '--root', prepared, '--run', 'R1', '--tasks', inputs.tasks]).status, 0, 'prepare: a dispatch store');
+  assert.equal(
+    run(['dispatch', 'init', '--root', prepared, '--run', 'R1', '--tasks', inputs.tasks]).status,
+    0,
+    'prepare: a dispatch store',
+  );
   assert.equal(run(['route', '--root', prepared, '--prompt', 'prepare', '--dev']).status, 0, 'prepare: a budget store');
-  assert.equal(run(['uninstall', 'PKG-PROVIDER-OPENAI-001', '--root', prepared]).status, 0, 'prepare: a package to install');
+  assert.equal(
+    run(['uninstall', 'PKG-PROVIDER-OPENAI-001', '--root', prepared]).status,
+    0,
+    'prepare: a package to install',
+  );
   for (const [db, rel, commands] of databases) {
     for (const how of ['garbage', 'pages'] as const) {
       const root = join(dir, `root-${db}-${how}`);
@@ -230,7 +379,11 @@ test('damaged databases (budget, dispatch, ownership registry, root lock): coded
         if (!harmless) assert.notEqual(outcome, 'OK', `${name} went on with a damaged ${db} database`);
       }
       const ledger = run(['ledger', 'verify', '--root', root]);
-      assert.equal(ledger.status, 0, `the ledger is untouched by a damaged ${db} database: ${ledger.stdout}${ledger.stderr}`);
+      assert.equal(
+        ledger.status,
+        0,
+        `the ledger is untouched by a damaged ${db} database: ${ledger.stdout}${ledger.stderr}`,
+      );
     }
   }
 });
@@ -257,20 +410,33 @@ test('config values the code cannot honour are refused alike by the loader and b
   for (const [label, change] of bad) {
     writeFileSync(configPath, JSON.stringify({ ...good, ...change }));
     const route = run(['route', '--root', root, '--prompt', 'x', '--dev', '--json']);
-    assert.equal(tally.record(`router config: ${label}: route`, route), 'ERR_ROUTER_CONFIG_INVALID', `${label}: ${route.stdout}`);
+    assert.equal(
+      tally.record(`router config: ${label}: route`, route),
+      'ERR_ROUTER_CONFIG_INVALID',
+      `${label}: ${route.stdout}`,
+    );
     const g3 = run(['gate-check', '--root', root, '--gate', 'G3', '--json']);
     assert.equal(g3.status, 1, `${label}: G3 must FAIL: ${g3.stdout}`);
     assert.match(g3.stdout, /CONFIG_INVALID/);
   }
   // The edge values themselves are honoured: the loader and G3 accept them.
-  writeFileSync(configPath, JSON.stringify({ ...good, timeout_ms: 2 ** 31 - 1, retry: { ...retry, max_delay_ms: 2 ** 31 - 1 } }));
+  writeFileSync(
+    configPath,
+    JSON.stringify({ ...good, timeout_ms: 2 ** 31 - 1, retry: { ...retry, max_delay_ms: 2 ** 31 - 1 } }),
+  );
   assert.equal(run(['route', '--root', root, '--prompt', 'x', '--dev']).status, 0);
   assert.equal(run(['gate-check', '--root', root, '--gate', 'G3']).status, 0);
 
   const budgetPath = join(root, 'HOT', 'config', 'budget.json');
   const budget = JSON.parse(readFileSync(budgetPath, 'utf8')) as Record<string, unknown>;
-  writeFileSync(budgetPath, JSON.stringify({ ...budget, rate_limits: { session: { window_ms: 1000, max_tokens: 2 ** 60 } } }));
-  assert.equal(tally.record('budget config: rate limit beyond 2^53', run(['budget', 'status', '--root', root, '--json'])), 'ERR_BUDGET_CONFIG_INVALID');
+  writeFileSync(
+    budgetPath,
+    JSON.stringify({ ...budget, rate_limits: { session: { window_ms: 1000, max_tokens: 2 ** 60 } } }),
+  );
+  assert.equal(
+    tally.record('budget config: rate limit beyond 2^53', run(['budget', 'status', '--root', root, '--json'])),
+    'ERR_BUDGET_CONFIG_INVALID',
+  );
   assert.equal(run(['gate-check', '--root', root, '--gate', 'G3']).status, 1);
 });
 
@@ -281,11 +447,27 @@ test('files read whole are bounded: a sparse 5 GiB key, spec, compiled prompt, c
   assert.equal(spawnSync('truncate', ['-s', '5G', huge]).status, 0);
   const cases: Array<[string, string[], string[]]> = [
     ['keys trust', ['keys', 'trust', '--root', root, huge, '--json'], ['ERR_INPUT_TOO_LARGE']],
-    ['build --sign-key', ['build', '--sign-key', huge, '--out', join(dir, 'p'), '--bootstrap-out', join(dir, 'b'), '--json'], ['ERR_INPUT_TOO_LARGE']],
-    ['prompt compile --spec', ['prompt', 'compile', '--spec', huge, '--json'], ['ERR_PROMPT_SPEC_INVALID', 'ERR_INPUT_TOO_LARGE']],
+    [
+      'build --sign-key',
+      ['build', '--sign-key', huge, '--out', join(dir, 'p'), '--bootstrap-out', join(dir, 'b'), '--json'],
+      ['ERR_INPUT_TOO_LARGE'],
+    ],
+    [
+      'prompt compile --spec',
+      ['prompt', 'compile', '--spec', huge, '--json'],
+      ['ERR_PROMPT_SPEC_INVALID', 'ERR_INPUT_TOO_LARGE'],
+    ],
     ['route --compiled', ['route', '--root', root, '--compiled', huge, '--dev', '--json'], ['ERR_INPUT_TOO_LARGE']],
-    ['ledger import --from', ['ledger', 'import', '--ledger', join(dir, 'i.sqlite'), '--from', huge, '--json'], ['ERR_INPUT_TOO_LARGE', 'ERR_LEDGER_IMPORT_INVALID']],
-    ['bootstrap --trust', ['bootstrap', buildOnce().bootstrap, '--root', join(dir, 'new'), '--dev', '--trust', huge, '--json'], ['ERR_INPUT_TOO_LARGE']],
+    [
+      'ledger import --from',
+      ['ledger', 'import', '--ledger', join(dir, 'i.sqlite'), '--from', huge, '--json'],
+      ['ERR_INPUT_TOO_LARGE', 'ERR_LEDGER_IMPORT_INVALID'],
+    ],
+    [
+      'bootstrap --trust',
+      ['bootstrap', buildOnce().bootstrap, '--root', join(dir, 'new'), '--dev', '--trust', huge, '--json'],
+      ['ERR_INPUT_TOO_LARGE'],
+    ],
   ];
   const configs = ['router.json', 'budget.json', 'dispatch.json'];
   for (const [label, args, codes] of cases) {
@@ -295,9 +477,12 @@ test('files read whole are bounded: a sparse 5 GiB key, spec, compiled prompt, c
   for (const name of configs) {
     const copy = copyRoot(join(dir, `root-${name}`));
     assert.equal(spawnSync('truncate', ['-s', '5G', join(copy, 'HOT', 'config', name)]).status, 0);
-    const args = name === 'dispatch.json'
-      ? ['dispatch', 'status', '--root', copy, '--run', 'R', '--json']
-      : name === 'budget.json' ? ['budget', 'status', '--root', copy, '--json'] : ['route', '--root', copy, '--prompt', 'x', '--dev', '--json'];
+    const args =
+      name === 'dispatch.json'
+        ? ['dispatch', 'status', '--root', copy, '--run', 'R', '--json']
+        : name === 'budget.json'
+          ? ['budget', 'status', '--root', copy, '--json']
+          : ['route', '--root', copy, '--prompt', 'x', '--dev', '--json'];
     const outcome = tally.record(`5 GiB config: ${name}`, run(args, dir));
     assert.ok(['ERR_INPUT_TOO_LARGE', 'ERR_DISPATCH_RUN_NOT_FOUND'].includes(outcome), `${name}: ${outcome}`);
   }

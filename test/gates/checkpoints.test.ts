@@ -11,7 +11,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { REPO } from '../../scripts/lib/repo.js';
 import { canonicalJson } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
-import { computeEntryHash, GENESIS_HASH, type LedgerEntry } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
+import {
+  computeEntryHash,
+  GENESIS_HASH,
+  type LedgerEntry,
+} from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
 import { generateSigningKeyPair } from '../../staging/PKG-KERNEL-001/HOT/kernel/signing/keys.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
 
@@ -35,7 +39,8 @@ function must(args: string[]): string {
 
 before(() => {
   bootstrapSignedRoot(work, pristine);
-  for (const prompt of ['first question', 'second question', 'third question']) must([cplane, 'route', '--root', pristine, '--prompt', prompt, '--dev']);
+  for (const prompt of ['first question', 'second question', 'third question'])
+    must([cplane, 'route', '--root', pristine, '--prompt', prompt, '--dev']);
   must([cplane, 'ledger', 'checkpoint', '--root', pristine, '--out', external]);
 });
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -47,8 +52,13 @@ function copyRoot(): string {
   return root;
 }
 
-interface GateJson { gates: Array<{ id: string; status: string; findings: Array<{ code: string; message: string }> }> }
-interface VerifyJson { ok: boolean; checkpoints: { ok: boolean; verified: number; absent: boolean; findings: Array<{ problem: string }> } }
+interface GateJson {
+  gates: Array<{ id: string; status: string; findings: Array<{ code: string; message: string }> }>;
+}
+interface VerifyJson {
+  ok: boolean;
+  checkpoints: { ok: boolean; verified: number; absent: boolean; findings: Array<{ problem: string }> };
+}
 
 function gateCheck(root: string, extra: string[] = []): { status: number; json: GateJson } {
   const r = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json', ...extra]);
@@ -68,7 +78,18 @@ function verify(root: string, extra: string[] = []): { status: number; json: Ver
 const ledgerPath = (root: string): string => join(root, 'HOT', 'ledger', 'ledger.sqlite');
 const checkpointDir = (root: string): string => join(root, 'HOT', 'ledger', 'checkpoints');
 
-interface Row { seq: number; id: string; event_type: string; submission_id: string; decision: string; reason: string; metadata: string; timestamp: string; previous_hash: string; entry_hash: string }
+interface Row {
+  seq: number;
+  id: string;
+  event_type: string;
+  submission_id: string;
+  decision: string;
+  reason: string;
+  metadata: string;
+  timestamp: string;
+  previous_hash: string;
+  entry_hash: string;
+}
 
 /**
  * The attack: drop the triggers, edit the first EXCHANGE's response, recompute every later entry's link and hash,
@@ -78,10 +99,17 @@ function rewriteExchange(root: string): number {
   const db = new Database(ledgerPath(root));
   let edited = 0;
   try {
-    const triggers = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").all() as Array<{ name: string; sql: string }>;
+    const triggers = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").all() as Array<{
+      name: string;
+      sql: string;
+    }>;
     assert.ok(triggers.length >= 2);
     for (const t of triggers) db.exec(`DROP TRIGGER ${t.name}`);
-    const rows = db.prepare('SELECT seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash FROM entries ORDER BY seq').all() as Row[];
+    const rows = db
+      .prepare(
+        'SELECT seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash FROM entries ORDER BY seq',
+      )
+      .all() as Row[];
     const update = db.prepare('UPDATE entries SET metadata = ?, previous_hash = ?, entry_hash = ? WHERE seq = ?');
     let previous = GENESIS_HASH;
     for (const row of rows) {
@@ -91,8 +119,14 @@ function rewriteExchange(root: string): number {
         edited = row.seq;
       }
       const entry: Omit<LedgerEntry, 'entry_hash'> = {
-        id: row.id, event_type: row.event_type, submission_id: row.submission_id, decision: row.decision, reason: row.reason,
-        metadata, timestamp: row.timestamp, previous_hash: previous,
+        id: row.id,
+        event_type: row.event_type,
+        submission_id: row.submission_id,
+        decision: row.decision,
+        reason: row.reason,
+        metadata,
+        timestamp: row.timestamp,
+        previous_hash: previous,
       };
       const hash = computeEntryHash(entry);
       update.run(canonicalJson(metadata), previous, hash, row.seq);
@@ -126,7 +160,7 @@ test('an honest bootstrapped root with routed exchanges verifies against its own
   assert.equal(gates.status, 0);
 });
 
-test('a rewritten EXCHANGE with every later hash, the triggers and the receipts\' anchors recomputed FAILS verify and G4 against the root\'s checkpoint', () => {
+test("a rewritten EXCHANGE with every later hash, the triggers and the receipts' anchors recomputed FAILS verify and G4 against the root's checkpoint", () => {
   const root = copyRoot();
   rewriteExchange(root);
   // Without checkpoints the forgery is self-consistent: the chain and the anchors verify.
@@ -141,7 +175,7 @@ test('a rewritten EXCHANGE with every later hash, the triggers and the receipts\
   assert.equal(gates.status, 1);
 });
 
-test('a copy kept elsewhere catches a rewrite whose author also re-signed the root\'s checkpoints with the root key', () => {
+test("a copy kept elsewhere catches a rewrite whose author also re-signed the root's checkpoints with the root key", () => {
   const root = copyRoot();
   rewriteExchange(root);
   rmSync(checkpointDir(root), { recursive: true });
@@ -151,7 +185,10 @@ test('a copy kept elsewhere catches a rewrite whose author also re-signed the ro
   assert.equal(gate(gateCheck(root).json, 'G4').status, 'PASS');
   const { status, json } = verify(root, ['--checkpoint', external]);
   assert.equal(status, 1);
-  assert.deepEqual(json.checkpoints.findings.map((f) => f.problem), ['mismatch']);
+  assert.deepEqual(
+    json.checkpoints.findings.map((f) => f.problem),
+    ['mismatch'],
+  );
   assert.ok(gate(gateCheck(root, ['--checkpoint', external]).json, 'G4').codes.includes('CHECKPOINT_MISMATCH'));
 });
 
@@ -161,23 +198,34 @@ test('a copy kept elsewhere catches a rewrite whose author replaced the root key
   const forged = generateSigningKeyPair();
   const trustPath = join(root, 'HOT', 'registries', 'trust.json');
   const trust = JSON.parse(readFileSync(trustPath, 'utf8')) as { keys: Array<Record<string, string>> };
-  trust.keys = trust.keys.map((k) => (k.role === 'checkpoint' ? { ...k, key_id: forged.key_id, public_key_pem: forged.public_key_pem } : k));
+  trust.keys = trust.keys.map((k) =>
+    k.role === 'checkpoint' ? { ...k, key_id: forged.key_id, public_key_pem: forged.public_key_pem } : k,
+  );
   writeFileSync(trustPath, JSON.stringify(trust));
   writeFileSync(join(root, 'HOT', 'registries', 'root-key.pem'), forged.private_key_pem, { mode: 0o600 });
   rmSync(checkpointDir(root), { recursive: true });
   must([cplane, 'ledger', 'checkpoint', '--root', root]);
   const { status, json } = verify(root, ['--checkpoint', external]);
   assert.equal(status, 1);
-  assert.deepEqual(json.checkpoints.findings.map((f) => f.problem), ['untrusted_key']);
+  assert.deepEqual(
+    json.checkpoints.findings.map((f) => f.problem),
+    ['untrusted_key'],
+  );
   // Pinning the original public key: the forged in-root checkpoint is untrusted, the kept copy names the rewrite.
   const pinned = join(work, 'pinned.pub');
-  const original = (JSON.parse(readFileSync(join(pristine, 'HOT', 'registries', 'trust.json'), 'utf8')) as { keys: Array<Record<string, string>> }).keys.find((k) => k.role === 'checkpoint');
+  const original = (
+    JSON.parse(readFileSync(join(pristine, 'HOT', 'registries', 'trust.json'), 'utf8')) as {
+      keys: Array<Record<string, string>>;
+    }
+  ).keys.find((k) => k.role === 'checkpoint');
   writeFileSync(pinned, original?.public_key_pem ?? '');
-  const problems = verify(root, ['--checkpoint', external, '--checkpoint-key', pinned]).json.checkpoints.findings.map((f) => f.problem).sort();
+  const problems = verify(root, ['--checkpoint', external, '--checkpoint-key', pinned])
+    .json.checkpoints.findings.map((f) => f.problem)
+    .sort();
   assert.deepEqual(problems, ['mismatch', 'untrusted_key']);
 });
 
-test('a tail cut off after the last install is caught by a checkpoint beyond the head (the receipts\' anchors cannot see it)', () => {
+test("a tail cut off after the last install is caught by a checkpoint beyond the head (the receipts' anchors cannot see it)", () => {
   const root = copyRoot();
   const db = new Database(ledgerPath(root));
   db.exec('DROP TRIGGER entries_no_delete');
@@ -185,11 +233,14 @@ test('a tail cut off after the last install is caught by a checkpoint beyond the
   db.close();
   const { status, json } = verify(root, ['--checkpoint', external]);
   assert.equal(status, 1);
-  assert.ok(json.checkpoints.findings.every((f) => f.problem === 'truncated') && json.checkpoints.findings.length === 2, JSON.stringify(json.checkpoints));
+  assert.ok(
+    json.checkpoints.findings.every((f) => f.problem === 'truncated') && json.checkpoints.findings.length === 2,
+    JSON.stringify(json.checkpoints),
+  );
   assert.ok(gate(gateCheck(root).json, 'G4').codes.includes('CHECKPOINT_TRUNCATED'));
 });
 
-test('G4 FAILS when the root\'s checkpoints are deleted, altered, or a stranger\'s file sits among them', () => {
+test("G4 FAILS when the root's checkpoints are deleted, altered, or a stranger's file sits among them", () => {
   const deleted = copyRoot();
   rmSync(checkpointDir(deleted), { recursive: true });
   assert.deepEqual(gate(gateCheck(deleted).json, 'G4'), { status: 'FAIL', codes: ['CHECKPOINTS_MISSING'] });
@@ -203,9 +254,23 @@ test('G4 FAILS when the root\'s checkpoints are deleted, altered, or a stranger\
 
   const stranger = copyRoot();
   writeFileSync(join(checkpointDir(stranger), 'notes.txt'), 'hello');
-  writeFileSync(join(checkpointDir(stranger), '0000000000000099-0000000000000000.json'), '{"kind":"cplane-ledger-checkpoint"}');
-  assert.deepEqual(gate(gateCheck(stranger).json, 'G4'), { status: 'FAIL', codes: ['CHECKPOINT_INVALID', 'CHECKPOINT_INVALID'] });
-  const hostile = run([cplane, 'ledger', 'verify', '--root', copyRoot(), '--checkpoint', join(work, 'no-such-file.json')]);
+  writeFileSync(
+    join(checkpointDir(stranger), '0000000000000099-0000000000000000.json'),
+    '{"kind":"cplane-ledger-checkpoint"}',
+  );
+  assert.deepEqual(gate(gateCheck(stranger).json, 'G4'), {
+    status: 'FAIL',
+    codes: ['CHECKPOINT_INVALID', 'CHECKPOINT_INVALID'],
+  });
+  const hostile = run([
+    cplane,
+    'ledger',
+    'verify',
+    '--root',
+    copyRoot(),
+    '--checkpoint',
+    join(work, 'no-such-file.json'),
+  ]);
   assert.equal(hostile.status, 3);
   assert.match(hostile.stderr, /ERR_CHECKPOINT_INVALID/);
 });
@@ -219,7 +284,10 @@ test('a root bootstrapped before checkpoints (no root key) keeps working: G4 WAR
   writeFileSync(trustPath, JSON.stringify({ keys: trust.keys.filter((k) => k.role !== 'checkpoint') }));
   const { status, json } = gateCheck(root);
   assert.deepEqual(gate(json, 'G4'), { status: 'WARN', codes: ['CHECKPOINTS_ABSENT'] });
-  assert.ok(json.gates.filter((g) => g.id !== 'G4').every((g) => g.status === 'PASS'), JSON.stringify(json.gates));
+  assert.ok(
+    json.gates.filter((g) => g.id !== 'G4').every((g) => g.status === 'PASS'),
+    JSON.stringify(json.gates),
+  );
   assert.equal(status, 0);
   const verified = verify(root);
   assert.equal(verified.status, 0);
@@ -235,35 +303,86 @@ test('a root bootstrapped before checkpoints (no root key) keeps working: G4 WAR
 test('the router checkpoints the head every N entries (router config `checkpoint`)', () => {
   const root = copyRoot();
   const configPath = join(root, 'HOT', 'config', 'router.json');
-  writeFileSync(configPath, JSON.stringify({ ...(JSON.parse(readFileSync(configPath, 'utf8')) as object), checkpoint: { every_entries: 2, every_seconds: 3600 } }));
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      ...(JSON.parse(readFileSync(configPath, 'utf8')) as object),
+      checkpoint: { every_entries: 2, every_seconds: 3600 },
+    }),
+  );
   const before = readdirSync(checkpointDir(root)).length;
   must([cplane, 'route', '--root', root, '--prompt', 'one', '--dev']);
   must([cplane, 'route', '--root', root, '--prompt', 'two', '--dev']);
   const names = readdirSync(checkpointDir(root)).sort();
   assert.equal(names.length, before + 2, names.join());
   const head = JSON.parse(must([cplane, 'ledger', 'head', '--root', root, '--json'])) as { seq: number };
-  assert.equal(Number.parseInt(names[names.length - 1] as string, 10), head.seq, 'the newest checkpoint is the head after the route');
-  writeFileSync(configPath, JSON.stringify({ ...(JSON.parse(readFileSync(configPath, 'utf8')) as object), checkpoint: { every_entries: 0, every_seconds: 3600 } }));
+  assert.equal(
+    Number.parseInt(names[names.length - 1] as string, 10),
+    head.seq,
+    'the newest checkpoint is the head after the route',
+  );
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      ...(JSON.parse(readFileSync(configPath, 'utf8')) as object),
+      checkpoint: { every_entries: 0, every_seconds: 3600 },
+    }),
+  );
   const refused = run([cplane, 'route', '--root', root, '--prompt', 'three', '--dev']);
   assert.equal(refused.status, 3, 'the config schema bounds every_entries');
   assert.match(refused.stderr, /ERR_ROUTER_CONFIG_INVALID/);
 });
 
-test('`ledger checkpoints --export` writes every checkpoint as JSON Lines that verify a bare ledger file with the root\'s public key', () => {
+test("`ledger checkpoints --export` writes every checkpoint as JSON Lines that verify a bare ledger file with the root's public key", () => {
   const exported = join(work, 'exported.jsonl');
   must([cplane, 'ledger', 'checkpoints', '--root', pristine, '--export', exported]);
   const lines = readFileSync(exported, 'utf8').trim().split('\n');
   assert.equal(lines.length, readdirSync(checkpointDir(pristine)).length);
   const pub = join(work, 'root.pub');
-  const key = (JSON.parse(readFileSync(join(pristine, 'HOT', 'registries', 'trust.json'), 'utf8')) as { keys: Array<Record<string, string>> }).keys.find((k) => k.role === 'checkpoint');
+  const key = (
+    JSON.parse(readFileSync(join(pristine, 'HOT', 'registries', 'trust.json'), 'utf8')) as {
+      keys: Array<Record<string, string>>;
+    }
+  ).keys.find((k) => k.role === 'checkpoint');
   writeFileSync(pub, key?.public_key_pem ?? '');
   const bare = copyRoot();
-  const ok = run([cplane, 'ledger', 'verify', '--ledger', ledgerPath(bare), '--checkpoint', exported, '--checkpoint-key', pub, '--json']);
+  const ok = run([
+    cplane,
+    'ledger',
+    'verify',
+    '--ledger',
+    ledgerPath(bare),
+    '--checkpoint',
+    exported,
+    '--checkpoint-key',
+    pub,
+    '--json',
+  ]);
   assert.equal(ok.status, 0, ok.stdout);
   assert.equal((JSON.parse(ok.stdout) as VerifyJson).checkpoints.verified, lines.length);
   rewriteExchange(bare);
-  const caught = run([cplane, 'ledger', 'verify', '--ledger', ledgerPath(bare), '--checkpoint', exported, '--checkpoint-key', pub, '--json']);
+  const caught = run([
+    cplane,
+    'ledger',
+    'verify',
+    '--ledger',
+    ledgerPath(bare),
+    '--checkpoint',
+    exported,
+    '--checkpoint-key',
+    pub,
+    '--json',
+  ]);
   assert.equal(caught.status, 1);
-  const unkeyed = run([cplane, 'ledger', 'verify', '--ledger', ledgerPath(pristine), '--checkpoint', exported, '--json']);
+  const unkeyed = run([
+    cplane,
+    'ledger',
+    'verify',
+    '--ledger',
+    ledgerPath(pristine),
+    '--checkpoint',
+    exported,
+    '--json',
+  ]);
   assert.equal(unkeyed.status, 1, 'a bare ledger with no key given cannot trust any checkpoint');
 });

@@ -32,7 +32,9 @@ before(() => {
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 
-interface GateJson { gates: Array<{ id: string; status: string; findings: Array<{ code: string; message: string }> }> }
+interface GateJson {
+  gates: Array<{ id: string; status: string; findings: Array<{ code: string; message: string }> }>;
+}
 
 function copyRoot(): string {
   caseNo += 1;
@@ -42,7 +44,9 @@ function copyRoot(): string {
 }
 
 function gateCheck(root: string): GateJson {
-  return JSON.parse(run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json']).stdout) as GateJson;
+  return JSON.parse(
+    run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json']).stdout,
+  ) as GateJson;
 }
 
 function gate(json: GateJson, id: string): { status: string; codes: string[] } {
@@ -55,7 +59,11 @@ const APPEND = ['--event-type', 'DISPATCH', '--submission-id', 'PRC-X', '--decis
 
 function sqlite(path: string, sql: string): void {
   const db = new Database(path);
-  try { db.exec(sql); } finally { db.close(); }
+  try {
+    db.exec(sql);
+  } finally {
+    db.close();
+  }
 }
 
 test('positive: the bootstrapped root passes G4 and G6, and read-only ledger commands leave its ledger byte-identical', () => {
@@ -64,7 +72,8 @@ test('positive: the bootstrapped root passes G4 and G6, and read-only ledger com
   assert.equal(gate(json, 'G4').status, 'PASS', JSON.stringify(json.gates));
   assert.equal(gate(json, 'G6').status, 'PASS');
   const before = readFileSync(ledgerOf(root));
-  for (const command of ['verify', 'head', 'query', 'tail', 'export']) assert.equal(run([cplane, 'ledger', command, '--root', root]).status, 0, command);
+  for (const command of ['verify', 'head', 'query', 'tail', 'export'])
+    assert.equal(run([cplane, 'ledger', command, '--root', root]).status, 0, command);
   assert.ok(readFileSync(ledgerOf(root)).equals(before));
 });
 
@@ -87,15 +96,26 @@ test('clock skew: a future-dated DISPATCH FAILS G4 and G6 instead of hiding as i
   const future = Date.now() + 6 * 3_600_000;
   // A writer whose clock runs six hours ahead and that was allowed a day of skew.
   const fast = Ledger.open(ledgerOf(root), { maxClockSkewMs: 24 * 3_600_000, clock: () => future });
-  const dispatch = fast.append({ event_type: 'DISPATCH', submission_id: 'PRC-X', decision: 'DISPATCHED', reason: 'x', metadata: { session_id: 'S' } });
+  const dispatch = fast.append({
+    event_type: 'DISPATCH',
+    submission_id: 'PRC-X',
+    decision: 'DISPATCHED',
+    reason: 'x',
+    metadata: { session_id: 'S' },
+  });
   fast.close();
   const json = gateCheck(root);
   assert.equal(gate(json, 'G4').status, 'FAIL');
   assert.deepEqual(gate(json, 'G4').codes, ['LEDGER_FUTURE_DATED']);
   assert.equal(gate(json, 'G6').status, 'FAIL');
   assert.deepEqual(gate(json, 'G6').codes, ['FUTURE_DATED_DISPATCH']);
-  const appended = JSON.parse(must([cplane, 'ledger', 'append', '--root', root, ...APPEND, '--json'])) as { timestamp: string };
-  assert.ok(Date.parse(appended.timestamp) < Date.parse(dispatch.timestamp), `${appended.timestamp} was dragged to ${dispatch.timestamp}`);
+  const appended = JSON.parse(must([cplane, 'ledger', 'append', '--root', root, ...APPEND, '--json'])) as {
+    timestamp: string;
+  };
+  assert.ok(
+    Date.parse(appended.timestamp) < Date.parse(dispatch.timestamp),
+    `${appended.timestamp} was dragged to ${dispatch.timestamp}`,
+  );
   assert.ok(Math.abs(Date.parse(appended.timestamp) - Date.now()) < 3_600_000);
   assert.equal(run([cplane, 'ledger', 'verify', '--root', root]).status, 0);
 });
@@ -106,10 +126,11 @@ test('damage: flipped bytes in a ledger page are ERR_LEDGER_DAMAGED for verify a
   const bytes = readFileSync(path);
   const pages = bytes.length / 2048;
   // The entries table's root page and the first pages after the schema: b-tree structure, not free space.
-  for (let page = 2; page < Math.min(pages, 12); page += 1) for (let i = 0; i < 40; i += 1) {
-    const at = page * 2048 + 4 + i * 13;
-    bytes[at] = (bytes[at] as number) ^ 0x5a;
-  }
+  for (let page = 2; page < Math.min(pages, 12); page += 1)
+    for (let i = 0; i < 40; i += 1) {
+      const at = page * 2048 + 4 + i * 13;
+      bytes[at] = (bytes[at] as number) ^ 0x5a;
+    }
   writeFileSync(path, bytes);
   const before = { bytes: readFileSync(path), mtime: statSync(path).mtimeMs };
   const verify = run([cplane, 'ledger', 'verify', '--root', root]);
@@ -117,7 +138,10 @@ test('damage: flipped bytes in a ledger page are ERR_LEDGER_DAMAGED for verify a
   assert.match(verify.stderr, /ERR_LEDGER_(DAMAGED|NOT_A_LEDGER)/);
   const json = gateCheck(root);
   assert.equal(gate(json, 'G4').status, 'FAIL');
-  assert.ok(gate(json, 'G4').codes.some((c) => /^ERR_LEDGER_(DAMAGED|NOT_A_LEDGER)$/.test(c)), gate(json, 'G4').codes.join());
+  assert.ok(
+    gate(json, 'G4').codes.some((c) => /^ERR_LEDGER_(DAMAGED|NOT_A_LEDGER)$/.test(c)),
+    gate(json, 'G4').codes.join(),
+  );
   const append = run([cplane, 'ledger', 'append', '--root', root, ...APPEND]);
   assert.equal(append.status, 3);
   assert.doesNotMatch(append.stderr, /ERR_INTERNAL/);
@@ -125,19 +149,34 @@ test('damage: flipped bytes in a ledger page are ERR_LEDGER_DAMAGED for verify a
   assert.equal(statSync(path).mtimeMs, before.mtime);
 });
 
-test('not a ledger: another program\'s WAL database in the ledger\'s place is refused by every read-only command, untouched', () => {
+test("not a ledger: another program's WAL database in the ledger's place is refused by every read-only command, untouched", () => {
   const root = copyRoot();
   const path = ledgerOf(root);
   rmSync(path);
   sqlite(path, "PRAGMA journal_mode = WAL; CREATE TABLE accounts (name TEXT); INSERT INTO accounts VALUES ('alice')");
-  const before = { bytes: readFileSync(path), mtime: statSync(path).mtimeMs, siblings: readdirSync(join(root, 'HOT', 'ledger')).sort() };
-  for (const argv of [['ledger', 'verify'], ['ledger', 'head'], ['ledger', 'query'], ['ledger', 'tail'], ['ledger', 'export'], ['verify']]) {
+  const before = {
+    bytes: readFileSync(path),
+    mtime: statSync(path).mtimeMs,
+    siblings: readdirSync(join(root, 'HOT', 'ledger')).sort(),
+  };
+  for (const argv of [
+    ['ledger', 'verify'],
+    ['ledger', 'head'],
+    ['ledger', 'query'],
+    ['ledger', 'tail'],
+    ['ledger', 'export'],
+    ['verify'],
+  ]) {
     const r = run([cplane, ...argv, '--root', root]);
     assert.equal(r.status, 3, `${argv.join(' ')}: ${r.stdout}${r.stderr}`);
     assert.match(r.stderr, /ERR_LEDGER_NOT_A_LEDGER/, argv.join(' '));
     assert.ok(readFileSync(path).equals(before.bytes), argv.join(' '));
     assert.equal(statSync(path).mtimeMs, before.mtime, argv.join(' '));
-    assert.deepEqual(readdirSync(join(root, 'HOT', 'ledger')).sort(), before.siblings, `${argv.join(' ')} created files beside it`);
+    assert.deepEqual(
+      readdirSync(join(root, 'HOT', 'ledger')).sort(),
+      before.siblings,
+      `${argv.join(' ')} created files beside it`,
+    );
   }
   assert.equal(existsSync(`${path}-wal`), false);
 });

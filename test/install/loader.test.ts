@@ -4,7 +4,19 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,14 +28,18 @@ const work = mkdtempSync(join(tmpdir(), 'cp-loader-'));
 const pristine = join(work, 'pristine');
 let caseNo = 0;
 
-interface Run { status: number; stdout: string; stderr: string }
+interface Run {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
 
 function run(args: string[], cwd = work): Run {
   const r = spawnSync(process.execPath, args, { cwd, encoding: 'utf8' });
   return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
 }
 
-function must(args: string[]): string {
+function _must(args: string[]): string {
   const r = run(args, REPO);
   assert.equal(r.status, 0, `${args.join(' ')}\n${r.stderr}${r.stdout}`);
   return r.stdout;
@@ -56,7 +72,9 @@ function refused(r: Run, code: string, path: string, marker: string): void {
   assert.equal(existsSync(marker), false, 'the planted code ran');
 }
 
-interface GateJson { gates: Array<{ id: string; status: string; findings: Array<{ code: string; path?: string }> }> }
+interface GateJson {
+  gates: Array<{ id: string; status: string; findings: Array<{ code: string; path?: string }> }>;
+}
 
 function gateCheck(root: string): GateJson {
   return JSON.parse(run([entry(root, 'gate_check.js'), '--root', root, '--all', '--json']).stdout) as GateJson;
@@ -70,7 +88,10 @@ test('an untouched root: commands, ledger.js and gate-check run with every modul
   const verify = run([entry(pristine, 'ledger.js'), 'verify']);
   assert.equal(verify.status, 0, verify.stderr);
   const gates = gateCheck(pristine);
-  assert.ok(gates.gates.length >= 8 && gates.gates.every((g) => g.status === 'PASS'), JSON.stringify(gates.gates.filter((g) => g.status !== 'PASS')));
+  assert.ok(
+    gates.gates.length >= 8 && gates.gates.every((g) => g.status === 'PASS'),
+    JSON.stringify(gates.gates.filter((g) => g.status !== 'PASS')),
+  );
   const viaBin = run([cplane, 'list', '--root', pristine]);
   assert.equal(viaBin.status, 0, viaBin.stderr);
   assert.equal(viaBin.stderr, '');
@@ -78,7 +99,10 @@ test('an untouched root: commands, ledger.js and gate-check run with every modul
 
 test('an unowned command module is never imported: skipped with ERR_MODULE_UNOWNED, refused when named, G0 reports it', () => {
   const { root, marker, esm } = attackRoot();
-  writeFileSync(join(root, 'HOT', 'cli', 'commands', 'evil.js'), `${esm}export default { command: 'evil', describe: 'x', builder: (y) => y, run: () => 0 };\n`);
+  writeFileSync(
+    join(root, 'HOT', 'cli', 'commands', 'evil.js'),
+    `${esm}export default { command: 'evil', describe: 'x', builder: (y) => y, run: () => 0 };\n`,
+  );
   const list = run([entry(root, 'cplane.js'), 'list']);
   assert.equal(list.status, 0, list.stderr);
   assert.match(list.stderr, /warning: ERR_MODULE_UNOWNED: module "HOT\/cli\/commands\/evil\.js" is not owned/);
@@ -86,20 +110,32 @@ test('an unowned command module is never imported: skipped with ERR_MODULE_UNOWN
   refused(run([cplane, 'evil', '--root', root]), 'ERR_MODULE_UNOWNED', 'HOT/cli/commands/evil.js', marker);
   const g0 = gateCheck(root).gates.find((g) => g.id === 'G0');
   assert.equal(g0?.status, 'FAIL');
-  assert.deepEqual(g0?.findings.map((f) => f.path), ['HOT/cli/commands/evil.js']);
+  assert.deepEqual(
+    g0?.findings.map((f) => f.path),
+    ['HOT/cli/commands/evil.js'],
+  );
   assert.equal(existsSync(marker), false, 'gate-check ran the planted command');
 });
 
 test('an unowned gate module is never imported: gate-check reports it as a failing gate and G0 names it', () => {
   const { root, marker, esm } = attackRoot();
-  writeFileSync(join(root, 'HOT', 'gates', 'checks', 'g9-evil.js'), `${esm}export default { id: 'G9', name: 'X', describe: 'x', run: () => ({ id: 'G9', name: 'X', status: 'PASS', message: '', findings: [] }) };\n`);
+  writeFileSync(
+    join(root, 'HOT', 'gates', 'checks', 'g9-evil.js'),
+    `${esm}export default { id: 'G9', name: 'X', describe: 'x', run: () => ({ id: 'G9', name: 'X', status: 'PASS', message: '', findings: [] }) };\n`,
+  );
   const r = run([entry(root, 'gate_check.js'), '--root', root, '--all', '--json']);
   assert.equal(r.status, 1, r.stderr);
   const json = JSON.parse(r.stdout) as GateJson;
   const g9 = json.gates.find((g) => g.id === 'G9');
   assert.equal(g9?.status, 'FAIL');
-  assert.deepEqual(g9?.findings.map((f) => [f.code, f.path]), [['MODULE_REFUSED', 'HOT/gates/checks/g9-evil.js']]);
-  assert.deepEqual(json.gates.find((g) => g.id === 'G0')?.findings.map((f) => f.path), ['HOT/gates/checks/g9-evil.js']);
+  assert.deepEqual(
+    g9?.findings.map((f) => [f.code, f.path]),
+    [['MODULE_REFUSED', 'HOT/gates/checks/g9-evil.js']],
+  );
+  assert.deepEqual(
+    json.gates.find((g) => g.id === 'G0')?.findings.map((f) => f.path),
+    ['HOT/gates/checks/g9-evil.js'],
+  );
   assert.equal(existsSync(marker), false, 'the planted gate ran');
 });
 
@@ -107,7 +143,12 @@ test('an owned module whose bytes were swapped is refused with ERR_MODULE_TAMPER
   const { root, marker, esm } = attackRoot();
   const keys = join(root, 'HOT', 'cli', 'commands', 'keys.js');
   writeFileSync(keys, esm + readFileSync(keys, 'utf8'));
-  refused(run([entry(root, 'cplane.js'), 'keys', 'generate', '--out', join(work, `keys-${caseNo}`)]), 'ERR_MODULE_TAMPERED', 'HOT/cli/commands/keys.js', marker);
+  refused(
+    run([entry(root, 'cplane.js'), 'keys', 'generate', '--out', join(work, `keys-${caseNo}`)]),
+    'ERR_MODULE_TAMPERED',
+    'HOT/cli/commands/keys.js',
+    marker,
+  );
   const main = join(root, 'HOT', 'cli', 'main.js');
   writeFileSync(main, esm + readFileSync(main, 'utf8'));
   refused(run([entry(root, 'cplane.js'), 'list']), 'ERR_MODULE_TAMPERED', 'HOT/cli/main.js', marker);
@@ -115,48 +156,95 @@ test('an owned module whose bytes were swapped is refused with ERR_MODULE_TAMPER
   refused(run([entry(root, 'gate_check.js'), '--all']), 'ERR_MODULE_TAMPERED', 'HOT/cli/main.js', marker);
   const json = run([entry(root, 'gate_check.js'), '--all', '--json']);
   assert.equal(json.status, 3);
-  assert.deepEqual((JSON.parse(json.stdout) as { error: { code: string; details: { path: string } } }).error.details.path, 'HOT/cli/main.js');
+  assert.deepEqual(
+    (JSON.parse(json.stdout) as { error: { code: string; details: { path: string } } }).error.details.path,
+    'HOT/cli/main.js',
+  );
   assert.match(json.stdout, /"code": "ERR_MODULE_TAMPERED"/);
   copyFileSync(join(pristine, 'HOT', 'cli', 'main.js'), main);
   const installer = join(root, 'HOT', 'kernel', 'installer', 'entry.js');
   writeFileSync(installer, esm + readFileSync(installer, 'utf8'));
-  refused(run([entry(root, 'install.js'), join(work, 'packages', 'none.tar.gz')]), 'ERR_MODULE_TAMPERED', 'HOT/kernel/installer/entry.js', marker);
+  refused(
+    run([entry(root, 'install.js'), join(work, 'packages', 'none.tar.gz')]),
+    'ERR_MODULE_TAMPERED',
+    'HOT/kernel/installer/entry.js',
+    marker,
+  );
 });
 
 test('third-party runtime code swapped (ESM yargs, CommonJS better-sqlite3, its .node addon) is refused', () => {
   const { root, marker, esm, cjs } = attackRoot();
   const yargs = join(root, 'HOT', 'node_modules', 'yargs', 'build', 'lib', 'yargs-factory.js');
   appendFileSync(yargs, esm);
-  refused(run([entry(root, 'cplane.js'), 'list']), 'ERR_MODULE_TAMPERED', 'HOT/node_modules/yargs/build/lib/yargs-factory.js', marker);
+  refused(
+    run([entry(root, 'cplane.js'), 'list']),
+    'ERR_MODULE_TAMPERED',
+    'HOT/node_modules/yargs/build/lib/yargs-factory.js',
+    marker,
+  );
   copyFileSync(join(pristine, 'HOT', 'node_modules', 'yargs', 'build', 'lib', 'yargs-factory.js'), yargs);
   const database = join(root, 'HOT', 'node_modules', 'better-sqlite3', 'lib', 'database.js');
   writeFileSync(database, cjs + readFileSync(database, 'utf8'));
-  refused(run([entry(root, 'cplane.js'), 'verify']), 'ERR_MODULE_TAMPERED', 'HOT/node_modules/better-sqlite3/lib/database.js', marker);
+  refused(
+    run([entry(root, 'cplane.js'), 'verify']),
+    'ERR_MODULE_TAMPERED',
+    'HOT/node_modules/better-sqlite3/lib/database.js',
+    marker,
+  );
   copyFileSync(join(pristine, 'HOT', 'node_modules', 'better-sqlite3', 'lib', 'database.js'), database);
-  appendFileSync(join(root, 'HOT', 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'), Buffer.from([0]));
-  refused(run([entry(root, 'cplane.js'), 'verify']), 'ERR_MODULE_TAMPERED', 'HOT/node_modules/better-sqlite3/build/Release/better_sqlite3.node', marker);
+  appendFileSync(
+    join(root, 'HOT', 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'),
+    Buffer.from([0]),
+  );
+  refused(
+    run([entry(root, 'cplane.js'), 'verify']),
+    'ERR_MODULE_TAMPERED',
+    'HOT/node_modules/better-sqlite3/build/Release/better_sqlite3.node',
+    marker,
+  );
 });
 
 test('an unowned file at a path `bindings` probes before the real addon is refused, not loaded in its place', () => {
   const { root, marker, cjs } = attackRoot();
   const build = join(root, 'HOT', 'node_modules', 'better-sqlite3', 'build');
   writeFileSync(join(build, 'better_sqlite3.node.js'), `${cjs}module.exports = {};\n`);
-  refused(run([entry(root, 'cplane.js'), 'verify']), 'ERR_MODULE_UNOWNED', 'HOT/node_modules/better-sqlite3/build/better_sqlite3.node.js', marker);
+  refused(
+    run([entry(root, 'cplane.js'), 'verify']),
+    'ERR_MODULE_UNOWNED',
+    'HOT/node_modules/better-sqlite3/build/better_sqlite3.node.js',
+    marker,
+  );
   rmSync(join(build, 'better_sqlite3.node.js'));
   copyFileSync(join(build, 'Release', 'better_sqlite3.node'), join(build, 'better_sqlite3.node'));
-  refused(run([entry(root, 'cplane.js'), 'verify']), 'ERR_MODULE_UNOWNED', 'HOT/node_modules/better-sqlite3/build/better_sqlite3.node', marker);
+  refused(
+    run([entry(root, 'cplane.js'), 'verify']),
+    'ERR_MODULE_UNOWNED',
+    'HOT/node_modules/better-sqlite3/build/better_sqlite3.node',
+    marker,
+  );
 });
 
 test('a planted package.json is refused: unowned in a governed directory, or an owned one rewritten to redirect an import', () => {
   const { root, marker, esm } = attackRoot();
-  writeFileSync(join(root, 'HOT', 'cli', 'commands', 'package.json'), '{"type":"module","imports":{"#x":"./evil.js"}}\n');
+  writeFileSync(
+    join(root, 'HOT', 'cli', 'commands', 'package.json'),
+    '{"type":"module","imports":{"#x":"./evil.js"}}\n',
+  );
   refused(run([entry(root, 'cplane.js'), 'list']), 'ERR_MODULE_UNOWNED', 'HOT/cli/commands/package.json', marker);
   rmSync(join(root, 'HOT', 'cli', 'commands', 'package.json'));
   const yargsDir = join(root, 'HOT', 'node_modules', 'yargs');
   writeFileSync(join(yargsDir, 'evil.mjs'), `${esm}export default () => ({});\n`);
   const manifest = JSON.parse(readFileSync(join(yargsDir, 'package.json'), 'utf8')) as Record<string, unknown>;
-  writeFileSync(join(yargsDir, 'package.json'), JSON.stringify({ ...manifest, exports: { '.': './evil.mjs', './helpers': './evil.mjs' } }));
-  refused(run([entry(root, 'cplane.js'), 'list']), 'ERR_MODULE_TAMPERED', 'HOT/node_modules/yargs/package.json', marker);
+  writeFileSync(
+    join(yargsDir, 'package.json'),
+    JSON.stringify({ ...manifest, exports: { '.': './evil.mjs', './helpers': './evil.mjs' } }),
+  );
+  refused(
+    run([entry(root, 'cplane.js'), 'list']),
+    'ERR_MODULE_TAMPERED',
+    'HOT/node_modules/yargs/package.json',
+    marker,
+  );
 });
 
 test('a node_modules directory planted in a governed directory cannot shadow yargs or better-sqlite3', () => {
@@ -183,12 +271,20 @@ test('an owned directory swapped for a symbolic link to edited code is refused b
   writeFileSync(breakpoints, esm + readFileSync(breakpoints, 'utf8'));
   symlinkSync(elsewhere, join(root, 'HOT', 'compiler'));
   // The root-shape check, which every entry runs before reading anything, is the first to refuse it.
-  refused(run([entry(root, 'cplane.js'), 'list']), 'ERR_ROOT_SYMLINK', 'HOT/compiler" in the root is a symlink', marker);
+  refused(
+    run([entry(root, 'cplane.js'), 'list']),
+    'ERR_ROOT_SYMLINK',
+    'HOT/compiler" in the root is a symlink',
+    marker,
+  );
 });
 
 test('deleting the receipts does not turn verification off: nothing loads', () => {
   const { root, marker, esm } = attackRoot();
-  writeFileSync(join(root, 'HOT', 'cli', 'commands', 'evil.js'), `${esm}export default { command: 'evil', describe: 'x', builder: (y) => y, run: () => 0 };\n`);
+  writeFileSync(
+    join(root, 'HOT', 'cli', 'commands', 'evil.js'),
+    `${esm}export default { command: 'evil', describe: 'x', builder: (y) => y, run: () => 0 };\n`,
+  );
   rmSync(join(root, 'HOT', 'installed'), { recursive: true });
   refused(run([entry(root, 'cplane.js'), 'evil']), 'ERR_MODULE_UNOWNED', 'HOT/package.json', marker);
 });
@@ -202,8 +298,15 @@ test('the chain reaches the trust store: a swapped module with its receipt and m
   const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
   for (const file of ['receipt.json', 'manifest.json']) {
     const doc = join(root, 'HOT', 'installed', 'PKG-COMPILER-001', file);
-    const json = JSON.parse(readFileSync(doc, 'utf8')) as { files?: Array<{ path: string; sha256: string; size: number }>; assets?: Array<{ path: string; sha256: string; size: number }> };
-    for (const owned of [...(json.files ?? []), ...(json.assets ?? [])]) if (owned.path === rel) { owned.sha256 = digest; owned.size = Buffer.byteLength(body); }
+    const json = JSON.parse(readFileSync(doc, 'utf8')) as {
+      files?: Array<{ path: string; sha256: string; size: number }>;
+      assets?: Array<{ path: string; sha256: string; size: number }>;
+    };
+    for (const owned of [...(json.files ?? []), ...(json.assets ?? [])])
+      if (owned.path === rel) {
+        owned.sha256 = digest;
+        owned.size = Buffer.byteLength(body);
+      }
     writeFileSync(doc, JSON.stringify(json, null, 2));
   }
   const r = run([entry(root, 'cplane.js'), 'prompt', 'compile']);

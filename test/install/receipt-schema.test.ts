@@ -20,15 +20,43 @@ test('a real receipt validates against receipt.schema.json; edited ones do not',
   createRoot(root);
   const body = Buffer.from('export const a = 1;\n');
   const manifest = {
-    package_id: 'PKG-ALPHA-001', version: '1.0.0', schema_version: '1.0', title: 'alpha', description: 'alpha', layer: 1, plane_id: 'hot',
-    dependencies: [], replaces: [], assets: [{ path: 'HOT/alpha/a.js', sha256: sha256Digest(body), size: body.length, classification: 'kernel' }],
+    package_id: 'PKG-ALPHA-001',
+    version: '1.0.0',
+    schema_version: '1.0',
+    title: 'alpha',
+    description: 'alpha',
+    layer: 1,
+    plane_id: 'hot',
+    dependencies: [],
+    replaces: [],
+    assets: [{ path: 'HOT/alpha/a.js', sha256: sha256Digest(body), size: body.length, classification: 'kernel' }],
   };
   const archive = join(dir, 'PKG-ALPHA-001-1.0.0.tar.gz');
-  await packArchive([{ path: 'manifest.json', data: Buffer.from(JSON.stringify(manifest)) }, { path: 'HOT/alpha/a.js', data: body }], archive);
+  await packArchive(
+    [
+      { path: 'manifest.json', data: Buffer.from(JSON.stringify(manifest)) },
+      { path: 'HOT/alpha/a.js', data: body },
+    ],
+    archive,
+  );
   await withRootSession(root, {}, (s) => installOne(s, { archivePath: archive, mode: 'install', dev: true }));
-  const receipt = JSON.parse(readFileSync(join(root, 'HOT/installed/PKG-ALPHA-001/receipt.json'), 'utf8')) as Record<string, unknown>;
+  const receipt = JSON.parse(readFileSync(join(root, 'HOT/installed/PKG-ALPHA-001/receipt.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
   assert.deepEqual(check(receipt), []);
-  assert.deepEqual(check({ ...receipt, extra: 1 }).map((i) => i.pointer), ['/extra']);
-  assert.deepEqual(check({ ...receipt, ledger_anchor: { seq: 0, hash: 'x' } }).map((i) => i.pointer).sort(), ['/ledger_anchor/hash', '/ledger_anchor/seq']);
-  assert.deepEqual(check({ ...receipt, signature: { status: 'forged', key_id: null, dev_waiver: false } }).map((i) => i.pointer), ['/signature/status']);
+  assert.deepEqual(
+    check({ ...receipt, extra: 1 }).map((i) => i.pointer),
+    ['/extra'],
+  );
+  assert.deepEqual(
+    check({ ...receipt, ledger_anchor: { seq: 0, hash: 'x' } })
+      .map((i) => i.pointer)
+      .sort(),
+    ['/ledger_anchor/hash', '/ledger_anchor/seq'],
+  );
+  assert.deepEqual(
+    check({ ...receipt, signature: { status: 'forged', key_id: null, dev_waiver: false } }).map((i) => i.pointer),
+    ['/signature/status'],
+  );
 });

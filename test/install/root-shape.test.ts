@@ -5,20 +5,32 @@ import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { REPO } from '../../scripts/lib/repo.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
 
-const cplane = join(REPO, 'bin', 'cplane.js');
+const _cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-shape-'));
 const pristine = join(work, 'pristine');
 let archive = '';
 let caseNo = 0;
 
-function must(args: string[]): string {
+function _must(args: string[]): string {
   const r = spawnSync(process.execPath, args, { cwd: REPO, encoding: 'utf8' });
   assert.equal(r.status, 0, `${args.join(' ')}\n${r.stderr}${r.stdout}`);
   return r.stdout;
@@ -32,7 +44,10 @@ before(() => {
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 
-interface Case { root: string; outside: string }
+interface Case {
+  root: string;
+  outside: string;
+}
 
 /** A copy of the pristine root, with a directory of someone else's files beside it. */
 function freshCase(): Case {
@@ -42,8 +57,8 @@ function freshCase(): Case {
   cpSync(pristine, root, { recursive: true, verbatimSymlinks: true });
   const outside = join(dir, 'outside');
   mkdirSync(join(outside, 'zz'), { recursive: true });
-  writeFileSync(join(outside, 'victim.txt'), 'not the root\'s to delete\n');
-  writeFileSync(join(outside, 'zz', 'loot.txt'), 'not the root\'s to take\n');
+  writeFileSync(join(outside, 'victim.txt'), "not the root's to delete\n");
+  writeFileSync(join(outside, 'zz', 'loot.txt'), "not the root's to take\n");
   return { root, outside };
 }
 
@@ -57,7 +72,10 @@ function snapshot(dir: string): Record<string, string> {
       if (stat.isDirectory()) {
         out[child] = 'dir';
         walk(child);
-      } else if (stat.isFile()) out[child] = createHash('sha256').update(readFileSync(join(dir, child))).digest('hex');
+      } else if (stat.isFile())
+        out[child] = createHash('sha256')
+          .update(readFileSync(join(dir, child)))
+          .digest('hex');
       else out[child] = stat.isSymbolicLink() ? 'symlink' : 'special';
     }
   };
@@ -68,7 +86,10 @@ function snapshot(dir: string): Record<string, string> {
 /** A command of the root's own CLI, killed if it runs for a minute (a FIFO opened for reading blocks forever). */
 function cli(root: string, args: string[], script = 'cplane.js'): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [join(root, 'HOT', 'scripts', script), ...args, '--root', root, '--json'], {
-    cwd: tmpdir(), encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL',
+    cwd: tmpdir(),
+    encoding: 'utf8',
+    timeout: 60_000,
+    killSignal: 'SIGKILL',
   });
 }
 
@@ -82,15 +103,30 @@ const sha = (text: string): string => `sha256:${createHash('sha256').update(text
 
 function plantJournal(root: string, journal: Record<string, unknown>): void {
   const base = {
-    journal_version: 1, txn_id: 'TXN-000000000bad', kind: 'uninstall', package_id: 'PKG-NOPE-001', staging_dir: 'HOT/registries/txn/TXN-000000000bad',
-    place: [], remove: [], owned: [], transfers: [], installed_meta: {}, updated_receipts: [], receipt: null,
+    journal_version: 1,
+    txn_id: 'TXN-000000000bad',
+    kind: 'uninstall',
+    package_id: 'PKG-NOPE-001',
+    staging_dir: 'HOT/registries/txn/TXN-000000000bad',
+    place: [],
+    remove: [],
+    owned: [],
+    transfers: [],
+    installed_meta: {},
+    updated_receipts: [],
+    receipt: null,
     ledger: { event_type: 'PACKAGE_UNINSTALLED', decision: 'ALLOW', reason: 'planted', metadata: {} },
   };
   writeFileSync(join(root, 'HOT', 'registries', 'journal.json'), JSON.stringify({ ...base, ...journal }));
 }
 
 /** `code`: the first refusal expected (a link planted among the code is refused by the module loader before any journal is read). */
-function assertJournalRefused(c: Case, offending: string, code = 'ERR_JOURNAL_INVALID', plantedToo: string[] = []): void {
+function assertJournalRefused(
+  c: Case,
+  offending: string,
+  code = 'ERR_JOURNAL_INVALID',
+  plantedToo: string[] = [],
+): void {
   const before = snapshot(c.outside);
   const ledgerBefore = readFileSync(join(c.root, 'HOT', 'ledger', 'ledger.sqlite'));
   for (const args of [['list'], ['verify'], ['install', archive, '--dev']]) {
@@ -99,8 +135,16 @@ function assertJournalRefused(c: Case, offending: string, code = 'ERR_JOURNAL_IN
     assert.ok(error.message.includes(offending), `${args[0]} names ${offending}: ${error.message}`);
   }
   assert.deepEqual(snapshot(c.outside), before, 'nothing outside the root was touched');
-  assert.equal(existsSync(join(c.root, 'HOT', 'registries', 'journal.json')), true, 'the planted journal was not acted on');
-  assert.deepEqual(readFileSync(join(c.root, 'HOT', 'ledger', 'ledger.sqlite')), ledgerBefore, 'no repair was recorded');
+  assert.equal(
+    existsSync(join(c.root, 'HOT', 'registries', 'journal.json')),
+    true,
+    'the planted journal was not acted on',
+  );
+  assert.deepEqual(
+    readFileSync(join(c.root, 'HOT', 'ledger', 'ledger.sqlite')),
+    ledgerBefore,
+    'no repair was recorded',
+  );
   // Once the planted journal is moved aside the root works again: the refusal changed nothing.
   rmSync(join(c.root, 'HOT', 'registries', 'journal.json'));
   for (const rel of plantedToo) rmSync(join(c.root, rel));
@@ -116,14 +160,22 @@ test('a planted journal naming paths outside the root is refused by list, verify
   const staged = join(c.root, 'HOT', 'registries', 'txn', 'outside');
   mkdirSync(staged, { recursive: true });
   writeFileSync(join(staged, 'new.txt'), 'written out of the root');
-  plantJournal(c.root, { remove: ['../outside/victim.txt'], place: [{ path: '../outside/new.txt', sha256: sha('written out of the root'), size: 23 }] });
+  plantJournal(c.root, {
+    remove: ['../outside/victim.txt'],
+    place: [{ path: '../outside/new.txt', sha256: sha('written out of the root'), size: 23 }],
+  });
   assertJournalRefused(c, '../outside/new.txt');
   assert.equal(existsSync(join(c.outside, 'new.txt')), false);
 });
 
-test('a planted journal whose staging directory is not its transaction\'s own is refused', () => {
+test("a planted journal whose staging directory is not its transaction's own is refused", () => {
   const c = freshCase();
-  plantJournal(c.root, { staging_dir: '../outside', kind: 'install', place: [{ path: 'HOT/zz/loot.txt', sha256: sha('x'), size: 1 }], receipt: { package_id: 'PKG-NOPE-001', files: [] } });
+  plantJournal(c.root, {
+    staging_dir: '../outside',
+    kind: 'install',
+    place: [{ path: 'HOT/zz/loot.txt', sha256: sha('x'), size: 1 }],
+    receipt: { package_id: 'PKG-NOPE-001', files: [] },
+  });
   assertJournalRefused(c, '../outside');
 });
 
@@ -139,10 +191,12 @@ test('a planted journal whose staging area links out of the root is refused (rep
   const txn = join(c.root, 'HOT', 'registries', 'txn', 'TXN-000000000bad');
   mkdirSync(txn, { recursive: true });
   symlinkSync(c.outside, join(txn, 'HOT'));
-  const text = 'not the root\'s to take\n';
+  const text = "not the root's to take\n";
   plantJournal(c.root, {
-    kind: 'install', place: [{ path: 'HOT/zz/loot.txt', sha256: sha(text), size: text.length }],
-    owned: [{ path: 'HOT/zz/loot.txt', sha256: sha(text), size: text.length, classification: 'kernel' }], receipt: { package_id: 'PKG-NOPE-001', files: [] },
+    kind: 'install',
+    place: [{ path: 'HOT/zz/loot.txt', sha256: sha(text), size: text.length }],
+    owned: [{ path: 'HOT/zz/loot.txt', sha256: sha(text), size: text.length, classification: 'kernel' }],
+    receipt: { package_id: 'PKG-NOPE-001', files: [] },
   });
   assertJournalRefused(c, 'HOT/registries/txn/TXN-000000000bad/HOT');
   assert.equal(existsSync(join(c.root, 'HOT', 'zz')), false);
@@ -153,7 +207,11 @@ test('a planted journal staging a symlink (or a file it does not list) is refuse
   const txn = join(c.root, 'HOT', 'registries', 'txn', 'TXN-000000000bad', 'HOT', 'zz');
   mkdirSync(txn, { recursive: true });
   symlinkSync(join(c.outside, 'victim.txt'), join(txn, 'loot.txt'));
-  plantJournal(c.root, { kind: 'install', place: [{ path: 'HOT/zz/loot.txt', sha256: sha('x'), size: 1 }], receipt: { package_id: 'PKG-NOPE-001', files: [] } });
+  plantJournal(c.root, {
+    kind: 'install',
+    place: [{ path: 'HOT/zz/loot.txt', sha256: sha('x'), size: 1 }],
+    receipt: { package_id: 'PKG-NOPE-001', files: [] },
+  });
   assertJournalRefused(c, 'HOT/registries/txn/TXN-000000000bad/HOT/zz/loot.txt');
 });
 
@@ -177,7 +235,21 @@ const COMMANDS: Array<{ name: string; args: () => string[]; script?: string }> =
   { name: 'install', args: () => ['install', archive, '--dev'] },
   { name: 'route', args: () => ['route', '--prompt', 'hello', '--dev'] },
   { name: 'ledger verify', args: () => ['ledger', 'verify'] },
-  { name: 'ledger append', args: () => ['ledger', 'append', '--event-type', 'NOTE', '--submission-id', 'S', '--decision', 'ALLOW', '--reason', 'r'] },
+  {
+    name: 'ledger append',
+    args: () => [
+      'ledger',
+      'append',
+      '--event-type',
+      'NOTE',
+      '--submission-id',
+      'S',
+      '--decision',
+      'ALLOW',
+      '--reason',
+      'r',
+    ],
+  },
   { name: 'gate-check', args: () => ['--all'], script: 'gate_check.js' },
 ];
 
@@ -198,7 +270,16 @@ function linkOut(c: Case, rel: string): void {
   symlinkSync(away, join(c.root, rel));
 }
 
-for (const rel of ['HOT/ledger', 'HOT/ledger/ledger.sqlite', 'HOT/registries', 'HOT/registries/ownership.sqlite', 'HOT/registries/trust.json', 'HOT/installed', 'HOT/installed/PKG-ROUTER-001', 'HOT/installed/PKG-ROUTER-001/receipt.json']) {
+for (const rel of [
+  'HOT/ledger',
+  'HOT/ledger/ledger.sqlite',
+  'HOT/registries',
+  'HOT/registries/ownership.sqlite',
+  'HOT/registries/trust.json',
+  'HOT/installed',
+  'HOT/installed/PKG-ROUTER-001',
+  'HOT/installed/PKG-ROUTER-001/receipt.json',
+]) {
   test(`a symlink at ${rel} is refused by every command and nothing is written through it`, () => {
     const c = freshCase();
     linkOut(c, rel);
@@ -247,7 +328,9 @@ test('a directory where the ledger database belongs is refused', () => {
   assertEveryCommandRefuses(c, 'ERR_ROOT_SHAPE', 'HOT/ledger/ledger.sqlite');
 });
 
-interface GateJson { gates: Array<{ id: string; status: string; findings: Array<{ code: string; path?: string }> }> }
+interface GateJson {
+  gates: Array<{ id: string; status: string; findings: Array<{ code: string; path?: string }> }>;
+}
 
 function gates(root: string): GateJson {
   const run = cli(root, ['--all'], 'gate_check.js');
@@ -264,7 +347,10 @@ test('a FIFO at an owned path does not hang gate-check or verify: G1 FAILs it as
   const json = gates(c.root);
   const g1 = json.gates.find((g) => g.id === 'G1');
   assert.equal(g1?.status, 'FAIL');
-  assert.deepEqual(g1?.findings.map((f) => [f.code, f.path]), [['OWNED_FILE_UNREADABLE', OWNED]]);
+  assert.deepEqual(
+    g1?.findings.map((f) => [f.code, f.path]),
+    [['OWNED_FILE_UNREADABLE', OWNED]],
+  );
   const verify = cli(c.root, ['verify']);
   assert.equal(verify.signal, null, 'verify hung');
   assert.notEqual(verify.status, 0);
@@ -276,7 +362,10 @@ test('a directory in place of an owned file is a G1 FAIL, not a skip', () => {
   mkdirSync(join(c.root, OWNED));
   const g1 = gates(c.root).gates.find((g) => g.id === 'G1');
   assert.equal(g1?.status, 'FAIL');
-  assert.deepEqual(g1?.findings.map((f) => f.code), ['OWNED_FILE_UNREADABLE']);
+  assert.deepEqual(
+    g1?.findings.map((f) => f.code),
+    ['OWNED_FILE_UNREADABLE'],
+  );
 });
 
 test('a registry row naming a path outside the root is a G1 FAIL and is never opened (a FIFO there would hang)', () => {
@@ -290,7 +379,10 @@ test('a registry row naming a path outside the root is a G1 FAIL and is never op
   }
   const g1 = gates(c.root).gates.find((g) => g.id === 'G1');
   assert.equal(g1?.status, 'FAIL');
-  assert.ok(g1?.findings.some((f) => f.code === 'OWNED_FILE_UNREADABLE' && f.path === '../outside/fifo'), JSON.stringify(g1?.findings));
+  assert.ok(
+    g1?.findings.some((f) => f.code === 'OWNED_FILE_UNREADABLE' && f.path === '../outside/fifo'),
+    JSON.stringify(g1?.findings),
+  );
 });
 
 test('the untouched root passes: every command works and every gate passes', () => {
@@ -300,5 +392,8 @@ test('the untouched root passes: every command works and every gate passes', () 
     assert.equal(run.status, 0, `${args.join(' ')}: ${run.stdout}${run.stderr}`);
   }
   const json = gates(c.root);
-  assert.deepEqual(json.gates.filter((g) => g.status !== 'PASS').map((g) => g.id), []);
+  assert.deepEqual(
+    json.gates.filter((g) => g.status !== 'PASS').map((g) => g.id),
+    [],
+  );
 });

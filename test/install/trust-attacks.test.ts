@@ -9,8 +9,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { REPO } from '../../scripts/lib/repo.js';
-import { manifestEntry, manifestFor as rawManifest, paxEntry, rawTar } from '../../staging/PKG-KERNEL-001/HOT/tests/archive/tar-fixture.js';
-import { buildArchive, keyPair, snapshot, type PkgSpec } from '../../staging/PKG-KERNEL-001/HOT/tests/installer/helpers.js';
+import {
+  manifestEntry,
+  manifestFor as rawManifest,
+  paxEntry,
+  rawTar,
+} from '../../staging/PKG-KERNEL-001/HOT/tests/archive/tar-fixture.js';
+import {
+  buildArchive,
+  keyPair,
+  snapshot,
+  type PkgSpec,
+} from '../../staging/PKG-KERNEL-001/HOT/tests/installer/helpers.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
@@ -66,16 +76,25 @@ function refused(root: string, archivePath: string, code: string, extra: string[
   return r.stderr;
 }
 
-interface GateJson { gates: Array<{ id: string; status: string; findings: Array<{ code: string; message: string }> }> }
+interface GateJson {
+  gates: Array<{ id: string; status: string; findings: Array<{ code: string; message: string }> }>;
+}
 
 function gates(root: string): GateJson {
-  const r = spawnSync(process.execPath, [join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json'], { encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json'],
+    { encoding: 'utf8' },
+  );
   return JSON.parse(r.stdout) as GateJson;
 }
 
 function assertAllPass(root: string): void {
   const json = gates(root);
-  assert.ok(json.gates.every((g) => g.status === 'PASS'), JSON.stringify(json.gates.filter((g) => g.status !== 'PASS')));
+  assert.ok(
+    json.gates.every((g) => g.status === 'PASS'),
+    JSON.stringify(json.gates.filter((g) => g.status !== 'PASS')),
+  );
 }
 
 const KERNEL_FILE = 'HOT/kernel/errors.js';
@@ -83,10 +102,22 @@ const KERNEL_FILE = 'HOT/kernel/errors.js';
 test('a second trusted publisher cannot take over a kernel file through replaces, with or without --dev', async () => {
   const root = copyRoot();
   const bytes = readFileSync(join(root, KERNEL_FILE), 'utf8');
-  const takeover = await archive({ id: 'PKG-TAKEOVER-001', layer: 0, replaces: ['PKG-KERNEL-001'], key: other.privatePem, files: { [KERNEL_FILE]: `${bytes}\n// owned\n` } });
+  const takeover = await archive({
+    id: 'PKG-TAKEOVER-001',
+    layer: 0,
+    replaces: ['PKG-KERNEL-001'],
+    key: other.privatePem,
+    files: { [KERNEL_FILE]: `${bytes}\n// owned\n` },
+  });
   refused(root, takeover, 'ERR_REPLACE_UNAUTHORIZED');
   refused(root, takeover, 'ERR_REPLACE_UNAUTHORIZED', ['--dev']);
-  const unsigned = await archive({ id: 'PKG-TAKEOVER-001', layer: 0, version: '1.0.1', replaces: ['PKG-KERNEL-001'], files: { [KERNEL_FILE]: `${bytes}\n// owned\n` } });
+  const unsigned = await archive({
+    id: 'PKG-TAKEOVER-001',
+    layer: 0,
+    version: '1.0.1',
+    replaces: ['PKG-KERNEL-001'],
+    files: { [KERNEL_FILE]: `${bytes}\n// owned\n` },
+  });
   refused(root, unsigned, 'ERR_REPLACE_UNAUTHORIZED', ['--dev']);
   assertAllPass(root);
   // Authority the root's owner grants explicitly: that key, for that package, and nothing more.
@@ -95,7 +126,10 @@ test('a second trusted publisher cannot take over a kernel file through replaces
   must(['keys', 'trust', '--root', root, join(work, 'other.pub'), '--may-replace', 'PKG-KERNEL-001']);
   assert.match(must(['keys', 'list', '--root', root]), /may replace PKG-COMPILER-001, PKG-KERNEL-001/);
   refused(root, unsigned, 'ERR_REPLACE_UNAUTHORIZED', ['--dev']);
-  const out = JSON.parse(must(['install', takeover, '--root', root, '--json'])) as { action: string; transfers: number };
+  const out = JSON.parse(must(['install', takeover, '--root', root, '--json'])) as {
+    action: string;
+    transfers: number;
+  };
   assert.deepEqual([out.action, out.transfers], ['installed', 1]);
   assertAllPass(root);
   // The grant withdrawn: the takeover it allowed is no longer backed by the trust store.
@@ -105,13 +139,23 @@ test('a second trusted publisher cannot take over a kernel file through replaces
   writeFileSync(storePath, JSON.stringify(store));
   const g1 = gates(root).gates.find((g) => g.id === 'G1');
   assert.equal(g1?.status, 'FAIL');
-  assert.deepEqual(g1?.findings.map((f) => f.code), ['TRANSFER_UNAUTHORIZED']);
+  assert.deepEqual(
+    g1?.findings.map((f) => f.code),
+    ['TRANSFER_UNAUTHORIZED'],
+  );
 });
 
-test('even the kernel\'s own publisher cannot take over a kernel file from a higher layer', async () => {
+test("even the kernel's own publisher cannot take over a kernel file from a higher layer", async () => {
   const root = copyRoot();
   const bytes = readFileSync(join(root, KERNEL_FILE), 'utf8');
-  const takeover = await archive({ id: 'PKG-TAKEOVER-002', layer: 3, deps: { 'PKG-KERNEL-001': '^0.1.0' }, replaces: ['PKG-KERNEL-001'], key: publisherKey, files: { [KERNEL_FILE]: bytes } });
+  const takeover = await archive({
+    id: 'PKG-TAKEOVER-002',
+    layer: 3,
+    deps: { 'PKG-KERNEL-001': '^0.1.0' },
+    replaces: ['PKG-KERNEL-001'],
+    key: publisherKey,
+    files: { [KERNEL_FILE]: bytes },
+  });
   refused(root, takeover, 'ERR_REPLACE_LOWER_LAYER');
   refused(root, takeover, 'ERR_REPLACE_LOWER_LAYER', ['--dev']);
 });
@@ -120,8 +164,18 @@ test('the same publisher may take over a file of a package in its layer, and eve
   const root = copyRoot();
   const rel = 'HOT/compiler/roles/searcher.md';
   const bytes = readFileSync(join(root, rel), 'utf8');
-  const takeover = await archive({ id: 'PKG-ROLES-001', layer: 2, deps: { 'PKG-KERNEL-001': '^0.1.0' }, replaces: ['PKG-COMPILER-001'], key: publisherKey, files: { [rel]: bytes } });
-  const out = JSON.parse(must(['install', takeover, '--root', root, '--json'])) as { action: string; transfers: number };
+  const takeover = await archive({
+    id: 'PKG-ROLES-001',
+    layer: 2,
+    deps: { 'PKG-KERNEL-001': '^0.1.0' },
+    replaces: ['PKG-COMPILER-001'],
+    key: publisherKey,
+    files: { [rel]: bytes },
+  });
+  const out = JSON.parse(must(['install', takeover, '--root', root, '--json'])) as {
+    action: string;
+    transfers: number;
+  };
   assert.deepEqual([out.action, out.transfers], ['installed', 1]);
   assertAllPass(root);
 });
@@ -134,7 +188,11 @@ test('a package shipping package.json or node_modules in a governed directory is
     { 'HOT/x/node_modules/y.js': 'module.exports = 1;' },
     { 'HOT/node_modules/better-sqlite3/lib/index.js': 'module.exports = {};' },
   ]) {
-    refused(root, await archive({ id: 'PKG-RESOLVE-001', layer: 2, deps, key: publisherKey, files }), 'ERR_ASSET_MODULE_RESOLUTION');
+    refused(
+      root,
+      await archive({ id: 'PKG-RESOLVE-001', layer: 2, deps, key: publisherKey, files }),
+      'ERR_ASSET_MODULE_RESOLUTION',
+    );
   }
 });
 
@@ -143,19 +201,50 @@ test('manifests with control characters or over-long segments in a path are refu
   for (const path of ['HOT/x/a\nb.js', 'HOT/x/\u001b[31mred.js', `HOT/x/${'s'.repeat(300)}.js`]) {
     const files = [{ path, data: 'x' }];
     const file = join(work, `hostile-${caseNo}-${Buffer.byteLength(path)}.tar.gz`);
-    writeFileSync(file, gzipSync(rawTar([manifestEntry(rawManifest(files, { package_id: 'PKG-HOSTILE-001' })), paxEntry({ path }), { name: 'HOT/x/placeholder', data: 'x' }])));
+    writeFileSync(
+      file,
+      gzipSync(
+        rawTar([
+          manifestEntry(rawManifest(files, { package_id: 'PKG-HOSTILE-001' })),
+          paxEntry({ path }),
+          { name: 'HOT/x/placeholder', data: 'x' },
+        ]),
+      ),
+    );
     const stderr = refused(root, file, 'ERR_MANIFEST_INVALID', ['--dev']);
-    assert.ok(!/[\u0000-\u0009\u000b-\u001f]/.test(stderr) && stderr.split('\n').every((line) => !line.startsWith('b.js')), JSON.stringify(stderr));
+    assert.ok(
+      !/[\u0000-\u0009\u000b-\u001f]/.test(stderr) && stderr.split('\n').every((line) => !line.startsWith('b.js')),
+      JSON.stringify(stderr),
+    );
   }
 });
 
 test('an upgrade that would create a dependency cycle is refused; G2 never sees one', async () => {
   const root = copyRoot();
-  const a1 = await archive({ id: 'PKG-CYC-A-001', layer: 2, deps: { 'PKG-KERNEL-001': '^0.1.0' }, key: publisherKey, files: { 'HOT/cyc/a.js': 'a' } });
-  const b1 = await archive({ id: 'PKG-CYC-B-001', layer: 2, deps: { 'PKG-CYC-A-001': '^1.0.0' }, key: publisherKey, files: { 'HOT/cyc/b.js': 'b' } });
+  const a1 = await archive({
+    id: 'PKG-CYC-A-001',
+    layer: 2,
+    deps: { 'PKG-KERNEL-001': '^0.1.0' },
+    key: publisherKey,
+    files: { 'HOT/cyc/a.js': 'a' },
+  });
+  const b1 = await archive({
+    id: 'PKG-CYC-B-001',
+    layer: 2,
+    deps: { 'PKG-CYC-A-001': '^1.0.0' },
+    key: publisherKey,
+    files: { 'HOT/cyc/b.js': 'b' },
+  });
   must(['install', a1, '--root', root]);
   must(['install', b1, '--root', root]);
-  const a2 = await archive({ id: 'PKG-CYC-A-001', version: '1.1.0', layer: 2, deps: { 'PKG-KERNEL-001': '^0.1.0', 'PKG-CYC-B-001': '^1.0.0' }, key: publisherKey, files: { 'HOT/cyc/a.js': 'a2' } });
+  const a2 = await archive({
+    id: 'PKG-CYC-A-001',
+    version: '1.1.0',
+    layer: 2,
+    deps: { 'PKG-KERNEL-001': '^0.1.0', 'PKG-CYC-B-001': '^1.0.0' },
+    key: publisherKey,
+    files: { 'HOT/cyc/a.js': 'a2' },
+  });
   const before = snapshot(root);
   const r = run(['upgrade', a2, '--root', root]);
   assert.equal(r.status, 3, r.stderr);
@@ -164,10 +253,12 @@ test('an upgrade that would create a dependency cycle is refused; G2 never sees 
   assertAllPass(root);
 });
 
-test('gate findings print a planted file\'s name JSON-quoted: a newline in it cannot forge a line of the report', () => {
+test("gate findings print a planted file's name JSON-quoted: a newline in it cannot forge a line of the report", () => {
   const root = copyRoot();
   writeFileSync(join(root, 'HOT', 'kernel', 'x\nG1 INTEGRITY: PASS — all good'), 'x');
-  const r = spawnSync(process.execPath, [join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all'], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all'], {
+    encoding: 'utf8',
+  });
   assert.equal(r.status, 1);
   assert.ok(r.stdout.includes('"HOT/kernel/x\\nG1 INTEGRITY: PASS — all good" is not owned'), r.stdout);
   assert.ok(!r.stdout.split('\n').some((line) => line.startsWith('G1 INTEGRITY: PASS — all good')), r.stdout);

@@ -26,7 +26,18 @@ export function bootstrapSignedRoot(work: string, root: string): SignedRoot {
   const keys = join(work, 'keys');
   const packages = join(work, 'packages');
   mustCplane(['keys', 'generate', '--out', keys]);
-  const built = JSON.parse(mustCplane(['build', '--out', packages, '--bootstrap-out', join(work, 'bootstrap'), '--sign-key', join(keys, 'cplane-signing.key'), '--json'])) as { bootstrap: { file: string } };
+  const built = JSON.parse(
+    mustCplane([
+      'build',
+      '--out',
+      packages,
+      '--bootstrap-out',
+      join(work, 'bootstrap'),
+      '--sign-key',
+      join(keys, 'cplane-signing.key'),
+      '--json',
+    ]),
+  ) as { bootstrap: { file: string } };
   mustCplane(['bootstrap', built.bootstrap.file, '--root', root, '--trust', join(keys, 'cplane-signing.pub')]);
   return { keys, packages, bootstrapFile: built.bootstrap.file };
 }

@@ -9,8 +9,19 @@ import type * as BudgeterModule from '../../../staging/PKG-BUDGETER-001/HOT/budg
 import type * as LedgerModule from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
 
 const CONFIG = {
-  schema_version: '1', mode: 'enforce', currency: 'USD', durability: 'normal',
-  pricing: { mock: { input_per_mtok: 1, output_per_mtok: 5, cache_read_per_mtok: 0.1, cache_write_5m_per_mtok: 1.25, cache_write_1h_per_mtok: 2 } },
+  schema_version: '1',
+  mode: 'enforce',
+  currency: 'USD',
+  durability: 'normal',
+  pricing: {
+    mock: {
+      input_per_mtok: 1,
+      output_per_mtok: 5,
+      cache_read_per_mtok: 0.1,
+      cache_write_5m_per_mtok: 1.25,
+      cache_write_1h_per_mtok: 2,
+    },
+  },
   limits: { session: { default: { max_tokens: 1e12, max_cost: 1e6 } }, work_order: { default: { max_tokens: 1e12 } } },
   rate_limits: { session: { window_ms: 60_000, max_requests: 1e9 } },
 };
@@ -20,7 +31,9 @@ export default defineSuite({
   async run({ quick, tmp, log }) {
     const hot = join(DEV_ROOT, 'HOT');
     const { Budgeter } = (await import(pathToFileURL(join(hot, 'budgeter', 'index.js')).href)) as typeof BudgeterModule;
-    const { Ledger } = (await import(pathToFileURL(join(hot, 'kernel', 'ledger', 'index.js')).href)) as typeof LedgerModule;
+    const { Ledger } = (await import(
+      pathToFileURL(join(hot, 'kernel', 'ledger', 'index.js')).href
+    )) as typeof LedgerModule;
     const n = quick ? 200 : 2000;
     const rounds = quick ? 3 : 5;
     const cycles: number[] = [];
@@ -31,11 +44,28 @@ export default defineSuite({
       try {
         const cycle = timeEach(n, (i) => {
           const id = `R${round}-${i}`;
-          budgeter.reserve({ request_id: id, session_id: `S${i % 8}`, work_order_id: 'WO', agent_id: 'A', model: 'mock', estimated_input_tokens: 1200, max_output_tokens: 400 });
-          budgeter.settle({ request_id: id, usage: { input_tokens: 1100, output_tokens: 300, cache_read_tokens: 5000 } });
+          budgeter.reserve({
+            request_id: id,
+            session_id: `S${i % 8}`,
+            work_order_id: 'WO',
+            agent_id: 'A',
+            model: 'mock',
+            estimated_input_tokens: 1200,
+            max_output_tokens: 400,
+          });
+          budgeter.settle({
+            request_id: id,
+            usage: { input_tokens: 1100, output_tokens: 300, cache_read_tokens: 5000 },
+          });
         });
         const append = timeEach(n, (i) => {
-          ledger.append({ event_type: 'DISPATCH', submission_id: `C${i}`, decision: 'DISPATCHED', reason: 'bench', metadata: { session_id: `S${i % 8}`, agent_id: 'A', contract_id: `C${i}` } });
+          ledger.append({
+            event_type: 'DISPATCH',
+            submission_id: `C${i}`,
+            decision: 'DISPATCHED',
+            reason: 'bench',
+            metadata: { session_id: `S${i % 8}`, agent_id: 'A', contract_id: `C${i}` },
+          });
         });
         cycles.push(percentile(cycle, 50));
         appends.push(percentile(append, 50));
@@ -46,10 +76,20 @@ export default defineSuite({
     }
     const cycleMs = medianOf(cycles);
     const appendMs = medianOf(appends);
-    log(`budgeter: reserve+settle p50 ${(cycleMs * 1000).toFixed(1)} µs, durable append p50 ${(appendMs * 1000).toFixed(1)} µs`);
+    log(
+      `budgeter: reserve+settle p50 ${(cycleMs * 1000).toFixed(1)} µs, durable append p50 ${(appendMs * 1000).toFixed(1)} µs`,
+    );
     const ratio = cycleMs / appendMs;
     return [
-      { name: 'budget_cycle_vs_durable_append', value: cycleMs * 1000, unit: 'µs', baseline: appendMs * 1000, ratio, target: '<= 0.25', ok: ratio <= 0.25 },
+      {
+        name: 'budget_cycle_vs_durable_append',
+        value: cycleMs * 1000,
+        unit: 'µs',
+        baseline: appendMs * 1000,
+        ratio,
+        target: '<= 0.25',
+        ok: ratio <= 0.25,
+      },
     ];
   },
 });

@@ -15,10 +15,18 @@ export default defineSuite({
   name: 'gates',
   async run({ quick, tmp, log }) {
     const root = join(tmp, 'root');
-    const boot = spawnSync(process.execPath, [join(REPO, 'bin', 'cplane.js'), 'bootstrap', freshBootstrap(tmp), '--root', root, '--dev'], { encoding: 'utf8' });
+    const boot = spawnSync(
+      process.execPath,
+      [join(REPO, 'bin', 'cplane.js'), 'bootstrap', freshBootstrap(tmp), '--root', root, '--dev'],
+      { encoding: 'utf8' },
+    );
     if (boot.status !== 0) throw new Error(`bootstrap failed: ${boot.stderr}`);
-    const { runGates } = (await import(pathToFileURL(join(root, 'HOT', 'gates', 'run.js')).href)) as { runGates: RunGates };
-    const receipts = (await import(pathToFileURL(join(root, 'HOT', 'kernel', 'registry', 'receipt.js')).href)) as typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/registry/receipt.js');
+    const { runGates } = (await import(pathToFileURL(join(root, 'HOT', 'gates', 'run.js')).href)) as {
+      runGates: RunGates;
+    };
+    const receipts = (await import(
+      pathToFileURL(join(root, 'HOT', 'kernel', 'registry', 'receipt.js')).href
+    )) as typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/registry/receipt.js');
     const files = [...receipts.listReceipts(root).values()].flatMap((r) => r.files.map((f) => join(root, f.path)));
     const floor = (): number => {
       const start = performance.now();
@@ -28,7 +36,13 @@ export default defineSuite({
     const gates = async (): Promise<number> => {
       const start = performance.now();
       const run = await runGates(root, {});
-      if (run.failed > 0) throw new Error(`gates failed on a fresh root: ${run.gates.filter((g) => g.status === 'FAIL').map((g) => g.id).join(', ')}`);
+      if (run.failed > 0)
+        throw new Error(
+          `gates failed on a fresh root: ${run.gates
+            .filter((g) => g.status === 'FAIL')
+            .map((g) => g.id)
+            .join(', ')}`,
+        );
       return performance.now() - start;
     };
     await gates();
@@ -43,6 +57,16 @@ export default defineSuite({
     const value = medianOf(checks);
     const baseline = medianOf(floors);
     log(`gates: ${files.length} owned files; gate_check ${value.toFixed(1)} ms vs sha256 ${baseline.toFixed(1)} ms`);
-    return [{ name: 'gate_check_vs_sha256', value, unit: `ms (G0–G7, ${files.length} owned files)`, baseline, ratio: value / baseline, target: '<= 2x', ok: value / baseline <= 2 }];
+    return [
+      {
+        name: 'gate_check_vs_sha256',
+        value,
+        unit: `ms (G0–G7, ${files.length} owned files)`,
+        baseline,
+        ratio: value / baseline,
+        target: '<= 2x',
+        ok: value / baseline <= 2,
+      },
+    ];
   },
 });

@@ -2,7 +2,12 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { sha256Hex } from '../../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
-import { hashInputFromColumns, Ledger, verifyLedger, type AppendInput } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
+import {
+  hashInputFromColumns,
+  Ledger,
+  verifyLedger,
+  type AppendInput,
+} from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
 import { LEDGER_PAGE_SIZE } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/open.js';
 import { LEDGER_DDL } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/schema.js';
 import { defineSuite, percentile, timeEach, type BenchRow } from '../row.js';
@@ -12,12 +17,31 @@ const BATCH = 5_000;
 
 function exchangeInput(i: number): AppendInput {
   return {
-    event_type: i % 2 === 0 ? 'DISPATCH' : 'EXCHANGE', submission_id: `C-${i % 50}`, decision: 'SUCCESS', reason: 'round trip complete',
-    metadata: { session_id: `S-${i % SESSIONS}`, agent_id: `agent-${i % 20}`, work_order_id: `WO-${i % 500}`, prompt: `question ${i}`, response: `answer ${i}`, input_tokens: 120, output_tokens: 48 },
+    event_type: i % 2 === 0 ? 'DISPATCH' : 'EXCHANGE',
+    submission_id: `C-${i % 50}`,
+    decision: 'SUCCESS',
+    reason: 'round trip complete',
+    metadata: {
+      session_id: `S-${i % SESSIONS}`,
+      agent_id: `agent-${i % 20}`,
+      work_order_id: `WO-${i % 500}`,
+      prompt: `question ${i}`,
+      response: `answer ${i}`,
+      input_tokens: 120,
+      output_tokens: 48,
+    },
   };
 }
 
-function row(name: string, value: number, unit: string, baseline: number | null, target: string, met: (v: number) => boolean, ratio: number | null = null): BenchRow {
+function row(
+  name: string,
+  value: number,
+  unit: string,
+  baseline: number | null,
+  target: string,
+  met: (v: number) => boolean,
+  ratio: number | null = null,
+): BenchRow {
   return { name, value, unit, baseline, ratio, target, ok: met(ratio ?? value) };
 }
 
@@ -29,7 +53,9 @@ function plainTable(path: string): { db: Database.Database; insert: Database.Sta
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec(LEDGER_DDL.replace(/CREATE TRIGGER[\s\S]*?END;/g, ''));
-  const insert = db.prepare('INSERT INTO entries (seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    'INSERT INTO entries (seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   return { db, insert };
 }
 
@@ -37,8 +63,18 @@ function plainTable(path: string): { db: Database.Database; insert: Database.Sta
 function plainRow(i: number): unknown[] {
   const input = exchangeInput(i);
   const hash = sha256Hex(String(i));
-  return [i + 1, `LED-${((0x1000_0000 + i) >>> 0).toString(16).padStart(8, '0')}`, input.event_type, input.submission_id, input.decision, input.reason,
-    JSON.stringify(input.metadata), new Date(1_767_225_600_000 + i).toISOString(), hash, hash];
+  return [
+    i + 1,
+    `LED-${((0x1000_0000 + i) >>> 0).toString(16).padStart(8, '0')}`,
+    input.event_type,
+    input.submission_id,
+    input.decision,
+    input.reason,
+    JSON.stringify(input.metadata),
+    new Date(1_767_225_600_000 + i).toISOString(),
+    hash,
+    hash,
+  ];
 }
 
 /** Durable single appends vs plain INSERTs of the same rows into the same table, each in its own BEGIN IMMEDIATE. */
@@ -50,15 +86,31 @@ function appendVsSqlite(tmp: string, n: number, rounds: number): BenchRow {
   const ledgerMs: number[] = [];
   const plainMs: number[] = [];
   for (let i = 0; i < n * rounds; i += 1) {
-    plainMs.push(...timeEach(1, () => { insertOne.immediate(plainRow(i)); }));
-    ledgerMs.push(...timeEach(1, () => { ledger.append(exchangeInput(i)); }));
+    plainMs.push(
+      ...timeEach(1, () => {
+        insertOne.immediate(plainRow(i));
+      }),
+    );
+    ledgerMs.push(
+      ...timeEach(1, () => {
+        ledger.append(exchangeInput(i));
+      }),
+    );
   }
   ledger.close();
   plain.db.close();
   // Per-operation medians: a few multi-millisecond fsync stalls should not decide the ratio.
   const ledgerRate = 1000 / percentile(ledgerMs, 50);
   const plainRate = 1000 / percentile(plainMs, 50);
-  return row('ledger_append_vs_sqlite', ledgerRate, 'appends/s (1000 / median ms)', plainRate, '>= 0.8', (r) => r >= 0.8, ledgerRate / plainRate);
+  return row(
+    'ledger_append_vs_sqlite',
+    ledgerRate,
+    'appends/s (1000 / median ms)',
+    plainRate,
+    '>= 0.8',
+    (r) => r >= 0.8,
+    ledgerRate / plainRate,
+  );
 }
 
 /**
@@ -68,7 +120,9 @@ function appendVsSqlite(tmp: string, n: number, rounds: number): BenchRow {
  */
 function plainBatchRate(path: string, n: number): number {
   const plain = plainTable(path);
-  const insertMany = plain.db.transaction((rows: unknown[][]) => { for (const r of rows) plain.insert.run(...r); });
+  const insertMany = plain.db.transaction((rows: unknown[][]) => {
+    for (const r of rows) plain.insert.run(...r);
+  });
   let ms = 0;
   for (let done = 0; done < n; done += BATCH) {
     const rows = Array.from({ length: Math.min(BATCH, n - done) }, (_, k) => plainRow(done + k));
@@ -82,7 +136,17 @@ function plainBatchRate(path: string, n: number): number {
 
 function memoryCeilingRow(n: number): BenchRow {
   const rate = plainBatchRate(':memory:', n);
-  return { ...row('ledger_batch_sqlite_memory_ceiling', rate, `rows/s (plain SQLite in memory, same schema and rows, batches of ${BATCH}, ${n} rows)`, null, '-', () => true), ok: null };
+  return {
+    ...row(
+      'ledger_batch_sqlite_memory_ceiling',
+      rate,
+      `rows/s (plain SQLite in memory, same schema and rows, batches of ${BATCH}, ${n} rows)`,
+      null,
+      '-',
+      () => true,
+    ),
+    ok: null,
+  };
 }
 
 /** Build the big ledger with durable batches; the build itself is the batch-append measurement. */
@@ -97,7 +161,17 @@ function batchAppend(path: string, total: number, plainRate: number, log: (line:
   ledger.close();
   const rate = total / seconds;
   log(`  ledger: ${total} entries in ${seconds.toFixed(1)} s`);
-  return { ...row('ledger_batch_append', rate, `entries/s (durable, batches of ${BATCH}, ${total} entries)`, plainRate, '>= 100000', (v) => v >= 100_000), ratio: rate / plainRate };
+  return {
+    ...row(
+      'ledger_batch_append',
+      rate,
+      `entries/s (durable, batches of ${BATCH}, ${total} entries)`,
+      plainRate,
+      '>= 100000',
+      (v) => v >= 100_000,
+    ),
+    ratio: rate / plainRate,
+  };
 }
 
 /** verify over the whole ledger vs SHA-256 alone over the same canonical bytes (built untimed, chunk by chunk). */
@@ -109,8 +183,10 @@ function verifyVsSha(path: string): BenchRow {
   if (!result.ok) throw new Error(`bench ledger does not verify: ${JSON.stringify(result.first_bad)}`);
   let shaMs = 0;
   for (const chunk of ledger.rawChunks(1, 20_000)) {
-    const inputs = chunk.map(([, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash]) =>
-      hashInputFromColumns({ id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash }));
+    const inputs = chunk.map(
+      ([, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash]) =>
+        hashInputFromColumns({ id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash }),
+    );
     const t0 = process.hrtime.bigint();
     for (const input of inputs) sha256Hex(input);
     shaMs += Number(process.hrtime.bigint() - t0) / 1e6;
@@ -118,7 +194,15 @@ function verifyVsSha(path: string): BenchRow {
   ledger.close();
   const verifyRate = (result.entries * 1000) / verifyMs;
   const shaRate = (result.entries * 1000) / shaMs;
-  return row('ledger_verify_vs_sha256', verifyRate, 'entries/s', shaRate, '>= 0.25', (r) => r >= 0.25, verifyRate / shaRate);
+  return row(
+    'ledger_verify_vs_sha256',
+    verifyRate,
+    'entries/s',
+    shaRate,
+    '>= 0.25',
+    (r) => r >= 0.25,
+    verifyRate / shaRate,
+  );
 }
 
 /**
@@ -128,17 +212,43 @@ function verifyVsSha(path: string): BenchRow {
 function querySession(path: string, total: number, samples: number): BenchRow[] {
   const ledger = Ledger.open(path);
   let x = 12345;
-  const next = (): string => { x = (x * 1103515245 + 12345) % 2147483648; return `S-${x % SESSIONS}`; };
+  const next = (): string => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return `S-${x % SESSIONS}`;
+  };
   let found = 0;
-  timeEach(50, () => { found += ledger.query({ session_id: next() }).length; });
-  const page = timeEach(samples, () => { found += ledger.query({ session_id: next(), limit: 20 }).length; });
-  const all = timeEach(samples, () => { found += ledger.query({ session_id: next() }).length; });
+  timeEach(50, () => {
+    found += ledger.query({ session_id: next() }).length;
+  });
+  const page = timeEach(samples, () => {
+    found += ledger.query({ session_id: next(), limit: 20 }).length;
+  });
+  const all = timeEach(samples, () => {
+    found += ledger.query({ session_id: next() }).length;
+  });
   ledger.close();
   if (found === 0) throw new Error('session query found nothing');
   const perSession = Math.round(total / SESSIONS);
   return [
-    row('ledger_query_session_p50', percentile(page, 50), `ms (newest 20 of a session, ${total} entries)`, null, '< 1', (v) => v < 1),
-    { ...row('ledger_query_session_all_p50', percentile(all, 50), `ms (all ${perSession} entries of a session, ${total} entries)`, null, '-', () => true), ok: null },
+    row(
+      'ledger_query_session_p50',
+      percentile(page, 50),
+      `ms (newest 20 of a session, ${total} entries)`,
+      null,
+      '< 1',
+      (v) => v < 1,
+    ),
+    {
+      ...row(
+        'ledger_query_session_all_p50',
+        percentile(all, 50),
+        `ms (all ${perSession} entries of a session, ${total} entries)`,
+        null,
+        '-',
+        () => true,
+      ),
+      ok: null,
+    },
   ];
 }
 

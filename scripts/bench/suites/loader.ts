@@ -12,11 +12,19 @@ export default defineSuite({
   name: 'loader',
   async run({ quick, tmp, log }) {
     const root = join(tmp, 'root');
-    const boot = spawnSync(process.execPath, [join(REPO, 'bin', 'cplane.js'), 'bootstrap', freshBootstrap(tmp), '--root', root, '--dev'], { encoding: 'utf8' });
+    const boot = spawnSync(
+      process.execPath,
+      [join(REPO, 'bin', 'cplane.js'), 'bootstrap', freshBootstrap(tmp), '--root', root, '--dev'],
+      { encoding: 'utf8' },
+    );
     if (boot.status !== 0) throw new Error(`bootstrap failed: ${boot.stderr}`);
     const main = pathToFileURL(join(root, 'HOT', 'cli', 'main.js')).href;
     const verified = [join(root, 'HOT', 'scripts', 'cplane.js'), '--help'];
-    const plain = ['--input-type=module', '-e', `import { runCli } from ${JSON.stringify(main)}; process.exitCode = await runCli({ argv: ['--help'], defaultRoot: ${JSON.stringify(root)} });`];
+    const plain = [
+      '--input-type=module',
+      '-e',
+      `import { runCli } from ${JSON.stringify(main)}; process.exitCode = await runCli({ argv: ['--help'], defaultRoot: ${JSON.stringify(root)} });`,
+    ];
     const start = (args: string[]) => (): void => {
       const r = spawnSync(process.execPath, args, { encoding: 'utf8' });
       if (r.status !== 0 || !r.stdout.includes('Exit codes')) throw new Error(`cplane --help failed: ${r.stderr}`);
@@ -34,6 +42,16 @@ export default defineSuite({
     const value = medianOf(verifiedMs);
     const baseline = medianOf(plainMs);
     log(`loader: cplane --help ${value.toFixed(1)} ms verified vs ${baseline.toFixed(1)} ms plain`);
-    return [{ name: 'entry_verified_startup_vs_plain', value, unit: 'ms (cplane --help, one process start)', baseline, ratio: value / baseline, target: '<= 1.25x', ok: value / baseline <= 1.25 }];
+    return [
+      {
+        name: 'entry_verified_startup_vs_plain',
+        value,
+        unit: 'ms (cplane --help, one process start)',
+        baseline,
+        ratio: value / baseline,
+        target: '<= 1.25x',
+        ok: value / baseline <= 1.25,
+      },
+    ];
   },
 });

@@ -6,20 +6,36 @@ import type { Router } from '../../../staging/PKG-ROUTER-001/HOT/router/router.j
 import { fromDevRoot } from '../../lib/dev-root.js';
 import { defineSuite, percentile, timeEach, timeEachAsync, type BenchRow } from '../row.js';
 
-const ledgerModule = await fromDevRoot<typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>('HOT/kernel/ledger/index.js');
-const routerModule = await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
-const recordsModule = await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/records.js')>('HOT/router/records.js');
-const configModule = await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
+const ledgerModule =
+  await fromDevRoot<typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>(
+    'HOT/kernel/ledger/index.js',
+  );
+const routerModule =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
+const recordsModule =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/records.js')>('HOT/router/records.js');
+const configModule =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
 
-const mockModule = await fromDevRoot<typeof import('../../../staging/PKG-PROVIDER-MOCK-001/HOT/providers/mock/provider.js')>('HOT/providers/mock/provider.js');
+const mockModule = await fromDevRoot<
+  typeof import('../../../staging/PKG-PROVIDER-MOCK-001/HOT/providers/mock/provider.js')
+>('HOT/providers/mock/provider.js');
 const provider = new mockModule.MockProvider({ defaultResponse: 'The answer is 42' });
 const request = (i: number): Record<string, unknown> => ({
-  prompt: `bench prompt ${i}: what is six times seven?`, contract_id: 'PRC-BENCH', agent_id: 'AGENT-BENCH', session_id: `SES-${i % 16}`,
+  prompt: `bench prompt ${i}: what is six times seven?`,
+  contract_id: 'PRC-BENCH',
+  agent_id: 'AGENT-BENCH',
+  session_id: `SES-${i % 16}`,
 });
 
 function openRouter(path: string, synchronous: 'FULL' | 'OFF'): { ledger: Ledger; router: Router } {
   const ledger = ledgerModule.Ledger.open(path, { create: true, synchronous });
-  const router = new routerModule.Router({ ledger, config: configModule.loadRouterConfig(), providers: [provider], devMode: true });
+  const router = new routerModule.Router({
+    ledger,
+    config: configModule.loadRouterConfig(),
+    providers: [provider],
+    devMode: true,
+  });
   return { ledger, router };
 }
 
@@ -36,28 +52,82 @@ export default defineSuite({
     const appendPairs: number[] = [];
     const durableRoutes: number[] = [];
     for (let i = 0; i < n; i += 1) {
-      appendPairs.push(...timeEach(1, () => {
-        const req = { ...request(i), contract_id: 'PRC-BENCH', agent_id: 'AGENT-BENCH', session_id: `SES-${i % 16}`, prompt: String(request(i).prompt) };
-        const dispatch = durable.ledger.append(recordsModule.dispatchRecord(req, 'mock', 'mock-model-1'));
-        const attempts = [{ attempt: 1, outcome: 'success' as const, status: null, kind: null, latency_ms: 0, retry_after_ms: null }];
-        durable.ledger.append(recordsModule.exchangeRecord({ request: req, dispatchEntryId: dispatch.id, contextHash: 'a'.repeat(64), modelId: 'mock-model-1', latencyMs: 0, attempts }, answer));
-      }));
-      durableRoutes.push(...(await timeEachAsync(1, async () => { await durable.router.route(request(i)); })));
+      appendPairs.push(
+        ...timeEach(1, () => {
+          const req = {
+            ...request(i),
+            contract_id: 'PRC-BENCH',
+            agent_id: 'AGENT-BENCH',
+            session_id: `SES-${i % 16}`,
+            prompt: String(request(i).prompt),
+          };
+          const dispatch = durable.ledger.append(recordsModule.dispatchRecord(req, 'mock', 'mock-model-1'));
+          const attempts = [
+            { attempt: 1, outcome: 'success' as const, status: null, kind: null, latency_ms: 0, retry_after_ms: null },
+          ];
+          durable.ledger.append(
+            recordsModule.exchangeRecord(
+              {
+                request: req,
+                dispatchEntryId: dispatch.id,
+                contextHash: 'a'.repeat(64),
+                modelId: 'mock-model-1',
+                latencyMs: 0,
+                attempts,
+              },
+              answer,
+            ),
+          );
+        }),
+      );
+      durableRoutes.push(
+        ...(await timeEachAsync(1, async () => {
+          await durable.router.route(request(i));
+        })),
+      );
     }
     durable.ledger.close();
     const routeP50 = percentile(durableRoutes, 50);
     const pairP50 = percentile(appendPairs, 50);
-    rows.push({ name: 'route_durable_vs_two_appends', value: routeP50, unit: 'ms p50', baseline: pairP50, ratio: routeP50 / pairP50, target: '<= 1.25', ok: routeP50 / pairP50 <= 1.25 });
+    rows.push({
+      name: 'route_durable_vs_two_appends',
+      value: routeP50,
+      unit: 'ms p50',
+      baseline: pairP50,
+      ratio: routeP50 / pairP50,
+      target: '<= 1.25',
+      ok: routeP50 / pairP50 <= 1.25,
+    });
 
     const relaxed = openRouter(join(tmp, 'relaxed.sqlite'), 'OFF');
     const m = quick ? 2000 : 10000;
-    await timeEachAsync(200, async (i) => { await relaxed.router.route(request(i)); });
-    const direct = await timeEachAsync(m, async (i) => { await provider.send({ model: 'mock-model-1', prompt: String(request(i).prompt), max_tokens: 1024 }, { timeoutMs: 60_000 }); });
-    const routed = await timeEachAsync(m, async (i) => { await relaxed.router.route(request(i)); });
+    await timeEachAsync(200, async (i) => {
+      await relaxed.router.route(request(i));
+    });
+    const direct = await timeEachAsync(m, async (i) => {
+      await provider.send(
+        { model: 'mock-model-1', prompt: String(request(i).prompt), max_tokens: 1024 },
+        { timeoutMs: 60_000 },
+      );
+    });
+    const routed = await timeEachAsync(m, async (i) => {
+      await relaxed.router.route(request(i));
+    });
     relaxed.ledger.close();
-    for (const [p, target] of [[50, 150], [99, 1000]] as const) {
+    for (const [p, target] of [
+      [50, 150],
+      [99, 1000],
+    ] as const) {
       const overheadUs = (percentile(routed, p) - percentile(direct, p)) * 1000;
-      rows.push({ name: `route_overhead_p${p}`, value: overheadUs, unit: 'µs', baseline: percentile(direct, p) * 1000, ratio: null, target: `<= ${target} µs`, ok: overheadUs <= target });
+      rows.push({
+        name: `route_overhead_p${p}`,
+        value: overheadUs,
+        unit: 'µs',
+        baseline: percentile(direct, p) * 1000,
+        ratio: null,
+        target: `<= ${target} µs`,
+        ok: overheadUs <= target,
+      });
     }
     return rows;
   },

@@ -5,17 +5,36 @@ import type { Finding, GateContext } from './gate.js';
  * G4's checkpoint part: each problem is a FAIL (CHECKPOINT_<PROBLEM>); a root with no root key (bootstrapped before
  * checkpoints) and nothing given is a WARN, since nothing after its last install is anchored outside the database.
  */
-export function checkpointFindings(ctx: GateContext, ledger: Ledger): { errors: Finding[]; warnings: Finding[]; summary: string } {
-  const report = checkLedgerCheckpoints(ledger, { root: ctx.root, files: ctx.checkpointFiles ?? [], keyFiles: ctx.checkpointKeyFiles ?? [] });
+export function checkpointFindings(
+  ctx: GateContext,
+  ledger: Ledger,
+): { errors: Finding[]; warnings: Finding[]; summary: string } {
+  const report = checkLedgerCheckpoints(ledger, {
+    root: ctx.root,
+    files: ctx.checkpointFiles ?? [],
+    keyFiles: ctx.checkpointKeyFiles ?? [],
+  });
   if (report.absent) {
     return {
-      errors: [], summary: 'no checkpoints',
-      warnings: [{ code: 'CHECKPOINTS_ABSENT', message: 'no signed checkpoints: this root has no root key (bootstrapped before checkpoints); only receipt anchors bound the chain' }],
+      errors: [],
+      summary: 'no checkpoints',
+      warnings: [
+        {
+          code: 'CHECKPOINTS_ABSENT',
+          message:
+            'no signed checkpoints: this root has no root key (bootstrapped before checkpoints); only receipt anchors bound the chain',
+        },
+      ],
     };
   }
   const errors = report.findings.map((f) => ({
-    code: f.problem === 'missing' ? 'CHECKPOINTS_MISSING' : `CHECKPOINT_${f.problem.toUpperCase()}`, message: f.message,
+    code: f.problem === 'missing' ? 'CHECKPOINTS_MISSING' : `CHECKPOINT_${f.problem.toUpperCase()}`,
+    message: f.message,
     ...(f.source.startsWith('HOT/') ? { path: f.source } : {}),
   }));
-  return { errors, warnings: [], summary: `${report.verified} checkpoint(s) match${report.newest ? ` up to #${report.newest.seq}` : ''}` };
+  return {
+    errors,
+    warnings: [],
+    summary: `${report.verified} checkpoint(s) match${report.newest ? ` up to #${report.newest.seq}` : ''}`,
+  };
 }

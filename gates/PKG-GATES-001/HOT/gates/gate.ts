@@ -40,17 +40,34 @@ export function defineGate(gate: Gate): Gate {
 }
 
 /** FAIL when any finding is an error, WARN when only warnings, else PASS with `passMessage`. */
-export function verdict(gate: Pick<Gate, 'id' | 'name'>, errors: Finding[], passMessage: string, warnings: Finding[] = []): GateResult {
+export function verdict(
+  gate: Pick<Gate, 'id' | 'name'>,
+  errors: Finding[],
+  passMessage: string,
+  warnings: Finding[] = [],
+): GateResult {
   const status: GateStatus = errors.length > 0 ? 'FAIL' : warnings.length > 0 ? 'WARN' : 'PASS';
   const findings = [...errors, ...warnings];
-  const message = status === 'PASS' ? passMessage
-    : `${findings.length} finding${findings.length === 1 ? '' : 's'}: ${findings.slice(0, 3).map((f) => f.message).join('; ')}${findings.length > 3 ? '; …' : ''}`;
+  const message =
+    status === 'PASS'
+      ? passMessage
+      : `${findings.length} finding${findings.length === 1 ? '' : 's'}: ${findings
+          .slice(0, 3)
+          .map((f) => f.message)
+          .join('; ')}${findings.length > 3 ? '; …' : ''}`;
   return { id: gate.id, name: gate.name, status, message, findings };
 }
 
 /** A gate that throws did not pass: its error becomes a FAIL finding, never a crash of gate_check. */
 export function crashed(gate: Pick<Gate, 'id' | 'name'>, error: unknown): GateResult {
-  const code = typeof (error as { code?: unknown })?.code === 'string' ? String((error as { code: string }).code) : 'GATE_CRASHED';
+  const code =
+    typeof (error as { code?: unknown })?.code === 'string' ? String((error as { code: string }).code) : 'GATE_CRASHED';
   const message = error instanceof Error ? error.message : String(error);
-  return { id: gate.id, name: gate.name, status: 'FAIL', message: `gate could not run: ${message}`, findings: [{ code, message }] };
+  return {
+    id: gate.id,
+    name: gate.name,
+    status: 'FAIL',
+    message: `gate could not run: ${message}`,
+    findings: [{ code, message }],
+  };
 }

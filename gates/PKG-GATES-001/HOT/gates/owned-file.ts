@@ -2,7 +2,13 @@ import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { isGovernedFilePath } from '#kernel/root/layout.js';
 
 /** Why an owned file could not be hashed; 'missing' is G0's finding, every other reason is a FAIL. */
-export type OwnedReadProblem = 'missing' | 'not a governed path' | 'a symlink' | 'a directory' | 'a special file (FIFO, socket or device)' | 'unreadable';
+export type OwnedReadProblem =
+  | 'missing'
+  | 'not a governed path'
+  | 'a symlink'
+  | 'a directory'
+  | 'a special file (FIFO, socket or device)'
+  | 'unreadable';
 
 /**
  * Read up to `limit` bytes of the owned file `relPath` into `buffer`: the count read, or why it could not

@@ -27,7 +27,8 @@ type Assets = Map<string, { sha256: string; size: number }>;
  */
 function pinnedAssets(ctx: GateContext, receipt: Receipt): Assets | null {
   const manifest = installedJson(ctx, receipt.package_id, 'manifest.json') as Manifest | undefined;
-  if (manifest === undefined || manifest === null || typeof manifest !== 'object' || !Array.isArray(manifest.assets)) return null;
+  if (manifest === undefined || manifest === null || typeof manifest !== 'object' || !Array.isArray(manifest.assets))
+    return null;
   let digest: string;
   try {
     digest = sha256Digest(canonicalJson(manifest));
@@ -48,7 +49,8 @@ export function recordedDigestsVsManifests(ctx: GateContext): Finding[] {
     assetsOf.set(receipt.package_id, assets);
     if (assets === null) {
       errors.push({
-        code: 'MANIFEST_UNPINNED', path: `HOT/installed/${receipt.package_id}/manifest.json`,
+        code: 'MANIFEST_UNPINNED',
+        path: `HOT/installed/${receipt.package_id}/manifest.json`,
         message: `${receipt.package_id}: the installed manifest is missing or no longer hashes to the receipt's manifest_digest, so none of its recorded digests can be trusted`,
       });
       continue;
@@ -63,16 +65,30 @@ export function recordedDigestsVsManifests(ctx: GateContext): Finding[] {
   return errors;
 }
 
-function againstManifest(assets: Assets, packageId: string, file: { path: string; sha256: string; size: number }, where: string): Finding[] {
+function againstManifest(
+  assets: Assets,
+  packageId: string,
+  file: { path: string; sha256: string; size: number },
+  where: string,
+): Finding[] {
   const asset = assets.get(file.path);
   if (!asset) {
-    return [{ code: 'NOT_IN_MANIFEST', path: file.path, message: `${quote(file.path)}: the ${where} says ${packageId} owns it, but ${packageId}'s manifest does not ship it` }];
+    return [
+      {
+        code: 'NOT_IN_MANIFEST',
+        path: file.path,
+        message: `${quote(file.path)}: the ${where} says ${packageId} owns it, but ${packageId}'s manifest does not ship it`,
+      },
+    ];
   }
   if (asset.sha256 !== file.sha256 || asset.size !== file.size) {
-    return [{
-      code: 'DIGEST_NOT_SIGNED', path: file.path,
-      message: `${quote(file.path)}: the ${where} records ${file.sha256} ${file.size}, ${packageId}'s manifest declares ${asset.sha256} ${asset.size}`,
-    }];
+    return [
+      {
+        code: 'DIGEST_NOT_SIGNED',
+        path: file.path,
+        message: `${quote(file.path)}: the ${where} records ${file.sha256} ${file.size}, ${packageId}'s manifest declares ${asset.sha256} ${asset.size}`,
+      },
+    ];
   }
   return [];
 }
@@ -107,13 +123,20 @@ export function receiptsVsInstallRecords(ctx: GateContext): Finding[] {
     const latest = records.get(receipt.package_id)?.at(-1);
     const problem = installRecordProblem(receipt, latest);
     if (problem) {
-      errors.push({ code: 'RECEIPT_NOT_INSTALLED', path: `HOT/installed/${receipt.package_id}/receipt.json`, message: `${receipt.package_id}: ${problem}` });
+      errors.push({
+        code: 'RECEIPT_NOT_INSTALLED',
+        path: `HOT/installed/${receipt.package_id}/receipt.json`,
+        message: `${receipt.package_id}: ${problem}`,
+      });
     }
   }
   for (const [packageId, list] of records) {
     const latest = list.at(-1) as LedgerEntry;
     if (INSTALL_EVENTS.has(latest.event_type) && !receipts.has(packageId)) {
-      errors.push({ code: 'INSTALLED_WITHOUT_RECEIPT', message: `${packageId}: the ledger's ${latest.event_type} record ${latest.id} says it is installed, but it has no receipt` });
+      errors.push({
+        code: 'INSTALLED_WITHOUT_RECEIPT',
+        message: `${packageId}: the ledger's ${latest.event_type} record ${latest.id} says it is installed, but it has no receipt`,
+      });
     }
   }
   return errors;
@@ -122,11 +145,15 @@ export function receiptsVsInstallRecords(ctx: GateContext): Finding[] {
 function installRecordProblem(receipt: Receipt, latest: LedgerEntry | undefined): string | null {
   if (!latest) return 'the ledger has no INSTALLED or PACKAGE_UPGRADED record for it';
   if (!INSTALL_EVENTS.has(latest.event_type)) return `its latest lifecycle record ${latest.id} is ${latest.event_type}`;
-  if (latest.id !== receipt.ledger_entry_id) return `the receipt names record ${show(receipt.ledger_entry_id)}, but its latest install record is ${latest.id}`;
+  if (latest.id !== receipt.ledger_entry_id)
+    return `the receipt names record ${show(receipt.ledger_entry_id)}, but its latest install record is ${latest.id}`;
   const md = latest.metadata;
   const expected: Record<string, unknown> = {
-    txn_id: receipt.txn_id, manifest_digest: receipt.manifest_digest, version: receipt.version,
-    dev_waiver: receipt.signature.dev_waiver, key_id: receipt.signature.key_id,
+    txn_id: receipt.txn_id,
+    manifest_digest: receipt.manifest_digest,
+    version: receipt.version,
+    dev_waiver: receipt.signature.dev_waiver,
+    key_id: receipt.signature.key_id,
   };
   for (const [key, value] of Object.entries(expected)) {
     if (md[key] !== value) return `receipt ${key} ${show(value)} but install record ${latest.id} says ${show(md[key])}`;
@@ -160,10 +187,23 @@ export function transfersAuthorized(ctx: GateContext): Finding[] {
       if (!to) continue; // a file owned by no receipt is registryVsReceipts' finding
       const transfer = { txn_id: out.txn_id, path: out.path, from_package: from.package_id, to_package: to.package_id };
       try {
-        checkReplaceAuthority({ package_id: to.package_id, layer: to.layer } as Manifest, to.signature, [transfer], receipts, trusted);
+        checkReplaceAuthority(
+          { package_id: to.package_id, layer: to.layer } as Manifest,
+          to.signature,
+          [transfer],
+          receipts,
+          trusted,
+        );
       } catch (error) {
-        const code = (error as { code?: string }).code === 'ERR_REPLACE_LOWER_LAYER' ? 'TRANSFER_FROM_LOWER_LAYER' : 'TRANSFER_UNAUTHORIZED';
-        errors.push({ code, path: out.path, message: `${quote(out.path)} taken over by ${to.package_id} from ${from.package_id}: ${(error as Error).message}` });
+        const code =
+          (error as { code?: string }).code === 'ERR_REPLACE_LOWER_LAYER'
+            ? 'TRANSFER_FROM_LOWER_LAYER'
+            : 'TRANSFER_UNAUTHORIZED';
+        errors.push({
+          code,
+          path: out.path,
+          message: `${quote(out.path)} taken over by ${to.package_id} from ${from.package_id}: ${(error as Error).message}`,
+        });
       }
     }
   }

@@ -19,7 +19,8 @@ export function walkGoverned(root: string): GovernedWalk {
   // Typed directory entries: no lstat per file (the entry type is what lstat would say).
   const take = (entry: Dirent, abs: string, rel: string): void => {
     if (entry.isDirectory()) {
-      for (const child of readdirSync(abs, { withFileTypes: true })) take(child, `${abs}/${child.name}`, `${rel}/${child.name}`);
+      for (const child of readdirSync(abs, { withFileTypes: true }))
+        take(child, `${abs}/${child.name}`, `${rel}/${child.name}`);
     } else if (entry.isFile()) out.files.push(rel);
     else out.oddities.push({ path: rel, kind: entry.isSymbolicLink() ? 'symlink' : 'special file' });
   };
@@ -66,7 +67,10 @@ function installedFile(ctx: GateContext, packageId: string, name: string): Insta
   if (!file) {
     let text: string | null = null;
     try {
-      text = readTextBounded(join(ctx.root, 'HOT', 'installed', packageId, name), { maxBytes: READ_LIMITS.state, what: `${packageId}'s installed ${name}` });
+      text = readTextBounded(join(ctx.root, 'HOT', 'installed', packageId, name), {
+        maxBytes: READ_LIMITS.state,
+        what: `${packageId}'s installed ${name}`,
+      });
     } catch (error) {
       // Absent, as the kernel's listReceipts sees it (a stray file in HOT/installed has no receipt.json).
       const code = ((error as { cause?: NodeJS.ErrnoException }).cause ?? (error as NodeJS.ErrnoException)).code;

@@ -33,7 +33,9 @@ export const DEFAULT_ORPHAN_TIMEOUT_MS = 10 * 60 * 1000;
 export async function loadGates(dir = CHECKS_DIR): Promise<Gate[]> {
   if (!existsSync(dir)) return [];
   const gates: Gate[] = [];
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.js')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((name) => name.endsWith('.js'))
+    .sort()) {
     // A gate module the loader refuses is never imported: it is reported as a failing gate (G0/G1 name it too).
     const refusal = moduleRefusal(join(dir, file));
     if (refusal !== undefined) {
@@ -61,8 +63,13 @@ function refusedGate(file: string, error: Error & { code: string }): Gate {
     name: 'MODULE REFUSED',
     describe: `gate module ${file}, refused by the module loader`,
     run: () => ({
-      id: refused.id, name: refused.name, status: 'FAIL', message: `gate module ${show(file)} was not loaded: ${error.message}`,
-      findings: [{ code: 'MODULE_REFUSED', message: `${error.code}: ${error.message}`, path: `HOT/gates/checks/${file}` }],
+      id: refused.id,
+      name: refused.name,
+      status: 'FAIL',
+      message: `gate module ${show(file)} was not loaded: ${error.message}`,
+      findings: [
+        { code: 'MODULE_REFUSED', message: `${error.code}: ${error.message}`, path: `HOT/gates/checks/${file}` },
+      ],
     }),
   };
   return refused;
@@ -71,17 +78,26 @@ function refusedGate(file: string, error: Error & { code: string }): Gate {
 export async function runGates(root: string, options: RunGatesOptions = {}): Promise<GateRun> {
   assertRootShape(root);
   if (!existsSync(join(root, 'HOT', 'installed'))) {
-    throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} is not a cplane root (no HOT/installed)`, { hint: 'bootstrap it first, or check --root', details: { root } });
+    throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} is not a cplane root (no HOT/installed)`, {
+      hint: 'bootstrap it first, or check --root',
+      details: { root },
+    });
   }
   const all = await loadGates(options.checksDir);
   const wanted = new Set((options.only ?? []).map((id) => id.toUpperCase()));
   const unknown = [...wanted].filter((id) => !all.some((g) => g.id === id));
   if (unknown.length > 0) {
-    throw new CpError('ERR_USAGE', `unknown gate(s) ${unknown.join(', ')}`, { hint: `installed gates: ${all.map((g) => g.id).join(', ')}`, details: { unknown } });
+    throw new CpError('ERR_USAGE', `unknown gate(s) ${unknown.join(', ')}`, {
+      hint: `installed gates: ${all.map((g) => g.id).join(', ')}`,
+      details: { unknown },
+    });
   }
   const ctx: GateContext = {
-    root, now: options.now ?? Date.now, orphanTimeoutMs: options.orphanTimeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS,
-    checkpointFiles: options.checkpointFiles ?? [], checkpointKeyFiles: options.checkpointKeyFiles ?? [],
+    root,
+    now: options.now ?? Date.now,
+    orphanTimeoutMs: options.orphanTimeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS,
+    checkpointFiles: options.checkpointFiles ?? [],
+    checkpointKeyFiles: options.checkpointKeyFiles ?? [],
   };
   const results: GateResult[] = [];
   try {
@@ -92,7 +108,8 @@ export async function runGates(root: string, options: RunGatesOptions = {}): Pro
       } catch (error) {
         result = crashed(gate, error);
       }
-      if (options.strict && result.status === 'WARN') result = { ...result, status: 'FAIL', message: `${result.message} (strict)` };
+      if (options.strict && result.status === 'WARN')
+        result = { ...result, status: 'FAIL', message: `${result.message} (strict)` };
       results.push(result);
     }
   } finally {

@@ -44,8 +44,12 @@ export function bodyInputBound(body: Readonly<Record<string, unknown>>): number 
   const messages = Array.isArray(body.messages) ? body.messages.length : 0;
   const system = body.system === undefined ? 0 : 1;
   const tools = Array.isArray(body.tools) ? body.tools.length : 0;
-  return utf8Bytes(canonicalJson(body)) + MESSAGE_OVERHEAD_TOKENS * (messages + system + tools + 1)
-    + (tools > 0 ? TOOL_USE_OVERHEAD_TOKENS : 0) + IMAGE_TOKENS * imageBlocks(body.messages);
+  return (
+    utf8Bytes(canonicalJson(body)) +
+    MESSAGE_OVERHEAD_TOKENS * (messages + system + tools + 1) +
+    (tools > 0 ? TOOL_USE_OVERHEAD_TOKENS : 0) +
+    IMAGE_TOKENS * imageBlocks(body.messages)
+  );
 }
 
 /**

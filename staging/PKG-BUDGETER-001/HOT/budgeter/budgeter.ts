@@ -1,13 +1,24 @@
 import { CpError } from '#kernel/errors.js';
 import type { AppendInput, Ledger } from '#kernel/ledger/index.js';
 import {
-  type BudgetConfig, budgetConfigPathForRoot, budgetDbPathForRoot, loadBudgetConfig, parseBudgetConfig,
+  type BudgetConfig,
+  budgetConfigPathForRoot,
+  budgetDbPathForRoot,
+  loadBudgetConfig,
+  parseBudgetConfig,
 } from './config.js';
 import { type ReserveInput, parseRequestId, parseReserveInput } from './input.js';
 import { type TxContext, releaseTx, reserveTx, settleTx } from './operations.js';
 import { toMoney } from './pricing.js';
 import { type RecordContext, allocationRecord, exceededRecord, releaseRecord, settlementRecord } from './records.js';
-import { type BudgetViolation, type Refused, type Released, type ReserveOutcome, type Settled, toReservation } from './results.js';
+import {
+  type BudgetViolation,
+  type Refused,
+  type Released,
+  type ReserveOutcome,
+  type Settled,
+  toReservation,
+} from './results.js';
 import type { Remaining } from './scopes.js';
 import { type BudgetStatus, statusOf } from './status.js';
 import { BudgetStore } from './store.js';
@@ -40,7 +51,13 @@ export class Budgeter {
   private readonly ledger: Ledger | null;
   private readonly recordCtx: RecordContext;
 
-  private constructor(config: BudgetConfig, dbPath: string, store: BudgetStore, clock: () => number, ledger: Ledger | null) {
+  private constructor(
+    config: BudgetConfig,
+    dbPath: string,
+    store: BudgetStore,
+    clock: () => number,
+    ledger: Ledger | null,
+  ) {
     this.config = config;
     this.dbPath = dbPath;
     this.store = store;
@@ -52,12 +69,17 @@ export class Budgeter {
   static open(options: BudgeterOptions): Budgeter {
     const dbPath = options.dbPath ?? (options.root === undefined ? undefined : budgetDbPathForRoot(options.root));
     if (dbPath === undefined) {
-      throw new CpError('ERR_USAGE', 'Budgeter.open needs root or dbPath', { hint: 'pass {root} for a cplane root or {dbPath} for a database file' });
+      throw new CpError('ERR_USAGE', 'Budgeter.open needs root or dbPath', {
+        hint: 'pass {root} for a cplane root or {dbPath} for a database file',
+      });
     }
     let config: BudgetConfig;
     if (options.config !== undefined) config = parseBudgetConfig(options.config);
     else if (options.root !== undefined) config = loadBudgetConfig(budgetConfigPathForRoot(options.root));
-    else throw new CpError('ERR_USAGE', 'Budgeter.open needs a config when no root is given', { hint: 'pass {config} or {root}' });
+    else
+      throw new CpError('ERR_USAGE', 'Budgeter.open needs a config when no root is given', {
+        hint: 'pass {config} or {root}',
+      });
     const store = BudgetStore.open(dbPath, {
       synchronous: config.durability === 'full' ? 'FULL' : 'NORMAL',
       busyTimeoutMs: config.busy_timeout_ms ?? 10_000,
@@ -80,32 +102,54 @@ export class Budgeter {
         return { ...refused, ledger_entry_ids: this.publish(refused.records) };
       }
       const reservation = toReservation(decision.row);
-      const records: AppendInput[] = decision.replayed ? [] : [
-        ...(decision.warnings.length > 0 ? [exceededRecord(reservation, 'WARNED', decision.warnings, this.recordCtx)] : []),
-        allocationRecord(reservation, decision.warnings, this.recordCtx),
-      ];
+      const records: AppendInput[] = decision.replayed
+        ? []
+        : [
+            ...(decision.warnings.length > 0
+              ? [exceededRecord(reservation, 'WARNED', decision.warnings, this.recordCtx)]
+              : []),
+            allocationRecord(reservation, decision.warnings, this.recordCtx),
+          ];
       return {
-        ok: true, replayed: decision.replayed, reservation, ...remainingMoney(decision.remaining), warnings: decision.warnings,
-        records, ledger_entry_ids: this.publish(records, 'allocation', reservation.request_id),
+        ok: true,
+        replayed: decision.replayed,
+        reservation,
+        ...remainingMoney(decision.remaining),
+        warnings: decision.warnings,
+        records,
+        ledger_entry_ids: this.publish(records, 'allocation', reservation.request_id),
       };
     });
   }
 
   /** Replace the reservation by the real usage's cost. Usage is untrusted: anything malformed makes it unknown. */
   settle(request: { request_id: string; usage: unknown }): Settled {
-    const record = (typeof request === 'object' && request !== null ? request : {}) as { request_id?: unknown; usage?: unknown };
+    const record = (typeof request === 'object' && request !== null ? request : {}) as {
+      request_id?: unknown;
+      usage?: unknown;
+    };
     const requestId = parseRequestId(record.request_id);
     return this.store.immediate((): Settled => {
       const decision = settleTx(this.tx(), requestId, record.usage);
       const reservation = toReservation(decision.row);
-      const records: AppendInput[] = decision.replayed ? [] : [
-        settlementRecord(reservation, decision.usageProblems, this.recordCtx),
-        ...(decision.exceeded.length > 0 ? [exceededRecord(reservation, 'OVERSPENT', decision.exceeded, this.recordCtx)] : []),
-      ];
+      const records: AppendInput[] = decision.replayed
+        ? []
+        : [
+            settlementRecord(reservation, decision.usageProblems, this.recordCtx),
+            ...(decision.exceeded.length > 0
+              ? [exceededRecord(reservation, 'OVERSPENT', decision.exceeded, this.recordCtx)]
+              : []),
+          ];
       return {
-        replayed: decision.replayed, reservation, usage_known: reservation.usage !== null, usage_problems: decision.usageProblems,
-        cost: reservation.cost, ...remainingMoney(decision.remaining), exceeded: decision.exceeded,
-        records, ledger_entry_ids: this.publish(records, 'settlement', requestId),
+        replayed: decision.replayed,
+        reservation,
+        usage_known: reservation.usage !== null,
+        usage_problems: decision.usageProblems,
+        cost: reservation.cost,
+        ...remainingMoney(decision.remaining),
+        exceeded: decision.exceeded,
+        records,
+        ledger_entry_ids: this.publish(records, 'settlement', requestId),
       };
     });
   }
@@ -120,7 +164,12 @@ export class Budgeter {
    * usage: it stays charged, never released. `ledger` records it when the budgeter has none of its own, inside
    * the budget transaction as always. Null when the request is not pending (settled or released meanwhile).
    */
-  chargeUnknown(requestIdInput: unknown, reason: string, metadata: Record<string, unknown> = {}, ledger: Ledger | null = this.ledger): Settled | null {
+  chargeUnknown(
+    requestIdInput: unknown,
+    reason: string,
+    metadata: Record<string, unknown> = {},
+    ledger: Ledger | null = this.ledger,
+  ): Settled | null {
     const requestId = parseRequestId(requestIdInput);
     return this.store.immediate((): Settled | null => {
       if (this.store.getReservation(requestId)?.state !== 'reserved') return null;
@@ -129,8 +178,14 @@ export class Budgeter {
       const record = settlementRecord(reservation, decision.usageProblems, this.recordCtx);
       const records: AppendInput[] = [{ ...record, metadata: { ...record.metadata, ...metadata } }];
       return {
-        replayed: false, reservation, usage_known: false, usage_problems: decision.usageProblems, cost: null,
-        ...remainingMoney(decision.remaining), exceeded: decision.exceeded, records,
+        replayed: false,
+        reservation,
+        usage_known: false,
+        usage_problems: decision.usageProblems,
+        cost: null,
+        ...remainingMoney(decision.remaining),
+        exceeded: decision.exceeded,
+        records,
         ledger_entry_ids: this.publish(records, 'settlement', requestId, ledger),
       };
     });
@@ -143,7 +198,12 @@ export class Budgeter {
       const decision = releaseTx(this.tx(), requestId);
       const reservation = toReservation(decision.row);
       const records = decision.replayed ? [] : [releaseRecord(reservation, this.recordCtx)];
-      return { replayed: decision.replayed, reservation, records, ledger_entry_ids: this.publish(records, 'settlement', requestId) };
+      return {
+        replayed: decision.replayed,
+        reservation,
+        records,
+        ledger_entry_ids: this.publish(records, 'settlement', requestId),
+      };
     });
   }
 
@@ -160,18 +220,29 @@ export class Budgeter {
    * A failed append rolls the budget change back, so a state change and its record exist together or not at all
    * (the only gap is a budget COMMIT failing after the ledger committed, which SQLite reports as an I/O error).
    */
-  private publish(records: AppendInput[], which?: 'allocation' | 'settlement', requestId?: string, ledger: Ledger | null = this.ledger): string[] {
+  private publish(
+    records: AppendInput[],
+    which?: 'allocation' | 'settlement',
+    requestId?: string,
+    ledger: Ledger | null = this.ledger,
+  ): string[] {
     if (!ledger || records.length === 0) return [];
     let ids: string[];
     try {
       ids = ledger.appendBatch(records).map((entry) => entry.id);
     } catch (cause) {
-      throw new CpError('ERR_BUDGET_LEDGER', `ledger record ${records[0]?.event_type} for request ${records[0]?.submission_id} failed, budget unchanged: ${(cause as Error).message}`, {
-        hint: 'fix the ledger (see the cause) and repeat the call; nothing was charged', cause,
-      });
+      throw new CpError(
+        'ERR_BUDGET_LEDGER',
+        `ledger record ${records[0]?.event_type} for request ${records[0]?.submission_id} failed, budget unchanged: ${(cause as Error).message}`,
+        {
+          hint: 'fix the ledger (see the cause) and repeat the call; nothing was charged',
+          cause,
+        },
+      );
     }
     // The last record of a batch is the allocation/settlement itself (a WARNED record comes first).
-    if (which && requestId) this.store.setEntryId(which, requestId, ids[which === 'allocation' ? ids.length - 1 : 0] as string);
+    if (which && requestId)
+      this.store.setEntryId(which, requestId, ids[which === 'allocation' ? ids.length - 1 : 0] as string);
     return ids;
   }
 }
@@ -185,8 +256,12 @@ function refusal(input: ReserveInput, violations: BudgetViolation[], message: st
   // Only a pure rate refusal has a time after which the same call can succeed.
   const rateOnly = violations.every((v) => v.code === 'RATE_LIMITED');
   return {
-    ok: false, code: violations[0]?.code ?? 'BUDGET_EXHAUSTED', message, violations,
+    ok: false,
+    code: violations[0]?.code ?? 'BUDGET_EXHAUSTED',
+    message,
+    violations,
     retry_after_ms: rateOnly ? Math.max(...violations.map((v) => v.retry_after_ms ?? 0)) : null,
-    records: [exceededRecord(identity, 'REFUSED', violations, ctx)], ledger_entry_ids: [],
+    records: [exceededRecord(identity, 'REFUSED', violations, ctx)],
+    ledger_entry_ids: [],
   };
 }

@@ -86,16 +86,24 @@ export function loadBudgetConfig(path: string): BudgetConfig {
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_BUDGET_CONFIG_INVALID', `cannot read budget config ${show(path)}`, {
-      hint: 'install PKG-BUDGETER-001 into the root or pass a config explicitly', details: { source: path, pointer: '' }, cause,
+      hint: 'install PKG-BUDGETER-001 into the root or pass a config explicitly',
+      details: { source: path, pointer: '' },
+      cause,
     });
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw new CpError('ERR_BUDGET_CONFIG_INVALID', `budget config ${show(path)} is not JSON: ${(cause as Error).message}`, {
-      hint: 'fix the JSON syntax', details: { source: path, pointer: '' }, cause,
-    });
+    throw new CpError(
+      'ERR_BUDGET_CONFIG_INVALID',
+      `budget config ${show(path)} is not JSON: ${(cause as Error).message}`,
+      {
+        hint: 'fix the JSON syntax',
+        details: { source: path, pointer: '' },
+        cause,
+      },
+    );
   }
   return parseBudgetConfig(value, path);
 }

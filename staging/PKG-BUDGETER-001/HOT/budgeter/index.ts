@@ -1,7 +1,15 @@
 export { Budgeter, type BudgeterOptions } from './budgeter.js';
 export {
-  type BudgetConfig, type BudgetMode, type ModelPrice, type Limit, type RateLimit, type ScopeKind,
-  parseBudgetConfig, loadBudgetConfig, budgetConfigPathForRoot, budgetDbPathForRoot,
+  type BudgetConfig,
+  type BudgetMode,
+  type ModelPrice,
+  type Limit,
+  type RateLimit,
+  type ScopeKind,
+  parseBudgetConfig,
+  loadBudgetConfig,
+  budgetConfigPathForRoot,
+  budgetDbPathForRoot,
 } from './config.js';
 export type { ReserveInput } from './input.js';
 export type { Usage, NormalizedUsage } from './pricing.js';

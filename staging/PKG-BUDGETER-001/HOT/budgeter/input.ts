@@ -12,24 +12,39 @@ export interface ReserveInput {
 }
 
 const ID_PATTERN = /^[\x21-\x7e]{1,200}$/;
-const FIELDS = new Set(['request_id', 'session_id', 'work_order_id', 'agent_id', 'model', 'estimated_input_tokens', 'max_output_tokens']);
+const FIELDS = new Set([
+  'request_id',
+  'session_id',
+  'work_order_id',
+  'agent_id',
+  'model',
+  'estimated_input_tokens',
+  'max_output_tokens',
+]);
 
 function invalid(field: string, value: unknown, expected: string): CpError {
-  return new CpError('ERR_BUDGET_INPUT_INVALID', `budget request field ${field} must be ${expected}, got ${show(value)}`, {
-    hint: `fix ${field} in the reserve call`, details: { field, value: value ?? null },
-  });
+  return new CpError(
+    'ERR_BUDGET_INPUT_INVALID',
+    `budget request field ${field} must be ${expected}, got ${show(value)}`,
+    {
+      hint: `fix ${field} in the reserve call`,
+      details: { field, value: value ?? null },
+    },
+  );
 }
 
 function id(record: Record<string, unknown>, field: string, optional: boolean): string | undefined {
   const value = record[field];
   if (optional && (value === undefined || value === null)) return undefined;
-  if (typeof value !== 'string' || !ID_PATTERN.test(value)) throw invalid(field, value, '1-200 printable ASCII characters without spaces');
+  if (typeof value !== 'string' || !ID_PATTERN.test(value))
+    throw invalid(field, value, '1-200 printable ASCII characters without spaces');
   return value;
 }
 
 function count(record: Record<string, unknown>, field: string): number {
   const value = record[field];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalid(field, value, 'a non-negative integer');
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throw invalid(field, value, 'a non-negative integer');
   return value;
 }
 
@@ -47,7 +62,11 @@ export function parseReserveInput(input: unknown): ReserveInput {
     max_output_tokens: count(record, 'max_output_tokens'),
   };
   if (!Number.isSafeInteger(out.estimated_input_tokens + out.max_output_tokens)) {
-    throw invalid('max_output_tokens', out.max_output_tokens, `small enough that input + output tokens (${out.estimated_input_tokens} + it) stay within ${Number.MAX_SAFE_INTEGER}`);
+    throw invalid(
+      'max_output_tokens',
+      out.max_output_tokens,
+      `small enough that input + output tokens (${out.estimated_input_tokens} + it) stay within ${Number.MAX_SAFE_INTEGER}`,
+    );
   }
   const workOrder = id(record, 'work_order_id', true);
   const agent = id(record, 'agent_id', true);
@@ -57,6 +76,7 @@ export function parseReserveInput(input: unknown): ReserveInput {
 }
 
 export function parseRequestId(value: unknown): string {
-  if (typeof value !== 'string' || !ID_PATTERN.test(value)) throw invalid('request_id', value, '1-200 printable ASCII characters without spaces');
+  if (typeof value !== 'string' || !ID_PATTERN.test(value))
+    throw invalid('request_id', value, '1-200 printable ASCII characters without spaces');
   return value;
 }

@@ -1,7 +1,15 @@
 import { CpError, show } from '#kernel/errors.js';
 import type { BudgetConfig } from './config.js';
 import type { ReserveInput } from './input.js';
-import { MAX_USAGE_TOKENS, type NormalizedUsage, priceFor, readUsage, reservationCost, totalTokens, usageCost } from './pricing.js';
+import {
+  MAX_USAGE_TOKENS,
+  type NormalizedUsage,
+  priceFor,
+  readUsage,
+  reservationCost,
+  totalTokens,
+  usageCost,
+} from './pricing.js';
 import { chargeRate, rateViolations, readWindows, refundRate } from './rate.js';
 import { type BudgetViolation, describeViolation, toViolation } from './results.js';
 import { type Remaining, addUse, limitViolations, readUse, remainingOf, scopesFor } from './scopes.js';
@@ -20,14 +28,25 @@ export interface TxContext {
 
 /** The values a repeated reserve must match; a fixed-order array, so no canonicalisation is needed. */
 function paramsKey(input: ReserveInput): string {
-  return JSON.stringify([input.session_id, input.work_order_id ?? null, input.agent_id ?? null, input.model,
-    input.estimated_input_tokens, input.max_output_tokens]);
+  return JSON.stringify([
+    input.session_id,
+    input.work_order_id ?? null,
+    input.agent_id ?? null,
+    input.model,
+    input.estimated_input_tokens,
+    input.max_output_tokens,
+  ]);
 }
 
 function conflict(requestId: string, what: string): CpError {
-  return new CpError('ERR_BUDGET_REQUEST_CONFLICT', `request ${show(requestId)} was already ${what} with different values`, {
-    hint: 'use a new request_id for a different call; the same request_id must repeat the same values', details: { request_id: requestId },
-  });
+  return new CpError(
+    'ERR_BUDGET_REQUEST_CONFLICT',
+    `request ${show(requestId)} was already ${what} with different values`,
+    {
+      hint: 'use a new request_id for a different call; the same request_id must repeat the same values',
+      details: { request_id: requestId },
+    },
+  );
 }
 
 function scopeIds(row: ReservationRow) {
@@ -52,28 +71,58 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
   const tokens = input.estimated_input_tokens + input.max_output_tokens;
   const cost = reservationCost(priceFor(config, input.model), input.estimated_input_tokens, input.max_output_tokens);
   if (cost !== null && !Number.isSafeInteger(cost)) {
-    throw new CpError('ERR_BUDGET_INPUT_INVALID', `reserving ${show(tokens)} tokens of ${show(input.model)} costs ${cost} nano-units, beyond what a budget can count`, {
-      hint: 'ask for fewer tokens (max_tokens)', details: { field: 'max_output_tokens', value: input.max_output_tokens },
-    });
+    throw new CpError(
+      'ERR_BUDGET_INPUT_INVALID',
+      `reserving ${show(tokens)} tokens of ${show(input.model)} costs ${cost} nano-units, beyond what a budget can count`,
+      {
+        hint: 'ask for fewer tokens (max_tokens)',
+        details: { field: 'max_output_tokens', value: input.max_output_tokens },
+      },
+    );
   }
   const windows = config.mode === 'off' ? [] : readWindows(config, store, scopes, now);
-  const violations = config.mode === 'off' ? [] : [
-    ...limitViolations(uses, tokens, cost), ...rateViolations(config, windows, tokens, now),
-  ].map(toViolation);
+  const violations =
+    config.mode === 'off'
+      ? []
+      : [...limitViolations(uses, tokens, cost), ...rateViolations(config, windows, tokens, now)].map(toViolation);
   if (config.mode === 'enforce' && violations.length > 0) {
     return { kind: 'refused', violations, message: violations.map(describeViolation).join('; ') };
   }
   const row: ReservationRow = {
-    request_id: input.request_id, session_id: input.session_id, work_order_id: input.work_order_id ?? '',
-    agent_id: input.agent_id ?? '', model: input.model, params_key: key, state: 'reserved',
-    reserved_tokens: tokens, reserved_cost: cost, charged_tokens: null, charged_cost: null, actual_tokens: null,
-    actual_cost: null, usage: null, usage_key: null, over_budget: violations.length > 0 ? 1 : 0,
-    created_at: new Date(now).toISOString(), finished_at: null, allocation_entry_id: null, settlement_entry_id: null,
+    request_id: input.request_id,
+    session_id: input.session_id,
+    work_order_id: input.work_order_id ?? '',
+    agent_id: input.agent_id ?? '',
+    model: input.model,
+    params_key: key,
+    state: 'reserved',
+    reserved_tokens: tokens,
+    reserved_cost: cost,
+    charged_tokens: null,
+    charged_cost: null,
+    actual_tokens: null,
+    actual_cost: null,
+    usage: null,
+    usage_key: null,
+    over_budget: violations.length > 0 ? 1 : 0,
+    created_at: new Date(now).toISOString(),
+    finished_at: null,
+    allocation_entry_id: null,
+    settlement_entry_id: null,
   };
   store.insertReservation(row);
-  store.addTotals(scopes.map((s) => s.key), { reserved_tokens: tokens, reserved_cost: cost ?? 0, requests: 1 });
+  store.addTotals(
+    scopes.map((s) => s.key),
+    { reserved_tokens: tokens, reserved_cost: cost ?? 0, requests: 1 },
+  );
   chargeRate(store, windows, tokens);
-  return { kind: 'granted', row, replayed: false, warnings: violations, remaining: remainingOf(addUse(uses, tokens, cost ?? 0)) };
+  return {
+    kind: 'granted',
+    row,
+    replayed: false,
+    warnings: violations,
+    remaining: remainingOf(addUse(uses, tokens, cost ?? 0)),
+  };
 }
 
 export interface SettleDecision {
@@ -88,28 +137,48 @@ function pending(store: BudgetStore, requestId: string, action: string): Reserva
   const row = store.getReservation(requestId);
   if (!row) {
     throw new CpError('ERR_BUDGET_UNKNOWN_REQUEST', `no reservation for request ${show(requestId)} to ${action}`, {
-      hint: 'reserve the request first; settle and release need the request_id given to reserve', details: { request_id: requestId },
+      hint: 'reserve the request first; settle and release need the request_id given to reserve',
+      details: { request_id: requestId },
     });
   }
   return row;
 }
 
 function wrongState(row: ReservationRow, action: string): CpError {
-  return new CpError('ERR_BUDGET_REQUEST_STATE', `cannot ${action} request ${show(row.request_id)}: it is already ${row.state}`, {
-    hint: 'a reservation is either settled (the call happened) or released (it did not), once', details: { request_id: row.request_id, state: row.state },
-  });
+  return new CpError(
+    'ERR_BUDGET_REQUEST_STATE',
+    `cannot ${action} request ${show(row.request_id)}: it is already ${row.state}`,
+    {
+      hint: 'a reservation is either settled (the call happened) or released (it did not), once',
+      details: { request_id: row.request_id, state: row.state },
+    },
+  );
 }
 
 /**
  * Replace the reservation by the real cost. Unknown usage keeps the reservation charged (tokens and cost) so an
  * unknown never counts as 0; an unpriced model charges its tokens and leaves the cost unknown.
  */
-export function settleTx(ctx: TxContext, requestId: string, rawUsage: unknown, unknownBecause?: string): SettleDecision {
+export function settleTx(
+  ctx: TxContext,
+  requestId: string,
+  rawUsage: unknown,
+  unknownBecause?: string,
+): SettleDecision {
   const { config, store, now } = ctx;
   const row = pending(store, requestId, 'settle');
-  const reading = unknownBecause === undefined ? readPricedUsage(config, row.model, rawUsage) : { known: false as const, problems: [unknownBecause] };
+  const reading =
+    unknownBecause === undefined
+      ? readPricedUsage(config, row.model, rawUsage)
+      : { known: false as const, problems: [unknownBecause] };
   const usageKey = reading.known
-    ? JSON.stringify([reading.usage.input_tokens, reading.usage.output_tokens, reading.usage.cache_read_tokens, reading.usage.cache_write_5m_tokens, reading.usage.cache_write_1h_tokens])
+    ? JSON.stringify([
+        reading.usage.input_tokens,
+        reading.usage.output_tokens,
+        reading.usage.cache_read_tokens,
+        reading.usage.cache_write_5m_tokens,
+        reading.usage.cache_write_1h_tokens,
+      ])
     : JSON.stringify(['unknown', ...reading.problems]);
   const scopes = scopesFor(config, scopeIds(row));
   const uses = readUse(store, scopes);
@@ -123,29 +192,46 @@ export function settleTx(ctx: TxContext, requestId: string, rawUsage: unknown, u
   const actualCost = reading.known ? reading.cost : null;
   const chargedTokens = actualTokens ?? row.reserved_tokens;
   const chargedCost = reading.known ? actualCost : row.reserved_cost;
-  store.addTotals(scopes.map((s) => s.key), {
-    reserved_tokens: -row.reserved_tokens, reserved_cost: -(row.reserved_cost ?? 0),
-    settled_tokens: chargedTokens, settled_cost: chargedCost ?? 0, unknown_cost_requests: actualCost === null ? 1 : 0,
-  });
+  store.addTotals(
+    scopes.map((s) => s.key),
+    {
+      reserved_tokens: -row.reserved_tokens,
+      reserved_cost: -(row.reserved_cost ?? 0),
+      settled_tokens: chargedTokens,
+      settled_cost: chargedCost ?? 0,
+      unknown_cost_requests: actualCost === null ? 1 : 0,
+    },
+  );
   const after = addUse(uses, chargedTokens - row.reserved_tokens, (chargedCost ?? 0) - (row.reserved_cost ?? 0));
   // Checking a zero-size charge against the new totals finds every limit the real usage pushed past.
   const exceeded = config.mode === 'off' ? [] : limitViolations(after, 0, 0).map(toViolation);
   const finished: ReservationRow = {
-    ...row, state: 'settled', charged_tokens: chargedTokens, charged_cost: chargedCost, actual_tokens: actualTokens,
-    actual_cost: actualCost, usage: reading.known ? JSON.stringify(reading.usage) : null, usage_key: usageKey,
-    over_budget: row.over_budget === 1 || exceeded.length > 0 ? 1 : 0, finished_at: new Date(now).toISOString(),
+    ...row,
+    state: 'settled',
+    charged_tokens: chargedTokens,
+    charged_cost: chargedCost,
+    actual_tokens: actualTokens,
+    actual_cost: actualCost,
+    usage: reading.known ? JSON.stringify(reading.usage) : null,
+    usage_key: usageKey,
+    over_budget: row.over_budget === 1 || exceeded.length > 0 ? 1 : 0,
+    finished_at: new Date(now).toISOString(),
   };
   store.finishReservation(finished);
   return { row: finished, replayed: false, usageProblems, exceeded, remaining: remainingOf(after) };
 }
 
 /** Usage with its cost; a cost too large to count in nano-units exactly makes the usage unknown, like any other malformed value. */
-function readPricedUsage(config: BudgetConfig, model: string, rawUsage: unknown):
-  { known: true; usage: NormalizedUsage; cost: number | null } | { known: false; problems: string[] } {
+function readPricedUsage(
+  config: BudgetConfig,
+  model: string,
+  rawUsage: unknown,
+): { known: true; usage: NormalizedUsage; cost: number | null } | { known: false; problems: string[] } {
   const reading = readUsage(rawUsage, config.max_usage_tokens ?? MAX_USAGE_TOKENS);
   if (!reading.known) return reading;
   const cost = usageCost(priceFor(config, model), reading.usage);
-  if (cost !== null && !Number.isSafeInteger(cost)) return { known: false, problems: [`usage cost ${cost} nano-units beyond ${Number.MAX_SAFE_INTEGER}`] };
+  if (cost !== null && !Number.isSafeInteger(cost))
+    return { known: false, problems: [`usage cost ${cost} nano-units beyond ${Number.MAX_SAFE_INTEGER}`] };
   return { known: true, usage: reading.usage, cost };
 }
 
@@ -155,9 +241,14 @@ export function releaseTx(ctx: TxContext, requestId: string): { row: Reservation
   if (row.state === 'released') return { row, replayed: true };
   if (row.state !== 'reserved') throw wrongState(row, 'release');
   const scopes = scopesFor(ctx.config, scopeIds(row));
-  store.addTotals(scopes.map((s) => s.key), {
-    reserved_tokens: -row.reserved_tokens, reserved_cost: -(row.reserved_cost ?? 0), requests: -1,
-  });
+  store.addTotals(
+    scopes.map((s) => s.key),
+    {
+      reserved_tokens: -row.reserved_tokens,
+      reserved_cost: -(row.reserved_cost ?? 0),
+      requests: -1,
+    },
+  );
   // The call never reached the provider, so it should not hold a rate-limit slot either.
   if (ctx.config.mode !== 'off') refundRate(ctx.config, store, scopes, row.reserved_tokens, Date.parse(row.created_at));
   const finished: ReservationRow = { ...row, state: 'released', finished_at: new Date(now).toISOString() };

@@ -38,7 +38,8 @@ function describe(value: unknown): string {
  * integer) makes the usage unknown, never 0 and never a settlement that fails.
  */
 export function readUsage(raw: unknown, maxTokens: number = MAX_USAGE_TOKENS): UsageReading {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { known: false, problems: ['usage missing'] };
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    return { known: false, problems: ['usage missing'] };
   const u = raw as Record<string, unknown>;
   const problems: string[] = [];
   const count = (key: string, required: boolean): number => {
@@ -48,9 +49,11 @@ export function readUsage(raw: unknown, maxTokens: number = MAX_USAGE_TOKENS): U
       return 0;
     }
     if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= maxTokens) return value;
-    problems.push(typeof value === 'number' && Number.isSafeInteger(value) && value > maxTokens
-      ? `${key} ${value} beyond the maximum ${maxTokens}`
-      : `${key} not a token count (${describe(value)})`);
+    problems.push(
+      typeof value === 'number' && Number.isSafeInteger(value) && value > maxTokens
+        ? `${key} ${value} beyond the maximum ${maxTokens}`
+        : `${key} not a token count (${describe(value)})`,
+    );
     return 0;
   };
   const usage: NormalizedUsage = {
@@ -60,12 +63,19 @@ export function readUsage(raw: unknown, maxTokens: number = MAX_USAGE_TOKENS): U
     cache_write_5m_tokens: count('cache_write_5m_tokens', false) + count('cache_write_tokens', false),
     cache_write_1h_tokens: count('cache_write_1h_tokens', false),
   };
-  if (problems.length === 0 && !Number.isSafeInteger(totalTokens(usage))) problems.push(`total tokens ${totalTokens(usage)} beyond ${Number.MAX_SAFE_INTEGER}`);
+  if (problems.length === 0 && !Number.isSafeInteger(totalTokens(usage)))
+    problems.push(`total tokens ${totalTokens(usage)} beyond ${Number.MAX_SAFE_INTEGER}`);
   return problems.length > 0 ? { known: false, problems } : { known: true, usage };
 }
 
 export function totalTokens(usage: NormalizedUsage): number {
-  return usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_5m_tokens + usage.cache_write_1h_tokens;
+  return (
+    usage.input_tokens +
+    usage.output_tokens +
+    usage.cache_read_tokens +
+    usage.cache_write_5m_tokens +
+    usage.cache_write_1h_tokens
+  );
 }
 
 function nano(tokens: number, perMtok: number): number {
@@ -75,11 +85,13 @@ function nano(tokens: number, perMtok: number): number {
 /** The cost of real usage in nano-units, or null when the model has no price. */
 export function usageCost(price: ModelPrice | null, usage: NormalizedUsage): number | null {
   if (!price) return null;
-  return nano(usage.input_tokens, price.input_per_mtok)
-    + nano(usage.output_tokens, price.output_per_mtok)
-    + nano(usage.cache_read_tokens, price.cache_read_per_mtok)
-    + nano(usage.cache_write_5m_tokens, price.cache_write_5m_per_mtok)
-    + nano(usage.cache_write_1h_tokens, price.cache_write_1h_per_mtok);
+  return (
+    nano(usage.input_tokens, price.input_per_mtok) +
+    nano(usage.output_tokens, price.output_per_mtok) +
+    nano(usage.cache_read_tokens, price.cache_read_per_mtok) +
+    nano(usage.cache_write_5m_tokens, price.cache_write_5m_per_mtok) +
+    nano(usage.cache_write_1h_tokens, price.cache_write_1h_per_mtok)
+  );
 }
 
 /** Rounding slack of a usage cost: each of its five buckets is rounded to the nearest nano-unit (at most +0.5 each), plus
@@ -93,9 +105,17 @@ const USAGE_ROUNDING_SLACK = 5;
  */
 export function reservationCost(price: ModelPrice | null, inputTokens: number, maxOutputTokens: number): number | null {
   if (!price) return null;
-  const inputPrice = Math.max(price.input_per_mtok, price.cache_read_per_mtok, price.cache_write_5m_per_mtok, price.cache_write_1h_per_mtok);
-  return Math.ceil(inputTokens * inputPrice * (NANO_PER_UNIT / 1e6)) + Math.ceil(maxOutputTokens * price.output_per_mtok * (NANO_PER_UNIT / 1e6))
-    + (inputPrice > 0 || price.output_per_mtok > 0 ? USAGE_ROUNDING_SLACK : 0);
+  const inputPrice = Math.max(
+    price.input_per_mtok,
+    price.cache_read_per_mtok,
+    price.cache_write_5m_per_mtok,
+    price.cache_write_1h_per_mtok,
+  );
+  return (
+    Math.ceil(inputTokens * inputPrice * (NANO_PER_UNIT / 1e6)) +
+    Math.ceil(maxOutputTokens * price.output_per_mtok * (NANO_PER_UNIT / 1e6)) +
+    (inputPrice > 0 || price.output_per_mtok > 0 ? USAGE_ROUNDING_SLACK : 0)
+  );
 }
 
 export function priceFor(config: BudgetConfig, model: string): ModelPrice | null {

@@ -28,7 +28,12 @@ export interface ScopeWindow {
   window: WindowRow;
 }
 
-export function readWindows(config: BudgetConfig, store: BudgetStore, scopes: readonly Scope[], now: number): ScopeWindow[] {
+export function readWindows(
+  config: BudgetConfig,
+  store: BudgetStore,
+  scopes: readonly Scope[],
+  now: number,
+): ScopeWindow[] {
   const out: ScopeWindow[] = [];
   for (const scope of scopes) {
     const rate = config.rate_limits[scope.key.kind];
@@ -37,13 +42,21 @@ export function readWindows(config: BudgetConfig, store: BudgetStore, scopes: re
   return out;
 }
 
-export function rateViolations(config: BudgetConfig, windows: readonly ScopeWindow[], tokens: number, now: number): RateViolation[] {
+export function rateViolations(
+  config: BudgetConfig,
+  windows: readonly ScopeWindow[],
+  tokens: number,
+  now: number,
+): RateViolation[] {
   const out: RateViolation[] = [];
   for (const { scope, window } of windows) {
     const rate = config.rate_limits[scope.key.kind];
     if (!rate) continue;
     const base = {
-      code: 'RATE_LIMITED' as const, scope: scope.key.kind, scope_id: scope.id, window_ms: rate.window_ms,
+      code: 'RATE_LIMITED' as const,
+      scope: scope.key.kind,
+      scope_id: scope.id,
+      window_ms: rate.window_ms,
       retry_after_ms: window.window_start + rate.window_ms - now,
     };
     if (rate.max_requests !== undefined && window.requests + 1 > rate.max_requests) {
@@ -59,17 +72,31 @@ export function rateViolations(config: BudgetConfig, windows: readonly ScopeWind
 /** Count one request of `tokens` in every rate-limited scope's current window. */
 export function chargeRate(store: BudgetStore, windows: readonly ScopeWindow[], tokens: number): void {
   for (const { scope, window } of windows) {
-    store.putWindow(scope.key, { window_start: window.window_start, requests: window.requests + 1, tokens: window.tokens + tokens });
+    store.putWindow(scope.key, {
+      window_start: window.window_start,
+      requests: window.requests + 1,
+      tokens: window.tokens + tokens,
+    });
   }
 }
 
 /** Give back a released request's share of the window it was counted in, if that window is still current. */
-export function refundRate(config: BudgetConfig, store: BudgetStore, scopes: readonly Scope[], tokens: number, chargedAt: number): void {
+export function refundRate(
+  config: BudgetConfig,
+  store: BudgetStore,
+  scopes: readonly Scope[],
+  tokens: number,
+  chargedAt: number,
+): void {
   for (const scope of scopes) {
     const rate = config.rate_limits[scope.key.kind];
     if (!rate) continue;
     const row = store.window(scope.key);
     if (!row || row.window_start !== Math.floor(chargedAt / rate.window_ms) * rate.window_ms) continue;
-    store.putWindow(scope.key, { window_start: row.window_start, requests: Math.max(0, row.requests - 1), tokens: Math.max(0, row.tokens - tokens) });
+    store.putWindow(scope.key, {
+      window_start: row.window_start,
+      requests: Math.max(0, row.requests - 1),
+      tokens: Math.max(0, row.tokens - tokens),
+    });
   }
 }

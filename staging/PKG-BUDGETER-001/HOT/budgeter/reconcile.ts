@@ -33,8 +33,10 @@ const DISPATCH_OF_REQUEST_SQL = `SELECT d.id FROM entries AS a JOIN entries AS d
 const EXCHANGE_OF_DISPATCH_SQL = `SELECT id FROM entries WHERE dispatch_entry_id = ? AND event_type = 'EXCHANGE' LIMIT 1`;
 
 function describe(dispatch: string | null, exchange: string | null, timeoutMs: number): string {
-  if (dispatch === null) return `reservation pending beyond the orphan timeout (${timeoutMs} ms) with no DISPATCH in the ledger; usage unknown`;
-  if (exchange === null) return `call orphaned: DISPATCH ${dispatch} has no EXCHANGE after the orphan timeout (${timeoutMs} ms), its process died; usage unknown`;
+  if (dispatch === null)
+    return `reservation pending beyond the orphan timeout (${timeoutMs} ms) with no DISPATCH in the ledger; usage unknown`;
+  if (exchange === null)
+    return `call orphaned: DISPATCH ${dispatch} has no EXCHANGE after the orphan timeout (${timeoutMs} ms), its process died; usage unknown`;
   return `EXCHANGE ${exchange} was recorded but its reservation never settled within the orphan timeout (${timeoutMs} ms); usage unknown`;
 }
 
@@ -44,24 +46,45 @@ function describe(dispatch: string | null, exchange: string | null, timeoutMs: n
  * kept charged at its upper bound, never released — with a BUDGET_SETTLED record in `ledger` naming the request
  * and its DISPATCH. Idempotent: a reservation settled meanwhile is left alone.
  */
-export function reconcileStaleReservations(budgeter: Budgeter, ledger: Ledger, options: ReconcileOptions = {}): ReconciledReservation[] {
+export function reconcileStaleReservations(
+  budgeter: Budgeter,
+  ledger: Ledger,
+  options: ReconcileOptions = {},
+): ReconciledReservation[] {
   const timeoutMs = options.timeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS;
   const now = options.now ?? Date.now();
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || !Number.isFinite(now)) {
-    throw new CpError('ERR_USAGE', `orphan timeout must be a non-negative integer of milliseconds, got ${show(timeoutMs)}`, {
-      hint: 'pass --timeout-ms N with N >= 0', details: { timeout_ms: timeoutMs },
-    });
+    throw new CpError(
+      'ERR_USAGE',
+      `orphan timeout must be a non-negative integer of milliseconds, got ${show(timeoutMs)}`,
+      {
+        hint: 'pass --timeout-ms N with N >= 0',
+        details: { timeout_ms: timeoutMs },
+      },
+    );
   }
   const out: ReconciledReservation[] = [];
   for (const requestId of budgeter.stalePending(now - timeoutMs)) {
     const dispatch = (ledger.statement(DISPATCH_OF_REQUEST_SQL).pluck().get(requestId) as string | undefined) ?? null;
-    const exchange = dispatch === null ? null : (ledger.statement(EXCHANGE_OF_DISPATCH_SQL).pluck().get(dispatch) as string | undefined) ?? null;
+    const exchange =
+      dispatch === null
+        ? null
+        : ((ledger.statement(EXCHANGE_OF_DISPATCH_SQL).pluck().get(dispatch) as string | undefined) ?? null);
     const reason = describe(dispatch, exchange, timeoutMs);
-    const settled = budgeter.chargeUnknown(requestId, reason, { dispatch_entry_id: dispatch, reconciled: true }, ledger);
+    const settled = budgeter.chargeUnknown(
+      requestId,
+      reason,
+      { dispatch_entry_id: dispatch, reconciled: true },
+      ledger,
+    );
     if (!settled) continue;
     out.push({
-      request_id: requestId, dispatch_entry_id: dispatch, exchange_entry_id: exchange, reason,
-      charged_tokens: settled.reservation.charged_tokens as number, charged_cost: settled.reservation.charged_cost,
+      request_id: requestId,
+      dispatch_entry_id: dispatch,
+      exchange_entry_id: exchange,
+      reason,
+      charged_tokens: settled.reservation.charged_tokens as number,
+      charged_cost: settled.reservation.charged_cost,
       ledger_entry_ids: settled.ledger_entry_ids,
     });
   }

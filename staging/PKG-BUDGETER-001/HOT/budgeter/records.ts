@@ -18,27 +18,46 @@ export interface RecordContext {
   currency: string;
 }
 
-function identity(r: Pick<Reservation, 'request_id' | 'session_id' | 'work_order_id' | 'agent_id' | 'model'>, ctx: RecordContext) {
+function identity(
+  r: Pick<Reservation, 'request_id' | 'session_id' | 'work_order_id' | 'agent_id' | 'model'>,
+  ctx: RecordContext,
+) {
   return {
-    request_id: r.request_id, session_id: r.session_id, work_order_id: r.work_order_id, agent_id: r.agent_id,
-    model: r.model, mode: ctx.mode, currency: ctx.currency,
+    request_id: r.request_id,
+    session_id: r.session_id,
+    work_order_id: r.work_order_id,
+    agent_id: r.agent_id,
+    model: r.model,
+    mode: ctx.mode,
+    currency: ctx.currency,
   };
 }
 
-export function allocationRecord(r: Reservation, warnings: readonly BudgetViolation[], ctx: RecordContext): AppendInput {
+export function allocationRecord(
+  r: Reservation,
+  warnings: readonly BudgetViolation[],
+  ctx: RecordContext,
+): AppendInput {
   return {
     event_type: BUDGET_EVENTS.allocated,
     submission_id: r.request_id,
     decision: r.over_budget ? 'RESERVED_OVER_BUDGET' : 'RESERVED',
     reason: `reserved ${r.reserved_tokens} tokens for ${r.model}`,
-    metadata: { ...identity(r, ctx), reserved_tokens: r.reserved_tokens, reserved_cost: r.reserved_cost, warnings: [...warnings] },
+    metadata: {
+      ...identity(r, ctx),
+      reserved_tokens: r.reserved_tokens,
+      reserved_cost: r.reserved_cost,
+      warnings: [...warnings],
+    },
   };
 }
 
 /** A refusal (enforce), an allowed overrun (warn) or a settlement that went past a limit (overspent). */
 export function exceededRecord(
   r: Pick<Reservation, 'request_id' | 'session_id' | 'work_order_id' | 'agent_id' | 'model'>,
-  decision: 'REFUSED' | 'WARNED' | 'OVERSPENT', violations: readonly BudgetViolation[], ctx: RecordContext,
+  decision: 'REFUSED' | 'WARNED' | 'OVERSPENT',
+  violations: readonly BudgetViolation[],
+  ctx: RecordContext,
 ): AppendInput {
   const first = violations[0] as BudgetViolation;
   return {
@@ -56,7 +75,10 @@ export function settlementRecord(r: Reservation, usageProblems: readonly string[
     event_type: BUDGET_EVENTS.settled,
     submission_id: r.request_id,
     decision: usage === null ? 'SETTLED_USAGE_UNKNOWN' : 'SETTLED',
-    reason: usage === null ? `usage unknown (${usageProblems.join('; ')}); reservation kept charged` : `settled ${r.actual_tokens} tokens for ${r.model}`,
+    reason:
+      usage === null
+        ? `usage unknown (${usageProblems.join('; ')}); reservation kept charged`
+        : `settled ${r.actual_tokens} tokens for ${r.model}`,
     metadata: {
       ...identity(r, ctx),
       input_tokens: usage?.input_tokens ?? null,

@@ -22,12 +22,22 @@ export interface ScopeIds {
 export function scopesFor(config: BudgetConfig, ids: ScopeIds): Scope[] {
   const session = ids.session_id;
   const workOrder = ids.work_order_id ?? '';
-  const out: Scope[] = [{ key: key('session', session, '', ''), id: session, limit: limitFor(config, 'session', session) }];
+  const out: Scope[] = [
+    { key: key('session', session, '', ''), id: session, limit: limitFor(config, 'session', session) },
+  ];
   if (ids.work_order_id !== undefined) {
-    out.push({ key: key('work_order', session, workOrder, ''), id: workOrder, limit: limitFor(config, 'work_order', workOrder) });
+    out.push({
+      key: key('work_order', session, workOrder, ''),
+      id: workOrder,
+      limit: limitFor(config, 'work_order', workOrder),
+    });
   }
   if (ids.agent_id !== undefined) {
-    out.push({ key: key('agent', session, workOrder, ids.agent_id), id: ids.agent_id, limit: limitFor(config, 'agent', ids.agent_id) });
+    out.push({
+      key: key('agent', session, workOrder, ids.agent_id),
+      id: ids.agent_id,
+      limit: limitFor(config, 'agent', ids.agent_id),
+    });
   }
   return out;
 }
@@ -73,14 +83,35 @@ export function limitViolations(uses: readonly ScopeUse[], tokens: number, cost:
     if (!limit) continue;
     const base = { scope: scope.key.kind, scope_id: scope.id };
     if (limit.max_tokens !== undefined && used + tokens > limit.max_tokens) {
-      out.push({ ...base, code: 'BUDGET_EXHAUSTED', limit: 'max_tokens', limit_value: limit.max_tokens, used, requested: tokens });
+      out.push({
+        ...base,
+        code: 'BUDGET_EXHAUSTED',
+        limit: 'max_tokens',
+        limit_value: limit.max_tokens,
+        used,
+        requested: tokens,
+      });
     }
     if (limit.max_cost !== undefined) {
       const max = fromMoney(limit.max_cost);
       if (cost === null) {
-        out.push({ ...base, code: 'BUDGET_PRICE_UNKNOWN', limit: 'max_cost', limit_value: max, used: usedCost, requested: null });
+        out.push({
+          ...base,
+          code: 'BUDGET_PRICE_UNKNOWN',
+          limit: 'max_cost',
+          limit_value: max,
+          used: usedCost,
+          requested: null,
+        });
       } else if (usedCost + cost > max) {
-        out.push({ ...base, code: 'BUDGET_EXHAUSTED', limit: 'max_cost', limit_value: max, used: usedCost, requested: cost });
+        out.push({
+          ...base,
+          code: 'BUDGET_EXHAUSTED',
+          limit: 'max_cost',
+          limit_value: max,
+          used: usedCost,
+          requested: cost,
+        });
       }
     }
   }

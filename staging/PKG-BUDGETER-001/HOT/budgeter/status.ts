@@ -45,26 +45,45 @@ function scopeStatus(config: BudgetConfig, row: TotalsRow): ScopeStatus {
   const id = ownId(row);
   const limit = limitFor(config, row.kind, id);
   const fractions: number[] = [];
-  if (limit?.max_tokens !== undefined) fractions.push(fraction(row.reserved_tokens + row.settled_tokens, limit.max_tokens));
-  if (limit?.max_cost !== undefined) fractions.push(fraction(row.reserved_cost + row.settled_cost, fromMoney(limit.max_cost)));
+  if (limit?.max_tokens !== undefined)
+    fractions.push(fraction(row.reserved_tokens + row.settled_tokens, limit.max_tokens));
+  if (limit?.max_cost !== undefined)
+    fractions.push(fraction(row.reserved_cost + row.settled_cost, fromMoney(limit.max_cost)));
   const used = fractions.length === 0 ? null : Math.max(...fractions);
   const warnAt = config.warn_at_fraction ?? 0.8;
   const state = used === null ? 'unlimited' : used >= 1 ? 'exhausted' : used >= warnAt ? 'near_limit' : 'ok';
   return {
-    scope: row.kind, scope_id: id, session_id: row.session_id,
-    work_order_id: row.work_order_id === '' ? null : row.work_order_id, agent_id: row.agent_id === '' ? null : row.agent_id,
-    requests: row.requests, reserved_tokens: row.reserved_tokens, settled_tokens: row.settled_tokens,
-    reserved_cost: toMoney(row.reserved_cost) as number, settled_cost: toMoney(row.settled_cost) as number,
-    unknown_cost_requests: row.unknown_cost_requests, limit, used_fraction: used, state,
+    scope: row.kind,
+    scope_id: id,
+    session_id: row.session_id,
+    work_order_id: row.work_order_id === '' ? null : row.work_order_id,
+    agent_id: row.agent_id === '' ? null : row.agent_id,
+    requests: row.requests,
+    reserved_tokens: row.reserved_tokens,
+    settled_tokens: row.settled_tokens,
+    reserved_cost: toMoney(row.reserved_cost) as number,
+    settled_cost: toMoney(row.settled_cost) as number,
+    unknown_cost_requests: row.unknown_cost_requests,
+    limit,
+    used_fraction: used,
+    state,
   };
 }
 
 /** One session's scopes (session, its work orders, its agents), or every session's own scope. */
-export function statusOf(config: BudgetConfig, store: BudgetStore, dbPath: string, options: { session_id?: string | undefined; limit?: number }): BudgetStatus {
+export function statusOf(
+  config: BudgetConfig,
+  store: BudgetStore,
+  dbPath: string,
+  options: { session_id?: string | undefined; limit?: number },
+): BudgetStatus {
   const session = options.session_id ?? null;
   const rows = session === null ? store.sessions(options.limit ?? 100) : store.sessionTotals(session);
   return {
-    mode: config.mode, currency: config.currency, db_path: dbPath, session_id: session,
+    mode: config.mode,
+    currency: config.currency,
+    db_path: dbPath,
+    session_id: session,
     pending_reservations: store.pendingCount(session),
     scopes: rows.map((row) => scopeStatus(config, row)),
   };

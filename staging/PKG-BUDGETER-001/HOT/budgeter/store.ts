@@ -68,7 +68,13 @@ export interface ScopeKey {
 }
 
 export function scopeKeyOf(kind: ScopeKind, session_id: string, work_order_id: string, agent_id: string): ScopeKey {
-  return { scope: `${kind}\u001f${session_id}\u001f${work_order_id}\u001f${agent_id}`, kind, session_id, work_order_id, agent_id };
+  return {
+    scope: `${kind}\u001f${session_id}\u001f${work_order_id}\u001f${agent_id}`,
+    kind,
+    session_id,
+    work_order_id,
+    agent_id,
+  };
 }
 
 export interface ReservationRow {
@@ -121,24 +127,33 @@ export interface WindowRow {
 function prepare(db: Database.Database) {
   return {
     getReservation: db.prepare('SELECT * FROM reservations WHERE request_id = ?'),
-    insertReservation: db.prepare(`INSERT INTO reservations (request_id, session_id, work_order_id, agent_id, model, params_key,
+    insertReservation:
+      db.prepare(`INSERT INTO reservations (request_id, session_id, work_order_id, agent_id, model, params_key,
       state, reserved_tokens, reserved_cost, over_budget, created_at) VALUES (?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?)`),
-    finishReservation: db.prepare(`UPDATE reservations SET state = ?, charged_tokens = ?, charged_cost = ?, actual_tokens = ?,
+    finishReservation:
+      db.prepare(`UPDATE reservations SET state = ?, charged_tokens = ?, charged_cost = ?, actual_tokens = ?,
       actual_cost = ?, usage = ?, usage_key = ?, over_budget = ?, finished_at = ? WHERE request_id = ? AND state = 'reserved'`),
     setAllocationEntry: db.prepare('UPDATE reservations SET allocation_entry_id = ? WHERE request_id = ?'),
     setSettlementEntry: db.prepare('UPDATE reservations SET settlement_entry_id = ? WHERE request_id = ?'),
     getTotals: db.prepare('SELECT * FROM scope_totals WHERE scope = ?'),
-    addTotals: db.prepare(`INSERT INTO scope_totals (scope, kind, session_id, work_order_id, agent_id, reserved_tokens, reserved_cost,
+    addTotals:
+      db.prepare(`INSERT INTO scope_totals (scope, kind, session_id, work_order_id, agent_id, reserved_tokens, reserved_cost,
       settled_tokens, settled_cost, requests, unknown_cost_requests) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (scope) DO UPDATE SET
         reserved_tokens = reserved_tokens + excluded.reserved_tokens, reserved_cost = reserved_cost + excluded.reserved_cost,
         settled_tokens = settled_tokens + excluded.settled_tokens, settled_cost = settled_cost + excluded.settled_cost,
         requests = requests + excluded.requests, unknown_cost_requests = unknown_cost_requests + excluded.unknown_cost_requests`),
-    sessionTotals: db.prepare('SELECT * FROM scope_totals WHERE session_id = ? ORDER BY kind = \'agent\', kind = \'work_order\', work_order_id, agent_id'),
+    sessionTotals: db.prepare(
+      "SELECT * FROM scope_totals WHERE session_id = ? ORDER BY kind = 'agent', kind = 'work_order', work_order_id, agent_id",
+    ),
     sessionList: db.prepare(`SELECT * FROM scope_totals WHERE kind = 'session' ORDER BY session_id LIMIT ?`),
     pendingCount: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved' AND session_id = ?`).pluck(),
     pendingTotal: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved'`).pluck(),
-    stalePending: db.prepare(`SELECT request_id FROM reservations WHERE state = 'reserved' AND created_at <= ? ORDER BY created_at LIMIT ?`).pluck(),
+    stalePending: db
+      .prepare(
+        `SELECT request_id FROM reservations WHERE state = 'reserved' AND created_at <= ? ORDER BY created_at LIMIT ?`,
+      )
+      .pluck(),
     getWindow: db.prepare('SELECT window_start, requests, tokens FROM rate_windows WHERE scope = ?'),
     putWindow: db.prepare(`INSERT INTO rate_windows (scope, window_start, requests, tokens) VALUES (?, ?, ?, ?)
       ON CONFLICT (scope) DO UPDATE SET window_start = excluded.window_start, requests = excluded.requests, tokens = excluded.tokens`),
@@ -173,10 +188,12 @@ export class BudgetStore {
       if (!options.readonly) {
         db.pragma('journal_mode = WAL');
         const handle = db;
-        handle.transaction(() => {
-          handle.exec(DDL);
-          initialiseMeta(handle, path);
-        }).immediate();
+        handle
+          .transaction(() => {
+            handle.exec(DDL);
+            initialiseMeta(handle, path);
+          })
+          .immediate();
       } else {
         checkMeta(db, path);
       }
@@ -188,7 +205,9 @@ export class BudgetStore {
       const env = envError(cause, path, 'opening the budget database');
       if (env && env.code !== 'ERR_DB_DAMAGED') throw env;
       throw new CpError('ERR_BUDGET_DB', `cannot open budget database ${show(path)}: ${(cause as Error).message}`, {
-        hint: 'check the path and permissions; the file must be a cplane budget database', details: { path }, cause,
+        hint: 'check the path and permissions; the file must be a cplane budget database',
+        details: { path },
+        cause,
       });
     }
   }
@@ -202,16 +221,62 @@ export class BudgetStore {
     return this.stmts.getReservation.get(requestId) as ReservationRow | undefined;
   }
 
-  insertReservation(row: Pick<ReservationRow, 'request_id' | 'session_id' | 'work_order_id' | 'agent_id' | 'model' | 'params_key'
-    | 'reserved_tokens' | 'reserved_cost' | 'over_budget' | 'created_at'>): void {
-    this.stmts.insertReservation.run(row.request_id, row.session_id, row.work_order_id, row.agent_id, row.model, row.params_key,
-      row.reserved_tokens, row.reserved_cost, row.over_budget, row.created_at);
+  insertReservation(
+    row: Pick<
+      ReservationRow,
+      | 'request_id'
+      | 'session_id'
+      | 'work_order_id'
+      | 'agent_id'
+      | 'model'
+      | 'params_key'
+      | 'reserved_tokens'
+      | 'reserved_cost'
+      | 'over_budget'
+      | 'created_at'
+    >,
+  ): void {
+    this.stmts.insertReservation.run(
+      row.request_id,
+      row.session_id,
+      row.work_order_id,
+      row.agent_id,
+      row.model,
+      row.params_key,
+      row.reserved_tokens,
+      row.reserved_cost,
+      row.over_budget,
+      row.created_at,
+    );
   }
 
-  finishReservation(row: Pick<ReservationRow, 'request_id' | 'state' | 'charged_tokens' | 'charged_cost' | 'actual_tokens'
-    | 'actual_cost' | 'usage' | 'usage_key' | 'over_budget' | 'finished_at'>): void {
-    this.stmts.finishReservation.run(row.state, row.charged_tokens, row.charged_cost, row.actual_tokens, row.actual_cost, row.usage,
-      row.usage_key, row.over_budget, row.finished_at, row.request_id);
+  finishReservation(
+    row: Pick<
+      ReservationRow,
+      | 'request_id'
+      | 'state'
+      | 'charged_tokens'
+      | 'charged_cost'
+      | 'actual_tokens'
+      | 'actual_cost'
+      | 'usage'
+      | 'usage_key'
+      | 'over_budget'
+      | 'finished_at'
+    >,
+  ): void {
+    this.stmts.finishReservation.run(
+      row.state,
+      row.charged_tokens,
+      row.charged_cost,
+      row.actual_tokens,
+      row.actual_cost,
+      row.usage,
+      row.usage_key,
+      row.over_budget,
+      row.finished_at,
+      row.request_id,
+    );
   }
 
   setEntryId(which: 'allocation' | 'settlement', requestId: string, entryId: string): void {
@@ -221,17 +286,36 @@ export class BudgetStore {
   /** Totals of each key, in the order given; a scope never charged reads as zeros. */
   totals(keys: readonly ScopeKey[]): TotalsRow[] {
     // One primary-key lookup per scope: an OR over keys cannot use the key of a WITHOUT ROWID table and would scan.
-    return keys.map((key) => (this.stmts.getTotals.get(key.scope) as TotalsRow | undefined) ?? {
-      ...key, reserved_tokens: 0, reserved_cost: 0, settled_tokens: 0, settled_cost: 0, requests: 0, unknown_cost_requests: 0,
-    });
+    return keys.map(
+      (key) =>
+        (this.stmts.getTotals.get(key.scope) as TotalsRow | undefined) ?? {
+          ...key,
+          reserved_tokens: 0,
+          reserved_cost: 0,
+          settled_tokens: 0,
+          settled_cost: 0,
+          requests: 0,
+          unknown_cost_requests: 0,
+        },
+    );
   }
 
   /** Add the same delta to every key's totals. */
   addTotals(keys: readonly ScopeKey[], delta: TotalsDelta): void {
     for (const key of keys) {
-      this.stmts.addTotals.run(key.scope, key.kind, key.session_id, key.work_order_id, key.agent_id,
-        delta.reserved_tokens ?? 0, delta.reserved_cost ?? 0, delta.settled_tokens ?? 0, delta.settled_cost ?? 0,
-        delta.requests ?? 0, delta.unknown_cost_requests ?? 0);
+      this.stmts.addTotals.run(
+        key.scope,
+        key.kind,
+        key.session_id,
+        key.work_order_id,
+        key.agent_id,
+        delta.reserved_tokens ?? 0,
+        delta.reserved_cost ?? 0,
+        delta.settled_tokens ?? 0,
+        delta.settled_cost ?? 0,
+        delta.requests ?? 0,
+        delta.unknown_cost_requests ?? 0,
+      );
     }
   }
 
@@ -267,8 +351,12 @@ export class BudgetStore {
 }
 
 function initialiseMeta(db: Database.Database, path: string): void {
-  db.prepare('INSERT OR IGNORE INTO budget_meta (key, value) VALUES (?, ?), (?, ?)')
-    .run('format', BUDGET_DB_FORMAT, 'format_version', BUDGET_DB_VERSION);
+  db.prepare('INSERT OR IGNORE INTO budget_meta (key, value) VALUES (?, ?), (?, ?)').run(
+    'format',
+    BUDGET_DB_FORMAT,
+    'format_version',
+    BUDGET_DB_VERSION,
+  );
   checkMeta(db, path);
 }
 
@@ -277,7 +365,8 @@ function checkMeta(db: Database.Database, path: string): void {
   const meta = new Map(rows.map((r) => [r.key, r.value]));
   if (meta.get('format') !== BUDGET_DB_FORMAT || meta.get('format_version') !== BUDGET_DB_VERSION) {
     throw new CpError('ERR_BUDGET_DB', `${show(path)} is not a version ${BUDGET_DB_VERSION} cplane budget database`, {
-      hint: 'point the budgeter at HOT/registries/budget.sqlite of a cplane root', details: { path, format: meta.get('format') ?? null },
+      hint: 'point the budgeter at HOT/registries/budget.sqlite of a cplane root',
+      details: { path, format: meta.get('format') ?? null },
     });
   }
 }

@@ -62,7 +62,9 @@ export function compactTask(task: TaskSpec, fixedChars: number, maxTokens: numbe
   let current = task;
   let stage: CompactionStage = 'none';
   const stages: [Exclude<CompactionStage, 'none'>, (t: TaskSpec, over: number) => TaskSpec][] = [
-    ['A', stageA], ['B', stageB], ['C', stageC],
+    ['A', stageA],
+    ['B', stageB],
+    ['C', stageC],
   ];
   for (const [name, apply] of stages) {
     const before = total(current);

@@ -43,7 +43,8 @@ function cachedGroups(spec: PromptSpec): CachedGroup[] {
 /** The current prompt: the user's prompt (if any), then the canonical dynamic tail (if a task is given). */
 function currentPrompt(spec: PromptSpec, task: TaskSpec | undefined): PromptMessage[] {
   const out: PromptMessage[] = [];
-  if (spec.user_prompt) out.push({ role: 'user', content: spec.user_prompt, section: task ? 'user_prompt' : 'current_prompt' });
+  if (spec.user_prompt)
+    out.push({ role: 'user', content: spec.user_prompt, section: task ? 'user_prompt' : 'current_prompt' });
   if (task) out.push({ role: 'user', content: buildDynamicTail(task), section: 'current_prompt' });
   return out;
 }
@@ -71,12 +72,26 @@ export function compilePrompt(spec: PromptSpec): CompiledPrompt {
   const messages = [...plan.messages, ...tail];
   const totalTokens = estimateTokens(stableChars + sumLength(tail));
   if (maxTokens !== undefined && totalTokens > maxTokens) {
-    throw new CpError('ERR_PROMPT_OVER_BUDGET', `prompt needs ~${totalTokens} tokens after compaction (stage ${stage}); budget.max_input_tokens is ${maxTokens}`, {
-      hint: 'compaction only shrinks the dynamic tail; move context out of the tiers, files or history, or raise the budget',
-      details: { tokens: totalTokens, max_input_tokens: maxTokens, stable_prefix_tokens: estimateTokens(stableChars) },
-    });
+    throw new CpError(
+      'ERR_PROMPT_OVER_BUDGET',
+      `prompt needs ~${totalTokens} tokens after compaction (stage ${stage}); budget.max_input_tokens is ${maxTokens}`,
+      {
+        hint: 'compaction only shrinks the dynamic tail; move context out of the tiers, files or history, or raise the budget',
+        details: {
+          tokens: totalTokens,
+          max_input_tokens: maxTokens,
+          stable_prefix_tokens: estimateTokens(stableChars),
+        },
+      },
+    );
   }
-  const hashes = hashPrefix({ instructions, instructionsPieces, instructionsBreakpoint: plan.instructionsBreakpoint, messages, dynamicTailMessages: tail.length });
+  const hashes = hashPrefix({
+    instructions,
+    instructionsPieces,
+    instructionsBreakpoint: plan.instructionsBreakpoint,
+    messages,
+    dynamicTailMessages: tail.length,
+  });
   return {
     instructions,
     instructions_cache_control: plan.instructionsBreakpoint,
@@ -88,7 +103,11 @@ export function compilePrompt(spec: PromptSpec): CompiledPrompt {
     merged_tiers: plan.merged,
     compaction_stage: stage,
     compaction_trace: trace,
-    token_estimate: { stable_prefix: estimateTokens(stableChars), dynamic_tail: estimateTokens(sumLength(tail)), total: totalTokens },
+    token_estimate: {
+      stable_prefix: estimateTokens(stableChars),
+      dynamic_tail: estimateTokens(sumLength(tail)),
+      total: totalTokens,
+    },
     model: spec.model ?? null,
     max_output_tokens: task?.max_output_tokens ?? null,
   };

@@ -1,7 +1,13 @@
 import type { TaskSpec } from './spec.js';
 
 /** Section labels of the canonical dynamic tail, in their fixed order; `Task prompt` is always last. */
-export const TAIL_SECTIONS = ['Task ID', 'Max output tokens', 'Delta context', 'Guide cache key', 'Task prompt'] as const;
+export const TAIL_SECTIONS = [
+  'Task ID',
+  'Max output tokens',
+  'Delta context',
+  'Guide cache key',
+  'Task prompt',
+] as const;
 export const TAIL_SECTION_SEPARATOR = '\n\n';
 const NONE = '(none)';
 

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import { readTextBounded } from '#kernel/bounded-read.js';
 import { parsePromptSpec, type PromptSpec } from './spec.js';
@@ -11,16 +11,26 @@ export function loadPromptSpec(path: string): PromptSpec {
   try {
     const size = statSync(path).size;
     if (size > MAX_SPEC_BYTES) {
-      throw new CpError('ERR_PROMPT_SPEC_INVALID', `prompt spec ${show(path)} is ${size} bytes; the limit is ${MAX_SPEC_BYTES}`, {
-        hint: 'move context out of the spec; no provider accepts a prompt this large', details: { pointer: '/', size },
-      });
+      throw new CpError(
+        'ERR_PROMPT_SPEC_INVALID',
+        `prompt spec ${show(path)} is ${size} bytes; the limit is ${MAX_SPEC_BYTES}`,
+        {
+          hint: 'move context out of the spec; no provider accepts a prompt this large',
+          details: { pointer: '/', size },
+        },
+      );
     }
     text = readTextBounded(path, { maxBytes: MAX_SPEC_BYTES, what: 'the prompt spec' });
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
-    throw new CpError('ERR_PROMPT_SPEC_UNREADABLE', `cannot read prompt spec ${show(path)}: ${(cause as Error).message}`, {
-      hint: 'pass --spec with the path of a JSON spec file', cause,
-    });
+    throw new CpError(
+      'ERR_PROMPT_SPEC_UNREADABLE',
+      `cannot read prompt spec ${show(path)}: ${(cause as Error).message}`,
+      {
+        hint: 'pass --spec with the path of a JSON spec file',
+        cause,
+      },
+    );
   }
   return parsePromptSpec(text, path);
 }

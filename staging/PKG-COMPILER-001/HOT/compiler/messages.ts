@@ -1,7 +1,17 @@
 /** Where a message came from in the assembly; renderers and compaction use it, hashes ignore it. */
 export type MessageSection =
-  | 'developer' | 'user_meta' | 'L0' | 'L1' | 'L2' | 'L3'
-  | 'file_tree' | 'url_context' | 'active_files' | 'active_history' | 'user_prompt' | 'current_prompt';
+  | 'developer'
+  | 'user_meta'
+  | 'L0'
+  | 'L1'
+  | 'L2'
+  | 'L3'
+  | 'file_tree'
+  | 'url_context'
+  | 'active_files'
+  | 'active_history'
+  | 'user_prompt'
+  | 'current_prompt';
 
 export type MessageRole = 'developer' | 'user' | 'assistant';
 

@@ -23,7 +23,11 @@ export interface PrefixHashes {
 }
 
 function envelope(message: PromptMessage): { role: string; content_sha256: string; breakpoint: boolean } {
-  return { role: message.role, content_sha256: sha256OfPieces(piecesOf(message), message.content), breakpoint: message.cache_control !== undefined };
+  return {
+    role: message.role,
+    content_sha256: sha256OfPieces(piecesOf(message), message.content),
+    breakpoint: message.cache_control !== undefined,
+  };
 }
 
 /**
@@ -35,14 +39,18 @@ export function hashPrefix(input: PrefixInput): PrefixHashes {
   const split = Math.max(0, input.messages.length - Math.max(0, input.dynamicTailMessages));
   const stable = input.messages.slice(0, split);
   const tail = input.messages.slice(split);
-  const stablePrefixHash = sha256Hex(canonicalJson({
-    v: PREFIX_HASH_VERSION,
-    instructions_sha256: sha256OfPieces(input.instructionsPieces, input.instructions),
-    instructions_breakpoint: input.instructionsBreakpoint,
-    messages: stable.map(envelope),
-  }));
+  const stablePrefixHash = sha256Hex(
+    canonicalJson({
+      v: PREFIX_HASH_VERSION,
+      instructions_sha256: sha256OfPieces(input.instructionsPieces, input.instructions),
+      instructions_breakpoint: input.instructionsBreakpoint,
+      messages: stable.map(envelope),
+    }),
+  );
   const dynamicTailHash = sha256Hex(canonicalJson({ v: PREFIX_HASH_VERSION, messages: tail.map(envelope) }));
-  const fullPromptHash = sha256Hex(canonicalJson({ v: PREFIX_HASH_VERSION, stable_prefix_hash: stablePrefixHash, dynamic_tail_hash: dynamicTailHash }));
+  const fullPromptHash = sha256Hex(
+    canonicalJson({ v: PREFIX_HASH_VERSION, stable_prefix_hash: stablePrefixHash, dynamic_tail_hash: dynamicTailHash }),
+  );
   return {
     stable_prefix_hash: stablePrefixHash,
     dynamic_tail_hash: dynamicTailHash,

@@ -30,9 +30,13 @@ export class SegmentRegistry {
 
   register(segment: PromptSegment): this {
     if (!(SEGMENT_KINDS as readonly string[]).includes(segment.kind)) {
-      throw new CpError('ERR_PROMPT_SEGMENT_INVALID', `segment ${show(segment.id)} has unknown kind ${show(segment.kind)}`, {
-        hint: `use one of ${SEGMENT_KINDS.join(', ')}`,
-      });
+      throw new CpError(
+        'ERR_PROMPT_SEGMENT_INVALID',
+        `segment ${show(segment.id)} has unknown kind ${show(segment.kind)}`,
+        {
+          hint: `use one of ${SEGMENT_KINDS.join(', ')}`,
+        },
+      );
     }
     if (this.ids.has(segment.id)) {
       throw new CpError('ERR_PROMPT_SEGMENT_INVALID', `segment id ${show(segment.id)} is registered twice`, {

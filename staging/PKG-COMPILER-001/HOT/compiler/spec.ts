@@ -5,9 +5,18 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { CpError, show } from '#kernel/errors.js';
 import type { Role } from './templates.js';
 
-export interface SpecFile { path: string; content: string }
-export interface HistoryMessage { role: 'user' | 'assistant'; content: string }
-export interface TierSpec { files?: SpecFile[]; history?: HistoryMessage[] }
+export interface SpecFile {
+  path: string;
+  content: string;
+}
+export interface HistoryMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+export interface TierSpec {
+  files?: SpecFile[];
+  history?: HistoryMessage[];
+}
 export type TierName = 'L0' | 'L1' | 'L2' | 'L3';
 export const TIER_NAMES: readonly TierName[] = ['L0', 'L1', 'L2', 'L3'];
 
@@ -27,7 +36,12 @@ export interface PromptSpec {
   system_extra?: string;
   tools?: { name: string; description: string }[];
   examples?: string[];
-  zones: { developer_instructions?: string; turn_context?: string; user_instructions?: string; environment_context?: string };
+  zones: {
+    developer_instructions?: string;
+    turn_context?: string;
+    user_instructions?: string;
+    environment_context?: string;
+  };
   tiers?: Partial<Record<TierName, TierSpec>>;
   file_tree?: string[];
   url_context?: { url: string; title: string; content: string }[];
@@ -39,7 +53,10 @@ export interface PromptSpec {
   budget?: { max_input_tokens?: number };
 }
 
-export interface SpecProblem { pointer: string; message: string }
+export interface SpecProblem {
+  pointer: string;
+  message: string;
+}
 
 const SCHEMA_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'schemas', 'prompt-spec.schema.json');
 let validator: ValidateFunction | null = null;
@@ -54,9 +71,12 @@ function compiledValidator(): ValidateFunction {
 function toProblem(error: ErrorObject): SpecProblem {
   const params = error.params as { additionalProperty?: string; missingProperty?: string };
   const extra = params.additionalProperty ?? params.missingProperty;
-  const pointer = extra === undefined ? error.instancePath : `${error.instancePath}/${extra.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  const pointer =
+    extra === undefined
+      ? error.instancePath
+      : `${error.instancePath}/${extra.replace(/~/g, '~0').replace(/\//g, '~1')}`;
   // The schema's only `not` is `not const ""` (non_empty_text): say what it means.
-  const message = error.keyword === 'not' ? 'must not be empty' : error.message ?? 'is invalid';
+  const message = error.keyword === 'not' ? 'must not be empty' : (error.message ?? 'is invalid');
   return { pointer: pointer || '/', message };
 }
 
@@ -66,10 +86,14 @@ export function validatePromptSpec(value: unknown): PromptSpec {
   if (validate(value)) return value as PromptSpec;
   const problems = (validate.errors ?? []).map(toProblem);
   const first = problems[0] ?? { pointer: '/', message: 'is invalid' };
-  throw new CpError('ERR_PROMPT_SPEC_INVALID', `prompt spec is invalid at ${first.pointer}: ${first.message}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`, {
-    hint: 'fix the spec at the JSON pointer shown; the format is in HOT/schemas/prompt-spec.schema.json',
-    details: { pointer: first.pointer, errors: problems },
-  });
+  throw new CpError(
+    'ERR_PROMPT_SPEC_INVALID',
+    `prompt spec is invalid at ${first.pointer}: ${first.message}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`,
+    {
+      hint: 'fix the spec at the JSON pointer shown; the format is in HOT/schemas/prompt-spec.schema.json',
+      details: { pointer: first.pointer, errors: problems },
+    },
+  );
 }
 
 /** Parse spec text (a file's contents) and validate it; `source` names it in errors. */
@@ -78,9 +102,15 @@ export function parsePromptSpec(text: string, source: string): PromptSpec {
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw new CpError('ERR_PROMPT_SPEC_INVALID', `prompt spec ${show(source)} is not JSON: ${(cause as Error).message}`, {
-      hint: 'the spec must be one JSON object', details: { pointer: '/', source }, cause,
-    });
+    throw new CpError(
+      'ERR_PROMPT_SPEC_INVALID',
+      `prompt spec ${show(source)} is not JSON: ${(cause as Error).message}`,
+      {
+        hint: 'the spec must be one JSON object',
+        details: { pointer: '/', source },
+        cause,
+      },
+    );
   }
   return validatePromptSpec(value);
 }

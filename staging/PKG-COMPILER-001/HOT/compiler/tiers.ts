@@ -1,6 +1,14 @@
 import {
-  FILE_SEPARATOR, FILE_TREE_HEADER, FILES_ACTIVE_HEADER, L0_FILES_HEADER, SYSTEM_PART_SEPARATOR,
-  TIER_ACK, TIER_FILES_HEADERS, URL_ACK, URL_CONTEXT_HEADER, URL_SEPARATOR,
+  FILE_SEPARATOR,
+  FILE_TREE_HEADER,
+  FILES_ACTIVE_HEADER,
+  L0_FILES_HEADER,
+  SYSTEM_PART_SEPARATOR,
+  TIER_ACK,
+  TIER_FILES_HEADERS,
+  URL_ACK,
+  URL_CONTEXT_HEADER,
+  URL_SEPARATOR,
 } from './headers.js';
 import { concat, filePieces, rememberPieces } from './parts.js';
 import { baseSystemPrompt } from './templates.js';
@@ -90,7 +98,9 @@ export function uncachedMessages(spec: PromptSpec): PromptMessage[] {
     out.push({ role: 'assistant', content: URL_ACK, section: 'url_context' });
   }
   if (spec.active_files && spec.active_files.length > 0) {
-    out.push(assembled('user', 'active_files', [FILES_ACTIVE_HEADER, ...filePieces(spec.active_files, FILE_SEPARATOR)]));
+    out.push(
+      assembled('user', 'active_files', [FILES_ACTIVE_HEADER, ...filePieces(spec.active_files, FILE_SEPARATOR)]),
+    );
     out.push({ role: 'assistant', content: TIER_ACK, section: 'active_files' });
   }
   out.push(...history(spec.active_history, 'active_history'));

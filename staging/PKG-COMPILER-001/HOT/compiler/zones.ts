@@ -4,7 +4,12 @@ import type { PromptMessage } from './messages.js';
 import type { HistoryMessage, PromptSpec } from './spec.js';
 
 /** Meta blocks injected at the start of a conversation; compaction must keep them out of summaries. */
-export const META_BLOCK_TAGS = ['developer_instructions', 'turn_context', 'user_instructions', 'environment_context'] as const;
+export const META_BLOCK_TAGS = [
+  'developer_instructions',
+  'turn_context',
+  'user_instructions',
+  'environment_context',
+] as const;
 export type MetaBlockTag = (typeof META_BLOCK_TAGS)[number];
 
 export function metaBlock(tag: MetaBlockTag | 'ledger_policy', body: string): string {
@@ -15,7 +20,11 @@ export function metaBlock(tag: MetaBlockTag | 'ledger_policy', body: string): st
 export function roleMessage(spec: PromptSpec): string {
   const registry = new SegmentRegistry();
   if (spec.tools && spec.tools.length > 0) {
-    registry.register({ id: 'tools', kind: 'tools', content: `# Tools\n\n${spec.tools.map((t) => `- ${t.name}: ${t.description}`).join('\n')}` });
+    registry.register({
+      id: 'tools',
+      kind: 'tools',
+      content: `# Tools\n\n${spec.tools.map((t) => `- ${t.name}: ${t.description}`).join('\n')}`,
+    });
   }
   registry.register({ id: 'role', kind: 'system', content: roleTemplate(spec.role) });
   if (spec.examples && spec.examples.length > 0) {
@@ -31,8 +40,14 @@ export function roleMessage(spec: PromptSpec): string {
 export function developerZone(spec: PromptSpec): PromptMessage[] {
   const out: PromptMessage[] = [{ role: 'developer', content: roleMessage(spec), section: 'developer' }];
   const { developer_instructions: devInstructions, turn_context: turnContext } = spec.zones;
-  if (devInstructions) out.push({ role: 'developer', content: metaBlock('developer_instructions', devInstructions), section: 'developer' });
-  if (turnContext) out.push({ role: 'developer', content: metaBlock('turn_context', turnContext), section: 'developer' });
+  if (devInstructions)
+    out.push({
+      role: 'developer',
+      content: metaBlock('developer_instructions', devInstructions),
+      section: 'developer',
+    });
+  if (turnContext)
+    out.push({ role: 'developer', content: metaBlock('turn_context', turnContext), section: 'developer' });
   out.push({ role: 'developer', content: metaBlock('ledger_policy', ledgerPolicy()), section: 'developer' });
   return out;
 }
@@ -41,8 +56,10 @@ export function developerZone(spec: PromptSpec): PromptMessage[] {
 export function userMetaZone(spec: PromptSpec): PromptMessage[] {
   const out: PromptMessage[] = [];
   const { user_instructions: userInstructions, environment_context: environment } = spec.zones;
-  if (userInstructions) out.push({ role: 'user', content: metaBlock('user_instructions', userInstructions), section: 'user_meta' });
-  if (environment) out.push({ role: 'user', content: metaBlock('environment_context', environment), section: 'user_meta' });
+  if (userInstructions)
+    out.push({ role: 'user', content: metaBlock('user_instructions', userInstructions), section: 'user_meta' });
+  if (environment)
+    out.push({ role: 'user', content: metaBlock('environment_context', environment), section: 'user_meta' });
   return out;
 }
 

@@ -20,7 +20,9 @@ export const PACKAGED_CONFIG_PATH = join(HOT, 'config', 'dispatch.json');
 let validator: ValidateFunction | undefined;
 
 function validate(value: unknown): boolean {
-  validator ??= new Ajv({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(SCHEMA_PATH, 'utf8')) as object);
+  validator ??= new Ajv({ allErrors: true, strict: true }).compile(
+    JSON.parse(readFileSync(SCHEMA_PATH, 'utf8')) as object,
+  );
   return validator(value);
 }
 
@@ -36,9 +38,15 @@ export function loadDispatchConfig(path: string): DispatchConfig {
     value = JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the dispatch config' }));
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
-    throw new CpError('ERR_DISPATCH_CONFIG_INVALID', `cannot read dispatch config ${show(path)}: ${(cause as Error).message}`, {
-      hint: 'restore HOT/config/dispatch.json from the PKG-DISPATCH-001 package', details: { path }, cause,
-    });
+    throw new CpError(
+      'ERR_DISPATCH_CONFIG_INVALID',
+      `cannot read dispatch config ${show(path)}: ${(cause as Error).message}`,
+      {
+        hint: 'restore HOT/config/dispatch.json from the PKG-DISPATCH-001 package',
+        details: { path },
+        cause,
+      },
+    );
   }
   return parseDispatchConfig(value, path);
 }
@@ -47,9 +55,14 @@ export function parseDispatchConfig(value: unknown, path = '<inline>'): Dispatch
   if (!validate(value)) {
     const first = validator?.errors?.[0];
     const pointer = first?.instancePath || '/';
-    throw new CpError('ERR_DISPATCH_CONFIG_INVALID', `dispatch config ${show(path)} is invalid at ${pointer}: ${first?.message ?? 'schema mismatch'}`, {
-      hint: 'fix the value so it matches schemas/dispatch-config.schema.json', details: { path, pointer, errors: validator?.errors ?? [] },
-    });
+    throw new CpError(
+      'ERR_DISPATCH_CONFIG_INVALID',
+      `dispatch config ${show(path)} is invalid at ${pointer}: ${first?.message ?? 'schema mismatch'}`,
+      {
+        hint: 'fix the value so it matches schemas/dispatch-config.schema.json',
+        details: { path, pointer, errors: validator?.errors ?? [] },
+      },
+    );
   }
   return value as DispatchConfig;
 }

@@ -17,17 +17,27 @@ export function buildDeltaPacket(progress: ProgressLedger, task: TaskLedger, mod
   const current = progress.current_task;
   if (current) {
     lines.push(`Task ${current.id} [${current.status}]: ${current.description}`);
-    if (current.requirements && current.requirements.length > 0) lines.push(`Requirements: ${current.requirements.join(', ')}`);
+    if (current.requirements && current.requirements.length > 0)
+      lines.push(`Requirements: ${current.requirements.join(', ')}`);
   }
   if (task.last_outcome !== undefined) lines.push(`Last outcome: ${task.last_outcome}`);
   if (task.summary !== undefined) lines.push(`Last summary: ${task.summary}`);
   if (task.reviewer_assessment !== undefined) lines.push(`Reviewer assessment: ${task.reviewer_assessment}`);
-  pushList(lines, 'Reviewer issues', (task.reviewer_issues ?? []).map((issue) => `[${issue.severity}] ${issue.message}${issue.file ? ` (${issue.file})` : ''}`));
+  pushList(
+    lines,
+    'Reviewer issues',
+    (task.reviewer_issues ?? []).map(
+      (issue) => `[${issue.severity}] ${issue.message}${issue.file ? ` (${issue.file})` : ''}`,
+    ),
+  );
   pushList(lines, 'Required fixes', task.required_fixes);
   pushList(lines, 'Blockers', task.blockers);
-  lines.push(`Stall: ${task.stalled.consecutive_non_progress}/${task.stalled.threshold} consecutive non-progress outcomes${task.stalled.flagged ? ' (STALLED)' : ''}`);
+  lines.push(
+    `Stall: ${task.stalled.consecutive_non_progress}/${task.stalled.threshold} consecutive non-progress outcomes${task.stalled.flagged ? ' (STALLED)' : ''}`,
+  );
   if (task.replan_hint !== undefined) lines.push(`Replan hint: ${task.replan_hint}`);
-  if (mode === 'ledger_plus_fallback') lines.push('Ledger mode: ledger_plus_fallback (tasks.md could not be re-read; progress is from the last snapshot)');
+  if (mode === 'ledger_plus_fallback')
+    lines.push('Ledger mode: ledger_plus_fallback (tasks.md could not be re-read; progress is from the last snapshot)');
   return lines.join('\n');
 }
 

@@ -11,6 +11,12 @@ export const DISPATCH_ERRORS = {
 
 export type DispatchErrorType = keyof typeof DISPATCH_ERRORS;
 
-export function dispatchError(type: DispatchErrorType, message: string, hint: string, details: ErrorDetails, cause?: unknown): CpError {
+export function dispatchError(
+  type: DispatchErrorType,
+  message: string,
+  hint: string,
+  details: ErrorDetails,
+  cause?: unknown,
+): CpError {
   return new CpError(DISPATCH_ERRORS[type], message, { hint, details: { error_type: type, ...details }, cause });
 }

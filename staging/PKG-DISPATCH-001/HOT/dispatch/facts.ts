@@ -63,13 +63,25 @@ export function factsFor(facts: readonly StateSnapshotFact[], taskId: string | n
 }
 
 /** Merge updates into a fact list: last write wins per (task_id, key), output sorted for stable hashing. */
-export function mergeFacts(facts: readonly StateSnapshotFact[], updates: readonly FactUpdate[], revision: number, at: string): StateSnapshotFact[] {
+export function mergeFacts(
+  facts: readonly StateSnapshotFact[],
+  updates: readonly FactUpdate[],
+  revision: number,
+  at: string,
+): StateSnapshotFact[] {
   const byId = new Map<string, StateSnapshotFact>();
   const id = (taskId: string | null, key: string): string => `${taskId ?? ''}\u0000${key}`;
   for (const fact of facts) byId.set(id(fact.task_id, fact.key), fact);
   for (const update of updates) {
     if (update.value === null) byId.delete(id(update.task_id, update.key));
-    else byId.set(id(update.task_id, update.key), { key: update.key, task_id: update.task_id, value: update.value, revision, updated_at: at });
+    else
+      byId.set(id(update.task_id, update.key), {
+        key: update.key,
+        task_id: update.task_id,
+        value: update.value,
+        revision,
+        updated_at: at,
+      });
   }
   return [...byId.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, fact]) => fact);
 }

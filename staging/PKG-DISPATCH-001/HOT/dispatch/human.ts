@@ -34,7 +34,9 @@ export function humanCompile(result: CompileResult): string[] {
 
 export function humanIngest(result: IngestResult): string[] {
   const task = result.task_ledger;
-  const lines = [`run ${result.run_id} task ${result.task_id}: ${task.last_outcome ?? 'recorded'} (snapshot r${result.snapshot_revision}); ${stallLine(task.stalled)}`];
+  const lines = [
+    `run ${result.run_id} task ${result.task_id}: ${task.last_outcome ?? 'recorded'} (snapshot r${result.snapshot_revision}); ${stallLine(task.stalled)}`,
+  ];
   if (task.replan_hint) lines.push(`replan hint: ${task.replan_hint}`);
   return lines;
 }
@@ -43,10 +45,14 @@ export function humanStatus(result: StatusResult): string[] {
   const lines = [
     `run ${result.run_id} (spec ${result.spec_name}, plan v${result.plan_version}, snapshot r${result.snapshot_revision})`,
     `tasks: ${result.tasks_path} [${result.source_state}]`,
-    result.totals ? `progress: ${totalsLine(result.totals)}; active task ${result.active_task_id ?? 'none'}` : 'progress: unknown (snapshot has no progress facts)',
+    result.totals
+      ? `progress: ${totalsLine(result.totals)}; active task ${result.active_task_id ?? 'none'}`
+      : 'progress: unknown (snapshot has no progress facts)',
   ];
   for (const task of result.task_ledgers) {
-    lines.push(`  ${task.task_id}: ${task.last_outcome ?? '-'}; ${stallLine(task.stalled)}${task.reviewer_assessment ? `; reviewer ${task.reviewer_assessment}` : ''}`);
+    lines.push(
+      `  ${task.task_id}: ${task.last_outcome ?? '-'}; ${stallLine(task.stalled)}${task.reviewer_assessment ? `; reviewer ${task.reviewer_assessment}` : ''}`,
+    );
   }
   if (result.stalled_task_ids.length > 0) lines.push(`stalled: ${result.stalled_task_ids.join(', ')} (exit 1)`);
   return lines;

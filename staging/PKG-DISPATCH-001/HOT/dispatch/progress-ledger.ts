@@ -55,17 +55,34 @@ export function readTasksSource(path: string): TasksSource {
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (cause) {
-    throw dispatchError('progress_ledger_parse_failed', `${show(path)} is not UTF-8 text`, 'tasks.md must be a UTF-8 Markdown file', { path, line: 0 }, cause);
+    throw dispatchError(
+      'progress_ledger_parse_failed',
+      `${show(path)} is not UTF-8 text`,
+      'tasks.md must be a UTF-8 Markdown file',
+      { path, line: 0 },
+      cause,
+    );
   }
   if (text.includes('\u0000')) {
-    throw dispatchError('progress_ledger_parse_failed', `${show(path)} contains NUL bytes`, 'tasks.md must be a text file, not binary data', { path, line: 0 });
+    throw dispatchError(
+      'progress_ledger_parse_failed',
+      `${show(path)} contains NUL bytes`,
+      'tasks.md must be a text file, not binary data',
+      { path, line: 0 },
+    );
   }
   return { path, text, fingerprint: { mtime_ms: mtimeMs, hash: sha256Digest(bytes) } };
 }
 
 function readBytes(path: string): { bytes: Buffer; mtimeMs: number } {
   const missing = (reason: string, cause?: unknown): CpError =>
-    dispatchError('progress_ledger_missing_tasks', `cannot read tasks file ${show(path)} (${reason})`, 'check the path: it must name an existing tasks.md', { path, reason }, cause);
+    dispatchError(
+      'progress_ledger_missing_tasks',
+      `cannot read tasks file ${show(path)} (${reason})`,
+      'check the path: it must name an existing tasks.md',
+      { path, reason },
+      cause,
+    );
   let stat: Stats;
   try {
     stat = statSync(path);
@@ -74,7 +91,12 @@ function readBytes(path: string): { bytes: Buffer; mtimeMs: number } {
   }
   if (!stat.isFile()) throw missing('not a regular file');
   if (stat.size > MAX_TASKS_BYTES) {
-    throw dispatchError('progress_ledger_parse_failed', `${show(path)} is ${stat.size} bytes, over the ${MAX_TASKS_BYTES}-byte limit`, "point --tasks at the spec's tasks.md", { path, line: 0, size: stat.size });
+    throw dispatchError(
+      'progress_ledger_parse_failed',
+      `${show(path)} is ${stat.size} bytes, over the ${MAX_TASKS_BYTES}-byte limit`,
+      "point --tasks at the spec's tasks.md",
+      { path, line: 0, size: stat.size },
+    );
   }
   try {
     return { bytes: readFileSync(path), mtimeMs: stat.mtimeMs };
@@ -105,7 +127,10 @@ export function computeTotals(tasks: readonly ParsedTask[]): ProgressTotals {
 export function findActiveTaskId(tasks: readonly ParsedTask[]): string | null {
   const parents = new Set(tasks.map((task) => task.parent_id).filter((id): id is string => id !== null));
   const leaves = tasks.filter((task) => !parents.has(task.id));
-  return (leaves.find((task) => task.status === 'in-progress') ?? leaves.find((task) => task.status === 'pending'))?.id ?? null;
+  return (
+    (leaves.find((task) => task.status === 'in-progress') ?? leaves.find((task) => task.status === 'pending'))?.id ??
+    null
+  );
 }
 
 export function toCurrentTask(task: ParsedTask): CurrentTask {

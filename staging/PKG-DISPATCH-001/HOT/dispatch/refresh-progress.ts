@@ -24,7 +24,11 @@ export interface ProgressRefresh {
  * (or the stored facts are incomplete). An unreadable file degrades to the stored facts
  * (`ledger_plus_fallback` / `rebuild_failed`); a readable but malformed file is an error, never a guess.
  */
-export function refreshProgress(facts: readonly StateSnapshotFact[], tasksPath: string, specName: string): ProgressRefresh {
+export function refreshProgress(
+  facts: readonly StateSnapshotFact[],
+  tasksPath: string,
+  specName: string,
+): ProgressRefresh {
   const stored = readStoredProgress(facts);
   const storedProgress = 'progress' in stored ? stored.progress : undefined;
   let source: ReturnType<typeof readTasksSource>;
@@ -32,7 +36,14 @@ export function refreshProgress(facts: readonly StateSnapshotFact[], tasksPath: 
     source = readTasksSource(tasksPath);
   } catch (error) {
     if (storedProgress && isCpError(error) && error.code === DISPATCH_ERRORS.progress_ledger_missing_tasks) {
-      return { progress: storedProgress, mode: 'ledger_plus_fallback', fallback_reason: 'rebuild_failed', progress_source: 'snapshot', rebuild_cause: null, updates: [] };
+      return {
+        progress: storedProgress,
+        mode: 'ledger_plus_fallback',
+        fallback_reason: 'rebuild_failed',
+        progress_source: 'snapshot',
+        rebuild_cause: null,
+        updates: [],
+      };
     }
     throw error;
   }
@@ -40,7 +51,14 @@ export function refreshProgress(facts: readonly StateSnapshotFact[], tasksPath: 
     const touched = storedProgress.source_fingerprint.mtime_ms !== source.fingerprint.mtime_ms;
     const progress = { ...storedProgress, source_fingerprint: source.fingerprint };
     const updates = touched ? [runFact(FACT_KEYS.progressSourceFingerprint, { ...source.fingerprint })] : [];
-    return { progress, mode: 'ledger', fallback_reason: null, progress_source: 'snapshot', rebuild_cause: null, updates };
+    return {
+      progress,
+      mode: 'ledger',
+      fallback_reason: null,
+      progress_source: 'snapshot',
+      rebuild_cause: null,
+      updates,
+    };
   }
   const progress: StoredProgress = {
     spec_name: storedProgress?.spec_name ?? specName,
@@ -50,7 +68,11 @@ export function refreshProgress(facts: readonly StateSnapshotFact[], tasksPath: 
     tasks: parseTasksMarkdown(source.text, tasksPath),
   };
   return {
-    progress, mode: 'ledger', fallback_reason: null, progress_source: 'rebuilt',
-    rebuild_cause: storedProgress ? 'fingerprint_changed' : 'fields_missing', updates: progressFacts(progress),
+    progress,
+    mode: 'ledger',
+    fallback_reason: null,
+    progress_source: 'rebuilt',
+    rebuild_cause: storedProgress ? 'fingerprint_changed' : 'fields_missing',
+    updates: progressFacts(progress),
   };
 }

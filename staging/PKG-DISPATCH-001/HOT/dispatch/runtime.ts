@@ -55,14 +55,43 @@ export class DispatchRuntime {
     const { source, tasks } = loadTasks(tasksPath);
     this.telemetry.open();
     const specName = input.specName ?? basename(dirname(tasksPath));
-    const progress: StoredProgress = { spec_name: specName, source_path: tasksPath, source_fingerprint: source.fingerprint, plan_version: 1, tasks };
-    const snapshot = this.store(true).createRun({ run_id: runId, spec_name: specName, tasks_path: tasksPath }, progressFacts(progress));
+    const progress: StoredProgress = {
+      spec_name: specName,
+      source_path: tasksPath,
+      source_fingerprint: source.fingerprint,
+      plan_version: 1,
+      tasks,
+    };
+    const snapshot = this.store(true).createRun(
+      { run_id: runId, spec_name: specName, tasks_path: tasksPath },
+      progressFacts(progress),
+    );
     const ledger = progressLedgerFor(progress, null);
-    const [entry] = this.telemetry.record([{
-      event_type: DISPATCH_EVENTS.runInitialized, run_id: runId, decision: 'INITIALIZED', reason: 'ledger',
-      metadata: { spec_name: specName, tasks_path: tasksPath, snapshot_revision: snapshot.revision, totals: { ...ledger.totals }, active_task_id: ledger.active_task_id, source_fingerprint: { ...ledger.source_fingerprint } },
-    }], snapshot.revision);
-    return { run_id: runId, snapshot_revision: snapshot.revision, progress_ledger: ledger, telemetry_entry_id: entry?.id ?? null };
+    const [entry] = this.telemetry.record(
+      [
+        {
+          event_type: DISPATCH_EVENTS.runInitialized,
+          run_id: runId,
+          decision: 'INITIALIZED',
+          reason: 'ledger',
+          metadata: {
+            spec_name: specName,
+            tasks_path: tasksPath,
+            snapshot_revision: snapshot.revision,
+            totals: { ...ledger.totals },
+            active_task_id: ledger.active_task_id,
+            source_fingerprint: { ...ledger.source_fingerprint },
+          },
+        },
+      ],
+      snapshot.revision,
+    );
+    return {
+      run_id: runId,
+      snapshot_revision: snapshot.revision,
+      progress_ledger: ledger,
+      telemetry_entry_id: entry?.id ?? null,
+    };
   }
 
   /** compile_prompt: validate the fingerprint, rebuild only on change, compile the ledger-first delta. */
@@ -81,21 +110,50 @@ export class DispatchRuntime {
     const delta = buildDeltaPacket(progress, task, refresh.mode);
     const compiled = this.compile(buildPromptSpec(role, progress, delta, this.config));
     const telemetry = {
-      ledger_mode: refresh.mode, fallback_reason: refresh.fallback_reason, progress_source: refresh.progress_source, rebuild_cause: refresh.rebuild_cause,
+      ledger_mode: refresh.mode,
+      fallback_reason: refresh.fallback_reason,
+      progress_source: refresh.progress_source,
+      rebuild_cause: refresh.rebuild_cause,
     };
-    const [entry] = this.telemetry.record([{
-      event_type: DISPATCH_EVENTS.promptCompiled, run_id: run.run_id, decision: 'COMPILED', reason: refresh.fallback_reason ?? refresh.mode,
-      metadata: {
-        task_id: taskId, role, ...telemetry, snapshot_revision: snapshot.revision, plan_version: task.plan_version,
-        source_fingerprint: { ...progress.source_fingerprint }, stalled: { ...task.stalled },
-        stable_prefix_hash: compiled.stable_prefix_hash, dynamic_tail_hash: compiled.dynamic_tail_hash, full_prompt_hash: compiled.full_prompt_hash, cache_key: compiled.cache_key,
-      },
-    }], snapshot.revision);
+    const [entry] = this.telemetry.record(
+      [
+        {
+          event_type: DISPATCH_EVENTS.promptCompiled,
+          run_id: run.run_id,
+          decision: 'COMPILED',
+          reason: refresh.fallback_reason ?? refresh.mode,
+          metadata: {
+            task_id: taskId,
+            role,
+            ...telemetry,
+            snapshot_revision: snapshot.revision,
+            plan_version: task.plan_version,
+            source_fingerprint: { ...progress.source_fingerprint },
+            stalled: { ...task.stalled },
+            stable_prefix_hash: compiled.stable_prefix_hash,
+            dynamic_tail_hash: compiled.dynamic_tail_hash,
+            full_prompt_hash: compiled.full_prompt_hash,
+            cache_key: compiled.cache_key,
+          },
+        },
+      ],
+      snapshot.revision,
+    );
     return {
-      run_id: run.run_id, task_id: taskId, role, ...telemetry, snapshot_revision: snapshot.revision,
-      progress_ledger: progress, task_ledger: task, delta_context: delta,
-      stable_prefix_hash: compiled.stable_prefix_hash, dynamic_tail_hash: compiled.dynamic_tail_hash,
-      full_prompt_hash: compiled.full_prompt_hash, cache_key: compiled.cache_key, telemetry_entry_id: entry?.id ?? null, prompt: compiled.prompt,
+      run_id: run.run_id,
+      task_id: taskId,
+      role,
+      ...telemetry,
+      snapshot_revision: snapshot.revision,
+      progress_ledger: progress,
+      task_ledger: task,
+      delta_context: delta,
+      stable_prefix_hash: compiled.stable_prefix_hash,
+      dynamic_tail_hash: compiled.dynamic_tail_hash,
+      full_prompt_hash: compiled.full_prompt_hash,
+      cache_key: compiled.cache_key,
+      telemetry_entry_id: entry?.id ?? null,
+      prompt: compiled.prompt,
     };
   }
 
@@ -106,19 +164,55 @@ export class DispatchRuntime {
     const run = this.store(false).requireRun(input.runId);
     const threshold = this.config.stall_threshold;
     this.telemetry.open();
-    const { snapshot, result: effect } = this.store(false).update(run.run_id, `ingest ${outputLabel(output)}`, (head) => {
-      const stored = readStoredProgress(head.facts);
-      if ('progress' in stored) requireTask(stored.progress, taskId, run.tasks_path);
-      const found = ingestEffect(head.facts, taskId, output, threshold);
-      return { updates: found.updates, result: found };
-    });
+    const { snapshot, result: effect } = this.store(false).update(
+      run.run_id,
+      `ingest ${outputLabel(output)}`,
+      (head) => {
+        const stored = readStoredProgress(head.facts);
+        if ('progress' in stored) requireTask(stored.progress, taskId, run.tasks_path);
+        const found = ingestEffect(head.facts, taskId, output, threshold);
+        return { updates: found.updates, result: found };
+      },
+    );
     const task = buildTaskLedger(run.run_id, taskId, snapshot.facts, threshold);
-    const base = { task_id: taskId, role: output.role, output: outputLabel(output), snapshot_revision: snapshot.revision, stalled: { ...task.stalled } };
-    const entries = this.telemetry.record([
-      { event_type: DISPATCH_EVENTS.outputIngested, run_id: run.run_id, decision: 'INGESTED', reason: outputLabel(output), metadata: base },
-      ...(effect.newly_flagged ? [{ event_type: DISPATCH_EVENTS.stallFlagged, run_id: run.run_id, decision: 'STALLED', reason: 'stall_threshold_reached', metadata: { ...base, replan_hint: task.replan_hint ?? null } }] : []),
-    ], snapshot.revision);
-    return { run_id: run.run_id, task_id: taskId, snapshot_revision: snapshot.revision, task_ledger: task, newly_flagged: effect.newly_flagged, telemetry_entry_ids: entries.map((entry) => entry.id) };
+    const base = {
+      task_id: taskId,
+      role: output.role,
+      output: outputLabel(output),
+      snapshot_revision: snapshot.revision,
+      stalled: { ...task.stalled },
+    };
+    const entries = this.telemetry.record(
+      [
+        {
+          event_type: DISPATCH_EVENTS.outputIngested,
+          run_id: run.run_id,
+          decision: 'INGESTED',
+          reason: outputLabel(output),
+          metadata: base,
+        },
+        ...(effect.newly_flagged
+          ? [
+              {
+                event_type: DISPATCH_EVENTS.stallFlagged,
+                run_id: run.run_id,
+                decision: 'STALLED',
+                reason: 'stall_threshold_reached',
+                metadata: { ...base, replan_hint: task.replan_hint ?? null },
+              },
+            ]
+          : []),
+      ],
+      snapshot.revision,
+    );
+    return {
+      run_id: run.run_id,
+      task_id: taskId,
+      snapshot_revision: snapshot.revision,
+      task_ledger: task,
+      newly_flagged: effect.newly_flagged,
+      telemetry_entry_ids: entries.map((entry) => entry.id),
+    };
   }
 
   /** The snapshot store, opened on first use; only init may create it, after tasks.md parsed cleanly. */
@@ -126,7 +220,8 @@ export class DispatchRuntime {
     this.opened ??= SnapshotStore.open(this.root, { create, clock: this.clock });
     if (this.opened) return this.opened;
     throw new CpError('ERR_DISPATCH_RUN_NOT_FOUND', `no dispatch runs in root ${show(this.root)}`, {
-      hint: 'start one with `cplane dispatch init --root R --tasks FILE --run RUN`', details: { root: this.root },
+      hint: 'start one with `cplane dispatch init --root R --tasks FILE --run RUN`',
+      details: { root: this.root },
     });
   }
 
@@ -145,22 +240,35 @@ export class DispatchRuntime {
 
 function checkRunId(runId: string): string {
   if (RUN_ID.test(runId)) return runId;
-  throw new CpError('ERR_DISPATCH_RUN_ID_INVALID', `run id ${show(runId)} is not valid`, { hint: 'use 1-128 letters, digits, dot, dash or underscore, starting with a letter or digit', details: { run_id: runId } });
+  throw new CpError('ERR_DISPATCH_RUN_ID_INVALID', `run id ${show(runId)} is not valid`, {
+    hint: 'use 1-128 letters, digits, dot, dash or underscore, starting with a letter or digit',
+    details: { run_id: runId },
+  });
 }
 
 function checkTaskId(taskId: string): string {
   if (TASK_ID.test(taskId)) return taskId;
-  throw new CpError('ERR_DISPATCH_TASK_UNKNOWN', `task id ${show(taskId)} is not a tasks.md id`, { hint: 'task ids are dotted numbers such as 1 or 2.1', details: { task_id: taskId } });
+  throw new CpError('ERR_DISPATCH_TASK_UNKNOWN', `task id ${show(taskId)} is not a tasks.md id`, {
+    hint: 'task ids are dotted numbers such as 1 or 2.1',
+    details: { task_id: taskId },
+  });
 }
 
 function checkRole(role: string): DispatchRole {
   if ((DISPATCH_ROLES as readonly string[]).includes(role)) return role as DispatchRole;
-  throw new CpError('ERR_DISPATCH_ROLE_INVALID', `role ${show(role)} is not a prompt role`, { hint: `use one of ${DISPATCH_ROLES.join(', ')}`, details: { role } });
+  throw new CpError('ERR_DISPATCH_ROLE_INVALID', `role ${show(role)} is not a prompt role`, {
+    hint: `use one of ${DISPATCH_ROLES.join(', ')}`,
+    details: { role },
+  });
 }
 
 function requireTask(progress: StoredProgress, taskId: string, tasksPath: string): void {
   if (progress.tasks.some((task) => task.id === taskId)) return;
   throw new CpError('ERR_DISPATCH_TASK_UNKNOWN', `task ${show(taskId)} is not in ${show(tasksPath)}`, {
-    hint: `known task ids: ${progress.tasks.map((task) => task.id).slice(0, 20).join(', ')}`, details: { task_id: taskId, tasks_path: tasksPath },
+    hint: `known task ids: ${progress.tasks
+      .map((task) => task.id)
+      .slice(0, 20)
+      .join(', ')}`,
+    details: { task_id: taskId, tasks_path: tasksPath },
   });
 }

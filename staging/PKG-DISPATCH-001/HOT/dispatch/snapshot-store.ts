@@ -49,10 +49,16 @@ export function dispatchStorePath(root: string): string {
 
 /** The hash over everything a snapshot row says, linked to the previous revision's hash. */
 export function snapshotHash(snapshot: Omit<Snapshot, 'snapshot_hash'>): string {
-  return sha256Digest(canonicalJson({
-    run_id: snapshot.run_id, revision: snapshot.revision, reason: snapshot.reason, created_at: snapshot.created_at,
-    previous_hash: snapshot.previous_hash, facts: snapshot.facts,
-  }));
+  return sha256Digest(
+    canonicalJson({
+      run_id: snapshot.run_id,
+      revision: snapshot.revision,
+      reason: snapshot.reason,
+      created_at: snapshot.created_at,
+      previous_hash: snapshot.previous_hash,
+      facts: snapshot.facts,
+    }),
+  );
 }
 
 /** A stored snapshot: its facts as the JSON text that was hashed. */
@@ -63,7 +69,11 @@ type SnapshotRow = Omit<Snapshot, 'facts'> & { facts: string };
  * BEGIN IMMEDIATE transaction, so concurrent ingests serialise instead of losing each other's updates.
  */
 export class SnapshotStore {
-  private constructor(readonly path: string, private readonly db: Database.Database, private readonly clock: () => number) {}
+  private constructor(
+    readonly path: string,
+    private readonly db: Database.Database,
+    private readonly clock: () => number,
+  ) {}
 
   /**
    * Open the root's store. Without `create`, a missing store is "no such run" (nothing is written);
@@ -74,7 +84,10 @@ export class SnapshotStore {
     if (!existsSync(path)) {
       if (!options.create) return undefined;
       if (!existsSync(root)) {
-        throw new CpError('ERR_DISPATCH_ROOT_NOT_FOUND', `root ${show(root)} does not exist`, { hint: 'pass --root with the path of an existing cplane root', details: { root } });
+        throw new CpError('ERR_DISPATCH_ROOT_NOT_FOUND', `root ${show(root)} does not exist`, {
+          hint: 'pass --root with the path of an existing cplane root',
+          details: { root },
+        });
       }
       mkdirSync(dirname(path), { recursive: true });
     }
@@ -90,9 +103,15 @@ export class SnapshotStore {
       if (cause instanceof CpError) throw cause;
       const env = envError(cause, path, 'opening the dispatch store');
       if (env && env.code !== 'ERR_DB_DAMAGED') throw env;
-      throw new CpError('ERR_DISPATCH_STORE_UNREADABLE', `cannot open the dispatch store ${show(path)}: ${(cause as Error).message}`, {
-        hint: 'the file is not a cplane dispatch store; move it aside and re-run dispatch init', details: { path }, cause,
-      });
+      throw new CpError(
+        'ERR_DISPATCH_STORE_UNREADABLE',
+        `cannot open the dispatch store ${show(path)}: ${(cause as Error).message}`,
+        {
+          hint: 'the file is not a cplane dispatch store; move it aside and re-run dispatch init',
+          details: { path },
+          cause,
+        },
+      );
     }
     return new SnapshotStore(path, db, options.clock ?? Date.now);
   }
@@ -102,14 +121,17 @@ export class SnapshotStore {
   }
 
   getRun(runId: string): RunRecord | undefined {
-    return this.db.prepare('SELECT run_id, spec_name, tasks_path, created_at FROM runs WHERE run_id = ?').get(runId) as RunRecord | undefined;
+    return this.db.prepare('SELECT run_id, spec_name, tasks_path, created_at FROM runs WHERE run_id = ?').get(runId) as
+      | RunRecord
+      | undefined;
   }
 
   requireRun(runId: string): RunRecord {
     const run = this.getRun(runId);
     if (!run) {
       throw new CpError('ERR_DISPATCH_RUN_NOT_FOUND', `no dispatch run ${show(runId)} in ${show(this.path)}`, {
-        hint: 'start it with `cplane dispatch init --root R --tasks FILE --run RUN`', details: { run_id: runId },
+        hint: 'start it with `cplane dispatch init --root R --tasks FILE --run RUN`',
+        details: { run_id: runId },
       });
     }
     return run;
@@ -117,22 +139,29 @@ export class SnapshotStore {
 
   /** Create the run and its first snapshot together: a run never exists without facts. */
   createRun(run: Omit<RunRecord, 'created_at'>, facts: readonly FactUpdate[]): Snapshot {
-    return this.db.transaction(() => {
-      if (this.getRun(run.run_id)) {
-        throw new CpError('ERR_DISPATCH_RUN_EXISTS', `dispatch run ${show(run.run_id)} already exists`, {
-          hint: 'pick a new --run id; a run keeps its history', details: { run_id: run.run_id },
-        });
-      }
-      const createdAt = this.now();
-      this.db.prepare('INSERT INTO runs (run_id, spec_name, tasks_path, created_at) VALUES (?, ?, ?, ?)').run(run.run_id, run.spec_name, run.tasks_path, createdAt);
-      return this.insert(run.run_id, undefined, facts, 'init', createdAt);
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        if (this.getRun(run.run_id)) {
+          throw new CpError('ERR_DISPATCH_RUN_EXISTS', `dispatch run ${show(run.run_id)} already exists`, {
+            hint: 'pick a new --run id; a run keeps its history',
+            details: { run_id: run.run_id },
+          });
+        }
+        const createdAt = this.now();
+        this.db
+          .prepare('INSERT INTO runs (run_id, spec_name, tasks_path, created_at) VALUES (?, ?, ?, ?)')
+          .run(run.run_id, run.spec_name, run.tasks_path, createdAt);
+        return this.insert(run.run_id, undefined, facts, 'init', createdAt);
+      })
+      .immediate();
   }
 
   /** The newest snapshot of a run, hash-checked before it is trusted. */
   head(runId: string): Snapshot {
     this.requireRun(runId);
-    const row = this.db.prepare('SELECT * FROM snapshots WHERE run_id = ? ORDER BY revision DESC LIMIT 1').get(runId) as SnapshotRow | undefined;
+    const row = this.db.prepare('SELECT * FROM snapshots WHERE run_id = ? ORDER BY revision DESC LIMIT 1').get(runId) as
+      | SnapshotRow
+      | undefined;
     if (!row) throw corrupt(this.path, runId, 0, 'the run has no snapshot');
     return verifiedRow(this.path, row);
   }
@@ -141,13 +170,19 @@ export class SnapshotStore {
    * Read the head, derive updates from it and write them as the next revision, atomically.
    * No updates means no new revision: reading never grows the history.
    */
-  update<T>(runId: string, reason: string, derive: (head: Snapshot) => { updates: readonly FactUpdate[]; result: T }): { snapshot: Snapshot; result: T } {
-    return this.db.transaction(() => {
-      const head = this.head(runId);
-      const { updates, result } = derive(head);
-      const snapshot = updates.length === 0 ? head : this.insert(runId, head, updates, reason, this.now());
-      return { snapshot, result };
-    }).immediate();
+  update<T>(
+    runId: string,
+    reason: string,
+    derive: (head: Snapshot) => { updates: readonly FactUpdate[]; result: T },
+  ): { snapshot: Snapshot; result: T } {
+    return this.db
+      .transaction(() => {
+        const head = this.head(runId);
+        const { updates, result } = derive(head);
+        const snapshot = updates.length === 0 ? head : this.insert(runId, head, updates, reason, this.now());
+        return { snapshot, result };
+      })
+      .immediate();
   }
 
   revisions(runId: string): number {
@@ -158,15 +193,27 @@ export class SnapshotStore {
     if (this.db.open) this.db.close();
   }
 
-  private insert(runId: string, head: Snapshot | undefined, updates: readonly FactUpdate[], reason: string, at: string): Snapshot {
+  private insert(
+    runId: string,
+    head: Snapshot | undefined,
+    updates: readonly FactUpdate[],
+    reason: string,
+    at: string,
+  ): Snapshot {
     const revision = (head?.revision ?? 0) + 1;
     const body = {
-      run_id: runId, revision, reason, created_at: at, previous_hash: head?.snapshot_hash ?? GENESIS,
+      run_id: runId,
+      revision,
+      reason,
+      created_at: at,
+      previous_hash: head?.snapshot_hash ?? GENESIS,
       facts: mergeFacts(head?.facts ?? [], updates, revision, at),
     };
     const snapshot: Snapshot = { ...body, snapshot_hash: snapshotHash(body) };
-    this.db.prepare(`INSERT INTO snapshots (run_id, revision, reason, created_at, previous_hash, snapshot_hash, facts)
-      VALUES (@run_id, @revision, @reason, @created_at, @previous_hash, @snapshot_hash, @facts)`).run({ ...snapshot, facts: canonicalJson(snapshot.facts) });
+    this.db
+      .prepare(`INSERT INTO snapshots (run_id, revision, reason, created_at, previous_hash, snapshot_hash, facts)
+      VALUES (@run_id, @revision, @reason, @created_at, @previous_hash, @snapshot_hash, @facts)`)
+      .run({ ...snapshot, facts: canonicalJson(snapshot.facts) });
     return snapshot;
   }
 }
@@ -177,16 +224,26 @@ function initialise(db: Database.Database, path: string): void {
     if (tables.length > 0) throw new Error('it has tables but no dispatch_meta');
     db.transaction(() => {
       db.exec(DDL);
-      db.prepare('INSERT INTO dispatch_meta (key, value) VALUES (?, ?), (?, ?)').run('format', FORMAT, 'format_version', FORMAT_VERSION);
+      db.prepare('INSERT INTO dispatch_meta (key, value) VALUES (?, ?), (?, ?)').run(
+        'format',
+        FORMAT,
+        'format_version',
+        FORMAT_VERSION,
+      );
     }).immediate();
     return;
   }
   const version = db.prepare("SELECT value FROM dispatch_meta WHERE key = 'format_version'").pluck().get();
   const format = db.prepare("SELECT value FROM dispatch_meta WHERE key = 'format'").pluck().get();
   if (format !== FORMAT || version !== FORMAT_VERSION) {
-    throw new CpError('ERR_DISPATCH_STORE_UNREADABLE', `${show(path)} has format ${show(format)} version ${show(version)}, expected ${FORMAT} ${FORMAT_VERSION}`, {
-      hint: 'open it with the cplane version that wrote it', details: { path },
-    });
+    throw new CpError(
+      'ERR_DISPATCH_STORE_UNREADABLE',
+      `${show(path)} has format ${show(format)} version ${show(version)}, expected ${FORMAT} ${FORMAT_VERSION}`,
+      {
+        hint: 'open it with the cplane version that wrote it',
+        details: { path },
+      },
+    );
   }
 }
 
@@ -205,7 +262,13 @@ function verifiedRow(path: string, row: SnapshotRow): Snapshot {
 }
 
 function corrupt(path: string, runId: string, revision: number, why: string, cause?: unknown): CpError {
-  return new CpError('ERR_DISPATCH_SNAPSHOT_CORRUPT', `dispatch snapshot ${show(runId)} revision ${revision} in ${show(path)}: ${why}`, {
-    hint: 'the dispatch store was edited outside cplane; start a new run with dispatch init', details: { path, run_id: runId, revision }, cause,
-  });
+  return new CpError(
+    'ERR_DISPATCH_SNAPSHOT_CORRUPT',
+    `dispatch snapshot ${show(runId)} revision ${revision} in ${show(path)}: ${why}`,
+    {
+      hint: 'the dispatch store was edited outside cplane; start a new run with dispatch init',
+      details: { path, run_id: runId, revision },
+      cause,
+    },
+  );
 }

@@ -38,6 +38,8 @@ export function nextStallCount(count: number, output: DispatchOutput): number {
 
 /** The replan hint written as a fact when a task is flagged; names the task and what last happened. */
 export function replanHint(taskId: string, state: StallState, last: string): string {
-  return `Task ${taskId} made no progress in ${state.consecutive_non_progress} consecutive dispatches (threshold ${state.threshold}; last: ${last}). ` +
-    'Replan before dispatching it again: split the task, resolve the blockers, or escalate to a human.';
+  return (
+    `Task ${taskId} made no progress in ${state.consecutive_non_progress} consecutive dispatches (threshold ${state.threshold}; last: ${last}). ` +
+    'Replan before dispatching it again: split the task, resolve the blockers, or escalate to a human.'
+  );
 }

@@ -29,7 +29,9 @@ export function buildStatus(run: RunRecord, head: Snapshot, threshold: number): 
   const ledger = progress ? progressLedgerFor(progress, null) : undefined;
   const withFacts = new Set(head.facts.filter((fact) => fact.task_id !== null).map((fact) => fact.task_id as string));
   const order = progress ? progress.tasks.map((task) => task.id) : [...withFacts].sort();
-  const taskLedgers = order.filter((id) => withFacts.has(id)).map((id) => buildTaskLedger(run.run_id, id, head.facts, threshold));
+  const taskLedgers = order
+    .filter((id) => withFacts.has(id))
+    .map((id) => buildTaskLedger(run.run_id, id, head.facts, threshold));
   return {
     run_id: run.run_id,
     spec_name: run.spec_name,

@@ -23,7 +23,12 @@ export interface TaskLedger {
 }
 
 /** Build a task ledger from a snapshot's facts: known keys only, each type-checked, anything else ignored. */
-export function buildTaskLedger(runId: string, taskId: string, facts: readonly StateSnapshotFact[], threshold: number): TaskLedger {
+export function buildTaskLedger(
+  runId: string,
+  taskId: string,
+  facts: readonly StateSnapshotFact[],
+  threshold: number,
+): TaskLedger {
   const task = factsFor(facts, taskId);
   const run = factsFor(facts, null);
   const ledger: TaskLedger = {
@@ -37,7 +42,8 @@ export function buildTaskLedger(runId: string, taskId: string, facts: readonly S
   const summary = asString(task.get(FACT_KEYS.taskSummary));
   if (summary !== undefined) ledger.summary = summary;
   const assessment = asString(task.get(FACT_KEYS.taskReviewerAssessment));
-  if (assessment !== undefined && (REVIEWER_ASSESSMENTS as readonly string[]).includes(assessment)) ledger.reviewer_assessment = assessment as ReviewerAssessment;
+  if (assessment !== undefined && (REVIEWER_ASSESSMENTS as readonly string[]).includes(assessment))
+    ledger.reviewer_assessment = assessment as ReviewerAssessment;
   const issues = readIssues(task.get(FACT_KEYS.taskReviewerIssues));
   if (issues.length > 0) ledger.reviewer_issues = issues;
   const hint = asString(task.get(FACT_KEYS.taskReplanHint));
@@ -52,10 +58,10 @@ function readIssues(value: Parameters<typeof asObject>[0]): ReviewerIssue[] {
   const out: ReviewerIssue[] = [];
   for (const item of value) {
     const issue = asObject(item);
-    const severity = asString(issue?.['severity']);
-    const message = asString(issue?.['message']);
+    const severity = asString(issue?.severity);
+    const message = asString(issue?.message);
     if (severity === undefined || message === undefined) continue;
-    const file = asString(issue?.['file']);
+    const file = asString(issue?.file);
     out.push(file === undefined ? { severity, message } : { severity, message, file });
   }
   return out;

@@ -17,7 +17,12 @@ export interface ParsedTask {
   requirements?: string[];
 }
 
-const MARKERS: Readonly<Record<string, TaskStatus>> = { ' ': 'pending', '-': 'in-progress', x: 'completed', X: 'completed' };
+const MARKERS: Readonly<Record<string, TaskStatus>> = {
+  ' ': 'pending',
+  '-': 'in-progress',
+  x: 'completed',
+  X: 'completed',
+};
 /** Any list item that opens with a bracket pair: a checkbox, well-formed or not. */
 const CHECKBOX_LIKE = /^(\s*)[-*+]\s+\[(.?)\]/;
 const CHECKBOX = /^(\s*)[-*+]\s+\[(.)\]\s+(\S.*)$/;
@@ -42,7 +47,11 @@ export function parseTasksMarkdown(text: string, sourcePath: string): ParsedTask
   lines.forEach((raw, index) => {
     const lineNo = index + 1;
     const fail = (why: string, hint: string): never => {
-      throw dispatchError('progress_ledger_parse_failed', `${sourcePath}:${lineNo}: ${why}`, hint, { path: sourcePath, line: lineNo, text: truncateText(raw, 200, '') });
+      throw dispatchError('progress_ledger_parse_failed', `${sourcePath}:${lineNo}: ${why}`, hint, {
+        path: sourcePath,
+        line: lineNo,
+        text: truncateText(raw, 200, ''),
+      });
     };
     const like = CHECKBOX_LIKE.exec(raw);
     if (like) {
@@ -51,7 +60,8 @@ export function parseTasksMarkdown(text: string, sourcePath: string): ParsedTask
       while (stack.length > 0 && (stack[stack.length - 1] as OpenItem).indent >= indent) stack.pop();
       task.parent_id = stack.length > 0 ? (stack[stack.length - 1] as OpenItem).task.id : null;
       const previous = seen.get(task.id);
-      if (previous !== undefined) fail(`task id ${show(task.id)} repeats the task on line ${previous}`, 'give every task a unique id');
+      if (previous !== undefined)
+        fail(`task id ${show(task.id)} repeats the task on line ${previous}`, 'give every task a unique id');
       seen.set(task.id, lineNo);
       tasks.push(task);
       stack.push({ task, indent });
@@ -61,7 +71,12 @@ export function parseTasksMarkdown(text: string, sourcePath: string): ParsedTask
     if (meta) attachMeta(stack, meta, fail);
   });
   if (tasks.length === 0) {
-    throw dispatchError('progress_ledger_parse_failed', `${sourcePath}: no task items found`, 'list tasks as "- [ ] 1. Description" (status [ ] pending, [-] in progress, [x] completed)', { path: sourcePath, line: 0 });
+    throw dispatchError(
+      'progress_ledger_parse_failed',
+      `${sourcePath}: no task items found`,
+      'list tasks as "- [ ] 1. Description" (status [ ] pending, [-] in progress, [x] completed)',
+      { path: sourcePath, line: 0 },
+    );
   }
   return tasks;
 }
@@ -71,10 +86,17 @@ function parseCheckbox(raw: string, line: number, fail: (why: string, hint: stri
   const marker = box?.[2] ?? '';
   const status = box ? MARKERS[marker] : undefined;
   if (!box || status === undefined) {
-    return fail(`unknown task status marker in ${show(raw.trim(), 60)}`, 'use [ ] pending, [-] in progress or [x] completed, followed by the task id and description');
+    return fail(
+      `unknown task status marker in ${show(raw.trim(), 60)}`,
+      'use [ ] pending, [-] in progress or [x] completed, followed by the task id and description',
+    );
   }
   const item = TASK_ID.exec(box[3] ?? '');
-  if (!item) return fail(`task ${show((box[3] ?? '').trim(), 60)} has no id`, 'start the item with a dotted numeric id, e.g. "- [ ] 2.1 Write the parser"');
+  if (!item)
+    return fail(
+      `task ${show((box[3] ?? '').trim(), 60)} has no id`,
+      'start the item with a dotted numeric id, e.g. "- [ ] 2.1 Write the parser"',
+    );
   return { id: item[1] as string, description: (item[2] as string).trim(), status, line, parent_id: null };
 }
 
@@ -89,12 +111,21 @@ function attachMeta(stack: OpenItem[], meta: RegExpExecArray, fail: (why: string
   }
   const value = stripEmphasis(meta[3] ?? '');
   if (kind === 'Prompt') {
-    if (owner.task.prompt !== undefined) fail(`task ${show(owner.task.id)} has a second _Prompt: line`, 'keep one _Prompt: line per task');
-    if (value.length === 0) fail(`task ${show(owner.task.id)} has an empty _Prompt:`, 'write the prompt after "_Prompt:" or remove the line');
+    if (owner.task.prompt !== undefined)
+      fail(`task ${show(owner.task.id)} has a second _Prompt: line`, 'keep one _Prompt: line per task');
+    if (value.length === 0)
+      fail(`task ${show(owner.task.id)} has an empty _Prompt:`, 'write the prompt after "_Prompt:" or remove the line');
     owner.task.prompt = value;
   } else {
-    if (owner.task.requirements !== undefined) fail(`task ${show(owner.task.id)} has a second _Requirements: line`, 'list all requirement ids on one _Requirements: line');
-    owner.task.requirements = value.split(',').map((part) => part.trim()).filter((part) => part.length > 0);
+    if (owner.task.requirements !== undefined)
+      fail(
+        `task ${show(owner.task.id)} has a second _Requirements: line`,
+        'list all requirement ids on one _Requirements: line',
+      );
+    owner.task.requirements = value
+      .split(',')
+      .map((part) => part.trim())
+      .filter((part) => part.length > 0);
   }
 }
 

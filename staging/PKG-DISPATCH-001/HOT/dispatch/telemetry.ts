@@ -25,7 +25,11 @@ export class DispatchTelemetry {
   private ledger: Ledger | undefined;
   private readonly owned: boolean;
 
-  constructor(private readonly root: string, private readonly clock: () => number, ledger?: Ledger) {
+  constructor(
+    private readonly root: string,
+    private readonly clock: () => number,
+    ledger?: Ledger,
+  ) {
     this.ledger = ledger;
     this.owned = ledger === undefined;
   }
@@ -49,9 +53,15 @@ export class DispatchTelemetry {
     try {
       return ledger.appendBatch(inputs);
     } catch (cause) {
-      throw new CpError('ERR_DISPATCH_TELEMETRY_FAILED', `dispatch state was saved (snapshot revision ${snapshotRevision}) but its telemetry could not be appended to ${ledger.path}: ${(cause as Error).message}`, {
-        hint: 'check the kernel ledger with `cplane ledger verify`; the dispatch state itself is intact', details: { snapshot_revision: snapshotRevision, events: events.map((event) => event.event_type) }, cause,
-      });
+      throw new CpError(
+        'ERR_DISPATCH_TELEMETRY_FAILED',
+        `dispatch state was saved (snapshot revision ${snapshotRevision}) but its telemetry could not be appended to ${ledger.path}: ${(cause as Error).message}`,
+        {
+          hint: 'check the kernel ledger with `cplane ledger verify`; the dispatch state itself is intact',
+          details: { snapshot_revision: snapshotRevision, events: events.map((event) => event.event_type) },
+          cause,
+        },
+      );
     }
   }
 

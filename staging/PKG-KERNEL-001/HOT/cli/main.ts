@@ -30,7 +30,9 @@ const HOT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  */
 export async function loadCommands(dir: string): Promise<CliCommand[]> {
   if (!existsSync(dir)) return [];
-  const files = readdirSync(dir).filter((name) => name.endsWith('.js')).sort();
+  const files = readdirSync(dir)
+    .filter((name) => name.endsWith('.js'))
+    .sort();
   const out: CliCommand[] = [];
   for (const file of files) {
     const refusal = moduleRefusal(join(dir, file));
@@ -53,7 +55,7 @@ export async function loadCommands(dir: string): Promise<CliCommand[]> {
  * CLI down with it — gate-check and verify are how a user finds out what broke.
  */
 function unavailableCommand(name: string, path: string, error: unknown): CliCommand {
-  const reason = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error);
+  const reason = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
   return {
     command: `${name} [args..]`,
     describe: `(unavailable: ${reason})`,
@@ -71,8 +73,16 @@ function unavailableCommand(name: string, path: string, error: unknown): CliComm
 
 /** Run the cplane CLI against the code in this HOT tree. Returns the exit code; never exits the process. */
 export async function runCli(options: RunCliOptions): Promise<number> {
-  const out = options.stdout ?? ((text: string) => { process.stdout.write(text.endsWith('\n') ? text : `${text}\n`); });
-  const err = options.stderr ?? ((text: string) => { process.stderr.write(text.endsWith('\n') ? text : `${text}\n`); });
+  const out =
+    options.stdout ??
+    ((text: string) => {
+      process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+    });
+  const err =
+    options.stderr ??
+    ((text: string) => {
+      process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+    });
   const argv = [...(options.prefix ?? []), ...options.argv];
   const wantsJson = argv.includes('--json');
   const ctx: CliContext = {
@@ -93,7 +103,10 @@ export async function runCli(options: RunCliOptions): Promise<number> {
   for (const dir of [join(HOT_DIR, 'cli', 'commands'), ...(options.extraCommandDirs ?? [])]) {
     for (const cmd of await loadCommands(dir)) {
       byName.set(cmd.command.split(' ')[0] as string, cmd);
-      if (cmd.refusal) err(`cplane: warning: ${cmd.refusal.code}: ${cmd.refusal.message} (command ${cmd.command.split(' ')[0] ?? ''} skipped)`);
+      if (cmd.refusal)
+        err(
+          `cplane: warning: ${cmd.refusal.code}: ${cmd.refusal.message} (command ${cmd.command.split(' ')[0] ?? ''} skipped)`,
+        );
     }
   }
 
@@ -110,15 +123,21 @@ export async function runCli(options: RunCliOptions): Promise<number> {
     .fail((message: string | undefined, error: Error | undefined) => {
       // yargs' own parse errors (YError: a missing option value) are usage errors; anything else propagates.
       if (error && error.name !== 'YError') throw error;
-      throw new CpError('ERR_USAGE', message ?? error?.message ?? 'invalid arguments', { hint: 'run the command with --help to see its options' });
+      throw new CpError('ERR_USAGE', message ?? error?.message ?? 'invalid arguments', {
+        hint: 'run the command with --help to see its options',
+      });
     })
     .epilogue('Exit codes: 0 ok, 1 a check failed, 2 usage error, 3 refused (coded error), 70 internal error.');
   for (const cmd of [...byName.values()].sort((a, b) => a.command.localeCompare(b.command))) {
-    cli = register(cli, cmd, ctx, (code) => { exitCode = code; });
+    cli = register(cli, cmd, ctx, (code) => {
+      exitCode = code;
+    });
   }
   try {
     let helpText = '';
-    await cli.parseAsync([...argv], {}, (_e: unknown, _argv: unknown, output: string) => { helpText = output; });
+    await cli.parseAsync([...argv], {}, (_e: unknown, _argv: unknown, output: string) => {
+      helpText = output;
+    });
     if (helpText) out(helpText);
     return exitCode;
   } catch (error) {
@@ -136,22 +155,40 @@ function register(cli: Argv, cmd: CliCommand, ctx: CliContext, setExit: (code: n
     builder: (y: Argv) => {
       let built: Argv = requireOptionValues(cmd.builder(y) as Argv);
       for (const sub of subcommands) built = register(built, sub, ctx, setExit);
-      return subcommands.length > 0 ? built.demandCommand(1, `name a ${cmd.command.split(' ')[0] ?? ''} subcommand (see --help)`) : built;
+      return subcommands.length > 0
+        ? built.demandCommand(1, `name a ${cmd.command.split(' ')[0] ?? ''} subcommand (see --help)`)
+        : built;
     },
-    handler: async (args) => { setExit(await cmd.run(args as never, ctx)); },
+    handler: async (args) => {
+      setExit(await cmd.run(args as never, ctx));
+    },
   });
 }
 
 function reportError(thrown: unknown, json: boolean, out: (t: string) => void, err: (t: string) => void): number {
   // Last resort: a full disk or a damaged database that no call site mapped is still not a bug.
-  const error = isCpError(thrown) && thrown.code !== 'ERR_INTERNAL' ? thrown : envError(thrown) ?? thrown;
+  const error = isCpError(thrown) && thrown.code !== 'ERR_INTERNAL' ? thrown : (envError(thrown) ?? thrown);
   if (isCpError(error)) {
-    if (json) out(JSON.stringify({ error: { code: error.code, message: error.message, hint: error.hint, details: error.details ?? {} } }, null, 2));
+    if (json)
+      out(
+        JSON.stringify(
+          { error: { code: error.code, message: error.message, hint: error.hint, details: error.details ?? {} } },
+          null,
+          2,
+        ),
+      );
     else err(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}`);
     return error.code === 'ERR_USAGE' ? EXIT.USAGE : EXIT.REFUSED;
   }
   const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  if (json) out(JSON.stringify({ error: { code: 'ERR_INTERNAL', message: String(error), hint: 'this is a bug in cplane; please report it' } }, null, 2));
+  if (json)
+    out(
+      JSON.stringify(
+        { error: { code: 'ERR_INTERNAL', message: String(error), hint: 'this is a bug in cplane; please report it' } },
+        null,
+        2,
+      ),
+    );
   else err(`cplane: ERR_INTERNAL: ${message}\n  hint: this is a bug in cplane; please report it`);
   return EXIT.INTERNAL;
 }

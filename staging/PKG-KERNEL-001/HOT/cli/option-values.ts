@@ -16,7 +16,9 @@ export function requireOptionValues(y: Argv): Argv {
   const declared = (y as unknown as { getOptions(): DeclaredOptions }).getOptions();
   const booleans = new Set(declared.boolean);
   const arrays = new Set(declared.array);
-  const valued = [...new Set([...declared.string, ...declared.number])].filter((key) => !booleans.has(key) && !arrays.has(key));
+  const valued = [...new Set([...declared.string, ...declared.number])].filter(
+    (key) => !booleans.has(key) && !arrays.has(key),
+  );
   const numbers = declared.number.filter((key) => !booleans.has(key));
   let built = valued.length > 0 ? y.requiresArg(valued) : y;
   if (numbers.length > 0) {
@@ -25,7 +27,10 @@ export function requireOptionValues(y: Argv): Argv {
         const value = argv[key] as unknown;
         const values = Array.isArray(value) ? value : [value];
         if (values.some((v) => typeof v === 'number' && !Number.isFinite(v))) {
-          throw new CpError('ERR_USAGE', `--${key} needs a number, and what was given is not one`, { hint: `e.g. --${key} 100`, details: { option: key } });
+          throw new CpError('ERR_USAGE', `--${key} needs a number, and what was given is not one`, {
+            hint: `e.g. --${key} 100`,
+            details: { option: key },
+          });
         }
       }
       return true;
@@ -42,7 +47,8 @@ export function intOption(name: string, value: unknown, min: number, max: number
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
     throw new CpError('ERR_USAGE', `--${name} must be a whole number from ${min} to ${max}, got ${show(value)}`, {
-      hint: `e.g. --${name} ${Math.min(max, Math.max(min, 100))}`, details: { option: name, min, max },
+      hint: `e.g. --${name} ${Math.min(max, Math.max(min, 100))}`,
+      details: { option: name, min, max },
     });
   }
   return value;

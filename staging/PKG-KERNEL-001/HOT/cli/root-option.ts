@@ -13,5 +13,7 @@ export function resolveRoot(root: unknown, ctx: CliContext): string {
     assertRootShape(chosen);
     return chosen;
   }
-  throw new CpError('ERR_USAGE', 'this command needs --root ROOT', { hint: 'pass --root with the path of a cplane root' });
+  throw new CpError('ERR_USAGE', 'this command needs --root ROOT', {
+    hint: 'pass --root with the path of a cplane root',
+  });
 }

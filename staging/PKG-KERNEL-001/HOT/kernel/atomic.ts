@@ -30,7 +30,9 @@ function writeAtomic<T>(path: string, produce: (write: (chunk: string | Uint8Arr
     const code = (error as { code?: unknown }).code;
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     throw new CpError('ERR_OUTPUT_DIR_MISSING', `cannot write ${show(path, 240)}: its directory does not exist`, {
-      hint: 'create the directory first, or name a file in an existing one', details: { path }, cause: error,
+      hint: 'create the directory first, or name a file in an existing one',
+      details: { path },
+      cause: error,
     });
   }
   let result: T;

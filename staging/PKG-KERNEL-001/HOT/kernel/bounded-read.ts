@@ -61,18 +61,32 @@ export function readTextBounded(path: string, options: BoundedReadOptions): stri
 }
 
 function tooLarge(path: string, options: BoundedReadOptions, size: number | null): CpError {
-  return new CpError('ERR_INPUT_TOO_LARGE', `${options.what} ${show(path, 240)} is ${size === null ? 'more than' : `${size} bytes, over`} the limit of ${options.maxBytes} bytes`, {
-    hint: `${options.what} is never that large: check the path; nothing was read past the limit`,
-    details: { path, limit_bytes: options.maxBytes, ...(size === null ? {} : { size_bytes: size }) },
-  });
+  return new CpError(
+    'ERR_INPUT_TOO_LARGE',
+    `${options.what} ${show(path, 240)} is ${size === null ? 'more than' : `${size} bytes, over`} the limit of ${options.maxBytes} bytes`,
+    {
+      hint: `${options.what} is never that large: check the path; nothing was read past the limit`,
+      details: { path, limit_bytes: options.maxBytes, ...(size === null ? {} : { size_bytes: size }) },
+    },
+  );
 }
 
 /** Why a file cannot be read: an environmental code (disk, permission) or the caller's own. */
-export function unreadable(error: unknown, path: string, options: Pick<BoundedReadOptions, 'what' | 'unreadableCode' | 'unreadableHint'>): CpError {
+export function unreadable(
+  error: unknown,
+  path: string,
+  options: Pick<BoundedReadOptions, 'what' | 'unreadableCode' | 'unreadableHint'>,
+): CpError {
   const env = envError(error, path, `reading ${options.what}`);
   if (env) return env;
   const reason = error instanceof Error ? error.message : String(error);
-  return new CpError(options.unreadableCode ?? 'ERR_INPUT_UNREADABLE', `cannot read ${options.what} ${show(path, 240)}: ${reason}`, {
-    hint: options.unreadableHint ?? 'check the path: it must be a readable file', details: { path }, cause: error,
-  });
+  return new CpError(
+    options.unreadableCode ?? 'ERR_INPUT_UNREADABLE',
+    `cannot read ${options.what} ${show(path, 240)}: ${reason}`,
+    {
+      hint: options.unreadableHint ?? 'check the path: it must be a readable file',
+      details: { path },
+      cause: error,
+    },
+  );
 }

@@ -49,7 +49,9 @@ function isStringifyCanonical(value: unknown): boolean {
 
 /** JSON Pointer of the value being serialised; built only when refusing, so the happy path stays cheap. */
 function pointerOf(path: readonly (string | number)[]): string {
-  return path.length === 0 ? '/' : path.map((part) => `/${String(part).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+  return path.length === 0
+    ? '/'
+    : path.map((part) => `/${String(part).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
 
 function refuse(message: (at: string) => string, hint: string, path: readonly (string | number)[]): CpError {
@@ -96,7 +98,11 @@ function serialize(value: unknown, path: (string | number)[]): string {
       return `${out}}`;
     }
     default:
-      throw refuse((at) => `${typeof value} at ${at} is not JSON`, 'remove undefined, functions, symbols and bigints before hashing', path);
+      throw refuse(
+        (at) => `${typeof value} at ${at} is not JSON`,
+        'remove undefined, functions, symbols and bigints before hashing',
+        path,
+      );
   }
 }
 

@@ -11,27 +11,57 @@ interface EnvFault {
   hint: string;
 }
 
-const DISK_FULL: EnvFault = { code: 'ERR_DISK_FULL', what: 'no space left on the device', hint: 'free space (or raise the quota) on the filesystem holding the path, then run the command again; nothing was left half-done' };
-const NAME_TOO_LONG: EnvFault = { code: 'ERR_NAME_TOO_LONG', what: 'a file name is too long for the filesystem', hint: 'use a shorter path (the root, --out or the file name), or a filesystem that allows longer names' };
-const READONLY: EnvFault = { code: 'ERR_FS_READONLY', what: 'the filesystem is read-only', hint: 'remount the filesystem read-write, or point the command at a writable location' };
-const PERMISSION: EnvFault = { code: 'ERR_PERMISSION', what: 'permission denied', hint: 'check the owner and mode of the path (and of its directories), or run as the user that owns the root' };
-const IO: EnvFault = { code: 'ERR_IO', what: 'an input/output error', hint: 'the device or filesystem reported an error: check the disk (dmesg, SMART), then run the command again' };
-const DB_DAMAGED: EnvFault = { code: 'ERR_DB_DAMAGED', what: 'the database file is damaged or is not an SQLite database', hint: 'move the file aside and restore it from a backup (the gates report which state it belongs to); cplane does not repair it in place' };
-const TOO_MANY_FILES: EnvFault = { code: 'ERR_IO', what: 'too many open files', hint: 'raise the open-file limit (ulimit -n), then run the command again' };
+const DISK_FULL: EnvFault = {
+  code: 'ERR_DISK_FULL',
+  what: 'no space left on the device',
+  hint: 'free space (or raise the quota) on the filesystem holding the path, then run the command again; nothing was left half-done',
+};
+const NAME_TOO_LONG: EnvFault = {
+  code: 'ERR_NAME_TOO_LONG',
+  what: 'a file name is too long for the filesystem',
+  hint: 'use a shorter path (the root, --out or the file name), or a filesystem that allows longer names',
+};
+const READONLY: EnvFault = {
+  code: 'ERR_FS_READONLY',
+  what: 'the filesystem is read-only',
+  hint: 'remount the filesystem read-write, or point the command at a writable location',
+};
+const PERMISSION: EnvFault = {
+  code: 'ERR_PERMISSION',
+  what: 'permission denied',
+  hint: 'check the owner and mode of the path (and of its directories), or run as the user that owns the root',
+};
+const IO: EnvFault = {
+  code: 'ERR_IO',
+  what: 'an input/output error',
+  hint: 'the device or filesystem reported an error: check the disk (dmesg, SMART), then run the command again',
+};
+const DB_DAMAGED: EnvFault = {
+  code: 'ERR_DB_DAMAGED',
+  what: 'the database file is damaged or is not an SQLite database',
+  hint: 'move the file aside and restore it from a backup (the gates report which state it belongs to); cplane does not repair it in place',
+};
+const TOO_MANY_FILES: EnvFault = {
+  code: 'ERR_IO',
+  what: 'too many open files',
+  hint: 'raise the open-file limit (ulimit -n), then run the command again',
+};
 
-const BY_ERRNO: ReadonlyMap<string, EnvFault> = new Map(Object.entries({
-  ENOSPC: DISK_FULL,
-  EDQUOT: DISK_FULL,
-  EFBIG: DISK_FULL,
-  ENAMETOOLONG: NAME_TOO_LONG,
-  EROFS: READONLY,
-  EACCES: PERMISSION,
-  EPERM: PERMISSION,
-  EIO: IO,
-  ENXIO: IO,
-  EMFILE: TOO_MANY_FILES,
-  ENFILE: TOO_MANY_FILES,
-}));
+const BY_ERRNO: ReadonlyMap<string, EnvFault> = new Map(
+  Object.entries({
+    ENOSPC: DISK_FULL,
+    EDQUOT: DISK_FULL,
+    EFBIG: DISK_FULL,
+    ENAMETOOLONG: NAME_TOO_LONG,
+    EROFS: READONLY,
+    EACCES: PERMISSION,
+    EPERM: PERMISSION,
+    EIO: IO,
+    ENXIO: IO,
+    EMFILE: TOO_MANY_FILES,
+    ENFILE: TOO_MANY_FILES,
+  }),
+);
 
 /** SQLite result codes (better-sqlite3 puts the extended name in `code`, e.g. SQLITE_IOERR_WRITE). */
 function sqliteFault(code: string): EnvFault | undefined {
@@ -40,7 +70,13 @@ function sqliteFault(code: string): EnvFault | undefined {
   if (code === 'SQLITE_CORRUPT' || code.startsWith('SQLITE_CORRUPT_') || code === 'SQLITE_NOTADB') return DB_DAMAGED;
   if (code === 'SQLITE_READONLY' || code.startsWith('SQLITE_READONLY_')) return READONLY;
   if (code === 'SQLITE_PERM' || code === 'SQLITE_AUTH') return PERMISSION;
-  if (code === 'SQLITE_IOERR' || code.startsWith('SQLITE_IOERR_') || code === 'SQLITE_CANTOPEN' || code.startsWith('SQLITE_CANTOPEN_')) return IO;
+  if (
+    code === 'SQLITE_IOERR' ||
+    code.startsWith('SQLITE_IOERR_') ||
+    code === 'SQLITE_CANTOPEN' ||
+    code.startsWith('SQLITE_CANTOPEN_')
+  )
+    return IO;
   return undefined;
 }
 
@@ -64,7 +100,8 @@ export function envError(error: unknown, path?: string, action?: string): CpErro
   }
   if (!fault) return null;
   const errno = (source as { code: string }).code;
-  const where = path ?? (typeof (source as { path?: unknown }).path === 'string' ? (source as { path: string }).path : undefined);
+  const where =
+    path ?? (typeof (source as { path?: unknown }).path === 'string' ? (source as { path: string }).path : undefined);
   const message = `${action ? `${action}: ` : ''}${fault.what}${where !== undefined ? ` at ${show(where, 240)}` : ''} (${errno})`;
   return new CpError(fault.code, message, {
     hint: fault.hint,

@@ -46,7 +46,11 @@ export function isCpError(value: unknown): value is CpError {
 }
 
 /** Wrap anything thrown into a CpError, keeping CpErrors as they are; a full disk or the like is not a bug. */
-export function toCpError(value: unknown, code = 'ERR_INTERNAL', hint = 'this is a bug in cplane; please report it with the command that caused it'): CpError {
+export function toCpError(
+  value: unknown,
+  code = 'ERR_INTERNAL',
+  hint = 'this is a bug in cplane; please report it with the command that caused it',
+): CpError {
   if (isCpError(value)) return value;
   const env = code === 'ERR_INTERNAL' ? envError(value) : null;
   if (env) return env;

@@ -65,15 +65,25 @@ function decode(line: Buffer, path: string, options: LineReadOptions, lineNo: nu
   try {
     return UTF8.decode(line);
   } catch (cause) {
-    throw new CpError(options.unreadableCode ?? 'ERR_INPUT_UNREADABLE', `line ${lineNo} of ${options.what} ${show(path, 240)} is not UTF-8 text`, {
-      hint: options.unreadableHint ?? 'check the path: it must be a UTF-8 text file', details: { path, line: lineNo }, cause,
-    });
+    throw new CpError(
+      options.unreadableCode ?? 'ERR_INPUT_UNREADABLE',
+      `line ${lineNo} of ${options.what} ${show(path, 240)} is not UTF-8 text`,
+      {
+        hint: options.unreadableHint ?? 'check the path: it must be a UTF-8 text file',
+        details: { path, line: lineNo },
+        cause,
+      },
+    );
   }
 }
 
 function lineTooLong(path: string, options: LineReadOptions, lineNo: number): CpError {
-  return new CpError('ERR_INPUT_TOO_LARGE', `line ${lineNo} of ${options.what} ${show(path, 240)} is longer than ${options.maxLineBytes} bytes`, {
-    hint: `${options.what} never has lines that long: check the path; nothing was read past the limit`,
-    details: { path, line: lineNo, limit_bytes: options.maxLineBytes },
-  });
+  return new CpError(
+    'ERR_INPUT_TOO_LARGE',
+    `line ${lineNo} of ${options.what} ${show(path, 240)} is longer than ${options.maxLineBytes} bytes`,
+    {
+      hint: `${options.what} never has lines that long: check the path; nothing was read past the limit`,
+      details: { path, line: lineNo, limit_bytes: options.maxLineBytes },
+    },
+  );
 }

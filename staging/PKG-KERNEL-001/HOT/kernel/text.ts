@@ -74,7 +74,12 @@ export function wellFormedDeep<T>(value: T, onKeyClash: (key: string) => never):
     const fixedKey = wellFormed(key);
     if (Object.hasOwn(out, fixedKey)) onKeyClash(fixedKey);
     // defineProperty: a "__proto__" key stays a plain key, as JSON.parse makes it.
-    Object.defineProperty(out, fixedKey, { value: wellFormedDeep(item, onKeyClash), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, fixedKey, {
+      value: wellFormedDeep(item, onKeyClash),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out as T;
 }

@@ -47,14 +47,18 @@ export function boundJson(value: unknown, secrets: readonly string[], depth = 0)
   if (depth >= REPLY_BOUNDS.maxDepth) return `[nested deeper than ${REPLY_BOUNDS.maxDepth} levels: dropped]`;
   if (Array.isArray(value)) {
     const items = value.slice(0, REPLY_BOUNDS.maxEntries).map((item) => boundJson(item, secrets, depth + 1));
-    if (value.length > REPLY_BOUNDS.maxEntries) items.push(`[${value.length - REPLY_BOUNDS.maxEntries} more items dropped]`);
+    if (value.length > REPLY_BOUNDS.maxEntries)
+      items.push(`[${value.length - REPLY_BOUNDS.maxEntries} more items dropped]`);
     return items;
   }
   const out: Record<string, unknown> = {};
   const keys = Object.keys(value);
   // defineProperty: a "__proto__" key is copied as data, never as a prototype.
-  const put = (key: string, item: unknown): void => { Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true }); };
-  for (const key of keys.slice(0, REPLY_BOUNDS.maxEntries)) put(boundText(key, secrets), boundJson((value as Record<string, unknown>)[key], secrets, depth + 1));
+  const put = (key: string, item: unknown): void => {
+    Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+  };
+  for (const key of keys.slice(0, REPLY_BOUNDS.maxEntries))
+    put(boundText(key, secrets), boundJson((value as Record<string, unknown>)[key], secrets, depth + 1));
   if (keys.length > REPLY_BOUNDS.maxEntries) put('…', `${keys.length - REPLY_BOUNDS.maxEntries} more keys dropped`);
   return out;
 }

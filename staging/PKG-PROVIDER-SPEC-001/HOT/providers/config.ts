@@ -40,22 +40,34 @@ const CONFIG_KEYS = new Set(['base_url', 'api_key']);
  * Base URL and key from the config, else the environment, else the default base URL. Errors never
  * include the key's value, only where it was looked for.
  */
-export function resolveEndpoint(spec: EndpointSpec, config: unknown, env: Readonly<Record<string, string | undefined>>): Endpoint {
+export function resolveEndpoint(
+  spec: EndpointSpec,
+  config: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+): Endpoint {
   const cfg = parseProviderConfig(spec.providerId, config);
   const baseUrl = nonEmpty(cfg.base_url) ?? nonEmpty(env[spec.baseUrlVar]) ?? spec.defaultBaseUrl;
   const apiKey = nonEmpty(cfg.api_key) ?? nonEmpty(env[spec.apiKeyVar]) ?? null;
   if (apiKey === null && spec.keyRequired) {
-    throw new CpError('ERR_PROVIDER_CONFIG', `provider ${show(spec.providerId)} has no API key: neither config api_key nor $${spec.apiKeyVar} is set`, {
-      hint: `export ${spec.apiKeyVar}=… or set api_key in the provider config`,
-      details: { provider_id: spec.providerId, env_var: spec.apiKeyVar },
-    });
+    throw new CpError(
+      'ERR_PROVIDER_CONFIG',
+      `provider ${show(spec.providerId)} has no API key: neither config api_key nor $${spec.apiKeyVar} is set`,
+      {
+        hint: `export ${spec.apiKeyVar}=… or set api_key in the provider config`,
+        details: { provider_id: spec.providerId, env_var: spec.apiKeyVar },
+      },
+    );
   }
   if (apiKey !== null && !/^[\x21-\x7e]+$/.test(apiKey)) {
     // Never echo the key: an invalid one would otherwise surface verbatim in fetch's header error.
-    throw new CpError('ERR_PROVIDER_CONFIG', `provider ${show(spec.providerId)} API key contains spaces, control or non-ASCII characters`, {
-      hint: `check api_key in the provider config or $${spec.apiKeyVar} for stray quotes or line breaks`,
-      details: { provider_id: spec.providerId, env_var: spec.apiKeyVar },
-    });
+    throw new CpError(
+      'ERR_PROVIDER_CONFIG',
+      `provider ${show(spec.providerId)} API key contains spaces, control or non-ASCII characters`,
+      {
+        hint: `check api_key in the provider config or $${spec.apiKeyVar} for stray quotes or line breaks`,
+        details: { provider_id: spec.providerId, env_var: spec.apiKeyVar },
+      },
+    );
   }
   return { baseUrl: checkBaseUrl(spec, baseUrl), apiKey };
 }
@@ -64,9 +76,15 @@ function parseProviderConfig(providerId: string, config: unknown): ProviderConfi
   if (config === undefined || config === null) return {};
   const obj = asObject(config);
   const unknown = obj === null ? [] : Object.keys(obj).filter((k) => !CONFIG_KEYS.has(k));
-  const badType = obj === null ? null : ['base_url', 'api_key'].find((k) => obj[k] !== undefined && typeof obj[k] !== 'string');
+  const badType =
+    obj === null ? null : ['base_url', 'api_key'].find((k) => obj[k] !== undefined && typeof obj[k] !== 'string');
   if (obj === null || unknown.length > 0 || badType !== undefined) {
-    const what = obj === null ? `expected an object, got ${typeof config}` : unknown.length > 0 ? `unknown field(s) ${show(unknown)}` : `${badType} must be a string`;
+    const what =
+      obj === null
+        ? `expected an object, got ${typeof config}`
+        : unknown.length > 0
+          ? `unknown field(s) ${show(unknown)}`
+          : `${badType} must be a string`;
     throw new CpError('ERR_PROVIDER_CONFIG', `invalid config for provider ${show(providerId)}: ${what}`, {
       hint: 'a provider config has only base_url and api_key (strings)',
       details: { provider_id: providerId },
@@ -83,17 +101,25 @@ function checkBaseUrl(spec: EndpointSpec, raw: string): string {
     url = null;
   }
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
-    throw new CpError('ERR_PROVIDER_CONFIG', `provider ${show(spec.providerId)} base URL ${show(displayUrl(url, raw))} is not an http(s) URL without query or fragment`, {
-      hint: `set base_url in the provider config or $${spec.baseUrlVar}, e.g. ${spec.defaultBaseUrl}`,
-      details: { provider_id: spec.providerId, env_var: spec.baseUrlVar },
-    });
+    throw new CpError(
+      'ERR_PROVIDER_CONFIG',
+      `provider ${show(spec.providerId)} base URL ${show(displayUrl(url, raw))} is not an http(s) URL without query or fragment`,
+      {
+        hint: `set base_url in the provider config or $${spec.baseUrlVar}, e.g. ${spec.defaultBaseUrl}`,
+        details: { provider_id: spec.providerId, env_var: spec.baseUrlVar },
+      },
+    );
   }
   if (url.username !== '' || url.password !== '') {
     // Credentials in the URL would ride along in every error that names the endpoint; keys go in api_key.
-    throw new CpError('ERR_PROVIDER_BASE_URL_CREDENTIALS', `provider ${show(spec.providerId)} base URL ${show(displayUrl(url, raw))} holds credentials (user:password@)`, {
-      hint: `remove the user info from base_url / $${spec.baseUrlVar}; put the key in api_key or $${spec.apiKeyVar}`,
-      details: { provider_id: spec.providerId, env_var: spec.baseUrlVar },
-    });
+    throw new CpError(
+      'ERR_PROVIDER_BASE_URL_CREDENTIALS',
+      `provider ${show(spec.providerId)} base URL ${show(displayUrl(url, raw))} holds credentials (user:password@)`,
+      {
+        hint: `remove the user info from base_url / $${spec.baseUrlVar}; put the key in api_key or $${spec.apiKeyVar}`,
+        details: { provider_id: spec.providerId, env_var: spec.baseUrlVar },
+      },
+    );
   }
   return raw.replace(/\/+$/, '');
 }

@@ -7,12 +7,26 @@ import { CpError } from '#kernel/errors.js';
  * malformed_response (the provider may already have done and billed the work), cancelled (the caller aborted).
  */
 export const PROVIDER_ERROR_KINDS = [
-  'rate_limited', 'overloaded', 'server_error', 'timeout', 'spend_limit', 'invalid_request', 'auth',
-  'malformed_response', 'network', 'cancelled',
+  'rate_limited',
+  'overloaded',
+  'server_error',
+  'timeout',
+  'spend_limit',
+  'invalid_request',
+  'auth',
+  'malformed_response',
+  'network',
+  'cancelled',
 ] as const;
 export type ProviderErrorKind = (typeof PROVIDER_ERROR_KINDS)[number];
 
-const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set(['rate_limited', 'overloaded', 'server_error', 'timeout', 'network']);
+const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set([
+  'rate_limited',
+  'overloaded',
+  'server_error',
+  'timeout',
+  'network',
+]);
 
 export function isRetryableKind(kind: ProviderErrorKind): boolean {
   return RETRYABLE.has(kind);
@@ -26,7 +40,8 @@ const HINTS: Record<ProviderErrorKind, string> = {
   spend_limit: 'the account reached its spend limit or quota; raise it at the provider (retrying will not help)',
   invalid_request: 'the request was refused as invalid; fix the request (retrying will not help)',
   auth: 'the API key was refused; check the key in the provider config or its *_API_KEY environment variable',
-  malformed_response: 'the provider answered with a body that is not the expected wire format; check the base URL points at a compatible server',
+  malformed_response:
+    'the provider answered with a body that is not the expected wire format; check the base URL points at a compatible server',
   network: 'the provider could not be reached; check the base URL and that the server is running',
   cancelled: 'the caller cancelled the call',
 };
@@ -70,8 +85,14 @@ export class ProviderError extends CpError {
     super(`ERR_PROVIDER_${init.kind.toUpperCase()}`, init.message, {
       hint: HINTS[init.kind],
       details: {
-        provider_id: init.providerId, kind: init.kind, status, retryable, retry_after_ms: retryAfterMs,
-        request_id: requestId, provider_error_type: providerErrorType, after_success: afterSuccess,
+        provider_id: init.providerId,
+        kind: init.kind,
+        status,
+        retryable,
+        retry_after_ms: retryAfterMs,
+        request_id: requestId,
+        provider_error_type: providerErrorType,
+        after_success: afterSuccess,
       },
       cause: init.cause,
     });
@@ -96,8 +117,13 @@ export function isProviderError(value: unknown): value is ProviderError {
   if (value instanceof ProviderError) return true;
   // A ProviderError from another copy of this module (repository scripts driving an installed root).
   const v = value as { kind?: unknown; code?: unknown } | null;
-  return value instanceof Error && typeof v?.code === 'string' && v.code.startsWith('ERR_PROVIDER_')
-    && typeof v.kind === 'string' && (PROVIDER_ERROR_KINDS as readonly string[]).includes(v.kind);
+  return (
+    value instanceof Error &&
+    typeof v?.code === 'string' &&
+    v.code.startsWith('ERR_PROVIDER_') &&
+    typeof v.kind === 'string' &&
+    (PROVIDER_ERROR_KINDS as readonly string[]).includes(v.kind)
+  );
 }
 
 /**

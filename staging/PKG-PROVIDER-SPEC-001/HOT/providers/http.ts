@@ -37,11 +37,18 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 export async function postJson(args: PostJsonArgs): Promise<HttpReply> {
   const { providerId, options } = args;
   if (options.signal?.aborted === true) {
-    throw new ProviderError({ kind: 'cancelled', providerId, message: `call to provider ${show(providerId)} cancelled before it was sent` });
+    throw new ProviderError({
+      kind: 'cancelled',
+      providerId,
+      message: `call to provider ${show(providerId)} cancelled before it was sent`,
+    });
   }
   const controller = new AbortController();
   let timedOut = false;
-  const timer = args.timers.setTimeout(() => { timedOut = true; controller.abort(); }, options.timeoutMs);
+  const timer = args.timers.setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, options.timeoutMs);
   const onCallerAbort = (): void => controller.abort();
   options.signal?.addEventListener('abort', onCallerAbort, { once: true });
   const started = args.clock.now();
@@ -49,11 +56,25 @@ export async function postJson(args: PostJsonArgs): Promise<HttpReply> {
   let successStatus: number | null = null;
   try {
     const response = await args.fetch(args.url, {
-      method: 'POST', headers: args.headers, body: JSON.stringify(args.body), signal: controller.signal, redirect: 'error',
+      method: 'POST',
+      headers: args.headers,
+      body: JSON.stringify(args.body),
+      signal: controller.signal,
+      redirect: 'error',
     });
     if (response.status >= 200 && response.status <= 299) successStatus = response.status;
-    const text = await readCapped(response, args.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, providerId, successStatus !== null);
-    return { status: response.status, headers: response.headers, text, latencyMs: Math.max(0, args.clock.now() - started) };
+    const text = await readCapped(
+      response,
+      args.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      providerId,
+      successStatus !== null,
+    );
+    return {
+      status: response.status,
+      headers: response.headers,
+      text,
+      latencyMs: Math.max(0, args.clock.now() - started),
+    };
   } catch (error) {
     if (error instanceof ProviderError) throw error;
     throw transportError(args, error, timedOut, successStatus);
@@ -63,7 +84,12 @@ export async function postJson(args: PostJsonArgs): Promise<HttpReply> {
   }
 }
 
-async function readCapped(response: Response, maxBytes: number, providerId: string, afterSuccess: boolean): Promise<string> {
+async function readCapped(
+  response: Response,
+  maxBytes: number,
+  providerId: string,
+  afterSuccess: boolean,
+): Promise<string> {
   if (response.body === null) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -72,7 +98,10 @@ async function readCapped(response: Response, maxBytes: number, providerId: stri
     // Leaving the for-await early cancels the stream, which closes the connection.
     if (size > maxBytes) {
       throw new ProviderError({
-        kind: 'malformed_response', providerId, status: response.status, afterSuccess,
+        kind: 'malformed_response',
+        providerId,
+        status: response.status,
+        afterSuccess,
         message: `provider ${show(providerId)} answered HTTP ${response.status} with a body over ${maxBytes} bytes`,
       });
     }
@@ -81,24 +110,44 @@ async function readCapped(response: Response, maxBytes: number, providerId: stri
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function transportError(args: PostJsonArgs, error: unknown, timedOut: boolean, successStatus: number | null): ProviderError {
+function transportError(
+  args: PostJsonArgs,
+  error: unknown,
+  timedOut: boolean,
+  successStatus: number | null,
+): ProviderError {
   const { providerId } = args;
   // A failure while reading a 2xx body (deadline, reset, truncation): the work may be done and billed.
   const afterSuccess = successStatus !== null;
-  const during = afterSuccess ? ` while reading the body of an HTTP ${successStatus} reply (the call may have been billed)` : '';
+  const during = afterSuccess
+    ? ` while reading the body of an HTTP ${successStatus} reply (the call may have been billed)`
+    : '';
   if (timedOut) {
     return new ProviderError({
-      kind: 'timeout', providerId, status: successStatus, afterSuccess,
+      kind: 'timeout',
+      providerId,
+      status: successStatus,
+      afterSuccess,
       message: `provider ${show(providerId)} did not answer within ${args.options.timeoutMs} ms${during}`,
     });
   }
   if (args.options.signal?.aborted === true) {
-    return new ProviderError({ kind: 'cancelled', providerId, status: successStatus, afterSuccess, message: `call to provider ${show(providerId)} cancelled by the caller${during}` });
+    return new ProviderError({
+      kind: 'cancelled',
+      providerId,
+      status: successStatus,
+      afterSuccess,
+      message: `call to provider ${show(providerId)} cancelled by the caller${during}`,
+    });
   }
   const reason = redact(describeTransportFailure(error), args.secrets);
   // The raw fetch error is not kept as the cause: its text could quote a header value (the key).
   return new ProviderError({
-    kind: 'network', providerId, cause: new Error(reason), status: successStatus, afterSuccess,
+    kind: 'network',
+    providerId,
+    cause: new Error(reason),
+    status: successStatus,
+    afterSuccess,
     message: `provider ${show(providerId)} unreachable at ${show(redact(safeOrigin(args.url), args.secrets))}: ${show(reason, 200)}${during}`,
   });
 }

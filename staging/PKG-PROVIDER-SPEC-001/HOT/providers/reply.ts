@@ -17,7 +17,13 @@ export interface FailureFacts {
 }
 
 /** The ProviderError for a non-2xx reply, with `retry-after` parsed against the injected clock. */
-export function failureFromReply(providerId: string, reply: HttpReply, facts: FailureFacts, clock: Clock, secrets: readonly string[]): ProviderError {
+export function failureFromReply(
+  providerId: string,
+  reply: HttpReply,
+  facts: FailureFacts,
+  clock: Clock,
+  secrets: readonly string[],
+): ProviderError {
   const kind = facts.kind ?? kindForStatus(reply.status);
   const said = facts.providerMessage === null ? '' : `: ${show(boundText(facts.providerMessage, secrets, 1024), 300)}`;
   // The error type and request id come from the body too: bounded and redacted like the message.
@@ -25,15 +31,29 @@ export function failureFromReply(providerId: string, reply: HttpReply, facts: Fa
   const requestId = facts.requestId === null ? null : boundText(facts.requestId, secrets);
   const type = errorType === null ? '' : ` ${show(errorType, 80)}`;
   return new ProviderError({
-    kind, providerId, status: reply.status, retryAfterMs: parseRetryAfter(reply.headers, clock), requestId, providerErrorType: errorType,
+    kind,
+    providerId,
+    status: reply.status,
+    retryAfterMs: parseRetryAfter(reply.headers, clock),
+    requestId,
+    providerErrorType: errorType,
     message: `provider ${show(providerId)} answered HTTP ${reply.status}${type}${said}`,
   });
 }
 
 /** A 2xx reply whose body is not the expected wire format: the provider may have billed it (`after_success`). */
-export function malformed(providerId: string, reply: HttpReply, problem: string, requestId: string | null, secrets: readonly string[]): ProviderError {
+export function malformed(
+  providerId: string,
+  reply: HttpReply,
+  problem: string,
+  requestId: string | null,
+  secrets: readonly string[],
+): ProviderError {
   return new ProviderError({
-    kind: 'malformed_response', providerId, status: reply.status, requestId: requestId === null ? null : boundText(requestId, secrets),
+    kind: 'malformed_response',
+    providerId,
+    status: reply.status,
+    requestId: requestId === null ? null : boundText(requestId, secrets),
     afterSuccess: reply.status >= 200 && reply.status <= 299,
     message: `provider ${show(providerId)} answered HTTP ${reply.status} with a malformed body: ${boundText(problem, secrets, 300)} (body starts ${show(boundText(reply.text.slice(0, 400), secrets), 80)})`,
   });
@@ -54,8 +74,15 @@ export interface ParsedReply {
  * from all of it (a server that echoes the key gets it recorded nowhere). The content is kept whole
  * (the body size cap bounds it).
  */
-export function successResult(providerId: string, reply: HttpReply, parsed: ParsedReply, requestedModel: unknown, requestId: string | null,
-  normaliseStopReason: (raw: string | null) => StopReason, secrets: readonly string[] = []): ProviderResult {
+export function successResult(
+  providerId: string,
+  reply: HttpReply,
+  parsed: ParsedReply,
+  requestedModel: unknown,
+  requestId: string | null,
+  normaliseStopReason: (raw: string | null) => StopReason,
+  secrets: readonly string[] = [],
+): ProviderResult {
   const raw = parsed.usage.raw === null ? null : (boundJson(parsed.usage.raw, secrets) as Usage['raw']);
   return {
     provider_id: providerId,

@@ -13,7 +13,11 @@ export type BodyCheck = (body: JsonObject) => string | null;
 export function parseProviderRequest(value: unknown, providerId: string, checkBody: BodyCheck): ProviderRequest {
   const problem = describeProblem(value, checkBody);
   if (problem !== null) {
-    throw new ProviderError({ kind: 'invalid_request', providerId, message: `invalid request for provider ${show(providerId)}: ${problem}` });
+    throw new ProviderError({
+      kind: 'invalid_request',
+      providerId,
+      message: `invalid request for provider ${show(providerId)}: ${problem}`,
+    });
   }
   return value as ProviderRequest;
 }
@@ -32,10 +36,16 @@ function simpleRequestProblem(obj: JsonObject): string | null {
   if (!isNonEmptyString(obj.model)) return `model must be a non-empty string, got ${show(obj.model)}`;
   if (!isPositiveInt(obj.max_tokens)) return `max_tokens must be a positive integer, got ${show(obj.max_tokens)}`;
   if (typeof obj.prompt !== 'string') return `prompt must be a string, got ${show(obj.prompt)}`;
-  if (obj.temperature !== undefined && !(typeof obj.temperature === 'number' && Number.isFinite(obj.temperature) && obj.temperature >= 0)) {
+  if (
+    obj.temperature !== undefined &&
+    !(typeof obj.temperature === 'number' && Number.isFinite(obj.temperature) && obj.temperature >= 0)
+  ) {
     return `temperature must be a non-negative number, got ${show(obj.temperature)}`;
   }
-  if (obj.stop_sequences !== undefined && !(Array.isArray(obj.stop_sequences) && obj.stop_sequences.every((s) => typeof s === 'string'))) {
+  if (
+    obj.stop_sequences !== undefined &&
+    !(Array.isArray(obj.stop_sequences) && obj.stop_sequences.every((s) => typeof s === 'string'))
+  ) {
     return `stop_sequences must be an array of strings, got ${show(obj.stop_sequences)}`;
   }
   return systemProblem(obj.system);
@@ -43,11 +53,13 @@ function simpleRequestProblem(obj: JsonObject): string | null {
 
 function systemProblem(system: unknown): string | null {
   if (system === undefined || typeof system === 'string') return null;
-  if (!Array.isArray(system)) return `system must be a string or an array of {text, cache?} blocks, got ${show(system)}`;
+  if (!Array.isArray(system))
+    return `system must be a string or an array of {text, cache?} blocks, got ${show(system)}`;
   for (const [i, block] of system.entries()) {
     const b = asObject(block);
     if (b === null || typeof b.text !== 'string') return `system[${i}].text must be a string, got ${show(block)}`;
-    if (b.cache !== undefined && typeof b.cache !== 'boolean') return `system[${i}].cache must be a boolean, got ${show(b.cache)}`;
+    if (b.cache !== undefined && typeof b.cache !== 'boolean')
+      return `system[${i}].cache must be a boolean, got ${show(b.cache)}`;
   }
   return null;
 }
@@ -63,7 +75,8 @@ export function isPositiveInt(value: unknown): value is number {
 /** Shared body check: `model` string, `messages` non-empty array, and one of `maxKeys` a positive integer. */
 export function requireModelMessagesMax(body: JsonObject, maxKeys: readonly string[]): string | null {
   if (!isNonEmptyString(body.model)) return `body.model must be a non-empty string, got ${show(body.model)}`;
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return `body.messages must be a non-empty array, got ${show(body.messages)}`;
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    return `body.messages must be a non-empty array, got ${show(body.messages)}`;
   if (!maxKeys.some((k) => isPositiveInt(body[k]))) {
     return `body.${maxKeys.join(' or body.')} must be a positive integer, got ${show(maxKeys.map((k) => body[k]))}`;
   }
@@ -71,7 +84,9 @@ export function requireModelMessagesMax(body: JsonObject, maxKeys: readonly stri
 }
 
 /** The system prompt as blocks, whichever form it was given in. */
-export function systemBlocks(system: string | readonly { text: string; cache?: boolean }[] | undefined): { text: string; cache: boolean }[] {
+export function systemBlocks(
+  system: string | readonly { text: string; cache?: boolean }[] | undefined,
+): { text: string; cache: boolean }[] {
   if (system === undefined) return [];
   if (typeof system === 'string') return system === '' ? [] : [{ text: system, cache: false }];
   return system.map((b) => ({ text: b.text, cache: b.cache === true }));

@@ -14,7 +14,15 @@ export interface TokenClaims {
   kid?: string;
 }
 
-export type AuthFailure = 'AUTH_MISSING' | 'AUTH_MALFORMED' | 'AUTH_BAD_SIGNATURE' | 'AUTH_EXPIRED' | 'AUTH_NOT_YET_VALID' | 'AUTH_WRONG_AGENT' | 'AUTH_SCOPE' | 'AUTH_UNKNOWN_KEY';
+export type AuthFailure =
+  | 'AUTH_MISSING'
+  | 'AUTH_MALFORMED'
+  | 'AUTH_BAD_SIGNATURE'
+  | 'AUTH_EXPIRED'
+  | 'AUTH_NOT_YET_VALID'
+  | 'AUTH_WRONG_AGENT'
+  | 'AUTH_SCOPE'
+  | 'AUTH_UNKNOWN_KEY';
 
 export type AuthResult = { ok: true; claims: TokenClaims } | { ok: false; code: AuthFailure; message: string };
 
@@ -41,8 +49,13 @@ export function issueToken(claims: TokenClaims, keys: AuthKeys): string {
 }
 
 /** Verify a token for `agentId` calling `contractId` at `nowMs`. Never throws on hostile input. */
-export function verifyToken(token: unknown, keys: AuthKeys, expect: { agentId: string; contractId: string; nowMs: number }): AuthResult {
-  if (typeof token !== 'string' || token.length === 0) return { ok: false, code: 'AUTH_MISSING', message: 'no auth token' };
+export function verifyToken(
+  token: unknown,
+  keys: AuthKeys,
+  expect: { agentId: string; contractId: string; nowMs: number },
+): AuthResult {
+  if (typeof token !== 'string' || token.length === 0)
+    return { ok: false, code: 'AUTH_MISSING', message: 'no auth token' };
   const parts = token.split('.');
   if (parts.length !== 3 || parts[0] !== PREFIX || token.length > 8192) {
     return { ok: false, code: 'AUTH_MALFORMED', message: 'auth token is not a cpt1 token' };
@@ -54,18 +67,35 @@ export function verifyToken(token: unknown, keys: AuthKeys, expect: { agentId: s
   } catch {
     return { ok: false, code: 'AUTH_MALFORMED', message: 'auth token payload is not JSON' };
   }
-  if (!isClaims(claims)) return { ok: false, code: 'AUTH_MALFORMED', message: 'auth token payload lacks sub/scopes/iat/exp' };
+  if (!isClaims(claims))
+    return { ok: false, code: 'AUTH_MALFORMED', message: 'auth token payload lacks sub/scopes/iat/exp' };
   const secret = secretFor(keys, claims.kid ?? 'default');
-  if (secret === undefined) return { ok: false, code: 'AUTH_UNKNOWN_KEY', message: `auth key ${show(claims.kid ?? 'default', 80)} is not configured` };
+  if (secret === undefined)
+    return {
+      ok: false,
+      code: 'AUTH_UNKNOWN_KEY',
+      message: `auth key ${show(claims.kid ?? 'default', 80)} is not configured`,
+    };
   const expected = mac(secret, `${PREFIX}.${payloadPart}`);
   const given = Buffer.from(macPart, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     return { ok: false, code: 'AUTH_BAD_SIGNATURE', message: 'auth token signature does not verify' };
   }
   const nowS = Math.floor(expect.nowMs / 1000);
-  if (claims.exp <= nowS) return { ok: false, code: 'AUTH_EXPIRED', message: `auth token expired at ${new Date(claims.exp * 1000).toISOString()}` };
-  if (claims.iat > nowS + CLOCK_SKEW_S) return { ok: false, code: 'AUTH_NOT_YET_VALID', message: 'auth token is issued in the future' };
-  if (claims.sub !== expect.agentId) return { ok: false, code: 'AUTH_WRONG_AGENT', message: `auth token is for ${JSON.stringify(claims.sub)}, not ${JSON.stringify(expect.agentId)}` };
+  if (claims.exp <= nowS)
+    return {
+      ok: false,
+      code: 'AUTH_EXPIRED',
+      message: `auth token expired at ${new Date(claims.exp * 1000).toISOString()}`,
+    };
+  if (claims.iat > nowS + CLOCK_SKEW_S)
+    return { ok: false, code: 'AUTH_NOT_YET_VALID', message: 'auth token is issued in the future' };
+  if (claims.sub !== expect.agentId)
+    return {
+      ok: false,
+      code: 'AUTH_WRONG_AGENT',
+      message: `auth token is for ${JSON.stringify(claims.sub)}, not ${JSON.stringify(expect.agentId)}`,
+    };
   if (!claims.scopes.includes('route:*') && !claims.scopes.includes(`route:${expect.contractId}`)) {
     return { ok: false, code: 'AUTH_SCOPE', message: `auth token has no scope route:${expect.contractId}` };
   }
@@ -82,6 +112,12 @@ function secretFor(keys: AuthKeys, kid: string): string | undefined {
 function isClaims(value: unknown): value is TokenClaims {
   if (typeof value !== 'object' || value === null) return false;
   const c = value as Record<string, unknown>;
-  return typeof c.sub === 'string' && Array.isArray(c.scopes) && c.scopes.every((s) => typeof s === 'string')
-    && Number.isInteger(c.iat) && Number.isInteger(c.exp) && (c.kid === undefined || typeof c.kid === 'string');
+  return (
+    typeof c.sub === 'string' &&
+    Array.isArray(c.scopes) &&
+    c.scopes.every((s) => typeof s === 'string') &&
+    Number.isInteger(c.iat) &&
+    Number.isInteger(c.exp) &&
+    (c.kid === undefined || typeof c.kid === 'string')
+  );
 }

@@ -25,7 +25,11 @@ export class CircuitBreaker {
   private openedAtMs: number | null = null;
   private probes = 0;
 
-  constructor(readonly key: string, private readonly config: BreakerConfig, private readonly clock: () => number) {}
+  constructor(
+    readonly key: string,
+    private readonly config: BreakerConfig,
+    private readonly clock: () => number,
+  ) {}
 
   /** May a call go through now? Moves OPEN → HALF_OPEN when the reset timeout has passed. */
   admit(): boolean {
@@ -84,7 +88,10 @@ export class CircuitBreaker {
 export class BreakerRegistry {
   private readonly breakers = new Map<string, CircuitBreaker>();
 
-  constructor(private readonly config: BreakerConfig, private readonly clock: () => number) {}
+  constructor(
+    private readonly config: BreakerConfig,
+    private readonly clock: () => number,
+  ) {}
 
   for(providerId: string, modelId: string): CircuitBreaker {
     const key = `${providerId}/${modelId}`;

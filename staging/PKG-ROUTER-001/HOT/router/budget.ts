@@ -24,7 +24,11 @@ function isCount(value: unknown): value is number {
  */
 export function budgetUsage(usage: Usage): Record<string, unknown> {
   const prompt = [usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens];
-  const input = prompt.every(isCount) ? uncachedInputTokens(usage) : prompt.some((v) => v === null) ? null : usage.input_tokens;
+  const input = prompt.every(isCount)
+    ? uncachedInputTokens(usage)
+    : prompt.some((v) => v === null)
+      ? null
+      : usage.input_tokens;
   return {
     input_tokens: input,
     output_tokens: usage.output_tokens,
@@ -37,9 +41,13 @@ export function budgetUsage(usage: Usage): Record<string, unknown> {
  * What a call reserves: a provable upper bound of its input tokens and its whole output allowance
  * (budgeter/bound.ts). A compiled body is sent as is, so the body, not the request, says what is asked for.
  */
-export function reservationBounds(request: PromptRequest, maxTokens: number): { estimated_input_tokens: number; max_output_tokens: number } {
+export function reservationBounds(
+  request: PromptRequest,
+  maxTokens: number,
+): { estimated_input_tokens: number; max_output_tokens: number } {
   const body = request.compiled?.body;
-  if (body) return { estimated_input_tokens: bodyInputBound(body), max_output_tokens: bodyOutputBound(body, maxTokens) };
+  if (body)
+    return { estimated_input_tokens: bodyInputBound(body), max_output_tokens: bodyOutputBound(body, maxTokens) };
   return { estimated_input_tokens: promptInputBound(request.prompt), max_output_tokens: maxTokens };
 }
 
@@ -55,7 +63,12 @@ export function reserve(budget: Budgeter | null, request: Parameters<Budgeter['r
       ? { ok: true, records: outcome.records, remaining_tokens: outcome.remaining_tokens }
       : { ok: false, code: outcome.code, message: outcome.message, records: outcome.records };
   } catch (error) {
-    return { ok: false, code: 'BUDGET_ERROR', message: error instanceof Error ? error.message : String(error), records: [] };
+    return {
+      ok: false,
+      code: 'BUDGET_ERROR',
+      message: error instanceof Error ? error.message : String(error),
+      records: [],
+    };
   }
 }
 
@@ -70,12 +83,17 @@ export function release(budget: Budgeter | null, requestId: string, warnings: st
   }
 }
 
-export function settle(budget: Budgeter | null, requestId: string, usage: Usage, warnings: string[]):
-  { records: AppendInput[]; cost: number | null; remaining_tokens: number | null } {
+export function settle(
+  budget: Budgeter | null,
+  requestId: string,
+  usage: Usage,
+  warnings: string[],
+): { records: AppendInput[]; cost: number | null; remaining_tokens: number | null } {
   if (!budget) return { records: [], cost: null, remaining_tokens: null };
   try {
     const settled = budget.settle({ request_id: requestId, usage: budgetUsage(usage) });
-    if (!settled.usage_known) warnings.push(`BUDGET_USAGE_UNKNOWN: ${settled.usage_problems.join('; ')} (the reservation stays charged)`);
+    if (!settled.usage_known)
+      warnings.push(`BUDGET_USAGE_UNKNOWN: ${settled.usage_problems.join('; ')} (the reservation stays charged)`);
     return { records: settled.records, cost: settled.cost, remaining_tokens: settled.remaining_tokens };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -85,8 +103,12 @@ export function settle(budget: Budgeter | null, requestId: string, usage: Usage,
 }
 
 /** Settlement failed with this usage: charge the reservation as unknown usage, so it is not left pending. */
-function settleUnknown(budget: Budgeter, requestId: string, reason: string, warnings: string[]):
-  { records: AppendInput[]; cost: number | null; remaining_tokens: number | null } {
+function settleUnknown(
+  budget: Budgeter,
+  requestId: string,
+  reason: string,
+  warnings: string[],
+): { records: AppendInput[]; cost: number | null; remaining_tokens: number | null } {
   try {
     const settled = budget.chargeUnknown(requestId, `settlement failed (${reason}); usage unknown`);
     if (!settled) return { records: [], cost: null, remaining_tokens: null };

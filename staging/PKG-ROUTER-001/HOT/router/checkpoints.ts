@@ -19,8 +19,10 @@ export function routerCheckpointer(options: RouterCheckpointOptions): (() => str
   if (!config) return undefined;
   const clock = options.clock ?? Date.now;
   let last: { seq: number; ms: number } | undefined;
-  const due = (headSeq: number): boolean => last === undefined
-    || headSeq - last.seq >= config.every_entries || (headSeq > last.seq && clock() - last.ms >= config.every_seconds * 1000);
+  const due = (headSeq: number): boolean =>
+    last === undefined ||
+    headSeq - last.seq >= config.every_entries ||
+    (headSeq > last.seq && clock() - last.ms >= config.every_seconds * 1000);
   return () => {
     try {
       const head = ledger.head().seq;
@@ -31,7 +33,9 @@ export function routerCheckpointer(options: RouterCheckpointOptions): (() => str
       if (!due(head)) return null;
       const written = writeRootCheckpoint(root, ledger, { now: clock });
       // No root key (a root bootstrapped before checkpoints): nothing to write, now or later.
-      last = written ? { seq: written.checkpoint.seq, ms: Date.parse(written.checkpoint.time) } : { seq: Number.POSITIVE_INFINITY, ms: Number.POSITIVE_INFINITY };
+      last = written
+        ? { seq: written.checkpoint.seq, ms: Date.parse(written.checkpoint.time) }
+        : { seq: Number.POSITIVE_INFINITY, ms: Number.POSITIVE_INFINITY };
       return null;
     } catch (error) {
       const coded = toCpError(error);

@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import type { BreakerConfig } from './breaker.js';
 import type { RetryConfig } from './retry.js';
-import { compileSchemaFile, } from './schema.js';
+import { compileSchemaFile } from './schema.js';
 import { describeErrors } from './request.js';
 
 export interface RouterConfig {
@@ -26,7 +25,8 @@ export const DEFAULT_CONFIG_PATH = join(dirname(fileURLToPath(import.meta.url)),
 export function parseRouterConfig(value: unknown, source = 'router config'): RouterConfig {
   if (!validate(value)) {
     throw new CpError('ERR_ROUTER_CONFIG_INVALID', `${source} is invalid: ${describeErrors(validate.errors ?? [])}`, {
-      hint: 'fix the file against HOT/schemas/router-config.schema.json', details: { source, errors: validate.errors ?? [] },
+      hint: 'fix the file against HOT/schemas/router-config.schema.json',
+      details: { source, errors: validate.errors ?? [] },
     });
   }
   return value as RouterConfig;
@@ -38,7 +38,11 @@ export function loadRouterConfig(path = DEFAULT_CONFIG_PATH, overrides: Partial<
     raw = JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the router config' }));
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
-    throw new CpError('ERR_ROUTER_CONFIG_INVALID', `cannot read router config ${show(path)}`, { hint: 'the file must exist and hold JSON', cause, details: { path } });
+    throw new CpError('ERR_ROUTER_CONFIG_INVALID', `cannot read router config ${show(path)}`, {
+      hint: 'the file must exist and hold JSON',
+      cause,
+      details: { path },
+    });
   }
   return parseRouterConfig({ ...(raw as object), ...overrides }, path);
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { writeFileAtomic } from '#kernel/atomic.js';
@@ -55,7 +55,9 @@ export function breakerStatePath(root: string): string {
 
 export function readBreakerStates(path: string): BreakerSnapshot[] {
   try {
-    return JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.state, what: 'the breaker state' })) as BreakerSnapshot[];
+    return JSON.parse(
+      readTextBounded(path, { maxBytes: READ_LIMITS.state, what: 'the breaker state' }),
+    ) as BreakerSnapshot[];
   } catch {
     return [];
   }
@@ -67,25 +69,40 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const hot = join(root, 'HOT');
   if (!existsSync(join(hot, 'config', 'router.json'))) {
     throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} has no router installed (no HOT/config/router.json)`, {
-      hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root', details: { root },
+      hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root',
+      details: { root },
     });
   }
   const provider = await loadProvider(hot, options);
   const config = loadRouterConfig(join(hot, 'config', 'router.json'));
-  const ledger = Ledger.open(options.ledgerPath ?? ledgerPathForRoot(root), { create: true, synchronous: options.synchronous ?? 'FULL' });
+  const ledger = Ledger.open(options.ledgerPath ?? ledgerPathForRoot(root), {
+    create: true,
+    synchronous: options.synchronous ?? 'FULL',
+  });
   const env = options.env ?? process.env;
   // A scratch ledger (the G7 gate) gets no budget: it must not spend the root's.
   const budget = options.ledgerPath ? null : Budgeter.open({ root });
   const spool = options.ledgerPath ? null : spoolDirs(root);
   const router = new Router({
-    ledger, config, providers: [provider], budget, devMode: options.devMode ?? false, authKeys: authKeysFrom(env),
-    spoolDir: spool?.dir ?? null, spoolQuarantineDir: spool?.quarantineDir ?? null,
+    ledger,
+    config,
+    providers: [provider],
+    budget,
+    devMode: options.devMode ?? false,
+    authKeys: authKeysFrom(env),
+    spoolDir: spool?.dir ?? null,
+    spoolQuarantineDir: spool?.quarantineDir ?? null,
     // The keys the HTTP providers read from the environment: scrubbed from every record if echoed back.
     secrets: [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY],
     // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint.
     ...(options.ledgerPath ? {} : { afterRoute: routerCheckpointer({ root, ledger, config: config.checkpoint }) }),
   });
-  const statePath = options.breakerStatePath !== undefined ? options.breakerStatePath : options.ledgerPath ? null : breakerStatePath(root);
+  const statePath =
+    options.breakerStatePath !== undefined
+      ? options.breakerStatePath
+      : options.ledgerPath
+        ? null
+        : breakerStatePath(root);
   if (statePath) router.breakers.restore(readBreakerStates(statePath));
   if (!options.ledgerPath) router.recoverSpool();
   if (budget) reconcileStaleReservations(budget, ledger);
@@ -102,7 +119,10 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
           problems.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
         }
       };
-      if (statePath) attempt('BREAKER_STATE_NOT_SAVED', () => writeFileAtomic(statePath, `${JSON.stringify(router.breakerStates(), null, 2)}\n`));
+      if (statePath)
+        attempt('BREAKER_STATE_NOT_SAVED', () =>
+          writeFileAtomic(statePath, `${JSON.stringify(router.breakerStates(), null, 2)}\n`),
+        );
       if (budget) attempt('BUDGET_CLOSE_FAILED', () => budget.close());
       attempt('LEDGER_CLOSE_FAILED', () => ledger.close());
       return problems;
@@ -114,11 +134,21 @@ async function loadProvider(hot: string, options: OpenRouterOptions): Promise<Pr
   const known = PROVIDER_MODULES.find((p) => p.id === options.provider);
   const installed = PROVIDER_MODULES.filter((p) => existsSync(join(hot, p.module))).map((p) => p.id);
   if (!known || !installed.includes(known.id)) {
-    throw new CpError('ERR_ROUTER_PROVIDER_UNAVAILABLE', `provider ${show(options.provider)} is not installed in this root`, {
-      hint: `installed providers: ${installed.join(', ') || 'none'}`, details: { provider: options.provider, installed },
-    });
+    throw new CpError(
+      'ERR_ROUTER_PROVIDER_UNAVAILABLE',
+      `provider ${show(options.provider)} is not installed in this root`,
+      {
+        hint: `installed providers: ${installed.join(', ') || 'none'}`,
+        details: { provider: options.provider, installed },
+      },
+    );
   }
-  const mod = (await import(pathToFileURL(join(hot, known.module)).href)) as Record<string, new (o: Record<string, unknown>) => Provider>;
+  const mod = (await import(pathToFileURL(join(hot, known.module)).href)) as Record<
+    string,
+    new (
+      o: Record<string, unknown>,
+    ) => Provider
+  >;
   const Ctor = mod[known.export] as new (o: Record<string, unknown>) => Provider;
   return known.id === 'mock'
     ? new Ctor({ defaultResponse: options.mockResponse ?? 'Mock response' })

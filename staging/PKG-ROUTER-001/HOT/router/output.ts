@@ -18,8 +18,14 @@ export function validateOutput(content: string, schema: Record<string, unknown>)
   try {
     validate = ajv.compile(schema);
   } catch (error) {
-    return { valid: false, errors: [`output schema does not compile: ${error instanceof Error ? error.message : String(error)}`] };
+    return {
+      valid: false,
+      errors: [`output schema does not compile: ${error instanceof Error ? error.message : String(error)}`],
+    };
   }
   if (validate(value)) return { valid: true, errors: [] };
-  return { valid: false, errors: (validate.errors ?? []).map((e: ErrorObject) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`) };
+  return {
+    valid: false,
+    errors: (validate.errors ?? []).map((e: ErrorObject) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`),
+  };
 }

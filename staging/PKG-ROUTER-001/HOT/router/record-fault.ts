@@ -7,6 +7,9 @@ import { isCpError } from '#kernel/errors.js';
  */
 export function isRecordFault(error: unknown): boolean {
   if (error instanceof RangeError || error instanceof TypeError || error instanceof SyntaxError) return true;
-  return isCpError(error) && /^ERR_(CANONICAL_JSON|LEDGER_ENTRY_INVALID)$|INVALID|ILL_FORMED|TOO_LARGE|MALFORMED/.test(error.code)
-    && !/DISK|FULL|NOSPC|IO|BUSY|LOCK|DAMAGED|CORRUPT|UNREADABLE/.test(error.code);
+  return (
+    isCpError(error) &&
+    /^ERR_(CANONICAL_JSON|LEDGER_ENTRY_INVALID)$|INVALID|ILL_FORMED|TOO_LARGE|MALFORMED/.test(error.code) &&
+    !/DISK|FULL|NOSPC|IO|BUSY|LOCK|DAMAGED|CORRUPT|UNREADABLE/.test(error.code)
+  );
 }

@@ -34,6 +34,15 @@ export function checkRequest(value: unknown): RequestCheck {
 }
 
 export function describeErrors(errors: readonly ErrorObject[]): string {
-  return errors.slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${
-    e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})` : ''}`).join('; ');
+  return errors
+    .slice(0, 5)
+    .map(
+      (e) =>
+        `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${
+          e.keyword === 'additionalProperties'
+            ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})`
+            : ''
+        }`,
+    )
+    .join('; ');
 }

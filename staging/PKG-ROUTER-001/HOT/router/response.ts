@@ -39,10 +39,27 @@ export interface PromptResponse {
 
 export function emptyResponse(timestamp: string, providerId: string, modelId: string): PromptResponse {
   return {
-    content: '', outcome: 'rejected', input_tokens: 0, output_tokens: 0, model_id: modelId, provider_id: providerId,
-    latency_ms: 0, timestamp, exchange_entry_id: '', dispatch_entry_id: '', output_valid: null,
-    output_validation_errors: [], context_hash: null, error_code: null, error_message: null, cost_incurred: null,
-    budget_remaining: null, cache_read_tokens: null, cache_write_tokens: null, stable_prefix_hash: null,
-    attempts: [], warnings: [],
+    content: '',
+    outcome: 'rejected',
+    input_tokens: 0,
+    output_tokens: 0,
+    model_id: modelId,
+    provider_id: providerId,
+    latency_ms: 0,
+    timestamp,
+    exchange_entry_id: '',
+    dispatch_entry_id: '',
+    output_valid: null,
+    output_validation_errors: [],
+    context_hash: null,
+    error_code: null,
+    error_message: null,
+    cost_incurred: null,
+    budget_remaining: null,
+    cache_read_tokens: null,
+    cache_write_tokens: null,
+    stable_prefix_hash: null,
+    attempts: [],
+    warnings: [],
   };
 }

@@ -8,7 +8,12 @@ export interface RetryConfig {
 }
 
 /** Delay before attempt `attempt + 1` (attempt is 1-based), or null when the call must not be retried. */
-export function retryDelay(config: RetryConfig, attempt: number, retryAfterMs: number | null, random: () => number): number | null {
+export function retryDelay(
+  config: RetryConfig,
+  attempt: number,
+  retryAfterMs: number | null,
+  random: () => number,
+): number | null {
   if (attempt >= config.max_attempts) return null;
   if (retryAfterMs !== null) return retryAfterMs <= config.max_retry_after_ms ? retryAfterMs : null;
   const ceiling = Math.min(config.max_delay_ms, config.base_delay_ms * 2 ** (attempt - 1));

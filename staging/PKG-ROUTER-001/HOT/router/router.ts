@@ -9,7 +9,13 @@ import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
 import { validateOutput, type OutputValidation } from './output.js';
 import { isRecordFault } from './record-fault.js';
-import { dispatchRecord, exchangeErrorRecord, exchangeRecord, rejectionRecord, type ExchangeContext } from './records.js';
+import {
+  dispatchRecord,
+  exchangeErrorRecord,
+  exchangeRecord,
+  rejectionRecord,
+  type ExchangeContext,
+} from './records.js';
 import { checkRequest, type PromptRequest } from './request.js';
 import { emptyResponse, type PromptResponse } from './response.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
@@ -75,7 +81,9 @@ export class Router {
     this.clock = options.clock ?? Date.now;
     this.breakers = new BreakerRegistry(options.config.breaker, this.clock);
     for (const provider of options.providers) this.providers.set(provider.id, provider);
-    this.spool = options.spoolDir ? new ExchangeSpool(options.spoolDir, options.spoolQuarantineDir ?? `${options.spoolDir}-quarantine`) : null;
+    this.spool = options.spoolDir
+      ? new ExchangeSpool(options.spoolDir, options.spoolQuarantineDir ?? `${options.spoolDir}-quarantine`)
+      : null;
     this.budget = options.budget ?? null;
     this.secrets = secretList([...(options.secrets ?? []), ...Object.values(options.authKeys ?? {})]);
   }
@@ -102,7 +110,9 @@ export class Router {
     const sessionId = exchange?.metadata?.session_id;
     const dispatchId = exchange?.metadata?.dispatch_entry_id;
     if (typeof sessionId !== 'string' || sessionId === '' || typeof dispatchId !== 'string') return false;
-    return this.options.ledger.query({ event_type: 'EXCHANGE', session_id: sessionId }).some((e) => e.metadata.dispatch_entry_id === dispatchId);
+    return this.options.ledger
+      .query({ event_type: 'EXCHANGE', session_id: sessionId })
+      .some((e) => e.metadata.dispatch_entry_id === dispatchId);
   }
 
   breakerStates(): BreakerSnapshot[] {
@@ -119,7 +129,8 @@ export class Router {
   private async routeOnce(input: unknown): Promise<PromptResponse> {
     const start = this.clock();
     const partial = (typeof input === 'object' && input !== null ? input : {}) as Partial<PromptRequest>;
-    const providerId = typeof partial.provider_id === 'string' ? partial.provider_id : this.options.config.default_provider;
+    const providerId =
+      typeof partial.provider_id === 'string' ? partial.provider_id : this.options.config.default_provider;
     const modelId = typeof partial.model_id === 'string' ? partial.model_id : this.options.config.default_model;
     const base = emptyResponse(new Date(start).toISOString(), providerId, modelId);
     base.warnings.push(...this.pendingWarnings.splice(0));
@@ -130,14 +141,21 @@ export class Router {
     if (!checked.ok) return reject('VALIDATION_FAILED', checked.message);
     const request = checked.request;
     const provider = this.providers.get(providerId);
-    if (!provider) return reject('UNKNOWN_PROVIDER', `no provider ${JSON.stringify(providerId)} is registered (have: ${[...this.providers.keys()].join(', ') || 'none'})`);
+    if (!provider)
+      return reject(
+        'UNKNOWN_PROVIDER',
+        `no provider ${JSON.stringify(providerId)} is registered (have: ${[...this.providers.keys()].join(', ') || 'none'})`,
+      );
     const denied = this.authorise(request);
     if (denied) return reject(denied.code, denied.message);
 
     const requestId = request.request_id ?? randomUUID();
     const maxTokens = request.max_tokens ?? this.options.config.default_max_tokens;
     const reserved = budget.reserve(this.budget, {
-      request_id: requestId, session_id: request.session_id, model: modelId, ...budget.reservationBounds(request, maxTokens),
+      request_id: requestId,
+      session_id: request.session_id,
+      model: modelId,
+      ...budget.reservationBounds(request, maxTokens),
       ...(request.work_order_id ? { work_order_id: request.work_order_id } : {}),
       ...(request.agent_id ? { agent_id: request.agent_id } : {}),
     });
@@ -151,7 +169,10 @@ export class Router {
     }
     let dispatch: LedgerEntry;
     try {
-      dispatch = this.appendAll([...reserved.records, dispatchRecord(request, providerId, modelId)], request.auth_token);
+      dispatch = this.appendAll(
+        [...reserved.records, dispatchRecord(request, providerId, modelId)],
+        request.auth_token,
+      );
     } catch (error) {
       breaker.releaseProbe();
       budget.release(this.budget, requestId, base.warnings);
@@ -165,16 +186,34 @@ export class Router {
     const { request, provider, modelId } = s;
     const breaker = this.breakers.for(provider.id, modelId);
     const result = await sendWithRetries({
-      provider, request: providerRequest(request, modelId, s.maxTokens), config: this.options.config, clock: this.clock,
-      random: this.options.random ?? Math.random, sleep: this.options.sleep ?? defaultSleep,
-      onFailure: (failure) => { if (failure.retryable) breaker.recordFailure(); },
+      provider,
+      request: providerRequest(request, modelId, s.maxTokens),
+      config: this.options.config,
+      clock: this.clock,
+      random: this.options.random ?? Math.random,
+      sleep: this.options.sleep ?? defaultSleep,
+      onFailure: (failure) => {
+        if (failure.retryable) breaker.recordFailure();
+      },
       mayRetry: () => breaker.snapshot().state !== 'OPEN',
     });
     const latencyMs = this.clock() - s.start;
-    const ctx = { request, dispatchEntryId: s.dispatch.id, contextHash: s.contextHash, modelId, latencyMs, attempts: result.attempts };
+    const ctx = {
+      request,
+      dispatchEntryId: s.dispatch.id,
+      contextHash: s.contextHash,
+      modelId,
+      latencyMs,
+      attempts: result.attempts,
+    };
     const response: PromptResponse = {
-      ...s.base, warnings: [...s.base.warnings], latency_ms: latencyMs, dispatch_entry_id: s.dispatch.id, context_hash: s.contextHash,
-      attempts: result.attempts, stable_prefix_hash: request.compiled?.stable_prefix_hash ?? null,
+      ...s.base,
+      warnings: [...s.base.warnings],
+      latency_ms: latencyMs,
+      dispatch_entry_id: s.dispatch.id,
+      context_hash: s.contextHash,
+      attempts: result.attempts,
+      stable_prefix_hash: request.compiled?.stable_prefix_hash ?? null,
     };
     const secrets = secretList([...this.secrets, request.auth_token]);
     if (!result.ok) {
@@ -185,8 +224,19 @@ export class Router {
       const budgetRecords = result.failure.after_success
         ? budget.settle(this.budget, s.requestId, UNKNOWN_USAGE, response.warnings).records
         : budget.release(this.budget, s.requestId, response.warnings);
-      const unrecorded = this.record([exchangeErrorRecord(ctx, code, message), ...budgetRecords], response, s.dispatch.id, secrets, null);
-      const failed: PromptResponse = { ...response, outcome: code === 'TIMEOUT' ? 'timeout' : 'error', error_code: code, error_message: message };
+      const unrecorded = this.record(
+        [exchangeErrorRecord(ctx, code, message), ...budgetRecords],
+        response,
+        s.dispatch.id,
+        secrets,
+        null,
+      );
+      const failed: PromptResponse = {
+        ...response,
+        outcome: code === 'TIMEOUT' ? 'timeout' : 'error',
+        error_code: code,
+        error_message: message,
+      };
       return unrecorded ? { ...failed, unrecorded_exchange: unrecorded } : failed;
     }
     breaker.recordSuccess();
@@ -198,14 +248,22 @@ export class Router {
    * and the EXCHANGE is committed, or spooled, or (if even the spool cannot be written) handed back whole
    * in `unrecorded_exchange` for the caller to print.
    */
-  private answered(s: Admitted, ctx: ExchangeContext, raw: ProviderResult, response: PromptResponse, secrets: string[]): PromptResponse {
+  private answered(
+    s: Admitted,
+    ctx: ExchangeContext,
+    raw: ProviderResult,
+    response: PromptResponse,
+    secrets: string[],
+  ): PromptResponse {
     const answer = wellTyped(raw);
     const settled = budget.settle(this.budget, s.requestId, answer.usage, response.warnings);
     let exchange: AppendInput;
     try {
       exchange = exchangeRecord(ctx, answer);
     } catch (error) {
-      response.warnings.push(`EXCHANGE_RECORD_DEGRADED: the provider's raw usage could not be recorded (${describe(error)}); it was dropped`);
+      response.warnings.push(
+        `EXCHANGE_RECORD_DEGRADED: the provider's raw usage could not be recorded (${describe(error)}); it was dropped`,
+      );
       exchange = exchangeRecord(ctx, { ...answer, usage: { ...answer.usage, raw: null } });
     }
     const degraded = (): AppendInput[] => [withoutRawUsage(exchange), ...settled.records];
@@ -219,11 +277,18 @@ export class Router {
       }
     }
     const done: PromptResponse = {
-      ...response, outcome: 'success', content: scrubText(answer.content, secrets), model_id: answer.model || s.modelId,
-      input_tokens: answer.usage.input_tokens ?? 0, output_tokens: answer.usage.output_tokens ?? 0,
-      cache_read_tokens: answer.usage.cache_read_tokens, cache_write_tokens: answer.usage.cache_write_tokens,
-      cost_incurred: settled.cost, budget_remaining: settled.remaining_tokens ?? response.budget_remaining,
-      output_valid: validation ? validation.valid : null, output_validation_errors: validation?.errors ?? [],
+      ...response,
+      outcome: 'success',
+      content: scrubText(answer.content, secrets),
+      model_id: answer.model || s.modelId,
+      input_tokens: answer.usage.input_tokens ?? 0,
+      output_tokens: answer.usage.output_tokens ?? 0,
+      cache_read_tokens: answer.usage.cache_read_tokens,
+      cache_write_tokens: answer.usage.cache_write_tokens,
+      cost_incurred: settled.cost,
+      budget_remaining: settled.remaining_tokens ?? response.budget_remaining,
+      output_valid: validation ? validation.valid : null,
+      output_validation_errors: validation?.errors ?? [],
     };
     return unrecorded ? { ...done, unrecorded_exchange: unrecorded } : done;
   }
@@ -241,8 +306,13 @@ export class Router {
    * the batch is spooled; if the spool cannot be written either, the batch is returned (unrecorded) so the
    * caller can hand it over whole. Never throws.
    */
-  private record(records: AppendInput[], response: PromptResponse, dispatchId: string, secrets: readonly string[],
-    degraded: (() => AppendInput[]) | null): AppendInput[] | null {
+  private record(
+    records: AppendInput[],
+    response: PromptResponse,
+    dispatchId: string,
+    secrets: readonly string[],
+    degraded: (() => AppendInput[]) | null,
+  ): AppendInput[] | null {
     let batch: AppendInput[];
     let lastError: unknown;
     try {
@@ -251,7 +321,11 @@ export class Router {
       batch = records;
       lastError = error;
     }
-    for (let attempt = 0; lastError === undefined && attempt < this.options.config.ledger_write_attempts; attempt += 1) {
+    for (
+      let attempt = 0;
+      lastError === undefined && attempt < this.options.config.ledger_write_attempts;
+      attempt += 1
+    ) {
       try {
         response.exchange_entry_id = this.options.ledger.appendBatch(batch)[0]?.id ?? '';
         return null;
@@ -264,7 +338,9 @@ export class Router {
       try {
         const smaller = scrubRecords(degraded(), secrets);
         response.exchange_entry_id = this.options.ledger.appendBatch(smaller)[0]?.id ?? '';
-        response.warnings.push(`EXCHANGE_RECORD_DEGRADED: the ledger refused the exchange (${describe(lastError)}); it was recorded without the provider's raw usage`);
+        response.warnings.push(
+          `EXCHANGE_RECORD_DEGRADED: the ledger refused the exchange (${describe(lastError)}); it was recorded without the provider's raw usage`,
+        );
         return null;
       } catch (error) {
         lastError = error;
@@ -274,31 +350,61 @@ export class Router {
     if (this.spool) {
       try {
         const path = this.spool.put(dispatchId, batch);
-        response.warnings.push(`LEDGER_WRITE_FAILED: exchange spooled to ${path} (${reason}); it is appended when the router next starts`);
+        response.warnings.push(
+          `LEDGER_WRITE_FAILED: exchange spooled to ${path} (${reason}); it is appended when the router next starts`,
+        );
         return null;
       } catch (error) {
-        response.warnings.push(`EXCHANGE_NOT_RECORDED: the ledger refused the exchange (${reason}) and the spool could not be written (${scrubText(describe(error), secrets)}); the whole exchange is in unrecorded_exchange`);
+        response.warnings.push(
+          `EXCHANGE_NOT_RECORDED: the ledger refused the exchange (${reason}) and the spool could not be written (${scrubText(describe(error), secrets)}); the whole exchange is in unrecorded_exchange`,
+        );
         return batch;
       }
     }
-    response.warnings.push(`EXCHANGE_NOT_RECORDED: the ledger refused the exchange (${reason}) and no spool directory is configured; the whole exchange is in unrecorded_exchange`);
+    response.warnings.push(
+      `EXCHANGE_NOT_RECORDED: the ledger refused the exchange (${reason}) and no spool directory is configured; the whole exchange is in unrecorded_exchange`,
+    );
     return batch;
   }
 
   private authorise(request: PromptRequest): { code: string; message: string } | null {
     if (this.options.devMode) return null;
-    const result = verifyToken(request.auth_token, this.options.authKeys ?? {}, { agentId: request.agent_id, contractId: request.contract_id, nowMs: this.clock() });
+    const result = verifyToken(request.auth_token, this.options.authKeys ?? {}, {
+      agentId: request.agent_id,
+      contractId: request.contract_id,
+      nowMs: this.clock(),
+    });
     return result.ok ? null : { code: result.code, message: result.message };
   }
 
-  private reject(base: PromptResponse, request: Partial<PromptRequest>, code: string, message: string, start: number, records: AppendInput[]): PromptResponse {
+  private reject(
+    base: PromptResponse,
+    request: Partial<PromptRequest>,
+    code: string,
+    message: string,
+    start: number,
+    records: AppendInput[],
+  ): PromptResponse {
     const entry = this.appendAll([...records, rejectionRecord(request, code, message)], request.auth_token);
-    return { ...base, outcome: 'rejected', exchange_entry_id: entry.id, error_code: code, error_message: message, latency_ms: this.clock() - start };
+    return {
+      ...base,
+      outcome: 'rejected',
+      exchange_entry_id: entry.id,
+      error_code: code,
+      error_message: message,
+      latency_ms: this.clock() - start,
+    };
   }
 }
 
 /** Usage that says nothing: the provider may have billed, nobody knows how much. */
-const UNKNOWN_USAGE: Usage = { input_tokens: null, output_tokens: null, cache_read_tokens: null, cache_write_tokens: null, raw: null };
+const UNKNOWN_USAGE: Usage = {
+  input_tokens: null,
+  output_tokens: null,
+  cache_read_tokens: null,
+  cache_write_tokens: null,
+  raw: null,
+};
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -321,13 +427,19 @@ function wellTyped(answer: ProviderResult): ProviderResult {
     raw_stop_reason: typeof result.raw_stop_reason === 'string' ? result.raw_stop_reason : null,
     request_id: typeof result.request_id === 'string' ? result.request_id : null,
     latency_ms: typeof result.latency_ms === 'number' && Number.isFinite(result.latency_ms) ? result.latency_ms : 0,
-    content: typeof result.content === 'string' ? result.content
-      : typeof result.content === 'number' || typeof result.content === 'boolean' ? String(result.content) : '',
+    content:
+      typeof result.content === 'string'
+        ? result.content
+        : typeof result.content === 'number' || typeof result.content === 'boolean'
+          ? String(result.content)
+          : '',
     model: typeof result.model === 'string' ? result.model : '',
     stop_reason: typeof result.stop_reason === 'string' ? result.stop_reason : 'other',
     usage: {
-      input_tokens: count(usage.input_tokens), output_tokens: count(usage.output_tokens),
-      cache_read_tokens: count(usage.cache_read_tokens), cache_write_tokens: count(usage.cache_write_tokens),
+      input_tokens: count(usage.input_tokens),
+      output_tokens: count(usage.output_tokens),
+      cache_read_tokens: count(usage.cache_read_tokens),
+      cache_write_tokens: count(usage.cache_write_tokens),
       raw: typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? raw : null,
     },
   };
@@ -342,5 +454,10 @@ function withoutRawUsage(record: AppendInput): AppendInput {
 
 function providerRequest(request: PromptRequest, model: string, maxTokens: number): ProviderRequest {
   if (request.compiled?.body) return { body: request.compiled.body };
-  return { model, max_tokens: maxTokens, prompt: request.prompt, ...(request.temperature === undefined ? {} : { temperature: request.temperature }) };
+  return {
+    model,
+    max_tokens: maxTokens,
+    prompt: request.prompt,
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+  };
 }

@@ -55,7 +55,9 @@ export function scrubText(text: string, secrets: readonly string[]): string {
 
 /** The secrets worth scrubbing: distinct, non-empty (redact ignores the very short ones). */
 export function secretList(values: readonly (string | null | undefined)[]): string[] {
-  return [...new Set(values.filter((v): v is string => typeof v === 'string' && v.trim() !== ''))]
-    // Longest first, so a secret containing another is replaced whole.
-    .sort((a, b) => b.length - a.length);
+  return (
+    [...new Set(values.filter((v): v is string => typeof v === 'string' && v.trim() !== ''))]
+      // Longest first, so a secret containing another is replaced whole.
+      .sort((a, b) => b.length - a.length)
+  );
 }

@@ -35,13 +35,26 @@ export interface SendOptions {
 export function classify(error: unknown): SendFailure {
   if (isProviderError(error)) {
     return {
-      kind: error.kind, error_code: error.error_code, status: error.status, retryable: error.retryable, retry_after_ms: error.retry_after_ms,
-      message: error.message, after_success: (error as { after_success?: unknown }).after_success === true,
+      kind: error.kind,
+      error_code: error.error_code,
+      status: error.status,
+      retryable: error.retryable,
+      retry_after_ms: error.retry_after_ms,
+      message: error.message,
+      after_success: (error as { after_success?: unknown }).after_success === true,
     };
   }
   // Not a provider failure (a bug in a provider): never retried, recorded as such.
   const message = error instanceof Error ? error.message : String(error);
-  return { kind: 'internal', error_code: 'PROVIDER_INTERNAL', status: null, retryable: false, retry_after_ms: null, message, after_success: false };
+  return {
+    kind: 'internal',
+    error_code: 'PROVIDER_INTERNAL',
+    status: null,
+    retryable: false,
+    retry_after_ms: null,
+    message,
+    after_success: false,
+  };
 }
 
 /** The one retry loop: providers make one attempt per send; every attempt is recorded. */
@@ -52,16 +65,29 @@ export async function sendWithRetries(options: SendOptions): Promise<SendResult>
     try {
       const result = await options.provider.send(options.request, { timeoutMs: options.config.timeout_ms });
       // Keys in canonical (sorted) order throughout the router's records: the ledger then stringifies them natively.
-      attempts.push({ attempt, kind: null, latency_ms: options.clock() - started, outcome: 'success', retry_after_ms: null, status: null });
+      attempts.push({
+        attempt,
+        kind: null,
+        latency_ms: options.clock() - started,
+        outcome: 'success',
+        retry_after_ms: null,
+        status: null,
+      });
       return { ok: true, result, attempts };
     } catch (error) {
       const failure = classify(error);
       attempts.push({
-        attempt, kind: failure.kind, latency_ms: options.clock() - started, outcome: failure.kind === 'timeout' ? 'timeout' : 'error',
-        retry_after_ms: failure.retry_after_ms, status: failure.status,
+        attempt,
+        kind: failure.kind,
+        latency_ms: options.clock() - started,
+        outcome: failure.kind === 'timeout' ? 'timeout' : 'error',
+        retry_after_ms: failure.retry_after_ms,
+        status: failure.status,
       });
       options.onFailure(failure);
-      const delay = failure.retryable ? retryDelay(options.config.retry, attempt, failure.retry_after_ms, options.random) : null;
+      const delay = failure.retryable
+        ? retryDelay(options.config.retry, attempt, failure.retry_after_ms, options.random)
+        : null;
       if (delay === null || (options.mayRetry && !options.mayRetry())) return { ok: false, failure, attempts };
       await options.sleep(delay);
     }

@@ -1,4 +1,16 @@
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  type Stats,
+} from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '#kernel/atomic.js';
 import { show } from '#kernel/errors.js';
@@ -32,7 +44,10 @@ export interface SpoolDrain {
  * never stops routing, and G6 reports what is quarantined or still pending.
  */
 export class ExchangeSpool {
-  constructor(private readonly dir: string, private readonly quarantineDir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly quarantineDir: string,
+  ) {}
 
   put(dispatchId: string, records: readonly AppendInput[]): string {
     mkdirSync(this.dir, { recursive: true });
@@ -66,13 +81,17 @@ export class ExchangeSpool {
           continue;
         }
         result.pending = names.length - i;
-        result.warnings.push(`SPOOL_PENDING: ${result.pending} spooled exchange(s) left in ${show(this.dir)}: the ledger refused ${show(name)} (${show(reason, 200)}); they are appended when a router next starts`);
+        result.warnings.push(
+          `SPOOL_PENDING: ${result.pending} spooled exchange(s) left in ${show(this.dir)}: the ledger refused ${show(name)} (${show(reason, 200)}); they are appended when a router next starts`,
+        );
         return result;
       }
       try {
         rmSync(path);
       } catch (error) {
-        result.warnings.push(`SPOOL_REMOVE_FAILED: ${show(path)} was appended but could not be removed (${error instanceof Error ? error.message : String(error)})`);
+        result.warnings.push(
+          `SPOOL_REMOVE_FAILED: ${show(path)} was appended but could not be removed (${error instanceof Error ? error.message : String(error)})`,
+        );
       }
       result.drained += 1;
     }
@@ -89,7 +108,9 @@ export class ExchangeSpool {
       result.quarantined.push(target);
       result.warnings.push(`SPOOL_QUARANTINED: spool entry ${show(name)} ${problem}; moved to ${show(target)}`);
     } catch (error) {
-      result.warnings.push(`SPOOL_QUARANTINE_FAILED: spool entry ${show(name)} ${problem} and could not be moved aside (${error instanceof Error ? error.message : String(error)}); it is skipped`);
+      result.warnings.push(
+        `SPOOL_QUARANTINE_FAILED: spool entry ${show(name)} ${problem} and could not be moved aside (${error instanceof Error ? error.message : String(error)}); it is skipped`,
+      );
     }
   }
 }
@@ -97,7 +118,9 @@ export class ExchangeSpool {
 /** The `.json` entries of a spool directory, sorted; none when it does not exist. */
 export function spoolEntries(dir: string): string[] {
   try {
-    return readdirSync(dir).filter((name) => name.endsWith('.json') && !name.startsWith('.')).sort();
+    return readdirSync(dir)
+      .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
+      .sort();
   } catch {
     return [];
   }
@@ -123,7 +146,8 @@ export function readSpoolEntry(path: string, dispatchId: string): SpoolRead {
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) return { ok: false, problem: 'is not a regular file' };
-    if (st.size > MAX_SPOOL_FILE_BYTES) return { ok: false, problem: `is ${st.size} bytes, over the ${MAX_SPOOL_FILE_BYTES}-byte limit` };
+    if (st.size > MAX_SPOOL_FILE_BYTES)
+      return { ok: false, problem: `is ${st.size} bytes, over the ${MAX_SPOOL_FILE_BYTES}-byte limit` };
     text = readFileSync(fd, 'utf8');
   } catch (error) {
     return { ok: false, problem: `cannot be read (${error instanceof Error ? error.message : String(error)})` };
@@ -148,12 +172,15 @@ function batchProblem(value: unknown, dispatchId: string): string | null {
     for (const field of ['event_type', 'submission_id', 'decision', 'reason']) {
       if (typeof r[field] !== 'string') return `record ${i} has no string ${field}`;
     }
-    if (!SPOOLED_EVENT_TYPES.test(r.event_type as string)) return `record ${i} is a ${show(r.event_type)}, not a record the router spools`;
-    if (typeof r.metadata !== 'object' || r.metadata === null || Array.isArray(r.metadata)) return `record ${i} has no metadata object`;
+    if (!SPOOLED_EVENT_TYPES.test(r.event_type as string))
+      return `record ${i} is a ${show(r.event_type)}, not a record the router spools`;
+    if (typeof r.metadata !== 'object' || r.metadata === null || Array.isArray(r.metadata))
+      return `record ${i} has no metadata object`;
   }
   const first = value[0] as { event_type: string; metadata: Record<string, unknown> };
   if (first.event_type !== 'EXCHANGE') return 'does not start with an EXCHANGE';
-  if (first.metadata.dispatch_entry_id !== dispatchId) return `holds the EXCHANGE of ${show(first.metadata.dispatch_entry_id)}, not of ${show(dispatchId)} (its name)`;
+  if (first.metadata.dispatch_entry_id !== dispatchId)
+    return `holds the EXCHANGE of ${show(first.metadata.dispatch_entry_id)}, not of ${show(dispatchId)} (its name)`;
   return null;
 }
 

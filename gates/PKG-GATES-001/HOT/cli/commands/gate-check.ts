@@ -7,25 +7,43 @@ export default defineCommand({
   command: 'gate-check',
   aliases: ['gate_check'],
   describe: 'run the gate checks on a root (exit 1 when any gate FAILs)',
-  builder: (y) => y
-    .option('root', { type: 'string', describe: 'the root to check' })
-    .option('all', { type: 'boolean', describe: 'run every installed gate (the default when no --gate is given)' })
-    .option('gate', { type: 'string', array: true, describe: 'run only these gates, e.g. --gate G1 G4' })
-    .option('strict', { type: 'boolean', default: false, describe: 'treat WARN as FAIL' })
-    .option('orphan-timeout-ms', { type: 'number', default: DEFAULT_ORPHAN_TIMEOUT_MS, describe: 'age after which a DISPATCH without EXCHANGE is an orphan' })
-    .option('checkpoint', { type: 'string', array: true, describe: 'G4 also checks the chain against this checkpoint kept elsewhere (repeatable)' })
-    .option('checkpoint-key', { type: 'string', array: true, describe: 'G4 verifies checkpoints with this public key instead of the trust store\'s' }),
+  builder: (y) =>
+    y
+      .option('root', { type: 'string', describe: 'the root to check' })
+      .option('all', { type: 'boolean', describe: 'run every installed gate (the default when no --gate is given)' })
+      .option('gate', { type: 'string', array: true, describe: 'run only these gates, e.g. --gate G1 G4' })
+      .option('strict', { type: 'boolean', default: false, describe: 'treat WARN as FAIL' })
+      .option('orphan-timeout-ms', {
+        type: 'number',
+        default: DEFAULT_ORPHAN_TIMEOUT_MS,
+        describe: 'age after which a DISPATCH without EXCHANGE is an orphan',
+      })
+      .option('checkpoint', {
+        type: 'string',
+        array: true,
+        describe: 'G4 also checks the chain against this checkpoint kept elsewhere (repeatable)',
+      })
+      .option('checkpoint-key', {
+        type: 'string',
+        array: true,
+        describe: "G4 verifies checkpoints with this public key instead of the trust store's",
+      }),
   async run(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     const run = await runGates(root, {
-      only: args.all ? [] : (args.gate ?? []), strict: args.strict, orphanTimeoutMs: args.orphanTimeoutMs,
-      checkpointFiles: (args.checkpoint ?? []).map((f) => resolve(ctx.cwd, f)), checkpointKeyFiles: (args.checkpointKey ?? []).map((f) => resolve(ctx.cwd, f)),
+      only: args.all ? [] : (args.gate ?? []),
+      strict: args.strict,
+      orphanTimeoutMs: args.orphanTimeoutMs,
+      checkpointFiles: (args.checkpoint ?? []).map((f) => resolve(ctx.cwd, f)),
+      checkpointKeyFiles: (args.checkpointKey ?? []).map((f) => resolve(ctx.cwd, f)),
     });
     const lines = run.gates.map((g) => `${g.id} ${g.name}: ${g.status} — ${g.message}`);
     for (const g of run.gates) {
       if (g.status !== 'PASS') for (const f of g.findings.slice(0, 20)) lines.push(`    ${f.code}: ${f.message}`);
     }
-    lines.push(`${run.failed === 0 ? 'PASS' : 'FAIL'}: ${run.passed} passed, ${run.failed} failed, ${run.warned} warned (${run.gates.length} gates)`);
+    lines.push(
+      `${run.failed === 0 ? 'PASS' : 'FAIL'}: ${run.passed} passed, ${run.failed} failed, ${run.warned} warned (${run.gates.length} gates)`,
+    );
     ctx.report(args, { gates: run.gates, passed: run.passed, failed: run.failed, warned: run.warned }, lines);
     return run.failed === 0 ? 0 : 1;
   },

@@ -13,17 +13,29 @@ export default defineGate({
     const onDisk = new Set(walk.files);
     const errors: Finding[] = [];
     for (const path of walk.files) {
-      if (!owned.has(path)) errors.push({ code: 'UNOWNED_FILE', message: `${quote(path)} is not owned by any installed package`, path });
+      if (!owned.has(path))
+        errors.push({ code: 'UNOWNED_FILE', message: `${quote(path)} is not owned by any installed package`, path });
     }
-    for (const odd of walk.oddities) errors.push({ code: 'NOT_A_FILE', message: `${quote(odd.path)} is a ${odd.kind}`, path: odd.path });
+    for (const odd of walk.oddities)
+      errors.push({ code: 'NOT_A_FILE', message: `${quote(odd.path)} is a ${odd.kind}`, path: odd.path });
     for (const [path, row] of owned) {
-      if (!onDisk.has(path)) errors.push({ code: 'MISSING_OWNED_FILE', message: `${quote(path)} (owned by ${row.package_id}) is missing`, path });
+      if (!onDisk.has(path))
+        errors.push({
+          code: 'MISSING_OWNED_FILE',
+          message: `${quote(path)} (owned by ${row.package_id}) is missing`,
+          path,
+        });
     }
     const claimedBy = new Map<string, string>();
     for (const receipt of receiptsOf(ctx).values()) {
       for (const file of receipt.files) {
         const other = claimedBy.get(file.path);
-        if (other) errors.push({ code: 'DOUBLE_OWNED', message: `${quote(file.path)} is claimed by ${other} and ${receipt.package_id}`, path: file.path });
+        if (other)
+          errors.push({
+            code: 'DOUBLE_OWNED',
+            message: `${quote(file.path)} is claimed by ${other} and ${receipt.package_id}`,
+            path: file.path,
+          });
         claimedBy.set(file.path, receipt.package_id);
       }
     }

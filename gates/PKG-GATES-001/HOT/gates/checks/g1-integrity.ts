@@ -13,7 +13,8 @@ import { ledgerOf, ownedFilesOf, ownedIndexOf, receiptsOf } from '../root-state.
 export default defineGate({
   id: 'G1',
   name: 'INTEGRITY',
-  describe: 'every owned file hashes to its recorded digest, which its package\'s installed manifest declares; registry, receipts and ledger install records agree',
+  describe:
+    "every owned file hashes to its recorded digest, which its package's installed manifest declares; registry, receipts and ledger install records agree",
   run(ctx) {
     const rows = ownedFilesOf(ctx);
     const receipts = receiptsOf(ctx);
@@ -33,7 +34,11 @@ function hashFiles(root: string, rows: readonly OwnedFile[]): Finding[] {
   const errors: Finding[] = [];
   let buffer = Buffer.allocUnsafe(1 << 16);
   for (const row of rows) {
-    const mismatch = (): Finding => ({ code: 'DIGEST_MISMATCH', message: `${quote(row.path)} does not match its recorded digest (owned by ${row.package_id})`, path: row.path });
+    const mismatch = (): Finding => ({
+      code: 'DIGEST_MISMATCH',
+      message: `${quote(row.path)} does not match its recorded digest (owned by ${row.package_id})`,
+      path: row.path,
+    });
     // A size no buffer can hold (a damaged registry row) matches no file this gate could read.
     if (!Number.isSafeInteger(row.size) || row.size < 0 || row.size >= constants.MAX_LENGTH) {
       errors.push(mismatch());
@@ -43,7 +48,11 @@ function hashFiles(root: string, rows: readonly OwnedFile[]): Finding[] {
     const length = readOwnedFile(root, row.path, buffer, row.size + 1);
     if (length === 'missing') continue; // G0's finding
     if (typeof length !== 'number') {
-      errors.push({ code: 'OWNED_FILE_UNREADABLE', message: `${JSON.stringify(row.path)} (owned by ${row.package_id}) cannot be verified: it is ${length}`, path: row.path });
+      errors.push({
+        code: 'OWNED_FILE_UNREADABLE',
+        message: `${JSON.stringify(row.path)} (owned by ${row.package_id}) cannot be verified: it is ${length}`,
+        path: row.path,
+      });
       continue;
     }
     if (length !== row.size || sha256Digest(buffer.subarray(0, length)) !== row.sha256) errors.push(mismatch());
@@ -51,7 +60,10 @@ function hashFiles(root: string, rows: readonly OwnedFile[]): Finding[] {
   return errors;
 }
 
-function registryVsReceipts(registry: ReadonlyMap<string, OwnedFile>, receipts: ReadonlyMap<string, Receipt>): Finding[] {
+function registryVsReceipts(
+  registry: ReadonlyMap<string, OwnedFile>,
+  receipts: ReadonlyMap<string, Receipt>,
+): Finding[] {
   const errors: Finding[] = [];
   const fromReceipts = new Map<string, { package_id: string; file: ReceiptFile }>();
   for (const receipt of receipts.values()) {
@@ -59,14 +71,28 @@ function registryVsReceipts(registry: ReadonlyMap<string, OwnedFile>, receipts: 
   }
   for (const [path, row] of registry) {
     const claim = fromReceipts.get(path);
-    if (claim === undefined) errors.push({ code: 'REGISTRY_WITHOUT_RECEIPT', message: `${quote(path)} is in the ownership registry but in no receipt`, path });
+    if (claim === undefined)
+      errors.push({
+        code: 'REGISTRY_WITHOUT_RECEIPT',
+        message: `${quote(path)} is in the ownership registry but in no receipt`,
+        path,
+      });
     else if (claim.package_id !== row.package_id || claim.file.sha256 !== row.sha256 || claim.file.size !== row.size) {
       const receiptSays = `${claim.package_id} ${claim.file.sha256} ${claim.file.size}`;
-      errors.push({ code: 'REGISTRY_RECEIPT_MISMATCH', message: `${quote(path)}: registry says ${row.package_id} ${row.sha256} ${row.size}, receipt says ${receiptSays}`, path });
+      errors.push({
+        code: 'REGISTRY_RECEIPT_MISMATCH',
+        message: `${quote(path)}: registry says ${row.package_id} ${row.sha256} ${row.size}, receipt says ${receiptSays}`,
+        path,
+      });
     }
   }
   for (const path of fromReceipts.keys()) {
-    if (!registry.has(path)) errors.push({ code: 'RECEIPT_WITHOUT_REGISTRY', message: `${quote(path)} is in a receipt but not in the ownership registry`, path });
+    if (!registry.has(path))
+      errors.push({
+        code: 'RECEIPT_WITHOUT_REGISTRY',
+        message: `${quote(path)} is in a receipt but not in the ownership registry`,
+        path,
+      });
   }
   return errors;
 }
@@ -79,7 +105,10 @@ function receiptsVsLedger(receipts: ReadonlyMap<string, Receipt>, ledger: Ledger
     const md = entry.metadata;
     for (const key of ['version', 'archive_integrity', 'manifest_digest'] as const) {
       if (md[key] !== receipt[key]) {
-        errors.push({ code: 'RECEIPT_LEDGER_MISMATCH', message: `${receipt.package_id}: receipt ${key} ${JSON.stringify(receipt[key])} but ledger ${entry.id} says ${JSON.stringify(md[key])}` });
+        errors.push({
+          code: 'RECEIPT_LEDGER_MISMATCH',
+          message: `${receipt.package_id}: receipt ${key} ${JSON.stringify(receipt[key])} but ledger ${entry.id} says ${JSON.stringify(md[key])}`,
+        });
       }
     }
   }

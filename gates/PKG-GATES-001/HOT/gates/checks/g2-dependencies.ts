@@ -1,6 +1,12 @@
 import semver from 'semver';
 import type { Receipt } from '#kernel/registry/receipt.js';
-import { BOOTSTRAP_PENDING, GENESIS_MARK, genesisUnfinished, missingPackages, readBootstrapPending } from '#kernel/root/bootstrap-pending.js';
+import {
+  BOOTSTRAP_PENDING,
+  GENESIS_MARK,
+  genesisUnfinished,
+  missingPackages,
+  readBootstrapPending,
+} from '#kernel/root/bootstrap-pending.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { receiptsOf } from '../root-state.js';
 
@@ -18,11 +24,20 @@ export default defineGate({
         edges += 1;
         const installed = receipts.get(dep.package_id);
         if (!installed) {
-          errors.push({ code: 'DEPENDENCY_MISSING', message: `${receipt.package_id} needs ${dep.package_id} ${dep.version}, which is not installed` });
+          errors.push({
+            code: 'DEPENDENCY_MISSING',
+            message: `${receipt.package_id} needs ${dep.package_id} ${dep.version}, which is not installed`,
+          });
         } else if (!semver.satisfies(installed.version, dep.version, { includePrerelease: true })) {
-          errors.push({ code: 'DEPENDENCY_OUT_OF_RANGE', message: `${receipt.package_id} needs ${dep.package_id} ${dep.version}, installed is ${installed.version}` });
+          errors.push({
+            code: 'DEPENDENCY_OUT_OF_RANGE',
+            message: `${receipt.package_id} needs ${dep.package_id} ${dep.version}, installed is ${installed.version}`,
+          });
         } else if (installed.layer > receipt.layer) {
-          errors.push({ code: 'LAYER_VIOLATION', message: `${receipt.package_id} (layer ${receipt.layer}) depends on ${dep.package_id} (layer ${installed.layer})` });
+          errors.push({
+            code: 'LAYER_VIOLATION',
+            message: `${receipt.package_id} (layer ${receipt.layer}) depends on ${dep.package_id} (layer ${installed.layer})`,
+          });
         }
       }
     }
@@ -60,12 +75,27 @@ function findCycle(receipts: ReadonlyMap<string, Receipt>): string[] | null {
 /** A bootstrap that stopped after genesis leaves its record (kernel/root/bootstrap-pending.ts): the root is incomplete. */
 function bootstrapFindings(root: string, receipts: ReadonlyMap<string, Receipt>): Finding[] {
   if (genesisUnfinished(root)) {
-    return [{ code: 'BOOTSTRAP_INCOMPLETE', message: `genesis did not finish (${GENESIS_MARK}); bootstrap into the root again to start it over`, path: GENESIS_MARK }];
+    return [
+      {
+        code: 'BOOTSTRAP_INCOMPLETE',
+        message: `genesis did not finish (${GENESIS_MARK}); bootstrap into the root again to start it over`,
+        path: GENESIS_MARK,
+      },
+    ];
   }
   const pending = readBootstrapPending(root);
   if (!pending) return [];
   const installed = new Map([...receipts.values()].map((r) => [r.package_id, r.version]));
   const missing = missingPackages(pending, installed);
-  const what = missing.length === 0 ? 'its end was never recorded' : `${missing.length} package(s) not installed: ${missing.map((p) => `${p.package_id} ${p.version}`).join(', ')}`;
-  return [{ code: 'BOOTSTRAP_INCOMPLETE', message: `bootstrap ${pending.bootstrap_version} did not finish (${what}); run cplane bootstrap --resume`, path: BOOTSTRAP_PENDING }];
+  const what =
+    missing.length === 0
+      ? 'its end was never recorded'
+      : `${missing.length} package(s) not installed: ${missing.map((p) => `${p.package_id} ${p.version}`).join(', ')}`;
+  return [
+    {
+      code: 'BOOTSTRAP_INCOMPLETE',
+      message: `bootstrap ${pending.bootstrap_version} did not finish (${what}); run cplane bootstrap --resume`,
+      path: BOOTSTRAP_PENDING,
+    },
+  ];
 }

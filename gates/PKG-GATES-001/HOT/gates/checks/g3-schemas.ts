@@ -26,27 +26,46 @@ export default defineGate({
       if (value === undefined) errors.push({ code, message: `${quote(path)} is not JSON`, path });
       else if (!validate(value)) {
         const first = validate.errors?.[0];
-        errors.push({ code, message: `${quote(path)}: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`, path });
+        errors.push({
+          code,
+          message: `${quote(path)}: ${first?.instancePath || '/'} ${first?.message ?? 'is invalid'}`,
+          path,
+        });
       }
     };
     const receiptSchema = compileFile(ajv, join(schemas, 'receipt.schema.json'));
     for (const pkg of installedPackages(ctx)) {
       const base = `HOT/installed/${pkg}`;
-      if (receiptSchema) check(receiptSchema, installedJson(ctx, pkg, 'receipt.json'), `${base}/receipt.json`, 'RECEIPT_INVALID');
+      if (receiptSchema)
+        check(receiptSchema, installedJson(ctx, pkg, 'receipt.json'), `${base}/receipt.json`, 'RECEIPT_INVALID');
       else errors.push({ code: 'SCHEMA_MISSING', message: 'HOT/schemas/receipt.schema.json is not installed' });
       checked += 1;
       try {
         validateManifest(installedJson(ctx, pkg, 'manifest.json'), { strict: true });
       } catch (error) {
-        errors.push({ code: 'MANIFEST_INVALID', message: `${base}/manifest.json: ${error instanceof Error ? error.message : String(error)}`, path: `${base}/manifest.json` });
+        errors.push({
+          code: 'MANIFEST_INVALID',
+          message: `${base}/manifest.json: ${error instanceof Error ? error.message : String(error)}`,
+          path: `${base}/manifest.json`,
+        });
       }
     }
     const configDir = join(ctx.root, 'HOT', 'config');
-    for (const name of existsSync(configDir) ? readdirSync(configDir).filter((n) => n.endsWith('.json')).sort() : []) {
+    for (const name of existsSync(configDir)
+      ? readdirSync(configDir)
+          .filter((n) => n.endsWith('.json'))
+          .sort()
+      : []) {
       const schemaName = `${name.replace(/\.json$/, '')}-config.schema.json`;
-      const validate = compileFile(ajv, join(schemas, schemaName)) ?? compileFile(ajv, findSchemaBeside(ctx.root, schemaName));
+      const validate =
+        compileFile(ajv, join(schemas, schemaName)) ?? compileFile(ajv, findSchemaBeside(ctx.root, schemaName));
       if (validate) check(validate, readJson(join(configDir, name)), `HOT/config/${name}`, 'CONFIG_INVALID');
-      else errors.push({ code: 'CONFIG_WITHOUT_SCHEMA', message: `HOT/config/${name} has no schema ${schemaName}`, path: `HOT/config/${name}` });
+      else
+        errors.push({
+          code: 'CONFIG_WITHOUT_SCHEMA',
+          message: `HOT/config/${name} has no schema ${schemaName}`,
+          path: `HOT/config/${name}`,
+        });
     }
     return verdict(this, errors, `${checked} manifests, receipts and configs valid`);
   },

@@ -18,29 +18,50 @@ export default defineGate({
     const receipts = [...receiptsOf(ctx).values()];
     const ledger = ledgerOf(ctx);
     const errors: Finding[] = [];
-    const newest = receipts.reduce<Anchor | undefined>((best, r) => (!best || r.ledger_anchor.seq > best.seq ? r.ledger_anchor : best), undefined);
+    const newest = receipts.reduce<Anchor | undefined>(
+      (best, r) => (!best || r.ledger_anchor.seq > best.seq ? r.ledger_anchor : best),
+      undefined,
+    );
     const result = verifyLedger(ledger, newest ? { anchor: newest } : {});
     if (!result.ok && result.first_bad) {
       const bad = result.first_bad;
-      errors.push({ code: `LEDGER_${bad.problem.toUpperCase()}`, message: `${bad.id ?? `entry #${bad.seq}`}: ${bad.message}` });
+      errors.push({
+        code: `LEDGER_${bad.problem.toUpperCase()}`,
+        message: `${bad.id ?? `entry #${bad.seq}`}: ${bad.message}`,
+      });
     }
-    for (const problem of result.schema_problems ?? []) errors.push({ code: `LEDGER_SCHEMA_${problem.kind.toUpperCase()}`, message: problem.message });
+    for (const problem of result.schema_problems ?? [])
+      errors.push({ code: `LEDGER_SCHEMA_${problem.kind.toUpperCase()}`, message: problem.message });
     for (const entry of listFutureDated(ledger, { now: ctx.now() })) {
-      errors.push({ code: 'LEDGER_FUTURE_DATED', message: `${entry.event_type} ${entry.id} (#${entry.seq}) is dated ${entry.timestamp}, beyond the allowed clock skew of the checker's time` });
+      errors.push({
+        code: 'LEDGER_FUTURE_DATED',
+        message: `${entry.event_type} ${entry.id} (#${entry.seq}) is dated ${entry.timestamp}, beyond the allowed clock skew of the checker's time`,
+      });
     }
     for (const receipt of receipts) {
       const { seq, hash } = receipt.ledger_anchor;
       const atAnchor = ledger.getBySeq(seq);
       if (!atAnchor || atAnchor.entry_hash !== hash) {
-        errors.push({ code: 'ANCHOR_MISMATCH', message: `${receipt.package_id}'s anchor #${seq} ${atAnchor ? 'has another hash' : 'is past the end of the ledger'}` });
+        errors.push({
+          code: 'ANCHOR_MISMATCH',
+          message: `${receipt.package_id}'s anchor #${seq} ${atAnchor ? 'has another hash' : 'is past the end of the ledger'}`,
+        });
       }
       const record = ledger.get(receipt.ledger_entry_id);
       if (!record || !INSTALL_EVENTS.has(record.event_type) || record.submission_id !== receipt.package_id) {
-        errors.push({ code: 'INSTALL_RECORD_MISSING', message: `${receipt.package_id} has no ${[...INSTALL_EVENTS].join('/')} record ${receipt.ledger_entry_id}` });
+        errors.push({
+          code: 'INSTALL_RECORD_MISSING',
+          message: `${receipt.package_id} has no ${[...INSTALL_EVENTS].join('/')} record ${receipt.ledger_entry_id}`,
+        });
       }
     }
     const checkpoints = checkpointFindings(ctx, ledger);
     errors.push(...checkpoints.errors);
-    return verdict(this, errors, `${result.entries} entries verified up to #${result.head.seq}; ${receipts.length} anchors match; ${checkpoints.summary}`, checkpoints.warnings);
+    return verdict(
+      this,
+      errors,
+      `${result.entries} entries verified up to #${result.head.seq}; ${receipts.length} anchors match; ${checkpoints.summary}`,
+      checkpoints.warnings,
+    );
   },
 });

@@ -25,7 +25,11 @@ export default defineGate({
       // Canonicalised once: the digest check and the signature check cover the same bytes.
       const canonical = manifest === undefined ? null : canonicalJson(manifest);
       if (!manifest || canonical === null || sha256Digest(canonical) !== receipt.manifest_digest) {
-        errors.push({ code: 'MANIFEST_TAMPERED', message: `${receipt.package_id}: the installed manifest no longer matches the receipt's manifest_digest`, path: `HOT/installed/${receipt.package_id}/manifest.json` });
+        errors.push({
+          code: 'MANIFEST_TAMPERED',
+          message: `${receipt.package_id}: the installed manifest no longer matches the receipt's manifest_digest`,
+          path: `HOT/installed/${receipt.package_id}/manifest.json`,
+        });
         continue;
       }
       const signatureText = installedText(ctx, receipt.package_id, 'signature.json');
@@ -33,12 +37,25 @@ export default defineGate({
       const { status, key_id: keyId } = checkSignature({ manifest, signature, canonical }, trusted);
       if (status === 'valid') valid += 1;
       else if (receipt.signature.dev_waiver && status !== 'invalid') {
-        if (waiverRecorded(ctx, receipt)) waivers.push({ code: 'DEV_WAIVER', message: `${receipt.package_id} was installed with --dev (${status})` });
-        else errors.push({ code: 'WAIVER_NOT_RECORDED', message: `${receipt.package_id}: the receipt claims a --dev waiver (${status}) that its install record in the ledger does not carry` });
+        if (waiverRecorded(ctx, receipt))
+          waivers.push({ code: 'DEV_WAIVER', message: `${receipt.package_id} was installed with --dev (${status})` });
+        else
+          errors.push({
+            code: 'WAIVER_NOT_RECORDED',
+            message: `${receipt.package_id}: the receipt claims a --dev waiver (${status}) that its install record in the ledger does not carry`,
+          });
       } else {
-        errors.push({ code: `SIGNATURE_${status.toUpperCase()}`, message: `${receipt.package_id}: signature ${status}${keyId ? ` (key ${keyId})` : ''}` });
+        errors.push({
+          code: `SIGNATURE_${status.toUpperCase()}`,
+          message: `${receipt.package_id}: signature ${status}${keyId ? ` (key ${keyId})` : ''}`,
+        });
       }
     }
-    return verdict(this, errors, `${valid} package signatures verify against ${trusted.length} trusted key${trusted.length === 1 ? '' : 's'}`, waivers);
+    return verdict(
+      this,
+      errors,
+      `${valid} package signatures verify against ${trusted.length} trusted key${trusted.length === 1 ? '' : 's'}`,
+      waivers,
+    );
   },
 });

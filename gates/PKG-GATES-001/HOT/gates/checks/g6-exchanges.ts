@@ -24,8 +24,11 @@ export default defineGate({
     for (const exchange of exchanges) {
       const link = exchange.metadata.dispatch_entry_id;
       const dispatch = typeof link === 'string' ? ledger.get(link) : undefined;
-      if (!dispatch || dispatch.event_type !== 'DISPATCH') {
-        errors.push({ code: 'EXCHANGE_WITHOUT_DISPATCH', message: `EXCHANGE ${exchange.id} links to ${JSON.stringify(link)}, which is not a DISPATCH` });
+      if (dispatch?.event_type !== 'DISPATCH') {
+        errors.push({
+          code: 'EXCHANGE_WITHOUT_DISPATCH',
+          message: `EXCHANGE ${exchange.id} links to ${JSON.stringify(link)}, which is not a DISPATCH`,
+        });
       } else {
         answered.add(dispatch.id);
       }
@@ -34,10 +37,18 @@ export default defineGate({
     const spoolDir = join(ctx.root, ...SPOOL_DIR);
     const spooled = new Set(spoolEntries(spoolDir).map((name) => name.slice(0, -'.json'.length)));
     for (const id of spooled) {
-      warnings.push({ code: 'SPOOL_PENDING', path: join(...SPOOL_DIR, `${id}.json`), message: `the EXCHANGE of DISPATCH ${JSON.stringify(id)} is spooled, not yet in the ledger; the next router start appends it` });
+      warnings.push({
+        code: 'SPOOL_PENDING',
+        path: join(...SPOOL_DIR, `${id}.json`),
+        message: `the EXCHANGE of DISPATCH ${JSON.stringify(id)} is spooled, not yet in the ledger; the next router start appends it`,
+      });
     }
     for (const name of listDir(join(ctx.root, ...SPOOL_QUARANTINE_DIR))) {
-      errors.push({ code: 'SPOOL_QUARANTINED', path: join(...SPOOL_QUARANTINE_DIR, name), message: `spool entry ${JSON.stringify(name)} was quarantined (unreadable or refused by the ledger); its exchange may be missing from the ledger` });
+      errors.push({
+        code: 'SPOOL_QUARANTINED',
+        path: join(...SPOOL_QUARANTINE_DIR, name),
+        message: `spool entry ${JSON.stringify(name)} was quarantined (unreadable or refused by the ledger); its exchange may be missing from the ledger`,
+      });
     }
     const now = ctx.now();
     const cutoff = now - ctx.orphanTimeoutMs;
@@ -49,14 +60,25 @@ export default defineGate({
       if (answered.has(dispatch.id) || spooled.has(dispatch.id)) continue;
       const at = Date.parse(dispatch.timestamp);
       if (at > future) {
-        errors.push({ code: 'FUTURE_DATED_DISPATCH', message: `DISPATCH ${dispatch.id} is dated ${dispatch.timestamp}, in the future of the checker's clock: it can never be seen as orphaned` });
+        errors.push({
+          code: 'FUTURE_DATED_DISPATCH',
+          message: `DISPATCH ${dispatch.id} is dated ${dispatch.timestamp}, in the future of the checker's clock: it can never be seen as orphaned`,
+        });
       } else if (at <= cutoff) {
-        errors.push({ code: 'ORPHAN_DISPATCH', message: `DISPATCH ${dispatch.id} (${dispatch.timestamp}) has no EXCHANGE after ${ctx.orphanTimeoutMs} ms` });
+        errors.push({
+          code: 'ORPHAN_DISPATCH',
+          message: `DISPATCH ${dispatch.id} (${dispatch.timestamp}) has no EXCHANGE after ${ctx.orphanTimeoutMs} ms`,
+        });
       } else {
         pending += 1;
       }
     }
-    return verdict(this, errors, `${exchanges.length} exchanges linked to their dispatches${pending ? `; ${pending} in flight` : ''}`, warnings);
+    return verdict(
+      this,
+      errors,
+      `${exchanges.length} exchanges linked to their dispatches${pending ? `; ${pending} in flight` : ''}`,
+      warnings,
+    );
   },
 });
 

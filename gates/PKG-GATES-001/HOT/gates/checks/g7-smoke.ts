@@ -13,9 +13,14 @@ const SCRATCH_LEDGER = ':memory:';
 export default defineGate({
   id: 'G7',
   name: 'SMOKE',
-  describe: 'one exchange through the installed router (mock provider) yields exactly one EXCHANGE with the prompt and response',
+  describe:
+    'one exchange through the installed router (mock provider) yields exactly one EXCHANGE with the prompt and response',
   async run(ctx) {
     const result = await runSmoke(ctx.root, { ledgerPath: SCRATCH_LEDGER });
-    return verdict(this, result.problems.map((message) => ({ code: 'SMOKE_FAILED', message })), result.message);
+    return verdict(
+      this,
+      result.problems.map((message) => ({ code: 'SMOKE_FAILED', message })),
+      result.message,
+    );
   },
 });

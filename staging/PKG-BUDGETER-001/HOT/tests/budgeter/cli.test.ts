@@ -19,7 +19,15 @@ function makeRoot(t: import('node:test').TestContext): string {
 async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runCli({ argv, stdout: (s) => { out += `${s}\n`; }, stderr: (s) => { err += `${s}\n`; } });
+  const code = await runCli({
+    argv,
+    stdout: (s) => {
+      out += `${s}\n`;
+    },
+    stderr: (s) => {
+      err += `${s}\n`;
+    },
+  });
   return { code, out, err };
 }
 
@@ -44,27 +52,50 @@ test('budget status shows a session with its work orders and agents, as JSON and
   assert.equal(json.code, 0, json.err);
   const status = JSON.parse(json.out) as BudgetStatus;
   assert.equal(status.pending_reservations, 1);
-  assert.deepEqual(status.scopes.map((s) => [s.scope, s.scope_id, s.reserved_tokens]), [['session', 'S1', 150], ['work_order', 'WO1', 150], ['agent', 'A1', 150]]);
+  assert.deepEqual(
+    status.scopes.map((s) => [s.scope, s.scope_id, s.reserved_tokens]),
+    [
+      ['session', 'S1', 150],
+      ['work_order', 'WO1', 150],
+      ['agent', 'A1', 150],
+    ],
+  );
 
   const [session] = status.scopes;
   // 100 in at the highest input-side rate ($2/M for mock) + 50 out at $5/M + 5 nano-units.
-  assert.deepEqual([session?.settled_tokens, session?.reserved_tokens, session?.settled_cost, session?.reserved_cost], [0, 150, 0, 0.000450005]);
+  assert.deepEqual(
+    [session?.settled_tokens, session?.reserved_tokens, session?.settled_cost, session?.reserved_cost],
+    [0, 150, 0, 0.000450005],
+  );
 
   const all = await cli(['budget', 'status', '--root', root]);
   assert.equal(all.code, 0, all.err);
   assert.match(all.out, / pending=1$/m);
-  assert.match(all.out, /session S1: 1 req, tokens 0 settled \+ 150 reserved = 150 \/ 2000000, cost USD 0\.000000 settled \+ 0\.000450 reserved = 0\.000450 \/ 20 \[ok /);
-  assert.match(all.out, /session S2: 1 req, tokens 1200 settled \+ 0 reserved = 1200 \/ 2000000, cost USD 0\.002000 settled \+ 0\.000000 reserved = 0\.002000 \/ 20 \[ok /);
+  assert.match(
+    all.out,
+    /session S1: 1 req, tokens 0 settled \+ 150 reserved = 150 \/ 2000000, cost USD 0\.000000 settled \+ 0\.000450 reserved = 0\.000450 \/ 20 \[ok /,
+  );
+  assert.match(
+    all.out,
+    /session S2: 1 req, tokens 1200 settled \+ 0 reserved = 1200 \/ 2000000, cost USD 0\.002000 settled \+ 0\.000000 reserved = 0\.002000 \/ 20 \[ok /,
+  );
   const allJson = JSON.parse((await cli(['budget', 'status', '--root', root, '--json'])).out) as BudgetStatus;
   assert.equal(allJson.pending_reservations, 1);
-  assert.deepEqual(allJson.scopes.map((s) => [s.scope_id, s.settled_tokens, s.reserved_tokens, s.settled_cost, s.reserved_cost]),
-    [['S1', 0, 150, 0, 0.000450005], ['S2', 1200, 0, 0.002, 0]]);
+  assert.deepEqual(
+    allJson.scopes.map((s) => [s.scope_id, s.settled_tokens, s.reserved_tokens, s.settled_cost, s.reserved_cost]),
+    [
+      ['S1', 0, 150, 0, 0.000450005],
+      ['S2', 1200, 0, 0.002, 0],
+    ],
+  );
 });
 
 test('budget status exits 1 when a scope is exhausted, and 3 with a coded error for a bad root', async (t) => {
   const root = makeRoot(t);
   const b = Budgeter.open({ root });
-  b.reserve(request('R1', { model: 'mock', agent_id: 'A1', estimated_input_tokens: 400_000, max_output_tokens: 100_000 }));
+  b.reserve(
+    request('R1', { model: 'mock', agent_id: 'A1', estimated_input_tokens: 400_000, max_output_tokens: 100_000 }),
+  );
   b.close();
   const r = await cli(['budget', 'status', '--root', root, '--session', 'S1']);
   assert.equal(r.code, 1);

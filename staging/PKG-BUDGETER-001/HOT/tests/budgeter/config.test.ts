@@ -37,8 +37,14 @@ test('an unknown field, a bad mode and a fractional token limit are each refused
   assert.equal(configError({ ...testConfig(), surprise: 1 }).pointer, '/');
   assert.match(configError({ ...testConfig(), surprise: 1 }).message, /unknown field "surprise"/);
   assert.equal(configError({ ...testConfig(), mode: 'lenient' }).pointer, '/mode');
-  assert.equal(configError(testConfig({ limits: { agent: { default: { max_tokens: 1.5 } } } })).pointer, '/limits/agent/default/max_tokens');
-  assert.equal(configError(testConfig({ rate_limits: { session: { window_ms: 0, max_requests: 1 } } })).pointer, '/rate_limits/session/window_ms');
+  assert.equal(
+    configError(testConfig({ limits: { agent: { default: { max_tokens: 1.5 } } } })).pointer,
+    '/limits/agent/default/max_tokens',
+  );
+  assert.equal(
+    configError(testConfig({ rate_limits: { session: { window_ms: 0, max_requests: 1 } } })).pointer,
+    '/rate_limits/session/window_ms',
+  );
   const missingPrice = testConfig();
   delete (missingPrice.pricing.m1 as Partial<{ cache_read_per_mtok: number }>).cache_read_per_mtok;
   assert.equal(configError(missingPrice).pointer, '/pricing/m1');
@@ -48,7 +54,10 @@ test('a config file that is missing or not JSON is the same coded error', (t) =>
   const dir = tempDir(t);
   assert.throws(() => loadBudgetConfig(join(dir, 'absent.json')), { code: 'ERR_BUDGET_CONFIG_INVALID' });
   writeFileSync(join(dir, 'broken.json'), '{"mode": ');
-  assert.throws(() => loadBudgetConfig(join(dir, 'broken.json')), { code: 'ERR_BUDGET_CONFIG_INVALID', message: /not JSON/ });
+  assert.throws(() => loadBudgetConfig(join(dir, 'broken.json')), {
+    code: 'ERR_BUDGET_CONFIG_INVALID',
+    message: /not JSON/,
+  });
   writeFileSync(join(dir, 'ok.json'), JSON.stringify(testConfig()));
   assert.equal(loadBudgetConfig(join(dir, 'ok.json')).currency, 'USD');
 });

@@ -18,7 +18,13 @@ export function testConfig(overrides: Partial<BudgetConfig> = {}): BudgetConfig 
     currency: 'USD',
     durability: 'normal',
     pricing: {
-      m1: { input_per_mtok: 2, output_per_mtok: 10, cache_read_per_mtok: 0.2, cache_write_5m_per_mtok: 2.5, cache_write_1h_per_mtok: 4 },
+      m1: {
+        input_per_mtok: 2,
+        output_per_mtok: 10,
+        cache_read_per_mtok: 0.2,
+        cache_write_5m_per_mtok: 2.5,
+        cache_write_1h_per_mtok: 4,
+      },
     },
     limits: {},
     rate_limits: {},
@@ -29,9 +35,21 @@ export function testConfig(overrides: Partial<BudgetConfig> = {}): BudgetConfig 
 /** A controllable clock in milliseconds. */
 export function manualClock(start = Date.UTC(2026, 0, 1)): { now: () => number; advance: (ms: number) => void } {
   let t = start;
-  return { now: () => t, advance: (ms) => { t += ms; } };
+  return {
+    now: () => t,
+    advance: (ms) => {
+      t += ms;
+    },
+  };
 }
 
 export function request(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { request_id: id, session_id: 'S1', model: 'm1', estimated_input_tokens: 100, max_output_tokens: 50, ...extra };
+  return {
+    request_id: id,
+    session_id: 'S1',
+    model: 'm1',
+    estimated_input_tokens: 100,
+    max_output_tokens: 50,
+    ...extra,
+  };
 }

@@ -4,9 +4,17 @@ import { join } from 'node:path';
 import { Budgeter, type Refused } from '../../budgeter/index.js';
 import { manualClock, request, tempDir, testConfig } from './helpers.js';
 
-function setup(t: import('node:test').TestContext, rate: { window_ms: number; max_requests?: number; max_tokens?: number }, mode: 'enforce' | 'warn' = 'enforce') {
+function setup(
+  t: import('node:test').TestContext,
+  rate: { window_ms: number; max_requests?: number; max_tokens?: number },
+  mode: 'enforce' | 'warn' = 'enforce',
+) {
   const clock = manualClock(Date.UTC(2026, 0, 1, 0, 0, 0));
-  const b = Budgeter.open({ dbPath: join(tempDir(t), 'b.sqlite'), config: testConfig({ mode, rate_limits: { session: rate } }), clock: clock.now });
+  const b = Budgeter.open({
+    dbPath: join(tempDir(t), 'b.sqlite'),
+    config: testConfig({ mode, rate_limits: { session: rate } }),
+    clock: clock.now,
+  });
   t.after(() => b.close());
   return { b, clock };
 }
@@ -32,8 +40,15 @@ test('tokens per window count the reserved tokens of every request in the window
   assert.equal(b.reserve(request('R2')).ok, true);
   const no = b.reserve(request('R3')) as Refused;
   assert.equal(no.code, 'RATE_LIMITED');
-  assert.deepEqual([no.violations[0]?.used, no.violations[0]?.requested, no.violations[0]?.limit_value], [300, 150, 400]);
-  assert.equal(b.reserve(request('R4', { estimated_input_tokens: 50, max_output_tokens: 50 })).ok, true, 'a smaller request fits');
+  assert.deepEqual(
+    [no.violations[0]?.used, no.violations[0]?.requested, no.violations[0]?.limit_value],
+    [300, 150, 400],
+  );
+  assert.equal(
+    b.reserve(request('R4', { estimated_input_tokens: 50, max_output_tokens: 50 })).ok,
+    true,
+    'a smaller request fits',
+  );
   clock.advance(1000);
   assert.equal(b.reserve(request('R3')).ok, true);
 });
@@ -55,5 +70,9 @@ test('releasing a call that never happened gives its slot back in the window it 
   clock.advance(60_000);
   assert.equal(b.reserve(request('R3')).ok, true);
   b.release('R2');
-  assert.equal(b.reserve(request('R4')).ok, false, 'R2 was counted in an earlier window; the current one is still full');
+  assert.equal(
+    b.reserve(request('R4')).ok,
+    false,
+    'R2 was counted in an earlier window; the current one is still full',
+  );
 });

@@ -7,22 +7,33 @@ import { Budgeter } from '../../budgeter/index.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { manualClock, request, tempDir, testConfig } from './helpers.js';
 
-const schema = JSON.parse(readFileSync(new URL('../../schemas/budget-record.schema.json', import.meta.url), 'utf8')) as object;
+const schema = JSON.parse(
+  readFileSync(new URL('../../schemas/budget-record.schema.json', import.meta.url), 'utf8'),
+) as object;
 const validate = new Ajv({ strict: false, allErrors: true }).compile(schema);
 
 function check(records: readonly AppendInput[]): void {
-  for (const record of records) assert.ok(validate(record), `${record.event_type}/${record.decision}: ${JSON.stringify(validate.errors)}`);
+  for (const record of records)
+    assert.ok(validate(record), `${record.event_type}/${record.decision}: ${JSON.stringify(validate.errors)}`);
 }
 
 test('every kind of budget record matches budget-record.schema.json', (t) => {
   const clock = manualClock();
   const b = Budgeter.open({
-    dbPath: join(tempDir(t), 'b.sqlite'), clock: clock.now,
-    config: testConfig({ mode: 'warn', limits: { session: { by_id: { tight: { max_tokens: 100, max_cost: 0.0001 } } } }, rate_limits: { agent: { window_ms: 1000, max_requests: 1 } } }),
+    dbPath: join(tempDir(t), 'b.sqlite'),
+    clock: clock.now,
+    config: testConfig({
+      mode: 'warn',
+      limits: { session: { by_id: { tight: { max_tokens: 100, max_cost: 0.0001 } } } },
+      rate_limits: { agent: { window_ms: 1000, max_requests: 1 } },
+    }),
   });
   t.after(() => b.close());
   const seen = new Set<string>();
-  const note = (records: readonly AppendInput[]) => { check(records); records.forEach((r) => seen.add(`${r.event_type}/${r.decision}`)); };
+  const note = (records: readonly AppendInput[]) => {
+    check(records);
+    for (const r of records) seen.add(`${r.event_type}/${r.decision}`);
+  };
   note(b.reserve(request('R1', { work_order_id: 'WO', agent_id: 'A' })).records);
   note(b.reserve(request('R2', { work_order_id: 'WO', agent_id: 'A' })).records);
   note(b.settle({ request_id: 'R1', usage: { input_tokens: 1, output_tokens: 2, cache_write_tokens: 3 } }).records);
@@ -31,19 +42,40 @@ test('every kind of budget record matches budget-record.schema.json', (t) => {
   note(b.release('R3').records);
   note(b.reserve(request('R4', { session_id: 'tight', estimated_input_tokens: 10, max_output_tokens: 0 })).records);
   note(b.settle({ request_id: 'R4', usage: { input_tokens: 500, output_tokens: 0 } }).records);
-  const enforce = Budgeter.open({ dbPath: join(tempDir(t), 'e.sqlite'), config: testConfig({ limits: { agent: { default: { max_tokens: 1 } } } }) });
+  const enforce = Budgeter.open({
+    dbPath: join(tempDir(t), 'e.sqlite'),
+    config: testConfig({ limits: { agent: { default: { max_tokens: 1 } } } }),
+  });
   t.after(() => enforce.close());
   note(enforce.reserve(request('R5', { agent_id: 'A' })).records);
   assert.deepEqual([...seen].sort(), [
-    'BUDGET_ALLOCATED/RESERVED', 'BUDGET_ALLOCATED/RESERVED_OVER_BUDGET', 'BUDGET_EXCEEDED/OVERSPENT', 'BUDGET_EXCEEDED/REFUSED',
-    'BUDGET_EXCEEDED/WARNED', 'BUDGET_RELEASED/RELEASED', 'BUDGET_SETTLED/SETTLED', 'BUDGET_SETTLED/SETTLED_USAGE_UNKNOWN',
+    'BUDGET_ALLOCATED/RESERVED',
+    'BUDGET_ALLOCATED/RESERVED_OVER_BUDGET',
+    'BUDGET_EXCEEDED/OVERSPENT',
+    'BUDGET_EXCEEDED/REFUSED',
+    'BUDGET_EXCEEDED/WARNED',
+    'BUDGET_RELEASED/RELEASED',
+    'BUDGET_SETTLED/SETTLED',
+    'BUDGET_SETTLED/SETTLED_USAGE_UNKNOWN',
   ]);
 });
 
 test('the schema rejects a settlement that reports an unknown cost as a number string or drops a field', () => {
   const bad = {
-    event_type: 'BUDGET_SETTLED', submission_id: 'R1', decision: 'SETTLED', reason: 'x',
-    metadata: { request_id: 'R1', session_id: 'S1', work_order_id: null, agent_id: null, model: 'm1', mode: 'enforce', currency: 'USD', cost: 'unknown' },
+    event_type: 'BUDGET_SETTLED',
+    submission_id: 'R1',
+    decision: 'SETTLED',
+    reason: 'x',
+    metadata: {
+      request_id: 'R1',
+      session_id: 'S1',
+      work_order_id: null,
+      agent_id: null,
+      model: 'm1',
+      mode: 'enforce',
+      currency: 'USD',
+      cost: 'unknown',
+    },
   };
   assert.equal(validate(bad), false);
 });

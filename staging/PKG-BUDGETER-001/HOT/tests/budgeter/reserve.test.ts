@@ -15,7 +15,11 @@ function refused(outcome: ReserveOutcome): Refused {
   return outcome as Refused;
 }
 
-function open(t: import('node:test').TestContext, config = testConfig(), clock = manualClock()): { b: Budgeter; dbPath: string } {
+function open(
+  t: import('node:test').TestContext,
+  config = testConfig(),
+  clock = manualClock(),
+): { b: Budgeter; dbPath: string } {
   const dbPath = join(tempDir(t), 'budget.sqlite');
   const b = Budgeter.open({ dbPath, config, clock: clock.now });
   t.after(() => b.close());
@@ -59,7 +63,9 @@ test('settle and release are idempotent; a settled request cannot be released an
   assert.equal(s2.replayed, true);
   assert.deepEqual(s2.reservation, s1.reservation);
   assert.equal(b.status({ session_id: 'S1' }).scopes[0]?.settled_tokens, 15, 'settled once');
-  assert.throws(() => b.settle({ request_id: 'R1', usage: { input_tokens: 11, output_tokens: 5 } }), { code: 'ERR_BUDGET_REQUEST_CONFLICT' });
+  assert.throws(() => b.settle({ request_id: 'R1', usage: { input_tokens: 11, output_tokens: 5 } }), {
+    code: 'ERR_BUDGET_REQUEST_CONFLICT',
+  });
   assert.throws(() => b.release('R1'), { code: 'ERR_BUDGET_REQUEST_STATE' });
   granted(b.reserve(request('R2')));
   assert.equal(b.release('R2').replayed, false);
@@ -77,7 +83,14 @@ test('enforce refuses with BUDGET_EXHAUSTED naming the scope, and writes nothing
   const no = refused(b.reserve(request('R2')));
   assert.equal(no.code, 'BUDGET_EXHAUSTED');
   assert.deepEqual(no.violations[0], {
-    code: 'BUDGET_EXHAUSTED', scope: 'session', scope_id: 'S1', limit: 'max_tokens', limit_value: 200, used: 150, requested: 150, retry_after_ms: null,
+    code: 'BUDGET_EXHAUSTED',
+    scope: 'session',
+    scope_id: 'S1',
+    limit: 'max_tokens',
+    limit_value: 200,
+    used: 150,
+    requested: 150,
+    retry_after_ms: null,
   });
   assert.match(no.message, /session S1 max_tokens 200: used 150, requested 150/);
   assert.equal(no.records[0]?.event_type, 'BUDGET_EXCEEDED');
@@ -91,28 +104,41 @@ test('enforce refuses with BUDGET_EXHAUSTED naming the scope, and writes nothing
 });
 
 test('every limited scope must have room: work order and agent limits refuse inside a roomy session', (t) => {
-  const { b } = open(t, testConfig({
-    warn_at_fraction: 0.7,
-    limits: {
-      session: { default: { max_tokens: 10_000 } },
-      work_order: { default: { max_tokens: 400 } },
-      agent: { by_id: { greedy: { max_tokens: 150 } } },
-    },
-  }));
+  const { b } = open(
+    t,
+    testConfig({
+      warn_at_fraction: 0.7,
+      limits: {
+        session: { default: { max_tokens: 10_000 } },
+        work_order: { default: { max_tokens: 400 } },
+        agent: { by_id: { greedy: { max_tokens: 150 } } },
+      },
+    }),
+  );
   granted(b.reserve(request('R1', { work_order_id: 'WO1', agent_id: 'greedy' })));
   const agentNo = refused(b.reserve(request('R2', { work_order_id: 'WO1', agent_id: 'greedy' })));
   assert.equal(agentNo.violations[0]?.scope, 'agent');
   assert.equal(agentNo.violations[0]?.scope_id, 'greedy');
   granted(b.reserve(request('R3', { work_order_id: 'WO1', agent_id: 'other' })));
   const woNo = refused(b.reserve(request('R4', { work_order_id: 'WO1', agent_id: 'other' })));
-  assert.deepEqual(woNo.violations.map((v) => v.scope), ['work_order']);
+  assert.deepEqual(
+    woNo.violations.map((v) => v.scope),
+    ['work_order'],
+  );
   // The same agent in another work order is a different scope; unconfigured agents are unlimited but tracked.
   granted(b.reserve(request('R5', { work_order_id: 'WO2', agent_id: 'other' })));
   const scopes = b.status({ session_id: 'S1' }).scopes;
-  assert.deepEqual(scopes.map((s) => `${s.scope}:${s.scope_id}:${s.reserved_tokens}:${s.state}`), [
-    'session:S1:450:ok', 'work_order:WO1:300:near_limit', 'work_order:WO2:150:ok',
-    'agent:greedy:150:exhausted', 'agent:other:150:unlimited', 'agent:other:150:unlimited',
-  ]);
+  assert.deepEqual(
+    scopes.map((s) => `${s.scope}:${s.scope_id}:${s.reserved_tokens}:${s.state}`),
+    [
+      'session:S1:450:ok',
+      'work_order:WO1:300:near_limit',
+      'work_order:WO2:150:ok',
+      'agent:greedy:150:exhausted',
+      'agent:other:150:unlimited',
+      'agent:other:150:unlimited',
+    ],
+  );
 });
 
 test('a cost limit refuses once the money would run out', (t) => {
@@ -143,14 +169,21 @@ test('unknown usage keeps the reservation charged and reports the cost as unknow
 });
 
 test('usage out of range settles as unknown (kept charged, recorded), never a throw that leaves the reservation pending', (t) => {
-  const { b } = open(t, testConfig({ max_usage_tokens: 1_000_000, limits: { session: { default: { max_tokens: 100_000 } } } }));
+  const { b } = open(
+    t,
+    testConfig({ max_usage_tokens: 1_000_000, limits: { session: { default: { max_tokens: 100_000 } } } }),
+  );
   const max = Number.MAX_SAFE_INTEGER;
   const hostile: [string, unknown, string][] = [
     ['negative', { input_tokens: -5, output_tokens: 3 }, 'input_tokens not a token count (-5)'],
     ['fractional', { input_tokens: 5, output_tokens: 0.5 }, 'output_tokens not a token count (0.5)'],
     ['NaN', { input_tokens: Number.NaN, output_tokens: 3 }, 'input_tokens not a token count (NaN)'],
     ['string', { input_tokens: '5', output_tokens: 3 }, 'input_tokens not a token count (a string)'],
-    ['beyond the configured maximum', { input_tokens: 5, output_tokens: 1_000_001 }, 'output_tokens 1000001 beyond the maximum 1000000'],
+    [
+      'beyond the configured maximum',
+      { input_tokens: 5, output_tokens: 1_000_001 },
+      'output_tokens 1000001 beyond the maximum 1000000',
+    ],
     ['an array', [5, 3], 'usage missing'],
   ];
   for (const [name, usage, problem] of hostile) {
@@ -176,8 +209,12 @@ test('usage out of range settles as unknown (kept charged, recorded), never a th
 test('a reservation too large to count (tokens or nano-units beyond 2^53-1) is a coded refusal, and nothing is reserved', (t) => {
   const { b } = open(t);
   const max = Number.MAX_SAFE_INTEGER;
-  assert.throws(() => b.reserve(request('R-sum', { estimated_input_tokens: max, max_output_tokens: 1 })), { code: 'ERR_BUDGET_INPUT_INVALID' });
-  assert.throws(() => b.reserve(request('R-cost', { estimated_input_tokens: 0, max_output_tokens: 2 ** 50 })), { code: 'ERR_BUDGET_INPUT_INVALID' });
+  assert.throws(() => b.reserve(request('R-sum', { estimated_input_tokens: max, max_output_tokens: 1 })), {
+    code: 'ERR_BUDGET_INPUT_INVALID',
+  });
+  assert.throws(() => b.reserve(request('R-cost', { estimated_input_tokens: 0, max_output_tokens: 2 ** 50 })), {
+    code: 'ERR_BUDGET_INPUT_INVALID',
+  });
   assert.equal(b.status({ session_id: 'S1' }).pending_reservations, 0);
   granted(b.reserve(request('R-fine', { max_output_tokens: 2 ** 30 })));
 });
@@ -200,7 +237,10 @@ test('warn mode allows over-budget calls and records the overrun; off mode never
   const w = granted(warn.reserve(request('R1')));
   assert.equal(w.reservation.over_budget, true);
   assert.equal(w.warnings[0]?.code, 'BUDGET_EXHAUSTED');
-  assert.deepEqual(w.records.map((r) => `${r.event_type}/${r.decision}`), ['BUDGET_EXCEEDED/WARNED', 'BUDGET_ALLOCATED/RESERVED_OVER_BUDGET']);
+  assert.deepEqual(
+    w.records.map((r) => `${r.event_type}/${r.decision}`),
+    ['BUDGET_EXCEEDED/WARNED', 'BUDGET_ALLOCATED/RESERVED_OVER_BUDGET'],
+  );
   const { b: off } = open(t, testConfig({ mode: 'off', limits }));
   const o = granted(off.reserve(request('R1')));
   assert.deepEqual(o.warnings, []);
@@ -215,9 +255,15 @@ test('real usage beyond the reservation is charged in full and recorded as OVERS
   assert.equal(s.reservation.charged_tokens, 230);
   assert.equal(s.exceeded[0]?.scope, 'session');
   assert.equal(s.reservation.over_budget, true);
-  assert.deepEqual(s.records.map((r) => r.decision), ['SETTLED', 'OVERSPENT']);
+  assert.deepEqual(
+    s.records.map((r) => r.decision),
+    ['SETTLED', 'OVERSPENT'],
+  );
   assert.equal(s.remaining_tokens, 0);
-  assert.equal(refused(b.reserve(request('R2', { estimated_input_tokens: 0, max_output_tokens: 0 }))).code, 'BUDGET_EXHAUSTED');
+  assert.equal(
+    refused(b.reserve(request('R2', { estimated_input_tokens: 0, max_output_tokens: 0 }))).code,
+    'BUDGET_EXHAUSTED',
+  );
 });
 
 test('state survives reopening the database', (t) => {
@@ -237,13 +283,21 @@ test('state survives reopening the database', (t) => {
 test('hostile requests are refused at the edge with ERR_BUDGET_INPUT_INVALID', (t) => {
   const { b } = open(t);
   for (const bad of [
-    null, [], request('R1', { estimated_input_tokens: -1 }), request('R1', { max_output_tokens: 1.5 }),
-    request('R1', { session_id: '' }), request('has space'), request('R1', { model: 7 }), request('R1', { extra: true }),
+    null,
+    [],
+    request('R1', { estimated_input_tokens: -1 }),
+    request('R1', { max_output_tokens: 1.5 }),
+    request('R1', { session_id: '' }),
+    request('has space'),
+    request('R1', { model: 7 }),
+    request('R1', { extra: true }),
     request('R1', { agent_id: 'x'.repeat(201) }),
   ]) {
     assert.throws(() => b.reserve(bad), { code: 'ERR_BUDGET_INPUT_INVALID' }, JSON.stringify(bad));
   }
-  assert.throws(() => b.settle({ request_id: 42 as unknown as string, usage: {} }), { code: 'ERR_BUDGET_INPUT_INVALID' });
+  assert.throws(() => b.settle({ request_id: 42 as unknown as string, usage: {} }), {
+    code: 'ERR_BUDGET_INPUT_INVALID',
+  });
   assert.equal(b.status({ session_id: 'S1' }).scopes.length, 0, 'nothing was charged');
 });
 
@@ -251,7 +305,9 @@ test('a file that is not a budget database is refused with ERR_BUDGET_DB', (t) =
   const dir = tempDir(t);
   const path = join(dir, 'other.sqlite');
   const db = new Database(path);
-  db.exec("CREATE TABLE budget_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO budget_meta VALUES ('format', 'something-else')");
+  db.exec(
+    "CREATE TABLE budget_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO budget_meta VALUES ('format', 'something-else')",
+  );
   db.close();
   assert.throws(() => Budgeter.open({ dbPath: path, config: testConfig() }), { code: 'ERR_BUDGET_DB' });
   assert.throws(() => Budgeter.open({ config: testConfig() }), { code: 'ERR_USAGE' });

@@ -5,25 +5,52 @@ import { compilePrompt } from '../../compiler/compile.js';
 import { loadPromptSpec } from '../../compiler/load-spec.js';
 import { PROMPT_FORMATS, renderBody, type PromptFormat } from '../../compiler/render/index.js';
 
-interface PromptArgs { action: string; spec: string; format: string; model?: string }
+interface PromptArgs {
+  action: string;
+  spec: string;
+  format: string;
+  model?: string;
+}
 
 export default defineCommand<PromptArgs>({
   command: 'prompt <action>',
   describe: 'compile a prompt spec into a stable-prefix-first, cache-tiered prompt (action: compile)',
-  builder: (y) => y
-    .positional('action', { type: 'string', choices: ['compile'], describe: 'compile: print the compiled prompt and its hashes', demandOption: true })
-    .option('spec', { type: 'string', demandOption: true, describe: 'the prompt spec JSON file (HOT/schemas/prompt-spec.schema.json)' })
-    .option('format', { type: 'string', choices: [...PROMPT_FORMATS], default: 'neutral', describe: 'also render the request body for a provider' })
-    .option('model', { type: 'string', describe: "model for the request body (overrides the spec's model)" }) as never,
+  builder: (y) =>
+    y
+      .positional('action', {
+        type: 'string',
+        choices: ['compile'],
+        describe: 'compile: print the compiled prompt and its hashes',
+        demandOption: true,
+      })
+      .option('spec', {
+        type: 'string',
+        demandOption: true,
+        describe: 'the prompt spec JSON file (HOT/schemas/prompt-spec.schema.json)',
+      })
+      .option('format', {
+        type: 'string',
+        choices: [...PROMPT_FORMATS],
+        default: 'neutral',
+        describe: 'also render the request body for a provider',
+      })
+      .option('model', {
+        type: 'string',
+        describe: "model for the request body (overrides the spec's model)",
+      }) as never,
   run(args, ctx) {
     const spec = loadPromptSpec(resolve(ctx.cwd, args.spec));
     const compiled = compilePrompt(spec);
     const format = args.format as PromptFormat;
     if (format !== 'neutral' && !args.model && !spec.model) {
       // Providers send a rendered body as is, and every provider API requires its model.
-      throw new CpError('ERR_USAGE', `--format ${format} needs a model: the spec has no "model" and no --model was given`, {
-        hint: 'set "model" in the spec or pass --model MODEL',
-      });
+      throw new CpError(
+        'ERR_USAGE',
+        `--format ${format} needs a model: the spec has no "model" and no --model was given`,
+        {
+          hint: 'set "model" in the spec or pass --model MODEL',
+        },
+      );
     }
     const body = renderBody(compiled, format, args.model ? { model: args.model } : {});
     const value = { format, ...compiled, ...(body ? { body } : {}) };

@@ -2,8 +2,15 @@ import { CpError } from '#kernel/errors.js';
 import type { CompiledPrompt } from '../compile.js';
 import { EPHEMERAL, type PromptMessage } from '../messages.js';
 
-export interface AnthropicTextBlock { type: 'text'; text: string; cache_control?: { type: 'ephemeral' } }
-export interface AnthropicMessage { role: 'user' | 'assistant'; content: string | AnthropicTextBlock[] }
+export interface AnthropicTextBlock {
+  type: 'text';
+  text: string;
+  cache_control?: { type: 'ephemeral' };
+}
+export interface AnthropicMessage {
+  role: 'user' | 'assistant';
+  content: string | AnthropicTextBlock[];
+}
 export interface AnthropicMessagesBody {
   model?: string;
   max_tokens: number;
@@ -21,7 +28,9 @@ export interface RenderOptions {
 export const DEFAULT_MAX_TOKENS = 1024;
 
 function block(message: Pick<PromptMessage, 'content' | 'cache_control'>): AnthropicTextBlock {
-  return message.cache_control ? { type: 'text', text: message.content, cache_control: { ...EPHEMERAL } } : { type: 'text', text: message.content };
+  return message.cache_control
+    ? { type: 'text', text: message.content, cache_control: { ...EPHEMERAL } }
+    : { type: 'text', text: message.content };
 }
 
 /**
@@ -30,7 +39,9 @@ function block(message: Pick<PromptMessage, 'content' | 'cache_control'>): Anthr
  * a message carrying a breakpoint is sent as a text block with `cache_control`.
  */
 export function renderAnthropic(prompt: CompiledPrompt, options: RenderOptions = {}): AnthropicMessagesBody {
-  const system: AnthropicTextBlock[] = [block({ content: prompt.instructions, ...(prompt.instructions_cache_control ? { cache_control: EPHEMERAL } : {}) })];
+  const system: AnthropicTextBlock[] = [
+    block({ content: prompt.instructions, ...(prompt.instructions_cache_control ? { cache_control: EPHEMERAL } : {}) }),
+  ];
   let index = 0;
   while (index < prompt.messages.length && prompt.messages[index]?.role === 'developer') {
     system.push(block(prompt.messages[index] as PromptMessage));
@@ -41,10 +52,14 @@ export function renderAnthropic(prompt: CompiledPrompt, options: RenderOptions =
     content: m.cache_control ? [block(m)] : m.content,
   }));
   if (messages[0]?.role !== 'user') {
-    throw new CpError('ERR_PROMPT_RENDER', `an Anthropic request must start with a user message, not ${messages[0]?.role ?? 'nothing'}`, {
-      hint: 'start the first history after the developer zone with a user message, or set zones.user_instructions',
-      details: { format: 'anthropic', first_role: messages[0]?.role ?? null },
-    });
+    throw new CpError(
+      'ERR_PROMPT_RENDER',
+      `an Anthropic request must start with a user message, not ${messages[0]?.role ?? 'nothing'}`,
+      {
+        hint: 'start the first history after the developer zone with a user message, or set zones.user_instructions',
+        details: { format: 'anthropic', first_role: messages[0]?.role ?? null },
+      },
+    );
   }
   const model = options.model ?? prompt.model;
   return {

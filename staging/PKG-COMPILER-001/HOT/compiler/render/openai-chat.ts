@@ -1,7 +1,10 @@
 import type { CompiledPrompt } from '../compile.js';
 import type { RenderOptions } from './anthropic.js';
 
-export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
 export interface OpenAIChatBody {
   model?: string;
   messages: ChatMessage[];
@@ -20,7 +23,9 @@ export function renderOpenAIChat(prompt: CompiledPrompt, options: RenderOptions 
     ...(model ? { model } : {}),
     messages: [
       { role: 'system', content: prompt.instructions },
-      ...prompt.messages.map((m): ChatMessage => ({ role: m.role === 'developer' ? 'system' : m.role, content: m.content })),
+      ...prompt.messages.map(
+        (m): ChatMessage => ({ role: m.role === 'developer' ? 'system' : m.role, content: m.content }),
+      ),
     ],
     ...(maxTokens ? { max_tokens: maxTokens } : {}),
   };

@@ -1,7 +1,10 @@
 import type { CompiledPrompt } from '../compile.js';
 import type { RenderOptions } from './anthropic.js';
 
-export interface ResponsesInputMessage { role: 'developer' | 'user' | 'assistant'; content: string }
+export interface ResponsesInputMessage {
+  role: 'developer' | 'user' | 'assistant';
+  content: string;
+}
 export interface OpenAIResponsesBody {
   model?: string;
   instructions: string;

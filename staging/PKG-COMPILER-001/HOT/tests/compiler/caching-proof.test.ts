@@ -14,14 +14,22 @@ const GRADUATE_EVERY = 5;
 
 const source = (name: string, lines: number): { path: string; content: string } => ({
   path: `src/${name}.ts`,
-  content: Array.from({ length: lines }, (_, i) => `export function ${name}${i}(input: string): string { return input.trim() + '${i}'; }`).join('\n'),
+  content: Array.from(
+    { length: lines },
+    (_, i) => `export function ${name}${i}(input: string): string { return input.trim() + '${i}'; }`,
+  ).join('\n'),
 });
 
 function specForTurn(turn: number, graduated: HistoryMessage[], active: HistoryMessage[], delta: string): PromptSpec {
   return {
     role: 'executor',
     model: 'claude-test',
-    zones: { developer_instructions: 'Run the tests after each change.', turn_context: 'cwd: /srv/app', user_instructions: 'Keep functions small.', environment_context: 'os: linux' },
+    zones: {
+      developer_instructions: 'Run the tests after each change.',
+      turn_context: 'cwd: /srv/app',
+      user_instructions: 'Keep functions small.',
+      environment_context: 'os: linux',
+    },
     tiers: {
       L0: { files: [source('core', 300), source('util', 200)] },
       L1: { files: [source('service', 150)] },
@@ -31,12 +39,22 @@ function specForTurn(turn: number, graduated: HistoryMessage[], active: HistoryM
     file_tree: ['src/core.ts', 'src/util.ts', 'src/service.ts', 'src/http.ts', `src/gen-${turn}.ts`],
     active_files: [{ path: `src/gen-${turn}.ts`, content: `export const turn = ${turn};` }],
     active_history: active,
-    task: { task_id: `T-${turn}`, max_output_tokens: 512, delta_context: delta, guide_cache_key: 'guide:executor:v1', task_prompt: `Turn ${turn}: implement step ${turn} of the refactoring plan.` },
+    task: {
+      task_id: `T-${turn}`,
+      max_output_tokens: 512,
+      delta_context: delta,
+      guide_cache_key: 'guide:executor:v1',
+      task_prompt: `Turn ${turn}: implement step ${turn} of the refactoring plan.`,
+    },
   };
 }
 
 test('20-turn conversation: >= 80% of input tokens after the first turn are served from the provider cache', async (t) => {
-  const server = await startAnthropicCacheServer({ apiKey: 'test-key', minCacheTokens: 1024, reply: (_b, i) => `Step ${i + 1} done: updated the functions and the tests pass.` });
+  const server = await startAnthropicCacheServer({
+    apiKey: 'test-key',
+    minCacheTokens: 1024,
+    reply: (_b, i) => `Step ${i + 1} done: updated the functions and the tests pass.`,
+  });
   t.after(() => server.close());
   const usages: AnthropicUsage[] = [];
   const stableHashes: string[] = [];
@@ -58,19 +76,29 @@ test('20-turn conversation: >= 80% of input tokens after the first turn are serv
     assert.equal(response.status, 200, await response.clone().text());
     const reply = (await response.json()) as { content: { text: string }[]; usage: AnthropicUsage };
     usages.push(reply.usage);
-    active = [...active, { role: 'user', content: `Turn ${turn}: implement step ${turn} of the refactoring plan.` }, { role: 'assistant', content: reply.content[0]!.text }];
+    active = [
+      ...active,
+      { role: 'user', content: `Turn ${turn}: implement step ${turn} of the refactoring plan.` },
+      { role: 'assistant', content: reply.content[0]!.text },
+    ];
     delta = `Previous task T-${turn}: ${reply.content[0]!.text}`;
   }
-  const inputOf = (u: AnthropicUsage): number => u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
+  const inputOf = (u: AnthropicUsage): number =>
+    u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
   const later = usages.slice(1);
   const read = later.reduce((n, u) => n + u.cache_read_input_tokens, 0);
   const total = later.reduce((n, u) => n + inputOf(u), 0);
   const share = read / total;
-  t.diagnostic(`turns 2-${TURNS}: ${read} of ${total} input tokens read from cache (${(share * 100).toFixed(1)}%); turn 1 wrote ${usages[0]!.cache_creation_input_tokens}`);
+  t.diagnostic(
+    `turns 2-${TURNS}: ${read} of ${total} input tokens read from cache (${(share * 100).toFixed(1)}%); turn 1 wrote ${usages[0]!.cache_creation_input_tokens}`,
+  );
 
   assert.equal(usages[0]!.cache_read_input_tokens, 0);
   assert.ok(usages[0]!.cache_creation_input_tokens > 0);
-  assert.ok(later.every((u) => u.cache_read_input_tokens > 0), 'every later turn reads from the cache');
+  assert.ok(
+    later.every((u) => u.cache_read_input_tokens > 0),
+    'every later turn reads from the cache',
+  );
   assert.ok(share >= 0.8, `cache share ${share.toFixed(3)} is below 0.8`);
   // The stable prefix only moves when history graduates into L3; in between, its hash is identical.
   const distinct = new Set(stableHashes).size;
@@ -83,10 +111,17 @@ test('without breakpoints the simulated provider caches nothing (the proof is no
   const server = await startAnthropicCacheServer();
   t.after(() => server.close());
   const compiled = compilePrompt(specForTurn(1, [], [], 'none'));
-  const body = JSON.parse(JSON.stringify(renderAnthropic(compiled)).replace(/,"cache_control":\{"type":"ephemeral"\}/g, '')) as object;
-  const post = async () => (await (await fetch(`${server.url}/v1/messages`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body),
-  })).json()) as { usage: AnthropicUsage };
+  const body = JSON.parse(
+    JSON.stringify(renderAnthropic(compiled)).replace(/,"cache_control":\{"type":"ephemeral"\}/g, ''),
+  ) as object;
+  const post = async () =>
+    (await (
+      await fetch(`${server.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify(body),
+      })
+    ).json()) as { usage: AnthropicUsage };
   await post();
   const second = await post();
   assert.equal(second.usage.cache_read_input_tokens, 0);
@@ -98,17 +133,43 @@ test('the fixture speaks the wire format: auth, version header, breakpoint limit
   const server = await startAnthropicCacheServer({ apiKey: 'right', minCacheTokens: 1024 });
   t.after(() => server.close());
   const post = async (body: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'right', 'anthropic-version': '2023-06-01', ...headers }, body: JSON.stringify(body) });
-    return { status: res.status, json: (await res.json()) as { type: string; error?: { type: string; message: string }; usage?: AnthropicUsage } };
+    const res = await fetch(`${server.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': 'right',
+        'anthropic-version': '2023-06-01',
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+    return {
+      status: res.status,
+      json: (await res.json()) as { type: string; error?: { type: string; message: string }; usage?: AnthropicUsage },
+    };
   };
   const block = (text: string) => ({ type: 'text', text, cache_control: { type: 'ephemeral' } });
-  assert.equal((await post({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }, { 'x-api-key': 'wrong' })).json.error?.type, 'authentication_error');
+  assert.equal(
+    (await post({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }, { 'x-api-key': 'wrong' }))
+      .json.error?.type,
+    'authentication_error',
+  );
   assert.equal((await post({ model: 'm', max_tokens: 5, messages: [] })).status, 400);
-  const five = await post({ model: 'm', max_tokens: 5, system: [block('a'), block('b')], messages: [{ role: 'user', content: [block('c'), block('d'), block('e')] }] });
+  const five = await post({
+    model: 'm',
+    max_tokens: 5,
+    system: [block('a'), block('b')],
+    messages: [{ role: 'user', content: [block('c'), block('d'), block('e')] }],
+  });
   assert.equal(five.status, 400);
   assert.match(five.json.error?.message ?? '', /maximum of 4 blocks with cache_control/);
   // Under the minimum cacheable length nothing is written.
-  const small = await post({ model: 'm', max_tokens: 5, system: [block('short')], messages: [{ role: 'user', content: 'hi' }] });
+  const small = await post({
+    model: 'm',
+    max_tokens: 5,
+    system: [block('short')],
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   assert.equal(small.json.usage?.cache_creation_input_tokens, 0);
   const res = await fetch(`${server.url}/v1/other`, { method: 'POST' });
   assert.equal(res.status, 404);

@@ -21,17 +21,23 @@ function forAll(name: string, check: (spec: PromptSpec, rng: Rng) => void): void
       try {
         check(validatePromptSpec(spec), rng);
       } catch (error) {
-        (error as Error).message = `[seed ${SEED}, case ${i}: replay with CP_PROPERTY_SEED=${SEED}] ${(error as Error).message}`;
+        (error as Error).message =
+          `[seed ${SEED}, case ${i}: replay with CP_PROPERTY_SEED=${SEED}] ${(error as Error).message}`;
         throw error;
       }
     }
   });
 }
 
-const compiledSchema = JSON.parse(readFileSync(new URL('../../schemas/compiled-prompt.schema.json', import.meta.url), 'utf8')) as object;
+const compiledSchema = JSON.parse(
+  readFileSync(new URL('../../schemas/compiled-prompt.schema.json', import.meta.url), 'utf8'),
+) as object;
 const validateCompiled = new Ajv({ allErrors: true, strict: true }).compile(compiledSchema);
 
-const stablePart = (c: CompiledPrompt) => ({ instructions: c.instructions, messages: c.messages.slice(0, c.stable_message_count) });
+const stablePart = (c: CompiledPrompt) => ({
+  instructions: c.instructions,
+  messages: c.messages.slice(0, c.stable_message_count),
+});
 
 forAll('compiling twice gives identical output, which matches compiled-prompt.schema.json', (spec) => {
   const compiled = compilePrompt(spec);
@@ -50,7 +56,10 @@ forAll('changing only the task keeps the stable prefix and its hash; the full ha
 
 forAll('the task prompt ends the last message and no task value appears in the stable prefix', (spec) => {
   const marker = `\u2063TASK-${Math.random().toString(36).slice(2)}\u2063`;
-  const c = compilePrompt({ ...spec, task: { ...spec.task!, task_prompt: `${marker}p`, delta_context: `${marker}d`, guide_cache_key: `${marker}k` } });
+  const c = compilePrompt({
+    ...spec,
+    task: { ...spec.task!, task_prompt: `${marker}p`, delta_context: `${marker}d`, guide_cache_key: `${marker}k` },
+  });
   assert.ok(c.messages.at(-1)?.content.endsWith(`Task prompt:\n${marker}p`));
   assert.ok(!JSON.stringify(stablePart(c)).includes(marker));
 });
@@ -95,8 +104,15 @@ forAll('hashes streamed from assembly pieces equal hashes of the finished texts'
   const c = compilePrompt(spec);
   // Plain copies carry no assembly pieces, so this hashes the joined message texts directly.
   const plain = hashPrefix({
-    instructions: c.instructions, instructionsBreakpoint: c.instructions_cache_control,
-    messages: c.messages.map((m) => ({ ...m })), dynamicTailMessages: c.messages.length - c.stable_message_count,
+    instructions: c.instructions,
+    instructionsBreakpoint: c.instructions_cache_control,
+    messages: c.messages.map((m) => ({ ...m })),
+    dynamicTailMessages: c.messages.length - c.stable_message_count,
   });
-  assert.deepEqual(plain, { stable_prefix_hash: c.stable_prefix_hash, dynamic_tail_hash: c.dynamic_tail_hash, full_prompt_hash: c.full_prompt_hash, cache_key: c.cache_key });
+  assert.deepEqual(plain, {
+    stable_prefix_hash: c.stable_prefix_hash,
+    dynamic_tail_hash: c.dynamic_tail_hash,
+    full_prompt_hash: c.full_prompt_hash,
+    cache_key: c.cache_key,
+  });
 });

@@ -17,7 +17,10 @@ test('registry orders segments by kind (tools, system, examples, dynamic) whatev
     .register({ id: 's', kind: 'system', content: 'SYSTEM' });
   assert.equal(forward.compile().text, 'TOOLS\n\nSYSTEM\n\nEXAMPLES\n\nDYNAMIC');
   assert.equal(shuffled.compile().text, forward.compile().text);
-  assert.deepEqual(shuffled.ordered().map((s) => s.id), ['t', 's', 'e', 'd']);
+  assert.deepEqual(
+    shuffled.ordered().map((s) => s.id),
+    ['t', 's', 'e', 'd'],
+  );
 });
 
 test('registry keeps registration order within a kind', () => {
@@ -42,12 +45,18 @@ test('stablePrefix excludes the appended dynamic section and prefixes the text',
 
 test('registry refuses duplicate ids and unknown kinds', () => {
   const registry = new SegmentRegistry().register({ id: 'a', kind: 'system', content: 'x' });
-  assert.throws(() => registry.register({ id: 'a', kind: 'tools', content: 'y' }), { code: 'ERR_PROMPT_SEGMENT_INVALID', message: /"a" is registered twice/ });
-  assert.throws(() => registry.register({ id: 'b', kind: 'nope' as never, content: 'y' }), { code: 'ERR_PROMPT_SEGMENT_INVALID', message: /unknown kind "nope"/ });
+  assert.throws(() => registry.register({ id: 'a', kind: 'tools', content: 'y' }), {
+    code: 'ERR_PROMPT_SEGMENT_INVALID',
+    message: /"a" is registered twice/,
+  });
+  assert.throws(() => registry.register({ id: 'b', kind: 'nope' as never, content: 'y' }), {
+    code: 'ERR_PROMPT_SEGMENT_INVALID',
+    message: /unknown kind "nope"/,
+  });
 });
 
 const msg = (role: PromptMessage['role'], content: string, cached = false): PromptMessage =>
-  (cached ? { role, content, section: 'L1', cache_control: { type: 'ephemeral' } } : { role, content, section: 'L1' });
+  cached ? { role, content, section: 'L1', cache_control: { type: 'ephemeral' } } : { role, content, section: 'L1' };
 const stable = [msg('developer', 'role template'), msg('user', 'files', true)];
 const hashes = (messages: PromptMessage[], tail: number, instructions = 'system') =>
   hashPrefix({ instructions, instructionsBreakpoint: false, messages, dynamicTailMessages: tail });
@@ -65,9 +74,18 @@ test('prefix compiler: stable hash unchanged when only the tail changes; full ha
 
 test('prefix compiler: stable hash changes when the stable prefix, instructions or a breakpoint changes', () => {
   const base = hashes([...stable, msg('user', 'task')], 1);
-  assert.notEqual(hashes([msg('developer', 'other template'), stable[1] as PromptMessage, msg('user', 'task')], 1).stable_prefix_hash, base.stable_prefix_hash);
-  assert.notEqual(hashes([...stable, msg('user', 'task')], 1, 'other system').stable_prefix_hash, base.stable_prefix_hash);
-  assert.notEqual(hashes([stable[0] as PromptMessage, msg('user', 'files'), msg('user', 'task')], 1).stable_prefix_hash, base.stable_prefix_hash);
+  assert.notEqual(
+    hashes([msg('developer', 'other template'), stable[1] as PromptMessage, msg('user', 'task')], 1).stable_prefix_hash,
+    base.stable_prefix_hash,
+  );
+  assert.notEqual(
+    hashes([...stable, msg('user', 'task')], 1, 'other system').stable_prefix_hash,
+    base.stable_prefix_hash,
+  );
+  assert.notEqual(
+    hashes([stable[0] as PromptMessage, msg('user', 'files'), msg('user', 'task')], 1).stable_prefix_hash,
+    base.stable_prefix_hash,
+  );
   // Moving the split moves a message from the tail into the prefix.
   assert.notEqual(hashes([...stable, msg('user', 'task')], 0).stable_prefix_hash, base.stable_prefix_hash);
 });

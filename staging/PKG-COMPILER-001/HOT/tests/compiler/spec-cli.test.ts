@@ -19,9 +19,15 @@ const pointerOf = (value: unknown): string => {
 
 test('invalid specs are refused with the JSON pointer of the problem', () => {
   assert.equal(pointerOf({ ...baseSpec(), role: 'wizard' }), '/role');
-  assert.equal(pointerOf({ ...baseSpec(), tiers: { L1: { files: [{ path: 'a', content: 3 }] } } }), '/tiers/L1/files/0/content');
+  assert.equal(
+    pointerOf({ ...baseSpec(), tiers: { L1: { files: [{ path: 'a', content: 3 }] } } }),
+    '/tiers/L1/files/0/content',
+  );
   assert.equal(pointerOf({ ...baseSpec(), tiers: { L9: {} } }), '/tiers/L9');
-  assert.equal(pointerOf({ ...baseSpec(), active_history: [{ role: 'system', content: 'x' }] }), '/active_history/0/role');
+  assert.equal(
+    pointerOf({ ...baseSpec(), active_history: [{ role: 'system', content: 'x' }] }),
+    '/active_history/0/role',
+  );
   assert.equal(pointerOf({ ...baseSpec(), task: { task_id: 'T', task_prompt: 'p' } }), '/task/max_output_tokens');
   assert.equal(pointerOf({ ...baseSpec(), cache: { max_breakpoints: 5 } }), '/cache/max_breakpoints');
   const { zones: _zones, ...noZones } = baseSpec();
@@ -40,23 +46,44 @@ test('all problems are listed in details, and the message names the first', () =
     const e = error as { message: string; details: { errors: { pointer: string }[] } };
     assert.ok(e.details.errors.length >= 3);
     assert.match(e.message, /at \/\S+: .* \(and \d+ more\)/);
-    assert.deepEqual([...new Set(e.details.errors.map((p) => p.pointer))].sort(), ['/role', '/user_prompt', '/zones/turn_context']);
+    assert.deepEqual([...new Set(e.details.errors.map((p) => p.pointer))].sort(), [
+      '/role',
+      '/user_prompt',
+      '/zones/turn_context',
+    ]);
   }
 });
 
 test('empty prompts and history messages are refused as empty', () => {
-  assert.throws(() => validatePromptSpec({ ...baseSpec(), user_prompt: '' }), { code: 'ERR_PROMPT_SPEC_INVALID', message: 'prompt spec is invalid at /user_prompt: must not be empty' });
-  assert.throws(() => validatePromptSpec({ ...baseSpec(), active_history: [{ role: 'user', content: '' }] }), { message: /\/active_history\/0\/content: must not be empty/ });
+  assert.throws(() => validatePromptSpec({ ...baseSpec(), user_prompt: '' }), {
+    code: 'ERR_PROMPT_SPEC_INVALID',
+    message: 'prompt spec is invalid at /user_prompt: must not be empty',
+  });
+  assert.throws(() => validatePromptSpec({ ...baseSpec(), active_history: [{ role: 'user', content: '' }] }), {
+    message: /\/active_history\/0\/content: must not be empty/,
+  });
 });
 
 test('spec text that is not JSON is refused with the source named', () => {
-  assert.throws(() => parsePromptSpec('{"role":', 'spec.json'), { code: 'ERR_PROMPT_SPEC_INVALID', message: /"spec\.json" is not JSON/ });
+  assert.throws(() => parsePromptSpec('{"role":', 'spec.json'), {
+    code: 'ERR_PROMPT_SPEC_INVALID',
+    message: /"spec\.json" is not JSON/,
+  });
 });
 
 async function cli(argv: string[], cwd: string): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runCli({ argv, cwd, stdout: (t) => { out += `${t}\n`; }, stderr: (t) => { err += `${t}\n`; } });
+  const code = await runCli({
+    argv,
+    cwd,
+    stdout: (t) => {
+      out += `${t}\n`;
+    },
+    stderr: (t) => {
+      err += `${t}\n`;
+    },
+  });
   return { code, out, err };
 }
 
@@ -69,12 +96,27 @@ test('cplane prompt compile prints hashes, messages and the provider body', asyn
   assert.match(human.out, /stable_prefix_hash: [0-9a-f]{64}/);
   assert.match(human.out, /breakpoints: 4 \(L0, L1, L2, L3\)/);
 
-  const neutral = JSON.parse((await cli(['prompt', 'compile', '--spec', 'spec.json', '--json'], dir)).out) as Record<string, unknown>;
-  for (const key of ['instructions', 'messages', 'stable_prefix_hash', 'dynamic_tail_hash', 'full_prompt_hash', 'cache_key', 'breakpoints']) assert.ok(key in neutral, key);
+  const neutral = JSON.parse((await cli(['prompt', 'compile', '--spec', 'spec.json', '--json'], dir)).out) as Record<
+    string,
+    unknown
+  >;
+  for (const key of [
+    'instructions',
+    'messages',
+    'stable_prefix_hash',
+    'dynamic_tail_hash',
+    'full_prompt_hash',
+    'cache_key',
+    'breakpoints',
+  ])
+    assert.ok(key in neutral, key);
   assert.equal(neutral.body, undefined);
 
   for (const format of ['anthropic', 'openai-responses', 'openai-chat']) {
-    const run = await cli(['prompt', 'compile', '--spec', join(dir, 'spec.json'), '--format', format, '--model', 'm-2', '--json'], '/');
+    const run = await cli(
+      ['prompt', 'compile', '--spec', join(dir, 'spec.json'), '--format', format, '--model', 'm-2', '--json'],
+      '/',
+    );
     assert.equal(run.code, 0, run.err);
     const value = JSON.parse(run.out) as { body: { model: string }; stable_prefix_hash: string; format: string };
     assert.equal(value.body.model, 'm-2');

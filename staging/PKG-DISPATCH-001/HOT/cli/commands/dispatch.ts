@@ -36,23 +36,45 @@ const REQUIRED: Readonly<Record<Action, readonly (keyof DispatchArgs)[]>> = {
 
 export default defineCommand<DispatchArgs>({
   command: 'dispatch <action>',
-  describe: 'dispatch runtime over a spec\'s tasks.md: init | compile | ingest | status (task and progress ledgers, stall detection)',
-  builder: (y) => y
-    .positional('action', { type: 'string', choices: [...ACTIONS], demandOption: true, describe: 'init a run, compile a task prompt, ingest an outcome, or show status' })
-    .option('root', { type: 'string', describe: 'the cplane root (state in ROOT/HOT/registries/dispatch.sqlite)' })
-    .option('run', { type: 'string', demandOption: true, describe: 'the run id' })
-    .option('tasks', { type: 'string', describe: 'init: the spec\'s tasks.md' })
-    .option('spec-name', { type: 'string', describe: 'init: the spec name (default: the folder holding tasks.md)' })
-    .option('task', { type: 'string', describe: 'compile/ingest: the task id, e.g. 2.1' })
-    .option('role', { type: 'string', choices: [...DISPATCH_ROLES], describe: 'compile: the prompt role' })
-    .option('outcome', { type: 'string', choices: [...IMPLEMENTER_OUTCOMES], describe: 'ingest: the implementer outcome' })
-    .option('assessment', { type: 'string', choices: [...REVIEWER_ASSESSMENTS], describe: 'ingest: the reviewer assessment' })
-    .option('summary', { type: 'string', describe: 'ingest: a one-paragraph summary of the output' })
-    .option('blocker', { type: 'string', array: true, describe: 'ingest: a blocker (repeatable)' })
-    .option('required-fix', { type: 'string', array: true, describe: 'ingest: a fix the reviewer requires (repeatable)' })
-    .example('$0 dispatch init --root R --tasks specs/a/tasks.md --run r1', '')
-    .example('$0 dispatch compile --root R --run r1 --task 2.1 --role executor --json', '')
-    .example('$0 dispatch ingest --root R --run r1 --task 2.1 --outcome blocked --summary "fixture missing"', '') as never,
+  describe:
+    "dispatch runtime over a spec's tasks.md: init | compile | ingest | status (task and progress ledgers, stall detection)",
+  builder: (y) =>
+    y
+      .positional('action', {
+        type: 'string',
+        choices: [...ACTIONS],
+        demandOption: true,
+        describe: 'init a run, compile a task prompt, ingest an outcome, or show status',
+      })
+      .option('root', { type: 'string', describe: 'the cplane root (state in ROOT/HOT/registries/dispatch.sqlite)' })
+      .option('run', { type: 'string', demandOption: true, describe: 'the run id' })
+      .option('tasks', { type: 'string', describe: "init: the spec's tasks.md" })
+      .option('spec-name', { type: 'string', describe: 'init: the spec name (default: the folder holding tasks.md)' })
+      .option('task', { type: 'string', describe: 'compile/ingest: the task id, e.g. 2.1' })
+      .option('role', { type: 'string', choices: [...DISPATCH_ROLES], describe: 'compile: the prompt role' })
+      .option('outcome', {
+        type: 'string',
+        choices: [...IMPLEMENTER_OUTCOMES],
+        describe: 'ingest: the implementer outcome',
+      })
+      .option('assessment', {
+        type: 'string',
+        choices: [...REVIEWER_ASSESSMENTS],
+        describe: 'ingest: the reviewer assessment',
+      })
+      .option('summary', { type: 'string', describe: 'ingest: a one-paragraph summary of the output' })
+      .option('blocker', { type: 'string', array: true, describe: 'ingest: a blocker (repeatable)' })
+      .option('required-fix', {
+        type: 'string',
+        array: true,
+        describe: 'ingest: a fix the reviewer requires (repeatable)',
+      })
+      .example('$0 dispatch init --root R --tasks specs/a/tasks.md --run r1', '')
+      .example('$0 dispatch compile --root R --run r1 --task 2.1 --role executor --json', '')
+      .example(
+        '$0 dispatch ingest --root R --run r1 --task 2.1 --outcome blocked --summary "fixture missing"',
+        '',
+      ) as never,
   run(args, ctx) {
     checkUsage(args);
     const runtime = new DispatchRuntime({ root: resolveRoot(args.root, ctx) });
@@ -67,17 +89,25 @@ export default defineCommand<DispatchArgs>({
 function checkUsage(args: DispatchArgs): void {
   const missing = REQUIRED[args.action].filter((name) => args[name] === undefined);
   if (missing.length > 0) {
-    throw new CpError('ERR_USAGE', `dispatch ${args.action} needs ${missing.map((name) => `--${name}`).join(', ')}`, { hint: 'run cplane dispatch --help' });
+    throw new CpError('ERR_USAGE', `dispatch ${args.action} needs ${missing.map((name) => `--${name}`).join(', ')}`, {
+      hint: 'run cplane dispatch --help',
+    });
   }
   if (args.action === 'ingest' && (args.outcome === undefined) === (args.assessment === undefined)) {
-    throw new CpError('ERR_USAGE', 'dispatch ingest needs exactly one of --outcome or --assessment', { hint: '--outcome completed|blocked|failed for an implementer, --assessment approved|needs_changes|blocked for a reviewer' });
+    throw new CpError('ERR_USAGE', 'dispatch ingest needs exactly one of --outcome or --assessment', {
+      hint: '--outcome completed|blocked|failed for an implementer, --assessment approved|needs_changes|blocked for a reviewer',
+    });
   }
 }
 
 function runAction(runtime: DispatchRuntime, args: DispatchArgs, ctx: CliContext): number {
   switch (args.action) {
     case 'init': {
-      const result = runtime.initRun({ runId: args.run, tasksPath: resolve(ctx.cwd, args.tasks as string), ...(args.specName === undefined ? {} : { specName: args.specName }) });
+      const result = runtime.initRun({
+        runId: args.run,
+        tasksPath: resolve(ctx.cwd, args.tasks as string),
+        ...(args.specName === undefined ? {} : { specName: args.specName }),
+      });
       ctx.report(args, result, humanInit(result));
       return EXIT.OK;
     }
@@ -87,10 +117,21 @@ function runAction(runtime: DispatchRuntime, args: DispatchArgs, ctx: CliContext
       return EXIT.OK;
     }
     case 'ingest': {
-      const output = args.outcome !== undefined
-        ? { role: 'implementer', outcome: args.outcome, summary: args.summary, blockers: args.blocker }
-        : { role: 'reviewer', assessment: args.assessment, summary: args.summary, blockers: args.blocker, required_fixes: args.requiredFix };
-      const result = runtime.ingestOutput({ runId: args.run, taskId: args.task as string, output: dropUndefined(output) });
+      const output =
+        args.outcome !== undefined
+          ? { role: 'implementer', outcome: args.outcome, summary: args.summary, blockers: args.blocker }
+          : {
+              role: 'reviewer',
+              assessment: args.assessment,
+              summary: args.summary,
+              blockers: args.blocker,
+              required_fixes: args.requiredFix,
+            };
+      const result = runtime.ingestOutput({
+        runId: args.run,
+        taskId: args.task as string,
+        output: dropUndefined(output),
+      });
       ctx.report(args, result, humanIngest(result));
       return EXIT.OK;
     }

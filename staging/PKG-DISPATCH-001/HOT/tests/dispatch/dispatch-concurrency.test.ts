@@ -9,7 +9,9 @@ import { dispatchStorePath } from '../../dispatch/snapshot-store.js';
 import { Ledger, ledgerPathForRoot, verifyLedger } from '#kernel/ledger/index.js';
 import { SAMPLE_TASKS, steppingClock, tempDir, writeTasks } from './helpers.js';
 
-const RUNTIME_URL = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dispatch', 'runtime.js')).href;
+const RUNTIME_URL = pathToFileURL(
+  join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dispatch', 'runtime.js'),
+).href;
 
 /** One child process ingesting `count` blocked outcomes into the same run. */
 function ingester(root: string, count: number): Promise<number> {
@@ -19,7 +21,9 @@ function ingester(root: string, count: number): Promise<number> {
     for (let i = 0; i < ${count}; i += 1) runtime.ingestOutput({ runId: 'shared', taskId: '3', output: { role: 'implementer', outcome: 'blocked' } });
     runtime.close();`;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     child.on('error', reject);
     child.on('exit', (code) => resolve(code ?? 1));
   });
@@ -60,10 +64,13 @@ test('a telemetry append failure after the state was saved is reported with the 
   ledger.close();
   const runtime = new DispatchRuntime({ root, ledger, clock: steppingClock() });
   t.after(() => runtime.close());
-  assert.throws(() => runtime.initRun({ runId: 'r', tasksPath }), (error: { code: string; details: Record<string, unknown> }) => {
-    assert.equal(error.code, 'ERR_DISPATCH_TELEMETRY_FAILED');
-    assert.equal(error.details['snapshot_revision'], 1);
-    return true;
-  });
+  assert.throws(
+    () => runtime.initRun({ runId: 'r', tasksPath }),
+    (error: { code: string; details: Record<string, unknown> }) => {
+      assert.equal(error.code, 'ERR_DISPATCH_TELEMETRY_FAILED');
+      assert.equal(error.details.snapshot_revision, 1);
+      return true;
+    },
+  );
   assert.equal(runtime.status({ runId: 'r' }).snapshot_revision, 1, 'the state the error names is really there');
 });

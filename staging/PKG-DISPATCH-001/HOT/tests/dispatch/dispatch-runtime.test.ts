@@ -11,13 +11,25 @@ import type { CompileDispatchPrompt } from '../../dispatch/compiler-port.js';
 import { Ledger, ledgerPathForRoot } from '#kernel/ledger/index.js';
 import { SAMPLE_TASKS, steppingClock, tempDir, writeTasks } from './helpers.js';
 
-interface Setup { root: string; tasksPath: string; runtime: DispatchRuntime }
+interface Setup {
+  root: string;
+  tasksPath: string;
+  runtime: DispatchRuntime;
+}
 
 function setup(t: TestContext, options: { compile?: CompileDispatchPrompt; threshold?: number } = {}): Setup {
   const root = tempDir(t, 'cplane-dispatch-root-');
   const tasksPath = writeTasks(join(root, 'specs', 'spec-a', 'tasks.md'), SAMPLE_TASKS);
-  const config = { ...loadDispatchConfig(PACKAGED_CONFIG_PATH), ...(options.threshold ? { stall_threshold: options.threshold } : {}) };
-  const runtime = new DispatchRuntime({ root, clock: steppingClock(), config, ...(options.compile ? { compile: options.compile } : {}) });
+  const config = {
+    ...loadDispatchConfig(PACKAGED_CONFIG_PATH),
+    ...(options.threshold ? { stall_threshold: options.threshold } : {}),
+  };
+  const runtime = new DispatchRuntime({
+    root,
+    clock: steppingClock(),
+    config,
+    ...(options.compile ? { compile: options.compile } : {}),
+  });
   t.after(() => runtime.close());
   runtime.initRun({ runId: 'run-1', tasksPath });
   return { root, tasksPath, runtime };
@@ -47,54 +59,98 @@ test('init_run persists revision 1 with the progress facts and records telemetry
   assert.equal(status.source_state, 'current');
   assert.ok(existsSync(dispatchStorePath(root)));
   const [init] = telemetry(root, 'DISPATCH_RUN_INITIALIZED');
-  assert.equal(init?.['run_id'], 'run-1');
-  assert.equal(init?.['work_order_id'], 'run-1');
-  assert.throws(() => runtime.initRun({ runId: 'run-1', tasksPath: status.tasks_path }), { code: 'ERR_DISPATCH_RUN_EXISTS' });
-  assert.throws(() => runtime.initRun({ runId: '../evil', tasksPath: status.tasks_path }), { code: 'ERR_DISPATCH_RUN_ID_INVALID' });
+  assert.equal(init?.run_id, 'run-1');
+  assert.equal(init?.work_order_id, 'run-1');
+  assert.throws(() => runtime.initRun({ runId: 'run-1', tasksPath: status.tasks_path }), {
+    code: 'ERR_DISPATCH_RUN_EXISTS',
+  });
+  assert.throws(() => runtime.initRun({ runId: '../evil', tasksPath: status.tasks_path }), {
+    code: 'ERR_DISPATCH_RUN_ID_INVALID',
+  });
 });
 
 test('init_run with a missing or malformed tasks.md writes nothing to the root', (t) => {
   const root = tempDir(t);
   const runtime = new DispatchRuntime({ root, clock: steppingClock() });
   t.after(() => runtime.close());
-  assert.throws(() => runtime.initRun({ runId: 'r', tasksPath: join(root, 'nope', 'tasks.md') }), (error: { code: string; details: Record<string, unknown>; hint: string }) => {
-    assert.equal(error.code, 'ERR_PROGRESS_LEDGER_MISSING_TASKS');
-    assert.equal(error.details['path'], join(root, 'nope', 'tasks.md'));
-    assert.ok(error.hint.length > 0);
-    return true;
-  });
+  assert.throws(
+    () => runtime.initRun({ runId: 'r', tasksPath: join(root, 'nope', 'tasks.md') }),
+    (error: { code: string; details: Record<string, unknown>; hint: string }) => {
+      assert.equal(error.code, 'ERR_PROGRESS_LEDGER_MISSING_TASKS');
+      assert.equal(error.details.path, join(root, 'nope', 'tasks.md'));
+      assert.ok(error.hint.length > 0);
+      return true;
+    },
+  );
   const bad = writeTasks(join(root, 'bad', 'tasks.md'), '- [ ] 1. ok\n- [~] 2. broken\n');
-  assert.throws(() => runtime.initRun({ runId: 'r', tasksPath: bad }), (error: { code: string; details: Record<string, unknown> }) => {
-    assert.equal(error.code, 'ERR_PROGRESS_LEDGER_PARSE_FAILED');
-    assert.deepEqual([error.details['path'], error.details['line']], [bad, 2]);
-    return true;
-  });
+  assert.throws(
+    () => runtime.initRun({ runId: 'r', tasksPath: bad }),
+    (error: { code: string; details: Record<string, unknown> }) => {
+      assert.equal(error.code, 'ERR_PROGRESS_LEDGER_PARSE_FAILED');
+      assert.deepEqual([error.details.path, error.details.line], [bad, 2]);
+      return true;
+    },
+  );
   assert.equal(existsSync(join(root, 'HOT')), false, 'no store and no ledger were created');
   assert.throws(() => runtime.status({ runId: 'r' }), { code: 'ERR_DISPATCH_RUN_NOT_FOUND' });
 });
 
 test('compile_prompt builds the delta packet from ledger facts; task prompt stays last', (t) => {
   const { runtime } = setup(t);
-  runtime.ingestOutput({ runId: 'run-1', taskId: '2.2', output: { role: 'reviewer', assessment: 'needs_changes', summary: 'close but not done', required_fixes: ['handle CRLF'] } });
+  runtime.ingestOutput({
+    runId: 'run-1',
+    taskId: '2.2',
+    output: {
+      role: 'reviewer',
+      assessment: 'needs_changes',
+      summary: 'close but not done',
+      required_fixes: ['handle CRLF'],
+    },
+  });
   const result = runtime.compilePrompt({ runId: 'run-1', taskId: '2.2', role: 'executor' });
   assert.equal(result.ledger_mode, 'ledger');
   assert.equal(result.fallback_reason, null);
   assert.equal(result.progress_source, 'snapshot');
-  for (const expected of ['Run: run-1 (spec spec-a, plan v1)', 'Progress: 2/6 completed, 2 in progress, 2 pending; active task 2.2', 'Task 2.2 [in-progress]: Parse metadata lines', 'Last summary: close but not done', 'Reviewer assessment: needs_changes', 'Required fixes:\n- handle CRLF', 'Stall: 0/2']) {
-    assert.ok(result.delta_context.includes(expected), `delta has ${JSON.stringify(expected)}:\n${result.delta_context}`);
+  for (const expected of [
+    'Run: run-1 (spec spec-a, plan v1)',
+    'Progress: 2/6 completed, 2 in progress, 2 pending; active task 2.2',
+    'Task 2.2 [in-progress]: Parse metadata lines',
+    'Last summary: close but not done',
+    'Reviewer assessment: needs_changes',
+    'Required fixes:\n- handle CRLF',
+    'Stall: 0/2',
+  ]) {
+    assert.ok(
+      result.delta_context.includes(expected),
+      `delta has ${JSON.stringify(expected)}:\n${result.delta_context}`,
+    );
   }
   const tail = lastMessage(result.prompt);
   assert.ok(tail.includes(`Delta context:\n${result.delta_context}`));
   assert.ok(tail.endsWith('Task prompt:\nRole: engineer | Task: parse _Prompt and _Requirements lines'), tail);
-  const order = ['Task ID: 2.2', 'Max output tokens: 4096', 'Delta context:', 'Guide cache key: dispatch:spec-a:executor', 'Task prompt:'].map((label) => tail.indexOf(label));
-  assert.deepEqual([...order].sort((a, b) => a - b), order, 'canonical dynamic tail order');
+  const order = [
+    'Task ID: 2.2',
+    'Max output tokens: 4096',
+    'Delta context:',
+    'Guide cache key: dispatch:spec-a:executor',
+    'Task prompt:',
+  ].map((label) => tail.indexOf(label));
+  assert.deepEqual(
+    [...order].sort((a, b) => a - b),
+    order,
+    'canonical dynamic tail order',
+  );
   assert.ok(order.every((index) => index >= 0));
 });
 
 test('stable prefix ignores ledger content and the task; role changes it', (t) => {
   const { runtime } = setup(t);
   const a = runtime.compilePrompt({ runId: 'run-1', taskId: '2.2', role: 'executor' });
-  runtime.ingestOutput({ runId: 'run-1', taskId: '2.2', output: { role: 'implementer', outcome: 'blocked', summary: 'waiting on schema' } });
+  runtime.ingestOutput({
+    runId: 'run-1',
+    taskId: '2.2',
+    output: { role: 'implementer', outcome: 'blocked', summary: 'waiting on schema' },
+  });
   const b = runtime.compilePrompt({ runId: 'run-1', taskId: '2.2', role: 'executor' });
   const c = runtime.compilePrompt({ runId: 'run-1', taskId: '3', role: 'executor' });
   const d = runtime.compilePrompt({ runId: 'run-1', taskId: '2.2', role: 'reviewer' });
@@ -120,22 +176,39 @@ test('degraded mode: unreadable tasks.md compiles from snapshot facts as ledger_
   assert.match(degraded.delta_context, /Ledger mode: ledger_plus_fallback/);
   assert.equal(runtime.status({ runId: 'run-1' }).source_state, 'unreadable');
   const events = telemetry(root, 'DISPATCH_PROMPT_COMPILED');
-  assert.deepEqual(events.map((event) => [event['ledger_mode'], event['fallback_reason']]), [['ledger', null], ['ledger_plus_fallback', 'rebuild_failed']]);
-  assert.equal(events[1]?.['stable_prefix_hash'], degraded.stable_prefix_hash);
+  assert.deepEqual(
+    events.map((event) => [event.ledger_mode, event.fallback_reason]),
+    [
+      ['ledger', null],
+      ['ledger_plus_fallback', 'rebuild_failed'],
+    ],
+  );
+  assert.equal(events[1]?.stable_prefix_hash, degraded.stable_prefix_hash);
 });
 
 test('fallback when the snapshot lacks required progress fields: rebuild from tasks.md, or a typed error if it is gone', (t) => {
   const { root, tasksPath, runtime } = setup(t);
   const store = SnapshotStore.open(root) as SnapshotStore;
   t.after(() => store.close());
-  store.update('run-1', 'test: drop progress facts', () => ({ updates: [{ key: FACT_KEYS.progressTasks, task_id: null, value: null }, { key: FACT_KEYS.progressSourceFingerprint, task_id: null, value: null }], result: null }));
+  store.update('run-1', 'test: drop progress facts', () => ({
+    updates: [
+      { key: FACT_KEYS.progressTasks, task_id: null, value: null },
+      { key: FACT_KEYS.progressSourceFingerprint, task_id: null, value: null },
+    ],
+    result: null,
+  }));
   const rebuilt = runtime.compilePrompt({ runId: 'run-1', taskId: '2.2', role: 'executor' });
   assert.equal(rebuilt.progress_source, 'rebuilt');
   assert.equal(rebuilt.rebuild_cause, 'fields_missing');
   assert.equal(rebuilt.progress_ledger.totals.total, 6);
-  store.update('run-1', 'test: drop progress facts again', () => ({ updates: [{ key: FACT_KEYS.progressTasks, task_id: null, value: null }], result: null }));
+  store.update('run-1', 'test: drop progress facts again', () => ({
+    updates: [{ key: FACT_KEYS.progressTasks, task_id: null, value: null }],
+    result: null,
+  }));
   renameSync(tasksPath, `${tasksPath}.moved`);
-  assert.throws(() => runtime.compilePrompt({ runId: 'run-1', taskId: '2.2', role: 'executor' }), { code: 'ERR_PROGRESS_LEDGER_MISSING_TASKS' });
+  assert.throws(() => runtime.compilePrompt({ runId: 'run-1', taskId: '2.2', role: 'executor' }), {
+    code: 'ERR_PROGRESS_LEDGER_MISSING_TASKS',
+  });
 });
 
 test('unknown snapshot keys are ignored: same prompt bytes with or without them', (t) => {
@@ -157,19 +230,28 @@ test('stall counter through the runtime: flagged at the threshold with a replan 
   const { root, runtime } = setup(t, { threshold: 3 });
   const ingest = (output: Record<string, unknown>) => runtime.ingestOutput({ runId: 'run-1', taskId: '2.2', output });
   assert.equal(ingest({ role: 'implementer', outcome: 'failed' }).task_ledger.stalled.consecutive_non_progress, 1);
-  assert.equal(ingest({ role: 'reviewer', assessment: 'needs_changes' }).task_ledger.stalled.consecutive_non_progress, 1);
-  assert.equal(ingest({ role: 'reviewer', assessment: 'blocked', blockers: ['spec unclear'] }).task_ledger.stalled.flagged, false);
+  assert.equal(
+    ingest({ role: 'reviewer', assessment: 'needs_changes' }).task_ledger.stalled.consecutive_non_progress,
+    1,
+  );
+  assert.equal(
+    ingest({ role: 'reviewer', assessment: 'blocked', blockers: ['spec unclear'] }).task_ledger.stalled.flagged,
+    false,
+  );
   const flagged = ingest({ role: 'implementer', outcome: 'blocked', summary: 'still unclear' });
   assert.deepEqual(flagged.task_ledger.stalled, { consecutive_non_progress: 3, threshold: 3, flagged: true });
   assert.equal(flagged.newly_flagged, true);
   assert.equal(flagged.telemetry_entry_ids.length, 2);
   assert.match(flagged.task_ledger.replan_hint ?? '', /Task 2\.2 .* 3 consecutive .*still unclear/);
   const compiled = runtime.compilePrompt({ runId: 'run-1', taskId: '2.2', role: 'orchestrator' });
-  assert.match(compiled.delta_context, /Stall: 3\/3 consecutive non-progress outcomes \(STALLED\)\nReplan hint: Task 2\.2/);
+  assert.match(
+    compiled.delta_context,
+    /Stall: 3\/3 consecutive non-progress outcomes \(STALLED\)\nReplan hint: Task 2\.2/,
+  );
   assert.deepEqual(runtime.status({ runId: 'run-1' }).stalled_task_ids, ['2.2']);
   const [stall] = telemetry(root, 'DISPATCH_STALL_FLAGGED');
-  assert.equal(stall?.['task_id'], '2.2');
-  assert.equal(stall?.['replan_hint'], flagged.task_ledger.replan_hint);
+  assert.equal(stall?.task_id, '2.2');
+  assert.equal(stall?.replan_hint, flagged.task_ledger.replan_hint);
   const reset = ingest({ role: 'implementer', outcome: 'completed' });
   assert.deepEqual(reset.task_ledger.stalled, { consecutive_non_progress: 0, threshold: 3, flagged: false });
   assert.equal(reset.task_ledger.replan_hint, undefined);
@@ -188,17 +270,35 @@ test('hostile ingest and compile input is refused before anything is written', (
     [{ role: 'implementer', outcome: 'blocked', summary: 'x'.repeat(20_000) }, 'ERR_DISPATCH_OUTPUT_INVALID'],
     ['completed', 'ERR_DISPATCH_OUTPUT_INVALID'],
   ];
-  for (const [output, code] of bad) assert.throws(() => runtime.ingestOutput({ runId: 'run-1', taskId: '2.2', output }), { code }, JSON.stringify(output).slice(0, 80));
-  assert.throws(() => runtime.ingestOutput({ runId: 'run-1', taskId: '9', output: { role: 'implementer', outcome: 'completed' } }), { code: 'ERR_DISPATCH_TASK_UNKNOWN' });
-  assert.throws(() => runtime.compilePrompt({ runId: 'run-1', taskId: '9.9', role: 'executor' }), { code: 'ERR_DISPATCH_TASK_UNKNOWN' });
-  assert.throws(() => runtime.compilePrompt({ runId: 'run-1', taskId: '2.2; drop', role: 'executor' }), { code: 'ERR_DISPATCH_TASK_UNKNOWN' });
-  assert.throws(() => runtime.compilePrompt({ runId: 'run-1', taskId: '2.2', role: 'implementer' }), { code: 'ERR_DISPATCH_ROLE_INVALID' });
-  assert.throws(() => runtime.compilePrompt({ runId: 'run-2', taskId: '2.2', role: 'executor' }), { code: 'ERR_DISPATCH_RUN_NOT_FOUND' });
+  for (const [output, code] of bad)
+    assert.throws(
+      () => runtime.ingestOutput({ runId: 'run-1', taskId: '2.2', output }),
+      { code },
+      JSON.stringify(output).slice(0, 80),
+    );
+  assert.throws(
+    () => runtime.ingestOutput({ runId: 'run-1', taskId: '9', output: { role: 'implementer', outcome: 'completed' } }),
+    { code: 'ERR_DISPATCH_TASK_UNKNOWN' },
+  );
+  assert.throws(() => runtime.compilePrompt({ runId: 'run-1', taskId: '9.9', role: 'executor' }), {
+    code: 'ERR_DISPATCH_TASK_UNKNOWN',
+  });
+  assert.throws(() => runtime.compilePrompt({ runId: 'run-1', taskId: '2.2; drop', role: 'executor' }), {
+    code: 'ERR_DISPATCH_TASK_UNKNOWN',
+  });
+  assert.throws(() => runtime.compilePrompt({ runId: 'run-1', taskId: '2.2', role: 'implementer' }), {
+    code: 'ERR_DISPATCH_ROLE_INVALID',
+  });
+  assert.throws(() => runtime.compilePrompt({ runId: 'run-2', taskId: '2.2', role: 'executor' }), {
+    code: 'ERR_DISPATCH_RUN_NOT_FOUND',
+  });
   assert.equal(revision(), start);
 });
 
 test('a compiler failure surfaces and records no COMPILED telemetry', (t) => {
-  const failing: CompileDispatchPrompt = () => { throw Object.assign(new Error('compiler exploded'), { code: 'ERR_PROMPT_SPEC_INVALID', hint: 'x' }); };
+  const failing: CompileDispatchPrompt = () => {
+    throw Object.assign(new Error('compiler exploded'), { code: 'ERR_PROMPT_SPEC_INVALID', hint: 'x' });
+  };
   const { root, runtime } = setup(t, { compile: failing });
   assert.throws(() => runtime.compilePrompt({ runId: 'run-1', taskId: '2.2', role: 'executor' }), /compiler exploded/);
   assert.deepEqual(telemetry(root, 'DISPATCH_PROMPT_COMPILED'), []);
@@ -210,13 +310,19 @@ test('snapshots: append-only, hash-checked, and shared by two runtimes without l
   t.after(() => other.close());
   runtime.ingestOutput({ runId: 'run-1', taskId: '2.2', output: { role: 'implementer', outcome: 'blocked' } });
   other.ingestOutput({ runId: 'run-1', taskId: '2.2', output: { role: 'reviewer', assessment: 'blocked' } });
-  assert.equal(runtime.status({ runId: 'run-1' }).task_ledgers[0]?.stalled.consecutive_non_progress, 2, 'the second writer saw the first');
+  assert.equal(
+    runtime.status({ runId: 'run-1' }).task_ledgers[0]?.stalled.consecutive_non_progress,
+    2,
+    'the second writer saw the first',
+  );
   const db = new Database(dispatchStorePath(root));
   t.after(() => db.close());
   assert.throws(() => db.prepare("UPDATE snapshots SET reason = 'x'").run(), /append-only/);
   assert.throws(() => db.prepare('DELETE FROM snapshots').run(), /append-only/);
   db.exec('DROP TRIGGER snapshots_no_update');
-  db.prepare("UPDATE snapshots SET facts = replace(facts, '\"blocked\"', '\"fine\"') WHERE revision = (SELECT max(revision) FROM snapshots)").run();
+  db.prepare(
+    'UPDATE snapshots SET facts = replace(facts, \'"blocked"\', \'"fine"\') WHERE revision = (SELECT max(revision) FROM snapshots)',
+  ).run();
   assert.throws(() => runtime.status({ runId: 'run-1' }), { code: 'ERR_DISPATCH_SNAPSHOT_CORRUPT' });
 });
 
@@ -225,22 +331,33 @@ test('a file that is not a dispatch store is refused with a coded error', (t) =>
   mkdirSync(join(root, 'HOT', 'registries'), { recursive: true });
   writeFileSync(dispatchStorePath(root), 'not sqlite at all, just text that is long enough to be read as a header');
   assert.throws(() => SnapshotStore.open(root), { code: 'ERR_DISPATCH_STORE_UNREADABLE' });
-  assert.throws(() => SnapshotStore.open(join(root, 'missing'), { create: true }), { code: 'ERR_DISPATCH_ROOT_NOT_FOUND' });
+  assert.throws(() => SnapshotStore.open(join(root, 'missing'), { create: true }), {
+    code: 'ERR_DISPATCH_ROOT_NOT_FOUND',
+  });
 });
 
-test('config: the root\'s HOT/config/dispatch.json sets the threshold; invalid config is refused with the pointer', (t) => {
+test("config: the root's HOT/config/dispatch.json sets the threshold; invalid config is refused with the pointer", (t) => {
   const root = tempDir(t);
   mkdirSync(join(root, 'HOT', 'config'), { recursive: true });
-  writeFileSync(join(root, 'HOT', 'config', 'dispatch.json'), JSON.stringify({ ...loadDispatchConfig(PACKAGED_CONFIG_PATH), stall_threshold: 5 }));
+  writeFileSync(
+    join(root, 'HOT', 'config', 'dispatch.json'),
+    JSON.stringify({ ...loadDispatchConfig(PACKAGED_CONFIG_PATH), stall_threshold: 5 }),
+  );
   const runtime = new DispatchRuntime({ root });
   t.after(() => runtime.close());
   assert.equal(runtime.config.stall_threshold, 5);
-  assert.throws(() => parseDispatchConfig({ schema_version: '1', stall_threshold: 0, max_output_tokens: 1, guide_instruction: 'x' }), (error: { code: string; details: Record<string, unknown> }) => {
-    assert.equal(error.code, 'ERR_DISPATCH_CONFIG_INVALID');
-    assert.equal(error.details['pointer'], '/stall_threshold');
-    return true;
+  assert.throws(
+    () =>
+      parseDispatchConfig({ schema_version: '1', stall_threshold: 0, max_output_tokens: 1, guide_instruction: 'x' }),
+    (error: { code: string; details: Record<string, unknown> }) => {
+      assert.equal(error.code, 'ERR_DISPATCH_CONFIG_INVALID');
+      assert.equal(error.details.pointer, '/stall_threshold');
+      return true;
+    },
+  );
+  assert.throws(() => parseDispatchConfig({ ...loadDispatchConfig(PACKAGED_CONFIG_PATH), extra: true }), {
+    code: 'ERR_DISPATCH_CONFIG_INVALID',
   });
-  assert.throws(() => parseDispatchConfig({ ...loadDispatchConfig(PACKAGED_CONFIG_PATH), extra: true }), { code: 'ERR_DISPATCH_CONFIG_INVALID' });
   writeFileSync(join(root, 'HOT', 'config', 'dispatch.json'), '{ not json');
   assert.throws(() => new DispatchRuntime({ root }), { code: 'ERR_DISPATCH_CONFIG_INVALID' });
   assert.equal(loadDispatchConfig(PACKAGED_CONFIG_PATH).stall_threshold, 2, 'the shipped default is 2');

@@ -18,14 +18,37 @@ export default defineCommand<ListArgs>({
       const packages = [...listReceipts(root).values()]
         .sort((a, b) => a.layer - b.layer || (a.package_id < b.package_id ? -1 : 1))
         .map((r) => ({
-          package_id: r.package_id, version: r.version, layer: r.layer, files: r.files.length,
-          signature: r.signature.status, dev_waiver: r.signature.dev_waiver, installed_at: r.installed_at, ledger_anchor: r.ledger_anchor,
+          package_id: r.package_id,
+          version: r.version,
+          layer: r.layer,
+          files: r.files.length,
+          signature: r.signature.status,
+          dev_waiver: r.signature.dev_waiver,
+          installed_at: r.installed_at,
+          ledger_anchor: r.ledger_anchor,
         }));
-      const rows = [['package', 'version', 'layer', 'files', 'signature', 'installed_at'],
-        ...packages.map((p) => [p.package_id, p.version, String(p.layer), String(p.files), p.dev_waiver ? `${p.signature} (dev waiver)` : p.signature, p.installed_at])];
+      const rows = [
+        ['package', 'version', 'layer', 'files', 'signature', 'installed_at'],
+        ...packages.map((p) => [
+          p.package_id,
+          p.version,
+          String(p.layer),
+          String(p.files),
+          p.dev_waiver ? `${p.signature} (dev waiver)` : p.signature,
+          p.installed_at,
+        ]),
+      ];
       const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-      const table = rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
-      ctx.report(args, { root, repair: session.repair, packages }, [...repairLines(session.repair), ...(packages.length ? table : ['no packages installed'])]);
+      const table = rows.map((r) =>
+        r
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      );
+      ctx.report(args, { root, repair: session.repair, packages }, [
+        ...repairLines(session.repair),
+        ...(packages.length ? table : ['no packages installed']),
+      ]);
       return 0;
     });
   },

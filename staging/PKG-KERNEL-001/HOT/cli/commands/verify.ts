@@ -19,11 +19,15 @@ export default defineCommand<VerifyArgs>({
       const result = verifyRoot(root);
       const lines = [...repairLines(session.repair)];
       for (const f of result.findings) {
-        lines.push(`${f.problem.toUpperCase().padEnd(14)} ${quote(f.path)}  (${f.package_id ?? 'no owner'}${f.expected ? `: expected ${f.expected}, found ${f.actual ?? '-'}` : ''})`);
+        lines.push(
+          `${f.problem.toUpperCase().padEnd(14)} ${quote(f.path)}  (${f.package_id ?? 'no owner'}${f.expected ? `: expected ${f.expected}, found ${f.actual ?? '-'}` : ''})`,
+        );
       }
-      lines.push(result.ok
-        ? `OK: ${result.files} files of ${result.packages} packages match their receipts`
-        : `FAILED: ${result.findings.length} problem(s) in ${result.files} files of ${result.packages} packages`);
+      lines.push(
+        result.ok
+          ? `OK: ${result.files} files of ${result.packages} packages match their receipts`
+          : `FAILED: ${result.findings.length} problem(s) in ${result.files} files of ${result.packages} packages`,
+      );
       ctx.report(args, { root, repair: session.repair, ...result }, lines);
       return result.ok ? 0 : 1;
     });

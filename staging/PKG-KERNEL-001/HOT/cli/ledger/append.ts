@@ -14,16 +14,25 @@ interface AppendArgs extends LedgerTargetArgs {
 export default defineCommand<AppendArgs>({
   command: 'append',
   describe: 'append one entry (creates the ledger on first append); prints its id',
-  builder: (y) => withLedgerTarget(y)
-    .option('event-type', { type: 'string', demandOption: true, describe: 'UPPER_SNAKE_CASE event type, e.g. EXCHANGE' })
-    .option('submission-id', { type: 'string', demandOption: true })
-    .option('decision', { type: 'string', demandOption: true })
-    .option('reason', { type: 'string', demandOption: true })
-    .option('metadata', { type: 'string', default: '{}', describe: 'a JSON object' }),
+  builder: (y) =>
+    withLedgerTarget(y)
+      .option('event-type', {
+        type: 'string',
+        demandOption: true,
+        describe: 'UPPER_SNAKE_CASE event type, e.g. EXCHANGE',
+      })
+      .option('submission-id', { type: 'string', demandOption: true })
+      .option('decision', { type: 'string', demandOption: true })
+      .option('reason', { type: 'string', demandOption: true })
+      .option('metadata', { type: 'string', default: '{}', describe: 'a JSON object' }),
   run(args, ctx) {
     // Everything is validated before the ledger is opened, so bad input creates and writes nothing.
     const input = validateAppendInput({
-      event_type: args.eventType, submission_id: args.submissionId, decision: args.decision, reason: args.reason, metadata: parseMetadata(args.metadata),
+      event_type: args.eventType,
+      submission_id: args.submissionId,
+      decision: args.decision,
+      reason: args.reason,
+      metadata: parseMetadata(args.metadata),
     });
     const entry = withLedger(args, ctx, { create: true }, (ledger) => ledger.append(input));
     ctx.report(args, entry, entry.id);
@@ -36,7 +45,9 @@ function parseMetadata(text: string): unknown {
     return JSON.parse(text);
   } catch (cause) {
     throw new CpError('ERR_LEDGER_ENTRY_INVALID', `--metadata is not valid JSON: ${show(text, 80)}`, {
-      hint: `pass a JSON object, e.g. --metadata '{"session_id":"S1"}'`, details: { field: 'metadata' }, cause,
+      hint: `pass a JSON object, e.g. --metadata '{"session_id":"S1"}'`,
+      details: { field: 'metadata' },
+      cause,
     });
   }
 }

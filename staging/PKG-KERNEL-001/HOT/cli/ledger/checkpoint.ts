@@ -14,24 +14,34 @@ interface CheckpointArgs {
 export default defineCommand<CheckpointArgs>({
   command: 'checkpoint',
   describe: 'sign the ledger head with the root key now (HOT/ledger/checkpoints/); --out keeps a copy elsewhere',
-  builder: (y) => y
-    .option('root', { type: 'string', describe: 'the cplane root' })
-    .option('out', { type: 'string', describe: 'also write the checkpoint to this file (keep it off the machine: it proves every entry up to it)' }),
+  builder: (y) =>
+    y.option('root', { type: 'string', describe: 'the cplane root' }).option('out', {
+      type: 'string',
+      describe: 'also write the checkpoint to this file (keep it off the machine: it proves every entry up to it)',
+    }),
   run(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     if (readTrustedRootKey(root) === null) {
-      throw new CpError('ERR_CHECKPOINT_NO_ROOT_KEY', `root ${show(root)} has no root key (${show(rootKeyPath(root))}): it was bootstrapped before checkpoints`, {
-        hint: 'bootstrap a new root to get checkpoints; until then keep `cplane ledger head` anchors and pass them to `ledger verify --anchor`', details: { root },
-      });
+      throw new CpError(
+        'ERR_CHECKPOINT_NO_ROOT_KEY',
+        `root ${show(root)} has no root key (${show(rootKeyPath(root))}): it was bootstrapped before checkpoints`,
+        {
+          hint: 'bootstrap a new root to get checkpoints; until then keep `cplane ledger head` anchors and pass them to `ledger verify --anchor`',
+          details: { root },
+        },
+      );
     }
     // Read-only: the checkpoint signs what is there; it never appends.
     const ledger = Ledger.open(ledgerPathForRoot(root), { readonly: true });
-    let written;
+    let written: NonNullable<ReturnType<typeof writeRootCheckpoint>>;
     try {
       if (checkpointHead(ledger) === null) {
-        throw new CpError('ERR_CHECKPOINT_EMPTY_LEDGER', `the ledger of ${show(root)} has no entries to checkpoint`, { hint: 'a root\'s ledger starts with ROOT_CREATED; restore it from a backup', details: { root } });
+        throw new CpError('ERR_CHECKPOINT_EMPTY_LEDGER', `the ledger of ${show(root)} has no entries to checkpoint`, {
+          hint: "a root's ledger starts with ROOT_CREATED; restore it from a backup",
+          details: { root },
+        });
       }
-      written = writeRootCheckpoint(root, ledger) as NonNullable<ReturnType<typeof writeRootCheckpoint>>;
+      written = writeRootCheckpoint(root, ledger) as typeof written;
     } finally {
       ledger.close();
     }
@@ -40,7 +50,8 @@ export default defineCommand<CheckpointArgs>({
     const cp = written.checkpoint;
     ctx.report(args, { ...written, out }, [
       `checkpoint #${cp.seq} ${cp.entry_id} ${cp.hash} signed by ${cp.key_id} at ${cp.time}${written.written ? '' : ' (already there)'}`,
-      `  ${written.path}`, ...(out ? [`  copy: ${out} (keep it elsewhere; \`ledger verify --checkpoint ${out}\`)`] : []),
+      `  ${written.path}`,
+      ...(out ? [`  copy: ${out} (keep it elsewhere; \`ledger verify --checkpoint ${out}\`)`] : []),
     ]);
     return 0;
   },

@@ -10,10 +10,15 @@ interface ExportArgs extends LedgerTargetArgs {
 export default defineCommand<ExportArgs>({
   command: 'export',
   describe: 'write the ledger as JSON Lines (one canonical entry per line, chain order)',
-  builder: (y) => withLedgerTarget(y).option('out', { type: 'string', describe: 'file to write atomically (default: stdout)' }),
+  builder: (y) =>
+    withLedgerTarget(y).option('out', { type: 'string', describe: 'file to write atomically (default: stdout)' }),
   run(args, ctx) {
     if (args.out === undefined) {
-      withLedger(args, ctx, { readonly: true }, (ledger) => ledger.snapshot(() => { for (const line of exportLines(ledger)) ctx.out(line); }));
+      withLedger(args, ctx, { readonly: true }, (ledger) =>
+        ledger.snapshot(() => {
+          for (const line of exportLines(ledger)) ctx.out(line);
+        }),
+      );
       return 0;
     }
     const path = resolve(ctx.cwd, args.out);

@@ -18,19 +18,22 @@ interface QueryArgs extends LedgerTargetArgs {
 export default defineCommand<QueryArgs>({
   command: 'query',
   describe: 'entries matching every filter, newest first',
-  builder: (y) => withLedgerTarget(y)
-    .option('event-type', { type: 'string' })
-    .option('submission-id', { type: 'string' })
-    .option('session', { type: 'string', describe: 'metadata.session_id' })
-    .option('agent', { type: 'string', describe: 'metadata.agent_id' })
-    .option('work-order', { type: 'string', describe: 'metadata.work_order_id' })
-    .option('since', { type: 'string', describe: 'ISO-8601 time, inclusive' })
-    .option('until', { type: 'string', describe: 'ISO-8601 time, inclusive' })
-    .option('limit', { type: 'number' })
-    .option('oldest', { type: 'boolean', describe: 'oldest first' }),
+  builder: (y) =>
+    withLedgerTarget(y)
+      .option('event-type', { type: 'string' })
+      .option('submission-id', { type: 'string' })
+      .option('session', { type: 'string', describe: 'metadata.session_id' })
+      .option('agent', { type: 'string', describe: 'metadata.agent_id' })
+      .option('work-order', { type: 'string', describe: 'metadata.work_order_id' })
+      .option('since', { type: 'string', describe: 'ISO-8601 time, inclusive' })
+      .option('until', { type: 'string', describe: 'ISO-8601 time, inclusive' })
+      .option('limit', { type: 'number' })
+      .option('oldest', { type: 'boolean', describe: 'oldest first' }),
   run(args, ctx) {
     const query: LedgerQuery = {};
-    const set = <K extends keyof LedgerQuery>(key: K, value: LedgerQuery[K] | undefined): void => { if (value !== undefined) query[key] = value; };
+    const set = <K extends keyof LedgerQuery>(key: K, value: LedgerQuery[K] | undefined): void => {
+      if (value !== undefined) query[key] = value;
+    };
     set('event_type', args.eventType);
     set('submission_id', args.submissionId);
     set('session_id', args.session);

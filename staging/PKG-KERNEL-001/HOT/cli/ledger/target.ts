@@ -13,7 +13,7 @@ export interface LedgerTargetArgs {
 export function withLedgerTarget<T>(y: Argv<T>): Argv<T & LedgerTargetArgs> {
   return y
     .option('root', { type: 'string', describe: 'act on the ledger of this cplane root (R/HOT/ledger/ledger.sqlite)' })
-    .option('ledger', { type: 'string', describe: 'act on this ledger file instead of a root\'s' })
+    .option('ledger', { type: 'string', describe: "act on this ledger file instead of a root's" })
     .conflicts('root', 'ledger');
 }
 
@@ -23,7 +23,12 @@ export function ledgerPathFromArgs(args: LedgerTargetArgs, ctx: CliContext): str
 }
 
 /** Open the ledger the arguments name, run `fn`, and always close it. */
-export function withLedger<T>(args: LedgerTargetArgs, ctx: CliContext, options: LedgerOptions, fn: (ledger: Ledger) => T): T {
+export function withLedger<T>(
+  args: LedgerTargetArgs,
+  ctx: CliContext,
+  options: LedgerOptions,
+  fn: (ledger: Ledger) => T,
+): T {
   const ledger = Ledger.open(ledgerPathFromArgs(args, ctx), options);
   try {
     return fn(ledger);

@@ -16,7 +16,8 @@ export const DEFAULT_ARCHIVE_LIMITS: Readonly<ArchiveLimits> = {
 export function resolveLimits(partial: Partial<ArchiveLimits> = {}): ArchiveLimits {
   const limits = { ...DEFAULT_ARCHIVE_LIMITS, ...partial };
   for (const [key, value] of Object.entries(limits)) {
-    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`archive limit ${key} must be a non-negative integer, got ${String(value)}`);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new RangeError(`archive limit ${key} must be a non-negative integer, got ${String(value)}`);
   }
   return limits;
 }

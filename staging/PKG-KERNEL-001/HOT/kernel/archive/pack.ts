@@ -28,8 +28,16 @@ function checkFiles(files: readonly PackFile[]): void {
   const seen = new Set<string>();
   for (const file of files) {
     const unsafe = unsafePathReason(file.path);
-    if (unsafe) throw new CpError('ERR_ARCHIVE_UNSAFE_PATH', `cannot pack ${show(file.path)}: ${unsafe}`, { hint: 'pack root-relative paths such as HOT/kernel/x.js', details: { path: file.path } });
-    if (seen.has(file.path)) throw new CpError('ERR_ARCHIVE_DUPLICATE_MEMBER', `cannot pack ${show(file.path)} twice`, { hint: 'each path may appear once in an archive', details: { path: file.path } });
+    if (unsafe)
+      throw new CpError('ERR_ARCHIVE_UNSAFE_PATH', `cannot pack ${show(file.path)}: ${unsafe}`, {
+        hint: 'pack root-relative paths such as HOT/kernel/x.js',
+        details: { path: file.path },
+      });
+    if (seen.has(file.path))
+      throw new CpError('ERR_ARCHIVE_DUPLICATE_MEMBER', `cannot pack ${show(file.path)} twice`, {
+        hint: 'each path may appear once in an archive',
+        details: { path: file.path },
+      });
     seen.add(file.path);
   }
 }
@@ -39,7 +47,11 @@ export function tarBytes(files: readonly PackFile[]): Buffer {
   checkFiles(files);
   const parts: Buffer[] = [];
   for (const file of [...files].sort(packOrder)) {
-    parts.push(fileHeader(file.path, file.data.length, file.mode ?? defaultMode(file.path)), file.data, padding(file.data.length));
+    parts.push(
+      fileHeader(file.path, file.data.length, file.mode ?? defaultMode(file.path)),
+      file.data,
+      padding(file.data.length),
+    );
   }
   parts.push(END_OF_ARCHIVE);
   return Buffer.concat(parts);

@@ -34,7 +34,10 @@ function packageSpec(strict: boolean): CatalogSpec<{ manifest: Manifest; warning
     member: MANIFEST_MEMBER,
     parse(bytes) {
       const parsed = parseManifest(bytes, { strict });
-      return { value: parsed, declared: new Map<string, DeclaredMember>(parsed.manifest.assets.map((a) => [a.path, a])) };
+      return {
+        value: parsed,
+        declared: new Map<string, DeclaredMember>(parsed.manifest.assets.map((a) => [a.path, a])),
+      };
     },
     allowUndeclared: (name) => name === SIGNATURE_MEMBER,
     missingHint: 'a package archive carries manifest.json (or ./manifest.json) at its top level',

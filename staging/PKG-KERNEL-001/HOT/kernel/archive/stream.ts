@@ -22,7 +22,11 @@ const COMPRESSED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x
  * bodies are buffered and inflated bytes are counted as they appear, so a decompression bomb is
  * stopped at the limit. Resolves with what the policy collected and the digest of the file's bytes.
  */
-export async function streamArchive<T>(path: string, limits: ArchiveLimits, spec: CatalogSpec<T>): Promise<Collected<T> & { integrity: string }> {
+export async function streamArchive<T>(
+  path: string,
+  limits: ArchiveLimits,
+  spec: CatalogSpec<T>,
+): Promise<Collected<T> & { integrity: string }> {
   const policy = new MemberPolicy(path, limits, spec);
   const integrity = createHash('sha256');
   await new Promise<void>((resolve, reject) => {
@@ -37,38 +41,97 @@ export async function streamArchive<T>(path: string, limits: ArchiveLimits, spec
       failed = true;
       source.destroy();
       gunzip.destroy();
-      reject(isCpError(error) ? error : archiveError('ERR_ARCHIVE_CORRUPT', path, `not a valid .tar.gz: ${error instanceof Error ? error.message : String(error)}`, 'the archive is damaged or not a cplane archive', {}, error));
+      reject(
+        isCpError(error)
+          ? error
+          : archiveError(
+              'ERR_ARCHIVE_CORRUPT',
+              path,
+              `not a valid .tar.gz: ${error instanceof Error ? error.message : String(error)}`,
+              'the archive is damaged or not a cplane archive',
+              {},
+              error,
+            ),
+      );
     };
     const guard = (fn: () => void): void => {
       if (failed) return;
-      try { fn(); } catch (error) { fail(error); }
+      try {
+        fn();
+      } catch (error) {
+        fail(error);
+      }
     };
     source.on('error', (error: NodeJS.ErrnoException) => {
-      fail(error.code === 'ENOENT' || error.code === 'EISDIR' || error.code === 'EACCES'
-        ? archiveError('ERR_ARCHIVE_NOT_FOUND', path, `cannot read the file (${error.code})`, 'pass the path of a .tar.gz archive', { errno: error.code }, error)
-        : envError(error, path, 'reading the archive') ?? error);
+      fail(
+        error.code === 'ENOENT' || error.code === 'EISDIR' || error.code === 'EACCES'
+          ? archiveError(
+              'ERR_ARCHIVE_NOT_FOUND',
+              path,
+              `cannot read the file (${error.code})`,
+              'pass the path of a .tar.gz archive',
+              { errno: error.code },
+              error,
+            )
+          : (envError(error, path, 'reading the archive') ?? error),
+      );
     });
-    source.on('data', (chunk) => { integrity.update(chunk); });
+    source.on('data', (chunk) => {
+      integrity.update(chunk);
+    });
     gunzip.on('error', fail);
-    gunzip.on('data', (chunk: Buffer) => guard(() => {
-      if (inflated === 0 && COMPRESSED_MAGIC.some((magic) => chunk.subarray(0, magic.length).equals(magic))) {
-        throw archiveError('ERR_ARCHIVE_CORRUPT', path, 'the tar stream is itself compressed', 'an archive is one gzip layer over a tar stream');
-      }
-      inflated += chunk.length;
-      if (inflated > limits.maxTotalBytes) {
-        throw archiveError('ERR_ARCHIVE_TOO_LARGE', path, `inflates to more than ${limits.maxTotalBytes} bytes`, 'the archive is not a cplane archive (or raise the size limits)', { max_total_bytes: limits.maxTotalBytes, inflated_bytes: inflated });
-      }
-      // After the end-of-archive blocks only padding may follow; the parser need not see it.
-      if (!atEof) parser.write(chunk);
-    }));
-    gunzip.on('end', () => guard(() => { parser.end(); }));
-    parser.on('eof', () => { atEof = true; });
-    parser.on('entry', (entry: ReadEntry) => guard(() => {
-      const sink = policy.begin(entry.type, entry.path, entry.size);
-      entry.on('data', (chunk: Buffer) => guard(() => { sink.data(chunk); }));
-      entry.on('end', () => guard(() => { sink.end(); }));
-    }));
-    parser.on('ignoredEntry', (entry: ReadEntry) => guard(() => { policy.begin(entry.type, entry.path, entry.size); }));
+    gunzip.on('data', (chunk: Buffer) =>
+      guard(() => {
+        if (inflated === 0 && COMPRESSED_MAGIC.some((magic) => chunk.subarray(0, magic.length).equals(magic))) {
+          throw archiveError(
+            'ERR_ARCHIVE_CORRUPT',
+            path,
+            'the tar stream is itself compressed',
+            'an archive is one gzip layer over a tar stream',
+          );
+        }
+        inflated += chunk.length;
+        if (inflated > limits.maxTotalBytes) {
+          throw archiveError(
+            'ERR_ARCHIVE_TOO_LARGE',
+            path,
+            `inflates to more than ${limits.maxTotalBytes} bytes`,
+            'the archive is not a cplane archive (or raise the size limits)',
+            { max_total_bytes: limits.maxTotalBytes, inflated_bytes: inflated },
+          );
+        }
+        // After the end-of-archive blocks only padding may follow; the parser need not see it.
+        if (!atEof) parser.write(chunk);
+      }),
+    );
+    gunzip.on('end', () =>
+      guard(() => {
+        parser.end();
+      }),
+    );
+    parser.on('eof', () => {
+      atEof = true;
+    });
+    parser.on('entry', (entry: ReadEntry) =>
+      guard(() => {
+        const sink = policy.begin(entry.type, entry.path, entry.size);
+        entry.on('data', (chunk: Buffer) =>
+          guard(() => {
+            sink.data(chunk);
+          }),
+        );
+        entry.on('end', () =>
+          guard(() => {
+            sink.end();
+          }),
+        );
+      }),
+    );
+    parser.on('ignoredEntry', (entry: ReadEntry) =>
+      guard(() => {
+        policy.begin(entry.type, entry.path, entry.size);
+      }),
+    );
     parser.on('error', fail);
     parser.on('end', () => guard(resolve));
     source.pipe(gunzip);

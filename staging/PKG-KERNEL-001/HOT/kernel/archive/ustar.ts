@@ -21,9 +21,14 @@ export function splitUstarPath(path: string): { prefix: string; name: string } {
     const name = path.slice(i + 1);
     if (Buffer.byteLength(prefix) <= 155 && Buffer.byteLength(name) <= 100 && name.length > 0) return { prefix, name };
   }
-  throw new CpError('ERR_ARCHIVE_PATH_TOO_LONG', `path ${show(path)} does not fit a ustar header (name ≤ 100 bytes after a prefix ≤ 155 bytes)`, {
-    hint: 'shorten the file name or its directory path', details: { path },
-  });
+  throw new CpError(
+    'ERR_ARCHIVE_PATH_TOO_LONG',
+    `path ${show(path)} does not fit a ustar header (name ≤ 100 bytes after a prefix ≤ 155 bytes)`,
+    {
+      hint: 'shorten the file name or its directory path',
+      details: { path },
+    },
+  );
 }
 
 export function fileHeader(path: string, size: number, mode: number): Buffer {

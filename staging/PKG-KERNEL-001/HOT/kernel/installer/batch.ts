@@ -2,7 +2,13 @@ import { basename } from 'node:path';
 import { CpError, toCpError } from '../errors.js';
 import type { PackageArchive } from '../archive/read.js';
 import { writeRootCheckpoint } from '../ledger/checkpoint-store.js';
-import { installOne, readRequestArchive, type InstallEnv, type InstallOutcome, type InstallRequest } from './install.js';
+import {
+  installOne,
+  readRequestArchive,
+  type InstallEnv,
+  type InstallOutcome,
+  type InstallRequest,
+} from './install.js';
 import { withRootSession, type RootSession, type SessionOptions } from './session.js';
 
 export interface BatchProgress {
@@ -18,8 +24,12 @@ export interface BatchProgress {
  * is mostly CPU (inflate, parse, hash) where committing mostly waits on the disk. A read that fails is
  * reported when its package's turn comes, exactly as if it had been read then.
  */
-export async function installPackages(root: string, requests: readonly InstallRequest[], env: InstallEnv & SessionOptions = {},
-  onProgress: (progress: BatchProgress) => void = () => {}): Promise<InstallOutcome[]> {
+export async function installPackages(
+  root: string,
+  requests: readonly InstallRequest[],
+  env: InstallEnv & SessionOptions = {},
+  onProgress: (progress: BatchProgress) => void = () => {},
+): Promise<InstallOutcome[]> {
   return withRootSession(root, env, async (session) => {
     const outcomes: InstallOutcome[] = [];
     session.deferCheckpoint = true;
@@ -55,9 +65,20 @@ export async function installPackages(root: string, requests: readonly InstallRe
         onProgress({ index, total: requests.length, outcome });
       } catch (error) {
         const coded = toCpError(error);
-        throw new CpError(coded.code, `package ${index + 1} of ${requests.length} (${basename(request.archivePath)}): ${coded.message}`, {
-          hint: coded.hint, details: { ...coded.details, archive: request.archivePath, index, installed: outcomes.map((o) => o.package_id) }, cause: error,
-        });
+        throw new CpError(
+          coded.code,
+          `package ${index + 1} of ${requests.length} (${basename(request.archivePath)}): ${coded.message}`,
+          {
+            hint: coded.hint,
+            details: {
+              ...coded.details,
+              archive: request.archivePath,
+              index,
+              installed: outcomes.map((o) => o.package_id),
+            },
+            cause: error,
+          },
+        );
       }
     }
     return outcomes;
@@ -70,8 +91,14 @@ function checkpointAfterRefusal(root: string, session: RootSession, refusal: unk
     writeRootCheckpoint(root, session.ledger);
   } catch (error) {
     const coded = toCpError(refusal);
-    throw new CpError(coded.code, `${coded.message} (and the ledger head could not be checkpointed: ${toCpError(error).message})`, {
-      hint: coded.hint, details: { ...coded.details, checkpoint_error: toCpError(error).code }, cause: refusal,
-    });
+    throw new CpError(
+      coded.code,
+      `${coded.message} (and the ledger head could not be checkpointed: ${toCpError(error).message})`,
+      {
+        hint: coded.hint,
+        details: { ...coded.details, checkpoint_error: toCpError(error).code },
+        cause: refusal,
+      },
+    );
   }
 }

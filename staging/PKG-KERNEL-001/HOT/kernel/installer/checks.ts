@@ -20,9 +20,14 @@ export function currentPlatform(): Platform {
 export function checkAssetPaths(manifest: Manifest): void {
   const bad = manifest.assets.map((a) => a.path).filter((path) => !isGovernedPath(path));
   if (bad.length > 0) {
-    throw new CpError('ERR_ASSET_PATH_NOT_GOVERNED', `${manifest.package_id} ships ${bad.length} file(s) outside the governed directories: ${show(bad.slice(0, 5))}`, {
-      hint: 'package files must live under HOT/ and not in HOT/installed, HOT/ledger or HOT/registries', details: { paths: bad },
-    });
+    throw new CpError(
+      'ERR_ASSET_PATH_NOT_GOVERNED',
+      `${manifest.package_id} ships ${bad.length} file(s) outside the governed directories: ${show(bad.slice(0, 5))}`,
+      {
+        hint: 'package files must live under HOT/ and not in HOT/installed, HOT/ledger or HOT/registries',
+        details: { paths: bad },
+      },
+    );
   }
 }
 
@@ -31,19 +36,34 @@ export function checkDependencies(manifest: Manifest, receipts: ReadonlyMap<stri
   for (const dep of manifest.dependencies) {
     const installed = receipts.get(dep.package_id);
     if (!installed) {
-      throw new CpError('ERR_DEPENDENCY_MISSING', `${manifest.package_id} needs ${dep.package_id} ${dep.version}, which is not installed`, {
-        hint: `install ${dep.package_id} first (bootstrap installs in dependency order)`, details: { dependency: dep },
-      });
+      throw new CpError(
+        'ERR_DEPENDENCY_MISSING',
+        `${manifest.package_id} needs ${dep.package_id} ${dep.version}, which is not installed`,
+        {
+          hint: `install ${dep.package_id} first (bootstrap installs in dependency order)`,
+          details: { dependency: dep },
+        },
+      );
     }
     if (!satisfies(installed.version, dep.version)) {
-      throw new CpError('ERR_DEPENDENCY_VERSION', `${manifest.package_id} needs ${dep.package_id} ${dep.version}, but ${installed.version} is installed`, {
-        hint: `upgrade ${dep.package_id} to a version in ${dep.version}`, details: { dependency: dep, installed: installed.version },
-      });
+      throw new CpError(
+        'ERR_DEPENDENCY_VERSION',
+        `${manifest.package_id} needs ${dep.package_id} ${dep.version}, but ${installed.version} is installed`,
+        {
+          hint: `upgrade ${dep.package_id} to a version in ${dep.version}`,
+          details: { dependency: dep, installed: installed.version },
+        },
+      );
     }
     if (installed.layer > manifest.layer) {
-      throw new CpError('ERR_LAYER_VIOLATION', `${manifest.package_id} (layer ${manifest.layer}) depends on ${dep.package_id} (layer ${installed.layer})`, {
-        hint: 'a package may only depend on packages in its own or a lower layer', details: { dependency: dep.package_id, layer: manifest.layer, dependency_layer: installed.layer },
-      });
+      throw new CpError(
+        'ERR_LAYER_VIOLATION',
+        `${manifest.package_id} (layer ${manifest.layer}) depends on ${dep.package_id} (layer ${installed.layer})`,
+        {
+          hint: 'a package may only depend on packages in its own or a lower layer',
+          details: { dependency: dep.package_id, layer: manifest.layer, dependency_layer: installed.layer },
+        },
+      );
     }
   }
 }
@@ -54,14 +74,24 @@ export function checkReverseDependencies(manifest: Manifest, receipts: ReadonlyM
     const dep = other.dependencies.find((d) => d.package_id === manifest.package_id);
     if (!dep) continue;
     if (!satisfies(manifest.version, dep.version)) {
-      throw new CpError('ERR_REVERSE_DEPENDENCY', `${other.package_id} ${other.version} needs ${manifest.package_id} ${dep.version}; ${manifest.version} is outside that range`, {
-        hint: `upgrade ${other.package_id} first, or pick a version of ${manifest.package_id} in ${dep.version}`, details: { dependent: other.package_id, range: dep.version, version: manifest.version },
-      });
+      throw new CpError(
+        'ERR_REVERSE_DEPENDENCY',
+        `${other.package_id} ${other.version} needs ${manifest.package_id} ${dep.version}; ${manifest.version} is outside that range`,
+        {
+          hint: `upgrade ${other.package_id} first, or pick a version of ${manifest.package_id} in ${dep.version}`,
+          details: { dependent: other.package_id, range: dep.version, version: manifest.version },
+        },
+      );
     }
     if (manifest.layer > other.layer) {
-      throw new CpError('ERR_LAYER_VIOLATION', `${other.package_id} (layer ${other.layer}) depends on ${manifest.package_id}, which would move to layer ${manifest.layer}`, {
-        hint: 'a package may only depend on packages in its own or a lower layer', details: { dependent: other.package_id },
-      });
+      throw new CpError(
+        'ERR_LAYER_VIOLATION',
+        `${other.package_id} (layer ${other.layer}) depends on ${manifest.package_id}, which would move to layer ${manifest.layer}`,
+        {
+          hint: 'a package may only depend on packages in its own or a lower layer',
+          details: { dependent: other.package_id },
+        },
+      );
     }
   }
 }
@@ -72,9 +102,14 @@ export function checkPlatform(manifest: Manifest, platform: Platform): void {
   for (const key of ['os', 'cpu', 'node_abi'] as const) {
     const want = wanted[key];
     if (want !== undefined && want !== platform[key]) {
-      throw new CpError('ERR_PLATFORM_MISMATCH', `${manifest.package_id} is built for ${key} ${show(want)}, this machine has ${show(platform[key])}`, {
-        hint: 'install the archive built for this platform (rebuild it on this machine)', details: { key, wanted: want, actual: platform[key] },
-      });
+      throw new CpError(
+        'ERR_PLATFORM_MISMATCH',
+        `${manifest.package_id} is built for ${key} ${show(want)}, this machine has ${show(platform[key])}`,
+        {
+          hint: 'install the archive built for this platform (rebuild it on this machine)',
+          details: { key, wanted: want, actual: platform[key] },
+        },
+      );
     }
   }
 }
@@ -100,7 +135,7 @@ export function checkTargetPath(root: string, relPath: string, memo: ParentMemo 
     const known = last ? undefined : memo.get(prefix);
     if (known === 'absent') return 'absent';
     if (known === 'directory') continue;
-    let stat;
+    let stat: import('node:fs').Stats;
     try {
       stat = lstatSync(abs);
     } catch {
@@ -108,14 +143,24 @@ export function checkTargetPath(root: string, relPath: string, memo: ParentMemo 
       return 'absent';
     }
     if (stat.isSymbolicLink()) {
-      throw new CpError('ERR_ROOT_SYMLINK', `${show(parts.slice(0, i + 1).join('/'))} in the root is a symlink; refusing to write ${show(relPath)} through it`, {
-        hint: 'remove the symlink (it is not owned by any package) and retry', details: { path: relPath, symlink: parts.slice(0, i + 1).join('/') },
-      });
+      throw new CpError(
+        'ERR_ROOT_SYMLINK',
+        `${show(parts.slice(0, i + 1).join('/'))} in the root is a symlink; refusing to write ${show(relPath)} through it`,
+        {
+          hint: 'remove the symlink (it is not owned by any package) and retry',
+          details: { path: relPath, symlink: parts.slice(0, i + 1).join('/') },
+        },
+      );
     }
     if (last ? !stat.isFile() : !stat.isDirectory()) {
-      throw new CpError('ERR_PATH_CONFLICT', `${show(parts.slice(0, i + 1).join('/'))} in the root is not a ${last ? 'regular file' : 'directory'}; cannot install ${show(relPath)}`, {
-        hint: 'remove the conflicting entry and retry', details: { path: relPath },
-      });
+      throw new CpError(
+        'ERR_PATH_CONFLICT',
+        `${show(parts.slice(0, i + 1).join('/'))} in the root is not a ${last ? 'regular file' : 'directory'}; cannot install ${show(relPath)}`,
+        {
+          hint: 'remove the conflicting entry and retry',
+          details: { path: relPath },
+        },
+      );
     }
     if (!last) memo.set(prefix, 'directory');
   }
@@ -125,16 +170,21 @@ export function checkTargetPath(root: string, relPath: string, memo: ParentMemo 
 /** The state directories the commit writes into must be real directories, not symlinks planted in the root. */
 export function checkStateDirs(root: string): void {
   for (const rel of ['HOT', 'HOT/installed', 'HOT/ledger', 'HOT/registries', 'HOT/registries/txn']) {
-    let stat;
+    let stat: import('node:fs').Stats;
     try {
       stat = lstatSync(join(root, rel));
     } catch {
       continue;
     }
     if (stat.isSymbolicLink() || !stat.isDirectory()) {
-      throw new CpError('ERR_ROOT_SYMLINK', `${show(rel)} in the root is ${stat.isSymbolicLink() ? 'a symlink' : 'not a directory'}; refusing to write through it`, {
-        hint: 'restore the root\'s state directory (it must be a real directory inside the root)', details: { path: rel },
-      });
+      throw new CpError(
+        'ERR_ROOT_SYMLINK',
+        `${show(rel)} in the root is ${stat.isSymbolicLink() ? 'a symlink' : 'not a directory'}; refusing to write through it`,
+        {
+          hint: "restore the root's state directory (it must be a real directory inside the root)",
+          details: { path: rel },
+        },
+      );
     }
   }
 }

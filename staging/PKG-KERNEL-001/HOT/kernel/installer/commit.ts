@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { sha256Digest } from '../canonical.js';
 import { CpError, show } from '../errors.js';
@@ -121,9 +130,14 @@ function assertInPlace(root: string, journal: Journal, file: { path: string; sha
   const to = join(root, file.path);
   // lstat first: only a regular file is opened (a FIFO would block the read forever).
   if (entryKind(to) !== 'file' || sha256Digest(readFileSync(to)) !== file.sha256) {
-    throw new CpError('ERR_REPAIR_FAILED', `cannot roll forward ${show(journal.package_id)}: ${show(file.path)} is neither staged nor in place`, {
-      hint: 'the staging area was removed by hand; restore the root from a backup', details: { txn_id: journal.txn_id, path: file.path },
-    });
+    throw new CpError(
+      'ERR_REPAIR_FAILED',
+      `cannot roll forward ${show(journal.package_id)}: ${show(file.path)} is neither staged nor in place`,
+      {
+        hint: 'the staging area was removed by hand; restore the root from a backup',
+        details: { txn_id: journal.txn_id, path: file.path },
+      },
+    );
   }
 }
 

@@ -7,9 +7,10 @@ import type { Receipt } from '../registry/receipt.js';
  * must stay acyclic: an install that closes a cycle is refused here, before G2 could ever see it.
  */
 export function checkNoDependencyCycle(manifest: Manifest, receipts: ReadonlyMap<string, Receipt>): void {
-  const depsOf = (id: string): string[] => (id === manifest.package_id
-    ? manifest.dependencies.map((d) => d.package_id)
-    : receipts.get(id)?.dependencies.map((d) => d.package_id) ?? []);
+  const depsOf = (id: string): string[] =>
+    id === manifest.package_id
+      ? manifest.dependencies.map((d) => d.package_id)
+      : (receipts.get(id)?.dependencies.map((d) => d.package_id) ?? []);
   const known = (id: string): boolean => id === manifest.package_id || receipts.has(id);
   // Only a cycle through the new manifest is new; search from it, depth first, iteratively.
   const start = manifest.package_id;
@@ -27,9 +28,14 @@ export function checkNoDependencyCycle(manifest: Manifest, receipts: ReadonlyMap
     }
     if (dep === start) {
       const cycle = [...path, start];
-      throw new CpError('ERR_PACKAGE_CYCLE', `installing ${start} ${manifest.version} would create a dependency cycle: ${cycle.join(' -> ')}`, {
-        hint: 'a package may not depend, directly or through others, on a package that depends on it', details: { package_id: start, cycle },
-      });
+      throw new CpError(
+        'ERR_PACKAGE_CYCLE',
+        `installing ${start} ${manifest.version} would create a dependency cycle: ${cycle.join(' -> ')}`,
+        {
+          hint: 'a package may not depend, directly or through others, on a package that depends on it',
+          details: { package_id: start, cycle },
+        },
+      );
     }
     if (done.has(dep) || !known(dep) || path.includes(dep)) continue;
     path.push(dep);

@@ -7,7 +7,11 @@ import { open } from 'node:fs/promises';
  * call starts, and the promise rejects only once every pending call has settled, so a caller that
  * cleans up on failure never races a write still in flight.
  */
-export async function forEachInFlight<T>(items: readonly T[], inFlight: number, fn: (item: T) => Promise<void>): Promise<void> {
+export async function forEachInFlight<T>(
+  items: readonly T[],
+  inFlight: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   let failure: { error: unknown } | null = null;
   const worker = async (): Promise<void> => {

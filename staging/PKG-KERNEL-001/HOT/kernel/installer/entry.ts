@@ -23,37 +23,65 @@ export interface InstallEntryOptions {
   err?: (line: string) => void;
 }
 
-const USAGE = 'usage: node HOT/scripts/install.js [--root R] [--dev] [--upgrade [--allow-downgrade]] [--id PKG] [--genesis [--trust KEY.pub]…] [--json] ARCHIVE…';
+const USAGE =
+  'usage: node HOT/scripts/install.js [--root R] [--dev] [--upgrade [--allow-downgrade]] [--id PKG] [--genesis [--trust KEY.pub]…] [--json] ARCHIVE…';
 
 /**
  * The root's own installer entry. In --genesis mode it first creates the root (which may hold only the
  * names the caller allows), then installs the archives.
  */
 export async function runInstallEntry(options: InstallEntryOptions): Promise<number> {
-  const out = options.out ?? ((line: string) => { process.stdout.write(`${line}\n`); });
-  const err = options.err ?? ((line: string) => { process.stderr.write(`${line}\n`); });
+  const out =
+    options.out ??
+    ((line: string) => {
+      process.stdout.write(`${line}\n`);
+    });
+  const err =
+    options.err ??
+    ((line: string) => {
+      process.stderr.write(`${line}\n`);
+    });
   let json = false;
   try {
     const { values, positionals } = parseEntryArgs(options.argv);
     json = values.json === true;
-    if (values.help) { out(USAGE); return 0; }
-    if (positionals.length === 0 && !values.genesis) throw new CpError('ERR_USAGE', 'name at least one archive to install', { hint: USAGE });
-    if (values.id !== undefined && positionals.length !== 1) throw new CpError('ERR_USAGE', '--id needs exactly one archive', { hint: USAGE });
+    if (values.help) {
+      out(USAGE);
+      return 0;
+    }
+    if (positionals.length === 0 && !values.genesis)
+      throw new CpError('ERR_USAGE', 'name at least one archive to install', { hint: USAGE });
+    if (values.id !== undefined && positionals.length !== 1)
+      throw new CpError('ERR_USAGE', '--id needs exactly one archive', { hint: USAGE });
     const root = resolve(values.root ?? options.defaultRoot);
     if (values.genesis) {
       if (values.root === undefined) throw new CpError('ERR_USAGE', '--genesis needs --root', { hint: USAGE });
       createRoot(root, {
         allow: options.genesisAllow ?? [],
-        trustKeys: (values.trust ?? []).map((file) => readTextBounded(resolve(file), { maxBytes: READ_LIMITS.key, what: 'the trusted key', unreadableCode: 'ERR_KEY_INVALID' })),
+        trustKeys: (values.trust ?? []).map((file) =>
+          readTextBounded(resolve(file), {
+            maxBytes: READ_LIMITS.key,
+            what: 'the trusted key',
+            unreadableCode: 'ERR_KEY_INVALID',
+          }),
+        ),
         ...(values['bootstrap-version'] ? { bootstrapVersion: values['bootstrap-version'] } : {}),
       });
     }
-    const outcomes: InstallOutcome[] = await installPackages(root, positionals.map((archive) => ({
-      archivePath: resolve(archive), mode: values.upgrade ? 'upgrade' as const : 'install' as const,
-      expectId: values.id, dev: values.dev, allowDowngrade: values['allow-downgrade'],
-    })), { hook: options.crash }, ({ index, total, outcome }) => {
-      if (!json) out(`[${index + 1}/${total}] ${outcomeLine(outcome)}`);
-    });
+    const outcomes: InstallOutcome[] = await installPackages(
+      root,
+      positionals.map((archive) => ({
+        archivePath: resolve(archive),
+        mode: values.upgrade ? ('upgrade' as const) : ('install' as const),
+        expectId: values.id,
+        dev: values.dev,
+        allowDowngrade: values['allow-downgrade'],
+      })),
+      { hook: options.crash },
+      ({ index, total, outcome }) => {
+        if (!json) out(`[${index + 1}/${total}] ${outcomeLine(outcome)}`);
+      },
+    );
     if (json) out(JSON.stringify({ root, packages: outcomes.map(({ receipt: _r, ...rest }) => rest) }, null, 2));
     return 0;
   } catch (thrown) {
@@ -68,11 +96,20 @@ export async function runInstallEntry(options: InstallEntryOptions): Promise<num
 function parseEntryArgs(argv: readonly string[]) {
   try {
     return parseArgs({
-      args: [...argv], allowPositionals: true, strict: true,
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
       options: {
-        root: { type: 'string' }, dev: { type: 'boolean' }, genesis: { type: 'boolean' }, trust: { type: 'string', multiple: true },
-        upgrade: { type: 'boolean' }, 'allow-downgrade': { type: 'boolean' }, id: { type: 'string' }, json: { type: 'boolean' },
-        'bootstrap-version': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        root: { type: 'string' },
+        dev: { type: 'boolean' },
+        genesis: { type: 'boolean' },
+        trust: { type: 'string', multiple: true },
+        upgrade: { type: 'boolean' },
+        'allow-downgrade': { type: 'boolean' },
+        id: { type: 'string' },
+        json: { type: 'boolean' },
+        'bootstrap-version': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
       },
     });
   } catch (cause) {

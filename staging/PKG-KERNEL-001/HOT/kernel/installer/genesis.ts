@@ -29,9 +29,14 @@ export function createRoot(root: string, options: CreateRootOptions = {}): void 
     const allow = new Set(options.allow ?? []);
     const present = readdirSync(root).filter((name) => !allow.has(name));
     if (present.length > 0) {
-      throw new CpError('ERR_ROOT_NOT_EMPTY', `${show(root)} is not empty (${show(present.slice(0, 5))}); genesis needs an empty directory`, {
-        hint: 'pick a new directory for the root, or install single packages into the existing root with cplane install', details: { root, entries: present.slice(0, 20) },
-      });
+      throw new CpError(
+        'ERR_ROOT_NOT_EMPTY',
+        `${show(root)} is not empty (${show(present.slice(0, 5))}); genesis needs an empty directory`,
+        {
+          hint: 'pick a new directory for the root, or install single packages into the existing root with cplane install',
+          details: { root, entries: present.slice(0, 20) },
+        },
+      );
     }
   }
   const paths = rootPaths(root);
@@ -41,12 +46,19 @@ export function createRoot(root: string, options: CreateRootOptions = {}): void 
   for (const pem of options.trustKeys ?? []) trustKey(root, pem);
   const clock = options.clock;
   const rootKey = options.rootKey === false ? null : createRootKey(root, clock ? { now: () => new Date(clock()) } : {});
-  const ledger = Ledger.open(ledgerPathForRoot(root), { create: true, ...(options.clock ? { clock: options.clock } : {}) });
+  const ledger = Ledger.open(ledgerPathForRoot(root), {
+    create: true,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   try {
     ledger.append({
-      event_type: 'ROOT_CREATED', submission_id: 'ROOT', decision: 'SUCCESS', reason: 'genesis created the root',
+      event_type: 'ROOT_CREATED',
+      submission_id: 'ROOT',
+      decision: 'SUCCESS',
+      reason: 'genesis created the root',
       metadata: {
-        bootstrap_version: options.bootstrapVersion ?? null, trusted_keys: (options.trustKeys ?? []).length,
+        bootstrap_version: options.bootstrapVersion ?? null,
+        trusted_keys: (options.trustKeys ?? []).length,
         ...(rootKey ? { root_key_id: rootKey.key_id } : {}),
       },
     });

@@ -2,9 +2,24 @@
  * Points in the commit where a test can stop the installer. The library only calls the hook it is given;
  * entry scripts pass testCrashHook(CPLANE_TEST_CRASH_AT), which turns a named step into a SIGKILL.
  */
-export type CommitStep = 'before-journal' | 'after-journal' | 'mid-files' | 'after-files' | 'after-registry' | 'after-ledger' | 'after-receipt';
+export type CommitStep =
+  | 'before-journal'
+  | 'after-journal'
+  | 'mid-files'
+  | 'after-files'
+  | 'after-registry'
+  | 'after-ledger'
+  | 'after-receipt';
 
-export const COMMIT_STEPS: readonly CommitStep[] = ['before-journal', 'after-journal', 'mid-files', 'after-files', 'after-registry', 'after-ledger', 'after-receipt'];
+export const COMMIT_STEPS: readonly CommitStep[] = [
+  'before-journal',
+  'after-journal',
+  'mid-files',
+  'after-files',
+  'after-registry',
+  'after-ledger',
+  'after-receipt',
+];
 
 export type StepHook = (step: CommitStep, packageId: string) => void;
 

@@ -53,13 +53,19 @@ export function readJournal(root: string): Journal | null {
   if (kind === 'absent') return null;
   // Never opened unless it is a regular file: a FIFO planted here would hang every command that repairs.
   if (kind !== 'file') throw journalError(path, `is a ${kind}, not a regular file`);
-  const text = readTextBounded(path, { maxBytes: READ_LIMITS.state, what: 'the install journal', unreadableCode: 'ERR_JOURNAL_INVALID' });
+  const text = readTextBounded(path, {
+    maxBytes: READ_LIMITS.state,
+    what: 'the install journal',
+    unreadableCode: 'ERR_JOURNAL_INVALID',
+  });
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (cause) {
     throw new CpError('ERR_JOURNAL_INVALID', `the install journal ${show(path)} is unreadable`, {
-      hint: 'the root was edited by hand or its disk is damaged; restore the root from a backup', details: { path }, cause,
+      hint: 'the root was edited by hand or its disk is damaged; restore the root from a backup',
+      details: { path },
+      cause,
     });
   }
   return checkJournal(value, path);

@@ -17,15 +17,28 @@ function seqOf(ledger: Ledger, id: string): number {
  * Append the commit's ledger record once: when crash repair replays a commit whose record already
  * landed, the existing entry (found by its txn_id) is returned instead of a duplicate.
  */
-export function appendOnce(ledger: Ledger, packageId: string, txnId: string, record: JournalLedgerRecord): AnchoredEntry {
-  const existing = ledger.query({ submission_id: packageId, event_type: record.event_type, limit: 20 })
+export function appendOnce(
+  ledger: Ledger,
+  packageId: string,
+  txnId: string,
+  record: JournalLedgerRecord,
+): AnchoredEntry {
+  const existing = ledger
+    .query({ submission_id: packageId, event_type: record.event_type, limit: 20 })
     .find((entry) => entry.metadata.txn_id === txnId);
-  const entry = existing ?? ledger.append({ ...record, submission_id: packageId, metadata: { ...record.metadata, txn_id: txnId } });
+  const entry =
+    existing ?? ledger.append({ ...record, submission_id: packageId, metadata: { ...record.metadata, txn_id: txnId } });
   return { entry, anchor: { seq: seqOf(ledger, entry.id), hash: entry.entry_hash } };
 }
 
 /** INSTALL_FAILED: the one write a refused install makes. */
-export function recordInstallFailed(ledger: Ledger, packageId: string, code: string, message: string, metadata: Record<string, unknown>): LedgerEntry {
+export function recordInstallFailed(
+  ledger: Ledger,
+  packageId: string,
+  code: string,
+  message: string,
+  metadata: Record<string, unknown>,
+): LedgerEntry {
   return ledger.append({
     event_type: 'INSTALL_FAILED',
     submission_id: packageId,

@@ -19,12 +19,17 @@ function changesResolution(path: string): boolean {
 
 export function checkResolutionFiles(manifest: Manifest): void {
   const id = manifest.package_id;
-  const bad = manifest.assets.map((a) => a.path)
+  const bad = manifest.assets
+    .map((a) => a.path)
     .filter((path) => changesResolution(path) && !ALLOWED.some((rule) => rule.package_id === id && rule.allows(path)));
   if (bad.length > 0) {
-    throw new CpError('ERR_ASSET_MODULE_RESOLUTION', `${id} ships ${bad.length} file(s) that would change module resolution for other packages' code: ${show(bad.slice(0, 5))}`, {
-      hint: 'only the runtime package ships node_modules/ and package.json files (genesis ships HOT/package.json); depend on PKG-RUNTIME-001 instead',
-      details: { package_id: id, paths: bad },
-    });
+    throw new CpError(
+      'ERR_ASSET_MODULE_RESOLUTION',
+      `${id} ships ${bad.length} file(s) that would change module resolution for other packages' code: ${show(bad.slice(0, 5))}`,
+      {
+        hint: 'only the runtime package ships node_modules/ and package.json files (genesis ships HOT/package.json); depend on PKG-RUNTIME-001 instead',
+        details: { package_id: id, paths: bad },
+      },
+    );
   }
 }

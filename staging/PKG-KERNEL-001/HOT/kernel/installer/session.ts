@@ -20,7 +20,10 @@ export interface RootSession extends RootHandles {
 
 export async function openRootSession(root: string, options: SessionOptions = {}): Promise<RootSession> {
   assertRootShape(root);
-  const lock: RootLock = acquireRootLock(root, options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs });
+  const lock: RootLock = acquireRootLock(
+    root,
+    options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs },
+  );
   let ledger: Ledger | undefined;
   let registry: OwnershipRegistry | undefined;
   try {
@@ -29,7 +32,8 @@ export async function openRootSession(root: string, options: SessionOptions = {}
     const handles: RootHandles = { root, ledger, registry, receipts: new ReceiptCache(root) };
     const repair = await repairRoot(handles);
     return {
-      ...handles, repair,
+      ...handles,
+      repair,
       close(): void {
         handles.registry.close();
         handles.ledger.close();
@@ -44,7 +48,11 @@ export async function openRootSession(root: string, options: SessionOptions = {}
   }
 }
 
-export async function withRootSession<T>(root: string, options: SessionOptions, fn: (session: RootSession) => Promise<T> | T): Promise<T> {
+export async function withRootSession<T>(
+  root: string,
+  options: SessionOptions,
+  fn: (session: RootSession) => Promise<T> | T,
+): Promise<T> {
   const session = await openRootSession(root, options);
   try {
     return await fn(session);

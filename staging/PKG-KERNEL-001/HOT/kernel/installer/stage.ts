@@ -27,7 +27,12 @@ const SYNCFS_FROM = 64;
  * relies on them). On any failure the staging directory is removed. The writes are synchronous: through
  * the thread pool each file costs several round trips and the batch takes 3-4x longer.
  */
-export async function stageFiles(root: string, journal: Journal, archive: PackageArchive, options: StageOptions = {}): Promise<void> {
+export async function stageFiles(
+  root: string,
+  journal: Journal,
+  archive: PackageArchive,
+  options: StageOptions = {},
+): Promise<void> {
   const base = join(root, journal.staging_dir);
   try {
     mkdirSync(base, { recursive: true });
@@ -36,7 +41,10 @@ export async function stageFiles(root: string, journal: Journal, archive: Packag
     for (const file of journal.place) {
       const data = archive.files.get(file.path);
       if (data === undefined) {
-        throw new CpError('ERR_ASSET_MISSING', `${show(file.path)} is declared but its bytes are missing`, { hint: 'rebuild the archive', details: { path: file.path } });
+        throw new CpError('ERR_ASSET_MISSING', `${show(file.path)} is declared but its bytes are missing`, {
+          hint: 'rebuild the archive',
+          details: { path: file.path },
+        });
       }
       const target = join(base, file.path);
       if (!dirs.has(dirname(target))) {
@@ -71,8 +79,13 @@ function writeVerified(target: string, data: Buffer, file: { path: string; sha25
   }
   const digest = `sha256:${hash.digest('hex')}`;
   if (digest !== file.sha256 || written !== file.size) {
-    throw new CpError('ERR_DIGEST_MISMATCH', `${show(file.path)} wrote ${written} bytes with ${digest}; the manifest says ${file.size} bytes with ${file.sha256}`, {
-      hint: 'the archive is corrupt or was tampered with; fetch it again', details: { path: file.path, expected: file.sha256, actual: digest },
-    });
+    throw new CpError(
+      'ERR_DIGEST_MISMATCH',
+      `${show(file.path)} wrote ${written} bytes with ${digest}; the manifest says ${file.size} bytes with ${file.sha256}`,
+      {
+        hint: 'the archive is corrupt or was tampered with; fetch it again',
+        details: { path: file.path, expected: file.sha256, actual: digest },
+      },
+    );
   }
 }

@@ -3,9 +3,23 @@ import { join } from 'node:path';
 import { sha256Digest } from '../canonical.js';
 import { OwnershipRegistry } from '../registry/ownership.js';
 import { listReceipts } from '../registry/receipt.js';
-import { BOOTSTRAP_PENDING, GENESIS_MARK, genesisUnfinished, missingPackages, readBootstrapPending } from '../root/bootstrap-pending.js';
+import {
+  BOOTSTRAP_PENDING,
+  GENESIS_MARK,
+  genesisUnfinished,
+  missingPackages,
+  readBootstrapPending,
+} from '../root/bootstrap-pending.js';
 
-export type VerifyFileProblem = 'missing' | 'not_a_file' | 'size' | 'digest' | 'owner_mismatch' | 'unregistered' | 'unreceipted' | 'bootstrap_incomplete';
+export type VerifyFileProblem =
+  | 'missing'
+  | 'not_a_file'
+  | 'size'
+  | 'digest'
+  | 'owner_mismatch'
+  | 'unregistered'
+  | 'unreceipted'
+  | 'bootstrap_incomplete';
 
 export interface VerifyFinding {
   package_id: string | null;
@@ -46,9 +60,17 @@ export function verifyRoot(root: string): VerifyRootResult {
       registered.add(row.path);
       const owner = owners.get(row.path);
       if (owner === undefined) findings.push({ package_id: row.package_id, path: row.path, problem: 'unreceipted' });
-      else if (owner !== row.package_id) findings.push({ package_id: owner, path: row.path, problem: 'owner_mismatch', expected: owner, actual: row.package_id });
+      else if (owner !== row.package_id)
+        findings.push({
+          package_id: owner,
+          path: row.path,
+          problem: 'owner_mismatch',
+          expected: owner,
+          actual: row.package_id,
+        });
     }
-    for (const [path, owner] of owners) if (!registered.has(path)) findings.push({ package_id: owner, path, problem: 'unregistered' });
+    for (const [path, owner] of owners)
+      if (!registered.has(path)) findings.push({ package_id: owner, path, problem: 'unregistered' });
   } finally {
     registry.close();
   }
@@ -59,17 +81,27 @@ export function verifyRoot(root: string): VerifyRootResult {
     const installed = new Map([...receipts.values()].map((r) => [r.package_id, r.version]));
     const missing = missingPackages(pending, installed);
     for (const p of missing) {
-      findings.push({ package_id: p.package_id, path: BOOTSTRAP_PENDING, problem: 'bootstrap_incomplete', expected: p.version, actual: installed.get(p.package_id) ?? 'not installed' });
+      findings.push({
+        package_id: p.package_id,
+        path: BOOTSTRAP_PENDING,
+        problem: 'bootstrap_incomplete',
+        expected: p.version,
+        actual: installed.get(p.package_id) ?? 'not installed',
+      });
     }
     // Every package is in but the bootstrap did not record its end: still unfinished until --resume says so.
-    if (missing.length === 0) findings.push({ package_id: null, path: BOOTSTRAP_PENDING, problem: 'bootstrap_incomplete' });
+    if (missing.length === 0)
+      findings.push({ package_id: null, path: BOOTSTRAP_PENDING, problem: 'bootstrap_incomplete' });
   }
   return { ok: findings.length === 0, packages: receipts.size, files, findings };
 }
 
-function checkFile(root: string, file: { path: string; sha256: string; size: number }): Omit<VerifyFinding, 'package_id' | 'path'> | null {
+function checkFile(
+  root: string,
+  file: { path: string; sha256: string; size: number },
+): Omit<VerifyFinding, 'package_id' | 'path'> | null {
   const abs = join(root, file.path);
-  let stat;
+  let stat: import('node:fs').Stats;
   try {
     stat = lstatSync(abs);
   } catch {

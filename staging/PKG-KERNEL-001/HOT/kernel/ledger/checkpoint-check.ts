@@ -2,7 +2,13 @@ import { readFileSync } from 'node:fs';
 import { CpError, show } from '../errors.js';
 import { checkpointKeys } from '../signing/root-key.js';
 import { readTrustStore } from '../signing/trust.js';
-import { checkCheckpoints, checkpointKeysFromPem, type CheckpointKey, type CheckpointReport, type FoundCheckpoint } from './checkpoint.js';
+import {
+  checkCheckpoints,
+  checkpointKeysFromPem,
+  type CheckpointKey,
+  type CheckpointReport,
+  type FoundCheckpoint,
+} from './checkpoint.js';
 import { readCheckpointSource, readRootCheckpoints } from './checkpoint-store.js';
 import type { Ledger } from './ledger.js';
 
@@ -26,7 +32,11 @@ function readKeyFile(path: string): CheckpointKey[] {
   try {
     pem = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new CpError('ERR_KEY_INVALID', `cannot read ${show(path)}: ${(error as Error).message}`, { hint: 'pass the root\'s public key (trust.json\'s checkpoint key as a .pub file)', details: { path }, cause: error });
+    throw new CpError('ERR_KEY_INVALID', `cannot read ${show(path)}: ${(error as Error).message}`, {
+      hint: "pass the root's public key (trust.json's checkpoint key as a .pub file)",
+      details: { path },
+      cause: error,
+    });
   }
   return checkpointKeysFromPem([{ public_key_pem: pem, source: path }]);
 }
@@ -37,13 +47,21 @@ function readKeyFile(path: string): CheckpointKey[] {
  */
 export function checkLedgerCheckpoints(ledger: Ledger, sources: CheckpointSources): RootCheckpointReport {
   const rootKeys = sources.root === null ? [] : checkpointKeys(readTrustStore(sources.root));
-  const keys = sources.keyFiles && sources.keyFiles.length > 0 ? sources.keyFiles.flatMap(readKeyFile) : checkpointKeysFromPem(rootKeys);
+  const keys =
+    sources.keyFiles && sources.keyFiles.length > 0
+      ? sources.keyFiles.flatMap(readKeyFile)
+      : checkpointKeysFromPem(rootKeys);
   const inRoot = sources.root === null ? [] : readRootCheckpoints(sources.root);
   const found: FoundCheckpoint[] = [...inRoot, ...(sources.files ?? []).flatMap(readCheckpointSource)];
   const report = checkCheckpoints(ledger, found, keys);
   const rootKeyed = rootKeys.length > 0;
   if (rootKeyed && inRoot.length === 0) {
-    report.findings.push({ problem: 'missing', source: 'HOT/ledger/checkpoints', seq: null, message: 'this root has a checkpoint key but no checkpoint at all: they were deleted' });
+    report.findings.push({
+      problem: 'missing',
+      source: 'HOT/ledger/checkpoints',
+      seq: null,
+      message: 'this root has a checkpoint key but no checkpoint at all: they were deleted',
+    });
     report.ok = false;
   }
   return { ...report, absent: found.length === 0 && !rootKeyed, checked: found.length };

@@ -1,9 +1,25 @@
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, type Dirent } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  type Dirent,
+} from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../atomic.js';
 import { CpError, isCpError, show } from '../errors.js';
 import { readTrustedRootKey } from '../signing/root-key.js';
-import { checkpointHead, parseCheckpoint, signCheckpoint, type Checkpoint, type FoundCheckpoint } from './checkpoint.js';
+import {
+  checkpointHead,
+  parseCheckpoint,
+  signCheckpoint,
+  type Checkpoint,
+  type FoundCheckpoint,
+} from './checkpoint.js';
 import type { Ledger } from './ledger.js';
 
 /** A checkpoint file is about 500 bytes. */
@@ -30,13 +46,24 @@ function readBounded(path: string, max: number, what: string): string {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     throw new CpError('ERR_CHECKPOINT_INVALID', `cannot read ${what} ${show(path)}: ${(error as Error).message}`, {
-      hint: 'pass a checkpoint file written by `cplane ledger checkpoint --out` or `cplane ledger checkpoints --export`', details: { path }, cause: error,
+      hint: 'pass a checkpoint file written by `cplane ledger checkpoint --out` or `cplane ledger checkpoints --export`',
+      details: { path },
+      cause: error,
     });
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) throw new CpError('ERR_CHECKPOINT_INVALID', `${what} ${show(path)} is not a regular file`, { hint: 'pass a checkpoint file', details: { path } });
-    if (stat.size > max) throw new CpError('ERR_CHECKPOINT_INVALID', `${what} ${show(path)} is ${stat.size} bytes, over the ${max}-byte limit`, { hint: 'pass a checkpoint file', details: { path, size: stat.size } });
+    if (!stat.isFile())
+      throw new CpError('ERR_CHECKPOINT_INVALID', `${what} ${show(path)} is not a regular file`, {
+        hint: 'pass a checkpoint file',
+        details: { path },
+      });
+    if (stat.size > max)
+      throw new CpError(
+        'ERR_CHECKPOINT_INVALID',
+        `${what} ${show(path)} is ${stat.size} bytes, over the ${max}-byte limit`,
+        { hint: 'pass a checkpoint file', details: { path, size: stat.size } },
+      );
     const buf = Buffer.alloc(stat.size);
     let off = 0;
     while (off < buf.length) {
@@ -64,7 +91,11 @@ function parseJsonCheckpoint(text: string, source: string): Checkpoint {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new CpError('ERR_CHECKPOINT_INVALID', `checkpoint ${show(source)} is not JSON: ${(error as Error).message}`, { hint: 'a checkpoint is one JSON object', details: { source }, cause: error });
+    throw new CpError('ERR_CHECKPOINT_INVALID', `checkpoint ${show(source)} is not JSON: ${(error as Error).message}`, {
+      hint: 'a checkpoint is one JSON object',
+      details: { source },
+      cause: error,
+    });
   }
   return parseCheckpoint(value, source);
 }
@@ -78,20 +109,33 @@ function listCheckpointDir(root: string): Dirent[] | null {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  return readdirSync(dir, { withFileTypes: true })
-    // A checkpoint being published right now (writeFileAtomic's temp file) is not a checkpoint yet.
-    .filter((entry) => !(entry.name.startsWith('.') && entry.name.endsWith('.tmp')))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return (
+    readdirSync(dir, { withFileTypes: true })
+      // A checkpoint being published right now (writeFileAtomic's temp file) is not a checkpoint yet.
+      .filter((entry) => !(entry.name.startsWith('.') && entry.name.endsWith('.tmp')))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  );
 }
 
 function readDirEntry(root: string, entry: Dirent): FoundCheckpoint {
   const source = `HOT/ledger/checkpoints/${entry.name}`;
   return found(source, () => {
     const name = FILE_NAME.exec(entry.name);
-    if (!name || !entry.isFile()) throw new CpError('ERR_CHECKPOINT_INVALID', `${show(source)} is not a checkpoint file`, { hint: 'only cplane writes here', details: { source } });
-    const cp = parseJsonCheckpoint(readBounded(join(checkpointDir(root), entry.name), MAX_CHECKPOINT_BYTES, 'checkpoint'), source);
+    if (!name || !entry.isFile())
+      throw new CpError('ERR_CHECKPOINT_INVALID', `${show(source)} is not a checkpoint file`, {
+        hint: 'only cplane writes here',
+        details: { source },
+      });
+    const cp = parseJsonCheckpoint(
+      readBounded(join(checkpointDir(root), entry.name), MAX_CHECKPOINT_BYTES, 'checkpoint'),
+      source,
+    );
     if (checkpointFileName(cp) !== entry.name) {
-      throw new CpError('ERR_CHECKPOINT_INVALID', `${show(source)} holds checkpoint #${cp.seq} ${cp.hash.slice(0, 16)}…, not the one its name says`, { hint: 'only cplane writes here', details: { source } });
+      throw new CpError(
+        'ERR_CHECKPOINT_INVALID',
+        `${show(source)} holds checkpoint #${cp.seq} ${cp.hash.slice(0, 16)}…, not the one its name says`,
+        { hint: 'only cplane writes here', details: { source } },
+      );
     }
     return cp;
   });
@@ -102,7 +146,15 @@ export function readRootCheckpoints(root: string): FoundCheckpoint[] {
   const entries = listCheckpointDir(root);
   if (entries === null) {
     const dir = checkpointDir(root);
-    return [{ source: dir, error: new CpError('ERR_CHECKPOINT_INVALID', `${show(dir)} is not a directory`, { hint: 'it must be the directory cplane writes checkpoints to', details: { path: dir } }) }];
+    return [
+      {
+        source: dir,
+        error: new CpError('ERR_CHECKPOINT_INVALID', `${show(dir)} is not a directory`, {
+          hint: 'it must be the directory cplane writes checkpoints to',
+          details: { path: dir },
+        }),
+      },
+    ];
   }
   return entries.map((entry) => readDirEntry(root, entry));
 }
@@ -110,11 +162,20 @@ export function readRootCheckpoints(root: string): FoundCheckpoint[] {
 /** Checkpoints kept elsewhere: one JSON object (`ledger checkpoint --out`) or JSON Lines (`ledger checkpoints --export`). */
 export function readCheckpointSource(path: string): FoundCheckpoint[] {
   const text = readBounded(path, MAX_CHECKPOINT_SOURCE_BYTES, 'checkpoint file');
-  const lines = text.split('\n').map((line, index) => ({ line: line.trim(), index })).filter(({ line }) => line.length > 0);
-  if (lines.length === 0) throw new CpError('ERR_CHECKPOINT_INVALID', `checkpoint file ${show(path)} is empty`, { hint: 'pass a file written by `cplane ledger checkpoint --out`', details: { path } });
+  const lines = text
+    .split('\n')
+    .map((line, index) => ({ line: line.trim(), index }))
+    .filter(({ line }) => line.length > 0);
+  if (lines.length === 0)
+    throw new CpError('ERR_CHECKPOINT_INVALID', `checkpoint file ${show(path)} is empty`, {
+      hint: 'pass a file written by `cplane ledger checkpoint --out`',
+      details: { path },
+    });
   // A pretty-printed single checkpoint spans lines; JSON Lines has one object per line.
   if (lines.length > 1 && !lines[0]?.line.endsWith('}')) return [found(path, () => parseJsonCheckpoint(text, path))];
-  return lines.map(({ line, index }) => found(lines.length === 1 ? path : `${path}:${index + 1}`, () => parseJsonCheckpoint(line, `${path}:${index + 1}`)));
+  return lines.map(({ line, index }) =>
+    found(lines.length === 1 ? path : `${path}:${index + 1}`, () => parseJsonCheckpoint(line, `${path}:${index + 1}`)),
+  );
 }
 
 export interface WrittenCheckpoint {
@@ -128,7 +189,11 @@ function publish(root: string, cp: Checkpoint): WrittenCheckpoint {
   const dir = checkpointDir(root);
   mkdirSync(dir, { recursive: true });
   if (lstatSync(dir).isSymbolicLink() || !lstatSync(dir).isDirectory()) {
-    throw new CpError('ERR_ROOT_SYMLINK', `${show(dir)} is not a directory of the root; checkpoints are never written through it`, { hint: 'remove it; cplane recreates the directory', details: { path: dir } });
+    throw new CpError(
+      'ERR_ROOT_SYMLINK',
+      `${show(dir)} is not a directory of the root; checkpoints are never written through it`,
+      { hint: 'remove it; cplane recreates the directory', details: { path: dir } },
+    );
   }
   const path = join(dir, checkpointFileName(cp));
   writeFileAtomic(path, `${JSON.stringify(cp)}\n`);
@@ -150,7 +215,11 @@ export function newestRootCheckpoint(root: string): Checkpoint | null {
  * root without a root key (bootstrapped before checkpoints) or an empty ledger. A head already checkpointed is
  * not signed again.
  */
-export function writeRootCheckpoint(root: string, ledger: Ledger, options: { now?: () => number } = {}): WrittenCheckpoint | null {
+export function writeRootCheckpoint(
+  root: string,
+  ledger: Ledger,
+  options: { now?: () => number } = {},
+): WrittenCheckpoint | null {
   const key = readTrustedRootKey(root);
   if (key === null) return null;
   const head = checkpointHead(ledger);
@@ -158,7 +227,8 @@ export function writeRootCheckpoint(root: string, ledger: Ledger, options: { now
   const path = join(checkpointDir(root), checkpointFileName(head));
   try {
     const existing = parseJsonCheckpoint(readBounded(path, MAX_CHECKPOINT_BYTES, 'checkpoint'), path);
-    if (existing.seq === head.seq && existing.hash === head.hash && existing.key_id === key.key_id) return { checkpoint: existing, path, written: false };
+    if (existing.seq === head.seq && existing.hash === head.hash && existing.key_id === key.key_id)
+      return { checkpoint: existing, path, written: false };
   } catch {
     // Absent (the usual case) or unusable: sign afresh and replace it.
   }

@@ -46,10 +46,20 @@ function signedBytes(fields: Omit<Checkpoint, 'signature'>): Buffer {
   return Buffer.from(canonicalJson(fields), 'utf8');
 }
 
-export function signCheckpoint(head: CheckpointHead, key: { key_id: string; private_key: KeyObject }, now: Date): Checkpoint {
+export function signCheckpoint(
+  head: CheckpointHead,
+  key: { key_id: string; private_key: KeyObject },
+  now: Date,
+): Checkpoint {
   const fields: Omit<Checkpoint, 'signature'> = {
-    kind: CHECKPOINT_KIND, version: 1, ledger_id: head.ledger_id, seq: head.seq, hash: head.hash, entry_id: head.entry_id,
-    time: now.toISOString(), key_id: key.key_id,
+    kind: CHECKPOINT_KIND,
+    version: 1,
+    ledger_id: head.ledger_id,
+    seq: head.seq,
+    hash: head.hash,
+    entry_id: head.entry_id,
+    time: now.toISOString(),
+    key_id: key.key_id,
   };
   return { ...fields, signature: sign(null, signedBytes(fields), key.private_key).toString('base64') };
 }
@@ -60,10 +70,14 @@ const checkpointCheck = schemaCheck(validateCheckpointSchema);
 export function parseCheckpoint(value: unknown, source: string): Checkpoint {
   const issues = checkpointCheck(value);
   if (issues.length > 0) {
-    throw new CpError('ERR_CHECKPOINT_INVALID', `checkpoint ${show(source)} is invalid: ${issues[0]?.pointer || '/'} ${issues[0]?.message ?? ''}`, {
-      hint: 'a checkpoint is the JSON written by `cplane ledger checkpoint` (schema HOT/schemas/checkpoint.schema.json)',
-      details: { source, errors: issues.map(({ pointer, message }) => ({ pointer, message })) },
-    });
+    throw new CpError(
+      'ERR_CHECKPOINT_INVALID',
+      `checkpoint ${show(source)} is invalid: ${issues[0]?.pointer || '/'} ${issues[0]?.message ?? ''}`,
+      {
+        hint: 'a checkpoint is the JSON written by `cplane ledger checkpoint` (schema HOT/schemas/checkpoint.schema.json)',
+        details: { source, errors: issues.map(({ pointer, message }) => ({ pointer, message })) },
+      },
+    );
   }
   return value as Checkpoint;
 }
@@ -75,14 +89,26 @@ export interface CheckpointKey {
 }
 
 /** Public keys from PEM text (trust-store entries or `--checkpoint-key` files); a key whose id does not match is dropped. */
-export function checkpointKeysFromPem(keys: ReadonlyArray<{ key_id?: string; public_key_pem: string; source?: string }>): CheckpointKey[] {
-  return keys.map((k) => {
-    const publicKey = parsePublicKey(k.public_key_pem, k.source ?? `checkpoint key ${k.key_id ?? ''}`.trim());
-    return { key_id: keyIdOf(publicKey), public_key: publicKey, claimed: k.key_id };
-  }).filter((k) => k.claimed === undefined || k.claimed === k.key_id).map(({ key_id, public_key }) => ({ key_id, public_key }));
+export function checkpointKeysFromPem(
+  keys: ReadonlyArray<{ key_id?: string; public_key_pem: string; source?: string }>,
+): CheckpointKey[] {
+  return keys
+    .map((k) => {
+      const publicKey = parsePublicKey(k.public_key_pem, k.source ?? `checkpoint key ${k.key_id ?? ''}`.trim());
+      return { key_id: keyIdOf(publicKey), public_key: publicKey, claimed: k.key_id };
+    })
+    .filter((k) => k.claimed === undefined || k.claimed === k.key_id)
+    .map(({ key_id, public_key }) => ({ key_id, public_key }));
 }
 
-export type CheckpointProblem = 'invalid' | 'untrusted_key' | 'bad_signature' | 'other_ledger' | 'truncated' | 'mismatch' | 'missing';
+export type CheckpointProblem =
+  | 'invalid'
+  | 'untrusted_key'
+  | 'bad_signature'
+  | 'other_ledger'
+  | 'truncated'
+  | 'mismatch'
+  | 'missing';
 
 export interface CheckpointFinding {
   problem: CheckpointProblem;
@@ -108,13 +134,17 @@ export interface CheckpointReport {
  * entry that exists with exactly that hash. With the chain verified end to end, one matching checkpoint proves every
  * entry up to it; a checkpoint past the head means the tail was cut off.
  */
-export function checkCheckpoints(ledger: Ledger, found: readonly FoundCheckpoint[], keys: readonly CheckpointKey[]): CheckpointReport {
+export function checkCheckpoints(
+  ledger: Ledger,
+  found: readonly FoundCheckpoint[],
+  keys: readonly CheckpointKey[],
+): CheckpointReport {
   const findings: CheckpointFinding[] = [];
   let verified = 0;
   let newest: CheckpointReport['newest'] = null;
   ledger.snapshot(() => {
     const head = ledger.head();
-    const firstHash = head.seq > 0 ? ledger.getBySeq(1)?.entry_hash ?? null : null;
+    const firstHash = head.seq > 0 ? (ledger.getBySeq(1)?.entry_hash ?? null) : null;
     for (const item of found) {
       if ('error' in item) {
         findings.push({ problem: 'invalid', source: item.source, seq: null, message: item.error.message });
@@ -133,11 +163,19 @@ export function checkCheckpoints(ledger: Ledger, found: readonly FoundCheckpoint
   return { ok: findings.length === 0, verified, newest, findings };
 }
 
-function checkOne(ledger: Ledger, cp: Checkpoint, keys: readonly CheckpointKey[], headSeq: number, firstHash: string | null):
-  { problem: CheckpointProblem; message: string } | null {
+function checkOne(
+  ledger: Ledger,
+  cp: Checkpoint,
+  keys: readonly CheckpointKey[],
+  headSeq: number,
+  firstHash: string | null,
+): { problem: CheckpointProblem; message: string } | null {
   const key = keys.find((k) => k.key_id === cp.key_id);
   if (!key) {
-    return { problem: 'untrusted_key', message: `checkpoint #${cp.seq} is signed by ${cp.key_id}, which is not a checkpoint key of this root (or the key given)` };
+    return {
+      problem: 'untrusted_key',
+      message: `checkpoint #${cp.seq} is signed by ${cp.key_id}, which is not a checkpoint key of this root (or the key given)`,
+    };
   }
   const { signature, ...fields } = cp;
   let valid = false;
@@ -146,16 +184,29 @@ function checkOne(ledger: Ledger, cp: Checkpoint, keys: readonly CheckpointKey[]
   } catch {
     valid = false;
   }
-  if (!valid) return { problem: 'bad_signature', message: `checkpoint #${cp.seq}'s signature does not verify with ${cp.key_id}: the checkpoint was altered` };
+  if (!valid)
+    return {
+      problem: 'bad_signature',
+      message: `checkpoint #${cp.seq}'s signature does not verify with ${cp.key_id}: the checkpoint was altered`,
+    };
   if (firstHash !== null && cp.ledger_id !== firstHash) {
-    return { problem: 'other_ledger', message: `checkpoint #${cp.seq} belongs to a ledger whose entry #1 hashes to ${cp.ledger_id.slice(0, 16)}…, not ${firstHash.slice(0, 16)}…: another ledger, or entry #1 was rewritten` };
+    return {
+      problem: 'other_ledger',
+      message: `checkpoint #${cp.seq} belongs to a ledger whose entry #1 hashes to ${cp.ledger_id.slice(0, 16)}…, not ${firstHash.slice(0, 16)}…: another ledger, or entry #1 was rewritten`,
+    };
   }
   if (cp.seq > headSeq) {
-    return { problem: 'truncated', message: `ledger ends at #${headSeq} but checkpoint #${cp.seq} (${cp.entry_id}, signed ${cp.time}) is beyond it: entries were removed from the tail` };
+    return {
+      problem: 'truncated',
+      message: `ledger ends at #${headSeq} but checkpoint #${cp.seq} (${cp.entry_id}, signed ${cp.time}) is beyond it: entries were removed from the tail`,
+    };
   }
   const entry = ledger.getBySeq(cp.seq);
   if (!entry || entry.entry_hash !== cp.hash || entry.id !== cp.entry_id) {
-    return { problem: 'mismatch', message: `entry #${cp.seq} is ${entry ? `${entry.id} ${entry.entry_hash.slice(0, 16)}…` : 'missing'} but checkpoint signed ${cp.time} says ${cp.entry_id} ${cp.hash.slice(0, 16)}…: the chain was rewritten up to it` };
+    return {
+      problem: 'mismatch',
+      message: `entry #${cp.seq} is ${entry ? `${entry.id} ${entry.entry_hash.slice(0, 16)}…` : 'missing'} but checkpoint signed ${cp.time} says ${cp.entry_id} ${cp.hash.slice(0, 16)}…: the chain was rewritten up to it`,
+    };
   }
   return null;
 }

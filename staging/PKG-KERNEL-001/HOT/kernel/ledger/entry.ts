@@ -31,7 +31,17 @@ export interface Anchor {
 
 export const GENESIS_HASH = '0'.repeat(64);
 export const ENTRY_ID_PATTERN = /^LED-[a-f0-9]{8}$/;
-export const ENTRY_FIELDS = ['id', 'event_type', 'submission_id', 'decision', 'reason', 'metadata', 'timestamp', 'previous_hash', 'entry_hash'] as const;
+export const ENTRY_FIELDS = [
+  'id',
+  'event_type',
+  'submission_id',
+  'decision',
+  'reason',
+  'metadata',
+  'timestamp',
+  'previous_hash',
+  'entry_hash',
+] as const;
 
 /** Draws the id for the entry at `seq`; `attempt` counts the draws for that entry (a taken id is drawn again). */
 export type IdSource = (seq: number, attempt: number) => string;
@@ -115,12 +125,29 @@ export interface HashColumns {
  * canonical JSON the result is identical (proved by the equivalence tests).
  */
 export function hashInputFromColumns(c: HashColumns): string {
-  return hashInputOf(c.id, c.event_type, c.submission_id, c.decision, c.reason, c.metadata, c.timestamp, c.previous_hash);
+  return hashInputOf(
+    c.id,
+    c.event_type,
+    c.submission_id,
+    c.decision,
+    c.reason,
+    c.metadata,
+    c.timestamp,
+    c.previous_hash,
+  );
 }
 
 /** `hashInputFromColumns` without the columns object, for the append path. */
-export function hashInputOf(id: string, eventType: string, submissionId: string, decision: string, reason: string,
-  metadataJson: string, timestamp: string, previousHash: string): string {
+export function hashInputOf(
+  id: string,
+  eventType: string,
+  submissionId: string,
+  decision: string,
+  reason: string,
+  metadataJson: string,
+  timestamp: string,
+  previousHash: string,
+): string {
   const q = JSON.stringify;
   return `{"decision":${q(decision)},"event_type":${q(eventType)},"id":${q(id)},"metadata":${metadataJson},"previous_hash":${q(previousHash)},"reason":${q(reason)},"submission_id":${q(submissionId)},"timestamp":${q(timestamp)}}`;
 }
@@ -133,7 +160,8 @@ export function parseAnchor(text: string): Anchor {
   const match = /^(\d{1,15}):([0-9a-f]{64})$/.exec(text.trim());
   if (!match) {
     throw new CpError('ERR_LEDGER_ANCHOR_INVALID', `anchor ${show(text)} is not SEQ:HASH`, {
-      hint: 'pass the anchor printed by `cplane ledger head`, e.g. 42:<64 lowercase hex>', details: { anchor: text },
+      hint: 'pass the anchor printed by `cplane ledger head`, e.g. 42:<64 lowercase hex>',
+      details: { anchor: text },
     });
   }
   return { seq: Number(match[1]), hash: match[2] as string };

@@ -18,13 +18,17 @@ const PROBE_MAX_BYTES = 64 << 20;
 
 export function damaged(path: string, why: string, cause?: unknown): CpError {
   return new CpError('ERR_LEDGER_DAMAGED', `ledger ${show(path)} is damaged: ${why}`, {
-    hint: 'restore the ledger from a copy or an export (`cplane ledger import`); nothing was written to it', details: { path }, cause,
+    hint: 'restore the ledger from a copy or an export (`cplane ledger import`); nothing was written to it',
+    details: { path },
+    cause,
   });
 }
 
 export function notALedger(path: string, cause?: unknown): CpError {
   return new CpError('ERR_LEDGER_NOT_A_LEDGER', `${show(path)} is not a cplane ledger`, {
-    hint: 'point --ledger at a file created by cplane, or at a path that does not exist yet', details: { path }, cause,
+    hint: 'point --ledger at a file created by cplane, or at a path that does not exist yet',
+    details: { path },
+    cause,
   });
 }
 
@@ -64,7 +68,15 @@ export function inspectLedgerFile(path: string): LedgerFile {
     try {
       return inspectOnce(path);
     } catch (error) {
-      if (attempt >= 3 || !(error instanceof CpError && error.code === 'ERR_LEDGER_DAMAGED' && (error.details as { lagging?: boolean }).lagging)) throw error;
+      if (
+        attempt >= 3 ||
+        !(
+          error instanceof CpError &&
+          error.code === 'ERR_LEDGER_DAMAGED' &&
+          (error.details as { lagging?: boolean }).lagging
+        )
+      )
+        throw error;
     }
   }
 }
@@ -77,13 +89,18 @@ function inspectOnce(path: string): LedgerFile {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (cause) {
     throw new CpError('ERR_LEDGER_OPEN_FAILED', `cannot open ledger ${show(path)}: ${(cause as Error).message}`, {
-      hint: 'check the path and its permissions', details: { path }, cause,
+      hint: 'check the path and its permissions',
+      details: { path },
+      cause,
     });
   }
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) {
-      throw new CpError('ERR_LEDGER_OPEN_FAILED', `cannot open ledger ${show(path)}: it is not a regular file`, { hint: 'point --ledger at a ledger file', details: { path } });
+      throw new CpError('ERR_LEDGER_OPEN_FAILED', `cannot open ledger ${show(path)}: it is not a regular file`, {
+        hint: 'point --ledger at a ledger file',
+        details: { path },
+      });
     }
     if (stat.size === 0) return { kind: 'empty' };
     const header = Buffer.alloc(HEADER_BYTES);
@@ -92,14 +109,24 @@ function inspectOnce(path: string): LedgerFile {
     if (got < HEADER_BYTES) throw damaged(path, `the file ends inside the database header (${got} bytes)`);
     const raw = header.readUInt16BE(16);
     const pageSize = raw === 1 ? 65536 : raw;
-    if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0) throw damaged(path, `the header's page size ${raw} is not a power of two from 512 to 65536`);
+    if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0)
+      throw damaged(path, `the header's page size ${raw} is not a power of two from 512 to 65536`);
     const hasWal = walBefore || existsSync(`${path}-wal`);
     // With a -wal beside it the file may legitimately lag its header until the next checkpoint.
     if (!hasWal) {
-      if (stat.size % pageSize !== 0) throw lagging(damaged(path, `its size ${stat.size} is not a whole number of ${pageSize}-byte pages: it was truncated`));
+      if (stat.size % pageSize !== 0)
+        throw lagging(
+          damaged(path, `its size ${stat.size} is not a whole number of ${pageSize}-byte pages: it was truncated`),
+        );
       const pages = header.readUInt32BE(28);
       const headerValid = header.readUInt32BE(24) === header.readUInt32BE(92);
-      if (headerValid && pages * pageSize > stat.size) throw lagging(damaged(path, `its header counts ${pages} pages but the file holds ${stat.size / pageSize}: it was truncated`));
+      if (headerValid && pages * pageSize > stat.size)
+        throw lagging(
+          damaged(
+            path,
+            `its header counts ${pages} pages but the file holds ${stat.size / pageSize}: it was truncated`,
+          ),
+        );
     }
     return { kind: 'sqlite', walMode: header[18] === 2 || header[19] === 2, hasWal };
   } finally {

@@ -26,7 +26,10 @@ const FUTURE_SQL = 'SELECT seq, id, event_type, timestamp FROM entries WHERE tim
 export function listFutureDated(ledger: Ledger, options: FutureDatedOptions): FutureDatedEntry[] {
   const { now } = options;
   if (!Number.isFinite(now)) {
-    throw new CpError('ERR_LEDGER_QUERY_INVALID', `reference time must be epoch milliseconds, got ${show(now)}`, { hint: 'pass now as a number', details: { field: 'now' } });
+    throw new CpError('ERR_LEDGER_QUERY_INVALID', `reference time must be epoch milliseconds, got ${show(now)}`, {
+      hint: 'pass now as a number',
+      details: { field: 'now' },
+    });
   }
   const cutoff = new Date(now + (options.maxSkewMs ?? DEFAULT_MAX_CLOCK_SKEW_MS)).toISOString();
   return ledger.statement(FUTURE_SQL).all(cutoff, options.limit ?? 20) as FutureDatedEntry[];

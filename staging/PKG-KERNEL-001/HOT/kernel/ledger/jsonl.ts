@@ -39,7 +39,10 @@ export function exportLedger(ledger: Ledger, path: string): Anchor {
       let buffer = '';
       for (const line of exportLines(ledger)) {
         buffer += `${line}\n`;
-        if (buffer.length > 1 << 20) { write(buffer); buffer = ''; }
+        if (buffer.length > 1 << 20) {
+          write(buffer);
+          buffer = '';
+        }
       }
       write(buffer);
       head = ledger.head();
@@ -52,7 +55,10 @@ export function exportLedger(ledger: Ledger, path: string): Anchor {
  * Parse and re-verify an export before anything is written: every line must be a well-formed entry,
  * link to the one before it and hash to its entry_hash; ids must be unique. Throws naming the line.
  */
-export function parseExport(text: string | Iterable<string>, options: { anchor?: Anchor; source?: string } = {}): LedgerEntry[] {
+export function parseExport(
+  text: string | Iterable<string>,
+  options: { anchor?: Anchor; source?: string } = {},
+): LedgerEntry[] {
   const source = options.source ?? 'the import';
   const lines = typeof text === 'string' ? text.split('\n') : text;
   if (Array.isArray(lines) && lines[lines.length - 1] === '') lines.pop();
@@ -64,16 +70,27 @@ export function parseExport(text: string | Iterable<string>, options: { anchor?:
     index += 1;
     const entry = parseLine(line, index + 1, source);
     const where = `line ${index + 1} of ${source} (${entry.id})`;
-    if (ids.has(entry.id)) throw tampered(`${where} repeats an id already used on an earlier line`, index + 1, entry.id);
-    if (entry.previous_hash !== previous) throw tampered(`${where} does not link to the entry before it`, index + 1, entry.id);
-    if (computeEntryHash(entry) !== entry.entry_hash) throw tampered(`${where} does not hash to its entry_hash: it was edited`, index + 1, entry.id);
+    if (ids.has(entry.id))
+      throw tampered(`${where} repeats an id already used on an earlier line`, index + 1, entry.id);
+    if (entry.previous_hash !== previous)
+      throw tampered(`${where} does not link to the entry before it`, index + 1, entry.id);
+    if (computeEntryHash(entry) !== entry.entry_hash)
+      throw tampered(`${where} does not hash to its entry_hash: it was edited`, index + 1, entry.id);
     ids.add(entry.id);
     previous = entry.entry_hash;
     entries.push(entry);
   }
   const anchor = options.anchor;
-  if (anchor && (entries.length < anchor.seq || (anchor.seq === 0 ? GENESIS_HASH : entries[anchor.seq - 1]?.entry_hash) !== anchor.hash)) {
-    throw tampered(`${source} does not reach the anchor ${anchor.seq}:${anchor.hash}: it was truncated or rewritten`, entries.length, null);
+  if (
+    anchor &&
+    (entries.length < anchor.seq ||
+      (anchor.seq === 0 ? GENESIS_HASH : entries[anchor.seq - 1]?.entry_hash) !== anchor.hash)
+  ) {
+    throw tampered(
+      `${source} does not reach the anchor ${anchor.seq}:${anchor.hash}: it was truncated or rewritten`,
+      entries.length,
+      null,
+    );
   }
   return entries;
 }
@@ -84,16 +101,23 @@ function parseLine(line: string, lineNo: number, source: string): LedgerEntry {
     value = JSON.parse(line);
   } catch (cause) {
     throw new CpError('ERR_LEDGER_IMPORT_INVALID', `line ${lineNo} of ${source} is not JSON: ${show(line, 60)}`, {
-      hint: 'import only files written by `cplane ledger export`', details: { line: lineNo }, cause,
+      hint: 'import only files written by `cplane ledger export`',
+      details: { line: lineNo },
+      cause,
     });
   }
   const validateEntry = entryValidator();
   if (!validateEntry(value)) {
     const error = validateEntry.errors?.[0];
     const at = error?.instancePath || '/';
-    throw new CpError('ERR_LEDGER_IMPORT_INVALID', `line ${lineNo} of ${source} is not a ledger entry: ${at} ${error?.message ?? 'is invalid'}`, {
-      hint: 'each line must be one LedgerEntry (ledger-entry.schema.json)', details: { line: lineNo, path: at },
-    });
+    throw new CpError(
+      'ERR_LEDGER_IMPORT_INVALID',
+      `line ${lineNo} of ${source} is not a ledger entry: ${at} ${error?.message ?? 'is invalid'}`,
+      {
+        hint: 'each line must be one LedgerEntry (ledger-entry.schema.json)',
+        details: { line: lineNo, path: at },
+      },
+    );
   }
   refuseIllFormed(value, `line ${lineNo} of ${source}`, lineNo);
   return value;
@@ -101,7 +125,8 @@ function parseLine(line: string, lineNo: number, source: string): LedgerEntry {
 
 function tampered(message: string, line: number, id: string | null): CpError {
   return new CpError('ERR_LEDGER_IMPORT_TAMPERED', message, {
-    hint: 'the export was altered after it was written; nothing was imported', details: { line, id },
+    hint: 'the export was altered after it was written; nothing was imported',
+    details: { line, id },
   });
 }
 
@@ -114,7 +139,9 @@ export function importLedger(ledger: Ledger, path: string, options: { anchor?: A
 /** An export's lines, streamed: a line over the limit (or a multi-gigabyte file without newlines) is refused. */
 export function readExportLines(path: string): Iterable<string> {
   return readLinesBounded(path, {
-    maxLineBytes: READ_LIMITS.importLine, what: 'the ledger export', unreadableCode: 'ERR_LEDGER_IMPORT_INVALID',
+    maxLineBytes: READ_LIMITS.importLine,
+    what: 'the ledger export',
+    unreadableCode: 'ERR_LEDGER_IMPORT_INVALID',
     unreadableHint: 'pass the path of a file written by `cplane ledger export`',
   });
 }

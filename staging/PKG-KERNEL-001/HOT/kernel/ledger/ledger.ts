@@ -4,8 +4,18 @@ import { CpError, show } from '../errors.js';
 import { canonicalJson, sha256Hex } from '../canonical.js';
 import { wellFormed, wellFormedDeep } from '../text.js';
 import {
-  type AppendInput, type Anchor, type Clock, type IdSource, type LedgerEntry,
-  type HashColumns, GENESIS_HASH, entryIdValue, hashInputOf, idDigits, randomEntryId, sequentialEntryIds,
+  type AppendInput,
+  type Anchor,
+  type Clock,
+  type IdSource,
+  type LedgerEntry,
+  type HashColumns,
+  GENESIS_HASH,
+  entryIdValue,
+  hashInputOf,
+  idDigits,
+  randomEntryId,
+  sequentialEntryIds,
 } from './entry.js';
 import { damaged, ID_START_KEY, isCorruption, notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
 import { schemaProblems, type SchemaProblem } from './schema-check.js';
@@ -33,9 +43,14 @@ const CLOCK_SKEW_BOUNDS_MS = [1000, 24 * 60 * 60_000] as const;
 function clockSkewOption(value: number | undefined): number {
   if (value === undefined) return DEFAULT_MAX_CLOCK_SKEW_MS;
   if (!Number.isSafeInteger(value) || value < CLOCK_SKEW_BOUNDS_MS[0] || value > CLOCK_SKEW_BOUNDS_MS[1]) {
-    throw new CpError('ERR_LEDGER_OPTION_INVALID', `maxClockSkewMs must be an integer from ${CLOCK_SKEW_BOUNDS_MS[0]} to ${CLOCK_SKEW_BOUNDS_MS[1]}, got ${show(value)}`, {
-      hint: `leave it unset for the default of ${DEFAULT_MAX_CLOCK_SKEW_MS} ms`, details: { field: 'maxClockSkewMs' },
-    });
+    throw new CpError(
+      'ERR_LEDGER_OPTION_INVALID',
+      `maxClockSkewMs must be an integer from ${CLOCK_SKEW_BOUNDS_MS[0]} to ${CLOCK_SKEW_BOUNDS_MS[1]}, got ${show(value)}`,
+      {
+        hint: `leave it unset for the default of ${DEFAULT_MAX_CLOCK_SKEW_MS} ms`,
+        details: { field: 'maxClockSkewMs' },
+      },
+    );
   }
   return value;
 }
@@ -115,9 +130,14 @@ function wellFormedAppend(input: PreparedAppend, index: number): PreparedAppend 
   input.metadataJson = canonicalJson(input.metadata);
   if (input.metadataJson.includes('\\ud')) {
     input.metadata = wellFormedDeep(input.metadata, (key) => {
-      throw new CpError('ERR_LEDGER_ENTRY_INVALID', `metadata${index === 0 ? '' : ` (batch item ${index})`} has two keys that both read ${show(key)} once their broken UTF-16 is replaced`, {
-        hint: 'metadata keys must be well-formed text', details: { field: 'metadata', key },
-      });
+      throw new CpError(
+        'ERR_LEDGER_ENTRY_INVALID',
+        `metadata${index === 0 ? '' : ` (batch item ${index})`} has two keys that both read ${show(key)} once their broken UTF-16 is replaced`,
+        {
+          hint: 'metadata keys must be well-formed text',
+          details: { field: 'metadata', key },
+        },
+      );
     });
     input.metadataJson = canonicalJson(input.metadata);
   }
@@ -144,7 +164,14 @@ export class Ledger {
   private readonly realClock: Clock;
   private readonly maxSkewMs: number;
 
-  private constructor(path: string, db: Database.Database, clock: Clock, idSource: IdSource | undefined, realClock: Clock, maxSkewMs: number) {
+  private constructor(
+    path: string,
+    db: Database.Database,
+    clock: Clock,
+    idSource: IdSource | undefined,
+    realClock: Clock,
+    maxSkewMs: number,
+  ) {
     this.path = path;
     this.db = db;
     this.clock = clock;
@@ -160,7 +187,12 @@ export class Ledger {
       insert: () => db.prepare(`INSERT INTO entries (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       byId: () => db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id = ?`),
       bySeq: () => db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE seq = ?`),
-      chunk: () => db.prepare(`SELECT ${ROW_COLUMNS}, json_valid(metadata) AND substr(metadata, 1, 1) = '{' FROM entries WHERE seq > ? ORDER BY seq ASC LIMIT ?`).raw(),
+      chunk: () =>
+        db
+          .prepare(
+            `SELECT ${ROW_COLUMNS}, json_valid(metadata) AND substr(metadata, 1, 1) = '{' FROM entries WHERE seq > ? ORDER BY seq ASC LIMIT ?`,
+          )
+          .raw(),
       history: () => db.prepare(HISTORY_SQL),
       idStart: () => db.prepare('SELECT value FROM ledger_meta WHERE key = ?').pluck(),
       setIdStart: () => db.prepare('INSERT OR REPLACE INTO ledger_meta (key, value) VALUES (?, ?)'),
@@ -188,8 +220,15 @@ export class Ledger {
         const now = this.now(limitMs);
         if (now > latest) latest = now;
         const entry: LedgerEntry = {
-          id: '', event_type: input.event_type, submission_id: input.submission_id, decision: input.decision, reason: input.reason,
-          metadata: input.metadata, timestamp: latest, previous_hash: previous, entry_hash: '',
+          id: '',
+          event_type: input.event_type,
+          submission_id: input.submission_id,
+          decision: input.decision,
+          reason: input.reason,
+          metadata: input.metadata,
+          timestamp: latest,
+          previous_hash: previous,
+          entry_hash: '',
         };
         this.insertWithFreshId(seq, entry, input.metadataJson);
         previous = entry.entry_hash;
@@ -203,9 +242,14 @@ export class Ledger {
   private now(limitMs: number): string {
     const ms = this.clock();
     if (!(ms <= limitMs)) {
-      throw new CpError('ERR_LEDGER_CLOCK_SKEW', `the writer's clock reads ${Number.isFinite(ms) ? new Date(ms).toISOString() : show(ms)}, more than ${this.maxSkewMs} ms ahead of real time ${new Date(limitMs - this.maxSkewMs).toISOString()}; nothing was appended`, {
-        hint: 'fix the clock of the process that writes to the ledger (or its injected clock)', details: { clock_ms: Number.isFinite(ms) ? ms : null, max_skew_ms: this.maxSkewMs },
-      });
+      throw new CpError(
+        'ERR_LEDGER_CLOCK_SKEW',
+        `the writer's clock reads ${Number.isFinite(ms) ? new Date(ms).toISOString() : show(ms)}, more than ${this.maxSkewMs} ms ahead of real time ${new Date(limitMs - this.maxSkewMs).toISOString()}; nothing was appended`,
+        {
+          hint: 'fix the clock of the process that writes to the ledger (or its injected clock)',
+          details: { clock_ms: Number.isFinite(ms) ? ms : null, max_skew_ms: this.maxSkewMs },
+        },
+      );
     }
     if (ms !== this.lastMs) {
       this.lastMs = ms;
@@ -218,7 +262,14 @@ export class Ledger {
     const maxSkewMs = clockSkewOption(options.maxClockSkewMs);
     const db = openLedgerDatabase(path, options);
     try {
-      return new Ledger(path, db, options.clock ?? Date.now, options.idSource, options.realClock ?? Date.now, maxSkewMs);
+      return new Ledger(
+        path,
+        db,
+        options.clock ?? Date.now,
+        options.idSource,
+        options.realClock ?? Date.now,
+        maxSkewMs,
+      );
     } catch (cause) {
       db.close();
       throw isCorruption(cause) ? damaged(path, (cause as Error).message, cause) : notALedger(path, cause);
@@ -239,10 +290,14 @@ export class Ledger {
     if (version !== this.schema.version) this.schema = { version, problems: schemaProblems(this.db) };
     const problems = this.schema.problems;
     if (problems.length > 0) {
-      throw new CpError('ERR_LEDGER_SCHEMA_ALTERED', `ledger ${show(this.path)} has an altered schema, so nothing is appended: ${problems.map((p) => p.message).join('; ')}`, {
-        hint: 'the file was changed outside cplane; run `cplane ledger verify` and restore the ledger from a copy or an export',
-        details: { path: this.path, problems: problems.map(({ kind, type, name }) => ({ kind, type, name })) },
-      });
+      throw new CpError(
+        'ERR_LEDGER_SCHEMA_ALTERED',
+        `ledger ${show(this.path)} has an altered schema, so nothing is appended: ${problems.map((p) => p.message).join('; ')}`,
+        {
+          hint: 'the file was changed outside cplane; run `cplane ledger verify` and restore the ledger from a copy or an export',
+          details: { path: this.path, problems: problems.map(({ kind, type, name }) => ({ kind, type, name })) },
+        },
+      );
     }
   }
 
@@ -256,10 +311,20 @@ export class Ledger {
       return fn();
     } catch (error) {
       if (isCorruption(error)) throw damaged(this.path, (error as Error).message, error);
-      if (entryCode !== undefined && (error as { code?: unknown }).code === 'SQLITE_ERROR' && /malformed JSON/.test((error as Error).message)) {
-        throw new CpError(entryCode, 'metadata is nested too deeply for SQLite\'s JSON functions (about 1000 levels); nothing was written', {
-          hint: 'flatten the metadata, or store deep values as a string', details: { field: 'metadata' }, cause: error,
-        });
+      if (
+        entryCode !== undefined &&
+        (error as { code?: unknown }).code === 'SQLITE_ERROR' &&
+        /malformed JSON/.test((error as Error).message)
+      ) {
+        throw new CpError(
+          entryCode,
+          "metadata is nested too deeply for SQLite's JSON functions (about 1000 levels); nothing was written",
+          {
+            hint: 'flatten the metadata, or store deep values as a string',
+            details: { field: 'metadata' },
+            cause: error,
+          },
+        );
       }
       throw error;
     }
@@ -273,7 +338,9 @@ export class Ledger {
   /** Append many entries in one BEGIN IMMEDIATE transaction: all or none. */
   appendBatch(inputs: readonly AppendInput[]): LedgerEntry[] {
     // Validation and canonicalisation happen before taking the write lock, so other appenders wait less.
-    const prepared: PreparedAppend[] = inputs.map((input, index) => wellFormedAppend(validateAppendInput(input, index) as PreparedAppend, index));
+    const prepared: PreparedAppend[] = inputs.map((input, index) =>
+      wellFormedAppend(validateAppendInput(input, index) as PreparedAppend, index),
+    );
     return this.guard(() => this.appendTx.immediate(prepared), 'ERR_LEDGER_ENTRY_INVALID');
   }
 
@@ -282,21 +349,40 @@ export class Ledger {
    * Refused unless the ledger is empty, so an import can never graft a second chain onto this one.
    */
   importEntries(entries: readonly LedgerEntry[]): Anchor {
-    entries.forEach((entry, index) => refuseIllFormed(entry, `imported entry ${index + 1} (${entry.id})`, index + 1));
+    for (const [index, entry] of entries.entries()) {
+      refuseIllFormed(entry, `imported entry ${index + 1} (${entry.id})`, index + 1);
+    }
     const run = this.db.transaction(() => {
       this.refuseAlteredSchema();
       const present = this.stmts.count.get() as number;
       if (present > 0) {
-        throw new CpError('ERR_LEDGER_IMPORT_NOT_EMPTY', `ledger ${show(this.path)} already has ${present} entries; import only fills an empty ledger`, {
-          hint: 'import into a new ledger path (or a new root); merging two chains would fork history', details: { path: this.path, entries: present },
-        });
+        throw new CpError(
+          'ERR_LEDGER_IMPORT_NOT_EMPTY',
+          `ledger ${show(this.path)} already has ${present} entries; import only fills an empty ledger`,
+          {
+            hint: 'import into a new ledger path (or a new root); merging two chains would fork history',
+            details: { path: this.path, entries: present },
+          },
+        );
       }
       entries.forEach((entry, index) => {
-        this.stmts.insert.run(index + 1, entry.id, entry.event_type, entry.submission_id, entry.decision, entry.reason,
-          canonicalJson(entry.metadata), entry.timestamp, entry.previous_hash, entry.entry_hash);
+        this.stmts.insert.run(
+          index + 1,
+          entry.id,
+          entry.event_type,
+          entry.submission_id,
+          entry.decision,
+          entry.reason,
+          canonicalJson(entry.metadata),
+          entry.timestamp,
+          entry.previous_hash,
+          entry.entry_hash,
+        );
       });
       // Time ranges are found by binary search on seq only while timestamps are in chain order.
-      if (entries.some((entry, index) => index > 0 && entry.timestamp < (entries[index - 1] as LedgerEntry).timestamp)) {
+      if (
+        entries.some((entry, index) => index > 0 && entry.timestamp < (entries[index - 1] as LedgerEntry).timestamp)
+      ) {
         this.db.exec(TIMESTAMP_INDEX_DDL);
       }
       // Later appends continue from the last imported id, so a chain that came in sequential stays sequential.
@@ -317,7 +403,9 @@ export class Ledger {
   /** This ledger's sequential ids, or random ones for a ledger created before ids had a stored start. */
   private storedIdSource(): IdSource {
     const start = this.stmts.idStart.get(ID_START_KEY) as string | undefined;
-    return start !== undefined && /^[0-9a-f]{8}$/.test(start) ? sequentialEntryIds(Number.parseInt(start, 16)) : randomEntryId;
+    return start !== undefined && /^[0-9a-f]{8}$/.test(start)
+      ? sequentialEntryIds(Number.parseInt(start, 16))
+      : randomEntryId;
   }
 
   private headTuple(): [number, string, string] {
@@ -334,19 +422,43 @@ export class Ledger {
     for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt += 1) {
       this.idSource ??= this.storedIdSource();
       entry.id = this.idSource(seq, attempt);
-      entry.entry_hash = sha256Hex(hashInputOf(entry.id, entry.event_type, entry.submission_id, entry.decision, entry.reason,
-        metadataJson, entry.timestamp, entry.previous_hash));
+      entry.entry_hash = sha256Hex(
+        hashInputOf(
+          entry.id,
+          entry.event_type,
+          entry.submission_id,
+          entry.decision,
+          entry.reason,
+          metadataJson,
+          entry.timestamp,
+          entry.previous_hash,
+        ),
+      );
       try {
-        this.stmts.insert.run(seq, entry.id, entry.event_type, entry.submission_id, entry.decision, entry.reason,
-          metadataJson, entry.timestamp, entry.previous_hash, entry.entry_hash);
+        this.stmts.insert.run(
+          seq,
+          entry.id,
+          entry.event_type,
+          entry.submission_id,
+          entry.decision,
+          entry.reason,
+          metadataJson,
+          entry.timestamp,
+          entry.previous_hash,
+          entry.entry_hash,
+        );
         return;
       } catch (error) {
         if (!isIdCollision(error)) throw error;
       }
     }
-    throw new CpError('ERR_LEDGER_ID_EXHAUSTED', `could not find an unused entry id after ${MAX_ID_ATTEMPTS} attempts`, {
-      hint: 'the id source keeps returning ids already in the ledger; check the injected id source',
-    });
+    throw new CpError(
+      'ERR_LEDGER_ID_EXHAUSTED',
+      `could not find an unused entry id after ${MAX_ID_ATTEMPTS} attempts`,
+      {
+        hint: 'the id source keeps returning ids already in the ledger; check the injected id source',
+      },
+    );
   }
 
   head(): Anchor {
@@ -378,7 +490,9 @@ export class Ledger {
   compile(query: LedgerQuery): CompiledQuery {
     if (query.since === undefined && query.until === undefined) return compileQuery(query);
     if ((this.stmts.timestampIndex.get(TIMESTAMP_INDEX) as number) > 0) return compileQuery(query);
-    return compileQuery(query, (since, until) => seqRangeForTimes(this.stmts.timeProbe, this.headTuple()[0], since, until));
+    return compileQuery(query, (since, until) =>
+      seqRangeForTimes(this.stmts.timeProbe, this.headTuple()[0], since, until),
+    );
   }
 
   /** A session's EXCHANGE records, oldest first: the conversation as it happened. */
@@ -389,7 +503,18 @@ export class Ledger {
   /** Rows in chain order, for verify/export; reads in chunks without loading the whole ledger. */
   *rows(fromSeq = 1, chunkSize = 4096): IterableIterator<EntryRow> {
     for (const chunk of this.rawChunks(fromSeq, chunkSize)) {
-      for (const [seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash] of chunk) {
+      for (const [
+        seq,
+        id,
+        event_type,
+        submission_id,
+        decision,
+        reason,
+        metadata,
+        timestamp,
+        previous_hash,
+        entry_hash,
+      ] of chunk) {
         yield { seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash };
       }
     }

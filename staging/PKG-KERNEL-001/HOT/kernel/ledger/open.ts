@@ -34,14 +34,19 @@ const SYNCHRONOUS_MODES: readonly string[] = ['FULL', 'NORMAL', 'OFF'];
 export function openLedgerDatabase(path: string, options: ConnectionOptions): Database.Database {
   const synchronous = options.synchronous ?? 'FULL';
   if (!SYNCHRONOUS_MODES.includes(synchronous)) {
-    throw new CpError('ERR_LEDGER_OPTION_INVALID', `synchronous must be FULL, NORMAL or OFF, got ${show(synchronous)}`, { hint: 'use FULL for durability' });
+    throw new CpError(
+      'ERR_LEDGER_OPTION_INVALID',
+      `synchronous must be FULL, NORMAL or OFF, got ${show(synchronous)}`,
+      { hint: 'use FULL for durability' },
+    );
   }
   const readonly = options.readonly ?? false;
   const creating = options.create === true && !readonly;
   let fresh = !existsSync(path);
   if (fresh && !creating) {
     throw new CpError('ERR_LEDGER_NOT_FOUND', `no ledger at ${show(path)}`, {
-      hint: 'check --ledger/--root, or append an entry first to create the ledger', details: { path },
+      hint: 'check --ledger/--root, or append an entry first to create the ledger',
+      details: { path },
     });
   }
   if (!fresh) {
@@ -118,9 +123,14 @@ function checkMeta(db: Database.Database, path: string, state: FileState, creati
   if (meta.get('format') !== LEDGER_FORMAT) throw notALedger(path);
   const version = meta.get('format_version');
   if (version !== LEDGER_FORMAT_VERSION) {
-    throw new CpError('ERR_LEDGER_FORMAT_VERSION', `ledger ${show(path)} has format version ${show(version)}, expected ${LEDGER_FORMAT_VERSION}`, {
-      hint: 'open it with the cplane version that wrote it, or export and re-import it', details: { path, version: version ?? null },
-    });
+    throw new CpError(
+      'ERR_LEDGER_FORMAT_VERSION',
+      `ledger ${show(path)} has format version ${show(version)}, expected ${LEDGER_FORMAT_VERSION}`,
+      {
+        hint: 'open it with the cplane version that wrote it, or export and re-import it',
+        details: { path, version: version ?? null },
+      },
+    );
   }
 }
 
@@ -128,16 +138,18 @@ function checkMeta(db: Database.Database, path: string, state: FileState, creati
 function initialise(db: Database.Database, path: string, creating: boolean): void {
   let state = fileState(db);
   if (state === 'empty' && creating) {
-    state = db.transaction(() => {
-      const again = fileState(db);
-      if (again !== 'empty') return again;
-      db.exec(LEDGER_DDL);
-      const put = db.prepare('INSERT INTO ledger_meta (key, value) VALUES (?, ?)');
-      put.run('format', LEDGER_FORMAT);
-      put.run('format_version', LEDGER_FORMAT_VERSION);
-      put.run(ID_START_KEY, randomBytes(4).toString('hex'));
-      return 'ledger' as const;
-    }).immediate();
+    state = db
+      .transaction(() => {
+        const again = fileState(db);
+        if (again !== 'empty') return again;
+        db.exec(LEDGER_DDL);
+        const put = db.prepare('INSERT INTO ledger_meta (key, value) VALUES (?, ?)');
+        put.run('format', LEDGER_FORMAT);
+        put.run('format_version', LEDGER_FORMAT_VERSION);
+        put.run(ID_START_KEY, randomBytes(4).toString('hex'));
+        return 'ledger' as const;
+      })
+      .immediate();
   }
   checkMeta(db, path, state, false);
 }
@@ -149,7 +161,9 @@ function openFailure(path: string, cause: unknown): CpError {
   if (isCorruption(cause)) return damaged(path, (cause as Error).message, cause);
   const message = cause instanceof Error ? cause.message : String(cause);
   return new CpError('ERR_LEDGER_OPEN_FAILED', `cannot open ledger ${show(path)}: ${message}`, {
-    hint: 'check the path and its permissions, and that better-sqlite3 is installed and built for this Node.js', details: { path }, cause,
+    hint: 'check the path and its permissions, and that better-sqlite3 is installed and built for this Node.js',
+    details: { path },
+    cause,
   });
 }
 

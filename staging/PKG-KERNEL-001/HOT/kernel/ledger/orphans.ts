@@ -23,12 +23,21 @@ export function listOrphans(ledger: Ledger, options: OrphanOptions = {}): Ledger
   const timeoutMs = options.timeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS;
   const now = options.now ?? Date.now();
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) {
-    throw new CpError('ERR_LEDGER_QUERY_INVALID', `orphan timeout must be a non-negative integer of milliseconds, got ${show(timeoutMs)}`, {
-      hint: 'pass --timeout-ms N with N >= 0', details: { field: 'timeoutMs' },
-    });
+    throw new CpError(
+      'ERR_LEDGER_QUERY_INVALID',
+      `orphan timeout must be a non-negative integer of milliseconds, got ${show(timeoutMs)}`,
+      {
+        hint: 'pass --timeout-ms N with N >= 0',
+        details: { field: 'timeoutMs' },
+      },
+    );
   }
   if (!Number.isFinite(now)) {
-    throw new CpError('ERR_LEDGER_QUERY_INVALID', `orphan reference time must be epoch milliseconds, got ${show(now)}`, { hint: 'pass now as a number', details: { field: 'now' } });
+    throw new CpError(
+      'ERR_LEDGER_QUERY_INVALID',
+      `orphan reference time must be epoch milliseconds, got ${show(now)}`,
+      { hint: 'pass now as a number', details: { field: 'now' } },
+    );
   }
   const cutoff = new Date(now - timeoutMs).toISOString();
   return (ledger.statement(ORPHANS_SQL).all(cutoff) as EntryRow[]).map(rowToEntry);

@@ -15,7 +15,8 @@ export interface LedgerQuery {
   order?: 'newest' | 'oldest';
 }
 
-export const ROW_COLUMNS = 'seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash';
+export const ROW_COLUMNS =
+  'seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash';
 
 /** A session's conversation: its EXCHANGE records in chain order (served by the session index). */
 export const HISTORY_SQL = `SELECT ${ROW_COLUMNS} FROM entries WHERE session_id = ? AND event_type = 'EXCHANGE' ORDER BY seq ASC`;
@@ -44,7 +45,8 @@ export function compileQuery(query: LedgerQuery, time: TimeLookup = 'index'): Co
   for (const field of EQUALITY_FILTERS) {
     const value = query[field];
     if (value === undefined) continue;
-    if (typeof value !== 'string' || value === '') throw invalid(`query ${field} must be a non-empty string, got ${show(value)}`, { field });
+    if (typeof value !== 'string' || value === '')
+      throw invalid(`query ${field} must be a non-empty string, got ${show(value)}`, { field });
     where.push(`${field} = ?`);
     params.push(value);
   }
@@ -52,15 +54,22 @@ export function compileQuery(query: LedgerQuery, time: TimeLookup = 'index'): Co
   for (const field of ['since', 'until'] as const) {
     const value = query[field];
     if (value === undefined) continue;
-    if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) throw invalid(`query ${field} must be an ISO-8601 time, got ${show(value)}`, { field });
+    if (typeof value !== 'string' || Number.isNaN(Date.parse(value)))
+      throw invalid(`query ${field} must be an ISO-8601 time, got ${show(value)}`, { field });
     times[field] = new Date(value).toISOString();
   }
   let timeIndex = false;
   if (times.since !== undefined || times.until !== undefined) {
     if (time === 'index') {
       timeIndex = true;
-      if (times.since !== undefined) { where.push('timestamp >= ?'); params.push(times.since); }
-      if (times.until !== undefined) { where.push('timestamp <= ?'); params.push(times.until); }
+      if (times.since !== undefined) {
+        where.push('timestamp >= ?');
+        params.push(times.since);
+      }
+      if (times.until !== undefined) {
+        where.push('timestamp <= ?');
+        params.push(times.until);
+      }
     } else {
       const range = time(times.since, times.until);
       where.push('seq >= ?', 'seq <= ?');
@@ -69,7 +78,8 @@ export function compileQuery(query: LedgerQuery, time: TimeLookup = 'index'): Co
   }
   let limit = '';
   if (query.limit !== undefined) {
-    if (!Number.isSafeInteger(query.limit) || query.limit < 1) throw invalid(`query limit must be a positive integer, got ${show(query.limit)}`, { field: 'limit' });
+    if (!Number.isSafeInteger(query.limit) || query.limit < 1)
+      throw invalid(`query limit must be a positive integer, got ${show(query.limit)}`, { field: 'limit' });
     limit = ' LIMIT ?';
     params.push(query.limit);
   }
@@ -86,6 +96,7 @@ export function compileQuery(query: LedgerQuery, time: TimeLookup = 'index'): Co
 
 function invalid(message: string, details: Record<string, unknown>): CpError {
   return new CpError('ERR_LEDGER_QUERY_INVALID', message, {
-    hint: 'filters are event_type, submission_id, session_id, agent_id, work_order_id, since, until, limit, order', details,
+    hint: 'filters are event_type, submission_id, session_id, agent_id, work_order_id, since, until, limit, order',
+    details,
   });
 }

@@ -24,16 +24,23 @@ interface SchemaObject {
 
 /** SQLite stores a CREATE statement as written, without IF NOT EXISTS; compare modulo whitespace. */
 function normalise(sql: string): string {
-  return sql.replace(/\s+/g, ' ').replace(/ ?([(),;]) ?/g, '$1').trim();
+  return sql
+    .replace(/\s+/g, ' ')
+    .replace(/ ?([(),;]) ?/g, '$1')
+    .trim();
 }
 
 function parseDdl(ddl: string): SchemaObject[] {
-  return ddl.split(/;\s*\n/).map((text) => text.trim()).filter((text) => text.length > 0).map((text) => {
-    const match = /^CREATE (TABLE|INDEX|TRIGGER|VIEW) IF NOT EXISTS (\w+)/.exec(text);
-    if (!match) throw new Error(`unexpected ledger DDL statement: ${text.slice(0, 40)}`);
-    const type = (match[1] as string).toLowerCase();
-    return { type, name: match[2] as string, sql: normalise(text.replace(' IF NOT EXISTS', '')) };
-  });
+  return ddl
+    .split(/;\s*\n/)
+    .map((text) => text.trim())
+    .filter((text) => text.length > 0)
+    .map((text) => {
+      const match = /^CREATE (TABLE|INDEX|TRIGGER|VIEW) IF NOT EXISTS (\w+)/.exec(text);
+      if (!match) throw new Error(`unexpected ledger DDL statement: ${text.slice(0, 40)}`);
+      const type = (match[1] as string).toLowerCase();
+      return { type, name: match[2] as string, sql: normalise(text.replace(' IF NOT EXISTS', '')) };
+    });
 }
 
 let expected: Map<string, SchemaObject> | undefined;
@@ -50,7 +57,10 @@ function expectations(): [Map<string, SchemaObject>, Map<string, SchemaObject>] 
 
 /** Objects SQLite makes itself: UNIQUE/PRIMARY KEY autoindexes (no SQL) and ANALYZE's statistics tables. */
 function isInternal(type: string, name: string, sql: string | null): boolean {
-  return (type === 'index' && sql === null && name.startsWith('sqlite_autoindex_')) || (type === 'table' && /^sqlite_stat\d$/.test(name));
+  return (
+    (type === 'index' && sql === null && name.startsWith('sqlite_autoindex_')) ||
+    (type === 'table' && /^sqlite_stat\d$/.test(name))
+  );
 }
 
 /** Every difference between the file's schema and the ledger's DDL (empty when they match). */
@@ -68,11 +78,22 @@ export function schemaProblems(db: Database.Database): SchemaProblem[] {
     }
     seen.add(name);
     if (spec.type !== type || sql === null || normalise(sql) !== spec.sql) {
-      problems.push({ kind: 'altered', type, name, message: `${type} ${name} differs from the ledger's schema: ${sql === null ? 'no SQL' : normalise(sql)}` });
+      problems.push({
+        kind: 'altered',
+        type,
+        name,
+        message: `${type} ${name} differs from the ledger's schema: ${sql === null ? 'no SQL' : normalise(sql)}`,
+      });
     }
   }
   for (const spec of want.values()) {
-    if (!seen.has(spec.name)) problems.push({ kind: 'missing', type: spec.type, name: spec.name, message: `${spec.type} ${spec.name} is missing${spec.type === 'trigger' ? ': entries are no longer protected from UPDATE/DELETE' : ''}` });
+    if (!seen.has(spec.name))
+      problems.push({
+        kind: 'missing',
+        type: spec.type,
+        name: spec.name,
+        message: `${spec.type} ${spec.name} is missing${spec.type === 'trigger' ? ': entries are no longer protected from UPDATE/DELETE' : ''}`,
+      });
   }
   return problems;
 }

@@ -13,7 +13,12 @@ export interface SeqRange {
  * every append. `probe` is `SELECT seq, timestamp FROM entries WHERE seq >= ? ORDER BY seq LIMIT 1` (raw),
  * so a missing row (a tampered file) cannot stall the search.
  */
-export function seqRangeForTimes(probe: Database.Statement, headSeq: number, since: string | undefined, until: string | undefined): SeqRange {
+export function seqRangeForTimes(
+  probe: Database.Statement,
+  headSeq: number,
+  since: string | undefined,
+  until: string | undefined,
+): SeqRange {
   const fromSeq = since === undefined ? 1 : firstSeqWhere(probe, headSeq, (timestamp) => timestamp >= since);
   const toSeq = until === undefined ? headSeq : firstSeqWhere(probe, headSeq, (timestamp) => timestamp > until) - 1;
   return { fromSeq, toSeq };

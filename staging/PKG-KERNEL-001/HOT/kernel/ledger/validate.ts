@@ -17,32 +17,48 @@ export interface ValidAppendInput {
 export function validateAppendInput(input: unknown, index = 0): ValidAppendInput {
   const where = index === 0 ? '' : ` (batch item ${index})`;
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new CpError('ERR_LEDGER_ENTRY_INVALID', `ledger entry${where} must be an object, got ${show(input)}`, { hint: 'pass {event_type, submission_id, decision, reason, metadata}' });
+    throw new CpError('ERR_LEDGER_ENTRY_INVALID', `ledger entry${where} must be an object, got ${show(input)}`, {
+      hint: 'pass {event_type, submission_id, decision, reason, metadata}',
+    });
   }
   const record = input as Record<string, unknown>;
-  const extra = Object.keys(record).filter((key) => !(STRING_FIELDS as readonly string[]).includes(key) && key !== 'metadata');
+  const extra = Object.keys(record).filter(
+    (key) => !(STRING_FIELDS as readonly string[]).includes(key) && key !== 'metadata',
+  );
   if (extra.length > 0) {
     throw new CpError('ERR_LEDGER_ENTRY_INVALID', `unknown ledger entry field(s)${where}: ${extra.join(', ')}`, {
-      hint: 'the entry contract is fixed; put extra data in metadata', details: { fields: extra },
+      hint: 'the entry contract is fixed; put extra data in metadata',
+      details: { fields: extra },
     });
   }
   for (const field of STRING_FIELDS) {
     const value = record[field];
     if (typeof value !== 'string' || value.length === 0) {
-      throw new CpError('ERR_LEDGER_ENTRY_INVALID', `ledger entry${where} needs a non-empty string ${field}, got ${show(value)}`, {
-        hint: `set ${field}`, details: { field, value: value ?? null },
-      });
+      throw new CpError(
+        'ERR_LEDGER_ENTRY_INVALID',
+        `ledger entry${where} needs a non-empty string ${field}, got ${show(value)}`,
+        {
+          hint: `set ${field}`,
+          details: { field, value: value ?? null },
+        },
+      );
     }
   }
   if (!EVENT_TYPE_PATTERN.test(record.event_type as string)) {
-    throw new CpError('ERR_LEDGER_ENTRY_INVALID', `event_type ${show(record.event_type)}${where} must be UPPER_SNAKE_CASE`, {
-      hint: 'use an event type such as EXCHANGE or INSTALLED', details: { field: 'event_type', value: record.event_type },
-    });
+    throw new CpError(
+      'ERR_LEDGER_ENTRY_INVALID',
+      `event_type ${show(record.event_type)}${where} must be UPPER_SNAKE_CASE`,
+      {
+        hint: 'use an event type such as EXCHANGE or INSTALLED',
+        details: { field: 'event_type', value: record.event_type },
+      },
+    );
   }
   const metadata = record.metadata ?? {};
   if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
     throw new CpError('ERR_LEDGER_ENTRY_INVALID', `metadata${where} must be a JSON object, got ${show(metadata)}`, {
-      hint: 'pass metadata as an object, e.g. {"session_id":"S1"}', details: { field: 'metadata' },
+      hint: 'pass metadata as an object, e.g. {"session_id":"S1"}',
+      details: { field: 'metadata' },
     });
   }
   return {
@@ -61,9 +77,14 @@ export function validateAppendInput(input: unknown, index = 0): ValidAppendInput
 export function refuseIllFormed(entry: LedgerEntry, where: string, line: number | null): void {
   const at = illFormedPointer(entry);
   if (at !== undefined) {
-    throw new CpError('ERR_LEDGER_IMPORT_INVALID', `${where} holds a string that is not well-formed UTF-16 (a lone surrogate) at ${at}`, {
-      hint: 'the file was not written by `cplane ledger export`; nothing was imported', details: { line, pointer: at },
-    });
+    throw new CpError(
+      'ERR_LEDGER_IMPORT_INVALID',
+      `${where} holds a string that is not well-formed UTF-16 (a lone surrogate) at ${at}`,
+      {
+        hint: 'the file was not written by `cplane ledger export`; nothing was imported',
+        details: { line, pointer: at },
+      },
+    );
   }
 }
 

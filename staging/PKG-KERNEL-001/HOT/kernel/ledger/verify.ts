@@ -4,7 +4,15 @@ import { computeEntryHash, GENESIS_HASH, hashInputFromColumns, type Anchor } fro
 import { rowToEntry, type EntryRow, type Ledger, type RawRow } from './ledger.js';
 import type { SchemaProblem } from './schema-check.js';
 
-export type VerifyProblem = 'edited' | 'hash_edited' | 'broken_link' | 'deleted' | 'reordered' | 'truncated' | 'anchor_mismatch' | 'unreadable';
+export type VerifyProblem =
+  | 'edited'
+  | 'hash_edited'
+  | 'broken_link'
+  | 'deleted'
+  | 'reordered'
+  | 'truncated'
+  | 'anchor_mismatch'
+  | 'unreadable';
 
 export interface VerifyResult {
   ok: boolean;
@@ -37,7 +45,12 @@ function walkChain(ledger: Ledger, anchor: Anchor | undefined): VerifyResult {
   let previous = GENESIS_HASH;
   let count = 0;
   let anchorHash: string | undefined = anchor?.seq === 0 ? GENESIS_HASH : undefined;
-  const fail = (problem: Problem): VerifyResult => ({ ok: false, entries: count, head: { seq: count, hash: previous }, first_bad: problem });
+  const fail = (problem: Problem): VerifyResult => ({
+    ok: false,
+    entries: count,
+    head: { seq: count, hash: previous },
+    first_bad: problem,
+  });
 
   for (const chunk of ledger.rawChunks()) {
     for (let i = 0; i < chunk.length; i += 1) {
@@ -58,7 +71,9 @@ function walkChain(ledger: Ledger, anchor: Anchor | undefined): VerifyResult {
 
 function gap(expected: number, row: RawRow): Problem {
   return {
-    seq: expected, id: null, problem: 'deleted',
+    seq: expected,
+    id: null,
+    problem: 'deleted',
     message: `entry #${expected} is missing: the next entry present is #${row[0]} (${row[1]})`,
   };
 }
@@ -75,15 +90,27 @@ function checkRow(ledger: Ledger, row: RawRow, previous: string, next: RawRow | 
   if (row[8] !== previous) return linkProblem(ledger, row, intact);
   if (intact) return undefined;
   if (nextPreviousHash(ledger, seq, next) === recomputed) {
-    return { seq, id, problem: 'hash_edited', message: `entry ${id} (#${seq}) has an entry_hash that was changed: its content still hashes to what the next entry links to` };
+    return {
+      seq,
+      id,
+      problem: 'hash_edited',
+      message: `entry ${id} (#${seq}) has an entry_hash that was changed: its content still hashes to what the next entry links to`,
+    };
   }
-  return { seq, id, problem: 'edited', message: `entry ${id} (#${seq}) does not hash to its entry_hash: its content was edited` };
+  return {
+    seq,
+    id,
+    problem: 'edited',
+    message: `entry ${id} (#${seq}) does not hash to its entry_hash: its content was edited`,
+  };
 }
 
 /** The stored bytes first (fast); on a mismatch, the definition itself, in case metadata was stored non-canonically. */
 function recomputeHash(row: RawRow): string | undefined {
   const [, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash] = row;
-  const fast = sha256Hex(hashInputFromColumns({ id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash }));
+  const fast = sha256Hex(
+    hashInputFromColumns({ id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash }),
+  );
   if (fast === row[9]) return fast;
   try {
     const entry = rowToEntry(toEntryRow(row));
@@ -95,7 +122,10 @@ function recomputeHash(row: RawRow): string | undefined {
 
 function nextPreviousHash(ledger: Ledger, seq: number, next: RawRow | undefined): string | undefined {
   if (next) return next[0] === seq + 1 ? next[8] : undefined;
-  return ledger.db.prepare('SELECT previous_hash FROM entries WHERE seq = ?').pluck().get(seq + 1) as string | undefined;
+  return ledger.db
+    .prepare('SELECT previous_hash FROM entries WHERE seq = ?')
+    .pluck()
+    .get(seq + 1) as string | undefined;
 }
 
 /**
@@ -106,26 +136,64 @@ function nextPreviousHash(ledger: Ledger, seq: number, next: RawRow | undefined)
 function linkProblem(ledger: Ledger, row: RawRow, intact: boolean): Problem {
   const [seq, id] = row;
   if (!intact) {
-    return { seq, id, problem: 'broken_link', message: `entry ${id} (#${seq}) does not link to the entry before it and does not hash to its entry_hash` };
+    return {
+      seq,
+      id,
+      problem: 'broken_link',
+      message: `entry ${id} (#${seq}) does not link to the entry before it and does not hash to its entry_hash`,
+    };
   }
   // Failure path only: a full scan is acceptable once the chain is already known to be broken.
-  const target = ledger.db.prepare('SELECT seq FROM entries WHERE entry_hash = ? ORDER BY seq LIMIT 1').pluck().get(row[8]) as number | undefined;
+  const target = ledger.db
+    .prepare('SELECT seq FROM entries WHERE entry_hash = ? ORDER BY seq LIMIT 1')
+    .pluck()
+    .get(row[8]) as number | undefined;
   if (target !== undefined && target > seq) {
-    return { seq, id, problem: 'reordered', message: `entry ${id} (#${seq}) links to entry #${target}, which comes after it: entries were reordered` };
+    return {
+      seq,
+      id,
+      problem: 'reordered',
+      message: `entry ${id} (#${seq}) links to entry #${target}, which comes after it: entries were reordered`,
+    };
   }
   if (target === undefined) {
-    return { seq, id, problem: 'deleted', message: `entry ${id} (#${seq}) links to an entry that is no longer in the ledger: entries before it were deleted and the rest renumbered` };
+    return {
+      seq,
+      id,
+      problem: 'deleted',
+      message: `entry ${id} (#${seq}) links to an entry that is no longer in the ledger: entries before it were deleted and the rest renumbered`,
+    };
   }
-  return { seq, id, problem: 'broken_link', message: `entry ${id} (#${seq}) links to entry #${target} instead of the entry before it` };
+  return {
+    seq,
+    id,
+    problem: 'broken_link',
+    message: `entry ${id} (#${seq}) links to entry #${target} instead of the entry before it`,
+  };
 }
 
-function checkAnchor(ledger: Ledger, anchor: Anchor, head: Anchor, anchorHash: string | undefined): Problem | undefined {
+function checkAnchor(
+  ledger: Ledger,
+  anchor: Anchor,
+  head: Anchor,
+  anchorHash: string | undefined,
+): Problem | undefined {
   if (head.seq < anchor.seq) {
-    return { seq: head.seq + 1, id: null, problem: 'truncated', message: `ledger ends at #${head.seq} but the anchor is #${anchor.seq}: entries were removed from the tail` };
+    return {
+      seq: head.seq + 1,
+      id: null,
+      problem: 'truncated',
+      message: `ledger ends at #${head.seq} but the anchor is #${anchor.seq}: entries were removed from the tail`,
+    };
   }
   if (anchorHash !== anchor.hash) {
-    const id = anchor.seq === 0 ? null : ledger.getBySeq(anchor.seq)?.id ?? null;
-    return { seq: anchor.seq, id, problem: 'anchor_mismatch', message: `entry #${anchor.seq} does not have the anchor's hash: the chain was rewritten up to the anchor` };
+    const id = anchor.seq === 0 ? null : (ledger.getBySeq(anchor.seq)?.id ?? null);
+    return {
+      seq: anchor.seq,
+      id,
+      problem: 'anchor_mismatch',
+      message: `entry #${anchor.seq} does not have the anchor's hash: the chain was rewritten up to the anchor`,
+    };
   }
   return undefined;
 }

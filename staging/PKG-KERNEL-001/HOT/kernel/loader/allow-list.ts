@@ -32,11 +32,19 @@ export function rootMode(root: string): RootMode {
 }
 
 function isDir(path: string): boolean {
-  try { return lstatSync(path).isDirectory(); } catch { return false; }
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function readJson(path: string): unknown {
-  try { return JSON.parse(readFileSync(path, 'utf8')) as unknown; } catch { return undefined; }
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -46,14 +54,17 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function trustedKeys(root: string): TrustedKey[] {
   const store = readJson(join(root, 'HOT', 'registries', 'trust.json'));
   const keys = isRecord(store) && Array.isArray(store.keys) ? store.keys : [];
-  return keys.filter((k): k is TrustedKey => isRecord(k) && typeof k.key_id === 'string' && typeof k.public_key_pem === 'string');
+  return keys.filter(
+    (k): k is TrustedKey => isRecord(k) && typeof k.key_id === 'string' && typeof k.public_key_pem === 'string',
+  );
 }
 
 function digestsOf(entries: unknown): Map<string, string> {
   const out = new Map<string, string>();
   if (!Array.isArray(entries)) return out;
   for (const entry of entries) {
-    if (isRecord(entry) && typeof entry.path === 'string' && typeof entry.sha256 === 'string') out.set(entry.path, entry.sha256);
+    if (isRecord(entry) && typeof entry.path === 'string' && typeof entry.sha256 === 'string')
+      out.set(entry.path, entry.sha256);
   }
   return out;
 }
@@ -63,7 +74,11 @@ function digestsOf(entries: unknown): Map<string, string> {
  * text; a signature that verifies over it covers exactly this parsed manifest. Only when it does not is the
  * full RFC 8785 serialisation tried (a start-up cost on every command otherwise).
  */
-function signatureStatus(manifest: Record<string, unknown>, signature: Record<string, unknown>, keys: TrustedKey[]): string {
+function signatureStatus(
+  manifest: Record<string, unknown>,
+  signature: Record<string, unknown>,
+  keys: TrustedKey[],
+): string {
   const archive = { manifest: manifest as unknown as Manifest, signature: signature as unknown as PackageSignature };
   const fast = checkSignature({ ...archive, canonical: JSON.stringify(manifest) }, keys).status;
   return fast === 'invalid' ? checkSignature(archive, keys).status : fast;
@@ -74,7 +89,11 @@ export function readAllowList(root: string): AllowList {
   const untrusted: Record<string, string> = Object.create(null) as Record<string, string>;
   const installed = join(root, 'HOT', 'installed');
   let packages: string[] = [];
-  try { packages = readdirSync(installed).sort(); } catch { /* no receipts: nothing is owned */ }
+  try {
+    packages = readdirSync(installed).sort();
+  } catch {
+    /* no receipts: nothing is owned */
+  }
   let keys: TrustedKey[] | undefined;
   for (const id of packages) {
     const dir = join(installed, id);
@@ -88,10 +107,14 @@ export function readAllowList(root: string): AllowList {
       const signature = readJson(join(dir, 'signature.json'));
       keys ??= trustedKeys(root);
       const status = isRecord(signature) ? signatureStatus(manifest, signature, keys) : 'invalid';
-      if (status !== 'valid') distrust = `${id}'s signature is ${status === 'untrusted_key' ? 'by a key the trust store does not hold' : 'not valid for its installed manifest'}`;
+      if (status !== 'valid')
+        distrust = `${id}'s signature is ${status === 'untrusted_key' ? 'by a key the trust store does not hold' : 'not valid for its installed manifest'}`;
     }
     for (const [path, digest] of recorded) {
-      if (distrust !== null) { untrusted[path] = distrust; continue; }
+      if (distrust !== null) {
+        untrusted[path] = distrust;
+        continue;
+      }
       if (pinned.get(path) !== digest) continue;
       (files[path] ??= []).push(digest);
     }

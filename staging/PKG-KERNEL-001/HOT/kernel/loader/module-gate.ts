@@ -4,7 +4,8 @@ import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { CpError, show } from '../errors.js';
 import type { AllowList } from './allow-list.js';
 
-const REINSTALL = 'reinstall the package that owns the file, or remove it if no package does (`cplane gate-check` then names anything else unowned or changed)';
+const REINSTALL =
+  'reinstall the package that owns the file, or remove it if no package does (`cplane gate-check` then names anything else unowned or changed)';
 
 /**
  * The check every module of a governed root goes through, ES modules at start-up (seal.ts) and CommonJS
@@ -18,7 +19,11 @@ export class ModuleGate {
   private ownedDirs: Set<string> | undefined;
 
   /** `trustedDirs`: code outside the root that the entry itself vouches for (the repository's own commands). */
-  constructor(readonly root: string, private readonly allow: AllowList, private readonly trustedDirs: readonly string[] = []) {}
+  constructor(
+    readonly root: string,
+    private readonly allow: AllowList,
+    private readonly trustedDirs: readonly string[] = [],
+  ) {}
 
   /** Root-relative path with forward slashes, or null when the path lies outside the root. */
   relativeOf(path: string): string | null {
@@ -39,14 +44,25 @@ export class ModuleGate {
   /** Refuse a module outside the root; its bytes are checked when it loads. */
   checkLocation(path: string): void {
     if (this.relativeOf(path) !== null) return;
-    if (this.trustedDirs.some((dir) => { const rel = relative(dir, path); return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel); })) return;
+    if (
+      this.trustedDirs.some((dir) => {
+        const rel = relative(dir, path);
+        return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+      })
+    )
+      return;
     throw this.outside(path);
   }
 
   private outside(path: string): CpError {
-    return new CpError('ERR_MODULE_UNOWNED', `module ${show(path)} lies outside the root ${show(this.root)}; a root's code loads only files its packages own`, {
-      hint: REINSTALL, details: { path, root: this.root },
-    });
+    return new CpError(
+      'ERR_MODULE_UNOWNED',
+      `module ${show(path)} lies outside the root ${show(this.root)}; a root's code loads only files its packages own`,
+      {
+        hint: REINSTALL,
+        details: { path, root: this.root },
+      },
+    );
   }
 
   /** Refuse `path` unless its bytes (read here when not given) are owned and match; returns the bytes. */
@@ -57,16 +73,26 @@ export class ModuleGate {
     const allowed = this.allow.files[rel];
     if (allowed === undefined) {
       const why = this.allow.untrusted[rel];
-      throw new CpError('ERR_MODULE_UNOWNED', `module ${show(rel)} is not owned by a verified installed package${why ? ` (${why})` : ''}; it was not loaded`, {
-        hint: REINSTALL, details: { path: rel, root: this.root },
-      });
+      throw new CpError(
+        'ERR_MODULE_UNOWNED',
+        `module ${show(rel)} is not owned by a verified installed package${why ? ` (${why})` : ''}; it was not loaded`,
+        {
+          hint: REINSTALL,
+          details: { path: rel, root: this.root },
+        },
+      );
     }
     const body = bytes ?? readFileSync(path);
     const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
     if (!allowed.includes(digest)) {
-      throw new CpError('ERR_MODULE_TAMPERED', `module ${show(rel)} does not match its recorded digest (${digest}, recorded ${allowed.join(', ')}); it was not loaded`, {
-        hint: REINSTALL, details: { path: rel, root: this.root, sha256: digest, recorded: allowed },
-      });
+      throw new CpError(
+        'ERR_MODULE_TAMPERED',
+        `module ${show(rel)} does not match its recorded digest (${digest}, recorded ${allowed.join(', ')}); it was not loaded`,
+        {
+          hint: REINSTALL,
+          details: { path: rel, root: this.root, sha256: digest, recorded: allowed },
+        },
+      );
     }
     // A package.json is checked as part of a scope walk that continues upwards on its own.
     if (basename(path) !== 'package.json') this.checkScopes(dirname(path));
@@ -95,17 +121,25 @@ export class ModuleGate {
    */
   checkBare(importer: string, specifier: string): void {
     if (!this.inside(importer)) return;
-    const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0] ?? specifier;
+    const name = specifier.startsWith('@')
+      ? specifier.split('/').slice(0, 2).join('/')
+      : (specifier.split('/')[0] ?? specifier);
     for (let d = dirname(importer); this.inside(d); d = dirname(d)) {
       const nodeModules = join(d, 'node_modules');
       const key = `${nodeModules}\0${name}`;
       if (this.nodeModulesChecked.has(key)) return;
       const kind = kindOf(nodeModules);
-      if (kind === 'none') { this.nodeModulesChecked.add(key); continue; }
+      if (kind === 'none') {
+        this.nodeModulesChecked.add(key);
+        continue;
+      }
       this.checkOwnedDir(nodeModules, kind);
       const pkgDir = join(nodeModules, ...name.split('/'));
       const pkgKind = kindOf(pkgDir);
-      if (pkgKind === 'none') { this.nodeModulesChecked.add(key); continue; }
+      if (pkgKind === 'none') {
+        this.nodeModulesChecked.add(key);
+        continue;
+      }
       this.checkOwnedDir(pkgDir, pkgKind);
       const manifest = join(pkgDir, 'package.json');
       if (exists(manifest)) this.checkFile(manifest);
@@ -136,16 +170,30 @@ export class ModuleGate {
   private checkOwnedDir(dir: string, kind: 'dir' | 'other'): void {
     const rel = this.relativeOf(dir) ?? dir;
     if (kind === 'dir' && this.ownedDirectories().has(rel)) return;
-    throw new CpError('ERR_MODULE_UNOWNED', `${show(rel)} is not a directory any installed package owns, and it would steer which module an import loads; nothing was loaded from it`, {
-      hint: REINSTALL, details: { path: rel, root: this.root },
-    });
+    throw new CpError(
+      'ERR_MODULE_UNOWNED',
+      `${show(rel)} is not a directory any installed package owns, and it would steer which module an import loads; nothing was loaded from it`,
+      {
+        hint: REINSTALL,
+        details: { path: rel, root: this.root },
+      },
+    );
   }
 }
 
 function exists(path: string): boolean {
-  try { lstatSync(path); return true; } catch { return false; }
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function kindOf(path: string): 'none' | 'dir' | 'other' {
-  try { return lstatSync(path).isDirectory() ? 'dir' : 'other'; } catch { return 'none'; }
+  try {
+    return lstatSync(path).isDirectory() ? 'dir' : 'other';
+  } catch {
+    return 'none';
+  }
 }

@@ -20,6 +20,12 @@ type NextLoad = (url: string, context: unknown) => Promise<unknown>;
 
 export async function load(url: string, context: unknown, nextLoad: NextLoad): Promise<unknown> {
   const why = refused[url.split('?')[0] as string];
-  if (why !== undefined) throw Object.assign(new Error(why.message), { name: 'CpError', code: why.code, hint: why.hint, details: why.details });
+  if (why !== undefined)
+    throw Object.assign(new Error(why.message), {
+      name: 'CpError',
+      code: why.code,
+      hint: why.hint,
+      details: why.details,
+    });
   return nextLoad(url, context);
 }

@@ -12,7 +12,10 @@ import { DISCOVERY_DIRS, sealCheck } from './seal.js';
  * Per process, not per module instance: bin/cplane.js turns verification on with the repository's copy of
  * this module, and the root's own copy (imported by its CLI) must see the same gate and refusals.
  */
-interface LoaderState { gate: ModuleGate; refusals: Map<string, Error & { code: string }> }
+interface LoaderState {
+  gate: ModuleGate;
+  refusals: Map<string, Error & { code: string }>;
+}
 const STATE = Symbol.for('cplane.verifiedModuleLoading');
 const shared = globalThis as { [STATE]?: LoaderState };
 
@@ -59,13 +62,23 @@ export function verifyModuleLoading(root: string, options: VerifyOptions = {}): 
   // imported by any command: importing it (directly or through any chain) is refused, while commands and
   // gates that never reach it still run, so gate-check can name what is wrong. A loose file no package
   // records is imported by no owned module.
-  const lazy = [...refusals].filter(([path]) => !DISCOVERY_DIRS.some((dir) => path.startsWith(dir)) && gate.isRecorded(path));
+  const lazy = [...refusals].filter(
+    ([path]) => !DISCOVERY_DIRS.some((dir) => path.startsWith(dir)) && gate.isRecorded(path),
+  );
   if (lazy.length > 0) refuseOnImport(absolute, lazy);
   return gate;
 }
 
-function refuseOnImport(root: string, lazy: Array<[string, Error & { code: string; hint?: string; details?: Record<string, unknown> }]>): void {
-  const refused = Object.fromEntries(lazy.map(([rel, error]) => [pathToFileURL(join(root, rel)).href, { code: error.code, message: error.message, hint: error.hint ?? '', details: error.details ?? { path: rel } }]));
+function refuseOnImport(
+  root: string,
+  lazy: Array<[string, Error & { code: string; hint?: string; details?: Record<string, unknown> }]>,
+): void {
+  const refused = Object.fromEntries(
+    lazy.map(([rel, error]) => [
+      pathToFileURL(join(root, rel)).href,
+      { code: error.code, message: error.message, hint: error.hint ?? '', details: error.details ?? { path: rel } },
+    ]),
+  );
   register(new URL('./refuse-hooks.js', import.meta.url), { data: { refused } });
 }
 
@@ -90,7 +103,9 @@ function refuseProcess(error: unknown): never {
 /** Printed the way the CLI prints any coded error, JSON on stdout under `--json`. */
 function report(error: Error & { code: string; hint?: string; details?: unknown }): void {
   if (process.argv.includes('--json')) {
-    process.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.message, hint: error.hint, details: error.details ?? {} } }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ error: { code: error.code, message: error.message, hint: error.hint, details: error.details ?? {} } }, null, 2)}\n`,
+    );
   } else {
     process.stderr.write(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}\n`);
   }

@@ -1,7 +1,10 @@
 import Module, { builtinModules } from 'node:module';
 import type { ModuleGate } from './module-gate.js';
 
-interface CjsModule { filename?: string | null; id?: string }
+interface CjsModule {
+  filename?: string | null;
+  id?: string;
+}
 type Extension = (module: CjsModule, filename: string) => void;
 type ResolveFilename = (request: string, parent: CjsModule | undefined, isMain: boolean, options?: unknown) => string;
 interface ModuleInternals {
@@ -12,7 +15,13 @@ interface ModuleInternals {
 const builtins = new Set(builtinModules);
 
 function isBare(request: string): boolean {
-  return !builtins.has(request) && !request.startsWith('node:') && !/^(\.{0,2}\/|\/|#)/.test(request) && request !== '.' && request !== '..';
+  return (
+    !builtins.has(request) &&
+    !request.startsWith('node:') &&
+    !/^(\.{0,2}\/|\/|#)/.test(request) &&
+    request !== '.' &&
+    request !== '..'
+  );
 }
 
 /**
@@ -26,7 +35,11 @@ function isBare(request: string): boolean {
 export function guardRequire(gate: ModuleGate, onRefusal: (error: unknown) => never): void {
   const internals = Module as unknown as ModuleInternals;
   const check = (fn: () => void): void => {
-    try { fn(); } catch (error) { onRefusal(error); }
+    try {
+      fn();
+    } catch (error) {
+      onRefusal(error);
+    }
   };
   for (const ext of ['.js', '.cjs', '.json', '.node']) {
     const original = internals._extensions[ext];
@@ -40,7 +53,12 @@ export function guardRequire(gate: ModuleGate, onRefusal: (error: unknown) => ne
   internals._resolveFilename = function guardedResolve(request, parent, isMain, options): string {
     const resolved = resolveFilename.call(this, request, parent, isMain, options);
     const importer = parent?.filename;
-    if (typeof importer === 'string' && gate.inside(importer) && !builtins.has(resolved) && !resolved.startsWith('node:')) {
+    if (
+      typeof importer === 'string' &&
+      gate.inside(importer) &&
+      !builtins.has(resolved) &&
+      !resolved.startsWith('node:')
+    ) {
       check(() => {
         if (isBare(request)) gate.checkBare(importer, request);
         gate.checkLocation(resolved);

@@ -25,8 +25,14 @@ export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string 
   const cjsScope = new Map<string, boolean>();
   const hot = join(gate.root, 'HOT');
   const walk = (dir: string, rel: string, scopeIsCjs: boolean): void => {
-    let entries;
-    try { entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)); } catch { return; }
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+        a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+      );
+    } catch {
+      return;
+    }
     // The directory's own package.json decides the scope of the files next to it.
     let cjs = scopeIsCjs;
     if (entries.some((e) => e.name === 'package.json' && e.isFile())) {
@@ -45,19 +51,32 @@ export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string 
         walk(path, relPath, cjs);
       } else if (entry.isSymbolicLink()) {
         // A link could stand in for an owned file or directory and lead anywhere; nothing vouches for its target.
-        throw new CpError('ERR_MODULE_UNOWNED', `${show(relPath)} is a symbolic link inside the root's code; no package owns where it leads, so nothing is loaded`, {
-          hint: 'remove the link and reinstall the package that owns the path (cplane gate-check names it)', details: { path: relPath, root: gate.root },
-        });
+        throw new CpError(
+          'ERR_MODULE_UNOWNED',
+          `${show(relPath)} is a symbolic link inside the root's code; no package owns where it leads, so nothing is loaded`,
+          {
+            hint: 'remove the link and reinstall the package that owns the path (cplane gate-check names it)',
+            details: { path: relPath, root: gate.root },
+          },
+        );
       } else if (!entry.isFile()) {
         // Not a regular file (a FIFO would hang the read): never opened; fatal where it could steer or be code.
         if (entry.name === 'node_modules' || entry.name === 'package.json') gate.checkOwnedDirectory(path);
         if (CODE.has(extname(entry.name)) || rel.includes('/node_modules')) {
-          refusals.set(relPath, new CpError('ERR_MODULE_TAMPERED', `${show(relPath)} is not a regular file; it was not loaded`, {
-            hint: 'reinstall the package that owns the path (cplane gate-check names it)', details: { path: relPath, root: gate.root },
-          }) as Error & { code: string });
+          refusals.set(
+            relPath,
+            new CpError('ERR_MODULE_TAMPERED', `${show(relPath)} is not a regular file; it was not loaded`, {
+              hint: 'reinstall the package that owns the path (cplane gate-check names it)',
+              details: { path: relPath, root: gate.root },
+            }) as Error & { code: string },
+          );
         }
       } else if (entry.isFile() && ESM_CAPABLE.has(extname(entry.name)) && !(cjs && extname(entry.name) === '.js')) {
-        try { gate.checkFile(path); } catch (error) { refusals.set(relPath, error as Error & { code: string }); }
+        try {
+          gate.checkFile(path);
+        } catch (error) {
+          refusals.set(relPath, error as Error & { code: string });
+        }
       }
     }
   };
@@ -66,5 +85,9 @@ export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string 
 }
 
 function readType(path: string): unknown {
-  try { return (JSON.parse(readFileSync(path, 'utf8')) as { type?: unknown }).type; } catch { return undefined; }
+  try {
+    return (JSON.parse(readFileSync(path, 'utf8')) as { type?: unknown }).type;
+  } catch {
+    return undefined;
+  }
 }

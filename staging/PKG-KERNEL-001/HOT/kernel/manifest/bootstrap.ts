@@ -45,10 +45,14 @@ const check = schemaCheck(validateBootstrapSchema);
 
 function invalid(issues: SchemaIssue[]): CpError {
   const first = issues[0] as SchemaIssue;
-  return new CpError('ERR_BOOTSTRAP_INVALID', `bootstrap.json is invalid: ${first.pointer || '/'} ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, {
-    hint: 'rebuild CP_BOOTSTRAP with `cplane build`; do not edit bootstrap.json by hand',
-    details: { errors: issues.map(({ pointer, message }) => ({ pointer, message })) },
-  });
+  return new CpError(
+    'ERR_BOOTSTRAP_INVALID',
+    `bootstrap.json is invalid: ${first.pointer || '/'} ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`,
+    {
+      hint: 'rebuild CP_BOOTSTRAP with `cplane build`; do not edit bootstrap.json by hand',
+      details: { errors: issues.map(({ pointer, message }) => ({ pointer, message })) },
+    },
+  );
 }
 
 /** Validate an untrusted bootstrap.json value, including that its order is the one installOrder gives. */
@@ -72,10 +76,23 @@ export function validateBootstrapPlan(value: unknown): BootstrapPlan {
     p.dependencies.forEach((dep, j) => {
       const have = versions.get(dep.package_id);
       if (have === undefined || !satisfies(have, dep.version)) {
-        throw invalid([{ pointer: `/packages/${i}/dependencies/${j}`, message: `${p.package_id} needs ${dep.package_id} ${dep.version}, the bootstrap has ${have ?? 'none'}`, keyword: 'semantic' }]);
+        throw invalid([
+          {
+            pointer: `/packages/${i}/dependencies/${j}`,
+            message: `${p.package_id} needs ${dep.package_id} ${dep.version}, the bootstrap has ${have ?? 'none'}`,
+            keyword: 'semantic',
+          },
+        ]);
       }
     });
-    if (p.file !== `packages/${p.package_id}-${p.version}.tar.gz`) throw invalid([{ pointer: `/packages/${i}/file`, message: `expected packages/${p.package_id}-${p.version}.tar.gz`, keyword: 'semantic' }]);
+    if (p.file !== `packages/${p.package_id}-${p.version}.tar.gz`)
+      throw invalid([
+        {
+          pointer: `/packages/${i}/file`,
+          message: `expected packages/${p.package_id}-${p.version}.tar.gz`,
+          keyword: 'semantic',
+        },
+      ]);
   });
   checkGenesis(plan);
   return plan;
@@ -87,15 +104,41 @@ function checkGenesis(plan: BootstrapPlan): void {
   const seen = new Set<string>();
   plan.genesis.files.forEach((file, i) => {
     const reason = unsafePathReason(file.path);
-    const problem = reason ?? (seen.has(file.path) ? 'listed twice' : layer0.has(file.package_id) ? null : `${file.package_id} is not a layer-0 package of this bootstrap`);
-    if (problem !== null) throw invalid([{ pointer: `/genesis/files/${i}`, message: `${quote(file.path)}: ${problem}`, keyword: 'semantic' }]);
+    const problem =
+      reason ??
+      (seen.has(file.path)
+        ? 'listed twice'
+        : layer0.has(file.package_id)
+          ? null
+          : `${file.package_id} is not a layer-0 package of this bootstrap`);
+    if (problem !== null)
+      throw invalid([
+        { pointer: `/genesis/files/${i}`, message: `${quote(file.path)}: ${problem}`, keyword: 'semantic' },
+      ]);
     seen.add(file.path);
   });
-  if (!seen.has(plan.genesis.entry)) throw invalid([{ pointer: '/genesis/entry', message: `${quote(plan.genesis.entry)} is not one of the genesis files`, keyword: 'semantic' }]);
+  if (!seen.has(plan.genesis.entry))
+    throw invalid([
+      {
+        pointer: '/genesis/entry',
+        message: `${quote(plan.genesis.entry)} is not one of the genesis files`,
+        keyword: 'semantic',
+      },
+    ]);
 }
 
 /** The plan for a set of built archives: ordered by installOrder (which refuses cycles). */
-export function makeBootstrapPlan(bootstrapVersion: string, packages: readonly BootstrapPackage[], genesis: BootstrapGenesis): BootstrapPlan {
+export function makeBootstrapPlan(
+  bootstrapVersion: string,
+  packages: readonly BootstrapPackage[],
+  genesis: BootstrapGenesis,
+): BootstrapPlan {
   const ordered = installOrder(packages);
-  return { schema_version: '1.0', bootstrap_version: bootstrapVersion, packages: ordered, install_order: ordered.map((p) => p.package_id), genesis };
+  return {
+    schema_version: '1.0',
+    bootstrap_version: bootstrapVersion,
+    packages: ordered,
+    install_order: ordered.map((p) => p.package_id),
+    genesis,
+  };
 }

@@ -49,13 +49,17 @@ const checkSchema = schemaCheck(validateManifestSchema);
 /** Rules JSON Schema cannot say: semver, unique and safe paths, no self-reference. */
 function semanticIssues(m: Manifest): SchemaIssue[] {
   const issues: SchemaIssue[] = [];
-  const add = (pointer: string, message: string): void => { issues.push({ pointer, message, keyword: 'semantic' }); };
+  const add = (pointer: string, message: string): void => {
+    issues.push({ pointer, message, keyword: 'semantic' });
+  };
   if (semverValid(m.version) === null) add('/version', `${show(m.version)} is not a semver version`);
   const depIds = new Set<string>();
   m.dependencies.forEach((dep, i) => {
-    if (validRange(dep.version) === null) add(`/dependencies/${i}/version`, `${show(dep.version)} is not a semver range`);
+    if (validRange(dep.version) === null)
+      add(`/dependencies/${i}/version`, `${show(dep.version)} is not a semver range`);
     if (dep.package_id === m.package_id) add(`/dependencies/${i}/package_id`, 'a package cannot depend on itself');
-    if (depIds.has(dep.package_id)) add(`/dependencies/${i}/package_id`, `duplicate dependency ${show(dep.package_id)}`);
+    if (depIds.has(dep.package_id))
+      add(`/dependencies/${i}/package_id`, `duplicate dependency ${show(dep.package_id)}`);
     depIds.add(dep.package_id);
   });
   m.replaces.forEach((id, i) => {
@@ -65,10 +69,15 @@ function semanticIssues(m: Manifest): SchemaIssue[] {
   m.assets.forEach((asset, i) => {
     const unsafe = unsafePathReason(asset.path);
     if (unsafe) add(`/assets/${i}/path`, `${show(asset.path)}: ${unsafe}`);
-    else if (isReservedPath(asset.path)) add(`/assets/${i}/path`, `${show(asset.path)} is root state that no package may ship`);
+    else if (isReservedPath(asset.path))
+      add(`/assets/${i}/path`, `${show(asset.path)} is root state that no package may ship`);
     const key = foldedPath(asset.path);
     const earlier = seen.get(key);
-    if (earlier !== undefined) add(`/assets/${i}/path`, `${show(asset.path)} duplicates ${show(earlier)}${earlier === asset.path ? '' : ' (differs only in case)'}`);
+    if (earlier !== undefined)
+      add(
+        `/assets/${i}/path`,
+        `${show(asset.path)} duplicates ${show(earlier)}${earlier === asset.path ? '' : ' (differs only in case)'}`,
+      );
     else seen.set(key, asset.path);
   });
   return issues;
@@ -80,31 +89,45 @@ export interface ValidateManifestOptions {
 }
 
 /** Validate an untrusted manifest value. Throws ERR_MANIFEST_INVALID listing every error with its JSON pointer. */
-export function validateManifest(value: unknown, opts: ValidateManifestOptions = {}): { manifest: Manifest; warnings: string[] } {
+export function validateManifest(
+  value: unknown,
+  opts: ValidateManifestOptions = {},
+): { manifest: Manifest; warnings: string[] } {
   const strict = opts.strict ?? true;
   const schemaIssues = checkSchema(value);
-  const warnings = strict ? [] : schemaIssues.filter((i) => i.keyword === 'additionalProperties').map((i) => `${i.pointer}: ${i.message}`);
+  const warnings = strict
+    ? []
+    : schemaIssues.filter((i) => i.keyword === 'additionalProperties').map((i) => `${i.pointer}: ${i.message}`);
   let errors = strict ? schemaIssues : schemaIssues.filter((i) => i.keyword !== 'additionalProperties');
   if (errors.length === 0) errors = semanticIssues(value as Manifest);
   if (errors.length > 0) {
     const first = errors[0] as SchemaIssue;
     const id = (value as { package_id?: unknown } | null)?.package_id;
-    throw new CpError('ERR_MANIFEST_INVALID', `manifest${typeof id === 'string' ? ` of ${show(id)}` : ''} is invalid: ${first.pointer || '/'} ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`, {
-      hint: 'fix the listed fields (details.errors holds a JSON pointer for each); see HOT/schemas/manifest.schema.json',
-      details: { errors: errors.map(({ pointer, message }) => ({ pointer, message })) },
-    });
+    throw new CpError(
+      'ERR_MANIFEST_INVALID',
+      `manifest${typeof id === 'string' ? ` of ${show(id)}` : ''} is invalid: ${first.pointer || '/'} ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`,
+      {
+        hint: 'fix the listed fields (details.errors holds a JSON pointer for each); see HOT/schemas/manifest.schema.json',
+        details: { errors: errors.map(({ pointer, message }) => ({ pointer, message })) },
+      },
+    );
   }
   return { manifest: value as Manifest, warnings };
 }
 
 /** Parse manifest.json bytes (JSON errors are reported as ERR_MANIFEST_INVALID at pointer ""). */
-export function parseManifest(bytes: Uint8Array, opts: ValidateManifestOptions = {}): { manifest: Manifest; warnings: string[] } {
+export function parseManifest(
+  bytes: Uint8Array,
+  opts: ValidateManifestOptions = {},
+): { manifest: Manifest; warnings: string[] } {
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(bytes).toString('utf8'));
   } catch (error) {
     throw new CpError('ERR_MANIFEST_INVALID', `manifest.json is not JSON: ${(error as Error).message}`, {
-      hint: 'manifest.json must be a UTF-8 JSON object', details: { errors: [{ pointer: '', message: 'not JSON' }] }, cause: error,
+      hint: 'manifest.json must be a UTF-8 JSON object',
+      details: { errors: [{ pointer: '', message: 'not JSON' }] },
+      cause: error,
     });
   }
   return validateManifest(value, opts);

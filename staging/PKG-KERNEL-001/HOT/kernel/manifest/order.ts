@@ -41,10 +41,19 @@ function checkLayers(byId: Map<string, Orderable>): void {
     for (const dep of m.dependencies) {
       const target = byId.get(dep.package_id);
       if (target && target.layer > m.layer) {
-        throw new CpError('ERR_PACKAGE_LAYER', `${show(m.package_id)} (layer ${m.layer}) depends on ${show(target.package_id)} (layer ${target.layer})`, {
-          hint: 'a package may depend only on packages in its own or a lower layer',
-          details: { package_id: m.package_id, layer: m.layer, dependency: target.package_id, dependency_layer: target.layer },
-        });
+        throw new CpError(
+          'ERR_PACKAGE_LAYER',
+          `${show(m.package_id)} (layer ${m.layer}) depends on ${show(target.package_id)} (layer ${target.layer})`,
+          {
+            hint: 'a package may depend only on packages in its own or a lower layer',
+            details: {
+              package_id: m.package_id,
+              layer: m.layer,
+              dependency: target.package_id,
+              dependency_layer: target.layer,
+            },
+          },
+        );
       }
     }
   }
@@ -58,7 +67,10 @@ export function installOrder<T extends Orderable>(manifests: readonly T[]): T[] 
   const byId = new Map<string, T>();
   for (const m of manifests) {
     if (byId.has(m.package_id)) {
-      throw new CpError('ERR_PACKAGE_DUPLICATE', `package ${show(m.package_id)} is listed twice`, { hint: 'each package may appear once in an install set', details: { package_id: m.package_id } });
+      throw new CpError('ERR_PACKAGE_DUPLICATE', `package ${show(m.package_id)} is listed twice`, {
+        hint: 'each package may appear once in an install set',
+        details: { package_id: m.package_id },
+      });
     }
     byId.set(m.package_id, m);
   }

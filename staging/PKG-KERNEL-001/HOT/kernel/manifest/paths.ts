@@ -23,7 +23,8 @@ export function unsafePathReason(path: string): string | null {
   if (path.length === 0) return 'empty path';
   if (path.includes('\0')) return 'NUL byte in path';
   const misleading = MISLEADING.exec(path);
-  if (misleading) return `control or formatting character U+${(misleading[0].codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')} in path`;
+  if (misleading)
+    return `control or formatting character U+${(misleading[0].codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')} in path`;
   if (LONE_SURROGATE.test(path)) return 'unpaired UTF-16 surrogate in path';
   if (Buffer.byteLength(path, 'utf8') > MAX_PATH_BYTES) return `path longer than ${MAX_PATH_BYTES} bytes`;
   if (path.includes('\\')) return 'backslash in path';

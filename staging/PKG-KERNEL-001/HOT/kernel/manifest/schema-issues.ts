@@ -26,11 +26,19 @@ function escapePointer(token: string): string {
 function toIssue(error: ErrorObject): SchemaIssue {
   if (error.keyword === 'additionalProperties') {
     const field = String((error.params as { additionalProperty?: unknown }).additionalProperty);
-    return { pointer: `${error.instancePath}/${escapePointer(field)}`, message: `unknown field ${JSON.stringify(field)}`, keyword: error.keyword };
+    return {
+      pointer: `${error.instancePath}/${escapePointer(field)}`,
+      message: `unknown field ${JSON.stringify(field)}`,
+      keyword: error.keyword,
+    };
   }
   if (error.keyword === 'required') {
     const field = String((error.params as { missingProperty?: unknown }).missingProperty);
-    return { pointer: `${error.instancePath}/${escapePointer(field)}`, message: `required field ${JSON.stringify(field)} is missing`, keyword: error.keyword };
+    return {
+      pointer: `${error.instancePath}/${escapePointer(field)}`,
+      message: `required field ${JSON.stringify(field)} is missing`,
+      keyword: error.keyword,
+    };
   }
   return { pointer: error.instancePath, message: error.message ?? error.keyword, keyword: error.keyword };
 }

@@ -51,7 +51,8 @@ export class OwnershipRegistry {
     const path = rootPaths(root).ownershipDb;
     if ((options.readonly || !options.create) && !existsSync(path)) {
       throw new CpError('ERR_ROOT_NOT_A_ROOT', `no ownership registry at ${show(path)}`, {
-        hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root', details: { root },
+        hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root',
+        details: { root },
       });
     }
     return withEnvErrors(path, 'opening the ownership registry', () => {
@@ -83,32 +84,49 @@ export class OwnershipRegistry {
   }
 
   filesOf(packageId: string): OwnedFile[] {
-    return this.db.prepare('SELECT path, package_id, sha256, size FROM owned_files WHERE package_id = ? ORDER BY path').all(packageId) as OwnedFile[];
+    return this.db
+      .prepare('SELECT path, package_id, sha256, size FROM owned_files WHERE package_id = ? ORDER BY path')
+      .all(packageId) as OwnedFile[];
   }
 
   all(): OwnedFile[] {
     // Raw rows, objects built here: better-sqlite3's own row objects cost about twice as much, and gates read every row.
-    const rows = this.db.prepare('SELECT path, package_id, sha256, size FROM owned_files ORDER BY path').raw().all() as [string, string, string, number][];
+    const rows = this.db
+      .prepare('SELECT path, package_id, sha256, size FROM owned_files ORDER BY path')
+      .raw()
+      .all() as [string, string, string, number][];
     return rows.map(([path, package_id, sha256, size]) => ({ path, package_id, sha256, size }));
   }
 
   transfers(): OwnershipTransfer[] {
-    return this.db.prepare('SELECT txn_id, path, from_package, to_package FROM transfers ORDER BY txn_id, path').all() as OwnershipTransfer[];
+    return this.db
+      .prepare('SELECT txn_id, path, from_package, to_package FROM transfers ORDER BY txn_id, path')
+      .all() as OwnershipTransfer[];
   }
 
   /**
    * Make `files` exactly the set `packageId` owns, taking over transferred paths, in one transaction.
    * Idempotent, so crash repair can replay it.
    */
-  setPackageFiles(packageId: string, files: readonly Omit<OwnedFile, 'package_id'>[], transfers: readonly OwnershipTransfer[]): void {
+  setPackageFiles(
+    packageId: string,
+    files: readonly Omit<OwnedFile, 'package_id'>[],
+    transfers: readonly OwnershipTransfer[],
+  ): void {
     const del = this.db.prepare('DELETE FROM owned_files WHERE package_id = ?');
-    const put = this.db.prepare('INSERT OR REPLACE INTO owned_files (path, package_id, sha256, size) VALUES (?, ?, ?, ?)');
-    const moved = this.db.prepare('INSERT OR IGNORE INTO transfers (txn_id, path, from_package, to_package) VALUES (?, ?, ?, ?)');
-    this.db.transaction(() => {
-      del.run(packageId);
-      for (const file of files) put.run(file.path, packageId, file.sha256, file.size);
-      for (const t of transfers) moved.run(t.txn_id, t.path, t.from_package, t.to_package);
-    }).immediate();
+    const put = this.db.prepare(
+      'INSERT OR REPLACE INTO owned_files (path, package_id, sha256, size) VALUES (?, ?, ?, ?)',
+    );
+    const moved = this.db.prepare(
+      'INSERT OR IGNORE INTO transfers (txn_id, path, from_package, to_package) VALUES (?, ?, ?, ?)',
+    );
+    this.db
+      .transaction(() => {
+        del.run(packageId);
+        for (const file of files) put.run(file.path, packageId, file.sha256, file.size);
+        for (const t of transfers) moved.run(t.txn_id, t.path, t.from_package, t.to_package);
+      })
+      .immediate();
   }
 
   removePackage(packageId: string): void {

@@ -58,8 +58,12 @@ export function readReceipt(root: string, packageId: string): Receipt | null {
   const kind = entryKind(path);
   if (kind === 'absent') return null;
   if (kind !== 'file') throw badReceipt(path, `is a ${kind}, not a regular file`);
-  const receipt = parseReceipt(readTextBounded(path, { maxBytes: READ_LIMITS.state, what: 'a receipt', unreadableCode: 'ERR_RECEIPT_INVALID' }), path);
-  if (receipt.package_id !== packageId) throw badReceipt(path, `is for ${show(receipt.package_id)}, not for the package whose directory holds it`);
+  const receipt = parseReceipt(
+    readTextBounded(path, { maxBytes: READ_LIMITS.state, what: 'a receipt', unreadableCode: 'ERR_RECEIPT_INVALID' }),
+    path,
+  );
+  if (receipt.package_id !== packageId)
+    throw badReceipt(path, `is for ${show(receipt.package_id)}, not for the package whose directory holds it`);
   return receipt;
 }
 
@@ -90,9 +94,20 @@ export function listReceipts(root: string): Map<string, Receipt> {
 export function checkReceipt(value: unknown, path: string): Receipt {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badReceipt(path, 'is not an object');
   const r = value as Record<string, unknown>;
-  const str = (key: string): void => { if (typeof r[key] !== 'string') throw badReceipt(path, `has no string ${key}`); };
-  ['package_id', 'version', 'archive_integrity', 'manifest_digest', 'installed_at', 'txn_id', 'ledger_entry_id'].forEach(str);
-  if (!PACKAGE_ID.test(r.package_id as string) || (r.package_id as string).length > 64) throw badReceipt(path, `has a malformed package_id ${show(r.package_id)}`);
+  const str = (key: string): void => {
+    if (typeof r[key] !== 'string') throw badReceipt(path, `has no string ${key}`);
+  };
+  [
+    'package_id',
+    'version',
+    'archive_integrity',
+    'manifest_digest',
+    'installed_at',
+    'txn_id',
+    'ledger_entry_id',
+  ].forEach(str);
+  if (!PACKAGE_ID.test(r.package_id as string) || (r.package_id as string).length > 64)
+    throw badReceipt(path, `has a malformed package_id ${show(r.package_id)}`);
   if (r.receipt_version !== 1) throw badReceipt(path, `has receipt_version ${show(r.receipt_version)}, expected 1`);
   if (typeof r.layer !== 'number') throw badReceipt(path, 'has no numeric layer');
   for (const key of ['files', 'dependencies', 'replaces', 'transferred_out']) {
@@ -104,17 +119,22 @@ export function checkReceipt(value: unknown, path: string): Receipt {
       throw badReceipt(path, `has a malformed files entry ${show(file)}`);
     }
     // Commands delete and read what a receipt names: only governed paths inside the root.
-    if (!isGovernedFilePath(f.path)) throw badReceipt(path, `names ${show(f.path)}, which is not a governed path inside the root`);
+    if (!isGovernedFilePath(f.path))
+      throw badReceipt(path, `names ${show(f.path)}, which is not a governed path inside the root`);
   }
   const anchor = r.ledger_anchor as Record<string, unknown> | null | undefined;
-  if (!anchor || typeof anchor.seq !== 'number' || typeof anchor.hash !== 'string') throw badReceipt(path, 'has no ledger_anchor {seq, hash}');
+  if (!anchor || typeof anchor.seq !== 'number' || typeof anchor.hash !== 'string')
+    throw badReceipt(path, 'has no ledger_anchor {seq, hash}');
   const sig = r.signature as Record<string, unknown> | null | undefined;
-  if (!sig || typeof sig.status !== 'string' || typeof sig.dev_waiver !== 'boolean') throw badReceipt(path, 'has no signature {status, key_id, dev_waiver}');
+  if (!sig || typeof sig.status !== 'string' || typeof sig.dev_waiver !== 'boolean')
+    throw badReceipt(path, 'has no signature {status, key_id, dev_waiver}');
   return value as Receipt;
 }
 
 function badReceipt(path: string, why: string, cause?: unknown): CpError {
   return new CpError('ERR_RECEIPT_INVALID', `receipt ${show(path)} ${why}`, {
-    hint: 'the root state was edited by hand; run cplane verify, then reinstall the package', details: { path }, cause,
+    hint: 'the root state was edited by hand; run cplane verify, then reinstall the package',
+    details: { path },
+    cause,
   });
 }

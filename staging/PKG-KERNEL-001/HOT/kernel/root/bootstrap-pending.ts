@@ -29,9 +29,12 @@ export function readBootstrapPending(root: string): BootstrapPending | null {
   const path = join(root, BOOTSTRAP_PENDING);
   const kind = entryKind(path);
   if (kind === 'absent') return null;
-  const bad = (why: string, cause?: unknown): CpError => new CpError('ERR_BOOTSTRAP_PENDING_INVALID', `${show(BOOTSTRAP_PENDING)} ${why}`, {
-    hint: 'only CP_BOOTSTRAP writes this record; finish the bootstrap with `cplane bootstrap --resume`, or restore the root from a backup', details: { path }, cause,
-  });
+  const bad = (why: string, cause?: unknown): CpError =>
+    new CpError('ERR_BOOTSTRAP_PENDING_INVALID', `${show(BOOTSTRAP_PENDING)} ${why}`, {
+      hint: 'only CP_BOOTSTRAP writes this record; finish the bootstrap with `cplane bootstrap --resume`, or restore the root from a backup',
+      details: { path },
+      cause,
+    });
   if (kind !== 'file') throw bad(`is a ${kind}, not a regular file`);
   let value: unknown;
   try {
@@ -40,14 +43,22 @@ export function readBootstrapPending(root: string): BootstrapPending | null {
     throw bad('is not JSON', cause);
   }
   const v = value as Partial<BootstrapPending> | null;
-  if (!v || typeof v !== 'object' || typeof v.bootstrap_version !== 'string' || !Array.isArray(v.packages)) throw bad('has no bootstrap_version and packages');
+  if (!v || typeof v !== 'object' || typeof v.bootstrap_version !== 'string' || !Array.isArray(v.packages))
+    throw bad('has no bootstrap_version and packages');
   for (const p of v.packages) {
-    if (!p || typeof p.package_id !== 'string' || typeof p.version !== 'string') throw bad(`has a malformed package ${show(p)}`);
+    if (!p || typeof p.package_id !== 'string' || typeof p.version !== 'string')
+      throw bad(`has a malformed package ${show(p)}`);
   }
-  return { bootstrap_version: v.bootstrap_version, packages: v.packages.map((p) => ({ package_id: p.package_id, version: p.version })) };
+  return {
+    bootstrap_version: v.bootstrap_version,
+    packages: v.packages.map((p) => ({ package_id: p.package_id, version: p.version })),
+  };
 }
 
 /** The pending packages not yet installed at their planned version, given the installed versions by package id. */
-export function missingPackages(pending: BootstrapPending, installed: ReadonlyMap<string, string>): Array<{ package_id: string; version: string }> {
+export function missingPackages(
+  pending: BootstrapPending,
+  installed: ReadonlyMap<string, string>,
+): Array<{ package_id: string; version: string }> {
   return pending.packages.filter((p) => installed.get(p.package_id) !== p.version);
 }

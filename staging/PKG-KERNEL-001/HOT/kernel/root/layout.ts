@@ -67,5 +67,11 @@ export function isGovernedPath(relPath: string): boolean {
  * commands rename, delete and read, so anything else there is refused before it is acted on.
  */
 export function isGovernedFilePath(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 4096 && !/[\u0000-\u001f\u007f]/.test(value) && unsafePathReason(value) === null && isGovernedPath(value);
+  return (
+    typeof value === 'string' &&
+    value.length <= 4096 &&
+    !/[\u0000-\u001f\u007f]/.test(value) &&
+    unsafePathReason(value) === null &&
+    isGovernedPath(value)
+  );
 }

@@ -22,7 +22,8 @@ export function acquireRootLock(root: string, options: LockOptions = {}): RootLo
   const { lockDb } = rootPaths(root);
   if (!existsSync(lockDb)) {
     throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} is not a cplane root (no ${show(lockDb)})`, {
-      hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root', details: { root },
+      hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root',
+      details: { root },
     });
   }
   const db = withEnvErrors(lockDb, 'opening the root lock', () => new Database(lockDb, { fileMustExist: true }));
@@ -36,7 +37,9 @@ export function acquireRootLock(root: string, options: LockOptions = {}): RootLo
     const env = envError(cause, lockDb, 'taking the root lock');
     if (env) throw env;
     throw new CpError('ERR_ROOT_LOCKED', `another installer holds the lock on ${show(root)} (waited ${timeoutMs} ms)`, {
-      hint: 'wait for the other install/upgrade/uninstall to finish, then retry', details: { root, timeout_ms: timeoutMs }, cause,
+      hint: 'wait for the other install/upgrade/uninstall to finish, then retry',
+      details: { root, timeout_ms: timeoutMs },
+      cause,
     });
   }
   let held = true;

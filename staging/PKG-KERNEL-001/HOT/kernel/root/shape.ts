@@ -7,7 +7,7 @@ import { STATE_DIRS } from './layout.js';
 export type EntryKind = 'absent' | 'file' | 'directory' | 'symlink' | 'special';
 
 export function entryKind(abs: string): EntryKind {
-  let stat;
+  let stat: import('node:fs').Stats;
   try {
     stat = lstatSync(abs);
   } catch (error) {
@@ -45,13 +45,23 @@ const STATE_DEPTH = 2;
 
 export function shapeError(rel: string, kind: EntryKind, want: string): CpError {
   if (kind === 'symlink') {
-    return new CpError('ERR_ROOT_SYMLINK', `${show(rel)} in the root is a symlink; cplane never reads or writes root state through a link`, {
-      hint: `replace it with the real ${want} (a root's state lives inside the root), or restore the root from a backup`, details: { path: rel },
-    });
+    return new CpError(
+      'ERR_ROOT_SYMLINK',
+      `${show(rel)} in the root is a symlink; cplane never reads or writes root state through a link`,
+      {
+        hint: `replace it with the real ${want} (a root's state lives inside the root), or restore the root from a backup`,
+        details: { path: rel },
+      },
+    );
   }
-  return new CpError('ERR_ROOT_SHAPE', `${show(rel)} in the root is ${kind === 'special' ? 'a special file (FIFO, socket or device)' : `a ${kind}`} where a ${want} belongs`, {
-    hint: 'the root was edited by hand; remove the entry or restore the root from a backup', details: { path: rel, kind },
-  });
+  return new CpError(
+    'ERR_ROOT_SHAPE',
+    `${show(rel)} in the root is ${kind === 'special' ? 'a special file (FIFO, socket or device)' : `a ${kind}`} where a ${want} belongs`,
+    {
+      hint: 'the root was edited by hand; remove the entry or restore the root from a backup',
+      details: { path: rel, kind },
+    },
+  );
 }
 
 /**
@@ -70,9 +80,11 @@ export function assertRootShape(root: string): void {
     const kind = direntKind(entry);
     const rel = `HOT/${entry.name}`;
     const isState = (STATE_DIRS as readonly string[]).includes(entry.name);
-    if (kind === 'symlink' || kind === 'special' || (isState && kind !== 'directory')) throw shapeError(rel, kind, isState ? 'directory' : 'file or directory');
+    if (kind === 'symlink' || kind === 'special' || (isState && kind !== 'directory'))
+      throw shapeError(rel, kind, isState ? 'directory' : 'file or directory');
     if (isState) checkStateTree(join(root, rel), rel, STATE_DEPTH);
-    else if (kind === 'directory' && (READ_AT_START as readonly string[]).includes(entry.name)) checkStateTree(join(root, rel), rel, 1);
+    else if (kind === 'directory' && (READ_AT_START as readonly string[]).includes(entry.name))
+      checkStateTree(join(root, rel), rel, 1);
   }
 }
 
@@ -81,8 +93,10 @@ function checkStateTree(abs: string, rel: string, depth: number): void {
     const kind = direntKind(entry);
     const childRel = `${rel}/${entry.name}`;
     const stateFile = STATE_FILE.test(entry.name);
-    if (kind === 'symlink' || kind === 'special' || (stateFile && kind !== 'file')) throw shapeError(childRel, kind, stateFile ? 'regular file' : 'file or directory');
-    if (kind === 'directory' && depth > 1 && !READER_JUDGED.has(childRel)) checkStateTree(join(abs, entry.name), childRel, depth - 1);
+    if (kind === 'symlink' || kind === 'special' || (stateFile && kind !== 'file'))
+      throw shapeError(childRel, kind, stateFile ? 'regular file' : 'file or directory');
+    if (kind === 'directory' && depth > 1 && !READER_JUDGED.has(childRel))
+      checkStateTree(join(abs, entry.name), childRel, depth - 1);
   }
 }
 

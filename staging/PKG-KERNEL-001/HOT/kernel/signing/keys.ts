@@ -11,18 +11,26 @@ export function keyIdOf(publicKey: KeyObject): string {
 export function parsePublicKey(pem: string, source = 'public key'): KeyObject {
   // node:crypto would derive a public key from a private one; a private key here is a mistake to name.
   if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) {
-    throw new CpError('ERR_KEY_INVALID', `${source} is a private key`, { hint: 'pass the .pub file; keep the private key secret', details: { source } });
+    throw new CpError('ERR_KEY_INVALID', `${source} is a private key`, {
+      hint: 'pass the .pub file; keep the private key secret',
+      details: { source },
+    });
   }
   let key: KeyObject;
   try {
     key = createPublicKey({ key: pem, format: 'pem' });
   } catch (error) {
     throw new CpError('ERR_KEY_INVALID', `${source} is not a PEM public key: ${(error as Error).message}`, {
-      hint: 'pass the .pub file written by `cplane keys generate`', details: { source }, cause: error,
+      hint: 'pass the .pub file written by `cplane keys generate`',
+      details: { source },
+      cause: error,
     });
   }
   if (key.asymmetricKeyType !== 'ed25519') {
-    throw new CpError('ERR_KEY_INVALID', `${source} is a ${show(key.asymmetricKeyType)} key, not ed25519`, { hint: 'cplane signs with ed25519 keys only', details: { source } });
+    throw new CpError('ERR_KEY_INVALID', `${source} is a ${show(key.asymmetricKeyType)} key, not ed25519`, {
+      hint: 'cplane signs with ed25519 keys only',
+      details: { source },
+    });
   }
   return key;
 }

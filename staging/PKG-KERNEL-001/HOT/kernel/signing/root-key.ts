@@ -41,13 +41,17 @@ export function createRootKey(root: string, options: { now?: () => Date } = {}):
   closeSync(fd);
   renameSync(tmp, path);
   fsyncDir(dirname(path));
-  return trustKey(root, publicKey.export({ type: 'spki', format: 'pem' }).toString(), { role: 'checkpoint', ...(options.now ? { now: options.now } : {}) });
+  return trustKey(root, publicKey.export({ type: 'spki', format: 'pem' }).toString(), {
+    role: 'checkpoint',
+    ...(options.now ? { now: options.now } : {}),
+  });
 }
 
 function invalid(path: string, why: string, cause?: unknown): CpError {
   return new CpError('ERR_ROOT_KEY_INVALID', `root key ${show(path)} ${why}`, {
     hint: 'the root key is created at bootstrap; restore HOT/registries/root-key.pem from a backup (checkpoints cannot be written without it)',
-    details: { path }, ...(cause === undefined ? {} : { cause }),
+    details: { path },
+    ...(cause === undefined ? {} : { cause }),
   });
 }
 

@@ -11,13 +11,26 @@ export function parseSignature(bytes: Buffer, archive: string): PackageSignature
   try {
     value = JSON.parse(bytes.toString('utf8'));
   } catch (error) {
-    throw archiveError('ERR_SIGNATURE_MALFORMED', archive, `signature.json is not JSON: ${(error as Error).message}`, 'sign the package again with `cplane build --sign-key`', {}, error);
+    throw archiveError(
+      'ERR_SIGNATURE_MALFORMED',
+      archive,
+      `signature.json is not JSON: ${(error as Error).message}`,
+      'sign the package again with `cplane build --sign-key`',
+      {},
+      error,
+    );
   }
   const issues = check(value);
   if (issues.length > 0) {
-    throw archiveError('ERR_SIGNATURE_MALFORMED', archive, `signature.json is invalid: ${issues[0]?.pointer || '/'} ${issues[0]?.message ?? ''}`, 'sign the package again with `cplane build --sign-key`', {
-      errors: issues.map(({ pointer, message }) => ({ pointer, message })),
-    });
+    throw archiveError(
+      'ERR_SIGNATURE_MALFORMED',
+      archive,
+      `signature.json is invalid: ${issues[0]?.pointer || '/'} ${issues[0]?.message ?? ''}`,
+      'sign the package again with `cplane build --sign-key`',
+      {
+        errors: issues.map(({ pointer, message }) => ({ pointer, message })),
+      },
+    );
   }
   return value as PackageSignature;
 }

@@ -30,11 +30,14 @@ function parsePrivateKey(pem: string): KeyObject {
     key = createPrivateKey({ key: pem, format: 'pem' });
   } catch (error) {
     throw new CpError('ERR_KEY_INVALID', `signing key is not a PEM private key: ${(error as Error).message}`, {
-      hint: 'pass the cplane-signing.key file written by `cplane keys generate`', cause: error,
+      hint: 'pass the cplane-signing.key file written by `cplane keys generate`',
+      cause: error,
     });
   }
   if (key.asymmetricKeyType !== 'ed25519') {
-    throw new CpError('ERR_KEY_INVALID', `signing key is a ${show(key.asymmetricKeyType)} key, not ed25519`, { hint: 'cplane signs with ed25519 keys only' });
+    throw new CpError('ERR_KEY_INVALID', `signing key is a ${show(key.asymmetricKeyType)} key, not ed25519`, {
+      hint: 'cplane signs with ed25519 keys only',
+    });
   }
   return key;
 }
@@ -89,7 +92,9 @@ export function checkSignature(
   try {
     const publicKey = trustedPublicKey(key);
     const canonical = archive.canonical ?? canonicalJson(archive.manifest);
-    ok = publicKey !== null && verify(null, Buffer.from(canonical, 'utf8'), publicKey, Buffer.from(sig.signature, 'base64'));
+    ok =
+      publicKey !== null &&
+      verify(null, Buffer.from(canonical, 'utf8'), publicKey, Buffer.from(sig.signature, 'base64'));
   } catch {
     ok = false;
   }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../atomic.js';
 import { CpError, isCpError, show } from '../errors.js';
@@ -23,14 +23,22 @@ export function readTrustStore(root: string): TrustedKey[] {
     value = JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.state, what: 'the trust store' }));
   } catch (error) {
     if (isCpError(error) && error.code !== 'ERR_INPUT_UNREADABLE') throw error;
-    throw new CpError('ERR_TRUST_STORE_INVALID', `trust store ${path} is not JSON: ${(error as Error).message}`, { hint: 'restore the file or remove it and trust the keys again with `cplane keys trust`', details: { path }, cause: error });
+    throw new CpError('ERR_TRUST_STORE_INVALID', `trust store ${path} is not JSON: ${(error as Error).message}`, {
+      hint: 'restore the file or remove it and trust the keys again with `cplane keys trust`',
+      details: { path },
+      cause: error,
+    });
   }
   const issues = trustCheck(value);
   if (issues.length > 0) {
-    throw new CpError('ERR_TRUST_STORE_INVALID', `trust store ${path} is invalid: ${issues[0]?.pointer || '/'} ${issues[0]?.message ?? ''}`, {
-      hint: 'restore the file or remove it and trust the keys again with `cplane keys trust`',
-      details: { path, errors: issues.map(({ pointer, message }) => ({ pointer, message })) },
-    });
+    throw new CpError(
+      'ERR_TRUST_STORE_INVALID',
+      `trust store ${path} is invalid: ${issues[0]?.pointer || '/'} ${issues[0]?.message ?? ''}`,
+      {
+        hint: 'restore the file or remove it and trust the keys again with `cplane keys trust`',
+        details: { path, errors: issues.map(({ pointer, message }) => ({ pointer, message })) },
+      },
+    );
   }
   return (value as { keys: TrustedKey[] }).keys;
 }
@@ -55,7 +63,10 @@ export function trustKey(root: string, publicKeyPem: string, opts: TrustKeyOptio
   const mayReplace = [...new Set(opts.mayReplace ?? [])];
   const bad = mayReplace.filter((id) => !PACKAGE_ID.test(id));
   if (bad.length > 0) {
-    throw new CpError('ERR_USAGE', `may-replace needs package ids, got ${show(bad)}`, { hint: 'name packages as PKG-NAME-001', details: { may_replace: bad } });
+    throw new CpError('ERR_USAGE', `may-replace needs package ids, got ${show(bad)}`, {
+      hint: 'name packages as PKG-NAME-001',
+      details: { may_replace: bad },
+    });
   }
   const keys = readTrustStore(root);
   const existing = keys.find((k) => k.key_id === keyId);
@@ -64,12 +75,12 @@ export function trustKey(root: string, publicKeyPem: string, opts: TrustKeyOptio
   const entry: TrustedKey = existing
     ? { ...existing, may_replace: [...(existing.may_replace ?? []), ...added] }
     : {
-      key_id: keyId,
-      public_key_pem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-      added_at: (opts.now ?? (() => new Date()))().toISOString(),
-      ...(opts.role ? { role: opts.role } : {}),
-      ...(mayReplace.length > 0 ? { may_replace: mayReplace } : {}),
-    };
+        key_id: keyId,
+        public_key_pem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+        added_at: (opts.now ?? (() => new Date()))().toISOString(),
+        ...(opts.role ? { role: opts.role } : {}),
+        ...(mayReplace.length > 0 ? { may_replace: mayReplace } : {}),
+      };
   const path = trustStorePath(root);
   mkdirSync(dirname(path), { recursive: true });
   const next = existing ? keys.map((k) => (k === existing ? entry : k)) : [...keys, entry];

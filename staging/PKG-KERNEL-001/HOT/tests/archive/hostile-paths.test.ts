@@ -26,11 +26,17 @@ const HOSTILE: Array<[string, string]> = [
 ];
 
 /** What an unambiguous rendering never contains. */
-const RAW = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const RAW =
+  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 function refusedPointers(path: string): Array<{ pointer: string; message: string }> {
   try {
-    validateManifest(manifestFor([{ path: 'HOT/kernel/ok.js', data: 'ok' }, { path, data: 'x' }]));
+    validateManifest(
+      manifestFor([
+        { path: 'HOT/kernel/ok.js', data: 'ok' },
+        { path, data: 'x' },
+      ]),
+    );
   } catch (error) {
     assert.equal((error as { code?: string }).code, 'ERR_MANIFEST_INVALID');
     return (error as { details: { errors: Array<{ pointer: string; message: string }> } }).details.errors;
@@ -41,7 +47,11 @@ function refusedPointers(path: string): Array<{ pointer: string; message: string
 test('manifest validation refuses control characters, misleading formatting and over-long paths, JSON-quoted', () => {
   for (const [what, path] of HOSTILE) {
     const errors = refusedPointers(path);
-    assert.deepEqual(errors.map((e) => e.pointer), ['/assets/1/path'], what);
+    assert.deepEqual(
+      errors.map((e) => e.pointer),
+      ['/assets/1/path'],
+      what,
+    );
     const message = (errors[0] as { message: string }).message;
     assert.ok(!RAW.test(message), `${what}: the message holds the raw character: ${JSON.stringify(message)}`);
   }
@@ -63,11 +73,22 @@ test('an archive declaring such a path is refused: by the manifest when it comes
     const files = [{ path, data: 'x' }];
     // A pax header carries names a ustar header cannot (over 100 bytes).
     const member = [paxEntry({ path }), { name: 'HOT/kernel/placeholder', data: 'x' }];
-    await assert.rejects(readPackageArchive(s.archive(rawTar([manifestEntry(manifestFor(files)), ...member]))), { code: 'ERR_MANIFEST_INVALID' }, what);
-    await assert.rejects(readPackageArchive(s.archive(rawTar([...member, manifestEntry(manifestFor(files))]))), (error: { code?: string; message?: string }) => {
-      assert.ok(error.code === 'ERR_ARCHIVE_UNSAFE_PATH' || error.code === 'ERR_MANIFEST_INVALID', `${what}: ${error.code} ${error.message}`);
-      assert.ok(!RAW.test(error.message ?? ''), `${what}: the path is printed raw`);
-      return true;
-    }, what);
+    await assert.rejects(
+      readPackageArchive(s.archive(rawTar([manifestEntry(manifestFor(files)), ...member]))),
+      { code: 'ERR_MANIFEST_INVALID' },
+      what,
+    );
+    await assert.rejects(
+      readPackageArchive(s.archive(rawTar([...member, manifestEntry(manifestFor(files))]))),
+      (error: { code?: string; message?: string }) => {
+        assert.ok(
+          error.code === 'ERR_ARCHIVE_UNSAFE_PATH' || error.code === 'ERR_MANIFEST_INVALID',
+          `${what}: ${error.code} ${error.message}`,
+        );
+        assert.ok(!RAW.test(error.message ?? ''), `${what}: the path is printed raw`);
+        return true;
+      },
+      what,
+    );
   }
 });

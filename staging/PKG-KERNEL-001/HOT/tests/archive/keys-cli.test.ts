@@ -8,7 +8,17 @@ import { scratch } from './tar-fixture.js';
 async function cli(argv: string[], cwd: string): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runCli({ argv, cwd, env: {}, stdout: (t) => { out += `${t}\n`; }, stderr: (t) => { err += `${t}\n`; } });
+  const code = await runCli({
+    argv,
+    cwd,
+    env: {},
+    stdout: (t) => {
+      out += `${t}\n`;
+    },
+    stderr: (t) => {
+      err += `${t}\n`;
+    },
+  });
   return { code, out, err };
 }
 

@@ -63,7 +63,10 @@ test('long paths use the ustar prefix field and read back intact', async (t) => 
   assert.equal(`${split.prefix}/${split.name}`, long);
   const longFiles = [{ path: long, data: Buffer.from('x') }];
   const s = scratch(t);
-  await packArchive([...longFiles, { path: 'manifest.json', data: Buffer.from(JSON.stringify(manifestFor(longFiles))) }], join(s.dir, 'l.tar.gz'));
+  await packArchive(
+    [...longFiles, { path: 'manifest.json', data: Buffer.from(JSON.stringify(manifestFor(longFiles))) }],
+    join(s.dir, 'l.tar.gz'),
+  );
   const archive = await readPackageArchive(join(s.dir, 'l.tar.gz'));
   assert.equal(archive.files.get(long)?.toString(), 'x');
   assert.throws(() => splitUstarPath(`HOT/${'x'.repeat(120)}`), { code: 'ERR_ARCHIVE_PATH_TOO_LONG' });
@@ -71,6 +74,10 @@ test('long paths use the ustar prefix field and read back intact', async (t) => 
 
 test('the packer refuses unsafe and duplicate paths', async (t) => {
   const s = scratch(t);
-  await assert.rejects(packArchive([{ path: '../x', data: Buffer.from('') }], join(s.dir, 'u.tar.gz')), { code: 'ERR_ARCHIVE_UNSAFE_PATH' });
-  await assert.rejects(packArchive([...files, ...files], join(s.dir, 'd.tar.gz')), { code: 'ERR_ARCHIVE_DUPLICATE_MEMBER' });
+  await assert.rejects(packArchive([{ path: '../x', data: Buffer.from('') }], join(s.dir, 'u.tar.gz')), {
+    code: 'ERR_ARCHIVE_UNSAFE_PATH',
+  });
+  await assert.rejects(packArchive([...files, ...files], join(s.dir, 'd.tar.gz')), {
+    code: 'ERR_ARCHIVE_DUPLICATE_MEMBER',
+  });
 });

@@ -2,14 +2,32 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { packArchive, readBootstrapArchive, type PackFile } from '../../kernel/archive/index.js';
-import { makeBootstrapPlan, validateBootstrapPlan, type BootstrapGenesis, type BootstrapPackage } from '../../kernel/manifest/index.js';
+import {
+  makeBootstrapPlan,
+  validateBootstrapPlan,
+  type BootstrapGenesis,
+  type BootstrapPackage,
+} from '../../kernel/manifest/index.js';
 import { manifestEntry, rawTar, scratch, sha256 } from './tar-fixture.js';
 
-function pkg(package_id: string, layer: 0 | 1 | 2 | 3, deps: string[], data: string): { entry: BootstrapPackage; file: PackFile } {
+function pkg(
+  package_id: string,
+  layer: 0 | 1 | 2 | 3,
+  deps: string[],
+  data: string,
+): { entry: BootstrapPackage; file: PackFile } {
   const bytes = Buffer.from(data);
   const file = `packages/${package_id}-0.1.0.tar.gz`;
   return {
-    entry: { package_id, version: '0.1.0', file, integrity: sha256(bytes), size: bytes.length, layer, dependencies: deps.map((id) => ({ package_id: id, version: '^0.1.0' })) },
+    entry: {
+      package_id,
+      version: '0.1.0',
+      file,
+      integrity: sha256(bytes),
+      size: bytes.length,
+      layer,
+      dependencies: deps.map((id) => ({ package_id: id, version: '^0.1.0' })),
+    },
     file: { path: file, data: bytes },
   };
 }
@@ -23,24 +41,48 @@ const helperBytes = Buffer.from('export {};');
 const genesis: BootstrapGenesis = {
   entry: 'HOT/kernel/installer/entry.js',
   files: [
-    { path: 'HOT/kernel/installer/entry.js', package_id: 'PKG-KERNEL-001', sha256: sha256(entryBytes), size: entryBytes.length },
+    {
+      path: 'HOT/kernel/installer/entry.js',
+      package_id: 'PKG-KERNEL-001',
+      sha256: sha256(entryBytes),
+      size: entryBytes.length,
+    },
     { path: 'HOT/kernel/a.js', package_id: 'PKG-KERNEL-001', sha256: sha256(helperBytes), size: helperBytes.length },
   ],
 };
-const genesisFiles: PackFile[] = [{ path: 'genesis/HOT/kernel/installer/entry.js', data: entryBytes }, { path: 'genesis/HOT/kernel/a.js', data: helperBytes }];
-const plan = makeBootstrapPlan('0.1.0', all.map((p) => p.entry), genesis);
+const genesisFiles: PackFile[] = [
+  { path: 'genesis/HOT/kernel/installer/entry.js', data: entryBytes },
+  { path: 'genesis/HOT/kernel/a.js', data: helperBytes },
+];
+const plan = makeBootstrapPlan(
+  '0.1.0',
+  all.map((p) => p.entry),
+  genesis,
+);
 const planFile = (value: unknown): PackFile => ({ path: 'bootstrap.json', data: Buffer.from(JSON.stringify(value)) });
 
 test('makeBootstrapPlan orders by layer then dependencies, and the plan validates', () => {
   assert.deepEqual(plan.install_order, ['PKG-RUNTIME-001', 'PKG-KERNEL-001', 'PKG-SCHEMAS-001']);
-  assert.deepEqual(plan.packages.map((p) => p.package_id), plan.install_order);
+  assert.deepEqual(
+    plan.packages.map((p) => p.package_id),
+    plan.install_order,
+  );
   assert.equal(validateBootstrapPlan(JSON.parse(JSON.stringify(plan))).bootstrap_version, '0.1.0');
 });
 
 test('reads CP_BOOTSTRAP: the plan, every archive and genesis file verified, texts and entry as extras', async (t) => {
   const s = scratch(t);
   const path = join(s.dir, 'CP_BOOTSTRAP-0.1.0.tar.gz');
-  const { integrity } = await packArchive([planFile(plan), ...all.map((p) => p.file), ...genesisFiles, { path: 'README.md', data: Buffer.from('# hi') }, { path: 'install.js', data: Buffer.from('//'), mode: 0o755 }], path);
+  const { integrity } = await packArchive(
+    [
+      planFile(plan),
+      ...all.map((p) => p.file),
+      ...genesisFiles,
+      { path: 'README.md', data: Buffer.from('# hi') },
+      { path: 'install.js', data: Buffer.from('//'), mode: 0o755 },
+    ],
+    path,
+  );
   const read = await readBootstrapArchive(path);
   assert.equal(read.integrity, integrity);
   assert.deepEqual(read.plan, plan);
@@ -53,16 +95,69 @@ test('refuses an archive that does not match bootstrap.json, an undeclared one, 
   const s = scratch(t);
   const swapped = { ...kernel.file, data: Buffer.from('kernel archive byteZ') };
   const members = [...all.map((p) => p.file), ...genesisFiles].map((f) => ({ name: f.path, data: f.data }));
-  const patched = members.map((m) => (m.name === 'genesis/HOT/kernel/a.js' ? { ...m, data: Buffer.from('export {}!') } : m));
-  await assert.rejects(readBootstrapArchive(s.archive(rawTar([manifestEntry(plan, 'bootstrap.json'), ...patched]))), { code: 'ERR_ARCHIVE_DIGEST_MISMATCH' });
-  await assert.rejects(readBootstrapArchive(s.archive(rawTar([manifestEntry(plan, 'bootstrap.json'), ...members, { name: 'genesis/HOT/kernel/b.js', data: 'x' }]))), { code: 'ERR_ARCHIVE_UNDECLARED_MEMBER' });
-  await assert.rejects(readBootstrapArchive(s.archive(rawTar([manifestEntry(plan, 'bootstrap.json'), ...members.filter((m) => m.name !== 'genesis/HOT/kernel/a.js')]))), { code: 'ERR_ARCHIVE_MISSING_ASSET' });
-  await assert.rejects(readBootstrapArchive(s.archive(rawTar([manifestEntry(plan, 'bootstrap.json'), ...[swapped, runtime.file, schemas.file].map((f) => ({ name: f.path, data: f.data }))]))), { code: 'ERR_ARCHIVE_DIGEST_MISMATCH' });
-  await assert.rejects(readBootstrapArchive(s.archive(rawTar([manifestEntry(plan, 'bootstrap.json'), ...members, { name: 'packages/PKG-EVIL-001-0.1.0.tar.gz', data: 'x' }]))), { code: 'ERR_ARCHIVE_UNDECLARED_MEMBER' });
-  await assert.rejects(readBootstrapArchive(s.archive(rawTar([manifestEntry(plan, 'bootstrap.json'), ...members, { name: 'docs/x.md', data: 'x' }]))), { code: 'ERR_ARCHIVE_UNDECLARED_MEMBER' });
-  await assert.rejects(readBootstrapArchive(s.archive(rawTar([manifestEntry(plan, 'bootstrap.json'), { name: kernel.file.path, data: kernel.file.data }]))), { code: 'ERR_ARCHIVE_MISSING_ASSET' });
-  await assert.rejects(readBootstrapArchive(s.archive(rawTar([{ name: 'README.md', data: 'x' }]))), { code: 'ERR_ARCHIVE_NO_MANIFEST' });
-  await assert.rejects(readBootstrapArchive(s.archive(rawTar([{ name: 'bootstrap.json', data: '{' }]))), { code: 'ERR_BOOTSTRAP_INVALID' });
+  const patched = members.map((m) =>
+    m.name === 'genesis/HOT/kernel/a.js' ? { ...m, data: Buffer.from('export {}!') } : m,
+  );
+  await assert.rejects(readBootstrapArchive(s.archive(rawTar([manifestEntry(plan, 'bootstrap.json'), ...patched]))), {
+    code: 'ERR_ARCHIVE_DIGEST_MISMATCH',
+  });
+  await assert.rejects(
+    readBootstrapArchive(
+      s.archive(
+        rawTar([manifestEntry(plan, 'bootstrap.json'), ...members, { name: 'genesis/HOT/kernel/b.js', data: 'x' }]),
+      ),
+    ),
+    { code: 'ERR_ARCHIVE_UNDECLARED_MEMBER' },
+  );
+  await assert.rejects(
+    readBootstrapArchive(
+      s.archive(
+        rawTar([manifestEntry(plan, 'bootstrap.json'), ...members.filter((m) => m.name !== 'genesis/HOT/kernel/a.js')]),
+      ),
+    ),
+    { code: 'ERR_ARCHIVE_MISSING_ASSET' },
+  );
+  await assert.rejects(
+    readBootstrapArchive(
+      s.archive(
+        rawTar([
+          manifestEntry(plan, 'bootstrap.json'),
+          ...[swapped, runtime.file, schemas.file].map((f) => ({ name: f.path, data: f.data })),
+        ]),
+      ),
+    ),
+    { code: 'ERR_ARCHIVE_DIGEST_MISMATCH' },
+  );
+  await assert.rejects(
+    readBootstrapArchive(
+      s.archive(
+        rawTar([
+          manifestEntry(plan, 'bootstrap.json'),
+          ...members,
+          { name: 'packages/PKG-EVIL-001-0.1.0.tar.gz', data: 'x' },
+        ]),
+      ),
+    ),
+    { code: 'ERR_ARCHIVE_UNDECLARED_MEMBER' },
+  );
+  await assert.rejects(
+    readBootstrapArchive(
+      s.archive(rawTar([manifestEntry(plan, 'bootstrap.json'), ...members, { name: 'docs/x.md', data: 'x' }])),
+    ),
+    { code: 'ERR_ARCHIVE_UNDECLARED_MEMBER' },
+  );
+  await assert.rejects(
+    readBootstrapArchive(
+      s.archive(rawTar([manifestEntry(plan, 'bootstrap.json'), { name: kernel.file.path, data: kernel.file.data }])),
+    ),
+    { code: 'ERR_ARCHIVE_MISSING_ASSET' },
+  );
+  await assert.rejects(readBootstrapArchive(s.archive(rawTar([{ name: 'README.md', data: 'x' }]))), {
+    code: 'ERR_ARCHIVE_NO_MANIFEST',
+  });
+  await assert.rejects(readBootstrapArchive(s.archive(rawTar([{ name: 'bootstrap.json', data: '{' }]))), {
+    code: 'ERR_BOOTSTRAP_INVALID',
+  });
 });
 
 test('bootstrap.json is refused when its order is not the install order, a dependency is absent or out of range, a file name lies, or genesis is unsound', () => {
@@ -116,5 +211,9 @@ test('bootstrap.json is refused when its order is not the install order, a depen
 test('makeBootstrapPlan refuses a cycle, naming it', () => {
   const a = pkg('PKG-A-001', 1, ['PKG-B-001'], 'a');
   const b = pkg('PKG-B-001', 1, ['PKG-A-001'], 'b');
-  assert.throws(() => makeBootstrapPlan('0.1.0', [a.entry, b.entry], genesis), (e: { code: string; details: { cycle: string[] } }) => e.code === 'ERR_PACKAGE_CYCLE' && e.details.cycle.join(',') === 'PKG-A-001,PKG-B-001,PKG-A-001');
+  assert.throws(
+    () => makeBootstrapPlan('0.1.0', [a.entry, b.entry], genesis),
+    (e: { code: string; details: { cycle: string[] } }) =>
+      e.code === 'ERR_PACKAGE_CYCLE' && e.details.cycle.join(',') === 'PKG-A-001,PKG-B-001,PKG-A-001',
+  );
 });

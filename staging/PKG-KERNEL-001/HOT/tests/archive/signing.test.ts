@@ -3,7 +3,16 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkSignature, generateSigningKeyPair, parsePublicKey, readTrustStore, signingKeyId, signManifest, trustKey, trustStorePath } from '../../kernel/signing/index.js';
+import {
+  checkSignature,
+  generateSigningKeyPair,
+  parsePublicKey,
+  readTrustStore,
+  signingKeyId,
+  signManifest,
+  trustKey,
+  trustStorePath,
+} from '../../kernel/signing/index.js';
 import { validateManifest } from '../../kernel/manifest/index.js';
 import { canonicalJson } from '../../kernel/canonical.js';
 import { manifestFor, scratch } from './tar-fixture.js';
@@ -18,7 +27,9 @@ test('a signature over the canonical manifest verifies with the trusted key', ()
   const trusted = [{ key_id: keys.key_id, public_key_pem: keys.public_key_pem, added_at: '2026-01-01T00:00:00.000Z' }];
   assert.deepEqual(checkSignature({ manifest, signature }, trusted), { status: 'valid', key_id: keys.key_id });
   // Key order does not matter: the signature covers the canonical form.
-  const reordered = JSON.parse(JSON.stringify(Object.fromEntries(Object.entries(manifest).reverse()))) as typeof manifest;
+  const reordered = JSON.parse(
+    JSON.stringify(Object.fromEntries(Object.entries(manifest).reverse())),
+  ) as typeof manifest;
   assert.equal(checkSignature({ manifest: reordered, signature }, trusted).status, 'valid');
 });
 
@@ -28,7 +39,10 @@ test('unsigned, untrusted, tampered and forged-key-id signatures are told apart'
   const trusted = [{ key_id: keys.key_id, public_key_pem: keys.public_key_pem, added_at: '2026-01-01T00:00:00.000Z' }];
   const signature = signManifest(manifest, keys.private_key_pem);
   assert.deepEqual(checkSignature({ manifest, signature: null }, trusted), { status: 'unsigned', key_id: null });
-  assert.equal(checkSignature({ manifest, signature: signManifest(manifest, other.private_key_pem) }, trusted).status, 'untrusted_key');
+  assert.equal(
+    checkSignature({ manifest, signature: signManifest(manifest, other.private_key_pem) }, trusted).status,
+    'untrusted_key',
+  );
   const tampered = { ...manifest, assets: [{ ...manifest.assets[0]!, sha256: `sha256:${'0'.repeat(64)}` }] };
   assert.equal(checkSignature({ manifest: tampered, signature }, trusted).status, 'invalid');
   const forged = { ...signManifest(manifest, other.private_key_pem), key_id: keys.key_id };
@@ -38,19 +52,30 @@ test('unsigned, untrusted, tampered and forged-key-id signatures are told apart'
 test('a trust entry whose key id is not its key never verifies, on every check against it; a canonical form passed in is what is verified', () => {
   const keys = generateSigningKeyPair();
   const other = generateSigningKeyPair();
-  const mislabelled = [{ key_id: keys.key_id, public_key_pem: other.public_key_pem, added_at: '2026-01-01T00:00:00.000Z' }];
+  const mislabelled = [
+    { key_id: keys.key_id, public_key_pem: other.public_key_pem, added_at: '2026-01-01T00:00:00.000Z' },
+  ];
   const signature = { ...signManifest(manifest, other.private_key_pem), key_id: keys.key_id };
   // Twice: the entry is parsed once and reused, and the reuse must keep the key-id check.
   assert.equal(checkSignature({ manifest, signature }, mislabelled).status, 'invalid');
   assert.equal(checkSignature({ manifest, signature }, mislabelled).status, 'invalid');
   const trusted = [{ key_id: keys.key_id, public_key_pem: keys.public_key_pem, added_at: '2026-01-01T00:00:00.000Z' }];
   const good = signManifest(manifest, keys.private_key_pem);
-  assert.equal(checkSignature({ manifest, signature: good, canonical: canonicalJson(manifest) }, trusted).status, 'valid');
-  assert.equal(checkSignature({ manifest, signature: good, canonical: canonicalJson({ ...manifest, version: '9.9.9' }) }, trusted).status, 'invalid');
+  assert.equal(
+    checkSignature({ manifest, signature: good, canonical: canonicalJson(manifest) }, trusted).status,
+    'valid',
+  );
+  assert.equal(
+    checkSignature({ manifest, signature: good, canonical: canonicalJson({ ...manifest, version: '9.9.9' }) }, trusted)
+      .status,
+    'invalid',
+  );
 });
 
 test('signing refuses keys that are not ed25519 private keys', () => {
-  const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
   assert.throws(() => signManifest(manifest, rsa), { code: 'ERR_KEY_INVALID' });
   assert.throws(() => signManifest(manifest, 'not a key'), { code: 'ERR_KEY_INVALID' });
 });
@@ -60,7 +85,11 @@ test('trust store: absent trusts nothing; trustKey is atomic, idempotent and use
   assert.deepEqual(readTrustStore(s.dir), []);
   const keys = generateSigningKeyPair();
   const entry = trustKey(s.dir, keys.public_key_pem, { now: () => new Date('2026-02-03T04:05:06.000Z') });
-  assert.deepEqual(entry, { key_id: keys.key_id, public_key_pem: keys.public_key_pem, added_at: '2026-02-03T04:05:06.000Z' });
+  assert.deepEqual(entry, {
+    key_id: keys.key_id,
+    public_key_pem: keys.public_key_pem,
+    added_at: '2026-02-03T04:05:06.000Z',
+  });
   assert.deepEqual(trustKey(s.dir, keys.public_key_pem), entry);
   assert.deepEqual(readTrustStore(s.dir), [entry]);
   assert.deepEqual(JSON.parse(readFileSync(trustStorePath(s.dir), 'utf8')), { keys: [entry] });
@@ -79,7 +108,12 @@ test('a damaged trust store is refused with a code, not treated as empty', (t) =
 test('key helpers: signingKeyId matches the generated id; a non-ed25519 public key is refused', () => {
   const keys = generateSigningKeyPair();
   assert.equal(signingKeyId(keys.private_key_pem), keys.key_id);
-  const rsaPublic = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  assert.throws(() => parsePublicKey(rsaPublic), (e: { code: string; message: string }) => e.code === 'ERR_KEY_INVALID' && /not ed25519/.test(e.message));
+  const rsaPublic = generateKeyPairSync('rsa', { modulusLength: 1024 })
+    .publicKey.export({ type: 'spki', format: 'pem' })
+    .toString();
+  assert.throws(
+    () => parsePublicKey(rsaPublic),
+    (e: { code: string; message: string }) => e.code === 'ERR_KEY_INVALID' && /not ed25519/.test(e.message),
+  );
   assert.throws(() => signingKeyId(keys.public_key_pem), { code: 'ERR_KEY_INVALID' });
 });

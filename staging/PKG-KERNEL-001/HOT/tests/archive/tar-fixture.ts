@@ -54,7 +54,11 @@ export function rawTar(entries: readonly RawEntry[]): Buffer {
   const parts: Buffer[] = [];
   for (const entry of entries) {
     const data = Buffer.from(entry.data ?? '');
-    parts.push(rawHeader(entry, entry.headerSize ?? data.length), data, Buffer.alloc((512 - (data.length % 512)) % 512));
+    parts.push(
+      rawHeader(entry, entry.headerSize ?? data.length),
+      data,
+      Buffer.alloc((512 - (data.length % 512)) % 512),
+    );
   }
   parts.push(Buffer.alloc(1024));
   return Buffer.concat(parts);
@@ -64,14 +68,32 @@ export function sha256(data: Buffer | string): string {
   return `sha256:${createHash('sha256').update(data).digest('hex')}`;
 }
 
-export interface FixtureFile { path: string; data: string | Buffer }
+export interface FixtureFile {
+  path: string;
+  data: string | Buffer;
+}
 
 /** A valid manifest declaring exactly `files`. */
-export function manifestFor(files: readonly FixtureFile[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function manifestFor(
+  files: readonly FixtureFile[],
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
-    package_id: 'PKG-FIXTURE-001', version: '1.0.0', schema_version: '1.0', title: 'fixture', description: 'a test package',
-    layer: 1, plane_id: 'hot', dependencies: [], replaces: [],
-    assets: files.map((f) => ({ path: f.path, sha256: sha256(f.data), size: Buffer.byteLength(f.data), classification: 'kernel' })),
+    package_id: 'PKG-FIXTURE-001',
+    version: '1.0.0',
+    schema_version: '1.0',
+    title: 'fixture',
+    description: 'a test package',
+    layer: 1,
+    plane_id: 'hot',
+    dependencies: [],
+    replaces: [],
+    assets: files.map((f) => ({
+      path: f.path,
+      sha256: sha256(f.data),
+      size: Buffer.byteLength(f.data),
+      classification: 'kernel',
+    })),
     ...extra,
   };
 }
@@ -81,7 +103,10 @@ export function manifestEntry(manifest: unknown, name = 'manifest.json'): RawEnt
 }
 
 /** A temp dir removed after the test, and a helper that writes a gzipped tar into it. */
-export function scratch(t: { after: (fn: () => void) => void }): { dir: string; archive: (tar: Buffer, name?: string) => string } {
+export function scratch(t: { after: (fn: () => void) => void }): {
+  dir: string;
+  archive: (tar: Buffer, name?: string) => string;
+} {
   const dir = mkdtempSync(join(tmpdir(), 'cp-archive-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   let n = 0;

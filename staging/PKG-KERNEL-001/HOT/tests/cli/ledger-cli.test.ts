@@ -6,18 +6,32 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { runCli } from '../../cli/main.js';
 
-interface Run { code: number; out: string; err: string }
+interface Run {
+  code: number;
+  out: string;
+  err: string;
+}
 
 async function cli(...argv: string[]): Promise<Run> {
   let out = '';
   let err = '';
-  const code = await runCli({ argv, stdout: (t) => { out += `${t}\n`; }, stderr: (t) => { err += `${t}\n`; } });
+  const code = await runCli({
+    argv,
+    stdout: (t) => {
+      out += `${t}\n`;
+    },
+    stderr: (t) => {
+      err += `${t}\n`;
+    },
+  });
   return { code, out, err };
 }
 
 function tempRoot(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'cp-ledger-cli-'));
-  t.after(() => { rmSync(dir, { recursive: true, force: true }); });
+  t.after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
   return dir;
 }
 
@@ -29,15 +43,46 @@ test('append creates the ledger under ROOT/HOT/ledger and prints the id; --json 
   assert.equal(first.code, 0, first.err);
   assert.match(first.out.trim(), /^LED-[a-f0-9]{8}$/);
   assert.ok(existsSync(join(root, 'HOT', 'ledger', 'ledger.sqlite')));
-  const second = await cli('ledger', 'append', '--root', root, ...APPEND, '--metadata', '{"session_id":"S2"}', '--json');
+  const second = await cli(
+    'ledger',
+    'append',
+    '--root',
+    root,
+    ...APPEND,
+    '--metadata',
+    '{"session_id":"S2"}',
+    '--json',
+  );
   const entry = JSON.parse(second.out) as { id: string; previous_hash: string; metadata: unknown };
   assert.deepEqual(entry.metadata, { session_id: 'S2' });
   const head = await cli('ledger', 'head', '--root', root);
   assert.match(head.out.trim(), /^2:[0-9a-f]{64}$/);
-  const headJson = JSON.parse((await cli('ledger', 'head', '--root', root, '--json')).out) as { seq: number; hash: string };
+  const headJson = JSON.parse((await cli('ledger', 'head', '--root', root, '--json')).out) as {
+    seq: number;
+    hash: string;
+  };
   assert.equal(headJson.seq, 2);
-  const query = JSON.parse((await cli('ledger', 'query', '--root', root, '--event-type', 'EXCHANGE', '--session', 'S2', '--limit', '5', '--json')).out) as { id: string }[];
-  assert.deepEqual(query.map((e) => e.id), [entry.id]);
+  const query = JSON.parse(
+    (
+      await cli(
+        'ledger',
+        'query',
+        '--root',
+        root,
+        '--event-type',
+        'EXCHANGE',
+        '--session',
+        'S2',
+        '--limit',
+        '5',
+        '--json',
+      )
+    ).out,
+  ) as { id: string }[];
+  assert.deepEqual(
+    query.map((e) => e.id),
+    [entry.id],
+  );
   const tail = await cli('ledger', 'tail', '--root', root, '-n', '1');
   assert.match(tail.out, new RegExp(`^${entry.id}  `));
 });
@@ -51,8 +96,10 @@ test('verify exits 0 when intact and 1 naming the first bad id when not; --ancho
   assert.equal(ok.code, 0);
   assert.match(ok.out, /ledger intact: 4 entries/);
   const db = new Database(file);
-  db.exec("DROP TRIGGER entries_no_delete; DELETE FROM entries WHERE seq = 4;");
-  db.exec("CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries\n  BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END");
+  db.exec('DROP TRIGGER entries_no_delete; DELETE FROM entries WHERE seq = 4;');
+  db.exec(
+    "CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries\n  BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END",
+  );
   db.close();
   assert.equal((await cli('ledger', 'verify', '--ledger', file)).code, 0);
   const truncated = await cli('ledger', 'verify', '--ledger', file, '--anchor', anchor, '--json');
@@ -72,9 +119,12 @@ test('verify exits 0 when intact and 1 naming the first bad id when not; --ancho
 test('export to a file and import into a new ledger round-trips; a tampered export imports nothing', async (t) => {
   const dir = tempRoot(t);
   const source = join(dir, 'a.sqlite');
-  for (let i = 0; i < 3; i += 1) await cli('ledger', 'append', '--ledger', source, ...APPEND, '--metadata', `{"i":${i}}`);
+  for (let i = 0; i < 3; i += 1)
+    await cli('ledger', 'append', '--ledger', source, ...APPEND, '--metadata', `{"i":${i}}`);
   const out = join(dir, 'a.jsonl');
-  const exported = JSON.parse((await cli('ledger', 'export', '--ledger', source, '--out', out, '--json')).out) as { head: { seq: number; hash: string } };
+  const exported = JSON.parse((await cli('ledger', 'export', '--ledger', source, '--out', out, '--json')).out) as {
+    head: { seq: number; hash: string };
+  };
   const stdoutExport = (await cli('ledger', 'export', '--ledger', source)).out;
   assert.equal(stdoutExport, readFileSync(out, 'utf8'));
   const anchor = `${exported.head.seq}:${exported.head.hash}`;
@@ -93,13 +143,37 @@ test('export to a file and import into a new ledger round-trips; a tampered expo
 test('orphans lists a DISPATCH with no EXCHANGE once the timeout has passed', async (t) => {
   const file = join(tempRoot(t), 'o.sqlite');
   const meta = '{"contract_id":"C-1","agent_id":"A","session_id":"S"}';
-  const dispatch = ['--event-type', 'DISPATCH', '--submission-id', 'C-1', '--decision', 'DISPATCHED', '--reason', 'r', '--metadata', meta];
+  const dispatch = [
+    '--event-type',
+    'DISPATCH',
+    '--submission-id',
+    'C-1',
+    '--decision',
+    'DISPATCHED',
+    '--reason',
+    'r',
+    '--metadata',
+    meta,
+  ];
   const done = (await cli('ledger', 'append', '--ledger', file, ...dispatch)).out.trim();
-  await cli('ledger', 'append', '--ledger', file, ...APPEND, '--metadata', JSON.stringify({ session_id: 'S', dispatch_entry_id: done }));
+  await cli(
+    'ledger',
+    'append',
+    '--ledger',
+    file,
+    ...APPEND,
+    '--metadata',
+    JSON.stringify({ session_id: 'S', dispatch_entry_id: done }),
+  );
   const lost = (await cli('ledger', 'append', '--ledger', file, ...dispatch)).out.trim();
   assert.match((await cli('ledger', 'orphans', '--ledger', file)).out, /no orphaned dispatches/);
-  const orphans = JSON.parse((await cli('ledger', 'orphans', '--ledger', file, '--timeout-ms', '0', '--json')).out) as { id: string }[];
-  assert.deepEqual(orphans.map((e) => e.id), [lost]);
+  const orphans = JSON.parse((await cli('ledger', 'orphans', '--ledger', file, '--timeout-ms', '0', '--json')).out) as {
+    id: string;
+  }[];
+  assert.deepEqual(
+    orphans.map((e) => e.id),
+    [lost],
+  );
 });
 
 test('bad input: coded errors, usage exit 2, and nothing written', async (t) => {
@@ -122,7 +196,11 @@ test('bad input: coded errors, usage exit 2, and nothing written', async (t) => 
   assert.match(unknownOption.err, /ERR_USAGE: Unknown argument: colour/);
   assert.equal((await cli('ledger', 'frobnicate')).code, 2);
   assert.equal((await cli('ledger')).code, 2);
-  assert.equal((await cli('ledger', 'head', '--root', root, '--ledger', join(root, 'x'))).code, 2, '--root and --ledger conflict');
+  assert.equal(
+    (await cli('ledger', 'head', '--root', root, '--ledger', join(root, 'x'))).code,
+    2,
+    '--root and --ledger conflict',
+  );
   assert.equal((await cli('ledger', 'head')).code, 2, 'a ledger subcommand needs --root or --ledger');
   const notFound = await cli('ledger', 'verify', '--root', root);
   assert.equal(notFound.code, 3);

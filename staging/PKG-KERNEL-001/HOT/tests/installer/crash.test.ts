@@ -15,7 +15,12 @@ import { buildArchive, ledgerEntries, newRoot, tempDir } from './helpers.js';
 
 const installScript = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'install.js');
 const V1 = { 'HOT/alpha/a.js': 'a v1', 'HOT/alpha/b.js': 'b v1', 'HOT/alpha/only-v1.js': 'old' };
-const V2 = { 'HOT/alpha/a.js': 'a v2', 'HOT/alpha/b.js': 'b v2', 'HOT/alpha/new/deep/n.js': 'a directory new to the root', 'HOT/alpha/only-v2.js': 'new' };
+const V2 = {
+  'HOT/alpha/a.js': 'a v2',
+  'HOT/alpha/b.js': 'b v2',
+  'HOT/alpha/new/deep/n.js': 'a directory new to the root',
+  'HOT/alpha/only-v2.js': 'new',
+};
 
 for (const step of COMMIT_STEPS) {
   test(`an upgrade killed at ${step} is repaired to fully ${step === 'before-journal' ? 'old' : 'new'}`, async (t) => {
@@ -26,7 +31,8 @@ for (const step of COMMIT_STEPS) {
     await withRootSession(root, {}, (s) => installOne(s, { archivePath: v1, mode: 'install', dev: true }));
 
     const child = spawnSync(process.execPath, [installScript, '--root', root, '--upgrade', '--dev', v2], {
-      env: { ...process.env, CPLANE_TEST_CRASH_AT: step }, encoding: 'utf8',
+      env: { ...process.env, CPLANE_TEST_CRASH_AT: step },
+      encoding: 'utf8',
     });
     assert.equal(child.signal, 'SIGKILL', `the installer should have been killed at ${step}: ${child.stderr}`);
 
@@ -38,7 +44,8 @@ for (const step of COMMIT_STEPS) {
     const want = expectNew ? V2 : V1;
     const gone = expectNew ? V1 : V2;
     for (const [path, text] of Object.entries(want)) assert.equal(readFileSync(join(root, path), 'utf8'), text, path);
-    for (const path of Object.keys(gone).filter((p) => !(p in want))) assert.equal(existsSync(join(root, path)), false, path);
+    for (const path of Object.keys(gone).filter((p) => !(p in want)))
+      assert.equal(existsSync(join(root, path)), false, path);
     assert.equal(readReceipt(root, 'PKG-ALPHA-001')!.version, expectNew ? '2.0.0' : '1.0.0');
     assert.deepEqual(verifyRoot(root).findings, []);
     assert.equal(existsSync(join(root, 'HOT/registries/journal.json')), false);
@@ -59,8 +66,16 @@ test('the root entry installs several archives in one process, one progress line
   const dir = tempDir(t);
   const root = newRoot(dir);
   const a = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'a' } });
-  const b = await buildArchive(dir, { id: 'PKG-BETA-001', deps: { 'PKG-ALPHA-001': '^1.0.0' }, files: { 'HOT/beta/b.js': 'b' } });
-  const bad = await buildArchive(dir, { id: 'PKG-GAMMA-001', deps: { 'PKG-NOPE-001': '*' }, files: { 'HOT/gamma/g.js': 'g' } });
+  const b = await buildArchive(dir, {
+    id: 'PKG-BETA-001',
+    deps: { 'PKG-ALPHA-001': '^1.0.0' },
+    files: { 'HOT/beta/b.js': 'b' },
+  });
+  const bad = await buildArchive(dir, {
+    id: 'PKG-GAMMA-001',
+    deps: { 'PKG-NOPE-001': '*' },
+    files: { 'HOT/gamma/g.js': 'g' },
+  });
   const ok = spawnSync(process.execPath, [installScript, '--root', root, '--dev', a, b], { encoding: 'utf8' });
   assert.equal(ok.status, 0, ok.stderr);
   const lines = ok.stdout.trim().split('\n');

@@ -10,7 +10,9 @@ import { Ledger, ledgerPathForRoot, type LedgerEntry } from '../../kernel/ledger
 import type { Manifest, ManifestAsset } from '../../kernel/manifest/manifest.js';
 import { signManifest } from '../../kernel/signing/index.js';
 
-export interface TestContext { after: (fn: () => void) => void }
+export interface TestContext {
+  after: (fn: () => void) => void;
+}
 
 export function tempDir(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'cp-inst-'));
@@ -48,12 +50,23 @@ export interface PkgSpec {
 
 export function manifestFor(spec: PkgSpec): Manifest {
   const assets: ManifestAsset[] = Object.entries(spec.files).map(([path, text]) => ({
-    path, sha256: sha256Digest(Buffer.from(text)), size: Buffer.byteLength(text), classification: path.startsWith('HOT/scripts/') ? 'script' : 'kernel',
+    path,
+    sha256: sha256Digest(Buffer.from(text)),
+    size: Buffer.byteLength(text),
+    classification: path.startsWith('HOT/scripts/') ? 'script' : 'kernel',
   }));
   return {
-    package_id: spec.id, version: spec.version ?? '1.0.0', schema_version: '1.0', title: spec.id, description: `test package ${spec.id}`,
-    layer: spec.layer ?? 1, plane_id: 'hot', dependencies: Object.entries(spec.deps ?? {}).map(([package_id, version]) => ({ package_id, version })),
-    replaces: spec.replaces ?? [], ...(spec.platform ? { platform: spec.platform } : {}), assets,
+    package_id: spec.id,
+    version: spec.version ?? '1.0.0',
+    schema_version: '1.0',
+    title: spec.id,
+    description: `test package ${spec.id}`,
+    layer: spec.layer ?? 1,
+    plane_id: 'hot',
+    dependencies: Object.entries(spec.deps ?? {}).map(([package_id, version]) => ({ package_id, version })),
+    replaces: spec.replaces ?? [],
+    ...(spec.platform ? { platform: spec.platform } : {}),
+    assets,
   };
 }
 
@@ -66,14 +79,20 @@ export async function buildArchive(dir: string, spec: PkgSpec): Promise<string> 
   const files: PackFile[] = [{ path: 'manifest.json', data: Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`) }];
   if (signature) files.push({ path: 'signature.json', data: Buffer.from(JSON.stringify(signature)) });
   for (const [path, text] of Object.entries(spec.files)) files.push({ path, data: Buffer.from(text) });
-  const out = join(dir, `${spec.id}-${manifest.version}-${createHash('sha256').update(canonicalJson(manifest)).digest('hex').slice(0, 6)}.tar.gz`);
+  const out = join(
+    dir,
+    `${spec.id}-${manifest.version}-${createHash('sha256').update(canonicalJson(manifest)).digest('hex').slice(0, 6)}.tar.gz`,
+  );
   await packArchive(files, out);
   return out;
 }
 
 export function keyPair(): { privatePem: string; publicPem: string } {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  return { privatePem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+  return {
+    privatePem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
 }
 
 /**
@@ -87,8 +106,10 @@ export function snapshot(root: string): Record<string, string> {
       const child = rel ? `${rel}/${name}` : name;
       if (child === 'HOT/ledger' || child.endsWith('.sqlite-shm')) continue;
       const stat = lstatSync(join(root, child));
-      if (stat.isDirectory()) { out[`${child}/`] = 'dir'; walk(child); }
-      else if (stat.isSymbolicLink()) out[child] = 'symlink';
+      if (stat.isDirectory()) {
+        out[`${child}/`] = 'dir';
+        walk(child);
+      } else if (stat.isSymbolicLink()) out[child] = 'symlink';
       else out[child] = sha256Digest(readFileSync(join(root, child)));
     }
   };

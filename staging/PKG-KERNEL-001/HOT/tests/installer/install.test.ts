@@ -17,7 +17,9 @@ test('install places verified files, writes the receipt with its ledger anchor, 
   const keys = keyPair();
   const root = newRoot(dir, [keys.publicPem]);
   const archive = await buildArchive(dir, {
-    id: 'PKG-ALPHA-001', version: '1.0.0', key: keys.privatePem,
+    id: 'PKG-ALPHA-001',
+    version: '1.0.0',
+    key: keys.privatePem,
     files: { 'HOT/alpha/a.js': 'export const a = 1;\n', 'HOT/scripts/alpha.js': '#!/usr/bin/env node\n' },
   });
   const s = await session(t, root);
@@ -35,7 +37,10 @@ test('install places verified files, writes the receipt with its ledger anchor, 
   assert.equal(receipt.installed_at, '2026-03-04T05:06:07.000Z');
   assert.deepEqual(receipt.signature, { status: 'valid', key_id: receipt.signature.key_id, dev_waiver: false });
   assert.match(receipt.signature.key_id ?? '', /^ed25519:[0-9a-f]{16}$/);
-  assert.deepEqual(receipt.files.map((f) => f.path), ['HOT/alpha/a.js', 'HOT/scripts/alpha.js']);
+  assert.deepEqual(
+    receipt.files.map((f) => f.path),
+    ['HOT/alpha/a.js', 'HOT/scripts/alpha.js'],
+  );
   assert.ok(existsSync(join(root, 'HOT/installed/PKG-ALPHA-001/manifest.json')));
   assert.ok(existsSync(join(root, 'HOT/installed/PKG-ALPHA-001/signature.json')));
 
@@ -73,11 +78,21 @@ test('re-installing the same version is a no-op that says so and writes nothing'
 test('upgrade replaces files, removes what the new version no longer ships, records PACKAGE_UPGRADED', async (t) => {
   const dir = tempDir(t);
   const root = newRoot(dir);
-  const v1 = await buildArchive(dir, { id: 'PKG-ALPHA-001', version: '1.0.0', files: { 'HOT/alpha/a.js': 'a1', 'HOT/alpha/old/gone.js': 'bye' } });
-  const v2 = await buildArchive(dir, { id: 'PKG-ALPHA-001', version: '1.1.0', files: { 'HOT/alpha/a.js': 'a2', 'HOT/alpha/new.js': 'hi' } });
+  const v1 = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    version: '1.0.0',
+    files: { 'HOT/alpha/a.js': 'a1', 'HOT/alpha/old/gone.js': 'bye' },
+  });
+  const v2 = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    version: '1.1.0',
+    files: { 'HOT/alpha/a.js': 'a2', 'HOT/alpha/new.js': 'hi' },
+  });
   const s = await session(t, root);
   await installOne(s, { archivePath: v1, mode: 'install', dev: true });
-  await assert.rejects(installOne(s, { archivePath: v2, mode: 'install', dev: true }), { code: 'ERR_ALREADY_INSTALLED' });
+  await assert.rejects(installOne(s, { archivePath: v2, mode: 'install', dev: true }), {
+    code: 'ERR_ALREADY_INSTALLED',
+  });
   const outcome = await installOne(s, { archivePath: v2, mode: 'upgrade', dev: true });
   assert.equal(outcome.action, 'upgraded');
   assert.equal(outcome.previous_version, '1.0.0');
@@ -109,23 +124,39 @@ test('a downgrade is refused unless allowed', async (t) => {
   assert.equal(readFileSync(join(root, 'HOT/alpha/a.js'), 'utf8'), 'a1');
 });
 
-test('replaces transfers ownership and updates the old owner\'s receipt', async (t) => {
+test("replaces transfers ownership and updates the old owner's receipt", async (t) => {
   const dir = tempDir(t);
   const root = newRoot(dir);
-  const a = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/shared/x.js': 'from alpha', 'HOT/alpha/a.js': 'a' } });
-  const b = await buildArchive(dir, { id: 'PKG-BETA-001', replaces: ['PKG-ALPHA-001'], files: { 'HOT/shared/x.js': 'from beta' } });
+  const a = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    files: { 'HOT/shared/x.js': 'from alpha', 'HOT/alpha/a.js': 'a' },
+  });
+  const b = await buildArchive(dir, {
+    id: 'PKG-BETA-001',
+    replaces: ['PKG-ALPHA-001'],
+    files: { 'HOT/shared/x.js': 'from beta' },
+  });
   const s = await session(t, root);
   await installOne(s, { archivePath: a, mode: 'install', dev: true });
   const outcome = await installOne(s, { archivePath: b, mode: 'install', dev: true });
   assert.equal(outcome.transfers, 1);
   assert.equal(readFileSync(join(root, 'HOT/shared/x.js'), 'utf8'), 'from beta');
   const alpha = readReceipt(root, 'PKG-ALPHA-001')!;
-  assert.deepEqual(alpha.files.map((f) => f.path), ['HOT/alpha/a.js']);
-  assert.deepEqual(alpha.transferred_out.map((x) => [x.path, x.to_package]), [['HOT/shared/x.js', 'PKG-BETA-001']]);
+  assert.deepEqual(
+    alpha.files.map((f) => f.path),
+    ['HOT/alpha/a.js'],
+  );
+  assert.deepEqual(
+    alpha.transferred_out.map((x) => [x.path, x.to_package]),
+    [['HOT/shared/x.js', 'PKG-BETA-001']],
+  );
   const registry = OwnershipRegistry.open(root);
   t.after(() => registry.close());
   assert.equal(registry.ownerOf('HOT/shared/x.js'), 'PKG-BETA-001');
-  assert.deepEqual(registry.transfers().map((x) => [x.path, x.from_package, x.to_package]), [['HOT/shared/x.js', 'PKG-ALPHA-001', 'PKG-BETA-001']]);
+  assert.deepEqual(
+    registry.transfers().map((x) => [x.path, x.from_package, x.to_package]),
+    [['HOT/shared/x.js', 'PKG-ALPHA-001', 'PKG-BETA-001']],
+  );
   assert.deepEqual(verifyRoot(root).findings, []);
 });
 
@@ -135,7 +166,11 @@ test('a --dev waiver is recorded in the receipt and the ledger', async (t) => {
   const archive = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'a' } });
   const s = await session(t, root);
   await installOne(s, { archivePath: archive, mode: 'install', dev: true });
-  assert.deepEqual(readReceipt(root, 'PKG-ALPHA-001')!.signature, { status: 'unsigned', key_id: null, dev_waiver: true });
+  assert.deepEqual(readReceipt(root, 'PKG-ALPHA-001')!.signature, {
+    status: 'unsigned',
+    key_id: null,
+    dev_waiver: true,
+  });
   const entry = ledgerEntries(root).at(-1)!;
   assert.equal(entry.metadata.dev_waiver, true);
   assert.equal(entry.metadata.signature_status, 'unsigned');
@@ -144,14 +179,28 @@ test('a --dev waiver is recorded in the receipt and the ledger', async (t) => {
 test('a batch reads the next archive ahead, yet a damaged one is refused at its turn: earlier packages stay, it leaves nothing', async (t) => {
   const dir = tempDir(t);
   const root = newRoot(dir);
-  const first = await buildArchive(dir, { id: 'PKG-FIRST-001', version: '1.0.0', files: { 'HOT/first/a.js': 'export const a = 1;\n' } });
+  const first = await buildArchive(dir, {
+    id: 'PKG-FIRST-001',
+    version: '1.0.0',
+    files: { 'HOT/first/a.js': 'export const a = 1;\n' },
+  });
   const damaged = join(dir, 'PKG-DAMAGED-001-1.0.0.tar.gz');
   writeFileSync(damaged, 'not a package archive');
-  const third = await buildArchive(dir, { id: 'PKG-THIRD-001', version: '1.0.0', files: { 'HOT/third/c.js': 'export const c = 3;\n' } });
+  const third = await buildArchive(dir, {
+    id: 'PKG-THIRD-001',
+    version: '1.0.0',
+    files: { 'HOT/third/c.js': 'export const c = 3;\n' },
+  });
   const installed: string[] = [];
   await assert.rejects(
-    installPackages(root, [first, damaged, third].map((archivePath) => ({ archivePath, mode: 'install' as const, dev: true })), {},
-      ({ outcome }) => { installed.push(outcome.package_id); }),
+    installPackages(
+      root,
+      [first, damaged, third].map((archivePath) => ({ archivePath, mode: 'install' as const, dev: true })),
+      {},
+      ({ outcome }) => {
+        installed.push(outcome.package_id);
+      },
+    ),
     (error: unknown) => codeOf(error) === 'ERR_ARCHIVE_CORRUPT' && /package 2 of 3/.test((error as Error).message),
   );
   assert.deepEqual(installed, ['PKG-FIRST-001']);
@@ -159,6 +208,9 @@ test('a batch reads the next archive ahead, yet a damaged one is refused at its 
   assert.equal(readReceipt(root, 'PKG-THIRD-001'), null);
   assert.equal(existsSync(join(root, 'HOT/third')), false);
   const last = ledgerEntries(root).at(-1)!;
-  assert.deepEqual([last.event_type, last.submission_id, last.metadata.code], ['INSTALL_FAILED', 'PKG-DAMAGED-001', 'ERR_ARCHIVE_CORRUPT']);
+  assert.deepEqual(
+    [last.event_type, last.submission_id, last.metadata.code],
+    ['INSTALL_FAILED', 'PKG-DAMAGED-001', 'ERR_ARCHIVE_CORRUPT'],
+  );
   assert.deepEqual(readdirSync(join(root, 'HOT/registries/txn')), []);
 });

@@ -22,7 +22,10 @@ test('two processes never hold the root lock at the same time', async (t) => {
   const log = join(dir, 'lock.log');
   const codes = await Promise.all([holdInChild(root, log, 'A', 400), holdInChild(root, log, 'B', 400)]);
   assert.deepEqual(codes, [0, 0]);
-  const events = readFileSync(log, 'utf8').trim().split('\n').map((line) => line.split(' '));
+  const events = readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => line.split(' '));
   assert.equal(events.length, 4);
   // Whoever started first must have ended before the other started.
   assert.equal(events[0]![0], events[1]![0], `interleaved: ${JSON.stringify(events)}`);
@@ -33,9 +36,14 @@ test('two processes never hold the root lock at the same time', async (t) => {
 test('a lock held by another process times out with ERR_ROOT_LOCKED; a killed holder leaves no stale lock', async (t) => {
   const dir = tempDir(t);
   const root = newRoot(dir);
-  const child = spawn(process.execPath, [fixture, root, join(dir, 'log'), 'A', '60000'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [fixture, root, join(dir, 'log'), 'A', '60000'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
-  assert.throws(() => acquireRootLock(root, { timeoutMs: 100 }), (e: { code?: string }) => e.code === 'ERR_ROOT_LOCKED');
+  assert.throws(
+    () => acquireRootLock(root, { timeoutMs: 100 }),
+    (e: { code?: string }) => e.code === 'ERR_ROOT_LOCKED',
+  );
   const exited = new Promise((resolve) => child.on('exit', resolve));
   child.kill('SIGKILL');
   await exited;
@@ -46,5 +54,8 @@ test('a lock held by another process times out with ERR_ROOT_LOCKED; a killed ho
 
 test('a directory that is not a root is refused', (t) => {
   const dir = tempDir(t);
-  assert.throws(() => acquireRootLock(dir), (e: { code?: string }) => e.code === 'ERR_ROOT_NOT_A_ROOT');
+  assert.throws(
+    () => acquireRootLock(dir),
+    (e: { code?: string }) => e.code === 'ERR_ROOT_NOT_A_ROOT',
+  );
 });

@@ -8,9 +8,25 @@ import { installOne, type InstallEnv, type InstallRequest } from '../../kernel/i
 import type { RootSession } from '../../kernel/installer/session.js';
 import { uninstallOne } from '../../kernel/installer/uninstall.js';
 import { rawTar } from '../archive/tar-fixture.js';
-import { buildArchive, keyPair, ledgerEntries, manifestFor, newRoot, session, snapshot, tempDir, type TestContext } from './helpers.js';
+import {
+  buildArchive,
+  keyPair,
+  ledgerEntries,
+  manifestFor,
+  newRoot,
+  session,
+  snapshot,
+  tempDir,
+  type TestContext,
+} from './helpers.js';
 
-async function expectRefusal(root: string, s: RootSession, request: InstallRequest, code: string, env: InstallEnv = {}): Promise<void> {
+async function expectRefusal(
+  root: string,
+  s: RootSession,
+  request: InstallRequest,
+  code: string,
+  env: InstallEnv = {},
+): Promise<void> {
   const before = snapshot(root);
   const entries = ledgerEntries(root);
   await assert.rejects(installOne(s, request, env), (error: { code?: string; message?: string }) => {
@@ -26,11 +42,16 @@ async function expectRefusal(root: string, s: RootSession, request: InstallReque
   assert.equal(failed.metadata.code, code);
 }
 
-async function rootWith(t: TestContext, installs: Parameters<typeof buildArchive>[1][], trust: string[] = []): Promise<{ dir: string; root: string; s: RootSession }> {
+async function rootWith(
+  t: TestContext,
+  installs: Parameters<typeof buildArchive>[1][],
+  trust: string[] = [],
+): Promise<{ dir: string; root: string; s: RootSession }> {
   const dir = tempDir(t);
   const root = newRoot(dir, trust);
   const s = await session(t, root);
-  for (const spec of installs) await installOne(s, { archivePath: await buildArchive(dir, spec), mode: 'install', dev: true });
+  for (const spec of installs)
+    await installOne(s, { archivePath: await buildArchive(dir, spec), mode: 'install', dev: true });
   return { dir, root, s };
 }
 
@@ -39,32 +60,58 @@ const BASE = { id: 'PKG-BASE-001', version: '1.2.0', layer: 1 as const, files: {
 test('refused: --id does not match the archive', async (t) => {
   const { dir, root, s } = await rootWith(t, []);
   const archive = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'a' } });
-  await expectRefusal(root, s, { archivePath: archive, mode: 'install', dev: true, expectId: 'PKG-OTHER-001' }, 'ERR_PACKAGE_ID_MISMATCH');
+  await expectRefusal(
+    root,
+    s,
+    { archivePath: archive, mode: 'install', dev: true, expectId: 'PKG-OTHER-001' },
+    'ERR_PACKAGE_ID_MISMATCH',
+  );
 });
 
 test('refused: a dependency that is not installed, or installed out of range', async (t) => {
   const { dir, root, s } = await rootWith(t, [BASE]);
-  const missing = await buildArchive(dir, { id: 'PKG-ALPHA-001', deps: { 'PKG-NOPE-001': '^1.0.0' }, files: { 'HOT/alpha/a.js': 'a' } });
+  const missing = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    deps: { 'PKG-NOPE-001': '^1.0.0' },
+    files: { 'HOT/alpha/a.js': 'a' },
+  });
   await expectRefusal(root, s, { archivePath: missing, mode: 'install', dev: true }, 'ERR_DEPENDENCY_MISSING');
-  const range = await buildArchive(dir, { id: 'PKG-ALPHA-001', deps: { 'PKG-BASE-001': '^2.0.0' }, files: { 'HOT/alpha/a.js': 'a' } });
+  const range = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    deps: { 'PKG-BASE-001': '^2.0.0' },
+    files: { 'HOT/alpha/a.js': 'a' },
+  });
   await expectRefusal(root, s, { archivePath: range, mode: 'install', dev: true }, 'ERR_DEPENDENCY_VERSION');
 });
 
 test('refused: depending on a higher layer', async (t) => {
   const { dir, root, s } = await rootWith(t, [{ ...BASE, layer: 2 }]);
-  const archive = await buildArchive(dir, { id: 'PKG-ALPHA-001', layer: 1, deps: { 'PKG-BASE-001': '^1.0.0' }, files: { 'HOT/alpha/a.js': 'a' } });
+  const archive = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    layer: 1,
+    deps: { 'PKG-BASE-001': '^1.0.0' },
+    files: { 'HOT/alpha/a.js': 'a' },
+  });
   await expectRefusal(root, s, { archivePath: archive, mode: 'install', dev: true }, 'ERR_LAYER_VIOLATION');
 });
 
 test('refused: a platform-tagged package built for another machine', async (t) => {
   const { dir, root, s } = await rootWith(t, []);
-  const archive = await buildArchive(dir, { id: 'PKG-ALPHA-001', platform: { os: 'plan9', cpu: 'x64' }, files: { 'HOT/alpha/a.js': 'a' } });
+  const archive = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    platform: { os: 'plan9', cpu: 'x64' },
+    files: { 'HOT/alpha/a.js': 'a' },
+  });
   await expectRefusal(root, s, { archivePath: archive, mode: 'install', dev: true }, 'ERR_PLATFORM_MISMATCH');
 });
 
 test('refused: a dependency is not permission to overwrite the files of the package it depends on', async (t) => {
   const { dir, root, s } = await rootWith(t, [BASE]);
-  const archive = await buildArchive(dir, { id: 'PKG-ALPHA-001', deps: { 'PKG-BASE-001': '^1.0.0' }, files: { 'HOT/base/b.js': 'hijacked', 'HOT/alpha/a.js': 'a' } });
+  const archive = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    deps: { 'PKG-BASE-001': '^1.0.0' },
+    files: { 'HOT/base/b.js': 'hijacked', 'HOT/alpha/a.js': 'a' },
+  });
   await expectRefusal(root, s, { archivePath: archive, mode: 'install', dev: true }, 'ERR_OWNERSHIP_CONFLICT');
 });
 
@@ -99,12 +146,18 @@ test('refused: a root whose staging directory was replaced by a symlink', async 
 
 test('refused: files aimed at the root state (receipts, ledger, registries)', async (t) => {
   const { dir, root, s } = await rootWith(t, []);
-  const registry = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/registries/ownership.sqlite': 'forged' } });
+  const registry = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    files: { 'HOT/registries/ownership.sqlite': 'forged' },
+  });
   await expectRefusal(root, s, { archivePath: registry, mode: 'install', dev: true }, 'ERR_ASSET_PATH_NOT_GOVERNED');
   const outside = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'bin/run.js': 'outside HOT' } });
   // The manifest validator already refuses paths outside HOT/, receipts, the ledger and the trust store.
   await expectRefusal(root, s, { archivePath: outside, mode: 'install', dev: true }, 'ERR_MANIFEST_INVALID');
-  const receipt = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/installed/PKG-ALPHA-001/receipt.json': '{}' } });
+  const receipt = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    files: { 'HOT/installed/PKG-ALPHA-001/receipt.json': '{}' },
+  });
   await expectRefusal(root, s, { archivePath: receipt, mode: 'install', dev: true }, 'ERR_MANIFEST_INVALID');
 });
 
@@ -118,18 +171,31 @@ test('refused without --dev: unsigned, signed by an untrusted key, or with a sig
   const untrusted = await buildArchive(dir, { id: 'PKG-ALPHA-001', files, key: stranger.privatePem });
   await expectRefusal(root, s, { archivePath: untrusted, mode: 'install' }, 'ERR_SIGNATURE_UNTRUSTED');
   // Signed, then the manifest's title edited: the signature no longer covers what is shipped.
-  const forged = await buildArchive(dir, { id: 'PKG-ALPHA-001', files, key: trusted.privatePem, signThenTamper: (m) => { m.title = 'edited'; } });
+  const forged = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    files,
+    key: trusted.privatePem,
+    signThenTamper: (m) => {
+      m.title = 'edited';
+    },
+  });
   await expectRefusal(root, s, { archivePath: forged, mode: 'install' }, 'ERR_SIGNATURE_INVALID');
 });
 
-test('refused: upgrading outside an installed dependent\'s range', async (t) => {
-  const { dir, root, s } = await rootWith(t, [BASE, { id: 'PKG-ALPHA-001', deps: { 'PKG-BASE-001': '^1.0.0' }, files: { 'HOT/alpha/a.js': 'a' } }]);
+test("refused: upgrading outside an installed dependent's range", async (t) => {
+  const { dir, root, s } = await rootWith(t, [
+    BASE,
+    { id: 'PKG-ALPHA-001', deps: { 'PKG-BASE-001': '^1.0.0' }, files: { 'HOT/alpha/a.js': 'a' } },
+  ]);
   const base2 = await buildArchive(dir, { ...BASE, version: '2.0.0' });
   await expectRefusal(root, s, { archivePath: base2, mode: 'upgrade', dev: true }, 'ERR_REVERSE_DEPENDENCY');
 });
 
 test('refused: uninstall while a dependent is installed (nothing changes, not even the ledger)', async (t) => {
-  const { root, s } = await rootWith(t, [BASE, { id: 'PKG-ALPHA-001', deps: { 'PKG-BASE-001': '^1.0.0' }, files: { 'HOT/alpha/a.js': 'a' } }]);
+  const { root, s } = await rootWith(t, [
+    BASE,
+    { id: 'PKG-ALPHA-001', deps: { 'PKG-BASE-001': '^1.0.0' }, files: { 'HOT/alpha/a.js': 'a' } },
+  ]);
   const before = snapshot(root);
   const entries = ledgerEntries(root).length;
   await assert.rejects(uninstallOne(s, 'PKG-BASE-001'), { code: 'ERR_HAS_DEPENDENTS' });
@@ -141,7 +207,16 @@ test('refused: uninstall while a dependent is installed (nothing changes, not ev
 function hostile(dir: string, name: string, entries: Parameters<typeof rawTar>[0]): string {
   const manifest = manifestFor({ id: 'PKG-EVIL-001', files: { 'HOT/evil/ok.js': 'ok' } });
   const path = join(dir, `PKG-EVIL-001-1.0.0-${name}.tar.gz`);
-  writeFileSync(path, gzipSync(rawTar([{ name: 'manifest.json', data: JSON.stringify(manifest) }, { name: 'HOT/evil/ok.js', data: 'ok' }, ...entries])));
+  writeFileSync(
+    path,
+    gzipSync(
+      rawTar([
+        { name: 'manifest.json', data: JSON.stringify(manifest) },
+        { name: 'HOT/evil/ok.js', data: 'ok' },
+        ...entries,
+      ]),
+    ),
+  );
   return path;
 }
 
@@ -159,7 +234,11 @@ test('refused: hostile archives (..,  absolute path, symlink, hard link, FIFO, u
     const archive = hostile(dir, name, entries);
     const before = snapshot(root);
     const entriesBefore = ledgerEntries(root).length;
-    await assert.rejects(installOne(s, { archivePath: archive, mode: 'install', dev: true }), (e: { code?: string }) => typeof e.code === 'string' && e.code.startsWith('ERR_ARCHIVE'), name);
+    await assert.rejects(
+      installOne(s, { archivePath: archive, mode: 'install', dev: true }),
+      (e: { code?: string }) => typeof e.code === 'string' && e.code.startsWith('ERR_ARCHIVE'),
+      name,
+    );
     assert.deepEqual(snapshot(root), before, name);
     const last = ledgerEntries(root).at(-1)!;
     assert.equal(ledgerEntries(root).length, entriesBefore + 1, name);
@@ -167,15 +246,27 @@ test('refused: hostile archives (..,  absolute path, symlink, hard link, FIFO, u
     assert.equal(last.submission_id, 'PKG-EVIL-001');
     assert.match(String(last.metadata.code), /^ERR_ARCHIVE/);
   }
-  assert.deepEqual(readdirSync(dir).filter((n) => n.includes('escape')), []);
+  assert.deepEqual(
+    readdirSync(dir).filter((n) => n.includes('escape')),
+    [],
+  );
 });
 
 test('a refusal whose INSTALL_FAILED record cannot be written still reports the refusal, naming both', async (t) => {
   const { dir, root, s } = await rootWith(t, []);
-  const archive = await buildArchive(dir, { id: 'PKG-ALPHA-001', deps: { 'PKG-NOPE-001': '*' }, files: { 'HOT/alpha/a.js': 'a' } });
+  const archive = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    deps: { 'PKG-NOPE-001': '*' },
+    files: { 'HOT/alpha/a.js': 'a' },
+  });
   const before = snapshot(root);
   s.ledger.close();
-  await assert.rejects(installOne(s, { archivePath: archive, mode: 'install', dev: true }), (e: { code?: string; message?: string; details?: Record<string, unknown> }) =>
-    e.code === 'ERR_DEPENDENCY_MISSING' && /INSTALL_FAILED could not be recorded/.test(e.message ?? '') && typeof e.details?.ledger_error === 'string');
+  await assert.rejects(
+    installOne(s, { archivePath: archive, mode: 'install', dev: true }),
+    (e: { code?: string; message?: string; details?: Record<string, unknown> }) =>
+      e.code === 'ERR_DEPENDENCY_MISSING' &&
+      /INSTALL_FAILED could not be recorded/.test(e.message ?? '') &&
+      typeof e.details?.ledger_error === 'string',
+  );
   assert.deepEqual(snapshot(root), before);
 });

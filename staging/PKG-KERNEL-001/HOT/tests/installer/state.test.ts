@@ -15,13 +15,25 @@ import { buildArchive, newRoot, tempDir } from './helpers.js';
 test('staging verifies each digest while writing and leaves nothing behind on a mismatch', async (t) => {
   const dir = tempDir(t);
   const root = newRoot(dir);
-  const path = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'aaaa', 'HOT/alpha/b.js': 'bbbb' } });
+  const path = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    files: { 'HOT/alpha/a.js': 'aaaa', 'HOT/alpha/b.js': 'bbbb' },
+  });
   const archive = await readPackageArchive(path);
   const registry = OwnershipRegistry.open(root);
   t.after(() => registry.close());
-  const plan = planInstall(archive, { root, receipts: new Map(), registry, trusted: [] }, {
-    mode: 'install', dev: true, platform: currentPlatform(), archivePath: path, txnId: 'TXN-0123456789ab', now: new Date(0).toISOString(),
-  });
+  const plan = planInstall(
+    archive,
+    { root, receipts: new Map(), registry, trusted: [] },
+    {
+      mode: 'install',
+      dev: true,
+      platform: currentPlatform(),
+      archivePath: path,
+      txnId: 'TXN-0123456789ab',
+      now: new Date(0).toISOString(),
+    },
+  );
   assert.equal(plan.kind, 'install');
   if (plan.kind !== 'install') return;
   // The bytes change between the reader's check and the write (same size, other content).
@@ -42,27 +54,56 @@ test('a large stage is flushed by one syncfs, a small one (or a failed syncfs) f
   const archive = await readPackageArchive(path);
   const registry = OwnershipRegistry.open(root);
   t.after(() => registry.close());
-  const plan = planInstall(archive, { root, receipts: new Map(), registry, trusted: [] }, {
-    mode: 'install', dev: true, platform: currentPlatform(), archivePath: path, txnId: 'TXN-00000000beef', now: new Date(0).toISOString(),
-  });
+  const plan = planInstall(
+    archive,
+    { root, receipts: new Map(), registry, trusted: [] },
+    {
+      mode: 'install',
+      dev: true,
+      platform: currentPlatform(),
+      archivePath: path,
+      txnId: 'TXN-00000000beef',
+      now: new Date(0).toISOString(),
+    },
+  );
   if (plan.kind !== 'install') throw new Error(plan.kind);
   const staged = join(root, plan.journal.staging_dir);
-  const snapshot = (): string[] => Object.keys(files).map((p) => `${p} ${statSync(join(staged, p)).mode & 0o777} ${readFileSync(join(staged, p), 'utf8')}`);
+  const snapshot = (): string[] =>
+    Object.keys(files).map(
+      (p) => `${p} ${statSync(join(staged, p)).mode & 0o777} ${readFileSync(join(staged, p), 'utf8')}`,
+    );
   const calls: string[] = [];
-  const spy = (answer: boolean) => (p: string): boolean => { calls.push(p); return answer; };
+  const spy =
+    (answer: boolean) =>
+    (p: string): boolean => {
+      calls.push(p);
+      return answer;
+    };
 
   await stageFiles(root, plan.journal, archive, { syncfs: spy(true) });
   assert.deepEqual(calls, [staged], 'one syncfs for the whole stage');
   const viaSyncfs = snapshot();
-  assert.ok(viaSyncfs.includes('HOT/scripts/run.js 493 #!/usr/bin/env node\n') && viaSyncfs.includes('HOT/beta/m07/f.js 420 export const n = 7;\n'));
-  for (const [options, expectedCalls] of [[{ syncfs: spy(false) }, 2], [{ syncfs: spy(true), syncfsFrom: null }, 2], [{ syncfs: spy(true), syncfsFrom: 100 }, 2], [{}, 2]] as const) {
+  assert.ok(
+    viaSyncfs.includes('HOT/scripts/run.js 493 #!/usr/bin/env node\n') &&
+      viaSyncfs.includes('HOT/beta/m07/f.js 420 export const n = 7;\n'),
+  );
+  for (const [options, expectedCalls] of [
+    [{ syncfs: spy(false) }, 2],
+    [{ syncfs: spy(true), syncfsFrom: null }, 2],
+    [{ syncfs: spy(true), syncfsFrom: 100 }, 2],
+    [{}, 2],
+  ] as const) {
     rmSync(staged, { recursive: true });
     await stageFiles(root, plan.journal, archive, options);
     assert.deepEqual(snapshot(), viaSyncfs);
     assert.equal(calls.length, expectedCalls, JSON.stringify(options));
   }
   const coreutils = ['/usr/bin/sync', '/bin/sync'].some((tool) => existsSync(tool));
-  assert.equal(syncFilesystem(staged), process.platform === 'linux' && coreutils, 'the real syncfs works where coreutils is');
+  assert.equal(
+    syncFilesystem(staged),
+    process.platform === 'linux' && coreutils,
+    'the real syncfs works where coreutils is',
+  );
   assert.equal(syncFilesystem(join(dir, 'no', 'such', 'dir')), false);
 
   rmSync(staged, { recursive: true });
@@ -79,9 +120,16 @@ test('hand-edited state is refused with a coded error, not trusted', (t) => {
   assert.throws(() => readJournal(root), { code: 'ERR_JOURNAL_INVALID' });
   const receiptDir = join(root, 'HOT/installed/PKG-ALPHA-001');
   mkdirSync(receiptDir, { recursive: true });
-  for (const [content, why] of [['nope', /is not JSON/], ['[]', /is not an object/], ['{"receipt_version":1}', /has no string package_id/]] as const) {
+  for (const [content, why] of [
+    ['nope', /is not JSON/],
+    ['[]', /is not an object/],
+    ['{"receipt_version":1}', /has no string package_id/],
+  ] as const) {
     writeFileSync(join(receiptDir, 'receipt.json'), content);
-    assert.throws(() => readReceipt(root, 'PKG-ALPHA-001'), (e: { code?: string; message?: string }) => e.code === 'ERR_RECEIPT_INVALID' && why.test(e.message ?? ''));
+    assert.throws(
+      () => readReceipt(root, 'PKG-ALPHA-001'),
+      (e: { code?: string; message?: string }) => e.code === 'ERR_RECEIPT_INVALID' && why.test(e.message ?? ''),
+    );
   }
   assert.throws(() => OwnershipRegistry.open(join(dir, 'elsewhere')), { code: 'ERR_ROOT_NOT_A_ROOT' });
 });

@@ -21,7 +21,10 @@ test('uninstall removes files, emptied directories, receipt and ownership rows, 
   const dir = tempDir(t);
   const root = newRoot(dir);
   const s = await session(t, root);
-  const a = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/deep/a.js': 'a', 'HOT/shared.js': 's' } });
+  const a = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    files: { 'HOT/alpha/deep/a.js': 'a', 'HOT/shared.js': 's' },
+  });
   await installOne(s, { archivePath: a, mode: 'install', dev: true });
   const outcome = await uninstallOne(s, 'PKG-ALPHA-001');
   assert.equal(outcome.removed, 2);
@@ -41,7 +44,10 @@ test('uninstall removes files, emptied directories, receipt and ownership rows, 
 test('verify finds modified, missing and re-typed files, and registry/receipt disagreement', async (t) => {
   const dir = tempDir(t);
   const root = newRoot(dir);
-  const a = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'aaaa', 'HOT/alpha/b.js': 'bbbb', 'HOT/alpha/c.js': 'cccc', 'HOT/alpha/d.js': 'dddd' } });
+  const a = await buildArchive(dir, {
+    id: 'PKG-ALPHA-001',
+    files: { 'HOT/alpha/a.js': 'aaaa', 'HOT/alpha/b.js': 'bbbb', 'HOT/alpha/c.js': 'cccc', 'HOT/alpha/d.js': 'dddd' },
+  });
   await withRootSession(root, {}, (s) => installOne(s, { archivePath: a, mode: 'install', dev: true }));
   assert.equal(verifyRoot(root).ok, true);
   writeFileSync(join(root, 'HOT/alpha/a.js'), 'AAAA');
@@ -53,13 +59,27 @@ test('verify finds modified, missing and re-typed files, and registry/receipt di
   const result = verifyRoot(root);
   assert.equal(result.ok, false);
   const byPath = Object.fromEntries(result.findings.map((f) => [f.path, f.problem]));
-  assert.deepEqual(byPath, { 'HOT/alpha/a.js': 'digest', 'HOT/alpha/b.js': 'size', 'HOT/alpha/c.js': 'missing', 'HOT/alpha/d.js': 'owner_mismatch' });
+  assert.deepEqual(byPath, {
+    'HOT/alpha/a.js': 'digest',
+    'HOT/alpha/b.js': 'size',
+    'HOT/alpha/c.js': 'missing',
+    'HOT/alpha/d.js': 'owner_mismatch',
+  });
 });
 
 test('governed paths: everything under HOT except installed/, ledger/ and registries/', () => {
   assert.equal(isGovernedPath('HOT/kernel/ledger/index.js'), true);
   assert.equal(isGovernedPath('HOT/package.json'), true);
-  for (const path of ['HOT/installed/PKG-A-001/receipt.json', 'HOT/ledger/ledger.sqlite', 'HOT/registries/trust.json', 'HOT/registries', 'README.md', 'HOT/../x', 'HOT//x', 'HOT']) {
+  for (const path of [
+    'HOT/installed/PKG-A-001/receipt.json',
+    'HOT/ledger/ledger.sqlite',
+    'HOT/registries/trust.json',
+    'HOT/registries',
+    'README.md',
+    'HOT/../x',
+    'HOT//x',
+    'HOT',
+  ]) {
     assert.equal(isGovernedPath(path), false, path);
   }
 });
@@ -75,13 +95,21 @@ test('genesis refuses a non-empty directory', (t) => {
 test('two concurrent installer processes both succeed without interleaving their commits', async (t) => {
   const dir = tempDir(t);
   const root = newRoot(dir);
-  const archives = await Promise.all(['ALPHA', 'BETA', 'GAMMA', 'DELTA'].map((name) => buildArchive(dir, {
-    id: `PKG-${name}-001`, files: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`HOT/${name.toLowerCase()}/f${i}.js`, `${name} ${i}`])),
-  })));
-  const run = (list: string[]): Promise<number> => new Promise((resolve) => {
-    const child = spawn(process.execPath, [installScript, '--root', root, '--dev', ...list], { stdio: 'ignore' });
-    child.on('exit', (code) => resolve(code ?? 1));
-  });
+  const archives = await Promise.all(
+    ['ALPHA', 'BETA', 'GAMMA', 'DELTA'].map((name) =>
+      buildArchive(dir, {
+        id: `PKG-${name}-001`,
+        files: Object.fromEntries(
+          Array.from({ length: 20 }, (_, i) => [`HOT/${name.toLowerCase()}/f${i}.js`, `${name} ${i}`]),
+        ),
+      }),
+    ),
+  );
+  const run = (list: string[]): Promise<number> =>
+    new Promise((resolve) => {
+      const child = spawn(process.execPath, [installScript, '--root', root, '--dev', ...list], { stdio: 'ignore' });
+      child.on('exit', (code) => resolve(code ?? 1));
+    });
   assert.deepEqual(await Promise.all([run(archives.slice(0, 2)), run(archives.slice(2))]), [0, 0]);
   assert.equal(listReceipts(root).size, 4);
   assert.deepEqual(verifyRoot(root).findings, []);

@@ -8,11 +8,46 @@ const oracle = canonicalizeImport as unknown as (value: unknown) => string;
 
 function seeded(seed: number): () => number {
   let x = seed;
-  return () => { x = (x * 1103515245 + 12345) % 2147483648; return x / 2147483648; };
+  return () => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return x / 2147483648;
+  };
 }
 
-const STRINGS = ['', 'a', 'B', 'é', '\u00e9', 'e\u0301', '😀', '\ud83d', '\u2028', '"\\', '\u0000\t\n', 'Z', 'aa', '__proto__', '10', '2'];
-const NUMBERS = [0, -0, 1, -1, 0.1, 1e21, 1e-7, 333333333.33333329, 5e-324, 1.7976931348623157e308, 2 ** 53, -123.456e-10, 4.5];
+const STRINGS = [
+  '',
+  'a',
+  'B',
+  'é',
+  '\u00e9',
+  'e\u0301',
+  '😀',
+  '\ud83d',
+  '\u2028',
+  '"\\',
+  '\u0000\t\n',
+  'Z',
+  'aa',
+  '__proto__',
+  '10',
+  '2',
+];
+const NUMBERS = [
+  0,
+  -0,
+  1,
+  -1,
+  0.1,
+  1e21,
+  1e-7,
+  // biome-ignore lint/correctness/noPrecisionLoss: RFC 8785's own example of a literal that rounds
+  333333333.33333329,
+  5e-324,
+  1.7976931348623157e308,
+  2 ** 53,
+  -123.456e-10,
+  4.5,
+];
 
 function randomValue(rand: () => number, depth: number): unknown {
   const kind = Math.floor(rand() * (depth > 3 ? 4 : 6));
@@ -24,7 +59,12 @@ function randomValue(rand: () => number, depth: number): unknown {
   const out: Record<string, unknown> = {};
   for (let i = Math.floor(rand() * 6); i > 0; i -= 1) {
     // defineProperty, so "__proto__" becomes an own key (as JSON.parse makes it) rather than setting the prototype.
-    Object.defineProperty(out, STRINGS[Math.floor(rand() * STRINGS.length)] as string, { value: randomValue(rand, depth + 1), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, STRINGS[Math.floor(rand() * STRINGS.length)] as string, {
+      value: randomValue(rand, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }
@@ -43,7 +83,12 @@ function sortedInsertion(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value).sort()) {
-    Object.defineProperty(out, key, { value: sortedInsertion((value as Record<string, unknown>)[key]), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, key, {
+      value: sortedInsertion((value as Record<string, unknown>)[key]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }
@@ -55,7 +100,10 @@ test('canonicalJson matches the oracle on values built with sorted keys (the str
     assert.equal(canonicalJson(value), oracle(value), JSON.stringify(value));
   }
   // Integer-like keys enumerate numerically whatever the insertion order, so "10" before "9" must still come out sorted.
-  assert.equal(canonicalJson({ '10': 1, '9': 2, a: { c: 1, d: [{ x: 1, y: 2 }] } }), '{"10":1,"9":2,"a":{"c":1,"d":[{"x":1,"y":2}]}}');
+  assert.equal(
+    canonicalJson({ '10': 1, '9': 2, a: { c: 1, d: [{ x: 1, y: 2 }] } }),
+    '{"10":1,"9":2,"a":{"c":1,"d":[{"x":1,"y":2}]}}',
+  );
 });
 
 test('sorted-key values that JSON.stringify would quietly change are still refused', () => {
@@ -64,13 +112,19 @@ test('sorted-key values that JSON.stringify would quietly change are still refus
     [{ a: [1, Number.NaN] }, /non-finite number NaN at \/a\/1/],
     [{ a: { toJSON: () => 'x' } }, /function at \/a\/toJSON/],
     [{ a: new Date(0) }, /non-plain object at \/a/],
+    // biome-ignore lint/suspicious/noSparseArray: a hole is the input under test
     [{ a: [1, , 2] }, /undefined at \/a\/1/],
   ];
-  for (const [value, message] of cases) assert.throws(() => canonicalJson(value), { code: 'ERR_CANONICAL_JSON', message });
+  for (const [value, message] of cases)
+    assert.throws(() => canonicalJson(value), { code: 'ERR_CANONICAL_JSON', message });
 });
 
 test('canonicalJson: RFC 8785 number and ordering examples', () => {
-  assert.equal(canonicalJson({ b: 1, a: [1e21, 1e-7, -0, 333333333.33333329, 0.000001] }), '{"a":[1e+21,1e-7,0,333333333.3333333,0.000001],"b":1}');
+  assert.equal(
+    // biome-ignore lint/correctness/noPrecisionLoss: RFC 8785's own example of a literal that rounds
+    canonicalJson({ b: 1, a: [1e21, 1e-7, -0, 333333333.33333329, 0.000001] }),
+    '{"a":[1e+21,1e-7,0,333333333.3333333,0.000001],"b":1}',
+  );
   // Keys sort by UTF-16 code units: U+20AC (€) sorts before U+1F600 (😀, a surrogate pair starting 0xD83D) ... and "\r" before "1".
   assert.equal(canonicalJson({ '😀': 1, '€': 2, '1': 3, '\r': 4 }), '{"\\r":4,"1":3,"€":2,"😀":1}');
   assert.equal(canonicalJson('\u2028'), '"\u2028"');
@@ -85,7 +139,8 @@ test('canonicalJson refuses what JSON cannot represent, naming where', () => {
     [[1n], /bigint at \/0/],
     [() => 1, /function at \/ is not JSON/],
   ];
-  for (const [value, message] of cases) assert.throws(() => canonicalJson(value), { code: 'ERR_CANONICAL_JSON', message });
+  for (const [value, message] of cases)
+    assert.throws(() => canonicalJson(value), { code: 'ERR_CANONICAL_JSON', message });
   assert.equal(canonicalJson(Object.create(null) as object), '{}');
 });
 

@@ -4,35 +4,69 @@ import Database from 'better-sqlite3';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CpError } from '../../kernel/errors.js';
-import { Ledger, verifyLedger, computeEntryHash, entryIdValue, exportLedger, GENESIS_HASH, hashInput, importLedger, ledgerPathForRoot, parseAnchor, formatAnchor } from '../../kernel/ledger/index.js';
+import {
+  Ledger,
+  verifyLedger,
+  computeEntryHash,
+  entryIdValue,
+  exportLedger,
+  GENESIS_HASH,
+  hashInput,
+  importLedger,
+  ledgerPathForRoot,
+  parseAnchor,
+  formatAnchor,
+} from '../../kernel/ledger/index.js';
 import { appendN, tamper, tempDir, tempLedger } from './ledger-fixtures.js';
 
 test('golden vector: a fixed entry hashes to a fixed value', () => {
   const entry = {
-    id: 'LED-0000abcd', event_type: 'EXCHANGE', submission_id: 'SUB-1', decision: 'RECORDED', reason: 'golden',
-    metadata: { b: [1, 2.5, 'x'], a: { z: true, y: null }, é: 'ü' }, timestamp: '2026-01-02T03:04:05.678Z', previous_hash: GENESIS_HASH,
+    id: 'LED-0000abcd',
+    event_type: 'EXCHANGE',
+    submission_id: 'SUB-1',
+    decision: 'RECORDED',
+    reason: 'golden',
+    metadata: { b: [1, 2.5, 'x'], a: { z: true, y: null }, é: 'ü' },
+    timestamp: '2026-01-02T03:04:05.678Z',
+    previous_hash: GENESIS_HASH,
   };
-  assert.equal(hashInput(entry),
-    '{"decision":"RECORDED","event_type":"EXCHANGE","id":"LED-0000abcd","metadata":{"a":{"y":null,"z":true},"b":[1,2.5,"x"],"é":"ü"},"previous_hash":"0000000000000000000000000000000000000000000000000000000000000000","reason":"golden","submission_id":"SUB-1","timestamp":"2026-01-02T03:04:05.678Z"}');
+  assert.equal(
+    hashInput(entry),
+    '{"decision":"RECORDED","event_type":"EXCHANGE","id":"LED-0000abcd","metadata":{"a":{"y":null,"z":true},"b":[1,2.5,"x"],"é":"ü"},"previous_hash":"0000000000000000000000000000000000000000000000000000000000000000","reason":"golden","submission_id":"SUB-1","timestamp":"2026-01-02T03:04:05.678Z"}',
+  );
   // Cross-checked with `printf '%s' "$HASH_INPUT" | sha256sum`.
   assert.equal(computeEntryHash(entry), '4990f82fb4ba03bce898d67dedbe829bc92b73a43468d93b3f643ca80cc126bc');
 });
 
 test('golden vector: a second entry chained to the first', () => {
   const entry = {
-    id: 'LED-00000002', event_type: 'DISPATCH', submission_id: 'C-1', decision: 'DISPATCHED', reason: 'Dispatching to mock/m1',
-    metadata: { contract_id: 'C-1', agent_id: 'A', session_id: 'S' }, timestamp: '2026-01-02T03:04:06.000Z',
+    id: 'LED-00000002',
+    event_type: 'DISPATCH',
+    submission_id: 'C-1',
+    decision: 'DISPATCHED',
+    reason: 'Dispatching to mock/m1',
+    metadata: { contract_id: 'C-1', agent_id: 'A', session_id: 'S' },
+    timestamp: '2026-01-02T03:04:06.000Z',
     previous_hash: '4990f82fb4ba03bce898d67dedbe829bc92b73a43468d93b3f643ca80cc126bc',
   };
   // Input written out by hand (keys sorted); hash from `printf '%s' "$INPUT" | sha256sum`.
-  assert.equal(hashInput(entry), '{"decision":"DISPATCHED","event_type":"DISPATCH","id":"LED-00000002","metadata":{"agent_id":"A","contract_id":"C-1","session_id":"S"},"previous_hash":"4990f82fb4ba03bce898d67dedbe829bc92b73a43468d93b3f643ca80cc126bc","reason":"Dispatching to mock/m1","submission_id":"C-1","timestamp":"2026-01-02T03:04:06.000Z"}');
+  assert.equal(
+    hashInput(entry),
+    '{"decision":"DISPATCHED","event_type":"DISPATCH","id":"LED-00000002","metadata":{"agent_id":"A","contract_id":"C-1","session_id":"S"},"previous_hash":"4990f82fb4ba03bce898d67dedbe829bc92b73a43468d93b3f643ca80cc126bc","reason":"Dispatching to mock/m1","submission_id":"C-1","timestamp":"2026-01-02T03:04:06.000Z"}',
+  );
   assert.equal(computeEntryHash(entry), 'e48ede0f2205604050d250bc0e2b2a6e200e5e06a223e555a42a422c4899a3c9');
 });
 
 test('append links each entry to the previous one and verify passes', (t) => {
   const ledger = tempLedger(t);
   const a = ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'first' });
-  const b = ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'second', metadata: { session_id: 'X' } });
+  const b = ledger.append({
+    event_type: 'TEST',
+    submission_id: 'S',
+    decision: 'OK',
+    reason: 'second',
+    metadata: { session_id: 'X' },
+  });
   assert.equal(a.previous_hash, GENESIS_HASH);
   assert.equal(b.previous_hash, a.entry_hash);
   assert.match(a.id, /^LED-[a-f0-9]{8}$/);
@@ -49,7 +83,11 @@ test('append links each entry to the previous one and verify passes', (t) => {
 test('an empty ledger has the genesis anchor and verifies', (t) => {
   const ledger = tempLedger(t);
   assert.deepEqual(ledger.head(), { seq: 0, hash: GENESIS_HASH });
-  assert.deepEqual(verifyLedger(ledger, { anchor: { seq: 0, hash: GENESIS_HASH } }), { ok: true, entries: 0, head: { seq: 0, hash: GENESIS_HASH } });
+  assert.deepEqual(verifyLedger(ledger, { anchor: { seq: 0, hash: GENESIS_HASH } }), {
+    ok: true,
+    entries: 0,
+    head: { seq: 0, hash: GENESIS_HASH },
+  });
 });
 
 test('an id collision is regenerated, and an id source that only collides is refused', (t) => {
@@ -60,7 +98,9 @@ test('an id collision is regenerated, and an id source that only collides is ref
   assert.equal(first.id, 'LED-00000001');
   assert.equal(second.id, 'LED-00000002');
   assert.equal(ids.length, 0, 'the colliding ids were drawn and skipped');
-  assert.throws(() => ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' }), { code: 'ERR_LEDGER_ID_EXHAUSTED' });
+  assert.throws(() => ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' }), {
+    code: 'ERR_LEDGER_ID_EXHAUSTED',
+  });
   assert.equal(ledger.count(), 2);
 });
 
@@ -68,19 +108,36 @@ test('ids follow the chain from a random per-ledger start, so the id index grows
   const values = (entries: { id: string }[]): number[] => entries.map((e) => entryIdValue(e.id));
   const a = tempLedger(t);
   const b = tempLedger(t);
-  const first = values([a.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' }), ...appendN(a, 4)]);
+  const first = values([
+    a.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' }),
+    ...appendN(a, 4),
+  ]);
   for (const id of [...a.query()].map((e) => e.id)) assert.match(id, /^LED-[a-f0-9]{8}$/);
-  assert.deepEqual(first, [0, 1, 2, 3, 4].map((k) => ((first[0] as number) + k) >>> 0), 'consecutive, across appends and batches');
+  assert.deepEqual(
+    first,
+    [0, 1, 2, 3, 4].map((k) => ((first[0] as number) + k) >>> 0),
+    'consecutive, across appends and batches',
+  );
   const other = values(appendN(b, 1))[0];
   assert.notEqual(other, first[0], 'each ledger draws its own start');
   const reopened = Ledger.open(a.path);
-  t.after(() => { reopened.close(); });
-  assert.equal(entryIdValue(reopened.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' }).id), ((first[4] as number) + 1) >>> 0,
-    'the start is stored in the ledger, so another process continues the same sequence');
+  t.after(() => {
+    reopened.close();
+  });
+  assert.equal(
+    entryIdValue(reopened.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' }).id),
+    ((first[4] as number) + 1) >>> 0,
+    'the start is stored in the ledger, so another process continues the same sequence',
+  );
 });
 
 test('after an import, appends continue the imported ids; a taken id falls back to a random draw', (t) => {
-  const source = tempLedger(t, { idSource: ((ids) => () => ids.shift() ?? 'LED-ffffffff')(['LED-00000005', 'LED-00000004']) });
+  const source = tempLedger(t, {
+    idSource: (
+      (ids) => () =>
+        ids.shift() ?? 'LED-ffffffff'
+    )(['LED-00000005', 'LED-00000004']),
+  });
   appendN(source, 2);
   const file = join(tempDir(t), 'chain.jsonl');
   exportLedger(source, file);
@@ -97,7 +154,10 @@ test('after an import, appends continue the imported ids; a taken id falls back 
 test('ids colliding inside one batch are regenerated too', (t) => {
   const ids = ['LED-0000000a', 'LED-0000000a', 'LED-0000000b'];
   const ledger = tempLedger(t, { idSource: () => ids.shift() ?? 'LED-0000000c' });
-  assert.deepEqual(appendN(ledger, 2).map((e) => e.id), ['LED-0000000a', 'LED-0000000b']);
+  assert.deepEqual(
+    appendN(ledger, 2).map((e) => e.id),
+    ['LED-0000000a', 'LED-0000000b'],
+  );
 });
 
 test('triggers refuse UPDATE and DELETE on entries', (t) => {
@@ -114,12 +174,21 @@ test('bad input is refused with a code and nothing is written', (t) => {
     [null, /must be an object/],
     [{ event_type: 'TEST', submission_id: 'S', decision: 'OK' }, /non-empty string reason/],
     [{ event_type: 'lower', submission_id: 'S', decision: 'OK', reason: 'r' }, /UPPER_SNAKE_CASE/],
-    [{ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r', metadata: [1] }, /metadata must be a JSON object/],
+    [
+      { event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r', metadata: [1] },
+      /metadata must be a JSON object/,
+    ],
     [{ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r', extra: 1 }, /unknown ledger entry field/],
-    [{ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r', metadata: { n: Number.NaN } }, /non-finite/],
+    [
+      { event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r', metadata: { n: Number.NaN } },
+      /non-finite/,
+    ],
   ];
   for (const [input, message] of cases) {
-    assert.throws(() => ledger.append(input as never), (error: unknown) => error instanceof CpError && message.test(error.message) && error.code.startsWith('ERR_'));
+    assert.throws(
+      () => ledger.append(input as never),
+      (error: unknown) => error instanceof CpError && message.test(error.message) && error.code.startsWith('ERR_'),
+    );
   }
   const good = { event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' };
   assert.throws(() => ledger.appendBatch([good, good, { ...good, reason: '' }]), /batch item 2/);
@@ -138,9 +207,17 @@ test('opening: a missing ledger is not created unless asked; a foreign file is r
   db.exec('CREATE TABLE things (x)');
   db.close();
   assert.throws(() => Ledger.open(other, { create: true }), { code: 'ERR_LEDGER_NOT_A_LEDGER' });
-  assert.throws(() => Ledger.open(join(dir, 'x.sqlite'), { create: true, synchronous: 'SOMETIMES' as never }), { code: 'ERR_LEDGER_OPTION_INVALID' });
-  assert.throws(() => Ledger.open(join(dir, 'missing-dir', 'x.sqlite'), { create: false }), { code: 'ERR_LEDGER_NOT_FOUND' });
-  assert.throws(() => Ledger.open(dir, { create: true }), { code: 'ERR_LEDGER_OPEN_FAILED' }, 'a directory is not a ledger file');
+  assert.throws(() => Ledger.open(join(dir, 'x.sqlite'), { create: true, synchronous: 'SOMETIMES' as never }), {
+    code: 'ERR_LEDGER_OPTION_INVALID',
+  });
+  assert.throws(() => Ledger.open(join(dir, 'missing-dir', 'x.sqlite'), { create: false }), {
+    code: 'ERR_LEDGER_NOT_FOUND',
+  });
+  assert.throws(
+    () => Ledger.open(dir, { create: true }),
+    { code: 'ERR_LEDGER_OPEN_FAILED' },
+    'a directory is not a ledger file',
+  );
   assert.equal(ledgerPathForRoot('/r'), join('/r', 'HOT', 'ledger', 'ledger.sqlite'));
 });
 
@@ -151,7 +228,11 @@ test('opening a ledger written by another format version is refused', (t) => {
   assert.throws(() => Ledger.open(ledger.path), { code: 'ERR_LEDGER_FORMAT_VERSION', message: /"99"/ });
   tamper(ledger.path, "UPDATE ledger_meta SET value = 'other' WHERE key = 'format'", false);
   assert.throws(() => Ledger.open(ledger.path), { code: 'ERR_LEDGER_NOT_A_LEDGER' });
-  tamper(ledger.path, "UPDATE ledger_meta SET value = 'cplane-ledger' WHERE key = 'format'; UPDATE ledger_meta SET value = '1' WHERE key = 'format_version'; ALTER TABLE entries RENAME TO gone", false);
+  tamper(
+    ledger.path,
+    "UPDATE ledger_meta SET value = 'cplane-ledger' WHERE key = 'format'; UPDATE ledger_meta SET value = '1' WHERE key = 'format_version'; ALTER TABLE entries RENAME TO gone",
+    false,
+  );
   assert.throws(() => Ledger.open(ledger.path), { code: 'ERR_LEDGER_NOT_A_LEDGER' });
 });
 
@@ -161,13 +242,19 @@ test('storage: WAL, synchronous FULL by default and configurable, readonly opens
   assert.equal(ledger.db.pragma('synchronous', { simple: true }), 2);
   assert.equal(ledger.db.pragma('page_size', { simple: true }), 2048, 'a new ledger is laid out in 2 KiB pages');
   const normal = Ledger.open(ledger.path, { synchronous: 'NORMAL' });
-  t.after(() => { normal.close(); });
+  t.after(() => {
+    normal.close();
+  });
   assert.equal(normal.db.pragma('synchronous', { simple: true }), 1);
   appendN(ledger, 1);
   const ro = Ledger.open(ledger.path, { readonly: true });
-  t.after(() => { ro.close(); });
+  t.after(() => {
+    ro.close();
+  });
   assert.equal(ro.count(), 1);
-  assert.throws(() => Ledger.open(join(tempDir(t), 'none.sqlite'), { create: true, readonly: true }), { code: 'ERR_LEDGER_NOT_FOUND' });
+  assert.throws(() => Ledger.open(join(tempDir(t), 'none.sqlite'), { create: true, readonly: true }), {
+    code: 'ERR_LEDGER_NOT_FOUND',
+  });
 });
 
 test('anchors print as SEQ:HASH and parse back; malformed anchors are refused', () => {

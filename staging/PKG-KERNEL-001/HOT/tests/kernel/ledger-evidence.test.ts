@@ -8,12 +8,24 @@ import { runCli } from '../../cli/main.js';
 import { Ledger, verifyLedger } from '../../kernel/ledger/index.js';
 import { tempDir, tempLedger, appendN } from './ledger-fixtures.js';
 
-interface Run { code: number; out: string; err: string }
+interface Run {
+  code: number;
+  out: string;
+  err: string;
+}
 
 async function cli(...argv: string[]): Promise<Run> {
   let out = '';
   let err = '';
-  const code = await runCli({ argv, stdout: (t) => { out += `${t}\n`; }, stderr: (t) => { err += `${t}\n`; } });
+  const code = await runCli({
+    argv,
+    stdout: (t) => {
+      out += `${t}\n`;
+    },
+    stderr: (t) => {
+      err += `${t}\n`;
+    },
+  });
   return { code, out, err };
 }
 
@@ -41,9 +53,17 @@ const READ_COMMANDS = [['verify'], ['head'], ['query'], ['tail'], ['export'], ['
 
 const SCHEMA_ATTACKS: Array<[string, string, string]> = [
   ['a dropped append-only trigger', 'DROP TRIGGER entries_no_update', 'missing'],
-  ['a trigger rewritten to do nothing', "DROP TRIGGER entries_no_delete; CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries BEGIN SELECT 1; END", 'altered'],
+  [
+    'a trigger rewritten to do nothing',
+    'DROP TRIGGER entries_no_delete; CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries BEGIN SELECT 1; END',
+    'altered',
+  ],
   ['an index redefined', 'DROP INDEX entries_session; CREATE INDEX entries_session ON entries (session_id)', 'altered'],
-  ['an extra trigger that could rewrite', "CREATE TRIGGER sneaky AFTER INSERT ON entries BEGIN INSERT INTO ledger_meta VALUES ('x' || NEW.seq, 'y'); END", 'extra'],
+  [
+    'an extra trigger that could rewrite',
+    "CREATE TRIGGER sneaky AFTER INSERT ON entries BEGIN INSERT INTO ledger_meta VALUES ('x' || NEW.seq, 'y'); END",
+    'extra',
+  ],
   ['an extra view', 'CREATE VIEW v AS SELECT * FROM entries', 'extra'],
   ['a dropped index', 'DROP INDEX entries_event_type', 'missing'],
 ];
@@ -57,8 +77,13 @@ for (const [what, sql, kind] of SCHEMA_ATTACKS) {
     const result = verifyLedger(ledger);
     assert.equal(result.ok, false);
     assert.equal(result.first_bad, undefined, 'the chain itself verifies');
-    assert.ok(result.schema_problems?.some((p) => p.kind === kind), JSON.stringify(result.schema_problems));
-    assert.throws(() => ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' }), { code: 'ERR_LEDGER_SCHEMA_ALTERED' });
+    assert.ok(
+      result.schema_problems?.some((p) => p.kind === kind),
+      JSON.stringify(result.schema_problems),
+    );
+    assert.throws(() => ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r' }), {
+      code: 'ERR_LEDGER_SCHEMA_ALTERED',
+    });
     assert.equal(ledger.count(), 5, 'nothing appended');
     ledger.close();
     const verify = await cli('ledger', 'verify', '--ledger', path);
@@ -100,7 +125,11 @@ test('schema: a changed format version is refused by verify and append', async (
 
 // --- read-only commands never write -------------------------------------------------------------------
 
-interface Snapshot { bytes: Buffer; mtimeMs: number; siblings: string[] }
+interface Snapshot {
+  bytes: Buffer;
+  mtimeMs: number;
+  siblings: string[];
+}
 
 function snapshot(path: string): Snapshot {
   const dir = join(path, '..');
@@ -175,11 +204,19 @@ test('a ledger with flipped bytes in its pages is a coded error (damaged or a br
   for (let page = 1; page < pages; page += 1) {
     const path = join(dir, `flip-${page}.sqlite`);
     const bytes = Buffer.from(pristine);
-    for (let i = 0; i < 64; i += 1) { const at = page * 2048 + 8 + i * 31; bytes[at] = (bytes[at] as number) ^ 0xa5; }
+    for (let i = 0; i < 64; i += 1) {
+      const at = page * 2048 + 8 + i * 31;
+      bytes[at] = (bytes[at] as number) ^ 0xa5;
+    }
     writeFileSync(path, bytes);
     const verify = await cli('ledger', 'verify', '--ledger', path);
     // A flip in a page's free space changes nothing SQLite or the chain reads: that ledger is still intact.
-    assert.ok(verify.code === 0 || verify.code === 1 || (verify.code === 3 && /ERR_LEDGER_(DAMAGED|NOT_A_LEDGER)/.test(verify.err)), `page ${page}: ${verify.code} ${verify.err}${verify.out}`);
+    assert.ok(
+      verify.code === 0 ||
+        verify.code === 1 ||
+        (verify.code === 3 && /ERR_LEDGER_(DAMAGED|NOT_A_LEDGER)/.test(verify.err)),
+      `page ${page}: ${verify.code} ${verify.err}${verify.out}`,
+    );
     if (/ERR_LEDGER_DAMAGED/.test(verify.err)) damagedSeen += 1;
     const before = readFileSync(path);
     const append = await cli('ledger', 'append', '--ledger', path, ...APPEND);
@@ -213,7 +250,7 @@ test('a foreign database with a stray -wal beside it is refused by append before
   assert.ok(readFileSync(path).equals(before), 'still a rollback-journal database, unchanged');
 });
 
-test('a FIFO in the ledger\'s place is refused at once, never opened for a blocking read', async (t) => {
+test("a FIFO in the ledger's place is refused at once, never opened for a blocking read", async (t) => {
   const path = join(tempDir(t), 'fifo.sqlite');
   const made = spawnSync('mkfifo', [path]);
   if (made.status !== 0) return t.skip('mkfifo is not available');

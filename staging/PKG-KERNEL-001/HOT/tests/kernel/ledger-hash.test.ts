@@ -5,23 +5,49 @@ import { GENESIS_HASH, hashInput, hashInputFromColumns, type LedgerEntry } from 
 import { appendN, tempLedger } from './ledger-fixtures.js';
 
 // Strings that stress JSON string serialisation: escapes, controls, non-BMP, lone surrogates, DEL, U+2028.
-const NASTY = ['', 'plain', 'quote " and \\ backslash', 'tab\tnewline\ncr\r', '\u0000\u001f\u007f', 'é ü ß 中文', '😀 emoji', '\ud800 lone', '\u2028\u2029', '</script>'];
+const NASTY = [
+  '',
+  'plain',
+  'quote " and \\ backslash',
+  'tab\tnewline\ncr\r',
+  '\u0000\u001f\u007f',
+  'é ü ß 中文',
+  '😀 emoji',
+  '\ud800 lone',
+  '\u2028\u2029',
+  '</script>',
+];
 
 function seeded(seed: number): () => number {
   let x = seed;
-  return () => { x = (x * 1103515245 + 12345) % 2147483648; return x / 2147483648; };
+  return () => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return x / 2147483648;
+  };
 }
 
 function randomValue(rand: () => number, depth: number): unknown {
   const pick = Math.floor(rand() * (depth > 2 ? 5 : 7));
   switch (pick) {
-    case 0: return NASTY[Math.floor(rand() * NASTY.length)];
-    case 1: return [0, -0, 1, -1.5, 1e21, 1e-7, 123456789.123, Number.MAX_SAFE_INTEGER, 5e-324][Math.floor(rand() * 9)];
-    case 2: return rand() < 0.5;
-    case 3: return null;
-    case 4: return Math.floor(rand() * 1000);
-    case 5: return Array.from({ length: Math.floor(rand() * 4) }, () => randomValue(rand, depth + 1));
-    default: return Object.fromEntries(Array.from({ length: Math.floor(rand() * 5) }, () => [NASTY[Math.floor(rand() * NASTY.length)] as string, randomValue(rand, depth + 1)]));
+    case 0:
+      return NASTY[Math.floor(rand() * NASTY.length)];
+    case 1:
+      return [0, -0, 1, -1.5, 1e21, 1e-7, 123456789.123, Number.MAX_SAFE_INTEGER, 5e-324][Math.floor(rand() * 9)];
+    case 2:
+      return rand() < 0.5;
+    case 3:
+      return null;
+    case 4:
+      return Math.floor(rand() * 1000);
+    case 5:
+      return Array.from({ length: Math.floor(rand() * 4) }, () => randomValue(rand, depth + 1));
+    default:
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(rand() * 5) }, () => [
+          NASTY[Math.floor(rand() * NASTY.length)] as string,
+          randomValue(rand, depth + 1),
+        ]),
+      );
   }
 }
 
@@ -30,9 +56,14 @@ test('the column-built hash input equals the canonical JSON of the entry (equiva
   for (let i = 0; i < 2000; i += 1) {
     const text = (): string => NASTY[Math.floor(rand() * NASTY.length)] as string;
     const entry: Omit<LedgerEntry, 'entry_hash'> = {
-      id: `LED-${(i + 0x10000000).toString(16)}`, event_type: 'EXCHANGE', submission_id: text(), decision: text(), reason: text(),
+      id: `LED-${(i + 0x10000000).toString(16)}`,
+      event_type: 'EXCHANGE',
+      submission_id: text(),
+      decision: text(),
+      reason: text(),
       metadata: { v: randomValue(rand, 0), [text()]: randomValue(rand, 0) },
-      timestamp: new Date(1_700_000_000_000 + i).toISOString(), previous_hash: GENESIS_HASH,
+      timestamp: new Date(1_700_000_000_000 + i).toISOString(),
+      previous_hash: GENESIS_HASH,
     };
     const fast = hashInputFromColumns({ ...entry, metadata: canonicalJson(entry.metadata) });
     assert.equal(fast, hashInput(entry), `entry ${i}`);

@@ -12,9 +12,15 @@ function fiveEntries(t: TestContext): { path: string; entries: LedgerEntry[] } {
   return { path: ledger.path, entries };
 }
 
-function verifyFile(t: TestContext, path: string, anchor?: { seq: number; hash: string }): ReturnType<typeof verifyLedger> {
+function verifyFile(
+  t: TestContext,
+  path: string,
+  anchor?: { seq: number; hash: string },
+): ReturnType<typeof verifyLedger> {
   const ledger = Ledger.open(path);
-  t.after(() => { ledger.close(); });
+  t.after(() => {
+    ledger.close();
+  });
   return verifyLedger(ledger, anchor ? { anchor } : {});
 }
 
@@ -66,23 +72,35 @@ test('a row deleted from the middle with the rest renumbered is caught where the
   const { path, entries } = fiveEntries(t);
   tamper(path, 'DELETE FROM entries WHERE seq = 3; UPDATE entries SET seq = seq - 1 WHERE seq > 3;');
   const result = verifyFile(t, path);
-  assert.deepEqual([result.first_bad?.seq, result.first_bad?.id, result.first_bad?.problem], [3, entries[3]?.id, 'deleted']);
+  assert.deepEqual(
+    [result.first_bad?.seq, result.first_bad?.id, result.first_bad?.problem],
+    [3, entries[3]?.id, 'deleted'],
+  );
   assert.deepEqual(result.head, { seq: 2, hash: entries[1]?.entry_hash });
 });
 
 test('two rows swapped are reported as reordered at the first of them', (t) => {
   const { path, entries } = fiveEntries(t);
-  tamper(path, 'UPDATE entries SET seq = -1 WHERE seq = 3; UPDATE entries SET seq = 3 WHERE seq = 4; UPDATE entries SET seq = 4 WHERE seq = -1;');
+  tamper(
+    path,
+    'UPDATE entries SET seq = -1 WHERE seq = 3; UPDATE entries SET seq = 3 WHERE seq = 4; UPDATE entries SET seq = 4 WHERE seq = -1;',
+  );
   const result = verifyFile(t, path);
-  assert.deepEqual([result.first_bad?.seq, result.first_bad?.id, result.first_bad?.problem], [3, entries[3]?.id, 'reordered']);
+  assert.deepEqual(
+    [result.first_bad?.seq, result.first_bad?.id, result.first_bad?.problem],
+    [3, entries[3]?.id, 'reordered'],
+  );
 });
 
 test('metadata that is not JSON any more is reported as unreadable', (t) => {
   const { path, entries } = fiveEntries(t);
   // The generated columns refuse malformed JSON, so a forger rebuilds the table without them first.
-  tamper(path, `CREATE TABLE plain AS SELECT seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash,
+  tamper(
+    path,
+    `CREATE TABLE plain AS SELECT seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash,
       session_id, agent_id, work_order_id, dispatch_entry_id FROM entries;
-    DROP TABLE entries; ALTER TABLE plain RENAME TO entries; UPDATE entries SET metadata = '{not json' WHERE seq = 5`);
+    DROP TABLE entries; ALTER TABLE plain RENAME TO entries; UPDATE entries SET metadata = '{not json' WHERE seq = 5`,
+  );
   const result = verifyFile(t, path);
   assert.deepEqual([result.first_bad?.id, result.first_bad?.problem], [entries[4]?.id, 'unreadable']);
 });
@@ -93,10 +111,13 @@ test('metadata spliced to smuggle extra keys into the hash input is refused even
   const first = entries[4] as LedgerEntry;
   // The string verify's fast path would build for this row, with a matching entry_hash recomputed over it.
   const input = `{"decision":"OK","event_type":"TEST","id":"${first.id}","metadata":${smuggled},"previous_hash":"${first.previous_hash}","reason":${JSON.stringify(first.reason)},"submission_id":"SUB-4","timestamp":"${first.timestamp}"}`;
-  tamper(path, `CREATE TABLE plain AS SELECT seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash,
+  tamper(
+    path,
+    `CREATE TABLE plain AS SELECT seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash,
       session_id, agent_id, work_order_id, dispatch_entry_id FROM entries;
     DROP TABLE entries; ALTER TABLE plain RENAME TO entries;
-    UPDATE entries SET metadata = '${smuggled}', entry_hash = '${sha256Hex(input)}' WHERE seq = 5`);
+    UPDATE entries SET metadata = '${smuggled}', entry_hash = '${sha256Hex(input)}' WHERE seq = 5`,
+  );
   const result = verifyFile(t, path);
   assert.deepEqual([result.first_bad?.id, result.first_bad?.problem], [first.id, 'unreadable']);
 });
@@ -121,7 +142,10 @@ test('a deleted tail is invisible without an anchor and caught against one', (t)
 test('an anchor whose hash does not match the entry at its seq is reported', (t) => {
   const { path, entries } = fiveEntries(t);
   const result = verifyFile(t, path, { seq: 3, hash: 'a'.repeat(64) });
-  assert.deepEqual([result.first_bad?.seq, result.first_bad?.id, result.first_bad?.problem], [3, entries[2]?.id, 'anchor_mismatch']);
+  assert.deepEqual(
+    [result.first_bad?.seq, result.first_bad?.id, result.first_bad?.problem],
+    [3, entries[2]?.id, 'anchor_mismatch'],
+  );
   assert.equal(verifyFile(t, path, { seq: 0, hash: 'b'.repeat(64) }).first_bad?.problem, 'anchor_mismatch');
   assert.equal(verifyFile(t, path, { seq: 3, hash: entries[2]?.entry_hash as string }).ok, true);
 });

@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isCpError, show } from '../../kernel/errors.js';
-import { computeEntryHash, GENESIS_HASH, importLedger, Ledger, verifyLedger, type LedgerEntry } from '../../kernel/ledger/index.js';
+import {
+  computeEntryHash,
+  GENESIS_HASH,
+  importLedger,
+  Ledger,
+  verifyLedger,
+  type LedgerEntry,
+} from '../../kernel/ledger/index.js';
 import { recordInstallFailed } from '../../kernel/installer/ledger-records.js';
 import { sliceText, truncateText } from '../../kernel/text.js';
 import { runCli } from '../../cli/main.js';
@@ -22,9 +29,20 @@ function refusedWith(code: string): (error: unknown) => boolean {
 test('lone surrogates and half emojis in every string field, key and nested value leave a chain that verifies', (t) => {
   const ledger = tempLedger(t);
   const written = ledger.appendBatch([
-    { event_type: 'EXCHANGE', submission_id: `S-${LONE_HIGH}`, decision: `ERR${LONE_LOW}`, reason: HALF_EMOJI,
-      metadata: { error_message: HALF_EMOJI, [`key${LONE_HIGH}`]: [LONE_LOW, { deep: `x${LONE_HIGH}y` }], fine: EMOJI } },
-    { event_type: 'INSTALL_FAILED', submission_id: 'PKG-X-001', decision: 'REJECTED', reason: `member ${LONE_LOW}.js`, metadata: { member: `a${LONE_HIGH}` } },
+    {
+      event_type: 'EXCHANGE',
+      submission_id: `S-${LONE_HIGH}`,
+      decision: `ERR${LONE_LOW}`,
+      reason: HALF_EMOJI,
+      metadata: { error_message: HALF_EMOJI, [`key${LONE_HIGH}`]: [LONE_LOW, { deep: `x${LONE_HIGH}y` }], fine: EMOJI },
+    },
+    {
+      event_type: 'INSTALL_FAILED',
+      submission_id: 'PKG-X-001',
+      decision: 'REJECTED',
+      reason: `member ${LONE_LOW}.js`,
+      metadata: { member: `a${LONE_HIGH}` },
+    },
   ]);
   const result = verifyLedger(ledger);
   assert.equal(result.ok, true, JSON.stringify(result.first_bad));
@@ -33,25 +51,42 @@ test('lone surrogates and half emojis in every string field, key and nested valu
   assert.deepEqual(stored, written[0]);
   assert.equal(stored.reason, `provider said: ${EMOJI}\ufffd`);
   assert.equal(stored.submission_id, 'S-\ufffd');
-  assert.deepEqual(stored.metadata, { error_message: `provider said: ${EMOJI}\ufffd`, 'key\ufffd': ['\ufffd', { deep: 'x\ufffdy' }], fine: EMOJI });
+  assert.deepEqual(stored.metadata, {
+    error_message: `provider said: ${EMOJI}\ufffd`,
+    'key\ufffd': ['\ufffd', { deep: 'x\ufffdy' }],
+    fine: EMOJI,
+  });
   assert.equal(computeEntryHash(stored), stored.entry_hash);
   // Still verifies after a fresh open, i.e. from the bytes on disk.
   const again = Ledger.open(ledger.path, { readonly: true });
-  t.after(() => { again.close(); });
+  t.after(() => {
+    again.close();
+  });
   assert.equal(verifyLedger(again).ok, true);
 });
 
 test('two metadata keys that become the same key once repaired are refused, and nothing is written', (t) => {
   const ledger = tempLedger(t);
-  assert.throws(() => ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r', metadata: { [`k${LONE_HIGH}`]: 1, [`k${LONE_LOW}`]: 2 } }),
-    refusedWith('ERR_LEDGER_ENTRY_INVALID'));
+  assert.throws(
+    () =>
+      ledger.append({
+        event_type: 'TEST',
+        submission_id: 'S',
+        decision: 'OK',
+        reason: 'r',
+        metadata: { [`k${LONE_HIGH}`]: 1, [`k${LONE_LOW}`]: 2 },
+      }),
+    refusedWith('ERR_LEDGER_ENTRY_INVALID'),
+  );
   assert.equal(ledger.count(), 0);
 });
 
 test('an INSTALL_FAILED message cut at 500 units inside an emoji still verifies', (t) => {
   const ledger = tempLedger(t);
   const message = `${'m'.repeat(498)}${EMOJI}${EMOJI} member name`;
-  const entry = recordInstallFailed(ledger, 'PKG-X-001', 'ERR_ARCHIVE_UNSAFE_PATH', message, { archive: `x${LONE_HIGH}.tar.gz` });
+  const entry = recordInstallFailed(ledger, 'PKG-X-001', 'ERR_ARCHIVE_UNSAFE_PATH', message, {
+    archive: `x${LONE_HIGH}.tar.gz`,
+  });
   assert.ok(entry.reason.isWellFormed());
   assert.ok(entry.reason.length <= 500);
   assert.equal(verifyLedger(ledger).ok, true);
@@ -75,8 +110,14 @@ test('show(), truncateText and sliceText never cut a surrogate pair', () => {
 /** An export line a hand could make: hashed over the lone surrogate, so the chain itself is consistent. */
 function handMadeLine(reason: string): string {
   const entry = {
-    id: 'LED-00000001', event_type: 'TEST', submission_id: 'S', decision: 'OK', reason,
-    metadata: {}, timestamp: '2026-01-01T00:00:00.000Z', previous_hash: GENESIS_HASH,
+    id: 'LED-00000001',
+    event_type: 'TEST',
+    submission_id: 'S',
+    decision: 'OK',
+    reason,
+    metadata: {},
+    timestamp: '2026-01-01T00:00:00.000Z',
+    previous_hash: GENESIS_HASH,
   };
   return JSON.stringify({ ...entry, entry_hash: computeEntryHash(entry) });
 }
@@ -89,7 +130,13 @@ test('an import holding "\\ud83d" is refused with a coded error and the ledger i
   assert.match(readFileSync(file, 'utf8'), /cut \\ud83d/);
   const target = join(dir, 'new.sqlite');
   let err = '';
-  const code = await runCli({ argv: ['ledger', 'import', '--ledger', target, '--from', file], stdout: () => {}, stderr: (text) => { err += text; } });
+  const code = await runCli({
+    argv: ['ledger', 'import', '--ledger', target, '--from', file],
+    stdout: () => {},
+    stderr: (text) => {
+      err += text;
+    },
+  });
   assert.equal(code, 3);
   assert.match(err, /ERR_LEDGER_IMPORT_INVALID.*line 1.*\/reason/);
   assert.equal(existsSync(target), false, 'nothing created');
@@ -98,8 +145,14 @@ test('an import holding "\\ud83d" is refused with a coded error and the ledger i
   assert.throws(() => importLedger(ledger, file), refusedWith('ERR_LEDGER_IMPORT_INVALID'));
   assert.equal(ledger.count(), 0);
   // Bytes that are not UTF-8 are refused as such, not as a confusing hash mismatch.
-  writeFileSync(file, Buffer.concat([Buffer.from(handMadeLine('x').replace('"x"', '"')), Buffer.from([0xff, 0x22]), Buffer.from('\n')]));
-  assert.throws(() => importLedger(ledger, file), (e) => refusedWith('ERR_LEDGER_IMPORT_INVALID')(e) && /not UTF-8/.test((e as Error).message));
+  writeFileSync(
+    file,
+    Buffer.concat([Buffer.from(handMadeLine('x').replace('"x"', '"')), Buffer.from([0xff, 0x22]), Buffer.from('\n')]),
+  );
+  assert.throws(
+    () => importLedger(ledger, file),
+    (e) => refusedWith('ERR_LEDGER_IMPORT_INVALID')(e) && /not UTF-8/.test((e as Error).message),
+  );
   // The well-formed version of the same hand-made line imports.
   writeFileSync(file, `${handMadeLine(`cut ${EMOJI}`)}\n`);
   importLedger(ledger, file);
@@ -108,21 +161,60 @@ test('an import holding "\\ud83d" is refused with a coded error and the ledger i
 
 test('cplane ledger append with a lone surrogate in --reason and --metadata (JSON escapes) leaves a ledger that verifies', async (t) => {
   const path = join(tempDir(t), 'l.sqlite');
-  const argv = ['ledger', 'append', '--ledger', path, '--event-type', 'TEST', '--submission-id', `S${LONE_LOW}`, '--decision', 'OK', '--reason', HALF_EMOJI,
-    '--metadata', '{"error_message":"cut \\ud83d","\\udc00key":["\\ud83d"]}'];
+  const argv = [
+    'ledger',
+    'append',
+    '--ledger',
+    path,
+    '--event-type',
+    'TEST',
+    '--submission-id',
+    `S${LONE_LOW}`,
+    '--decision',
+    'OK',
+    '--reason',
+    HALF_EMOJI,
+    '--metadata',
+    '{"error_message":"cut \\ud83d","\\udc00key":["\\ud83d"]}',
+  ];
   assert.equal(await runCli({ argv, stdout: () => {}, stderr: () => {} }), 0);
   let out = '';
-  assert.equal(await runCli({ argv: ['ledger', 'verify', '--ledger', path], stdout: (text) => { out += text; }, stderr: () => {} }), 0, out);
+  assert.equal(
+    await runCli({
+      argv: ['ledger', 'verify', '--ledger', path],
+      stdout: (text) => {
+        out += text;
+      },
+      stderr: () => {},
+    }),
+    0,
+    out,
+  );
   assert.match(out, /ledger intact: 1 entries/);
 });
 
-test('metadata nested deeper than SQLite\'s JSON parser accepts is a coded refusal, not an internal error', (t) => {
+test("metadata nested deeper than SQLite's JSON parser accepts is a coded refusal, not an internal error", (t) => {
   const ledger = tempLedger(t);
   let deep: unknown = {};
   for (let i = 0; i < 1200; i += 1) deep = [deep];
-  assert.throws(() => ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r', metadata: { usage_raw: deep } }),
-    refusedWith('ERR_LEDGER_ENTRY_INVALID'));
+  assert.throws(
+    () =>
+      ledger.append({
+        event_type: 'TEST',
+        submission_id: 'S',
+        decision: 'OK',
+        reason: 'r',
+        metadata: { usage_raw: deep },
+      }),
+    refusedWith('ERR_LEDGER_ENTRY_INVALID'),
+  );
   assert.equal(ledger.count(), 0);
-  ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r', metadata: { usage_raw: [[[{ a: 1 }]]] } });
+  ledger.append({
+    event_type: 'TEST',
+    submission_id: 'S',
+    decision: 'OK',
+    reason: 'r',
+    metadata: { usage_raw: [[[{ a: 1 }]]] },
+  });
   assert.equal(verifyLedger(ledger).ok, true);
 });

@@ -7,9 +7,9 @@ export function messagesBody(request: SimpleRequest): Record<string, unknown> {
   const body: Record<string, unknown> = { model: request.model, max_tokens: request.max_tokens };
   const system = systemBlocks(request.system);
   if (system.length > 0) {
-    body.system = system.map((b) => (b.cache
-      ? { type: 'text', text: b.text, cache_control: { type: 'ephemeral' } }
-      : { type: 'text', text: b.text }));
+    body.system = system.map((b) =>
+      b.cache ? { type: 'text', text: b.text, cache_control: { type: 'ephemeral' } } : { type: 'text', text: b.text },
+    );
   }
   body.messages = [{ role: 'user', content: request.prompt }];
   if (request.temperature !== undefined) body.temperature = request.temperature;

@@ -3,7 +3,13 @@ import { resolveEndpoint, type HttpProviderOptions } from '#providers/config.js'
 import { postJson } from '#providers/http.js';
 import { failureFromReply, malformed, successResult } from '#providers/reply.js';
 import { parseProviderRequest } from '#providers/request.js';
-import { isRenderedRequest, type Provider, type ProviderRequest, type ProviderResult, type SendOptions } from '#providers/spec.js';
+import {
+  isRenderedRequest,
+  type Provider,
+  type ProviderRequest,
+  type ProviderResult,
+  type SendOptions,
+} from '#providers/spec.js';
 import { checkMessagesBody, messagesBody } from './body.js';
 import { errorFacts, normaliseStopReason, parseMessage } from './reply.js';
 
@@ -24,9 +30,17 @@ export class AnthropicProvider implements Provider {
 
   constructor(options: AnthropicProviderOptions = {}) {
     this.id = options.id ?? 'anthropic';
-    const endpoint = resolveEndpoint({
-      providerId: this.id, baseUrlVar: 'ANTHROPIC_BASE_URL', apiKeyVar: 'ANTHROPIC_API_KEY', defaultBaseUrl: ANTHROPIC_DEFAULT_BASE_URL, keyRequired: true,
-    }, options.config, options.env ?? process.env);
+    const endpoint = resolveEndpoint(
+      {
+        providerId: this.id,
+        baseUrlVar: 'ANTHROPIC_BASE_URL',
+        apiKeyVar: 'ANTHROPIC_API_KEY',
+        defaultBaseUrl: ANTHROPIC_DEFAULT_BASE_URL,
+        keyRequired: true,
+      },
+      options.config,
+      options.env ?? process.env,
+    );
     this.baseUrl = endpoint.baseUrl;
     this.#apiKey = endpoint.apiKey ?? '';
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
@@ -39,9 +53,19 @@ export class AnthropicProvider implements Provider {
     const body = isRenderedRequest(checked) ? checked.body : messagesBody(checked);
     const secrets = [this.#apiKey];
     const reply = await postJson({
-      providerId: this.id, fetch: this.#fetch, clock: this.#clock, timers: this.#timers, options, secrets, body,
+      providerId: this.id,
+      fetch: this.#fetch,
+      clock: this.#clock,
+      timers: this.#timers,
+      options,
+      secrets,
+      body,
       url: `${this.baseUrl}/v1/messages`,
-      headers: { 'content-type': 'application/json', 'x-api-key': this.#apiKey, 'anthropic-version': ANTHROPIC_VERSION },
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': this.#apiKey,
+        'anthropic-version': ANTHROPIC_VERSION,
+      },
     });
     const headerRequestId = reply.headers.get('request-id');
     if (reply.status < 200 || reply.status > 299) {

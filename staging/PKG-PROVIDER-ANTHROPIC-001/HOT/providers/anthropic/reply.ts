@@ -1,6 +1,6 @@
 import { asObject, getCount, getObject, getString, parseJson, type JsonObject } from '#providers/json.js';
 import { stopReasonNormaliser, type FailureFacts, type ParsedReply } from '#providers/reply.js';
-import type { StopReason, Usage } from '#providers/spec.js';
+import type { Usage } from '#providers/spec.js';
 
 export type ParsedMessage = ParsedReply;
 
@@ -21,7 +21,12 @@ export function parseMessage(text: string): ParsedMessage | string {
       texts.push(b.text);
     }
   }
-  return { content: texts.join(''), model: getString(body, 'model'), rawStopReason: getString(body, 'stop_reason'), usage: parseUsage(getObject(body, 'usage')) };
+  return {
+    content: texts.join(''),
+    model: getString(body, 'model'),
+    rawStopReason: getString(body, 'stop_reason'),
+    usage: parseUsage(getObject(body, 'usage')),
+  };
 }
 
 /**
@@ -42,7 +47,11 @@ export function parseUsage(usage: JsonObject | null): Usage {
 }
 
 export const normaliseStopReason = stopReasonNormaliser({
-  end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_use', refusal: 'content_filter',
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool_use',
+  refusal: 'content_filter',
 });
 
 /**
@@ -57,7 +66,11 @@ export function errorFacts(text: string, headerRequestId: string | null): Failur
   const error = getObject(body, 'error');
   const type = getString(error, 'type');
   const message = getString(error, 'message');
-  const facts: FailureFacts = { providerErrorType: type, providerMessage: message, requestId: headerRequestId ?? getString(body, 'request_id') };
+  const facts: FailureFacts = {
+    providerErrorType: type,
+    providerMessage: message,
+    requestId: headerRequestId ?? getString(body, 'request_id'),
+  };
   const detailCode = getString(getObject(error, 'details'), 'error_code');
   if (detailCode === 'enforced_spend_limit_reached' || type === 'billing_error' || isSpendLimitMessage(message)) {
     return { ...facts, providerErrorType: detailCode ?? type, kind: 'spend_limit' };
@@ -67,5 +80,8 @@ export function errorFacts(text: string, headerRequestId: string | null): Failur
 }
 
 function isSpendLimitMessage(message: string | null): boolean {
-  return message !== null && /\b(spend limit|reached your (specified )?API usage limits?|credit balance is too low)\b/i.test(message);
+  return (
+    message !== null &&
+    /\b(spend limit|reached your (specified )?API usage limits?|credit balance is too low)\b/i.test(message)
+  );
 }

@@ -2,7 +2,15 @@ import { show } from '#kernel/errors.js';
 import { systemClock, systemTimers, type Clock, type Timers } from '#providers/clock.js';
 import { ProviderError, type ProviderErrorKind } from '#providers/errors.js';
 import { parseProviderRequest, requireModelMessagesMax } from '#providers/request.js';
-import { isRenderedRequest, type Provider, type ProviderRequest, type ProviderResult, type SendOptions, type StopReason, type Usage } from '#providers/spec.js';
+import {
+  isRenderedRequest,
+  type Provider,
+  type ProviderRequest,
+  type ProviderResult,
+  type SendOptions,
+  type StopReason,
+  type Usage,
+} from '#providers/spec.js';
 import { waitWithDeadline } from './wait.js';
 
 export type MockUsage = Omit<Usage, 'raw'>;
@@ -20,8 +28,12 @@ export interface MockAnswer {
 /** A scripted failure: the ProviderError the call will throw (status defaults to the kind's usual status). */
 export interface MockFailure {
   error: {
-    kind: ProviderErrorKind; status?: number | null; retry_after_ms?: number | null; message?: string;
-    provider_error_type?: string | null; request_id?: string | null;
+    kind: ProviderErrorKind;
+    status?: number | null;
+    retry_after_ms?: number | null;
+    message?: string;
+    provider_error_type?: string | null;
+    request_id?: string | null;
     /** The failure came after a 2xx status (a reply cut off mid-body): the call may have been billed. */
     after_success?: boolean;
   };
@@ -54,8 +66,16 @@ export interface MockProviderOptions {
 const DEFAULT_USAGE: MockUsage = { input_tokens: 100, output_tokens: 50, cache_read_tokens: 0, cache_write_tokens: 0 };
 
 const USUAL_STATUS: Record<ProviderErrorKind, number | null> = {
-  rate_limited: 429, overloaded: 529, server_error: 500, timeout: null, spend_limit: 429, invalid_request: 400,
-  auth: 401, malformed_response: 200, network: null, cancelled: null,
+  rate_limited: 429,
+  overloaded: 529,
+  server_error: 500,
+  timeout: null,
+  spend_limit: 429,
+  invalid_request: 400,
+  auth: 401,
+  malformed_response: 200,
+  network: null,
+  cancelled: null,
 };
 
 /** A deterministic provider: scripted answers and failures in order, then the default answer; records every call. */
@@ -87,14 +107,31 @@ export class MockProvider implements Provider {
   }
 
   async send(request: ProviderRequest, options: SendOptions): Promise<ProviderResult> {
-    const checked = parseProviderRequest(request, this.id, (body) => requireModelMessagesMax(body, ['max_tokens', 'max_completion_tokens']));
+    const checked = parseProviderRequest(request, this.id, (body) =>
+      requireModelMessagesMax(body, ['max_tokens', 'max_completion_tokens']),
+    );
     const started = this.#clock.now();
     this.calls.push({ request: checked, timeout_ms: options.timeoutMs, at: started });
     this.#sequence += 1;
     const step: MockStep = this.#script.shift() ?? {};
-    const waited = await waitWithDeadline(step.delay_ms ?? this.#options.latencyMs ?? 0, options.timeoutMs, options.signal, this.#timers);
-    if (waited === 'timeout') throw new ProviderError({ kind: 'timeout', providerId: this.id, message: `provider ${show(this.id)} did not answer within ${options.timeoutMs} ms` });
-    if (waited === 'cancelled') throw new ProviderError({ kind: 'cancelled', providerId: this.id, message: `call to provider ${show(this.id)} cancelled by the caller` });
+    const waited = await waitWithDeadline(
+      step.delay_ms ?? this.#options.latencyMs ?? 0,
+      options.timeoutMs,
+      options.signal,
+      this.#timers,
+    );
+    if (waited === 'timeout')
+      throw new ProviderError({
+        kind: 'timeout',
+        providerId: this.id,
+        message: `provider ${show(this.id)} did not answer within ${options.timeoutMs} ms`,
+      });
+    if (waited === 'cancelled')
+      throw new ProviderError({
+        kind: 'cancelled',
+        providerId: this.id,
+        message: `call to provider ${show(this.id)} cancelled by the caller`,
+      });
     if ('error' in step) throw this.#failure(step);
     return this.#answer(step, checked, Math.max(0, this.#clock.now() - started));
   }
@@ -103,17 +140,24 @@ export class MockProvider implements Provider {
     const e = step.error;
     const status = e.status === undefined ? USUAL_STATUS[e.kind] : e.status;
     return new ProviderError({
-      kind: e.kind, providerId: this.id, status, retryAfterMs: e.retry_after_ms ?? null,
+      kind: e.kind,
+      providerId: this.id,
+      status,
+      retryAfterMs: e.retry_after_ms ?? null,
       requestId: e.request_id === undefined ? `mock-req-${this.#sequence}` : e.request_id,
-      providerErrorType: e.provider_error_type ?? null, afterSuccess: e.after_success === true,
-      message: e.message ?? `provider ${show(this.id)} scripted failure ${e.kind}${status === null ? '' : ` (HTTP ${status})`}`,
+      providerErrorType: e.provider_error_type ?? null,
+      afterSuccess: e.after_success === true,
+      message:
+        e.message ??
+        `provider ${show(this.id)} scripted failure ${e.kind}${status === null ? '' : ` (HTTP ${status})`}`,
     });
   }
 
   #answer(step: MockAnswer, request: ProviderRequest, latencyMs: number): ProviderResult {
     const usage: MockUsage = { ...DEFAULT_USAGE, ...this.#options.defaultUsage, ...step.usage };
     const requestedModel = isRenderedRequest(request) ? request.body.model : request.model;
-    const model = step.model ?? this.#options.model ?? (typeof requestedModel === 'string' ? requestedModel : 'mock-model-1');
+    const model =
+      step.model ?? this.#options.model ?? (typeof requestedModel === 'string' ? requestedModel : 'mock-model-1');
     const stop = step.stop_reason ?? 'stop';
     return {
       provider_id: this.id,

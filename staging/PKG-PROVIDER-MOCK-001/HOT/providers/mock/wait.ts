@@ -3,7 +3,12 @@ import type { Timers } from '#providers/clock.js';
 export type WaitOutcome = 'elapsed' | 'timeout' | 'cancelled';
 
 /** Wait `ms` on the injected timers, cut short by the deadline or the caller's signal. */
-export function waitWithDeadline(ms: number, timeoutMs: number, signal: AbortSignal | undefined, timers: Timers): Promise<WaitOutcome> {
+export function waitWithDeadline(
+  ms: number,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  timers: Timers,
+): Promise<WaitOutcome> {
   if (signal?.aborted === true) return Promise.resolve('cancelled');
   if (ms <= 0) return Promise.resolve('elapsed');
   return new Promise((resolve) => {

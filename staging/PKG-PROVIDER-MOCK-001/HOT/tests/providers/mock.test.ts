@@ -13,15 +13,31 @@ providerContract({
     const mock = new MockProvider({ clock });
     const script = (s: Scenario): void => {
       switch (s.type) {
-        case 'answer': mock.enqueue({ text: s.text, model: s.model, stop_reason: s.stop, usage: s.usage, request_id: s.request_id }); break;
+        case 'answer':
+          mock.enqueue({ text: s.text, model: s.model, stop_reason: s.stop, usage: s.usage, request_id: s.request_id });
+          break;
         case 'failure': {
-          const retryAfter = s.retry_after === undefined ? null : 'seconds' in s.retry_after ? s.retry_after.seconds * 1000 : Date.parse(s.retry_after.date) - clock.now();
-          mock.enqueue({ error: { kind: s.kind, status: s.status, retry_after_ms: retryAfter, request_id: s.request_id } });
+          const retryAfter =
+            s.retry_after === undefined
+              ? null
+              : 'seconds' in s.retry_after
+                ? s.retry_after.seconds * 1000
+                : Date.parse(s.retry_after.date) - clock.now();
+          mock.enqueue({
+            error: { kind: s.kind, status: s.status, retry_after_ms: retryAfter, request_id: s.request_id },
+          });
           break;
         }
-        case 'malformed': mock.enqueue({ error: { kind: 'malformed_response' } }); break;
-        case 'slow': case 'stalled_body': mock.enqueue({ delay_ms: s.delay_ms }); break;
-        case 'unreachable': mock.enqueue({ error: { kind: 'network' } }); break;
+        case 'malformed':
+          mock.enqueue({ error: { kind: 'malformed_response' } });
+          break;
+        case 'slow':
+        case 'stalled_body':
+          mock.enqueue({ delay_ms: s.delay_ms });
+          break;
+        case 'unreachable':
+          mock.enqueue({ error: { kind: 'network' } });
+          break;
       }
     };
     return { provider: mock, script, received: () => mock.calls.length, close: async () => {} };
@@ -53,7 +69,15 @@ test('mock: scripted steps are used in order, then the default; every call is re
   assert.equal(third.usage.input_tokens, null, 'a scripted unknown stays unknown');
   assert.equal((await mock.send(REQUEST, { timeoutMs: 40 })).content, 'Mock response');
   assert.equal(mock.pending, 0);
-  assert.deepEqual(mock.calls.map((c) => [c.timeout_ms, 'prompt' in c.request ? c.request.prompt : null]), [[10, REQUEST.prompt], [20, 'second'], [30, REQUEST.prompt], [40, REQUEST.prompt]]);
+  assert.deepEqual(
+    mock.calls.map((c) => [c.timeout_ms, 'prompt' in c.request ? c.request.prompt : null]),
+    [
+      [10, REQUEST.prompt],
+      [20, 'second'],
+      [30, REQUEST.prompt],
+      [40, REQUEST.prompt],
+    ],
+  );
   assert.equal(mock.calls[0]?.at, clock.now());
 });
 
@@ -61,7 +85,10 @@ test('mock: latency runs on the injected timers and is reported from the injecte
   const clock = new FakeClock();
   const mock = new MockProvider({ clock, timers: clock, latencyMs: 250 });
   let settled = false;
-  const pending = mock.send(REQUEST, { timeoutMs: 1000 }).then((r) => { settled = true; return r; });
+  const pending = mock.send(REQUEST, { timeoutMs: 1000 }).then((r) => {
+    settled = true;
+    return r;
+  });
   clock.advance(249);
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(settled, false, 'not answered before its latency elapsed');
@@ -83,9 +110,11 @@ test('mock: latency beyond the timeout fails as timeout at the deadline', async 
   assert.equal(clock.now() - (mock.calls[0]?.at ?? 0), 300);
 });
 
-test('mock: every ProviderError kind can be scripted and carries the kind\'s retryability', async () => {
+test("mock: every ProviderError kind can be scripted and carries the kind's retryability", async () => {
   for (const kind of PROVIDER_ERROR_KINDS) {
-    const mock = new MockProvider({ script: [{ error: { kind, retry_after_ms: kind === 'rate_limited' ? 1500 : null } }] });
+    const mock = new MockProvider({
+      script: [{ error: { kind, retry_after_ms: kind === 'rate_limited' ? 1500 : null } }],
+    });
     const error = await mock.send(REQUEST, { timeoutMs: 1000 }).catch((e: unknown) => e);
     assert.ok(isProviderError(error), kind);
     assert.equal(error.kind, kind);
@@ -96,9 +125,14 @@ test('mock: every ProviderError kind can be scripted and carries the kind\'s ret
 
 test('mock: a rendered body is accepted and its model reported', async () => {
   const mock = new MockProvider();
-  const result = await mock.send({ body: { model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] } }, { timeoutMs: 100 });
+  const result = await mock.send(
+    { body: { model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] } },
+    { timeoutMs: 100 },
+  );
   assert.equal(result.model, 'claude-x');
-  const bad = await mock.send({ body: { model: 'claude-x', messages: [] } }, { timeoutMs: 100 }).catch((e: unknown) => e);
+  const bad = await mock
+    .send({ body: { model: 'claude-x', messages: [] } }, { timeoutMs: 100 })
+    .catch((e: unknown) => e);
   assert.ok(isProviderError(bad) && bad.kind === 'invalid_request');
   assert.equal(mock.calls.length, 1);
 });

@@ -4,7 +4,9 @@ import type { SimpleRequest } from '#providers/spec.js';
 
 /** A Chat Completions body for a simple request (system blocks joined into one system message). */
 export function chatBody(request: SimpleRequest): Record<string, unknown> {
-  const system = systemBlocks(request.system).map((b) => b.text).join('\n\n');
+  const system = systemBlocks(request.system)
+    .map((b) => b.text)
+    .join('\n\n');
   const messages: { role: string; content: string }[] = [];
   if (system !== '') messages.push({ role: 'system', content: system });
   messages.push({ role: 'user', content: request.prompt });

@@ -3,7 +3,13 @@ import { resolveEndpoint, type HttpProviderOptions } from '#providers/config.js'
 import { postJson } from '#providers/http.js';
 import { failureFromReply, malformed, successResult } from '#providers/reply.js';
 import { parseProviderRequest } from '#providers/request.js';
-import { isRenderedRequest, type Provider, type ProviderRequest, type ProviderResult, type SendOptions } from '#providers/spec.js';
+import {
+  isRenderedRequest,
+  type Provider,
+  type ProviderRequest,
+  type ProviderResult,
+  type SendOptions,
+} from '#providers/spec.js';
 import { chatBody, chatCompletionsUrl, checkChatBody } from './body.js';
 import { errorFacts, normaliseStopReason, parseCompletion } from './reply.js';
 
@@ -22,9 +28,17 @@ export class OpenAiProvider implements Provider {
 
   constructor(options: OpenAiProviderOptions = {}) {
     this.id = options.id ?? 'openai';
-    const endpoint = resolveEndpoint({
-      providerId: this.id, baseUrlVar: 'OPENAI_BASE_URL', apiKeyVar: 'OPENAI_API_KEY', defaultBaseUrl: OPENAI_DEFAULT_BASE_URL, keyRequired: false,
-    }, options.config, options.env ?? process.env);
+    const endpoint = resolveEndpoint(
+      {
+        providerId: this.id,
+        baseUrlVar: 'OPENAI_BASE_URL',
+        apiKeyVar: 'OPENAI_API_KEY',
+        defaultBaseUrl: OPENAI_DEFAULT_BASE_URL,
+        keyRequired: false,
+      },
+      options.config,
+      options.env ?? process.env,
+    );
     this.baseUrl = endpoint.baseUrl;
     this.#apiKey = endpoint.apiKey;
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
@@ -39,7 +53,14 @@ export class OpenAiProvider implements Provider {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.#apiKey !== null) headers.authorization = `Bearer ${this.#apiKey}`;
     const reply = await postJson({
-      providerId: this.id, fetch: this.#fetch, clock: this.#clock, timers: this.#timers, options, secrets, body, headers,
+      providerId: this.id,
+      fetch: this.#fetch,
+      clock: this.#clock,
+      timers: this.#timers,
+      options,
+      secrets,
+      body,
+      headers,
       url: chatCompletionsUrl(this.baseUrl),
     });
     const headerRequestId = reply.headers.get('x-request-id');

@@ -1,6 +1,6 @@
 import { asObject, getCount, getObject, getString, parseJson, type JsonObject } from '#providers/json.js';
 import { stopReasonNormaliser, type FailureFacts, type ParsedReply } from '#providers/reply.js';
-import type { StopReason, Usage } from '#providers/spec.js';
+import type { Usage } from '#providers/spec.js';
 
 export type ParsedCompletion = ParsedReply;
 
@@ -15,8 +15,14 @@ export function parseCompletion(text: string): ParsedCompletion | string {
   const message = getObject(choice, 'message');
   if (message === null) return 'choices[0].message is not an object';
   const content = message.content;
-  if (content !== null && content !== undefined && typeof content !== 'string') return 'choices[0].message.content is not a string or null';
-  return { content: content ?? '', model: getString(body, 'model'), rawStopReason: getString(choice, 'finish_reason'), usage: parseUsage(getObject(body, 'usage')) };
+  if (content !== null && content !== undefined && typeof content !== 'string')
+    return 'choices[0].message.content is not a string or null';
+  return {
+    content: content ?? '',
+    model: getString(body, 'model'),
+    rawStopReason: getString(choice, 'finish_reason'),
+    usage: parseUsage(getObject(body, 'usage')),
+  };
 }
 
 /**
@@ -37,7 +43,11 @@ export function parseUsage(usage: JsonObject | null): Usage {
 }
 
 export const normaliseStopReason = stopReasonNormaliser({
-  stop: 'stop', length: 'length', tool_calls: 'tool_use', function_call: 'tool_use', content_filter: 'content_filter',
+  stop: 'stop',
+  length: 'length',
+  tool_calls: 'tool_use',
+  function_call: 'tool_use',
+  content_filter: 'content_filter',
 });
 
 /**
@@ -50,8 +60,10 @@ export function errorFacts(text: string, headerRequestId: string | null): Failur
   const error = getObject(body, 'error');
   const code = getString(error, 'code');
   const type = getString(error, 'type');
-  const message = getString(error, 'message') ?? getString(body, 'error') ?? getString(body, 'detail') ?? getString(body, 'message');
+  const message =
+    getString(error, 'message') ?? getString(body, 'error') ?? getString(body, 'detail') ?? getString(body, 'message');
   const facts: FailureFacts = { providerErrorType: code ?? type, providerMessage: message, requestId: headerRequestId };
-  if (code === 'insufficient_quota' || type === 'insufficient_quota') return { ...facts, providerErrorType: 'insufficient_quota', kind: 'spend_limit' };
+  if (code === 'insufficient_quota' || type === 'insufficient_quota')
+    return { ...facts, providerErrorType: 'insufficient_quota', kind: 'spend_limit' };
   return facts;
 }

@@ -12,23 +12,30 @@ const MAX_OUTPUT_TOKENS = 1_000_000;
 export default defineCommand({
   command: 'route',
   describe: 'send one prompt through the installed router and print the response and the exchange id',
-  builder: (y) => y
-    .option('root', { type: 'string', describe: 'the root whose router, providers and ledger to use' })
-    .option('prompt', { type: 'string', describe: 'the prompt text' })
-    .option('compiled', { type: 'string', describe: 'a compiled prompt JSON file (from `cplane prompt compile --format anthropic --json`)' })
-    .option('provider', { type: 'string', default: 'mock', describe: 'mock | anthropic | openai' })
-    .option('model', { type: 'string', describe: 'model id (default from HOT/config/router.json)' })
-    .option('session', { type: 'string', default: 'SES-CLI', describe: 'session id' })
-    .option('agent', { type: 'string', default: 'AGENT-CLI', describe: 'agent id' })
-    .option('contract', { type: 'string', default: 'PRC-CLI', describe: 'prompt contract id' })
-    .option('work-order', { type: 'string', describe: 'work order id' })
-    .option('max-tokens', { type: 'number', describe: `maximum output tokens (1 to ${MAX_OUTPUT_TOKENS})` })
-    .option('token', { type: 'string', describe: 'auth token (cpt1…; see `cplane token issue`)' })
-    .option('dev', { type: 'boolean', default: false, describe: 'dev mode: skip auth' })
-    .check((a) => {
-      if ((a.prompt === undefined) === (a.compiled === undefined)) throw new CpError('ERR_USAGE', 'give exactly one of --prompt or --compiled', { hint: 'cplane route --root R --prompt "…"' });
-      return true;
-    }),
+  builder: (y) =>
+    y
+      .option('root', { type: 'string', describe: 'the root whose router, providers and ledger to use' })
+      .option('prompt', { type: 'string', describe: 'the prompt text' })
+      .option('compiled', {
+        type: 'string',
+        describe: 'a compiled prompt JSON file (from `cplane prompt compile --format anthropic --json`)',
+      })
+      .option('provider', { type: 'string', default: 'mock', describe: 'mock | anthropic | openai' })
+      .option('model', { type: 'string', describe: 'model id (default from HOT/config/router.json)' })
+      .option('session', { type: 'string', default: 'SES-CLI', describe: 'session id' })
+      .option('agent', { type: 'string', default: 'AGENT-CLI', describe: 'agent id' })
+      .option('contract', { type: 'string', default: 'PRC-CLI', describe: 'prompt contract id' })
+      .option('work-order', { type: 'string', describe: 'work order id' })
+      .option('max-tokens', { type: 'number', describe: `maximum output tokens (1 to ${MAX_OUTPUT_TOKENS})` })
+      .option('token', { type: 'string', describe: 'auth token (cpt1…; see `cplane token issue`)' })
+      .option('dev', { type: 'boolean', default: false, describe: 'dev mode: skip auth' })
+      .check((a) => {
+        if ((a.prompt === undefined) === (a.compiled === undefined))
+          throw new CpError('ERR_USAGE', 'give exactly one of --prompt or --compiled', {
+            hint: 'cplane route --root R --prompt "…"',
+          });
+        return true;
+      }),
   async run(args, ctx) {
     const maxTokens = intOption('max-tokens', args.maxTokens, 1, MAX_OUTPUT_TOKENS);
     const root = resolveRoot(args.root, ctx);
@@ -37,7 +44,10 @@ export default defineCommand({
     let response: PromptResponse;
     try {
       response = await opened.router.route({
-        prompt: args.prompt ?? compiled?.prompt ?? '', contract_id: args.contract, agent_id: args.agent, session_id: args.session,
+        prompt: args.prompt ?? compiled?.prompt ?? '',
+        contract_id: args.contract,
+        agent_id: args.agent,
+        session_id: args.session,
         provider_id: args.provider,
         ...(args.model ? { model_id: args.model } : {}),
         ...(args.workOrder ? { work_order_id: args.workOrder } : {}),
@@ -52,9 +62,16 @@ export default defineCommand({
     // Closing saves breaker state: after an answer, its failure is a warning, never the answer's loss.
     response.warnings.push(...opened.close());
     if (response.unrecorded_exchange) throw unrecorded(response, args.json === true, ctx);
-    const human = response.outcome === 'success'
-      ? [response.content, `— ${response.outcome}; exchange ${response.exchange_entry_id}; ${response.input_tokens} in / ${response.output_tokens} out; ${response.latency_ms} ms`]
-      : [`${response.outcome}: ${response.error_code ?? ''} ${response.error_message ?? ''}`.trim(), `— entry ${response.exchange_entry_id}`];
+    const human =
+      response.outcome === 'success'
+        ? [
+            response.content,
+            `— ${response.outcome}; exchange ${response.exchange_entry_id}; ${response.input_tokens} in / ${response.output_tokens} out; ${response.latency_ms} ms`,
+          ]
+        : [
+            `${response.outcome}: ${response.error_code ?? ''} ${response.error_message ?? ''}`.trim(),
+            `— entry ${response.exchange_entry_id}`,
+          ];
     ctx.report(args, response, [...human, ...response.warnings.map((w) => `warning: ${w}`)]);
     return response.outcome === 'success' ? 0 : 1;
   },
@@ -67,27 +84,43 @@ export default defineCommand({
  */
 function unrecorded(response: PromptResponse, json: boolean, ctx: CliContext): CpError {
   const { unrecorded_exchange: records, ...rest } = response;
-  if (!json && response.outcome === 'success') ctx.report({ json: false }, rest, [response.content, ...response.warnings.map((w) => `warning: ${w}`)]);
-  return new CpError('ERR_ROUTE_EXCHANGE_UNRECORDED', `the ${response.outcome === 'success' ? 'answer was received' : 'call ended'} but its EXCHANGE could be neither appended to the ledger nor spooled (${response.warnings.filter((w) => w.startsWith('EXCHANGE_NOT_RECORDED')).join('; ')}); the whole exchange: ${JSON.stringify(records)}`, {
-    hint: 'free disk space (or fix the ledger) and append these records by hand: nothing else holds them',
-    details: { response: rest, exchange: records ?? [] },
-  });
+  if (!json && response.outcome === 'success')
+    ctx.report({ json: false }, rest, [response.content, ...response.warnings.map((w) => `warning: ${w}`)]);
+  return new CpError(
+    'ERR_ROUTE_EXCHANGE_UNRECORDED',
+    `the ${response.outcome === 'success' ? 'answer was received' : 'call ended'} but its EXCHANGE could be neither appended to the ledger nor spooled (${response.warnings.filter((w) => w.startsWith('EXCHANGE_NOT_RECORDED')).join('; ')}); the whole exchange: ${JSON.stringify(records)}`,
+    {
+      hint: 'free disk space (or fix the ledger) and append these records by hand: nothing else holds them',
+      details: { response: rest, exchange: records ?? [] },
+    },
+  );
 }
 
 function readCompiled(path: string): { prompt: string; stable_prefix_hash: string; body: Record<string, unknown> } {
   let value: Record<string, unknown>;
   try {
-    value = JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.promptFile, what: 'the compiled prompt' })) as Record<string, unknown>;
+    value = JSON.parse(
+      readTextBounded(path, { maxBytes: READ_LIMITS.promptFile, what: 'the compiled prompt' }),
+    ) as Record<string, unknown>;
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
-    throw new CpError('ERR_USAGE', `cannot read compiled prompt ${show(path)}`, { hint: 'pass the JSON printed by `cplane prompt compile --format anthropic --json`', cause });
+    throw new CpError('ERR_USAGE', `cannot read compiled prompt ${show(path)}`, {
+      hint: 'pass the JSON printed by `cplane prompt compile --format anthropic --json`',
+      cause,
+    });
   }
   const body = value.body;
   const messages = Array.isArray(value.messages) ? (value.messages as Array<{ content?: unknown }>) : [];
   const tail = messages[messages.length - 1]?.content;
   if (typeof value.stable_prefix_hash !== 'string' || typeof body !== 'object' || body === null || tail === undefined) {
-    throw new CpError('ERR_USAGE', `${show(path)} is not a compiled prompt with a request body`, { hint: 'compile with a provider --format so the body is included' });
+    throw new CpError('ERR_USAGE', `${show(path)} is not a compiled prompt with a request body`, {
+      hint: 'compile with a provider --format so the body is included',
+    });
   }
   // The EXCHANGE records what was asked this turn (the dynamic tail); the stable prefix is named by its hash.
-  return { prompt: typeof tail === 'string' ? tail : JSON.stringify(tail), stable_prefix_hash: value.stable_prefix_hash, body: body as Record<string, unknown> };
+  return {
+    prompt: typeof tail === 'string' ? tail : JSON.stringify(tail),
+    stable_prefix_hash: value.stable_prefix_hash,
+    body: body as Record<string, unknown>,
+  };
 }

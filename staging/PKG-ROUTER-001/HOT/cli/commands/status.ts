@@ -13,7 +13,10 @@ export default defineCommand({
   run(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     if (!existsSync(join(root, 'HOT'))) {
-      throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} is not a cplane root (no HOT/)`, { hint: 'bootstrap it first, or check --root', details: { root } });
+      throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} is not a cplane root (no HOT/)`, {
+        hint: 'bootstrap it first, or check --root',
+        details: { root },
+      });
     }
     const breakers = readBreakerStates(breakerStatePath(root));
     const path = ledgerPathForRoot(root);
@@ -21,12 +24,19 @@ export default defineCommand({
     if (existsSync(path)) {
       // Read-only: a status check never writes to the ledger (nor to a file that is not one).
       const ledger = Ledger.open(path, { readonly: true });
-      try { head = ledger.head(); } finally { ledger.close(); }
+      try {
+        head = ledger.head();
+      } finally {
+        ledger.close();
+      }
     }
     const lines = [
       `ledger head: ${head ? `${head.seq}:${head.hash}` : 'no ledger yet'}`,
       breakers.length === 0 ? 'circuit breakers: none tripped yet (all CLOSED)' : 'circuit breakers:',
-      ...breakers.map((b) => `  ${b.key}: ${b.state} (${b.consecutive_failures} consecutive failures${b.opened_at ? `, opened ${b.opened_at}` : ''})`),
+      ...breakers.map(
+        (b) =>
+          `  ${b.key}: ${b.state} (${b.consecutive_failures} consecutive failures${b.opened_at ? `, opened ${b.opened_at}` : ''})`,
+      ),
     ];
     ctx.report(args, { ledger_head: head, breakers }, lines);
     return 0;

@@ -28,7 +28,10 @@ test('25 OPEN → HALF_OPEN after the reset timeout → a probe success CLOSES i
 });
 
 test('retries stop as soon as the breaker opens inside one call', async (t) => {
-  const h = harness(t, { script: [fail500, fail500, fail500, fail500], config: { retry: { max_attempts: 10, base_delay_ms: 1, max_delay_ms: 1, max_retry_after_ms: 0 } } });
+  const h = harness(t, {
+    script: [fail500, fail500, fail500, fail500],
+    config: { retry: { max_attempts: 10, base_delay_ms: 1, max_delay_ms: 1, max_retry_after_ms: 0 } },
+  });
   const res = await h.router.route(request());
   assert.equal(res.attempts.length, 3);
   assert.equal(h.provider.calls.length, 3);
@@ -45,9 +48,11 @@ test('client errors (4xx) never open the breaker', async (t) => {
 test('breaker state machine: a half-open probe failure re-opens; only N probes pass; a released probe is reusable', () => {
   let now = 0;
   const b = new CircuitBreaker('p/m', { failure_threshold: 2, reset_timeout_ms: 100, half_open_probes: 1 }, () => now);
-  assert.ok(b.admit()); b.recordFailure();
+  assert.ok(b.admit());
+  b.recordFailure();
   assert.equal(b.snapshot().state, 'CLOSED');
-  assert.ok(b.admit()); b.recordFailure();
+  assert.ok(b.admit());
+  b.recordFailure();
   assert.equal(b.snapshot().state, 'OPEN');
   assert.equal(b.admit(), false);
   now = 100;
@@ -62,5 +67,11 @@ test('breaker state machine: a half-open probe failure re-opens; only N probes p
   b.releaseProbe();
   assert.ok(b.admit(), 'a released probe can be taken again');
   b.recordSuccess();
-  assert.deepEqual(b.snapshot(), { key: 'p/m', state: 'CLOSED', consecutive_failures: 0, opened_at: null, probes_in_flight: 0 });
+  assert.deepEqual(b.snapshot(), {
+    key: 'p/m',
+    state: 'CLOSED',
+    consecutive_failures: 0,
+    opened_at: null,
+    probes_in_flight: 0,
+  });
 });

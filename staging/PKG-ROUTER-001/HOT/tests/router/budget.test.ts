@@ -8,12 +8,20 @@ import { Budgeter } from '#budgeter/index.js';
 import { MESSAGE_OVERHEAD_TOKENS, bodyInputBound } from '#budgeter/bound.js';
 import { harness, request, type Step } from './harness.js';
 
-const shipped = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'budget.json'), 'utf8')) as object;
+const shipped = JSON.parse(
+  readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'budget.json'), 'utf8'),
+) as object;
 
 function withBudget(t: Parameters<typeof harness>[0], script: Step[] = []) {
   const dir = mkdtempSync(join(tmpdir(), 'cp-router-budget-'));
-  const budget = Budgeter.open({ dbPath: join(dir, 'budget.sqlite'), config: { ...shipped, limits: { agent: { default: { max_tokens: 100_000 } } } } });
-  t.after(() => { budget.close(); rmSync(dir, { recursive: true, force: true }); });
+  const budget = Budgeter.open({
+    dbPath: join(dir, 'budget.sqlite'),
+    config: { ...shipped, limits: { agent: { default: { max_tokens: 100_000 } } } },
+  });
+  t.after(() => {
+    budget.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   return { ...harness(t, { script, router: { budget } }), budget };
 }
 
@@ -28,32 +36,58 @@ test('a CJK prompt reserves its UTF-8 bytes plus the template overhead and max_t
 
 test('a compiled body reserves the bound of its canonical JSON and the max_tokens the body asks for', async (t) => {
   const { router, ledger } = withBudget(t);
-  const body = { model: 'mock-model-1', max_tokens: 700, system: '系统提示🚀', messages: [{ role: 'user', content: '質問です' }] };
-  const res = await router.route(request({ prompt: '質問です', max_tokens: 10, compiled: { stable_prefix_hash: 'b'.repeat(64), body } }));
+  const body = {
+    model: 'mock-model-1',
+    max_tokens: 700,
+    system: '系统提示🚀',
+    messages: [{ role: 'user', content: '質問です' }],
+  };
+  const res = await router.route(
+    request({ prompt: '質問です', max_tokens: 10, compiled: { stable_prefix_hash: 'b'.repeat(64), body } }),
+  );
   assert.equal(res.outcome, 'success', JSON.stringify(res));
   const [allocated] = ledger.query({ event_type: 'BUDGET_ALLOCATED' });
-  assert.equal(allocated?.metadata.reserved_tokens, bodyInputBound(body) + 700, 'the body, not the request, says how much output is asked for');
+  assert.equal(
+    allocated?.metadata.reserved_tokens,
+    bodyInputBound(body) + 700,
+    'the body, not the request, says how much output is asked for',
+  );
 });
 
 test('usage counts that are strings are malformed (unknown, kept charged), never coerced to numbers', async (t) => {
   const { router, budget } = withBudget(t, [{ usage: { input_tokens: '80' as unknown as number, output_tokens: 5 } }]);
   const res = await router.route(request({ request_id: 'REQ-STRING-USAGE', max_tokens: 100 }));
   assert.equal(res.outcome, 'success');
-  assert.ok(res.warnings.some((w) => w.startsWith('BUDGET_USAGE_UNKNOWN: input_tokens')), JSON.stringify(res.warnings));
+  assert.ok(
+    res.warnings.some((w) => w.startsWith('BUDGET_USAGE_UNKNOWN: input_tokens')),
+    JSON.stringify(res.warnings),
+  );
   const agent = budget.status({ session_id: 'SES-1' }).scopes.find((s) => s.scope === 'agent');
   assert.equal(agent?.reserved_tokens, 0);
-  assert.equal(agent?.settled_tokens, Buffer.byteLength(request().prompt) + 2 * MESSAGE_OVERHEAD_TOKENS + 100, 'the reservation stays charged');
+  assert.equal(
+    agent?.settled_tokens,
+    Buffer.byteLength(request().prompt) + 2 * MESSAGE_OVERHEAD_TOKENS + 100,
+    'the reservation stays charged',
+  );
 });
 
 test('a settlement that fails is retried as unknown usage, so the reservation is charged, never left pending', async (t) => {
   const { router, budget, ledger } = withBudget(t);
-  budget.settle = () => { throw new Error('settlement store hiccup'); };
+  budget.settle = () => {
+    throw new Error('settlement store hiccup');
+  };
   const res = await router.route(request({ request_id: 'REQ-SETTLE-FAILS', max_tokens: 100 }));
   assert.equal(res.outcome, 'success', 'the answer is still delivered');
-  assert.deepEqual(res.warnings.map((w) => w.split(':')[0]), ['BUDGET_SETTLE_FAILED', 'BUDGET_USAGE_UNKNOWN']);
+  assert.deepEqual(
+    res.warnings.map((w) => w.split(':')[0]),
+    ['BUDGET_SETTLE_FAILED', 'BUDGET_USAGE_UNKNOWN'],
+  );
   assert.equal(budget.status({ session_id: 'SES-1' }).pending_reservations, 0);
   const [settled] = ledger.query({ event_type: 'BUDGET_SETTLED' });
   assert.equal(settled?.decision, 'SETTLED_USAGE_UNKNOWN');
   assert.deepEqual(settled?.metadata.usage_problems, ['settlement failed (settlement store hiccup); usage unknown']);
-  assert.equal(settled?.metadata.charged_tokens, Buffer.byteLength(request().prompt) + 2 * MESSAGE_OVERHEAD_TOKENS + 100);
+  assert.equal(
+    settled?.metadata.charged_tokens,
+    Buffer.byteLength(request().prompt) + 2 * MESSAGE_OVERHEAD_TOKENS + 100,
+  );
 });

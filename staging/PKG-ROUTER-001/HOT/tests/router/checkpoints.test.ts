@@ -14,24 +14,44 @@ import { Router } from '../../router/router.js';
 import { MockProvider } from '#providers/mock/provider.js';
 import { request } from './harness.js';
 
-function keyedRoot(t: { after: (fn: () => void) => void }, now: { ms: number }, rootKey = true): { root: string; ledger: Ledger } {
+function keyedRoot(
+  t: { after: (fn: () => void) => void },
+  now: { ms: number },
+  rootKey = true,
+): { root: string; ledger: Ledger } {
   const dir = mkdtempSync(join(tmpdir(), 'cp-router-cp-'));
   const root = join(dir, 'root');
   createRoot(root, { clock: () => now.ms, rootKey });
   const ledger = Ledger.open(ledgerPathForRoot(root), { clock: () => now.ms, synchronous: 'OFF' });
-  t.after(() => { ledger.close(); rmSync(dir, { recursive: true, force: true }); });
+  t.after(() => {
+    ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   return { root, ledger };
 }
 
 const files = (root: string): string[] => readdirSync(checkpointDir(root)).sort();
 const append = (ledger: Ledger, n: number): void => {
-  ledger.appendBatch(Array.from({ length: n }, (_, i) => ({ event_type: 'NOTE', submission_id: 'S', decision: 'OK', reason: `n${i}`, metadata: {} })));
+  ledger.appendBatch(
+    Array.from({ length: n }, (_, i) => ({
+      event_type: 'NOTE',
+      submission_id: 'S',
+      decision: 'OK',
+      reason: `n${i}`,
+      metadata: {},
+    })),
+  );
 };
 
 test('the router checkpoints every N entries, and after T seconds only when the head moved', (t) => {
   const now = { ms: Date.parse('2026-03-01T12:00:00.000Z') };
   const { root, ledger } = keyedRoot(t, now);
-  const after = routerCheckpointer({ root, ledger, config: { every_entries: 5, every_seconds: 60 }, clock: () => now.ms });
+  const after = routerCheckpointer({
+    root,
+    ledger,
+    config: { every_entries: 5, every_seconds: 60 },
+    clock: () => now.ms,
+  });
   assert.ok(after);
   assert.equal(files(root).length, 1, 'genesis checkpointed ROOT_CREATED');
   append(ledger, 3);
@@ -55,9 +75,17 @@ test('the router checkpoints every N entries, and after T seconds only when the 
 test('routing through a router with the checkpointer signs the head after the route; no config section means none', async (t) => {
   const now = { ms: Date.parse('2026-03-01T12:00:00.000Z') };
   const { root, ledger } = keyedRoot(t, now);
-  const config = loadRouterConfig(undefined, { default_provider: 'mock', default_model: 'mock-model-1', checkpoint: { every_entries: 1, every_seconds: 3600 } });
+  const config = loadRouterConfig(undefined, {
+    default_provider: 'mock',
+    default_model: 'mock-model-1',
+    checkpoint: { every_entries: 1, every_seconds: 3600 },
+  });
   const router = new Router({
-    ledger, config, providers: [new MockProvider({})], devMode: true, clock: () => now.ms,
+    ledger,
+    config,
+    providers: [new MockProvider({})],
+    devMode: true,
+    clock: () => now.ms,
     afterRoute: routerCheckpointer({ root, ledger, config: config.checkpoint, clock: () => now.ms }),
   });
   const response = await router.route(request());
@@ -71,9 +99,17 @@ test('a checkpoint that cannot be written is a warning on the response, never a 
   const now = { ms: Date.parse('2026-03-01T12:00:00.000Z') };
   const { root, ledger } = keyedRoot(t, now);
   writeFileSync(rootKeyPath(root), 'damaged');
-  const config = loadRouterConfig(undefined, { default_provider: 'mock', default_model: 'mock-model-1', checkpoint: { every_entries: 1, every_seconds: 3600 } });
+  const config = loadRouterConfig(undefined, {
+    default_provider: 'mock',
+    default_model: 'mock-model-1',
+    checkpoint: { every_entries: 1, every_seconds: 3600 },
+  });
   const router = new Router({
-    ledger, config, providers: [new MockProvider({})], devMode: true, clock: () => now.ms,
+    ledger,
+    config,
+    providers: [new MockProvider({})],
+    devMode: true,
+    clock: () => now.ms,
     afterRoute: routerCheckpointer({ root, ledger, config: config.checkpoint, clock: () => now.ms }),
   });
   const response = await router.route(request());
@@ -86,7 +122,12 @@ test('a checkpoint that cannot be written is a warning on the response, never a 
 test('a root without a root key routes as before and writes no checkpoint', (t) => {
   const now = { ms: Date.parse('2026-03-01T12:00:00.000Z') };
   const { root, ledger } = keyedRoot(t, now, false);
-  const after = routerCheckpointer({ root, ledger, config: { every_entries: 1, every_seconds: 1 }, clock: () => now.ms });
+  const after = routerCheckpointer({
+    root,
+    ledger,
+    config: { every_entries: 1, every_seconds: 1 },
+    clock: () => now.ms,
+  });
   append(ledger, 3);
   assert.equal(after?.(), null);
   assert.throws(() => readdirSync(checkpointDir(root)), { code: 'ENOENT' });

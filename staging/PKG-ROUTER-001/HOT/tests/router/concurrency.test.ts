@@ -12,12 +12,22 @@ const WORKER = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'route-
 
 function runWorker(dir: string, worker: number, n: number): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WORKER, dir, String(worker), String(n)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [WORKER, dir, String(worker), String(n)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Record<string, number>) : reject(new Error(`worker ${worker} exited ${code}: ${err}`))));
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as Record<string, number>)
+        : reject(new Error(`worker ${worker} exited ${code}: ${err}`)),
+    );
   });
 }
 
@@ -39,12 +49,24 @@ test('4 processes routing against one budget never settle more than it allows; e
   assert.ok(rejected.every((e) => e.metadata.error_code === 'BUDGET_EXHAUSTED'));
   assert.equal(ledger.query({ event_type: 'EXCHANGE' }).length, total('success'));
 
-  const shipped = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'budget.json'), 'utf8')) as object;
-  const budget = Budgeter.open({ dbPath: join(dir, 'budget.sqlite'), config: { ...shipped, limits: { session: { default: { max_tokens: 3000 } } } } });
+  const shipped = JSON.parse(
+    readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'budget.json'), 'utf8'),
+  ) as object;
+  const budget = Budgeter.open({
+    dbPath: join(dir, 'budget.sqlite'),
+    config: { ...shipped, limits: { session: { default: { max_tokens: 3000 } } } },
+  });
   t.after(() => budget.close());
   const session = budget.status({ session_id: 'SES-SHARED' }).scopes.find((s) => s.scope === 'session');
   assert.ok(session, 'the shared session has a budget row');
-  assert.ok(session.settled_tokens + session.reserved_tokens <= 3000, `settled ${session.settled_tokens} + reserved ${session.reserved_tokens} exceeds 3000`);
+  assert.ok(
+    session.settled_tokens + session.reserved_tokens <= 3000,
+    `settled ${session.settled_tokens} + reserved ${session.reserved_tokens} exceeds 3000`,
+  );
   assert.equal(session.reserved_tokens, 0, 'nothing left reserved');
-  assert.equal(session.settled_tokens, total('success') * 150, 'each success settled at its real usage (100 in + 50 out)');
+  assert.equal(
+    session.settled_tokens,
+    total('success') * 150,
+    'each success settled at its real usage (100 in + 50 out)',
+  );
 });

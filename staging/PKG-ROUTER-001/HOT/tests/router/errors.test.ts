@@ -20,7 +20,10 @@ test('14-16 provider error: DISPATCH and an error EXCHANGE with the prompt and t
 });
 
 test('17 timeout: EXCHANGE outcome timeout', async (t) => {
-  const h = harness(t, { script: [{ error: { kind: 'timeout', message: 'no reply in 60000 ms' } }], config: { retry: { max_attempts: 1, base_delay_ms: 0, max_delay_ms: 0, max_retry_after_ms: 0 } } });
+  const h = harness(t, {
+    script: [{ error: { kind: 'timeout', message: 'no reply in 60000 ms' } }],
+    config: { retry: { max_attempts: 1, base_delay_ms: 0, max_delay_ms: 0, max_retry_after_ms: 0 } },
+  });
   const res = await h.router.route(request());
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' })[0]?.metadata.outcome, 'timeout');
   assert.equal(res.outcome, 'timeout');
@@ -29,7 +32,10 @@ test('17 timeout: EXCHANGE outcome timeout', async (t) => {
 
 test('18-19 server error after retries: one EXCHANGE, outcome error, latency and every attempt recorded', async (t) => {
   const fail: Step = { error: { kind: 'server_error', status: 500, message: 'boom' } };
-  const h = harness(t, { script: [fail, fail], config: { retry: { max_attempts: 2, base_delay_ms: 100, max_delay_ms: 1000, max_retry_after_ms: 5000 } } });
+  const h = harness(t, {
+    script: [fail, fail],
+    config: { retry: { max_attempts: 2, base_delay_ms: 100, max_delay_ms: 1000, max_retry_after_ms: 5000 } },
+  });
   const res = await h.router.route(request());
   const exchanges = h.ledger.query({ event_type: 'EXCHANGE' });
   assert.equal(exchanges.length, 1);
@@ -42,20 +48,31 @@ test('18-19 server error after retries: one EXCHANGE, outcome error, latency and
 });
 
 test('retries 429 honouring retry-after, then succeeds: attempts inside the one EXCHANGE', async (t) => {
-  const h = harness(t, { script: [
-    { error: { kind: 'rate_limited', status: 429, retry_after_ms: 2000, message: 'slow down' } },
-    { error: { kind: 'overloaded', status: 529, message: 'overloaded' } },
-  ] });
+  const h = harness(t, {
+    script: [
+      { error: { kind: 'rate_limited', status: 429, retry_after_ms: 2000, message: 'slow down' } },
+      { error: { kind: 'overloaded', status: 529, message: 'overloaded' } },
+    ],
+  });
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');
   assert.deepEqual(h.sleeps, [2000, 500], 'retry-after honoured; then backoff with jitter (random 0.5 of 2x500)');
   const md = h.ledger.query({ event_type: 'EXCHANGE' })[0]!.metadata;
-  assert.deepEqual((md.attempts as Array<{ status: number | null; outcome: string }>).map((a) => [a.status, a.outcome]), [[429, 'error'], [529, 'error'], [null, 'success']]);
+  assert.deepEqual(
+    (md.attempts as Array<{ status: number | null; outcome: string }>).map((a) => [a.status, a.outcome]),
+    [
+      [429, 'error'],
+      [529, 'error'],
+      [null, 'success'],
+    ],
+  );
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
 });
 
 test('a 429 spend limit is never retried', async (t) => {
-  const h = harness(t, { script: [{ error: { kind: 'spend_limit', status: 429, message: 'enforced_spend_limit_reached' } }] });
+  const h = harness(t, {
+    script: [{ error: { kind: 'spend_limit', status: 429, message: 'enforced_spend_limit_reached' } }],
+  });
   const res = await h.router.route(request());
   assert.equal(h.provider.calls.length, 1);
   assert.equal(res.error_code, 'SPEND_LIMIT');
@@ -63,7 +80,9 @@ test('a 429 spend limit is never retried', async (t) => {
 });
 
 test('a retry-after longer than the configured ceiling is not waited for', async (t) => {
-  const h = harness(t, { script: [{ error: { kind: 'rate_limited', status: 429, retry_after_ms: 3_600_000, message: 'later' } }] });
+  const h = harness(t, {
+    script: [{ error: { kind: 'rate_limited', status: 429, retry_after_ms: 3_600_000, message: 'later' } }],
+  });
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'error');
   assert.equal(h.provider.calls.length, 1);

@@ -20,7 +20,10 @@ test('4-5 one EXCHANGE per round-trip and no PROMPT_SENT/PROMPT_RECEIVED', async
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
   assert.equal(h.ledger.query({ event_type: 'PROMPT_SENT' }).length, 0);
   assert.equal(h.ledger.query({ event_type: 'PROMPT_RECEIVED' }).length, 0);
-  assert.deepEqual(h.ledger.query({ order: 'oldest' }).map((e) => e.event_type), ['DISPATCH', 'EXCHANGE']);
+  assert.deepEqual(
+    h.ledger.query({ order: 'oldest' }).map((e) => e.event_type),
+    ['DISPATCH', 'EXCHANGE'],
+  );
 });
 
 test('6-8 EXCHANGE carries identity, cost and model', async (t) => {
@@ -28,8 +31,23 @@ test('6-8 EXCHANGE carries identity, cost and model', async (t) => {
   await h.router.route(request());
   const md = h.ledger.query({ event_type: 'EXCHANGE' })[0]!.metadata;
   assert.deepEqual(
-    { agent_id: md.agent_id, session_id: md.session_id, work_order_id: md.work_order_id, tier: md.tier, contract_id: md.contract_id, framework_id: md.framework_id },
-    { agent_id: 'AGENT-1', session_id: 'SES-1', work_order_id: 'WO-1', tier: 'hot', contract_id: 'PRC-TEST-001', framework_id: 'FMWK-000' });
+    {
+      agent_id: md.agent_id,
+      session_id: md.session_id,
+      work_order_id: md.work_order_id,
+      tier: md.tier,
+      contract_id: md.contract_id,
+      framework_id: md.framework_id,
+    },
+    {
+      agent_id: 'AGENT-1',
+      session_id: 'SES-1',
+      work_order_id: 'WO-1',
+      tier: 'hot',
+      contract_id: 'PRC-TEST-001',
+      framework_id: 'FMWK-000',
+    },
+  );
   assert.equal(md.input_tokens, 100);
   assert.equal(md.output_tokens, 50);
   assert.equal(md.model_id, 'mock-model-1');
@@ -40,16 +58,33 @@ test('9 EXCHANGE has no redundant fields; only the seed fields plus documented e
   const h = harness(t);
   await h.router.route(request({ temperature: 0.2, max_tokens: 77 }));
   const md = h.ledger.query({ event_type: 'EXCHANGE' })[0]!.metadata;
-  for (const key of ['agent_class', 'package_id', 'prompt_pack_id', 'max_tokens', 'temperature', 'domain_tags']) assert.ok(!(key in md), key);
-  const seed = ['agent_id', 'session_id', 'work_order_id', 'tier', 'contract_id', 'framework_id', 'prompt', 'response', 'outcome',
-    'input_tokens', 'output_tokens', 'context_hash', 'dispatch_entry_id', 'model_id', 'finish_reason', 'latency_ms'];
+  for (const key of ['agent_class', 'package_id', 'prompt_pack_id', 'max_tokens', 'temperature', 'domain_tags'])
+    assert.ok(!(key in md), key);
+  const seed = [
+    'agent_id',
+    'session_id',
+    'work_order_id',
+    'tier',
+    'contract_id',
+    'framework_id',
+    'prompt',
+    'response',
+    'outcome',
+    'input_tokens',
+    'output_tokens',
+    'context_hash',
+    'dispatch_entry_id',
+    'model_id',
+    'finish_reason',
+    'latency_ms',
+  ];
   const extensions = ['attempts', 'cache_read_tokens', 'cache_write_tokens', 'usage_raw'];
   assert.deepEqual(Object.keys(md).sort(), [...seed, ...extensions].sort());
 });
 
 test('10 context_hash is the SHA-256 of the prompt', async (t) => {
   const h = harness(t);
-  const res = await h.router.route(request());
+  await h.router.route(request());
   const md = h.ledger.query({ event_type: 'EXCHANGE' })[0]!.metadata;
   assert.match(String(md.context_hash), /^[a-f0-9]{64}$/);
   const { createHash } = await import('node:crypto');
@@ -96,7 +131,10 @@ test('history(session) returns the conversation in order', async (t) => {
   await h.router.route(request({ prompt: 'first' }));
   await h.router.route(request({ prompt: 'second' }));
   await h.router.route(request({ prompt: 'other session', session_id: 'SES-2' }));
-  assert.deepEqual(h.ledger.history('SES-1').map((e) => e.metadata.prompt), ['first', 'second']);
+  assert.deepEqual(
+    h.ledger.history('SES-1').map((e) => e.metadata.prompt),
+    ['first', 'second'],
+  );
 });
 
 test('a compiled prompt is sent as its body and the EXCHANGE records its stable_prefix_hash', async (t) => {

@@ -10,7 +10,9 @@ const KEYS = { default: 'test-secret-0123456789abcdef' };
 
 /** A token signed with `secret` whatever its kid says (an attacker controls the payload, not our keys). */
 function tokenWithKid(kid: string, nowS: number, secret = KEYS.default): string {
-  const payload = Buffer.from(JSON.stringify({ sub: 'AGENT-1', scopes: ['route:*'], iat: nowS, exp: nowS + 60, kid })).toString('base64url');
+  const payload = Buffer.from(
+    JSON.stringify({ sub: 'AGENT-1', scopes: ['route:*'], iat: nowS, exp: nowS + 60, kid }),
+  ).toString('base64url');
   const input = `cpt1.${payload}`;
   return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
 }
@@ -35,10 +37,21 @@ test('a hostile kid is AUTH_UNKNOWN_KEY: recorded as PROMPT_REJECTED, provider n
 test('verifyToken and issueToken never read inherited properties as keys', () => {
   const nowS = Math.floor(Date.now() / 1000);
   for (const kid of ['__proto__', 'constructor', 'toString']) {
-    const result = verifyToken(tokenWithKid(kid, nowS), KEYS, { agentId: 'AGENT-1', contractId: 'C', nowMs: nowS * 1000 });
+    const result = verifyToken(tokenWithKid(kid, nowS), KEYS, {
+      agentId: 'AGENT-1',
+      contractId: 'C',
+      nowMs: nowS * 1000,
+    });
     assert.deepEqual(result.ok ? 'ok' : result.code, 'AUTH_UNKNOWN_KEY', kid);
-    assert.throws(() => issueToken({ sub: 'A', scopes: ['route:*'], iat: nowS, exp: nowS + 1, kid }, KEYS), /no auth key/);
+    assert.throws(
+      () => issueToken({ sub: 'A', scopes: ['route:*'], iat: nowS, exp: nowS + 1, kid }, KEYS),
+      /no auth key/,
+    );
   }
-  const emptySecret = verifyToken(tokenWithKid('default', nowS, ''), { default: '' }, { agentId: 'AGENT-1', contractId: 'C', nowMs: nowS * 1000 });
+  const emptySecret = verifyToken(
+    tokenWithKid('default', nowS, ''),
+    { default: '' },
+    { agentId: 'AGENT-1', contractId: 'C', nowMs: nowS * 1000 },
+  );
   assert.equal(emptySecret.ok ? 'ok' : emptySecret.code, 'AUTH_UNKNOWN_KEY', 'an empty secret verifies nothing');
 });

@@ -13,16 +13,31 @@ const PROCESSES = 8;
 const CALLS = 12;
 const TOKEN_LIMIT = 4000;
 const COST_LIMIT = 0.01;
-const LIMITS = { agent: { by_id: { 'AGENT-TOK': { max_tokens: TOKEN_LIMIT } } }, session: { by_id: { 'SES-COST': { max_cost: COST_LIMIT } } } };
+const LIMITS = {
+  agent: { by_id: { 'AGENT-TOK': { max_tokens: TOKEN_LIMIT } } },
+  session: { by_id: { 'SES-COST': { max_cost: COST_LIMIT } } },
+};
 
 function runWorker(dir: string, worker: number, startAt: number): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WORKER, dir, String(worker), String(CALLS), JSON.stringify(LIMITS), String(startAt)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [WORKER, dir, String(worker), String(CALLS), JSON.stringify(LIMITS), String(startAt)],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Record<string, number>) : reject(new Error(`worker ${worker} exited ${code}: ${err}`))));
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as Record<string, number>)
+        : reject(new Error(`worker ${worker} exited ${code}: ${err}`)),
+    );
   });
 }
 
@@ -36,14 +51,20 @@ test(`${PROCESSES} processes routing CJK and emoji prompts with the most usage a
   const seen = JSON.stringify(results);
   assert.equal(total('success') + total('rejected:BUDGET_EXHAUSTED'), PROCESSES * CALLS, seen);
   assert.ok(total('success') > 0 && total('rejected:BUDGET_EXHAUSTED') > 0, `the limits were binding: ${seen}`);
-  assert.ok(results.every((r) => Object.keys(r).every((k) => !k.startsWith('warning:'))), `no budget warnings: ${seen}`);
+  assert.ok(
+    results.every((r) => Object.keys(r).every((k) => !k.startsWith('warning:'))),
+    `no budget warnings: ${seen}`,
+  );
 
   const db = new Database(join(dir, 'budget.sqlite'), { readonly: true });
   t.after(() => db.close());
   const pending = db.prepare("SELECT COUNT(*) FROM reservations WHERE state = 'reserved'").pluck().get();
   assert.equal(pending, 0, 'nothing left reserved');
-  const settledIn = (scope: string) => db.prepare(`SELECT SUM(charged_tokens) AS tokens, SUM(charged_cost) AS cost, COUNT(*) AS n, SUM(actual_tokens IS NULL) AS unknown
-    FROM reservations WHERE state = 'settled' AND ${scope}`).get() as { tokens: number; cost: number; n: number; unknown: number };
+  const settledIn = (scope: string) =>
+    db
+      .prepare(`SELECT SUM(charged_tokens) AS tokens, SUM(charged_cost) AS cost, COUNT(*) AS n, SUM(actual_tokens IS NULL) AS unknown
+    FROM reservations WHERE state = 'settled' AND ${scope}`)
+      .get() as { tokens: number; cost: number; n: number; unknown: number };
   const tok = settledIn("agent_id = 'AGENT-TOK'");
   const cost = settledIn("session_id = 'SES-COST'");
   const all = settledIn('1');
@@ -52,14 +73,28 @@ test(`${PROCESSES} processes routing CJK and emoji prompts with the most usage a
   assert.ok(tok.tokens <= TOKEN_LIMIT, `settled ${tok.tokens} tokens > agent limit ${TOKEN_LIMIT}`);
   assert.ok(cost.cost <= COST_LIMIT * 1e9, `settled ${cost.cost / 1e9} > session cost limit ${COST_LIMIT}`);
   // The bound is tight enough to be useful: both limits are mostly spent, not reserved away.
-  assert.ok(tok.tokens > TOKEN_LIMIT / 2 && cost.cost > (COST_LIMIT * 1e9) / 2, `settled ${tok.tokens} tokens, ${cost.cost} nano`);
+  assert.ok(
+    tok.tokens > TOKEN_LIMIT / 2 && cost.cost > (COST_LIMIT * 1e9) / 2,
+    `settled ${tok.tokens} tokens, ${cost.cost} nano`,
+  );
 
   const ledger = Ledger.open(join(dir, 'ledger.sqlite'));
   t.after(() => ledger.close());
   assert.equal(verifyLedger(ledger).ok, true);
   const records = ledger.query({ event_type: 'BUDGET_SETTLED', limit: 10_000 });
-  assert.equal(records.reduce((sum, e) => sum + (e.metadata.charged_tokens as number), 0), all.tokens);
-  const refusals = ledger.query({ event_type: 'BUDGET_EXCEEDED', limit: 10_000 }).filter((e) => e.decision === 'REFUSED');
-  assert.ok(refusals.some((e) => e.metadata.agent_id === 'AGENT-TOK'), 'the token limit refused calls');
-  assert.ok(refusals.some((e) => e.metadata.session_id === 'SES-COST'), 'the cost limit refused calls');
+  assert.equal(
+    records.reduce((sum, e) => sum + (e.metadata.charged_tokens as number), 0),
+    all.tokens,
+  );
+  const refusals = ledger
+    .query({ event_type: 'BUDGET_EXCEEDED', limit: 10_000 })
+    .filter((e) => e.decision === 'REFUSED');
+  assert.ok(
+    refusals.some((e) => e.metadata.agent_id === 'AGENT-TOK'),
+    'the token limit refused calls',
+  );
+  assert.ok(
+    refusals.some((e) => e.metadata.session_id === 'SES-COST'),
+    'the cost limit refused calls',
+  );
 });

@@ -23,8 +23,15 @@ function answering(result: Partial<ProviderResult>): Provider {
     id: 'mock',
     async send() {
       return {
-        provider_id: 'mock', model: 'm', content: 'the paid answer', stop_reason: 'stop', raw_stop_reason: 'stop', request_id: null, latency_ms: 1,
-        usage: { input_tokens: 10, output_tokens: 5, cache_read_tokens: 0, cache_write_tokens: 0, raw: null }, ...result,
+        provider_id: 'mock',
+        model: 'm',
+        content: 'the paid answer',
+        stop_reason: 'stop',
+        raw_stop_reason: 'stop',
+        request_id: null,
+        latency_ms: 1,
+        usage: { input_tokens: 10, output_tokens: 5, cache_read_tokens: 0, cache_write_tokens: 0, raw: null },
+        ...result,
       };
     },
   };
@@ -47,7 +54,8 @@ function failExchanges(h: Harness, error: () => unknown): { on: boolean } {
   return fail;
 }
 
-const enospc = (): Error => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
+const enospc = (): Error =>
+  Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
 
 function assertVerifies(h: Harness): void {
   assert.equal(verifyLedger(h.ledger).ok, true, 'the ledger still verifies');
@@ -55,7 +63,13 @@ function assertVerifies(h: Harness): void {
 
 test('a usage object nested 10,000 deep with non-finite numbers is recorded bounded: success, EXCHANGE committed', async (t) => {
   const raw = { ...deep(10_000), huge: Infinity, neg: -Infinity, nan: NaN, input_tokens: 10 };
-  const h = harness(t, { router: { providers: [answering({ usage: { input_tokens: 10, output_tokens: 5, cache_read_tokens: 0, cache_write_tokens: 0, raw } })] } });
+  const h = harness(t, {
+    router: {
+      providers: [
+        answering({ usage: { input_tokens: 10, output_tokens: 5, cache_read_tokens: 0, cache_write_tokens: 0, raw } }),
+      ],
+    },
+  });
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');
   assert.equal(res.content, 'the paid answer');
@@ -68,12 +82,26 @@ test('a usage object nested 10,000 deep with non-finite numbers is recorded boun
 });
 
 test('usage counts that are not safe non-negative integers are unknown (null), never a crash', async (t) => {
-  const usage = { input_tokens: -3, output_tokens: 2.5, cache_read_tokens: 2 ** 60, cache_write_tokens: Number.NaN, raw: null };
+  const usage = {
+    input_tokens: -3,
+    output_tokens: 2.5,
+    cache_read_tokens: 2 ** 60,
+    cache_write_tokens: Number.NaN,
+    raw: null,
+  };
   const h = harness(t, { router: { providers: [answering({ usage })] } });
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');
   const [exchange] = h.ledger.query({ event_type: 'EXCHANGE' });
-  assert.deepEqual([exchange?.metadata.input_tokens, exchange?.metadata.output_tokens, exchange?.metadata.cache_read_tokens, exchange?.metadata.cache_write_tokens], [null, null, null, null]);
+  assert.deepEqual(
+    [
+      exchange?.metadata.input_tokens,
+      exchange?.metadata.output_tokens,
+      exchange?.metadata.cache_read_tokens,
+      exchange?.metadata.cache_write_tokens,
+    ],
+    [null, null, null, null],
+  );
   assertVerifies(h);
 });
 
@@ -98,7 +126,9 @@ test('the ledger refusing the record itself (canonical JSON): committed without 
   h.ledger.appendBatch = (inputs) => {
     if (inputs.some((i) => i.event_type === 'EXCHANGE' && typeof i.metadata?.usage_raw === 'object')) {
       refusals += 1;
-      throw new CpError('ERR_CANONICAL_JSON', 'non-finite number Infinity at /usage_raw/x', { hint: 'JSON numbers must be finite' });
+      throw new CpError('ERR_CANONICAL_JSON', 'non-finite number Infinity at /usage_raw/x', {
+        hint: 'JSON numbers must be finite',
+      });
     }
     return real(inputs);
   };
@@ -135,12 +165,16 @@ test('ledger and spool both failing: the answer is returned and the whole exchan
 
 test('a failure after the answer in output validation or budget settlement is a warning, the answer stands', async (t) => {
   const broken = {
-    settle: () => { throw new Error('budget database is locked'); },
+    settle: () => {
+      throw new Error('budget database is locked');
+    },
     reserve: () => ({ ok: true, records: [], remaining_tokens: 1000 }),
     release: () => ({ records: [] }),
   } as unknown as Budgeter;
   const h = harness(t, { router: { budget: broken } });
-  const res = await h.router.route(request({ output_schema: { type: 'object', properties: { a: { $ref: '#/nowhere' } } } }));
+  const res = await h.router.route(
+    request({ output_schema: { type: 'object', properties: { a: { $ref: '#/nowhere' } } } }),
+  );
   assert.equal(res.outcome, 'success');
   assert.equal(res.content, 'Mock response');
   assert.match(res.warnings.join('\n'), /BUDGET_SETTLE_FAILED/);
@@ -149,8 +183,14 @@ test('a failure after the answer in output validation or budget settlement is a 
 });
 
 function budgeter(t: { after: (fn: () => void) => void }, dir: string): Budgeter {
-  const config = JSON.parse(readFileSync(join(CODE_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<string, unknown>;
-  const b = Budgeter.open({ dbPath: join(dir, 'budget.sqlite'), config: { ...config, limits: { session: { default: { max_tokens: 100_000 } } } } });
+  const config = JSON.parse(readFileSync(join(CODE_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  const b = Budgeter.open({
+    dbPath: join(dir, 'budget.sqlite'),
+    config: { ...config, limits: { session: { default: { max_tokens: 100_000 } } } },
+  });
   t.after(() => b.close());
   return b;
 }
@@ -159,7 +199,10 @@ test('a reply cut off after HTTP 200 keeps its reservation charged as unknown; o
   const h0 = harness(t);
   const budget = budgeter(t, h0.dir);
   const h = harness(t, {
-    script: [{ error: { kind: 'network', status: 200, after_success: true, message: 'socket reset mid-body' } }, { error: { kind: 'invalid_request', status: 400 } }],
+    script: [
+      { error: { kind: 'network', status: 200, after_success: true, message: 'socket reset mid-body' } },
+      { error: { kind: 'invalid_request', status: 400 } },
+    ],
     router: { budget },
   });
   const cut = await h.router.route(request({ request_id: 'REQ-CUT', max_tokens: 500 }));
@@ -180,7 +223,12 @@ test('secrets never reach a record: the auth token and a provider key echoed bac
   const KEYS = { default: 'route-signing-secret-1234' };
   const providerKey = 'sk-provider-key-5678';
   const h = harness(t, {
-    router: { devMode: false, authKeys: KEYS, secrets: [providerKey], providers: [answering({ content: `echo: ${providerKey} and ${KEYS.default}` })] },
+    router: {
+      devMode: false,
+      authKeys: KEYS,
+      secrets: [providerKey],
+      providers: [answering({ content: `echo: ${providerKey} and ${KEYS.default}` })],
+    },
   });
   const nowS = Math.floor(h.now.ms / 1000);
   const token = issueToken({ sub: 'AGENT-1', scopes: ['route:*'], iat: nowS, exp: nowS + 60 }, KEYS);
@@ -190,7 +238,8 @@ test('secrets never reach a record: the auth token and a provider key echoed bac
   const rejected = await h.router.route(request({ auth_token: `${token}x`, prompt: `again ${token}x` }));
   assert.equal(rejected.outcome, 'rejected');
   const everything = JSON.stringify(h.ledger.query({}));
-  for (const secret of [token, providerKey, KEYS.default]) assert.equal(everything.includes(secret), false, 'no secret in any record');
+  for (const secret of [token, providerKey, KEYS.default])
+    assert.equal(everything.includes(secret), false, 'no secret in any record');
   assert.match(everything, /my token is \[REDACTED\]/);
 });
 
@@ -204,7 +253,10 @@ test('damaged spool entries are quarantined and named, the good one is appended,
   assert.equal(good.length, 1);
   writeFileSync(join(spool, 'LED-truncated.json'), readFileSync(join(spool, good[0] as string), 'utf8').slice(0, 40));
   writeFileSync(join(spool, 'LED-shape.json'), JSON.stringify({ not: 'a batch' }));
-  writeFileSync(join(spool, 'LED-foreign.json'), JSON.stringify([{ event_type: 'PACKAGE_INSTALLED', submission_id: 'x', decision: 'x', reason: 'x', metadata: {} }]));
+  writeFileSync(
+    join(spool, 'LED-foreign.json'),
+    JSON.stringify([{ event_type: 'PACKAGE_INSTALLED', submission_id: 'x', decision: 'x', reason: 'x', metadata: {} }]),
+  );
   writeFileSync(join(h.dir, 'outside.json'), '[]');
   symlinkSync(join(h.dir, 'outside.json'), join(spool, 'LED-link.json'));
   mkdirSync(join(spool, 'LED-dir.json'));
@@ -214,7 +266,14 @@ test('damaged spool entries are quarantined and named, the good one is appended,
   assert.equal(drained.quarantined.length, 6);
   assert.deepEqual(readdirSync(spool), [], 'nothing is left in the spool');
   const quarantine = readdirSync(`${spool}-quarantine`).sort();
-  assert.deepEqual(quarantine, ['LED-dir.json', 'LED-fifo.json', 'LED-foreign.json', 'LED-link.json', 'LED-shape.json', 'LED-truncated.json']);
+  assert.deepEqual(quarantine, [
+    'LED-dir.json',
+    'LED-fifo.json',
+    'LED-foreign.json',
+    'LED-link.json',
+    'LED-shape.json',
+    'LED-truncated.json',
+  ]);
   assert.equal(existsSync(join(h.dir, 'outside.json')), true, 'the link target is untouched');
   const [exchange] = h.ledger.query({ event_type: 'EXCHANGE' });
   assert.equal(exchange?.metadata.dispatch_entry_id, spooledRes.dispatch_entry_id);
@@ -257,7 +316,10 @@ test('a spooled exchange already in the ledger (a drain killed before removing i
 });
 
 test('a provider returning something that is not a result (a bug) still yields a recorded outcome, not a crash', async (t) => {
-  const broken: Provider = { id: 'mock', send: async () => ({ content: 42, usage: 'lots' }) as unknown as ProviderResult };
+  const broken: Provider = {
+    id: 'mock',
+    send: async () => ({ content: 42, usage: 'lots' }) as unknown as ProviderResult,
+  };
   const h = harness(t, { router: { providers: [broken] } });
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');

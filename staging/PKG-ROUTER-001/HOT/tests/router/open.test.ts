@@ -55,6 +55,8 @@ test('breaker state survives across router processes through the state file', as
 
 test('asking for a provider that is not installed is a coded error naming the installed ones', async (t) => {
   const dir = scratch(t);
-  await assert.rejects(openRouter(CODE_ROOT, { provider: 'gemini', ledgerPath: join(dir, 'l.sqlite') }),
-    (e: { code?: string; hint?: string }) => e.code === 'ERR_ROUTER_PROVIDER_UNAVAILABLE' && /mock/.test(e.hint ?? ''));
+  await assert.rejects(
+    openRouter(CODE_ROOT, { provider: 'gemini', ledgerPath: join(dir, 'l.sqlite') }),
+    (e: { code?: string; hint?: string }) => e.code === 'ERR_ROUTER_PROVIDER_UNAVAILABLE' && /mock/.test(e.hint ?? ''),
+  );
 });

@@ -8,7 +8,10 @@ import { harness, request } from './harness.js';
 function captureAppends(ledger: { appendBatch: (inputs: readonly AppendInput[]) => unknown }): AppendInput[] {
   const seen: AppendInput[] = [];
   const original = ledger.appendBatch.bind(ledger);
-  ledger.appendBatch = (inputs) => { seen.push(...inputs); return original(inputs); };
+  ledger.appendBatch = (inputs) => {
+    seen.push(...inputs);
+    return original(inputs);
+  };
   return seen;
 }
 
@@ -26,9 +29,16 @@ test('every record the router writes is already in canonical key order, so the l
   assert.equal((await h.router.route(request())).outcome, 'error');
   assert.equal((await h.router.route({ prompt: '' })).outcome, 'rejected');
 
-  assert.deepEqual(seen.map((r) => r.event_type), ['DISPATCH', 'EXCHANGE', 'DISPATCH', 'EXCHANGE', 'PROMPT_REJECTED']);
+  assert.deepEqual(
+    seen.map((r) => r.event_type),
+    ['DISPATCH', 'EXCHANGE', 'DISPATCH', 'EXCHANGE', 'PROMPT_REJECTED'],
+  );
   for (const record of seen) {
-    assert.equal(JSON.stringify(record.metadata), canonicalJson(record.metadata), `${record.event_type} metadata keys are out of order`);
+    assert.equal(
+      JSON.stringify(record.metadata),
+      canonicalJson(record.metadata),
+      `${record.event_type} metadata keys are out of order`,
+    );
   }
   const exchange = seen[1]?.metadata as Record<string, unknown>;
   assert.equal(exchange.stable_prefix_hash, compiled.stable_prefix_hash);
@@ -39,9 +49,15 @@ test('every record the router writes is already in canonical key order, so the l
 test('a provider usage object with a "__proto__" key is recorded as data', async (t) => {
   const h = harness(t);
   const seen = captureAppends(h.ledger);
-  const raw = JSON.parse('{"output_tokens":2,"__proto__":{"polluted":true},"input_tokens":1}') as Record<string, unknown>;
+  const raw = JSON.parse('{"output_tokens":2,"__proto__":{"polluted":true},"input_tokens":1}') as Record<
+    string,
+    unknown
+  >;
   const send = h.provider.send.bind(h.provider);
-  h.provider.send = async (request, options) => { const result = await send(request, options); return { ...result, usage: { ...result.usage, raw } }; };
+  h.provider.send = async (request, options) => {
+    const result = await send(request, options);
+    return { ...result, usage: { ...result.usage, raw } };
+  };
   assert.equal((await h.router.route(request())).outcome, 'success');
   const exchange = seen.find((r) => r.event_type === 'EXCHANGE')?.metadata as Record<string, unknown>;
   assert.equal(canonicalJson(exchange.usage_raw), '{"__proto__":{"polluted":true},"input_tokens":1,"output_tokens":2}');

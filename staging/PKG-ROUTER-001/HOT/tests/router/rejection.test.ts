@@ -14,7 +14,13 @@ test('20-22 a rejection is lightweight: five keys, no prompt, no DISPATCH', asyn
   const h = harness(t, { router: { devMode: false, authKeys: KEYS } });
   const res = await h.router.route(request());
   const [rejected] = h.ledger.query({ event_type: 'PROMPT_REJECTED' });
-  assert.deepEqual(Object.keys(rejected!.metadata).sort(), ['agent_id', 'contract_id', 'error_code', 'error_message', 'session_id']);
+  assert.deepEqual(Object.keys(rejected!.metadata).sort(), [
+    'agent_id',
+    'contract_id',
+    'error_code',
+    'error_message',
+    'session_id',
+  ]);
   assert.ok(!('prompt' in rejected!.metadata));
   assert.equal(rejected!.decision, 'REJECTED');
   assert.equal(rejected!.reason, 'AUTH_MISSING: no auth token');
@@ -57,7 +63,10 @@ test('auth: a valid scoped token passes; expired, forged, wrong agent and wrong 
   // Tamper with the payload but keep the MAC: the signature no longer verifies.
   const good = issueToken(claims, KEYS).split('.');
   const forged = Buffer.from(JSON.stringify({ ...claims, scopes: ['route:*'] })).toString('base64url');
-  assert.equal((await h.router.route(request({ auth_token: `${good[0]}.${forged}.${good[2]}` }))).error_code, 'AUTH_BAD_SIGNATURE');
+  assert.equal(
+    (await h.router.route(request({ auth_token: `${good[0]}.${forged}.${good[2]}` }))).error_code,
+    'AUTH_BAD_SIGNATURE',
+  );
   assert.equal(h.provider.calls.length, 1);
 });
 
@@ -67,8 +76,14 @@ test('28 dev mode bypasses auth', async (t) => {
 });
 
 function budgeter(t: { after: (fn: () => void) => void }, dir: string, sessionMaxTokens: number): Budgeter {
-  const config = JSON.parse(readFileSync(join(CODE_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<string, unknown>;
-  const b = Budgeter.open({ dbPath: join(dir, 'budget.sqlite'), config: { ...config, limits: { session: { default: { max_tokens: sessionMaxTokens } } } } });
+  const config = JSON.parse(readFileSync(join(CODE_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  const b = Budgeter.open({
+    dbPath: join(dir, 'budget.sqlite'),
+    config: { ...config, limits: { session: { default: { max_tokens: sessionMaxTokens } } } },
+  });
   t.after(() => b.close());
   return b;
 }
@@ -94,8 +109,19 @@ test('budget: reserved with the DISPATCH, settled with the EXCHANGE, released af
   assert.equal(typeof ok.cost_incurred, 'number');
   const failed = await h.router.route(request({ request_id: 'R2' }));
   assert.equal(failed.outcome, 'error');
-  assert.deepEqual(h.ledger.query({ order: 'oldest' }).map((e) => e.event_type),
-    ['BUDGET_ALLOCATED', 'DISPATCH', 'EXCHANGE', 'BUDGET_SETTLED', 'BUDGET_ALLOCATED', 'DISPATCH', 'EXCHANGE', 'BUDGET_RELEASED']);
+  assert.deepEqual(
+    h.ledger.query({ order: 'oldest' }).map((e) => e.event_type),
+    [
+      'BUDGET_ALLOCATED',
+      'DISPATCH',
+      'EXCHANGE',
+      'BUDGET_SETTLED',
+      'BUDGET_ALLOCATED',
+      'DISPATCH',
+      'EXCHANGE',
+      'BUDGET_RELEASED',
+    ],
+  );
   const status = budget.status({ session_id: 'SES-1' });
   assert.equal(status.pending_reservations, 0);
   // Settled at the real usage: 100 input + 50 output tokens for R1; R2 released.
@@ -107,7 +133,9 @@ test('budget: reserved with the DISPATCH, settled with the EXCHANGE, released af
 test('a budget settle failure after the answer is surfaced, the exchange is still recorded', async (t) => {
   const h0 = harness(t);
   const budget = budgeter(t, h0.dir, 1_000_000);
-  budget.settle = () => { throw new Error('budget db locked'); };
+  budget.settle = () => {
+    throw new Error('budget db locked');
+  };
   const h = harness(t, { router: { budget } });
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');
