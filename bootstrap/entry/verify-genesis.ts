@@ -23,7 +23,7 @@ function checkFile(base: string, file: GenesisFile): void {
 export function verifyGenesis(dir: string, genesis: BootstrapPlan['genesis']): void {
   const base = join(dir, GENESIS_DIR);
   const listed = new Map(genesis.files.map((f) => [f.path, f]));
-  let top;
+  let top: import('node:fs').Stats | null;
   try {
     top = lstatSync(base);
   } catch {

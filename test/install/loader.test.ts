@@ -39,7 +39,7 @@ function run(args: string[], cwd = work): Run {
   return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
 }
 
-function must(args: string[]): string {
+function _must(args: string[]): string {
   const r = run(args, REPO);
   assert.equal(r.status, 0, `${args.join(' ')}\n${r.stderr}${r.stdout}`);
   return r.stdout;

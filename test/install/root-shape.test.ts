@@ -24,13 +24,13 @@ import Database from 'better-sqlite3';
 import { REPO } from '../../scripts/lib/repo.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
 
-const cplane = join(REPO, 'bin', 'cplane.js');
+const _cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-shape-'));
 const pristine = join(work, 'pristine');
 let archive = '';
 let caseNo = 0;
 
-function must(args: string[]): string {
+function _must(args: string[]): string {
   const r = spawnSync(process.execPath, args, { cwd: REPO, encoding: 'utf8' });
   assert.equal(r.status, 0, `${args.join(' ')}\n${r.stderr}${r.stdout}`);
   return r.stdout;

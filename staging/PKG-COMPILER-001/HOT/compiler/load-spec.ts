@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import { readTextBounded } from '#kernel/bounded-read.js';
 import { parsePromptSpec, type PromptSpec } from './spec.js';

@@ -46,24 +46,24 @@ export function parseIngestInput(value: unknown): IngestInput {
   };
   let output: DispatchOutput;
   if (
-    record['role'] === 'implementer' &&
-    (IMPLEMENTER_OUTCOMES as readonly unknown[]).includes(record['outcome']) &&
-    record['assessment'] === undefined
+    record.role === 'implementer' &&
+    (IMPLEMENTER_OUTCOMES as readonly unknown[]).includes(record.outcome) &&
+    record.assessment === undefined
   ) {
-    output = { role: 'implementer', outcome: record['outcome'] as ImplementerOutcome };
+    output = { role: 'implementer', outcome: record.outcome as ImplementerOutcome };
   } else if (
-    record['role'] === 'reviewer' &&
-    (REVIEWER_ASSESSMENTS as readonly unknown[]).includes(record['assessment']) &&
-    record['outcome'] === undefined
+    record.role === 'reviewer' &&
+    (REVIEWER_ASSESSMENTS as readonly unknown[]).includes(record.assessment) &&
+    record.outcome === undefined
   ) {
-    output = { role: 'reviewer', assessment: record['assessment'] as ReviewerAssessment };
+    output = { role: 'reviewer', assessment: record.assessment as ReviewerAssessment };
   } else {
     return invalid(
-      `has role ${show(record['role'])}, outcome ${show(record['outcome'])}, assessment ${show(record['assessment'])}`,
+      `has role ${show(record.role)}, outcome ${show(record.outcome)}, assessment ${show(record.assessment)}`,
     );
   }
   const input: IngestInput = { ...output };
-  const summary = record['summary'];
+  const summary = record.summary;
   if (summary !== undefined) {
     if (typeof summary !== 'string' || summary.length > MAX_TEXT)
       invalid(`summary must be a string of at most ${MAX_TEXT} characters`);
@@ -81,7 +81,7 @@ export function parseIngestInput(value: unknown): IngestInput {
     }
     input[field] = [...(list as string[])];
   }
-  const issues = record['issues'];
+  const issues = record.issues;
   if (issues !== undefined) input.issues = parseIssues(issues, invalid);
   return input;
 }
@@ -92,15 +92,15 @@ function parseIssues(value: unknown, invalid: (why: string) => never): ReviewerI
   return value.map((item: unknown) => {
     const issue = (item ?? {}) as Record<string, unknown>;
     if (
-      typeof issue['severity'] !== 'string' ||
-      typeof issue['message'] !== 'string' ||
-      (issue['file'] !== undefined && typeof issue['file'] !== 'string')
+      typeof issue.severity !== 'string' ||
+      typeof issue.message !== 'string' ||
+      (issue.file !== undefined && typeof issue.file !== 'string')
     ) {
       return invalid('issues need {severity, message, file?} strings');
     }
-    return issue['file'] === undefined
-      ? { severity: issue['severity'], message: issue['message'] }
-      : { severity: issue['severity'], message: issue['message'], file: issue['file'] as string };
+    return issue.file === undefined
+      ? { severity: issue.severity, message: issue.message }
+      : { severity: issue.severity, message: issue.message, file: issue.file as string };
   });
 }
 

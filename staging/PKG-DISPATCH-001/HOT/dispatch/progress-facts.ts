@@ -91,15 +91,15 @@ function taskToJson(task: ParsedTask): JsonValue {
     line: task.line,
     parent_id: task.parent_id,
   };
-  if (task.prompt !== undefined) out['prompt'] = task.prompt;
-  if (task.requirements !== undefined) out['requirements'] = [...task.requirements];
+  if (task.prompt !== undefined) out.prompt = task.prompt;
+  if (task.requirements !== undefined) out.requirements = [...task.requirements];
   return out;
 }
 
 function readFingerprint(value: JsonValue | undefined): SourceFingerprint | undefined {
   const object = asObject(value);
-  const mtime = asNumber(object?.['mtime_ms']);
-  const hash = asString(object?.['hash']);
+  const mtime = asNumber(object?.mtime_ms);
+  const hash = asString(object?.hash);
   return mtime === undefined || hash === undefined ? undefined : { mtime_ms: mtime, hash };
 }
 
@@ -108,10 +108,10 @@ function readTasks(value: JsonValue | undefined): ParsedTask[] | undefined {
   const tasks: ParsedTask[] = [];
   for (const item of value) {
     const object = asObject(item);
-    const id = asString(object?.['id']);
-    const description = asString(object?.['description']);
-    const status = asString(object?.['status']);
-    const line = asNumber(object?.['line']);
+    const id = asString(object?.id);
+    const description = asString(object?.description);
+    const status = asString(object?.status);
+    const line = asNumber(object?.line);
     if (
       id === undefined ||
       description === undefined ||
@@ -119,7 +119,7 @@ function readTasks(value: JsonValue | undefined): ParsedTask[] | undefined {
       !(STATUSES as readonly (string | undefined)[]).includes(status)
     )
       return undefined;
-    const parent = object?.['parent_id'];
+    const parent = object?.parent_id;
     const task: ParsedTask = {
       id,
       description,
@@ -127,9 +127,9 @@ function readTasks(value: JsonValue | undefined): ParsedTask[] | undefined {
       line,
       parent_id: typeof parent === 'string' ? parent : null,
     };
-    const prompt = asString(object?.['prompt']);
+    const prompt = asString(object?.prompt);
     if (prompt !== undefined) task.prompt = prompt;
-    if (Array.isArray(object?.['requirements'])) task.requirements = asStringArray(object?.['requirements']);
+    if (Array.isArray(object?.requirements)) task.requirements = asStringArray(object?.requirements);
     tasks.push(task);
   }
   return tasks;

@@ -58,10 +58,10 @@ function readIssues(value: Parameters<typeof asObject>[0]): ReviewerIssue[] {
   const out: ReviewerIssue[] = [];
   for (const item of value) {
     const issue = asObject(item);
-    const severity = asString(issue?.['severity']);
-    const message = asString(issue?.['message']);
+    const severity = asString(issue?.severity);
+    const message = asString(issue?.message);
     if (severity === undefined || message === undefined) continue;
-    const file = asString(issue?.['file']);
+    const file = asString(issue?.file);
     out.push(file === undefined ? { severity, message } : { severity, message, file });
   }
   return out;

@@ -27,6 +27,7 @@ export interface CliCommand<A = Record<string, unknown>> {
   builder: (yargs: Argv) => Argv<A>;
   run: (args: ArgumentsCamelCase<A> & { json?: boolean }, ctx: CliContext) => Promise<number> | number;
   /** Nested commands (`cplane ledger append …`); when present one of them must be named and `run` is not called. */
+  // biome-ignore lint/suspicious/noExplicitAny: a parent lists children whose argument types differ
   subcommands?: readonly CliCommand<any>[];
   /** Set when the module loader refused this command's module (it never ran); the CLI reports it. */
   refusal?: (Error & { code: string }) | undefined;

@@ -98,7 +98,7 @@ export function revocationList(root: string): RevocationCheck {
   let revoked = new Set<string>();
   return {
     isRevoked(keyIds) {
-      let stat;
+      let stat: import('node:fs').BigIntStats | null;
       try {
         stat = lstatSync(path, { bigint: true });
       } catch (error) {

@@ -24,7 +24,7 @@ export default defineGate({
     for (const exchange of exchanges) {
       const link = exchange.metadata.dispatch_entry_id;
       const dispatch = typeof link === 'string' ? ledger.get(link) : undefined;
-      if (!dispatch || dispatch.event_type !== 'DISPATCH') {
+      if (dispatch?.event_type !== 'DISPATCH') {
         errors.push({
           code: 'EXCHANGE_WITHOUT_DISPATCH',
           message: `EXCHANGE ${exchange.id} links to ${JSON.stringify(link)}, which is not a DISPATCH`,

@@ -32,7 +32,7 @@ test('every kind of budget record matches budget-record.schema.json', (t) => {
   const seen = new Set<string>();
   const note = (records: readonly AppendInput[]) => {
     check(records);
-    records.forEach((r) => seen.add(`${r.event_type}/${r.decision}`));
+    for (const r of records) seen.add(`${r.event_type}/${r.decision}`);
   };
   note(b.reserve(request('R1', { work_order_id: 'WO', agent_id: 'A' })).records);
   note(b.reserve(request('R2', { work_order_id: 'WO', agent_id: 'A' })).records);

@@ -100,9 +100,9 @@ test('every role has its own shipped template; the system zone is the same for a
   const roles = ['orchestrator', 'reviewer', 'executor', 'searcher'] as const;
   const compiled = roles.map((role) => compilePrompt(baseSpec({ role })));
   assert.equal(new Set(compiled.map((c) => c.instructions)).size, 1);
-  compiled.forEach((c, i) =>
-    assert.ok(c.messages[0]?.content.includes(roleTemplate(roles[i] as (typeof roles)[number]))),
-  );
+  for (const [i, c] of compiled.entries()) {
+    assert.ok(c.messages[0]?.content.includes(roleTemplate(roles[i] as (typeof roles)[number])));
+  }
   assert.equal(new Set(roles.map((r) => roleTemplate(r))).size, 4);
   assert.ok(compiled[0]?.instructions.startsWith(baseSystemPrompt()));
   assert.ok(!compiled[0]?.instructions.includes('Ledger policy'));

@@ -68,7 +68,7 @@ test('a telemetry append failure after the state was saved is reported with the 
     () => runtime.initRun({ runId: 'r', tasksPath }),
     (error: { code: string; details: Record<string, unknown> }) => {
       assert.equal(error.code, 'ERR_DISPATCH_TELEMETRY_FAILED');
-      assert.equal(error.details['snapshot_revision'], 1);
+      assert.equal(error.details.snapshot_revision, 1);
       return true;
     },
   );

@@ -27,9 +27,9 @@ function expectParseError(text: string, pattern: RegExp, line?: number): void {
     () => parseTasksMarkdown(text, '/spec/tasks.md'),
     (error: { code?: string; message: string; details?: Record<string, unknown>; hint?: string }) => {
       assert.equal(error.code, 'ERR_PROGRESS_LEDGER_PARSE_FAILED');
-      assert.equal(error.details?.['error_type'], 'progress_ledger_parse_failed');
-      assert.equal(error.details?.['path'], '/spec/tasks.md');
-      if (line !== undefined) assert.equal(error.details?.['line'], line);
+      assert.equal(error.details?.error_type, 'progress_ledger_parse_failed');
+      assert.equal(error.details?.path, '/spec/tasks.md');
+      if (line !== undefined) assert.equal(error.details?.line, line);
       assert.match(error.message, pattern);
       assert.ok((error.hint ?? '').length > 0, 'a parse error carries a hint');
       return true;
@@ -118,8 +118,8 @@ test('readTasksSource: fingerprint is the mtime and the hash of the bytes read; 
     () => readTasksSource(join(dir, 'missing.md')),
     (error: { code: string; details: Record<string, unknown>; message: string }) => {
       assert.equal(error.code, 'ERR_PROGRESS_LEDGER_MISSING_TASKS');
-      assert.equal(error.details['error_type'], 'progress_ledger_missing_tasks');
-      assert.equal(error.details['path'], join(dir, 'missing.md'));
+      assert.equal(error.details.error_type, 'progress_ledger_missing_tasks');
+      assert.equal(error.details.path, join(dir, 'missing.md'));
       assert.match(error.message, /missing\.md/);
       return true;
     },

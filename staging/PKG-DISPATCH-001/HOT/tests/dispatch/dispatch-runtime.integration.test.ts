@@ -77,8 +77,8 @@ test('init → compile → ingest loop over a real tasks.md whose statuses chang
   assert.equal(field(init, 'progress_ledger', 'active_task_id'), '2.1');
 
   const round1 = await ok(root, ['compile', '--run', 'loop', '--task', '2.1', '--role', 'executor'], 'compile_result');
-  assert.equal(round1['progress_source'], 'snapshot');
-  const stable = round1['stable_prefix_hash'];
+  assert.equal(round1.progress_source, 'snapshot');
+  const stable = round1.stable_prefix_hash;
 
   const blocked1 = await ok(
     root,
@@ -93,11 +93,11 @@ test('init → compile → ingest loop over a real tasks.md whose statuses chang
 
   writeTasks(tasks, PLAN('-', ' ', '-'), 1_700_000_100);
   const round2 = await ok(root, ['compile', '--run', 'loop', '--task', '2.1', '--role', 'executor'], 'compile_result');
-  assert.equal(round2['progress_source'], 'rebuilt', 'the edit between compiles is picked up');
-  assert.equal(round2['rebuild_cause'], 'fingerprint_changed');
+  assert.equal(round2.progress_source, 'rebuilt', 'the edit between compiles is picked up');
+  assert.equal(round2.rebuild_cause, 'fingerprint_changed');
   assert.equal(field(round2, 'task_ledger', 'plan_version'), 2);
-  assert.match(round2['delta_context'] as string, /Task 2\.1 \[in-progress\]: Checkbox items/);
-  assert.match(round2['delta_context'] as string, /Blockers:\n- fixture missing/);
+  assert.match(round2.delta_context as string, /Task 2\.1 \[in-progress\]: Checkbox items/);
+  assert.match(round2.delta_context as string, /Blockers:\n- fixture missing/);
 
   const blocked2 = await ok(
     root,
@@ -109,17 +109,17 @@ test('init → compile → ingest loop over a real tasks.md whose statuses chang
     { consecutive_non_progress: 2, threshold: 2, flagged: true },
     'two blocked outcomes flag the stall',
   );
-  assert.equal(blocked2['newly_flagged'], true);
+  assert.equal(blocked2.newly_flagged, true);
   assert.match(
     field<string>(blocked2, 'task_ledger', 'replan_hint'),
     /^Task 2\.1 made no progress in 2 consecutive dispatches/,
   );
   const stalledStatus = await ok(root, ['status', '--run', 'loop'], 'status_result', 1);
-  assert.deepEqual(stalledStatus['stalled_task_ids'], ['2.1']);
+  assert.deepEqual(stalledStatus.stalled_task_ids, ['2.1']);
 
   const round3 = await ok(root, ['compile', '--run', 'loop', '--task', '2.1', '--role', 'executor'], 'compile_result');
-  assert.equal(round3['progress_source'], 'snapshot', 'tasks.md unchanged since round 2: no rebuild');
-  assert.match(round3['delta_context'] as string, /Replan hint: Task 2\.1/);
+  assert.equal(round3.progress_source, 'snapshot', 'tasks.md unchanged since round 2: no rebuild');
+  assert.match(round3.delta_context as string, /Replan hint: Task 2\.1/);
 
   const done = await ok(
     root,
@@ -140,18 +140,14 @@ test('init → compile → ingest loop over a real tasks.md whose statuses chang
 
   const rounds = [round1, round2, round3, round4];
   assert.ok(
-    rounds.every((round) => round['stable_prefix_hash'] === stable),
+    rounds.every((round) => round.stable_prefix_hash === stable),
     'stable prefix hash identical across rounds',
   );
-  assert.equal(
-    new Set(rounds.map((round) => round['dynamic_tail_hash'])).size,
-    4,
-    'the dynamic tail changed every round',
-  );
+  assert.equal(new Set(rounds.map((round) => round.dynamic_tail_hash)).size, 4, 'the dynamic tail changed every round');
 
   const status = await ok(root, ['status', '--run', 'loop'], 'status_result');
-  assert.equal(status['source_state'], 'current');
-  assert.deepEqual(status['stalled_task_ids'], []);
+  assert.equal(status.source_state, 'current');
+  assert.deepEqual(status.stalled_task_ids, []);
 
   assertTelemetry(root);
   assertStoredFacts(root);
@@ -178,7 +174,7 @@ function assertTelemetry(root: string): void {
     );
     const compiled = events.filter((entry) => entry.event_type === 'DISPATCH_PROMPT_COMPILED');
     assert.deepEqual(
-      compiled.map((entry) => [entry.metadata['ledger_mode'], entry.metadata['progress_source']]),
+      compiled.map((entry) => [entry.metadata.ledger_mode, entry.metadata.progress_source]),
       [
         ['ledger', 'snapshot'],
         ['ledger', 'rebuilt'],
@@ -225,9 +221,9 @@ test('CLI: missing and malformed tasks.md give the typed errors (exit 3); degrad
   await ok(root, ['init', '--tasks', tasks, '--run', 'r'], 'init_result');
   renameSync(tasks, `${tasks}.bak`);
   const degraded = await ok(root, ['compile', '--run', 'r', '--task', '2.1', '--role', 'executor'], 'compile_result');
-  assert.deepEqual([degraded['ledger_mode'], degraded['fallback_reason']], ['ledger_plus_fallback', 'rebuild_failed']);
+  assert.deepEqual([degraded.ledger_mode, degraded.fallback_reason], ['ledger_plus_fallback', 'rebuild_failed']);
   const status = await ok(root, ['status', '--run', 'r'], 'status_result');
-  assert.equal(status['source_state'], 'unreadable');
+  assert.equal(status.source_state, 'unreadable');
 });
 
 test('CLI: usage errors exit 2 and write nothing', async (t) => {

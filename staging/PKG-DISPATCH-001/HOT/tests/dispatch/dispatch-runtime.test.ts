@@ -59,8 +59,8 @@ test('init_run persists revision 1 with the progress facts and records telemetry
   assert.equal(status.source_state, 'current');
   assert.ok(existsSync(dispatchStorePath(root)));
   const [init] = telemetry(root, 'DISPATCH_RUN_INITIALIZED');
-  assert.equal(init?.['run_id'], 'run-1');
-  assert.equal(init?.['work_order_id'], 'run-1');
+  assert.equal(init?.run_id, 'run-1');
+  assert.equal(init?.work_order_id, 'run-1');
   assert.throws(() => runtime.initRun({ runId: 'run-1', tasksPath: status.tasks_path }), {
     code: 'ERR_DISPATCH_RUN_EXISTS',
   });
@@ -77,7 +77,7 @@ test('init_run with a missing or malformed tasks.md writes nothing to the root',
     () => runtime.initRun({ runId: 'r', tasksPath: join(root, 'nope', 'tasks.md') }),
     (error: { code: string; details: Record<string, unknown>; hint: string }) => {
       assert.equal(error.code, 'ERR_PROGRESS_LEDGER_MISSING_TASKS');
-      assert.equal(error.details['path'], join(root, 'nope', 'tasks.md'));
+      assert.equal(error.details.path, join(root, 'nope', 'tasks.md'));
       assert.ok(error.hint.length > 0);
       return true;
     },
@@ -87,7 +87,7 @@ test('init_run with a missing or malformed tasks.md writes nothing to the root',
     () => runtime.initRun({ runId: 'r', tasksPath: bad }),
     (error: { code: string; details: Record<string, unknown> }) => {
       assert.equal(error.code, 'ERR_PROGRESS_LEDGER_PARSE_FAILED');
-      assert.deepEqual([error.details['path'], error.details['line']], [bad, 2]);
+      assert.deepEqual([error.details.path, error.details.line], [bad, 2]);
       return true;
     },
   );
@@ -177,13 +177,13 @@ test('degraded mode: unreadable tasks.md compiles from snapshot facts as ledger_
   assert.equal(runtime.status({ runId: 'run-1' }).source_state, 'unreadable');
   const events = telemetry(root, 'DISPATCH_PROMPT_COMPILED');
   assert.deepEqual(
-    events.map((event) => [event['ledger_mode'], event['fallback_reason']]),
+    events.map((event) => [event.ledger_mode, event.fallback_reason]),
     [
       ['ledger', null],
       ['ledger_plus_fallback', 'rebuild_failed'],
     ],
   );
-  assert.equal(events[1]?.['stable_prefix_hash'], degraded.stable_prefix_hash);
+  assert.equal(events[1]?.stable_prefix_hash, degraded.stable_prefix_hash);
 });
 
 test('fallback when the snapshot lacks required progress fields: rebuild from tasks.md, or a typed error if it is gone', (t) => {
@@ -250,8 +250,8 @@ test('stall counter through the runtime: flagged at the threshold with a replan 
   );
   assert.deepEqual(runtime.status({ runId: 'run-1' }).stalled_task_ids, ['2.2']);
   const [stall] = telemetry(root, 'DISPATCH_STALL_FLAGGED');
-  assert.equal(stall?.['task_id'], '2.2');
-  assert.equal(stall?.['replan_hint'], flagged.task_ledger.replan_hint);
+  assert.equal(stall?.task_id, '2.2');
+  assert.equal(stall?.replan_hint, flagged.task_ledger.replan_hint);
   const reset = ingest({ role: 'implementer', outcome: 'completed' });
   assert.deepEqual(reset.task_ledger.stalled, { consecutive_non_progress: 0, threshold: 3, flagged: false });
   assert.equal(reset.task_ledger.replan_hint, undefined);
@@ -351,7 +351,7 @@ test("config: the root's HOT/config/dispatch.json sets the threshold; invalid co
       parseDispatchConfig({ schema_version: '1', stall_threshold: 0, max_output_tokens: 1, guide_instruction: 'x' }),
     (error: { code: string; details: Record<string, unknown> }) => {
       assert.equal(error.code, 'ERR_DISPATCH_CONFIG_INVALID');
-      assert.equal(error.details['pointer'], '/stall_threshold');
+      assert.equal(error.details.pointer, '/stall_threshold');
       return true;
     },
   );

@@ -15,12 +15,10 @@ export default defineCommand<CheckpointArgs>({
   command: 'checkpoint',
   describe: 'sign the ledger head with the root key now (HOT/ledger/checkpoints/); --out keeps a copy elsewhere',
   builder: (y) =>
-    y
-      .option('root', { type: 'string', describe: 'the cplane root' })
-      .option('out', {
-        type: 'string',
-        describe: 'also write the checkpoint to this file (keep it off the machine: it proves every entry up to it)',
-      }),
+    y.option('root', { type: 'string', describe: 'the cplane root' }).option('out', {
+      type: 'string',
+      describe: 'also write the checkpoint to this file (keep it off the machine: it proves every entry up to it)',
+    }),
   run(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     if (readTrustedRootKey(root) === null) {
@@ -35,7 +33,7 @@ export default defineCommand<CheckpointArgs>({
     }
     // Read-only: the checkpoint signs what is there; it never appends.
     const ledger = Ledger.open(ledgerPathForRoot(root), { readonly: true });
-    let written;
+    let written: NonNullable<ReturnType<typeof writeRootCheckpoint>>;
     try {
       if (checkpointHead(ledger) === null) {
         throw new CpError('ERR_CHECKPOINT_EMPTY_LEDGER', `the ledger of ${show(root)} has no entries to checkpoint`, {
@@ -43,7 +41,7 @@ export default defineCommand<CheckpointArgs>({
           details: { root },
         });
       }
-      written = writeRootCheckpoint(root, ledger) as NonNullable<ReturnType<typeof writeRootCheckpoint>>;
+      written = writeRootCheckpoint(root, ledger) as typeof written;
     } finally {
       ledger.close();
     }

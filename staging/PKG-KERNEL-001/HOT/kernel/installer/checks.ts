@@ -135,7 +135,7 @@ export function checkTargetPath(root: string, relPath: string, memo: ParentMemo 
     const known = last ? undefined : memo.get(prefix);
     if (known === 'absent') return 'absent';
     if (known === 'directory') continue;
-    let stat;
+    let stat: import('node:fs').Stats;
     try {
       stat = lstatSync(abs);
     } catch {
@@ -170,7 +170,7 @@ export function checkTargetPath(root: string, relPath: string, memo: ParentMemo 
 /** The state directories the commit writes into must be real directories, not symlinks planted in the root. */
 export function checkStateDirs(root: string): void {
   for (const rel of ['HOT', 'HOT/installed', 'HOT/ledger', 'HOT/registries', 'HOT/registries/txn']) {
-    let stat;
+    let stat: import('node:fs').Stats;
     try {
       stat = lstatSync(join(root, rel));
     } catch {

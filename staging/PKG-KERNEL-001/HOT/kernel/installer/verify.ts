@@ -101,7 +101,7 @@ function checkFile(
   file: { path: string; sha256: string; size: number },
 ): Omit<VerifyFinding, 'package_id' | 'path'> | null {
   const abs = join(root, file.path);
-  let stat;
+  let stat: import('node:fs').Stats;
   try {
     stat = lstatSync(abs);
   } catch {

@@ -349,7 +349,9 @@ export class Ledger {
    * Refused unless the ledger is empty, so an import can never graft a second chain onto this one.
    */
   importEntries(entries: readonly LedgerEntry[]): Anchor {
-    entries.forEach((entry, index) => refuseIllFormed(entry, `imported entry ${index + 1} (${entry.id})`, index + 1));
+    for (const [index, entry] of entries.entries()) {
+      refuseIllFormed(entry, `imported entry ${index + 1} (${entry.id})`, index + 1);
+    }
     const run = this.db.transaction(() => {
       this.refuseAlteredSchema();
       const present = this.stmts.count.get() as number;

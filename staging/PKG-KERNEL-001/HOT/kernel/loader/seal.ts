@@ -25,7 +25,7 @@ export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string 
   const cjsScope = new Map<string, boolean>();
   const hot = join(gate.root, 'HOT');
   const walk = (dir: string, rel: string, scopeIsCjs: boolean): void => {
-    let entries;
+    let entries: import('node:fs').Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
         a.name < b.name ? -1 : a.name > b.name ? 1 : 0,

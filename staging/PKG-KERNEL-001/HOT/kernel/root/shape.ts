@@ -7,7 +7,7 @@ import { STATE_DIRS } from './layout.js';
 export type EntryKind = 'absent' | 'file' | 'directory' | 'symlink' | 'special';
 
 export function entryKind(abs: string): EntryKind {
-  let stat;
+  let stat: import('node:fs').Stats;
   try {
     stat = lstatSync(abs);
   } catch (error) {

@@ -40,6 +40,7 @@ const NUMBERS = [
   0.1,
   1e21,
   1e-7,
+  // biome-ignore lint/correctness/noPrecisionLoss: RFC 8785's own example of a literal that rounds
   333333333.33333329,
   5e-324,
   1.7976931348623157e308,
@@ -111,6 +112,7 @@ test('sorted-key values that JSON.stringify would quietly change are still refus
     [{ a: [1, Number.NaN] }, /non-finite number NaN at \/a\/1/],
     [{ a: { toJSON: () => 'x' } }, /function at \/a\/toJSON/],
     [{ a: new Date(0) }, /non-plain object at \/a/],
+    // biome-ignore lint/suspicious/noSparseArray: a hole is the input under test
     [{ a: [1, , 2] }, /undefined at \/a\/1/],
   ];
   for (const [value, message] of cases)
@@ -119,6 +121,7 @@ test('sorted-key values that JSON.stringify would quietly change are still refus
 
 test('canonicalJson: RFC 8785 number and ordering examples', () => {
   assert.equal(
+    // biome-ignore lint/correctness/noPrecisionLoss: RFC 8785's own example of a literal that rounds
     canonicalJson({ b: 1, a: [1e21, 1e-7, -0, 333333333.33333329, 0.000001] }),
     '{"a":[1e+21,1e-7,0,333333333.3333333,0.000001],"b":1}',
   );

@@ -56,7 +56,7 @@ test(`${WORKERS} processes appending to one new ledger at once never fork the ch
 
   const entries = ledger.query({ order: 'oldest' });
   assert.equal(entries[0]?.previous_hash, GENESIS_HASH);
-  entries.slice(1).forEach((entry, i) => assert.equal(entry.previous_hash, entries[i]?.entry_hash));
+  for (const [i, entry] of entries.slice(1).entries()) assert.equal(entry.previous_hash, entries[i]?.entry_hash);
   assert.equal(new Set(entries.map((e) => e.id)).size, entries.length, 'ids are unique');
   for (const tag of tags) {
     const mine = entries.filter((e) => e.submission_id === tag).map((e) => e.reason);

@@ -1,6 +1,6 @@
 import { asObject, getCount, getObject, getString, parseJson, type JsonObject } from '#providers/json.js';
 import { stopReasonNormaliser, type FailureFacts, type ParsedReply } from '#providers/reply.js';
-import type { StopReason, Usage } from '#providers/spec.js';
+import type { Usage } from '#providers/spec.js';
 
 export type ParsedMessage = ParsedReply;
 

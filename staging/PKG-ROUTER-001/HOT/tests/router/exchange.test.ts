@@ -84,7 +84,7 @@ test('9 EXCHANGE has no redundant fields; only the seed fields plus documented e
 
 test('10 context_hash is the SHA-256 of the prompt', async (t) => {
   const h = harness(t);
-  const res = await h.router.route(request());
+  await h.router.route(request());
   const md = h.ledger.query({ event_type: 'EXCHANGE' })[0]!.metadata;
   assert.match(String(md.context_hash), /^[a-f0-9]{64}$/);
   const { createHash } = await import('node:crypto');

@@ -116,7 +116,7 @@ test('a route killed mid-call leaves an orphan whose reservation `ledger orphans
   assert.equal(settled?.decision, 'SETTLED_USAGE_UNKNOWN');
   assert.equal(settled?.metadata.dispatch_entry_id, orphanId);
   assert.match(
-    String((settled?.metadata.usage_problems as string[])[0]),
+    String((settled?.metadata.usage_problems as string[] | undefined)?.[0]),
     /^call orphaned: DISPATCH LED-[a-f0-9]+ has no EXCHANGE/,
   );
 
