@@ -410,7 +410,7 @@ test(`hostile provider, in-process: ${CASES.length} cases end in success or a co
       request_id: requestId,
       max_tokens: 64,
     });
-    const label = `${c.name}: ${res.outcome} ${res.error_code ?? ''} ${res.error_message ?? ''} ${res.warnings.join('; ')}`;
+    const label = `${c.name}: ${res.outcome} ${res.error_code ?? ''} ${res.error_message ?? ''} ${JSON.stringify(res.warnings)}`;
     assert.equal(res.outcome === 'success' ? 'success' : res.error_code, c.expect, label);
     assert.match(res.exchange_entry_id, /^LED-/, `${label}: the EXCHANGE is committed`);
     assert.equal(res.unrecorded_exchange, undefined, label);

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { CpError, isCpError } from '../kernel/errors.js';
+import { exitCodeOf, lookUpCode } from '../kernel/catalogue/load.js';
 import { envError } from '../kernel/env-errors.js';
 import { isModuleRefusal, moduleRefusal } from '../kernel/loader/register.js';
 import { EXIT, type CliCommand, type CliContext } from './command.js';
@@ -141,7 +142,7 @@ export async function runCli(options: RunCliOptions): Promise<number> {
     if (helpText) out(helpText);
     return exitCode;
   } catch (error) {
-    return reportError(error, wantsJson, out, err);
+    return await reportError(error, wantsJson, out, err);
   }
 }
 
@@ -165,26 +166,28 @@ function register(cli: Argv, cmd: CliCommand, ctx: CliContext, setExit: (code: n
   });
 }
 
-function reportError(thrown: unknown, json: boolean, out: (t: string) => void, err: (t: string) => void): number {
+async function reportError(
+  thrown: unknown,
+  json: boolean,
+  out: (t: string) => void,
+  err: (t: string) => void,
+): Promise<number> {
   // Last resort: a full disk or a damaged database that no call site mapped is still not a bug.
-  const error = isCpError(thrown) && thrown.code !== 'ERR_INTERNAL' ? thrown : (envError(thrown) ?? thrown);
-  if (isCpError(error)) {
-    if (json)
-      out(
-        JSON.stringify(
-          { error: { code: error.code, message: error.message, hint: error.hint, details: error.details ?? {} } },
-          null,
-          2,
-        ),
-      );
+  const coded = isCpError(thrown) && thrown.code !== 'ERR_INTERNAL' ? thrown : (envError(thrown) ?? thrown);
+  if (isCpError(coded)) {
+    // The catalogue says the exit code, and the hint when the code that raised it gave none.
+    const entry = await lookUpCode(HOT_DIR, coded.code);
+    const hint = coded.hint || entry?.hint || '';
+    const error = { code: coded.code, message: coded.message, hint, details: coded.details ?? {} };
+    if (json) out(JSON.stringify({ error }, null, 2));
     else err(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}`);
-    return error.code === 'ERR_USAGE' ? EXIT.USAGE : EXIT.REFUSED;
+    return exitCodeOf(entry);
   }
-  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  const message = coded instanceof Error ? (coded.stack ?? coded.message) : String(coded);
   if (json)
     out(
       JSON.stringify(
-        { error: { code: 'ERR_INTERNAL', message: String(error), hint: 'this is a bug in cplane; please report it' } },
+        { error: { code: 'ERR_INTERNAL', message: String(coded), hint: 'this is a bug in cplane; please report it' } },
         null,
         2,
       ),

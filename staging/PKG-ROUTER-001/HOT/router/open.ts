@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { writeFileAtomic } from '#kernel/atomic.js';
+import { type Warning, type WarningCode, warning } from '#kernel/catalogue/define.js';
 import { CpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { assertRootShape } from '#kernel/root/shape.js';
@@ -41,7 +42,7 @@ export interface OpenedRouter {
   router: Router;
   ledger: Ledger;
   /** Saves breaker state and closes; returns what failed (as warnings) instead of throwing. */
-  close(): string[];
+  close(): Warning[];
 }
 
 /** Auth keys: $CPLANE_AUTH_SECRET is the "default" key. */
@@ -111,12 +112,12 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     ledger,
     close() {
       // Runs after an answer may already be in hand: a failure here is reported, never lets it be lost.
-      const problems: string[] = [];
-      const attempt = (what: string, fn: () => void): void => {
+      const problems: Warning[] = [];
+      const attempt = (what: WarningCode, fn: () => void): void => {
         try {
           fn();
         } catch (error) {
-          problems.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+          problems.push(warning(what, error instanceof Error ? error.message : String(error)));
         }
       };
       if (statePath)

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type RefusalCode, type Warning, warning } from '#kernel/catalogue/define.js';
 import type { AppendInput, Ledger, LedgerEntry } from '#kernel/ledger/index.js';
 import { canonicalJson, sha256Hex } from '#kernel/canonical.js';
 import type { Budgeter } from '#budgeter/index.js';
@@ -45,7 +46,7 @@ export interface RouterOptions {
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
   /** Called after every route (a periodic checkpoint); a returned text becomes a warning on the response. */
-  afterRoute?: (() => string | null) | undefined;
+  afterRoute?: (() => Warning | null) | undefined;
 }
 
 interface Admitted {
@@ -75,7 +76,7 @@ export class Router {
   private readonly budget: Budgeter | null;
   private readonly secrets: string[];
   /** Warnings from starting up (spool recovery), carried on the next response so they are seen. */
-  private pendingWarnings: string[] = [];
+  private pendingWarnings: Warning[] = [];
 
   constructor(private readonly options: RouterOptions) {
     this.clock = options.clock ?? Date.now;
@@ -121,8 +122,8 @@ export class Router {
 
   async route(input: unknown): Promise<PromptResponse> {
     const response = await this.routeOnce(input);
-    const warning = this.options.afterRoute?.() ?? null;
-    if (warning !== null) response.warnings.push(warning);
+    const late = this.options.afterRoute?.() ?? null;
+    if (late !== null) response.warnings.push(late);
     return response;
   }
 
@@ -134,7 +135,7 @@ export class Router {
     const modelId = typeof partial.model_id === 'string' ? partial.model_id : this.options.config.default_model;
     const base = emptyResponse(new Date(start).toISOString(), providerId, modelId);
     base.warnings.push(...this.pendingWarnings.splice(0));
-    const reject = (code: string, message: string, records: AppendInput[] = []): PromptResponse =>
+    const reject = (code: RefusalCode, message: string, records: AppendInput[] = []): PromptResponse =>
       this.reject(base, partial, code, message, start, records);
 
     const checked = checkRequest(input);
@@ -262,7 +263,10 @@ export class Router {
       exchange = exchangeRecord(ctx, answer);
     } catch (error) {
       response.warnings.push(
-        `EXCHANGE_RECORD_DEGRADED: the provider's raw usage could not be recorded (${describe(error)}); it was dropped`,
+        warning(
+          'EXCHANGE_RECORD_DEGRADED',
+          `the provider's raw usage could not be recorded (${describe(error)}); it was dropped`,
+        ),
       );
       exchange = exchangeRecord(ctx, { ...answer, usage: { ...answer.usage, raw: null } });
     }
@@ -339,7 +343,10 @@ export class Router {
         const smaller = scrubRecords(degraded(), secrets);
         response.exchange_entry_id = this.options.ledger.appendBatch(smaller)[0]?.id ?? '';
         response.warnings.push(
-          `EXCHANGE_RECORD_DEGRADED: the ledger refused the exchange (${describe(lastError)}); it was recorded without the provider's raw usage`,
+          warning(
+            'EXCHANGE_RECORD_DEGRADED',
+            `the ledger refused the exchange (${describe(lastError)}); it was recorded without the provider's raw usage`,
+          ),
         );
         return null;
       } catch (error) {
@@ -351,23 +358,32 @@ export class Router {
       try {
         const path = this.spool.put(dispatchId, batch);
         response.warnings.push(
-          `LEDGER_WRITE_FAILED: exchange spooled to ${path} (${reason}); it is appended when the router next starts`,
+          warning(
+            'LEDGER_WRITE_FAILED',
+            `exchange spooled to ${path} (${reason}); it is appended when the router next starts`,
+          ),
         );
         return null;
       } catch (error) {
         response.warnings.push(
-          `EXCHANGE_NOT_RECORDED: the ledger refused the exchange (${reason}) and the spool could not be written (${scrubText(describe(error), secrets)}); the whole exchange is in unrecorded_exchange`,
+          warning(
+            'EXCHANGE_NOT_RECORDED',
+            `the ledger refused the exchange (${reason}) and the spool could not be written (${scrubText(describe(error), secrets)}); the whole exchange is in unrecorded_exchange`,
+          ),
         );
         return batch;
       }
     }
     response.warnings.push(
-      `EXCHANGE_NOT_RECORDED: the ledger refused the exchange (${reason}) and no spool directory is configured; the whole exchange is in unrecorded_exchange`,
+      warning(
+        'EXCHANGE_NOT_RECORDED',
+        `the ledger refused the exchange (${reason}) and no spool directory is configured; the whole exchange is in unrecorded_exchange`,
+      ),
     );
     return batch;
   }
 
-  private authorise(request: PromptRequest): { code: string; message: string } | null {
+  private authorise(request: PromptRequest): { code: RefusalCode; message: string } | null {
     if (this.options.devMode) return null;
     const result = verifyToken(request.auth_token, this.options.authKeys ?? {}, {
       agentId: request.agent_id,
@@ -380,7 +396,7 @@ export class Router {
   private reject(
     base: PromptResponse,
     request: Partial<PromptRequest>,
-    code: string,
+    code: RefusalCode,
     message: string,
     start: number,
     records: AppendInput[],

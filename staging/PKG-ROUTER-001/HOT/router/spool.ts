@@ -13,6 +13,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '#kernel/atomic.js';
+import { type Warning, warning } from '#kernel/catalogue/define.js';
 import { show } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { isRecordFault } from './record-fault.js';
@@ -33,7 +34,7 @@ export interface SpoolDrain {
   quarantined: string[];
   /** Entries left in the spool because the ledger refused them for an environmental reason. */
   pending: number;
-  warnings: string[];
+  warnings: Warning[];
 }
 
 /**
@@ -82,7 +83,10 @@ export class ExchangeSpool {
         }
         result.pending = names.length - i;
         result.warnings.push(
-          `SPOOL_PENDING: ${result.pending} spooled exchange(s) left in ${show(this.dir)}: the ledger refused ${show(name)} (${show(reason, 200)}); they are appended when a router next starts`,
+          warning(
+            'SPOOL_PENDING',
+            `${result.pending} spooled exchange(s) left in ${show(this.dir)}: the ledger refused ${show(name)} (${show(reason, 200)}); they are appended when a router next starts`,
+          ),
         );
         return result;
       }
@@ -90,7 +94,10 @@ export class ExchangeSpool {
         rmSync(path);
       } catch (error) {
         result.warnings.push(
-          `SPOOL_REMOVE_FAILED: ${show(path)} was appended but could not be removed (${error instanceof Error ? error.message : String(error)})`,
+          warning(
+            'SPOOL_REMOVE_FAILED',
+            `${show(path)} was appended but could not be removed (${error instanceof Error ? error.message : String(error)})`,
+          ),
         );
       }
       result.drained += 1;
@@ -106,10 +113,15 @@ export class ExchangeSpool {
       // rename moves a symlink itself, never its target.
       renameSync(join(this.dir, name), target);
       result.quarantined.push(target);
-      result.warnings.push(`SPOOL_QUARANTINED: spool entry ${show(name)} ${problem}; moved to ${show(target)}`);
+      result.warnings.push(
+        warning('SPOOL_QUARANTINED', `spool entry ${show(name)} ${problem}; moved to ${show(target)}`),
+      );
     } catch (error) {
       result.warnings.push(
-        `SPOOL_QUARANTINE_FAILED: spool entry ${show(name)} ${problem} and could not be moved aside (${error instanceof Error ? error.message : String(error)}); it is skipped`,
+        warning(
+          'SPOOL_QUARANTINE_FAILED',
+          `spool entry ${show(name)} ${problem} and could not be moved aside (${error instanceof Error ? error.message : String(error)}); it is skipped`,
+        ),
       );
     }
   }

@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { quote } from '#kernel/errors.js';
+import type { FindingCode } from '#kernel/catalogue/define.js';
+import { isCpError, quote } from '#kernel/errors.js';
 import { validateManifest } from '#kernel/manifest/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { installedJson, installedPackages } from '../root-state.js';
@@ -21,7 +22,7 @@ export default defineGate({
     const schemas = join(ctx.root, 'HOT', 'schemas');
     const errors: Finding[] = [];
     let checked = 0;
-    const check = (validate: ValidateFunction, value: unknown, path: string, code: string): void => {
+    const check = (validate: ValidateFunction, value: unknown, path: string, code: FindingCode): void => {
       checked += 1;
       if (value === undefined) errors.push({ code, message: `${quote(path)} is not JSON`, path });
       else if (!validate(value)) {
@@ -43,6 +44,8 @@ export default defineGate({
       try {
         validateManifest(installedJson(ctx, pkg, 'manifest.json'), { strict: true });
       } catch (error) {
+        // An invalid manifest is the finding; any other throw is the gate's crash, reported as such.
+        if (!isCpError(error) || error.code !== 'ERR_MANIFEST_INVALID') throw error;
         errors.push({
           code: 'MANIFEST_INVALID',
           message: `${base}/manifest.json: ${error instanceof Error ? error.message : String(error)}`,

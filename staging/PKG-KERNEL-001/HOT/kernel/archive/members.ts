@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { quote, type CpError } from '../errors.js';
+import { quote, type CpError, type ErrorCode } from '../errors.js';
 import { foldedPath, memberName, unsafePathReason } from '../manifest/paths.js';
 import { archiveError } from './errors.js';
 import type { ArchiveLimits } from './limits.js';
@@ -67,7 +67,7 @@ export class MemberPolicy<T> {
     private readonly spec: CatalogSpec<T>,
   ) {}
 
-  private fail(code: string, message: string, hint: string, details: Record<string, unknown> = {}): CpError {
+  private fail(code: ErrorCode, message: string, hint: string, details: Record<string, unknown> = {}): CpError {
     return archiveError(code, this.archive, message, hint, details);
   }
 

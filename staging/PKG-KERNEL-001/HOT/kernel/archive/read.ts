@@ -1,3 +1,4 @@
+import type { Warning } from '../catalogue/define.js';
 import { parseManifest, type Manifest } from '../manifest/manifest.js';
 import type { PackageSignature } from '../signing/signing.js';
 import { parseSignature } from '../signing/signature-file.js';
@@ -14,7 +15,7 @@ export const SIGNATURE_MEMBER = 'signature.json';
 export interface PackageArchive {
   manifest: Manifest;
   manifestBytes: Buffer;
-  warnings: string[];
+  warnings: Warning[];
   /** From member `signature.json`, if present. */
   signature: PackageSignature | null;
   /** Asset path -> bytes; digest and size already verified against the manifest. */
@@ -29,7 +30,7 @@ export interface ReadArchiveOptions {
   strict?: boolean;
 }
 
-function packageSpec(strict: boolean): CatalogSpec<{ manifest: Manifest; warnings: string[] }> {
+function packageSpec(strict: boolean): CatalogSpec<{ manifest: Manifest; warnings: Warning[] }> {
   return {
     member: MANIFEST_MEMBER,
     parse(bytes) {

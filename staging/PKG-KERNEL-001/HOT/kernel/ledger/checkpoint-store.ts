@@ -11,6 +11,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../atomic.js';
+import { envError } from '../env-errors.js';
 import { CpError, isCpError, show } from '../errors.js';
 import { readTrustedRootKey } from '../signing/root-key.js';
 import {
@@ -45,6 +46,8 @@ function readBounded(path: string, max: number, what: string): string {
     // Non-blocking, so a FIFO named as a checkpoint is refused by fstat below instead of hanging the open.
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
+    const env = envError(error, path, `reading ${what}`);
+    if (env) throw env;
     throw new CpError('ERR_CHECKPOINT_INVALID', `cannot read ${what} ${show(path)}: ${(error as Error).message}`, {
       hint: 'pass a checkpoint file written by `cplane ledger checkpoint --out` or `cplane ledger checkpoints --export`',
       details: { path },

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { CpError, show } from '../errors.js';
+import { CpError, type ErrorCode, show } from '../errors.js';
 import { canonicalJson, sha256Hex } from '../canonical.js';
 import { wellFormed, wellFormedDeep } from '../text.js';
 import {
@@ -306,7 +306,7 @@ export class Ledger {
    * nothing). On a write, SQLite refusing the metadata's JSON (its parser stops at 1000 levels of nesting, when
    * the indexed columns are computed) is the entry's fault, coded `entryCode`.
    */
-  private guard<T>(fn: () => T, entryCode?: string): T {
+  private guard<T>(fn: () => T, entryCode?: ErrorCode): T {
     try {
       return fn();
     } catch (error) {

@@ -53,7 +53,10 @@ test('unknown fields: errors when strict, warnings when not, at any depth', () =
   (m.assets as Array<Record<string, unknown>>)[0]!.mode = 493;
   assert.deepEqual(pointers(m).sort(), ['/assets/0/mode', '/spec_id']);
   const { warnings } = validateManifest(m, { strict: false });
-  assert.deepEqual(warnings.sort(), ['/assets/0/mode: unknown field "mode"', '/spec_id: unknown field "spec_id"']);
+  assert.deepEqual(warnings.map((w) => `${w.code} ${w.message}`).sort(), [
+    'MANIFEST_UNKNOWN_FIELD /assets/0/mode: unknown field "mode"',
+    'MANIFEST_UNKNOWN_FIELD /spec_id: unknown field "spec_id"',
+  ]);
 });
 
 test('semantic rules: semver version and ranges, no self-dependency, unique and safe asset paths', () => {

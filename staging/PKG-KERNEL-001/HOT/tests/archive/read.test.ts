@@ -280,7 +280,9 @@ test('unknown manifest fields: refused when strict, warnings otherwise', async (
   const error = await refused(path, 'ERR_MANIFEST_INVALID');
   assert.equal((error.details.errors as Array<{ pointer: string }>)[0]?.pointer, '/spec_id');
   const lenient = await readPackageArchive(path, { strict: false });
-  assert.deepEqual(lenient.warnings, ['/spec_id: unknown field "spec_id"']);
+  assert.deepEqual(lenient.warnings, [
+    { code: 'MANIFEST_UNKNOWN_FIELD', message: '/spec_id: unknown field "spec_id"' },
+  ]);
 });
 
 test('refuses damaged input: not gzip, bad header checksum, truncated body, missing file', async (t) => {

@@ -1,3 +1,4 @@
+import { warningText } from '#kernel/catalogue/define.js';
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { defineCommand, type CliContext } from '#cli/command.js';
@@ -72,7 +73,7 @@ export default defineCommand({
             `${response.outcome}: ${response.error_code ?? ''} ${response.error_message ?? ''}`.trim(),
             `— entry ${response.exchange_entry_id}`,
           ];
-    ctx.report(args, response, [...human, ...response.warnings.map((w) => `warning: ${w}`)]);
+    ctx.report(args, response, [...human, ...response.warnings.map((w) => `warning: ${warningText(w)}`)]);
     return response.outcome === 'success' ? 0 : 1;
   },
 });
@@ -85,10 +86,16 @@ export default defineCommand({
 function unrecorded(response: PromptResponse, json: boolean, ctx: CliContext): CpError {
   const { unrecorded_exchange: records, ...rest } = response;
   if (!json && response.outcome === 'success')
-    ctx.report({ json: false }, rest, [response.content, ...response.warnings.map((w) => `warning: ${w}`)]);
+    ctx.report({ json: false }, rest, [
+      response.content,
+      ...response.warnings.map((w) => `warning: ${warningText(w)}`),
+    ]);
   return new CpError(
     'ERR_ROUTE_EXCHANGE_UNRECORDED',
-    `the ${response.outcome === 'success' ? 'answer was received' : 'call ended'} but its EXCHANGE could be neither appended to the ledger nor spooled (${response.warnings.filter((w) => w.startsWith('EXCHANGE_NOT_RECORDED')).join('; ')}); the whole exchange: ${JSON.stringify(records)}`,
+    `the ${response.outcome === 'success' ? 'answer was received' : 'call ended'} but its EXCHANGE could be neither appended to the ledger nor spooled (${response.warnings
+      .filter((w) => w.code === 'EXCHANGE_NOT_RECORDED')
+      .map(warningText)
+      .join('; ')}); the whole exchange: ${JSON.stringify(records)}`,
     {
       hint: 'free disk space (or fix the ledger) and append these records by hand: nothing else holds them',
       details: { response: rest, exchange: records ?? [] },

@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
 import { harness, request } from './harness.js';
+import { warningText } from '#kernel/catalogue/define.js';
 
 const CODE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const KEYS = { default: 'test-secret-0123456789abcdef' };
@@ -139,7 +140,7 @@ test('a budget settle failure after the answer is surfaced, the exchange is stil
   const h = harness(t, { router: { budget } });
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');
-  assert.match(res.warnings.join(), /BUDGET_SETTLE_FAILED: budget db locked/);
+  assert.match(res.warnings.map(warningText).join(), /BUDGET_SETTLE_FAILED: budget db locked/);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
 });
 
