@@ -1,53 +1,31 @@
-// The ledger's evidence on a freshly bootstrapped, signed root: its schema, its dates and its bytes. Each attack
-// must make G4 (or G6) FAIL and the ledger commands refuse with a coded error, and the untouched root must pass.
+// The ledger's evidence on a freshly installed, signed root (signed-root.ts): its schema, its dates and its bytes.
+// Each attack must make G4 (or G6) FAIL and the ledger commands refuse with a coded error, and the untouched root
+// must pass.
 import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { REPO } from '../../scripts/lib/repo.js';
-import { Ledger } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
-import { bootstrapSignedRoot } from '../lib/signed-root.js';
+import { Ledger } from '#kernel/ledger/index.js';
+import {
+  cplaneOf,
+  gateCheck as gateCheckRun,
+  type GateJson,
+  makeSignedRoot,
+  must,
+  rootCopies,
+  run,
+} from './signed-root.js';
 
-const cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-ledger-gates-'));
 const pristine = join(work, 'pristine');
-let caseNo = 0;
+const copyRoot = rootCopies(work, pristine);
 
-function run(args: string[], cwd = tmpdir()): { status: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, args, { cwd, encoding: 'utf8' });
-  return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
-}
-
-function must(args: string[]): string {
-  const r = run(args, REPO);
-  assert.equal(r.status, 0, `${args.join(' ')}\n${r.stderr}${r.stdout}`);
-  return r.stdout;
-}
-
-before(() => {
-  bootstrapSignedRoot(work, pristine);
-});
+before(() => makeSignedRoot(work, pristine));
 after(() => rmSync(work, { recursive: true, force: true }));
 
-interface GateJson {
-  gates: Array<{ id: string; status: string; findings: Array<{ code: string; message: string }> }>;
-}
-
-function copyRoot(): string {
-  caseNo += 1;
-  const root = join(work, `case-${caseNo}`);
-  cpSync(pristine, root, { recursive: true, verbatimSymlinks: true });
-  return root;
-}
-
-function gateCheck(root: string): GateJson {
-  return JSON.parse(
-    run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json']).stdout,
-  ) as GateJson;
-}
+const gateCheck = (root: string): GateJson => gateCheckRun(root).json;
 
 function gate(json: GateJson, id: string): { status: string; codes: string[] } {
   const g = json.gates.find((x) => x.id === id);
@@ -73,7 +51,7 @@ test('positive: the bootstrapped root passes G4 and G6, and read-only ledger com
   assert.equal(gate(json, 'G6').status, 'PASS');
   const before = readFileSync(ledgerOf(root));
   for (const command of ['verify', 'head', 'query', 'tail', 'export'])
-    assert.equal(run([cplane, 'ledger', command, '--root', root]).status, 0, command);
+    assert.equal(run([cplaneOf(root), 'ledger', command, '--root', root]).status, 0, command);
   assert.ok(readFileSync(ledgerOf(root)).equals(before));
 });
 
@@ -83,10 +61,10 @@ test('schema: a dropped append-only trigger FAILS G4 and verify, and appends are
   const json = gateCheck(root);
   assert.equal(gate(json, 'G4').status, 'FAIL');
   assert.deepEqual(gate(json, 'G4').codes, ['LEDGER_SCHEMA_MISSING']);
-  const verify = run([cplane, 'ledger', 'verify', '--root', root]);
+  const verify = run([cplaneOf(root), 'ledger', 'verify', '--root', root]);
   assert.equal(verify.status, 1);
   assert.match(verify.stdout, /schema MISSING: trigger entries_no_update/);
-  const append = run([cplane, 'ledger', 'append', '--root', root, ...APPEND]);
+  const append = run([cplaneOf(root), 'ledger', 'append', '--root', root, ...APPEND]);
   assert.equal(append.status, 3);
   assert.match(append.stderr, /ERR_LEDGER_SCHEMA_ALTERED/);
 });
@@ -109,7 +87,7 @@ test('clock skew: a future-dated DISPATCH FAILS G4 and G6 instead of hiding as i
   assert.deepEqual(gate(json, 'G4').codes, ['LEDGER_FUTURE_DATED']);
   assert.equal(gate(json, 'G6').status, 'FAIL');
   assert.deepEqual(gate(json, 'G6').codes, ['FUTURE_DATED_DISPATCH']);
-  const appended = JSON.parse(must([cplane, 'ledger', 'append', '--root', root, ...APPEND, '--json'])) as {
+  const appended = JSON.parse(must([cplaneOf(root), 'ledger', 'append', '--root', root, ...APPEND, '--json'])) as {
     timestamp: string;
   };
   assert.ok(
@@ -117,7 +95,7 @@ test('clock skew: a future-dated DISPATCH FAILS G4 and G6 instead of hiding as i
     `${appended.timestamp} was dragged to ${dispatch.timestamp}`,
   );
   assert.ok(Math.abs(Date.parse(appended.timestamp) - Date.now()) < 3_600_000);
-  assert.equal(run([cplane, 'ledger', 'verify', '--root', root]).status, 0);
+  assert.equal(run([cplaneOf(root), 'ledger', 'verify', '--root', root]).status, 0);
 });
 
 test('damage: flipped bytes in a ledger page are ERR_LEDGER_DAMAGED for verify and G4, and nothing appends to it', () => {
@@ -133,7 +111,7 @@ test('damage: flipped bytes in a ledger page are ERR_LEDGER_DAMAGED for verify a
     }
   writeFileSync(path, bytes);
   const before = { bytes: readFileSync(path), mtime: statSync(path).mtimeMs };
-  const verify = run([cplane, 'ledger', 'verify', '--root', root]);
+  const verify = run([cplaneOf(root), 'ledger', 'verify', '--root', root]);
   assert.equal(verify.status, 3, verify.stdout + verify.stderr);
   assert.match(verify.stderr, /ERR_LEDGER_(DAMAGED|NOT_A_LEDGER)/);
   const json = gateCheck(root);
@@ -142,7 +120,7 @@ test('damage: flipped bytes in a ledger page are ERR_LEDGER_DAMAGED for verify a
     gate(json, 'G4').codes.some((c) => /^ERR_LEDGER_(DAMAGED|NOT_A_LEDGER)$/.test(c)),
     gate(json, 'G4').codes.join(),
   );
-  const append = run([cplane, 'ledger', 'append', '--root', root, ...APPEND]);
+  const append = run([cplaneOf(root), 'ledger', 'append', '--root', root, ...APPEND]);
   assert.equal(append.status, 3);
   assert.doesNotMatch(append.stderr, /ERR_INTERNAL/);
   assert.ok(readFileSync(path).equals(before.bytes));
@@ -167,7 +145,7 @@ test("not a ledger: another program's WAL database in the ledger's place is refu
     ['ledger', 'export'],
     ['verify'],
   ]) {
-    const r = run([cplane, ...argv, '--root', root]);
+    const r = run([cplaneOf(root), ...argv, '--root', root]);
     assert.equal(r.status, 3, `${argv.join(' ')}: ${r.stdout}${r.stderr}`);
     assert.match(r.stderr, /ERR_LEDGER_NOT_A_LEDGER/, argv.join(' '));
     assert.ok(readFileSync(path).equals(before.bytes), argv.join(' '));

@@ -1,57 +1,30 @@
-// Every gate can fail: a freshly bootstrapped root is broken the way each gate guards against, and the
-// root's own gate_check.js must report FAIL (or WARN) for that gate — and, where possible, only that gate.
+// Every gate can fail: a freshly installed signed root (signed-root.ts) is broken the way each gate guards against,
+// and the root's own gate_check.js must report FAIL (or WARN) for that gate — and, where possible, only that gate.
 import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { REPO } from '../../scripts/lib/repo.js';
-import { bootstrapSignedRoot } from '../lib/signed-root.js';
+import {
+  cplaneOf,
+  gateCheck,
+  type GateJson,
+  makeSignedRoot,
+  must,
+  repackInstalled,
+  rootCopies,
+  run,
+} from './signed-root.js';
 
-const cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-gates-'));
 const pristine = join(work, 'pristine');
-const unsignedOut = join(work, 'unsigned');
-let caseNo = 0;
+const copyRoot = rootCopies(work, pristine);
 
-function run(args: string[], cwd = tmpdir()): { status: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, args, { cwd, encoding: 'utf8' });
-  return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
-}
-
-function must(args: string[]): string {
-  const r = run(args, REPO);
-  assert.equal(r.status, 0, `${args.join(' ')}\n${r.stderr}${r.stdout}`);
-  return r.stdout;
-}
-
-before(() => {
-  bootstrapSignedRoot(work, pristine);
-  must([cplane, 'build', '--out', unsignedOut, '--bootstrap-out', join(work, 'bootstrap-unsigned'), '--json']);
-});
+before(() => makeSignedRoot(work, pristine));
 after(() => rmSync(work, { recursive: true, force: true }));
-
-interface GateJson {
-  gates: Array<{ id: string; status: string; findings: Array<{ code: string }> }>;
-  failed: number;
-}
-
-/** A copy of the pristine root to break. */
-function copyRoot(): string {
-  caseNo += 1;
-  const root = join(work, `case-${caseNo}`);
-  cpSync(pristine, root, { recursive: true, verbatimSymlinks: true });
-  return root;
-}
-
-function gateCheck(root: string, extra: string[] = []): { status: number; json: GateJson } {
-  const r = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json', ...extra]);
-  return { status: r.status, json: JSON.parse(r.stdout) as GateJson };
-}
 
 /** The root's gates run as a library, without an entry point's verified loading (it would refuse to start). */
 function gatesInProcess(root: string, only: string[] = []): GateJson {
@@ -213,13 +186,17 @@ test("G4: a truncated ledger tail FAILS against the receipts' anchors", () => {
   );
 });
 
-test('G5: a package installed with --dev is a WARN listing it; --strict makes it FAIL', () => {
+test('G5: a package installed with --dev is a WARN listing it; --strict makes it FAIL', async () => {
   const root = copyRoot();
-  must([cplane, 'uninstall', 'PKG-DISPATCH-001', '--root', root]);
-  const archive = join(unsignedOut, 'PKG-DISPATCH-001-0.1.0.tar.gz');
-  const refused = run([cplane, 'install', archive, '--root', root], REPO);
+  must([cplaneOf(root), 'uninstall', 'PKG-DISPATCH-001', '--root', root]);
+  const [unsigned] = await repackInstalled(pristine, `${root}-unsigned`, {
+    only: ['PKG-DISPATCH-001'],
+    unsigned: ['PKG-DISPATCH-001'],
+  });
+  const archive = (unsigned as { path: string }).path;
+  const refused = run([cplaneOf(root), 'install', archive, '--root', root]);
   assert.equal(refused.status, 3, 'an unsigned package is refused without --dev');
-  must([cplane, 'install', archive, '--root', root, '--dev']);
+  must([cplaneOf(root), 'install', archive, '--root', root, '--dev']);
   const { json } = gateCheck(root);
   onlyFails(json, 'G5', 'WARN');
   assert.deepEqual(codes(json, 'G5'), ['DEV_WAIVER']);
@@ -253,7 +230,7 @@ test('G5: a bad signature FAILS', () => {
 test('G6: a DISPATCH without its EXCHANGE past the orphan timeout FAILS; an EXCHANGE linking nowhere FAILS', async () => {
   const root = copyRoot();
   must([
-    cplane,
+    cplaneOf(root),
     'ledger',
     'append',
     '--root',
@@ -276,7 +253,7 @@ test('G6: a DISPATCH without its EXCHANGE past the orphan timeout FAILS; an EXCH
   assert.deepEqual(codes(json, 'G6'), ['ORPHAN_DISPATCH']);
   const other = copyRoot();
   must([
-    cplane,
+    cplaneOf(other),
     'ledger',
     'append',
     '--root',
@@ -298,7 +275,7 @@ test('G6: a DISPATCH without its EXCHANGE past the orphan timeout FAILS; an EXCH
 test('G6: a spooled exchange not yet appended WARNS (its DISPATCH is no orphan); a quarantined spool entry FAILS', async () => {
   const root = copyRoot();
   const dispatchId = must([
-    cplane,
+    cplaneOf(root),
     'ledger',
     'append',
     '--root',
@@ -421,9 +398,9 @@ test('G1: a receipt forged for a package the installer never installed FAILS', (
 
 test('G1: a receipt restored after its package was uninstalled FAILS; the ledger says it is gone', () => {
   const root = copyRoot();
-  const saved = join(work, `saved-${caseNo}`);
+  const saved = `${root}-saved`;
   cpSync(join(root, 'HOT', 'installed', 'PKG-DISPATCH-001'), saved, { recursive: true });
-  must([cplane, 'uninstall', 'PKG-DISPATCH-001', '--root', root]);
+  must([cplaneOf(root), 'uninstall', 'PKG-DISPATCH-001', '--root', root]);
   cpSync(saved, join(root, 'HOT', 'installed', 'PKG-DISPATCH-001'), { recursive: true });
   const { json } = gateCheck(root);
   assert.equal(statuses(json).G1, 'FAIL');

@@ -1,68 +1,35 @@
 // Signed checkpoints against the attack they exist for: someone with file access rewrites an EXCHANGE in a freshly
-// bootstrapped root after some routed exchanges, recomputes every later hash and the receipts' anchors and puts the
-// append-only triggers back. The chain alone then verifies; a checkpoint (the root's own, or a copy kept elsewhere)
+// installed signed root (signed-root.ts) after some routed exchanges, recomputes every later hash and the receipts'
+// anchors and puts the append-only triggers back. The chain alone then verifies; a checkpoint (the root's own, or a copy kept elsewhere)
 // must make `ledger verify` and G4 FAIL — and an honest root must still PASS against the same checkpoints.
 import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { REPO } from '../../scripts/lib/repo.js';
-import { canonicalJson } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
-import {
-  computeEntryHash,
-  GENESIS_HASH,
-  type LedgerEntry,
-} from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
-import { generateSigningKeyPair } from '../../staging/PKG-KERNEL-001/HOT/kernel/signing/keys.js';
-import { bootstrapSignedRoot } from '../lib/signed-root.js';
+import { canonicalJson } from '#kernel/canonical.js';
+import { computeEntryHash, GENESIS_HASH, type LedgerEntry } from '#kernel/ledger/entry.js';
+import { generateSigningKeyPair } from '#kernel/signing/keys.js';
+import { cplaneOf, gateCheck, type GateJson, makeSignedRoot, must, rootCopies, run } from './signed-root.js';
 
-const cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-checkpoints-'));
 const pristine = join(work, 'pristine');
+const copyRoot = rootCopies(work, pristine);
 /** A checkpoint of the pristine root's head after the routed exchanges, kept outside the root. */
 const external = join(work, 'external-checkpoint.json');
-let caseNo = 0;
 
-function run(args: string[]): { status: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, args, { cwd: tmpdir(), encoding: 'utf8' });
-  return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
-}
-
-function must(args: string[]): string {
-  const r = run(args);
-  assert.equal(r.status, 0, `${args.join(' ')}\n${r.stderr}${r.stdout}`);
-  return r.stdout;
-}
-
-before(() => {
-  bootstrapSignedRoot(work, pristine);
+before(async () => {
+  await makeSignedRoot(work, pristine);
   for (const prompt of ['first question', 'second question', 'third question'])
-    must([cplane, 'route', '--root', pristine, '--prompt', prompt, '--dev']);
-  must([cplane, 'ledger', 'checkpoint', '--root', pristine, '--out', external]);
+    must([cplaneOf(pristine), 'route', '--root', pristine, '--prompt', prompt, '--dev']);
+  must([cplaneOf(pristine), 'ledger', 'checkpoint', '--root', pristine, '--out', external]);
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 
-function copyRoot(): string {
-  caseNo += 1;
-  const root = join(work, `case-${caseNo}`);
-  cpSync(pristine, root, { recursive: true, verbatimSymlinks: true });
-  return root;
-}
-
-interface GateJson {
-  gates: Array<{ id: string; status: string; findings: Array<{ code: string; message: string }> }>;
-}
 interface VerifyJson {
   ok: boolean;
   checkpoints: { ok: boolean; verified: number; absent: boolean; findings: Array<{ problem: string }> };
-}
-
-function gateCheck(root: string, extra: string[] = []): { status: number; json: GateJson } {
-  const r = run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json', ...extra]);
-  return { status: r.status, json: JSON.parse(r.stdout) as GateJson };
 }
 
 function gate(json: GateJson, id: string): { status: string; codes: string[] } {
@@ -71,7 +38,7 @@ function gate(json: GateJson, id: string): { status: string; codes: string[] } {
 }
 
 function verify(root: string, extra: string[] = []): { status: number; json: VerifyJson } {
-  const r = run([cplane, 'ledger', 'verify', '--root', root, '--json', ...extra]);
+  const r = run([cplaneOf(root), 'ledger', 'verify', '--root', root, '--json', ...extra]);
   return { status: r.status, json: JSON.parse(r.stdout) as VerifyJson };
 }
 
@@ -164,7 +131,7 @@ test("a rewritten EXCHANGE with every later hash, the triggers and the receipts'
   const root = copyRoot();
   rewriteExchange(root);
   // Without checkpoints the forgery is self-consistent: the chain and the anchors verify.
-  const chainOnly = run([cplane, 'ledger', 'verify', '--ledger', ledgerPath(root), '--json']);
+  const chainOnly = run([cplaneOf(pristine), 'ledger', 'verify', '--ledger', ledgerPath(root), '--json']);
   assert.equal(chainOnly.status, 0, chainOnly.stdout);
   const { status, json } = verify(root);
   assert.equal(status, 1);
@@ -179,7 +146,7 @@ test("a copy kept elsewhere catches a rewrite whose author also re-signed the ro
   const root = copyRoot();
   rewriteExchange(root);
   rmSync(checkpointDir(root), { recursive: true });
-  must([cplane, 'ledger', 'checkpoint', '--root', root]);
+  must([cplaneOf(root), 'ledger', 'checkpoint', '--root', root]);
   // Inside the root everything agrees now: that is the limit the README's threat model states.
   assert.equal(verify(root).status, 0);
   assert.equal(gate(gateCheck(root).json, 'G4').status, 'PASS');
@@ -204,7 +171,7 @@ test('a copy kept elsewhere catches a rewrite whose author replaced the root key
   writeFileSync(trustPath, JSON.stringify(trust));
   writeFileSync(join(root, 'HOT', 'registries', 'root-key.pem'), forged.private_key_pem, { mode: 0o600 });
   rmSync(checkpointDir(root), { recursive: true });
-  must([cplane, 'ledger', 'checkpoint', '--root', root]);
+  must([cplaneOf(root), 'ledger', 'checkpoint', '--root', root]);
   const { status, json } = verify(root, ['--checkpoint', external]);
   assert.equal(status, 1);
   assert.deepEqual(
@@ -262,12 +229,13 @@ test("G4 FAILS when the root's checkpoints are deleted, altered, or a stranger's
     status: 'FAIL',
     codes: ['CHECKPOINT_INVALID', 'CHECKPOINT_INVALID'],
   });
+  const hostileRoot = copyRoot();
   const hostile = run([
-    cplane,
+    cplaneOf(hostileRoot),
     'ledger',
     'verify',
     '--root',
-    copyRoot(),
+    hostileRoot,
     '--checkpoint',
     join(work, 'no-such-file.json'),
   ]);
@@ -292,11 +260,11 @@ test('a root bootstrapped before checkpoints (no root key) keeps working: G4 WAR
   const verified = verify(root);
   assert.equal(verified.status, 0);
   assert.equal(verified.json.checkpoints.absent, true);
-  const refused = run([cplane, 'ledger', 'checkpoint', '--root', root]);
+  const refused = run([cplaneOf(root), 'ledger', 'checkpoint', '--root', root]);
   assert.equal(refused.status, 3);
   assert.match(refused.stderr, /ERR_CHECKPOINT_NO_ROOT_KEY/);
   // Routing and installing still work and write no checkpoint.
-  must([cplane, 'route', '--root', root, '--prompt', 'still here', '--dev']);
+  must([cplaneOf(root), 'route', '--root', root, '--prompt', 'still here', '--dev']);
   assert.equal(existsSync(checkpointDir(root)), false);
 });
 
@@ -311,11 +279,11 @@ test('the router checkpoints the head every N entries (router config `checkpoint
     }),
   );
   const before = readdirSync(checkpointDir(root)).length;
-  must([cplane, 'route', '--root', root, '--prompt', 'one', '--dev']);
-  must([cplane, 'route', '--root', root, '--prompt', 'two', '--dev']);
+  must([cplaneOf(root), 'route', '--root', root, '--prompt', 'one', '--dev']);
+  must([cplaneOf(root), 'route', '--root', root, '--prompt', 'two', '--dev']);
   const names = readdirSync(checkpointDir(root)).sort();
   assert.equal(names.length, before + 2, names.join());
-  const head = JSON.parse(must([cplane, 'ledger', 'head', '--root', root, '--json'])) as { seq: number };
+  const head = JSON.parse(must([cplaneOf(root), 'ledger', 'head', '--root', root, '--json'])) as { seq: number };
   assert.equal(
     Number.parseInt(names[names.length - 1] as string, 10),
     head.seq,
@@ -328,14 +296,14 @@ test('the router checkpoints the head every N entries (router config `checkpoint
       checkpoint: { every_entries: 0, every_seconds: 3600 },
     }),
   );
-  const refused = run([cplane, 'route', '--root', root, '--prompt', 'three', '--dev']);
+  const refused = run([cplaneOf(root), 'route', '--root', root, '--prompt', 'three', '--dev']);
   assert.equal(refused.status, 3, 'the config schema bounds every_entries');
   assert.match(refused.stderr, /ERR_ROUTER_CONFIG_INVALID/);
 });
 
 test("`ledger checkpoints --export` writes every checkpoint as JSON Lines that verify a bare ledger file with the root's public key", () => {
   const exported = join(work, 'exported.jsonl');
-  must([cplane, 'ledger', 'checkpoints', '--root', pristine, '--export', exported]);
+  must([cplaneOf(pristine), 'ledger', 'checkpoints', '--root', pristine, '--export', exported]);
   const lines = readFileSync(exported, 'utf8').trim().split('\n');
   assert.equal(lines.length, readdirSync(checkpointDir(pristine)).length);
   const pub = join(work, 'root.pub');
@@ -347,7 +315,7 @@ test("`ledger checkpoints --export` writes every checkpoint as JSON Lines that v
   writeFileSync(pub, key?.public_key_pem ?? '');
   const bare = copyRoot();
   const ok = run([
-    cplane,
+    cplaneOf(pristine),
     'ledger',
     'verify',
     '--ledger',
@@ -362,7 +330,7 @@ test("`ledger checkpoints --export` writes every checkpoint as JSON Lines that v
   assert.equal((JSON.parse(ok.stdout) as VerifyJson).checkpoints.verified, lines.length);
   rewriteExchange(bare);
   const caught = run([
-    cplane,
+    cplaneOf(pristine),
     'ledger',
     'verify',
     '--ledger',
@@ -375,7 +343,7 @@ test("`ledger checkpoints --export` writes every checkpoint as JSON Lines that v
   ]);
   assert.equal(caught.status, 1);
   const unkeyed = run([
-    cplane,
+    cplaneOf(pristine),
     'ledger',
     'verify',
     '--ledger',
