@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '#cli/main.js';
 import { Budgeter, budgetDbPathForRoot, type BudgetStatus } from '../../budgeter/index.js';
-import { request, tempDir } from './helpers.js';
+import { request, tempDir } from '../budgeter/helpers.js';
 
 const SHIPPED_CONFIG = fileURLToPath(new URL('../../config/budget.json', import.meta.url));
 
