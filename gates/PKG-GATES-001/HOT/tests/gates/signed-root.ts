@@ -111,19 +111,13 @@ function fromRepositoryBuild(work: string): Built {
   const key = generateSigningKeyPair();
   const keyFile = join(work, 'cplane-signing.key');
   writeFileSync(keyFile, key.private_key_pem, { mode: 0o600 });
+  const out = ['--out', join(work, 'packages'), '--bootstrap-out', join(work, 'bootstrap')];
   const built = JSON.parse(
-    must([
-      join(repo, 'bin', 'cplane.js'),
-      'build',
-      '--out',
-      join(work, 'packages'),
-      '--bootstrap-out',
-      join(work, 'bootstrap'),
-      '--sign-key',
-      keyFile,
-      '--json',
-    ]),
-  ) as { packages: Array<{ package_id: string; file: string }>; bootstrap: { install_order: string[] } };
+    must([join(repo, 'bin', 'cplane.js'), 'build', '--json', '--sign-key', keyFile, ...out]),
+  ) as {
+    packages: Array<{ package_id: string; file: string }>;
+    bootstrap: { install_order: string[] };
+  };
   const fileOf = new Map(built.packages.map((p) => [p.package_id, resolve(repo, p.file)]));
   return {
     archives: built.bootstrap.install_order.map((id) => ({ path: fileOf.get(id) as string, signed: true })),

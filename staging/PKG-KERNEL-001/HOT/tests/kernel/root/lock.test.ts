@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { acquireRootLock } from '../../../kernel/root/lock.js';
-import { tempDir, newRoot } from './helpers.js';
+import { tempDir, newRoot } from '../installer/helpers.js';
 
 const fixture = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'hold-lock.js');
 

@@ -8,7 +8,7 @@ import { Ajv } from 'ajv';
 import { runCli } from '#cli/main.js';
 import { Ledger, ledgerPathForRoot, verifyLedger } from '#kernel/ledger/index.js';
 import { dispatchStorePath } from '../../dispatch/snapshot-store.js';
-import { tempDir, writeTasks } from './helpers.js';
+import { tempDir, writeTasks } from '../dispatch/helpers.js';
 
 const SCHEMA_ID = 'https://cplane.dev/schemas/dispatch-results.schema.json';
 const ajv = new Ajv({ allErrors: true, strict: true });
