@@ -70,7 +70,7 @@ test('each archive reads back: every laid-out file is a verified asset with its 
   assert.equal(cls.get('HOT/kernel/ledger/ledger.js'), 'kernel');
   assert.equal(cls.get('HOT/cli/main.js'), 'kernel');
   assert.equal(cls.get('HOT/scripts/cplane.js'), 'script');
-  assert.equal(cls.get('HOT/tests/archive/read.test.js'), 'test');
+  assert.equal(cls.get('HOT/tests/kernel/archive/read.test.js'), 'test');
   assert.deepEqual(
     archive.manifest.dependencies.map((d) => d.package_id),
     ['PKG-RUNTIME-001', 'PKG-GENESIS-001'],

@@ -14,13 +14,13 @@ import {
   manifestFor as rawManifest,
   paxEntry,
   rawTar,
-} from '../../staging/PKG-KERNEL-001/HOT/tests/archive/tar-fixture.js';
+} from '../../staging/PKG-KERNEL-001/HOT/tests/kernel/archive/tar-fixture.js';
 import {
   buildArchive,
   keyPair,
   snapshot,
   type PkgSpec,
-} from '../../staging/PKG-KERNEL-001/HOT/tests/installer/helpers.js';
+} from '../../staging/PKG-KERNEL-001/HOT/tests/kernel/installer/helpers.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
