@@ -6,8 +6,7 @@ import { CpError, isCpError } from '../kernel/errors.js';
 import { exitCodeOf, lookUpCode } from '../kernel/catalogue/load.js';
 import { envError } from '../kernel/env-errors.js';
 import { isModuleRefusal, moduleRefusal } from '../kernel/loader/register.js';
-import { EXIT, type CliCommand, type CliContext } from './command.js';
-import { requireOptionValues } from './option-values.js';
+import { EXIT, type CliCommand, type CliContext, type ExitCode } from './command.js';
 
 export interface RunCliOptions {
   argv: readonly string[];
@@ -43,7 +42,7 @@ export async function loadCommands(dir: string): Promise<CliCommand[]> {
     }
     try {
       const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: CliCommand };
-      if (mod.default && typeof mod.default.run === 'function') out.push(mod.default);
+      if (mod.default && typeof mod.default.register === 'function') out.push(mod.default);
     } catch (error) {
       out.push(unavailableCommand(file.replace(/\.js$/, ''), join(dir, file), error));
     }
@@ -57,23 +56,31 @@ export async function loadCommands(dir: string): Promise<CliCommand[]> {
  */
 function unavailableCommand(name: string, path: string, error: unknown): CliCommand {
   const reason = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+  const command = `${name} [args..]`;
+  const describe = `(unavailable: ${reason})`;
   return {
-    command: `${name} [args..]`,
-    describe: `(unavailable: ${reason})`,
-    builder: (y) => y.strict(false),
+    name,
+    command,
+    describe,
     refusal: isModuleRefusal(error) ? error : undefined,
-    run() {
-      if (isModuleRefusal(error)) throw error;
-      throw new CpError('ERR_COMMAND_UNAVAILABLE', `command ${JSON.stringify(name)} cannot be loaded: ${reason}`, {
-        hint: 'a package file is missing or damaged: run `cplane gate-check` on this root and reinstall the package that owns it',
-        details: { module: path },
-      });
-    },
+    register: (y) =>
+      y.command({
+        command,
+        describe,
+        builder: (sub: Argv) => sub.strict(false),
+        handler: () => {
+          if (isModuleRefusal(error)) throw error;
+          throw new CpError('ERR_COMMAND_UNAVAILABLE', `command ${JSON.stringify(name)} cannot be loaded: ${reason}`, {
+            hint: 'a package file is missing or damaged: run `cplane gate-check` on this root and reinstall the package that owns it',
+            details: { module: path },
+          });
+        },
+      }),
   };
 }
 
 /** Run the cplane CLI against the code in this HOT tree. Returns the exit code; never exits the process. */
-export async function runCli(options: RunCliOptions): Promise<number> {
+export async function runCli(options: RunCliOptions): Promise<ExitCode> {
   const out =
     options.stdout ??
     ((text: string) => {
@@ -103,15 +110,13 @@ export async function runCli(options: RunCliOptions): Promise<number> {
   const byName = new Map<string, CliCommand>();
   for (const dir of [join(HOT_DIR, 'cli', 'commands'), ...(options.extraCommandDirs ?? [])]) {
     for (const cmd of await loadCommands(dir)) {
-      byName.set(cmd.command.split(' ')[0] as string, cmd);
+      byName.set(cmd.name, cmd);
       if (cmd.refusal)
-        err(
-          `cplane: warning: ${cmd.refusal.code}: ${cmd.refusal.message} (command ${cmd.command.split(' ')[0] ?? ''} skipped)`,
-        );
+        err(`cplane: warning: ${cmd.refusal.code}: ${cmd.refusal.message} (command ${cmd.name} skipped)`);
     }
   }
 
-  let exitCode: number = EXIT.OK;
+  let exitCode: ExitCode = EXIT.OK;
   let cli: Argv = yargs([...argv])
     .scriptName('cplane')
     .strict()
@@ -130,7 +135,7 @@ export async function runCli(options: RunCliOptions): Promise<number> {
     })
     .epilogue('Exit codes: 0 ok, 1 a check failed, 2 usage error, 3 refused (coded error), 70 internal error.');
   for (const cmd of [...byName.values()].sort((a, b) => a.command.localeCompare(b.command))) {
-    cli = register(cli, cmd, ctx, (code) => {
+    cli = cmd.register(cli, ctx, (code) => {
       exitCode = code;
     });
   }
@@ -146,32 +151,12 @@ export async function runCli(options: RunCliOptions): Promise<number> {
   }
 }
 
-/** Register a command and, recursively, its subcommands; the innermost named command's `run` sets the exit code. */
-function register(cli: Argv, cmd: CliCommand, ctx: CliContext, setExit: (code: number) => void): Argv {
-  const subcommands = cmd.subcommands ?? [];
-  return cli.command({
-    command: cmd.command,
-    aliases: [...(cmd.aliases ?? [])],
-    describe: cmd.describe,
-    builder: (y: Argv) => {
-      let built: Argv = requireOptionValues(cmd.builder(y) as Argv);
-      for (const sub of subcommands) built = register(built, sub, ctx, setExit);
-      return subcommands.length > 0
-        ? built.demandCommand(1, `name a ${cmd.command.split(' ')[0] ?? ''} subcommand (see --help)`)
-        : built;
-    },
-    handler: async (args) => {
-      setExit(await cmd.run(args as never, ctx));
-    },
-  });
-}
-
 async function reportError(
   thrown: unknown,
   json: boolean,
   out: (t: string) => void,
   err: (t: string) => void,
-): Promise<number> {
+): Promise<ExitCode> {
   // Last resort: a full disk or a damaged database that no call site mapped is still not a bug.
   const coded = isCpError(thrown) && thrown.code !== 'ERR_INTERNAL' ? thrown : (envError(thrown) ?? thrown);
   if (isCpError(coded)) {
@@ -181,7 +166,7 @@ async function reportError(
     const error = { code: coded.code, message: coded.message, hint, details: coded.details ?? {} };
     if (json) out(JSON.stringify({ error }, null, 2));
     else err(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}`);
-    return exitCodeOf(entry);
+    return exitCodeOf(entry) as ExitCode;
   }
   const message = coded instanceof Error ? (coded.stack ?? coded.message) : String(coded);
   if (json)
