@@ -15,9 +15,12 @@ before(async () => {
   served = await startServed();
   key = issueKey('AGENT-OAI');
 });
-after(async () => { await served.cleanup(); });
+after(async () => {
+  await served.cleanup();
+});
 
-const exchangesOf = (session: string) => ledgerEntries(served.root).filter((e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === session);
+const exchangesOf = (session: string) =>
+  ledgerEntries(served.root).filter((e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === session);
 
 function onlyExchange(session: string): Record<string, unknown> {
   const list = exchangesOf(session);
@@ -32,20 +35,32 @@ function onlyExchange(session: string): Record<string, unknown> {
 }
 
 test('chat completions, non-streaming, with a tool call', async () => {
-  const completion = await client('SES-O-JSON').chat.completions.create({ model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'weather in Paris?' }] });
+  const completion = await client('SES-O-JSON').chat.completions.create({
+    model: 'gpt-4.1-mini',
+    messages: [{ role: 'user', content: 'weather in Paris?' }],
+  });
   assert.equal(completion.choices[0]?.message.tool_calls?.[0]?.type, 'function');
   const meta = onlyExchange('SES-O-JSON');
   assert.equal(meta.surface, 'openai.chat');
   assert.equal(meta.finish_reason, 'tool_use');
-  assert.deepEqual(JSON.parse(String(meta.response)), [{ type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } }]);
+  assert.deepEqual(JSON.parse(String(meta.response)), [
+    { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } },
+  ]);
 });
 
 test('chat completions, streaming without include_usage: usage recorded from the chunk the gateway asked for, which the client never sees', async () => {
-  const stream = await client('SES-O-STREAM').chat.completions.create({ model: 'gpt-4.1-mini', stream: true, messages: [{ role: 'user', content: 'Hello' }] });
+  const stream = await client('SES-O-STREAM').chat.completions.create({
+    model: 'gpt-4.1-mini',
+    stream: true,
+    messages: [{ role: 'user', content: 'Hello' }],
+  });
   const chunks = [];
   for await (const chunk of stream) chunks.push(chunk);
   assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), 'Hello from upstream');
-  assert.ok(chunks.every((c) => c.choices.length > 0), 'no usage chunk reaches a client that did not ask');
+  assert.ok(
+    chunks.every((c) => c.choices.length > 0),
+    'no usage chunk reaches a client that did not ask',
+  );
   const sent = served.upstream.requests.at(-1)?.body as { stream_options?: { include_usage?: boolean } };
   assert.equal(sent.stream_options?.include_usage, true, 'include_usage added upstream');
   onlyExchange('SES-O-STREAM');
@@ -53,7 +68,10 @@ test('chat completions, streaming without include_usage: usage recorded from the
 
 test('chat completions, streaming with include_usage: the client gets the usage chunk', async () => {
   const stream = await client('SES-O-USAGE').chat.completions.create({
-    model: 'gpt-4.1-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hello' }],
+    model: 'gpt-4.1-mini',
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: 'user', content: 'Hello' }],
   });
   let usage: unknown = null;
   for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
@@ -79,11 +97,26 @@ test('models and refusals in the OpenAI shape', async () => {
   const models = await client('SES-O-MODELS').models.list();
   assert.equal(models.data[0]?.id, 'gpt-4.1-mini');
   const before = served.upstream.requests.length;
-  await assert.rejects(client('SES-O-BAD', 'sk-wrong').chat.completions.create({ model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'Hello' }] }),
-    (e: unknown) => e instanceof OpenAI.AuthenticationError && e.code === 'invalid_api_key' && e.headers?.get('x-request-id') !== null);
-  await assert.rejects(client('SES-O-SCOPE', issueKey('AGENT-OAI', ['route:anthropic.messages'])).responses.create({ model: 'gpt-4.1-mini', input: 'Hello' }),
-    (e: unknown) => e instanceof OpenAI.PermissionDeniedError);
+  await assert.rejects(
+    client('SES-O-BAD', 'sk-wrong').chat.completions.create({
+      model: 'gpt-4.1-mini',
+      messages: [{ role: 'user', content: 'Hello' }],
+    }),
+    (e: unknown) =>
+      e instanceof OpenAI.AuthenticationError &&
+      e.code === 'invalid_api_key' &&
+      e.headers?.get('x-request-id') !== null,
+  );
+  await assert.rejects(
+    client('SES-O-SCOPE', issueKey('AGENT-OAI', ['route:anthropic.messages'])).responses.create({
+      model: 'gpt-4.1-mini',
+      input: 'Hello',
+    }),
+    (e: unknown) => e instanceof OpenAI.PermissionDeniedError,
+  );
   assert.equal(served.upstream.requests.length, before);
-  const rejected = ledgerEntries(served.root).filter((e) => e.event_type === 'PROMPT_REJECTED' && String(e.metadata.session_id).startsWith('SES-O-'));
+  const rejected = ledgerEntries(served.root).filter(
+    (e) => e.event_type === 'PROMPT_REJECTED' && String(e.metadata.session_id).startsWith('SES-O-'),
+  );
   assert.equal(rejected.length, 2, 'each refusal sent once: the SDK honoured x-should-retry: false');
 });

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SseParser } from '../../providers/wire/sse.js';
-import { anthropicReader } from '../../providers/anthropic/wire.js';
-import { openAiReader } from '../../providers/openai/wire.js';
+import { SseParser } from '#providers/wire/sse.js';
+import { anthropicReader } from '#providers/anthropic/wire.js';
+import { openAiReader } from '#providers/openai/wire.js';
 import { checkGeneration, framePolicy } from '../../gateway/request-body.js';
 import { credential, identify, unverifiedSubject } from '../../gateway/identity.js';
 import { endpointFor } from '../../gateway/surfaces.js';
@@ -15,7 +15,14 @@ test('SSE: frames split anywhere (mid-line, mid-UTF-8 character, CRLF) come out 
   const parser = new SseParser();
   const frames = [];
   for (let i = 0; i < bytes.length; i += 3) frames.push(...parser.push(bytes.subarray(i, i + 3)));
-  assert.deepEqual(frames.map((f) => [f.event, f.data]), [['a', '{"x":"é"}'], [null, null], ['b', 'one\ntwo']]);
+  assert.deepEqual(
+    frames.map((f) => [f.event, f.data]),
+    [
+      ['a', '{"x":"é"}'],
+      [null, null],
+      ['b', 'one\ntwo'],
+    ],
+  );
   assert.equal(frames.map((f) => f.raw).join(''), text);
   assert.equal(parser.rest(), '');
 });
@@ -25,11 +32,18 @@ test('SSE: a frame that never ends is refused at the bound instead of growing wi
   assert.throws(() => parser.push(enc('data: 0123456789abcdef0123')), /longer than 16 bytes/);
 });
 
-const ev = (reader: ReturnType<typeof anthropicReader>, name: string, data: unknown): void => reader.event(name, JSON.stringify(data));
+const ev = (reader: ReturnType<typeof anthropicReader>, name: string, data: unknown): void =>
+  reader.event(name, JSON.stringify(data));
 
 test('Anthropic stream usage: message_start overwritten field by field by the last message_delta, never summed', () => {
   const reader = anthropicReader('anthropic.messages');
-  ev(reader, 'message_start', { type: 'message_start', message: { model: 'm', usage: { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 5, output_tokens: 1 } } });
+  ev(reader, 'message_start', {
+    type: 'message_start',
+    message: {
+      model: 'm',
+      usage: { input_tokens: 10, cache_read_input_tokens: 100, cache_creation_input_tokens: 5, output_tokens: 1 },
+    },
+  });
   ev(reader, 'content_block_start', { index: 0, content_block: { type: 'tool_use', id: 't', name: 'f', input: {} } });
   ev(reader, 'content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"a":' } });
   ev(reader, 'content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '1}' } });
@@ -40,7 +54,15 @@ test('Anthropic stream usage: message_start overwritten field by field by the la
   ev(reader, 'message_stop', { type: 'message_stop' });
   const result = reader.result();
   assert.equal(result.complete, true);
-  assert.deepEqual([result.usage.input_tokens, result.usage.output_tokens, result.usage.cache_read_tokens, result.usage.cache_write_tokens], [115, 9, 100, 5]);
+  assert.deepEqual(
+    [
+      result.usage.input_tokens,
+      result.usage.output_tokens,
+      result.usage.cache_read_tokens,
+      result.usage.cache_write_tokens,
+    ],
+    [115, 9, 100, 5],
+  );
   assert.equal(result.usage_final, true);
   assert.equal(result.stop_reason, 'tool_use');
   assert.deepEqual(result.blocks, [{ type: 'tool_use', id: 't', name: 'f', input: { a: 1 } }]);
@@ -59,12 +81,32 @@ test('Anthropic stream cut before message_delta: usage not final, hostile frames
 
 test('OpenAI chat stream: usage from the include_usage chunk, tool call arguments joined; [DONE] completes', () => {
   const reader = openAiReader('openai.chat');
-  reader.event(null, JSON.stringify({ model: 'g', choices: [{ delta: { tool_calls: [{ index: 0, id: 'c', function: { name: 'f', arguments: '{"a"' } }] } }] }));
-  reader.event(null, JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: ':2}' } }] }, finish_reason: 'tool_calls' }] }));
-  reader.event(null, JSON.stringify({ choices: [], usage: { prompt_tokens: 50, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 40 } } }));
+  reader.event(
+    null,
+    JSON.stringify({
+      model: 'g',
+      choices: [{ delta: { tool_calls: [{ index: 0, id: 'c', function: { name: 'f', arguments: '{"a"' } }] } }],
+    }),
+  );
+  reader.event(
+    null,
+    JSON.stringify({
+      choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: ':2}' } }] }, finish_reason: 'tool_calls' }],
+    }),
+  );
+  reader.event(
+    null,
+    JSON.stringify({
+      choices: [],
+      usage: { prompt_tokens: 50, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 40 } },
+    }),
+  );
   reader.event(null, '[DONE]');
   const r = reader.result();
-  assert.deepEqual([r.usage.input_tokens, r.usage.output_tokens, r.usage.cache_read_tokens, r.usage.cache_write_tokens], [50, 4, 40, 0]);
+  assert.deepEqual(
+    [r.usage.input_tokens, r.usage.output_tokens, r.usage.cache_read_tokens, r.usage.cache_write_tokens],
+    [50, 4, 40, 0],
+  );
   assert.deepEqual(r.blocks, [{ type: 'tool_use', id: 'c', name: 'f', input: { a: 2 } }]);
   assert.equal(r.complete && r.usage_final, true);
 });
@@ -73,11 +115,24 @@ test('OpenAI responses: response.completed carries output and usage; response.fa
   const reader = openAiReader('openai.responses');
   reader.event('response.output_text.delta', JSON.stringify({ delta: 'par' }));
   assert.deepEqual(reader.result().blocks, [{ type: 'text', text: 'par' }], 'partial text kept when cut short');
-  reader.event('response.completed', JSON.stringify({ response: { model: 'g', status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: 'partial' }] }], usage: { input_tokens: 8, output_tokens: 2, input_tokens_details: { cached_tokens: 3 } } } }));
+  reader.event(
+    'response.completed',
+    JSON.stringify({
+      response: {
+        model: 'g',
+        status: 'completed',
+        output: [{ type: 'message', content: [{ type: 'output_text', text: 'partial' }] }],
+        usage: { input_tokens: 8, output_tokens: 2, input_tokens_details: { cached_tokens: 3 } },
+      },
+    }),
+  );
   const r = reader.result();
   assert.deepEqual([r.usage.input_tokens, r.usage.output_tokens, r.usage.cache_read_tokens], [8, 2, 3]);
   const failed = openAiReader('openai.responses');
-  failed.event('response.failed', JSON.stringify({ response: { status: 'failed', output: [], error: { code: 'server_error', message: 'boom' } } }));
+  failed.event(
+    'response.failed',
+    JSON.stringify({ response: { status: 'failed', output: [], error: { code: 'server_error', message: 'boom' } } }),
+  );
   assert.match(String(failed.result().stream_error), /server_error: boom/);
 });
 
@@ -97,7 +152,13 @@ test('generation bodies are checked at the edge; a chat stream gets include_usag
   assert.match(String(checkGeneration('anthropic.messages', { model: 'm', messages: [] })), /max_tokens/);
   assert.match(String(checkGeneration('openai.chat', { model: 'm', messages: [], stream: 'yes' })), /stream/);
   assert.match(String(checkGeneration('openai.responses', { model: 'm' })), /input/);
-  const chat = checkGeneration('openai.chat', { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, max_completion_tokens: 50, n: 2 });
+  const chat = checkGeneration('openai.chat', {
+    model: 'm',
+    messages: [{ role: 'user', content: 'hi' }],
+    stream: true,
+    max_completion_tokens: 50,
+    n: 2,
+  });
   assert.ok(typeof chat !== 'string');
   assert.deepEqual(chat.upstreamBody.stream_options, { include_usage: true });
   assert.equal(chat.clientWantsUsage, false);
@@ -112,7 +173,10 @@ test('identity: x-api-key or Bearer; session from headers or a digest of the key
   assert.equal(unverifiedSubject(token), 'AGENT-1');
   assert.equal(unverifiedSubject('cpt1.!!!.x'), '');
   assert.equal(identify({ 'x-api-key': token, 'x-claude-code-session-id': 'cc-1' }).session, 'cc-1');
-  assert.equal(identify({ 'x-api-key': token, 'x-cplane-session': 'S', 'x-claude-code-session-id': 'cc-1' }).session, 'S');
+  assert.equal(
+    identify({ 'x-api-key': token, 'x-cplane-session': 'S', 'x-claude-code-session-id': 'cc-1' }).session,
+    'S',
+  );
   const derived = identify({ 'x-api-key': token, 'x-cplane-session': 'bad session\n' }).session;
   assert.match(derived, /^SES-KEY-[0-9a-f]{16}$/);
   assert.ok(!derived.includes(token));
