@@ -148,7 +148,12 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
     ),
   );
   if (!sent.ok) {
-    const concluded = router.conclude(call, { kind: 'failed', failure: sent.failure, attempts: sent.attempts, extra });
+    const concluded = await router.conclude(call, {
+      kind: 'failed',
+      failure: sent.failure,
+      attempts: sent.attempts,
+      extra,
+    });
     noteConcluded(ctx, concluded, sent.failure.kind === 'cancelled' ? 'cancelled' : 'error');
     return failUpstream(ctx, sent.failure);
   }
@@ -177,7 +182,7 @@ async function wholeReply(
     const failure = classify(error);
     noteConcluded(
       ctx,
-      router.conclude(call, { kind: 'failed', failure, attempts, extra }),
+      await router.conclude(call, { kind: 'failed', failure, attempts, extra }),
       ctx.signal.aborted ? 'cancelled' : 'error',
     );
     return failUpstream(ctx, failure);
@@ -199,11 +204,11 @@ async function wholeReply(
       message: `provider ${JSON.stringify(ctx.provider.id)} answered HTTP ${wire.status} with a malformed body: ${problem}`,
       after_success: true,
     };
-    noteConcluded(ctx, router.conclude(call, { kind: 'failed', failure, attempts, extra }), 'error');
+    noteConcluded(ctx, await router.conclude(call, { kind: 'failed', failure, attempts, extra }), 'error');
     return failUpstream(ctx, failure);
   }
   const result = reader.result();
-  const concluded = router.conclude(call, {
+  const concluded = await router.conclude(call, {
     kind: 'answered',
     answer: answerOf(ctx, gen, wire, result),
     usageFinal: result.usage_final,
@@ -256,7 +261,7 @@ async function streamReply(
   const result = reader.result();
   const answer = answerOf(ctx, gen, wire, result);
   if (failure === null && result.complete && result.stream_error === null) {
-    const concluded = router.conclude(call, {
+    const concluded = await router.conclude(call, {
       kind: 'answered',
       answer,
       usageFinal: result.usage_final,
@@ -288,7 +293,7 @@ async function streamReply(
   const message = cancelled
     ? 'the client went away mid-stream; the upstream call was aborted'
     : (failure?.message ?? result.stream_error ?? 'the upstream stream ended before its final event');
-  const concluded = router.conclude(call, {
+  const concluded = await router.conclude(call, {
     kind: 'cut',
     outcome: cancelled ? 'cancelled' : 'error',
     code,

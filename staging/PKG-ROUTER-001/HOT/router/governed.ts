@@ -14,7 +14,7 @@ import {
 } from './records.js';
 import type { PromptRequest } from './request.js';
 import { emptyResponse, type PromptResponse } from './response.js';
-import { scrubText, secretList } from './scrub.js';
+import { scrubRecords, scrubText, secretList } from './scrub.js';
 import { retryLoop, type SendFailure, type SendResult } from './send.js';
 
 /**
@@ -93,6 +93,8 @@ export interface GovernedHost {
     secrets: readonly string[],
     degraded: (() => AppendInput[]) | null,
   ): AppendInput[] | null;
+  /** Append with the other batches ready in this turn (one transaction); the first entry's id, or null if it failed. */
+  commitGrouped(records: AppendInput[]): Promise<string | null>;
   reject(request: Partial<PromptRequest>, code: string, message: string, records: AppendInput[]): string;
 }
 
@@ -197,8 +199,8 @@ const UNKNOWN_USAGE: Usage = {
   raw: null,
 };
 
-/** EXCHANGE + settlement, one batch (or the spool). Never throws. */
-export function conclude(host: GovernedHost, call: GovernedCall, outcome: GovernedOutcome): Concluded {
+/** EXCHANGE + settlement, one batch, group-committed with the others ready (or alone, or the spool). Never rejects. */
+export async function conclude(host: GovernedHost, call: GovernedCall, outcome: GovernedOutcome): Promise<Concluded> {
   const response = emptyResponse(new Date(call.start).toISOString(), call.request.provider_id, call.request.model_id);
   const ctx: ExchangeContext = {
     request: call.request,
@@ -240,6 +242,15 @@ export function conclude(host: GovernedHost, call: GovernedCall, outcome: Govern
     const settled = budget.settle(host.budget, call.requestId, UNKNOWN_USAGE, response.warnings);
     records = [cutRecord(ctx, outcome), ...settled.records];
   }
+  let grouped: AppendInput[] | null = null;
+  try {
+    grouped = scrubRecords(records, call.secrets);
+  } catch {
+    grouped = null;
+  }
+  const committed = grouped === null ? null : await host.commitGrouped(grouped);
+  if (committed !== null) return { exchangeEntryId: committed, cost, warnings: response.warnings, unrecorded: null };
+  // The group's transaction failed (or this batch cannot be scrubbed): alone, with retries, degrade and spool.
   const unrecorded = host.record(records, response, call.dispatchId, call.secrets, null);
   return { exchangeEntryId: response.exchange_entry_id, cost, warnings: response.warnings, unrecorded };
 }

@@ -22,6 +22,7 @@ import { scrubRecords, scrubText, secretList } from './scrub.js';
 import { sendWithRetries } from './send.js';
 import { ExchangeSpool, type SpoolDrain } from './spool.js';
 import * as governed from './governed.js';
+import { GroupCommit } from './group-commit.js';
 
 export interface RouterOptions {
   ledger: Ledger;
@@ -141,11 +142,13 @@ export class Router {
   }
 
   /** EXCHANGE + budget settlement for an admitted call; never throws. */
-  conclude(call: governed.GovernedCall, outcome: governed.GovernedOutcome): governed.Concluded {
+  conclude(call: governed.GovernedCall, outcome: governed.GovernedOutcome): Promise<governed.Concluded> {
     return governed.conclude(this.host(), call, outcome);
   }
 
   private governedHost: governed.GovernedHost | null = null;
+  /** The gateway's exchanges in flight share transactions (router/group-commit.ts). */
+  readonly groupCommit = new GroupCommit((records) => this.options.ledger.appendBatch(records));
 
   private host(): governed.GovernedHost {
     this.governedHost ??= {
@@ -160,6 +163,7 @@ export class Router {
       appendAll: (records, authToken) => this.appendAll(records, authToken),
       record: (records, response, dispatchId, secrets, degraded) =>
         this.record(records, response, dispatchId, secrets, degraded),
+      commitGrouped: (records) => this.groupCommit.commit(records),
       reject: (request, code, message, records) =>
         this.appendAll([...records, rejectionRecord(request, code, message)], request.auth_token).id,
     };

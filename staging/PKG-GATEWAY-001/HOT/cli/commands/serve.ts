@@ -51,10 +51,12 @@ export default defineCommand({
     ctx.err(json ? JSON.stringify({ event: 'listening', url }) : `cplane serve: listening on ${url}`);
     const received = await signal;
     const drained = await served.gateway.drain();
+    const { groups, batches } = served.opened.router.groupCommit.stats;
     const problems = served.close();
     for (const problem of problems) ctx.err(`cplane serve: warning: ${problem}`);
     ctx.err(
-      `cplane serve: ${received}: drained (${drained.finished} finished, ${drained.cancelled} cancelled), ledger closed`,
+      `cplane serve: ${received}: drained (${drained.finished} finished, ${drained.cancelled} cancelled); ` +
+        `${batches} exchanges in ${groups} ledger transactions; ledger closed`,
     );
     return EXIT.OK;
   },
