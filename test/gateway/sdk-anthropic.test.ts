@@ -230,11 +230,15 @@ test('faults: upstream dying mid-stream and a client aborting mid-stream each le
     max_tokens: 64,
     messages: [{ role: 'user', content: 'Hello' }],
   });
-  await assert.rejects(stream.finalMessage());
+  await assert.rejects(stream.finalMessage(), (e: unknown) => {
+    assert.ok(!String(e).includes(served.upstream.url), "the client is not told the upstream's address");
+    return true;
+  });
   const [cut] = exchangesOf(died);
   assert.equal(cut?.decision, 'ERROR');
   assert.equal(cut?.metadata.usage_complete, false);
   assert.match(String(cut?.metadata.response), /Hello /);
+  assert.doesNotMatch(String(cut?.metadata.error_message), /^$/);
 
   served.upstream.faults.push({ frameDelayMs: 150 });
   const gone = 'SES-A-GONE';

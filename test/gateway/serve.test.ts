@@ -2,6 +2,8 @@
 // SIGTERM drain that lets the call in flight finish and exits 0.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
 
 let served: Served;
@@ -125,6 +127,21 @@ test('secrets: the upstream keys and the client key appear in no response, log l
     assert.ok(!seen.some((t) => t.includes(secret)), 'not in any response');
     assert.ok(!served.stdout().includes(secret) && !served.stderr().includes(secret), 'not in the log');
   }
+});
+
+test('a second gateway on a port in use is refused with ERR_SERVE_LISTEN, exit 3', () => {
+  const port = new URL(served.url).port;
+  const r = spawnSync(
+    process.execPath,
+    [join(served.root, 'HOT', 'scripts', 'cplane.js'), 'serve', '--root', served.root, '--port', port],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, CPLANE_AUTH_SECRET: 'x' },
+      timeout: 60_000,
+    },
+  );
+  assert.equal(r.status, 3, r.stderr);
+  assert.match(r.stderr, /ERR_SERVE_LISTEN/);
 });
 
 test('the log has one JSON line per request; SIGTERM drains the call in flight, then exits 0', async () => {

@@ -91,7 +91,18 @@ function failUpstream(ctx: CallContext, failure: SendFailure): void {
   ctx.log.outcome = 'error';
   const extra: Record<string, string> = {};
   if (failure.retry_after_ms !== null) extra['retry-after'] = String(Math.ceil(failure.retry_after_ms / 1000));
-  ctx.fail(ctx.endpoint.family, answer.status, answer.kind, scrubbedMessage(ctx, failure.message), extra);
+  ctx.fail(ctx.endpoint.family, answer.status, answer.kind, clientMessage(ctx, failure), extra);
+}
+
+/** Failures without an upstream answer are described, not quoted: their text names the upstream's address. */
+const UNANSWERED = new Set(['network', 'timeout', 'malformed_response', 'internal', 'cancelled']);
+
+/** What the client is told about an upstream failure (the ledger keeps the whole message). */
+function clientMessage(ctx: CallContext, failure: SendFailure): string {
+  if (!UNANSWERED.has(failure.kind)) return scrubbedMessage(ctx, failure.message);
+  const status = failure.status === null ? '' : ` (HTTP ${failure.status})`;
+  const when = failure.after_success ? ' after the reply began' : '';
+  return `upstream ${failure.kind.replace('_', ' ')}${status}${when} (${failure.error_code})`;
 }
 
 /** Upstream error text is already redacted of the upstream key by the provider; the client's token too, here. */
@@ -307,7 +318,10 @@ async function streamReply(
   if (!cancelled) {
     if (held.length > 0) for (const frame of held) await write(res, frame);
     else if (result.stream_error === null)
-      await write(res, errorFrame(endpoint.family, endpoint.surface, scrubbedMessage(ctx, message), ctx.requestId));
+      await write(
+        res,
+        errorFrame(endpoint.family, endpoint.surface, failure ? clientMessage(ctx, failure) : message, ctx.requestId),
+      );
   }
   res.end();
 }

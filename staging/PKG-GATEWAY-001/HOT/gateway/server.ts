@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { CpError, show } from '#kernel/errors.js';
 import type { WireProvider } from '#providers/wire/spec.js';
 import type { Router } from '#router/router.js';
 import { handleGeneration, handlePassThrough, type CallContext } from './call.js';
@@ -47,9 +48,21 @@ export class Gateway {
 
   listen(host: string, port: number): Promise<AddressInfo> {
     return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
+      this.server.once('error', (error: NodeJS.ErrnoException) => {
+        reject(
+          new CpError(
+            'ERR_SERVE_LISTEN',
+            `cannot listen on ${show(host)} port ${port}: ${error.code ?? error.message}`,
+            {
+              hint: 'another process holds the port (pick another --port, or 0 for any), or --host is not an address here',
+              details: { host, port, errno: error.code ?? null },
+              cause: error,
+            },
+          ),
+        );
+      });
       this.server.listen(port, host, () => {
-        this.server.off('error', reject);
+        this.server.removeAllListeners('error');
         resolve(this.server.address() as AddressInfo);
       });
     });
