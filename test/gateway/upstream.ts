@@ -10,7 +10,9 @@ export type Fault =
   /** Stream this many frames, then destroy the socket. */
   | { dieAfterFrames: number }
   /** Wait this long between frames (a client can abort meanwhile). */
-  | { frameDelayMs: number };
+  | { frameDelayMs: number }
+  /** Wait this long before answering at all. */
+  | { replyDelayMs: number };
 
 export interface SeenRequest {
   method: string;
@@ -87,7 +89,18 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
       res.end(JSON.stringify(fault.body));
       return;
     }
-    const stream = fault === undefined ? {} : fault;
+    if (fault && 'replyDelayMs' in fault) {
+      let hungUp = false;
+      res.once('close', () => {
+        hungUp = !res.writableEnded;
+      });
+      await new Promise((r) => setTimeout(r, fault.replyDelayMs));
+      if (hungUp) {
+        state.aborted += 1;
+        return;
+      }
+    }
+    const stream = fault === undefined || 'replyDelayMs' in fault ? {} : fault;
     if (path === '/v1/models')
       return json(
         res,

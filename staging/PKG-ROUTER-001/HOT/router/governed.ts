@@ -229,11 +229,20 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   } else if (outcome.kind === 'failed') {
     if (!outcome.failure.retryable) call.breaker.releaseProbe();
     const message = scrubText(outcome.failure.message, call.secrets);
-    const budgetRecords = outcome.failure.after_success
-      ? budget.settle(host.budget, call.requestId, UNKNOWN_USAGE, response.warnings).records
-      : budget.release(host.budget, call.requestId, response.warnings);
+    // The client went away while the upstream worked on the request: it may still bill it, so it stays charged.
+    const cancelled = outcome.failure.kind === 'cancelled';
+    const budgetRecords =
+      outcome.failure.after_success || cancelled
+        ? budget.settle(host.budget, call.requestId, UNKNOWN_USAGE, response.warnings).records
+        : budget.release(host.budget, call.requestId, response.warnings);
+    const record = exchangeErrorRecord(ctx, outcome.failure.error_code, message);
     records = [
-      withExtra(exchangeErrorRecord(ctx, outcome.failure.error_code, message), outcome.extra),
+      cancelled
+        ? withExtra(
+            { ...record, decision: 'CANCELLED' },
+            { ...outcome.extra, outcome: 'cancelled', usage_complete: false },
+          )
+        : withExtra(record, outcome.extra),
       ...budgetRecords,
     ];
   } else {
