@@ -115,6 +115,46 @@ test('messages, streaming with a tool call, query string ignored: exact usage, t
   }
 });
 
+test('a tool-use round trip (tool_use, then the tool_result turn) is one EXCHANGE per round-trip', async () => {
+  const session = 'SES-A-TOOLS';
+  const anthropic = client(key, { 'x-cplane-session': session });
+  const tools = [
+    {
+      name: 'get_weather',
+      description: 'weather',
+      input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } },
+    },
+  ];
+  const question = { role: 'user' as const, content: 'weather in Paris?' };
+  const first = await anthropic.messages.create({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 256,
+    tools,
+    messages: [question],
+  });
+  const call = first.content.find((b) => b.type === 'tool_use') as { id: string } | undefined;
+  assert.ok(call);
+  const second = await anthropic.messages.create({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 256,
+    tools,
+    messages: [
+      question,
+      { role: 'assistant', content: first.content },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: '18°C, sunny' }] },
+    ],
+  });
+  assert.equal(second.stop_reason, 'end_turn');
+  const exchanges = exchangesOf(session);
+  assert.equal(exchanges.length, 2);
+  const prompt = JSON.parse(String(exchanges[1]?.metadata.prompt)) as { messages: Array<{ content: unknown }> };
+  assert.match(
+    JSON.stringify(prompt.messages[2]?.content),
+    /tool_result/,
+    'the second EXCHANGE records the tool result turn',
+  );
+});
+
 test('count_tokens and models are authenticated pass-through without an EXCHANGE', async () => {
   const before = ledgerEntries(served.root).filter((e) => e.event_type === 'EXCHANGE').length;
   const counted = await client().messages.countTokens({

@@ -123,7 +123,8 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
     if (path === '/v1/messages/count_tokens') return json(res, { input_tokens: text.length });
     if (body === null) return json(res, {}, 400);
     const model = String(body.model);
-    const tool = lastUserText(body).includes('weather');
+    const last = lastUserText(body);
+    const tool = last.includes('weather') && !last.includes('tool_result');
     if (path === '/v1/messages')
       return body.stream === true
         ? frames(res, anthropicFrames(model, tool), stream)
