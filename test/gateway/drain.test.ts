@@ -49,11 +49,14 @@ test('a client gone before the reply began: EXCHANGE cancelled, the upstream cal
     body: body(false),
     signal: controller.signal,
   });
-  setTimeout(() => controller.abort(), 300);
-  await assert.rejects(pending);
+  const sent = served.upstream.requests.length;
+  while (served.upstream.requests.length === sent) await new Promise((r) => setTimeout(r, 20));
   const abortedBefore = served.upstream.aborted;
+  controller.abort();
+  await assert.rejects(pending);
   const exchange = await exchangeOf('SES-D-GONE');
-  await new Promise((r) => setTimeout(r, 1500));
+  for (let i = 0; i < 1500 && served.upstream.aborted === abortedBefore; i += 1)
+    await new Promise((r) => setTimeout(r, 20));
   assert.equal(served.upstream.aborted, abortedBefore + 1, 'the gateway hung up on the upstream');
   assert.equal(exchange.decision, 'CANCELLED');
   assert.equal(exchange.metadata.outcome, 'cancelled');

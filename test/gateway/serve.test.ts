@@ -2,7 +2,7 @@
 // SIGTERM drain that lets the call in flight finish and exits 0.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
 
@@ -129,17 +129,21 @@ test('secrets: the upstream keys and the client key appear in no response, log l
   }
 });
 
-test('a second gateway on a port in use is refused with ERR_SERVE_LISTEN, exit 3', () => {
+test('a second gateway on a port in use is refused with ERR_SERVE_LISTEN, exit 3', async () => {
   const port = new URL(served.url).port;
-  const r = spawnSync(
-    process.execPath,
-    [join(served.root, 'HOT', 'scripts', 'cplane.js'), 'serve', '--root', served.root, '--port', port],
-    {
-      encoding: 'utf8',
-      env: { ...process.env, CPLANE_AUTH_SECRET: 'x' },
-      timeout: 60_000,
-    },
-  );
+  // Not spawnSync: a blocked event loop would leave this process's idle keep-alive sockets to go stale.
+  const r = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [join(served.root, 'HOT', 'scripts', 'cplane.js'), 'serve', '--root', served.root, '--port', port],
+      { env: { ...process.env, CPLANE_AUTH_SECRET: 'x' }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString('utf8');
+    });
+    child.once('exit', (status) => resolve({ status, stderr }));
+  });
   assert.equal(r.status, 3, r.stderr);
   assert.match(r.stderr, /ERR_SERVE_LISTEN/);
 });

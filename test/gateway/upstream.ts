@@ -25,7 +25,7 @@ export interface Upstream {
   url: string;
   requests: SeenRequest[];
   faults: Fault[];
-  /** Set when a streaming reply's socket closed before its last frame was written. */
+  /** Replies whose client (the gateway) hung up before they were complete. */
   aborted: number;
   close(): Promise<void>;
 }
@@ -60,6 +60,9 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const body = text === '' ? null : (JSON.parse(text) as Record<string, unknown>);
     state.requests.push({ method: req.method ?? '', path, headers: req.headers, body });
+    res.once('close', () => {
+      if (!res.writableEnded) state.aborted += 1;
+    });
     const anthropic =
       path.startsWith('/v1/messages') || (path === '/v1/models' && req.headers['anthropic-version'] !== undefined);
     const authorised = anthropic
@@ -90,14 +93,10 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
       return;
     }
     if (fault && 'replyDelayMs' in fault) {
-      let hungUp = false;
-      res.once('close', () => {
-        hungUp = !res.writableEnded;
-      });
-      await new Promise((r) => setTimeout(r, fault.replyDelayMs));
-      if (hungUp) {
-        state.aborted += 1;
-        return;
+      // In steps, not one timer: the test process may block (spawnSync), and a hang-up must be seen before replying.
+      for (let waited = 0; waited < fault.replyDelayMs; waited += 10) {
+        await new Promise((r) => setTimeout(r, 10));
+        if (res.destroyed) return;
       }
     }
     const stream = fault === undefined || 'replyDelayMs' in fault ? {} : fault;
@@ -159,10 +158,7 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
         res.socket?.destroy();
         return;
       }
-      if (res.destroyed) {
-        state.aborted += 1;
-        return;
-      }
+      if (res.destroyed) return;
       res.write(list[i]);
       if (fault.frameDelayMs !== undefined) await new Promise((r) => setTimeout(r, fault.frameDelayMs));
     }

@@ -137,7 +137,7 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
     return ctx.refuse('VALIDATION_FAILED', gen);
   }
   ctx.log.model = gen.model;
-  const admission = router.admit({
+  const admission = await router.admit({
     request: {
       ...base,
       prompt: gen.prompt,
@@ -152,18 +152,22 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
   if (!admission.ok) return ctx.refuse(admission.code, admission.message, admission.retryAfterMs);
   const call = admission.call;
   const extra = { gateway_request_id: ctx.requestId, stream: gen.stream, surface: endpoint.surface };
-  const sent = await router.attempts(call, () =>
-    ctx.provider.call(
+  // Whether any attempt left the gateway: a client gone before that costs nothing upstream.
+  let sentUpstream = false;
+  const sent = await router.attempts(call, () => {
+    sentUpstream ||= !ctx.signal.aborted;
+    return ctx.provider.call(
       { surface: endpoint.surface, body: gen.upstreamBody, headers: passedHeaders(ctx.req) },
       { signal: ctx.signal, timeoutMs: ctx.upstreamTimeoutMs },
-    ),
-  );
+    );
+  });
   if (!sent.ok) {
     const concluded = await router.conclude(call, {
       kind: 'failed',
       failure: sent.failure,
       attempts: sent.attempts,
       extra,
+      unsent: !sentUpstream,
     });
     noteConcluded(ctx, concluded, sent.failure.kind === 'cancelled' ? 'cancelled' : 'error');
     return failUpstream(ctx, sent.failure);

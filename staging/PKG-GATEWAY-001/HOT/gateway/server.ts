@@ -43,7 +43,10 @@ export class Gateway {
     this.server = createServer({ keepAlive: true }, (req, res) => {
       this.track(req, res);
     });
-    this.server.keepAliveTimeout = 5000;
+    // Longer than clients keep idle sockets (undici: the server's hint less 1 s), so a client never sends a request
+    // on a socket the gateway is closing at that moment; the drain closes idle sockets itself.
+    this.server.keepAliveTimeout = 65_000;
+    this.server.headersTimeout = 66_000;
   }
 
   listen(host: string, port: number): Promise<AddressInfo> {

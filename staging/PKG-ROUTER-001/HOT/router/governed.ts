@@ -56,7 +56,14 @@ export type GovernedOutcome =
       extra: Record<string, unknown>;
     }
   /** No reply: every attempt failed before a byte reached the client. */
-  | { kind: 'failed'; failure: SendFailure; attempts: AttemptRecord[]; extra: Record<string, unknown> }
+  | {
+      kind: 'failed';
+      failure: SendFailure;
+      attempts: AttemptRecord[];
+      extra: Record<string, unknown>;
+      /** Cancelled before anything was sent upstream: nothing can be billed, the reservation is released. */
+      unsent?: boolean;
+    }
   /** Cut short after bytes reached the client: the upstream died mid-stream, or the client went away. */
   | {
       kind: 'cut';
@@ -93,8 +100,8 @@ export interface GovernedHost {
     secrets: readonly string[],
     degraded: (() => AppendInput[]) | null,
   ): AppendInput[] | null;
-  /** Append with the other batches ready in this turn (one transaction); the first entry's id, or null if it failed. */
-  commitGrouped(records: AppendInput[]): Promise<string | null>;
+  /** Append with the other batches ready in this turn (one transaction); the batch's entry ids, or null if it failed. */
+  commitGrouped(records: AppendInput[]): Promise<string[] | null>;
   reject(request: Partial<PromptRequest>, code: string, message: string, records: AppendInput[]): string;
 }
 
@@ -113,7 +120,7 @@ export function authenticate(
   return { ok: false, ...denied, entryId: host.reject(request, denied.code, denied.message, []) };
 }
 
-export function admit(host: GovernedHost, input: GovernedRequest): Admission {
+export async function admit(host: GovernedHost, input: GovernedRequest): Promise<Admission> {
   const start = host.clock();
   const { request } = input;
   const refuse = (
@@ -145,12 +152,12 @@ export function admit(host: GovernedHost, input: GovernedRequest): Admission {
       retryAfterMs,
     );
   }
-  let dispatch: LedgerEntry;
+  const batch = [...reserved.records, dispatchRecord(request, request.provider_id, request.model_id)];
+  let dispatchId: string;
   try {
-    dispatch = host.appendAll(
-      [...reserved.records, dispatchRecord(request, request.provider_id, request.model_id)],
-      request.auth_token,
-    );
+    // Group-committed with the other calls admitted in this turn; alone (and throwing) if the group failed.
+    const ids = await host.commitGrouped(scrubRecords(batch, secretList([...host.secrets, request.auth_token])));
+    dispatchId = ids?.[ids.length - 1] ?? host.appendAll(batch, request.auth_token).id;
   } catch (error) {
     breaker.releaseProbe();
     budget.release(host.budget, requestId, []);
@@ -160,7 +167,7 @@ export function admit(host: GovernedHost, input: GovernedRequest): Admission {
     ok: true,
     call: {
       requestId,
-      dispatchId: dispatch.id,
+      dispatchId,
       request,
       contextHash: input.contextHash,
       breaker,
@@ -232,7 +239,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
     // The client went away while the upstream worked on the request: it may still bill it, so it stays charged.
     const cancelled = outcome.failure.kind === 'cancelled';
     const budgetRecords =
-      outcome.failure.after_success || cancelled
+      outcome.failure.after_success || (cancelled && outcome.unsent !== true)
         ? budget.settle(host.budget, call.requestId, UNKNOWN_USAGE, response.warnings).records
         : budget.release(host.budget, call.requestId, response.warnings);
     const record = exchangeErrorRecord(ctx, outcome.failure.error_code, message);
@@ -258,7 +265,8 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
     grouped = null;
   }
   const committed = grouped === null ? null : await host.commitGrouped(grouped);
-  if (committed !== null) return { exchangeEntryId: committed, cost, warnings: response.warnings, unrecorded: null };
+  if (committed?.[0] !== undefined)
+    return { exchangeEntryId: committed[0], cost, warnings: response.warnings, unrecorded: null };
   // The group's transaction failed (or this batch cannot be scrubbed): alone, with retries, degrade and spool.
   const unrecorded = host.record(records, response, call.dispatchId, call.secrets, null);
   return { exchangeEntryId: response.exchange_entry_id, cost, warnings: response.warnings, unrecorded };

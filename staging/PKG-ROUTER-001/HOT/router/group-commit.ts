@@ -2,13 +2,13 @@ import type { AppendInput, LedgerEntry } from '#kernel/ledger/index.js';
 
 interface Waiting {
   batch: AppendInput[];
-  resolve: (firstId: string | null) => void;
+  resolve: (ids: string[] | null) => void;
 }
 
 /**
  * Group commit for callers with many exchanges in flight (the gateway): every batch that becomes ready in the
  * same turn of the event loop is appended in one transaction, so they share one fsync instead of one each.
- * A batch's promise resolves only after that transaction committed, with its first entry's id; if the group's
+ * A batch's promise resolves only after that transaction committed, with its entries' ids; if the group's
  * append fails, each batch gets null and takes the single-batch path (retries, degrade, spool) on its own, so one
  * bad batch never costs the others their record.
  */
@@ -20,7 +20,7 @@ export class GroupCommit {
 
   constructor(private readonly append: (records: AppendInput[]) => LedgerEntry[]) {}
 
-  commit(batch: AppendInput[]): Promise<string | null> {
+  commit(batch: AppendInput[]): Promise<string[] | null> {
     return new Promise((resolve) => {
       this.queue.push({ batch, resolve });
       if (!this.scheduled) {
@@ -45,7 +45,7 @@ export class GroupCommit {
     this.stats.batches += group.length;
     let at = 0;
     for (const waiting of group) {
-      waiting.resolve(entries[at]?.id ?? null);
+      waiting.resolve(entries.slice(at, at + waiting.batch.length).map((e) => e.id));
       at += waiting.batch.length;
     }
   }

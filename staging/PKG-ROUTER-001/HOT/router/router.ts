@@ -122,7 +122,7 @@ export class Router {
   }
 
   /** The gateway's entry: route()'s pipeline up to DISPATCH (router/governed.ts). */
-  admit(input: governed.GovernedRequest): governed.Admission {
+  admit(input: governed.GovernedRequest): Promise<governed.Admission> {
     return governed.admit(this.host(), input);
   }
 

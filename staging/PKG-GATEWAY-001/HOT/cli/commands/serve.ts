@@ -56,7 +56,7 @@ export default defineCommand({
     for (const problem of problems) ctx.err(`cplane serve: warning: ${problem}`);
     ctx.err(
       `cplane serve: ${received}: drained (${drained.finished} finished, ${drained.cancelled} cancelled); ` +
-        `${batches} exchanges in ${groups} ledger transactions; ledger closed`,
+        `${batches} record batches in ${groups} ledger transactions; ledger closed`,
     );
     return EXIT.OK;
   },
