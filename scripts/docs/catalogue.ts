@@ -41,7 +41,7 @@ export async function mergedCatalogue(): Promise<CataloguedCode[]> {
 }
 
 /** README sections generated from the catalogue, each between `<!-- codes:<kind>:begin -->` and `…:end -->`. */
-export const SECTIONS: readonly CodeKind[] = ['error', 'refusal', 'finding', 'warning'];
+export const SECTIONS: readonly CodeKind[] = ['error', 'refusal', 'finding', 'warning', 'outcome'];
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -54,7 +54,14 @@ export function renderTable(kind: CodeKind, codes: readonly CataloguedCode[]): s
       ...rows.map((c) => `| \`${c.code}\` | ${c.exit ?? 3} | ${cell(c.meaning)} |`),
     ].join('\n');
   }
-  const heading = kind === 'finding' ? 'found when' : kind === 'refusal' ? 'refused when' : 'reported when';
+  const heading =
+    kind === 'finding'
+      ? 'found when'
+      : kind === 'refusal'
+        ? 'refused when'
+        : kind === 'outcome'
+          ? 'recorded when'
+          : 'reported when';
   return [`| code | ${heading} |`, '|---|---|', ...rows.map((c) => `| \`${c.code}\` | ${cell(c.meaning)} |`)].join(
     '\n',
   );

@@ -36,6 +36,8 @@ export interface OpenRouterOptions {
   /** Where breaker states persist between processes; default HOT/registries/breakers.json, none with a scratch ledger. */
   breakerStatePath?: string | null;
   synchronous?: Synchronous;
+  /** Providers constructed by the caller (the gateway's wire providers), registered beside `provider`. */
+  providers?: readonly Provider[];
 }
 
 export interface OpenedRouter {
@@ -87,7 +89,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const router = new Router({
     ledger,
     config,
-    providers: [provider],
+    providers: [provider, ...(options.providers ?? [])],
     budget,
     devMode: options.devMode ?? false,
     authKeys: authKeysFrom(env),
@@ -129,6 +131,11 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
       return problems;
     },
   };
+}
+
+/** One installed provider of a root, constructed from the environment (refused when it is not installed). */
+export function loadInstalledProvider(root: string, id: string, env: NodeJS.ProcessEnv): Promise<Provider> {
+  return loadProvider(join(root, 'HOT'), { provider: id, env });
 }
 
 async function loadProvider(hot: string, options: OpenRouterOptions): Promise<Provider> {

@@ -22,6 +22,8 @@ import { emptyResponse, type PromptResponse } from './response.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
 import { sendWithRetries } from './send.js';
 import { ExchangeSpool, type SpoolDrain } from './spool.js';
+import * as governed from './governed.js';
+import { GroupCommit } from './group-commit.js';
 
 export interface RouterOptions {
   ledger: Ledger;
@@ -114,6 +116,59 @@ export class Router {
     return this.options.ledger
       .query({ event_type: 'EXCHANGE', session_id: sessionId })
       .some((e) => e.metadata.dispatch_entry_id === dispatchId);
+  }
+
+  get config(): RouterConfig {
+    return this.options.config;
+  }
+
+  /** The gateway's entry: route()'s pipeline up to DISPATCH (router/governed.ts). */
+  admit(input: governed.GovernedRequest): Promise<governed.Admission> {
+    return governed.admit(this.host(), input);
+  }
+
+  /** Record a refusal the caller decided (a malformed gateway request); returns the PROMPT_REJECTED id. */
+  recordRefusal(request: Partial<PromptRequest>, code: string, message: string): string {
+    return governed.refuse(this.host(), request, code, message);
+  }
+
+  /** Auth alone (a call with nothing to budget); a refusal is a PROMPT_REJECTED record. */
+  authenticate(request: PromptRequest): ReturnType<typeof governed.authenticate> {
+    return governed.authenticate(this.host(), request);
+  }
+
+  /** The one retry loop around an admitted call's one-attempt upstream call. */
+  attempts<R>(call: governed.GovernedCall, attempt: () => Promise<R>): ReturnType<typeof governed.attempts<R>> {
+    return governed.attempts(this.host(), call, attempt);
+  }
+
+  /** EXCHANGE + budget settlement for an admitted call; never throws. */
+  conclude(call: governed.GovernedCall, outcome: governed.GovernedOutcome): Promise<governed.Concluded> {
+    return governed.conclude(this.host(), call, outcome);
+  }
+
+  private governedHost: governed.GovernedHost | null = null;
+  /** The gateway's exchanges in flight share transactions (router/group-commit.ts). */
+  readonly groupCommit = new GroupCommit((records) => this.options.ledger.appendBatch(records));
+
+  private host(): governed.GovernedHost {
+    this.governedHost ??= {
+      config: this.options.config,
+      budget: this.budget,
+      clock: this.clock,
+      random: this.options.random ?? Math.random,
+      sleep: this.options.sleep ?? defaultSleep,
+      secrets: this.secrets,
+      breaker: (providerId, modelId) => this.breakers.for(providerId, modelId),
+      authorise: (request) => this.authorise(request),
+      appendAll: (records, authToken) => this.appendAll(records, authToken),
+      record: (records, response, dispatchId, secrets, degraded) =>
+        this.record(records, response, dispatchId, secrets, degraded),
+      commitGrouped: (records) => this.groupCommit.commit(records),
+      reject: (request, code, message, records) =>
+        this.appendAll([...records, rejectionRecord(request, code, message)], request.auth_token).id,
+    };
+    return this.governedHost;
   }
 
   breakerStates(): BreakerSnapshot[] {

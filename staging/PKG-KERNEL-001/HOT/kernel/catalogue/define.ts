@@ -9,7 +9,7 @@
  * declared twice with different entries does not compile. At run time each fragment registers itself when
  * loaded; `loadCatalogue` (load.ts) loads every fragment of a root.
  */
-export type CodeKind = 'error' | 'refusal' | 'finding' | 'warning';
+export type CodeKind = 'error' | 'refusal' | 'finding' | 'warning' | 'outcome';
 
 export interface CodeEntry {
   readonly kind: CodeKind;
@@ -36,6 +36,7 @@ export type ErrorCode = CodeOf<'error'>;
 export type RefusalCode = CodeOf<'refusal'>;
 export type FindingCode = CodeOf<'finding'>;
 export type WarningCode = CodeOf<'warning'>;
+export type OutcomeCode = CodeOf<'outcome'>;
 
 /** A warning: something failed after the work was done and is reported, never swallowed. */
 export interface Warning {
@@ -44,7 +45,7 @@ export interface Warning {
 }
 
 /** The exit code a command ends with when it reports a code of this kind (README "Exit codes"). */
-export const KIND_EXIT: Readonly<Record<CodeKind, number>> = { error: 3, refusal: 1, finding: 1, warning: 0 };
+export const KIND_EXIT: Readonly<Record<CodeKind, number>> = { error: 3, refusal: 1, finding: 1, warning: 0, outcome: 1 };
 
 const ERROR_NAME = /^ERR_[A-Z0-9]+(?:_[A-Z0-9]+)*$/;
 const OTHER_NAME = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$/;
