@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { REPO } from '../../scripts/lib/repo.js';
 import { Ledger } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
+import { rootPaths } from '../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-ledger-gates-'));
@@ -45,7 +46,7 @@ function copyRoot(): string {
 
 function gateCheck(root: string): GateJson {
   return JSON.parse(
-    run([join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json']).stdout,
+    run([join(rootPaths(root).scripts, 'gate_check.js'), '--root', root, '--all', '--json']).stdout,
   ) as GateJson;
 }
 
@@ -54,7 +55,7 @@ function gate(json: GateJson, id: string): { status: string; codes: string[] } {
   return { status: g?.status ?? 'missing', codes: g?.findings.map((f) => f.code) ?? [] };
 }
 
-const ledgerOf = (root: string): string => join(root, 'HOT', 'ledger', 'ledger.sqlite');
+const ledgerOf = (root: string): string => rootPaths(root).ledgerFile;
 const APPEND = ['--event-type', 'DISPATCH', '--submission-id', 'PRC-X', '--decision', 'DISPATCHED', '--reason', 'x'];
 
 function sqlite(path: string, sql: string): void {
@@ -157,7 +158,7 @@ test("not a ledger: another program's WAL database in the ledger's place is refu
   const before = {
     bytes: readFileSync(path),
     mtime: statSync(path).mtimeMs,
-    siblings: readdirSync(join(root, 'HOT', 'ledger')).sort(),
+    siblings: readdirSync(rootPaths(root).ledgerDir).sort(),
   };
   for (const argv of [
     ['ledger', 'verify'],
@@ -173,7 +174,7 @@ test("not a ledger: another program's WAL database in the ledger's place is refu
     assert.ok(readFileSync(path).equals(before.bytes), argv.join(' '));
     assert.equal(statSync(path).mtimeMs, before.mtime, argv.join(' '));
     assert.deepEqual(
-      readdirSync(join(root, 'HOT', 'ledger')).sort(),
+      readdirSync(rootPaths(root).ledgerDir).sort(),
       before.siblings,
       `${argv.join(' ')} created files beside it`,
     );

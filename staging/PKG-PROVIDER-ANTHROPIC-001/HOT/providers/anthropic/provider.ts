@@ -9,6 +9,7 @@ import {
   type ProviderRequest,
   type ProviderResult,
   type SendOptions,
+  type ProviderPackage,
 } from '#providers/spec.js';
 import { checkMessagesBody, messagesBody } from './body.js';
 import { errorFacts, normaliseStopReason, parseMessage } from './reply.js';
@@ -76,3 +77,9 @@ export class AnthropicProvider implements Provider {
     return successResult(this.id, reply, message, body.model, headerRequestId, normaliseStopReason, secrets);
   }
 }
+
+/** This package's contribution to the router, found at open as `HOT/providers/<id>/provider.js`. */
+const providerPackage: ProviderPackage = {
+  create: (options) => new AnthropicProvider({ id: options.id, env: options.env }),
+};
+export default providerPackage;

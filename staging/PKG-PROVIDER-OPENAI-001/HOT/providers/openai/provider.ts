@@ -9,6 +9,7 @@ import {
   type ProviderRequest,
   type ProviderResult,
   type SendOptions,
+  type ProviderPackage,
 } from '#providers/spec.js';
 import { chatBody, chatCompletionsUrl, checkChatBody } from './body.js';
 import { errorFacts, normaliseStopReason, parseCompletion } from './reply.js';
@@ -72,3 +73,9 @@ export class OpenAiProvider implements Provider {
     return successResult(this.id, reply, completion, body.model, headerRequestId, normaliseStopReason, secrets);
   }
 }
+
+/** This package's contribution to the router, found at open as `HOT/providers/<id>/provider.js`. */
+const providerPackage: ProviderPackage = {
+  create: (options) => new OpenAiProvider({ id: options.id, env: options.env }),
+};
+export default providerPackage;
