@@ -19,6 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { newestBootstrap } from '../../scripts/commands/bootstrap.js';
 import { REPO } from '../../scripts/lib/repo.js';
 import { unpackBootstrap } from '../../scripts/lib/unpack-bootstrap.js';
+import { rootPaths } from '../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
 const node = (args: string[], cwd = tmpdir()) => spawnSync(process.execPath, args, { cwd, encoding: 'utf8' });
@@ -189,7 +190,7 @@ test('a bootstrap killed during genesis leaves a marked root; the next one clear
   assert.equal(verify.status, 0, verify.stdout + verify.stderr);
 
   const other = join(dir, 'other');
-  mkdirSync(join(other, 'HOT'), { recursive: true });
+  mkdirSync(rootPaths(other).hot, { recursive: true });
   writeFileSync(join(other, 'notes.txt'), 'mine');
   const refused = node([join(cpb, 'install.js'), '--root', other, '--dev']);
   assert.equal(refused.status, 3);

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
+import { configPath } from '#kernel/root/layout.js';
 
 export interface DispatchConfig {
   schema_version: '1';
@@ -28,7 +29,7 @@ function validate(value: unknown): boolean {
 
 /** The config a root uses: its own `HOT/config/dispatch.json` when installed, else the packaged one. */
 export function configPathForRoot(root: string): string {
-  const installed = join(root, 'HOT', 'config', 'dispatch.json');
+  const installed = configPath(root, 'dispatch.json');
   return existsSync(installed) ? installed : PACKAGED_CONFIG_PATH;
 }
 

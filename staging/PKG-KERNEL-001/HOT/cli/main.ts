@@ -1,11 +1,11 @@
-import { readdirSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { CpError, isCpError } from '../kernel/errors.js';
 import { exitCodeOf, lookUpCode } from '../kernel/catalogue/load.js';
 import { envError } from '../kernel/env-errors.js';
-import { isModuleRefusal, moduleRefusal } from '../kernel/loader/register.js';
+import { contributionsIn, importContribution } from '../kernel/loader/discover.js';
+import { isModuleRefusal } from '../kernel/loader/register.js';
 import { EXIT, type CliCommand, type CliContext, type ExitCode } from './command.js';
 
 export interface RunCliOptions {
@@ -29,22 +29,17 @@ const HOT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * the loader refuses (unowned, or changed) is never imported: it becomes an unavailable command naming it.
  */
 export async function loadCommands(dir: string): Promise<CliCommand[]> {
-  if (!existsSync(dir)) return [];
-  const files = readdirSync(dir)
-    .filter((name) => name.endsWith('.js'))
-    .sort();
   const out: CliCommand[] = [];
-  for (const file of files) {
-    const refusal = moduleRefusal(join(dir, file));
-    if (refusal !== undefined) {
-      out.push(unavailableCommand(file.replace(/\.js$/, ''), join(dir, file), refusal));
+  for (const found of contributionsIn(dir)) {
+    if (found.refusal !== undefined) {
+      out.push(unavailableCommand(found.name, found.path, found.refusal));
       continue;
     }
     try {
-      const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: CliCommand };
+      const mod = (await importContribution(found)) as { default?: CliCommand };
       if (mod.default && typeof mod.default.register === 'function') out.push(mod.default);
     } catch (error) {
-      out.push(unavailableCommand(file.replace(/\.js$/, ''), join(dir, file), error));
+      out.push(unavailableCommand(found.name, found.path, error));
     }
   }
   return out;

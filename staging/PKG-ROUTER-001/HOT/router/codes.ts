@@ -73,6 +73,10 @@ export const CODES = defineCodes({
     kind: 'warning',
     meaning: 'the EXCHANGE could be neither appended nor spooled; the response carries it in `unrecorded_exchange`',
   },
+  PROVIDER_SKIPPED: {
+    kind: 'warning',
+    meaning: 'an installed provider module was refused by the module loader (unowned or changed) and skipped',
+  },
   BUDGET_RELEASE_FAILED: { kind: 'warning', meaning: 'the budget reservation could not be released' },
   BUDGET_USAGE_UNKNOWN: {
     kind: 'warning',

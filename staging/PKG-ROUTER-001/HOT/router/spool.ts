@@ -17,10 +17,7 @@ import { type Warning, warning } from '#kernel/catalogue/define.js';
 import { show } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { isRecordFault } from './record-fault.js';
-
-/** Root-relative homes of the spool and of the entries set aside from it (G6 reads both). */
-export const SPOOL_DIR = ['HOT', 'registries', 'router-spool'] as const;
-export const SPOOL_QUARANTINE_DIR = ['HOT', 'registries', 'router-spool-quarantine'] as const;
+import { rootPaths } from '#kernel/root/layout.js';
 
 /** Larger than any batch a bounded reply produces (a 32 MiB body, JSON-escaped); a bigger file is not ours. */
 export const MAX_SPOOL_FILE_BYTES = 256 * 1024 * 1024;
@@ -206,5 +203,6 @@ function kindOf(st: Stats): string {
 
 /** The spool and its quarantine under a root. */
 export function spoolDirs(root: string): { dir: string; quarantineDir: string } {
-  return { dir: join(root, ...SPOOL_DIR), quarantineDir: join(root, ...SPOOL_QUARANTINE_DIR) };
+  const paths = rootPaths(root);
+  return { dir: paths.spool, quarantineDir: paths.spoolQuarantine };
 }

@@ -6,6 +6,7 @@ import { isCpError, quote } from '#kernel/errors.js';
 import { validateManifest } from '#kernel/manifest/index.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { installedJson, installedPackages } from '../root-state.js';
+import { rootPaths } from '#kernel/root/layout.js';
 
 /**
  * G3: every installed manifest, receipt and config validates against its schema. A config
@@ -19,7 +20,7 @@ export default defineGate({
   name: 'SCHEMAS',
   describe: 'installed manifests, receipts and configs validate against their schemas',
   run(ctx) {
-    const schemas = join(ctx.root, 'HOT', 'schemas');
+    const schemas = rootPaths(ctx.root).schemas;
     const errors: Finding[] = [];
     let checked = 0;
     const check = (validate: ValidateFunction, value: unknown, path: string, code: FindingCode): void => {
@@ -53,7 +54,7 @@ export default defineGate({
         });
       }
     }
-    const configDir = join(ctx.root, 'HOT', 'config');
+    const configDir = rootPaths(ctx.root).config;
     for (const name of existsSync(configDir)
       ? readdirSync(configDir)
           .filter((n) => n.endsWith('.json'))
@@ -109,7 +110,7 @@ function compileFile(ajv: Ajv, path: string): ValidateFunction | null {
 
 /** Packages may keep a config's schema in their own schemas directory under another HOT/ area. */
 function findSchemaBeside(root: string, schemaName: string): string {
-  const hot = join(root, 'HOT');
+  const hot = rootPaths(root).hot;
   for (const area of readdirSync(hot).sort()) {
     const candidate = join(hot, area, 'schemas', schemaName);
     if (existsSync(candidate)) return candidate;

@@ -12,6 +12,7 @@ import { canonicalJson } from '#kernel/canonical.js';
 import { computeEntryHash, GENESIS_HASH, type LedgerEntry } from '#kernel/ledger/entry.js';
 import { generateSigningKeyPair } from '#kernel/signing/keys.js';
 import { cplaneOf, gateCheck, type GateJson, makeSignedRoot, must, rootCopies, run } from './signed-root.js';
+import { configPath, receiptPath, rootPaths } from '#kernel/root/layout.js';
 
 const work = mkdtempSync(join(tmpdir(), 'cp-checkpoints-'));
 const pristine = join(work, 'pristine');
@@ -42,8 +43,8 @@ function verify(root: string, extra: string[] = []): { status: number; json: Ver
   return { status: r.status, json: JSON.parse(r.stdout) as VerifyJson };
 }
 
-const ledgerPath = (root: string): string => join(root, 'HOT', 'ledger', 'ledger.sqlite');
-const checkpointDir = (root: string): string => join(root, 'HOT', 'ledger', 'checkpoints');
+const ledgerPath = (root: string): string => rootPaths(root).ledgerFile;
+const checkpointDir = (root: string): string => rootPaths(root).checkpoints;
 
 interface Row {
   seq: number;
@@ -101,8 +102,8 @@ function rewriteExchange(root: string): number {
     }
     for (const t of triggers) db.exec(t.sql);
     const hashAt = db.prepare('SELECT entry_hash FROM entries WHERE seq = ?').pluck();
-    for (const pkg of readdirSync(join(root, 'HOT', 'installed'))) {
-      const path = join(root, 'HOT', 'installed', pkg, 'receipt.json');
+    for (const pkg of readdirSync(rootPaths(root).installed)) {
+      const path = receiptPath(root, pkg);
       const receipt = JSON.parse(readFileSync(path, 'utf8')) as { ledger_anchor: { seq: number; hash: string } };
       receipt.ledger_anchor.hash = hashAt.get(receipt.ledger_anchor.seq) as string;
       writeFileSync(path, `${JSON.stringify(receipt, null, 2)}\n`);
@@ -117,7 +118,7 @@ function rewriteExchange(root: string): number {
 test('an honest bootstrapped root with routed exchanges verifies against its own checkpoints and a copy kept elsewhere', () => {
   const files = readdirSync(checkpointDir(pristine));
   assert.ok(files.length >= 3, `genesis, every install and the command write checkpoints: ${files.join()}`);
-  const mode = statSync(join(pristine, 'HOT', 'registries', 'root-key.pem')).mode & 0o777;
+  const mode = statSync(rootPaths(pristine).rootKey).mode & 0o777;
   assert.equal(mode, 0o600, 'the root key is private to its owner');
   const { status, json } = verify(pristine, ['--checkpoint', external]);
   assert.equal(status, 0, JSON.stringify(json));
@@ -163,13 +164,13 @@ test('a copy kept elsewhere catches a rewrite whose author replaced the root key
   const root = copyRoot();
   rewriteExchange(root);
   const forged = generateSigningKeyPair();
-  const trustPath = join(root, 'HOT', 'registries', 'trust.json');
+  const trustPath = rootPaths(root).trust;
   const trust = JSON.parse(readFileSync(trustPath, 'utf8')) as { keys: Array<Record<string, string>> };
   trust.keys = trust.keys.map((k) =>
     k.role === 'checkpoint' ? { ...k, key_id: forged.key_id, public_key_pem: forged.public_key_pem } : k,
   );
   writeFileSync(trustPath, JSON.stringify(trust));
-  writeFileSync(join(root, 'HOT', 'registries', 'root-key.pem'), forged.private_key_pem, { mode: 0o600 });
+  writeFileSync(rootPaths(root).rootKey, forged.private_key_pem, { mode: 0o600 });
   rmSync(checkpointDir(root), { recursive: true });
   must([cplaneOf(root), 'ledger', 'checkpoint', '--root', root]);
   const { status, json } = verify(root, ['--checkpoint', external]);
@@ -181,7 +182,7 @@ test('a copy kept elsewhere catches a rewrite whose author replaced the root key
   // Pinning the original public key: the forged in-root checkpoint is untrusted, the kept copy names the rewrite.
   const pinned = join(work, 'pinned.pub');
   const original = (
-    JSON.parse(readFileSync(join(pristine, 'HOT', 'registries', 'trust.json'), 'utf8')) as {
+    JSON.parse(readFileSync(rootPaths(pristine).trust, 'utf8')) as {
       keys: Array<Record<string, string>>;
     }
   ).keys.find((k) => k.role === 'checkpoint');
@@ -245,9 +246,9 @@ test("G4 FAILS when the root's checkpoints are deleted, altered, or a stranger's
 
 test('a root bootstrapped before checkpoints (no root key) keeps working: G4 WARNs, verify says so, `ledger checkpoint` is a coded refusal', () => {
   const root = copyRoot();
-  rmSync(join(root, 'HOT', 'registries', 'root-key.pem'));
+  rmSync(rootPaths(root).rootKey);
   rmSync(checkpointDir(root), { recursive: true });
-  const trustPath = join(root, 'HOT', 'registries', 'trust.json');
+  const trustPath = rootPaths(root).trust;
   const trust = JSON.parse(readFileSync(trustPath, 'utf8')) as { keys: Array<Record<string, string>> };
   writeFileSync(trustPath, JSON.stringify({ keys: trust.keys.filter((k) => k.role !== 'checkpoint') }));
   const { status, json } = gateCheck(root);
@@ -270,11 +271,11 @@ test('a root bootstrapped before checkpoints (no root key) keeps working: G4 WAR
 
 test('the router checkpoints the head every N entries (router config `checkpoint`)', () => {
   const root = copyRoot();
-  const configPath = join(root, 'HOT', 'config', 'router.json');
+  const routerConfig = configPath(root, 'router.json');
   writeFileSync(
-    configPath,
+    routerConfig,
     JSON.stringify({
-      ...(JSON.parse(readFileSync(configPath, 'utf8')) as object),
+      ...(JSON.parse(readFileSync(routerConfig, 'utf8')) as object),
       checkpoint: { every_entries: 2, every_seconds: 3600 },
     }),
   );
@@ -290,9 +291,9 @@ test('the router checkpoints the head every N entries (router config `checkpoint
     'the newest checkpoint is the head after the route',
   );
   writeFileSync(
-    configPath,
+    routerConfig,
     JSON.stringify({
-      ...(JSON.parse(readFileSync(configPath, 'utf8')) as object),
+      ...(JSON.parse(readFileSync(routerConfig, 'utf8')) as object),
       checkpoint: { every_entries: 0, every_seconds: 3600 },
     }),
   );
@@ -308,7 +309,7 @@ test("`ledger checkpoints --export` writes every checkpoint as JSON Lines that v
   assert.equal(lines.length, readdirSync(checkpointDir(pristine)).length);
   const pub = join(work, 'root.pub');
   const key = (
-    JSON.parse(readFileSync(join(pristine, 'HOT', 'registries', 'trust.json'), 'utf8')) as {
+    JSON.parse(readFileSync(rootPaths(pristine).trust, 'utf8')) as {
       keys: Array<Record<string, string>>;
     }
   ).keys.find((k) => k.role === 'checkpoint');

@@ -18,6 +18,7 @@ import {
   rootCopies,
   run,
 } from './signed-root.js';
+import { configPath, receiptDir, receiptPath, rootPaths } from '#kernel/root/layout.js';
 
 const work = mkdtempSync(join(tmpdir(), 'cp-gates-'));
 const pristine = join(work, 'pristine');
@@ -59,11 +60,11 @@ function sqlite(path: string, sql: string[]): void {
   }
 }
 
-const ledgerOf = (root: string): string => join(root, 'HOT', 'ledger', 'ledger.sqlite');
+const ledgerOf = (root: string): string => rootPaths(root).ledgerFile;
 const receiptOf = (root: string, pkg: string): Record<string, unknown> =>
-  JSON.parse(readFileSync(join(root, 'HOT', 'installed', pkg, 'receipt.json'), 'utf8')) as Record<string, unknown>;
+  JSON.parse(readFileSync(receiptPath(root, pkg), 'utf8')) as Record<string, unknown>;
 const writeReceipt = (root: string, pkg: string, receipt: unknown): void =>
-  writeFileSync(join(root, 'HOT', 'installed', pkg, 'receipt.json'), JSON.stringify(receipt, null, 2));
+  writeFileSync(receiptPath(root, pkg), JSON.stringify(receipt, null, 2));
 
 test('a freshly bootstrapped root passes every gate, G0 to G7', () => {
   const { status, json } = gateCheck(pristine);
@@ -105,7 +106,7 @@ test('G1: a flipped byte in an owned file FAILS', () => {
 
 test('G1: an ownership row edited without its receipt FAILS', () => {
   const root = copyRoot();
-  sqlite(join(root, 'HOT', 'registries', 'ownership.sqlite'), [
+  sqlite(rootPaths(root).ownershipDb, [
     "UPDATE owned_files SET package_id = 'PKG-ROUTER-001' WHERE path = 'HOT/compiler/roles/searcher.md'",
   ]);
   const { json } = gateCheck(root);
@@ -117,10 +118,8 @@ test("G2: a dependency removed behind the installer's back FAILS", () => {
   const root = copyRoot();
   const receipt = receiptOf(root, 'PKG-COMPILER-001') as { files: Array<{ path: string }> };
   for (const file of receipt.files) unlinkSync(join(root, file.path));
-  sqlite(join(root, 'HOT', 'registries', 'ownership.sqlite'), [
-    "DELETE FROM owned_files WHERE package_id = 'PKG-COMPILER-001'",
-  ]);
-  rmSync(join(root, 'HOT', 'installed', 'PKG-COMPILER-001'), { recursive: true });
+  sqlite(rootPaths(root).ownershipDb, ["DELETE FROM owned_files WHERE package_id = 'PKG-COMPILER-001'"]);
+  rmSync(receiptDir(root, 'PKG-COMPILER-001'), { recursive: true });
   const { json } = gateCheck(root);
   assert.equal(statuses(json).G2, 'FAIL');
   assert.deepEqual(codes(json, 'G2'), ['DEPENDENCY_MISSING']);
@@ -154,7 +153,7 @@ test('G3: a receipt that breaks its schema FAILS', () => {
 
 test('G3: a config that breaks its schema FAILS (the file is owned, so G1 sees the edit too)', () => {
   const root = copyRoot();
-  const path = join(root, 'HOT', 'config', 'router.json');
+  const path = configPath(root, 'router.json');
   writeFileSync(path, JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), timeout_ms: 'soon' }));
   const { json } = gateCheck(root);
   assert.equal(statuses(json).G3, 'FAIL');
@@ -205,7 +204,7 @@ test('G5: a package installed with --dev is a WARN listing it; --strict makes it
 
 test('G5: a bad signature FAILS', () => {
   const root = copyRoot();
-  const path = join(root, 'HOT', 'installed', 'PKG-ROUTER-001', 'signature.json');
+  const path = join(receiptDir(root, 'PKG-ROUTER-001'), 'signature.json');
   const sig = JSON.parse(readFileSync(path, 'utf8')) as { signature: string };
   const bytes = Buffer.from(sig.signature, 'base64');
   bytes[0] = (bytes[0] as number) ^ 1;
@@ -292,7 +291,7 @@ test('G6: a spooled exchange not yet appended WARNS (its DISPATCH is no orphan);
     '{"contract_id":"PRC-X","agent_id":"A","session_id":"S"}',
   ]).trim();
   assert.match(dispatchId, /^LED-/);
-  const spool = join(root, 'HOT', 'registries', 'router-spool');
+  const spool = rootPaths(root).spool;
   mkdirSync(spool, { recursive: true });
   const exchange = {
     event_type: 'EXCHANGE',
@@ -306,7 +305,7 @@ test('G6: a spooled exchange not yet appended WARNS (its DISPATCH is no orphan);
   const pending = gateCheck(root, ['--orphan-timeout-ms', '10']).json;
   onlyFails(pending, 'G6', 'WARN');
   assert.deepEqual(codes(pending, 'G6'), ['SPOOL_PENDING'], 'spooled, so not an ORPHAN_DISPATCH');
-  const quarantine = join(root, 'HOT', 'registries', 'router-spool-quarantine');
+  const quarantine = rootPaths(root).spoolQuarantine;
   mkdirSync(quarantine, { recursive: true });
   writeFileSync(join(quarantine, 'LED-deadbeef.json'), '[{"event_type":"EXCH');
   const quarantined = gateCheck(root, ['--orphan-timeout-ms', '10']).json;
@@ -333,7 +332,7 @@ test('G7: a broken installed router FAILS the smoke gate', () => {
 });
 
 // The chain trust store → signature → manifest → digest → bytes: the registry and receipts are copies, not roots.
-const ownershipDb = (root: string): string => join(root, 'HOT', 'registries', 'ownership.sqlite');
+const ownershipDb = (root: string): string => rootPaths(root).ownershipDb;
 
 test('G1: a swapped file with its registry row and receipt edited to match FAILS against the signed manifest', () => {
   const root = copyRoot();
@@ -358,7 +357,7 @@ test('G1: a swapped file with its registry row and receipt edited to match FAILS
 
 test('G1/G5: the manifest rewritten too (and its digest in the receipt) FAILS: the signature no longer covers it', () => {
   const root = copyRoot();
-  const manifestPath = join(root, 'HOT', 'installed', 'PKG-COMPILER-001', 'manifest.json');
+  const manifestPath = join(receiptDir(root, 'PKG-COMPILER-001'), 'manifest.json');
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
     assets: Array<{ path: string; sha256: string }>;
   };
@@ -384,8 +383,8 @@ test('G1/G5: the manifest rewritten too (and its digest in the receipt) FAILS: t
 
 test('G1: a receipt forged for a package the installer never installed FAILS', () => {
   const root = copyRoot();
-  const forged = join(root, 'HOT', 'installed', 'PKG-GHOST-001');
-  cpSync(join(root, 'HOT', 'installed', 'PKG-COMPILER-001'), forged, { recursive: true });
+  const forged = receiptDir(root, 'PKG-GHOST-001');
+  cpSync(receiptDir(root, 'PKG-COMPILER-001'), forged, { recursive: true });
   writeReceipt(root, 'PKG-GHOST-001', {
     ...receiptOf(root, 'PKG-COMPILER-001'),
     package_id: 'PKG-GHOST-001',
@@ -412,7 +411,7 @@ test('G1: a receipt deleted while the ledger says its package is installed FAILS
   const receipt = receiptOf(root, 'PKG-DISPATCH-001') as { files: Array<{ path: string }> };
   for (const file of receipt.files) unlinkSync(join(root, file.path));
   sqlite(ownershipDb(root), ["DELETE FROM owned_files WHERE package_id = 'PKG-DISPATCH-001'"]);
-  rmSync(join(root, 'HOT', 'installed', 'PKG-DISPATCH-001'), { recursive: true });
+  rmSync(receiptDir(root, 'PKG-DISPATCH-001'), { recursive: true });
   const { json } = gateCheck(root);
   assert.deepEqual(codes(json, 'G1'), ['INSTALLED_WITHOUT_RECEIPT']);
 });
@@ -432,7 +431,7 @@ test('G1: registry rows for a package with no receipt FAIL', () => {
 
 test('G5: a --dev waiver written into a receipt (signature removed) FAILS: the install record did not waive it', () => {
   const root = copyRoot();
-  unlinkSync(join(root, 'HOT', 'installed', 'PKG-ROUTER-001', 'signature.json'));
+  unlinkSync(join(receiptDir(root, 'PKG-ROUTER-001'), 'signature.json'));
   const receipt = receiptOf(root, 'PKG-ROUTER-001') as { signature: Record<string, unknown> };
   receipt.signature = { status: 'unsigned', key_id: null, dev_waiver: true };
   writeReceipt(root, 'PKG-ROUTER-001', receipt);

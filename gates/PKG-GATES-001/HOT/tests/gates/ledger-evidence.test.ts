@@ -17,6 +17,7 @@ import {
   rootCopies,
   run,
 } from './signed-root.js';
+import { rootPaths } from '#kernel/root/layout.js';
 
 const work = mkdtempSync(join(tmpdir(), 'cp-ledger-gates-'));
 const pristine = join(work, 'pristine');
@@ -32,7 +33,7 @@ function gate(json: GateJson, id: string): { status: string; codes: string[] } {
   return { status: g?.status ?? 'missing', codes: g?.findings.map((f) => f.code) ?? [] };
 }
 
-const ledgerOf = (root: string): string => join(root, 'HOT', 'ledger', 'ledger.sqlite');
+const ledgerOf = (root: string): string => rootPaths(root).ledgerFile;
 const APPEND = ['--event-type', 'DISPATCH', '--submission-id', 'PRC-X', '--decision', 'DISPATCHED', '--reason', 'x'];
 
 function sqlite(path: string, sql: string): void {
@@ -135,7 +136,7 @@ test("not a ledger: another program's WAL database in the ledger's place is refu
   const before = {
     bytes: readFileSync(path),
     mtime: statSync(path).mtimeMs,
-    siblings: readdirSync(join(root, 'HOT', 'ledger')).sort(),
+    siblings: readdirSync(rootPaths(root).ledgerDir).sort(),
   };
   for (const argv of [
     ['ledger', 'verify'],
@@ -151,7 +152,7 @@ test("not a ledger: another program's WAL database in the ledger's place is refu
     assert.ok(readFileSync(path).equals(before.bytes), argv.join(' '));
     assert.equal(statSync(path).mtimeMs, before.mtime, argv.join(' '));
     assert.deepEqual(
-      readdirSync(join(root, 'HOT', 'ledger')).sort(),
+      readdirSync(rootPaths(root).ledgerDir).sort(),
       before.siblings,
       `${argv.join(' ')} created files beside it`,
     );

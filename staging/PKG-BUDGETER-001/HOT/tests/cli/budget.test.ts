@@ -6,13 +6,14 @@ import { fileURLToPath } from 'node:url';
 import { runCli } from '#cli/main.js';
 import { Budgeter, budgetDbPathForRoot, type BudgetStatus } from '../../budgeter/index.js';
 import { request, tempDir } from '../budgeter/helpers.js';
+import { configPath, rootPaths } from '#kernel/root/layout.js';
 
 const SHIPPED_CONFIG = fileURLToPath(new URL('../../config/budget.json', import.meta.url));
 
 function makeRoot(t: import('node:test').TestContext): string {
   const root = tempDir(t, 'cp-budget-root-');
-  mkdirSync(join(root, 'HOT', 'config'), { recursive: true });
-  copyFileSync(SHIPPED_CONFIG, join(root, 'HOT', 'config', 'budget.json'));
+  mkdirSync(rootPaths(root).config, { recursive: true });
+  copyFileSync(SHIPPED_CONFIG, configPath(root, 'budget.json'));
   return root;
 }
 

@@ -45,7 +45,13 @@ export interface Warning {
 }
 
 /** The exit code a command ends with when it reports a code of this kind (README "Exit codes"). */
-export const KIND_EXIT: Readonly<Record<CodeKind, number>> = { error: 3, refusal: 1, finding: 1, warning: 0, outcome: 1 };
+export const KIND_EXIT: Readonly<Record<CodeKind, number>> = {
+  error: 3,
+  refusal: 1,
+  finding: 1,
+  warning: 0,
+  outcome: 1,
+};
 
 const ERROR_NAME = /^ERR_[A-Z0-9]+(?:_[A-Z0-9]+)*$/;
 const OTHER_NAME = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$/;

@@ -22,6 +22,7 @@ import {
   type FoundCheckpoint,
 } from './checkpoint.js';
 import type { Ledger } from './ledger.js';
+import { rootPaths } from '../root/layout.js';
 
 /** A checkpoint file is about 500 bytes. */
 const MAX_CHECKPOINT_BYTES = 4096;
@@ -31,7 +32,7 @@ const FILE_NAME = /^(\d{16})-([0-9a-f]{16})\.json$/;
 
 /** Outside the ledger database, so rewriting the database does not rewrite them (HOT/ledger is state, not governed). */
 export function checkpointDir(root: string): string {
-  return join(root, 'HOT', 'ledger', 'checkpoints');
+  return rootPaths(root).checkpoints;
 }
 
 /** `<seq, 16 digits>-<first 16 hex of the hash>.json`: names sort in chain order, one file per head. */

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { READ_LIMITS, readTextBounded } from '../bounded-read.js';
 import { writeFileAtomic } from '../atomic.js';
 import { CpError, show } from '../errors.js';
-import { isGovernedFilePath, PACKAGE_ID, receiptDir, receiptPath, rootPaths } from '../root/layout.js';
+import { isGovernedFilePath } from '../root/governed-file-path.js';
+import { PACKAGE_ID, receiptDir, receiptPath, rootPaths } from '../root/layout.js';
 import { entryKind } from '../root/shape.js';
 
 export type ReceiptSignatureStatus = 'valid' | 'unsigned' | 'invalid' | 'untrusted_key';

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { runCli } from '../../cli/main.js';
+import { rootPaths } from '../../kernel/root/layout.js';
 
 interface Run {
   code: number;
@@ -42,7 +43,7 @@ test('append creates the ledger under ROOT/HOT/ledger and prints the id; --json 
   const first = await cli('ledger', 'append', '--root', root, ...APPEND, '--metadata', '{"session_id":"S1"}');
   assert.equal(first.code, 0, first.err);
   assert.match(first.out.trim(), /^LED-[a-f0-9]{8}$/);
-  assert.ok(existsSync(join(root, 'HOT', 'ledger', 'ledger.sqlite')));
+  assert.ok(existsSync(rootPaths(root).ledgerFile));
   const second = await cli(
     'ledger',
     'append',
@@ -178,7 +179,7 @@ test('orphans lists a DISPATCH with no EXCHANGE once the timeout has passed', as
 
 test('bad input: coded errors, usage exit 2, and nothing written', async (t) => {
   const root = tempRoot(t);
-  const ledgerFile = join(root, 'HOT', 'ledger', 'ledger.sqlite');
+  const ledgerFile = rootPaths(root).ledgerFile;
   const malformed = await cli('ledger', 'append', '--root', root, ...APPEND, '--metadata', '{nope');
   assert.equal(malformed.code, 3);
   assert.match(malformed.err, /ERR_LEDGER_ENTRY_INVALID: --metadata is not valid JSON: "\{nope"/);

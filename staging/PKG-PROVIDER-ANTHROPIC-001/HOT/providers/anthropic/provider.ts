@@ -9,6 +9,7 @@ import {
   type ProviderRequest,
   type ProviderResult,
   type SendOptions,
+  type ProviderPackage,
 } from '#providers/spec.js';
 import { openWire } from '#providers/wire/http.js';
 import type {
@@ -117,3 +118,9 @@ export class AnthropicProvider implements Provider, WireProvider {
     return anthropicReader(surface);
   }
 }
+
+/** This package's contribution to the router, found at open as `HOT/providers/<id>/provider.js`. */
+const providerPackage: ProviderPackage = {
+  create: (options) => new AnthropicProvider({ id: options.id, env: options.env }),
+};
+export default providerPackage;

@@ -9,6 +9,7 @@ import {
   type ProviderRequest,
   type ProviderResult,
   type SendOptions,
+  type ProviderPackage,
 } from '#providers/spec.js';
 import { openWire } from '#providers/wire/http.js';
 import type {
@@ -110,3 +111,9 @@ export class OpenAiProvider implements Provider, WireProvider {
     return openAiReader(surface);
   }
 }
+
+/** This package's contribution to the router, found at open as `HOT/providers/<id>/provider.js`. */
+const providerPackage: ProviderPackage = {
+  create: (options) => new OpenAiProvider({ id: options.id, env: options.env }),
+};
+export default providerPackage;

@@ -41,6 +41,7 @@ export default defineCommand({
     const root = resolveRoot(args.root, ctx);
     const compiled = args.compiled === undefined ? undefined : readCompiled(args.compiled);
     const opened = await openRouter(root, { provider: args.provider, devMode: args.dev, env: ctx.env });
+    for (const w of opened.warnings) ctx.err(`cplane: warning: ${warningText(w)}`);
     let response: PromptResponse;
     try {
       response = await opened.router.route({

@@ -15,6 +15,7 @@ import { verifyLedger } from '#kernel/ledger/index.js';
 import { issueToken } from '../../router/auth.js';
 import type { Provider, ProviderResult } from '#providers/spec.js';
 import { harness, request, type Harness } from './harness.js';
+import { configPath } from '#kernel/root/layout.js';
 
 const CODE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -184,10 +185,7 @@ test('a failure after the answer in output validation or budget settlement is a 
 });
 
 function budgeter(t: { after: (fn: () => void) => void }, dir: string): Budgeter {
-  const config = JSON.parse(readFileSync(join(CODE_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
-    string,
-    unknown
-  >;
+  const config = JSON.parse(readFileSync(configPath(CODE_ROOT, 'budget.json'), 'utf8')) as Record<string, unknown>;
   const b = Budgeter.open({
     dbPath: join(dir, 'budget.sqlite'),
     config: { ...config, limits: { session: { default: { max_tokens: 100_000 } } } },

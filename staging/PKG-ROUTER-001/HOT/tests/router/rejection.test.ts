@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
 import { harness, request } from './harness.js';
 import { warningText } from '#kernel/catalogue/define.js';
+import { configPath } from '#kernel/root/layout.js';
 
 const CODE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const KEYS = { default: 'test-secret-0123456789abcdef' };
@@ -77,10 +78,7 @@ test('28 dev mode bypasses auth', async (t) => {
 });
 
 function budgeter(t: { after: (fn: () => void) => void }, dir: string, sessionMaxTokens: number): Budgeter {
-  const config = JSON.parse(readFileSync(join(CODE_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
-    string,
-    unknown
-  >;
+  const config = JSON.parse(readFileSync(configPath(CODE_ROOT, 'budget.json'), 'utf8')) as Record<string, unknown>;
   const b = Budgeter.open({
     dbPath: join(dir, 'budget.sqlite'),
     config: { ...config, limits: { session: { default: { max_tokens: sessionMaxTokens } } } },

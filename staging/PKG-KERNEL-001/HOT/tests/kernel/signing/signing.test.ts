@@ -2,7 +2,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   checkSignature,
   generateSigningKeyPair,
@@ -16,6 +15,7 @@ import {
 import { validateManifest } from '../../../kernel/manifest/index.js';
 import { canonicalJson } from '../../../kernel/canonical.js';
 import { manifestFor, scratch } from '../archive/tar-fixture.js';
+import { rootPaths } from '../../../kernel/root/layout.js';
 
 const manifest = validateManifest(manifestFor([{ path: 'HOT/kernel/a.js', data: 'a' }])).manifest;
 
@@ -98,7 +98,7 @@ test('trust store: absent trusts nothing; trustKey is atomic, idempotent and use
 
 test('a damaged trust store is refused with a code, not treated as empty', (t) => {
   const s = scratch(t);
-  mkdirSync(join(s.dir, 'HOT', 'registries'), { recursive: true });
+  mkdirSync(rootPaths(s.dir).registries, { recursive: true });
   writeFileSync(trustStorePath(s.dir), '{"keys": [{"key_id": "x"}]}');
   assert.throws(() => readTrustStore(s.dir), { code: 'ERR_TRUST_STORE_INVALID' });
   writeFileSync(trustStorePath(s.dir), 'nope');
