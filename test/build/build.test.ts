@@ -8,6 +8,7 @@ import * as tar from 'tar';
 import { buildPackages, type BuildPackagesResult } from '../../scripts/build/packages.js';
 import { REPO } from '../../scripts/lib/repo.js';
 import { readBootstrapArchive, readPackageArchive } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/index.js';
+import { integrityOf } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/integrity.js';
 import { sha256Digest } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
 import {
   compileSchema,
@@ -50,7 +51,7 @@ test('building twice gives byte-identical archives, index and CP_BOOTSTRAP', () 
       name,
     );
   assert.deepEqual(readFileSync(first.bootstrap.path), readFileSync(second.bootstrap.path));
-  assert.equal(first.bootstrap.integrity, sha256Digest(readFileSync(first.bootstrap.path)));
+  assert.equal(first.bootstrap.integrity, integrityOf(readFileSync(first.bootstrap.path)));
 });
 
 test('each archive reads back: every laid-out file is a verified asset with its classification', async () => {
@@ -183,7 +184,7 @@ test('CP_BOOTSTRAP holds the texts, bootstrap.json pinning each archive and gene
   );
   assert.deepEqual(
     first.bootstrap.entries,
-    ['errors.js', 'install.js', 'plan.js', 'root.js', 'verify-genesis.js'],
+    ['errors.js', 'install.js', 'plan.js', 'root.js', 'sri.js', 'verify-genesis.js'],
     'the entry and what it imports, nothing else',
   );
   const plan = validateBootstrapPlan(JSON.parse(readFileSync(join(dir, 'bootstrap.json'), 'utf8')));
@@ -193,7 +194,7 @@ test('CP_BOOTSTRAP holds the texts, bootstrap.json pinning each archive and gene
   );
   const order = plan.install_order;
   assert.deepEqual(order.slice(0, 4), ['PKG-GENESIS-001', 'PKG-RUNTIME-001', 'PKG-KERNEL-001', 'PKG-SCHEMAS-001']);
-  for (const p of plan.packages) assert.equal(p.integrity, sha256Digest(readFileSync(join(dir, p.file))), p.file);
+  for (const p of plan.packages) assert.equal(p.integrity, integrityOf(readFileSync(join(dir, p.file))), p.file);
   assert.deepEqual(
     readdirSync(join(dir, 'packages')).sort(),
     plan.packages.map((p) => p.file.slice('packages/'.length)).sort(),

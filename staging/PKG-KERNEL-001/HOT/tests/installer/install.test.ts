@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sha256Digest } from '../../kernel/canonical.js';
+import { integrityOf } from '../../kernel/archive/integrity.js';
 import { installPackages } from '../../kernel/installer/batch.js';
 import { installOne } from '../../kernel/installer/install.js';
 import { verifyRoot } from '../../kernel/installer/verify.js';
@@ -33,7 +33,7 @@ test('install places verified files, writes the receipt with its ledger anchor, 
   const receipt = readReceipt(root, 'PKG-ALPHA-001');
   assert.ok(receipt);
   assert.equal(receipt.version, '1.0.0');
-  assert.equal(receipt.archive_integrity, sha256Digest(readFileSync(archive)));
+  assert.equal(receipt.archive_integrity, integrityOf(readFileSync(archive)));
   assert.equal(receipt.installed_at, '2026-03-04T05:06:07.000Z');
   assert.deepEqual(receipt.signature, { status: 'valid', key_id: receipt.signature.key_id, dev_waiver: false });
   assert.match(receipt.signature.key_id ?? '', /^ed25519:[0-9a-f]{16}$/);
