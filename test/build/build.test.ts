@@ -124,8 +124,10 @@ test('a root holding the runtime package imports every runtime dependency withou
     [
       "import Database from 'better-sqlite3'; import { Ajv } from 'ajv'; import addFormats from 'ajv-formats'; import * as tar from 'tar';",
       "import yargs from 'yargs'; import semver from 'semver'; import canonicalize from 'canonicalize';",
+      "import ssri from 'ssri';",
       "const db = new Database(':memory:'); const row = db.prepare('select 41 + 1 as n').get();",
       "const ok = new Ajv().compile({ type: 'integer' })(row.n) && semver.satisfies('1.2.3', '^1') && canonicalize({ b: 1, a: 2 }) === '{\"a\":2,\"b\":1}';",
+      "if (ssri.checkData('x', ssri.fromData('x')) === false) throw new Error('ssri does not check');",
       "console.log(JSON.stringify({ ok, n: row.n, tar: typeof tar.Parser, yargs: typeof yargs, formats: typeof addFormats, from: import.meta.resolve('better-sqlite3') }));",
     ].join('\n'),
   );

@@ -31,7 +31,7 @@ test('an archive matching its SRI reads, with sha512 alone or followed by sha256
   assert.equal((await readPackageArchive(good)).integrity, sri, 'without an expected SRI it is computed');
 });
 
-test('an archive whose SRI does not match is refused, naming the expected and the actual SRI; nothing written', async (t) => {
+test('an archive whose SRI does not match is refused, naming expected and actual SRI; nothing written', async (t) => {
   const { dir, good, other } = archives(t);
   const expected = sri512(readFileSync(good));
   const actual = sri512(readFileSync(other));

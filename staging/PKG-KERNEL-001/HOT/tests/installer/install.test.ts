@@ -214,3 +214,25 @@ test('a batch reads the next archive ahead, yet a damaged one is refused at its 
   );
   assert.deepEqual(readdirSync(join(root, 'HOT/registries/txn')), []);
 });
+
+test('an archive that is not the one pinned (bootstrap.json) is refused as it is read; the pinned one installs', async (t) => {
+  const dir = tempDir(t);
+  const root = newRoot(dir);
+  const pinned = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'a' } });
+  const swapped = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'b' } });
+  const expected = integrityOf(readFileSync(pinned));
+  const s = await session(t, root);
+  const before = snapshot(root);
+  await assert.rejects(
+    installOne(s, { archivePath: swapped, mode: 'install', dev: true, integrity: expected }),
+    (error: Error & { code?: string; details?: Record<string, unknown> }) =>
+      error.code === 'ERR_INTEGRITY_MISMATCH' &&
+      error.details?.expected === expected &&
+      error.details?.actual === integrityOf(readFileSync(swapped)),
+  );
+  assert.deepEqual(snapshot(root), before);
+  const last = ledgerEntries(root).at(-1)!;
+  assert.deepEqual([last.event_type, last.metadata.code], ['INSTALL_FAILED', 'ERR_INTEGRITY_MISMATCH']);
+  const outcome = await installOne(s, { archivePath: pinned, mode: 'install', dev: true, integrity: expected });
+  assert.equal(outcome.receipt?.archive_integrity, expected);
+});
