@@ -1,9 +1,9 @@
 // `npm run bootstrap [-- --root R] [--results FILE]`: the clean-room main job. Every step after the build
 // runs the code installed in the root, as a user would, and RESULTS.md records what happened.
-import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { integrityOf } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/integrity.js';
 import { REPO } from '../lib/repo.js';
 import { renderResults, type MainJobReport } from './results.js';
 import { parseJson, run, testTotals, timed, type StepResult } from './steps.js';
@@ -82,7 +82,7 @@ const ok =
       'cplane build',
     );
     const file = resolve(REPO, built.bootstrap.file);
-    const digest = `sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}`;
+    const digest = integrityOf(readFileSync(file));
     if (digest !== built.bootstrap.integrity)
       throw new Error(`CP_BOOTSTRAP on disk is ${digest}, the build reported ${built.bootstrap.integrity}`);
     const version = /CP_BOOTSTRAP-(.+)\.tar\.gz$/.exec(file)?.[1] ?? 'unknown';

@@ -146,7 +146,7 @@ test('a failing genesis removes the root; a failure at package k keeps packages 
   if (!victim) return;
   const broken = Buffer.from('this is not a package archive');
   writeFileSync(join(cpb, victim.file), broken);
-  victim.integrity = `sha256:${createHash('sha256').update(broken).digest('hex')}`;
+  victim.integrity = `sha512-${createHash('sha512').update(broken).digest('base64')}`;
   writeFileSync(planPath, JSON.stringify(plan));
   const root = join(dir, 'r2');
   const run = node([join(cpb, 'install.js'), '--root', root, '--dev']);

@@ -205,6 +205,22 @@ export const CODES = defineCodes({
   ERR_ARCHIVE_MISSING_ASSET: { kind: 'error', meaning: 'a declared asset (or bootstrap archive) is absent' },
   ERR_ARCHIVE_DIGEST_MISMATCH: { kind: 'error', meaning: "a member's SHA-256 differs from its declaration" },
   ERR_ARCHIVE_SIZE_MISMATCH: { kind: 'error', meaning: "a member's size differs from its declaration" },
+  ERR_INTEGRITY_MISMATCH: {
+    kind: 'error',
+    meaning:
+      'an archive (or an archive inside CP_BOOTSTRAP) does not have the SRI it was recorded with; the message names the expected and the actual SRI',
+    hint: 'the archive is corrupt or was swapped; fetch it again from where the index or bootstrap.json came from',
+  },
+  ERR_INTEGRITY_MALFORMED: {
+    kind: 'error',
+    meaning: 'an archive integrity is not an SRI string (`sha512-<88 base64 characters>`, optionally ` sha256-<44>`)',
+    hint: 'integrity strings are written by `cplane build`; rebuild instead of editing them',
+  },
+  ERR_INTEGRITY_UNSUPPORTED: {
+    kind: 'error',
+    meaning: 'an archive integrity names an algorithm other than sha512/sha256, or has no sha512 hash',
+    hint: 'rebuild with `cplane build`, which writes sha512 SRI strings',
+  },
   ERR_ARCHIVE_TOO_MANY_MEMBERS: { kind: 'error', meaning: 'more members than the configured limit' },
   ERR_ARCHIVE_TOO_LARGE: {
     kind: 'error',
@@ -265,7 +281,8 @@ export const CODES = defineCodes({
   },
   ERR_BOOTSTRAP_INVALID: {
     kind: 'error',
-    meaning: 'bootstrap.json fails its schema, order, file names or dependency ranges',
+    meaning:
+      'bootstrap.json fails its schema, order, file names or dependency ranges (a CP_BOOTSTRAP built before SRI integrity pins `sha256:<hex>` and is refused: rebuild it)',
     hint: 'rebuild CP_BOOTSTRAP with `cplane build`; do not edit bootstrap.json by hand',
   },
   ERR_BOOTSTRAP_PENDING_INVALID: {
@@ -366,7 +383,8 @@ export const CODES = defineCodes({
   },
   ERR_RECEIPT_INVALID: {
     kind: 'error',
-    meaning: 'a receipt is not JSON or lacks a field the installer relies on',
+    meaning:
+      'a receipt is not JSON, lacks a field the installer relies on, or has an `archive_integrity` that is neither an SRI nor the `sha256:<hex>` of older receipts',
     hint: 'the root state was edited by hand; run cplane verify, then reinstall the package',
   },
   ERR_JOURNAL_INVALID: {

@@ -151,6 +151,20 @@ test('G3: a receipt that breaks its schema FAILS', () => {
   assert.deepEqual(codes(json, 'G3'), ['RECEIPT_INVALID']);
 });
 
+test("G1: a receipt's archive SRI rewritten (or put back in the old sha256:<hex> form) FAILS against the ledger", () => {
+  const recorded = receiptOf(pristine, 'PKG-ROUTER-001').archive_integrity as string;
+  assert.match(recorded, /^sha512-[A-Za-z0-9+/]{86}==$/);
+  const other = `sha512-${createHash('sha512').update('another archive').digest('base64')}`;
+  const legacy = `sha256:${createHash('sha256').update('another archive').digest('hex')}`;
+  for (const forged of [other, legacy]) {
+    const root = copyRoot();
+    writeReceipt(root, 'PKG-ROUTER-001', { ...receiptOf(root, 'PKG-ROUTER-001'), archive_integrity: forged });
+    const { json } = gateCheck(root);
+    onlyFails(json, 'G1');
+    assert.deepEqual(codes(json, 'G1'), ['RECEIPT_LEDGER_MISMATCH'], forged);
+  }
+});
+
 test('G3: a config that breaks its schema FAILS (the file is owned, so G1 sees the edit too)', () => {
   const root = copyRoot();
   const path = configPath(root, 'router.json');

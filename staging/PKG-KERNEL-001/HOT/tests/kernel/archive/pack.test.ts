@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { packArchive, readPackageArchive, tarBytes } from '../../../kernel/archive/index.js';
 import { splitUstarPath } from '../../../kernel/archive/ustar.js';
-import { manifestFor, scratch, sha256 } from './tar-fixture.js';
+import { manifestFor, scratch, sri512 } from './tar-fixture.js';
 
 const files = [
   { path: 'HOT/kernel/b.js', data: Buffer.from('export const b = 2;\n') },
@@ -20,7 +20,7 @@ test('packing the same files twice (in any order) gives byte-identical archives'
   const two = await packArchive([...withManifest].reverse(), join(s.dir, 'two.tar.gz'));
   assert.deepEqual(readFileSync(join(s.dir, 'one.tar.gz')), readFileSync(join(s.dir, 'two.tar.gz')));
   assert.equal(one.integrity, two.integrity);
-  assert.equal(one.integrity, sha256(readFileSync(join(s.dir, 'one.tar.gz'))));
+  assert.equal(one.integrity, sri512(readFileSync(join(s.dir, 'one.tar.gz'))));
   assert.equal(one.size, statSync(join(s.dir, 'one.tar.gz')).size);
 });
 

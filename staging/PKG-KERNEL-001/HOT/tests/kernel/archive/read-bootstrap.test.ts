@@ -8,7 +8,7 @@ import {
   type BootstrapGenesis,
   type BootstrapPackage,
 } from '../../../kernel/manifest/index.js';
-import { manifestEntry, rawTar, scratch, sha256 } from './tar-fixture.js';
+import { manifestEntry, rawTar, scratch, sha256, sri512 } from './tar-fixture.js';
 
 function pkg(
   package_id: string,
@@ -23,7 +23,7 @@ function pkg(
       package_id,
       version: '0.1.0',
       file,
-      integrity: sha256(bytes),
+      integrity: sri512(bytes),
       size: bytes.length,
       layer,
       dependencies: deps.map((id) => ({ package_id: id, version: '^0.1.0' })),
@@ -126,7 +126,7 @@ test('refuses an archive that does not match bootstrap.json, an undeclared one, 
         ]),
       ),
     ),
-    { code: 'ERR_ARCHIVE_DIGEST_MISMATCH' },
+    { code: 'ERR_INTEGRITY_MISMATCH' },
   );
   await assert.rejects(
     readBootstrapArchive(

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { readPackageArchive } from '../../../kernel/archive/index.js';
-import { manifestEntry, manifestFor, paxEntry, rawTar, scratch, sha256, type RawEntry } from './tar-fixture.js';
+import { manifestEntry, manifestFor, paxEntry, rawTar, scratch, sha256, sri512, type RawEntry } from './tar-fixture.js';
 
 const LEDGER = { path: 'HOT/kernel/ledger.js', data: 'export const x = 1;\n' };
 const README = { path: 'HOT/docs/README.md', data: '# hello\n' };
@@ -41,7 +41,7 @@ test('reads a well-formed archive: manifest, verified files, integrity of the fi
   assert.equal(archive.files.get(LEDGER.path)?.toString(), LEDGER.data);
   assert.equal(archive.files.size, 2);
   assert.equal(archive.signature, null);
-  assert.equal(archive.integrity, sha256(readFileSync(path)));
+  assert.equal(archive.integrity, sri512(readFileSync(path)));
   assert.deepEqual(JSON.parse(archive.manifestBytes.toString()), manifestFor(FILES));
 });
 

@@ -64,6 +64,11 @@ export function rawTar(entries: readonly RawEntry[]): Buffer {
   return Buffer.concat(parts);
 }
 
+/** `sha512-<base64>`, computed without ssri: what the reader must agree with. */
+export function sri512(data: Buffer | string): string {
+  return `sha512-${createHash('sha512').update(data).digest('base64')}`;
+}
+
 export function sha256(data: Buffer | string): string {
   return `sha256:${createHash('sha256').update(data).digest('hex')}`;
 }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sha256Digest } from '../../../kernel/canonical.js';
+import { integrityOf } from '../../../kernel/archive/integrity.js';
 import { installPackages } from '../../../kernel/installer/batch.js';
 import { installOne } from '../../../kernel/installer/install.js';
 import { verifyRoot } from '../../../kernel/installer/verify.js';
@@ -33,7 +33,7 @@ test('install places verified files, writes the receipt with its ledger anchor, 
   const receipt = readReceipt(root, 'PKG-ALPHA-001');
   assert.ok(receipt);
   assert.equal(receipt.version, '1.0.0');
-  assert.equal(receipt.archive_integrity, sha256Digest(readFileSync(archive)));
+  assert.equal(receipt.archive_integrity, integrityOf(readFileSync(archive)));
   assert.equal(receipt.installed_at, '2026-03-04T05:06:07.000Z');
   assert.deepEqual(receipt.signature, { status: 'valid', key_id: receipt.signature.key_id, dev_waiver: false });
   assert.match(receipt.signature.key_id ?? '', /^ed25519:[0-9a-f]{16}$/);
@@ -213,4 +213,26 @@ test('a batch reads the next archive ahead, yet a damaged one is refused at its 
     ['INSTALL_FAILED', 'PKG-DAMAGED-001', 'ERR_ARCHIVE_CORRUPT'],
   );
   assert.deepEqual(readdirSync(join(root, 'HOT/registries/txn')), []);
+});
+
+test('an archive that is not the one pinned (bootstrap.json) is refused as it is read; the pinned one installs', async (t) => {
+  const dir = tempDir(t);
+  const root = newRoot(dir);
+  const pinned = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'a' } });
+  const swapped = await buildArchive(dir, { id: 'PKG-ALPHA-001', files: { 'HOT/alpha/a.js': 'b' } });
+  const expected = integrityOf(readFileSync(pinned));
+  const s = await session(t, root);
+  const before = snapshot(root);
+  await assert.rejects(
+    installOne(s, { archivePath: swapped, mode: 'install', dev: true, integrity: expected }),
+    (error: Error & { code?: string; details?: Record<string, unknown> }) =>
+      error.code === 'ERR_INTEGRITY_MISMATCH' &&
+      error.details?.expected === expected &&
+      error.details?.actual === integrityOf(readFileSync(swapped)),
+  );
+  assert.deepEqual(snapshot(root), before);
+  const last = ledgerEntries(root).at(-1)!;
+  assert.deepEqual([last.event_type, last.metadata.code], ['INSTALL_FAILED', 'ERR_INTEGRITY_MISMATCH']);
+  const outcome = await installOne(s, { archivePath: pinned, mode: 'install', dev: true, integrity: expected });
+  assert.equal(outcome.receipt?.archive_integrity, expected);
 });
