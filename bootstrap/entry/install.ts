@@ -39,6 +39,7 @@ interface KernelInstaller {
     defaultRoot: string;
     genesisAllow?: readonly string[];
     crash?: ((step: string, packageId: string) => void) | undefined;
+    integrity?: ReadonlyMap<string, string>;
   }): Promise<number>;
   testCrashHook(spec: string | undefined): ((step: string, packageId: string) => void) | undefined;
 }
@@ -49,6 +50,9 @@ async function loadInstaller(base: string, entry: string): Promise<KernelInstall
 }
 
 const archivePath = (p: BootstrapPackage): string => join(here, 'packages', p.file);
+/** bootstrap.json's pins, which the kernel's installer checks again (with ssri) as it reads each archive. */
+const pins = (packages: readonly BootstrapPackage[]): Map<string, string> =>
+  new Map(packages.map((p) => [archivePath(p), p.integrity]));
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -111,6 +115,7 @@ async function main(): Promise<number> {
       argv: ['--root', root, ...common, ...todo.map(archivePath)],
       hot: join(root, 'HOT'),
       defaultRoot: root,
+      integrity: pins(todo),
       crash: installed.testCrashHook(process.env.CPLANE_TEST_CRASH_AT),
     });
     if (status !== 0) {
@@ -154,6 +159,7 @@ async function genesis(
       hot,
       defaultRoot: root,
       genesisAllow: [GENESIS_MARK],
+      integrity: pins(layer0),
       crash: installer.testCrashHook(process.env.CPLANE_TEST_CRASH_AT),
     });
   } catch (error) {

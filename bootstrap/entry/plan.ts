@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BootstrapError } from './errors.js';
+import { pinnedSha512, sri512 } from './sri.js';
 
 export interface BootstrapPackage {
   package_id: string;
@@ -92,6 +93,7 @@ export function readBootstrapPlan(dir: string): BootstrapPlan {
     const name = file.startsWith('packages/') ? file.slice('packages/'.length) : file;
     if (name.includes('/') || name.includes('\\') || name.startsWith('.') || !name.endsWith('.tar.gz'))
       fail(`bootstrap.json names an unsafe archive file ${JSON.stringify(file)}`);
+    pinnedSha512(integrity, `${id} (${JSON.stringify(file)})`);
     byId.set(id, { package_id: id, version, layer, file: name, integrity });
   }
   const order = Array.isArray(value.install_order) ? (value.install_order as unknown[]) : [...byId.keys()];
@@ -106,7 +108,7 @@ export function readBootstrapPlan(dir: string): BootstrapPlan {
   };
 }
 
-/** Every archive must hash to the integrity bootstrap.json pins, before any of them is used. */
+/** Every archive must match the SRI bootstrap.json pins (its sha512), before any of them is used. */
 export function checkArchives(dir: string, plan: BootstrapPlan): void {
   for (const pkg of plan.packages) {
     let data: Buffer;
@@ -118,11 +120,12 @@ export function checkArchives(dir: string, plan: BootstrapPlan): void {
         `${pkg.package_id}: archive packages/${pkg.file} is missing`,
       );
     }
-    const digest = sha256(data);
-    if (digest !== pkg.integrity) {
+    const expected = pinnedSha512(pkg.integrity, pkg.package_id);
+    const actual = sri512(data);
+    if (actual !== expected) {
       throw new BootstrapError(
         'ERR_BOOTSTRAP_INTEGRITY',
-        `${pkg.package_id}: packages/${pkg.file} has ${digest}, bootstrap.json pins ${pkg.integrity}`,
+        `${pkg.package_id}: packages/${pkg.file} has integrity ${actual}, bootstrap.json pins ${expected}`,
       );
     }
   }

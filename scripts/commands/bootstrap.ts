@@ -5,18 +5,10 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import semver from 'semver';
-import { defineCommand } from '../../staging/PKG-KERNEL-001/HOT/cli/command.js';
-import { resolveRoot } from '../../staging/PKG-KERNEL-001/HOT/cli/root-option.js';
+import { defineCommand, exitCodeOf } from '../../staging/PKG-KERNEL-001/HOT/cli/command.js';
+import { resolveRoot, rootOption } from '../../staging/PKG-KERNEL-001/HOT/cli/root-option.js';
 import { CpError, show } from '../../staging/PKG-KERNEL-001/HOT/kernel/errors.js';
 import { unpackBootstrap } from '../lib/unpack-bootstrap.js';
-
-interface BootstrapArgs {
-  file?: string;
-  root?: string;
-  dev?: boolean;
-  resume?: boolean;
-  trust?: string[];
-}
 
 /** The newest CP_BOOTSTRAP-<version>.tar.gz in the repository's bootstrap/ directory. */
 export function newestBootstrap(repo: string): string {
@@ -34,29 +26,23 @@ export function newestBootstrap(repo: string): string {
   return join(dir, found[0].name);
 }
 
-export default defineCommand<BootstrapArgs>({
-  command: 'bootstrap [file]',
+export default defineCommand({
+  name: 'bootstrap',
   describe: 'create a root from CP_BOOTSTRAP: check every archive, run genesis, install all packages in order',
-  builder: (y) =>
-    y
-      .positional('file', { type: 'string', describe: 'the CP_BOOTSTRAP archive (default: the newest in bootstrap/)' })
-      .option('root', { type: 'string', describe: 'the new root (a new or empty directory)' })
-      .option('dev', {
-        type: 'boolean',
-        default: false,
-        describe: 'waive signature checks (recorded in the ledger and receipts)',
-      })
-      .option('resume', {
-        type: 'boolean',
-        default: false,
-        describe: 'finish a bootstrap that stopped after genesis (refused when the root holds none)',
-      })
-      .option('trust', {
-        type: 'string',
-        array: true,
-        describe: 'a publisher public key (PEM) to trust before installing',
-      }) as never,
-  async run(args, ctx) {
+  positionals: {
+    file: { type: 'string', describe: 'the CP_BOOTSTRAP archive (default: the newest in bootstrap/)' },
+  },
+  options: {
+    ...rootOption('the new root (a new or empty directory)'),
+    dev: { type: 'boolean', default: false, describe: 'waive signature checks (recorded in the ledger and receipts)' },
+    resume: {
+      type: 'boolean',
+      default: false,
+      describe: 'finish a bootstrap that stopped after genesis (refused when the root holds none)',
+    },
+    trust: { type: 'string', array: true, describe: 'a publisher public key (PEM) to trust before installing' },
+  },
+  async handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     const file = args.file ? resolve(ctx.cwd, args.file) : newestBootstrap(ctx.repo ?? ctx.cwd);
     const tmp = mkdtempSync(join(tmpdir(), 'cplane-bootstrap-'));
@@ -78,19 +64,18 @@ export default defineCommand<BootstrapArgs>({
         ...(args.trust ?? []).flatMap((t) => ['--trust', resolve(ctx.cwd, t)]),
       ];
       const child = spawnSync(process.execPath, argv, { stdio: args.json ? 'pipe' : 'inherit', encoding: 'utf8' });
-      const status = child.status ?? 1;
       if (args.json)
         ctx.report(
           args,
           {
             root,
             file,
-            exit_code: status,
+            exit_code: child.status ?? 1,
             output: `${child.stdout ?? ''}${child.stderr ?? ''}`.split('\n').filter(Boolean),
           },
           '',
         );
-      return status;
+      return exitCodeOf(child.status);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }

@@ -1,15 +1,9 @@
 // `cplane build [--out DIR] [--bootstrap-out DIR] [--sign-key FILE]` (after `npm run build`).
 import { READ_LIMITS, readTextBounded } from '../../staging/PKG-KERNEL-001/HOT/kernel/bounded-read.js';
 import { join, resolve } from 'node:path';
-import { defineCommand } from '../../staging/PKG-KERNEL-001/HOT/cli/command.js';
+import { defineCommand, EXIT } from '../../staging/PKG-KERNEL-001/HOT/cli/command.js';
 import { buildPackages } from '../build/packages.js';
 import { REPO } from '../lib/repo.js';
-
-interface BuildArgs {
-  out?: string;
-  'bootstrap-out'?: string;
-  'sign-key'?: string;
-}
 
 function readSigningKey(path: string | undefined): string | null {
   if (path === undefined || path === '') return null;
@@ -21,25 +15,22 @@ function readSigningKey(path: string | undefined): string | null {
   });
 }
 
-export default defineCommand<BuildArgs>({
-  command: 'build',
+export default defineCommand({
+  name: 'build',
   describe:
     'pack every staged package into packages/<PKG>-<version>.tar.gz and assemble CP_BOOTSTRAP (run `npm run build` first)',
-  builder: (y) =>
-    y
-      .option('out', {
-        type: 'string',
-        describe: 'directory for package archives and index.json (default REPO/packages)',
-      })
-      .option('bootstrap-out', {
-        type: 'string',
-        describe: 'directory for CP_BOOTSTRAP-<version>.tar.gz (default REPO/bootstrap)',
-      })
-      .option('sign-key', {
-        type: 'string',
-        describe: 'ed25519 private key (PEM) to sign manifests with; default $CPLANE_SIGNING_KEY',
-      }) as never,
-  async run(args, ctx) {
+  options: {
+    out: { type: 'string', describe: 'directory for package archives and index.json (default REPO/packages)' },
+    'bootstrap-out': {
+      type: 'string',
+      describe: 'directory for CP_BOOTSTRAP-<version>.tar.gz (default REPO/bootstrap)',
+    },
+    'sign-key': {
+      type: 'string',
+      describe: 'ed25519 private key (PEM) to sign manifests with; default $CPLANE_SIGNING_KEY',
+    },
+  },
+  async handler(args, ctx) {
     const repo = ctx.repo ?? REPO;
     const keyPath = args.signKey ?? ctx.env.CPLANE_SIGNING_KEY;
     const result = await buildPackages({
@@ -73,6 +64,6 @@ export default defineCommand<BuildArgs>({
       `built ${result.packages.length} packages, index ${result.index}${result.skipped.length ? ` (skipped without template: ${result.skipped.join(', ')})` : ''}`,
       `${result.bootstrap.path} ${result.bootstrap.integrity}`,
     ]);
-    return 0;
+    return EXIT.OK;
   },
 });

@@ -1,12 +1,13 @@
 // `npm run bootstrap [-- --root R] [--results FILE]`: the clean-room main job. Every step after the build
 // runs the code installed in the root, as a user would, and RESULTS.md records what happened.
-import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { integrityOf } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/integrity.js';
 import { REPO } from '../lib/repo.js';
 import { renderResults, type MainJobReport } from './results.js';
 import { parseJson, run, testTotals, timed, type StepResult } from './steps.js';
+import { rootPaths } from '../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -19,7 +20,7 @@ const keysDir = join(REPO, 'build', 'keys');
 const cplane = (argv: string[]) =>
   run(process.execPath, [join(REPO, 'bin', 'cplane.js'), ...argv], { cwd: REPO, echo: true });
 const inRoot = (script: string, argv: string[]) =>
-  run(process.execPath, [join(root, 'HOT', 'scripts', script), ...argv], { cwd: tmpdir(), echo: false });
+  run(process.execPath, [join(rootPaths(root).scripts, script), ...argv], { cwd: tmpdir(), echo: false });
 
 const steps: StepResult[] = [];
 const report: Partial<MainJobReport> = { root: relative(REPO, root) || root };
@@ -50,7 +51,7 @@ function must(captured: { status: number; stdout: string; stderr: string }, what
 
 /** Ownership transfers (through `replaces`) as the receipts record them. */
 function countTransfers(rootDir: string): number {
-  const installed = join(rootDir, 'HOT', 'installed');
+  const installed = rootPaths(rootDir).installed;
   return readdirSync(installed).reduce((sum, pkg) => {
     const receipt = JSON.parse(readFileSync(join(installed, pkg, 'receipt.json'), 'utf8')) as {
       transferred_out?: unknown[];
@@ -81,7 +82,7 @@ const ok =
       'cplane build',
     );
     const file = resolve(REPO, built.bootstrap.file);
-    const digest = `sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}`;
+    const digest = integrityOf(readFileSync(file));
     if (digest !== built.bootstrap.integrity)
       throw new Error(`CP_BOOTSTRAP on disk is ${digest}, the build reported ${built.bootstrap.integrity}`);
     const version = /CP_BOOTSTRAP-(.+)\.tar\.gz$/.exec(file)?.[1] ?? 'unknown';
@@ -124,7 +125,7 @@ if (ok) {
     return results.map((g) => `${g.id} ${g.status}`).join(', ');
   });
   await step('regression suite (installed tests)', () => {
-    const files = findTests(join(root, 'HOT', 'tests'));
+    const files = findTests(rootPaths(root).tests);
     // A runner that inherits NODE_TEST_CONTEXT (this job itself under `node --test`) reports to its parent
     // instead of printing its summary; the regression suite is its own top-level run.
     const { NODE_TEST_CONTEXT: _nested, ...env } = process.env;

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DEV_ROOT, REPO, TSC_OUT } from '../lib/repo.js';
+import { LAYOUT } from '../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js';
 
 function findTests(dir: string): string[] {
   if (!existsSync(dir)) return [];
@@ -20,7 +21,7 @@ function findTests(dir: string): string[] {
 const hasSource = (abs: string): boolean => existsSync(join(REPO, relative(TSC_OUT, abs)).replace(/\.js$/, '.ts'));
 
 const filter = process.argv.slice(2);
-const files = [...findTests(join(DEV_ROOT, 'HOT', 'tests')), ...findTests(join(TSC_OUT, 'test')).filter(hasSource)]
+const files = [...findTests(join(DEV_ROOT, LAYOUT.tests)), ...findTests(join(TSC_OUT, 'test')).filter(hasSource)]
   .map((abs) => relative(REPO, abs))
   .filter((rel) => filter.length === 0 || filter.some((f) => rel.includes(f)));
 if (files.length === 0) {

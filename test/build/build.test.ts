@@ -8,6 +8,7 @@ import * as tar from 'tar';
 import { buildPackages, type BuildPackagesResult } from '../../scripts/build/packages.js';
 import { REPO } from '../../scripts/lib/repo.js';
 import { readBootstrapArchive, readPackageArchive } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/index.js';
+import { integrityOf } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/integrity.js';
 import { sha256Digest } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
 import {
   compileSchema,
@@ -50,7 +51,7 @@ test('building twice gives byte-identical archives, index and CP_BOOTSTRAP', () 
       name,
     );
   assert.deepEqual(readFileSync(first.bootstrap.path), readFileSync(second.bootstrap.path));
-  assert.equal(first.bootstrap.integrity, sha256Digest(readFileSync(first.bootstrap.path)));
+  assert.equal(first.bootstrap.integrity, integrityOf(readFileSync(first.bootstrap.path)));
 });
 
 test('each archive reads back: every laid-out file is a verified asset with its classification', async () => {
@@ -70,7 +71,7 @@ test('each archive reads back: every laid-out file is a verified asset with its 
   assert.equal(cls.get('HOT/kernel/ledger/ledger.js'), 'kernel');
   assert.equal(cls.get('HOT/cli/main.js'), 'kernel');
   assert.equal(cls.get('HOT/scripts/cplane.js'), 'script');
-  assert.equal(cls.get('HOT/tests/archive/read.test.js'), 'test');
+  assert.equal(cls.get('HOT/tests/kernel/archive/read.test.js'), 'test');
   assert.deepEqual(
     archive.manifest.dependencies.map((d) => d.package_id),
     ['PKG-RUNTIME-001', 'PKG-GENESIS-001'],
@@ -123,8 +124,10 @@ test('a root holding the runtime package imports every runtime dependency withou
     [
       "import Database from 'better-sqlite3'; import { Ajv } from 'ajv'; import addFormats from 'ajv-formats'; import * as tar from 'tar';",
       "import yargs from 'yargs'; import semver from 'semver'; import canonicalize from 'canonicalize';",
+      "import ssri from 'ssri';",
       "const db = new Database(':memory:'); const row = db.prepare('select 41 + 1 as n').get();",
       "const ok = new Ajv().compile({ type: 'integer' })(row.n) && semver.satisfies('1.2.3', '^1') && canonicalize({ b: 1, a: 2 }) === '{\"a\":2,\"b\":1}';",
+      "if (ssri.checkData('x', ssri.fromData('x')) === false) throw new Error('ssri does not check');",
       "console.log(JSON.stringify({ ok, n: row.n, tar: typeof tar.Parser, yargs: typeof yargs, formats: typeof addFormats, from: import.meta.resolve('better-sqlite3') }));",
     ].join('\n'),
   );
@@ -183,7 +186,7 @@ test('CP_BOOTSTRAP holds the texts, bootstrap.json pinning each archive and gene
   );
   assert.deepEqual(
     first.bootstrap.entries,
-    ['errors.js', 'install.js', 'plan.js', 'root.js', 'verify-genesis.js'],
+    ['errors.js', 'install.js', 'plan.js', 'root.js', 'sri.js', 'verify-genesis.js'],
     'the entry and what it imports, nothing else',
   );
   const plan = validateBootstrapPlan(JSON.parse(readFileSync(join(dir, 'bootstrap.json'), 'utf8')));
@@ -193,7 +196,7 @@ test('CP_BOOTSTRAP holds the texts, bootstrap.json pinning each archive and gene
   );
   const order = plan.install_order;
   assert.deepEqual(order.slice(0, 4), ['PKG-GENESIS-001', 'PKG-RUNTIME-001', 'PKG-KERNEL-001', 'PKG-SCHEMAS-001']);
-  for (const p of plan.packages) assert.equal(p.integrity, sha256Digest(readFileSync(join(dir, p.file))), p.file);
+  for (const p of plan.packages) assert.equal(p.integrity, integrityOf(readFileSync(join(dir, p.file))), p.file);
   assert.deepEqual(
     readdirSync(join(dir, 'packages')).sort(),
     plan.packages.map((p) => p.file.slice('packages/'.length)).sort(),

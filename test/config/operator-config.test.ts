@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildArchive } from '../../staging/PKG-KERNEL-001/HOT/tests/installer/helpers.js';
+import { buildArchive } from '../../staging/PKG-KERNEL-001/HOT/tests/kernel/installer/helpers.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
 
 const work = mkdtempSync(join(tmpdir(), 'cp-opconfig-'));

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import { DEV_ROOT, REPO } from '../../scripts/lib/repo.js';
+import { configPath, rootPaths } from '../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js';
 
 const { Router } =
   await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
@@ -369,10 +370,7 @@ after(async () => {
 test(`hostile provider, in-process: ${CASES.length} cases end in success or a coded outcome, recorded, never ERR_INTERNAL`, async (t) => {
   const dir = mkdtempSync(join(work, 'inproc-'));
   const ledger = Ledger.open(join(dir, 'ledger.sqlite'), { create: true, synchronous: 'OFF' });
-  const budgetConfig = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
-    string,
-    unknown
-  >;
+  const budgetConfig = JSON.parse(readFileSync(configPath(DEV_ROOT, 'budget.json'), 'utf8')) as Record<string, unknown>;
   const budget = Budgeter.open({
     dbPath: join(dir, 'budget.sqlite'),
     config: { ...budgetConfig, limits: { session: { default: { max_tokens: 10_000_000 } } } },
@@ -410,7 +408,7 @@ test(`hostile provider, in-process: ${CASES.length} cases end in success or a co
       request_id: requestId,
       max_tokens: 64,
     });
-    const label = `${c.name}: ${res.outcome} ${res.error_code ?? ''} ${res.error_message ?? ''} ${res.warnings.join('; ')}`;
+    const label = `${c.name}: ${res.outcome} ${res.error_code ?? ''} ${res.error_message ?? ''} ${JSON.stringify(res.warnings)}`;
     assert.equal(res.outcome === 'success' ? 'success' : res.error_code, c.expect, label);
     assert.match(res.exchange_entry_id, /^LED-/, `${label}: the EXCHANGE is committed`);
     assert.equal(res.unrecorded_exchange, undefined, label);
@@ -476,7 +474,7 @@ test(`hostile provider, through \`cplane route\`: ${CASES.length} cases exit 0 o
   await routeCase(CASES.length - 1);
   const verified = run(['ledger', 'verify', '--root', root]);
   assert.equal(verified.status, 0, verified.stdout + verified.stderr);
-  const ledgerDir = join(root, 'HOT', 'ledger');
+  const ledgerDir = rootPaths(root).ledgerDir;
   for (const entry of readdirSync(ledgerDir, { withFileTypes: true, recursive: true })) {
     if (!entry.isFile()) continue;
     const name = join(entry.parentPath, entry.name);
@@ -508,7 +506,7 @@ test('`cplane route` when neither the ledger nor the spool takes the EXCHANGE: t
   t.after(() => rmSync(preload, { force: true }));
   const refuse = { NODE_OPTIONS: `--import ${preload}` };
   // … and a file stands where the spool directory would be created.
-  writeFileSync(join(copy, 'HOT', 'registries', 'router-spool'), 'not a directory');
+  writeFileSync(rootPaths(copy).spool, 'not a directory');
   const args = ['route', '--root', copy, '--provider', 'mock', '--prompt', 'keep me', '--dev'];
   const json = await cli([...args, '--json'], refuse);
   assert.equal(json.status, 3, json.stdout + json.stderr);

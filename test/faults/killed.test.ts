@@ -18,6 +18,7 @@ import {
   seeded,
   Tally,
 } from './harness.js';
+import { receiptPath } from '../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js';
 
 after(cleanupBuild);
 const tally = new Tally();
@@ -44,8 +45,7 @@ test('install, uninstall, route and ledger append killed at random moments: the 
   const dir = mkdtempSync(join(tmpdir(), 'cp-faults-kill-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const root = copyRoot(join(dir, 'root'));
-  const installed = (): boolean =>
-    existsSync(join(root, 'HOT', 'installed', 'PKG-PROVIDER-OPENAI-001', 'receipt.json'));
+  const installed = (): boolean => existsSync(receiptPath(root, 'PKG-PROVIDER-OPENAI-001'));
   const rounds = 3;
   for (let round = 0; round < rounds; round += 1) {
     const commands: Array<[string, string[]]> = [

@@ -28,6 +28,7 @@ import {
   Tally,
   tasksFile,
 } from './harness.js';
+import { configPath } from '../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js';
 
 after(cleanupBuild);
 const tally = new Tally();
@@ -391,8 +392,8 @@ test('damaged databases (budget, dispatch, ownership registry, root lock): coded
 test('config values the code cannot honour are refused alike by the loader and by G3 (timer clamp, negatives, zero attempts)', (t) => {
   const dir = temp(t);
   const root = copyRoot(join(dir, 'root'));
-  const configPath = join(root, 'HOT', 'config', 'router.json');
-  const good = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, Record<string, unknown> | unknown>;
+  const routerConfig = configPath(root, 'router.json');
+  const good = JSON.parse(readFileSync(routerConfig, 'utf8')) as Record<string, Record<string, unknown> | unknown>;
   const retry = good.retry as Record<string, unknown>;
   const breaker = good.breaker as Record<string, unknown>;
   const bad: Array<[string, Record<string, unknown>]> = [
@@ -408,7 +409,7 @@ test('config values the code cannot honour are refused alike by the loader and b
     ['zero ledger write attempts', { ledger_write_attempts: 0 }],
   ];
   for (const [label, change] of bad) {
-    writeFileSync(configPath, JSON.stringify({ ...good, ...change }));
+    writeFileSync(routerConfig, JSON.stringify({ ...good, ...change }));
     const route = run(['route', '--root', root, '--prompt', 'x', '--dev', '--json']);
     assert.equal(
       tally.record(`router config: ${label}: route`, route),
@@ -421,13 +422,13 @@ test('config values the code cannot honour are refused alike by the loader and b
   }
   // The edge values themselves are honoured: the loader and G3 accept them.
   writeFileSync(
-    configPath,
+    routerConfig,
     JSON.stringify({ ...good, timeout_ms: 2 ** 31 - 1, retry: { ...retry, max_delay_ms: 2 ** 31 - 1 } }),
   );
   assert.equal(run(['route', '--root', root, '--prompt', 'x', '--dev']).status, 0);
   assert.equal(run(['gate-check', '--root', root, '--gate', 'G3']).status, 0);
 
-  const budgetPath = join(root, 'HOT', 'config', 'budget.json');
+  const budgetPath = configPath(root, 'budget.json');
   const budget = JSON.parse(readFileSync(budgetPath, 'utf8')) as Record<string, unknown>;
   writeFileSync(
     budgetPath,
@@ -476,7 +477,7 @@ test('files read whole are bounded: a sparse 5 GiB key, spec, compiled prompt, c
   }
   for (const name of configs) {
     const copy = copyRoot(join(dir, `root-${name}`));
-    assert.equal(spawnSync('truncate', ['-s', '5G', join(copy, 'HOT', 'config', name)]).status, 0);
+    assert.equal(spawnSync('truncate', ['-s', '5G', configPath(copy, name)]).status, 0);
     const args =
       name === 'dispatch.json'
         ? ['dispatch', 'status', '--root', copy, '--run', 'R', '--json']

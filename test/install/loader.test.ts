@@ -21,7 +21,9 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO } from '../../scripts/lib/repo.js';
+import { buildArchive } from '../../staging/PKG-KERNEL-001/HOT/tests/kernel/installer/helpers.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
+import { receiptDir, rootPaths } from '../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-loader-'));
@@ -64,7 +66,7 @@ function attackRoot(): { root: string; marker: string; esm: string; cjs: string 
   };
 }
 
-const entry = (root: string, script: string): string => join(root, 'HOT', 'scripts', script);
+const entry = (root: string, script: string): string => join(rootPaths(root).scripts, script);
 
 function refused(r: Run, code: string, path: string, marker: string): void {
   assert.equal(r.status, 3, `${r.stdout}\n${r.stderr}`);
@@ -285,7 +287,7 @@ test('deleting the receipts does not turn verification off: nothing loads', () =
     join(root, 'HOT', 'cli', 'commands', 'evil.js'),
     `${esm}export default { command: 'evil', describe: 'x', builder: (y) => y, run: () => 0 };\n`,
   );
-  rmSync(join(root, 'HOT', 'installed'), { recursive: true });
+  rmSync(rootPaths(root).installed, { recursive: true });
   refused(run([entry(root, 'cplane.js'), 'evil']), 'ERR_MODULE_UNOWNED', 'HOT/package.json', marker);
 });
 
@@ -297,7 +299,7 @@ test('the chain reaches the trust store: a swapped module with its receipt and m
   writeFileSync(path, body);
   const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
   for (const file of ['receipt.json', 'manifest.json']) {
-    const doc = join(root, 'HOT', 'installed', 'PKG-COMPILER-001', file);
+    const doc = join(receiptDir(root, 'PKG-COMPILER-001'), file);
     const json = JSON.parse(readFileSync(doc, 'utf8')) as {
       files?: Array<{ path: string; sha256: string; size: number }>;
       assets?: Array<{ path: string; sha256: string; size: number }>;
@@ -312,4 +314,73 @@ test('the chain reaches the trust store: a swapped module with its receipt and m
   const r = run([entry(root, 'cplane.js'), 'prompt', 'compile']);
   refused(r, 'ERR_MODULE_UNOWNED', rel, marker);
   assert.match(r.stderr, /PKG-COMPILER-001's signature is not valid for its installed manifest/);
+});
+
+interface RouteJson {
+  outcome: string;
+  content: string;
+  provider_id: string;
+}
+
+const route = (root: string, provider: string, json = ['--json']): Run =>
+  run([entry(root, 'cplane.js'), 'route', '--root', root, '--dev', '--prompt', 'hi', '--provider', provider, ...json]);
+
+test('a provider package the router has never heard of is installed, not wired in, and routes', async () => {
+  const { root } = attackRoot();
+  const archive = await buildArchive(work, {
+    id: 'PKG-PROVIDER-ECHO-001',
+    layer: 2,
+    deps: { 'PKG-KERNEL-001': '^0.1.0', 'PKG-PROVIDER-SPEC-001': '^0.1.0', 'PKG-PROVIDER-MOCK-001': '^0.1.0' },
+    key: readFileSync(join(work, 'keys', 'cplane-signing.key'), 'utf8'),
+    files: {
+      'HOT/providers/echo/provider.js': [
+        "import { MockProvider } from '#providers/mock/provider.js';",
+        "export default { create: (o) => new MockProvider({ id: o.id, defaultResponse: 'echo: installed' }) };",
+        '',
+      ].join('\n'),
+    },
+  });
+  const before = route(root, 'echo');
+  assert.equal(before.status, 3, before.stdout);
+  assert.match(before.stdout, /"code": "ERR_ROUTER_PROVIDER_UNAVAILABLE"/);
+  const install = run([cplane, 'install', archive, '--root', root]);
+  assert.equal(install.status, 0, install.stderr);
+  const echo = route(root, 'echo');
+  assert.equal(echo.status, 0, echo.stderr);
+  assert.equal(echo.stderr, '');
+  const answer = JSON.parse(echo.stdout) as RouteJson;
+  assert.deepEqual([answer.outcome, answer.provider_id, answer.content], ['success', 'echo', 'echo: installed']);
+  const mock = JSON.parse(route(root, 'mock').stdout) as RouteJson;
+  assert.deepEqual([mock.provider_id, mock.content], ['mock', 'Mock response']);
+});
+
+test('an unowned provider module is never imported: skipped with ERR_MODULE_UNOWNED, refused when named', () => {
+  const { root, marker, esm } = attackRoot();
+  mkdirSync(join(root, 'HOT', 'providers', 'evil'));
+  writeFileSync(
+    join(root, 'HOT', 'providers', 'evil', 'provider.js'),
+    `${esm}import { MockProvider } from '#providers/mock/provider.js';\n` +
+      'export default { create: (o) => new MockProvider({ id: o.id }) };\n',
+  );
+  const mock = route(root, 'mock');
+  assert.equal(mock.status, 0, mock.stderr);
+  assert.equal((JSON.parse(mock.stdout) as RouteJson).outcome, 'success');
+  assert.match(
+    mock.stderr,
+    /^cplane: warning: ERR_MODULE_UNOWNED: module "HOT\/providers\/evil\/provider\.js" is not owned.*\(provider evil skipped\)$/m,
+  );
+  refused(route(root, 'evil', []), 'ERR_MODULE_UNOWNED', 'HOT/providers/evil/provider.js', marker);
+  assert.equal(existsSync(marker), false, 'the planted provider ran');
+});
+
+test('an owned provider module whose bytes were swapped is refused when named; the others still route', () => {
+  const { root, marker, esm } = attackRoot();
+  const path = join(root, 'HOT', 'providers', 'openai', 'provider.js');
+  writeFileSync(path, esm + readFileSync(path, 'utf8'));
+  refused(route(root, 'openai', []), 'ERR_MODULE_TAMPERED', 'HOT/providers/openai/provider.js', marker);
+  const mock = route(root, 'mock');
+  assert.equal(mock.status, 0, mock.stderr);
+  assert.match(mock.stderr, /^cplane: warning: ERR_MODULE_TAMPERED: .*\(provider openai skipped\)$/m);
+  assert.equal((JSON.parse(mock.stdout) as RouteJson).outcome, 'success');
+  assert.equal(existsSync(marker), false, 'the swapped provider ran');
 });

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { REPO } from '../../scripts/lib/repo.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
+import { configPath, receiptPath, rootPaths } from '../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js';
 
 const _cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-shape-'));
@@ -85,7 +86,7 @@ function snapshot(dir: string): Record<string, string> {
 
 /** A command of the root's own CLI, killed if it runs for a minute (a FIFO opened for reading blocks forever). */
 function cli(root: string, args: string[], script = 'cplane.js'): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [join(root, 'HOT', 'scripts', script), ...args, '--root', root, '--json'], {
+  return spawnSync(process.execPath, [join(rootPaths(root).scripts, script), ...args, '--root', root, '--json'], {
     cwd: tmpdir(),
     encoding: 'utf8',
     timeout: 60_000,
@@ -117,7 +118,7 @@ function plantJournal(root: string, journal: Record<string, unknown>): void {
     receipt: null,
     ledger: { event_type: 'PACKAGE_UNINSTALLED', decision: 'ALLOW', reason: 'planted', metadata: {} },
   };
-  writeFileSync(join(root, 'HOT', 'registries', 'journal.json'), JSON.stringify({ ...base, ...journal }));
+  writeFileSync(rootPaths(root).journal, JSON.stringify({ ...base, ...journal }));
 }
 
 /** `code`: the first refusal expected (a link planted among the code is refused by the module loader before any journal is read). */
@@ -128,28 +129,20 @@ function assertJournalRefused(
   plantedToo: string[] = [],
 ): void {
   const before = snapshot(c.outside);
-  const ledgerBefore = readFileSync(join(c.root, 'HOT', 'ledger', 'ledger.sqlite'));
+  const ledgerBefore = readFileSync(rootPaths(c.root).ledgerFile);
   for (const args of [['list'], ['verify'], ['install', archive, '--dev']]) {
     const error = refusal(cli(c.root, args), args[0] as string);
     assert.equal(error.code, code, `${args[0]}: ${error.message}`);
     assert.ok(error.message.includes(offending), `${args[0]} names ${offending}: ${error.message}`);
   }
   assert.deepEqual(snapshot(c.outside), before, 'nothing outside the root was touched');
-  assert.equal(
-    existsSync(join(c.root, 'HOT', 'registries', 'journal.json')),
-    true,
-    'the planted journal was not acted on',
-  );
-  assert.deepEqual(
-    readFileSync(join(c.root, 'HOT', 'ledger', 'ledger.sqlite')),
-    ledgerBefore,
-    'no repair was recorded',
-  );
+  assert.equal(existsSync(rootPaths(c.root).journal), true, 'the planted journal was not acted on');
+  assert.deepEqual(readFileSync(rootPaths(c.root).ledgerFile), ledgerBefore, 'no repair was recorded');
   // Once the planted journal is moved aside the root works again: the refusal changed nothing.
-  rmSync(join(c.root, 'HOT', 'registries', 'journal.json'));
+  rmSync(rootPaths(c.root).journal);
   for (const rel of plantedToo) rmSync(join(c.root, rel));
-  rmSync(join(c.root, 'HOT', 'registries', 'txn'), { recursive: true, force: true });
-  mkdirSync(join(c.root, 'HOT', 'registries', 'txn'));
+  rmSync(rootPaths(c.root).txnDir, { recursive: true, force: true });
+  mkdirSync(rootPaths(c.root).txnDir);
   const list = cli(c.root, ['list']);
   assert.equal(list.status, 0, list.stdout + list.stderr);
 }
@@ -157,7 +150,7 @@ function assertJournalRefused(
 test('a planted journal naming paths outside the root is refused by list, verify and install; nothing outside is deleted or moved', () => {
   const c = freshCase();
   // join(root, '../outside/…') is beside the root; the staged file is where join(staging_dir, '../outside/…') lands.
-  const staged = join(c.root, 'HOT', 'registries', 'txn', 'outside');
+  const staged = join(rootPaths(c.root).txnDir, 'outside');
   mkdirSync(staged, { recursive: true });
   writeFileSync(join(staged, 'new.txt'), 'written out of the root');
   plantJournal(c.root, {
@@ -188,9 +181,9 @@ test('a planted journal that deletes through a symlinked governed directory is r
 
 test('a planted journal whose staging area links out of the root is refused (repair would move the outside files in)', () => {
   const c = freshCase();
-  const txn = join(c.root, 'HOT', 'registries', 'txn', 'TXN-000000000bad');
+  const txn = join(rootPaths(c.root).txnDir, 'TXN-000000000bad');
   mkdirSync(txn, { recursive: true });
-  symlinkSync(c.outside, join(txn, 'HOT'));
+  symlinkSync(c.outside, rootPaths(txn).hot);
   const text = "not the root's to take\n";
   plantJournal(c.root, {
     kind: 'install',
@@ -204,7 +197,7 @@ test('a planted journal whose staging area links out of the root is refused (rep
 
 test('a planted journal staging a symlink (or a file it does not list) is refused', () => {
   const c = freshCase();
-  const txn = join(c.root, 'HOT', 'registries', 'txn', 'TXN-000000000bad', 'HOT', 'zz');
+  const txn = join(rootPaths(c.root).txnDir, 'TXN-000000000bad', 'HOT', 'zz');
   mkdirSync(txn, { recursive: true });
   symlinkSync(join(c.outside, 'victim.txt'), join(txn, 'loot.txt'));
   plantJournal(c.root, {
@@ -217,7 +210,7 @@ test('a planted journal staging a symlink (or a file it does not list) is refuse
 
 test('a receipt naming a path outside the root is refused before uninstall deletes it', () => {
   const c = freshCase();
-  const path = join(c.root, 'HOT', 'installed', 'PKG-PROVIDER-MOCK-001', 'receipt.json');
+  const path = receiptPath(c.root, 'PKG-PROVIDER-MOCK-001');
   const receipt = JSON.parse(readFileSync(path, 'utf8')) as { files: Array<{ path: string }> };
   (receipt.files[0] as { path: string }).path = '../outside/victim.txt';
   writeFileSync(path, JSON.stringify(receipt));
@@ -309,22 +302,22 @@ test('a symlinked spool or budget database is refused by route and gates', () =>
 
 test('a FIFO planted as the journal is never opened: every command refuses at once', () => {
   const c = freshCase();
-  const made = spawnSync('mkfifo', [join(c.root, 'HOT', 'registries', 'journal.json')]);
+  const made = spawnSync('mkfifo', [rootPaths(c.root).journal]);
   assert.equal(made.status, 0, 'mkfifo');
   assertEveryCommandRefuses(c, 'ERR_ROOT_SHAPE', 'HOT/registries/journal.json');
 });
 
 test('a FIFO in place of a config file the commands read at start-up is refused at once', () => {
   const c = freshCase();
-  rmSync(join(c.root, 'HOT', 'config', 'router.json'));
-  assert.equal(spawnSync('mkfifo', [join(c.root, 'HOT', 'config', 'router.json')]).status, 0);
+  rmSync(configPath(c.root, 'router.json'));
+  assert.equal(spawnSync('mkfifo', [configPath(c.root, 'router.json')]).status, 0);
   assertEveryCommandRefuses(c, 'ERR_ROOT_SHAPE', 'HOT/config/router.json');
 });
 
 test('a directory where the ledger database belongs is refused', () => {
   const c = freshCase();
-  renameSync(join(c.root, 'HOT', 'ledger', 'ledger.sqlite'), join(c.outside, 'ledger.sqlite'));
-  mkdirSync(join(c.root, 'HOT', 'ledger', 'ledger.sqlite'));
+  renameSync(rootPaths(c.root).ledgerFile, join(c.outside, 'ledger.sqlite'));
+  mkdirSync(rootPaths(c.root).ledgerFile);
   assertEveryCommandRefuses(c, 'ERR_ROOT_SHAPE', 'HOT/ledger/ledger.sqlite');
 });
 
@@ -371,7 +364,7 @@ test('a directory in place of an owned file is a G1 FAIL, not a skip', () => {
 test('a registry row naming a path outside the root is a G1 FAIL and is never opened (a FIFO there would hang)', () => {
   const c = freshCase();
   assert.equal(spawnSync('mkfifo', [join(c.outside, 'fifo')]).status, 0);
-  const db = new Database(join(c.root, 'HOT', 'registries', 'ownership.sqlite'));
+  const db = new Database(rootPaths(c.root).ownershipDb);
   try {
     db.prepare('UPDATE owned_files SET path = ? WHERE path = ?').run('../outside/fifo', OWNED);
   } finally {

@@ -14,14 +14,15 @@ import {
   manifestFor as rawManifest,
   paxEntry,
   rawTar,
-} from '../../staging/PKG-KERNEL-001/HOT/tests/archive/tar-fixture.js';
+} from '../../staging/PKG-KERNEL-001/HOT/tests/kernel/archive/tar-fixture.js';
 import {
   buildArchive,
   keyPair,
   snapshot,
   type PkgSpec,
-} from '../../staging/PKG-KERNEL-001/HOT/tests/installer/helpers.js';
+} from '../../staging/PKG-KERNEL-001/HOT/tests/kernel/installer/helpers.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
+import { rootPaths } from '../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-trust-'));
@@ -83,7 +84,7 @@ interface GateJson {
 function gates(root: string): GateJson {
   const r = spawnSync(
     process.execPath,
-    [join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all', '--json'],
+    [join(rootPaths(root).scripts, 'gate_check.js'), '--root', root, '--all', '--json'],
     { encoding: 'utf8' },
   );
   return JSON.parse(r.stdout) as GateJson;
@@ -133,7 +134,7 @@ test('a second trusted publisher cannot take over a kernel file through replaces
   assert.deepEqual([out.action, out.transfers], ['installed', 1]);
   assertAllPass(root);
   // The grant withdrawn: the takeover it allowed is no longer backed by the trust store.
-  const storePath = join(root, 'HOT', 'registries', 'trust.json');
+  const storePath = rootPaths(root).trust;
   const store = JSON.parse(readFileSync(storePath, 'utf8')) as { keys: Array<{ may_replace?: string[] }> };
   for (const key of store.keys) delete key.may_replace;
   writeFileSync(storePath, JSON.stringify(store));
@@ -256,7 +257,7 @@ test('an upgrade that would create a dependency cycle is refused; G2 never sees 
 test("gate findings print a planted file's name JSON-quoted: a newline in it cannot forge a line of the report", () => {
   const root = copyRoot();
   writeFileSync(join(root, 'HOT', 'kernel', 'x\nG1 INTEGRITY: PASS — all good'), 'x');
-  const r = spawnSync(process.execPath, [join(root, 'HOT', 'scripts', 'gate_check.js'), '--root', root, '--all'], {
+  const r = spawnSync(process.execPath, [join(rootPaths(root).scripts, 'gate_check.js'), '--root', root, '--all'], {
     encoding: 'utf8',
   });
   assert.equal(r.status, 1);

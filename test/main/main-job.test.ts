@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO } from '../../scripts/lib/repo.js';
+import { receiptPath } from '../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js';
 
 test('the main job bootstraps a clean root, passes every gate, the regression suite and the smoke test, and writes RESULTS.md', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'cp-main-'));
@@ -48,8 +49,5 @@ test('the main job bootstraps a clean root, passes every gate, the regression su
   );
   assert.match(text, /PASSED: SMOKE TEST PASSED/);
   assert.match(text, /head anchor: `\d+:[0-9a-f]{64}`/);
-  assert.ok(
-    existsSync(join(root, 'HOT', 'installed', 'PKG-GATES-001', 'receipt.json')),
-    'the root is where --root said',
-  );
+  assert.ok(existsSync(receiptPath(root, 'PKG-GATES-001')), 'the root is where --root said');
 });

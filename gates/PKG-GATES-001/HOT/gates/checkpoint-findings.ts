@@ -28,7 +28,10 @@ export function checkpointFindings(
     };
   }
   const errors = report.findings.map((f) => ({
-    code: f.problem === 'missing' ? 'CHECKPOINTS_MISSING' : `CHECKPOINT_${f.problem.toUpperCase()}`,
+    code:
+      f.problem === 'missing'
+        ? ('CHECKPOINTS_MISSING' as const)
+        : (`CHECKPOINT_${f.problem.toUpperCase() as Uppercase<Exclude<typeof f.problem, 'missing'>>}` as const),
     message: f.message,
     ...(f.source.startsWith('HOT/') ? { path: f.source } : {}),
   }));

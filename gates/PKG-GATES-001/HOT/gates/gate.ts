@@ -1,8 +1,14 @@
+import type { ErrorCode, FindingCode, WarningCode } from '#kernel/catalogue/define.js';
+import { envError } from '#kernel/env-errors.js';
+import { isCpError } from '#kernel/errors.js';
+import './codes.js';
+
 /** One gate's verdict (SPEC §5). `--json` prints these as they are. */
 export type GateStatus = 'PASS' | 'FAIL' | 'WARN';
 
 export interface Finding {
-  code: string;
+  /** A finding code of the catalogue (gates/codes.ts); a WARN may carry a warning's, a crashed gate its error's. */
+  code: FindingCode | WarningCode | ErrorCode;
   message: string;
   path?: string;
 }
@@ -60,8 +66,8 @@ export function verdict(
 
 /** A gate that throws did not pass: its error becomes a FAIL finding, never a crash of gate_check. */
 export function crashed(gate: Pick<Gate, 'id' | 'name'>, error: unknown): GateResult {
-  const code =
-    typeof (error as { code?: unknown })?.code === 'string' ? String((error as { code: string }).code) : 'GATE_CRASHED';
+  // A coded refusal (or a fault of the machine: a full disk, a damaged database) keeps its code.
+  const code: Finding['code'] = isCpError(error) ? error.code : (envError(error)?.code ?? 'GATE_CRASHED');
   const message = error instanceof Error ? error.message : String(error);
   return {
     id: gate.id,

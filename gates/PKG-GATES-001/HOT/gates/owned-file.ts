@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { isGovernedFilePath } from '#kernel/root/layout.js';
+import { isGovernedFilePath } from '#kernel/root/governed-file-path.js';
 
 /** Why an owned file could not be hashed; 'missing' is G0's finding, every other reason is a FAIL. */
 export type OwnedReadProblem =

@@ -1,5 +1,5 @@
 import { canonicalJson, sha256Digest } from '#kernel/canonical.js';
-import { quote, show } from '#kernel/errors.js';
+import { isCpError, quote, show } from '#kernel/errors.js';
 import { checkReplaceAuthority } from '#kernel/installer/replace-authority.js';
 import type { LedgerEntry } from '#kernel/ledger/index.js';
 import type { Manifest } from '#kernel/manifest/index.js';
@@ -195,10 +195,10 @@ export function transfersAuthorized(ctx: GateContext): Finding[] {
           trusted,
         );
       } catch (error) {
-        const code =
-          (error as { code?: string }).code === 'ERR_REPLACE_LOWER_LAYER'
-            ? 'TRANSFER_FROM_LOWER_LAYER'
-            : 'TRANSFER_UNAUTHORIZED';
+        // Only the authority's refusals are findings; anything else is the gate's crash, never a finding.
+        const refused = isCpError(error) ? error.code : null;
+        if (refused !== 'ERR_REPLACE_LOWER_LAYER' && refused !== 'ERR_REPLACE_UNAUTHORIZED') throw error;
+        const code = refused === 'ERR_REPLACE_LOWER_LAYER' ? 'TRANSFER_FROM_LOWER_LAYER' : 'TRANSFER_UNAUTHORIZED';
         errors.push({
           code,
           path: out.path,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Ledger, ledgerPathForRoot } from '#kernel/ledger/index.js';
 import { OwnershipRegistry, type OwnedFile } from '#kernel/registry/ownership.js';
 import { checkReceipt, parseReceipt, type Receipt } from '#kernel/registry/receipt.js';
-import { isGovernedPath } from '#kernel/root/layout.js';
+import { isGovernedPath, receiptDir, receiptPath, rootPaths } from '#kernel/root/layout.js';
 import type { GateContext } from './gate.js';
 
 export interface GovernedWalk {
@@ -25,7 +25,7 @@ export function walkGoverned(root: string): GovernedWalk {
     else out.oddities.push({ path: rel, kind: entry.isSymbolicLink() ? 'symlink' : 'special file' });
   };
   // Governance is decided by the top-level area (HOT/<area>/…); below it every name readdir returns is governed.
-  for (const entry of readdirSync(join(root, 'HOT'), { withFileTypes: true })) {
+  for (const entry of readdirSync(rootPaths(root).hot, { withFileTypes: true })) {
     const rel = `HOT/${entry.name}`;
     if (isGovernedPath(rel)) take(entry, join(root, rel), rel);
   }
@@ -67,7 +67,7 @@ function installedFile(ctx: GateContext, packageId: string, name: string): Insta
   if (!file) {
     let text: string | null = null;
     try {
-      text = readTextBounded(join(ctx.root, 'HOT', 'installed', packageId, name), {
+      text = readTextBounded(join(receiptDir(ctx.root, packageId), name), {
         maxBytes: READ_LIMITS.state,
         what: `${packageId}'s installed ${name}`,
       });
@@ -105,7 +105,7 @@ export function installedJson(ctx: GateContext, packageId: string, name: string)
 
 /** The package directories under HOT/installed, sorted. */
 export function installedPackages(ctx: GateContext): string[] {
-  return readdirSync(join(ctx.root, 'HOT', 'installed')).sort();
+  return readdirSync(rootPaths(ctx.root).installed).sort();
 }
 
 /** Every installed package's receipt, by package id, as the kernel's listReceipts reads them (a bad receipt throws). */
@@ -116,7 +116,7 @@ export function receiptsOf(ctx: GateContext): Map<string, Receipt> {
     for (const pkg of installedPackages(ctx)) {
       const text = installedText(ctx, pkg, 'receipt.json');
       if (text === null) continue;
-      const path = join(ctx.root, 'HOT', 'installed', pkg, 'receipt.json');
+      const path = receiptPath(ctx.root, pkg);
       const value = installedJson(ctx, pkg, 'receipt.json');
       // Not JSON: parseReceipt refuses it with the kernel's own coded error.
       receipts.set(pkg, value === undefined ? parseReceipt(text, path) : checkReceipt(value, path));

@@ -1,11 +1,13 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { CpError, show } from '#kernel/errors.js';
-import { isModuleRefusal, moduleRefusal } from '#kernel/loader/register.js';
+import { contributionsIn, importContribution } from '#kernel/loader/discover.js';
+import { isModuleRefusal } from '#kernel/loader/register.js';
 import { assertRootShape } from '#kernel/root/shape.js';
 import { crashed, type Gate, type GateContext, type GateResult } from './gate.js';
 import { releaseRootState } from './root-state.js';
+import { rootPaths } from '#kernel/root/layout.js';
 
 const CHECKS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'checks');
 
@@ -31,20 +33,17 @@ export const DEFAULT_ORPHAN_TIMEOUT_MS = 10 * 60 * 1000;
 
 /** Every gate module installed in the root, ordered by id (G0, G1, …, G7, then any others). */
 export async function loadGates(dir = CHECKS_DIR): Promise<Gate[]> {
-  if (!existsSync(dir)) return [];
   const gates: Gate[] = [];
-  for (const file of readdirSync(dir)
-    .filter((name) => name.endsWith('.js'))
-    .sort()) {
+  for (const found of contributionsIn(dir)) {
+    const file = `${found.name}.js`;
     // A gate module the loader refuses is never imported: it is reported as a failing gate (G0/G1 name it too).
-    const refusal = moduleRefusal(join(dir, file));
-    if (refusal !== undefined) {
-      gates.push(refusedGate(file, refusal));
+    if (found.refusal !== undefined) {
+      gates.push(refusedGate(file, found.refusal));
       continue;
     }
     let mod: { default?: Gate };
     try {
-      mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: Gate };
+      mod = (await importContribution(found)) as { default?: Gate };
     } catch (error) {
       // A module it imports was refused (changed, or its package's signature fails): this gate cannot run, the others still report.
       if (!isModuleRefusal(error)) throw error;
@@ -77,7 +76,7 @@ function refusedGate(file: string, error: Error & { code: string }): Gate {
 
 export async function runGates(root: string, options: RunGatesOptions = {}): Promise<GateRun> {
   assertRootShape(root);
-  if (!existsSync(join(root, 'HOT', 'installed'))) {
+  if (!existsSync(rootPaths(root).installed)) {
     throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} is not a cplane root (no HOT/installed)`, {
       hint: 'bootstrap it first, or check --root',
       details: { root },

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { effectiveConfig } from '#kernel/config/effective.js';
 import { readOverrides } from '#kernel/config/overrides.js';
+import { configPath, rootPaths } from '#kernel/root/layout.js';
 
 export type BudgetMode = 'enforce' | 'warn' | 'off';
 export type ScopeKind = 'session' | 'work_order' | 'agent';
@@ -122,11 +122,11 @@ function readBudgetJson(path: string): unknown {
 }
 
 export function budgetConfigPathForRoot(root: string): string {
-  return join(root, 'HOT', 'config', 'budget.json');
+  return configPath(root, 'budget.json');
 }
 
 export function budgetDbPathForRoot(root: string): string {
-  return join(root, 'HOT', 'registries', 'budget.sqlite');
+  return rootPaths(root).budgetDb;
 }
 
 /** The limit of one scope: a per-id entry wins over the kind's default; none means unlimited (but tracked). */

@@ -22,7 +22,8 @@ export { placeBreakpoints, keptTierIndexes, MAX_BREAKPOINTS } from './breakpoint
 export { developerZone, userMetaZone, filterMetaBlocks, isMetaBlock, META_BLOCK_TAGS } from './zones.js';
 export { formatFiles, fileTreeText } from './tiers.js';
 export { estimateTokens, CHARS_PER_TOKEN } from './tokens.js';
-export { ROLES, isRole, roleTemplate, baseSystemPrompt, type Role } from './templates.js';
+export { ROLES, isRole, type Role } from './roles.js';
+export { roleTemplate, baseSystemPrompt } from './templates.js';
 export type { PromptMessage, MessageRole, MessageSection } from './messages.js';
 export {
   renderAnthropic,

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { CpError, show } from '#kernel/errors.js';
-import type { Role } from './templates.js';
+import type { Role } from './roles.js';
 
 export interface SpecFile {
   path: string;

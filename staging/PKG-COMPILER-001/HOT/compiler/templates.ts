@@ -2,10 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CpError, show } from '#kernel/errors.js';
-
-/** The base agents; each has one fixed template file shipped in this package (HOT/compiler/roles/). */
-export const ROLES = ['orchestrator', 'reviewer', 'executor', 'searcher'] as const;
-export type Role = (typeof ROLES)[number];
+import type { Role } from './roles.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const cache = new Map<string, string>();
@@ -25,10 +22,6 @@ function readShipped(relPath: string): string {
   }
   cache.set(relPath, text);
   return text;
-}
-
-export function isRole(value: unknown): value is Role {
-  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
 }
 
 export function roleTemplate(role: Role): string {

@@ -1,9 +1,12 @@
+import { ROLES, type Role } from '#compiler/roles.js';
+
 /**
  * The slice of the prompt compiler the dispatch runtime uses. Field names are the compiler's
- * prompt-spec wire names, so the spec built here is a valid `cplane prompt compile` spec.
+ * prompt-spec wire names, so the spec built here is a valid `cplane prompt compile` spec. Its roles are the
+ * compiler's (`compiler/roles.ts`).
  */
-export type DispatchRole = 'orchestrator' | 'reviewer' | 'executor' | 'searcher';
-export const DISPATCH_ROLES: readonly DispatchRole[] = ['orchestrator', 'reviewer', 'executor', 'searcher'];
+export type DispatchRole = Role;
+export const DISPATCH_ROLES: readonly DispatchRole[] = ROLES;
 
 export interface DispatchPromptSpec {
   role: DispatchRole;

@@ -5,6 +5,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { effectiveConfig } from '#kernel/config/effective.js';
+import { configPath } from '#kernel/root/layout.js';
 
 export interface DispatchConfig {
   schema_version: '1';
@@ -29,7 +30,7 @@ function validate(value: unknown): boolean {
 
 /** The config a root uses: its own `HOT/config/dispatch.json` when installed, else the packaged one. */
 export function configPathForRoot(root: string): string {
-  const installed = join(root, 'HOT', 'config', 'dispatch.json');
+  const installed = configPath(root, 'dispatch.json');
   return existsSync(installed) ? installed : PACKAGED_CONFIG_PATH;
 }
 

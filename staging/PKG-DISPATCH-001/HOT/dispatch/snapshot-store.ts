@@ -1,10 +1,11 @@
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { canonicalJson, sha256Digest } from '#kernel/canonical.js';
 import { CpError, show } from '#kernel/errors.js';
 import { envError } from '#kernel/env-errors.js';
 import { mergeFacts, type FactUpdate, type StateSnapshotFact } from './facts.js';
+import { rootPaths } from '#kernel/root/layout.js';
 
 export interface RunRecord {
   run_id: string;
@@ -44,7 +45,7 @@ CREATE TRIGGER IF NOT EXISTS snapshots_no_delete BEFORE DELETE ON snapshots
 `;
 
 export function dispatchStorePath(root: string): string {
-  return join(root, 'HOT', 'registries', 'dispatch.sqlite');
+  return rootPaths(root).dispatchDb;
 }
 
 /** The hash over everything a snapshot row says, linked to the previous revision's hash. */

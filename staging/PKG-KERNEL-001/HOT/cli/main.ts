@@ -1,12 +1,12 @@
-import { readdirSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { CpError, isCpError } from '../kernel/errors.js';
+import { exitCodeOf, lookUpCode } from '../kernel/catalogue/load.js';
 import { envError } from '../kernel/env-errors.js';
-import { isModuleRefusal, moduleRefusal } from '../kernel/loader/register.js';
-import { EXIT, type CliCommand, type CliContext } from './command.js';
-import { requireOptionValues } from './option-values.js';
+import { contributionsIn, importContribution } from '../kernel/loader/discover.js';
+import { isModuleRefusal } from '../kernel/loader/register.js';
+import { EXIT, type CliCommand, type CliContext, type ExitCode } from './command.js';
 
 export interface RunCliOptions {
   argv: readonly string[];
@@ -29,22 +29,17 @@ const HOT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * the loader refuses (unowned, or changed) is never imported: it becomes an unavailable command naming it.
  */
 export async function loadCommands(dir: string): Promise<CliCommand[]> {
-  if (!existsSync(dir)) return [];
-  const files = readdirSync(dir)
-    .filter((name) => name.endsWith('.js'))
-    .sort();
   const out: CliCommand[] = [];
-  for (const file of files) {
-    const refusal = moduleRefusal(join(dir, file));
-    if (refusal !== undefined) {
-      out.push(unavailableCommand(file.replace(/\.js$/, ''), join(dir, file), refusal));
+  for (const found of contributionsIn(dir)) {
+    if (found.refusal !== undefined) {
+      out.push(unavailableCommand(found.name, found.path, found.refusal));
       continue;
     }
     try {
-      const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: CliCommand };
-      if (mod.default && typeof mod.default.run === 'function') out.push(mod.default);
+      const mod = (await importContribution(found)) as { default?: CliCommand };
+      if (mod.default && typeof mod.default.register === 'function') out.push(mod.default);
     } catch (error) {
-      out.push(unavailableCommand(file.replace(/\.js$/, ''), join(dir, file), error));
+      out.push(unavailableCommand(found.name, found.path, error));
     }
   }
   return out;
@@ -56,23 +51,31 @@ export async function loadCommands(dir: string): Promise<CliCommand[]> {
  */
 function unavailableCommand(name: string, path: string, error: unknown): CliCommand {
   const reason = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+  const command = `${name} [args..]`;
+  const describe = `(unavailable: ${reason})`;
   return {
-    command: `${name} [args..]`,
-    describe: `(unavailable: ${reason})`,
-    builder: (y) => y.strict(false),
+    name,
+    command,
+    describe,
     refusal: isModuleRefusal(error) ? error : undefined,
-    run() {
-      if (isModuleRefusal(error)) throw error;
-      throw new CpError('ERR_COMMAND_UNAVAILABLE', `command ${JSON.stringify(name)} cannot be loaded: ${reason}`, {
-        hint: 'a package file is missing or damaged: run `cplane gate-check` on this root and reinstall the package that owns it',
-        details: { module: path },
-      });
-    },
+    register: (y) =>
+      y.command({
+        command,
+        describe,
+        builder: (sub: Argv) => sub.strict(false),
+        handler: () => {
+          if (isModuleRefusal(error)) throw error;
+          throw new CpError('ERR_COMMAND_UNAVAILABLE', `command ${JSON.stringify(name)} cannot be loaded: ${reason}`, {
+            hint: 'a package file is missing or damaged: run `cplane gate-check` on this root and reinstall the package that owns it',
+            details: { module: path },
+          });
+        },
+      }),
   };
 }
 
 /** Run the cplane CLI against the code in this HOT tree. Returns the exit code; never exits the process. */
-export async function runCli(options: RunCliOptions): Promise<number> {
+export async function runCli(options: RunCliOptions): Promise<ExitCode> {
   const out =
     options.stdout ??
     ((text: string) => {
@@ -102,15 +105,13 @@ export async function runCli(options: RunCliOptions): Promise<number> {
   const byName = new Map<string, CliCommand>();
   for (const dir of [join(HOT_DIR, 'cli', 'commands'), ...(options.extraCommandDirs ?? [])]) {
     for (const cmd of await loadCommands(dir)) {
-      byName.set(cmd.command.split(' ')[0] as string, cmd);
+      byName.set(cmd.name, cmd);
       if (cmd.refusal)
-        err(
-          `cplane: warning: ${cmd.refusal.code}: ${cmd.refusal.message} (command ${cmd.command.split(' ')[0] ?? ''} skipped)`,
-        );
+        err(`cplane: warning: ${cmd.refusal.code}: ${cmd.refusal.message} (command ${cmd.name} skipped)`);
     }
   }
 
-  let exitCode: number = EXIT.OK;
+  let exitCode: ExitCode = EXIT.OK;
   let cli: Argv = yargs([...argv])
     .scriptName('cplane')
     .strict()
@@ -129,7 +130,7 @@ export async function runCli(options: RunCliOptions): Promise<number> {
     })
     .epilogue('Exit codes: 0 ok, 1 a check failed, 2 usage error, 3 refused (coded error), 70 internal error.');
   for (const cmd of [...byName.values()].sort((a, b) => a.command.localeCompare(b.command))) {
-    cli = register(cli, cmd, ctx, (code) => {
+    cli = cmd.register(cli, ctx, (code) => {
       exitCode = code;
     });
   }
@@ -141,50 +142,32 @@ export async function runCli(options: RunCliOptions): Promise<number> {
     if (helpText) out(helpText);
     return exitCode;
   } catch (error) {
-    return reportError(error, wantsJson, out, err);
+    return await reportError(error, wantsJson, out, err);
   }
 }
 
-/** Register a command and, recursively, its subcommands; the innermost named command's `run` sets the exit code. */
-function register(cli: Argv, cmd: CliCommand, ctx: CliContext, setExit: (code: number) => void): Argv {
-  const subcommands = cmd.subcommands ?? [];
-  return cli.command({
-    command: cmd.command,
-    aliases: [...(cmd.aliases ?? [])],
-    describe: cmd.describe,
-    builder: (y: Argv) => {
-      let built: Argv = requireOptionValues(cmd.builder(y) as Argv);
-      for (const sub of subcommands) built = register(built, sub, ctx, setExit);
-      return subcommands.length > 0
-        ? built.demandCommand(1, `name a ${cmd.command.split(' ')[0] ?? ''} subcommand (see --help)`)
-        : built;
-    },
-    handler: async (args) => {
-      setExit(await cmd.run(args as never, ctx));
-    },
-  });
-}
-
-function reportError(thrown: unknown, json: boolean, out: (t: string) => void, err: (t: string) => void): number {
+async function reportError(
+  thrown: unknown,
+  json: boolean,
+  out: (t: string) => void,
+  err: (t: string) => void,
+): Promise<ExitCode> {
   // Last resort: a full disk or a damaged database that no call site mapped is still not a bug.
-  const error = isCpError(thrown) && thrown.code !== 'ERR_INTERNAL' ? thrown : (envError(thrown) ?? thrown);
-  if (isCpError(error)) {
-    if (json)
-      out(
-        JSON.stringify(
-          { error: { code: error.code, message: error.message, hint: error.hint, details: error.details ?? {} } },
-          null,
-          2,
-        ),
-      );
+  const coded = isCpError(thrown) && thrown.code !== 'ERR_INTERNAL' ? thrown : (envError(thrown) ?? thrown);
+  if (isCpError(coded)) {
+    // The catalogue says the exit code, and the hint when the code that raised it gave none.
+    const entry = await lookUpCode(HOT_DIR, coded.code);
+    const hint = coded.hint || entry?.hint || '';
+    const error = { code: coded.code, message: coded.message, hint, details: coded.details ?? {} };
+    if (json) out(JSON.stringify({ error }, null, 2));
     else err(`cplane: ${error.code}: ${error.message}${error.hint ? `\n  hint: ${error.hint}` : ''}`);
-    return error.code === 'ERR_USAGE' ? EXIT.USAGE : EXIT.REFUSED;
+    return exitCodeOf(entry) as ExitCode;
   }
-  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  const message = coded instanceof Error ? (coded.stack ?? coded.message) : String(coded);
   if (json)
     out(
       JSON.stringify(
-        { error: { code: 'ERR_INTERNAL', message: String(error), hint: 'this is a bug in cplane; please report it' } },
+        { error: { code: 'ERR_INTERNAL', message: String(coded), hint: 'this is a bug in cplane; please report it' } },
         null,
         2,
       ),

@@ -43,6 +43,8 @@ export function requireOptionValues(y: Argv): Argv {
 export const MAX_LIST_LIMIT = 100_000;
 
 /** A whole number option within [min, max], or undefined when not given; anything else is a usage error. */
+export function intOption(name: string, value: number, min: number, max: number): number;
+export function intOption(name: string, value: unknown, min: number, max: number): number | undefined;
 export function intOption(name: string, value: unknown, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {

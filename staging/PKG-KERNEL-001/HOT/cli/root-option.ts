@@ -3,6 +3,11 @@ import { CpError } from '../kernel/errors.js';
 import { assertRootShape } from '../kernel/root/shape.js';
 import type { CliContext } from './command.js';
 
+/** The `--root` option of a command acting on a root, described for that command; `resolveRoot` reads it. */
+export function rootOption<const D extends string>(describe: D) {
+  return { root: { type: 'string', describe } } as const;
+}
+
 /**
  * The root a command acts on: --root, else the root whose entry script is running. Its shape is checked
  * here, before any command opens a file in it (kernel/root/shape.ts).

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { CpError, show } from './errors.js';
+import { CpError, type ErrorCode, show } from './errors.js';
 import { envError } from './env-errors.js';
 
 /** Ceilings for files cplane reads whole; each is far above any honest file of its kind. */
@@ -18,7 +18,7 @@ export interface BoundedReadOptions {
   /** What the file is, for messages ("the budget config"). */
   what: string;
   /** The code when the file cannot be opened or read for a reason that is not environmental (ENOENT, EISDIR). */
-  unreadableCode?: string;
+  unreadableCode?: ErrorCode;
   unreadableHint?: string;
 }
 

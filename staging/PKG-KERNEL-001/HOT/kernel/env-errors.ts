@@ -1,4 +1,4 @@
-import { CpError, show } from './errors.js';
+import { CpError, type ErrorCode, show } from './errors.js';
 
 /**
  * Faults of the machine, not of cplane: a full disk, a name the filesystem cannot hold, a read-only mount,
@@ -6,7 +6,7 @@ import { CpError, show } from './errors.js';
  * so they never surface as ERR_INTERNAL ("a bug").
  */
 interface EnvFault {
-  code: string;
+  code: ErrorCode;
   what: string;
   hint: string;
 }

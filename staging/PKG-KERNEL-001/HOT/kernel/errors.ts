@@ -1,9 +1,14 @@
+import { codeEntry, type ErrorCode } from './catalogue/define.js';
+import './codes.js';
 import { envError } from './env-errors.js';
+
+export type { ErrorCode } from './catalogue/define.js';
 import { truncateText } from './text.js';
 
 /**
- * The one error base. Every refusal in cplane is a CpError with a stable `ERR_…` code,
- * a message that names the offending values, a hint that says what to do, and the cause.
+ * The one error base. Every refusal in cplane is a CpError with a stable `ERR_…` code from the catalogue
+ * (catalogue/define.ts), a message that names the offending values, a hint that says what to do (the
+ * catalogue's when none is given), and the cause.
  */
 export type ErrorDetails = Readonly<Record<string, unknown>>;
 
@@ -21,15 +26,15 @@ export interface CpErrorJson {
 }
 
 export class CpError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly hint: string;
   readonly details: ErrorDetails;
 
-  constructor(code: string, message: string, options: CpErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: CpErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'CpError';
     this.code = code;
-    this.hint = options.hint ?? '';
+    this.hint = options.hint ?? codeEntry(code)?.hint ?? '';
     this.details = options.details ?? {};
   }
 
@@ -48,7 +53,7 @@ export function isCpError(value: unknown): value is CpError {
 /** Wrap anything thrown into a CpError, keeping CpErrors as they are; a full disk or the like is not a bug. */
 export function toCpError(
   value: unknown,
-  code = 'ERR_INTERNAL',
+  code: ErrorCode = 'ERR_INTERNAL',
   hint = 'this is a bug in cplane; please report it with the command that caused it',
 ): CpError {
   if (isCpError(value)) return value;

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import { CpError, show } from './errors.js';
+import { CpError, type ErrorCode, show } from './errors.js';
 import { unreadable } from './bounded-read.js';
 
 export interface LineReadOptions {
@@ -7,7 +7,7 @@ export interface LineReadOptions {
   maxLineBytes: number;
   /** What the file is, for messages ("the ledger export"). */
   what: string;
-  unreadableCode?: string;
+  unreadableCode?: ErrorCode;
   unreadableHint?: string;
 }
 

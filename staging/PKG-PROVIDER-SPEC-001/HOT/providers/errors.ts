@@ -64,6 +64,11 @@ export interface ProviderErrorInit {
   cause?: unknown;
 }
 
+/** The catalogued code of a kind: `ERR_PROVIDER_<KIND>`. */
+export function providerErrorCode(kind: ProviderErrorKind): `ERR_PROVIDER_${Uppercase<ProviderErrorKind>}` {
+  return `ERR_PROVIDER_${kind.toUpperCase() as Uppercase<ProviderErrorKind>}`;
+}
+
 /** Every provider failure. Code `ERR_PROVIDER_<KIND>`; `error_code` is the seed's upper-case kind (TIMEOUT, SERVER_ERROR, …). */
 export class ProviderError extends CpError {
   readonly kind: ProviderErrorKind;
@@ -82,7 +87,7 @@ export class ProviderError extends CpError {
     const providerErrorType = init.providerErrorType ?? null;
     const afterSuccess = init.afterSuccess === true;
     const retryable = isRetryableKind(init.kind) && !afterSuccess;
-    super(`ERR_PROVIDER_${init.kind.toUpperCase()}`, init.message, {
+    super(providerErrorCode(init.kind), init.message, {
       hint: HINTS[init.kind],
       details: {
         provider_id: init.providerId,

@@ -110,8 +110,8 @@ async function readCapped(
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function transportError(
-  args: PostJsonArgs,
+export function transportError(
+  args: Pick<PostJsonArgs, 'providerId' | 'options' | 'url' | 'secrets'>,
   error: unknown,
   timedOut: boolean,
   successStatus: number | null,

@@ -85,3 +85,22 @@ export function uncachedInputTokens(usage: Usage): number | null {
   if (all === null || read === null || write === null) return null;
   return Math.max(0, all - read - write);
 }
+
+/** What the router hands a provider package when it constructs the provider a route asked for. */
+export interface ProviderFactoryOptions {
+  /** The id the provider is installed under (its folder, `HOT/providers/<id>/`): the provider must answer to it. */
+  id: string;
+  env: NodeJS.ProcessEnv;
+  /** The mock's default answer (the smoke test's); other providers ignore it. */
+  mockResponse?: string;
+  /** The provider's section of the effective config (base_url, api_key_file, …); the HTTP providers read it. */
+  config?: unknown;
+}
+
+/**
+ * The contract of a provider package: `HOT/providers/<id>/provider.js` exports one by default, and the router
+ * discovers it at open like commands and gates, so a provider is installed, not wired in.
+ */
+export interface ProviderPackage {
+  create(options: ProviderFactoryOptions): Provider;
+}

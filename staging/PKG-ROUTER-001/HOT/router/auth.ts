@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { RefusalCode } from '#kernel/catalogue/define.js';
 import { show } from '#kernel/errors.js';
 
 /**
@@ -19,18 +20,8 @@ export interface TokenClaims {
   budget_scope?: string;
 }
 
-export type AuthFailure =
-  | 'AUTH_MISSING'
-  | 'AUTH_MALFORMED'
-  | 'AUTH_BAD_SIGNATURE'
-  | 'AUTH_EXPIRED'
-  | 'AUTH_NOT_YET_VALID'
-  | 'AUTH_WRONG_AGENT'
-  | 'AUTH_SCOPE'
-  | 'AUTH_MODEL_SCOPE'
-  | 'AUTH_UNKNOWN_KEY'
-  | 'AUTH_REVOKED'
-  | 'AUTH_REVOCATION_LIST_INVALID';
+/** The router's AUTH_* refusals (router/codes.ts). */
+export type AuthFailure = Extract<RefusalCode, `AUTH_${string}`>;
 
 export type AuthResult = { ok: true; claims: TokenClaims } | { ok: false; code: AuthFailure; message: string };
 

@@ -1,3 +1,6 @@
+import { type RefusalCode, type Warning, warning } from '#kernel/catalogue/define.js';
+import { envError } from '#kernel/env-errors.js';
+import { isCpError } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import type { Budgeter } from '#budgeter/index.js';
 import { bodyInputBound, bodyOutputBound, promptInputBound } from '#budgeter/bound.js';
@@ -53,7 +56,7 @@ export function reservationBounds(
 
 export type Reserved =
   | { ok: true; records: AppendInput[]; remaining_tokens: number | null }
-  | { ok: false; code: string; message: string; records: AppendInput[] };
+  | { ok: false; code: RefusalCode; message: string; records: AppendInput[] };
 
 export function reserve(budget: Budgeter | null, request: Parameters<Budgeter['reserve']>[0]): Reserved {
   if (!budget) return { ok: true, records: [], remaining_tokens: null };
@@ -63,22 +66,21 @@ export function reserve(budget: Budgeter | null, request: Parameters<Budgeter['r
       ? { ok: true, records: outcome.records, remaining_tokens: outcome.remaining_tokens }
       : { ok: false, code: outcome.code, message: outcome.message, records: outcome.records };
   } catch (error) {
-    return {
-      ok: false,
-      code: 'BUDGET_ERROR',
-      message: error instanceof Error ? error.message : String(error),
-      records: [],
-    };
+    // The budgeter's coded refusals (a bad request, its database or ledger, a full disk) refuse the call;
+    // anything else is a bug and stays one (ERR_INTERNAL), never renamed into a budget outcome.
+    const coded = isCpError(error) ? error : envError(error);
+    if (!coded || coded.code === 'ERR_INTERNAL') throw error;
+    return { ok: false, code: 'BUDGET_ERROR', message: coded.message, records: [] };
   }
 }
 
 /** Give the reservation back; a failure here is reported by the caller, never thrown past the exchange. */
-export function release(budget: Budgeter | null, requestId: string, warnings: string[]): AppendInput[] {
+export function release(budget: Budgeter | null, requestId: string, warnings: Warning[]): AppendInput[] {
   if (!budget) return [];
   try {
     return budget.release(requestId).records;
   } catch (error) {
-    warnings.push(`BUDGET_RELEASE_FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    warnings.push(warning('BUDGET_RELEASE_FAILED', `${error instanceof Error ? error.message : String(error)}`));
     return [];
   }
 }
@@ -87,17 +89,19 @@ export function settle(
   budget: Budgeter | null,
   requestId: string,
   usage: Usage,
-  warnings: string[],
+  warnings: Warning[],
 ): { records: AppendInput[]; cost: number | null; remaining_tokens: number | null } {
   if (!budget) return { records: [], cost: null, remaining_tokens: null };
   try {
     const settled = budget.settle({ request_id: requestId, usage: budgetUsage(usage) });
     if (!settled.usage_known)
-      warnings.push(`BUDGET_USAGE_UNKNOWN: ${settled.usage_problems.join('; ')} (the reservation stays charged)`);
+      warnings.push(
+        warning('BUDGET_USAGE_UNKNOWN', `${settled.usage_problems.join('; ')} (the reservation stays charged)`),
+      );
     return { records: settled.records, cost: settled.cost, remaining_tokens: settled.remaining_tokens };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    warnings.push(`BUDGET_SETTLE_FAILED: ${reason}`);
+    warnings.push(warning('BUDGET_SETTLE_FAILED', `${reason}`));
     return settleUnknown(budget, requestId, reason, warnings);
   }
 }
@@ -107,15 +111,15 @@ function settleUnknown(
   budget: Budgeter,
   requestId: string,
   reason: string,
-  warnings: string[],
+  warnings: Warning[],
 ): { records: AppendInput[]; cost: number | null; remaining_tokens: number | null } {
   try {
     const settled = budget.chargeUnknown(requestId, `settlement failed (${reason}); usage unknown`);
     if (!settled) return { records: [], cost: null, remaining_tokens: null };
-    warnings.push('BUDGET_USAGE_UNKNOWN: settled as unknown usage (the reservation stays charged)');
+    warnings.push(warning('BUDGET_USAGE_UNKNOWN', 'settled as unknown usage (the reservation stays charged)'));
     return { records: settled.records, cost: null, remaining_tokens: settled.remaining_tokens };
   } catch (error) {
-    warnings.push(`BUDGET_SETTLE_FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    warnings.push(warning('BUDGET_SETTLE_FAILED', `${error instanceof Error ? error.message : String(error)}`));
     return { records: [], cost: null, remaining_tokens: null };
   }
 }

@@ -1,3 +1,4 @@
+import { type Warning, warning } from '#kernel/catalogue/define.js';
 import { toCpError } from '#kernel/errors.js';
 import { newestRootCheckpoint, writeRootCheckpoint, type Ledger } from '#kernel/ledger/index.js';
 import type { RouterConfig } from './config.js';
@@ -14,7 +15,7 @@ export interface RouterCheckpointOptions {
  * or has moved and the newest is `every_seconds` old, sign it. The newest checkpoint is read from the root, so every
  * process routing into the root shares one schedule. Never throws into a route: a failure is the response's warning.
  */
-export function routerCheckpointer(options: RouterCheckpointOptions): (() => string | null) | undefined {
+export function routerCheckpointer(options: RouterCheckpointOptions): (() => Warning | null) | undefined {
   const { root, ledger, config } = options;
   if (!config) return undefined;
   const clock = options.clock ?? Date.now;
@@ -39,7 +40,7 @@ export function routerCheckpointer(options: RouterCheckpointOptions): (() => str
       return null;
     } catch (error) {
       const coded = toCpError(error);
-      return `CHECKPOINT_FAILED: the ledger head was not checkpointed (${coded.code}: ${coded.message})`;
+      return warning('CHECKPOINT_FAILED', `the ledger head was not checkpointed (${coded.code}: ${coded.message})`);
     }
   };
 }

@@ -1,29 +1,23 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { writeFileAtomic } from '#kernel/atomic.js';
+import { type Warning, type WarningCode, warning } from '#kernel/catalogue/define.js';
 import { CpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { assertRootShape } from '#kernel/root/shape.js';
 import { Ledger, ledgerPathForRoot, type Synchronous } from '#kernel/ledger/index.js';
 import { Budgeter } from '#budgeter/index.js';
 import { reconcileStaleReservations } from '#budgeter/reconcile.js';
-import type { Provider } from '#providers/spec.js';
+import { contributionFolders, importContribution } from '#kernel/loader/discover.js';
+import type { Provider, ProviderPackage } from '#providers/spec.js';
 import type { AuthKeys } from './auth.js';
 import type { BreakerSnapshot } from './breaker.js';
 import { routerCheckpointer } from './checkpoints.js';
 import { loadRouterConfigForRoot } from './config.js';
 import { revocationList } from './revocations.js';
-import { authKeysFor, providerSettings, type ProviderSettings } from './secrets.js';
+import { authKeysFor, providerSettings } from './secrets.js';
 import { Router } from './router.js';
 import { spoolDirs } from './spool.js';
-
-/** Provider packages the router can use when they are installed in the root (module, export, options). */
-const PROVIDER_MODULES = [
-  { id: 'mock', module: 'providers/mock/provider.js', export: 'MockProvider' },
-  { id: 'anthropic', module: 'providers/anthropic/provider.js', export: 'AnthropicProvider' },
-  { id: 'openai', module: 'providers/openai/provider.js', export: 'OpenAiProvider' },
-] as const;
+import { configPath, rootPaths } from '#kernel/root/layout.js';
 
 export interface OpenRouterOptions {
   /** Which provider to construct (only the one asked for: the HTTP ones need keys). */
@@ -37,13 +31,17 @@ export interface OpenRouterOptions {
   /** Where breaker states persist between processes; default HOT/registries/breakers.json, none with a scratch ledger. */
   breakerStatePath?: string | null;
   synchronous?: Synchronous;
+  /** Providers constructed by the caller (the gateway's wire providers), registered beside `provider`. */
+  providers?: readonly Provider[];
 }
 
 export interface OpenedRouter {
   router: Router;
   ledger: Ledger;
+  /** Provider packages the module loader refused: skipped, each named once. */
+  warnings: Warning[];
   /** Saves breaker state and closes; returns what failed (as warnings) instead of throwing. */
-  close(): string[];
+  close(): Warning[];
 }
 
 /** Auth keys without a root: $CPLANE_AUTH_SECRET is the "default" key (a root's config may name another source). */
@@ -52,7 +50,7 @@ export function authKeysFrom(env: NodeJS.ProcessEnv): AuthKeys {
 }
 
 export function breakerStatePath(root: string): string {
-  return join(root, 'HOT', 'registries', 'breakers.json');
+  return rootPaths(root).breakers;
 }
 
 export function readBreakerStates(path: string): BreakerSnapshot[] {
@@ -68,8 +66,8 @@ export function readBreakerStates(path: string): BreakerSnapshot[] {
 /** The router of an installed root: its config, its ledger, its installed providers, its breaker states. */
 export async function openRouter(root: string, options: OpenRouterOptions): Promise<OpenedRouter> {
   assertRootShape(root);
-  const hot = join(root, 'HOT');
-  if (!existsSync(join(hot, 'config', 'router.json'))) {
+  const paths = rootPaths(root);
+  if (!existsSync(configPath(root, 'router.json'))) {
     throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} has no router installed (no HOT/config/router.json)`, {
       hint: 'bootstrap the root first (cplane bootstrap --root R), or check --root',
       details: { root },
@@ -78,7 +76,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const config = loadRouterConfigForRoot(root);
   const env = options.env ?? process.env;
   const settings = options.provider === 'mock' ? null : providerSettings(root, options.provider, env);
-  const provider = await loadProvider(hot, options, settings?.config ?? {});
+  const { provider, warnings } = await loadProvider(paths.providers, options, settings?.config);
   const ledger = Ledger.open(options.ledgerPath ?? ledgerPathForRoot(root), {
     create: true,
     synchronous: options.synchronous ?? 'FULL',
@@ -89,7 +87,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const router = new Router({
     ledger,
     config,
-    providers: [provider],
+    providers: [provider, ...(options.providers ?? [])],
     budget,
     devMode: options.devMode ?? false,
     authKeys: authKeysFor(root, config.auth, env),
@@ -113,14 +111,15 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   return {
     router,
     ledger,
+    warnings,
     close() {
       // Runs after an answer may already be in hand: a failure here is reported, never lets it be lost.
-      const problems: string[] = [];
-      const attempt = (what: string, fn: () => void): void => {
+      const problems: Warning[] = [];
+      const attempt = (what: WarningCode, fn: () => void): void => {
         try {
           fn();
         } catch (error) {
-          problems.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+          problems.push(warning(what, error instanceof Error ? error.message : String(error)));
         }
       };
       if (statePath)
@@ -134,14 +133,31 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   };
 }
 
+/** One installed provider of a root, constructed from the environment (refused when it is not installed). */
+export async function loadInstalledProvider(root: string, id: string, env: NodeJS.ProcessEnv): Promise<Provider> {
+  const settings = id === 'mock' ? null : providerSettings(root, id, env);
+  return (await loadProvider(rootPaths(root).providers, { provider: id, env }, settings?.config)).provider;
+}
+
+/**
+ * The provider asked for, from the provider packages installed in the root (`HOT/providers/<id>/provider.js`,
+ * discovered like commands and gates): only that one is imported. One the module loader refused is skipped
+ * with a warning, and refused when it is the one asked for.
+ */
 async function loadProvider(
-  hot: string,
+  providersDir: string,
   options: OpenRouterOptions,
-  config: ProviderSettings['config'],
-): Promise<Provider> {
-  const known = PROVIDER_MODULES.find((p) => p.id === options.provider);
-  const installed = PROVIDER_MODULES.filter((p) => existsSync(join(hot, p.module))).map((p) => p.id);
-  if (!known || !installed.includes(known.id)) {
+  config?: unknown,
+): Promise<{ provider: Provider; warnings: Warning[] }> {
+  const found = contributionFolders(providersDir, 'provider.js');
+  const warnings = found.flatMap((p) =>
+    p.refusal === undefined
+      ? []
+      : [warning('PROVIDER_SKIPPED', `${p.refusal.code}: ${p.refusal.message} (provider ${p.name} skipped)`)],
+  );
+  const installed = found.filter((p) => p.refusal === undefined).map((p) => p.name);
+  const asked = found.find((p) => p.name === options.provider);
+  if (asked === undefined) {
     throw new CpError(
       'ERR_ROUTER_PROVIDER_UNAVAILABLE',
       `provider ${show(options.provider)} is not installed in this root`,
@@ -151,14 +167,25 @@ async function loadProvider(
       },
     );
   }
-  const mod = (await import(pathToFileURL(join(hot, known.module)).href)) as Record<
-    string,
-    new (
-      o: Record<string, unknown>,
-    ) => Provider
-  >;
-  const Ctor = mod[known.export] as new (o: Record<string, unknown>) => Provider;
-  return known.id === 'mock'
-    ? new Ctor({ defaultResponse: options.mockResponse ?? 'Mock response' })
-    : new Ctor({ env: options.env ?? process.env, config });
+  const contributed = (await importContribution(asked)).default as Partial<ProviderPackage> | undefined;
+  const provider =
+    typeof contributed?.create === 'function'
+      ? contributed.create({
+          id: asked.name,
+          env: options.env ?? process.env,
+          ...(config === undefined ? {} : { config }),
+          ...(options.mockResponse === undefined ? {} : { mockResponse: options.mockResponse }),
+        })
+      : undefined;
+  if (provider?.id !== asked.name) {
+    throw new CpError(
+      'ERR_ROUTER_PROVIDER_UNAVAILABLE',
+      `provider ${show(asked.name)} does not export a provider package answering to its id (HOT/providers/${asked.name}/provider.js)`,
+      {
+        hint: `reinstall the package that owns HOT/providers/${asked.name}/; installed providers: ${installed.join(', ')}`,
+        details: { provider: asked.name, installed },
+      },
+    );
+  }
+  return { provider, warnings };
 }

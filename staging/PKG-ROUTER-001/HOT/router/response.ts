@@ -1,3 +1,4 @@
+import type { Warning } from '#kernel/catalogue/define.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import type { AttemptRecord } from './records.js';
 
@@ -29,7 +30,7 @@ export interface PromptResponse {
   stable_prefix_hash: string | null;
   attempts: AttemptRecord[];
   /** Failures after the provider answered (ledger spool, budget settle): surfaced, never swallowed. */
-  warnings: string[];
+  warnings: Warning[];
   /**
    * Present only when the exchange could be neither committed nor spooled: the whole batch of records, so
    * the caller (the CLI prints it in its error output) keeps it. Nothing is lost silently.

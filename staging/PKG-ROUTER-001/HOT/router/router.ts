@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type RefusalCode, type Warning, warning } from '#kernel/catalogue/define.js';
 import type { AppendInput, Ledger, LedgerEntry } from '#kernel/ledger/index.js';
 import { canonicalJson, sha256Hex } from '#kernel/canonical.js';
 import type { Budgeter } from '#budgeter/index.js';
@@ -21,6 +22,8 @@ import { emptyResponse, type PromptResponse } from './response.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
 import { sendWithRetries } from './send.js';
 import { ExchangeSpool, type SpoolDrain } from './spool.js';
+import * as governed from './governed.js';
+import { GroupCommit } from './group-commit.js';
 import type { RevocationCheck } from './revocations.js';
 
 export interface RouterOptions {
@@ -48,7 +51,7 @@ export interface RouterOptions {
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
   /** Called after every route (a periodic checkpoint); a returned text becomes a warning on the response. */
-  afterRoute?: (() => string | null) | undefined;
+  afterRoute?: (() => Warning | null) | undefined;
 }
 
 interface Admitted {
@@ -78,7 +81,7 @@ export class Router {
   private readonly budget: Budgeter | null;
   private readonly secrets: string[];
   /** Warnings from starting up (spool recovery), carried on the next response so they are seen. */
-  private pendingWarnings: string[] = [];
+  private pendingWarnings: Warning[] = [];
 
   constructor(private readonly options: RouterOptions) {
     this.clock = options.clock ?? Date.now;
@@ -118,14 +121,67 @@ export class Router {
       .some((e) => e.metadata.dispatch_entry_id === dispatchId);
   }
 
+  get config(): RouterConfig {
+    return this.options.config;
+  }
+
+  /** The gateway's entry: route()'s pipeline up to DISPATCH (router/governed.ts). */
+  admit(input: governed.GovernedRequest): Promise<governed.Admission> {
+    return governed.admit(this.host(), input);
+  }
+
+  /** Record a refusal the caller decided (a malformed gateway request); returns the PROMPT_REJECTED id. */
+  recordRefusal(request: Partial<PromptRequest>, code: string, message: string): string {
+    return governed.refuse(this.host(), request, code, message);
+  }
+
+  /** Auth alone (a call with nothing to budget); a refusal is a PROMPT_REJECTED record. */
+  authenticate(request: PromptRequest): ReturnType<typeof governed.authenticate> {
+    return governed.authenticate(this.host(), request);
+  }
+
+  /** The one retry loop around an admitted call's one-attempt upstream call. */
+  attempts<R>(call: governed.GovernedCall, attempt: () => Promise<R>): ReturnType<typeof governed.attempts<R>> {
+    return governed.attempts(this.host(), call, attempt);
+  }
+
+  /** EXCHANGE + budget settlement for an admitted call; never throws. */
+  conclude(call: governed.GovernedCall, outcome: governed.GovernedOutcome): Promise<governed.Concluded> {
+    return governed.conclude(this.host(), call, outcome);
+  }
+
+  private governedHost: governed.GovernedHost | null = null;
+  /** The gateway's exchanges in flight share transactions (router/group-commit.ts). */
+  readonly groupCommit = new GroupCommit((records) => this.options.ledger.appendBatch(records));
+
+  private host(): governed.GovernedHost {
+    this.governedHost ??= {
+      config: this.options.config,
+      budget: this.budget,
+      clock: this.clock,
+      random: this.options.random ?? Math.random,
+      sleep: this.options.sleep ?? defaultSleep,
+      secrets: this.secrets,
+      breaker: (providerId, modelId) => this.breakers.for(providerId, modelId),
+      authorise: (request) => this.authorise(request),
+      appendAll: (records, authToken) => this.appendAll(records, authToken),
+      record: (records, response, dispatchId, secrets, degraded) =>
+        this.record(records, response, dispatchId, secrets, degraded),
+      commitGrouped: (records) => this.groupCommit.commit(records),
+      reject: (request, code, message, records) =>
+        this.appendAll([...records, rejectionRecord(request, code, message)], request.auth_token).id,
+    };
+    return this.governedHost;
+  }
+
   breakerStates(): BreakerSnapshot[] {
     return this.breakers.snapshot();
   }
 
   async route(input: unknown): Promise<PromptResponse> {
     const response = await this.routeOnce(input);
-    const warning = this.options.afterRoute?.() ?? null;
-    if (warning !== null) response.warnings.push(warning);
+    const late = this.options.afterRoute?.() ?? null;
+    if (late !== null) response.warnings.push(late);
     return response;
   }
 
@@ -137,7 +193,7 @@ export class Router {
     const modelId = typeof partial.model_id === 'string' ? partial.model_id : this.options.config.default_model;
     const base = emptyResponse(new Date(start).toISOString(), providerId, modelId);
     base.warnings.push(...this.pendingWarnings.splice(0));
-    const reject = (code: string, message: string, records: AppendInput[] = []): PromptResponse =>
+    const reject = (code: RefusalCode, message: string, records: AppendInput[] = []): PromptResponse =>
       this.reject(base, partial, code, message, start, records);
 
     const checked = checkRequest(input);
@@ -265,7 +321,10 @@ export class Router {
       exchange = exchangeRecord(ctx, answer);
     } catch (error) {
       response.warnings.push(
-        `EXCHANGE_RECORD_DEGRADED: the provider's raw usage could not be recorded (${describe(error)}); it was dropped`,
+        warning(
+          'EXCHANGE_RECORD_DEGRADED',
+          `the provider's raw usage could not be recorded (${describe(error)}); it was dropped`,
+        ),
       );
       exchange = exchangeRecord(ctx, { ...answer, usage: { ...answer.usage, raw: null } });
     }
@@ -342,7 +401,10 @@ export class Router {
         const smaller = scrubRecords(degraded(), secrets);
         response.exchange_entry_id = this.options.ledger.appendBatch(smaller)[0]?.id ?? '';
         response.warnings.push(
-          `EXCHANGE_RECORD_DEGRADED: the ledger refused the exchange (${describe(lastError)}); it was recorded without the provider's raw usage`,
+          warning(
+            'EXCHANGE_RECORD_DEGRADED',
+            `the ledger refused the exchange (${describe(lastError)}); it was recorded without the provider's raw usage`,
+          ),
         );
         return null;
       } catch (error) {
@@ -354,18 +416,27 @@ export class Router {
       try {
         const path = this.spool.put(dispatchId, batch);
         response.warnings.push(
-          `LEDGER_WRITE_FAILED: exchange spooled to ${path} (${reason}); it is appended when the router next starts`,
+          warning(
+            'LEDGER_WRITE_FAILED',
+            `exchange spooled to ${path} (${reason}); it is appended when the router next starts`,
+          ),
         );
         return null;
       } catch (error) {
         response.warnings.push(
-          `EXCHANGE_NOT_RECORDED: the ledger refused the exchange (${reason}) and the spool could not be written (${scrubText(describe(error), secrets)}); the whole exchange is in unrecorded_exchange`,
+          warning(
+            'EXCHANGE_NOT_RECORDED',
+            `the ledger refused the exchange (${reason}) and the spool could not be written (${scrubText(describe(error), secrets)}); the whole exchange is in unrecorded_exchange`,
+          ),
         );
         return batch;
       }
     }
     response.warnings.push(
-      `EXCHANGE_NOT_RECORDED: the ledger refused the exchange (${reason}) and no spool directory is configured; the whole exchange is in unrecorded_exchange`,
+      warning(
+        'EXCHANGE_NOT_RECORDED',
+        `the ledger refused the exchange (${reason}) and no spool directory is configured; the whole exchange is in unrecorded_exchange`,
+      ),
     );
     return batch;
   }
@@ -374,7 +445,7 @@ export class Router {
    * The router's authentication, for route() and any surface in front of it (the HTTP gateway): signature,
    * expiry, agent, contract and model scopes, then the revocation list. A list that cannot be trusted refuses.
    */
-  authenticate(token: unknown, expect: { agentId: string; contractId: string; modelId: string }): AuthResult {
+  verifyKey(token: unknown, expect: { agentId: string; contractId: string; modelId: string }): AuthResult {
     const result = verifyToken(token, this.options.authKeys ?? {}, { ...expect, nowMs: this.clock() });
     if (!result.ok || !this.options.revocations) return result;
     const ids = tokenKeyIds(token as string, result.claims);
@@ -394,9 +465,12 @@ export class Router {
     return result;
   }
 
-  private authorise(request: PromptRequest, modelId: string): { code: string; message: string } | null {
+  private authorise(
+    request: PromptRequest,
+    modelId: string = request.model_id ?? this.options.config.default_model,
+  ): { code: RefusalCode; message: string } | null {
     if (this.options.devMode) return null;
-    const result = this.authenticate(request.auth_token, {
+    const result = this.verifyKey(request.auth_token, {
       agentId: request.agent_id,
       contractId: request.contract_id,
       modelId,
@@ -407,7 +481,7 @@ export class Router {
   private reject(
     base: PromptResponse,
     request: Partial<PromptRequest>,
-    code: string,
+    code: RefusalCode,
     message: string,
     start: number,
     records: AppendInput[],

@@ -16,8 +16,8 @@ export interface SendFailure {
   after_success: boolean;
 }
 
-export type SendResult =
-  | { ok: true; result: ProviderResult; attempts: AttemptRecord[] }
+export type SendResult<R = ProviderResult> =
+  | { ok: true; result: R; attempts: AttemptRecord[] }
   | { ok: false; failure: SendFailure; attempts: AttemptRecord[] };
 
 export interface SendOptions {
@@ -58,12 +58,23 @@ export function classify(error: unknown): SendFailure {
 }
 
 /** The one retry loop: providers make one attempt per send; every attempt is recorded. */
-export async function sendWithRetries(options: SendOptions): Promise<SendResult> {
+export function sendWithRetries(options: SendOptions): Promise<SendResult> {
+  return retryLoop(() => options.provider.send(options.request, { timeoutMs: options.config.timeout_ms }), options);
+}
+
+/**
+ * The loop itself, around any one-attempt call (the gateway's wire call resolves when the reply's headers
+ * arrived, so a retry never follows a byte sent to its client).
+ */
+export async function retryLoop<R>(
+  call: () => Promise<R>,
+  options: Omit<SendOptions, 'provider' | 'request'>,
+): Promise<SendResult<R>> {
   const attempts: AttemptRecord[] = [];
   for (let attempt = 1; ; attempt += 1) {
     const started = options.clock();
     try {
-      const result = await options.provider.send(options.request, { timeoutMs: options.config.timeout_ms });
+      const result = await call();
       // Keys in canonical (sorted) order throughout the router's records: the ledger then stringifies them natively.
       attempts.push({
         attempt,

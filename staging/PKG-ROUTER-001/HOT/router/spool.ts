@@ -13,13 +13,11 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '#kernel/atomic.js';
+import { type Warning, warning } from '#kernel/catalogue/define.js';
 import { show } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { isRecordFault } from './record-fault.js';
-
-/** Root-relative homes of the spool and of the entries set aside from it (G6 reads both). */
-export const SPOOL_DIR = ['HOT', 'registries', 'router-spool'] as const;
-export const SPOOL_QUARANTINE_DIR = ['HOT', 'registries', 'router-spool-quarantine'] as const;
+import { rootPaths } from '#kernel/root/layout.js';
 
 /** Larger than any batch a bounded reply produces (a 32 MiB body, JSON-escaped); a bigger file is not ours. */
 export const MAX_SPOOL_FILE_BYTES = 256 * 1024 * 1024;
@@ -33,7 +31,7 @@ export interface SpoolDrain {
   quarantined: string[];
   /** Entries left in the spool because the ledger refused them for an environmental reason. */
   pending: number;
-  warnings: string[];
+  warnings: Warning[];
 }
 
 /**
@@ -82,7 +80,10 @@ export class ExchangeSpool {
         }
         result.pending = names.length - i;
         result.warnings.push(
-          `SPOOL_PENDING: ${result.pending} spooled exchange(s) left in ${show(this.dir)}: the ledger refused ${show(name)} (${show(reason, 200)}); they are appended when a router next starts`,
+          warning(
+            'SPOOL_PENDING',
+            `${result.pending} spooled exchange(s) left in ${show(this.dir)}: the ledger refused ${show(name)} (${show(reason, 200)}); they are appended when a router next starts`,
+          ),
         );
         return result;
       }
@@ -90,7 +91,10 @@ export class ExchangeSpool {
         rmSync(path);
       } catch (error) {
         result.warnings.push(
-          `SPOOL_REMOVE_FAILED: ${show(path)} was appended but could not be removed (${error instanceof Error ? error.message : String(error)})`,
+          warning(
+            'SPOOL_REMOVE_FAILED',
+            `${show(path)} was appended but could not be removed (${error instanceof Error ? error.message : String(error)})`,
+          ),
         );
       }
       result.drained += 1;
@@ -106,10 +110,15 @@ export class ExchangeSpool {
       // rename moves a symlink itself, never its target.
       renameSync(join(this.dir, name), target);
       result.quarantined.push(target);
-      result.warnings.push(`SPOOL_QUARANTINED: spool entry ${show(name)} ${problem}; moved to ${show(target)}`);
+      result.warnings.push(
+        warning('SPOOL_QUARANTINED', `spool entry ${show(name)} ${problem}; moved to ${show(target)}`),
+      );
     } catch (error) {
       result.warnings.push(
-        `SPOOL_QUARANTINE_FAILED: spool entry ${show(name)} ${problem} and could not be moved aside (${error instanceof Error ? error.message : String(error)}); it is skipped`,
+        warning(
+          'SPOOL_QUARANTINE_FAILED',
+          `spool entry ${show(name)} ${problem} and could not be moved aside (${error instanceof Error ? error.message : String(error)}); it is skipped`,
+        ),
       );
     }
   }
@@ -194,5 +203,6 @@ function kindOf(st: Stats): string {
 
 /** The spool and its quarantine under a root. */
 export function spoolDirs(root: string): { dir: string; quarantineDir: string } {
-  return { dir: join(root, ...SPOOL_DIR), quarantineDir: join(root, ...SPOOL_QUARANTINE_DIR) };
+  const paths = rootPaths(root);
+  return { dir: paths.spool, quarantineDir: paths.spoolQuarantine };
 }

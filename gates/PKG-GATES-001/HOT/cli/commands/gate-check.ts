@@ -1,34 +1,34 @@
-import { defineCommand } from '#cli/command.js';
+import { defineCommand, EXIT } from '#cli/command.js';
 import { resolve } from 'node:path';
-import { resolveRoot } from '#cli/root-option.js';
+import { resolveRoot, rootOption } from '#cli/root-option.js';
 import { runGates, DEFAULT_ORPHAN_TIMEOUT_MS } from '../../gates/run.js';
 
 export default defineCommand({
-  command: 'gate-check',
+  name: 'gate-check',
   aliases: ['gate_check'],
   describe: 'run the gate checks on a root (exit 1 when any gate FAILs)',
-  builder: (y) =>
-    y
-      .option('root', { type: 'string', describe: 'the root to check' })
-      .option('all', { type: 'boolean', describe: 'run every installed gate (the default when no --gate is given)' })
-      .option('gate', { type: 'string', array: true, describe: 'run only these gates, e.g. --gate G1 G4' })
-      .option('strict', { type: 'boolean', default: false, describe: 'treat WARN as FAIL' })
-      .option('orphan-timeout-ms', {
-        type: 'number',
-        default: DEFAULT_ORPHAN_TIMEOUT_MS,
-        describe: 'age after which a DISPATCH without EXCHANGE is an orphan',
-      })
-      .option('checkpoint', {
-        type: 'string',
-        array: true,
-        describe: 'G4 also checks the chain against this checkpoint kept elsewhere (repeatable)',
-      })
-      .option('checkpoint-key', {
-        type: 'string',
-        array: true,
-        describe: "G4 verifies checkpoints with this public key instead of the trust store's",
-      }),
-  async run(args, ctx) {
+  options: {
+    ...rootOption('the root to check'),
+    all: { type: 'boolean', describe: 'run every installed gate (the default when no --gate is given)' },
+    gate: { type: 'string', array: true, describe: 'run only these gates, e.g. --gate G1 G4' },
+    strict: { type: 'boolean', default: false, describe: 'treat WARN as FAIL' },
+    'orphan-timeout-ms': {
+      type: 'number',
+      default: DEFAULT_ORPHAN_TIMEOUT_MS,
+      describe: 'age after which a DISPATCH without EXCHANGE is an orphan',
+    },
+    checkpoint: {
+      type: 'string',
+      array: true,
+      describe: 'G4 also checks the chain against this checkpoint kept elsewhere (repeatable)',
+    },
+    'checkpoint-key': {
+      type: 'string',
+      array: true,
+      describe: "G4 verifies checkpoints with this public key instead of the trust store's",
+    },
+  },
+  async handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     const run = await runGates(root, {
       only: args.all ? [] : (args.gate ?? []),
@@ -45,6 +45,6 @@ export default defineCommand({
       `${run.failed === 0 ? 'PASS' : 'FAIL'}: ${run.passed} passed, ${run.failed} failed, ${run.warned} warned (${run.gates.length} gates)`,
     );
     ctx.report(args, { gates: run.gates, passed: run.passed, failed: run.failed, warned: run.warned }, lines);
-    return run.failed === 0 ? 0 : 1;
+    return run.failed === 0 ? EXIT.OK : EXIT.CHECK_FAILED;
   },
 });

@@ -1,11 +1,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { quote } from '#kernel/errors.js';
+import type { FindingCode } from '#kernel/catalogue/define.js';
+import { isCpError, quote } from '#kernel/errors.js';
 import { validateManifest } from '#kernel/manifest/index.js';
 import { effectiveConfig } from '#kernel/config/effective.js';
 import { EMPTY_OVERRIDES, readOverrides, type OperatorOverrides } from '#kernel/config/overrides.js';
-import { OPERATOR_CONFIG_REL, REVOKED_KEYS_REL } from '#kernel/root/layout.js';
+import { OPERATOR_CONFIG_REL, REVOKED_KEYS_REL, rootPaths } from '#kernel/root/layout.js';
 import { readRevocations } from '#router/revocations.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { installedJson, installedPackages } from '../root-state.js';
@@ -23,10 +24,10 @@ export default defineGate({
   name: 'SCHEMAS',
   describe: 'installed manifests, receipts and configs validate against their schemas',
   run(ctx) {
-    const schemas = join(ctx.root, 'HOT', 'schemas');
+    const schemas = rootPaths(ctx.root).schemas;
     const errors: Finding[] = [];
     let checked = 0;
-    const check = (validate: ValidateFunction, value: unknown, path: string, code: string): void => {
+    const check = (validate: ValidateFunction, value: unknown, path: string, code: FindingCode): void => {
       checked += 1;
       if (value === undefined) errors.push({ code, message: `${quote(path)} is not JSON`, path });
       else if (!validate(value)) {
@@ -48,6 +49,8 @@ export default defineGate({
       try {
         validateManifest(installedJson(ctx, pkg, 'manifest.json'), { strict: true });
       } catch (error) {
+        // An invalid manifest is the finding; any other throw is the gate's crash, reported as such.
+        if (!isCpError(error) || error.code !== 'ERR_MANIFEST_INVALID') throw error;
         errors.push({
           code: 'MANIFEST_INVALID',
           message: `${base}/manifest.json: ${error instanceof Error ? error.message : String(error)}`,
@@ -66,7 +69,7 @@ export default defineGate({
         path: OPERATOR_CONFIG_REL,
       });
     }
-    const configDir = join(ctx.root, 'HOT', 'config');
+    const configDir = rootPaths(ctx.root).config;
     const sections = existsSync(configDir)
       ? readdirSync(configDir)
           .filter((n) => n.endsWith('.json'))
@@ -150,7 +153,7 @@ function compileFile(ajv: Ajv, path: string): ValidateFunction | null {
 
 /** Packages may keep a config's schema in their own schemas directory under another HOT/ area. */
 function findSchemaBeside(root: string, schemaName: string): string {
-  const hot = join(root, 'HOT');
+  const hot = rootPaths(root).hot;
   for (const area of readdirSync(hot).sort()) {
     const candidate = join(hot, area, 'schemas', schemaName);
     if (existsSync(candidate)) return candidate;

@@ -26,12 +26,15 @@ export default defineGate({
     if (!result.ok && result.first_bad) {
       const bad = result.first_bad;
       errors.push({
-        code: `LEDGER_${bad.problem.toUpperCase()}`,
+        code: `LEDGER_${bad.problem.toUpperCase() as Uppercase<typeof bad.problem>}`,
         message: `${bad.id ?? `entry #${bad.seq}`}: ${bad.message}`,
       });
     }
     for (const problem of result.schema_problems ?? [])
-      errors.push({ code: `LEDGER_SCHEMA_${problem.kind.toUpperCase()}`, message: problem.message });
+      errors.push({
+        code: `LEDGER_SCHEMA_${problem.kind.toUpperCase() as Uppercase<typeof problem.kind>}`,
+        message: problem.message,
+      });
     for (const entry of listFutureDated(ledger, { now: ctx.now() })) {
       errors.push({
         code: 'LEDGER_FUTURE_DATED',

@@ -46,7 +46,7 @@ export default defineGate({
           });
       } else {
         errors.push({
-          code: `SIGNATURE_${status.toUpperCase()}`,
+          code: `SIGNATURE_${status.toUpperCase() as Uppercase<typeof status>}`,
           message: `${receipt.package_id}: signature ${status}${keyId ? ` (key ${keyId})` : ''}`,
         });
       }

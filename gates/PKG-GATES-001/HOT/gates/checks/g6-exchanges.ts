@@ -1,7 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_MAX_CLOCK_SKEW_MS } from '#kernel/ledger/index.js';
-import { spoolEntries, SPOOL_DIR, SPOOL_QUARANTINE_DIR } from '#router/spool.js';
+import { LAYOUT } from '#kernel/root/layout.js';
+import { spoolEntries } from '#router/spool.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { ledgerOf } from '../root-state.js';
 
@@ -34,19 +35,19 @@ export default defineGate({
       }
     }
     const warnings: Finding[] = [];
-    const spoolDir = join(ctx.root, ...SPOOL_DIR);
+    const spoolDir = join(ctx.root, LAYOUT.spool);
     const spooled = new Set(spoolEntries(spoolDir).map((name) => name.slice(0, -'.json'.length)));
     for (const id of spooled) {
       warnings.push({
         code: 'SPOOL_PENDING',
-        path: join(...SPOOL_DIR, `${id}.json`),
+        path: join(LAYOUT.spool, `${id}.json`),
         message: `the EXCHANGE of DISPATCH ${JSON.stringify(id)} is spooled, not yet in the ledger; the next router start appends it`,
       });
     }
-    for (const name of listDir(join(ctx.root, ...SPOOL_QUARANTINE_DIR))) {
+    for (const name of listDir(join(ctx.root, LAYOUT.spoolQuarantine))) {
       errors.push({
         code: 'SPOOL_QUARANTINED',
-        path: join(...SPOOL_QUARANTINE_DIR, name),
+        path: join(LAYOUT.spoolQuarantine, name),
         message: `spool entry ${JSON.stringify(name)} was quarantined (unreadable or refused by the ledger); its exchange may be missing from the ledger`,
       });
     }

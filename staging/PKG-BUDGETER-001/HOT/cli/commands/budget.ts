@@ -1,83 +1,8 @@
-import type { Argv } from 'yargs';
-import { existsSync } from 'node:fs';
-import { Budgeter, budgetDbPathForRoot, loadBudgetConfigForRoot } from '../../budgeter/index.js';
-import type { BudgetStatus, ScopeStatus } from '../../budgeter/index.js';
-import { defineCommand, EXIT } from '#cli/command.js';
-import { intOption, MAX_LIST_LIMIT } from '#cli/option-values.js';
-import { resolveRoot } from '#cli/root-option.js';
+import { defineGroup } from '#cli/command.js';
+import status from '../budget/status.js';
 
-interface StatusArgs {
-  action: 'status';
-  root?: string;
-  session?: string;
-  limit: number;
-}
-
-/** Settled and reserved spend apart: reserved is what calls in flight (or orphaned) hold, settled is spent. */
-function scopeLine(s: ScopeStatus, currency: string): string {
-  const indent = s.scope === 'session' ? '' : s.scope === 'work_order' ? '  ' : '    ';
-  const tokenLimit = s.limit?.max_tokens === undefined ? '' : ` / ${s.limit.max_tokens}`;
-  const costLimit = s.limit?.max_cost === undefined ? '' : ` / ${s.limit.max_cost}`;
-  const unknown = s.unknown_cost_requests > 0 ? ` (+${s.unknown_cost_requests} of unknown cost)` : '';
-  const pct = s.used_fraction === null ? '' : ` ${(s.used_fraction * 100).toFixed(1)}%`;
-  const money = (n: number): string => n.toFixed(6);
-  return (
-    `${indent}${s.scope} ${s.scope_id}: ${s.requests} req, tokens ${s.settled_tokens} settled + ${s.reserved_tokens} reserved` +
-    ` = ${s.settled_tokens + s.reserved_tokens}${tokenLimit}, cost ${currency} ${money(s.settled_cost)} settled + ${money(s.reserved_cost)} reserved` +
-    ` = ${money(s.settled_cost + s.reserved_cost)}${costLimit}${unknown} [${s.state}${pct}]`
-  );
-}
-
-function humanStatus(status: BudgetStatus): string[] {
-  const head =
-    `budget ${status.db_path} mode=${status.mode}` +
-    (status.session_id === null ? '' : ` session=${status.session_id}`) +
-    ` pending=${status.pending_reservations}`;
-  if (status.scopes.length === 0)
-    return [head, status.session_id === null ? 'no sessions yet' : 'no usage for this session'];
-  return [head, ...status.scopes.map((s) => scopeLine(s, status.currency))];
-}
-
-export default defineCommand<StatusArgs>({
-  command: 'budget <action>',
+export default defineGroup({
+  name: 'budget',
   describe: 'Token budgets of a root (session → work order → agent); `budget status` shows usage against limits',
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('action', {
-        choices: ['status'] as const,
-        describe: 'status: every session, or one session with its work orders and agents',
-      })
-      .option('root', { type: 'string', describe: 'the cplane root' })
-      .option('session', { type: 'string', describe: 'show one session in detail' })
-      .option('limit', {
-        type: 'number',
-        default: 100,
-        describe: 'most sessions to list',
-      }) as unknown as Argv<StatusArgs>,
-  run(args, ctx) {
-    const limit = intOption('limit', args.limit, 1, MAX_LIST_LIMIT) as number;
-    const root = resolveRoot(args.root, ctx);
-    if (!existsSync(budgetDbPathForRoot(root))) {
-      // Status never creates state: a root nobody has spent in yet simply has no usage.
-      const config = loadBudgetConfigForRoot(root);
-      const empty: BudgetStatus = {
-        mode: config.mode,
-        currency: config.currency,
-        db_path: budgetDbPathForRoot(root),
-        session_id: args.session ?? null,
-        pending_reservations: 0,
-        scopes: [],
-      };
-      ctx.report(args, empty, humanStatus(empty));
-      return EXIT.OK;
-    }
-    const budgeter = Budgeter.open({ root, readonly: true });
-    try {
-      const status = budgeter.status({ session_id: args.session, limit });
-      ctx.report(args, status, humanStatus(status));
-      return status.scopes.some((s) => s.state === 'exhausted') ? EXIT.CHECK_FAILED : EXIT.OK;
-    } finally {
-      budgeter.close();
-    }
-  },
+  subcommands: [status],
 });

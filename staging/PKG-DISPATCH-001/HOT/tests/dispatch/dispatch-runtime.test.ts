@@ -10,6 +10,7 @@ import { loadDispatchConfig, parseDispatchConfig, PACKAGED_CONFIG_PATH } from '.
 import type { CompileDispatchPrompt } from '../../dispatch/compiler-port.js';
 import { Ledger, ledgerPathForRoot } from '#kernel/ledger/index.js';
 import { SAMPLE_TASKS, steppingClock, tempDir, writeTasks } from './helpers.js';
+import { configPath, rootPaths } from '#kernel/root/layout.js';
 
 interface Setup {
   root: string;
@@ -91,7 +92,7 @@ test('init_run with a missing or malformed tasks.md writes nothing to the root',
       return true;
     },
   );
-  assert.equal(existsSync(join(root, 'HOT')), false, 'no store and no ledger were created');
+  assert.equal(existsSync(rootPaths(root).hot), false, 'no store and no ledger were created');
   assert.throws(() => runtime.status({ runId: 'r' }), { code: 'ERR_DISPATCH_RUN_NOT_FOUND' });
 });
 
@@ -328,7 +329,7 @@ test('snapshots: append-only, hash-checked, and shared by two runtimes without l
 
 test('a file that is not a dispatch store is refused with a coded error', (t) => {
   const root = tempDir(t);
-  mkdirSync(join(root, 'HOT', 'registries'), { recursive: true });
+  mkdirSync(rootPaths(root).registries, { recursive: true });
   writeFileSync(dispatchStorePath(root), 'not sqlite at all, just text that is long enough to be read as a header');
   assert.throws(() => SnapshotStore.open(root), { code: 'ERR_DISPATCH_STORE_UNREADABLE' });
   assert.throws(() => SnapshotStore.open(join(root, 'missing'), { create: true }), {
@@ -338,9 +339,9 @@ test('a file that is not a dispatch store is refused with a coded error', (t) =>
 
 test("config: the root's HOT/config/dispatch.json sets the threshold; invalid config is refused with the pointer", (t) => {
   const root = tempDir(t);
-  mkdirSync(join(root, 'HOT', 'config'), { recursive: true });
+  mkdirSync(rootPaths(root).config, { recursive: true });
   writeFileSync(
-    join(root, 'HOT', 'config', 'dispatch.json'),
+    configPath(root, 'dispatch.json'),
     JSON.stringify({ ...loadDispatchConfig(PACKAGED_CONFIG_PATH), stall_threshold: 5 }),
   );
   const runtime = new DispatchRuntime({ root });
@@ -358,7 +359,7 @@ test("config: the root's HOT/config/dispatch.json sets the threshold; invalid co
   assert.throws(() => parseDispatchConfig({ ...loadDispatchConfig(PACKAGED_CONFIG_PATH), extra: true }), {
     code: 'ERR_DISPATCH_CONFIG_INVALID',
   });
-  writeFileSync(join(root, 'HOT', 'config', 'dispatch.json'), '{ not json');
+  writeFileSync(configPath(root, 'dispatch.json'), '{ not json');
   assert.throws(() => new DispatchRuntime({ root }), { code: 'ERR_DISPATCH_CONFIG_INVALID' });
   assert.equal(loadDispatchConfig(PACKAGED_CONFIG_PATH).stall_threshold, 2, 'the shipped default is 2');
 });

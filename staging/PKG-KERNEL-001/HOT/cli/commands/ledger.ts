@@ -1,4 +1,4 @@
-import { defineCommand, EXIT } from '../command.js';
+import { defineGroup } from '../command.js';
 import append from '../ledger/append.js';
 import checkpoint from '../ledger/checkpoint.js';
 import checkpoints from '../ledger/checkpoints.js';
@@ -10,11 +10,8 @@ import query from '../ledger/query.js';
 import tail from '../ledger/tail.js';
 import verify from '../ledger/verify.js';
 
-export default defineCommand({
-  command: 'ledger',
+export default defineGroup({
+  name: 'ledger',
   describe: 'the kernel ledger: append, verify, query, tail, head, export, import, orphans, checkpoint(s)',
-  builder: (y) => y,
   subcommands: [append, verify, query, tail, head, exportCommand, importCommand, orphans, checkpoint, checkpoints],
-  // Unreachable: yargs demands a subcommand, and the subcommand's own run is called.
-  run: () => EXIT.USAGE,
 });

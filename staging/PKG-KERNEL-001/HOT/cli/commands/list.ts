@@ -1,18 +1,14 @@
 import { withRootSession } from '../../kernel/installer/session.js';
 import { listReceipts } from '../../kernel/registry/receipt.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, EXIT } from '../command.js';
 import { repairLines } from '../../kernel/installer/report.js';
-import { resolveRoot } from '../root-option.js';
+import { resolveRoot, rootOption } from '../root-option.js';
 
-interface ListArgs {
-  root?: string;
-}
-
-export default defineCommand<ListArgs>({
-  command: 'list',
+export default defineCommand({
+  name: 'list',
   describe: 'list the packages installed in a root',
-  builder: (y) => y.option('root', { type: 'string', describe: 'the cplane root' }) as never,
-  async run(args, ctx) {
+  options: rootOption('the cplane root'),
+  async handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     return withRootSession(root, {}, (session) => {
       const packages = [...listReceipts(root).values()]
@@ -49,7 +45,7 @@ export default defineCommand<ListArgs>({
         ...repairLines(session.repair),
         ...(packages.length ? table : ['no packages installed']),
       ]);
-      return 0;
+      return EXIT.OK;
     });
   },
 });

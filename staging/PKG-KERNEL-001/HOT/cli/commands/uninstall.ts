@@ -1,22 +1,15 @@
 import { withRootSession } from '../../kernel/installer/session.js';
 import { uninstallOne } from '../../kernel/installer/uninstall.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, EXIT } from '../command.js';
 import { repairLines } from '../../kernel/installer/report.js';
-import { resolveRoot } from '../root-option.js';
+import { resolveRoot, rootOption } from '../root-option.js';
 
-interface UninstallArgs {
-  package: string;
-  root?: string;
-}
-
-export default defineCommand<UninstallArgs>({
-  command: 'uninstall <package>',
+export default defineCommand({
+  name: 'uninstall',
   describe: 'remove an installed package (refused while another package depends on it)',
-  builder: (y) =>
-    y
-      .positional('package', { type: 'string', demandOption: true, describe: 'the package id, e.g. PKG-ROUTER-001' })
-      .option('root', { type: 'string', describe: 'the cplane root' }) as never,
-  async run(args, ctx) {
+  positionals: { package: { type: 'string', demandOption: true, describe: 'the package id, e.g. PKG-ROUTER-001' } },
+  options: rootOption('the cplane root'),
+  async handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     return withRootSession(root, {}, async (session) => {
       const outcome = await uninstallOne(session, args.package);
@@ -24,7 +17,7 @@ export default defineCommand<UninstallArgs>({
         ...repairLines(session.repair),
         `uninstalled ${outcome.package_id} ${outcome.version}: ${outcome.removed} files removed`,
       ]);
-      return 0;
+      return EXIT.OK;
     });
   },
 });

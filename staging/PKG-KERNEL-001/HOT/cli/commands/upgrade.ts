@@ -1,37 +1,27 @@
 import { resolve } from 'node:path';
 import { installOne } from '../../kernel/installer/install.js';
 import { withRootSession } from '../../kernel/installer/session.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, EXIT } from '../command.js';
+import { INSTALL_OPTIONS } from '../install-options.js';
 import { outcomeJson, outcomeLine, repairLines } from '../../kernel/installer/report.js';
-import { resolveRoot } from '../root-option.js';
+import { resolveRoot, rootOption } from '../root-option.js';
 
-interface UpgradeArgs {
-  archive: string;
-  root?: string;
-  dev?: boolean;
-  id?: string;
-  allowDowngrade?: boolean;
-}
-
-export default defineCommand<UpgradeArgs>({
-  command: 'upgrade <archive>',
+export default defineCommand({
+  name: 'upgrade',
   describe: "upgrade an installed package to the archive's version (same version: a no-op that says so)",
-  builder: (y) =>
-    y
-      .positional('archive', { type: 'string', demandOption: true, describe: 'a package archive of a newer version' })
-      .option('root', { type: 'string', describe: 'the cplane root' })
-      .option('dev', {
-        type: 'boolean',
-        default: false,
-        describe: 'waive the signature check (recorded in the ledger and the receipt)',
-      })
-      .option('id', { type: 'string', describe: 'refuse unless the archive is this package id' })
-      .option('allow-downgrade', {
-        type: 'boolean',
-        default: false,
-        describe: 'allow installing an older version than the installed one',
-      }) as never,
-  async run(args, ctx) {
+  positionals: {
+    archive: { type: 'string', demandOption: true, describe: 'a package archive of a newer version' },
+  },
+  options: {
+    ...rootOption('the cplane root'),
+    ...INSTALL_OPTIONS,
+    'allow-downgrade': {
+      type: 'boolean',
+      default: false,
+      describe: 'allow installing an older version than the installed one',
+    },
+  },
+  async handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     return withRootSession(root, {}, async (session) => {
       const outcome = await installOne(session, {
@@ -45,7 +35,7 @@ export default defineCommand<UpgradeArgs>({
         ...repairLines(session.repair),
         outcomeLine(outcome),
       ]);
-      return 0;
+      return EXIT.OK;
     });
   },
 });

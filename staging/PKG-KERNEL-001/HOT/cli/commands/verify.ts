@@ -1,19 +1,15 @@
 import { quote } from '../../kernel/errors.js';
 import { withRootSession } from '../../kernel/installer/session.js';
 import { verifyRoot } from '../../kernel/installer/verify.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, EXIT } from '../command.js';
 import { repairLines } from '../../kernel/installer/report.js';
-import { resolveRoot } from '../root-option.js';
+import { resolveRoot, rootOption } from '../root-option.js';
 
-interface VerifyArgs {
-  root?: string;
-}
-
-export default defineCommand<VerifyArgs>({
-  command: 'verify',
+export default defineCommand({
+  name: 'verify',
   describe: 're-hash every owned file against its receipt (like dpkg --verify); exit 1 on any mismatch',
-  builder: (y) => y.option('root', { type: 'string', describe: 'the cplane root' }) as never,
-  async run(args, ctx) {
+  options: rootOption('the cplane root'),
+  async handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     return withRootSession(root, {}, (session) => {
       const result = verifyRoot(root);
@@ -29,7 +25,7 @@ export default defineCommand<VerifyArgs>({
           : `FAILED: ${result.findings.length} problem(s) in ${result.files} files of ${result.packages} packages`,
       );
       ctx.report(args, { root, repair: session.repair, ...result }, lines);
-      return result.ok ? 0 : 1;
+      return result.ok ? EXIT.OK : EXIT.CHECK_FAILED;
     });
   },
 });

@@ -7,18 +7,15 @@ import {
 import { formatKeyPath } from '../../kernel/config/key-path.js';
 import { changedPaths, getAt } from '../../kernel/config/merge.js';
 import { readOverrides } from '../../kernel/config/overrides.js';
-import { defineCommand } from '../command.js';
-import { configRoot, showValue, withConfigRoot, type ConfigRootArgs } from './target.js';
+import { defineCommand, EXIT } from '../command.js';
+import { CONFIG_ROOT, configRoot, showValue } from './target.js';
 
-interface DiffArgs extends ConfigRootArgs {
-  section?: string;
-}
-
-export default defineCommand<DiffArgs>({
-  command: 'diff [section]',
+export default defineCommand({
+  name: 'diff',
   describe: 'every key where the effective config differs from the package defaults: default -> effective',
-  builder: (y) => withConfigRoot(y.positional('section', { type: 'string', describe: 'only this section' })) as never,
-  run(args, ctx) {
+  positionals: { section: { type: 'string', describe: 'only this section' } },
+  options: CONFIG_ROOT,
+  handler(args, ctx) {
     const root = configRoot(args, ctx);
     const file = readOverrides(root);
     const sections = configSections(root).filter((s) => args.section === undefined || s === args.section);
@@ -39,6 +36,6 @@ export default defineCommand<DiffArgs>({
       { digest: file.digest, changes: json },
       lines.length > 0 ? lines : ['no differences from the package defaults'],
     );
-    return 0;
+    return EXIT.OK;
   },
 });

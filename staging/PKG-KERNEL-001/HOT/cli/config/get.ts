@@ -3,21 +3,15 @@ import { effectiveValue } from '../../kernel/config/change.js';
 import { formatKeyPath, parseKeyPath } from '../../kernel/config/key-path.js';
 import { getAt } from '../../kernel/config/merge.js';
 import { readOverrides } from '../../kernel/config/overrides.js';
-import { defineCommand } from '../command.js';
-import { configRoot, showValue, withConfigRoot, type ConfigRootArgs } from './target.js';
+import { defineCommand, EXIT } from '../command.js';
+import { CONFIG_ROOT, configRoot, showValue } from './target.js';
 
-interface GetArgs extends ConfigRootArgs {
-  key: string;
-}
-
-export default defineCommand<GetArgs>({
-  command: 'get <key>',
+export default defineCommand({
+  name: 'get',
   describe: 'print the effective value of a key (a section name prints the whole section)',
-  builder: (y) =>
-    withConfigRoot(
-      y.positional('key', { type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms' }),
-    ) as never,
-  run(args, ctx) {
+  positionals: { key: { type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms' } },
+  options: CONFIG_ROOT,
+  handler(args, ctx) {
     const root = configRoot(args, ctx);
     const path = parseKeyPath(args.key);
     const value = effectiveValue(root, path);
@@ -34,6 +28,6 @@ export default defineCommand<GetArgs>({
     }
     const overridden = getAt(readOverrides(root).value.overrides, path) !== undefined;
     ctx.report(args, { key, value, source: overridden ? 'override' : 'default' }, showValue(value));
-    return 0;
+    return EXIT.OK;
   },
 });

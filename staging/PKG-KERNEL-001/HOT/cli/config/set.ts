@@ -1,14 +1,8 @@
 import { changeConfig } from '../../kernel/config/change.js';
 import { parseKeyPath } from '../../kernel/config/key-path.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, EXIT } from '../command.js';
 import { changeLine } from './unset.js';
-import { configRoot, withConfigRoot, type ConfigRootArgs } from './target.js';
-
-interface SetArgs extends ConfigRootArgs {
-  key: string;
-  value: string;
-  string?: boolean;
-}
+import { CONFIG_ROOT, configRoot } from './target.js';
 
 /** A value is JSON when it parses as JSON (`5000`, `true`, `["a"]`, `null` = unset the default), else a string. */
 export function parseValue(text: string, forceString: boolean): unknown {
@@ -20,29 +14,18 @@ export function parseValue(text: string, forceString: boolean): unknown {
   }
 }
 
-export default defineCommand<SetArgs>({
-  command: 'set <key> <value>',
+export default defineCommand({
+  name: 'set',
   describe: 'override a key (VALUE is JSON when it parses, else a string; null unsets the package default)',
-  builder: (y) =>
-    withConfigRoot(
-      y
-        .positional('key', {
-          type: 'string',
-          demandOption: true,
-          describe: 'e.g. router.timeout_ms or budget.pricing["gpt-4.1"]',
-        })
-        .positional('value', {
-          type: 'string',
-          demandOption: true,
-          describe: 'e.g. 5000, "\\"text\\"", {"max_tokens": 100}',
-        })
-        .option('string', {
-          type: 'boolean',
-          default: false,
-          describe: 'take VALUE as a string even when it parses as JSON',
-        }),
-    ) as never,
-  run(args, ctx) {
+  positionals: {
+    key: { type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms or budget.pricing["gpt-4.1"]' },
+    value: { type: 'string', demandOption: true, describe: 'e.g. 5000, "\\"text\\"", {"max_tokens": 100}' },
+  },
+  options: {
+    ...CONFIG_ROOT,
+    string: { type: 'boolean', default: false, describe: 'take VALUE as a string even when it parses as JSON' },
+  },
+  handler(args, ctx) {
     const root = configRoot(args, ctx);
     const result = changeConfig(root, {
       op: 'set',
@@ -50,6 +33,6 @@ export default defineCommand<SetArgs>({
       value: parseValue(String(args.value), args.string === true),
     });
     ctx.report(args, result, changeLine(result));
-    return 0;
+    return EXIT.OK;
   },
 });

@@ -2,25 +2,17 @@ import { configSections, effectiveConfig } from '../../kernel/config/effective.j
 import { formatKeyPath } from '../../kernel/config/key-path.js';
 import { changedPaths, getAt } from '../../kernel/config/merge.js';
 import { readOverrides } from '../../kernel/config/overrides.js';
-import { defineCommand } from '../command.js';
-import { configRoot, showValue, withConfigRoot, type ConfigRootArgs } from './target.js';
+import { defineCommand, EXIT } from '../command.js';
+import { CONFIG_ROOT, configRoot, showValue } from './target.js';
 
-interface ShowArgs extends ConfigRootArgs {
-  effective?: boolean;
-}
-
-export default defineCommand<ShowArgs>({
-  command: 'show',
+export default defineCommand({
+  name: 'show',
   describe: 'print the operator overrides (--effective: every section as the root reads it)',
-  builder: (y) =>
-    withConfigRoot(
-      y.option('effective', {
-        type: 'boolean',
-        default: false,
-        describe: 'print the effective config of every section',
-      }),
-    ) as never,
-  run(args, ctx) {
+  options: {
+    ...CONFIG_ROOT,
+    effective: { type: 'boolean', default: false, describe: 'print the effective config of every section' },
+  },
+  handler(args, ctx) {
     const root = configRoot(args, ctx);
     const file = readOverrides(root);
     if (args.effective) {
@@ -28,7 +20,7 @@ export default defineCommand<ShowArgs>({
         configSections(root).map((s) => [s, effectiveConfig(root, s, undefined, file.value)]),
       );
       ctx.report(args, { digest: file.digest, sections }, JSON.stringify(sections, null, 2));
-      return 0;
+      return EXIT.OK;
     }
     const lines = changedPaths({}, file.value.overrides).map(
       (p) => `${formatKeyPath(p)} = ${showValue(getAt(file.value.overrides, p))}`,
@@ -38,6 +30,6 @@ export default defineCommand<ShowArgs>({
       { digest: file.digest, ...file.value },
       lines.length > 0 ? lines : ['no overrides: every section is its package default'],
     );
-    return 0;
+    return EXIT.OK;
   },
 });

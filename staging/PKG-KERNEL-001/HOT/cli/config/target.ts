@@ -1,16 +1,10 @@
-import type { Argv } from 'yargs';
 import type { CliContext } from '../command.js';
-import { resolveRoot } from '../root-option.js';
+import { resolveRoot, rootOption } from '../root-option.js';
 
-export interface ConfigRootArgs {
-  root?: string | undefined;
-}
+/** The `--root` option every config subcommand takes. */
+export const CONFIG_ROOT = rootOption('the cplane root whose configuration to act on');
 
-export function withConfigRoot<T>(y: Argv<T>): Argv<T & ConfigRootArgs> {
-  return y.option('root', { type: 'string', describe: 'the cplane root whose configuration to act on' });
-}
-
-export function configRoot(args: ConfigRootArgs, ctx: CliContext): string {
+export function configRoot(args: { root?: string | undefined }, ctx: CliContext): string {
   return resolveRoot(args.root, ctx);
 }
 

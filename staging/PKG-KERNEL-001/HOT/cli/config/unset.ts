@@ -1,11 +1,7 @@
 import { changeConfig, type ConfigChangeResult } from '../../kernel/config/change.js';
 import { parseKeyPath } from '../../kernel/config/key-path.js';
-import { defineCommand } from '../command.js';
-import { configRoot, withConfigRoot, type ConfigRootArgs } from './target.js';
-
-interface UnsetArgs extends ConfigRootArgs {
-  key: string;
-}
+import { defineCommand, EXIT } from '../command.js';
+import { CONFIG_ROOT, configRoot } from './target.js';
 
 export function changeLine(result: ConfigChangeResult): string {
   if (!result.changed) return `config ${result.key}: unchanged`;
@@ -13,17 +9,15 @@ export function changeLine(result: ConfigChangeResult): string {
   return `config ${result.op} ${result.key}: ${result.before_digest ?? 'none'} -> ${result.after_digest ?? 'none'}${keys}, recorded as ${result.entry_id ?? '?'}`;
 }
 
-export default defineCommand<UnsetArgs>({
-  command: 'unset <key>',
+export default defineCommand({
+  name: 'unset',
   describe: 'remove an override: the key takes the package default again (a section name removes all its overrides)',
-  builder: (y) =>
-    withConfigRoot(
-      y.positional('key', { type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms' }),
-    ) as never,
-  run(args, ctx) {
+  positionals: { key: { type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms' } },
+  options: CONFIG_ROOT,
+  handler(args, ctx) {
     const root = configRoot(args, ctx);
     const result = changeConfig(root, { op: 'unset', path: parseKeyPath(args.key) });
     ctx.report(args, result, changeLine(result));
-    return 0;
+    return EXIT.OK;
   },
 });

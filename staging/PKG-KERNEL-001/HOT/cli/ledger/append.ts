@@ -1,31 +1,20 @@
-import { defineCommand } from '../command.js';
+import { defineCommand, EXIT } from '../command.js';
 import { CpError, show } from '../../kernel/errors.js';
 import { validateAppendInput } from '../../kernel/ledger/index.js';
-import { withLedger, withLedgerTarget, type LedgerTargetArgs } from './target.js';
+import { LEDGER_TARGET_OPTIONS, withLedger } from './target.js';
 
-interface AppendArgs extends LedgerTargetArgs {
-  'event-type': string;
-  'submission-id': string;
-  decision: string;
-  reason: string;
-  metadata: string;
-}
-
-export default defineCommand<AppendArgs>({
-  command: 'append',
+export default defineCommand({
+  name: 'append',
   describe: 'append one entry (creates the ledger on first append); prints its id',
-  builder: (y) =>
-    withLedgerTarget(y)
-      .option('event-type', {
-        type: 'string',
-        demandOption: true,
-        describe: 'UPPER_SNAKE_CASE event type, e.g. EXCHANGE',
-      })
-      .option('submission-id', { type: 'string', demandOption: true })
-      .option('decision', { type: 'string', demandOption: true })
-      .option('reason', { type: 'string', demandOption: true })
-      .option('metadata', { type: 'string', default: '{}', describe: 'a JSON object' }),
-  run(args, ctx) {
+  options: {
+    ...LEDGER_TARGET_OPTIONS,
+    'event-type': { type: 'string', demandOption: true, describe: 'UPPER_SNAKE_CASE event type, e.g. EXCHANGE' },
+    'submission-id': { type: 'string', demandOption: true },
+    decision: { type: 'string', demandOption: true },
+    reason: { type: 'string', demandOption: true },
+    metadata: { type: 'string', default: '{}', describe: 'a JSON object' },
+  },
+  handler(args, ctx) {
     // Everything is validated before the ledger is opened, so bad input creates and writes nothing.
     const input = validateAppendInput({
       event_type: args.eventType,
@@ -36,7 +25,7 @@ export default defineCommand<AppendArgs>({
     });
     const entry = withLedger(args, ctx, { create: true }, (ledger) => ledger.append(input));
     ctx.report(args, entry, entry.id);
-    return 0;
+    return EXIT.OK;
   },
 });
 

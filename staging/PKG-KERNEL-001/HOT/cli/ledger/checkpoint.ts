@@ -3,23 +3,20 @@ import { writeFileAtomic } from '../../kernel/atomic.js';
 import { CpError, show } from '../../kernel/errors.js';
 import { checkpointHead, Ledger, ledgerPathForRoot, writeRootCheckpoint } from '../../kernel/ledger/index.js';
 import { readTrustedRootKey, rootKeyPath } from '../../kernel/signing/index.js';
-import { defineCommand } from '../command.js';
-import { resolveRoot } from '../root-option.js';
+import { defineCommand, EXIT } from '../command.js';
+import { resolveRoot, rootOption } from '../root-option.js';
 
-interface CheckpointArgs {
-  root?: string | undefined;
-  out?: string | undefined;
-}
-
-export default defineCommand<CheckpointArgs>({
-  command: 'checkpoint',
+export default defineCommand({
+  name: 'checkpoint',
   describe: 'sign the ledger head with the root key now (HOT/ledger/checkpoints/); --out keeps a copy elsewhere',
-  builder: (y) =>
-    y.option('root', { type: 'string', describe: 'the cplane root' }).option('out', {
+  options: {
+    ...rootOption('the cplane root'),
+    out: {
       type: 'string',
       describe: 'also write the checkpoint to this file (keep it off the machine: it proves every entry up to it)',
-    }),
-  run(args, ctx) {
+    },
+  },
+  handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     if (readTrustedRootKey(root) === null) {
       throw new CpError(
@@ -53,6 +50,6 @@ export default defineCommand<CheckpointArgs>({
       `  ${written.path}`,
       ...(out ? [`  copy: ${out} (keep it elsewhere; \`ledger verify --checkpoint ${out}\`)`] : []),
     ]);
-    return 0;
+    return EXIT.OK;
   },
 });

@@ -1,21 +1,16 @@
 import { resolve } from 'node:path';
 import { exportRootCheckpoints, readRootCheckpoints } from '../../kernel/ledger/index.js';
 import { defineCommand, EXIT } from '../command.js';
-import { resolveRoot } from '../root-option.js';
+import { resolveRoot, rootOption } from '../root-option.js';
 
-interface CheckpointsArgs {
-  root?: string | undefined;
-  export?: string | undefined;
-}
-
-export default defineCommand<CheckpointsArgs>({
-  command: 'checkpoints',
+export default defineCommand({
+  name: 'checkpoints',
   describe: "list the root's signed checkpoints; --export FILE copies them all (JSON Lines) to keep elsewhere",
-  builder: (y) =>
-    y
-      .option('root', { type: 'string', describe: 'the cplane root' })
-      .option('export', { type: 'string', describe: 'write every checkpoint to this file as JSON Lines (atomically)' }),
-  run(args, ctx) {
+  options: {
+    ...rootOption('the cplane root'),
+    export: { type: 'string', describe: 'write every checkpoint to this file as JSON Lines (atomically)' },
+  },
+  handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     const found = readRootCheckpoints(root);
     const exported =

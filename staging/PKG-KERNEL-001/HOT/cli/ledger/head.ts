@@ -1,14 +1,14 @@
-import { defineCommand } from '../command.js';
+import { defineCommand, EXIT } from '../command.js';
 import { formatAnchor } from '../../kernel/ledger/index.js';
-import { withLedger, withLedgerTarget, type LedgerTargetArgs } from './target.js';
+import { LEDGER_TARGET_OPTIONS, withLedger } from './target.js';
 
-export default defineCommand<LedgerTargetArgs>({
-  command: 'head',
+export default defineCommand({
+  name: 'head',
   describe: 'print the anchor SEQ:HASH of the newest entry (pass it to `verify --anchor` later)',
-  builder: (y) => withLedgerTarget(y),
-  run(args, ctx) {
+  options: LEDGER_TARGET_OPTIONS,
+  handler(args, ctx) {
     const head = withLedger(args, ctx, { readonly: true }, (ledger) => ledger.head());
     ctx.report(args, head, formatAnchor(head));
-    return 0;
+    return EXIT.OK;
   },
 });

@@ -3,14 +3,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CpError } from '../../kernel/errors.js';
 import { DEFAULT_ORPHAN_TIMEOUT_MS, listOrphans, type Ledger } from '../../kernel/ledger/index.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, EXIT } from '../command.js';
 import { resolveRoot } from '../root-option.js';
-import { entryLine, withLedger, withLedgerTarget, type LedgerTargetArgs } from './target.js';
-
-interface OrphansArgs extends LedgerTargetArgs {
-  'timeout-ms': number;
-  reconcile: boolean;
-}
+import { entryLine, LEDGER_TARGET_OPTIONS, withLedger } from './target.js';
 
 /** What the budgeter package provides for --reconcile; the kernel finds it in the running code's HOT, never imports it. */
 interface Reconciler {
@@ -28,29 +23,30 @@ async function loadReconciler(hot: string): Promise<Reconciler | null> {
   return existsSync(path) ? ((await import(pathToFileURL(path).href)) as Reconciler) : null;
 }
 
-export default defineCommand<OrphansArgs>({
-  command: 'orphans',
+export default defineCommand({
+  name: 'orphans',
   describe: 'DISPATCH markers that no EXCHANGE links to after the timeout (sends lost in a crash)',
-  builder: (y) =>
-    withLedgerTarget(y)
-      .option('timeout-ms', {
-        type: 'number',
-        default: DEFAULT_ORPHAN_TIMEOUT_MS,
-        describe: 'how long a DISPATCH may wait for its EXCHANGE',
-      })
-      .option('reconcile', {
-        type: 'boolean',
-        default: false,
-        describe:
-          'charge the budget reservations of calls pending beyond the timeout as unknown usage (kept charged), recorded in the ledger',
-      }),
-  async run(args, ctx) {
+  options: {
+    ...LEDGER_TARGET_OPTIONS,
+    'timeout-ms': {
+      type: 'number',
+      default: DEFAULT_ORPHAN_TIMEOUT_MS,
+      describe: 'how long a DISPATCH may wait for its EXCHANGE',
+    },
+    reconcile: {
+      type: 'boolean',
+      default: false,
+      describe:
+        'charge the budget reservations of calls pending beyond the timeout as unknown usage (kept charged), recorded in the ledger',
+    },
+  },
+  async handler(args, ctx) {
     if (!args.reconcile) {
       const orphans = withLedger(args, ctx, { readonly: true }, (ledger) =>
         listOrphans(ledger, { timeoutMs: args.timeoutMs }),
       );
       ctx.report(args, orphans, orphans.length === 0 ? 'no orphaned dispatches' : orphans.map(entryLine));
-      return 0;
+      return EXIT.OK;
     }
     if (typeof args.ledger === 'string') {
       throw new CpError('ERR_USAGE', "--reconcile needs --root: the budget to reconcile is the root's", {
@@ -74,6 +70,6 @@ export default defineCommand<OrphansArgs>({
       ...result.reconciled.map((r) => `  ${r.request_id}  ${r.dispatch_entry_id ?? '-'}  ${r.reason}`),
     ];
     ctx.report(args, result, lines);
-    return 0;
+    return EXIT.OK;
   },
 });

@@ -1,35 +1,24 @@
-import { defineCommand } from '../command.js';
+import { defineCommand, EXIT } from '../command.js';
 import { intOption, MAX_LIST_LIMIT } from '../option-values.js';
 import type { LedgerQuery } from '../../kernel/ledger/index.js';
-import { entryLine, withLedger, withLedgerTarget, type LedgerTargetArgs } from './target.js';
+import { entryLine, LEDGER_TARGET_OPTIONS, withLedger } from './target.js';
 
-interface QueryArgs extends LedgerTargetArgs {
-  'event-type'?: string | undefined;
-  'submission-id'?: string | undefined;
-  session?: string | undefined;
-  agent?: string | undefined;
-  'work-order'?: string | undefined;
-  since?: string | undefined;
-  until?: string | undefined;
-  limit?: number | undefined;
-  oldest?: boolean | undefined;
-}
-
-export default defineCommand<QueryArgs>({
-  command: 'query',
+export default defineCommand({
+  name: 'query',
   describe: 'entries matching every filter, newest first',
-  builder: (y) =>
-    withLedgerTarget(y)
-      .option('event-type', { type: 'string' })
-      .option('submission-id', { type: 'string' })
-      .option('session', { type: 'string', describe: 'metadata.session_id' })
-      .option('agent', { type: 'string', describe: 'metadata.agent_id' })
-      .option('work-order', { type: 'string', describe: 'metadata.work_order_id' })
-      .option('since', { type: 'string', describe: 'ISO-8601 time, inclusive' })
-      .option('until', { type: 'string', describe: 'ISO-8601 time, inclusive' })
-      .option('limit', { type: 'number' })
-      .option('oldest', { type: 'boolean', describe: 'oldest first' }),
-  run(args, ctx) {
+  options: {
+    ...LEDGER_TARGET_OPTIONS,
+    'event-type': { type: 'string' },
+    'submission-id': { type: 'string' },
+    session: { type: 'string', describe: 'metadata.session_id' },
+    agent: { type: 'string', describe: 'metadata.agent_id' },
+    'work-order': { type: 'string', describe: 'metadata.work_order_id' },
+    since: { type: 'string', describe: 'ISO-8601 time, inclusive' },
+    until: { type: 'string', describe: 'ISO-8601 time, inclusive' },
+    limit: { type: 'number' },
+    oldest: { type: 'boolean', describe: 'oldest first' },
+  },
+  handler(args, ctx) {
     const query: LedgerQuery = {};
     const set = <K extends keyof LedgerQuery>(key: K, value: LedgerQuery[K] | undefined): void => {
       if (value !== undefined) query[key] = value;
@@ -45,6 +34,6 @@ export default defineCommand<QueryArgs>({
     if (args.oldest) query.order = 'oldest';
     const entries = withLedger(args, ctx, { readonly: true }, (ledger) => ledger.query(query));
     ctx.report(args, entries, entries.map(entryLine));
-    return 0;
+    return EXIT.OK;
   },
 });

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import type { Argv } from 'yargs';
 import { Ledger, ledgerPathForRoot, type LedgerEntry, type LedgerOptions } from '../../kernel/ledger/index.js';
 import type { CliContext } from '../command.js';
 import { resolveRoot } from '../root-option.js';
@@ -10,12 +9,14 @@ export interface LedgerTargetArgs {
 }
 
 /** `--root R` (the ledger at R/HOT/ledger/ledger.sqlite) or `--ledger FILE`: every ledger subcommand takes one. */
-export function withLedgerTarget<T>(y: Argv<T>): Argv<T & LedgerTargetArgs> {
-  return y
-    .option('root', { type: 'string', describe: 'act on the ledger of this cplane root (R/HOT/ledger/ledger.sqlite)' })
-    .option('ledger', { type: 'string', describe: "act on this ledger file instead of a root's" })
-    .conflicts('root', 'ledger');
-}
+export const LEDGER_TARGET_OPTIONS = {
+  root: {
+    type: 'string',
+    describe: 'act on the ledger of this cplane root (R/HOT/ledger/ledger.sqlite)',
+    conflicts: 'ledger',
+  },
+  ledger: { type: 'string', describe: "act on this ledger file instead of a root's" },
+} as const;
 
 export function ledgerPathFromArgs(args: LedgerTargetArgs, ctx: CliContext): string {
   if (typeof args.ledger === 'string' && args.ledger.length > 0) return resolve(ctx.cwd, args.ledger);

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import type { Argv } from 'yargs';
 import { checkLedgerCheckpoints, type Ledger, type RootCheckpointReport } from '../../kernel/ledger/index.js';
 import type { CliContext } from '../command.js';
 import { resolveRoot } from '../root-option.js';
@@ -10,19 +9,18 @@ export interface CheckpointArgs {
   checkpointKey?: string[] | undefined;
 }
 
-export function checkpointOptions<T>(y: Argv<T>): Argv<T & CheckpointArgs> {
-  return y
-    .option('checkpoint', {
-      type: 'string',
-      array: true,
-      describe: 'a checkpoint kept elsewhere (one JSON, or JSON Lines): the chain must match it (repeatable)',
-    })
-    .option('checkpoint-key', {
-      type: 'string',
-      array: true,
-      describe: "verify checkpoints with this public key instead of the trust store's checkpoint key",
-    }) as Argv<T & CheckpointArgs>;
-}
+export const CHECKPOINT_OPTIONS = {
+  checkpoint: {
+    type: 'string',
+    array: true,
+    describe: 'a checkpoint kept elsewhere (one JSON, or JSON Lines): the chain must match it (repeatable)',
+  },
+  'checkpoint-key': {
+    type: 'string',
+    array: true,
+    describe: "verify checkpoints with this public key instead of the trust store's checkpoint key",
+  },
+} as const;
 
 /** The root's checkpoints (with --root) and every --checkpoint file, checked against the open ledger. */
 export function checkpointsFor(

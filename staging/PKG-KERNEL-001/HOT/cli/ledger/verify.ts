@@ -1,23 +1,17 @@
 import { defineCommand, EXIT } from '../command.js';
 import { formatAnchor, parseAnchor, verifyLedger } from '../../kernel/ledger/index.js';
-import { checkpointLines, checkpointOptions, checkpointsFor, type CheckpointArgs } from './verify-checkpoints.js';
-import { withLedger, withLedgerTarget, type LedgerTargetArgs } from './target.js';
+import { CHECKPOINT_OPTIONS, checkpointLines, checkpointsFor } from './verify-checkpoints.js';
+import { LEDGER_TARGET_OPTIONS, withLedger } from './target.js';
 
-interface VerifyArgs extends LedgerTargetArgs, CheckpointArgs {
-  anchor?: string | undefined;
-}
-
-export default defineCommand<VerifyArgs>({
-  command: 'verify',
+export default defineCommand({
+  name: 'verify',
   describe: 'recompute the hash chain; exit 1 and name the first bad entry when it is broken',
-  builder: (y) =>
-    checkpointOptions(
-      withLedgerTarget(y).option('anchor', {
-        type: 'string',
-        describe: 'SEQ:HASH recorded earlier (`ledger head`): also catches a deleted tail',
-      }),
-    ),
-  run(args, ctx) {
+  options: {
+    ...LEDGER_TARGET_OPTIONS,
+    anchor: { type: 'string', describe: 'SEQ:HASH recorded earlier (`ledger head`): also catches a deleted tail' },
+    ...CHECKPOINT_OPTIONS,
+  },
+  handler(args, ctx) {
     const anchor = args.anchor === undefined ? undefined : parseAnchor(args.anchor);
     const [result, checkpoints] = withLedger(
       args,

@@ -1,8 +1,8 @@
-import { CpError, show } from '../errors.js';
+import { CpError, type ErrorCode, show } from '../errors.js';
 
 /** Refusals of a hostile or broken archive; each names the archive and the member at fault. */
 export function archiveError(
-  code: string,
+  code: ErrorCode,
   archive: string,
   message: string,
   hint: string,

@@ -1,7 +1,9 @@
 import { createHash, type Hash } from 'node:crypto';
-import { quote, type CpError } from '../errors.js';
+import { sha256Digest } from '../canonical.js';
+import { quote, show, type CpError, type ErrorCode } from '../errors.js';
 import { foldedPath, memberName, unsafePathReason } from '../manifest/paths.js';
 import { archiveError } from './errors.js';
+import { checkIntegrity } from './integrity.js';
 import type { ArchiveLimits } from './limits.js';
 
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
@@ -14,10 +16,8 @@ export interface MemberSink {
   end(): void;
 }
 
-export interface DeclaredMember {
-  sha256: string;
-  size: number;
-}
+/** A member as its catalog pins it: an asset by `sha256:<hex>`, an archive inside CP_BOOTSTRAP by its SRI. */
+export type DeclaredMember = { sha256: string; size: number } | { integrity: string; size: number };
 
 /**
  * What an archive's catalog member (manifest.json, bootstrap.json) declares, and which other members
@@ -34,7 +34,8 @@ interface Body {
   name: string;
   size: number;
   bytes: Buffer;
-  sha256: string;
+  /** Null when the catalog, already known, pins this member by SRI instead. */
+  sha256: string | null;
 }
 
 export interface Collected<T> {
@@ -67,7 +68,7 @@ export class MemberPolicy<T> {
     private readonly spec: CatalogSpec<T>,
   ) {}
 
-  private fail(code: string, message: string, hint: string, details: Record<string, unknown> = {}): CpError {
+  private fail(code: ErrorCode, message: string, hint: string, details: Record<string, unknown> = {}): CpError {
     return archiveError(code, this.archive, message, hint, details);
   }
 
@@ -187,13 +188,14 @@ export class MemberPolicy<T> {
   }
 
   private sink(name: string, size: number): MemberSink {
-    const hash: Hash = createHash('sha256');
+    const declared = this.catalog?.declared.get(name);
+    const hash: Hash | null = declared && 'integrity' in declared ? null : createHash('sha256');
     const chunks: Buffer[] = [];
     let received = 0;
     return {
       data: (chunk) => {
         received += chunk.length;
-        hash.update(chunk);
+        hash?.update(chunk);
         chunks.push(chunk);
       },
       end: () => {
@@ -205,7 +207,8 @@ export class MemberPolicy<T> {
             { member: name },
           );
         this.open = null;
-        this.complete({ name, size, bytes: Buffer.concat(chunks, size), sha256: `sha256:${hash.digest('hex')}` });
+        const sha256 = hash && `sha256:${hash.digest('hex')}`;
+        this.complete({ name, size, bytes: Buffer.concat(chunks, size), sha256 });
       },
     };
   }
@@ -224,12 +227,17 @@ export class MemberPolicy<T> {
     if (this.catalog === null || this.isFree(body.name)) return;
     const declared = this.declared(body.name);
     if (declared.size !== body.size) throw this.sizeMismatch(body.name, declared.size, body.size);
-    if (declared.sha256 !== body.sha256) {
+    if ('integrity' in declared) {
+      checkIntegrity(body.bytes, declared.integrity, `member ${quote(body.name)} of ${show(this.archive)}`);
+      return;
+    }
+    const actual = body.sha256 ?? sha256Digest(body.bytes);
+    if (declared.sha256 !== actual) {
       throw this.fail(
         'ERR_ARCHIVE_DIGEST_MISMATCH',
-        `member ${quote(body.name)} hashes to ${body.sha256}, ${this.spec.member} says ${declared.sha256}`,
+        `member ${quote(body.name)} hashes to ${actual}, ${this.spec.member} says ${declared.sha256}`,
         'the archive was altered after it was built; do not install it',
-        { member: body.name, expected: declared.sha256, actual: body.sha256 },
+        { member: body.name, expected: declared.sha256, actual },
       );
     }
   }

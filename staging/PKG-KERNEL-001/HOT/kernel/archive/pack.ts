@@ -2,9 +2,9 @@ import { gzipSync } from 'node:zlib';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from '../atomic.js';
-import { sha256Digest } from '../canonical.js';
 import { CpError, show } from '../errors.js';
 import { unsafePathReason } from '../manifest/paths.js';
+import { integrityOf } from './integrity.js';
 import { END_OF_ARCHIVE, fileHeader, padding } from './ustar.js';
 
 export interface PackFile {
@@ -67,10 +67,10 @@ export function gzipDeterministic(data: Buffer): Buffer {
   return gz;
 }
 
-/** Pack files into a deterministic .tar.gz, published atomically. Same input, same bytes. */
+/** Pack files into a deterministic .tar.gz, published atomically. Same input, same bytes (and SRI). */
 export async function packArchive(files: PackFile[], outPath: string): Promise<{ integrity: string; size: number }> {
   const gz = gzipDeterministic(tarBytes(files));
   mkdirSync(dirname(outPath), { recursive: true });
   writeFileAtomic(outPath, gz);
-  return { integrity: sha256Digest(gz), size: gz.length };
+  return { integrity: integrityOf(gz), size: gz.length };
 }

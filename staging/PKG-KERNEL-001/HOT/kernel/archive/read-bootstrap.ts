@@ -1,5 +1,6 @@
 import { validateBootstrapPlan, type BootstrapPlan } from '../manifest/bootstrap.js';
 import { CpError } from '../errors.js';
+import { parseIntegrity } from './sri.js';
 import { resolveLimits, type ArchiveLimits } from './limits.js';
 import type { CatalogSpec, DeclaredMember } from './members.js';
 import { streamArchive } from './stream.js';
@@ -13,6 +14,7 @@ export interface BootstrapArchive {
   packages: Map<string, Buffer>;
   /** Top-level README.md/INSTALL.md and installer entry *.js. */
   extras: Map<string, Buffer>;
+  /** SRI of CP_BOOTSTRAP's own bytes. */
   integrity: string;
 }
 
@@ -42,7 +44,7 @@ const bootstrapSpec: CatalogSpec<BootstrapPlan> = {
   parse(bytes) {
     const plan = parsePlan(bytes);
     const declared = new Map<string, DeclaredMember>(
-      plan.packages.map((p) => [p.file, { sha256: p.integrity, size: p.size }]),
+      plan.packages.map((p) => [p.file, { integrity: parseIntegrity(p.integrity, p.file), size: p.size }]),
     );
     for (const file of plan.genesis.files)
       declared.set(`genesis/${file.path}`, { sha256: file.sha256, size: file.size });

@@ -1,12 +1,12 @@
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 // The parser alone: tar's index loads its whole create/extract/replace machinery too (~30 ms per process).
 import { Parser } from 'tar/parse';
 import type { ReadEntry } from 'tar/read-entry';
-import { isCpError } from '../errors.js';
+import { isCpError, show } from '../errors.js';
 import { envError } from '../env-errors.js';
 import { archiveError } from './errors.js';
+import { streamIntegrity } from './integrity.js';
 import type { ArchiveLimits } from './limits.js';
 import { MemberPolicy, type CatalogSpec, type Collected } from './members.js';
 
@@ -20,17 +20,19 @@ const COMPRESSED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x
 /**
  * Stream a .tar.gz through the member policy without writing anything. Headers are judged before
  * bodies are buffered and inflated bytes are counted as they appear, so a decompression bomb is
- * stopped at the limit. Resolves with what the policy collected and the digest of the file's bytes.
+ * stopped at the limit. The file's bytes are hashed as they are read (its SRI, checked against `expected` when
+ * given). Resolves with what the policy collected and the archive's SRI.
  */
 export async function streamArchive<T>(
   path: string,
   limits: ArchiveLimits,
   spec: CatalogSpec<T>,
+  expected?: string,
 ): Promise<Collected<T> & { integrity: string }> {
   const policy = new MemberPolicy(path, limits, spec);
-  const integrity = createHash('sha256');
+  const source = createReadStream(path, { highWaterMark: CHUNK });
+  const hashing = streamIntegrity(source, expected, `archive ${show(path)}`);
   await new Promise<void>((resolve, reject) => {
-    const source = createReadStream(path, { highWaterMark: CHUNK });
     const gunzip = createGunzip({ chunkSize: CHUNK });
     const parser = new Parser({ strict: true, brotli: false, zstd: false } as ConstructorParameters<typeof Parser>[0]);
     let failed = false;
@@ -75,9 +77,6 @@ export async function streamArchive<T>(
             )
           : (envError(error, path, 'reading the archive') ?? error),
       );
-    });
-    source.on('data', (chunk) => {
-      integrity.update(chunk);
     });
     gunzip.on('error', fail);
     gunzip.on('data', (chunk: Buffer) =>
@@ -136,5 +135,8 @@ export async function streamArchive<T>(
     parser.on('end', () => guard(resolve));
     source.pipe(gunzip);
   });
-  return { ...policy.finish(), integrity: `sha256:${integrity.digest('hex')}` };
+  // The archive's own bytes first: a file that is not the one recorded is refused as such, whatever it holds.
+  const hashed = await hashing;
+  if ('error' in hashed) throw hashed.error;
+  return { ...policy.finish(), integrity: hashed.integrity };
 }

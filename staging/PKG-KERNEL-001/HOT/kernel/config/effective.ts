@@ -8,12 +8,12 @@ import { readOverrides, type OperatorOverrides } from './overrides.js';
 
 /** A package's default for one config section: `HOT/config/<section>.json`, owned by the package that ships it. */
 export function defaultConfigPath(root: string, section: string): string {
-  return join(rootPaths(root).configDir, `${section}.json`);
+  return join(rootPaths(root).config, `${section}.json`);
 }
 
 /** The config sections of a root: one per package default under HOT/config/. */
 export function configSections(root: string): string[] {
-  const dir = rootPaths(root).configDir;
+  const dir = rootPaths(root).config;
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((n) => /^[a-z][a-z0-9_-]{0,63}\.json$/.test(n))

@@ -4,7 +4,7 @@ import satisfies from 'semver/functions/satisfies.js';
 import { CpError, show } from '../errors.js';
 import type { Manifest } from '../manifest/manifest.js';
 import type { Receipt } from '../registry/receipt.js';
-import { isGovernedPath } from '../root/layout.js';
+import { isGovernedPath, LAYOUT } from '../root/layout.js';
 
 export interface Platform {
   os: string;
@@ -169,7 +169,7 @@ export function checkTargetPath(root: string, relPath: string, memo: ParentMemo 
 
 /** The state directories the commit writes into must be real directories, not symlinks planted in the root. */
 export function checkStateDirs(root: string): void {
-  for (const rel of ['HOT', 'HOT/installed', 'HOT/ledger', 'HOT/registries', 'HOT/registries/txn']) {
+  for (const rel of [LAYOUT.hot, LAYOUT.installed, LAYOUT.ledgerDir, LAYOUT.registries, LAYOUT.txnDir]) {
     let stat: import('node:fs').Stats;
     try {
       stat = lstatSync(join(root, rel));

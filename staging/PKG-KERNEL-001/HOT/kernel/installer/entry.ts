@@ -19,6 +19,11 @@ export interface InstallEntryOptions {
   /** Names --genesis tolerates in the root (the CP_BOOTSTRAP entry's mark of an unfinished genesis). */
   genesisAllow?: readonly string[];
   crash?: ((step: CommitStep, packageId: string) => void) | undefined;
+  /**
+   * The SRI each archive must have, by its resolved path: the CP_BOOTSTRAP entry passes bootstrap.json's pins,
+   * so an archive swapped after the entry checked it is still refused as it is read.
+   */
+  integrity?: ReadonlyMap<string, string> | undefined;
   out?: (line: string) => void;
   err?: (line: string) => void;
 }
@@ -72,6 +77,7 @@ export async function runInstallEntry(options: InstallEntryOptions): Promise<num
       root,
       positionals.map((archive) => ({
         archivePath: resolve(archive),
+        integrity: options.integrity?.get(resolve(archive)),
         mode: values.upgrade ? ('upgrade' as const) : ('install' as const),
         expectId: values.id,
         dev: values.dev,

@@ -19,6 +19,8 @@ export interface InstallRequest {
   expectId?: string | undefined;
   dev?: boolean | undefined;
   allowDowngrade?: boolean | undefined;
+  /** The SRI the archive must have (bootstrap.json's pin), checked with ssri while the archive is read. */
+  integrity?: string | undefined;
 }
 
 /** What the caller may inject: test hooks, platform, clock, ids, archive limits. */
@@ -36,6 +38,7 @@ export function readRequestArchive(request: InstallRequest, env: InstallEnv = {}
   return readPackageArchive(request.archivePath, {
     ...(env.limits ? { limits: env.limits } : {}),
     ...(env.strict !== undefined ? { strict: env.strict } : {}),
+    ...(request.integrity !== undefined ? { integrity: request.integrity } : {}),
   });
 }
 

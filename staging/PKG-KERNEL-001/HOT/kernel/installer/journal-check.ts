@@ -2,7 +2,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CpError, show } from '../errors.js';
 import { checkReceipt } from '../registry/receipt.js';
-import { isGovernedFilePath, PACKAGE_ID } from '../root/layout.js';
+import { isGovernedFilePath } from '../root/governed-file-path.js';
+import { PACKAGE_ID } from '../root/layout.js';
 import { assertNoLinkedAncestor, entryKind } from '../root/shape.js';
 import type { Journal } from './journal.js';
 

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { envError } from '../env-errors.js';
 import { CpError, show } from '../errors.js';
 import { checkpointKeys } from '../signing/root-key.js';
 import { readTrustStore } from '../signing/trust.js';
@@ -32,6 +33,9 @@ function readKeyFile(path: string): CheckpointKey[] {
   try {
     pem = readFileSync(path, 'utf8');
   } catch (error) {
+    // A fault of the machine (a full disk, a failing device, no permission) keeps its own code.
+    const env = envError(error, path, 'reading a checkpoint key');
+    if (env) throw env;
     throw new CpError('ERR_KEY_INVALID', `cannot read ${show(path)}: ${(error as Error).message}`, {
       hint: "pass the root's public key (trust.json's checkpoint key as a .pub file)",
       details: { path },

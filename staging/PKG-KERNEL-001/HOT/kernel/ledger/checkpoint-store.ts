@@ -11,6 +11,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../atomic.js';
+import { envError } from '../env-errors.js';
 import { CpError, isCpError, show } from '../errors.js';
 import { readTrustedRootKey } from '../signing/root-key.js';
 import {
@@ -21,6 +22,7 @@ import {
   type FoundCheckpoint,
 } from './checkpoint.js';
 import type { Ledger } from './ledger.js';
+import { rootPaths } from '../root/layout.js';
 
 /** A checkpoint file is about 500 bytes. */
 const MAX_CHECKPOINT_BYTES = 4096;
@@ -30,7 +32,7 @@ const FILE_NAME = /^(\d{16})-([0-9a-f]{16})\.json$/;
 
 /** Outside the ledger database, so rewriting the database does not rewrite them (HOT/ledger is state, not governed). */
 export function checkpointDir(root: string): string {
-  return join(root, 'HOT', 'ledger', 'checkpoints');
+  return rootPaths(root).checkpoints;
 }
 
 /** `<seq, 16 digits>-<first 16 hex of the hash>.json`: names sort in chain order, one file per head. */
@@ -45,6 +47,8 @@ function readBounded(path: string, max: number, what: string): string {
     // Non-blocking, so a FIFO named as a checkpoint is refused by fstat below instead of hanging the open.
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
+    const env = envError(error, path, `reading ${what}`);
+    if (env) throw env;
     throw new CpError('ERR_CHECKPOINT_INVALID', `cannot read ${what} ${show(path)}: ${(error as Error).message}`, {
       hint: 'pass a checkpoint file written by `cplane ledger checkpoint --out` or `cplane ledger checkpoints --export`',
       details: { path },

@@ -1,6 +1,5 @@
 import type Database from 'better-sqlite3';
-import { join } from 'node:path';
-import { CpError, show } from '../errors.js';
+import { CpError, type ErrorCode, show } from '../errors.js';
 import { canonicalJson, sha256Hex } from '../canonical.js';
 import { wellFormed, wellFormedDeep } from '../text.js';
 import {
@@ -23,6 +22,7 @@ import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type CompiledQuery, type Ledger
 import { TIMESTAMP_INDEX, TIMESTAMP_INDEX_DDL } from './schema.js';
 import { seqRangeForTimes } from './time-range.js';
 import { refuseIllFormed, validateAppendInput } from './validate.js';
+import { rootPaths } from '../root/layout.js';
 
 export type { Synchronous } from './open.js';
 export type { LedgerQuery } from './query.js';
@@ -91,7 +91,7 @@ function isIdCollision(error: unknown): boolean {
 }
 
 export function ledgerPathForRoot(root: string): string {
-  return join(root, 'HOT', 'ledger', 'ledger.sqlite');
+  return rootPaths(root).ledgerFile;
 }
 
 export function rowToEntry(row: EntryRow): LedgerEntry {
@@ -306,7 +306,7 @@ export class Ledger {
    * nothing). On a write, SQLite refusing the metadata's JSON (its parser stops at 1000 levels of nesting, when
    * the indexed columns are computed) is the entry's fault, coded `entryCode`.
    */
-  private guard<T>(fn: () => T, entryCode?: string): T {
+  private guard<T>(fn: () => T, entryCode?: ErrorCode): T {
     try {
       return fn();
     } catch (error) {

@@ -2,6 +2,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { checkSignature, type PackageSignature, type TrustedKey } from '../signing/signing.js';
 import type { Manifest } from '../manifest/manifest.js';
+import { LAYOUT } from '../root/layout.js';
 
 /**
  * Which bytes may run in a root: every file an installed package owns, with the digest its receipt records
@@ -24,7 +25,7 @@ export type RootMode = 'dev' | 'installed';
  * installed root leaves an empty allow-list (nothing loads), never an unverified root.
  */
 export function rootMode(root: string): RootMode {
-  const hot = join(root, 'HOT');
+  const hot = join(root, LAYOUT.hot);
   const build = dirname(root);
   const stateless = !['installed', 'registries', 'ledger', 'node_modules'].some((dir) => existsSync(join(hot, dir)));
   const isBuildOutput = basename(root) === 'root' && basename(build) === 'build' && isDir(join(build, 'tsc'));
@@ -52,7 +53,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function trustedKeys(root: string): TrustedKey[] {
-  const store = readJson(join(root, 'HOT', 'registries', 'trust.json'));
+  const store = readJson(join(root, LAYOUT.trust));
   const keys = isRecord(store) && Array.isArray(store.keys) ? store.keys : [];
   return keys.filter(
     (k): k is TrustedKey => isRecord(k) && typeof k.key_id === 'string' && typeof k.public_key_pem === 'string',
@@ -87,7 +88,7 @@ function signatureStatus(
 export function readAllowList(root: string): AllowList {
   const files: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   const untrusted: Record<string, string> = Object.create(null) as Record<string, string>;
-  const installed = join(root, 'HOT', 'installed');
+  const installed = join(root, LAYOUT.installed);
   let packages: string[] = [];
   try {
     packages = readdirSync(installed).sort();

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { CpError, show } from '../errors.js';
-import { STATE_DIRS } from '../root/layout.js';
+import { LAYOUT, STATE_DIRS } from '../root/layout.js';
 import type { ModuleGate } from './module-gate.js';
 
 /** Where modules are discovered by listing a directory: a refused one there is skipped, not fatal. */
@@ -23,7 +23,7 @@ const CODE = new Set(['.js', '.mjs', '.cjs', '.json', '.node']);
 export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string }> {
   const refusals = new Map<string, Error & { code: string }>();
   const cjsScope = new Map<string, boolean>();
-  const hot = join(gate.root, 'HOT');
+  const hot = join(gate.root, LAYOUT.hot);
   const walk = (dir: string, rel: string, scopeIsCjs: boolean): void => {
     let entries: import('node:fs').Dirent[];
     try {
@@ -45,7 +45,8 @@ export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string 
       const path = join(dir, entry.name);
       const relPath = `${rel}/${entry.name}`;
       // State is not code (the root-shape check judges it); the package tests are run by the test runner, never by an entry point.
-      if (rel === 'HOT' && ((STATE_DIRS as readonly string[]).includes(entry.name) || entry.name === 'tests')) continue;
+      if (rel === LAYOUT.hot && ((STATE_DIRS as readonly string[]).includes(entry.name) || entry.name === 'tests'))
+        continue;
       if (entry.isDirectory()) {
         if (entry.name === 'node_modules') gate.checkOwnedDirectory(path);
         walk(path, relPath, cjs);
@@ -80,7 +81,7 @@ export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string 
       }
     }
   };
-  walk(hot, 'HOT', false);
+  walk(hot, LAYOUT.hot, false);
   return refusals;
 }
 

@@ -39,8 +39,9 @@ export const BOOTSTRAP_SCHEMA = {
             pattern: '^packages/PKG-[A-Z0-9-]+-\\d{3}-[0-9A-Za-z.+-]+\\.tar\\.gz$',
           },
           integrity: {
+            description: 'SRI of the archive file: sha512, optionally followed by sha256 (npm lockfile style)',
             type: 'string',
-            pattern: '^sha256:[0-9a-f]{64}$',
+            pattern: '^sha512-[A-Za-z0-9+/]{86}==( sha256-[A-Za-z0-9+/]{43}=)?$',
           },
           size: {
             type: 'integer',

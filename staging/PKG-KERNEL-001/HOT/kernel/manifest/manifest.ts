@@ -1,6 +1,7 @@
 // semver's functions one by one: its index loads all ~50 of its modules, and every kernel process pays for that.
 import semverValid from 'semver/functions/valid.js';
 import validRange from 'semver/ranges/valid.js';
+import { type Warning, warning } from '../catalogue/define.js';
 import { CpError, show } from '../errors.js';
 import { foldedPath, isReservedPath, unsafePathReason } from './paths.js';
 import { validateManifestSchema } from './compiled-validators.js';
@@ -92,12 +93,14 @@ export interface ValidateManifestOptions {
 export function validateManifest(
   value: unknown,
   opts: ValidateManifestOptions = {},
-): { manifest: Manifest; warnings: string[] } {
+): { manifest: Manifest; warnings: Warning[] } {
   const strict = opts.strict ?? true;
   const schemaIssues = checkSchema(value);
   const warnings = strict
     ? []
-    : schemaIssues.filter((i) => i.keyword === 'additionalProperties').map((i) => `${i.pointer}: ${i.message}`);
+    : schemaIssues
+        .filter((i) => i.keyword === 'additionalProperties')
+        .map((i) => warning('MANIFEST_UNKNOWN_FIELD', `${i.pointer}: ${i.message}`));
   let errors = strict ? schemaIssues : schemaIssues.filter((i) => i.keyword !== 'additionalProperties');
   if (errors.length === 0) errors = semanticIssues(value as Manifest);
   if (errors.length > 0) {
@@ -119,7 +122,7 @@ export function validateManifest(
 export function parseManifest(
   bytes: Uint8Array,
   opts: ValidateManifestOptions = {},
-): { manifest: Manifest; warnings: string[] } {
+): { manifest: Manifest; warnings: Warning[] } {
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(bytes).toString('utf8'));

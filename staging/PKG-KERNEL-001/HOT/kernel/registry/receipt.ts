@@ -2,7 +2,9 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { READ_LIMITS, readTextBounded } from '../bounded-read.js';
 import { writeFileAtomic } from '../atomic.js';
 import { CpError, show } from '../errors.js';
-import { isGovernedFilePath, PACKAGE_ID, receiptDir, receiptPath, rootPaths } from '../root/layout.js';
+import { parseIntegrity } from '../archive/sri.js';
+import { isGovernedFilePath } from '../root/governed-file-path.js';
+import { PACKAGE_ID, receiptDir, receiptPath, rootPaths } from '../root/layout.js';
 import { entryKind } from '../root/shape.js';
 
 export type ReceiptSignatureStatus = 'valid' | 'unsigned' | 'invalid' | 'untrusted_key';
@@ -28,6 +30,7 @@ export interface Receipt {
   dependencies: ReceiptDependency[];
   replaces: string[];
   archive_file: string;
+  /** SRI of the archive (`sha512-…`); a receipt written before SRI holds `sha256:<hex>`, still read as is. */
   archive_integrity: string;
   /** sha256 of the canonical manifest (what the signature covers). */
   manifest_digest: string;
@@ -109,6 +112,7 @@ export function checkReceipt(value: unknown, path: string): Receipt {
   if (!PACKAGE_ID.test(r.package_id as string) || (r.package_id as string).length > 64)
     throw badReceipt(path, `has a malformed package_id ${show(r.package_id)}`);
   if (r.receipt_version !== 1) throw badReceipt(path, `has receipt_version ${show(r.receipt_version)}, expected 1`);
+  checkArchiveIntegrity(r.archive_integrity as string, path);
   if (typeof r.layer !== 'number') throw badReceipt(path, 'has no numeric layer');
   for (const key of ['files', 'dependencies', 'replaces', 'transferred_out']) {
     if (!Array.isArray(r[key])) throw badReceipt(path, `has no ${key} array`);
@@ -129,6 +133,22 @@ export function checkReceipt(value: unknown, path: string): Receipt {
   if (!sig || typeof sig.status !== 'string' || typeof sig.dev_waiver !== 'boolean')
     throw badReceipt(path, 'has no signature {status, key_id, dev_waiver}');
   return value as Receipt;
+}
+
+/**
+ * Receipts written before archives carried SRI strings recorded `sha256:<hex>`. They stay readable: the value is
+ * provenance compared with the ledger's record of the same install (G1), never used to re-check an archive, and
+ * the next install or upgrade of the package writes the SRI form.
+ */
+const LEGACY_ARCHIVE_DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+function checkArchiveIntegrity(value: string, path: string): void {
+  if (LEGACY_ARCHIVE_DIGEST.test(value)) return;
+  try {
+    parseIntegrity(value, 'archive_integrity');
+  } catch (cause) {
+    throw badReceipt(path, `has a malformed archive_integrity: ${(cause as Error).message}`, cause);
+  }
 }
 
 function badReceipt(path: string, why: string, cause?: unknown): CpError {

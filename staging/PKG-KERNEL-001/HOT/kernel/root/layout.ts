@@ -1,61 +1,65 @@
 import { join } from 'node:path';
-import { unsafePathReason } from '../manifest/paths.js';
 
 /**
- * The layout of an installed root (SPEC §3.4). Everything under HOT/ is governed (owned by exactly one
- * package) except the three state directories, which the installer and the ledger write.
+ * The layout of an installed root (SPEC §3.4): every state and config path, root-relative (forward slashes,
+ * the form manifests and findings name). Everything under HOT/ is governed (owned by exactly one package)
+ * except the three state directories, which the installer, the ledger and the packages' stores write.
+ * Dependency-free apart from node:path: the module loader's trust anchor reads it before anything is verified.
  */
 export const STATE_DIRS = ['installed', 'ledger', 'registries'] as const;
 
-export interface RootPaths {
-  root: string;
-  hot: string;
-  installed: string;
-  ledgerDir: string;
-  registries: string;
-  ownershipDb: string;
-  lockDb: string;
-  journal: string;
+export const LAYOUT = {
+  hot: 'HOT',
+  installed: 'HOT/installed',
+  ledgerDir: 'HOT/ledger',
+  registries: 'HOT/registries',
+  config: 'HOT/config',
+  schemas: 'HOT/schemas',
+  scripts: 'HOT/scripts',
+  tests: 'HOT/tests',
+  providers: 'HOT/providers',
+  ledgerFile: 'HOT/ledger/ledger.sqlite',
+  checkpoints: 'HOT/ledger/checkpoints',
+  ownershipDb: 'HOT/registries/ownership.sqlite',
+  lockDb: 'HOT/registries/lock.sqlite',
+  journal: 'HOT/registries/journal.json',
   /** Per-transaction staging directories live here, inside the root so renames stay on one filesystem. */
-  txnDir: string;
-  trust: string;
+  txnDir: 'HOT/registries/txn',
+  trust: 'HOT/registries/trust.json',
+  rootKey: 'HOT/registries/root-key.pem',
+  bootstrapPending: 'HOT/registries/bootstrap-pending.json',
+  budgetDb: 'HOT/registries/budget.sqlite',
+  dispatchDb: 'HOT/registries/dispatch.sqlite',
+  breakers: 'HOT/registries/breakers.json',
+  spool: 'HOT/registries/router-spool',
+  spoolQuarantine: 'HOT/registries/router-spool-quarantine',
   /** The operator's config overrides (`cplane config`): owned by no package, never touched by the installer. */
-  operatorConfig: string;
+  operatorConfig: 'HOT/registries/operator-config.json',
   /** Route keys revoked before they expire (`cplane token revoke`), checked on every authentication. */
-  revokedKeys: string;
-  /** Package default configs, one `<section>.json` per config section. */
-  configDir: string;
-}
+  revokedKeys: 'HOT/registries/revoked-keys.json',
+} as const;
 
+export const OPERATOR_CONFIG_REL = LAYOUT.operatorConfig;
+export const REVOKED_KEYS_REL = LAYOUT.revokedKeys;
+
+export type RootPaths = { root: string } & { [K in keyof typeof LAYOUT]: string };
+
+/** The layout's paths under `root`. */
 export function rootPaths(root: string): RootPaths {
-  const hot = join(root, 'HOT');
-  const registries = join(hot, 'registries');
-  return {
-    root,
-    hot,
-    installed: join(hot, 'installed'),
-    ledgerDir: join(hot, 'ledger'),
-    registries,
-    ownershipDb: join(registries, 'ownership.sqlite'),
-    lockDb: join(registries, 'lock.sqlite'),
-    journal: join(registries, 'journal.json'),
-    txnDir: join(registries, 'txn'),
-    trust: join(registries, 'trust.json'),
-    operatorConfig: join(registries, 'operator-config.json'),
-    revokedKeys: join(registries, 'revoked-keys.json'),
-    configDir: join(hot, 'config'),
-  };
+  const paths = Object.entries(LAYOUT).map(([name, rel]) => [name, join(root, rel)]);
+  return { root, ...Object.fromEntries(paths) } as RootPaths;
 }
 
-/** The operator override file and the revocation list, root-relative (shape checks and messages name these). */
-export const OPERATOR_CONFIG_REL = 'HOT/registries/operator-config.json';
-export const REVOKED_KEYS_REL = 'HOT/registries/revoked-keys.json';
+/** A shipped config file, `HOT/config/<name>` (router.json, budget.json, dispatch.json). */
+export function configPath(root: string, name: string): string {
+  return join(root, LAYOUT.config, name);
+}
 
 /** A package id as the manifest schema allows it: a single safe path segment (it names HOT/installed/<PKG>/). */
 export const PACKAGE_ID = /^PKG-[A-Z0-9-]+-\d{3}$/;
 
 export function receiptDir(root: string, packageId: string): string {
-  return join(root, 'HOT', 'installed', packageId);
+  return join(root, LAYOUT.installed, packageId);
 }
 
 export function receiptPath(root: string, packageId: string): string {
@@ -68,23 +72,8 @@ export function receiptPath(root: string, packageId: string): string {
  */
 export function isGovernedPath(relPath: string): boolean {
   const parts = relPath.split('/');
-  if (parts.length < 2 || parts[0] !== 'HOT') return false;
+  if (parts.length < 2 || parts[0] !== LAYOUT.hot) return false;
   if (parts.some((part) => part === '' || part === '.' || part === '..')) return false;
   const top = parts[1] as string;
   return !(STATE_DIRS as readonly string[]).includes(top);
-}
-
-/**
- * A governed file path as a manifest may declare it (plain relative segments, no control characters):
- * the only kind of path a receipt, registry row or journal may name. State files name paths that
- * commands rename, delete and read, so anything else there is refused before it is acted on.
- */
-export function isGovernedFilePath(value: unknown): value is string {
-  return (
-    typeof value === 'string' &&
-    value.length <= 4096 &&
-    !/[\u0000-\u001f\u007f]/.test(value) &&
-    unsafePathReason(value) === null &&
-    isGovernedPath(value)
-  );
 }

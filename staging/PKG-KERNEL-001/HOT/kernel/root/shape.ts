@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { CpError, show } from '../errors.js';
-import { STATE_DIRS } from './layout.js';
+import { LAYOUT, STATE_DIRS } from './layout.js';
 
 /** What an entry of the root is, judged by lstat: a link is never followed and nothing is ever opened. */
 export type EntryKind = 'absent' | 'file' | 'directory' | 'symlink' | 'special';
@@ -73,12 +73,12 @@ export function shapeError(rel: string, kind: EntryKind, want: string): CpError 
  * command (a missing ledger is its own error). Costs one readdir per state directory level.
  */
 export function assertRootShape(root: string): void {
-  const hot = entryKind(join(root, 'HOT'));
+  const hot = entryKind(join(root, LAYOUT.hot));
   if (hot === 'absent') return;
-  if (hot !== 'directory') throw shapeError('HOT', hot, 'directory');
-  for (const entry of readdirSync(join(root, 'HOT'), { withFileTypes: true })) {
+  if (hot !== 'directory') throw shapeError(LAYOUT.hot, hot, 'directory');
+  for (const entry of readdirSync(join(root, LAYOUT.hot), { withFileTypes: true })) {
     const kind = direntKind(entry);
-    const rel = `HOT/${entry.name}`;
+    const rel = `${LAYOUT.hot}/${entry.name}`;
     const isState = (STATE_DIRS as readonly string[]).includes(entry.name);
     if (kind === 'symlink' || kind === 'special' || (isState && kind !== 'directory'))
       throw shapeError(rel, kind, isState ? 'directory' : 'file or directory');

@@ -1,19 +1,20 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { closeSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { fsyncDir } from '../atomic.js';
 import { CpError, show } from '../errors.js';
 import { keyIdOf } from './keys.js';
 import type { TrustedKey } from './signing.js';
 import { readTrustStore, trustKey } from './trust.js';
+import { rootPaths } from '../root/layout.js';
 
 /** A PEM ed25519 private key is about 120 bytes; anything far larger is not one. */
 const MAX_ROOT_KEY_BYTES = 16 * 1024;
 
 /** The root's own signing key: it signs ledger checkpoints and nothing else. State, not governed (HOT/registries). */
 export function rootKeyPath(root: string): string {
-  return join(root, 'HOT', 'registries', 'root-key.pem');
+  return rootPaths(root).rootKey;
 }
 
 export interface RootKey {

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { writeFileAtomic } from '../atomic.js';
 import { CpError, isCpError, show } from '../errors.js';
 import { READ_LIMITS, readTextBounded } from '../bounded-read.js';
@@ -7,9 +7,10 @@ import { validateTrustSchema } from '../manifest/compiled-validators.js';
 import { schemaCheck } from '../manifest/schema-issues.js';
 import { keyIdOf, parsePublicKey } from './keys.js';
 import type { TrustedKey } from './signing.js';
+import { rootPaths } from '../root/layout.js';
 
 export function trustStorePath(root: string): string {
-  return join(root, 'HOT', 'registries', 'trust.json');
+  return rootPaths(root).trust;
 }
 
 const trustCheck = schemaCheck(validateTrustSchema);

@@ -9,8 +9,19 @@ import {
   type ProviderRequest,
   type ProviderResult,
   type SendOptions,
+  type ProviderPackage,
 } from '#providers/spec.js';
+import { openWire } from '#providers/wire/http.js';
+import type {
+  WireCallOptions,
+  WireProvider,
+  WireReader,
+  WireRequest,
+  WireResponse,
+  WireSurface,
+} from '#providers/wire/spec.js';
 import { checkMessagesBody, messagesBody } from './body.js';
+import { ANTHROPIC_WIRE_PATHS, anthropicReader } from './wire.js';
 import { errorFacts, normaliseStopReason, parseMessage } from './reply.js';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -19,7 +30,8 @@ export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 export type AnthropicProviderOptions = HttpProviderOptions;
 
 /** The Anthropic Messages API over fetch: one POST {base}/v1/messages per send, no retries. */
-export class AnthropicProvider implements Provider {
+export class AnthropicProvider implements Provider, WireProvider {
+  readonly surfaces = Object.keys(ANTHROPIC_WIRE_PATHS) as WireSurface[];
   readonly id: string;
   readonly baseUrl: string;
   // A private field: the key is not an own enumerable property, so JSON.stringify/inspect never show it.
@@ -75,4 +87,40 @@ export class AnthropicProvider implements Provider {
     if (typeof message === 'string') throw malformed(this.id, reply, message, headerRequestId, secrets);
     return successResult(this.id, reply, message, body.model, headerRequestId, normaliseStopReason, secrets);
   }
+
+  /** The pass-through call: the client's body as is, `anthropic-version`/`anthropic-beta` passed on, our key added. */
+  async call(request: WireRequest, options: WireCallOptions): Promise<WireResponse> {
+    const route = ANTHROPIC_WIRE_PATHS[request.surface];
+    if (route === undefined) throw new Error(`surface ${JSON.stringify(request.surface)} is not an Anthropic surface`);
+    const headers: Record<string, string> = {
+      'anthropic-version': request.headers['anthropic-version'] ?? ANTHROPIC_VERSION,
+      'x-api-key': this.#apiKey,
+    };
+    if (request.headers['anthropic-beta'] !== undefined) headers['anthropic-beta'] = request.headers['anthropic-beta'];
+    if (route.method === 'POST') headers['content-type'] = 'application/json';
+    return openWire({
+      providerId: this.id,
+      fetch: this.#fetch,
+      clock: this.#clock,
+      timers: this.#timers,
+      options,
+      secrets: [this.#apiKey],
+      url: `${this.baseUrl}${route.path}`,
+      method: route.method,
+      headers,
+      body: request.body,
+      errorFacts,
+      requestIdHeader: 'request-id',
+    });
+  }
+
+  reader(surface: WireSurface): WireReader {
+    return anthropicReader(surface);
+  }
 }
+
+/** This package's contribution to the router, found at open as `HOT/providers/<id>/provider.js`. */
+const providerPackage: ProviderPackage = {
+  create: (options) => new AnthropicProvider({ id: options.id, env: options.env, config: options.config }),
+};
+export default providerPackage;

@@ -10,6 +10,7 @@ import {
   type SendOptions,
   type StopReason,
   type Usage,
+  type ProviderPackage,
 } from '#providers/spec.js';
 import { waitWithDeadline } from './wait.js';
 
@@ -171,3 +172,9 @@ export class MockProvider implements Provider {
     };
   }
 }
+
+/** This package's contribution to the router, found at open as `HOT/providers/<id>/provider.js`. */
+const providerPackage: ProviderPackage = {
+  create: (options) => new MockProvider({ id: options.id, defaultResponse: options.mockResponse ?? 'Mock response' }),
+};
+export default providerPackage;

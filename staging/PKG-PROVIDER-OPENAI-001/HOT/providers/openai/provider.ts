@@ -9,8 +9,19 @@ import {
   type ProviderRequest,
   type ProviderResult,
   type SendOptions,
+  type ProviderPackage,
 } from '#providers/spec.js';
+import { openWire } from '#providers/wire/http.js';
+import type {
+  WireCallOptions,
+  WireProvider,
+  WireReader,
+  WireRequest,
+  WireResponse,
+  WireSurface,
+} from '#providers/wire/spec.js';
 import { chatBody, chatCompletionsUrl, checkChatBody } from './body.js';
+import { OPENAI_WIRE_PATHS, openAiReader, v1Url } from './wire.js';
 import { errorFacts, normaliseStopReason, parseCompletion } from './reply.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com';
@@ -18,7 +29,8 @@ export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com';
 export type OpenAiProviderOptions = HttpProviderOptions;
 
 /** Chat Completions over fetch against any compatible server: one POST per send, no retries. */
-export class OpenAiProvider implements Provider {
+export class OpenAiProvider implements Provider, WireProvider {
+  readonly surfaces = Object.keys(OPENAI_WIRE_PATHS) as WireSurface[];
   readonly id: string;
   readonly baseUrl: string;
   readonly #apiKey: string | null;
@@ -71,4 +83,37 @@ export class OpenAiProvider implements Provider {
     if (typeof completion === 'string') throw malformed(this.id, reply, completion, headerRequestId, secrets);
     return successResult(this.id, reply, completion, body.model, headerRequestId, normaliseStopReason, secrets);
   }
+
+  /** The pass-through call: the client's body as is, our key (if any) as the bearer. */
+  async call(request: WireRequest, options: WireCallOptions): Promise<WireResponse> {
+    const route = OPENAI_WIRE_PATHS[request.surface];
+    if (route === undefined) throw new Error(`surface ${JSON.stringify(request.surface)} is not an OpenAI surface`);
+    const headers: Record<string, string> = {};
+    if (route.method === 'POST') headers['content-type'] = 'application/json';
+    if (this.#apiKey !== null) headers.authorization = `Bearer ${this.#apiKey}`;
+    return openWire({
+      providerId: this.id,
+      fetch: this.#fetch,
+      clock: this.#clock,
+      timers: this.#timers,
+      options,
+      secrets: this.#apiKey === null ? [] : [this.#apiKey],
+      url: v1Url(this.baseUrl, route.path),
+      method: route.method,
+      headers,
+      body: request.body,
+      errorFacts,
+      requestIdHeader: 'x-request-id',
+    });
+  }
+
+  reader(surface: WireSurface): WireReader {
+    return openAiReader(surface);
+  }
 }
+
+/** This package's contribution to the router, found at open as `HOT/providers/<id>/provider.js`. */
+const providerPackage: ProviderPackage = {
+  create: (options) => new OpenAiProvider({ id: options.id, env: options.env, config: options.config }),
+};
+export default providerPackage;

@@ -1,8 +1,9 @@
+import { warningText } from '#kernel/catalogue/define.js';
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
-import { defineCommand, type CliContext } from '#cli/command.js';
+import { defineCommand, EXIT, type CliContext } from '#cli/command.js';
 import { intOption } from '#cli/option-values.js';
-import { resolveRoot } from '#cli/root-option.js';
+import { resolveRoot, rootOption } from '#cli/root-option.js';
 import { openRouter } from '../../router/open.js';
 import type { PromptResponse } from '../../router/response.js';
 
@@ -10,37 +11,37 @@ import type { PromptResponse } from '../../router/response.js';
 const MAX_OUTPUT_TOKENS = 1_000_000;
 
 export default defineCommand({
-  command: 'route',
+  name: 'route',
   describe: 'send one prompt through the installed router and print the response and the exchange id',
-  builder: (y) =>
-    y
-      .option('root', { type: 'string', describe: 'the root whose router, providers and ledger to use' })
-      .option('prompt', { type: 'string', describe: 'the prompt text' })
-      .option('compiled', {
-        type: 'string',
-        describe: 'a compiled prompt JSON file (from `cplane prompt compile --format anthropic --json`)',
-      })
-      .option('provider', { type: 'string', default: 'mock', describe: 'mock | anthropic | openai' })
-      .option('model', { type: 'string', describe: 'model id (default from HOT/config/router.json)' })
-      .option('session', { type: 'string', default: 'SES-CLI', describe: 'session id' })
-      .option('agent', { type: 'string', default: 'AGENT-CLI', describe: 'agent id' })
-      .option('contract', { type: 'string', default: 'PRC-CLI', describe: 'prompt contract id' })
-      .option('work-order', { type: 'string', describe: 'work order id' })
-      .option('max-tokens', { type: 'number', describe: `maximum output tokens (1 to ${MAX_OUTPUT_TOKENS})` })
-      .option('token', { type: 'string', describe: 'auth token (cpt1…; see `cplane token issue`)' })
-      .option('dev', { type: 'boolean', default: false, describe: 'dev mode: skip auth' })
-      .check((a) => {
-        if ((a.prompt === undefined) === (a.compiled === undefined))
-          throw new CpError('ERR_USAGE', 'give exactly one of --prompt or --compiled', {
-            hint: 'cplane route --root R --prompt "…"',
-          });
-        return true;
-      }),
-  async run(args, ctx) {
+  options: {
+    ...rootOption('the root whose router, providers and ledger to use'),
+    prompt: { type: 'string', describe: 'the prompt text' },
+    compiled: {
+      type: 'string',
+      describe: 'a compiled prompt JSON file (from `cplane prompt compile --format anthropic --json`)',
+    },
+    provider: { type: 'string', default: 'mock', describe: 'mock | anthropic | openai' },
+    model: { type: 'string', describe: 'model id (default from HOT/config/router.json)' },
+    session: { type: 'string', default: 'SES-CLI', describe: 'session id' },
+    agent: { type: 'string', default: 'AGENT-CLI', describe: 'agent id' },
+    contract: { type: 'string', default: 'PRC-CLI', describe: 'prompt contract id' },
+    'work-order': { type: 'string', describe: 'work order id' },
+    'max-tokens': { type: 'number', describe: `maximum output tokens (1 to ${MAX_OUTPUT_TOKENS})` },
+    token: { type: 'string', describe: 'auth token (cpt1…; see `cplane token issue`)' },
+    dev: { type: 'boolean', default: false, describe: 'dev mode: skip auth' },
+  },
+  check(args) {
+    if ((args.prompt === undefined) === (args.compiled === undefined))
+      throw new CpError('ERR_USAGE', 'give exactly one of --prompt or --compiled', {
+        hint: 'cplane route --root R --prompt "…"',
+      });
+  },
+  async handler(args, ctx) {
     const maxTokens = intOption('max-tokens', args.maxTokens, 1, MAX_OUTPUT_TOKENS);
     const root = resolveRoot(args.root, ctx);
     const compiled = args.compiled === undefined ? undefined : readCompiled(args.compiled);
     const opened = await openRouter(root, { provider: args.provider, devMode: args.dev, env: ctx.env });
+    for (const w of opened.warnings) ctx.err(`cplane: warning: ${warningText(w)}`);
     let response: PromptResponse;
     try {
       response = await opened.router.route({
@@ -72,8 +73,8 @@ export default defineCommand({
             `${response.outcome}: ${response.error_code ?? ''} ${response.error_message ?? ''}`.trim(),
             `— entry ${response.exchange_entry_id}`,
           ];
-    ctx.report(args, response, [...human, ...response.warnings.map((w) => `warning: ${w}`)]);
-    return response.outcome === 'success' ? 0 : 1;
+    ctx.report(args, response, [...human, ...response.warnings.map((w) => `warning: ${warningText(w)}`)]);
+    return response.outcome === 'success' ? EXIT.OK : EXIT.CHECK_FAILED;
   },
 });
 
@@ -85,10 +86,16 @@ export default defineCommand({
 function unrecorded(response: PromptResponse, json: boolean, ctx: CliContext): CpError {
   const { unrecorded_exchange: records, ...rest } = response;
   if (!json && response.outcome === 'success')
-    ctx.report({ json: false }, rest, [response.content, ...response.warnings.map((w) => `warning: ${w}`)]);
+    ctx.report({ json: false }, rest, [
+      response.content,
+      ...response.warnings.map((w) => `warning: ${warningText(w)}`),
+    ]);
   return new CpError(
     'ERR_ROUTE_EXCHANGE_UNRECORDED',
-    `the ${response.outcome === 'success' ? 'answer was received' : 'call ended'} but its EXCHANGE could be neither appended to the ledger nor spooled (${response.warnings.filter((w) => w.startsWith('EXCHANGE_NOT_RECORDED')).join('; ')}); the whole exchange: ${JSON.stringify(records)}`,
+    `the ${response.outcome === 'success' ? 'answer was received' : 'call ended'} but its EXCHANGE could be neither appended to the ledger nor spooled (${response.warnings
+      .filter((w) => w.code === 'EXCHANGE_NOT_RECORDED')
+      .map(warningText)
+      .join('; ')}); the whole exchange: ${JSON.stringify(records)}`,
     {
       hint: 'free disk space (or fix the ledger) and append these records by hand: nothing else holds them',
       details: { response: rest, exchange: records ?? [] },

@@ -1,18 +1,18 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { CpError, show } from '#kernel/errors.js';
 import { Ledger, ledgerPathForRoot } from '#kernel/ledger/index.js';
-import { defineCommand } from '#cli/command.js';
-import { resolveRoot } from '#cli/root-option.js';
+import { defineCommand, EXIT } from '#cli/command.js';
+import { resolveRoot, rootOption } from '#cli/root-option.js';
 import { breakerStatePath, readBreakerStates } from '../../router/open.js';
+import { rootPaths } from '#kernel/root/layout.js';
 
 export default defineCommand({
-  command: 'status',
+  name: 'status',
   describe: 'circuit breaker states per provider/model and the ledger head',
-  builder: (y) => y.option('root', { type: 'string', describe: 'the root' }),
-  run(args, ctx) {
+  options: rootOption('the root'),
+  handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
-    if (!existsSync(join(root, 'HOT'))) {
+    if (!existsSync(rootPaths(root).hot)) {
       throw new CpError('ERR_ROOT_NOT_A_ROOT', `${show(root)} is not a cplane root (no HOT/)`, {
         hint: 'bootstrap it first, or check --root',
         details: { root },
@@ -39,6 +39,6 @@ export default defineCommand({
       ),
     ];
     ctx.report(args, { ledger_head: head, breakers }, lines);
-    return 0;
+    return EXIT.OK;
   },
 });

@@ -1,16 +1,12 @@
 import { defineCommand, EXIT } from '#cli/command.js';
-import { resolveRoot } from '#cli/root-option.js';
+import { resolveRoot, rootOption } from '#cli/root-option.js';
 import { readRevocations } from '../../router/revocations.js';
 
-interface ListArgs {
-  root?: string;
-}
-
-export default defineCommand<ListArgs>({
-  command: 'list-revoked',
+export default defineCommand({
+  name: 'list-revoked',
   describe: 'print the revoked key ids of a root',
-  builder: (y) => y.option('root', { type: 'string', describe: 'the cplane root' }) as never,
-  run(args, ctx) {
+  options: { ...rootOption('the cplane root') },
+  handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     const { entries } = readRevocations(root);
     const lines = entries.map(

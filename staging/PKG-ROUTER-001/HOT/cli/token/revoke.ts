@@ -1,39 +1,27 @@
 import { CpError } from '#kernel/errors.js';
 import { defineCommand, EXIT } from '#cli/command.js';
-import { resolveRoot } from '#cli/root-option.js';
+import { resolveRoot, rootOption } from '#cli/root-option.js';
 import { tokenKeyId } from '../../router/auth.js';
 import { revokeKey } from '../../router/revocations.js';
 
-interface RevokeArgs {
-  root?: string;
-  token?: string;
-  'key-id'?: string;
-  reason?: string;
-}
-
-export default defineCommand<RevokeArgs>({
-  command: 'revoke',
+export default defineCommand({
+  name: 'revoke',
   describe: 'revoke a key before it expires: every later authentication refuses it (recorded as KEY_REVOKED)',
-  builder: (y) =>
-    y
-      .option('root', { type: 'string', describe: 'the cplane root whose revocation list to add to' })
-      .option('token', { type: 'string', describe: 'the token to revoke' })
-      .option('key-id', {
-        type: 'string',
-        describe: 'the key id to revoke (claims.jti, or sha256:<hex> of a token without one)',
-      })
-      .option('reason', { type: 'string', describe: 'why (recorded in the list and the ledger)' })
-      .conflicts('token', 'key-id')
-      .check((argv) => {
-        if (argv.token === undefined && argv['key-id'] === undefined)
-          throw new CpError('ERR_USAGE', 'token revoke needs --token TOKEN or --key-id ID', {
-            hint: 'e.g. --key-id <claims.jti from token issue --json>',
-          });
-        return true;
-      }) as never,
-  run(args, ctx) {
+  options: {
+    ...rootOption('the cplane root whose revocation list to add to'),
+    token: { type: 'string', describe: 'the token to revoke' },
+    'key-id': { type: 'string', describe: 'the key id to revoke (claims.jti, or sha256:<hex> of a token without one)' },
+    reason: { type: 'string', describe: 'why (recorded in the list and the ledger)' },
+  },
+  check(args) {
+    if ((args.token === undefined) === (args.keyId === undefined))
+      throw new CpError('ERR_USAGE', 'token revoke needs exactly one of --token TOKEN or --key-id ID', {
+        hint: 'e.g. --key-id <claims.jti from token issue --json>',
+      });
+  },
+  handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
-    let keyId = args['key-id'] as string | undefined;
+    let keyId = args.keyId;
     if (args.token !== undefined) {
       const fromToken = tokenKeyId(args.token);
       if (fromToken === null)

@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
 import { MESSAGE_OVERHEAD_TOKENS, bodyInputBound } from '#budgeter/bound.js';
 import { harness, request, type Step } from './harness.js';
+import { warningText } from '#kernel/catalogue/define.js';
+import { CpError, toCpError } from '#kernel/errors.js';
 
 const shipped = JSON.parse(
   readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'budget.json'), 'utf8'),
@@ -59,7 +61,7 @@ test('usage counts that are strings are malformed (unknown, kept charged), never
   const res = await router.route(request({ request_id: 'REQ-STRING-USAGE', max_tokens: 100 }));
   assert.equal(res.outcome, 'success');
   assert.ok(
-    res.warnings.some((w) => w.startsWith('BUDGET_USAGE_UNKNOWN: input_tokens')),
+    res.warnings.some((w) => warningText(w).startsWith('BUDGET_USAGE_UNKNOWN: input_tokens')),
     JSON.stringify(res.warnings),
   );
   const agent = budget.status({ session_id: 'SES-1' }).scopes.find((s) => s.scope === 'agent');
@@ -79,7 +81,7 @@ test('a settlement that fails is retried as unknown usage, so the reservation is
   const res = await router.route(request({ request_id: 'REQ-SETTLE-FAILS', max_tokens: 100 }));
   assert.equal(res.outcome, 'success', 'the answer is still delivered');
   assert.deepEqual(
-    res.warnings.map((w) => w.split(':')[0]),
+    res.warnings.map((w) => w.code),
     ['BUDGET_SETTLE_FAILED', 'BUDGET_USAGE_UNKNOWN'],
   );
   assert.equal(budget.status({ session_id: 'SES-1' }).pending_reservations, 0);
@@ -90,4 +92,38 @@ test('a settlement that fails is retried as unknown usage, so the reservation is
     settled?.metadata.charged_tokens,
     Buffer.byteLength(request().prompt) + 2 * MESSAGE_OVERHEAD_TOKENS + 100,
   );
+});
+
+test("the budgeter's coded refusal is a BUDGET_ERROR rejection, recorded; nothing is sent", async (t) => {
+  const { router, budget, ledger, provider } = withBudget(t);
+  budget.reserve = () => {
+    throw new CpError('ERR_BUDGET_DB', 'budget database is locked', { hint: 'retry' });
+  };
+  const res = await router.route(request({ request_id: 'REQ-BUDGET-DB' }));
+  assert.equal(res.outcome, 'rejected');
+  assert.equal(res.error_code, 'BUDGET_ERROR');
+  assert.equal(res.error_message, 'budget database is locked');
+  assert.equal(ledger.query({ event_type: 'PROMPT_REJECTED' }).length, 1);
+  assert.equal(provider.calls.length, 0);
+});
+
+test('a full disk under the budgeter is a BUDGET_ERROR rejection too (a fault of the machine, not a bug)', async (t) => {
+  const { router, budget } = withBudget(t);
+  budget.reserve = () => {
+    throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+  };
+  const res = await router.route(request({ request_id: 'REQ-BUDGET-FULL' }));
+  assert.equal(res.error_code, 'BUDGET_ERROR');
+  assert.match(res.error_message ?? '', /no space left/);
+});
+
+test('a bug in the budgeter stays a bug: it is thrown (ERR_INTERNAL at the CLI), never renamed BUDGET_ERROR', async (t) => {
+  const { router, budget, ledger, provider } = withBudget(t);
+  budget.reserve = () => {
+    throw new TypeError("Cannot read properties of undefined (reading 'scope')");
+  };
+  await assert.rejects(router.route(request({ request_id: 'REQ-BUDGET-BUG' })), TypeError);
+  assert.equal(toCpError(new TypeError('x')).code, 'ERR_INTERNAL');
+  assert.equal(ledger.query({ event_type: 'PROMPT_REJECTED' }).length, 0, 'no outcome is invented for a bug');
+  assert.equal(provider.calls.length, 0);
 });

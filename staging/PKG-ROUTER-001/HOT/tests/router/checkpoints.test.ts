@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { warningText } from '#kernel/catalogue/define.js';
 import { createRoot } from '#kernel/installer/genesis.js';
 import { checkpointDir, Ledger, ledgerPathForRoot } from '#kernel/ledger/index.js';
 import { rootKeyPath } from '#kernel/signing/index.js';
@@ -116,7 +117,7 @@ test('a checkpoint that cannot be written is a warning on the response, never a 
   assert.equal(response.outcome, 'success');
   assert.match(response.exchange_entry_id, /^LED-/);
   assert.equal(response.warnings.length, 1);
-  assert.match(response.warnings[0] as string, /^CHECKPOINT_FAILED: .*ERR_ROOT_KEY_INVALID/);
+  assert.match(warningText(response.warnings[0]!), /^CHECKPOINT_FAILED: .*ERR_ROOT_KEY_INVALID/);
 });
 
 test('a root without a root key routes as before and writes no checkpoint', (t) => {

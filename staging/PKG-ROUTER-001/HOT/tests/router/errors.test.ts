@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { harness, request, type Step } from './harness.js';
+import { warningText } from '#kernel/catalogue/define.js';
 
 test('14-16 provider error: DISPATCH and an error EXCHANGE with the prompt and the error fields', async (t) => {
   const h = harness(t, { script: [{ error: { kind: 'invalid_request', status: 400, message: 'bad model' } }] });
@@ -100,7 +101,7 @@ test('the ledger refusing the EXCHANGE after the provider answered loses nothing
   assert.equal(res.outcome, 'success');
   assert.equal(res.content, 'Mock response');
   assert.equal(res.exchange_entry_id, '');
-  assert.match(res.warnings.join('\n'), /LEDGER_WRITE_FAILED: exchange spooled/);
+  assert.match(res.warnings.map(warningText).join('\n'), /LEDGER_WRITE_FAILED: exchange spooled/);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 0);
   failExchange = false;
   assert.equal(h.router.recoverSpool().drained, 1);

@@ -8,12 +8,14 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
+import { warningText } from '#kernel/catalogue/define.js';
 import { CpError } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { verifyLedger } from '#kernel/ledger/index.js';
 import { issueToken } from '../../router/auth.js';
 import type { Provider, ProviderResult } from '#providers/spec.js';
 import { harness, request, type Harness } from './harness.js';
+import { configPath } from '#kernel/root/layout.js';
 
 const CODE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -112,7 +114,7 @@ test('disk full at the EXCHANGE append: the answer is returned and the exchange 
   assert.equal(res.outcome, 'success');
   assert.equal(res.content, 'Mock response');
   assert.equal(res.unrecorded_exchange, undefined);
-  assert.match(res.warnings.join('\n'), /LEDGER_WRITE_FAILED: exchange spooled .*ENOSPC/);
+  assert.match(res.warnings.map(warningText).join('\n'), /LEDGER_WRITE_FAILED: exchange spooled .*ENOSPC/);
   fail.on = false;
   assert.equal(h.router.recoverSpool().drained, 1);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
@@ -135,7 +137,7 @@ test('the ledger refusing the record itself (canonical JSON): committed without 
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');
   assert.equal(refusals, 1, 'a record fault is not retried as is');
-  assert.match(res.warnings.join('\n'), /EXCHANGE_RECORD_DEGRADED/);
+  assert.match(res.warnings.map(warningText).join('\n'), /EXCHANGE_RECORD_DEGRADED/);
   const [exchange] = h.ledger.query({ event_type: 'EXCHANGE' });
   assert.equal(exchange?.metadata.response, 'Mock response');
   assert.equal(exchange?.metadata.usage_raw, '[dropped: the ledger refused it]');
@@ -151,7 +153,7 @@ test('ledger and spool both failing: the answer is returned and the whole exchan
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');
   assert.equal(res.content, 'Mock response');
-  assert.match(res.warnings.join('\n'), /EXCHANGE_NOT_RECORDED/);
+  assert.match(res.warnings.map(warningText).join('\n'), /EXCHANGE_NOT_RECORDED/);
   const records = res.unrecorded_exchange as AppendInput[];
   assert.equal(records[0]?.event_type, 'EXCHANGE');
   assert.equal(records[0]?.metadata?.response, 'Mock response');
@@ -177,16 +179,13 @@ test('a failure after the answer in output validation or budget settlement is a 
   );
   assert.equal(res.outcome, 'success');
   assert.equal(res.content, 'Mock response');
-  assert.match(res.warnings.join('\n'), /BUDGET_SETTLE_FAILED/);
+  assert.match(res.warnings.map(warningText).join('\n'), /BUDGET_SETTLE_FAILED/);
   assert.equal(res.output_valid, false);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
 });
 
 function budgeter(t: { after: (fn: () => void) => void }, dir: string): Budgeter {
-  const config = JSON.parse(readFileSync(join(CODE_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
-    string,
-    unknown
-  >;
+  const config = JSON.parse(readFileSync(configPath(CODE_ROOT, 'budget.json'), 'utf8')) as Record<string, unknown>;
   const b = Budgeter.open({
     dbPath: join(dir, 'budget.sqlite'),
     config: { ...config, limits: { session: { default: { max_tokens: 100_000 } } } },
@@ -208,7 +207,7 @@ test('a reply cut off after HTTP 200 keeps its reservation charged as unknown; o
   const cut = await h.router.route(request({ request_id: 'REQ-CUT', max_tokens: 500 }));
   assert.equal(cut.outcome, 'error');
   assert.equal(h.provider.calls.length, 1, 'a possibly billed call is not retried');
-  assert.match(cut.warnings.join('\n'), /BUDGET_USAGE_UNKNOWN/);
+  assert.match(cut.warnings.map(warningText).join('\n'), /BUDGET_USAGE_UNKNOWN/);
   const settled = h.ledger.query({ event_type: 'BUDGET_SETTLED' });
   assert.equal(settled.length, 1);
   assert.equal(settled[0]?.decision, 'SETTLED_USAGE_UNKNOWN');
@@ -280,7 +279,7 @@ test('damaged spool entries are quarantined and named, the good one is appended,
   // The next route succeeds and carries the quarantine warnings once.
   const next = await h.router.route(request());
   assert.equal(next.outcome, 'success');
-  const warnings = next.warnings.filter((w) => w.startsWith('SPOOL_QUARANTINED'));
+  const warnings = next.warnings.filter((w) => w.code === 'SPOOL_QUARANTINED').map(warningText);
   assert.equal(warnings.length, 6);
   assert.match(warnings.join('\n'), /LED-fifo\.json.*not a regular file \(a FIFO\)/);
   assert.match(warnings.join('\n'), /LED-link\.json.*a symlink/);
@@ -296,7 +295,7 @@ test('a spool entry the ledger cannot take for an environmental reason stays pen
   assert.equal(drained.drained, 0);
   assert.equal(drained.pending, 1);
   assert.deepEqual(drained.quarantined, []);
-  assert.match(drained.warnings.join('\n'), /SPOOL_PENDING/);
+  assert.match(drained.warnings.map(warningText).join('\n'), /SPOOL_PENDING/);
   fail.on = false;
   assert.equal(h.router.recoverSpool().drained, 1);
 });

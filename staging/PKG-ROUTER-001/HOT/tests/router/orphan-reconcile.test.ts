@@ -9,6 +9,7 @@ import { Budgeter } from '#budgeter/index.js';
 import { reconcileStaleReservations } from '#budgeter/reconcile.js';
 import { runCli } from '#cli/main.js';
 import { Ledger, ledgerPathForRoot, listOrphans, verifyLedger } from '#kernel/ledger/index.js';
+import { configPath, rootPaths } from '#kernel/root/layout.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const WORKER = join(HERE, 'fixtures', 'blocking-route-worker.js');
@@ -16,8 +17,8 @@ const WORKER = join(HERE, 'fixtures', 'blocking-route-worker.js');
 function makeRoot(t: { after: (fn: () => void) => void }): string {
   const root = mkdtempSync(join(tmpdir(), 'cp-orphan-root-'));
   t.after(() => rmSync(root, { recursive: true, force: true }));
-  mkdirSync(join(root, 'HOT', 'config'), { recursive: true });
-  copyFileSync(join(HERE, '..', '..', 'config', 'budget.json'), join(root, 'HOT', 'config', 'budget.json'));
+  mkdirSync(rootPaths(root).config, { recursive: true });
+  copyFileSync(join(HERE, '..', '..', 'config', 'budget.json'), configPath(root, 'budget.json'));
   return root;
 }
 

@@ -6,6 +6,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
 import { harness, request } from './harness.js';
+import { warningText } from '#kernel/catalogue/define.js';
+import { configPath } from '#kernel/root/layout.js';
 
 const CODE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const KEYS = { default: 'test-secret-0123456789abcdef' };
@@ -76,10 +78,7 @@ test('28 dev mode bypasses auth', async (t) => {
 });
 
 function budgeter(t: { after: (fn: () => void) => void }, dir: string, sessionMaxTokens: number): Budgeter {
-  const config = JSON.parse(readFileSync(join(CODE_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
-    string,
-    unknown
-  >;
+  const config = JSON.parse(readFileSync(configPath(CODE_ROOT, 'budget.json'), 'utf8')) as Record<string, unknown>;
   const b = Budgeter.open({
     dbPath: join(dir, 'budget.sqlite'),
     config: { ...config, limits: { session: { default: { max_tokens: sessionMaxTokens } } } },
@@ -139,7 +138,7 @@ test('a budget settle failure after the answer is surfaced, the exchange is stil
   const h = harness(t, { router: { budget } });
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');
-  assert.match(res.warnings.join(), /BUDGET_SETTLE_FAILED: budget db locked/);
+  assert.match(res.warnings.map(warningText).join(), /BUDGET_SETTLE_FAILED: budget db locked/);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
 });
 

@@ -1,0 +1,192 @@
+// The gateway's added latency: the same local upstream called directly and through an in-process Gateway with a
+// durable ledger (synchronous=FULL) and the root's budget config, sequential calls, same process for both paths.
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { DEV_ROOT } from '../../lib/repo.js';
+import { fromDevRoot } from '../../lib/dev-root.js';
+import { defineSuite, percentile, type BenchRow } from '../row.js';
+
+const { Ledger } =
+  await fromDevRoot<typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>(
+    'HOT/kernel/ledger/index.js',
+  );
+const { Budgeter } =
+  await fromDevRoot<typeof import('../../../staging/PKG-BUDGETER-001/HOT/budgeter/index.js')>('HOT/budgeter/index.js');
+const { Router } =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
+const { issueToken } =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/auth.js')>('HOT/router/auth.js');
+const { loadRouterConfig } =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
+const { AnthropicProvider } = await fromDevRoot<
+  typeof import('../../../staging/PKG-PROVIDER-ANTHROPIC-001/HOT/providers/anthropic/provider.js')
+>('HOT/providers/anthropic/provider.js');
+const { Gateway } =
+  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/server.js')>('HOT/gateway/server.js');
+
+const UPSTREAM_KEY = 'bench-upstream-key';
+const usage = { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 5 };
+const message = JSON.stringify({
+  id: 'msg_1',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-sonnet-4-5',
+  content: [{ type: 'text', text: 'Hi' }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage,
+});
+const frames = [
+  ['message_start', { type: 'message_start', message: { ...JSON.parse(message), content: [], stop_reason: null } }],
+  ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
+  ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } }],
+  ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+  ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 5 } }],
+  ['message_stop', { type: 'message_stop' }],
+].map(([event, data]) => `event: ${String(event)}\ndata: ${JSON.stringify(data)}\n\n`);
+
+function upstream(): Promise<Server> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { stream?: boolean };
+      if (body.stream === true) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const frame of frames) res.write(frame);
+        res.end();
+      } else {
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(message)),
+        });
+        res.end(message);
+      }
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+const url = (server: Server): string => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+/** One call; resolves with [ms to the first body byte, ms to the end]. */
+async function timed(target: string, headers: Record<string, string>, stream: boolean): Promise<[number, number]> {
+  const start = process.hrtime.bigint();
+  const res = await fetch(`${target}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', ...headers },
+    body: JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 64,
+      stream,
+      messages: [{ role: 'user', content: 'Hello' }],
+    }),
+  });
+  const reader = res.body!.getReader();
+  let first = 0;
+  for (;;) {
+    const { done } = await reader.read();
+    if (first === 0) first = Number(process.hrtime.bigint() - start) / 1e6;
+    if (done) break;
+  }
+  if (res.status !== 200) throw new Error(`bench call answered ${res.status}`);
+  return [first, Number(process.hrtime.bigint() - start) / 1e6];
+}
+
+export default defineSuite({
+  name: 'gateway',
+  async run({ quick, tmp }) {
+    const n = quick ? 200 : 1000;
+    const up = await upstream();
+    const ledger = Ledger.open(join(tmp, 'ledger.sqlite'), { create: true, synchronous: 'FULL' });
+    const config = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as object;
+    const budget = Budgeter.open({ dbPath: join(tmp, 'budget.sqlite'), config });
+    const secret = 'bench-auth-secret-0123456789';
+    const router = new Router({
+      ledger,
+      config: loadRouterConfig(),
+      providers: [],
+      budget,
+      authKeys: { default: secret },
+    });
+    const provider = new AnthropicProvider({ config: { base_url: url(up), api_key: UPSTREAM_KEY }, env: {} });
+    const gateway = new Gateway({
+      router,
+      providers: new Map([['anthropic', provider]]),
+      bodyLimitBytes: 1 << 20,
+      drainTimeoutMs: 1000,
+      upstreamTimeoutMs: 60_000,
+      log: () => {},
+      ready: () => null,
+    });
+    const address = await gateway.listen('127.0.0.1', 0);
+    const via = `http://127.0.0.1:${address.port}`;
+    const now = Math.floor(Date.now() / 1000);
+    const key = issueToken({ sub: 'AGENT-BENCH', scopes: ['route:*'], iat: now, exp: now + 3600 }, { default: secret });
+    const direct = { 'x-api-key': UPSTREAM_KEY };
+    // Spread over sessions: a session's rate limit (600 calls a minute) is not what this measures.
+    const governed = (i: number): Record<string, string> => ({
+      'x-api-key': key,
+      'x-cplane-session': `SES-BENCH-${i % 64}`,
+    });
+    const rows: BenchRow[] = [];
+    try {
+      for (let i = 0; i < 20; i += 1) {
+        await timed(url(up), direct, false);
+        await timed(via, governed(i), false);
+      }
+      // Interleaved, so both paths see the same machine state.
+      const plain: number[] = [];
+      const viaGateway: number[] = [];
+      const plainTtft: number[] = [];
+      const viaTtft: number[] = [];
+      for (let i = 0; i < n; i += 1) {
+        plain.push((await timed(url(up), direct, false))[1]);
+        viaGateway.push((await timed(via, governed(i), false))[1]);
+        plainTtft.push((await timed(url(up), direct, true))[0]);
+        viaTtft.push((await timed(via, governed(i), true))[0]);
+      }
+      const us = (ms: number): number => Math.round(ms * 1000);
+      const p50 = us(percentile(viaGateway, 50) - percentile(plain, 50));
+      const p99 = us(percentile(viaGateway, 99) - percentile(plain, 99));
+      const ttft = us(percentile(viaTtft, 50) - percentile(plainTtft, 50));
+      rows.push(
+        {
+          name: 'gateway_overhead_p50',
+          value: p50,
+          unit: 'µs',
+          baseline: us(percentile(plain, 50)),
+          ratio: null,
+          target: '<= 500 µs',
+          ok: p50 <= 500,
+        },
+        {
+          name: 'gateway_overhead_p99',
+          value: p99,
+          unit: 'µs',
+          baseline: us(percentile(plain, 99)),
+          ratio: null,
+          target: '<= 2000 µs',
+          ok: p99 <= 2000,
+        },
+        {
+          name: 'gateway_ttft_overhead_p50',
+          value: ttft,
+          unit: 'µs',
+          baseline: us(percentile(plainTtft, 50)),
+          ratio: null,
+          target: '<= 1000 µs',
+          ok: ttft <= 1000,
+        },
+      );
+    } finally {
+      await gateway.drain();
+      budget.close();
+      ledger.close();
+      await new Promise((resolve) => up.close(resolve));
+    }
+    return rows;
+  },
+});

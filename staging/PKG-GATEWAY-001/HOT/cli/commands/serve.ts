@@ -1,0 +1,64 @@
+import { warningText } from '#kernel/catalogue/define.js';
+import { defineCommand, EXIT } from '#cli/command.js';
+import { intOption } from '#cli/option-values.js';
+import { resolveRoot, rootOption } from '#cli/root-option.js';
+import { formatLog } from '../../gateway/log.js';
+import { DEFAULT_SETTINGS, openGateway } from '../../gateway/open.js';
+
+const MAX_BODY_BYTES = 256 * 1024 * 1024;
+const MAX_DRAIN_MS = 10 * 60 * 1000;
+
+export default defineCommand({
+  name: 'serve',
+  describe: 'run the governed HTTP gateway (Anthropic and OpenAI APIs) on the root until SIGTERM/SIGINT',
+  options: {
+    ...rootOption('the root whose router, providers, budget and ledger to use'),
+    host: { type: 'string', default: '127.0.0.1', describe: 'address to listen on' },
+    port: { type: 'number', default: 8787, describe: 'port to listen on (0: any free port)' },
+    'json-log': { type: 'boolean', default: false, describe: 'log one JSON line per request' },
+    'body-limit': {
+      type: 'number',
+      default: DEFAULT_SETTINGS.bodyLimitBytes,
+      describe: `largest request body in bytes (1 to ${MAX_BODY_BYTES})`,
+    },
+    'drain-timeout': {
+      type: 'number',
+      default: DEFAULT_SETTINGS.drainTimeoutMs,
+      describe: `ms to let calls in flight finish on shutdown (0 to ${MAX_DRAIN_MS})`,
+    },
+  },
+  async handler(args, ctx) {
+    const port = intOption('port', args.port, 0, 65535) as number;
+    const bodyLimitBytes = intOption('body-limit', args.bodyLimit, 1, MAX_BODY_BYTES) as number;
+    const drainTimeoutMs = intOption('drain-timeout', args.drainTimeout, 0, MAX_DRAIN_MS) as number;
+    const root = resolveRoot(args.root, ctx);
+    const json = args.jsonLog === true;
+    const served = await openGateway(root, ctx.env, { bodyLimitBytes, drainTimeoutMs }, (entry) =>
+      ctx.out(formatLog(entry, json)),
+    );
+    for (const line of served.unavailable) ctx.err(`cplane serve: warning: ${line}`);
+    const signal = new Promise<string>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
+    let address: Awaited<ReturnType<typeof served.gateway.listen>>;
+    try {
+      address = await served.gateway.listen(args.host, port);
+    } catch (error) {
+      served.close();
+      throw error;
+    }
+    const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+    ctx.err(json ? JSON.stringify({ event: 'listening', url }) : `cplane serve: listening on ${url}`);
+    const received = await signal;
+    const drained = await served.gateway.drain();
+    const { groups, batches } = served.opened.router.groupCommit.stats;
+    const problems = served.close();
+    for (const problem of problems) ctx.err(`cplane serve: warning: ${warningText(problem)}`);
+    ctx.err(
+      `cplane serve: ${received}: drained (${drained.finished} finished, ${drained.cancelled} cancelled); ` +
+        `${batches} record batches in ${groups} ledger transactions; ledger closed`,
+    );
+    return EXIT.OK;
+  },
+});

@@ -1,0 +1,380 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sha256Hex } from '#kernel/canonical.js';
+import { SseParser } from '#providers/wire/sse.js';
+import type { WireProvider, WireResponse, WireResult } from '#providers/wire/spec.js';
+import type { ProviderResult } from '#providers/spec.js';
+import type { Concluded, GovernedCall } from '#router/governed.js';
+import type { AttemptRecord } from '#router/records.js';
+import type { Router } from '#router/router.js';
+import { classify, type SendFailure } from '#router/send.js';
+import { sendJson, write } from './http-io.js';
+import type { Identity } from './identity.js';
+import type { RequestLog } from './log.js';
+import { failureFor } from './refusals.js';
+import { checkGeneration, framePolicy, type Generation } from './request-body.js';
+import { errorBody, errorFrame, requestIdHeader, type Endpoint, type ErrorKind, type Family } from './surfaces.js';
+
+export interface CallContext {
+  router: Router;
+  provider: WireProvider;
+  endpoint: Endpoint;
+  identity: Identity;
+  body: unknown;
+  bytes: Buffer;
+  requestId: string;
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** Fires when the client goes away (or the drain gives up on the call). */
+  signal: AbortSignal;
+  log: RequestLog;
+  upstreamTimeoutMs: number;
+  refuse(code: string, message: string, retryAfterMs?: number | null): void;
+  fail(family: Family, status: number, kind: ErrorKind, message: string, extra?: Record<string, string>): void;
+}
+
+/** Headers the upstream must see as the client sent them. */
+function passedHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['anthropic-version', 'anthropic-beta']) {
+    const value = req.headers[name];
+    if (typeof value === 'string') out[name] = value;
+  }
+  return out;
+}
+
+/** count_tokens and models: authenticated, forwarded once, not budgeted (the upstream does not bill them). */
+export async function handlePassThrough(ctx: CallContext): Promise<void> {
+  const { endpoint, identity } = ctx;
+  const model =
+    typeof (ctx.body as { model?: unknown } | null)?.model === 'string'
+      ? (ctx.body as { model: string }).model
+      : undefined;
+  const auth = ctx.router.authenticate({
+    prompt: '',
+    contract_id: endpoint.surface,
+    agent_id: identity.agent,
+    session_id: identity.session,
+    ...(identity.token === null ? {} : { auth_token: identity.token }),
+    ...(model === undefined ? {} : { model_id: model }),
+  });
+  if (!auth.ok) return ctx.refuse(auth.code, auth.message);
+  let wire: WireResponse;
+  try {
+    wire = await ctx.provider.call(
+      {
+        surface: endpoint.surface,
+        body: endpoint.method === 'POST' ? (ctx.body as Record<string, unknown>) : null,
+        headers: passedHeaders(ctx.req),
+      },
+      { signal: ctx.signal, timeoutMs: ctx.upstreamTimeoutMs },
+    );
+  } catch (error) {
+    return failUpstream(ctx, classify(error));
+  }
+  let text: Buffer;
+  try {
+    text = await readAll(wire);
+  } catch (error) {
+    return failUpstream(ctx, classify(error));
+  }
+  ctx.log.outcome = 'success';
+  ctx.res.writeHead(wire.status, {
+    'content-type': wire.contentType || 'application/json',
+    'content-length': String(text.byteLength),
+    [requestIdHeader(endpoint.family)]: ctx.requestId,
+  });
+  ctx.res.end(text);
+}
+
+function failUpstream(ctx: CallContext, failure: SendFailure): void {
+  const answer = failureFor(failure, ctx.endpoint.family);
+  ctx.log.outcome = 'error';
+  const extra: Record<string, string> = {};
+  if (failure.retry_after_ms !== null) extra['retry-after'] = String(Math.ceil(failure.retry_after_ms / 1000));
+  ctx.fail(ctx.endpoint.family, answer.status, answer.kind, clientMessage(ctx, failure), extra);
+}
+
+/** Failures without an upstream answer are described, not quoted: their text names the upstream's address. */
+const UNANSWERED = new Set(['network', 'timeout', 'malformed_response', 'internal', 'cancelled']);
+
+/** What the client is told about an upstream failure (the ledger keeps the whole message). */
+function clientMessage(ctx: CallContext, failure: SendFailure): string {
+  if (!UNANSWERED.has(failure.kind)) return scrubbedMessage(ctx, failure.message);
+  const status = failure.status === null ? '' : ` (HTTP ${failure.status})`;
+  const when = failure.after_success ? ' after the reply began' : '';
+  return `upstream ${failure.kind.replace('_', ' ')}${status}${when} (${failure.error_code})`;
+}
+
+/** Upstream error text is already redacted of the upstream key by the provider; the client's token too, here. */
+function scrubbedMessage(ctx: CallContext, message: string): string {
+  const token = ctx.identity.token;
+  return token !== null && token.length >= 4 ? message.split(token).join('[REDACTED]') : message;
+}
+
+async function readAll(wire: WireResponse): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of wire.body) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * A generation: validate → auth → budget reserve → breaker → DISPATCH (router.admit) → upstream through the one
+ * retry loop (a retry only ever follows a reply whose headers said failure, so never a byte the client saw) →
+ * the reply forwarded as it arrives, its terminal event held → EXCHANGE + settlement committed → the held
+ * event (or the non-streaming body) released.
+ */
+export async function handleGeneration(ctx: CallContext): Promise<void> {
+  const { endpoint, identity, router } = ctx;
+  const gen = checkGeneration(endpoint.surface, ctx.body);
+  const base = {
+    contract_id: endpoint.surface,
+    agent_id: identity.agent || 'UNKNOWN',
+    session_id: identity.session,
+    ...(identity.workOrder === null ? {} : { work_order_id: identity.workOrder }),
+  };
+  if (typeof gen === 'string') {
+    router.recordRefusal(base, 'VALIDATION_FAILED', gen);
+    return ctx.refuse('VALIDATION_FAILED', gen);
+  }
+  ctx.log.model = gen.model;
+  const admission = await router.admit({
+    request: {
+      ...base,
+      prompt: gen.prompt,
+      provider_id: ctx.provider.id,
+      model_id: gen.model,
+      request_id: ctx.requestId,
+      ...(identity.token === null ? {} : { auth_token: identity.token }),
+    },
+    bounds: gen.bounds,
+    contextHash: sha256Hex(ctx.bytes),
+  });
+  if (!admission.ok) return ctx.refuse(admission.code, admission.message, admission.retryAfterMs);
+  const call = admission.call;
+  const extra = { gateway_request_id: ctx.requestId, stream: gen.stream, surface: endpoint.surface };
+  // Whether any attempt left the gateway: a client gone before that costs nothing upstream.
+  let sentUpstream = false;
+  const sent = await router.attempts(call, () => {
+    sentUpstream ||= !ctx.signal.aborted;
+    return ctx.provider.call(
+      { surface: endpoint.surface, body: gen.upstreamBody, headers: passedHeaders(ctx.req) },
+      { signal: ctx.signal, timeoutMs: ctx.upstreamTimeoutMs },
+    );
+  });
+  if (!sent.ok) {
+    const concluded = await router.conclude(call, {
+      kind: 'failed',
+      failure: sent.failure,
+      attempts: sent.attempts,
+      extra,
+      unsent: !sentUpstream,
+    });
+    noteConcluded(ctx, concluded, sent.failure.kind === 'cancelled' ? 'cancelled' : 'error');
+    return failUpstream(ctx, sent.failure);
+  }
+  const wire = sent.result;
+  const attempts = sent.attempts;
+  const finalExtra = { ...extra, upstream_request_id: wire.requestId };
+  if (gen.stream) return streamReply(ctx, call, gen, wire, attempts, finalExtra);
+  return wholeReply(ctx, call, gen, wire, attempts, finalExtra);
+}
+
+type Attempts = AttemptRecord[];
+
+async function wholeReply(
+  ctx: CallContext,
+  call: GovernedCall,
+  gen: Generation,
+  wire: WireResponse,
+  attempts: Attempts,
+  extra: Record<string, unknown>,
+): Promise<void> {
+  const { router } = ctx;
+  let bytes: Buffer;
+  try {
+    bytes = await readAll(wire);
+  } catch (error) {
+    const failure = classify(error);
+    noteConcluded(
+      ctx,
+      await router.conclude(call, { kind: 'failed', failure, attempts, extra }),
+      ctx.signal.aborted ? 'cancelled' : 'error',
+    );
+    return failUpstream(ctx, failure);
+  }
+  const reader = ctx.provider.reader(ctx.endpoint.surface);
+  let problem: string | null;
+  try {
+    problem = reader.body(JSON.parse(bytes.toString('utf8')) as unknown);
+  } catch {
+    problem = 'not JSON';
+  }
+  if (problem !== null) {
+    const failure: SendFailure = {
+      kind: 'malformed_response',
+      error_code: 'MALFORMED_RESPONSE',
+      status: wire.status,
+      retryable: false,
+      retry_after_ms: null,
+      message: `provider ${JSON.stringify(ctx.provider.id)} answered HTTP ${wire.status} with a malformed body: ${problem}`,
+      after_success: true,
+    };
+    noteConcluded(ctx, await router.conclude(call, { kind: 'failed', failure, attempts, extra }), 'error');
+    return failUpstream(ctx, failure);
+  }
+  const result = reader.result();
+  const concluded = await router.conclude(call, {
+    kind: 'answered',
+    answer: answerOf(ctx, gen, wire, result),
+    usageFinal: result.usage_final,
+    attempts,
+    extra: resultExtra(result, extra),
+  });
+  noteConcluded(ctx, concluded, 'success', result);
+  if (concluded.unrecorded !== null) return unrecorded(ctx, concluded);
+  ctx.res.writeHead(wire.status, {
+    'content-type': wire.contentType || 'application/json',
+    'content-length': String(bytes.byteLength),
+    [requestIdHeader(ctx.endpoint.family)]: ctx.requestId,
+    'x-cplane-exchange-id': concluded.exchangeEntryId,
+  });
+  ctx.res.end(bytes);
+}
+
+async function streamReply(
+  ctx: CallContext,
+  call: GovernedCall,
+  gen: Generation,
+  wire: WireResponse,
+  attempts: Attempts,
+  extra: Record<string, unknown>,
+): Promise<void> {
+  const { router, res, endpoint } = ctx;
+  const reader = ctx.provider.reader(endpoint.surface);
+  const policy = framePolicy(endpoint.surface, gen.clientWantsUsage);
+  const parser = new SseParser();
+  const held: string[] = [];
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    [requestIdHeader(endpoint.family)]: ctx.requestId,
+  });
+  res.flushHeaders();
+  let failure: SendFailure | null = null;
+  try {
+    for await (const chunk of wire.body) {
+      for (const frame of parser.push(chunk)) {
+        if (frame.data !== null) reader.event(frame.event, frame.data);
+        const action = policy(frame);
+        if (action === 'forward') await write(res, frame.raw);
+        else if (action === 'hold') held.push(frame.raw);
+      }
+    }
+  } catch (error) {
+    failure = classify(error);
+  }
+  const result = reader.result();
+  const answer = answerOf(ctx, gen, wire, result);
+  if (failure === null && result.complete && result.stream_error === null) {
+    const concluded = await router.conclude(call, {
+      kind: 'answered',
+      answer,
+      usageFinal: result.usage_final,
+      attempts,
+      extra: resultExtra(result, extra),
+    });
+    noteConcluded(ctx, concluded, 'success', result);
+    if (concluded.unrecorded !== null) {
+      logUnrecorded(concluded);
+      await write(
+        res,
+        errorFrame(
+          endpoint.family,
+          endpoint.surface,
+          'the exchange could not be recorded; the reply is withheld',
+          ctx.requestId,
+        ),
+      );
+    } else {
+      for (const frame of held) await write(res, frame);
+    }
+    res.end();
+    return;
+  }
+  const cancelled = ctx.signal.aborted;
+  const code = cancelled
+    ? 'CANCELLED'
+    : (failure?.error_code ?? (result.stream_error === null ? 'STREAM_TRUNCATED' : 'UPSTREAM_STREAM_ERROR'));
+  const message = cancelled
+    ? 'the client went away mid-stream; the upstream call was aborted'
+    : (failure?.message ?? result.stream_error ?? 'the upstream stream ended before its final event');
+  const concluded = await router.conclude(call, {
+    kind: 'cut',
+    outcome: cancelled ? 'cancelled' : 'error',
+    code,
+    message,
+    partial: answer,
+    attempts,
+    extra: resultExtra(result, extra),
+  });
+  noteConcluded(ctx, concluded, cancelled ? 'cancelled' : 'error', result);
+  if (concluded.unrecorded !== null) logUnrecorded(concluded);
+  if (!cancelled) {
+    if (held.length > 0) for (const frame of held) await write(res, frame);
+    else if (result.stream_error === null)
+      await write(
+        res,
+        errorFrame(endpoint.family, endpoint.surface, failure ? clientMessage(ctx, failure) : message, ctx.requestId),
+      );
+  }
+  res.end();
+}
+
+function answerOf(ctx: CallContext, gen: Generation, wire: WireResponse, result: WireResult): ProviderResult {
+  return {
+    provider_id: ctx.provider.id,
+    model: result.model ?? gen.model,
+    content: JSON.stringify(result.blocks),
+    stop_reason: result.stop_reason,
+    raw_stop_reason: result.raw_stop_reason,
+    usage: result.usage,
+    request_id: wire.requestId,
+    latency_ms: 0,
+  };
+}
+
+function resultExtra(result: WireResult, extra: Record<string, unknown>): Record<string, unknown> {
+  return { ...extra, raw_stop_reason: result.raw_stop_reason };
+}
+
+function noteConcluded(ctx: CallContext, concluded: Concluded, outcome: string, result?: WireResult): void {
+  ctx.log.exchange_id = concluded.exchangeEntryId || null;
+  ctx.log.outcome = outcome;
+  ctx.log.cost = concluded.cost;
+  if (result) {
+    ctx.log.input_tokens = result.usage.input_tokens;
+    ctx.log.output_tokens = result.usage.output_tokens;
+    ctx.log.cache_read_tokens = result.usage.cache_read_tokens;
+    ctx.log.cache_write_tokens = result.usage.cache_write_tokens;
+  }
+}
+
+/** Neither committed nor spooled: the records go to stderr (the operator's only copy), the client gets an error. */
+function logUnrecorded(concluded: Concluded): void {
+  process.stderr.write(`cplane serve: EXCHANGE_NOT_RECORDED: ${JSON.stringify(concluded.unrecorded)}\n`);
+}
+
+function unrecorded(ctx: CallContext, concluded: Concluded): void {
+  logUnrecorded(concluded);
+  sendJson(
+    ctx.res,
+    500,
+    errorBody(
+      ctx.endpoint.family,
+      'api_error',
+      'the exchange could not be recorded; the reply is withheld',
+      ctx.requestId,
+    ),
+    { [requestIdHeader(ctx.endpoint.family)]: ctx.requestId, 'x-should-retry': 'false' },
+  );
+}

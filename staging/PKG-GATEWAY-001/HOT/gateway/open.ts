@@ -1,0 +1,76 @@
+import type { Warning } from '#kernel/catalogue/define.js';
+import { accessSync, constants } from 'node:fs';
+import { isCpError } from '#kernel/errors.js';
+import { ledgerPathForRoot } from '#kernel/ledger/index.js';
+import { budgetDbPathForRoot } from '#budgeter/config.js';
+import type { Provider } from '#providers/spec.js';
+import { isWireProvider, type WireProvider } from '#providers/wire/spec.js';
+import { loadInstalledProvider, openRouter, type OpenedRouter } from '#router/open.js';
+import type { RequestLog } from './log.js';
+import { Gateway } from './server.js';
+import type { Family } from './surfaces.js';
+
+export interface GatewaySettings {
+  bodyLimitBytes: number;
+  drainTimeoutMs: number;
+}
+
+export const DEFAULT_SETTINGS: GatewaySettings = { bodyLimitBytes: 32 * 1024 * 1024, drainTimeoutMs: 30_000 };
+
+export interface OpenedGateway {
+  gateway: Gateway;
+  opened: OpenedRouter;
+  /** Families without an upstream, and why (no key configured, provider not installed). */
+  unavailable: string[];
+  close(): Warning[];
+}
+
+/**
+ * The gateway of an installed root: its router (ledger, budget, breakers, auth keys) and a wire provider per
+ * family whose package is installed and whose endpoint the environment configures (keys never leave it).
+ */
+export async function openGateway(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  settings: GatewaySettings,
+  log: (e: RequestLog) => void,
+): Promise<OpenedGateway> {
+  const providers = new Map<Family, WireProvider>();
+  const unavailable: string[] = [];
+  for (const family of ['anthropic', 'openai'] as const) {
+    try {
+      const provider = await loadInstalledProvider(root, family, env);
+      if (isWireProvider(provider)) providers.set(family, provider);
+      else unavailable.push(`${family}: the installed provider has no wire call`);
+    } catch (error) {
+      if (!isCpError(error)) throw error;
+      unavailable.push(`${family}: ${error.code}: ${error.message}`);
+    }
+  }
+  const opened = await openRouter(root, {
+    provider: 'mock',
+    providers: [...providers.values()] as unknown as Provider[],
+    env,
+  });
+  const ledgerPath = ledgerPathForRoot(root);
+  const budgetPath = budgetDbPathForRoot(root);
+  const gateway = new Gateway({
+    router: opened.router,
+    providers,
+    bodyLimitBytes: settings.bodyLimitBytes,
+    drainTimeoutMs: settings.drainTimeoutMs,
+    upstreamTimeoutMs: opened.router.config.timeout_ms,
+    log,
+    ready: () => {
+      try {
+        accessSync(ledgerPath, constants.W_OK);
+        accessSync(budgetPath, constants.W_OK);
+        opened.ledger.head();
+        return null;
+      } catch (error) {
+        return error instanceof Error ? error.message : String(error);
+      }
+    },
+  });
+  return { gateway, opened, unavailable, close: () => opened.close() };
+}

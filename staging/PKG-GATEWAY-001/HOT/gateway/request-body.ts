@@ -1,0 +1,106 @@
+import { bodyInputBound, bodyOutputBound } from '#budgeter/bound.js';
+import type { SseFrame } from '#providers/wire/sse.js';
+import type { WireSurface } from '#providers/wire/spec.js';
+
+/** A generation request, checked and prepared for the upstream. */
+export interface Generation {
+  model: string;
+  stream: boolean;
+  /** The body sent upstream: the client's, plus `stream_options.include_usage` on a streaming chat call. */
+  upstreamBody: Record<string, unknown>;
+  /** The conversation as recorded in the EXCHANGE's `prompt` (JSON: the surface's own fields, in its order). */
+  prompt: string;
+  bounds: { estimated_input_tokens: number; max_output_tokens: number };
+  /** The client asked for the usage chunk itself (chat streams): otherwise the gateway strips it. */
+  clientWantsUsage: boolean;
+}
+
+/** The output bound when a body names none (the Responses API and Chat Completions default to the model's limit). */
+export const DEFAULT_OUTPUT_BOUND = 32_000;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Check a generation body at the edge; a problem string names what is wrong. */
+export function checkGeneration(surface: WireSurface, body: unknown): Generation | string {
+  if (!isObject(body)) return 'the request body must be a JSON object';
+  const model = body.model;
+  if (typeof model !== 'string' || model.length === 0 || model.length > 200)
+    return 'model: a non-empty string of at most 200 characters is required';
+  if (body.stream !== undefined && typeof body.stream !== 'boolean') return 'stream: must be a boolean';
+  const stream = body.stream === true;
+  let prompt: Record<string, unknown>;
+  if (surface === 'anthropic.messages') {
+    if (!Array.isArray(body.messages)) return 'messages: an array is required';
+    if (!Number.isSafeInteger(body.max_tokens) || (body.max_tokens as number) < 1)
+      return 'max_tokens: a positive integer is required';
+    prompt = pick(body, ['system', 'messages']);
+  } else if (surface === 'openai.chat') {
+    if (!Array.isArray(body.messages)) return 'messages: an array is required';
+    prompt = pick(body, ['messages']);
+  } else {
+    if (body.input === undefined) return 'input: a string or an array is required';
+    prompt = pick(body, ['instructions', 'input']);
+  }
+  const upstreamBody: Record<string, unknown> = { ...body };
+  const options = isObject(body.stream_options) ? body.stream_options : null;
+  const clientWantsUsage = options?.include_usage === true;
+  if (surface === 'openai.chat' && stream && !clientWantsUsage)
+    upstreamBody.stream_options = { ...(options ?? {}), include_usage: true };
+  return {
+    model,
+    stream,
+    upstreamBody,
+    prompt: JSON.stringify(prompt),
+    clientWantsUsage,
+    bounds: {
+      estimated_input_tokens: bodyInputBound(withoutOutputFields(body, surface)),
+      max_output_tokens: bodyOutputBound(body, DEFAULT_OUTPUT_BOUND),
+    },
+  };
+}
+
+function pick(body: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (body[key] !== undefined) out[key] = body[key];
+  return out;
+}
+
+/** A Responses body carries its conversation in `input`: bounded like messages. */
+function withoutOutputFields(body: Record<string, unknown>, surface: WireSurface): Record<string, unknown> {
+  if (surface !== 'openai.responses') return body;
+  const input = body.input;
+  return { ...body, messages: Array.isArray(input) ? input : [input] };
+}
+
+export type FrameAction = 'forward' | 'hold' | 'strip';
+
+/**
+ * What happens to each upstream frame: forwarded as received, held until the EXCHANGE is committed (the
+ * terminal event: nothing unrecorded is ever complete), or stripped (the usage chunk a chat client did not ask for).
+ */
+export function framePolicy(surface: WireSurface, clientWantsUsage: boolean): (frame: SseFrame) => FrameAction {
+  if (surface === 'anthropic.messages') return (f) => (f.event === 'message_stop' ? 'hold' : 'forward');
+  if (surface === 'openai.responses') {
+    return (f) =>
+      f.event === 'response.completed' || f.event === 'response.failed' || f.event === 'response.incomplete'
+        ? 'hold'
+        : 'forward';
+  }
+  return (f) => {
+    if (f.data === null) return 'forward';
+    if (f.data.trim() === '[DONE]') return 'hold';
+    if (!clientWantsUsage && isUsageChunk(f.data)) return 'strip';
+    return 'forward';
+  };
+}
+
+/** The chunk `include_usage` adds: no choices, a usage object. */
+function isUsageChunk(data: string): boolean {
+  if (!data.includes('"usage"')) return false;
+  try {
+    const chunk = JSON.parse(data) as { choices?: unknown; usage?: unknown };
+    return Array.isArray(chunk.choices) && chunk.choices.length === 0 && isObject(chunk.usage);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,249 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { CpError, show } from '#kernel/errors.js';
+import type { WireProvider } from '#providers/wire/spec.js';
+import type { Router } from '#router/router.js';
+import { handleGeneration, handlePassThrough, type CallContext } from './call.js';
+import { readBody, sendJson } from './http-io.js';
+import { identify } from './identity.js';
+import type { RequestLog } from './log.js';
+import { refusalFor } from './refusals.js';
+import { endpointFor, errorBody, familyOf, requestIdHeader, type ErrorKind, type Family } from './surfaces.js';
+
+export interface GatewayOptions {
+  router: Router;
+  /** Wire providers by family (`anthropic`, `openai`); a family without one answers 503. */
+  providers: ReadonlyMap<Family, WireProvider>;
+  bodyLimitBytes: number;
+  drainTimeoutMs: number;
+  /** Deadline for an upstream reply's headers, and for each chunk after them. */
+  upstreamTimeoutMs: number;
+  log: (entry: RequestLog) => void;
+  /** Null when the ledger and the budget store are open and writable, else what is wrong. */
+  ready: () => string | null;
+}
+
+interface InFlight {
+  abort(): void;
+  done: Promise<void>;
+}
+
+/**
+ * `cplane serve`: node:http, no framework (the overhead budget is sub-millisecond and it adds no dependency
+ * to the governed runtime). Every generation goes through the router's pipeline (call.ts).
+ */
+export class Gateway {
+  readonly server: Server;
+  private readonly inFlight = new Set<InFlight>();
+  private draining = false;
+
+  constructor(private readonly options: GatewayOptions) {
+    this.server = createServer({ keepAlive: true }, (req, res) => {
+      this.track(req, res);
+    });
+    // Longer than clients keep idle sockets (undici: the server's hint less 1 s), so a client never sends a request
+    // on a socket the gateway is closing at that moment; the drain closes idle sockets itself.
+    this.server.keepAliveTimeout = 65_000;
+    this.server.headersTimeout = 66_000;
+  }
+
+  listen(host: string, port: number): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', (error: NodeJS.ErrnoException) => {
+        reject(
+          new CpError(
+            'ERR_SERVE_LISTEN',
+            `cannot listen on ${show(host)} port ${port}: ${error.code ?? error.message}`,
+            {
+              hint: 'another process holds the port (pick another --port, or 0 for any), or --host is not an address here',
+              details: { host, port, errno: error.code ?? null },
+              cause: error,
+            },
+          ),
+        );
+      });
+      this.server.listen(port, host, () => {
+        this.server.removeAllListeners('error');
+        resolve(this.server.address() as AddressInfo);
+      });
+    });
+  }
+
+  /**
+   * Stop accepting, let calls in flight finish within the drain timeout, cancel the rest (each still writes its
+   * EXCHANGE), then resolve. The caller closes the router (ledger, budget, breaker state) after this.
+   */
+  async drain(): Promise<{ finished: number; cancelled: number }> {
+    this.draining = true;
+    const closed = new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+    });
+    this.server.closeIdleConnections();
+    const pending = [...this.inFlight];
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.options.drainTimeoutMs);
+    });
+    const all = Promise.all(pending.map((f) => f.done)).then(() => 'done' as const);
+    const first = await Promise.race([all, timedOut]);
+    clearTimeout(timer);
+    let cancelled = 0;
+    if (first === 'timeout') {
+      const rest = [...this.inFlight];
+      cancelled = rest.length;
+      for (const call of rest) call.abort();
+      await Promise.all(rest.map((f) => f.done));
+    }
+    this.server.closeAllConnections();
+    await closed;
+    return { finished: pending.length - cancelled, cancelled };
+  }
+
+  private track(req: IncomingMessage, res: ServerResponse): void {
+    const controller = new AbortController();
+    const entry: InFlight = { abort: () => controller.abort(), done: Promise.resolve() };
+    entry.done = this.handle(req, res, controller)
+      .catch((error: unknown) => {
+        process.stderr.write(
+          `cplane serve: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+        );
+        if (!res.headersSent)
+          sendJson(res, 500, { error: { message: 'internal error', type: 'server_error', param: null, code: null } });
+        else res.destroy();
+      })
+      .finally(() => {
+        this.inFlight.delete(entry);
+      });
+    this.inFlight.add(entry);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse, controller: AbortController): Promise<void> {
+    const started = performance.now();
+    const requestId = `req_${randomUUID().replace(/-/g, '')}`;
+    const method = req.method ?? 'GET';
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const log: RequestLog = {
+      ts: new Date().toISOString(),
+      method,
+      path,
+      status: 0,
+      surface: null,
+      model: null,
+      session: null,
+      agent: null,
+      request_id: requestId,
+      exchange_id: null,
+      outcome: null,
+      input_tokens: null,
+      output_tokens: null,
+      cache_read_tokens: null,
+      cache_write_tokens: null,
+      cost: null,
+      ms: 0,
+    };
+    res.on('close', () => {
+      if (!res.writableFinished) controller.abort();
+      log.status = res.statusCode;
+      log.ms = Math.round((performance.now() - started) * 10) / 10;
+      this.options.log(log);
+    });
+    if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    if (method === 'GET' && path === '/readyz') {
+      const problem = this.options.ready();
+      return sendJson(
+        res,
+        problem === null ? 200 : 503,
+        problem === null ? { status: 'ready' } : { status: 'not_ready', problem },
+      );
+    }
+    const anthropicVersion = typeof req.headers['anthropic-version'] === 'string';
+    const endpoint = endpointFor(method, path, anthropicVersion);
+    const fail = (
+      family: Family,
+      status: number,
+      kind: ErrorKind,
+      message: string,
+      extra: Record<string, string> = {},
+    ): void => {
+      sendJson(res, status, errorBody(family, kind, message, requestId), {
+        [requestIdHeader(family)]: requestId,
+        'x-should-retry': 'false',
+        ...extra,
+      });
+    };
+    if (endpoint === null) {
+      req.resume();
+      return fail(
+        familyOf(path, anthropicVersion),
+        404,
+        'not_found',
+        `no endpoint ${method} ${JSON.stringify(path).slice(0, 200)}`,
+      );
+    }
+    log.surface = endpoint.surface;
+    const { family } = endpoint;
+    if (this.draining) {
+      req.resume();
+      return fail(family, 503, 'unavailable', 'the gateway is shutting down', { connection: 'close' });
+    }
+    const provider = this.options.providers.get(family);
+    if (provider === undefined) {
+      req.resume();
+      return fail(family, 503, 'api_error', `no ${family} upstream is configured on this gateway`);
+    }
+    const identity = identify(req.headers);
+    log.session = identity.session;
+    log.agent = identity.agent || null;
+    let body: unknown = null;
+    let bytes: Buffer = Buffer.alloc(0);
+    if (endpoint.method === 'POST') {
+      const read = await readBody(req, this.options.bodyLimitBytes);
+      if (!read.ok) {
+        if (read.reason === 'aborted') return;
+        return fail(family, 413, 'too_large', `the request body is over ${this.options.bodyLimitBytes} bytes`, {
+          connection: 'close',
+        });
+      }
+      bytes = read.bytes;
+      try {
+        body = JSON.parse(bytes.toString('utf8')) as unknown;
+      } catch (error) {
+        const message = `the request body is not JSON: ${error instanceof Error ? error.message : String(error)}`;
+        this.options.router.recordRefusal(
+          { contract_id: endpoint.surface, agent_id: identity.agent, session_id: identity.session },
+          'VALIDATION_FAILED',
+          message,
+        );
+        return fail(family, 400, 'invalid_request', message);
+      }
+    }
+    const ctx: CallContext = {
+      router: this.options.router,
+      provider,
+      endpoint,
+      identity,
+      body,
+      bytes,
+      requestId,
+      req,
+      res,
+      signal: controller.signal,
+      log,
+      upstreamTimeoutMs: this.options.upstreamTimeoutMs,
+      refuse: (code, message, retryAfterMs) => {
+        const refusal = refusalFor(code);
+        const headers: Record<string, string> = { [requestIdHeader(family)]: requestId };
+        if (refusal.noRetry) headers['x-should-retry'] = 'false';
+        if (retryAfterMs !== null && retryAfterMs !== undefined)
+          headers['retry-after'] = String(Math.ceil(retryAfterMs / 1000));
+        log.outcome = 'rejected';
+        sendJson(res, refusal.status, errorBody(family, refusal.kind, `${code}: ${message}`, requestId), headers);
+      },
+      fail,
+    };
+    if (endpoint.generation) await handleGeneration(ctx);
+    else await handlePassThrough(ctx);
+  }
+}

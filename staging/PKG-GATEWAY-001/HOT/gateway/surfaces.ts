@@ -1,0 +1,110 @@
+import type { WireSurface } from '#providers/wire/spec.js';
+
+/** Which API family a request speaks: it decides error shapes, the request-id header and the provider. */
+export type Family = 'anthropic' | 'openai';
+
+export interface Endpoint {
+  surface: WireSurface;
+  family: Family;
+  method: 'GET' | 'POST';
+  /** A generation: governed end to end (budget, breaker, DISPATCH, EXCHANGE). Others are authenticated pass-through. */
+  generation: boolean;
+}
+
+const ENDPOINTS: Readonly<Record<string, Endpoint>> = {
+  'POST /v1/messages': { surface: 'anthropic.messages', family: 'anthropic', method: 'POST', generation: true },
+  'POST /v1/messages/count_tokens': {
+    surface: 'anthropic.count_tokens',
+    family: 'anthropic',
+    method: 'POST',
+    generation: false,
+  },
+  'POST /v1/chat/completions': { surface: 'openai.chat', family: 'openai', method: 'POST', generation: true },
+  'POST /v1/responses': { surface: 'openai.responses', family: 'openai', method: 'POST', generation: true },
+};
+
+/**
+ * The endpoint for a method and path (the query string is ignored: Claude Code calls `/v1/messages?beta=true`).
+ * `GET /v1/models` exists in both APIs: a request carrying `anthropic-version` is Anthropic's.
+ */
+export function endpointFor(method: string, path: string, anthropicVersion: boolean): Endpoint | null {
+  if (method === 'GET' && path === '/v1/models') {
+    return anthropicVersion
+      ? { surface: 'anthropic.models', family: 'anthropic', method: 'GET', generation: false }
+      : { surface: 'openai.models', family: 'openai', method: 'GET', generation: false };
+  }
+  return ENDPOINTS[`${method} ${path}`] ?? null;
+}
+
+/** The family whose error shape a request gets when no endpoint matched. */
+export function familyOf(path: string, anthropicVersion: boolean): Family {
+  return anthropicVersion || path.startsWith('/v1/messages') ? 'anthropic' : 'openai';
+}
+
+export function providerFor(family: Family): string {
+  return family;
+}
+
+/** The header that carries a request id back to the client. */
+export function requestIdHeader(family: Family): string {
+  return family === 'anthropic' ? 'request-id' : 'x-request-id';
+}
+
+export type ErrorKind =
+  | 'invalid_request'
+  | 'authentication'
+  | 'permission'
+  | 'not_found'
+  | 'too_large'
+  | 'rate_limit'
+  | 'budget'
+  | 'overloaded'
+  | 'unavailable'
+  | 'api_error'
+  | 'upstream';
+
+const ANTHROPIC_TYPES: Record<ErrorKind, string> = {
+  invalid_request: 'invalid_request_error',
+  authentication: 'authentication_error',
+  permission: 'permission_error',
+  not_found: 'not_found_error',
+  too_large: 'request_too_large',
+  rate_limit: 'rate_limit_error',
+  budget: 'rate_limit_error',
+  overloaded: 'overloaded_error',
+  unavailable: 'overloaded_error',
+  api_error: 'api_error',
+  upstream: 'api_error',
+};
+
+const OPENAI_TYPES: Record<ErrorKind, [type: string, code: string | null]> = {
+  invalid_request: ['invalid_request_error', null],
+  authentication: ['invalid_request_error', 'invalid_api_key'],
+  permission: ['invalid_request_error', 'permission_denied'],
+  not_found: ['invalid_request_error', 'unknown_url'],
+  too_large: ['invalid_request_error', 'request_too_large'],
+  rate_limit: ['requests', 'rate_limit_exceeded'],
+  budget: ['insufficient_quota', 'budget_exhausted'],
+  overloaded: ['server_error', 'overloaded'],
+  unavailable: ['server_error', 'circuit_open'],
+  api_error: ['server_error', null],
+  upstream: ['server_error', 'upstream_error'],
+};
+
+/** The error body in the family's own shape. */
+export function errorBody(family: Family, kind: ErrorKind, message: string, requestId: string): unknown {
+  if (family === 'anthropic')
+    return { type: 'error', error: { type: ANTHROPIC_TYPES[kind], message }, request_id: requestId };
+  const [type, code] = OPENAI_TYPES[kind];
+  return { error: { message, type, param: null, code } };
+}
+
+/** An SSE frame announcing an error mid-stream, in the family's shape (Anthropic's `event: error`). */
+export function errorFrame(family: Family, surface: WireSurface, message: string, requestId: string): string {
+  if (family === 'anthropic')
+    return `event: error\ndata: ${JSON.stringify(errorBody('anthropic', 'upstream', message, requestId))}\n\n`;
+  if (surface === 'openai.responses') {
+    return `event: error\ndata: ${JSON.stringify({ type: 'error', code: 'upstream_error', message, param: null, sequence_number: 0 })}\n\n`;
+  }
+  return `data: ${JSON.stringify(errorBody('openai', 'upstream', message, requestId))}\n\n`;
+}

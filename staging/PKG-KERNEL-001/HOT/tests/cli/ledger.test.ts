@@ -1,0 +1,243 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { runCli } from '../../cli/main.js';
+import { rootPaths } from '../../kernel/root/layout.js';
+
+interface Run {
+  code: number;
+  out: string;
+  err: string;
+}
+
+async function cli(...argv: string[]): Promise<Run> {
+  let out = '';
+  let err = '';
+  const code = await runCli({
+    argv,
+    stdout: (t) => {
+      out += `${t}\n`;
+    },
+    stderr: (t) => {
+      err += `${t}\n`;
+    },
+  });
+  return { code, out, err };
+}
+
+function tempRoot(t: { after: (fn: () => void) => void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-ledger-cli-'));
+  t.after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
+}
+
+const APPEND = ['--event-type', 'EXCHANGE', '--submission-id', 'C-1', '--decision', 'SUCCESS', '--reason', 'ok'];
+
+test('append creates the ledger under ROOT/HOT/ledger and prints the id; --json prints the entry', async (t) => {
+  const root = tempRoot(t);
+  const first = await cli('ledger', 'append', '--root', root, ...APPEND, '--metadata', '{"session_id":"S1"}');
+  assert.equal(first.code, 0, first.err);
+  assert.match(first.out.trim(), /^LED-[a-f0-9]{8}$/);
+  assert.ok(existsSync(rootPaths(root).ledgerFile));
+  const second = await cli(
+    'ledger',
+    'append',
+    '--root',
+    root,
+    ...APPEND,
+    '--metadata',
+    '{"session_id":"S2"}',
+    '--json',
+  );
+  const entry = JSON.parse(second.out) as { id: string; previous_hash: string; metadata: unknown };
+  assert.deepEqual(entry.metadata, { session_id: 'S2' });
+  const head = await cli('ledger', 'head', '--root', root);
+  assert.match(head.out.trim(), /^2:[0-9a-f]{64}$/);
+  const headJson = JSON.parse((await cli('ledger', 'head', '--root', root, '--json')).out) as {
+    seq: number;
+    hash: string;
+  };
+  assert.equal(headJson.seq, 2);
+  const query = JSON.parse(
+    (
+      await cli(
+        'ledger',
+        'query',
+        '--root',
+        root,
+        '--event-type',
+        'EXCHANGE',
+        '--session',
+        'S2',
+        '--limit',
+        '5',
+        '--json',
+      )
+    ).out,
+  ) as { id: string }[];
+  assert.deepEqual(
+    query.map((e) => e.id),
+    [entry.id],
+  );
+  const tail = await cli('ledger', 'tail', '--root', root, '-n', '1');
+  assert.match(tail.out, new RegExp(`^${entry.id}  `));
+});
+
+test('verify exits 0 when intact and 1 naming the first bad id when not; --anchor catches a deleted tail', async (t) => {
+  const file = join(tempRoot(t), 'l.sqlite');
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i += 1) ids.push((await cli('ledger', 'append', '--ledger', file, ...APPEND)).out.trim());
+  const anchor = (await cli('ledger', 'head', '--ledger', file)).out.trim();
+  const ok = await cli('ledger', 'verify', '--ledger', file, '--anchor', anchor);
+  assert.equal(ok.code, 0);
+  assert.match(ok.out, /ledger intact: 4 entries/);
+  const db = new Database(file);
+  db.exec('DROP TRIGGER entries_no_delete; DELETE FROM entries WHERE seq = 4;');
+  db.exec(
+    "CREATE TRIGGER entries_no_delete BEFORE DELETE ON entries\n  BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END",
+  );
+  db.close();
+  assert.equal((await cli('ledger', 'verify', '--ledger', file)).code, 0);
+  const truncated = await cli('ledger', 'verify', '--ledger', file, '--anchor', anchor, '--json');
+  assert.equal(truncated.code, 1);
+  assert.equal((JSON.parse(truncated.out) as { first_bad: { problem: string } }).first_bad.problem, 'truncated');
+  const db2 = new Database(file);
+  db2.exec("DROP TRIGGER entries_no_update; UPDATE entries SET reason = 'forged' WHERE seq = 2;");
+  db2.close();
+  const edited = await cli('ledger', 'verify', '--ledger', file);
+  assert.equal(edited.code, 1);
+  assert.match(edited.out, new RegExp(`BROKEN at ${ids[1]}: edited`));
+  const badAnchor = await cli('ledger', 'verify', '--ledger', file, '--anchor', 'nonsense');
+  assert.equal(badAnchor.code, 3);
+  assert.match(badAnchor.err, /ERR_LEDGER_ANCHOR_INVALID/);
+});
+
+test('export to a file and import into a new ledger round-trips; a tampered export imports nothing', async (t) => {
+  const dir = tempRoot(t);
+  const source = join(dir, 'a.sqlite');
+  for (let i = 0; i < 3; i += 1)
+    await cli('ledger', 'append', '--ledger', source, ...APPEND, '--metadata', `{"i":${i}}`);
+  const out = join(dir, 'a.jsonl');
+  const exported = JSON.parse((await cli('ledger', 'export', '--ledger', source, '--out', out, '--json')).out) as {
+    head: { seq: number; hash: string };
+  };
+  const stdoutExport = (await cli('ledger', 'export', '--ledger', source)).out;
+  assert.equal(stdoutExport, readFileSync(out, 'utf8'));
+  const anchor = `${exported.head.seq}:${exported.head.hash}`;
+  const imported = await cli('ledger', 'import', '--ledger', join(dir, 'b.sqlite'), '--from', out, '--anchor', anchor);
+  assert.equal(imported.code, 0, imported.err);
+  assert.equal(imported.out.trim(), `imported 3 entries, head ${anchor}`);
+  writeFileSync(out, readFileSync(out, 'utf8').replace('"i":1', '"i":7'));
+  const refused = await cli('ledger', 'import', '--ledger', join(dir, 'c.sqlite'), '--from', out, '--json');
+  assert.equal(refused.code, 3);
+  assert.equal((JSON.parse(refused.out) as { error: { code: string } }).error.code, 'ERR_LEDGER_IMPORT_TAMPERED');
+  assert.equal(existsSync(join(dir, 'c.sqlite')), false, 'nothing was created');
+  const again = await cli('ledger', 'import', '--ledger', join(dir, 'b.sqlite'), '--from', join(dir, 'a.jsonl'));
+  assert.equal(again.code, 3);
+});
+
+test('orphans lists a DISPATCH with no EXCHANGE once the timeout has passed', async (t) => {
+  const file = join(tempRoot(t), 'o.sqlite');
+  const meta = '{"contract_id":"C-1","agent_id":"A","session_id":"S"}';
+  const dispatch = [
+    '--event-type',
+    'DISPATCH',
+    '--submission-id',
+    'C-1',
+    '--decision',
+    'DISPATCHED',
+    '--reason',
+    'r',
+    '--metadata',
+    meta,
+  ];
+  const done = (await cli('ledger', 'append', '--ledger', file, ...dispatch)).out.trim();
+  await cli(
+    'ledger',
+    'append',
+    '--ledger',
+    file,
+    ...APPEND,
+    '--metadata',
+    JSON.stringify({ session_id: 'S', dispatch_entry_id: done }),
+  );
+  const lost = (await cli('ledger', 'append', '--ledger', file, ...dispatch)).out.trim();
+  assert.match((await cli('ledger', 'orphans', '--ledger', file)).out, /no orphaned dispatches/);
+  const orphans = JSON.parse((await cli('ledger', 'orphans', '--ledger', file, '--timeout-ms', '0', '--json')).out) as {
+    id: string;
+  }[];
+  assert.deepEqual(
+    orphans.map((e) => e.id),
+    [lost],
+  );
+});
+
+test('bad input: coded errors, usage exit 2, and nothing written', async (t) => {
+  const root = tempRoot(t);
+  const ledgerFile = rootPaths(root).ledgerFile;
+  const malformed = await cli('ledger', 'append', '--root', root, ...APPEND, '--metadata', '{nope');
+  assert.equal(malformed.code, 3);
+  assert.match(malformed.err, /ERR_LEDGER_ENTRY_INVALID: --metadata is not valid JSON: "\{nope"/);
+  assert.match(malformed.err, /hint: /);
+  const notObject = await cli('ledger', 'append', '--root', root, ...APPEND, '--metadata', '[1]', '--json');
+  assert.equal((JSON.parse(notObject.out) as { error: { code: string } }).error.code, 'ERR_LEDGER_ENTRY_INVALID');
+  const missing = await cli('ledger', 'append', '--root', root, '--event-type', 'X', '--json');
+  assert.equal(missing.code, 2);
+  const error = (JSON.parse(missing.out) as { error: { code: string; message: string; hint: string } }).error;
+  assert.equal(error.code, 'ERR_USAGE');
+  assert.match(error.message, /submission-id/);
+  assert.equal(existsSync(ledgerFile), false, 'no ledger was created by refused appends');
+  const unknownOption = await cli('ledger', 'append', '--root', root, ...APPEND, '--colour', 'red');
+  assert.equal(unknownOption.code, 2);
+  assert.match(unknownOption.err, /ERR_USAGE: Unknown argument: colour/);
+  assert.equal((await cli('ledger', 'frobnicate')).code, 2);
+  assert.equal((await cli('ledger')).code, 2);
+  assert.equal(
+    (await cli('ledger', 'head', '--root', root, '--ledger', join(root, 'x'))).code,
+    2,
+    '--root and --ledger conflict',
+  );
+  assert.equal((await cli('ledger', 'head')).code, 2, 'a ledger subcommand needs --root or --ledger');
+  const notFound = await cli('ledger', 'verify', '--root', root);
+  assert.equal(notFound.code, 3);
+  assert.match(notFound.err, /ERR_LEDGER_NOT_FOUND/);
+  const text = join(root, 'notes.txt');
+  writeFileSync(text, 'not a database, just words '.repeat(50));
+  const foreign = await cli('ledger', 'append', '--ledger', text, ...APPEND);
+  assert.equal(foreign.code, 3);
+  assert.match(foreign.err, /ERR_LEDGER_NOT_A_LEDGER/);
+  assert.equal(readFileSync(text, 'utf8'), 'not a database, just words '.repeat(50));
+});
+
+test('unknown commands and options exit 2 with ERR_USAGE; --json errors are {"error":{code,...}}', async () => {
+  const unknown = await cli('nope');
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.err, /ERR_USAGE/);
+  const json = await cli('nope', '--json');
+  assert.equal(json.code, 2);
+  const parsed = JSON.parse(json.out) as { error: Record<string, unknown> };
+  assert.deepEqual(Object.keys(parsed.error).sort(), ['code', 'details', 'hint', 'message']);
+  assert.equal(parsed.error.code, 'ERR_USAGE');
+  assert.equal((await cli('--bogus-flag', 'ledger', 'head')).code, 2);
+  assert.equal((await cli()).code, 2);
+});
+
+test('--help works at the top, on ledger and on each ledger subcommand', async () => {
+  const top = await cli('--help');
+  assert.equal(top.code, 0);
+  assert.match(top.out, /cplane ledger/);
+  const ledger = await cli('ledger', '--help');
+  for (const sub of ['append', 'verify', 'query', 'tail', 'head', 'export', 'import', 'orphans']) {
+    assert.match(ledger.out, new RegExp(`cplane ledger ${sub}`));
+    const help = await cli('ledger', sub, '--help');
+    assert.equal(help.code, 0, sub);
+    assert.match(help.out, new RegExp(`cplane ledger ${sub}`));
+    assert.match(help.out, /--root/);
+    assert.match(help.out, /--ledger/);
+  }
+});

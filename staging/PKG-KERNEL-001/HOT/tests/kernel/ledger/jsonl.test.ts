@@ -1,0 +1,135 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { canonicalJson } from '../../../kernel/canonical.js';
+import {
+  exportLedger,
+  importLedger,
+  Ledger,
+  parseExport,
+  verifyLedger,
+  type LedgerEntry,
+} from '../../../kernel/ledger/index.js';
+import { appendN, tempDir, tempLedger } from './helpers.js';
+
+function exported(
+  t: { after: (fn: () => void) => void },
+  n = 6,
+): { dir: string; file: string; entries: LedgerEntry[]; lines: string[] } {
+  const ledger = tempLedger(t);
+  const entries = appendN(ledger, n, (i) => ({ session_id: `S${i % 2}`, text: `line\n${i} "quoted" é` }));
+  const dir = tempDir(t);
+  const file = join(dir, 'ledger.jsonl');
+  assert.deepEqual(exportLedger(ledger, file), ledger.head());
+  return { dir, file, entries, lines: readFileSync(file, 'utf8').split('\n').slice(0, -1) };
+}
+
+function freshLedger(t: { after: (fn: () => void) => void }): Ledger {
+  const ledger = Ledger.open(join(tempDir(t), 'imported.sqlite'), { create: true });
+  t.after(() => {
+    ledger.close();
+  });
+  return ledger;
+}
+
+test('export writes one canonical entry per line in chain order, atomically', (t) => {
+  const { dir, lines, entries } = exported(t);
+  assert.deepEqual(
+    lines,
+    entries.map((e) => canonicalJson(e)),
+  );
+  assert.deepEqual(readdirSync(dir), ['ledger.jsonl'], 'no temp file left behind');
+});
+
+test('import re-verifies and reproduces the same chain', (t) => {
+  const { file, entries } = exported(t);
+  const target = freshLedger(t);
+  const head = importLedger(target, file);
+  assert.deepEqual(head, { seq: entries.length, hash: entries.at(-1)?.entry_hash });
+  assert.deepEqual(target.query({ order: 'oldest' }), entries);
+  assert.equal(verifyLedger(target, { anchor: head }).ok, true);
+  assert.equal(target.query({ session_id: 'S1' }).length, 3, 'imported rows are indexed like appended ones');
+});
+
+const TAMPERS: [string, (lines: string[]) => string[], string, RegExp][] = [
+  [
+    'an edited value',
+    (l) => l.map((line, i) => (i === 2 ? line.replace('entry 2', 'entry X') : line)),
+    'ERR_LEDGER_IMPORT_TAMPERED',
+    /line 3 .*edited/,
+  ],
+  ['a deleted line', (l) => l.filter((_, i) => i !== 1), 'ERR_LEDGER_IMPORT_TAMPERED', /line 2 .*does not link/],
+  [
+    'two lines swapped',
+    (l) => [l[0], l[2], l[1], ...l.slice(3)] as string[],
+    'ERR_LEDGER_IMPORT_TAMPERED',
+    /line 2 .*does not link/,
+  ],
+  [
+    'a repeated line',
+    (l) => [...l.slice(0, 3), l[2] as string],
+    'ERR_LEDGER_IMPORT_TAMPERED',
+    /line 4 .*repeats an id/,
+  ],
+  [
+    'a line that is not JSON',
+    (l) => [l[0] as string, '{oops', ...l.slice(1)],
+    'ERR_LEDGER_IMPORT_INVALID',
+    /line 2 .*not JSON/,
+  ],
+  [
+    'an extra field',
+    (l) => l.map((line, i) => (i === 0 ? line.replace('{', '{"admin":true,') : line)),
+    'ERR_LEDGER_IMPORT_INVALID',
+    /line 1 .*additional properties/,
+  ],
+  [
+    'a malformed id',
+    (l) => l.map((line, i) => (i === 0 ? line.replace(/"id":"LED-[0-9a-f]{8}"/, '"id":"LED-XYZ"') : line)),
+    'ERR_LEDGER_IMPORT_INVALID',
+    /line 1 .*\/id/,
+  ],
+];
+
+for (const [name, edit, code, message] of TAMPERS) {
+  test(`import refuses ${name} and imports nothing`, (t) => {
+    const { file, lines } = exported(t);
+    writeFileSync(file, `${edit(lines).join('\n')}\n`);
+    const target = freshLedger(t);
+    assert.throws(
+      () => importLedger(target, file),
+      (error: { code?: string; message?: string }) => error.code === code && message.test(error.message ?? ''),
+    );
+    assert.equal(target.count(), 0);
+  });
+}
+
+test('import checks a truncated export against an anchor', (t) => {
+  const { file, lines, entries } = exported(t);
+  const anchor = { seq: entries.length, hash: entries.at(-1)?.entry_hash as string };
+  writeFileSync(file, `${lines.slice(0, -2).join('\n')}\n`);
+  assert.throws(() => parseExport(readFileSync(file, 'utf8'), { anchor }), { code: 'ERR_LEDGER_IMPORT_TAMPERED' });
+  assert.equal(
+    parseExport(readFileSync(file, 'utf8'), { anchor: { seq: 2, hash: entries[1]?.entry_hash as string } }).length,
+    entries.length - 2,
+  );
+});
+
+test('import into a non-empty ledger is refused and changes nothing', (t) => {
+  const { file } = exported(t);
+  const target = freshLedger(t);
+  const own = target.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'mine' });
+  assert.throws(() => importLedger(target, file), { code: 'ERR_LEDGER_IMPORT_NOT_EMPTY' });
+  assert.deepEqual(target.head(), { seq: 1, hash: own.entry_hash });
+});
+
+test('an empty export imports as an empty ledger; a missing file is refused', (t) => {
+  const ledger = tempLedger(t);
+  const file = join(tempDir(t), 'empty.jsonl');
+  exportLedger(ledger, file);
+  assert.equal(readFileSync(file, 'utf8'), '');
+  assert.deepEqual(importLedger(freshLedger(t), file).seq, 0);
+  assert.throws(() => importLedger(freshLedger(t), `${file}.missing`), { code: 'ERR_LEDGER_IMPORT_INVALID' });
+  assert.equal(existsSync(`${file}.missing`), false);
+});

@@ -1,0 +1,86 @@
+import type { SendOptions, StopReason, Usage } from '../spec.js';
+
+/**
+ * The pass-through wire call: a client's request body forwarded in the surface's own JSON, the reply's
+ * bytes handed back as they arrive. The gateway (PKG-GATEWAY-001) speaks it; every HTTP provider implements
+ * it next to `send`. Like `send`, one attempt per call: the router's one retry loop decides on retries.
+ */
+export const WIRE_SURFACES = [
+  'anthropic.messages',
+  'anthropic.count_tokens',
+  'anthropic.models',
+  'openai.chat',
+  'openai.responses',
+  'openai.models',
+] as const;
+export type WireSurface = (typeof WIRE_SURFACES)[number];
+
+export interface WireRequest {
+  surface: WireSurface;
+  /** The client's JSON body (already parsed and bounded by the caller); null for a GET. */
+  body: Readonly<Record<string, unknown>> | null;
+  /** Headers passed through to the upstream (e.g. anthropic-version, anthropic-beta); never a credential. */
+  headers: Readonly<Record<string, string>>;
+}
+
+export interface WireCallOptions extends SendOptions {
+  /** Longest wait for the next chunk once the reply's headers arrived; default `timeoutMs`. */
+  idleTimeoutMs?: number;
+}
+
+/**
+ * A 2xx reply whose body is still arriving. Reading past a failure (reset, stall, oversize) throws a
+ * ProviderError with `after_success`: the upstream may have billed the call.
+ */
+export interface WireResponse {
+  status: number;
+  /** The upstream's content type (e.g. `text/event-stream`). */
+  contentType: string;
+  requestId: string | null;
+  body: AsyncIterable<Uint8Array>;
+  /** Abort the upstream call (the client went away). */
+  cancel(): void;
+}
+
+/** What a surface's reply said, assembled from its JSON body or its SSE events (bounded, secret-free). */
+export interface WireResult {
+  model: string | null;
+  /** Text and tool calls in the surface's order, as content blocks (`{type:"text",text}`, `{type:"tool_use",…}`). */
+  blocks: Record<string, unknown>[];
+  stop_reason: StopReason;
+  raw_stop_reason: string | null;
+  usage: Usage;
+  /** True once the final usage was seen (the stream's last usage event, or a whole body). */
+  usage_final: boolean;
+  /** The surface's terminal event arrived (`message_stop`, `[DONE]`, `response.completed`). */
+  complete: boolean;
+  /** An error event inside a 2xx stream (`event: error`, `response.failed`), as `type: message`. */
+  stream_error: string | null;
+}
+
+/** Reads one reply of one surface: the whole JSON body, or its SSE events one by one. */
+export interface WireReader {
+  /** A non-streaming body; returns a problem when it is not the surface's format. */
+  body(value: unknown): string | null;
+  /** One SSE event (`event:` name or null, the joined `data:` lines). */
+  event(name: string | null, data: string): void;
+  result(): WireResult;
+}
+
+export interface WireProvider {
+  readonly id: string;
+  readonly surfaces: readonly WireSurface[];
+  call(request: WireRequest, options: WireCallOptions): Promise<WireResponse>;
+  reader(surface: WireSurface): WireReader;
+}
+
+export function isWireProvider(value: unknown): value is WireProvider {
+  const v = value as Partial<WireProvider> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.call === 'function' &&
+    typeof v.reader === 'function' &&
+    Array.isArray(v.surfaces)
+  );
+}

@@ -1,0 +1,122 @@
+// The official OpenAI SDK against `cplane serve`: Chat Completions and Responses, JSON and streaming, each call
+// one EXCHANGE with the upstream's exact usage; the usage chunk the gateway adds upstream is stripped unless asked.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { USAGE } from './upstream.js';
+
+let served: Served;
+let key: string;
+const client = (session: string, apiKey = key): OpenAI =>
+  new OpenAI({ apiKey, baseURL: `${served.url}/v1`, maxRetries: 2, defaultHeaders: { 'x-cplane-session': session } });
+
+before(async () => {
+  served = await startServed();
+  key = issueKey('AGENT-OAI');
+});
+after(async () => {
+  await served.cleanup();
+});
+
+const exchangesOf = (session: string) =>
+  ledgerEntries(served.root).filter((e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === session);
+
+function onlyExchange(session: string): Record<string, unknown> {
+  const list = exchangesOf(session);
+  assert.equal(list.length, 1, `one EXCHANGE for ${session}`);
+  const meta = list[0]?.metadata ?? {};
+  assert.equal(meta.input_tokens, USAGE.input + USAGE.cacheRead);
+  assert.equal(meta.output_tokens, USAGE.output);
+  assert.equal(meta.cache_read_tokens, USAGE.cacheRead, 'cached tokens kept in their bucket');
+  assert.equal(meta.cache_write_tokens, 0);
+  assert.equal(meta.usage_complete, true);
+  return meta;
+}
+
+test('chat completions, non-streaming, with a tool call', async () => {
+  const completion = await client('SES-O-JSON').chat.completions.create({
+    model: 'gpt-4.1-mini',
+    messages: [{ role: 'user', content: 'weather in Paris?' }],
+  });
+  assert.equal(completion.choices[0]?.message.tool_calls?.[0]?.type, 'function');
+  const meta = onlyExchange('SES-O-JSON');
+  assert.equal(meta.surface, 'openai.chat');
+  assert.equal(meta.finish_reason, 'tool_use');
+  assert.deepEqual(JSON.parse(String(meta.response)), [
+    { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } },
+  ]);
+});
+
+test('chat completions, streaming without include_usage: usage recorded from the chunk the gateway asked for, which the client never sees', async () => {
+  const stream = await client('SES-O-STREAM').chat.completions.create({
+    model: 'gpt-4.1-mini',
+    stream: true,
+    messages: [{ role: 'user', content: 'Hello' }],
+  });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), 'Hello from upstream');
+  assert.ok(
+    chunks.every((c) => c.choices.length > 0),
+    'no usage chunk reaches a client that did not ask',
+  );
+  const sent = served.upstream.requests.at(-1)?.body as { stream_options?: { include_usage?: boolean } };
+  assert.equal(sent.stream_options?.include_usage, true, 'include_usage added upstream');
+  onlyExchange('SES-O-STREAM');
+});
+
+test('chat completions, streaming with include_usage: the client gets the usage chunk', async () => {
+  const stream = await client('SES-O-USAGE').chat.completions.create({
+    model: 'gpt-4.1-mini',
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: 'user', content: 'Hello' }],
+  });
+  let usage: unknown = null;
+  for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
+  assert.equal((usage as { completion_tokens: number }).completion_tokens, USAGE.output);
+  onlyExchange('SES-O-USAGE');
+});
+
+test('responses, non-streaming and streaming (response.created first, response.completed last)', async () => {
+  const response = await client('SES-R-JSON').responses.create({ model: 'gpt-4.1-mini', input: 'Hello' });
+  assert.equal(response.output_text, 'Hello from upstream');
+  assert.equal(onlyExchange('SES-R-JSON').surface, 'openai.responses');
+
+  const stream = await client('SES-R-STREAM').responses.create({ model: 'gpt-4.1-mini', input: 'Hello', stream: true });
+  const types: string[] = [];
+  for await (const event of stream) types.push(event.type);
+  assert.equal(types[0], 'response.created');
+  assert.equal(types.at(-1), 'response.completed');
+  const meta = onlyExchange('SES-R-STREAM');
+  assert.deepEqual(JSON.parse(String(meta.response)), [{ type: 'text', text: 'Hello from upstream' }]);
+});
+
+test('models and refusals in the OpenAI shape', async () => {
+  const models = await client('SES-O-MODELS').models.list();
+  assert.equal(models.data[0]?.id, 'gpt-4.1-mini');
+  const before = served.upstream.requests.length;
+  await assert.rejects(
+    client('SES-O-BAD', 'sk-wrong').chat.completions.create({
+      model: 'gpt-4.1-mini',
+      messages: [{ role: 'user', content: 'Hello' }],
+    }),
+    (e: unknown) =>
+      e instanceof OpenAI.AuthenticationError &&
+      e.code === 'invalid_api_key' &&
+      e.headers?.get('x-request-id') !== null,
+  );
+  await assert.rejects(
+    client('SES-O-SCOPE', issueKey('AGENT-OAI', ['route:anthropic.messages'])).responses.create({
+      model: 'gpt-4.1-mini',
+      input: 'Hello',
+    }),
+    (e: unknown) => e instanceof OpenAI.PermissionDeniedError,
+  );
+  assert.equal(served.upstream.requests.length, before);
+  const rejected = ledgerEntries(served.root).filter(
+    (e) => e.event_type === 'PROMPT_REJECTED' && String(e.metadata.session_id).startsWith('SES-O-'),
+  );
+  assert.equal(rejected.length, 2, 'each refusal sent once: the SDK honoured x-should-retry: false');
+});
