@@ -19,8 +19,8 @@ export interface TokenClaims {
   budget_scope?: string;
 }
 
-export type AuthFailure = 'AUTH_MISSING' | 'AUTH_MALFORMED' | 'AUTH_BAD_SIGNATURE' | 'AUTH_EXPIRED' | 'AUTH_NOT_YET_VALID' | 'AUTH_WRONG_AGENT'
-  | 'AUTH_SCOPE' | 'AUTH_MODEL_SCOPE' | 'AUTH_UNKNOWN_KEY' | 'AUTH_REVOKED' | 'AUTH_REVOCATION_LIST_INVALID';
+export type AuthFailure = 'AUTH_MISSING' | 'AUTH_MALFORMED' | 'AUTH_BAD_SIGNATURE' | 'AUTH_EXPIRED' | 'AUTH_NOT_YET_VALID'
+  | 'AUTH_WRONG_AGENT' | 'AUTH_SCOPE' | 'AUTH_MODEL_SCOPE' | 'AUTH_UNKNOWN_KEY' | 'AUTH_REVOKED' | 'AUTH_REVOCATION_LIST_INVALID';
 
 export type AuthResult = { ok: true; claims: TokenClaims } | { ok: false; code: AuthFailure; message: string };
 
@@ -49,7 +49,15 @@ export function issueToken(claims: TokenClaims, keys: AuthKeys): string {
 }
 
 /** Verify a token for `agentId` calling `contractId` at `nowMs`. Never throws on hostile input. */
-export function verifyToken(token: unknown, keys: AuthKeys, expect: { agentId: string; contractId: string; modelId?: string; nowMs: number }): AuthResult {
+export interface AuthExpectation {
+  agentId: string;
+  contractId: string;
+  /** The model the call goes to; a token naming models refuses any other (and a call naming none). */
+  modelId?: string;
+  nowMs: number;
+}
+
+export function verifyToken(token: unknown, keys: AuthKeys, expect: AuthExpectation): AuthResult {
   if (typeof token !== 'string' || token.length === 0) return { ok: false, code: 'AUTH_MISSING', message: 'no auth token' };
   const parts = token.split('.');
   if (parts.length !== 3 || parts[0] !== PREFIX || token.length > 8192) {
@@ -78,8 +86,12 @@ export function verifyToken(token: unknown, keys: AuthKeys, expect: { agentId: s
     return { ok: false, code: 'AUTH_SCOPE', message: `auth token has no scope route:${expect.contractId}` };
   }
   const models = claims.scopes.filter((s) => s.startsWith('model:'));
-  if (models.length > 0 && !models.includes('model:*') && (expect.modelId === undefined || !models.includes(`model:${expect.modelId}`))) {
-    return { ok: false, code: 'AUTH_MODEL_SCOPE', message: `auth token may use ${show(models.map((m) => m.slice(6)), 200)}, not the model ${show(expect.modelId ?? '(none)', 120)}` };
+  const modelAllowed = models.includes('model:*')
+    || (expect.modelId !== undefined && models.includes(`model:${expect.modelId}`));
+  if (models.length > 0 && !modelAllowed) {
+    const may = show(models.map((m) => m.slice(6)), 200);
+    const message = `auth token may use ${may}, not the model ${show(expect.modelId ?? '(none)')}`;
+    return { ok: false, code: 'AUTH_MODEL_SCOPE', message };
   }
   return { ok: true, claims };
 }
@@ -123,5 +135,9 @@ function isClaims(value: unknown): value is TokenClaims {
   return typeof c.sub === 'string' && Array.isArray(c.scopes) && c.scopes.every((s) => typeof s === 'string')
     && Number.isInteger(c.iat) && Number.isInteger(c.exp) && (c.kid === undefined || typeof c.kid === 'string')
     && (c.jti === undefined || (typeof c.jti === 'string' && KEY_ID.test(c.jti)))
-    && (c.budget_scope === undefined || (typeof c.budget_scope === 'string' && c.budget_scope.length > 0 && c.budget_scope.length <= 256));
+    && (c.budget_scope === undefined || isBudgetScope(c.budget_scope));
+}
+
+function isBudgetScope(value: unknown): boolean {
+  return typeof value === 'string' && value.length > 0 && value.length <= 256;
 }

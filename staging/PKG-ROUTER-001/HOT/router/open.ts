@@ -81,7 +81,8 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const budget = options.ledgerPath ? null : Budgeter.open({ root });
   const spool = options.ledgerPath ? null : spoolDirs(root);
   const router = new Router({
-    ledger, config, providers: [provider], budget, devMode: options.devMode ?? false, authKeys: authKeysFor(root, config.auth, env),
+    ledger, config, providers: [provider], budget, devMode: options.devMode ?? false,
+    authKeys: authKeysFor(root, config.auth, env),
     revocations: options.ledgerPath ? null : revocationList(root),
     spoolDir: spool?.dir ?? null, spoolQuarantineDir: spool?.quarantineDir ?? null,
     // The keys the HTTP providers read from the environment: scrubbed from every record if echoed back.
@@ -114,7 +115,11 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   };
 }
 
-async function loadProvider(hot: string, options: OpenRouterOptions, config: ProviderSettings['config']): Promise<Provider> {
+async function loadProvider(
+  hot: string,
+  options: OpenRouterOptions,
+  config: ProviderSettings['config'],
+): Promise<Provider> {
   const known = PROVIDER_MODULES.find((p) => p.id === options.provider);
   const installed = PROVIDER_MODULES.filter((p) => existsSync(join(hot, p.module))).map((p) => p.id);
   if (!known || !installed.includes(known.id)) {

@@ -30,7 +30,8 @@ export function isKeyId(value: unknown): value is string {
 
 function invalid(message: string): CpError {
   return new CpError('ERR_REVOCATION_LIST_INVALID', `${REVOKED_KEYS_REL} ${message}`, {
-    hint: 'every authentication is refused until it is fixed: restore it from a backup, or rebuild it from the KEY_REVOKED records (`cplane ledger query --root R --event-type KEY_REVOKED`)',
+    hint: 'every authentication is refused until it is fixed: restore it from a backup, or rebuild it from the '
+      + 'KEY_REVOKED records (`cplane ledger query --root R --event-type KEY_REVOKED`)',
     details: { path: REVOKED_KEYS_REL },
   });
 }
@@ -43,10 +44,13 @@ function parseList(bytes: Buffer): RevokedKey[] {
     throw invalid(`is not JSON: ${(cause as Error).message}`);
   }
   const v = value as { schema_version?: unknown; revoked?: unknown };
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).some((k) => k !== 'schema_version' && k !== 'revoked')) {
+  const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isObject || Object.keys(value as object).some((k) => k !== 'schema_version' && k !== 'revoked')) {
     throw invalid('is not a revocation list object {schema_version, revoked}');
   }
-  if (v.schema_version !== '1' || !Array.isArray(v.revoked)) throw invalid(`has schema_version ${show(v.schema_version)} or no "revoked" array`);
+  if (v.schema_version !== '1' || !Array.isArray(v.revoked)) {
+    throw invalid(`has schema_version ${show(v.schema_version)} or no "revoked" array`);
+  }
   return v.revoked.map((entry: unknown, i: number) => {
     const e = entry as Record<string, unknown>;
     if (typeof entry !== 'object' || entry === null || !isKeyId(e.key_id) || typeof e.revoked_at !== 'string'
@@ -94,7 +98,9 @@ export function revocationList(root: string): RevocationCheck {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
         stat = null;
       }
-      const now = stat === null ? 'absent' : `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.mode}`;
+      const now = stat === null
+        ? 'absent'
+        : `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.mode}`;
       if (now !== signature) {
         revoked = new Set(readRevocations(root).entries.map((e) => e.key_id));
         signature = now;
@@ -111,10 +117,14 @@ export interface RevokeResult {
   revoked_at: string;
 }
 
-/** Add a key id to the list under the root lock, publish it atomically and record KEY_REVOKED; the file is put back if the ledger refuses. */
-export function revokeKey(root: string, keyId: string, reason: string | null, clock: () => number = Date.now): RevokeResult {
+/**
+ * Add a key id to the list under the root lock, publish it atomically and record KEY_REVOKED; the file is put
+ * back if the ledger refuses the record.
+ */
+export function revokeKey(root: string, keyId: string, reason: string | null, clock = Date.now): RevokeResult {
   if (!isKeyId(keyId)) {
-    throw new CpError('ERR_TOKEN_INVALID', `${show(keyId)} is not a key id (a token's jti, or sha256:<64 hex> of a token)`, {
+    const what = `${show(keyId)} is not a key id (a token's jti, or sha256:<64 hex> of a token)`;
+    throw new CpError('ERR_TOKEN_INVALID', what, {
       hint: 'revoke with --token TOKEN, or --key-id from `token issue --json` (claims.jti)', details: { key_id: keyId },
     });
   }
@@ -137,7 +147,8 @@ export function revokeKey(root: string, keyId: string, reason: string | null, cl
           event_type: 'KEY_REVOKED', submission_id: keyId, decision: 'REVOKED', reason: why ?? 'revoked',
           metadata: {
             key_id: keyId, revoked_at: revokedAt, revoked_count: entries.length,
-            before_digest: before.bytes === null ? null : `sha256:${sha256Hex(before.bytes)}`, after_digest: `sha256:${sha256Hex(bytes)}`,
+            before_digest: before.bytes === null ? null : `sha256:${sha256Hex(before.bytes)}`,
+            after_digest: `sha256:${sha256Hex(bytes)}`,
           },
         });
       } finally {

@@ -301,15 +301,18 @@ export class Router {
         return { ok: false, code: 'AUTH_REVOKED', message: `auth key ${ids[0] as string} was revoked` };
       }
     } catch (error) {
-      const code = typeof (error as { code?: unknown }).code === 'string' ? `${(error as { code: string }).code}: ` : '';
-      return { ok: false, code: 'AUTH_REVOCATION_LIST_INVALID', message: `${code}${error instanceof Error ? error.message : String(error)}` };
+      const coded = (error as { code?: unknown }).code;
+      const code = typeof coded === 'string' ? `${coded}: ` : '';
+      const message = `${code}${error instanceof Error ? error.message : String(error)}`;
+      return { ok: false, code: 'AUTH_REVOCATION_LIST_INVALID', message };
     }
     return result;
   }
 
   private authorise(request: PromptRequest, modelId: string): { code: string; message: string } | null {
     if (this.options.devMode) return null;
-    const result = this.authenticate(request.auth_token, { agentId: request.agent_id, contractId: request.contract_id, modelId });
+    const expect = { agentId: request.agent_id, contractId: request.contract_id, modelId };
+    const result = this.authenticate(request.auth_token, expect);
     return result.ok ? null : { code: result.code, message: result.message };
   }
 

@@ -40,11 +40,14 @@ export function providerSettings(root: string, providerId: string, env: NodeJS.P
   const section = effectiveConfig(root, 'providers');
   const verdict = validateSection(root, 'providers', section);
   if (!verdict.ok) {
-    throw new CpError('ERR_PROVIDER_CONFIG', `the providers config is invalid at ${verdict.pointer}: ${verdict.message}`, {
-      hint: 'fix it with `cplane config set providers.…` (schema providers-config.schema.json)', details: { pointer: verdict.pointer },
+    const what = `the providers config is invalid at ${verdict.pointer}: ${verdict.message}`;
+    throw new CpError('ERR_PROVIDER_CONFIG', what, {
+      hint: 'fix it with `cplane config set providers.…` (schema providers-config.schema.json)',
+      details: { pointer: verdict.pointer },
     });
   }
-  const entry = isPlainObject(section) && isPlainObject(section[providerId]) ? section[providerId] as Record<string, unknown> : {};
+  const own = isPlainObject(section) ? section[providerId] : undefined;
+  const entry = isPlainObject(own) ? own : {};
   const config: ProviderSettings['config'] = {};
   if (typeof entry.base_url === 'string') config.base_url = entry.base_url;
   if (typeof entry.api_key_file === 'string') {
@@ -52,7 +55,8 @@ export function providerSettings(root: string, providerId: string, env: NodeJS.P
   } else if (typeof entry.api_key_env === 'string') {
     const value = env[entry.api_key_env];
     if (!value) {
-      throw new CpError('ERR_PROVIDER_CONFIG', `provider ${show(providerId)} has no API key: $${entry.api_key_env} (providers.${providerId}.api_key_env) is not set`, {
+      const where = `$${entry.api_key_env} (providers.${providerId}.api_key_env)`;
+      throw new CpError('ERR_PROVIDER_CONFIG', `provider ${show(providerId)} has no API key: ${where} is not set`, {
         hint: `export ${entry.api_key_env}=…`, details: { provider_id: providerId, env_var: entry.api_key_env },
       });
     }

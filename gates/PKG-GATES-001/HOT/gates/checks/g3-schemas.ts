@@ -51,7 +51,7 @@ export default defineGate({
     try {
       overrides = readOverrides(ctx.root).value;
     } catch (error) {
-      errors.push({ code: 'OPERATOR_CONFIG_INVALID', message: error instanceof Error ? error.message : String(error), path: OPERATOR_CONFIG_REL });
+      errors.push({ code: 'OPERATOR_CONFIG_INVALID', message: messageOf(error), path: OPERATOR_CONFIG_REL });
     }
     const configDir = join(ctx.root, 'HOT', 'config');
     const sections = existsSync(configDir) ? readdirSync(configDir).filter((n) => n.endsWith('.json')).sort() : [];
@@ -62,7 +62,7 @@ export default defineGate({
       const overridden = Object.hasOwn(overrides.overrides, section);
       // What the root runs with is the package default merged with the operator's overrides: judge that.
       const value = effectiveConfig(ctx.root, section, readJson, overrides);
-      const where = overridden ? `HOT/config/${name} with the overrides in ${OPERATOR_CONFIG_REL}` : `HOT/config/${name}`;
+      const where = `HOT/config/${name}${overridden ? ` with the overrides in ${OPERATOR_CONFIG_REL}` : ''}`;
       if (validate) check(validate, value, where, 'CONFIG_INVALID');
       else errors.push({ code: 'CONFIG_WITHOUT_SCHEMA', message: `HOT/config/${name} has no schema ${schemaName}`, path: `HOT/config/${name}` });
     }
@@ -71,16 +71,22 @@ export default defineGate({
       readRevocations(ctx.root);
     } catch (error) {
       // The router refuses every key while the list is unreadable: say why before an operator meets it there.
-      errors.push({ code: 'REVOCATION_LIST_INVALID', message: error instanceof Error ? error.message : String(error), path: REVOKED_KEYS_REL });
+      errors.push({ code: 'REVOCATION_LIST_INVALID', message: messageOf(error), path: REVOKED_KEYS_REL });
     }
     for (const section of Object.keys(overrides.overrides).sort()) {
       if (!sections.includes(`${section}.json`)) {
-        warnings.push({ code: 'OPERATOR_CONFIG_UNUSED', message: `${OPERATOR_CONFIG_REL} overrides the section ${quote(section)}, which no installed package ships (\`cplane config unset ${section}\` removes it)`, path: OPERATOR_CONFIG_REL });
+        const message = `${OPERATOR_CONFIG_REL} overrides the section ${quote(section)}, which no installed package ships `
+          + `(\`cplane config unset ${section}\` removes it)`;
+        warnings.push({ code: 'OPERATOR_CONFIG_UNUSED', message, path: OPERATOR_CONFIG_REL });
       }
     }
     return verdict(this, errors, `${checked} manifests, receipts and configs valid`, warnings);
   },
 });
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
 
 function readJson(path: string): unknown {
   try {

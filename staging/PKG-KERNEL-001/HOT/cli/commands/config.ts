@@ -7,7 +7,8 @@ import unset from '../config/unset.js';
 
 export default defineCommand({
   command: 'config',
-  describe: 'operator configuration: overrides of the packages\' defaults, kept apart from every package (get, set, unset, show, diff)',
+  describe: 'operator configuration: overrides of the packages\' defaults, owned by no package '
+    + '(get, set, unset, show, diff)',
   builder: (y) => y,
   subcommands: [get, set, unset, show, diff],
   // Unreachable: yargs demands a subcommand, and the subcommand's own run is called.

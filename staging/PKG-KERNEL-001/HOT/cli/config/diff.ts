@@ -1,4 +1,6 @@
-import { configSections, effectiveConfig, readDefaultConfig, defaultConfigPath } from '../../kernel/config/effective.js';
+import {
+  configSections, defaultConfigPath, effectiveConfig, readDefaultConfig,
+} from '../../kernel/config/effective.js';
 import { formatKeyPath } from '../../kernel/config/key-path.js';
 import { changedPaths, getAt } from '../../kernel/config/merge.js';
 import { readOverrides } from '../../kernel/config/overrides.js';
@@ -20,12 +22,15 @@ export default defineCommand<DiffArgs>({
     const changes = sections.flatMap((section) => {
       const defaults = readDefaultConfig(defaultConfigPath(root, section));
       const effective = effectiveConfig(root, section, () => defaults, file.value);
-      return changedPaths(defaults, effective).map((p) => ({ key: formatKeyPath([section, ...p]), default: getAt(defaults, p), effective: getAt(effective, p) }));
+      return changedPaths(defaults, effective).map((p) => ({
+        key: formatKeyPath([section, ...p]), default: getAt(defaults, p), effective: getAt(effective, p),
+      }));
     });
     const lines = changes.map((c) => `${c.key}: ${showValue(c.default)} -> ${showValue(c.effective)}`);
     // JSON has no undefined: a key absent on one side is null there.
     const json = changes.map((c) => ({ key: c.key, default: c.default ?? null, effective: c.effective ?? null }));
-    ctx.report(args, { digest: file.digest, changes: json }, lines.length > 0 ? lines : ['no differences from the package defaults']);
+    const human = lines.length > 0 ? lines : ['no differences from the package defaults'];
+    ctx.report(args, { digest: file.digest, changes: json }, human);
     return 0;
   },
 });

@@ -13,14 +13,16 @@ interface GetArgs extends ConfigRootArgs {
 export default defineCommand<GetArgs>({
   command: 'get <key>',
   describe: 'print the effective value of a key (a section name prints the whole section)',
-  builder: (y) => withConfigRoot(y.positional('key', { type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms' })) as never,
+  builder: (y) => withConfigRoot(y
+    .positional('key', { type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms' })) as never,
   run(args, ctx) {
     const root = configRoot(args, ctx);
     const path = parseKeyPath(args.key);
     const value = effectiveValue(root, path);
     const key = formatKeyPath(path);
     if (value === undefined) {
-      throw new CpError('ERR_CONFIG_KEY_NOT_SET', `config key ${show(key)} is not set (neither a package default nor an override)`, {
+      const what = `config key ${show(key)} is not set (neither a package default nor an override)`;
+      throw new CpError('ERR_CONFIG_KEY_NOT_SET', what, {
         hint: `\`cplane config get ${path[0] as string}\` shows the section`, details: { key },
       });
     }

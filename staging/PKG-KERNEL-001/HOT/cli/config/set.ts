@@ -24,12 +24,19 @@ export default defineCommand<SetArgs>({
   command: 'set <key> <value>',
   describe: 'override a key (VALUE is JSON when it parses, else a string; null unsets the package default)',
   builder: (y) => withConfigRoot(y
-    .positional('key', { type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms or budget.pricing["gpt-4.1"]' })
-    .positional('value', { type: 'string', demandOption: true, describe: 'e.g. 5000, "\\"text\\"", {"max_tokens": 100}' })
-    .option('string', { type: 'boolean', default: false, describe: 'take VALUE as a string even when it parses as JSON' })) as never,
+    .positional('key', {
+      type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms or budget.pricing["gpt-4.1"]',
+    })
+    .positional('value', {
+      type: 'string', demandOption: true, describe: 'e.g. 5000, "\\"text\\"", {"max_tokens": 100}',
+    })
+    .option('string', {
+      type: 'boolean', default: false, describe: 'take VALUE as a string even when it parses as JSON',
+    })) as never,
   run(args, ctx) {
     const root = configRoot(args, ctx);
-    const result = changeConfig(root, { op: 'set', path: parseKeyPath(args.key), value: parseValue(String(args.value), args.string === true) });
+    const value = parseValue(String(args.value), args.string === true);
+    const result = changeConfig(root, { op: 'set', path: parseKeyPath(args.key), value });
     ctx.report(args, result, changeLine(result));
     return 0;
   },

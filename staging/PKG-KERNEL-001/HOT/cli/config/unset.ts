@@ -10,13 +10,15 @@ interface UnsetArgs extends ConfigRootArgs {
 export function changeLine(result: ConfigChangeResult): string {
   if (!result.changed) return `config ${result.key}: unchanged`;
   const keys = result.changed_keys.length > 0 ? ` (${result.changed_keys.join(', ')})` : '';
-  return `config ${result.op} ${result.key}: ${result.before_digest ?? 'none'} -> ${result.after_digest ?? 'none'}${keys}, recorded as ${result.entry_id ?? '?'}`;
+  const digests = `${result.before_digest ?? 'none'} -> ${result.after_digest ?? 'none'}`;
+  return `config ${result.op} ${result.key}: ${digests}${keys}, recorded as ${result.entry_id ?? '?'}`;
 }
 
 export default defineCommand<UnsetArgs>({
   command: 'unset <key>',
   describe: 'remove an override: the key takes the package default again (a section name removes all its overrides)',
-  builder: (y) => withConfigRoot(y.positional('key', { type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms' })) as never,
+  builder: (y) => withConfigRoot(y
+    .positional('key', { type: 'string', demandOption: true, describe: 'e.g. router.timeout_ms' })) as never,
   run(args, ctx) {
     const root = configRoot(args, ctx);
     const result = changeConfig(root, { op: 'unset', path: parseKeyPath(args.key) });

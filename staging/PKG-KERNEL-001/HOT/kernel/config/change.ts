@@ -35,8 +35,10 @@ export function assertKnownSection(root: string, path: readonly string[]): strin
   const section = path[0] as string;
   const sections = configSections(root);
   if (!sections.includes(section)) {
-    throw new CpError('ERR_CONFIG_KEY_INVALID', `config key ${show(formatKeyPath(path))} names no config section ${show(section)}`, {
-      hint: `the sections of this root: ${sections.join(', ') || 'none'}`, details: { key: formatKeyPath(path), sections },
+    const key = formatKeyPath(path);
+    throw new CpError('ERR_CONFIG_KEY_INVALID', `config key ${show(key)} names no config section ${show(section)}`, {
+      hint: `the sections of this root: ${sections.join(', ') || 'none'}`,
+      details: { key, sections },
     });
   }
   return section;
@@ -46,8 +48,9 @@ export function refuseSecret(path: readonly string[], value: unknown): void {
   const found = secretPath(path, value);
   if (found === null) return;
   const key = formatKeyPath(found);
-  throw new CpError('ERR_CONFIG_SECRET', `config key ${show(key)} would hold a secret; secrets never live in config values`, {
-    hint: 'put the secret in an environment variable or a file and name that instead (e.g. api_key_env, api_key_file, secret_file)',
+  throw new CpError('ERR_CONFIG_SECRET', `config key ${show(key)} would hold a secret; secrets never live in config`, {
+    hint: 'put the secret in an environment variable or a file and name that instead '
+      + '(e.g. api_key_env, api_key_file, secret_file)',
     details: { key },
   });
 }
@@ -57,13 +60,19 @@ export function refuseSecret(path: readonly string[], value: unknown): void {
  * the override file atomically, and record CONFIG_CHANGED (digests before and after, the changed keys). If the
  * ledger refuses the record, the file is put back: no change is left unrecorded.
  */
-export function changeConfig(root: string, change: ConfigChange, options: ConfigChangeOptions = {}): ConfigChangeResult {
+export function changeConfig(
+  root: string,
+  change: ConfigChange,
+  options: ConfigChangeOptions = {},
+): ConfigChangeResult {
   const section = assertKnownSection(root, change.path);
   const key = formatKeyPath(change.path);
   if (change.op === 'set') {
     refuseSecret(change.path, change.value);
     if (change.path.length === 1 && !isPlainObject(change.value)) {
-      throw new CpError('ERR_CONFIG_VALUE_INVALID', `config section ${show(section)} must be set to an object, got ${show(change.value)}`, {
+      const got = show(change.value);
+      const what = `config section ${show(section)} must be set to an object, got ${got}`;
+      throw new CpError('ERR_CONFIG_VALUE_INVALID', what, {
         hint: 'set a field instead (e.g. router.timeout_ms 5000), or pass a JSON object', details: { key },
       });
     }
@@ -79,18 +88,21 @@ export function changeConfig(root: string, change: ConfigChange, options: Config
     const verdict = validateSection(root, section, afterEffective);
     if (!verdict.ok) {
       const shown = change.op === 'set' ? ` = ${show(change.value)}` : ' (unset)';
-      throw new CpError('ERR_CONFIG_VALUE_INVALID', `config ${show(key)}${shown} makes ${section} invalid at ${verdict.pointer}: ${verdict.message}`, {
-        hint: `the effective ${section} config must match ${section}-config.schema.json; \`cplane config get ${section}\` shows it`,
+      const why = `makes ${section} invalid at ${verdict.pointer}: ${verdict.message}`;
+      throw new CpError('ERR_CONFIG_VALUE_INVALID', `config ${show(key)}${shown} ${why}`, {
+        hint: `the effective ${section} config must match ${section}-config.schema.json; `
+          + `\`cplane config get ${section}\` shows it`,
         details: { key, pointer: verdict.pointer, reason: verdict.reason },
       });
     }
     const changedKeys = changedPaths(beforeEffective, afterEffective).map((p) => formatKeyPath([section, ...p]));
     const bytes = serializeOverrides(nextFile);
-    if (before.bytes !== null && bytes.equals(before.bytes)) {
-      return { key, op: change.op, changed: false, before_digest: before.digest, after_digest: before.digest, changed_keys: [], entry_id: null };
-    }
-    if (before.bytes === null && Object.keys(next).length === 0) {
-      return { key, op: change.op, changed: false, before_digest: null, after_digest: null, changed_keys: [], entry_id: null };
+    const unchanged = before.bytes === null ? Object.keys(next).length === 0 : bytes.equals(before.bytes);
+    if (unchanged) {
+      const d = before.digest;
+      return {
+        key, op: change.op, changed: false, before_digest: d, after_digest: d, changed_keys: [], entry_id: null,
+      };
     }
     const path = rootPaths(root).operatorConfig;
     writeFileAtomic(path, bytes);
@@ -103,13 +115,24 @@ export function changeConfig(root: string, change: ConfigChange, options: Config
       else writeFileAtomic(path, before.bytes);
       throw error;
     }
-    return { key, op: change.op, changed: true, before_digest: before.digest, after_digest: afterDigest, changed_keys: changedKeys, entry_id: entry.id };
+    return {
+      key, op: change.op, changed: true, before_digest: before.digest, after_digest: afterDigest,
+      changed_keys: changedKeys, entry_id: entry.id,
+    };
   } finally {
     lock.release();
   }
 }
 
-function recordChange(root: string, c: { key: string; op: string; before: string | null; after: string | null; changedKeys: string[] }): LedgerEntry {
+interface ChangeRecord {
+  key: string;
+  op: string;
+  before: string | null;
+  after: string | null;
+  changedKeys: string[];
+}
+
+function recordChange(root: string, c: ChangeRecord): LedgerEntry {
   const ledger = Ledger.open(ledgerPathForRoot(root));
   try {
     return ledger.append({
@@ -117,7 +140,9 @@ function recordChange(root: string, c: { key: string; op: string; before: string
       submission_id: 'operator-config',
       decision: 'APPLIED',
       reason: truncateText(`config ${c.op} ${c.key}`, 500),
-      metadata: { op: c.op, key: c.key, before_digest: c.before, after_digest: c.after, changed_keys: c.changedKeys.slice(0, 256) },
+      metadata: {
+        op: c.op, key: c.key, before_digest: c.before, after_digest: c.after, changed_keys: c.changedKeys.slice(0, 256),
+      },
     });
   } finally {
     ledger.close();

@@ -26,7 +26,9 @@ export function readDefaultConfig(path: string): unknown {
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_CONFIG_DEFAULT_INVALID', `the package default config ${show(path)} cannot be read`, {
-      hint: 'its package is not installed or the file was removed: `cplane verify` / gate-check G1 names it', details: { path }, cause,
+      hint: 'its package is not installed or the file was removed: `cplane verify` / gate-check G1 names it',
+      details: { path },
+      cause,
     });
   }
   try {
@@ -43,8 +45,12 @@ export function readDefaultConfig(path: string): unknown {
  * (kernel/config/merge.ts). Every reader of a root's settings comes through here; each validates the result
  * against its schema. `readDefault` lets a reader keep its own error for a missing or broken default.
  */
-export function effectiveConfig(root: string, section: string, readDefault: (path: string) => unknown = readDefaultConfig,
-  overrides?: OperatorOverrides): unknown {
+export function effectiveConfig(
+  root: string,
+  section: string,
+  readDefault: (path: string) => unknown = readDefaultConfig,
+  overrides?: OperatorOverrides,
+): unknown {
   const defaults = readDefault(defaultConfigPath(root, section));
   return mergeConfig(defaults, (overrides ?? readOverrides(root).value).overrides[section]);
 }

@@ -32,7 +32,9 @@ export function parseKeyPath(text: unknown): string[] {
       } catch {
         seg = undefined;
       }
-      if (typeof seg !== 'string' || seg.length === 0) throw invalid(text, `has a bracket segment that is not a JSON string at offset ${i}`);
+      if (typeof seg !== 'string' || seg.length === 0) {
+        throw invalid(text, `has a bracket segment that is not a JSON string at offset ${i}`);
+      }
       segments.push(seg);
       i = end + 1;
     } else {

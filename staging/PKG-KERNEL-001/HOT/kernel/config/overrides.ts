@@ -22,12 +22,13 @@ export interface OverridesFile {
   digest: string | null;
 }
 
-export const EMPTY_OVERRIDES: OperatorOverrides = Object.freeze({ schema_version: '1', overrides: {} }) as OperatorOverrides;
+export const EMPTY_OVERRIDES = Object.freeze({ schema_version: '1', overrides: {} }) as OperatorOverrides;
 const SECTION = /^[a-z][a-z0-9_-]{0,63}$/;
 
 function invalid(message: string, details: Record<string, unknown> = {}): CpError {
   return new CpError('ERR_CONFIG_OVERRIDES_INVALID', `${OPERATOR_CONFIG_REL} ${message}`, {
-    hint: 'restore it with `cplane config show --json` from a good copy, or remove it to return to the package defaults',
+    hint: 'restore it from a good copy (`cplane config show --json` prints one), '
+      + 'or remove it to return to the package defaults',
     details: { path: OPERATOR_CONFIG_REL, ...details },
   });
 }
@@ -44,7 +45,9 @@ export function checkOverrides(value: unknown): OperatorOverrides {
   if (value.schema_version !== '1') throw invalid(`has schema_version ${show(value.schema_version)}, expected "1"`);
   if (!isPlainObject(value.overrides)) throw invalid('has no "overrides" object');
   for (const [section, body] of Object.entries(value.overrides)) {
-    if (!SECTION.test(section)) throw invalid(`names the section ${show(section)}, not a config section name`, { section });
+    if (!SECTION.test(section)) {
+      throw invalid(`names the section ${show(section)}, not a config section name`, { section });
+    }
     if (!isPlainObject(body)) throw invalid(`section ${show(section)} is not an object`, { section });
   }
   return value as unknown as OperatorOverrides;

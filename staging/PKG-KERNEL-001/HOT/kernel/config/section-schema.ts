@@ -37,10 +37,15 @@ function validatorFor(path: string): ValidateFunction {
 /** Judge an effective section against its schema; a section without a schema steers nothing unvalidated. */
 export function validateSection(root: string, section: string, value: unknown): SectionVerdict {
   const path = sectionSchemaPath(root, section);
-  if (path === null) return { ok: false, pointer: '', message: `no schema ${section}-config.schema.json is installed`, reason: 'no_schema' };
+  if (path === null) {
+    const message = `no schema ${section}-config.schema.json is installed`;
+    return { ok: false, pointer: '', message, reason: 'no_schema' };
+  }
   const validate = validatorFor(path);
   if (validate(value)) return { ok: true };
   const first = validate.errors?.[0];
-  const extra = first?.keyword === 'additionalProperties' ? ` (${String((first.params as { additionalProperty?: unknown }).additionalProperty)})` : '';
-  return { ok: false, pointer: first?.instancePath || '/', message: `${first?.message ?? 'is invalid'}${extra}`, reason: 'invalid' };
+  const params = (first?.params ?? {}) as { additionalProperty?: unknown };
+  const extra = first?.keyword === 'additionalProperties' ? ` (${String(params.additionalProperty)})` : '';
+  const message = `${first?.message ?? 'is invalid'}${extra}`;
+  return { ok: false, pointer: first?.instancePath || '/', message, reason: 'invalid' };
 }

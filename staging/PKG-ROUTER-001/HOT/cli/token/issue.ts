@@ -24,24 +24,39 @@ export default defineCommand<IssueArgs>({
   describe: 'issue a token and print it (--json: the token and its claims; claims.jti names it for revocation)',
   builder: (y) => y
     .option('agent', { type: 'string', demandOption: true, describe: 'the agent id the token is for' })
-    .option('scope', { type: 'string', array: true, default: ['route:*'], describe: 'route:* | route:<contract_id> | model:* | model:<model_id> (route:* is added when no route scope is named)' })
+    .option('scope', {
+      type: 'string', array: true, default: ['route:*'],
+      describe: 'route:* | route:<contract_id> | model:* | model:<model_id> '
+        + '(route:* is added when no route scope is named)',
+    })
     .option('budget-scope', { type: 'string', describe: 'the budget scope the key\'s calls are charged to' })
     .option('ttl', { type: 'number', default: 3600, describe: `lifetime in seconds (1 to ${MAX_TTL_S})` })
-    .option('root', { type: 'string', describe: 'sign with this root\'s configured auth secret (router.auth) instead of $CPLANE_AUTH_SECRET' }) as never,
+    .option('root', {
+      type: 'string', describe: 'sign with the root\'s configured auth secret (router.auth), not $CPLANE_AUTH_SECRET',
+    }) as never,
   run(args, ctx) {
     const root = typeof args.root === 'string' || ctx.defaultRoot ? resolveRoot(args.root, ctx) : null;
     const keys = authKeysFor(root, root === null ? undefined : loadRouterConfigForRoot(root).auth, ctx.env);
-    if (!keys.default) throw new CpError('ERR_AUTH_NO_SECRET', 'no signing secret: $CPLANE_AUTH_SECRET is not set (nor router.auth in the root\'s config)', { hint: 'export CPLANE_AUTH_SECRET=<a long random string> (the router verifies with the same secret)' });
+    if (!keys.default) {
+      const what = 'no signing secret: $CPLANE_AUTH_SECRET is not set (nor router.auth in the root\'s config)';
+      throw new CpError('ERR_AUTH_NO_SECRET', what, {
+        hint: 'export CPLANE_AUTH_SECRET=<a long random string> (the router verifies with the same secret)',
+      });
+    }
     const ttl = intOption('ttl', args.ttl, 1, MAX_TTL_S) as number;
-    if (args.agent.length === 0) throw new CpError('ERR_USAGE', '--agent must not be empty', { hint: 'e.g. --agent AGENT-1' });
+    if (args.agent.length === 0) {
+      throw new CpError('ERR_USAGE', '--agent must not be empty', { hint: 'e.g. --agent AGENT-1' });
+    }
     const given = args.scope.map(String);
     if (given.length === 0 || given.some((s) => !SCOPE.test(s))) {
-      throw new CpError('ERR_USAGE', `--scope takes route:* | route:<contract_id> | model:* | model:<model_id>, got ${show(given)}`, { hint: 'e.g. --scope route:* --scope model:claude-sonnet-4-5' });
+      const what = `--scope takes route:* | route:<contract_id> | model:* | model:<model_id>, got ${show(given)}`;
+      throw new CpError('ERR_USAGE', what, { hint: 'e.g. --scope route:* --scope model:claude-sonnet-4-5' });
     }
     const scopes = given.some((s) => s.startsWith('route:')) ? given : ['route:*', ...given];
     const budgetScope = args['budget-scope'];
     if (budgetScope !== undefined && (budgetScope.length === 0 || budgetScope.length > 256)) {
-      throw new CpError('ERR_USAGE', `--budget-scope must be 1 to 256 characters, got ${show(budgetScope)}`, { hint: 'e.g. --budget-scope team-a' });
+      const what = `--budget-scope must be 1 to 256 characters, got ${show(budgetScope)}`;
+      throw new CpError('ERR_USAGE', what, { hint: 'e.g. --budget-scope team-a' });
     }
     const now = Math.floor(Date.now() / 1000);
     const claims: TokenClaims = {

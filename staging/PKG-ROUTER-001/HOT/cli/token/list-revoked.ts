@@ -1,3 +1,4 @@
+import { quote } from '../../kernel/errors.js';
 import { defineCommand, EXIT } from '../command.js';
 import { resolveRoot } from '../root-option.js';
 import { readRevocations } from '../../router/revocations.js';
@@ -13,7 +14,7 @@ export default defineCommand<ListArgs>({
   run(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     const { entries } = readRevocations(root);
-    const lines = entries.map((e) => `${e.key_id}  ${e.revoked_at}${e.reason === null ? '' : `  ${JSON.stringify(e.reason)}`}`);
+    const lines = entries.map((e) => `${e.key_id}  ${e.revoked_at}${e.reason === null ? '' : `  ${quote(e.reason)}`}`);
     ctx.report(args, { revoked: entries }, lines.length > 0 ? lines : ['no revoked keys']);
     return EXIT.OK;
   },
