@@ -367,7 +367,7 @@ test('an unowned provider module is never imported: skipped with ERR_MODULE_UNOW
   assert.equal((JSON.parse(mock.stdout) as RouteJson).outcome, 'success');
   assert.match(
     mock.stderr,
-    /^cplane: warning: ERR_MODULE_UNOWNED: module "HOT\/providers\/evil\/provider\.js" is not owned.*\(provider evil skipped\)$/m,
+    /^cplane: warning: PROVIDER_SKIPPED: ERR_MODULE_UNOWNED: module "HOT\/providers\/evil\/provider\.js" is not owned.*\(provider evil skipped\)$/m,
   );
   refused(route(root, 'evil', []), 'ERR_MODULE_UNOWNED', 'HOT/providers/evil/provider.js', marker);
   assert.equal(existsSync(marker), false, 'the planted provider ran');
@@ -380,7 +380,7 @@ test('an owned provider module whose bytes were swapped is refused when named; t
   refused(route(root, 'openai', []), 'ERR_MODULE_TAMPERED', 'HOT/providers/openai/provider.js', marker);
   const mock = route(root, 'mock');
   assert.equal(mock.status, 0, mock.stderr);
-  assert.match(mock.stderr, /^cplane: warning: ERR_MODULE_TAMPERED: .*\(provider openai skipped\)$/m);
+  assert.match(mock.stderr, /^cplane: warning: PROVIDER_SKIPPED: ERR_MODULE_TAMPERED: .*\(provider openai skipped\)$/m);
   assert.equal((JSON.parse(mock.stdout) as RouteJson).outcome, 'success');
   assert.equal(existsSync(marker), false, 'the swapped provider ran');
 });

@@ -115,14 +115,16 @@ test('fragments are discovered from HOT/<area>/codes.js; a refused module is ski
 test('the CLI prints the catalogue hint for a hintless refusal and exits with the catalogued exit code', async (t) => {
   const dir = tempDir(t, 'cp-catalogue-cli-');
   const errors = new URL('../../kernel/errors.js', import.meta.url).href;
+  const command = new URL('../../cli/command.js', import.meta.url).href;
   writeFileSync(
     join(dir, 'refuse.js'),
     `import { CpError, toCpError } from ${JSON.stringify(errors)};
-export default {
-  command: 'refuse <how>',
+import { defineCommand } from ${JSON.stringify(command)};
+export default defineCommand({
+  name: 'refuse',
   describe: 'test',
-  builder: (y) => y,
-  run(args) {
+  positionals: { how: { type: 'string', demandOption: true } },
+  handler(args) {
     if (args.how === 'bare') throw new CpError('ERR_LEDGER_NOT_FOUND', 'no ledger here', { hint: '' });
     if (args.how === 'internal') throw toCpError(new TypeError('a bug'));
     if (args.how === 'stranger') {
@@ -130,7 +132,7 @@ export default {
     }
     return 0;
   },
-};
+});
 `,
   );
   const err: string[] = [];
