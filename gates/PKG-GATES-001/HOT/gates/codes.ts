@@ -48,7 +48,8 @@ export const CODES = defineCodes({
   },
   MANIFEST_UNPINNED: {
     kind: 'finding',
-    meaning: 'G1: an installed manifest is not the one its receipt and install record pin',
+    meaning:
+      "G1: an installed manifest is missing or no longer hashes to its receipt's `manifest_digest`, so none of its digests can be trusted",
   },
   NOT_IN_MANIFEST: { kind: 'finding', meaning: "G1: an owned file is not an asset of its package's signed manifest" },
   DIGEST_NOT_SIGNED: {
@@ -60,7 +61,11 @@ export const CODES = defineCodes({
     meaning: 'G1: a file was taken over by a package signed by a key without authority over its previous owner',
   },
   TRANSFER_FROM_LOWER_LAYER: { kind: 'finding', meaning: 'G1: a file was taken over from a package in a lower layer' },
-  RECEIPT_NOT_INSTALLED: { kind: 'finding', meaning: 'G1: a receipt names a package that has no install record' },
+  RECEIPT_NOT_INSTALLED: {
+    kind: 'finding',
+    meaning:
+      "G1: a receipt is not backed by its package's latest install record (txn id, manifest digest, signature verdict): copied in or restored by hand",
+  },
   INSTALLED_WITHOUT_RECEIPT: {
     kind: 'finding',
     meaning: 'G1: the ledger records an install whose package has no receipt',
@@ -74,7 +79,7 @@ export const CODES = defineCodes({
   DEPENDENCY_CYCLE: { kind: 'finding', meaning: "G2: the installed packages' dependencies form a cycle" },
   BOOTSTRAP_INCOMPLETE: {
     kind: 'finding',
-    meaning: 'G2: a bootstrap was interrupted, or a package of the bootstrap set is missing',
+    meaning: 'G2: genesis or a bootstrap did not finish (`cplane bootstrap --resume`, or bootstrap again)',
   },
   RECEIPT_INVALID: { kind: 'finding', meaning: 'G3: a receipt is not JSON or fails `receipt.schema.json`' },
   SCHEMA_MISSING: { kind: 'finding', meaning: 'G3: `receipt.schema.json` is not installed' },

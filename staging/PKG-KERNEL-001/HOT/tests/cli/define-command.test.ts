@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineCommand, EXIT } from '../../cli/command.js';
+import { defineCommand, EXIT, exitCodeOf } from '../../cli/command.js';
 import { runCli } from '../../cli/main.js';
 
 /**
@@ -148,4 +148,11 @@ test("one action's options are refused by the others: `keys list --force`, `disp
     assert.equal(code, EXIT.USAGE, `${argv.join(' ')}: ${err.join('')}`);
     assert.match(err.join(''), /ERR_USAGE/);
   }
+});
+
+test("a child cplane's exit status maps onto EXIT: its own codes pass through, a signal or a foreign status does not", () => {
+  for (const code of Object.values(EXIT)) assert.equal(exitCodeOf(code), code);
+  assert.equal(exitCodeOf(null), EXIT.CHECK_FAILED, 'killed by a signal: the check did not pass');
+  assert.equal(exitCodeOf(134), EXIT.INTERNAL, 'an abort is no exit code cplane uses: a bug');
+  assert.equal(exitCodeOf(-1), EXIT.INTERNAL);
 });
