@@ -55,10 +55,21 @@ export function ledgerEntries(
     .map((l) => JSON.parse(l) as never);
 }
 
-export async function startServed(extraArgs: string[] = []): Promise<Served> {
+/** `cplane config set` on a root, as its operator would (the gateway reads it when it starts). */
+export function configSet(root: string, key: string, value: string): void {
+  const r = cli(['config', 'set', key, value, '--root', root]);
+  assert.equal(r.status, 0, r.stderr);
+}
+
+/** A served root; `beforeStart` configures the bootstrapped root before `cplane serve` opens it. */
+export async function startServed(
+  extraArgs: string[] = [],
+  beforeStart: (root: string) => void = () => {},
+): Promise<Served> {
   const work = mkdtempSync(join(tmpdir(), 'cp-gateway-'));
   const root = join(work, 'root');
   bootstrapSignedRoot(join(work, 'build'), root);
+  beforeStart(root);
   const upstream = await startUpstream(KEYS);
   const env = {
     ...process.env,

@@ -7,6 +7,8 @@ export const USAGE = { input: 120, cacheWrite: 30, cacheRead: 400, output: 17 } 
 
 export type Fault =
   | { status: number; body: unknown; headers?: Record<string, string> }
+  /** Answer with exactly these bytes (a hostile or broken upstream). */
+  | { raw: string; status?: number; contentType?: string }
   /** Stream this many frames, then destroy the socket. */
   | { dieAfterFrames: number }
   /** Wait this long between frames (a client can abort meanwhile). */
@@ -87,6 +89,11 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
       return;
     }
     const fault = state.faults.shift();
+    if (fault && 'raw' in fault) {
+      res.writeHead(fault.status ?? 200, { 'content-type': fault.contentType ?? 'application/json' });
+      res.end(fault.raw);
+      return;
+    }
     if (fault && 'status' in fault) {
       res.writeHead(fault.status, { 'content-type': 'application/json', ...(fault.headers ?? {}) });
       res.end(JSON.stringify(fault.body));
@@ -99,7 +106,7 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
         if (res.destroyed) return;
       }
     }
-    const stream = fault === undefined || 'replyDelayMs' in fault ? {} : fault;
+    const stream = fault === undefined || 'replyDelayMs' in fault || 'raw' in fault ? {} : fault;
     if (path === '/v1/models')
       return json(
         res,

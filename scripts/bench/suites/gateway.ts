@@ -25,6 +25,10 @@ const { AnthropicProvider } = await fromDevRoot<
 >('HOT/providers/anthropic/provider.js');
 const { Gateway } =
   await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/server.js')>('HOT/gateway/server.js');
+const { GATEWAY_LIMITS } =
+  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/settings.js')>(
+    'HOT/gateway/settings.js',
+  );
 
 const UPSTREAM_KEY = 'bench-upstream-key';
 const usage = { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 5 };
@@ -117,6 +121,7 @@ export default defineSuite({
       providers: new Map([['anthropic', provider]]),
       bodyLimitBytes: 1 << 20,
       drainTimeoutMs: 1000,
+      ...GATEWAY_LIMITS,
       upstreamTimeoutMs: 60_000,
       log: () => {},
       ready: () => null,

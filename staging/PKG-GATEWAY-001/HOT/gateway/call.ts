@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sha256Hex } from '#kernel/canonical.js';
+import { parseJsonBounded } from '#kernel/json-depth.js';
 import { SseParser } from '#providers/wire/sse.js';
 import type { WireProvider, WireResponse, WireResult } from '#providers/wire/spec.js';
 import type { ProviderResult } from '#providers/spec.js';
@@ -205,9 +206,9 @@ async function wholeReply(
   const reader = ctx.provider.reader(ctx.endpoint.surface);
   let problem: string | null;
   try {
-    problem = reader.body(JSON.parse(bytes.toString('utf8')) as unknown);
-  } catch {
-    problem = 'not JSON';
+    problem = reader.body(parseJsonBounded(bytes.toString('utf8')));
+  } catch (error) {
+    problem = error instanceof RangeError ? error.message : 'not JSON';
   }
   if (problem !== null) {
     const failure: SendFailure = {

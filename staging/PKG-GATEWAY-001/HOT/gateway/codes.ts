@@ -8,6 +8,11 @@ export const CODES = defineCodes({
       "`cplane serve` cannot listen on `--host`/`--port` (the port is taken, or the address is not this machine's); nothing was opened for clients",
     hint: 'pick a free --port (0 takes any) and an address of this machine',
   },
+  ERR_GATEWAY_CONFIG_INVALID: {
+    kind: 'error',
+    meaning: "the root's effective `gateway` config (package default with the operator's overrides) fails its schema",
+    hint: 'see `cplane config show gateway`; fix the override with `cplane config set` or `cplane config unset`',
+  },
   CANCELLED: {
     kind: 'outcome',
     meaning: 'a gateway call whose client went away: the upstream call was aborted, the partial content kept',

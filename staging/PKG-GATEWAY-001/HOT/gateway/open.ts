@@ -6,16 +6,12 @@ import { budgetDbPathForRoot } from '#budgeter/config.js';
 import type { Provider } from '#providers/spec.js';
 import { isWireProvider, type WireProvider } from '#providers/wire/spec.js';
 import { loadInstalledProvider, openRouter, type OpenedRouter } from '#router/open.js';
+import { warningText } from '#kernel/catalogue/define.js';
+import { routerCheckpointer } from '#router/checkpoints.js';
 import type { RequestLog } from './log.js';
+import type { GatewayConfig } from './settings.js';
 import { Gateway } from './server.js';
 import type { Family } from './surfaces.js';
-
-export interface GatewaySettings {
-  bodyLimitBytes: number;
-  drainTimeoutMs: number;
-}
-
-export const DEFAULT_SETTINGS: GatewaySettings = { bodyLimitBytes: 32 * 1024 * 1024, drainTimeoutMs: 30_000 };
 
 export interface OpenedGateway {
   gateway: Gateway;
@@ -32,7 +28,7 @@ export interface OpenedGateway {
 export async function openGateway(
   root: string,
   env: NodeJS.ProcessEnv,
-  settings: GatewaySettings,
+  settings: GatewayConfig,
   log: (e: RequestLog) => void,
 ): Promise<OpenedGateway> {
   const providers = new Map<Family, WireProvider>();
@@ -57,8 +53,12 @@ export async function openGateway(
   const gateway = new Gateway({
     router: opened.router,
     providers,
-    bodyLimitBytes: settings.bodyLimitBytes,
-    drainTimeoutMs: settings.drainTimeoutMs,
+    bodyLimitBytes: settings.body_limit_bytes,
+    drainTimeoutMs: settings.drain_timeout_ms,
+    maxConnections: settings.max_connections,
+    headersTimeoutMs: settings.headers_timeout_ms,
+    requestTimeoutMs: settings.request_timeout_ms,
+    ...afterExchange(root, opened, settings),
     upstreamTimeoutMs: opened.router.config.timeout_ms,
     log,
     ready: () => {
@@ -73,4 +73,20 @@ export async function openGateway(
     },
   });
   return { gateway, opened, unavailable, close: () => opened.close() };
+}
+
+/** The gateway's checkpoint schedule (its config's `checkpoint`), run after each recorded exchange. */
+function afterExchange(
+  root: string,
+  opened: OpenedRouter,
+  settings: GatewayConfig,
+): { afterExchange?: () => string | null } {
+  const checkpoint = routerCheckpointer({ root, ledger: opened.ledger, config: settings.checkpoint });
+  if (checkpoint === undefined) return {};
+  return {
+    afterExchange: () => {
+      const problem = checkpoint();
+      return problem === null ? null : warningText(problem);
+    },
+  };
 }

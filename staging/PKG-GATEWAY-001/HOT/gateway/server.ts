@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { CpError, show } from '#kernel/errors.js';
+import { parseJsonBounded } from '#kernel/json-depth.js';
 import type { WireProvider } from '#providers/wire/spec.js';
 import type { Router } from '#router/router.js';
 import { handleGeneration, handlePassThrough, type CallContext } from './call.js';
@@ -18,6 +19,13 @@ export interface GatewayOptions {
   providers: ReadonlyMap<Family, WireProvider>;
   bodyLimitBytes: number;
   drainTimeoutMs: number;
+  /** Client connections open at once; one more is closed as it arrives. */
+  maxConnections: number;
+  /** Deadlines for a client to send its request headers, and its whole request. */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** Runs after each generation whose EXCHANGE is recorded (the periodic checkpoint); a text is logged. */
+  afterExchange?: () => string | null;
   /** Deadline for an upstream reply's headers, and for each chunk after them. */
   upstreamTimeoutMs: number;
   log: (entry: RequestLog) => void;
@@ -40,13 +48,17 @@ export class Gateway {
   private draining = false;
 
   constructor(private readonly options: GatewayOptions) {
-    this.server = createServer({ keepAlive: true }, (req, res) => {
+    this.server = createServer({ keepAlive: true, connectionsCheckingInterval: 1000 }, (req, res) => {
       this.track(req, res);
     });
     // Longer than clients keep idle sockets (undici: the server's hint less 1 s), so a client never sends a request
     // on a socket the gateway is closing at that moment; the drain closes idle sockets itself.
     this.server.keepAliveTimeout = 65_000;
-    this.server.headersTimeout = 66_000;
+    // Slow clients (slowloris, a body dripped a byte a minute) are cut off, checked every second; a client that
+    // opens connections without end is held to maxConnections, so the gateway keeps its descriptors.
+    this.server.requestTimeout = options.requestTimeoutMs;
+    this.server.headersTimeout = options.headersTimeoutMs;
+    this.server.maxConnections = options.maxConnections;
   }
 
   listen(host: string, port: number): Promise<AddressInfo> {
@@ -208,9 +220,12 @@ export class Gateway {
       }
       bytes = read.bytes;
       try {
-        body = JSON.parse(bytes.toString('utf8')) as unknown;
+        body = parseJsonBounded(bytes.toString('utf8'));
       } catch (error) {
-        const message = `the request body is not JSON: ${error instanceof Error ? error.message : String(error)}`;
+        const message =
+          error instanceof RangeError
+            ? `the request body is refused: ${error.message}`
+            : `the request body is not JSON: ${error instanceof Error ? error.message : String(error)}`;
         this.options.router.recordRefusal(
           { contract_id: endpoint.surface, agent_id: identity.agent, session_id: identity.session },
           'VALIDATION_FAILED',
@@ -245,5 +260,9 @@ export class Gateway {
     };
     if (endpoint.generation) await handleGeneration(ctx);
     else await handlePassThrough(ctx);
+    if (log.exchange_id !== null && this.options.afterExchange) {
+      const problem = this.options.afterExchange();
+      if (problem !== null) process.stderr.write(`cplane serve: warning: ${problem}\n`);
+    }
   }
 }

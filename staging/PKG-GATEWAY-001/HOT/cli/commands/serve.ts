@@ -3,39 +3,45 @@ import { defineCommand, EXIT } from '#cli/command.js';
 import { intOption } from '#cli/option-values.js';
 import { resolveRoot, rootOption } from '#cli/root-option.js';
 import { formatLog } from '../../gateway/log.js';
-import { DEFAULT_SETTINGS, openGateway } from '../../gateway/open.js';
+import { openGateway } from '../../gateway/open.js';
+import { loadGatewayConfig } from '../../gateway/settings.js';
 
 const MAX_BODY_BYTES = 256 * 1024 * 1024;
 const MAX_DRAIN_MS = 10 * 60 * 1000;
 
 export default defineCommand({
   name: 'serve',
-  describe: 'run the governed HTTP gateway (Anthropic and OpenAI APIs) on the root until SIGTERM/SIGINT',
+  describe:
+    "run the governed HTTP gateway (Anthropic and OpenAI APIs) on the root until SIGTERM/SIGINT; settings come from the root's `gateway` config, a flag wins",
   options: {
     ...rootOption('the root whose router, providers, budget and ledger to use'),
-    host: { type: 'string', default: '127.0.0.1', describe: 'address to listen on' },
-    port: { type: 'number', default: 8787, describe: 'port to listen on (0: any free port)' },
+    host: { type: 'string', describe: 'address to listen on (config: gateway.host)' },
+    port: { type: 'number', describe: 'port to listen on, 0 for any free port (config: gateway.port)' },
     'json-log': { type: 'boolean', default: false, describe: 'log one JSON line per request' },
     'body-limit': {
       type: 'number',
-      default: DEFAULT_SETTINGS.bodyLimitBytes,
-      describe: `largest request body in bytes (1 to ${MAX_BODY_BYTES})`,
+      describe: `largest request body in bytes, 1 to ${MAX_BODY_BYTES} (config: gateway.body_limit_bytes)`,
     },
     'drain-timeout': {
       type: 'number',
-      default: DEFAULT_SETTINGS.drainTimeoutMs,
-      describe: `ms to let calls in flight finish on shutdown (0 to ${MAX_DRAIN_MS})`,
+      describe: `ms to let calls in flight finish on shutdown, 0 to ${MAX_DRAIN_MS} (config: gateway.drain_timeout_ms)`,
     },
   },
   async handler(args, ctx) {
-    const port = intOption('port', args.port, 0, 65535) as number;
-    const bodyLimitBytes = intOption('body-limit', args.bodyLimit, 1, MAX_BODY_BYTES) as number;
-    const drainTimeoutMs = intOption('drain-timeout', args.drainTimeout, 0, MAX_DRAIN_MS) as number;
+    const port = intOption('port', args.port, 0, 65535);
+    const bodyLimit = intOption('body-limit', args.bodyLimit, 1, MAX_BODY_BYTES);
+    const drainTimeout = intOption('drain-timeout', args.drainTimeout, 0, MAX_DRAIN_MS);
     const root = resolveRoot(args.root, ctx);
     const json = args.jsonLog === true;
-    const served = await openGateway(root, ctx.env, { bodyLimitBytes, drainTimeoutMs }, (entry) =>
-      ctx.out(formatLog(entry, json)),
-    );
+    const config = loadGatewayConfig(root);
+    const settings = {
+      ...config,
+      ...(args.host === undefined ? {} : { host: args.host }),
+      ...(port === undefined ? {} : { port }),
+      ...(bodyLimit === undefined ? {} : { body_limit_bytes: bodyLimit }),
+      ...(drainTimeout === undefined ? {} : { drain_timeout_ms: drainTimeout }),
+    };
+    const served = await openGateway(root, ctx.env, settings, (entry) => ctx.out(formatLog(entry, json)));
     for (const line of served.unavailable) ctx.err(`cplane serve: warning: ${line}`);
     const signal = new Promise<string>((resolve) => {
       process.once('SIGTERM', () => resolve('SIGTERM'));
@@ -43,7 +49,7 @@ export default defineCommand({
     });
     let address: Awaited<ReturnType<typeof served.gateway.listen>>;
     try {
-      address = await served.gateway.listen(args.host, port);
+      address = await served.gateway.listen(settings.host, settings.port);
     } catch (error) {
       served.close();
       throw error;

@@ -27,6 +27,32 @@ test('SSE: frames split anywhere (mid-line, mid-UTF-8 character, CRLF) come out 
   assert.equal(parser.rest(), '');
 });
 
+test('SSE: every split point of every line-end style, and a long frame fed in small chunks, parse as the whole', () => {
+  const text = 'event: a\r\ndata: 1\r\n\r\nevent: b\rdata: 2\r\revent: c\ndata: 3\n\n: c\r\n\r\n';
+  const whole = new SseParser().push(enc(text));
+  assert.equal(whole.length, 4);
+  const bytes = enc(text);
+  for (let a = 1; a < bytes.length; a++) {
+    for (let b = a; b < bytes.length; b++) {
+      const parser = new SseParser();
+      const frames = [
+        ...parser.push(bytes.subarray(0, a)),
+        ...parser.push(bytes.subarray(a, b)),
+        ...parser.push(bytes.subarray(b)),
+      ];
+      assert.deepEqual(frames, whole, `split at ${a} and ${b}`);
+    }
+  }
+  // A 4 MiB frame in 1 KiB chunks: the search for its end resumes where the last one stopped (was quadratic).
+  const big = `data: ${'x'.repeat(4 * 1024 * 1024)}\n\n`;
+  const parser = new SseParser();
+  const frames = [];
+  const bigBytes = enc(big);
+  for (let i = 0; i < bigBytes.length; i += 1024) frames.push(...parser.push(bigBytes.subarray(i, i + 1024)));
+  assert.equal(frames.length, 1);
+  assert.equal(frames[0]?.data?.length, 4 * 1024 * 1024);
+});
+
 test('SSE: a frame that never ends is refused at the bound instead of growing without limit', () => {
   const parser = new SseParser(16);
   assert.throws(() => parser.push(enc('data: 0123456789abcdef0123')), /longer than 16 bytes/);

@@ -11,33 +11,59 @@ export interface SseFrame {
   data: string | null;
 }
 
-const FRAME_END = /\r\n\r\n|\n\n|\r\r/;
+const FRAME_END = /\r\n\r\n|\n\n|\r\r/g;
 
 export class SseParser {
-  private buffer = '';
+  /**
+   * Text not yet part of a frame, in the pieces it arrived in: joined only once a frame end has arrived, so a
+   * long frame fed in small chunks costs linear time (searching one growing string would flatten it every chunk).
+   */
+  private pending: string[] = [];
+  private pendingLength = 0;
   private readonly decoder = new TextDecoder('utf-8');
 
   /** Bytes held without a frame end: a stream that never ends a frame is cut off at `maxFrameBytes`. */
   constructor(private readonly maxFrameBytes = 16 * 1024 * 1024) {}
 
   push(chunk: Uint8Array): SseFrame[] {
-    this.buffer += this.decoder.decode(chunk, { stream: true });
+    const text = this.decoder.decode(chunk, { stream: true });
+    // A frame end is at most 4 characters and may straddle the previous piece: look 3 back into it.
+    let tail = '';
+    for (let i = this.pending.length - 1; i >= 0 && tail.length < 3; i--) tail = (this.pending[i] ?? '') + tail;
+    tail = tail.slice(-3);
+    FRAME_END.lastIndex = 0;
+    if (!FRAME_END.test(tail + text)) {
+      if (text.length > 0) this.pending.push(text);
+      this.pendingLength += text.length;
+      this.checkBound();
+      return [];
+    }
+    const buffer = this.pending.join('') + text;
     const frames: SseFrame[] = [];
+    let start = 0;
+    FRAME_END.lastIndex = Math.max(0, this.pendingLength - 3);
     for (;;) {
-      const match = FRAME_END.exec(this.buffer);
+      const match = FRAME_END.exec(buffer);
       if (match === null) break;
       const end = match.index + match[0].length;
-      frames.push(parseFrame(this.buffer.slice(0, end)));
-      this.buffer = this.buffer.slice(end);
+      frames.push(parseFrame(buffer.slice(start, end)));
+      start = end;
     }
-    if (this.buffer.length > this.maxFrameBytes)
-      throw new Error(`an SSE frame is longer than ${this.maxFrameBytes} bytes`);
+    const rest = buffer.slice(start);
+    this.pending = rest.length > 0 ? [rest] : [];
+    this.pendingLength = rest.length;
+    this.checkBound();
     return frames;
+  }
+
+  private checkBound(): void {
+    if (this.pendingLength > this.maxFrameBytes)
+      throw new Error(`an SSE frame is longer than ${this.maxFrameBytes} bytes`);
   }
 
   /** What is left when the stream ends (a frame the upstream never finished). */
   rest(): string {
-    return this.buffer + this.decoder.decode();
+    return this.pending.join('') + this.decoder.decode();
   }
 }
 

@@ -1,0 +1,142 @@
+// Hostile clients and a hostile upstream against `cplane serve`, with the limits taken from the root's `gateway`
+// config as an operator sets them: too many connections, a client that never finishes its headers or its body,
+// JSON nested past any real API's depth (in a request and in a reply), and the gateway's checkpoint schedule.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { readRootCheckpoints } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/checkpoint-store.js';
+import { configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+
+let served: Served;
+let key: string;
+const MAX_CONNECTIONS = 4;
+
+before(async () => {
+  served = await startServed([], (root) => {
+    configSet(root, 'gateway.max_connections', String(MAX_CONNECTIONS));
+    configSet(root, 'gateway.headers_timeout_ms', '1000');
+    configSet(root, 'gateway.request_timeout_ms', '2000');
+    configSet(root, 'gateway.body_limit_bytes', '65536');
+    configSet(root, 'gateway.checkpoint', '{"every_entries": 1, "every_seconds": 3600}');
+  });
+  key = issueKey('AGENT-HOSTILE');
+});
+after(async () => {
+  await served.cleanup();
+});
+
+const port = (): number => Number(new URL(served.url).port);
+
+/** A raw socket; resolves when the server has accepted it (it answers nothing until it is sent something). */
+function open(): Promise<{ socket: Socket; closed: Promise<string> }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port(), '127.0.0.1');
+    let received = '';
+    socket.on('data', (d: Buffer) => {
+      received += d.toString('utf8');
+    });
+    const closed = new Promise<string>((r) => socket.once('close', () => r(received)));
+    socket.once('error', () => {});
+    socket.once('connect', () => resolve({ socket, closed }));
+    socket.once('error', reject);
+  });
+}
+
+const headers = {
+  'content-type': 'application/json',
+  'x-api-key': '',
+  'anthropic-version': '2023-06-01',
+  'x-cplane-session': 'SES-HOSTILE',
+};
+const post = (body: string): Promise<Response> =>
+  fetch(`${served.url}/v1/messages`, { method: 'POST', headers: { ...headers, 'x-api-key': key }, body });
+
+test('connections past gateway.max_connections are closed as they arrive; the ones held still work', async () => {
+  const held = await Promise.all(Array.from({ length: MAX_CONNECTIONS }, () => open()));
+  const extra = await open();
+  // The server closes the extra socket without a byte; the held ones stay open.
+  assert.equal(await extra.closed, '');
+  const first = held[0];
+  assert.ok(first);
+  first.socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+  assert.match(await first.closed, /^HTTP\/1\.1 200 /);
+  for (const h of held) h.socket.destroy();
+  await Promise.all(held.map((h) => h.closed));
+});
+
+test('a client that never finishes its headers (slowloris) or its body is disconnected by the configured deadlines', async () => {
+  const slowHeaders = await open();
+  slowHeaders.socket.write('POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-drip: ');
+  const drip = setInterval(() => slowHeaders.socket.write('a'), 200);
+  const slowBody = await open();
+  slowBody.socket.write(
+    'POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"model":',
+  );
+  const bodyDrip = setInterval(() => slowBody.socket.write(' '), 200);
+  try {
+    const [h, b] = await Promise.all([slowHeaders.closed, slowBody.closed]);
+    // Node answers a request that ran out of time with 408 when it can; either way the socket is gone.
+    assert.ok(h === '' || /^HTTP\/1\.1 408 /.test(h), h);
+    assert.ok(b === '' || /^HTTP\/1\.1 408 /.test(b), b);
+  } finally {
+    clearInterval(drip);
+    clearInterval(bodyDrip);
+  }
+  assert.equal((await fetch(`${served.url}/healthz`)).status, 200);
+});
+
+test('a request body nested past the depth bound is refused 400 and recorded; nothing goes upstream', async () => {
+  const before = served.upstream.requests.length;
+  const depth = 20_000;
+  const body = `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":${'['.repeat(depth)}${']'.repeat(depth)}}]}`;
+  const res = await post(body);
+  const text = await res.text();
+  assert.equal(res.status, 400, text);
+  assert.match(text, /nested deeper than 128 levels/);
+  assert.equal(res.headers.get('x-should-retry'), 'false');
+  assert.equal(served.upstream.requests.length, before);
+  const refused = ledgerEntries(served.root).filter(
+    (e) => e.event_type === 'PROMPT_REJECTED' && String(e.metadata.error_message).includes('deeper'),
+  );
+  assert.ok(refused.length >= 1, 'the refusal is in the ledger');
+  // Nesting inside a string is text, not depth: a prompt full of brackets is fine.
+  const fine = await post(
+    JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 8,
+      messages: [{ role: 'user', content: '['.repeat(5000) }],
+    }),
+  );
+  assert.equal(fine.status, 200, await fine.text());
+});
+
+test('an upstream reply nested past the depth bound is a malformed reply: 502, its EXCHANGE written, the gateway lives', async () => {
+  const depth = 200_000;
+  served.upstream.faults.push({ raw: `{"content":${'['.repeat(depth)}${']'.repeat(depth)}}` });
+  const res = await post(
+    JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'deep' }] }),
+  );
+  const text = await res.text();
+  assert.equal(res.status, 502, text);
+  const id = res.headers.get('request-id');
+  const exchange = ledgerEntries(served.root).find(
+    (e) => e.event_type === 'EXCHANGE' && e.metadata.gateway_request_id === id,
+  );
+  assert.ok(exchange, 'the failed call has its EXCHANGE');
+  assert.match(JSON.stringify(exchange.metadata), /MALFORMED_RESPONSE/);
+  assert.equal((await fetch(`${served.url}/healthz`)).status, 200);
+});
+
+test('gateway.checkpoint: the head is signed after recorded exchanges, on the configured schedule', async () => {
+  const res = await post(
+    JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'sign' }] }),
+  );
+  assert.equal(res.status, 200, await res.text());
+  const exchanges = ledgerEntries(served.root);
+  const found = readRootCheckpoints(served.root);
+  const seqs = found.map((f) => ('checkpoint' in f ? f.checkpoint.seq : -1));
+  // every_entries 1: the checkpoint written after the last call covers at least its EXCHANGE.
+  const last = exchanges.filter((e) => e.event_type === 'EXCHANGE').length;
+  assert.ok(last >= 1);
+  assert.ok(Math.max(...seqs) >= exchanges.length - 1, `checkpoints ${seqs.join(',')} of ${exchanges.length} entries`);
+});
