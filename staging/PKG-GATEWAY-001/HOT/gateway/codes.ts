@@ -13,6 +13,11 @@ export const CODES = defineCodes({
     meaning: "the root's effective `gateway` config (package default with the operator's overrides) fails its schema",
     hint: 'see `cplane config show gateway`; fix the override with `cplane config set` or `cplane config unset`',
   },
+  REFUSALS_NOT_SUMMARISED: {
+    kind: 'warning',
+    meaning:
+      'at shutdown, the REFUSALS_SUPPRESSED record counting refusals without an authentic key could not be appended',
+  },
   CANCELLED: {
     kind: 'outcome',
     meaning: 'a gateway call whose client went away: the upstream call was aborted, the partial content kept',

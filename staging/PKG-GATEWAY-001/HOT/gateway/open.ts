@@ -1,13 +1,14 @@
 import type { Warning } from '#kernel/catalogue/define.js';
 import { accessSync, constants } from 'node:fs';
-import { isCpError } from '#kernel/errors.js';
+import { isCpError, toCpError } from '#kernel/errors.js';
 import { ledgerPathForRoot } from '#kernel/ledger/index.js';
 import { budgetDbPathForRoot } from '#budgeter/config.js';
 import type { Provider } from '#providers/spec.js';
 import { isWireProvider, type WireProvider } from '#providers/wire/spec.js';
 import { loadInstalledProvider, openRouter, type OpenedRouter } from '#router/open.js';
-import { warningText } from '#kernel/catalogue/define.js';
+import { warning, warningText } from '#kernel/catalogue/define.js';
 import { routerCheckpointer } from '#router/checkpoints.js';
+import { RefusalSampler } from '#router/refusal-sampler.js';
 import type { RequestLog } from './log.js';
 import type { GatewayConfig } from './settings.js';
 import { Gateway } from './server.js';
@@ -47,6 +48,7 @@ export async function openGateway(
     provider: 'mock',
     providers: [...providers.values()] as unknown as Provider[],
     env,
+    refusalSampler: new RefusalSampler({ perSecond: settings.unauthenticated_refusals_per_second }),
   });
   const ledgerPath = ledgerPathForRoot(root);
   const budgetPath = budgetDbPathForRoot(root);
@@ -72,7 +74,22 @@ export async function openGateway(
       }
     },
   });
-  return { gateway, opened, unavailable, close: () => opened.close() };
+  const close = (): Warning[] => {
+    const problems: Warning[] = [];
+    try {
+      opened.router.flushRefusals();
+    } catch (error) {
+      const coded = toCpError(error);
+      problems.push(
+        warning(
+          'REFUSALS_NOT_SUMMARISED',
+          `the count of unrecorded refusals was lost (${coded.code}: ${coded.message})`,
+        ),
+      );
+    }
+    return [...problems, ...opened.close()];
+  };
+  return { gateway, opened, unavailable, close };
 }
 
 /** The gateway's checkpoint schedule (its config's `checkpoint`), run after each recorded exchange. */

@@ -12,6 +12,7 @@ import type { Provider, ProviderPackage } from '#providers/spec.js';
 import type { AuthKeys } from './auth.js';
 import type { BreakerSnapshot } from './breaker.js';
 import { routerCheckpointer } from './checkpoints.js';
+import type { RefusalSampler } from './refusal-sampler.js';
 import { loadRouterConfigForRoot } from './config.js';
 import { revocationList } from './revocations.js';
 import { authKeysFor, providerSettings } from './secrets.js';
@@ -33,6 +34,8 @@ export interface OpenRouterOptions {
   synchronous?: Synchronous;
   /** Providers constructed by the caller (the gateway's wire providers), registered beside `provider`. */
   providers?: readonly Provider[];
+  /** Refusals without an authentic key recorded at a bounded rate (the gateway's); none: all recorded. */
+  refusalSampler?: RefusalSampler | null;
 }
 
 export interface OpenedRouter {
@@ -96,6 +99,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     spoolQuarantineDir: spool?.quarantineDir ?? null,
     // The keys the HTTP providers read from the environment: scrubbed from every record if echoed back.
     secrets: [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY, settings?.config.api_key],
+    refusalSampler: options.refusalSampler ?? null,
     // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint.
     ...(options.ledgerPath ? {} : { afterRoute: routerCheckpointer({ root, ledger, config: config.checkpoint }) }),
   });

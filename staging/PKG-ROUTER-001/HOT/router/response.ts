@@ -14,7 +14,7 @@ export interface PromptResponse {
   provider_id: string;
   latency_ms: number;
   timestamp: string;
-  /** The EXCHANGE (or PROMPT_REJECTED) entry id; empty only when the ledger write failed and the exchange was spooled. */
+  /** The EXCHANGE (or PROMPT_REJECTED) entry id; empty when the ledger write failed and the exchange was spooled, or a refusal without an authentic key was counted, not recorded (router/refusal-sampler.ts). */
   exchange_entry_id: string;
   /** The DISPATCH marker id; empty for rejections. */
   dispatch_entry_id: string;

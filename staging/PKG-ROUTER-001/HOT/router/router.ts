@@ -25,6 +25,7 @@ import { ExchangeSpool, type SpoolDrain } from './spool.js';
 import * as governed from './governed.js';
 import { GroupCommit } from './group-commit.js';
 import type { RevocationCheck } from './revocations.js';
+import { UNAUTHENTICATED_CODES, type RefusalSampler } from './refusal-sampler.js';
 
 export interface RouterOptions {
   ledger: Ledger;
@@ -52,6 +53,11 @@ export interface RouterOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Called after every route (a periodic checkpoint); a returned text becomes a warning on the response. */
   afterRoute?: (() => Warning | null) | undefined;
+  /**
+   * Refusals of requests without an authentic key, recorded at a bounded rate and counted past it (a surface open
+   * to anyone: the gateway); none: every refusal is recorded (route(), whose caller is a local process).
+   */
+  refusalSampler?: RefusalSampler | null;
 }
 
 interface Admitted {
@@ -135,6 +141,38 @@ export class Router {
     return governed.refuse(this.host(), request, code, message);
   }
 
+  /** Append the summary of refusals the sampler counted and has not yet recorded (at shutdown); true if one was. */
+  flushRefusals(): boolean {
+    const summary = this.options.refusalSampler?.takeSummary() ?? null;
+    if (summary === null) return false;
+    this.appendAll([summary]);
+    return true;
+  }
+
+  /**
+   * A refusal's records: as given, or none when the sampler counts it (no authentic key, over the rate); a
+   * pending summary of counted ones rides along with the next one recorded.
+   */
+  private refusalRecords(request: Partial<PromptRequest>, code: string, records: AppendInput[]): AppendInput[] | null {
+    const sampler = this.options.refusalSampler;
+    if (!sampler) return records;
+    if (records.length === 1 && this.unauthenticated(code, request.auth_token) && !sampler.admit(code)) return null;
+    const summary = sampler.takeSummary();
+    return summary === null ? records : [summary, ...records];
+  }
+
+  /** An auth refusal anyone could provoke, or a malformed request whose key (if any) does not verify. */
+  private unauthenticated(code: string, token: unknown): boolean {
+    if (UNAUTHENTICATED_CODES.has(code)) return true;
+    if (code !== 'VALIDATION_FAILED') return false;
+    const result = verifyToken(token, this.options.authKeys ?? {}, {
+      agentId: '',
+      contractId: '',
+      nowMs: this.clock(),
+    });
+    return !result.ok && UNAUTHENTICATED_CODES.has(result.code);
+  }
+
   /** Auth alone (a call with nothing to budget); a refusal is a PROMPT_REJECTED record. */
   authenticate(request: PromptRequest): ReturnType<typeof governed.authenticate> {
     return governed.authenticate(this.host(), request);
@@ -168,8 +206,10 @@ export class Router {
       record: (records, response, dispatchId, secrets, degraded) =>
         this.record(records, response, dispatchId, secrets, degraded),
       commitGrouped: (records) => this.groupCommit.commit(records),
-      reject: (request, code, message, records) =>
-        this.appendAll([...records, rejectionRecord(request, code, message)], request.auth_token).id,
+      reject: (request, code, message, records) => {
+        const kept = this.refusalRecords(request, code, [...records, rejectionRecord(request, code, message)]);
+        return kept === null ? '' : this.appendAll(kept, request.auth_token).id;
+      },
     };
     return this.governedHost;
   }
@@ -486,11 +526,12 @@ export class Router {
     start: number,
     records: AppendInput[],
   ): PromptResponse {
-    const entry = this.appendAll([...records, rejectionRecord(request, code, message)], request.auth_token);
+    const kept = this.refusalRecords(request, code, [...records, rejectionRecord(request, code, message)]);
+    const entryId = kept === null ? '' : this.appendAll(kept, request.auth_token).id;
     return {
       ...base,
       outcome: 'rejected',
-      exchange_entry_id: entry.id,
+      exchange_entry_id: entryId,
       error_code: code,
       error_message: message,
       latency_ms: this.clock() - start,
