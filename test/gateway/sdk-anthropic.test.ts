@@ -155,8 +155,10 @@ test('a tool-use round trip (tool_use, then the tool_result turn) is one EXCHANG
   );
 });
 
-test('count_tokens and models are authenticated pass-through without an EXCHANGE', async () => {
-  const before = ledgerEntries(served.root).filter((e) => e.event_type === 'EXCHANGE').length;
+test('count_tokens and models are governed round-trips: one EXCHANGE each, holding the answer, zero usage', async () => {
+  const exchanges = (): ReturnType<typeof ledgerEntries> =>
+    ledgerEntries(served.root).filter((e) => e.event_type === 'EXCHANGE');
+  const before = exchanges().length;
   const counted = await client().messages.countTokens({
     model: 'claude-sonnet-4-5',
     messages: [{ role: 'user', content: 'Hello' }],
@@ -164,11 +166,30 @@ test('count_tokens and models are authenticated pass-through without an EXCHANGE
   assert.ok(counted.input_tokens > 0);
   const models = await client().models.list();
   assert.equal(models.data[0]?.id, 'claude-sonnet-4-5');
-  assert.equal(ledgerEntries(served.root).filter((e) => e.event_type === 'EXCHANGE').length, before);
+  const added = exchanges().slice(before);
+  assert.deepEqual(
+    added.map((e) => e.metadata.surface),
+    ['anthropic.count_tokens', 'anthropic.models'],
+  );
+  const [count, list] = added;
+  assert.equal(JSON.parse(String(count?.metadata.response)).input_tokens, counted.input_tokens);
+  assert.match(String(count?.metadata.prompt), /"Hello"/);
+  assert.equal(count?.metadata.model_id, 'claude-sonnet-4-5');
+  assert.match(String(list?.metadata.response), /claude-sonnet-4-5/);
+  for (const e of added) {
+    assert.equal(e.decision, 'SUCCESS');
+    assert.equal(e.metadata.input_tokens, 0);
+    assert.equal(e.metadata.output_tokens, 0);
+    assert.equal(e.metadata.cache_read_tokens, 0);
+  }
+  const dispatches = ledgerEntries(served.root).filter((e) => e.event_type === 'DISPATCH');
+  assert.ok(added.every((e) => dispatches.some((d) => d.id === e.metadata.dispatch_entry_id)));
+  const upstreamBefore = served.upstream.requests.length;
   await assert.rejects(
     client('cpt1.bad.token').models.list(),
     (e: unknown) => e instanceof Anthropic.AuthenticationError,
   );
+  assert.equal(served.upstream.requests.length, upstreamBefore, 'a refused call is not forwarded');
 });
 
 test('refusals: bad key 401, wrong scope 403, budget 429 naming the scope — each sent once (x-should-retry: false), nothing upstream', async () => {

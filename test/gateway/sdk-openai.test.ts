@@ -96,6 +96,11 @@ test('responses, non-streaming and streaming (response.created first, response.c
 test('models and refusals in the OpenAI shape', async () => {
   const models = await client('SES-O-MODELS').models.list();
   assert.equal(models.data[0]?.id, 'gpt-4.1-mini');
+  const listed = ledgerEntries(served.root).filter(
+    (e) => e.event_type === 'EXCHANGE' && e.metadata.surface === 'openai.models',
+  );
+  assert.equal(listed.length, 1, 'the models call is one EXCHANGE');
+  assert.match(String(listed[0]?.metadata.response), /gpt-4\.1-mini/);
   const before = served.upstream.requests.length;
   await assert.rejects(
     client('SES-O-BAD', 'sk-wrong').chat.completions.create({

@@ -82,9 +82,18 @@ function nano(tokens: number, perMtok: number): number {
   return Math.round(tokens * perMtok * (NANO_PER_UNIT / 1e6));
 }
 
-/** The cost of real usage in nano-units, or null when the model has no price. */
+/** The cost of real usage in nano-units, or null when the model has no price (nothing used costs 0 at any price). */
 export function usageCost(price: ModelPrice | null, usage: NormalizedUsage): number | null {
-  if (!price) return null;
+  if (!price) {
+    const buckets = [
+      usage.input_tokens,
+      usage.output_tokens,
+      usage.cache_read_tokens,
+      usage.cache_write_5m_tokens,
+      usage.cache_write_1h_tokens,
+    ];
+    return buckets.every((n) => n === 0) ? 0 : null;
+  }
   return (
     nano(usage.input_tokens, price.input_per_mtok) +
     nano(usage.output_tokens, price.output_per_mtok) +
@@ -104,6 +113,8 @@ const USAGE_ROUNDING_SLACK = 5;
  * allowance, and the per-bucket rounding of usageCost. Null when the model has no price.
  */
 export function reservationCost(price: ModelPrice | null, inputTokens: number, maxOutputTokens: number): number | null {
+  // A call bounded to no tokens (count_tokens, models) costs nothing, priced or not.
+  if (inputTokens === 0 && maxOutputTokens === 0) return 0;
   if (!price) return null;
   const inputPrice = Math.max(
     price.input_per_mtok,

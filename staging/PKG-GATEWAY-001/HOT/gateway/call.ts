@@ -43,25 +43,41 @@ function passedHeaders(req: IncomingMessage): Record<string, string> {
   return out;
 }
 
-/** count_tokens and models: authenticated, forwarded once, not budgeted (the upstream does not bill them). */
+/** The breaker and EXCHANGE model of a call that names none (GET /v1/models). */
+const NO_MODEL = 'models';
+
+/**
+ * count_tokens and models: round-trips to the provider like any other, so governed like any other — auth, the
+ * breaker, DISPATCH, the one retry loop, one EXCHANGE holding the upstream's answer — with a zero budget bound
+ * (the upstream bills nothing for them) and zero usage.
+ */
 export async function handlePassThrough(ctx: CallContext): Promise<void> {
-  const { endpoint, identity } = ctx;
-  const model =
-    typeof (ctx.body as { model?: unknown } | null)?.model === 'string'
-      ? (ctx.body as { model: string }).model
-      : undefined;
-  const auth = ctx.router.authenticate({
-    prompt: '',
-    contract_id: endpoint.surface,
-    agent_id: identity.agent,
-    session_id: identity.session,
-    ...(identity.token === null ? {} : { auth_token: identity.token }),
-    ...(model === undefined ? {} : { model_id: model }),
+  const { endpoint, identity, router } = ctx;
+  const named = (ctx.body as { model?: unknown } | null)?.model;
+  const model = typeof named === 'string' && named.length > 0 && named.length <= 200 ? named : NO_MODEL;
+  ctx.log.model = model === NO_MODEL ? null : model;
+  const admission = await router.admit({
+    request: {
+      contract_id: endpoint.surface,
+      agent_id: identity.agent || 'UNKNOWN',
+      session_id: identity.session,
+      ...(identity.workOrder === null ? {} : { work_order_id: identity.workOrder }),
+      prompt: endpoint.method === 'POST' ? ctx.bytes.toString('utf8') : '',
+      provider_id: ctx.provider.id,
+      model_id: model,
+      request_id: ctx.requestId,
+      ...(identity.token === null ? {} : { auth_token: identity.token }),
+    },
+    bounds: { estimated_input_tokens: 0, max_output_tokens: 0 },
+    contextHash: sha256Hex(ctx.bytes),
   });
-  if (!auth.ok) return ctx.refuse(auth.code, auth.message);
-  let wire: WireResponse;
-  try {
-    wire = await ctx.provider.call(
+  if (!admission.ok) return ctx.refuse(admission.code, admission.message, admission.retryAfterMs);
+  const call = admission.call;
+  const extra = { gateway_request_id: ctx.requestId, stream: false, surface: endpoint.surface };
+  let sentUpstream = false;
+  const sent = await router.attempts(call, () => {
+    sentUpstream ||= !ctx.signal.aborted;
+    return ctx.provider.call(
       {
         surface: endpoint.surface,
         body: endpoint.method === 'POST' ? (ctx.body as Record<string, unknown>) : null,
@@ -69,20 +85,55 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
       },
       { signal: ctx.signal, timeoutMs: ctx.upstreamTimeoutMs },
     );
-  } catch (error) {
-    return failUpstream(ctx, classify(error));
+  });
+  if (!sent.ok) {
+    const concluded = await router.conclude(call, {
+      kind: 'failed',
+      failure: sent.failure,
+      attempts: sent.attempts,
+      extra,
+      unsent: !sentUpstream,
+    });
+    noteConcluded(ctx, concluded, sent.failure.kind === 'cancelled' ? 'cancelled' : 'error');
+    return failUpstream(ctx, sent.failure);
   }
+  const wire = sent.result;
   let text: Buffer;
   try {
     text = await readAll(wire);
   } catch (error) {
-    return failUpstream(ctx, classify(error));
+    const failure = classify(error);
+    noteConcluded(
+      ctx,
+      await router.conclude(call, { kind: 'failed', failure, attempts: sent.attempts, extra }),
+      ctx.signal.aborted ? 'cancelled' : 'error',
+    );
+    return failUpstream(ctx, failure);
   }
-  ctx.log.outcome = 'success';
+  const zero = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, raw: null };
+  const concluded = await router.conclude(call, {
+    kind: 'answered',
+    answer: {
+      provider_id: ctx.provider.id,
+      model,
+      content: text.toString('utf8'),
+      stop_reason: 'stop',
+      raw_stop_reason: null,
+      usage: zero,
+      request_id: wire.requestId,
+      latency_ms: 0,
+    },
+    usageFinal: true,
+    attempts: sent.attempts,
+    extra: { ...extra, upstream_request_id: wire.requestId },
+  });
+  noteConcluded(ctx, concluded, 'success');
+  if (concluded.unrecorded !== null) return unrecorded(ctx, concluded);
   ctx.res.writeHead(wire.status, {
     'content-type': wire.contentType || 'application/json',
     'content-length': String(text.byteLength),
     [requestIdHeader(endpoint.family)]: ctx.requestId,
+    'x-cplane-exchange-id': concluded.exchangeEntryId,
   });
   ctx.res.end(text);
 }
