@@ -110,20 +110,34 @@ test('a request body nested past the depth bound is refused 400 and recorded; no
   assert.equal(fine.status, 200, await fine.text());
 });
 
-test('an upstream reply nested past the depth bound is a malformed reply: 502, its EXCHANGE written, the gateway lives', async () => {
-  const depth = 200_000;
-  served.upstream.faults.push({ raw: `{"content":${'['.repeat(depth)}${']'.repeat(depth)}}` });
-  const res = await post(
-    JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'deep' }] }),
+const deepJson = (levels: number): string => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+const ask = (content: string): Promise<Response> =>
+  post(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content }] }));
+const exchangeOf = (res: Response) =>
+  ledgerEntries(served.root).find(
+    (e) => e.event_type === 'EXCHANGE' && e.metadata.gateway_request_id === res.headers.get('request-id'),
   );
-  const text = await res.text();
-  assert.equal(res.status, 502, text);
-  const id = res.headers.get('request-id');
-  const exchange = ledgerEntries(served.root).find(
-    (e) => e.event_type === 'EXCHANGE' && e.metadata.gateway_request_id === id,
-  );
-  assert.ok(exchange, 'the failed call has its EXCHANGE');
-  assert.match(JSON.stringify(exchange.metadata), /MALFORMED_RESPONSE/);
+
+test('an upstream reply nesting 10,000 deep: usage is bounded and the call succeeds; tool input that cannot be recorded is a recorded 502, never a 500', async () => {
+  served.upstream.faults.push({
+    raw: `{"type":"message","model":"claude-sonnet-4-5","content":[{"type":"text","text":"deep"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":2,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"x":${deepJson(10_000)}}}`,
+  });
+  const usage = await ask('deep usage');
+  assert.equal(usage.status, 200, await usage.text());
+  const ok = exchangeOf(usage);
+  assert.equal(ok?.decision, 'SUCCESS');
+  assert.equal(ok?.metadata.input_tokens, 3);
+
+  served.upstream.faults.push({
+    raw: `{"type":"message","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t1","name":"f","input":${deepJson(10_000)}}],"stop_reason":"tool_use","usage":{"input_tokens":3,"output_tokens":2}}`,
+  });
+  const tool = await ask('deep tool input');
+  const text = await tool.text();
+  assert.equal(tool.status, 502, text);
+  assert.doesNotMatch(text, /deep tool input|"a":\{"a"/);
+  const failed = exchangeOf(tool);
+  assert.ok(failed, 'the failed call has its EXCHANGE');
+  assert.match(JSON.stringify(failed.metadata), /MALFORMED_RESPONSE/);
   assert.equal((await fetch(`${served.url}/healthz`)).status, 200);
 });
 

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sha256Hex } from '#kernel/canonical.js';
-import { parseJsonBounded } from '#kernel/json-depth.js';
 import { SseParser } from '#providers/wire/sse.js';
 import type { WireProvider, WireResponse, WireResult } from '#providers/wire/spec.js';
 import type { ProviderResult } from '#providers/spec.js';
@@ -257,11 +256,14 @@ async function wholeReply(
   const reader = ctx.provider.reader(ctx.endpoint.surface);
   let problem: string | null;
   try {
-    problem = reader.body(parseJsonBounded(bytes.toString('utf8')));
-  } catch (error) {
-    problem = error instanceof RangeError ? error.message : 'not JSON';
+    problem = reader.body(JSON.parse(bytes.toString('utf8')) as unknown);
+  } catch {
+    problem = 'not JSON';
   }
-  if (problem !== null) {
+  const result = reader.result();
+  const content = problem === null ? recordableContent(result) : null;
+  if (content === null) problem ??= UNRECORDABLE;
+  if (problem !== null || content === null) {
     const failure: SendFailure = {
       kind: 'malformed_response',
       error_code: 'MALFORMED_RESPONSE',
@@ -274,10 +276,9 @@ async function wholeReply(
     noteConcluded(ctx, await router.conclude(call, { kind: 'failed', failure, attempts, extra }), 'error');
     return failUpstream(ctx, failure);
   }
-  const result = reader.result();
   const concluded = await router.conclude(call, {
     kind: 'answered',
-    answer: answerOf(ctx, gen, wire, result),
+    answer: answerOf(ctx, gen, wire, result, content),
     usageFinal: result.usage_final,
     attempts,
     extra: resultExtra(result, extra),
@@ -326,7 +327,9 @@ async function streamReply(
     failure = classify(error);
   }
   const result = reader.result();
-  const answer = answerOf(ctx, gen, wire, result);
+  const content = recordableContent(result);
+  const answer = answerOf(ctx, gen, wire, result, content ?? '[]');
+  if (content === null && failure === null) failure = unrecordable(ctx, wire);
   if (failure === null && result.complete && result.stream_error === null) {
     const concluded = await router.conclude(call, {
       kind: 'answered',
@@ -372,8 +375,9 @@ async function streamReply(
   noteConcluded(ctx, concluded, cancelled ? 'cancelled' : 'error', result);
   if (concluded.unrecorded !== null) logUnrecorded(concluded);
   if (!cancelled) {
-    if (held.length > 0) for (const frame of held) await write(res, frame);
-    else if (result.stream_error === null)
+    // The terminal event completes a reply only if its content is in the record.
+    if (held.length > 0 && content !== null) for (const frame of held) await write(res, frame);
+    else if (result.stream_error === null || content === null)
       await write(
         res,
         errorFrame(endpoint.family, endpoint.surface, failure ? clientMessage(ctx, failure) : message, ctx.requestId),
@@ -382,11 +386,42 @@ async function streamReply(
   res.end();
 }
 
-function answerOf(ctx: CallContext, gen: Generation, wire: WireResponse, result: WireResult): ProviderResult {
+/** A reply whose content (a tool input, say) nests too deep to serialise cannot be recorded, so is not released. */
+const UNRECORDABLE = 'its content is nested too deep to be recorded';
+
+/** The reply's content blocks as the EXCHANGE records them, or null when they cannot be serialised. */
+function recordableContent(result: WireResult): string | null {
+  try {
+    return JSON.stringify(result.blocks);
+  } catch (error) {
+    if (error instanceof RangeError) return null;
+    throw error;
+  }
+}
+
+function unrecordable(ctx: CallContext, wire: WireResponse): SendFailure {
+  return {
+    kind: 'malformed_response',
+    error_code: 'MALFORMED_RESPONSE',
+    status: wire.status,
+    retryable: false,
+    retry_after_ms: null,
+    message: `provider ${JSON.stringify(ctx.provider.id)} answered HTTP ${wire.status}, but ${UNRECORDABLE}`,
+    after_success: true,
+  };
+}
+
+function answerOf(
+  ctx: CallContext,
+  gen: Generation,
+  wire: WireResponse,
+  result: WireResult,
+  content: string,
+): ProviderResult {
   return {
     provider_id: ctx.provider.id,
     model: result.model ?? gen.model,
-    content: JSON.stringify(result.blocks),
+    content,
     stop_reason: result.stop_reason,
     raw_stop_reason: result.raw_stop_reason,
     usage: result.usage,

@@ -1,5 +1,3 @@
-import { parseJsonBounded } from '#kernel/json-depth.js';
-
 /** Narrow readers for hostile JSON: each returns the value only if it has the expected type. */
 export type JsonObject = Readonly<Record<string, unknown>>;
 
@@ -22,10 +20,9 @@ export function getCount(obj: JsonObject | null, key: string): number | null {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null;
 }
 
-/** Provider replies are hostile: bounded in depth as well as checked for syntax. */
 export function parseJson(text: string): { ok: true; value: unknown } | { ok: false; error: Error } {
   try {
-    return { ok: true, value: parseJsonBounded(text) };
+    return { ok: true, value: JSON.parse(text) as unknown };
   } catch (error) {
     return { ok: false, error: error as Error };
   }
