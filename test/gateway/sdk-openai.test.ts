@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { AUTH_SECRET, cli, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
 import { USAGE } from './upstream.js';
 
 let served: Served;
@@ -11,8 +11,13 @@ let key: string;
 const client = (session: string, apiKey = key): OpenAI =>
   new OpenAI({ apiKey, baseURL: `${served.url}/v1`, maxRetries: 2, defaultHeaders: { 'x-cplane-session': session } });
 
+/** The budget of the `team-k` key scope: room for one call's reservation plus one call's usage, not two. */
+const KEY_LIMIT = 6000;
+
 before(async () => {
-  served = await startServed();
+  served = await startServed([], (root) =>
+    configSet(root, 'budget.limits.key', JSON.stringify({ by_id: { 'team-k': { max_tokens: KEY_LIMIT } } })),
+  );
   key = issueKey('AGENT-OAI');
 });
 after(async () => {
@@ -124,4 +129,41 @@ test('models and refusals in the OpenAI shape', async () => {
     (e) => e.event_type === 'PROMPT_REJECTED' && String(e.metadata.session_id).startsWith('SES-O-'),
   );
   assert.equal(rejected.length, 2, 'each refusal sent once: the SDK honoured x-should-retry: false');
+});
+
+test("a key's budget scope spans sessions: its calls are charged to it, one over its limit is 429 naming it, sent once", async () => {
+  const issued = cli(['token', 'issue', '--agent', 'AGENT-OAI', '--budget-scope', 'team-k', '--json'], {
+    CPLANE_AUTH_SECRET: AUTH_SECRET,
+  });
+  assert.equal(issued.status, 0, issued.stderr);
+  const teamKey = (JSON.parse(issued.stdout) as { token: string }).token;
+  const ask = (session: string, apiKey: string) =>
+    client(session, apiKey).chat.completions.create({
+      model: 'gpt-4.1-mini',
+      max_tokens: 5000,
+      messages: [{ role: 'user', content: 'Hello' }],
+    });
+  // Each call reserves 5000 tokens and its bound, then settles the upstream's usage: two fit, the third does not.
+  await ask('SES-K-1', teamKey);
+  await ask('SES-K-2', teamKey);
+  const upstreamBefore = served.upstream.requests.length;
+  await assert.rejects(ask('SES-K-3', teamKey), (e: unknown) => {
+    assert.ok(e instanceof OpenAI.RateLimitError, String(e));
+    assert.match(e.message, /BUDGET_EXHAUSTED/);
+    assert.match(e.message, new RegExp(`key team-k max_tokens ${KEY_LIMIT}`));
+    return true;
+  });
+  assert.equal(served.upstream.requests.length, upstreamBefore, 'refused once, nothing upstream');
+  const refused = ledgerEntries(served.root).filter(
+    (e) => e.event_type === 'PROMPT_REJECTED' && e.metadata.session_id === 'SES-K-3',
+  );
+  assert.equal(refused.length, 1, 'the SDK did not retry the refusal');
+  // The same session with a key of no budget scope is not charged to team-k.
+  await ask('SES-K-3', key);
+  const status = cli(['budget', 'status', '--root', served.root, '--json']);
+  assert.equal(status.status, 0, status.stderr);
+  const scopes = (JSON.parse(status.stdout) as { scopes: Array<Record<string, unknown>> }).scopes;
+  const team = scopes.find((s) => s.scope === 'key' && s.scope_id === 'team-k');
+  assert.ok(team, status.stdout);
+  assert.ok((team.settled_tokens as number) > 0 && (team.requests as number) === 2, JSON.stringify(team));
 });

@@ -9,7 +9,8 @@ export const CODES = defineCodes({
   },
   ERR_BUDGET_DB: {
     kind: 'error',
-    meaning: 'the budget database cannot be opened or is not a version-1 cplane budget database',
+    meaning:
+      'the budget database cannot be opened or is not a cplane budget database (version 2; a version 1 file is migrated by its first writer)',
     hint: 'check the path and permissions; the file must be a cplane budget database',
   },
   ERR_BUDGET_INPUT_INVALID: {

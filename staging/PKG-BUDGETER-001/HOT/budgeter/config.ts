@@ -7,8 +7,9 @@ import { readOverrides } from '#kernel/config/overrides.js';
 import { configPath, rootPaths } from '#kernel/root/layout.js';
 
 export type BudgetMode = 'enforce' | 'warn' | 'off';
-export type ScopeKind = 'session' | 'work_order' | 'agent';
-export const SCOPE_KINDS: readonly ScopeKind[] = ['session', 'work_order', 'agent'];
+/** `key`: every call made with a key carrying this `budget_scope`, across sessions (one budget per virtual key). */
+export type ScopeKind = 'session' | 'work_order' | 'agent' | 'key';
+export const SCOPE_KINDS: readonly ScopeKind[] = ['session', 'work_order', 'agent', 'key'];
 
 export interface ModelPrice {
   input_per_mtok: number;

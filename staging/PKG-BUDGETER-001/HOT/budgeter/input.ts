@@ -5,6 +5,8 @@ export interface ReserveInput {
   session_id: string;
   work_order_id?: string | undefined;
   agent_id?: string | undefined;
+  /** The verified key's budget scope: charged to the `key` scope of that name, across sessions. */
+  budget_scope?: string | undefined;
   model: string;
   /** An upper bound of the call's input tokens (the router's comes from budgeter/bound.ts), not a guess. */
   estimated_input_tokens: number;
@@ -17,6 +19,7 @@ const FIELDS = new Set([
   'session_id',
   'work_order_id',
   'agent_id',
+  'budget_scope',
   'model',
   'estimated_input_tokens',
   'max_output_tokens',
@@ -72,6 +75,8 @@ export function parseReserveInput(input: unknown): ReserveInput {
   const agent = id(record, 'agent_id', true);
   if (workOrder !== undefined) out.work_order_id = workOrder;
   if (agent !== undefined) out.agent_id = agent;
+  const budgetScope = id(record, 'budget_scope', true);
+  if (budgetScope !== undefined) out.budget_scope = budgetScope;
   return out;
 }
 

@@ -35,6 +35,8 @@ function paramsKey(input: ReserveInput): string {
     input.model,
     input.estimated_input_tokens,
     input.max_output_tokens,
+    // Only when present, so a reservation made before key scopes replays with the same key.
+    ...(input.budget_scope === undefined ? [] : [input.budget_scope]),
   ]);
 }
 
@@ -54,6 +56,7 @@ function scopeIds(row: ReservationRow) {
     session_id: row.session_id,
     work_order_id: row.work_order_id === '' ? undefined : row.work_order_id,
     agent_id: row.agent_id === '' ? undefined : row.agent_id,
+    budget_scope: row.budget_scope === '' ? undefined : row.budget_scope,
   };
 }
 
@@ -93,6 +96,7 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
     session_id: input.session_id,
     work_order_id: input.work_order_id ?? '',
     agent_id: input.agent_id ?? '',
+    budget_scope: input.budget_scope ?? '',
     model: input.model,
     params_key: key,
     state: 'reserved',

@@ -13,11 +13,13 @@ export interface ScopeIds {
   session_id: string;
   work_order_id?: string | undefined;
   agent_id?: string | undefined;
+  budget_scope?: string | undefined;
 }
 
 /**
  * The nested scopes of a request: its session, its work order within the session (when given), and its
- * agent within that work order (or directly within the session when there is no work order).
+ * agent within that work order (or directly within the session when there is no work order); and, for a call
+ * made with a key that names a budget scope, that key scope.
  */
 export function scopesFor(config: BudgetConfig, ids: ScopeIds): Scope[] {
   const session = ids.session_id;
@@ -37,6 +39,14 @@ export function scopesFor(config: BudgetConfig, ids: ScopeIds): Scope[] {
       key: key('agent', session, workOrder, ids.agent_id),
       id: ids.agent_id,
       limit: limitFor(config, 'agent', ids.agent_id),
+    });
+  }
+  if (ids.budget_scope !== undefined) {
+    // Not nested in the session: a key's budget spans every session it is used in.
+    out.push({
+      key: key('key', '', '', ids.budget_scope),
+      id: ids.budget_scope,
+      limit: limitFor(config, 'key', ids.budget_scope),
     });
   }
   return out;

@@ -32,7 +32,7 @@ export interface BudgetStatus {
 }
 
 function ownId(row: TotalsRow): string {
-  if (row.kind === 'agent') return row.agent_id;
+  if (row.kind === 'agent' || row.kind === 'key') return row.agent_id;
   return row.kind === 'work_order' ? row.work_order_id : row.session_id;
 }
 
@@ -70,7 +70,7 @@ function scopeStatus(config: BudgetConfig, row: TotalsRow): ScopeStatus {
   };
 }
 
-/** One session's scopes (session, its work orders, its agents), or every session's own scope. */
+/** One session's scopes (session, its work orders, its agents), or every session's own scope and every key's. */
 export function statusOf(
   config: BudgetConfig,
   store: BudgetStore,

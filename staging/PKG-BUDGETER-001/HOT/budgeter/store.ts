@@ -6,7 +6,7 @@ import { envError } from '#kernel/env-errors.js';
 import type { ScopeKind } from './config.js';
 
 export const BUDGET_DB_FORMAT = 'cplane-budget';
-export const BUDGET_DB_VERSION = '1';
+export const BUDGET_DB_VERSION = '2';
 
 // This is on the router's hot path: WITHOUT ROWID keeps each table one b-tree, and scopes are found by one text
 // key (see scopeKeyOf), which SQLite looks up several times faster than a four-column key.
@@ -20,6 +20,7 @@ CREATE TABLE IF NOT EXISTS reservations (
   agent_id TEXT NOT NULL,
   model TEXT NOT NULL,
   params_key TEXT NOT NULL,
+  budget_scope TEXT NOT NULL DEFAULT '',
   state TEXT NOT NULL CHECK (state IN ('reserved', 'settled', 'released')),
   reserved_tokens INTEGER NOT NULL,
   reserved_cost INTEGER,
@@ -82,6 +83,8 @@ export interface ReservationRow {
   session_id: string;
   work_order_id: string;
   agent_id: string;
+  /** The key's budget scope charged with the agent's ('' none). */
+  budget_scope: string;
   model: string;
   params_key: string;
   state: 'reserved' | 'settled' | 'released';
@@ -124,12 +127,15 @@ export interface WindowRow {
   tokens: number;
 }
 
+function hasBudgetScope(db: Database.Database): boolean {
+  return (db.prepare('PRAGMA table_info(reservations)').all() as { name: string }[]).some(
+    (c) => c.name === 'budget_scope',
+  );
+}
+
 function prepare(db: Database.Database) {
   return {
     getReservation: db.prepare('SELECT * FROM reservations WHERE request_id = ?'),
-    insertReservation:
-      db.prepare(`INSERT INTO reservations (request_id, session_id, work_order_id, agent_id, model, params_key,
-      state, reserved_tokens, reserved_cost, over_budget, created_at) VALUES (?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?)`),
     finishReservation:
       db.prepare(`UPDATE reservations SET state = ?, charged_tokens = ?, charged_cost = ?, actual_tokens = ?,
       actual_cost = ?, usage = ?, usage_key = ?, over_budget = ?, finished_at = ? WHERE request_id = ? AND state = 'reserved'`),
@@ -146,7 +152,10 @@ function prepare(db: Database.Database) {
     sessionTotals: db.prepare(
       "SELECT * FROM scope_totals WHERE session_id = ? ORDER BY kind = 'agent', kind = 'work_order', work_order_id, agent_id",
     ),
-    sessionList: db.prepare(`SELECT * FROM scope_totals WHERE kind = 'session' ORDER BY session_id LIMIT ?`),
+    // Every session's own scope, then every key's (a key spans sessions).
+    sessionList: db.prepare(
+      `SELECT * FROM scope_totals WHERE kind IN ('session', 'key') ORDER BY kind = 'key', session_id, agent_id LIMIT ?`,
+    ),
     pendingCount: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved' AND session_id = ?`).pluck(),
     pendingTotal: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved'`).pluck(),
     stalePending: db
@@ -170,6 +179,7 @@ export interface StoreOptions {
 export class BudgetStore {
   readonly db: Database.Database;
   private readonly stmts: ReturnType<typeof prepare>;
+  private insertStmt: Database.Statement | undefined;
   // Built once: better-sqlite3 builds a wrapper per db.transaction() call, which costs more than the statements.
   private readonly runInTx: Database.Transaction<(fn: () => unknown) => unknown>;
 
@@ -195,7 +205,8 @@ export class BudgetStore {
           })
           .immediate();
       } else {
-        checkMeta(db, path);
+        // Read-only (status, the gates): a version 1 file is read as it is; its first writer migrates it.
+        checkMeta(db, path, ['1']);
       }
       db.pragma(`synchronous = ${options.synchronous}`);
       return new BudgetStore(db);
@@ -228,6 +239,7 @@ export class BudgetStore {
       | 'session_id'
       | 'work_order_id'
       | 'agent_id'
+      | 'budget_scope'
       | 'model'
       | 'params_key'
       | 'reserved_tokens'
@@ -236,11 +248,16 @@ export class BudgetStore {
       | 'created_at'
     >,
   ): void {
-    this.stmts.insertReservation.run(
+    // Prepared on first use: a version 1 file opened read-only has no budget_scope column, and is never written.
+    this.insertStmt ??= this.db.prepare(`INSERT INTO reservations (request_id, session_id, work_order_id, agent_id,
+      budget_scope, model, params_key, state, reserved_tokens, reserved_cost, over_budget, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?)`);
+    this.insertStmt.run(
       row.request_id,
       row.session_id,
       row.work_order_id,
       row.agent_id,
+      row.budget_scope,
       row.model,
       row.params_key,
       row.reserved_tokens,
@@ -357,13 +374,25 @@ function initialiseMeta(db: Database.Database, path: string): void {
     'format_version',
     BUDGET_DB_VERSION,
   );
+  migrate(db);
   checkMeta(db, path);
 }
 
-function checkMeta(db: Database.Database, path: string): void {
+/** Version 1 had no key scopes: its reservations gain an empty `budget_scope` (in the opener's transaction). */
+function migrate(db: Database.Database): void {
+  const version = db.prepare("SELECT value FROM budget_meta WHERE key = 'format_version'").get() as
+    | { value: string }
+    | undefined;
+  if (version?.value !== '1') return;
+  if (!hasBudgetScope(db)) db.exec("ALTER TABLE reservations ADD COLUMN budget_scope TEXT NOT NULL DEFAULT ''");
+  db.prepare("UPDATE budget_meta SET value = ? WHERE key = 'format_version'").run(BUDGET_DB_VERSION);
+}
+
+function checkMeta(db: Database.Database, path: string, alsoReadable: readonly string[] = []): void {
   const rows = db.prepare('SELECT key, value FROM budget_meta').all() as { key: string; value: string }[];
   const meta = new Map(rows.map((r) => [r.key, r.value]));
-  if (meta.get('format') !== BUDGET_DB_FORMAT || meta.get('format_version') !== BUDGET_DB_VERSION) {
+  const version = meta.get('format_version') ?? '';
+  if (meta.get('format') !== BUDGET_DB_FORMAT || (version !== BUDGET_DB_VERSION && !alsoReadable.includes(version))) {
     throw new CpError('ERR_BUDGET_DB', `${show(path)} is not a version ${BUDGET_DB_VERSION} cplane budget database`, {
       hint: 'point the budgeter at HOT/registries/budget.sqlite of a cplane root',
       details: { path, format: meta.get('format') ?? null },

@@ -33,6 +33,8 @@ export interface AuthKeys {
 const PREFIX = 'cpt1';
 /** A `jti`: 16 to 64 base64url characters (`token issue` draws 16 random bytes). */
 export const KEY_ID = /^[A-Za-z0-9_-]{16,64}$/;
+/** A key's budget scope: an id the budgeter can hold (1-200 printable ASCII characters, no spaces). */
+export const BUDGET_SCOPE = /^[\x21-\x7e]{1,200}$/;
 const CLOCK_SKEW_S = 30;
 
 const b64url = (data: Buffer | string): string => Buffer.from(data).toString('base64url');
@@ -162,7 +164,6 @@ function isClaims(value: unknown): value is TokenClaims {
     Number.isInteger(c.exp) &&
     (c.kid === undefined || typeof c.kid === 'string') &&
     (c.jti === undefined || (typeof c.jti === 'string' && KEY_ID.test(c.jti))) &&
-    (c.budget_scope === undefined ||
-      (typeof c.budget_scope === 'string' && c.budget_scope.length > 0 && c.budget_scope.length <= 256))
+    (c.budget_scope === undefined || (typeof c.budget_scope === 'string' && BUDGET_SCOPE.test(c.budget_scope)))
   );
 }

@@ -93,6 +93,8 @@ export interface GovernedHost {
   secrets: readonly string[];
   breaker(providerId: string, modelId: string): CircuitBreaker;
   authorise(request: PromptRequest): { code: string; message: string } | null;
+  /** The budget scope of the request's key once it is authorised (charged as the `key` scope); none: undefined. */
+  budgetScope(request: PromptRequest): string | undefined;
   appendAll(records: AppendInput[], authToken?: unknown): LedgerEntry;
   record(
     records: AppendInput[],
@@ -121,6 +123,9 @@ export function authenticate(
   return { ok: false, ...denied, entryId: host.reject(request, denied.code, denied.message, []) };
 }
 
+const keyScope = (scope: string | undefined): { budget_scope?: string } =>
+  scope === undefined ? {} : { budget_scope: scope };
+
 export async function admit(host: GovernedHost, input: GovernedRequest): Promise<Admission> {
   const start = host.clock();
   const { request } = input;
@@ -140,6 +145,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     ...input.bounds,
     ...(request.work_order_id ? { work_order_id: request.work_order_id } : {}),
     ...(request.agent_id ? { agent_id: request.agent_id } : {}),
+    ...keyScope(host.budgetScope(request)),
   });
   if (!reserved.ok) return refuse(reserved.code, reserved.message, reserved.records);
   const breaker = host.breaker(request.provider_id, request.model_id);

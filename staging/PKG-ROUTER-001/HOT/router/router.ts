@@ -202,6 +202,7 @@ export class Router {
       secrets: this.secrets,
       breaker: (providerId, modelId) => this.breakers.for(providerId, modelId),
       authorise: (request) => this.authorise(request),
+      budgetScope: (request) => this.keyScope(request).budget_scope,
       appendAll: (records, authToken) => this.appendAll(records, authToken),
       record: (records, response, dispatchId, secrets, degraded) =>
         this.record(records, response, dispatchId, secrets, degraded),
@@ -257,6 +258,7 @@ export class Router {
       ...budget.reservationBounds(request, maxTokens),
       ...(request.work_order_id ? { work_order_id: request.work_order_id } : {}),
       ...(request.agent_id ? { agent_id: request.agent_id } : {}),
+      ...this.keyScope(request, modelId),
     });
     if (!reserved.ok) return reject(reserved.code, reserved.message, reserved.records);
 
@@ -503,6 +505,21 @@ export class Router {
       };
     }
     return result;
+  }
+
+  /** The authorised key's budget scope, to charge beside the session's (a dev-mode call has no key). */
+  private keyScope(
+    request: PromptRequest,
+    modelId: string = request.model_id ?? this.options.config.default_model,
+  ): { budget_scope?: string } {
+    if (this.options.devMode) return {};
+    const result = verifyToken(request.auth_token, this.options.authKeys ?? {}, {
+      agentId: request.agent_id,
+      contractId: request.contract_id,
+      modelId,
+      nowMs: this.clock(),
+    });
+    return result.ok && result.claims.budget_scope !== undefined ? { budget_scope: result.claims.budget_scope } : {};
   }
 
   private authorise(

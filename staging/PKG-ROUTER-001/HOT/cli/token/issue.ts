@@ -3,7 +3,7 @@ import { CpError, show } from '#kernel/errors.js';
 import { defineCommand, EXIT } from '#cli/command.js';
 import { intOption } from '#cli/option-values.js';
 import { resolveRoot } from '#cli/root-option.js';
-import { issueToken, type TokenClaims } from '../../router/auth.js';
+import { BUDGET_SCOPE, issueToken, type TokenClaims } from '../../router/auth.js';
 import { loadRouterConfigForRoot } from '../../router/config.js';
 import { authKeysFor } from '../../router/secrets.js';
 
@@ -49,8 +49,8 @@ export default defineCommand({
     }
     const scopes = given.some((s) => s.startsWith('route:')) ? given : ['route:*', ...given];
     const budgetScope = args.budgetScope;
-    if (budgetScope !== undefined && (budgetScope.length === 0 || budgetScope.length > 256)) {
-      const what = `--budget-scope must be 1 to 256 characters, got ${show(budgetScope)}`;
+    if (budgetScope !== undefined && !BUDGET_SCOPE.test(budgetScope)) {
+      const what = `--budget-scope must be 1 to 200 printable ASCII characters without spaces, got ${show(budgetScope)}`;
       throw new CpError('ERR_USAGE', what, { hint: 'e.g. --budget-scope team-a' });
     }
     const now = Math.floor(Date.now() / 1000);
