@@ -3,10 +3,11 @@ import type { Clock, FetchLike, Timers } from './clock.js';
 import { ProviderError } from './errors.js';
 import { redact } from './redact.js';
 import type { SendOptions } from './spec.js';
+import type { ReplyHeaders } from './wire/transport.js';
 
 export interface HttpReply {
   status: number;
-  headers: Headers;
+  headers: ReplyHeaders;
   text: string;
   latencyMs: number;
 }
@@ -155,6 +156,9 @@ export function transportError(
 function describeTransportFailure(error: unknown): string {
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
   if (typeof cause?.code === 'string') return cause.code;
+  // node:http's errors carry the code themselves (ECONNREFUSED, ECONNRESET); their message names the address.
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code.startsWith('E')) return code;
   if (typeof cause?.message === 'string') return cause.message;
   return error instanceof Error ? error.message : String(error);
 }

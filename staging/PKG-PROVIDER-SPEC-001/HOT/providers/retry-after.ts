@@ -1,11 +1,12 @@
 import type { Clock } from './clock.js';
+import type { ReplyHeaders } from './wire/transport.js';
 
 /**
  * Milliseconds the provider asked us to wait, from `retry-after-ms` (OpenAI-style) or `retry-after`
  * (delta-seconds or an HTTP-date, measured against the injected clock). Null when absent or unparsable;
  * a date in the past is 0.
  */
-export function parseRetryAfter(headers: Headers, clock: Clock): number | null {
+export function parseRetryAfter(headers: ReplyHeaders, clock: Clock): number | null {
   const ms = parseNonNegative(headers.get('retry-after-ms'));
   if (ms !== null) return Math.ceil(ms);
   const value = headers.get('retry-after')?.trim();

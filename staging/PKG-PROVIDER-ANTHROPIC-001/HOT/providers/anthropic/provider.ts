@@ -12,6 +12,7 @@ import {
   type ProviderPackage,
 } from '#providers/spec.js';
 import { openWire } from '#providers/wire/http.js';
+import { nodeHttpFetch, type WireFetch } from '#providers/wire/transport.js';
 import type {
   WireCallOptions,
   WireProvider,
@@ -37,6 +38,8 @@ export class AnthropicProvider implements Provider, WireProvider {
   // A private field: the key is not an own enumerable property, so JSON.stringify/inspect never show it.
   readonly #apiKey: string;
   readonly #fetch: FetchLike;
+  /** The pass-through path's transport: the injected fetch if any, else node:http(s) with keep-alive. */
+  readonly #wireFetch: WireFetch;
   readonly #clock: Clock;
   readonly #timers: Timers;
 
@@ -56,6 +59,7 @@ export class AnthropicProvider implements Provider, WireProvider {
     this.baseUrl = endpoint.baseUrl;
     this.#apiKey = endpoint.apiKey ?? '';
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#wireFetch = options.fetch ?? nodeHttpFetch();
     this.#clock = options.clock ?? systemClock;
     this.#timers = options.timers ?? systemTimers;
   }
@@ -100,7 +104,7 @@ export class AnthropicProvider implements Provider, WireProvider {
     if (route.method === 'POST') headers['content-type'] = 'application/json';
     return openWire({
       providerId: this.id,
-      fetch: this.#fetch,
+      fetch: this.#wireFetch,
       clock: this.#clock,
       timers: this.#timers,
       options,

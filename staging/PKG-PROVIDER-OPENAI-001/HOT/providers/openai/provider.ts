@@ -12,6 +12,7 @@ import {
   type ProviderPackage,
 } from '#providers/spec.js';
 import { openWire } from '#providers/wire/http.js';
+import { nodeHttpFetch, type WireFetch } from '#providers/wire/transport.js';
 import type {
   WireCallOptions,
   WireProvider,
@@ -35,6 +36,8 @@ export class OpenAiProvider implements Provider, WireProvider {
   readonly baseUrl: string;
   readonly #apiKey: string | null;
   readonly #fetch: FetchLike;
+  /** The pass-through path's transport: the injected fetch if any, else node:http(s) with keep-alive. */
+  readonly #wireFetch: WireFetch;
   readonly #clock: Clock;
   readonly #timers: Timers;
 
@@ -54,6 +57,7 @@ export class OpenAiProvider implements Provider, WireProvider {
     this.baseUrl = endpoint.baseUrl;
     this.#apiKey = endpoint.apiKey;
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#wireFetch = options.fetch ?? nodeHttpFetch();
     this.#clock = options.clock ?? systemClock;
     this.#timers = options.timers ?? systemTimers;
   }
@@ -93,7 +97,7 @@ export class OpenAiProvider implements Provider, WireProvider {
     if (this.#apiKey !== null) headers.authorization = `Bearer ${this.#apiKey}`;
     return openWire({
       providerId: this.id,
-      fetch: this.#fetch,
+      fetch: this.#wireFetch,
       clock: this.#clock,
       timers: this.#timers,
       options,

@@ -1,13 +1,14 @@
 import { show } from '#kernel/errors.js';
-import type { Clock, FetchLike, Timers } from '../clock.js';
+import type { Clock, Timers } from '../clock.js';
 import { ProviderError } from '../errors.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, transportError, type HttpReply } from '../http.js';
 import { failureFromReply, type FailureFacts } from '../reply.js';
 import type { WireCallOptions, WireResponse } from './spec.js';
+import type { WireFetch, WireHttpReply } from './transport.js';
 
 export interface OpenWireArgs {
   providerId: string;
-  fetch: FetchLike;
+  fetch: WireFetch;
   clock: Clock;
   timers: Timers;
   url: string;
@@ -52,7 +53,7 @@ export async function openWire(args: OpenWireArgs): Promise<WireResponse> {
     options.signal?.removeEventListener('abort', onCallerAbort);
   };
   const started = args.clock.now();
-  let response: Response;
+  let response: WireHttpReply;
   try {
     response = await args.fetch(args.url, {
       method: args.method,
@@ -128,7 +129,7 @@ export async function openWire(args: OpenWireArgs): Promise<WireResponse> {
   };
 }
 
-async function readSome(response: Response, maxBytes: number): Promise<string> {
+async function readSome(response: WireHttpReply, maxBytes: number): Promise<string> {
   if (response.body === null) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;

@@ -1,0 +1,72 @@
+import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
+/** The headers of a reply, as the wire path reads them (a fetch Response's Headers is one). */
+export interface ReplyHeaders {
+  get(name: string): string | null;
+}
+
+/** An upstream reply: a fetch Response satisfies this, so tests can inject fetch. */
+export interface WireHttpReply {
+  status: number;
+  headers: ReplyHeaders;
+  body: AsyncIterable<Uint8Array> | null;
+}
+
+export interface WireInit {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  signal: AbortSignal;
+  redirect: 'error';
+}
+
+export type WireFetch = (url: string, init: WireInit) => Promise<WireHttpReply>;
+
+class IncomingHeaders implements ReplyHeaders {
+  constructor(private readonly message: IncomingMessage) {}
+  get(name: string): string | null {
+    const value = this.message.headers[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+}
+
+/**
+ * The gateway's upstream calls over node:http(s) with keep-alive connections of its own: a round trip costs a
+ * fraction of fetch's (no WHATWG stream or Response machinery on the hot path). Redirects are never followed (a 3xx
+ * is a failed reply, so a key is never replayed to another host), nothing is decompressed (no accept-encoding is
+ * sent), and the caller's signal aborts the request and its body.
+ */
+export function nodeHttpFetch(): WireFetch {
+  const agents = {
+    'http:': new HttpAgent({ keepAlive: true, scheduling: 'lifo' }),
+    'https:': new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }),
+  };
+  return (url, init) =>
+    new Promise((resolve, reject) => {
+      const target = new URL(url);
+      const secure = target.protocol === 'https:';
+      if (!secure && target.protocol !== 'http:') {
+        reject(new TypeError(`unsupported protocol ${target.protocol}`));
+        return;
+      }
+      const headers: Record<string, string> = { ...init.headers };
+      if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
+      const options = {
+        agent: secure ? agents['https:'] : agents['http:'],
+        protocol: target.protocol,
+        hostname: target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        method: init.method,
+        headers,
+        signal: init.signal,
+      };
+      const req = (secure ? httpsRequest : httpRequest)(options, (message) => {
+        resolve({ status: message.statusCode ?? 0, headers: new IncomingHeaders(message), body: message });
+      });
+      req.once('error', reject);
+      req.end(init.body);
+    });
+}

@@ -1,0 +1,112 @@
+// The gateway's upstream transport over node:http: bodies streamed as they arrive, headers read case-blind, a
+// redirect never followed, the caller's signal aborting a reply mid-body, a refused connection named by its code.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { nodeHttpFetch } from '../../providers/wire/transport.js';
+
+async function serve(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+const init = (signal = new AbortController().signal) =>
+  ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"a":"é"}',
+    signal,
+    redirect: 'error',
+  }) as const;
+
+async function text(body: AsyncIterable<Uint8Array> | null): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of body ?? []) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+test('a POST reaches the server with its body and length; the reply streams back over a kept-alive connection', async (t) => {
+  const seen: Array<{ body: string; length: string | undefined; port: number | undefined }> = [];
+  const { server, url } = await serve((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => {
+      body += d.toString('utf8');
+    });
+    req.on('end', () => {
+      seen.push({ body, length: req.headers['content-length'], port: req.socket.remotePort });
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'X-Request-Id': 'r1', 'set-cookie': ['a=1', 'b=2'] });
+      res.write('data: 1\n\n');
+      setTimeout(() => res.end('data: 2\n\n'), 20);
+    });
+  });
+  t.after(() => server.close());
+  const fetch = nodeHttpFetch();
+  for (let i = 0; i < 2; i++) {
+    const reply = await fetch(`${url}/v1/messages?beta=true`, init());
+    assert.equal(reply.status, 200);
+    assert.equal(reply.headers.get('x-request-id'), 'r1');
+    assert.equal(reply.headers.get('X-REQUEST-ID'), 'r1');
+    assert.equal(reply.headers.get('set-cookie'), 'a=1, b=2');
+    assert.equal(reply.headers.get('absent'), null);
+    assert.equal(await text(reply.body), 'data: 1\n\ndata: 2\n\n');
+  }
+  assert.deepEqual(
+    seen.map((s) => [s.body, s.length]),
+    [
+      ['{"a":"é"}', '10'],
+      ['{"a":"é"}', '10'],
+    ],
+  );
+  assert.equal(seen[0]?.port, seen[1]?.port, 'the second call reused the connection');
+});
+
+test('a redirect is a reply, never followed (a key is never replayed to another host)', async (t) => {
+  let followed = 0;
+  const other = await serve((_req, res) => {
+    followed += 1;
+    res.end('{}');
+  });
+  const { server, url } = await serve((_req, res) => {
+    res.writeHead(307, { location: `${other.url}/v1/messages` });
+    res.end();
+  });
+  t.after(() => {
+    server.close();
+    other.server.close();
+  });
+  const reply = await nodeHttpFetch()(`${url}/v1/messages`, init());
+  assert.equal(reply.status, 307);
+  await text(reply.body);
+  assert.equal(followed, 0);
+});
+
+test("the caller's signal aborts a reply mid-body; a refused connection is an error naming its code", async (t) => {
+  const { server, url } = await serve((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: 1\n\n');
+  });
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const controller = new AbortController();
+  const reply = await nodeHttpFetch()(`${url}/v1/messages`, init(controller.signal));
+  const chunks: string[] = [];
+  await assert.rejects(async () => {
+    for await (const chunk of reply.body ?? []) {
+      chunks.push(Buffer.from(chunk).toString('utf8'));
+      controller.abort();
+    }
+  }, /abort/i);
+  assert.deepEqual(chunks, ['data: 1\n\n']);
+  const closed = await serve(() => {});
+  const port = (closed.server.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.server.close(resolve));
+  await assert.rejects(nodeHttpFetch()(`http://127.0.0.1:${port}/v1/messages`, init()), (e: unknown) => {
+    assert.equal((e as { code?: string }).code, 'ECONNREFUSED');
+    return true;
+  });
+  await assert.rejects(nodeHttpFetch()('ftp://127.0.0.1/x', init()), /unsupported protocol/);
+});
