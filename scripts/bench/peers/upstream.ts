@@ -2,26 +2,7 @@
 // client each get a core's worth of scheduling instead of sharing the upstream's event loop. Prints its port.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-
-const usage = { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 5 };
-const message = JSON.stringify({
-  id: 'msg_1',
-  type: 'message',
-  role: 'assistant',
-  model: 'claude-sonnet-4-5',
-  content: [{ type: 'text', text: 'Hi' }],
-  stop_reason: 'end_turn',
-  stop_sequence: null,
-  usage,
-});
-const frames = [
-  ['message_start', { type: 'message_start', message: { ...JSON.parse(message), content: [], stop_reason: null } }],
-  ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
-  ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } }],
-  ['content_block_stop', { type: 'content_block_stop', index: 0 }],
-  ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 5 } }],
-  ['message_stop', { type: 'message_stop' }],
-].map(([event, data]) => `event: ${String(event)}\ndata: ${JSON.stringify(data)}\n\n`);
+import { frames, message } from './anthropic-reply.js';
 
 const server = createServer({ keepAlive: true }, (req, res) => {
   const chunks: Buffer[] = [];

@@ -73,29 +73,13 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
   if (!admission.ok) return ctx.refuse(admission.code, admission.message, admission.retryAfterMs);
   const call = admission.call;
   const extra = { gateway_request_id: ctx.requestId, stream: false, surface: endpoint.surface };
-  let sentUpstream = false;
-  const sent = await router.attempts(call, () => {
-    sentUpstream ||= !ctx.signal.aborted;
-    return ctx.provider.call(
-      {
-        surface: endpoint.surface,
-        body: endpoint.method === 'POST' ? (ctx.body as Record<string, unknown>) : null,
-        headers: passedHeaders(ctx.req),
-      },
-      { signal: ctx.signal, timeoutMs: ctx.upstreamTimeoutMs },
-    );
-  });
-  if (!sent.ok) {
-    const concluded = await router.conclude(call, {
-      kind: 'failed',
-      failure: sent.failure,
-      attempts: sent.attempts,
-      extra,
-      unsent: !sentUpstream,
-    });
-    noteConcluded(ctx, concluded, sent.failure.kind === 'cancelled' ? 'cancelled' : 'error');
-    return failUpstream(ctx, sent.failure);
-  }
+  const sent = await sendUpstream(
+    ctx,
+    call,
+    endpoint.method === 'POST' ? (ctx.body as Record<string, unknown>) : null,
+    extra,
+  );
+  if (!sent.ok) return;
   const wire = sent.result;
   let text: Buffer;
   try {
@@ -135,6 +119,38 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
     'x-cplane-exchange-id': concluded.exchangeEntryId,
   });
   ctx.res.end(text);
+}
+
+/**
+ * The upstream call inside the one retry loop; a failure is concluded (EXCHANGE, settlement) and answered here.
+ * An attempt counts as sent once it left while the client was still there: a client gone before that costs nothing.
+ */
+async function sendUpstream(
+  ctx: CallContext,
+  call: GovernedCall,
+  body: Record<string, unknown> | null,
+  extra: Record<string, unknown>,
+): Promise<{ ok: true; result: WireResponse; attempts: AttemptRecord[] } | { ok: false }> {
+  const { endpoint, router } = ctx;
+  let sentUpstream = false;
+  const sent = await router.attempts(call, () => {
+    sentUpstream ||= !ctx.signal.aborted;
+    return ctx.provider.call(
+      { surface: endpoint.surface, body, headers: passedHeaders(ctx.req) },
+      { signal: ctx.signal, timeoutMs: ctx.upstreamTimeoutMs },
+    );
+  });
+  if (sent.ok) return { ok: true, result: sent.result, attempts: sent.attempts };
+  const concluded = await router.conclude(call, {
+    kind: 'failed',
+    failure: sent.failure,
+    attempts: sent.attempts,
+    extra,
+    unsent: !sentUpstream,
+  });
+  noteConcluded(ctx, concluded, sent.failure.kind === 'cancelled' ? 'cancelled' : 'error');
+  failUpstream(ctx, sent.failure);
+  return { ok: false };
 }
 
 function failUpstream(ctx: CallContext, failure: SendFailure): void {
@@ -203,26 +219,8 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
   if (!admission.ok) return ctx.refuse(admission.code, admission.message, admission.retryAfterMs);
   const call = admission.call;
   const extra = { gateway_request_id: ctx.requestId, stream: gen.stream, surface: endpoint.surface };
-  // Whether any attempt left the gateway: a client gone before that costs nothing upstream.
-  let sentUpstream = false;
-  const sent = await router.attempts(call, () => {
-    sentUpstream ||= !ctx.signal.aborted;
-    return ctx.provider.call(
-      { surface: endpoint.surface, body: gen.upstreamBody, headers: passedHeaders(ctx.req) },
-      { signal: ctx.signal, timeoutMs: ctx.upstreamTimeoutMs },
-    );
-  });
-  if (!sent.ok) {
-    const concluded = await router.conclude(call, {
-      kind: 'failed',
-      failure: sent.failure,
-      attempts: sent.attempts,
-      extra,
-      unsent: !sentUpstream,
-    });
-    noteConcluded(ctx, concluded, sent.failure.kind === 'cancelled' ? 'cancelled' : 'error');
-    return failUpstream(ctx, sent.failure);
-  }
+  const sent = await sendUpstream(ctx, call, gen.upstreamBody, extra);
+  if (!sent.ok) return;
   const wire = sent.result;
   const attempts = sent.attempts;
   const finalExtra = { ...extra, upstream_request_id: wire.requestId };
