@@ -141,6 +141,49 @@ test('an upstream reply nesting 10,000 deep: usage is bounded and the call succe
   assert.equal((await fetch(`${served.url}/healthz`)).status, 200);
 });
 
+test("hostile fields are refused 400 at the edge with their value named, never a 500; a key holder's are all recorded", async () => {
+  const before = served.upstream.requests.length;
+  const bad: Array<[string, string]> = [
+    ['model', JSON.stringify({ model: 'claude sonnet', max_tokens: 8, messages: [] })],
+    ['model', JSON.stringify({ model: 'claude\u0000x', max_tokens: 8, messages: [] })],
+    ['model', '{"model":"\\ud800","max_tokens":8,"messages":[]}'],
+    ['model', JSON.stringify({ model: 7, max_tokens: 8, messages: [] })],
+    ['max_tokens', JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 2 ** 53 - 1, messages: [] })],
+    ['max_tokens', JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1.5, messages: [] })],
+    ['max_tokens', JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 0, messages: [] })],
+  ];
+  // Past the refusal sampler's rate (20/s): a key holder's refusals are recorded one by one all the same.
+  const rounds = 4;
+  for (let round = 0; round < rounds; round++) {
+    for (const [field, body] of bad) {
+      const res = await post(body);
+      const text = await res.text();
+      assert.equal(res.status, 400, `${body}: ${text}`);
+      assert.match(text, new RegExp(`VALIDATION_FAILED: ${field}`));
+    }
+  }
+  const chat = await fetch(`${served.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ model: 'gpt-4.1-mini', max_completion_tokens: 1e12, messages: [] }),
+  });
+  assert.equal(chat.status, 400, await chat.text());
+  const count = await fetch(`${served.url}/v1/messages/count_tokens`, {
+    method: 'POST',
+    headers: { ...headers, 'x-api-key': key },
+    body: JSON.stringify({ model: 'claude sonnet', messages: [] }),
+  });
+  assert.equal(count.status, 400, await count.text());
+  assert.equal(served.upstream.requests.length, before, 'nothing refused went upstream');
+  const recorded = ledgerEntries(served.root).filter(
+    (e) =>
+      e.event_type === 'PROMPT_REJECTED' &&
+      e.metadata.error_code === 'VALIDATION_FAILED' &&
+      /^(model|max_tokens|max_completion_tokens): /.test(String(e.metadata.error_message)),
+  );
+  assert.equal(recorded.length, bad.length * rounds + 2);
+});
+
 test('gateway.checkpoint: the head is signed after recorded exchanges, on the configured schedule', async () => {
   const res = await post(
     JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'sign' }] }),

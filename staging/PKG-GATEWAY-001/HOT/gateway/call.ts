@@ -11,7 +11,7 @@ import { sendJson, write } from './http-io.js';
 import type { Identity } from './identity.js';
 import type { RequestLog } from './log.js';
 import { failureFor } from './refusals.js';
-import { checkGeneration, framePolicy, type Generation } from './request-body.js';
+import { checkGeneration, describe, framePolicy, MODEL_ID, type Generation } from './request-body.js';
 import { errorBody, errorFrame, requestIdHeader, type Endpoint, type ErrorKind, type Family } from './surfaces.js';
 
 export interface CallContext {
@@ -53,7 +53,21 @@ const NO_MODEL = 'models';
 export async function handlePassThrough(ctx: CallContext): Promise<void> {
   const { endpoint, identity, router } = ctx;
   const named = (ctx.body as { model?: unknown } | null)?.model;
-  const model = typeof named === 'string' && named.length > 0 && named.length <= 200 ? named : NO_MODEL;
+  if (named !== undefined && (typeof named !== 'string' || !MODEL_ID.test(named))) {
+    const problem = `model: 1-200 printable ASCII characters without spaces are required, got ${describe(named)}`;
+    router.recordRefusal(
+      {
+        contract_id: endpoint.surface,
+        agent_id: identity.agent,
+        session_id: identity.session,
+        ...(identity.token === null ? {} : { auth_token: identity.token }),
+      },
+      'VALIDATION_FAILED',
+      problem,
+    );
+    return ctx.refuse('VALIDATION_FAILED', problem);
+  }
+  const model = named ?? NO_MODEL;
   ctx.log.model = model === NO_MODEL ? null : model;
   const admission = await router.admit({
     request: {
@@ -200,7 +214,12 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
     ...(identity.workOrder === null ? {} : { work_order_id: identity.workOrder }),
   };
   if (typeof gen === 'string') {
-    router.recordRefusal(base, 'VALIDATION_FAILED', gen);
+    // The key rides along: a malformed body from a key holder is always recorded (router/refusal-sampler.ts).
+    router.recordRefusal(
+      { ...base, ...(identity.token === null ? {} : { auth_token: identity.token }) },
+      'VALIDATION_FAILED',
+      gen,
+    );
     return ctx.refuse('VALIDATION_FAILED', gen);
   }
   ctx.log.model = gen.model;

@@ -18,21 +18,42 @@ export interface Generation {
 /** The output bound when a body names none (the Responses API and Chat Completions default to the model's limit). */
 export const DEFAULT_OUTPUT_BOUND = 32_000;
 
+/** Model ids as the budget, the breaker and the records hold them (real ones: `claude-sonnet-4-5`, `openai/gpt-4o`). */
+export const MODEL_ID = /^[\x21-\x7e]{1,200}$/;
+
+/** Output token fields, each bounded so a reservation stays a count a budget can hold. */
+const OUTPUT_FIELDS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'] as const;
+export const MAX_OUTPUT_TOKENS = 10_000_000;
+
+/** A hostile value shown in a message: JSON, cut short. */
+export function describe(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Check a generation body at the edge; a problem string names what is wrong. */
 export function checkGeneration(surface: WireSurface, body: unknown): Generation | string {
   if (!isObject(body)) return 'the request body must be a JSON object';
   const model = body.model;
-  if (typeof model !== 'string' || model.length === 0 || model.length > 200)
-    return 'model: a non-empty string of at most 200 characters is required';
+  if (typeof model !== 'string' || !MODEL_ID.test(model))
+    return `model: 1-200 printable ASCII characters without spaces are required, got ${describe(model)}`;
+  for (const field of OUTPUT_FIELDS) {
+    const value = body[field];
+    if (
+      value !== undefined &&
+      value !== null &&
+      !(Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= MAX_OUTPUT_TOKENS)
+    )
+      return `${field}: a whole number from 1 to ${MAX_OUTPUT_TOKENS} is required, got ${describe(value)}`;
+  }
   if (body.stream !== undefined && typeof body.stream !== 'boolean') return 'stream: must be a boolean';
   const stream = body.stream === true;
   let prompt: Record<string, unknown>;
   if (surface === 'anthropic.messages') {
     if (!Array.isArray(body.messages)) return 'messages: an array is required';
-    if (!Number.isSafeInteger(body.max_tokens) || (body.max_tokens as number) < 1)
-      return 'max_tokens: a positive integer is required';
+    if (body.max_tokens === undefined || body.max_tokens === null) return 'max_tokens: a positive integer is required';
     prompt = pick(body, ['system', 'messages']);
   } else if (surface === 'openai.chat') {
     if (!Array.isArray(body.messages)) return 'messages: an array is required';

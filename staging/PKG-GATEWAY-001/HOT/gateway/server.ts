@@ -227,7 +227,12 @@ export class Gateway {
             ? `the request body is refused: ${error.message}`
             : `the request body is not JSON: ${error instanceof Error ? error.message : String(error)}`;
         this.options.router.recordRefusal(
-          { contract_id: endpoint.surface, agent_id: identity.agent, session_id: identity.session },
+          {
+            contract_id: endpoint.surface,
+            agent_id: identity.agent,
+            session_id: identity.session,
+            ...(identity.token === null ? {} : { auth_token: identity.token }),
+          },
           'VALIDATION_FAILED',
           message,
         );
