@@ -4,7 +4,7 @@ import type { AppendInput, Ledger, LedgerEntry } from '#kernel/ledger/index.js';
 import { canonicalJson, sha256Hex } from '#kernel/canonical.js';
 import type { Budgeter } from '#budgeter/index.js';
 import type { Provider, ProviderRequest, ProviderResult, Usage } from '#providers/spec.js';
-import { tokenKeyIds, verifyToken, type AuthKeys, type AuthResult } from './auth.js';
+import { tokenDigest, tokenKeyIds, verifyToken, type AuthKeys, type AuthResult } from './auth.js';
 import { BreakerRegistry, type BreakerSnapshot } from './breaker.js';
 import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
@@ -519,7 +519,12 @@ export class Router {
       modelId,
       nowMs: this.clock(),
     });
-    return result.ok && result.claims.budget_scope !== undefined ? { budget_scope: result.claims.budget_scope } : {};
+    if (!result.ok) return {};
+    // Every key has a scope: its budget_scope (shared by the keys that name it), else its own id, so a per-key
+    // limit or rate (limits.key / rate_limits.key default) holds however many session ids a client invents.
+    const own =
+      result.claims.jti === undefined ? tokenDigest(request.auth_token as string) : `key:${result.claims.jti}`;
+    return { budget_scope: result.claims.budget_scope ?? own };
   }
 
   private authorise(
