@@ -184,6 +184,19 @@ test("hostile fields are refused 400 at the edge with their value named, never a
   assert.equal(recorded.length, bad.length * rounds + 2);
 });
 
+test('a key pasted into a conversation is stored as a marker and counted; the upstream gets the request as sent', async () => {
+  const pasted = `sk-ant-api03-${'Q7r8_S9t0-'.repeat(9)}end`;
+  const res = await ask(`my key is ${pasted}, keep it safe`);
+  assert.equal(res.status, 200, await res.text());
+  const sent = served.upstream.requests[served.upstream.requests.length - 1];
+  assert.ok(JSON.stringify(sent?.body).includes(pasted), 'the upstream request is not altered');
+  const exchange = exchangeOf(res);
+  assert.ok(exchange);
+  assert.ok(!JSON.stringify(exchange).includes(pasted));
+  assert.match(String(exchange.metadata.prompt), /my key is \[REDACTED:anthropic_api_key\], keep it safe/);
+  assert.deepEqual(exchange.metadata.secrets_scrubbed, { anthropic_api_key: 1 });
+});
+
 test('gateway.checkpoint: the head is signed after recorded exchanges, on the configured schedule', async () => {
   const res = await post(
     JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'sign' }] }),

@@ -16,6 +16,7 @@ import {
 import type { PromptRequest } from './request.js';
 import { emptyResponse, type PromptResponse } from './response.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
+import type { SecretPattern } from './secret-patterns.js';
 import { retryLoop, type SendFailure, type SendResult } from './send.js';
 
 /**
@@ -91,6 +92,8 @@ export interface GovernedHost {
   random: () => number;
   sleep: (ms: number) => Promise<void>;
   secrets: readonly string[];
+  /** Secret shapes scrubbed from every record (router/secret-patterns.ts). */
+  patterns: readonly SecretPattern[];
   breaker(providerId: string, modelId: string): CircuitBreaker;
   authorise(request: PromptRequest): { code: string; message: string } | null;
   /** The budget scope of the request's key once it is authorised (charged as the `key` scope); none: undefined. */
@@ -163,7 +166,9 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
   let dispatchId: string;
   try {
     // Group-committed with the other calls admitted in this turn; alone (and throwing) if the group failed.
-    const ids = await host.commitGrouped(scrubRecords(batch, secretList([...host.secrets, request.auth_token])));
+    const ids = await host.commitGrouped(
+      scrubRecords(batch, secretList([...host.secrets, request.auth_token]), host.patterns),
+    );
     dispatchId = ids?.[ids.length - 1] ?? host.appendAll(batch, request.auth_token).id;
   } catch (error) {
     breaker.releaseProbe();
@@ -267,7 +272,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   }
   let grouped: AppendInput[] | null = null;
   try {
-    grouped = scrubRecords(records, call.secrets);
+    grouped = scrubRecords(records, call.secrets, host.patterns);
   } catch {
     grouped = null;
   }

@@ -13,12 +13,15 @@ import type { AuthKeys } from './auth.js';
 import type { BreakerSnapshot } from './breaker.js';
 import { routerCheckpointer } from './checkpoints.js';
 import type { RefusalSampler } from './refusal-sampler.js';
+import { BUILTIN_SECRET_PATTERNS, secretPatternsNamed, type SecretPattern } from './secret-patterns.js';
 import { loadRouterConfigForRoot } from './config.js';
 import { revocationList } from './revocations.js';
 import { authKeysFor, providerSettings } from './secrets.js';
 import { Router } from './router.js';
 import { spoolDirs } from './spool.js';
 import { configPath, rootPaths } from '#kernel/root/layout.js';
+import { effectiveConfig } from '#kernel/config/effective.js';
+import { validateSection } from '#kernel/config/section-schema.js';
 
 export interface OpenRouterOptions {
   /** Which provider to construct (only the one asked for: the HTTP ones need keys). */
@@ -100,6 +103,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     // The keys the HTTP providers read from the environment: scrubbed from every record if echoed back.
     secrets: [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY, settings?.config.api_key],
     refusalSampler: options.refusalSampler ?? null,
+    secretPatterns: loadSecretPatterns(root),
     // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint.
     ...(options.ledgerPath ? {} : { afterRoute: routerCheckpointer({ root, ledger, config: config.checkpoint }) }),
   });
@@ -192,4 +196,22 @@ async function loadProvider(
     );
   }
   return { provider, warnings };
+}
+
+/** The root's effective `scrub` section (package default with the operator's overrides); a root without one: all. */
+export function loadSecretPatterns(root: string): readonly SecretPattern[] {
+  if (!existsSync(configPath(root, 'scrub.json'))) return BUILTIN_SECRET_PATTERNS;
+  const value = effectiveConfig(root, 'scrub');
+  const verdict = validateSection(root, 'scrub', value);
+  if (!verdict.ok) {
+    throw new CpError(
+      'ERR_ROUTER_CONFIG_INVALID',
+      `the scrub config is invalid at ${verdict.pointer}: ${verdict.message}`,
+      {
+        hint: 'see `cplane config show scrub`; fix the override with `cplane config set` or `cplane config unset`',
+        details: { section: 'scrub', pointer: verdict.pointer },
+      },
+    );
+  }
+  return secretPatternsNamed((value as { patterns: string[] }).patterns);
 }

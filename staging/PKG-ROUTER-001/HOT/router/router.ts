@@ -26,6 +26,7 @@ import * as governed from './governed.js';
 import { GroupCommit } from './group-commit.js';
 import type { RevocationCheck } from './revocations.js';
 import { UNAUTHENTICATED_CODES, type RefusalSampler } from './refusal-sampler.js';
+import { BUILTIN_SECRET_PATTERNS, type SecretPattern } from './secret-patterns.js';
 
 export interface RouterOptions {
   ledger: Ledger;
@@ -58,6 +59,8 @@ export interface RouterOptions {
    * to anyone: the gateway); none: every refusal is recorded (route(), whose caller is a local process).
    */
   refusalSampler?: RefusalSampler | null;
+  /** Secret shapes scrubbed from every record (router/secret-patterns.ts); default: all the built-in ones. */
+  secretPatterns?: readonly SecretPattern[];
 }
 
 interface Admitted {
@@ -86,6 +89,7 @@ export class Router {
   private readonly spool: ExchangeSpool | null;
   private readonly budget: Budgeter | null;
   private readonly secrets: string[];
+  private readonly patterns: readonly SecretPattern[];
   /** Warnings from starting up (spool recovery), carried on the next response so they are seen. */
   private pendingWarnings: Warning[] = [];
 
@@ -98,6 +102,7 @@ export class Router {
       : null;
     this.budget = options.budget ?? null;
     this.secrets = secretList([...(options.secrets ?? []), ...Object.values(options.authKeys ?? {})]);
+    this.patterns = options.secretPatterns ?? BUILTIN_SECRET_PATTERNS;
   }
 
   /**
@@ -111,7 +116,7 @@ export class Router {
     const drained = this.spool.drain((inputs) => {
       // A process that died between appending an entry and removing it left it behind: never append twice.
       if (this.alreadyRecorded(inputs[0])) return;
-      this.options.ledger.appendBatch(scrubRecords(inputs, this.secrets));
+      this.options.ledger.appendBatch(scrubRecords(inputs, this.secrets, this.patterns));
     });
     this.pendingWarnings.push(...drained.warnings);
     return drained;
@@ -200,6 +205,7 @@ export class Router {
       random: this.options.random ?? Math.random,
       sleep: this.options.sleep ?? defaultSleep,
       secrets: this.secrets,
+      patterns: this.patterns,
       breaker: (providerId, modelId) => this.breakers.for(providerId, modelId),
       authorise: (request) => this.authorise(request),
       budgetScope: (request) => this.keyScope(request).budget_scope,
@@ -400,7 +406,7 @@ export class Router {
   /** Append records in one transaction (one fsync); returns the last entry, the router's own record. */
   private appendAll(records: AppendInput[], authToken?: unknown): LedgerEntry {
     const secrets = typeof authToken === 'string' ? secretList([...this.secrets, authToken]) : this.secrets;
-    const entries = this.options.ledger.appendBatch(scrubRecords(records, secrets));
+    const entries = this.options.ledger.appendBatch(scrubRecords(records, secrets, this.patterns));
     return entries[entries.length - 1] as LedgerEntry;
   }
 
@@ -420,7 +426,7 @@ export class Router {
     let batch: AppendInput[];
     let lastError: unknown;
     try {
-      batch = scrubRecords(records, secrets);
+      batch = scrubRecords(records, secrets, this.patterns);
     } catch (error) {
       batch = records;
       lastError = error;
@@ -440,7 +446,7 @@ export class Router {
     }
     if (degraded && isRecordFault(lastError)) {
       try {
-        const smaller = scrubRecords(degraded(), secrets);
+        const smaller = scrubRecords(degraded(), secrets, this.patterns);
         response.exchange_entry_id = this.options.ledger.appendBatch(smaller)[0]?.id ?? '';
         response.warnings.push(
           warning(

@@ -1,28 +1,55 @@
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { wellFormed } from '#providers/bound.js';
 import { redact } from '#providers/redact.js';
+import { BUILTIN_SECRET_PATTERNS, scrubSecretPatterns, type SecretPattern } from './secret-patterns.js';
 
 /**
  * Every string of every record the router writes (ledger, spool, error output) made well-formed and free of
  * the secrets it knows: provider API keys, auth signing keys and the caller's auth token. A provider that
- * echoes its key in an answer, or a caller who pastes a token into a prompt, gets it recorded nowhere.
+ * echoes its key in an answer, or a caller who pastes a token into a prompt, gets it recorded nowhere; nor does
+ * any string shaped like a secret (router/secret-patterns.ts), which an EXCHANGE counts in `secrets_scrubbed`.
  * Copy-on-write: the inputs are never mutated, objects without a change are returned as they are, and a copy
  * keeps its key order (the ledger's fast canonical path) and its prototype.
  */
-export function scrubRecords(records: readonly AppendInput[], secrets: readonly string[]): AppendInput[] {
-  return records.map((record) => scrubValue(record, secrets, 0) as AppendInput);
+export function scrubRecords(
+  records: readonly AppendInput[],
+  secrets: readonly string[],
+  patterns: readonly SecretPattern[] = BUILTIN_SECRET_PATTERNS,
+): AppendInput[] {
+  return records.map((record) => {
+    const counts: Record<string, number> = {};
+    const clean = scrubValue(record, { secrets, patterns, counts }, 0) as AppendInput;
+    if (record.event_type !== 'EXCHANGE' || Object.keys(counts).length === 0) return clean;
+    return { ...clean, metadata: withCounts(clean.metadata ?? {}, counts) };
+  });
+}
+
+/** The metadata with `secrets_scrubbed` in its sorted place (records keep sorted keys: the ledger's fast path). */
+function withCounts(metadata: Record<string, unknown>, counts: Record<string, number>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const sorted = Object.fromEntries(Object.entries(counts).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const keys = [...Object.keys(metadata), 'secrets_scrubbed'].sort();
+  for (const key of keys) setData(out, key, key === 'secrets_scrubbed' ? sorted : metadata[key]);
+  return out;
+}
+
+interface Scrub {
+  secrets: readonly string[];
+  patterns: readonly SecretPattern[];
+  counts: Record<string, number>;
 }
 
 /** Records are bounded (raw provider values are cut at depth 8), so this depth is never reached by them. */
 const MAX_SCRUB_DEPTH = 64;
 
-function scrubValue(value: unknown, secrets: readonly string[], depth: number): unknown {
-  if (typeof value === 'string') return scrubText(value, secrets);
+function scrubValue(value: unknown, scrub: Scrub, depth: number): unknown {
+  if (typeof value === 'string')
+    return scrubSecretPatterns(scrubText(value, scrub.secrets), scrub.patterns, scrub.counts);
   if (typeof value !== 'object' || value === null || depth > MAX_SCRUB_DEPTH) return value;
   if (Array.isArray(value)) {
     let out: unknown[] | null = null;
     value.forEach((item, i) => {
-      const clean = scrubValue(item, secrets, depth + 1);
+      const clean = scrubValue(item, scrub, depth + 1);
       if (clean !== item) (out ??= value.slice())[i] = clean;
     });
     return out ?? value;
@@ -30,7 +57,7 @@ function scrubValue(value: unknown, secrets: readonly string[], depth: number): 
   const source = value as Record<string, unknown>;
   let out: Record<string, unknown> | null = null;
   for (const key of Object.keys(source)) {
-    const clean = scrubValue(source[key], secrets, depth + 1);
+    const clean = scrubValue(source[key], scrub, depth + 1);
     if (clean === source[key]) continue;
     out ??= copyOf(source);
     setData(out, key, clean);

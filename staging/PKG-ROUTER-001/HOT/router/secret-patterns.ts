@@ -1,0 +1,90 @@
+/**
+ * Secrets a user may paste into a conversation, found by shape: replaced by `[REDACTED:<name>]` in every record
+ * before it is stored (the upstream request is never altered). Each pattern runs in linear time (literal anchors,
+ * no nested quantifiers, PEM blocks located without rescanning); `anchor` is a substring the text must hold for the
+ * pattern to run at all.
+ */
+export interface SecretPattern {
+  name: string;
+  anchor: string;
+  /** The text with each match replaced by `mark()`. */
+  scrub(text: string, mark: () => string): string;
+}
+
+function byRegex(name: string, anchor: string, regex: RegExp): SecretPattern {
+  return {
+    name,
+    anchor,
+    scrub: (text, mark) => {
+      regex.lastIndex = 0;
+      return text.replace(regex, mark);
+    },
+  };
+}
+
+const PEM_HEADER = /-----BEGIN (?:[A-Z0-9]+ ){0,2}PRIVATE KEY-----/g;
+const PEM_FOOTER = /-----END (?:[A-Z0-9]+ ){0,2}PRIVATE KEY-----/g;
+const PEM_BODY = /^[A-Za-z0-9+/=\s:,.-]{0,16384}$/;
+
+/**
+ * A PEM private key block, found in linear time: every header and footer is located once, and a header is tried
+ * only against the first footer after it when no other header comes between (so no text is scanned twice, however
+ * many unterminated headers a hostile prompt holds).
+ */
+function scrubPem(text: string, mark: () => string): string {
+  const headers = [...text.matchAll(PEM_HEADER)];
+  if (headers.length === 0) return text;
+  const footers = [...text.matchAll(PEM_FOOTER)];
+  let out = '';
+  let copied = 0;
+  let f = 0;
+  for (let h = 0; h < headers.length; h++) {
+    const header = headers[h] as RegExpMatchArray;
+    const start = header.index as number;
+    if (start < copied) continue;
+    const bodyStart = start + header[0].length;
+    while (f < footers.length && ((footers[f] as RegExpMatchArray).index as number) < bodyStart) f++;
+    const footer = footers[f];
+    if (footer === undefined) break;
+    const footerAt = footer.index as number;
+    const next = headers[h + 1];
+    if (next !== undefined && (next.index as number) < footerAt) continue;
+    if (!PEM_BODY.test(text.slice(bodyStart, footerAt))) continue;
+    out += text.slice(copied, start) + mark();
+    copied = footerAt + footer[0].length;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+export const BUILTIN_SECRET_PATTERNS: readonly SecretPattern[] = [
+  { name: 'private_key_pem', anchor: 'PRIVATE KEY-----', scrub: scrubPem },
+  byRegex('anthropic_api_key', 'sk-ant-', /sk-ant-[A-Za-z0-9_-]{32,}/g),
+  byRegex('openai_api_key', 'sk-', /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}/g),
+  byRegex('cplane_route_token', 'cpt1.', /\bcpt1\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{32,}/g),
+  byRegex('aws_access_key_id', 'A', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g),
+  byRegex('bearer_token', 'earer', /\b[Bb]earer\s+[A-Za-z0-9._~+/-]{20,}=*/g),
+];
+
+export const BUILTIN_SECRET_PATTERN_NAMES = BUILTIN_SECRET_PATTERNS.map((p) => p.name);
+
+/** Replace each pattern's matches with its marker; counts per pattern name go into `counts`. */
+export function scrubSecretPatterns(
+  text: string,
+  patterns: readonly SecretPattern[],
+  counts: Record<string, number>,
+): string {
+  let out = text;
+  for (const pattern of patterns) {
+    if (!out.includes(pattern.anchor)) continue;
+    out = pattern.scrub(out, () => {
+      counts[pattern.name] = (counts[pattern.name] ?? 0) + 1;
+      return `[REDACTED:${pattern.name}]`;
+    });
+  }
+  return out;
+}
+
+/** The patterns a root's `scrub` config puts in force (by name, in the built-in order). */
+export function secretPatternsNamed(names: readonly string[]): SecretPattern[] {
+  return BUILTIN_SECRET_PATTERNS.filter((p) => names.includes(p.name));
+}
