@@ -1,20 +1,20 @@
 /**
  * Secrets a user may paste into a conversation, found by shape: replaced by `[REDACTED:<name>]` in every record
  * before it is stored (the upstream request is never altered). Each pattern runs in linear time (literal anchors,
- * no nested quantifiers, PEM blocks located without rescanning); `anchor` is a substring the text must hold for the
- * pattern to run at all.
+ * no nested quantifiers, PEM blocks located without rescanning), and only over text holding one of its anchors.
  */
 export interface SecretPattern {
   name: string;
-  anchor: string;
+  /** Substrings of which the text must hold one for the pattern to run at all. */
+  anchors: readonly string[];
   /** The text with each match replaced by `mark()`. */
   scrub(text: string, mark: () => string): string;
 }
 
-function byRegex(name: string, anchor: string, regex: RegExp): SecretPattern {
+function byRegex(name: string, anchors: readonly string[], regex: RegExp): SecretPattern {
   return {
     name,
-    anchor,
+    anchors,
     scrub: (text, mark) => {
       regex.lastIndex = 0;
       return text.replace(regex, mark);
@@ -57,12 +57,12 @@ function scrubPem(text: string, mark: () => string): string {
 }
 
 export const BUILTIN_SECRET_PATTERNS: readonly SecretPattern[] = [
-  { name: 'private_key_pem', anchor: 'PRIVATE KEY-----', scrub: scrubPem },
-  byRegex('anthropic_api_key', 'sk-ant-', /sk-ant-[A-Za-z0-9_-]{32,}/g),
-  byRegex('openai_api_key', 'sk-', /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}/g),
-  byRegex('cplane_route_token', 'cpt1.', /\bcpt1\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{32,}/g),
-  byRegex('aws_access_key_id', 'A', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g),
-  byRegex('bearer_token', 'earer', /\b[Bb]earer\s+[A-Za-z0-9._~+/-]{20,}=*/g),
+  { name: 'private_key_pem', anchors: ['PRIVATE KEY-----'], scrub: scrubPem },
+  byRegex('anthropic_api_key', ['sk-ant-'], /sk-ant-[A-Za-z0-9_-]{32,}/g),
+  byRegex('openai_api_key', ['sk-'], /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}/g),
+  byRegex('cplane_route_token', ['cpt1.'], /\bcpt1\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{32,}/g),
+  byRegex('aws_access_key_id', ['AKIA', 'ASIA'], /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g),
+  byRegex('bearer_token', ['Bearer', 'bearer'], /\b[Bb]earer\s+[A-Za-z0-9._~+/-]{20,}=*/g),
 ];
 
 export const BUILTIN_SECRET_PATTERN_NAMES = BUILTIN_SECRET_PATTERNS.map((p) => p.name);
@@ -75,7 +75,7 @@ export function scrubSecretPatterns(
 ): string {
   let out = text;
   for (const pattern of patterns) {
-    if (!out.includes(pattern.anchor)) continue;
+    if (!pattern.anchors.some((a) => out.includes(a))) continue;
     out = pattern.scrub(out, () => {
       counts[pattern.name] = (counts[pattern.name] ?? 0) + 1;
       return `[REDACTED:${pattern.name}]`;
