@@ -63,10 +63,24 @@ export function nodeHttpFetch(): WireFetch {
         headers,
         signal: init.signal,
       };
-      const req = (secure ? httpsRequest : httpRequest)(options, (message) => {
-        resolve({ status: message.statusCode ?? 0, headers: new IncomingHeaders(message), body: message });
-      });
-      req.once('error', reject);
-      req.end(init.body);
+      const send = (retry: boolean): void => {
+        const req = (secure ? httpsRequest : httpRequest)(options, (message) => {
+          resolve({ status: message.statusCode ?? 0, headers: new IncomingHeaders(message), body: message });
+        });
+        req.once('error', (error: NodeJS.ErrnoException) => {
+          // A kept-alive connection the server closed as idle just as it was reused: the request never reached
+          // it, so it is sent once more on a new connection (node's documented remedy), not counted as a failure.
+          if (
+            retry &&
+            req.reusedSocket &&
+            (error.code === 'ECONNRESET' || error.code === 'EPIPE') &&
+            !init.signal.aborted
+          )
+            send(false);
+          else reject(error);
+        });
+        req.end(init.body);
+      };
+      send(true);
     });
 }

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { nodeHttpFetch } from '../../providers/wire/transport.js';
 
 async function serve(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
@@ -109,4 +109,43 @@ test("the caller's signal aborts a reply mid-body; a refused connection is an er
     return true;
   });
   await assert.rejects(nodeHttpFetch()('ftp://127.0.0.1/x', init()), /unsupported protocol/);
+});
+
+test('a kept-alive connection the server drops just as it is reused: the request goes once more on a new one', async (t) => {
+  let connections = 0;
+  let requests = 0;
+  const reply =
+    'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\n{}';
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    connections += 1;
+    const first = connections === 1;
+    let answered = 0;
+    socket.on('data', (d: Buffer) => {
+      if (!d.toString('latin1').includes('\r\n\r\n')) return;
+      // The first connection answers once, then drops the next request unanswered (a server closing an idle one).
+      if (first && answered === 1) {
+        socket.destroy();
+        return;
+      }
+      answered += 1;
+      requests += 1;
+      socket.write(reply);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/messages`;
+  const fetch = nodeHttpFetch();
+  const a = await fetch(url, init());
+  assert.equal(await text(a.body), '{}');
+  const b = await fetch(url, init());
+  assert.equal(b.status, 200);
+  assert.equal(await text(b.body), '{}');
+  assert.equal(connections, 2, 'the second request was sent again on a new connection');
+  assert.equal(requests, 2);
 });
