@@ -33,6 +33,17 @@ export interface AuthKeys {
 const PREFIX = 'cpt1';
 /** A `jti`: 16 to 64 base64url characters (`token issue` draws 16 random bytes). */
 export const KEY_ID = /^[A-Za-z0-9_-]{16,64}$/;
+/**
+ * A new `jti`: 16 random bytes as base64url, drawn again while it starts with '-' or '_'. One in 32 draws
+ * would otherwise start with '-', and `token revoke --key-id -…` reads that as an option, not its value.
+ */
+export function drawKeyId(random: (size: number) => Buffer): string {
+  for (;;) {
+    const id = random(16).toString('base64url');
+    if (/^[A-Za-z0-9]/.test(id)) return id;
+  }
+}
+
 /** A key's budget scope: an id the budgeter can hold (1-200 printable ASCII characters, no spaces). */
 export const BUDGET_SCOPE = /^[\x21-\x7e]{1,200}$/;
 const CLOCK_SKEW_S = 30;

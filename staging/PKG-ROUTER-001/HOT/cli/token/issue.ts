@@ -3,7 +3,7 @@ import { CpError, show } from '#kernel/errors.js';
 import { defineCommand, EXIT } from '#cli/command.js';
 import { intOption } from '#cli/option-values.js';
 import { resolveRoot } from '#cli/root-option.js';
-import { BUDGET_SCOPE, issueToken, type TokenClaims } from '../../router/auth.js';
+import { BUDGET_SCOPE, drawKeyId, issueToken, type TokenClaims } from '../../router/auth.js';
 import { loadRouterConfigForRoot } from '../../router/config.js';
 import { authKeysFor } from '../../router/secrets.js';
 
@@ -59,7 +59,7 @@ export default defineCommand({
       scopes,
       iat: now,
       exp: now + ttl,
-      jti: randomBytes(16).toString('base64url'),
+      jti: drawKeyId(randomBytes),
       ...(budgetScope === undefined ? {} : { budget_scope: budgetScope }),
     };
     const token = issueToken(claims, keys);

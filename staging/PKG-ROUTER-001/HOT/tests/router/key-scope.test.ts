@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
-import { issueToken } from '../../router/auth.js';
+import { drawKeyId, issueToken, KEY_ID } from '../../router/auth.js';
 import { harness, request } from './harness.js';
 
 const shipped = JSON.parse(
@@ -46,4 +46,19 @@ test('rate_limits.key: a key rotating session ids is still held to its rate; ano
     ['key:key-a-0123456789abcdef', 3],
     ['key:key-b-0123456789abcdef', 1],
   ]);
+});
+
+test('a new key id never starts with "-" or "_" (a `--key-id -…` would be read as an option): such a draw is drawn again', () => {
+  const draws = [
+    Buffer.from([0xf8, ...Array(15).fill(1)]),
+    Buffer.from([0xfc, ...Array(15).fill(2)]),
+    Buffer.alloc(16, 7),
+  ];
+  assert.equal(draws[0]?.toString('base64url')[0], '-');
+  assert.equal(draws[1]?.toString('base64url')[0], '_');
+  let n = 0;
+  const id = drawKeyId(() => draws[n++] as Buffer);
+  assert.equal(n, 3);
+  assert.equal(id, Buffer.alloc(16, 7).toString('base64url'));
+  assert.match(id, KEY_ID);
 });
