@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startUpstream } from '../../test/gateway/upstream.js';
+import { entriesFromExport } from '../lib/export-entries.js';
 import { BUILD, REPO } from '../lib/repo.js';
 import { bootstrapServedRoot, cplaneCli, startServe, stopAll } from '../lib/served-root.js';
 
@@ -109,10 +110,7 @@ try {
     `claude-code check: claude -p exited ${run.status} (${upstream.requests.length} upstream requests)\n${run.stderr.slice(-4000)}${process.env.CLAUDE_CODE_DEBUG ? run.stdout.slice(-4000) : ''}`,
   );
   const seen = upstream.requests.filter((r) => r.path === '/v1/messages');
-  const entries = cplaneCli(['ledger', 'export', '--root', root])
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as { event_type: string; metadata: Record<string, unknown> });
+  const entries = entriesFromExport(cplaneCli(['ledger', 'export', '--root', root]));
   const exchanges = entries.filter((e) => e.event_type === 'EXCHANGE');
   const refused = entries.filter((e) => e.event_type === 'PROMPT_REJECTED');
   const summary = (e: { event_type: string; metadata: Record<string, unknown> }): unknown => [

@@ -4,6 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { entriesFromExport } from '../../scripts/lib/export-entries.js';
 import { REPO } from '../../scripts/lib/repo.js';
 import { bootstrapSignedRoot, cplane } from '../lib/signed-root.js';
 import { startUpstream, type Upstream } from './upstream.js';
@@ -49,10 +50,7 @@ export function ledgerEntries(
 ): Array<{ id: string; event_type: string; decision: string; metadata: Record<string, unknown> }> {
   const r = cli(['ledger', 'export', '--root', root]);
   assert.equal(r.status, 0, r.stderr);
-  return r.stdout
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as never);
+  return entriesFromExport(r.stdout);
 }
 
 /** `cplane config set` on a root, as its operator would (the gateway reads it when it starts). */

@@ -112,6 +112,26 @@ export const CODES = defineCodes({
     kind: 'finding',
     meaning: 'G4: the ledger holds a table, index, trigger or view that is not part of its schema',
   },
+  LEDGER_CONTENT_BLOCK_EDITED: {
+    kind: 'finding',
+    meaning: 'G4: a content block no longer hashes to its digest (edited, or swapped with another)',
+  },
+  LEDGER_CONTENT_BLOCK_DELETED: {
+    kind: 'finding',
+    meaning: 'G4: a content block lost its text without a REDACTED entry of the chain naming it',
+  },
+  LEDGER_CONTENT_BLOCK_MISSING: {
+    kind: 'finding',
+    meaning: 'G4: a content block a list needs is not in the store',
+  },
+  LEDGER_CONTENT_LIST_EDITED: {
+    kind: 'finding',
+    meaning: 'G4: a content list node no longer hashes to its digest',
+  },
+  LEDGER_CONTENT_LIST_MISSING: {
+    kind: 'finding',
+    meaning: 'G4: a content list an entry or another node needs is not in the store',
+  },
   LEDGER_FUTURE_DATED: {
     kind: 'finding',
     meaning: "G4: an entry is dated beyond the allowed clock skew of the checker's time",

@@ -234,6 +234,7 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
     },
     bounds: gen.bounds,
     contextHash: sha256Hex(ctx.bytes),
+    promptPieces: gen.promptPieces,
   });
   if (!admission.ok) return ctx.refuse(admission.code, admission.message, admission.retryAfterMs);
   const call = admission.call;

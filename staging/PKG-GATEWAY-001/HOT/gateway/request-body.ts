@@ -10,6 +10,8 @@ export interface Generation {
   upstreamBody: Record<string, unknown>;
   /** The conversation as recorded in the EXCHANGE's `prompt` (JSON: the surface's own fields, in its order). */
   prompt: string;
+  /** `prompt` cut where the content store keeps blocks: each tool, system block and message its own piece. */
+  promptPieces: string[];
   bounds: { estimated_input_tokens: number; max_output_tokens: number };
   /** The client asked for the usage chunk itself (chat streams): otherwise the gateway strips it. */
   clientWantsUsage: boolean;
@@ -54,30 +56,63 @@ export function checkGeneration(surface: WireSurface, body: unknown): Generation
   if (surface === 'anthropic.messages') {
     if (!Array.isArray(body.messages)) return 'messages: an array is required';
     if (body.max_tokens === undefined || body.max_tokens === null) return 'max_tokens: a positive integer is required';
-    prompt = pick(body, ['system', 'messages']);
+    prompt = pick(body, ['tools', 'system', 'messages']);
   } else if (surface === 'openai.chat') {
     if (!Array.isArray(body.messages)) return 'messages: an array is required';
-    prompt = pick(body, ['messages']);
+    prompt = pick(body, ['tools', 'messages']);
   } else {
     if (body.input === undefined) return 'input: a string or an array is required';
-    prompt = pick(body, ['instructions', 'input']);
+    prompt = pick(body, ['tools', 'instructions', 'input']);
   }
   const upstreamBody: Record<string, unknown> = { ...body };
   const options = isObject(body.stream_options) ? body.stream_options : null;
   const clientWantsUsage = options?.include_usage === true;
   if (surface === 'openai.chat' && stream && !clientWantsUsage)
     upstreamBody.stream_options = { ...(options ?? {}), include_usage: true };
+  const promptPieces = jsonPieces(prompt);
   return {
     model,
     stream,
     upstreamBody,
-    prompt: JSON.stringify(prompt),
+    prompt: promptPieces.join(''),
+    promptPieces,
     clientWantsUsage,
     bounds: {
       estimated_input_tokens: bodyInputBound(withoutOutputFields(body, surface)),
       max_output_tokens: bodyOutputBound(body, DEFAULT_OUTPUT_BOUND),
     },
   };
+}
+
+/**
+ * `JSON.stringify(value)` in pieces: each field's value, and each element of an array field, is a piece of its
+ * own, between small pieces of punctuation. A conversation resent with one more message shares every piece
+ * but the last few with the turn before it, which is what lets the content store keep it once.
+ */
+export function jsonPieces(value: Record<string, unknown>): string[] {
+  const pieces: string[] = [];
+  let glue = '{';
+  const flush = (piece: string): void => {
+    if (glue !== '') pieces.push(glue);
+    glue = '';
+    pieces.push(piece);
+  };
+  let first = true;
+  for (const key of Object.keys(value)) {
+    const item = value[key];
+    glue += `${first ? '' : ','}${JSON.stringify(key)}:`;
+    first = false;
+    if (Array.isArray(item)) {
+      glue += '[';
+      for (let i = 0; i < item.length; i += 1) {
+        if (i > 0) glue += ',';
+        flush(JSON.stringify(item[i]) ?? 'null');
+      }
+      glue += ']';
+    } else flush(JSON.stringify(item));
+  }
+  pieces.push(`${glue}}`);
+  return pieces;
 }
 
 function pick(body: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {

@@ -197,6 +197,17 @@ export const CODES = defineCodes({
     meaning: 'an import file does not re-verify (nothing is imported)',
     hint: 'the export was altered after it was written; nothing was imported',
   },
+  ERR_LEDGER_REDACT_NOT_FOUND: {
+    kind: 'error',
+    meaning: '`ledger redact` names an exchange, session or block the ledger does not hold',
+    hint: 'find the id with `cplane ledger query --json`; preview what would go with --dry-run',
+  },
+  ERR_LEDGER_REDACT_INLINE: {
+    kind: 'error',
+    meaning:
+      '`ledger redact` names an entry whose content is inline (written before the content store): its text is part of its hash',
+    hint: 'only content written through the content store can be redacted with the chain intact',
+  },
   ERR_LEDGER_IMPORT_NOT_EMPTY: {
     kind: 'error',
     meaning: 'importing into a ledger that already has entries',

@@ -30,6 +30,8 @@ export interface GovernedRequest {
   /** The reservation: a provable upper bound of the call's input and output tokens (budgeter/bound.ts). */
   bounds: { estimated_input_tokens: number; max_output_tokens: number };
   contextHash: string;
+  /** The prompt's pieces for the content store (their concatenation is `request.prompt`): one block each. */
+  promptPieces?: readonly string[];
 }
 
 export interface GovernedCall {
@@ -37,6 +39,7 @@ export interface GovernedCall {
   readonly dispatchId: string;
   readonly request: GovernedRequest['request'];
   readonly contextHash: string;
+  readonly promptPieces: readonly string[] | undefined;
   readonly breaker: CircuitBreaker;
   readonly start: number;
   readonly secrets: readonly string[];
@@ -182,6 +185,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
       dispatchId,
       request,
       contextHash: input.contextHash,
+      promptPieces: input.promptPieces,
       breaker,
       start,
       secrets: secretList([...host.secrets, request.auth_token]),
@@ -225,6 +229,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
     request: call.request,
     dispatchEntryId: call.dispatchId,
     contextHash: call.contextHash,
+    ...(call.promptPieces === undefined ? {} : { promptPieces: call.promptPieces }),
     modelId: call.request.model_id,
     latencyMs: host.clock() - call.start,
     attempts: outcome.attempts,

@@ -48,11 +48,21 @@ export function dispatchRecord(request: PromptRequest, providerId: string, model
 
 export interface ExchangeContext {
   request: PromptRequest;
+  /** The prompt split where the content store should cut it (whole messages); default: one piece. */
+  promptPieces?: readonly string[];
   dispatchEntryId: string;
   contextHash: string;
   modelId: string;
   latencyMs: number;
   attempts: AttemptRecord[];
+}
+
+/**
+ * The prompt and response go to the ledger's content store (kernel/ledger/content.ts): the entry commits to
+ * them by digest, a conversation's repeated prefix is stored once, and reads show the text as before.
+ */
+function content(ctx: ExchangeContext, response: string): NonNullable<AppendInput['content']> {
+  return { prompt: ctx.promptPieces ?? [ctx.request.prompt], response: [response] };
 }
 
 /** EXCHANGE for a completed round-trip: the seed's 16 fields plus the documented extensions. */
@@ -79,14 +89,13 @@ export function exchangeRecord(ctx: ExchangeContext, answer: ProviderResult): Ap
       model_id: answer.model || ctx.modelId,
       outcome: 'success',
       output_tokens: usage.output_tokens,
-      prompt: request.prompt,
-      response: answer.content,
       session_id: request.session_id,
       ...stablePrefix(ctx),
       tier: request.tier ?? '',
       ...(usage.raw ? { usage_raw: sortedCopy(boundJson(usage.raw, [])) } : {}),
       work_order_id: request.work_order_id ?? '',
     },
+    content: content(ctx, answer.content),
   };
 }
 
@@ -112,13 +121,12 @@ export function exchangeErrorRecord(ctx: ExchangeContext, errorCode: string, err
       latency_ms: ctx.latencyMs,
       model_id: ctx.modelId,
       outcome: errorCode === 'TIMEOUT' ? 'timeout' : 'error',
-      prompt: request.prompt,
-      response: '',
       session_id: request.session_id,
       ...stablePrefix(ctx),
       tier: request.tier ?? '',
       work_order_id: request.work_order_id ?? '',
     },
+    content: content(ctx, ''),
   };
 }
 

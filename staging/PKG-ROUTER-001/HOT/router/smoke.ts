@@ -1,4 +1,4 @@
-import { verifyLedger } from '#kernel/ledger/index.js';
+import { rowToEntry, verifyLedger } from '#kernel/ledger/index.js';
 import { openRouter } from './open.js';
 
 export const SMOKE_PROMPT = 'What is the meaning of life?';
@@ -40,7 +40,8 @@ export async function runSmoke(
     const fresh = [...opened.ledger.rows(before + 1)].map((row) => ({
       event_type: row.event_type,
       id: row.id,
-      metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+      // As read: an EXCHANGE's prompt and response come back from the content store.
+      metadata: opened.ledger.withContent(rowToEntry(row)).metadata,
     }));
     const exchanges = fresh.filter((e) => e.event_type === 'EXCHANGE');
     const dispatches = fresh.filter((e) => e.event_type === 'DISPATCH');

@@ -35,6 +35,14 @@ export default defineGate({
         code: `LEDGER_SCHEMA_${problem.kind.toUpperCase() as Uppercase<typeof problem.kind>}`,
         message: problem.message,
       });
+    for (const problem of result.content?.problems ?? [])
+      errors.push({
+        code: `LEDGER_CONTENT_${problem.kind.toUpperCase() as Uppercase<typeof problem.kind>}`,
+        message: problem.message,
+      });
+    const content = result.content
+      ? `; ${result.content.blocks} content blocks (${result.content.redacted_blocks} redacted)`
+      : '';
     for (const entry of listFutureDated(ledger, { now: ctx.now() })) {
       errors.push({
         code: 'LEDGER_FUTURE_DATED',
@@ -63,7 +71,7 @@ export default defineGate({
     return verdict(
       this,
       errors,
-      `${result.entries} entries verified up to #${result.head.seq}; ${receipts.length} anchors match; ${checkpoints.summary}`,
+      `${result.entries} entries verified up to #${result.head.seq}${content}; ${receipts.length} anchors match; ${checkpoints.summary}`,
       checkpoints.warnings,
     );
   },

@@ -331,8 +331,8 @@ test('G7: a broken installed router FAILS the smoke gate', () => {
   const root = copyRoot();
   const path = join(root, 'HOT', 'router', 'records.js');
   const source = readFileSync(path, 'utf8');
-  assert.ok(source.includes('response: answer.content'));
-  writeFileSync(path, source.replace('response: answer.content', "response: ''"));
+  assert.ok(source.includes('content(ctx, answer.content)'));
+  writeFileSync(path, source.replace('content(ctx, answer.content)', "content(ctx, '')"));
   // The root's own gate_check.js never loads the changed router: G7 is refused, G1 names the changed file…
   const own = gateCheck(root);
   assert.equal(own.status, 1);

@@ -159,3 +159,33 @@ test("not a ledger: another program's WAL database in the ledger's place is refu
   }
   assert.equal(existsSync(`${path}-wal`), false);
 });
+
+test('content: an EXCHANGE in the content store passes G4; an edited block FAILS G4 and verify, the chain intact', () => {
+  const root = copyRoot();
+  const ledger = Ledger.open(ledgerOf(root));
+  ledger.append({
+    event_type: 'EXCHANGE',
+    submission_id: 'PRC-X',
+    decision: 'SUCCESS',
+    reason: 'Exchange completed',
+    metadata: { session_id: 'S1' },
+    content: { prompt: ['{"messages":[', '{"role":"user","content":"hi"}', ']}'], response: ['hello'] },
+  });
+  ledger.close();
+  const intact = gate(gateCheck(root), 'G4');
+  assert.equal(intact.status, 'PASS', JSON.stringify(intact));
+  sqlite(
+    ledgerOf(root),
+    "DROP TRIGGER content_blocks_redact_only; UPDATE content_blocks SET text = text || ' (edited)' WHERE rowid = 1; " +
+      "CREATE TRIGGER content_blocks_redact_only BEFORE UPDATE ON content_blocks WHEN NEW.digest IS NOT OLD.digest OR NEW.size IS NOT OLD.size OR NEW.text IS NOT NULL OR NEW.redacted_by IS NULL OR OLD.text IS NULL BEGIN SELECT RAISE(ABORT, 'a content block changes only by redaction'); END;",
+  );
+  const g4 = gate(gateCheck(root), 'G4');
+  assert.equal(g4.status, 'FAIL');
+  assert.deepEqual(g4.codes, ['LEDGER_CONTENT_BLOCK_EDITED']);
+  const verify = run([cplaneOf(root), 'ledger', 'verify', '--root', root]);
+  assert.equal(verify.status, 1);
+  assert.match(
+    verify.stdout,
+    /chain intact: .*\n[\s\S]*content BLOCK_EDITED: content block [0-9a-f]{64} does not hash/,
+  );
+});

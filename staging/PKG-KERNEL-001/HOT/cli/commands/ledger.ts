@@ -7,11 +7,24 @@ import head from '../ledger/head.js';
 import importCommand from '../ledger/import.js';
 import orphans from '../ledger/orphans.js';
 import query from '../ledger/query.js';
+import redact from '../ledger/redact.js';
 import tail from '../ledger/tail.js';
 import verify from '../ledger/verify.js';
 
 export default defineGroup({
   name: 'ledger',
-  describe: 'the kernel ledger: append, verify, query, tail, head, export, import, orphans, checkpoint(s)',
-  subcommands: [append, verify, query, tail, head, exportCommand, importCommand, orphans, checkpoint, checkpoints],
+  describe: 'the kernel ledger: append, verify, query, tail, head, export, import, orphans, checkpoint(s), redact',
+  subcommands: [
+    append,
+    verify,
+    query,
+    tail,
+    head,
+    exportCommand,
+    importCommand,
+    orphans,
+    checkpoint,
+    checkpoints,
+    redact,
+  ],
 });

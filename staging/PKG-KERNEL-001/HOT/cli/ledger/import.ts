@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { defineCommand, EXIT } from '../command.js';
-import { formatAnchor, parseAnchor, parseExport, readExportLines } from '../../kernel/ledger/index.js';
+import { formatAnchor, parseAnchor, parseExportWithContent, readExportLines } from '../../kernel/ledger/index.js';
 import { LEDGER_TARGET_OPTIONS, withLedger } from './target.js';
 
 export default defineCommand({
@@ -15,8 +15,11 @@ export default defineCommand({
     const anchor = args.anchor === undefined ? undefined : parseAnchor(args.anchor);
     const path = resolve(ctx.cwd, args.from);
     // Verified before the ledger is opened: a tampered file creates and writes nothing.
-    const entries = parseExport(readExportLines(path), anchor ? { anchor, source: path } : { source: path });
-    const head = withLedger(args, ctx, { create: true }, (ledger) => ledger.importEntries(entries));
+    const { entries, content } = parseExportWithContent(
+      readExportLines(path),
+      anchor ? { anchor, source: path } : { source: path },
+    );
+    const head = withLedger(args, ctx, { create: true }, (ledger) => ledger.importEntries(entries, content));
     ctx.report(
       args,
       { imported: entries.length, head },

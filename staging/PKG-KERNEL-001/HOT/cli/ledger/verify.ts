@@ -31,6 +31,13 @@ export default defineCommand({
         ];
     for (const problem of result.schema_problems ?? [])
       lines.push(`schema ${problem.kind.toUpperCase()}: ${problem.message}`);
+    const content = result.content;
+    if (content) {
+      lines.push(
+        `content: ${content.blocks} blocks (${content.redacted_blocks} redacted), ${content.lists} list nodes, ${content.problem_count === 0 ? 'intact' : `${content.problem_count} problems`}`,
+      );
+      for (const problem of content.problems) lines.push(`content ${problem.kind.toUpperCase()}: ${problem.message}`);
+    }
     ctx.report(args, { ...result, checkpoints }, [...lines, ...checkpointLines(checkpoints)]);
     return result.ok && checkpoints.ok ? EXIT.OK : EXIT.CHECK_FAILED;
   },

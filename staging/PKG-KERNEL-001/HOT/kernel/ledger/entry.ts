@@ -21,6 +21,11 @@ export interface AppendInput {
   decision: string;
   reason: string;
   metadata?: Record<string, unknown>;
+  /**
+   * Exchange content kept in the content store (content.ts): each side's pieces, in order. The entry then holds
+   * `metadata.content` (their list digests) instead of `prompt`/`response`, and reads show the text again.
+   */
+  content?: { prompt: readonly string[]; response: readonly string[] };
 }
 
 /** A point in the chain: the head's 1-based sequence number and its entry_hash. Empty ledger: seq 0, GENESIS_HASH. */

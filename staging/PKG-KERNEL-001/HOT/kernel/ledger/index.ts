@@ -2,7 +2,15 @@ export * from './entry.js';
 export * from './ledger.js';
 export * from './verify.js';
 export * from './orphans.js';
-export { exportLedger, exportLines, importLedger, parseExport, readExportLines } from './jsonl.js';
+export {
+  exportLedger,
+  exportLines,
+  importLedger,
+  parseExport,
+  parseExportWithContent,
+  readExportLines,
+} from './jsonl.js';
+export * from './content.js';
 export { compileQuery, HISTORY_SQL, ROW_COLUMNS } from './query.js';
 export { validateAppendInput } from './validate.js';
 export { schemaProblems, type SchemaProblem, type SchemaProblemKind } from './schema-check.js';

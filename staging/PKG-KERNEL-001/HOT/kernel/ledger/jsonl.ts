@@ -6,8 +6,25 @@ import type { ValidateFunction } from 'ajv';
 import { writeFileAtomicWith } from '../atomic.js';
 import { canonicalJson } from '../canonical.js';
 import { CpError, show } from '../errors.js';
-import { computeEntryHash, GENESIS_HASH, type Anchor, type LedgerEntry } from './entry.js';
+import {
+  computeEntryHash,
+  ENTRY_ID_PATTERN,
+  GENESIS_HASH,
+  HASH_PATTERN,
+  type Anchor,
+  type LedgerEntry,
+} from './entry.js';
 import { rowToEntry, type Ledger } from './ledger.js';
+import {
+  blockDigest,
+  contentRefs,
+  EMPTY_LIST,
+  listDigest,
+  type ContentBlockLine,
+  type ContentListLine,
+  type ImportContent,
+} from './content.js';
+import { illFormedPointer } from '../text.js';
 import { refuseIllFormed } from './validate.js';
 
 type EntryValidator = ValidateFunction<LedgerEntry>;
@@ -26,9 +43,37 @@ function entryValidator(): EntryValidator {
   return validator;
 }
 
-/** One entry per line, in chain order, each line the entry's RFC 8785 canonical JSON. */
+/**
+ * One entry per line, in chain order, each line the entry's RFC 8785 canonical JSON as stored. An entry written
+ * through the content store is preceded by the blocks and list nodes it needs that no earlier line carried
+ * (`{"content_block":{…}}`, `{"content_list":{…}}`), so the export stays as deduplicated as the store.
+ */
 export function* exportLines(ledger: Ledger): IterableIterator<string> {
-  for (const row of ledger.rows()) yield canonicalJson(rowToEntry(row));
+  const sent = new Set<string>();
+  for (const row of ledger.rows()) {
+    const entry = rowToEntry(row);
+    if (row.metadata.includes('"content":{')) {
+      const refs = contentRefs(entry.metadata);
+      if (refs !== undefined) yield* contentLines(ledger, [refs.prompt, refs.response], sent);
+    }
+    yield canonicalJson(entry);
+  }
+}
+
+function* contentLines(ledger: Ledger, heads: string[], sent: Set<string>): IterableIterator<string> {
+  for (const head of heads) {
+    if (head === EMPTY_LIST || sent.has(head)) continue;
+    for (const [digest, parent, block] of ledger.content.walkNodes(head)) {
+      if (sent.has(digest)) continue;
+      if (!sent.has(block)) {
+        const stored = ledger.content.block(block);
+        if (stored !== undefined) yield canonicalJson({ content_block: stored });
+        sent.add(block);
+      }
+      yield canonicalJson({ content_list: { block, digest, parent } });
+      sent.add(digest);
+    }
+  }
 }
 
 /** Write the export to `path` atomically (temp file, fsync, rename); returns the exported head. */
@@ -59,6 +104,14 @@ export function parseExport(
   text: string | Iterable<string>,
   options: { anchor?: Anchor; source?: string } = {},
 ): LedgerEntry[] {
+  return parseExportWithContent(text, options).entries;
+}
+
+/** `parseExport`, keeping the content lines: each block re-hashed, each list node re-linked, every reference resolved. */
+export function parseExportWithContent(
+  text: string | Iterable<string>,
+  options: { anchor?: Anchor; source?: string } = {},
+): { entries: LedgerEntry[]; content: ImportContent } {
   const source = options.source ?? 'the import';
   const lines = typeof text === 'string' ? text.split('\n') : text;
   if (Array.isArray(lines) && lines[lines.length - 1] === '') lines.pop();
@@ -66,8 +119,16 @@ export function parseExport(
   const ids = new Set<string>();
   let previous = GENESIS_HASH;
   let index = -1;
+  const content: ImportContent = { blocks: [], lists: [] };
+  const blocks = new Map<string, ContentBlockLine>();
+  const lists = new Set<string>([EMPTY_LIST]);
+  const redactions = new Map<string, Set<string>>();
   for (const line of lines) {
     index += 1;
+    if (line.startsWith('{"content_')) {
+      parseContentLine(line, index + 1, source, content, blocks, lists);
+      continue;
+    }
     const entry = parseLine(line, index + 1, source);
     const where = `line ${index + 1} of ${source} (${entry.id})`;
     if (ids.has(entry.id))
@@ -76,9 +137,25 @@ export function parseExport(
       throw tampered(`${where} does not link to the entry before it`, index + 1, entry.id);
     if (computeEntryHash(entry) !== entry.entry_hash)
       throw tampered(`${where} does not hash to its entry_hash: it was edited`, index + 1, entry.id);
+    const refs = contentRefs(entry.metadata);
+    if (refs !== undefined && !(lists.has(refs.prompt) && lists.has(refs.response)))
+      throw tampered(`${where} refers to content the export does not hold before it`, index + 1, entry.id);
+    if (entry.event_type === 'REDACTED' && Array.isArray(entry.metadata.blocks))
+      redactions.set(entry.id, new Set(entry.metadata.blocks.filter((b): b is string => typeof b === 'string')));
     ids.add(entry.id);
     previous = entry.entry_hash;
     entries.push(entry);
+  }
+  // A block without its text is accounted for only by a REDACTED entry of this chain that names it.
+  for (const block of content.blocks) {
+    if (block.text !== undefined) continue;
+    if (!(block.redacted_by !== undefined && redactions.get(block.redacted_by)?.has(block.digest))) {
+      throw tampered(
+        `${source} has block ${block.digest} without its text, and no REDACTED entry in it names that block`,
+        index + 1,
+        block.redacted_by ?? null,
+      );
+    }
   }
   const anchor = options.anchor;
   if (
@@ -92,7 +169,87 @@ export function parseExport(
       null,
     );
   }
-  return entries;
+  return { entries, content };
+}
+
+/** A content line, checked against what it claims: nothing is trusted that can be recomputed. */
+function parseContentLine(
+  line: string,
+  lineNo: number,
+  source: string,
+  content: ImportContent,
+  blocks: Map<string, ContentBlockLine>,
+  lists: Set<string>,
+): void {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (cause) {
+    throw new CpError('ERR_LEDGER_IMPORT_INVALID', `line ${lineNo} of ${source} is not JSON: ${show(line, 60)}`, {
+      hint: 'import only files written by `cplane ledger export`',
+      details: { line: lineNo },
+      cause,
+    });
+  }
+  const invalid = (what: string): CpError =>
+    new CpError('ERR_LEDGER_IMPORT_INVALID', `line ${lineNo} of ${source} is not a content line: ${what}`, {
+      hint: 'import only files written by `cplane ledger export`',
+      details: { line: lineNo },
+    });
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  const body = record[keys[0] as string] as Record<string, unknown> | null;
+  if (keys.length !== 1 || typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalid('one key, content_block or content_list, holding an object');
+  const hex = (v: unknown): v is string => typeof v === 'string' && HASH_PATTERN.test(v);
+  if (keys[0] === 'content_block') {
+    const { digest, size, text, redacted_by: by, ...rest } = body;
+    if (Object.keys(rest).length > 0 || !hex(digest) || !Number.isSafeInteger(size) || (size as number) < 0)
+      throw invalid('a block needs digest (64 hex), size and text or redacted_by, nothing else');
+    if ((text === undefined) === (by === undefined) || (text !== undefined && typeof text !== 'string'))
+      throw invalid('a block holds either its text or the REDACTED entry that removed it');
+    if (by !== undefined && !(typeof by === 'string' && ENTRY_ID_PATTERN.test(by)))
+      throw invalid('redacted_by must be an entry id');
+    if (typeof text === 'string') {
+      if (illFormedPointer(text) !== undefined) throw invalid('its text is not well-formed UTF-16');
+      if (blockDigest(text) !== digest || Buffer.byteLength(text, 'utf8') !== size)
+        throw tampered(
+          `line ${lineNo} of ${source}: block ${digest} does not hash to its digest: it was edited`,
+          lineNo,
+          null,
+        );
+    }
+    if (blocks.has(digest)) return;
+    const block: ContentBlockLine =
+      typeof text === 'string'
+        ? { digest, size: size as number, text }
+        : { digest, size: size as number, redacted_by: by as string };
+    blocks.set(digest, block);
+    content.blocks.push(block);
+    return;
+  }
+  if (keys[0] === 'content_list') {
+    const { digest, parent, block, ...rest } = body;
+    if (Object.keys(rest).length > 0 || !hex(digest) || !hex(parent) || !hex(block))
+      throw invalid('a list node needs digest, parent and block (64 hex each), nothing else');
+    if (!lists.has(parent) || !blocks.has(block))
+      throw tampered(
+        `line ${lineNo} of ${source}: list node ${digest} needs a parent or block no earlier line holds`,
+        lineNo,
+        null,
+      );
+    if (listDigest(parent, block) !== digest)
+      throw tampered(
+        `line ${lineNo} of ${source}: list node ${digest} does not hash to its digest: it was edited`,
+        lineNo,
+        null,
+      );
+    if (lists.has(digest)) return;
+    lists.add(digest);
+    content.lists.push({ digest, parent, block } as ContentListLine);
+    return;
+  }
+  throw invalid(`unknown kind ${show(keys[0])}`);
 }
 
 function parseLine(line: string, lineNo: number, source: string): LedgerEntry {
@@ -132,8 +289,8 @@ function tampered(message: string, line: number, id: string | null): CpError {
 
 /** Read, re-verify and import an export file into an empty ledger, all or nothing. */
 export function importLedger(ledger: Ledger, path: string, options: { anchor?: Anchor } = {}): Anchor {
-  const entries = parseExport(readExportLines(path), { ...options, source: path });
-  return ledger.importEntries(entries);
+  const { entries, content } = parseExportWithContent(readExportLines(path), { ...options, source: path });
+  return ledger.importEntries(entries, content);
 }
 
 /** An export's lines, streamed: a line over the limit (or a multi-gigabyte file without newlines) is refused. */

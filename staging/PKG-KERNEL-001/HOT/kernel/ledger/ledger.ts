@@ -22,6 +22,7 @@ import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type CompiledQuery, type Ledger
 import { TIMESTAMP_INDEX, TIMESTAMP_INDEX_DDL } from './schema.js';
 import { seqRangeForTimes } from './time-range.js';
 import { refuseIllFormed, validateAppendInput } from './validate.js';
+import { ContentStore, contentRefs, prepareContent, type ImportContent, type PreparedContent } from './content.js';
 import { rootPaths } from '../root/layout.js';
 
 export type { Synchronous } from './open.js';
@@ -115,6 +116,7 @@ interface PreparedAppend {
   reason: string;
   metadata: Record<string, unknown>;
   metadataJson: string;
+  content?: PreparedContent;
 }
 
 /**
@@ -122,7 +124,13 @@ interface PreparedAppend {
  * hashed is exactly what SQLite stores and gives back. JSON.stringify writes a lone surrogate as a `\udXXX`
  * escape, so metadata without that text needs no walk.
  */
-function wellFormedAppend(input: PreparedAppend, index: number): PreparedAppend {
+function wellFormedAppend(input: PreparedAppend, raw: AppendInput, index: number): PreparedAppend {
+  if (raw.content !== undefined) {
+    const content = prepareContent(raw.content, index === 0 ? 'content' : `content (batch item ${index})`);
+    const { prompt: _prompt, response: _response, ...rest } = input.metadata;
+    input.metadata = { ...rest, content: { prompt: content.prompt.head, response: content.response.head } };
+    input.content = content;
+  }
   input.event_type = wellFormed(input.event_type);
   input.submission_id = wellFormed(input.submission_id);
   input.decision = wellFormed(input.decision);
@@ -144,6 +152,17 @@ function wellFormedAppend(input: PreparedAppend, index: number): PreparedAppend 
   return input;
 }
 
+/** Metadata with `content` replaced by the text it stands for, keys in sorted order. */
+function readView(metadata: Record<string, unknown>, prompt: string, response: string): Record<string, unknown> {
+  const { content: _content, ...rest } = metadata;
+  const out: Record<string, unknown> = {};
+  const merged: Record<string, unknown> = { ...rest, prompt, response };
+  // defineProperty: a stored "__proto__" key stays data, never a prototype change.
+  for (const key of Object.keys(merged).sort())
+    Object.defineProperty(out, key, { value: merged[key], enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
 /** The kernel ledger: an append-only, hash-chained SQLite table safe for concurrent appenders. */
 export class Ledger {
   readonly path: string;
@@ -163,6 +182,8 @@ export class Ledger {
 
   private readonly realClock: Clock;
   private readonly maxSkewMs: number;
+  /** The exchange content store in this file (content.ts). */
+  readonly content: ContentStore;
 
   private constructor(
     path: string,
@@ -178,6 +199,7 @@ export class Ledger {
     this.realClock = realClock;
     this.maxSkewMs = maxSkewMs;
     this.idsInjected = idSource !== undefined;
+    this.content = new ContentStore(db);
     // Prepared on first use: a gate or a command that only reads pays for the statements it runs.
     this.stmts = preparedOnFirstUse({
       head: () => db.prepare('SELECT seq, entry_hash, timestamp FROM entries ORDER BY seq DESC LIMIT 1').raw(),
@@ -215,6 +237,11 @@ export class Ledger {
       const entries = new Array<LedgerEntry>(prepared.length);
       for (let i = 0; i < prepared.length; i += 1) {
         const input = prepared[i] as PreparedAppend;
+        if (input.content !== undefined) {
+          this.content.ensure();
+          this.content.storeSide(input.content.prompt);
+          this.content.storeSide(input.content.response);
+        }
         seq += 1;
         // Never earlier than the head (a clock stepped back, another process's clock behind): time order is chain order.
         const now = this.now(limitMs);
@@ -339,16 +366,80 @@ export class Ledger {
   appendBatch(inputs: readonly AppendInput[]): LedgerEntry[] {
     // Validation and canonicalisation happen before taking the write lock, so other appenders wait less.
     const prepared: PreparedAppend[] = inputs.map((input, index) =>
-      wellFormedAppend(validateAppendInput(input, index) as PreparedAppend, index),
+      wellFormedAppend(validateAppendInput(input, index) as PreparedAppend, input, index),
     );
-    return this.guard(() => this.appendTx.immediate(prepared), 'ERR_LEDGER_ENTRY_INVALID');
+    const entries = this.guard(() => this.appendTx.immediate(prepared), 'ERR_LEDGER_ENTRY_INVALID');
+    // The caller gets the entry as a read shows it: the text beside the digests that stand for it.
+    for (let i = 0; i < entries.length; i += 1) {
+      const content = (prepared[i] as PreparedAppend).content;
+      if (content === undefined) continue;
+      const entry = entries[i] as LedgerEntry;
+      entry.metadata = readView(entry.metadata, content.prompt.texts.join(''), content.response.texts.join(''));
+    }
+    return entries;
+  }
+
+  /** The blocks of an exchange written through the content store, with what each holds (for redact and its dry run). */
+  exchangeBlocks(id: string): string[] | undefined {
+    const row = this.guard(() => this.stmts.byId.get(id) as EntryRow | undefined);
+    if (row === undefined) return undefined;
+    const refs = contentRefs(JSON.parse(row.metadata) as Record<string, unknown>);
+    if (refs === undefined) return [];
+    const blocks = new Set<string>();
+    for (const head of [refs.prompt, refs.response])
+      for (const [, , block] of this.guard(() => this.content.walkNodes(head))) blocks.add(block);
+    return [...blocks];
+  }
+
+  /** The EXCHANGE ids of a session, oldest first, as stored. */
+  sessionExchanges(sessionId: string): string[] {
+    return this.guard(() => (this.stmts.history.all(sessionId) as EntryRow[]).map((row) => row.id));
+  }
+
+  /**
+   * Removes the text of `blocks` from the content store and appends the REDACTED entry that accounts for it,
+   * in one transaction: the chain keeps verifying (each block keeps its digest; verify accepts a block without
+   * text only when a REDACTED entry of the chain names it). The pages that held the text are zeroed (SQLite
+   * secure_delete) and the WAL is checkpointed and truncated, so the text is gone from the files too.
+   */
+  redact(
+    blocks: readonly string[],
+    record: { reason: string; by: string; exchanges: readonly string[] },
+  ): { entry: LedgerEntry; redacted: number; already: number; checkpointed: boolean } {
+    this.db.pragma('secure_delete = ON');
+    const sorted = [...new Set(blocks)].sort();
+    const input: AppendInput = {
+      event_type: 'REDACTED',
+      submission_id: 'LEDGER',
+      decision: 'REDACTED',
+      reason: record.reason,
+      metadata: { blocks: sorted, by: record.by, exchanges: [...record.exchanges] },
+    };
+    const prepared = [wellFormedAppend(validateAppendInput(input) as PreparedAppend, input, 0)];
+    const run = this.db.transaction(() => {
+      const update = this.db.prepare(
+        'UPDATE content_blocks SET text = NULL, redacted_by = ? WHERE digest = ? AND text IS NOT NULL',
+      );
+      const [entry] = this.appendTx(prepared) as [LedgerEntry];
+      let redacted = 0;
+      for (const digest of sorted) redacted += update.run(entry.id, digest).changes;
+      return { entry, redacted };
+    });
+    const { entry, redacted } = this.guard(() => run.immediate(), 'ERR_LEDGER_ENTRY_INVALID');
+    // A reader holding an old snapshot keeps the checkpoint from finishing; it is tried a few times.
+    let checkpointed = false;
+    for (let attempt = 0; attempt < 5 && !checkpointed; attempt += 1) {
+      const [row] = this.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+      checkpointed = row?.busy === 0;
+    }
+    return { entry, redacted, already: sorted.length - redacted, checkpointed };
   }
 
   /**
    * Insert entries that already carry ids, timestamps and hashes (an import that was verified first).
    * Refused unless the ledger is empty, so an import can never graft a second chain onto this one.
    */
-  importEntries(entries: readonly LedgerEntry[]): Anchor {
+  importEntries(entries: readonly LedgerEntry[], content?: ImportContent): Anchor {
     for (const [index, entry] of entries.entries()) {
       refuseIllFormed(entry, `imported entry ${index + 1} (${entry.id})`, index + 1);
     }
@@ -364,6 +455,10 @@ export class Ledger {
             details: { path: this.path, entries: present },
           },
         );
+      }
+      if (content !== undefined && (content.blocks.length > 0 || content.lists.length > 0)) {
+        this.content.ensure();
+        this.content.insertRaw(content.blocks, content.lists);
       }
       entries.forEach((entry, index) => {
         this.stmts.insert.run(
@@ -468,19 +563,33 @@ export class Ledger {
 
   get(id: string): LedgerEntry | undefined {
     const row = this.guard(() => this.stmts.byId.get(id) as EntryRow | undefined);
-    return row ? rowToEntry(row) : undefined;
+    return row ? this.withContent(rowToEntry(row)) : undefined;
   }
 
   getBySeq(seq: number): LedgerEntry | undefined {
     const row = this.guard(() => this.stmts.bySeq.get(seq) as EntryRow | undefined);
-    return row ? rowToEntry(row) : undefined;
+    return row ? this.withContent(rowToEntry(row)) : undefined;
+  }
+
+  /**
+   * An entry as users read it: one written through the content store shows its `prompt` and `response` text
+   * where `metadata.content` (their digests) is stored, as entries written before the store do. The stored form,
+   * which the hash covers, is what `rows()` and export give.
+   */
+  withContent(entry: LedgerEntry): LedgerEntry {
+    const refs = contentRefs(entry.metadata);
+    if (refs === undefined) return entry;
+    const prompt = this.guard(() => this.content.read(refs.prompt));
+    const response = this.guard(() => this.content.read(refs.response));
+    entry.metadata = readView(entry.metadata, prompt.text, response.text);
+    return entry;
   }
 
   /** Entries matching every given filter, newest first unless `order: 'oldest'`. Each form is served by an index. */
   query(query: LedgerQuery = {}): LedgerEntry[] {
     const run = (): LedgerEntry[] => {
       const { sql, params } = this.compile(query);
-      return (this.statement(sql).all(...params) as EntryRow[]).map(rowToEntry);
+      return (this.statement(sql).all(...params) as EntryRow[]).map((row) => this.withContent(rowToEntry(row)));
     };
     // A time range reads in one snapshot, so the chain positions it finds are those of the rows it returns.
     return query.since === undefined && query.until === undefined ? this.guard(run) : this.snapshot(run);
@@ -497,7 +606,9 @@ export class Ledger {
 
   /** A session's EXCHANGE records, oldest first: the conversation as it happened. */
   history(sessionId: string): LedgerEntry[] {
-    return this.guard(() => (this.stmts.history.all(sessionId) as EntryRow[]).map(rowToEntry));
+    return this.guard(() =>
+      (this.stmts.history.all(sessionId) as EntryRow[]).map((row) => this.withContent(rowToEntry(row))),
+    );
   }
 
   /** Rows in chain order, for verify/export; reads in chunks without loading the whole ledger. */

@@ -74,6 +74,9 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
     // Classified before the journal mode is set, which would rewrite the header of a file that is not a ledger.
     checkMeta(db, path, fileState(db), creating);
     if (!readonly) db.pragma('journal_mode = WAL');
+    // Freed space is zeroed on every writer, not only the redacting one: a page split by an append would
+    // otherwise leave a stale copy of a block's text behind, out of reach of a later redaction.
+    if (!readonly) db.pragma('secure_delete = ON');
     db.pragma(`synchronous = ${synchronous}`);
     initialise(db, path, creating);
     // A writer checks the file's structure once per open, so damage anywhere in a ledger of ordinary size stops

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { LEDGER_DDL, TIMESTAMP_INDEX_DDL } from './schema.js';
+import { CONTENT_DDL, CONTENT_OBJECTS } from './content.js';
 
 /**
  * The schema is part of the evidence: a dropped append-only trigger, an altered table or index, or an extra
@@ -50,7 +51,7 @@ function expectations(): [Map<string, SchemaObject>, Map<string, SchemaObject>] 
   if (!expected || !optional) {
     // The DDL ends its last statement with ';' and a newline, and triggers hold '; END': split on ';' + newline.
     expected = new Map(parseDdl(LEDGER_DDL).map((o) => [o.name, o]));
-    optional = new Map(parseDdl(`${TIMESTAMP_INDEX_DDL};\n`).map((o) => [o.name, o]));
+    optional = new Map(parseDdl(`${TIMESTAMP_INDEX_DDL};\n${CONTENT_DDL}`).map((o) => [o.name, o]));
   }
   return [expected, optional];
 }
@@ -86,13 +87,18 @@ export function schemaProblems(db: Database.Database): SchemaProblem[] {
       });
     }
   }
-  for (const spec of want.values()) {
+  // The content store is laid out whole by its first write: once any of it is there, all of it must be.
+  const contentNames: readonly string[] = CONTENT_OBJECTS;
+  const required = contentNames.some((name) => seen.has(name))
+    ? [...want.values(), ...[...maybe.values()].filter((spec) => contentNames.includes(spec.name))]
+    : [...want.values()];
+  for (const spec of required) {
     if (!seen.has(spec.name))
       problems.push({
         kind: 'missing',
         type: spec.type,
         name: spec.name,
-        message: `${spec.type} ${spec.name} is missing${spec.type === 'trigger' ? ': entries are no longer protected from UPDATE/DELETE' : ''}`,
+        message: `${spec.type} ${spec.name} is missing${spec.type === 'trigger' ? `: ${spec.name.startsWith('content_') ? 'content' : 'entries'} are no longer protected from UPDATE/DELETE` : ''}`,
       });
   }
   return problems;

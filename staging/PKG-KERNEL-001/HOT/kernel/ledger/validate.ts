@@ -23,7 +23,7 @@ export function validateAppendInput(input: unknown, index = 0): ValidAppendInput
   }
   const record = input as Record<string, unknown>;
   const extra = Object.keys(record).filter(
-    (key) => !(STRING_FIELDS as readonly string[]).includes(key) && key !== 'metadata',
+    (key) => !(STRING_FIELDS as readonly string[]).includes(key) && key !== 'metadata' && key !== 'content',
   );
   if (extra.length > 0) {
     throw new CpError('ERR_LEDGER_ENTRY_INVALID', `unknown ledger entry field(s)${where}: ${extra.join(', ')}`, {

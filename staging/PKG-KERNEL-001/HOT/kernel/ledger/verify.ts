@@ -3,6 +3,7 @@ import { checkStructure } from './file-check.js';
 import { computeEntryHash, GENESIS_HASH, hashInputFromColumns, type Anchor } from './entry.js';
 import { rowToEntry, type EntryRow, type Ledger, type RawRow } from './ledger.js';
 import type { SchemaProblem } from './schema-check.js';
+import { blockDigest, contentRefs, EMPTY_LIST, listDigest } from './content.js';
 
 export type VerifyProblem =
   | 'edited'
@@ -23,6 +24,27 @@ export interface VerifyResult {
   first_bad?: { seq: number; id: string | null; problem: VerifyProblem; message: string };
   /** How the file's schema differs from the ledger's (present only when it does): the chain may verify, the ledger does not. */
   schema_problems?: SchemaProblem[];
+  /** The content store, when the ledger has one: what was checked, what was redacted, what is wrong. */
+  content?: ContentCheck;
+}
+
+export type ContentProblemKind = 'block_edited' | 'block_deleted' | 'block_missing' | 'list_edited' | 'list_missing';
+
+export interface ContentCheck {
+  blocks: number;
+  lists: number;
+  redacted_blocks: number;
+  /** The first problems found (at most MAX_CONTENT_PROBLEMS), each naming the digest. */
+  problems: { kind: ContentProblemKind; digest: string; message: string }[];
+  problem_count: number;
+}
+
+const MAX_CONTENT_PROBLEMS = 20;
+
+/** What the chain walk gathers for the content check: the lists entries commit to, and what each REDACTED names. */
+interface ContentClaims {
+  heads: Map<string, string>;
+  redactions: Map<string, Set<string>>;
 }
 
 type Problem = NonNullable<VerifyResult['first_bad']>;
@@ -35,13 +57,17 @@ export function verifyLedger(ledger: Ledger, options: { anchor?: Anchor } = {}):
   const result = ledger.snapshot(() => {
     // Damage to the b-trees (an index, a page's structure) is a damaged ledger, not a chain problem.
     checkStructure(ledger.db, ledger.path);
-    return walkChain(ledger, options.anchor);
+    const claims: ContentClaims = { heads: new Map(), redactions: new Map() };
+    const chain = walkChain(ledger, options.anchor, claims);
+    if (claims.heads.size === 0 && !ledger.content.exists()) return chain;
+    const content = checkContent(ledger, claims);
+    return { ...chain, ok: chain.ok && content.problem_count === 0, content };
   });
   const schema = ledger.schemaProblems;
   return schema.length === 0 ? result : { ...result, ok: false, schema_problems: [...schema] };
 }
 
-function walkChain(ledger: Ledger, anchor: Anchor | undefined): VerifyResult {
+function walkChain(ledger: Ledger, anchor: Anchor | undefined, claims: ContentClaims): VerifyResult {
   let previous = GENESIS_HASH;
   let count = 0;
   let anchorHash: string | undefined = anchor?.seq === 0 ? GENESIS_HASH : undefined;
@@ -59,6 +85,7 @@ function walkChain(ledger: Ledger, anchor: Anchor | undefined): VerifyResult {
       if (seq !== count + 1) return fail(gap(count + 1, row));
       const problem = checkRow(ledger, row, previous, chunk[i + 1]);
       if (problem) return fail(problem);
+      if (row[6].includes('"content":{') || row[2] === 'REDACTED') gatherClaims(row, claims);
       previous = row[9];
       count = seq;
       if (anchor && seq === anchor.seq) anchorHash = previous;
@@ -201,4 +228,78 @@ function checkAnchor(
 function toEntryRow(row: RawRow): EntryRow {
   const [seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash] = row;
   return { seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash };
+}
+
+function gatherClaims(row: RawRow, claims: ContentClaims): void {
+  const metadata = JSON.parse(row[6]) as Record<string, unknown>;
+  const refs = contentRefs(metadata);
+  if (refs !== undefined) {
+    claims.heads.set(refs.prompt, row[1]);
+    claims.heads.set(refs.response, row[1]);
+  }
+  if (row[2] === 'REDACTED' && Array.isArray(metadata.blocks)) {
+    claims.redactions.set(row[1], new Set(metadata.blocks.filter((b): b is string => typeof b === 'string')));
+  }
+}
+
+/**
+ * Every stored block hashes to its digest (or was removed by a REDACTED entry of the chain that names it),
+ * every list node hashes to its own digest over a parent and a block that are there, and every list an entry
+ * commits to is there. A block edited, deleted or swapped, or a redaction whose record is gone, is a FAIL.
+ */
+function checkContent(ledger: Ledger, claims: ContentClaims): ContentCheck {
+  const check: ContentCheck = { blocks: 0, lists: 0, redacted_blocks: 0, problems: [], problem_count: 0 };
+  const problem = (kind: ContentProblemKind, digest: string, message: string): void => {
+    check.problem_count += 1;
+    if (check.problems.length < MAX_CONTENT_PROBLEMS) check.problems.push({ kind, digest, message });
+  };
+  const db = ledger.db;
+  const exists = ledger.content.exists();
+  if (exists) {
+    const blocks = db.prepare('SELECT digest, size, text, redacted_by FROM content_blocks').raw();
+    for (const [digest, size, text, by] of blocks.iterate() as IterableIterator<
+      [string, number, string | null, string | null]
+    >) {
+      check.blocks += 1;
+      if (text !== null) {
+        if (blockDigest(text) !== digest || Buffer.byteLength(text, 'utf8') !== size)
+          problem('block_edited', digest, `content block ${digest} does not hash to its digest: it was edited`);
+      } else if (by !== null && claims.redactions.get(by)?.has(digest)) {
+        check.redacted_blocks += 1;
+      } else {
+        problem(
+          'block_deleted',
+          digest,
+          `content block ${digest} has no text and no REDACTED entry in the chain names it: it was removed outside \`cplane ledger redact\``,
+        );
+      }
+    }
+    const lists = db.prepare('SELECT digest, parent, block FROM content_lists').raw();
+    for (const [digest, parent, block] of lists.iterate() as IterableIterator<[string, string, string]>) {
+      check.lists += 1;
+      if (listDigest(parent, block) !== digest)
+        problem('list_edited', digest, `content list node ${digest} does not hash to its digest: it was edited`);
+    }
+    const orphans = db
+      .prepare(
+        `SELECT l.digest, l.parent, l.block, p.digest IS NOT NULL, b.digest IS NOT NULL FROM content_lists l
+         LEFT JOIN content_lists p ON p.digest = l.parent LEFT JOIN content_blocks b ON b.digest = l.block
+         WHERE (l.parent != ? AND p.digest IS NULL) OR b.digest IS NULL`,
+      )
+      .raw();
+    for (const [digest, parent, block, hasParent, hasBlock] of orphans.iterate(EMPTY_LIST) as IterableIterator<
+      [string, string, string, number, number]
+    >) {
+      if (hasBlock === 0)
+        problem('block_missing', block, `content block ${block} (in list node ${digest}) is missing: it was deleted`);
+      if (parent !== EMPTY_LIST && hasParent === 0)
+        problem('list_missing', parent, `content list node ${parent} (parent of ${digest}) is missing: it was deleted`);
+    }
+  }
+  const has = exists ? db.prepare('SELECT 1 FROM content_lists WHERE digest = ?').pluck() : undefined;
+  for (const [head, id] of claims.heads) {
+    if (head !== EMPTY_LIST && has?.get(head) === undefined)
+      problem('list_missing', head, `content list ${head} of entry ${id} is missing: it was deleted`);
+  }
+  return check;
 }

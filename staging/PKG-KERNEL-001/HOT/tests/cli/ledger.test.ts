@@ -241,3 +241,61 @@ test('--help works at the top, on ledger and on each ledger subcommand', async (
     assert.match(help.out, /--ledger/);
   }
 });
+
+test('ledger redact: --dry-run lists the blocks and changes nothing; a redaction is recorded and verify still passes', async (t) => {
+  const dir = tempRoot(t);
+  const file = join(dir, 'ledger.sqlite');
+  const { Ledger } = await import('../../kernel/ledger/index.js');
+  const ledger = Ledger.open(file, { create: true });
+  const exchange = ledger.append({
+    event_type: 'EXCHANGE',
+    submission_id: 'C-1',
+    decision: 'SUCCESS',
+    reason: 'ok',
+    metadata: { session_id: 'S1' },
+    content: { prompt: ['{"messages":[', '{"role":"user","content":"key sk-live-0000"}', ']}'], response: ['ok'] },
+  });
+  const inline = ledger.append({ event_type: 'EXCHANGE', submission_id: 'C-1', decision: 'SUCCESS', reason: 'ok' });
+  ledger.close();
+  const before = readFileSync(file);
+  const dry = await cli('ledger', 'redact', '--ledger', file, '--exchange', exchange.id, '--dry-run', '--json');
+  assert.equal(dry.code, 0, dry.err);
+  const listed = JSON.parse(dry.out) as { blocks: { digest: string; preview: string }[] };
+  assert.equal(listed.blocks.length, 4);
+  const secret = listed.blocks.find((b) => b.preview.includes('sk-live-0000'));
+  assert.ok(secret);
+  assert.ok(readFileSync(file).equals(before), 'a dry run writes nothing');
+  for (const args of [[], ['--exchange', exchange.id, '--session', 'S1'], ['--block', 'nothex']]) {
+    const r = await cli('ledger', 'redact', '--ledger', file, '--reason', 'x', ...args);
+    assert.equal(r.code, 2, args.join(' '));
+  }
+  assert.equal((await cli('ledger', 'redact', '--ledger', file, '--exchange', exchange.id)).code, 2, 'no reason');
+  const refusedInline = await cli('ledger', 'redact', '--ledger', file, '--exchange', inline.id, '--reason', 'x');
+  assert.equal(refusedInline.code, 3);
+  assert.match(refusedInline.err, /ERR_LEDGER_REDACT_INLINE/);
+  const missing = await cli('ledger', 'redact', '--ledger', file, '--exchange', 'LED-ffffffff', '--reason', 'x');
+  assert.match(missing.err, /ERR_LEDGER_REDACT_NOT_FOUND/);
+  const done = await cli(
+    'ledger',
+    'redact',
+    '--ledger',
+    file,
+    '--block',
+    secret.digest,
+    '--reason',
+    'pasted key',
+    '--json',
+  );
+  assert.equal(done.code, 0, done.err);
+  const result = JSON.parse(done.out) as { entry_id: string; redacted: number; checkpointed: boolean };
+  assert.equal(result.redacted, 1);
+  assert.equal(result.checkpointed, true);
+  assert.equal(readFileSync(file).includes('sk-live-0000'), false);
+  const verify = await cli('ledger', 'verify', '--ledger', file);
+  assert.equal(verify.code, 0, verify.out + verify.err);
+  assert.match(verify.out, /content: 4 blocks \(1 redacted\)/);
+  const query = JSON.parse((await cli('ledger', 'query', '--ledger', file, '--session', 'S1', '--json')).out) as {
+    metadata: { prompt: string };
+  }[];
+  assert.equal(query[0]?.metadata.prompt, `{"messages":[[REDACTED:${result.entry_id}]]}`);
+});

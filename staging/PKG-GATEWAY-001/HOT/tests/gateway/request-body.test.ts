@@ -1,0 +1,34 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkGeneration, jsonPieces } from '../../gateway/request-body.js';
+
+test('jsonPieces: the pieces join to JSON.stringify exactly, whatever the values hold', () => {
+  const hostile = JSON.parse(
+    '{"__proto__":{"x":1},"messages":[{"role":"user","content":"a\\u2028b \\"q\\" \\ud800 😀"},[],null,{}],"empty":[],"n":1.5e300,"s":"","o":{"k":[1,2]}}',
+  ) as Record<string, unknown>;
+  for (const value of [hostile, {}, { a: [] }, { a: [[]] }, { a: 'x', b: ['y'] }]) {
+    const pieces = jsonPieces(value);
+    assert.equal(pieces.join(''), JSON.stringify(value));
+    assert.ok(
+      pieces.every((p) => p.length > 0),
+      'no empty piece',
+    );
+  }
+});
+
+test('a conversation resent with one more message shares every piece of the turn before it but the closing one', () => {
+  const system = [{ type: 'text', text: 'You are a coding agent.', cache_control: { type: 'ephemeral' } }];
+  const tools = [{ name: 'read_file', input_schema: { type: 'object' } }];
+  const messages: unknown[] = [{ role: 'user', content: 'fix the bug' }];
+  const first = checkGeneration('anthropic.messages', { model: 'm', max_tokens: 10, system, tools, messages });
+  messages.push({ role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: {} }] });
+  messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'code' }] });
+  const second = checkGeneration('anthropic.messages', { model: 'm', max_tokens: 10, system, tools, messages });
+  assert.ok(typeof first !== 'string' && typeof second !== 'string');
+  // Fields in the order providers cache them: tools, then system, then messages.
+  assert.deepEqual(Object.keys(JSON.parse(second.prompt) as object), ['tools', 'system', 'messages']);
+  assert.equal(second.prompt, second.promptPieces.join(''));
+  const shared = first.promptPieces.slice(0, -1);
+  assert.deepEqual(second.promptPieces.slice(0, shared.length), shared);
+  assert.ok(second.promptPieces.includes(JSON.stringify(messages[2])), 'each message is a piece of its own');
+});

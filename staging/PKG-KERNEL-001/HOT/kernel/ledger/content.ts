@@ -1,0 +1,303 @@
+import type Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { CpError, show } from '../errors.js';
+import { wellFormed } from '../text.js';
+import { GENESIS_HASH, HASH_PATTERN } from './entry.js';
+
+/**
+ * The exchange content store: an EXCHANGE's prompt and response are kept once per distinct block beside the
+ * chain, and the entry commits to them by digest.
+ *
+ * - A **block** is a piece of text; its digest is the SHA-256 (lowercase hex) of its UTF-8 bytes.
+ * - A **list** is an ordered run of blocks, named by a hash chain over their digests: the empty list is 64 zeros,
+ *   and appending block `b` to list `L` gives `sha256hex(L + b)` (the two 64-character hex strings, ASCII).
+ *   A conversation that grows by a turn extends the list of the turn before it, so it stores only the new nodes.
+ * - An EXCHANGE written through the store holds `metadata.content = {prompt: LIST, response: LIST}` in place of
+ *   `prompt`/`response`; its entry_hash is computed over the entry as stored, exactly as for any entry.
+ */
+
+/** An exchange's content as a writer gives it: ordered pieces whose concatenation is each side's text. */
+export interface ContentInput {
+  prompt: readonly string[];
+  response: readonly string[];
+}
+
+/** What `metadata.content` holds: the list digest of each side. */
+export interface ContentRefs {
+  prompt: string;
+  response: string;
+}
+
+export const EMPTY_LIST = GENESIS_HASH;
+
+/** Upper bound on the pieces of one side (a conversation of this many messages is already far past any context window). */
+export const MAX_PIECES = 100_000;
+
+export const CONTENT_DDL = `
+CREATE TABLE IF NOT EXISTS content_blocks (
+  digest TEXT PRIMARY KEY,
+  size INTEGER NOT NULL,
+  text TEXT,
+  redacted_by TEXT
+) STRICT;
+CREATE TABLE IF NOT EXISTS content_lists (
+  digest TEXT PRIMARY KEY,
+  parent TEXT NOT NULL,
+  block TEXT NOT NULL
+) WITHOUT ROWID, STRICT;
+CREATE TRIGGER IF NOT EXISTS content_blocks_no_delete BEFORE DELETE ON content_blocks
+  BEGIN SELECT RAISE(ABORT, 'content blocks are redacted, never deleted'); END;
+CREATE TRIGGER IF NOT EXISTS content_blocks_redact_only BEFORE UPDATE ON content_blocks
+  WHEN NEW.digest IS NOT OLD.digest OR NEW.size IS NOT OLD.size OR NEW.text IS NOT NULL OR NEW.redacted_by IS NULL OR OLD.text IS NULL
+  BEGIN SELECT RAISE(ABORT, 'a content block changes only by redaction'); END;
+CREATE TRIGGER IF NOT EXISTS content_lists_no_update BEFORE UPDATE ON content_lists
+  BEGIN SELECT RAISE(ABORT, 'content lists are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS content_lists_no_delete BEFORE DELETE ON content_lists
+  BEGIN SELECT RAISE(ABORT, 'content lists are append-only'); END;
+`;
+
+export const CONTENT_OBJECTS = [
+  'content_blocks',
+  'content_lists',
+  'content_blocks_no_delete',
+  'content_blocks_redact_only',
+  'content_lists_no_update',
+  'content_lists_no_delete',
+] as const;
+
+export function blockDigest(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+export function listDigest(parent: string, block: string): string {
+  return createHash('sha256')
+    .update(parent + block, 'latin1')
+    .digest('hex');
+}
+
+/** One side prepared outside the write lock: its blocks, their digests and the list node after each. */
+export interface PreparedSide {
+  head: string;
+  texts: string[];
+  blocks: string[];
+  nodes: string[];
+}
+
+export interface PreparedContent {
+  prompt: PreparedSide;
+  response: PreparedSide;
+}
+
+/** Checks the writer's pieces (strings, bounded) and hashes them; empty pieces add nothing and are dropped. */
+export function prepareContent(input: unknown, where: string): PreparedContent {
+  const record = input as Record<string, unknown> | null;
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) throw badContent(where, 'an object');
+  const extra = Object.keys(record).filter((key) => key !== 'prompt' && key !== 'response');
+  if (extra.length > 0) throw badContent(where, `only prompt and response (not ${extra.join(', ')})`);
+  return {
+    prompt: prepareSide(record.prompt, `${where}.prompt`),
+    response: prepareSide(record.response, `${where}.response`),
+  };
+}
+
+function prepareSide(pieces: unknown, where: string): PreparedSide {
+  if (!Array.isArray(pieces) || pieces.length > MAX_PIECES || !pieces.every((p) => typeof p === 'string')) {
+    throw badContent(where, `an array of at most ${MAX_PIECES} strings`);
+  }
+  const side: PreparedSide = { head: EMPTY_LIST, texts: [], blocks: [], nodes: [] };
+  for (const piece of pieces as string[]) {
+    if (piece.length === 0) continue;
+    // Hashed as stored: a lone surrogate would reach SQLite as U+FFFD and the digest would never match again.
+    const text = wellFormed(piece);
+    const block = blockDigest(text);
+    side.head = listDigest(side.head, block);
+    side.texts.push(text);
+    side.blocks.push(block);
+    side.nodes.push(side.head);
+  }
+  return side;
+}
+
+function badContent(where: string, wanted: string): CpError {
+  return new CpError('ERR_LEDGER_ENTRY_INVALID', `${where} must be ${wanted}`, {
+    hint: 'pass content as {prompt: string[], response: string[]}: the pieces of each side, in order',
+    details: { field: where },
+  });
+}
+
+/** `metadata.content` of an entry written through the store, or undefined for any other entry. */
+export function contentRefs(metadata: Record<string, unknown>): ContentRefs | undefined {
+  const content = metadata.content as Record<string, unknown> | undefined;
+  if (typeof content !== 'object' || content === null || Array.isArray(content)) return undefined;
+  const { prompt, response } = content;
+  return typeof prompt === 'string' &&
+    HASH_PATTERN.test(prompt) &&
+    typeof response === 'string' &&
+    HASH_PATTERN.test(response)
+    ? { prompt, response }
+    : undefined;
+}
+
+/** One side read back: its text, the REDACTED entries that removed parts of it, and whether anything is missing. */
+export interface ReadSide {
+  text: string;
+  redacted_by: string[];
+  missing: boolean;
+}
+
+const WALK_SQL = `WITH RECURSIVE walk(digest, parent, block, depth) AS (
+  SELECT digest, parent, block, 0 FROM content_lists WHERE digest = ?
+  UNION ALL
+  SELECT l.digest, l.parent, l.block, w.depth + 1 FROM content_lists l JOIN walk w ON l.digest = w.parent
+  WHERE w.depth < ${MAX_PIECES}
+) SELECT w.digest, w.parent, w.block, b.text, b.redacted_by, b.digest IS NOT NULL FROM walk w
+  LEFT JOIN content_blocks b ON b.digest = w.block ORDER BY w.depth DESC`;
+
+/** The store's statements on one connection, prepared when first needed (a ledger without content never pays). */
+export class ContentStore {
+  private present: boolean | undefined;
+  private stmts:
+    | {
+        hasList: Database.Statement;
+        insertBlock: Database.Statement;
+        insertList: Database.Statement;
+        walk: Database.Statement;
+      }
+    | undefined;
+
+  constructor(private readonly db: Database.Database) {}
+
+  /** Whether this file has the content tables (they are laid out by the first write that stores content). */
+  exists(): boolean {
+    if (this.present) return true;
+    this.present =
+      (this.db
+        .prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'content_lists'")
+        .pluck()
+        .get() as number) > 0;
+    return this.present;
+  }
+
+  private statements(): NonNullable<ContentStore['stmts']> {
+    this.stmts ??= {
+      hasList: this.db.prepare('SELECT 1 FROM content_lists WHERE digest = ?').pluck(),
+      insertBlock: this.db.prepare(
+        'INSERT INTO content_blocks (digest, size, text) VALUES (?, ?, ?) ON CONFLICT (digest) DO NOTHING',
+      ),
+      insertList: this.db.prepare(
+        'INSERT INTO content_lists (digest, parent, block) VALUES (?, ?, ?) ON CONFLICT (digest) DO NOTHING',
+      ),
+      walk: this.db.prepare(WALK_SQL).raw(),
+    };
+    return this.stmts;
+  }
+
+  /** Inside the caller's write transaction: lays the tables out on first use. */
+  ensure(): void {
+    if (this.exists()) return;
+    this.db.exec(CONTENT_DDL);
+    this.present = true;
+  }
+
+  /**
+   * Stores one side inside the caller's write transaction. Only the nodes past the longest prefix already
+   * stored are written: a conversation's next turn finds its previous turn's list and adds the new messages.
+   */
+  storeSide(side: PreparedSide): void {
+    const s = this.statements();
+    let known = side.nodes.length;
+    while (known > 0 && s.hasList.get(side.nodes[known - 1]) === undefined) known -= 1;
+    for (let i = known; i < side.nodes.length; i += 1) {
+      const text = side.texts[i] as string;
+      s.insertBlock.run(side.blocks[i], Buffer.byteLength(text, 'utf8'), text);
+      s.insertList.run(side.nodes[i], i === 0 ? EMPTY_LIST : side.nodes[i - 1], side.blocks[i]);
+    }
+  }
+
+  /** A block's stored row, or undefined when it is not there. */
+  block(digest: string): ContentBlockLine | undefined {
+    const row = this.db
+      .prepare('SELECT size, text, redacted_by FROM content_blocks WHERE digest = ?')
+      .raw()
+      .get(digest) as [number, string | null, string | null] | undefined;
+    if (row === undefined) return undefined;
+    const [size, text, redactedBy] = row;
+    return text !== null
+      ? { digest, size, text }
+      : { digest, size, ...(redactedBy === null ? {} : { redacted_by: redactedBy }) };
+  }
+
+  /** Inserts blocks and list nodes as given (an import that was verified first). */
+  insertRaw(blocks: readonly ContentBlockLine[], lists: readonly ContentListLine[]): void {
+    const s = this.statements();
+    const redacted = this.db.prepare(
+      'INSERT INTO content_blocks (digest, size, text, redacted_by) VALUES (?, ?, NULL, ?) ON CONFLICT (digest) DO NOTHING',
+    );
+    for (const b of blocks) {
+      if (b.text === undefined) redacted.run(b.digest, b.size, b.redacted_by ?? null);
+      else s.insertBlock.run(b.digest, b.size, b.text);
+    }
+    for (const l of lists) s.insertList.run(l.digest, l.parent, l.block);
+  }
+
+  /**
+   * A list's text. A redacted block reads as `[REDACTED:<entry id>]`; a block or node that is not there (the
+   * file was edited: verify says so) reads as `[MISSING:<digest>]`, so reading never throws on a damaged store.
+   */
+  read(head: string): ReadSide {
+    const out: ReadSide = { text: '', redacted_by: [], missing: false };
+    if (head === EMPTY_LIST) return out;
+    if (!this.exists()) return { text: `[MISSING:${head}]`, redacted_by: [], missing: true };
+    const rows = this.statements().walk.all(head) as [string, string, string, string | null, string | null, number][];
+    const oldest = rows[0];
+    if (oldest === undefined || oldest[1] !== EMPTY_LIST) {
+      out.missing = true;
+      out.text = `[MISSING:${oldest === undefined ? head : oldest[1]}]`;
+    }
+    const parts: string[] = [out.text];
+    for (const [, , block, text, redactedBy, present] of rows) {
+      if (text !== null) parts.push(text);
+      else if (present === 1 && redactedBy !== null) {
+        parts.push(`[REDACTED:${redactedBy}]`);
+        if (!out.redacted_by.includes(redactedBy)) out.redacted_by.push(redactedBy);
+      } else {
+        out.missing = true;
+        parts.push(`[MISSING:${block}]`);
+      }
+    }
+    out.text = parts.join('');
+    return out;
+  }
+
+  /** A list's nodes, oldest first (for export); a broken list yields the part that is there. */
+  walkNodes(head: string): [digest: string, parent: string, block: string][] {
+    if (head === EMPTY_LIST || !this.exists()) return [];
+    const rows = this.statements().walk.all(head) as [string, string, string][];
+    return rows.map(([digest, parent, block]) => [digest, parent, block]);
+  }
+}
+
+/** An export line holding a block: its text, or, once redacted, the REDACTED entry that removed it. */
+export interface ContentBlockLine {
+  digest: string;
+  size: number;
+  text?: string;
+  redacted_by?: string;
+}
+
+export interface ContentListLine {
+  digest: string;
+  parent: string;
+  block: string;
+}
+
+/** Names a block or node for a message. */
+export function shortDigest(digest: string): string {
+  return show(`${digest.slice(0, 12)}…`);
+}
+
+/** The content an export carries, checked as it is read: each block hashes to its digest, each node to its own. */
+export interface ImportContent {
+  blocks: ContentBlockLine[];
+  lists: ContentListLine[];
+}
