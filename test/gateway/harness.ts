@@ -31,6 +31,8 @@ export function cli(
   const r = spawnSync(process.execPath, [cplane, ...args], {
     cwd: REPO,
     encoding: 'utf8',
+    // An export of a long session is megabytes; the default 1 MiB would kill the child.
+    maxBuffer: 1 << 30,
     env: { ...process.env, ...env },
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };

@@ -86,16 +86,16 @@ export function checkGeneration(surface: WireSurface, body: unknown): Generation
 
 /**
  * `JSON.stringify(value)` in pieces: each field's value, and each element of an array field, is a piece of its
- * own, between small pieces of punctuation. A conversation resent with one more message shares every piece
- * but the last few with the turn before it, which is what lets the content store keep it once.
+ * own, carrying the punctuation before it; the closing brackets are the last piece. A conversation resent with
+ * one more turn shares every piece but that last one with the turn before it, which is what lets the content
+ * store keep it once.
  */
 export function jsonPieces(value: Record<string, unknown>): string[] {
   const pieces: string[] = [];
   let glue = '{';
-  const flush = (piece: string): void => {
-    if (glue !== '') pieces.push(glue);
+  const piece = (json: string): void => {
+    pieces.push(glue + json);
     glue = '';
-    pieces.push(piece);
   };
   let first = true;
   for (const key of Object.keys(value)) {
@@ -106,10 +106,10 @@ export function jsonPieces(value: Record<string, unknown>): string[] {
       glue += '[';
       for (let i = 0; i < item.length; i += 1) {
         if (i > 0) glue += ',';
-        flush(JSON.stringify(item[i]) ?? 'null');
+        piece(JSON.stringify(item[i]) ?? 'null');
       }
       glue += ']';
-    } else flush(JSON.stringify(item));
+    } else piece(JSON.stringify(item));
   }
   pieces.push(`${glue}}`);
   return pieces;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type RefusalCode, type Warning, warning } from '#kernel/catalogue/define.js';
-import type { AppendInput, Ledger, LedgerEntry } from '#kernel/ledger/index.js';
+import { inlineContent, type AppendInput, type Ledger, type LedgerEntry } from '#kernel/ledger/index.js';
 import { canonicalJson, sha256Hex } from '#kernel/canonical.js';
 import type { Budgeter } from '#budgeter/index.js';
 import type { Provider, ProviderRequest, ProviderResult, Usage } from '#providers/spec.js';
@@ -477,7 +477,7 @@ export class Router {
             `the ledger refused the exchange (${reason}) and the spool could not be written (${scrubText(describe(error), secrets)}); the whole exchange is in unrecorded_exchange`,
           ),
         );
-        return batch;
+        return batch.map(inlineContent);
       }
     }
     response.warnings.push(
@@ -486,7 +486,7 @@ export class Router {
         `the ledger refused the exchange (${reason}) and no spool directory is configured; the whole exchange is in unrecorded_exchange`,
       ),
     );
-    return batch;
+    return batch.map(inlineContent);
   }
 
   /**

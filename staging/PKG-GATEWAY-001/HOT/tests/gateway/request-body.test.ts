@@ -30,5 +30,7 @@ test('a conversation resent with one more message shares every piece of the turn
   assert.equal(second.prompt, second.promptPieces.join(''));
   const shared = first.promptPieces.slice(0, -1);
   assert.deepEqual(second.promptPieces.slice(0, shared.length), shared);
-  assert.ok(second.promptPieces.includes(JSON.stringify(messages[2])), 'each message is a piece of its own');
+  assert.ok(second.promptPieces.includes(`,${JSON.stringify(messages[2])}`), 'each message is a piece of its own');
+  // Per turn: the two new messages and the closing brackets.
+  assert.equal(second.promptPieces.length, first.promptPieces.length + 2);
 });

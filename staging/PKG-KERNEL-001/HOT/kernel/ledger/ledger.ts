@@ -152,14 +152,36 @@ function wellFormedAppend(input: PreparedAppend, raw: AppendInput, index: number
   return input;
 }
 
-/** Metadata with `content` replaced by the text it stands for, keys in sorted order. */
-function readView(metadata: Record<string, unknown>, prompt: string, response: string): Record<string, unknown> {
+/**
+ * Metadata with `content` replaced by the text it stands for, keys in sorted order. Text given as pieces is
+ * joined when first read: the hot path (the router keeps only the entry's id) never pays for joining a
+ * 150k-token conversation it already has.
+ */
+function readView(
+  metadata: Record<string, unknown>,
+  prompt: string | readonly string[],
+  response: string | readonly string[],
+): Record<string, unknown> {
   const { content: _content, ...rest } = metadata;
   const out: Record<string, unknown> = {};
-  const merged: Record<string, unknown> = { ...rest, prompt, response };
-  // defineProperty: a stored "__proto__" key stays data, never a prototype change.
-  for (const key of Object.keys(merged).sort())
-    Object.defineProperty(out, key, { value: merged[key], enumerable: true, writable: true, configurable: true });
+  const text = { prompt, response } as const;
+  for (const key of [...Object.keys(rest), 'prompt', 'response'].sort()) {
+    const value = key === 'prompt' || key === 'response' ? text[key] : rest[key];
+    if (typeof value === 'string' || !(key === 'prompt' || key === 'response')) {
+      // defineProperty: a stored "__proto__" key stays data, never a prototype change.
+      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      continue;
+    }
+    Object.defineProperty(out, key, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const joined = (value as readonly string[]).join('');
+        Object.defineProperty(out, key, { value: joined, enumerable: true, writable: true, configurable: true });
+        return joined;
+      },
+    });
+  }
   return out;
 }
 
@@ -374,7 +396,7 @@ export class Ledger {
       const content = (prepared[i] as PreparedAppend).content;
       if (content === undefined) continue;
       const entry = entries[i] as LedgerEntry;
-      entry.metadata = readView(entry.metadata, content.prompt.texts.join(''), content.response.texts.join(''));
+      entry.metadata = readView(entry.metadata, content.prompt.texts, content.response.texts);
     }
     return entries;
   }

@@ -156,8 +156,7 @@ test('ledger and spool both failing: the answer is returned and the whole exchan
   assert.match(res.warnings.map(warningText).join('\n'), /EXCHANGE_NOT_RECORDED/);
   const records = res.unrecorded_exchange as AppendInput[];
   assert.equal(records[0]?.event_type, 'EXCHANGE');
-  // The record keeps its content as the ledger's content store takes it: the response whole, in order.
-  assert.equal(records[0]?.content?.response.join(''), 'Mock response');
+  assert.equal(records[0]?.metadata?.response, 'Mock response');
   assert.equal(records[0]?.metadata?.dispatch_entry_id, res.dispatch_entry_id);
   // Appending the handed-back batch later is all it takes to complete the ledger.
   h.ledger.appendBatch = (inputs) => Object.getPrototypeOf(h.ledger).appendBatch.call(h.ledger, inputs);

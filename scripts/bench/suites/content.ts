@@ -1,0 +1,294 @@
+// The exchange content store: a scripted 200-turn coding-agent session through an in-process gateway with a
+// durable ledger (how much the ledger database grows against the session's unique and naive bytes), and the
+// cost of recording one ~150k-token request whose history is already stored, against hashing it once.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Ledger as LedgerT } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
+import { DEV_ROOT } from '../../lib/repo.js';
+import { fromDevRoot } from '../../lib/dev-root.js';
+import { assistantReply, codingSession, messagesAt } from '../../lib/coding-session.js';
+import { defineSuite, percentile, type BenchRow } from '../row.js';
+
+const { Ledger } =
+  await fromDevRoot<typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>(
+    'HOT/kernel/ledger/index.js',
+  );
+const { Budgeter } =
+  await fromDevRoot<typeof import('../../../staging/PKG-BUDGETER-001/HOT/budgeter/index.js')>('HOT/budgeter/index.js');
+const { Router } =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
+const { issueToken } =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/auth.js')>('HOT/router/auth.js');
+const { loadRouterConfig } =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
+const { AnthropicProvider } = await fromDevRoot<
+  typeof import('../../../staging/PKG-PROVIDER-ANTHROPIC-001/HOT/providers/anthropic/provider.js')
+>('HOT/providers/anthropic/provider.js');
+const { Gateway } =
+  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/server.js')>('HOT/gateway/server.js');
+const { GATEWAY_LIMITS } =
+  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/settings.js')>(
+    'HOT/gateway/settings.js',
+  );
+const { checkGeneration } =
+  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/request-body.js')>(
+    'HOT/gateway/request-body.js',
+  );
+
+const TURNS = 200;
+const UPSTREAM_KEY = 'bench-upstream-key';
+
+/** Answers each turn with that turn's tool call, so every reply differs as a real agent's do. */
+function upstream(): Promise<Server> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messages: unknown[] };
+      const n = (body.messages.length - 1) / 2;
+      const message = JSON.stringify({
+        id: `msg_${n}`,
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: assistantReply(n),
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: {
+          input_tokens: 1000,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 30_000,
+          output_tokens: 80,
+        },
+      });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(message)) });
+      res.end(message);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+/** The database's size once the WAL is folded in and truncated. */
+function dbBytes(ledger: LedgerT): number {
+  ledger.db.pragma('wal_checkpoint(TRUNCATE)');
+  return (
+    (ledger.db.pragma('page_count', { simple: true }) as number) *
+    (ledger.db.pragma('page_size', { simple: true }) as number)
+  );
+}
+
+async function session(tmp: string, log: (line: string) => void): Promise<BenchRow[]> {
+  const up = await upstream();
+  const ledger = Ledger.open(join(tmp, 'content-ledger.sqlite'), { create: true, synchronous: 'FULL' });
+  // A long agent session resends ~150k tokens a turn: limits sized for that, as its operator would set them.
+  const base = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as object;
+  const roomy = { max_tokens: 1e10, max_cost: 1e6 };
+  const config = {
+    ...base,
+    limits: { session: { default: roomy }, work_order: { default: roomy }, agent: { default: roomy } },
+    rate_limits: { session: { window_ms: 60_000, max_requests: 6000, max_tokens: 1e10 } },
+  };
+  const budget = Budgeter.open({ dbPath: join(tmp, 'content-budget.sqlite'), config });
+  const secret = 'bench-auth-secret-0123456789';
+  const router = new Router({
+    ledger,
+    config: loadRouterConfig(),
+    providers: [],
+    budget,
+    authKeys: { default: secret },
+  });
+  const provider = new AnthropicProvider({
+    config: { base_url: `http://127.0.0.1:${(up.address() as AddressInfo).port}`, api_key: UPSTREAM_KEY },
+    env: {},
+  });
+  const gateway = new Gateway({
+    router,
+    providers: new Map([['anthropic', provider]]),
+    bodyLimitBytes: 8 << 20,
+    drainTimeoutMs: 1000,
+    ...GATEWAY_LIMITS,
+    upstreamTimeoutMs: 60_000,
+    log: () => {},
+    ready: () => null,
+  });
+  const address = await gateway.listen('127.0.0.1', 0);
+  const now = Math.floor(Date.now() / 1000);
+  const key = issueToken({ sub: 'AGENT-BENCH', scopes: ['route:*'], iat: now, exp: now + 3600 }, { default: secret });
+  const script = codingSession();
+  const unique = new Set<string>();
+  let naive = 0;
+  try {
+    const before = dbBytes(ledger);
+    for (let n = 0; n < TURNS; n += 1) {
+      const body = {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 4096,
+        system: script.system,
+        tools: script.tools,
+        messages: messagesAt(script, n),
+      };
+      const res = await fetch(`http://127.0.0.1:${address.port}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+          'x-api-key': key,
+          'x-cplane-session': 'SES-CONTENT-BENCH',
+        },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`turn ${n} answered ${res.status}: ${text.slice(0, 200)}`);
+      // What the gateway records, computed here the way a client would: the request's conversation and the reply.
+      const gen = checkGeneration('anthropic.messages', body);
+      if (typeof gen === 'string') throw new Error(gen);
+      for (const piece of gen.promptPieces) unique.add(piece);
+      naive += Buffer.byteLength(gen.prompt);
+    }
+    for (const entry of ledger.history('SES-CONTENT-BENCH')) {
+      const response = String(entry.metadata.response);
+      unique.add(response);
+      naive += Buffer.byteLength(response);
+    }
+    const growth = dbBytes(ledger) - before;
+    // Where the bytes went: the content tables against the chain's own rows (DISPATCH, EXCHANGE, budget records).
+    const tables = ledger.db
+      .prepare('SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC')
+      .all() as { name: string; bytes: number }[];
+    const kinds = ledger.db
+      .prepare('SELECT event_type, count(*) AS n, sum(length(metadata)) AS bytes FROM entries GROUP BY event_type')
+      .all() as { event_type: string; n: number; bytes: number }[];
+    log(
+      `content: ${tables
+        .slice(0, 6)
+        .map((t) => `${t.name} ${t.bytes}`)
+        .join(', ')}`,
+    );
+    log(`content: entries ${kinds.map((k) => `${k.event_type} ${k.n}×${Math.round(k.bytes / k.n)}B`).join(', ')}`);
+    let uniqueBytes = 0;
+    for (const piece of unique) uniqueBytes += Buffer.byteLength(piece);
+    const store = tables
+      .filter((t) => t.name.startsWith('content_') || t.name === 'sqlite_autoindex_content_blocks_1')
+      .reduce((sum, t) => sum + t.bytes, 0);
+    return [
+      {
+        name: 'content_bytes_vs_unique',
+        value: growth,
+        unit: 'bytes',
+        baseline: uniqueBytes,
+        ratio: growth / uniqueBytes,
+        target: '<= 1.3',
+        ok: growth / uniqueBytes <= 1.3,
+      },
+      {
+        name: 'content_store_bytes_vs_unique',
+        value: store,
+        unit: 'bytes (content tables only)',
+        baseline: uniqueBytes,
+        ratio: store / uniqueBytes,
+        target: 'report',
+        ok: null,
+      },
+      {
+        name: 'content_bytes_vs_naive',
+        value: growth,
+        unit: 'bytes',
+        baseline: naive,
+        ratio: growth / naive,
+        target: 'report (expect <= 0.05)',
+        ok: null,
+      },
+    ];
+  } finally {
+    await gateway.drain();
+    budget.close();
+    ledger.close();
+    await new Promise((resolve) => up.close(resolve));
+  }
+}
+
+/** One ~150k-token request whose history is already stored: recording it vs SHA-256 of it once. */
+function largeAppend(tmp: string, quick: boolean, synchronous: 'FULL' | 'NORMAL'): BenchRow {
+  const ledger = Ledger.open(join(tmp, `content-large-${synchronous}.sqlite`), { create: true, synchronous });
+  try {
+    const script = codingSession();
+    const turns = 106;
+    const request = (n: number, tail: string): { pieces: string[]; bytes: number } => {
+      const messages = messagesAt(script, n);
+      messages.push({ role: 'user', content: tail });
+      const gen = checkGeneration('anthropic.messages', {
+        model: 'm',
+        max_tokens: 1,
+        system: script.system,
+        tools: script.tools,
+        messages,
+      });
+      if (typeof gen === 'string') throw new Error(gen);
+      return { pieces: gen.promptPieces, bytes: Buffer.byteLength(gen.prompt) };
+    };
+    const append = (pieces: string[], i: number): void => {
+      ledger.append({
+        event_type: 'EXCHANGE',
+        submission_id: 'anthropic.messages',
+        decision: 'SUCCESS',
+        reason: 'Exchange completed',
+        metadata: { session_id: 'SES-LARGE', outcome: 'success' },
+        content: { prompt: pieces, response: [JSON.stringify(assistantReply(i))] },
+      });
+    };
+    // The stored history: the same conversation one turn shorter.
+    append(request(turns - 1, 'continue').pieces, 0);
+    const iterations = quick ? 20 : 60;
+    const recordMs: number[] = [];
+    const hashMs: number[] = [];
+    let bytes = 0;
+    for (let i = 0; i < iterations; i += 1) {
+      const { pieces, bytes: b } = request(turns, `new instruction ${i}: ${'x'.repeat(200)}`);
+      bytes = b;
+      const whole = pieces.join('');
+      let start = process.hrtime.bigint();
+      createHash('sha256').update(whole, 'utf8').digest('hex');
+      hashMs.push(Number(process.hrtime.bigint() - start) / 1e6);
+      start = process.hrtime.bigint();
+      append(pieces, i);
+      recordMs.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+    const us = (ms: number): number => Math.round(ms * 1000);
+    const record = percentile(recordMs, 50);
+    const hash = percentile(hashMs, 50);
+    return synchronous === 'FULL'
+      ? {
+          name: 'exchange_append_large_p50',
+          value: us(record),
+          unit: `µs (${Math.round(bytes / 1024)} KiB request)`,
+          baseline: us(hash),
+          ratio: record / hash,
+          target: '<= 3x SHA-256 of the request',
+          ok: record / hash <= 3,
+        }
+      : {
+          // The same without the commit's fsync: what the store itself costs on top of hashing.
+          name: 'exchange_append_large_p50_no_fsync',
+          value: us(record),
+          unit: 'µs (synchronous=NORMAL)',
+          baseline: us(hash),
+          ratio: record / hash,
+          target: 'report',
+          ok: null,
+        };
+  } finally {
+    ledger.close();
+  }
+}
+
+export default defineSuite({
+  name: 'content',
+  async run({ quick, tmp, log }) {
+    const rows = await session(tmp, log);
+    rows.push(largeAppend(tmp, quick, 'FULL'), largeAppend(tmp, quick, 'NORMAL'));
+    return rows;
+  },
+});
