@@ -1,18 +1,7 @@
 // A scripted coding-agent session, as Claude Code drives one: a large system prompt and tool set sent on every
 // turn, and a history that grows by an assistant tool call and a tool result per turn. Deterministic (seeded), so
 // the content-store test and bench see the same bytes on every run.
-
-/** mulberry32: a small seeded PRNG; the text only has to be varied, not random. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from './seeded.js';
 
 const WORDS =
   'the a function returns value file module test error config request response session budget ledger token agent tool call read write edit search run build check commit branch diff patch line column type string number object array null undefined import export const let async await promise stream buffer parse serialise hash digest verify chain block store cache prefix system user assistant message content model provider gateway route retry breaker limit scope key secret redact marker'.split(
@@ -21,7 +10,7 @@ const WORDS =
 
 /** About `chars` characters of varied English-like text (4 characters is roughly one token). */
 export function prose(seed: number, chars: number): string {
-  const next = prng(seed);
+  const next = seeded(seed);
   const out: string[] = [];
   let length = 0;
   while (length < chars) {

@@ -106,14 +106,4 @@ export function assertGatesPass(root: string, label: string): void {
   assert.equal(gates.status, 0, `${label}: gate-check\n${gates.stdout}${gates.stderr}`);
 }
 
-/** mulberry32: a small seeded generator, so a failing random schedule can be replayed from its logged seed. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seeded } from '../../scripts/lib/seeded.js';

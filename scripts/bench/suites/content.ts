@@ -2,44 +2,21 @@
 // durable ledger (how much the ledger database grows against the session's unique and naive bytes), and the
 // cost of recording one ~150k-token request whose history is already stored, against hashing it once.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Ledger as LedgerT } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
-import { DEV_ROOT } from '../../lib/repo.js';
 import { fromDevRoot } from '../../lib/dev-root.js';
 import { assistantReply, codingSession, messagesAt } from '../../lib/coding-session.js';
+import { inProcessGateway, Ledger } from '../peers/in-process-gateway.js';
 import { defineSuite, percentile, type BenchRow } from '../row.js';
 
-const { Ledger } =
-  await fromDevRoot<typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>(
-    'HOT/kernel/ledger/index.js',
-  );
-const { Budgeter } =
-  await fromDevRoot<typeof import('../../../staging/PKG-BUDGETER-001/HOT/budgeter/index.js')>('HOT/budgeter/index.js');
-const { Router } =
-  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
-const { issueToken } =
-  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/auth.js')>('HOT/router/auth.js');
-const { loadRouterConfig } =
-  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
-const { AnthropicProvider } = await fromDevRoot<
-  typeof import('../../../staging/PKG-PROVIDER-ANTHROPIC-001/HOT/providers/anthropic/provider.js')
->('HOT/providers/anthropic/provider.js');
-const { Gateway } =
-  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/server.js')>('HOT/gateway/server.js');
-const { GATEWAY_LIMITS } =
-  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/settings.js')>(
-    'HOT/gateway/settings.js',
-  );
 const { checkGeneration } =
   await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/request-body.js')>(
     'HOT/gateway/request-body.js',
   );
 
 const TURNS = 200;
-const UPSTREAM_KEY = 'bench-upstream-key';
 
 /** Answers each turn with that turn's tool call, so every reply differs as a real agent's do. */
 function upstream(): Promise<Server> {
@@ -82,41 +59,20 @@ function dbBytes(ledger: LedgerT): number {
 
 async function session(tmp: string, log: (line: string) => void): Promise<BenchRow[]> {
   const up = await upstream();
-  const ledger = Ledger.open(join(tmp, 'content-ledger.sqlite'), { create: true, synchronous: 'FULL' });
   // A long agent session resends ~150k tokens a turn: limits sized for that, as its operator would set them.
-  const base = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as object;
   const roomy = { max_tokens: 1e10, max_cost: 1e6 };
-  const config = {
-    ...base,
-    limits: { session: { default: roomy }, work_order: { default: roomy }, agent: { default: roomy } },
-    rate_limits: { session: { window_ms: 60_000, max_requests: 6000, max_tokens: 1e10 } },
-  };
-  const budget = Budgeter.open({ dbPath: join(tmp, 'content-budget.sqlite'), config });
-  const secret = 'bench-auth-secret-0123456789';
-  const router = new Router({
-    ledger,
-    config: loadRouterConfig(),
-    providers: [],
-    budget,
-    authKeys: { default: secret },
-  });
-  const provider = new AnthropicProvider({
-    config: { base_url: `http://127.0.0.1:${(up.address() as AddressInfo).port}`, api_key: UPSTREAM_KEY },
-    env: {},
-  });
-  const gateway = new Gateway({
-    router,
-    providers: new Map([['anthropic', provider]]),
+  const served = await inProcessGateway({
+    tmp,
+    name: 'content',
+    upstreamUrl: `http://127.0.0.1:${(up.address() as AddressInfo).port}`,
     bodyLimitBytes: 8 << 20,
-    drainTimeoutMs: 1000,
-    ...GATEWAY_LIMITS,
-    upstreamTimeoutMs: 60_000,
-    log: () => {},
-    ready: () => null,
+    budget: (base) => ({
+      ...base,
+      limits: { session: { default: roomy }, work_order: { default: roomy }, agent: { default: roomy } },
+      rate_limits: { session: { window_ms: 60_000, max_requests: 6000, max_tokens: 1e10 } },
+    }),
   });
-  const address = await gateway.listen('127.0.0.1', 0);
-  const now = Math.floor(Date.now() / 1000);
-  const key = issueToken({ sub: 'AGENT-BENCH', scopes: ['route:*'], iat: now, exp: now + 3600 }, { default: secret });
+  const { ledger, key } = served;
   const script = codingSession();
   const unique = new Set<string>();
   let naive = 0;
@@ -130,7 +86,7 @@ async function session(tmp: string, log: (line: string) => void): Promise<BenchR
         tools: script.tools,
         messages: messagesAt(script, n),
       };
-      const res = await fetch(`http://127.0.0.1:${address.port}/v1/messages`, {
+      const res = await fetch(`${served.url}/v1/messages`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -203,9 +159,7 @@ async function session(tmp: string, log: (line: string) => void): Promise<BenchR
       },
     ];
   } finally {
-    await gateway.drain();
-    budget.close();
-    ledger.close();
+    await served.close();
     await new Promise((resolve) => up.close(resolve));
   }
 }

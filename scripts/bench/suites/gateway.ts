@@ -1,37 +1,10 @@
 // The gateway's added latency: the same local upstream called directly and through an in-process Gateway with a
 // durable ledger (synchronous=FULL) and the root's budget config, sequential calls, same process for both paths.
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { DEV_ROOT } from '../../lib/repo.js';
-import { fromDevRoot } from '../../lib/dev-root.js';
 import { frames, message } from '../peers/anthropic-reply.js';
+import { inProcessGateway, UPSTREAM_KEY } from '../peers/in-process-gateway.js';
 import { defineSuite, percentile, type BenchRow } from '../row.js';
-
-const { Ledger } =
-  await fromDevRoot<typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>(
-    'HOT/kernel/ledger/index.js',
-  );
-const { Budgeter } =
-  await fromDevRoot<typeof import('../../../staging/PKG-BUDGETER-001/HOT/budgeter/index.js')>('HOT/budgeter/index.js');
-const { Router } =
-  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
-const { issueToken } =
-  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/auth.js')>('HOT/router/auth.js');
-const { loadRouterConfig } =
-  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
-const { AnthropicProvider } = await fromDevRoot<
-  typeof import('../../../staging/PKG-PROVIDER-ANTHROPIC-001/HOT/providers/anthropic/provider.js')
->('HOT/providers/anthropic/provider.js');
-const { Gateway } =
-  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/server.js')>('HOT/gateway/server.js');
-const { GATEWAY_LIMITS } =
-  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/settings.js')>(
-    'HOT/gateway/settings.js',
-  );
-
-const UPSTREAM_KEY = 'bench-upstream-key';
 
 function upstream(): Promise<Server> {
   const server = createServer((req, res) => {
@@ -86,32 +59,9 @@ export default defineSuite({
   async run({ quick, tmp }) {
     const n = quick ? 200 : 1000;
     const up = await upstream();
-    const ledger = Ledger.open(join(tmp, 'ledger.sqlite'), { create: true, synchronous: 'FULL' });
-    const config = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as object;
-    const budget = Budgeter.open({ dbPath: join(tmp, 'budget.sqlite'), config });
-    const secret = 'bench-auth-secret-0123456789';
-    const router = new Router({
-      ledger,
-      config: loadRouterConfig(),
-      providers: [],
-      budget,
-      authKeys: { default: secret },
-    });
-    const provider = new AnthropicProvider({ config: { base_url: url(up), api_key: UPSTREAM_KEY }, env: {} });
-    const gateway = new Gateway({
-      router,
-      providers: new Map([['anthropic', provider]]),
-      bodyLimitBytes: 1 << 20,
-      drainTimeoutMs: 1000,
-      ...GATEWAY_LIMITS,
-      upstreamTimeoutMs: 60_000,
-      log: () => {},
-      ready: () => null,
-    });
-    const address = await gateway.listen('127.0.0.1', 0);
-    const via = `http://127.0.0.1:${address.port}`;
-    const now = Math.floor(Date.now() / 1000);
-    const key = issueToken({ sub: 'AGENT-BENCH', scopes: ['route:*'], iat: now, exp: now + 3600 }, { default: secret });
+    const served = await inProcessGateway({ tmp, name: 'gateway', upstreamUrl: url(up) });
+    const via = served.url;
+    const key = served.key;
     const direct = { 'x-api-key': UPSTREAM_KEY };
     // Spread over sessions: a session's rate limit (600 calls a minute) is not what this measures.
     const governed = (i: number): Record<string, string> => ({
@@ -169,9 +119,7 @@ export default defineSuite({
         },
       );
     } finally {
-      await gateway.drain();
-      budget.close();
-      ledger.close();
+      await served.close();
       await new Promise((resolve) => up.close(resolve));
     }
     return rows;

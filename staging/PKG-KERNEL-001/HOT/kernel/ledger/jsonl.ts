@@ -181,16 +181,7 @@ function parseContentLine(
   blocks: Map<string, ContentBlockLine>,
   lists: Set<string>,
 ): void {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch (cause) {
-    throw new CpError('ERR_LEDGER_IMPORT_INVALID', `line ${lineNo} of ${source} is not JSON: ${show(line, 60)}`, {
-      hint: 'import only files written by `cplane ledger export`',
-      details: { line: lineNo },
-      cause,
-    });
-  }
+  const value = jsonLine(line, lineNo, source);
   const invalid = (what: string): CpError =>
     new CpError('ERR_LEDGER_IMPORT_INVALID', `line ${lineNo} of ${source} is not a content line: ${what}`, {
       hint: 'import only files written by `cplane ledger export`',
@@ -252,10 +243,9 @@ function parseContentLine(
   throw invalid(`unknown kind ${show(keys[0])}`);
 }
 
-function parseLine(line: string, lineNo: number, source: string): LedgerEntry {
-  let value: unknown;
+function jsonLine(line: string, lineNo: number, source: string): unknown {
   try {
-    value = JSON.parse(line);
+    return JSON.parse(line);
   } catch (cause) {
     throw new CpError('ERR_LEDGER_IMPORT_INVALID', `line ${lineNo} of ${source} is not JSON: ${show(line, 60)}`, {
       hint: 'import only files written by `cplane ledger export`',
@@ -263,6 +253,10 @@ function parseLine(line: string, lineNo: number, source: string): LedgerEntry {
       cause,
     });
   }
+}
+
+function parseLine(line: string, lineNo: number, source: string): LedgerEntry {
+  const value = jsonLine(line, lineNo, source);
   const validateEntry = entryValidator();
   if (!validateEntry(value)) {
     const error = validateEntry.errors?.[0];

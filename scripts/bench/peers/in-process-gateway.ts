@@ -1,0 +1,90 @@
+// The gateway the benches drive in-process: the dev root's router, budgeter, Anthropic provider and Gateway on a
+// durable ledger (synchronous=FULL), in front of a local upstream.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Ledger as LedgerT } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
+import { fromDevRoot } from '../../lib/dev-root.js';
+import { DEV_ROOT } from '../../lib/repo.js';
+
+export const { Ledger } =
+  await fromDevRoot<typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>(
+    'HOT/kernel/ledger/index.js',
+  );
+const { Budgeter } =
+  await fromDevRoot<typeof import('../../../staging/PKG-BUDGETER-001/HOT/budgeter/index.js')>('HOT/budgeter/index.js');
+const { Router } =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
+const { issueToken } =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/auth.js')>('HOT/router/auth.js');
+const { loadRouterConfig } =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
+const { AnthropicProvider } = await fromDevRoot<
+  typeof import('../../../staging/PKG-PROVIDER-ANTHROPIC-001/HOT/providers/anthropic/provider.js')
+>('HOT/providers/anthropic/provider.js');
+const { Gateway } =
+  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/server.js')>('HOT/gateway/server.js');
+const { GATEWAY_LIMITS } =
+  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/settings.js')>(
+    'HOT/gateway/settings.js',
+  );
+
+export const UPSTREAM_KEY = 'bench-upstream-key';
+
+export interface InProcessGateway {
+  url: string;
+  /** A cplane key for agent AGENT-BENCH. */
+  key: string;
+  ledger: LedgerT;
+  close(): Promise<void>;
+}
+
+export async function inProcessGateway(options: {
+  tmp: string;
+  name: string;
+  upstreamUrl: string;
+  bodyLimitBytes?: number;
+  /** The root's budget config, changed for the run (default: as the dev root has it). */
+  budget?: (config: Record<string, unknown>) => Record<string, unknown>;
+}): Promise<InProcessGateway> {
+  const ledger = Ledger.open(join(options.tmp, `${options.name}-ledger.sqlite`), { create: true, synchronous: 'FULL' });
+  const base = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  const budget = Budgeter.open({
+    dbPath: join(options.tmp, `${options.name}-budget.sqlite`),
+    config: options.budget ? options.budget(base) : base,
+  });
+  const secret = 'bench-auth-secret-0123456789';
+  const router = new Router({
+    ledger,
+    config: loadRouterConfig(),
+    providers: [],
+    budget,
+    authKeys: { default: secret },
+  });
+  const provider = new AnthropicProvider({ config: { base_url: options.upstreamUrl, api_key: UPSTREAM_KEY }, env: {} });
+  const gateway = new Gateway({
+    router,
+    providers: new Map([['anthropic', provider]]),
+    bodyLimitBytes: options.bodyLimitBytes ?? 1 << 20,
+    drainTimeoutMs: 1000,
+    ...GATEWAY_LIMITS,
+    upstreamTimeoutMs: 60_000,
+    log: () => {},
+    ready: () => null,
+  });
+  const address = await gateway.listen('127.0.0.1', 0);
+  const now = Math.floor(Date.now() / 1000);
+  const key = issueToken({ sub: 'AGENT-BENCH', scopes: ['route:*'], iat: now, exp: now + 3600 }, { default: secret });
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    key,
+    ledger,
+    async close() {
+      await gateway.drain();
+      budget.close();
+      ledger.close();
+    },
+  };
+}
