@@ -125,6 +125,17 @@ interface PreparedAppend {
  * escape, so metadata without that text needs no walk.
  */
 function wellFormedAppend(input: PreparedAppend, raw: AppendInput, index: number): PreparedAppend {
+  // Digests in metadata.content are the store's to write: a hand-made one would name content that is not there.
+  if (raw.content === undefined && contentRefs(input.metadata) !== undefined) {
+    throw new CpError(
+      'ERR_LEDGER_ENTRY_INVALID',
+      `metadata.content${index === 0 ? '' : ` (batch item ${index})`} holds content digests, which only the content store writes`,
+      {
+        hint: 'pass the text as content: {prompt: [...pieces], response: [...pieces]} and the ledger stores it',
+        details: { field: 'metadata.content' },
+      },
+    );
+  }
   if (raw.content !== undefined) {
     const content = prepareContent(raw.content, index === 0 ? 'content' : `content (batch item ${index})`);
     const { prompt: _prompt, response: _response, ...rest } = input.metadata;

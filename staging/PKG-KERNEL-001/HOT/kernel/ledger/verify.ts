@@ -41,9 +41,16 @@ export interface ContentCheck {
 
 const MAX_CONTENT_PROBLEMS = 20;
 
-/** What the chain walk gathers for the content check: the lists entries commit to, and what each REDACTED names. */
+/**
+ * What the chain walk gathers for the content check: whether any entry commits to content, the lists it found
+ * missing (checked as it walks, so a million exchanges hold no million digests in memory), and what each
+ * REDACTED entry names.
+ */
 interface ContentClaims {
-  heads: Map<string, string>;
+  referenced: boolean;
+  has: ((digest: string) => boolean) | undefined;
+  missing: [head: string, id: string][];
+  missingCount: number;
   redactions: Map<string, Set<string>>;
 }
 
@@ -57,9 +64,17 @@ export function verifyLedger(ledger: Ledger, options: { anchor?: Anchor } = {}):
   const result = ledger.snapshot(() => {
     // Damage to the b-trees (an index, a page's structure) is a damaged ledger, not a chain problem.
     checkStructure(ledger.db, ledger.path);
-    const claims: ContentClaims = { heads: new Map(), redactions: new Map() };
+    const exists = ledger.content.exists();
+    const lookup = exists ? ledger.db.prepare('SELECT 1 FROM content_lists WHERE digest = ?').pluck() : undefined;
+    const claims: ContentClaims = {
+      referenced: false,
+      has: lookup ? (digest) => lookup.get(digest) !== undefined : undefined,
+      missing: [],
+      missingCount: 0,
+      redactions: new Map(),
+    };
     const chain = walkChain(ledger, options.anchor, claims);
-    if (claims.heads.size === 0 && !ledger.content.exists()) return chain;
+    if (!claims.referenced && !exists) return chain;
     const content = checkContent(ledger, claims);
     return { ...chain, ok: chain.ok && content.problem_count === 0, content };
   });
@@ -234,8 +249,12 @@ function gatherClaims(row: RawRow, claims: ContentClaims): void {
   const metadata = JSON.parse(row[6]) as Record<string, unknown>;
   const refs = contentRefs(metadata);
   if (refs !== undefined) {
-    claims.heads.set(refs.prompt, row[1]);
-    claims.heads.set(refs.response, row[1]);
+    claims.referenced = true;
+    for (const head of [refs.prompt, refs.response]) {
+      if (head === EMPTY_LIST || claims.has?.(head) === true) continue;
+      claims.missingCount += 1;
+      if (claims.missing.length < MAX_CONTENT_PROBLEMS) claims.missing.push([head, row[1]]);
+    }
   }
   if (row[2] === 'REDACTED' && Array.isArray(metadata.blocks)) {
     claims.redactions.set(row[1], new Set(metadata.blocks.filter((b): b is string => typeof b === 'string')));
@@ -296,10 +315,8 @@ function checkContent(ledger: Ledger, claims: ContentClaims): ContentCheck {
         problem('list_missing', parent, `content list node ${parent} (parent of ${digest}) is missing: it was deleted`);
     }
   }
-  const has = exists ? db.prepare('SELECT 1 FROM content_lists WHERE digest = ?').pluck() : undefined;
-  for (const [head, id] of claims.heads) {
-    if (head !== EMPTY_LIST && has?.get(head) === undefined)
-      problem('list_missing', head, `content list ${head} of entry ${id} is missing: it was deleted`);
-  }
+  for (const [head, id] of claims.missing)
+    problem('list_missing', head, `content list ${head} of entry ${id} is missing: it was deleted`);
+  check.problem_count += claims.missingCount - claims.missing.length;
   return check;
 }

@@ -132,6 +132,20 @@ test('content is refused at the edge when it is not pieces of text; a lone surro
   bad({ prompt: [1], response: [] });
   bad({ prompt: [], response: [], extra: [] });
   bad(null);
+  // Digests written by hand would name content that is not there: only the store writes metadata.content.
+  const forged = { prompt: 'a'.repeat(64), response: EMPTY_LIST };
+  assert.throws(
+    () =>
+      ledger.append({
+        event_type: 'EXCHANGE',
+        submission_id: 'S',
+        decision: 'OK',
+        reason: 'r',
+        metadata: { content: forged },
+      }),
+    (e: unknown) =>
+      e instanceof CpError && e.code === 'ERR_LEDGER_ENTRY_INVALID' && /only the content store/.test(e.message),
+  );
   assert.equal(ledger.head().seq, 0, 'nothing was written');
   const entry = ledger.append({ ...turn(0), content: { prompt: ['a\ud800b'], response: [''] } });
   assert.equal(entry.metadata.prompt, 'a\ufffdb');
@@ -160,6 +174,12 @@ test('tampering with content is caught: an edited block, a deleted block, two bl
       'block_deleted',
     ],
     ['node deleted', (l) => `DELETE FROM content_lists WHERE digest = '${nodeOf(l)}'`, 'list_missing'],
+    [
+      'the list an entry commits to deleted',
+      (l) =>
+        `DELETE FROM content_lists WHERE digest = '${l.db.prepare("SELECT json_extract(metadata, '$.content.prompt') FROM entries ORDER BY seq DESC LIMIT 1").pluck().get() as string}'`,
+      'list_missing',
+    ],
   ];
   for (const [name, sql, kind] of cases) {
     const dir = tempDir(t);
