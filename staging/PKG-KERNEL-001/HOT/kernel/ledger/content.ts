@@ -223,6 +223,7 @@ export class ContentStore {
 
   /** A block's stored row, or undefined when it is not there. */
   block(digest: string): ContentBlockLine | undefined {
+    if (!this.exists()) return undefined;
     const row = this.db
       .prepare('SELECT size, text, redacted_by FROM content_blocks WHERE digest = ?')
       .raw()

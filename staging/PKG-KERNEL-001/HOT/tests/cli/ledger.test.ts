@@ -275,6 +275,12 @@ test('ledger redact: --dry-run lists the blocks and changes nothing; a redaction
   assert.match(refusedInline.err, /ERR_LEDGER_REDACT_INLINE/);
   const missing = await cli('ledger', 'redact', '--ledger', file, '--exchange', 'LED-ffffffff', '--reason', 'x');
   assert.match(missing.err, /ERR_LEDGER_REDACT_NOT_FOUND/);
+  // A ledger that never stored content has no block to name: a coded refusal, not a SQLite error.
+  const plain = join(dir, 'plain.sqlite');
+  assert.equal((await cli('ledger', 'append', '--ledger', plain, ...APPEND)).code, 0);
+  const none = await cli('ledger', 'redact', '--ledger', plain, '--block', 'a'.repeat(64), '--reason', 'x');
+  assert.equal(none.code, 3, none.err);
+  assert.match(none.err, /ERR_LEDGER_REDACT_NOT_FOUND/);
   const done = await cli(
     'ledger',
     'redact',
