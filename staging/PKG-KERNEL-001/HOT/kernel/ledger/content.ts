@@ -36,15 +36,15 @@ export const MAX_PIECES = 100_000;
 
 export const CONTENT_DDL = `
 CREATE TABLE IF NOT EXISTS content_blocks (
-  digest TEXT PRIMARY KEY,
+  digest BLOB PRIMARY KEY,
   size INTEGER NOT NULL,
   text TEXT,
   redacted_by TEXT
 ) STRICT;
 CREATE TABLE IF NOT EXISTS content_lists (
-  digest TEXT PRIMARY KEY,
-  parent TEXT NOT NULL,
-  block TEXT NOT NULL
+  digest BLOB PRIMARY KEY,
+  parent BLOB NOT NULL,
+  block BLOB NOT NULL
 ) WITHOUT ROWID, STRICT;
 CREATE TRIGGER IF NOT EXISTS content_blocks_no_delete BEFORE DELETE ON content_blocks
   BEGIN SELECT RAISE(ABORT, 'content blocks are redacted, never deleted'); END;
@@ -153,14 +153,18 @@ export interface ReadSide {
 }
 
 const WALK_SQL = `WITH RECURSIVE walk(digest, parent, block, depth) AS (
-  SELECT digest, parent, block, 0 FROM content_lists WHERE digest = ?
+  SELECT digest, parent, block, 0 FROM content_lists WHERE digest = unhex(?)
   UNION ALL
   SELECT l.digest, l.parent, l.block, w.depth + 1 FROM content_lists l JOIN walk w ON l.digest = w.parent
   WHERE w.depth < ${MAX_PIECES}
-) SELECT w.digest, w.parent, w.block, b.text, b.redacted_by, b.digest IS NOT NULL FROM walk w
+) SELECT lower(hex(w.digest)), lower(hex(w.parent)), lower(hex(w.block)), b.text, b.redacted_by, b.digest IS NOT NULL FROM walk w
   LEFT JOIN content_blocks b ON b.digest = w.block ORDER BY w.depth DESC`;
 
-/** The store's statements on one connection, prepared when first needed (a ledger without content never pays). */
+/**
+ * The store's statements on one connection, prepared when first needed (a ledger without content never pays).
+ * Digests are stored as their 32 bytes (half the size of the hex, in every row and key) and cross the SQL
+ * boundary as hex: `unhex(?)` in, `lower(hex(…))` out.
+ */
 export class ContentStore {
   private present: boolean | undefined;
   private stmts:
@@ -187,12 +191,12 @@ export class ContentStore {
 
   private statements(): NonNullable<ContentStore['stmts']> {
     this.stmts ??= {
-      hasList: this.db.prepare('SELECT 1 FROM content_lists WHERE digest = ?').pluck(),
+      hasList: this.db.prepare('SELECT 1 FROM content_lists WHERE digest = unhex(?)').pluck(),
       insertBlock: this.db.prepare(
-        'INSERT INTO content_blocks (digest, size, text) VALUES (?, ?, ?) ON CONFLICT (digest) DO NOTHING',
+        'INSERT INTO content_blocks (digest, size, text) VALUES (unhex(?), ?, ?) ON CONFLICT (digest) DO NOTHING',
       ),
       insertList: this.db.prepare(
-        'INSERT INTO content_lists (digest, parent, block) VALUES (?, ?, ?) ON CONFLICT (digest) DO NOTHING',
+        'INSERT INTO content_lists (digest, parent, block) VALUES (unhex(?), unhex(?), unhex(?)) ON CONFLICT (digest) DO NOTHING',
       ),
       walk: this.db.prepare(WALK_SQL).raw(),
     };
@@ -225,7 +229,7 @@ export class ContentStore {
   block(digest: string): ContentBlockLine | undefined {
     if (!this.exists()) return undefined;
     const row = this.db
-      .prepare('SELECT size, text, redacted_by FROM content_blocks WHERE digest = ?')
+      .prepare('SELECT size, text, redacted_by FROM content_blocks WHERE digest = unhex(?)')
       .raw()
       .get(digest) as [number, string | null, string | null] | undefined;
     if (row === undefined) return undefined;
@@ -239,7 +243,7 @@ export class ContentStore {
   insertRaw(blocks: readonly ContentBlockLine[], lists: readonly ContentListLine[]): void {
     const s = this.statements();
     const redacted = this.db.prepare(
-      'INSERT INTO content_blocks (digest, size, text, redacted_by) VALUES (?, ?, NULL, ?) ON CONFLICT (digest) DO NOTHING',
+      'INSERT INTO content_blocks (digest, size, text, redacted_by) VALUES (unhex(?), ?, NULL, ?) ON CONFLICT (digest) DO NOTHING',
     );
     for (const b of blocks) {
       if (b.text === undefined) redacted.run(b.digest, b.size, b.redacted_by ?? null);

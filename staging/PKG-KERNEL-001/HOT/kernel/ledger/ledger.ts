@@ -451,7 +451,7 @@ export class Ledger {
     const prepared = [wellFormedAppend(validateAppendInput(input) as PreparedAppend, input, 0)];
     const run = this.db.transaction(() => {
       const update = this.db.prepare(
-        'UPDATE content_blocks SET text = NULL, redacted_by = ? WHERE digest = ? AND text IS NOT NULL',
+        'UPDATE content_blocks SET text = NULL, redacted_by = ? WHERE digest = unhex(?) AND text IS NOT NULL',
       );
       const [entry] = this.appendTx(prepared) as [LedgerEntry];
       let redacted = 0;

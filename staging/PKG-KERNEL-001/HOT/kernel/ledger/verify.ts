@@ -65,7 +65,9 @@ export function verifyLedger(ledger: Ledger, options: { anchor?: Anchor } = {}):
     // Damage to the b-trees (an index, a page's structure) is a damaged ledger, not a chain problem.
     checkStructure(ledger.db, ledger.path);
     const exists = ledger.content.exists();
-    const lookup = exists ? ledger.db.prepare('SELECT 1 FROM content_lists WHERE digest = ?').pluck() : undefined;
+    const lookup = exists
+      ? ledger.db.prepare('SELECT 1 FROM content_lists WHERE digest = unhex(?)').pluck()
+      : undefined;
     const claims: ContentClaims = {
       referenced: false,
       has: lookup ? (digest) => lookup.get(digest) !== undefined : undefined,
@@ -275,7 +277,7 @@ function checkContent(ledger: Ledger, claims: ContentClaims): ContentCheck {
   const db = ledger.db;
   const exists = ledger.content.exists();
   if (exists) {
-    const blocks = db.prepare('SELECT digest, size, text, redacted_by FROM content_blocks').raw();
+    const blocks = db.prepare('SELECT lower(hex(digest)), size, text, redacted_by FROM content_blocks').raw();
     for (const [digest, size, text, by] of blocks.iterate() as IterableIterator<
       [string, number, string | null, string | null]
     >) {
@@ -293,7 +295,9 @@ function checkContent(ledger: Ledger, claims: ContentClaims): ContentCheck {
         );
       }
     }
-    const lists = db.prepare('SELECT digest, parent, block FROM content_lists').raw();
+    const lists = db
+      .prepare('SELECT lower(hex(digest)), lower(hex(parent)), lower(hex(block)) FROM content_lists')
+      .raw();
     for (const [digest, parent, block] of lists.iterate() as IterableIterator<[string, string, string]>) {
       check.lists += 1;
       if (listDigest(parent, block) !== digest)
@@ -301,9 +305,9 @@ function checkContent(ledger: Ledger, claims: ContentClaims): ContentCheck {
     }
     const orphans = db
       .prepare(
-        `SELECT l.digest, l.parent, l.block, p.digest IS NOT NULL, b.digest IS NOT NULL FROM content_lists l
+        `SELECT lower(hex(l.digest)), lower(hex(l.parent)), lower(hex(l.block)), p.digest IS NOT NULL, b.digest IS NOT NULL FROM content_lists l
          LEFT JOIN content_lists p ON p.digest = l.parent LEFT JOIN content_blocks b ON b.digest = l.block
-         WHERE (l.parent != ? AND p.digest IS NULL) OR b.digest IS NULL`,
+         WHERE (l.parent != unhex(?) AND p.digest IS NULL) OR b.digest IS NULL`,
       )
       .raw();
     for (const [digest, parent, block, hasParent, hasBlock] of orphans.iterate(EMPTY_LIST) as IterableIterator<

@@ -173,11 +173,11 @@ test('tampering with content is caught: an edited block, a deleted block, two bl
       () => "UPDATE content_blocks SET text = NULL, redacted_by = 'LED-00000001' WHERE text LIKE '%message 1 %'",
       'block_deleted',
     ],
-    ['node deleted', (l) => `DELETE FROM content_lists WHERE digest = '${nodeOf(l)}'`, 'list_missing'],
+    ['node deleted', (l) => `DELETE FROM content_lists WHERE digest = unhex('${nodeOf(l)}')`, 'list_missing'],
     [
       'the list an entry commits to deleted',
       (l) =>
-        `DELETE FROM content_lists WHERE digest = '${l.db.prepare("SELECT json_extract(metadata, '$.content.prompt') FROM entries ORDER BY seq DESC LIMIT 1").pluck().get() as string}'`,
+        `DELETE FROM content_lists WHERE digest = unhex('${l.db.prepare("SELECT json_extract(metadata, '$.content.prompt') FROM entries ORDER BY seq DESC LIMIT 1").pluck().get() as string}')`,
       'list_missing',
     ],
   ];
@@ -206,7 +206,7 @@ test('tampering with content is caught: an edited block, a deleted block, two bl
 
 /** The list node of the first two messages of turn 3 (shared by every later turn). */
 function nodeOf(ledger: Ledger): string {
-  const rows = ledger.db.prepare('SELECT digest FROM content_lists').pluck().all() as string[];
+  const rows = ledger.db.prepare('SELECT lower(hex(digest)) FROM content_lists').pluck().all() as string[];
   return rows[Math.floor(rows.length / 2)] as string;
 }
 
@@ -361,7 +361,10 @@ test('redact: a REDACTED record removed from the chain, or a block emptied under
   assert.equal(o2, other, 'the same conversation has the same blocks');
   const { entry: e2 } = l2.redact([s2], { reason: 'r', by: 'tester', exchanges: [id5] });
   l2.close();
-  tamperContent(second.path, `UPDATE content_blocks SET text = NULL, redacted_by = '${e2.id}' WHERE digest = '${o2}'`);
+  tamperContent(
+    second.path,
+    `UPDATE content_blocks SET text = NULL, redacted_by = '${e2.id}' WHERE digest = unhex('${o2}')`,
+  );
   reopened = Ledger.open(second.path, { readonly: true });
   result = verifyLedger(reopened);
   reopened.close();
