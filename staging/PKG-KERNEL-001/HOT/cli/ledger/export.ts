@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { defineCommand, EXIT } from '../command.js';
-import { exportLedger, exportLines, formatAnchor } from '../../kernel/ledger/index.js';
+import { canonicalJson } from '../../kernel/canonical.js';
+import { exportLedger, exportLines, formatAnchor, rowToEntry } from '../../kernel/ledger/index.js';
 import { LEDGER_TARGET_OPTIONS, withLedger } from './target.js';
 
 export default defineCommand({
@@ -9,8 +10,21 @@ export default defineCommand({
   options: {
     ...LEDGER_TARGET_OPTIONS,
     out: { type: 'string', describe: 'file to write atomically (default: stdout)' },
+    text: {
+      type: 'boolean',
+      conflicts: 'out',
+      describe: 'each entry as `ledger query` shows it, prompt and response text inline (for reading; not importable)',
+    },
   },
   handler(args, ctx) {
+    if (args.text === true) {
+      withLedger(args, ctx, { readonly: true }, (ledger) =>
+        ledger.snapshot(() => {
+          for (const row of ledger.rows()) ctx.out(canonicalJson(ledger.withContent(rowToEntry(row))));
+        }),
+      );
+      return EXIT.OK;
+    }
     if (args.out === undefined) {
       withLedger(args, ctx, { readonly: true }, (ledger) =>
         ledger.snapshot(() => {

@@ -257,6 +257,16 @@ test('ledger redact: --dry-run lists the blocks and changes nothing; a redaction
   });
   const inline = ledger.append({ event_type: 'EXCHANGE', submission_id: 'C-1', decision: 'SUCCESS', reason: 'ok' });
   ledger.close();
+  // The export carries the content once, as lines of its own; --text shows each exchange as a read does.
+  const exported = (await cli('ledger', 'export', '--ledger', file)).out;
+  assert.match(exported, /^\{"content_block":/m);
+  const asText = (await cli('ledger', 'export', '--ledger', file, '--text')).out.trim().split('\n');
+  assert.equal(asText.length, 2);
+  assert.equal(
+    (JSON.parse(asText[0] as string) as { metadata: { prompt: string } }).metadata.prompt,
+    '{"messages":[{"role":"user","content":"key sk-live-0000"}]}',
+  );
+  assert.equal((await cli('ledger', 'export', '--ledger', file, '--text', '--out', join(dir, 'x'))).code, 2);
   const before = readFileSync(file);
   const dry = await cli('ledger', 'redact', '--ledger', file, '--exchange', exchange.id, '--dry-run', '--json');
   assert.equal(dry.code, 0, dry.err);
