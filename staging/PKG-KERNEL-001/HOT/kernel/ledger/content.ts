@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
-import { CpError, show } from '../errors.js';
+import { CpError } from '../errors.js';
 import { wellFormed } from '../text.js';
 import { GENESIS_HASH, HASH_PATTERN, type AppendInput } from './entry.js';
 
@@ -301,11 +301,6 @@ export interface ContentListLine {
   digest: string;
   parent: string;
   block: string;
-}
-
-/** Names a block or node for a message. */
-export function shortDigest(digest: string): string {
-  return show(`${digest.slice(0, 12)}…`);
 }
 
 /** The content an export carries, checked as it is read: each block hashes to its digest, each node to its own. */
