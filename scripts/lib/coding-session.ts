@@ -96,3 +96,23 @@ export function messagesAt(session: CodingSession, n: number): { role: string; c
   }
   return messages;
 }
+
+/** Request `n` of the session as an Anthropic Messages body (tools, system, messages in the order providers cache them). */
+export function requestAt(
+  session: CodingSession,
+  n: number,
+): {
+  model: string;
+  max_tokens: number;
+  tools: CodingSession['tools'];
+  system: CodingSession['system'];
+  messages: { role: string; content: unknown }[];
+} {
+  return {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 4096,
+    tools: session.tools,
+    system: session.system,
+    messages: messagesAt(session, n),
+  };
+}

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { codingSession, messagesAt } from '../../scripts/lib/coding-session.js';
+import { codingSession, messagesAt, requestAt } from '../../scripts/lib/coding-session.js';
 import { cli, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
 
 const TURNS = 200;
@@ -54,16 +54,10 @@ test('200 turns read back byte for byte; a pasted password is redacted with the 
   });
   const sent: string[] = [];
   for (let n = 0; n < TURNS; n += 1) {
-    const body = {
-      model: 'claude-sonnet-4-5',
-      max_tokens: 4096,
-      tools: script.tools,
-      system: script.system,
-      messages: messagesAt(script, n),
-    } as unknown as Anthropic.MessageCreateParamsNonStreaming;
-    const reply = await client.messages.create(body);
+    const body = requestAt(script, n);
+    const reply = await client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming);
     assert.equal(reply.type, 'message', `turn ${n}`);
-    sent.push(JSON.stringify({ tools: script.tools, system: script.system, messages: messagesAt(script, n) }));
+    sent.push(JSON.stringify({ tools: body.tools, system: body.system, messages: body.messages }));
     served.upstream.requests.length = 0;
   }
   const exchanges = () =>

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Ledger as LedgerT } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
 import { fromDevRoot } from '../../lib/dev-root.js';
-import { assistantReply, codingSession, messagesAt } from '../../lib/coding-session.js';
+import { assistantReply, codingSession, messagesAt, requestAt } from '../../lib/coding-session.js';
 import { inProcessGateway, Ledger } from '../peers/in-process-gateway.js';
 import { defineSuite, percentile, type BenchRow } from '../row.js';
 
@@ -79,13 +79,7 @@ async function session(tmp: string, log: (line: string) => void): Promise<BenchR
   try {
     const before = dbBytes(ledger);
     for (let n = 0; n < TURNS; n += 1) {
-      const body = {
-        model: 'claude-sonnet-4-5',
-        max_tokens: 4096,
-        system: script.system,
-        tools: script.tools,
-        messages: messagesAt(script, n),
-      };
+      const body = requestAt(script, n);
       const res = await fetch(`${served.url}/v1/messages`, {
         method: 'POST',
         headers: {

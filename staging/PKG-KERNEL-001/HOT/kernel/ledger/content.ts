@@ -170,6 +170,7 @@ export class ContentStore {
   private stmts:
     | {
         hasList: Database.Statement;
+        block: Database.Statement;
         insertBlock: Database.Statement;
         insertList: Database.Statement;
         walk: Database.Statement;
@@ -192,6 +193,7 @@ export class ContentStore {
   private statements(): NonNullable<ContentStore['stmts']> {
     this.stmts ??= {
       hasList: this.db.prepare('SELECT 1 FROM content_lists WHERE digest = unhex(?)').pluck(),
+      block: this.db.prepare('SELECT size, text, redacted_by FROM content_blocks WHERE digest = unhex(?)').raw(),
       insertBlock: this.db.prepare(
         'INSERT INTO content_blocks (digest, size, text) VALUES (unhex(?), ?, ?) ON CONFLICT (digest) DO NOTHING',
       ),
@@ -225,13 +227,15 @@ export class ContentStore {
     }
   }
 
+  /** Whether the list `digest` is stored (the empty list always is). */
+  hasList(digest: string): boolean {
+    return digest === EMPTY_LIST || (this.exists() && this.statements().hasList.get(digest) !== undefined);
+  }
+
   /** A block's stored row, or undefined when it is not there. */
   block(digest: string): ContentBlockLine | undefined {
     if (!this.exists()) return undefined;
-    const row = this.db
-      .prepare('SELECT size, text, redacted_by FROM content_blocks WHERE digest = unhex(?)')
-      .raw()
-      .get(digest) as [number, string | null, string | null] | undefined;
+    const row = this.statements().block.get(digest) as [number, string | null, string | null] | undefined;
     if (row === undefined) return undefined;
     const [size, text, redactedBy] = row;
     return text !== null

@@ -439,7 +439,6 @@ export class Ledger {
     blocks: readonly string[],
     record: { reason: string; by: string; exchanges: readonly string[] },
   ): { entry: LedgerEntry; redacted: number; already: number; checkpointed: boolean } {
-    this.db.pragma('secure_delete = ON');
     const sorted = [...new Set(blocks)].sort();
     const input: AppendInput = {
       event_type: 'REDACTED',

@@ -48,7 +48,6 @@ const MAX_CONTENT_PROBLEMS = 20;
  */
 interface ContentClaims {
   referenced: boolean;
-  has: ((digest: string) => boolean) | undefined;
   missing: [head: string, id: string][];
   missingCount: number;
   redactions: Map<string, Set<string>>;
@@ -65,12 +64,8 @@ export function verifyLedger(ledger: Ledger, options: { anchor?: Anchor } = {}):
     // Damage to the b-trees (an index, a page's structure) is a damaged ledger, not a chain problem.
     checkStructure(ledger.db, ledger.path);
     const exists = ledger.content.exists();
-    const lookup = exists
-      ? ledger.db.prepare('SELECT 1 FROM content_lists WHERE digest = unhex(?)').pluck()
-      : undefined;
     const claims: ContentClaims = {
       referenced: false,
-      has: lookup ? (digest) => lookup.get(digest) !== undefined : undefined,
       missing: [],
       missingCount: 0,
       redactions: new Map(),
@@ -102,7 +97,7 @@ function walkChain(ledger: Ledger, anchor: Anchor | undefined, claims: ContentCl
       if (seq !== count + 1) return fail(gap(count + 1, row));
       const problem = checkRow(ledger, row, previous, chunk[i + 1]);
       if (problem) return fail(problem);
-      if (row[6].includes('"content":{') || row[2] === 'REDACTED') gatherClaims(row, claims);
+      if (row[6].includes('"content":{') || row[2] === 'REDACTED') gatherClaims(ledger, row, claims);
       previous = row[9];
       count = seq;
       if (anchor && seq === anchor.seq) anchorHash = previous;
@@ -247,13 +242,13 @@ function toEntryRow(row: RawRow): EntryRow {
   return { seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash };
 }
 
-function gatherClaims(row: RawRow, claims: ContentClaims): void {
+function gatherClaims(ledger: Ledger, row: RawRow, claims: ContentClaims): void {
   const metadata = JSON.parse(row[6]) as Record<string, unknown>;
   const refs = contentRefs(metadata);
   if (refs !== undefined) {
     claims.referenced = true;
     for (const head of [refs.prompt, refs.response]) {
-      if (head === EMPTY_LIST || claims.has?.(head) === true) continue;
+      if (ledger.content.hasList(head)) continue;
       claims.missingCount += 1;
       if (claims.missing.length < MAX_CONTENT_PROBLEMS) claims.missing.push([head, row[1]]);
     }
