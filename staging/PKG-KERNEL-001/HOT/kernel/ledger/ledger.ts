@@ -95,6 +95,23 @@ export function ledgerPathForRoot(root: string): string {
   return rootPaths(root).ledgerFile;
 }
 
+/** A stored row's metadata; text that is not a JSON object means the file was edited outside cplane. */
+export function parseStoredMetadata(row: { id: string; metadata: string }): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(row.metadata);
+  } catch {
+    value = undefined;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new CpError('ERR_LEDGER_DAMAGED', `ledger entry ${row.id} has metadata that is not a JSON object`, {
+      hint: 'run `cplane ledger verify` to see what was edited; restore the ledger from a copy or an export',
+      details: { entry: row.id, metadata: row.metadata.slice(0, 200) },
+    });
+  }
+  return value as Record<string, unknown>;
+}
+
 export function rowToEntry(row: EntryRow): LedgerEntry {
   return {
     id: row.id,
@@ -102,7 +119,7 @@ export function rowToEntry(row: EntryRow): LedgerEntry {
     submission_id: row.submission_id,
     decision: row.decision,
     reason: row.reason,
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    metadata: parseStoredMetadata(row),
     timestamp: row.timestamp,
     previous_hash: row.previous_hash,
     entry_hash: row.entry_hash,
@@ -416,7 +433,7 @@ export class Ledger {
   exchangeBlocks(id: string): string[] | undefined {
     const row = this.guard(() => this.stmts.byId.get(id) as EntryRow | undefined);
     if (row === undefined) return undefined;
-    const refs = contentRefs(JSON.parse(row.metadata) as Record<string, unknown>);
+    const refs = contentRefs(parseStoredMetadata(row));
     if (refs === undefined) return [];
     const blocks = new Set<string>();
     for (const head of [refs.prompt, refs.response])

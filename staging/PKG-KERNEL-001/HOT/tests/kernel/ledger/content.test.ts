@@ -412,3 +412,28 @@ test('redact: export carries a redacted block without its text, and import resto
   );
   assert.equal(fresh.head().seq, 0);
 });
+
+test('an entry whose stored metadata is not a JSON object is a damaged ledger on every read, not an internal error', (t) => {
+  const dir = tempDir(t);
+  const path = join(dir, 'ledger.sqlite');
+  const ledger = Ledger.open(path, { create: true });
+  const first = ledger.append(turn(1));
+  ledger.close();
+  const db = new Database(path);
+  const triggers = db
+    .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'entries'")
+    .all() as { name: string; sql: string }[];
+  for (const { name } of triggers) db.exec(`DROP TRIGGER ${name}`);
+  db.prepare('UPDATE entries SET metadata = ? WHERE id = ?').run('["not", "an object"]', first.id);
+  for (const { sql } of triggers) db.exec(sql);
+  db.close();
+  const reopened = Ledger.open(path, { readonly: true });
+  t.after(() => reopened.close());
+  const damaged = (error: unknown): boolean =>
+    error instanceof CpError && error.code === 'ERR_LEDGER_DAMAGED' && error.details?.entry === first.id;
+  assert.throws(() => reopened.get(first.id), damaged);
+  assert.throws(() => reopened.exchangeBlocks(first.id), damaged);
+  const result = verifyLedger(reopened);
+  assert.equal(result.ok, false);
+  assert.equal(result.first_bad?.id, first.id);
+});
