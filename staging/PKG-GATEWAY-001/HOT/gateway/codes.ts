@@ -13,6 +13,22 @@ export const CODES = defineCodes({
     meaning: "the root's effective `gateway` config (package default with the operator's overrides) fails its schema",
     hint: 'see `cplane config show gateway`; fix the override with `cplane config set` or `cplane config unset`',
   },
+  ERR_CONSOLE_UNAUTHORIZED: {
+    kind: 'error',
+    meaning:
+      'a request to `/console/` without a valid key holding the scope `console:read` (none, expired, revoked, or a route key): HTTP 401',
+    hint: 'issue one with `cplane token issue --agent ADMIN --scope console:read` and send it as `Authorization: Bearer`, or sign in at /console/',
+  },
+  ERR_CONSOLE_QUERY: {
+    kind: 'error',
+    meaning: 'a console API query value is out of bounds (an id, a time, a cursor or a limit): HTTP 400',
+    hint: 'the message names the parameter and an example',
+  },
+  ERR_REPORT_OUTPUT: {
+    kind: 'error',
+    meaning: '`cplane report --html FILE` cannot write FILE, or the console assets it inlines are not as installed',
+    hint: 'pick a writable path; `cplane verify` says which installed file changed',
+  },
   REFUSALS_NOT_SUMMARISED: {
     kind: 'warning',
     meaning:

@@ -9,6 +9,9 @@ import { loadInstalledProvider, openRouter, type OpenedRouter } from '#router/op
 import { warning, warningText } from '#kernel/catalogue/define.js';
 import { routerCheckpointer } from '#router/checkpoints.js';
 import { RefusalSampler } from '#router/refusal-sampler.js';
+import { loadConsoleAssets } from './console/assets.js';
+import { ConsoleData } from './console/data.js';
+import { ConsoleRoutes } from './console/routes.js';
 import type { RequestLog } from './log.js';
 import type { GatewayConfig } from './settings.js';
 import { Gateway } from './server.js';
@@ -50,6 +53,13 @@ export async function openGateway(
     env,
     refusalSampler: new RefusalSampler({ perSecond: settings.unauthenticated_refusals_per_second }),
   });
+  const assets = loadConsoleAssets(root);
+  if (!assets.ok) unavailable.push(`console: ${assets.problem}`);
+  const consoleRoutes = new ConsoleRoutes({
+    data: new ConsoleData({ root, ledger: opened.ledger, breakers: () => opened.router.breakers.snapshot() }),
+    assets,
+    verify: (token) => opened.router.verifyConsoleKey(token),
+  });
   const ledgerPath = ledgerPathForRoot(root);
   const budgetPath = budgetDbPathForRoot(root);
   const gateway = new Gateway({
@@ -63,6 +73,7 @@ export async function openGateway(
     ...afterExchange(root, opened, settings),
     upstreamTimeoutMs: opened.router.config.timeout_ms,
     log,
+    console: consoleRoutes,
     ready: () => {
       try {
         accessSync(ledgerPath, constants.W_OK);

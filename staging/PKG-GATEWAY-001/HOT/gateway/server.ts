@@ -8,6 +8,7 @@ import type { WireProvider } from '#providers/wire/spec.js';
 import type { Router } from '#router/router.js';
 import { handleGeneration, handlePassThrough, type CallContext } from './call.js';
 import { readBody, sendJson } from './http-io.js';
+import type { ConsoleRoutes } from './console/routes.js';
 import { identify } from './identity.js';
 import type { RequestLog } from './log.js';
 import { refusalFor } from './refusals.js';
@@ -31,6 +32,8 @@ export interface GatewayOptions {
   log: (entry: RequestLog) => void;
   /** Null when the ledger and the budget store are open and writable, else what is wrong. */
   ready: () => string | null;
+  /** The read-only console at /console/ (absent: those paths are 404 like any other). */
+  console?: ConsoleRoutes;
 }
 
 interface InFlight {
@@ -135,7 +138,7 @@ export class Gateway {
     const started = performance.now();
     const requestId = `req_${randomUUID().replace(/-/g, '')}`;
     const method = req.method ?? 'GET';
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
     const log: RequestLog = {
       ts: new Date().toISOString(),
       method,
@@ -170,6 +173,8 @@ export class Gateway {
         problem === null ? { status: 'ready' } : { status: 'not_ready', problem },
       );
     }
+    if (this.options.console !== undefined && (path === '/console' || path.startsWith('/console/')))
+      return this.options.console.handle(req, res, path, search);
     const anthropicVersion = typeof req.headers['anthropic-version'] === 'string';
     const endpoint = endpointFor(method, path, anthropicVersion);
     const fail = (

@@ -62,12 +62,56 @@ export function issueToken(claims: TokenClaims, keys: AuthKeys): string {
   return `${signingInput}.${b64url(mac(secret, signingInput))}`;
 }
 
+/** The scope of a key that may read the console (`cplane serve` at /console/); it routes nothing. */
+export const CONSOLE_SCOPE = 'console:read';
+
 /** Verify a token for `agentId` calling `contractId` at `nowMs`. Never throws on hostile input. */
 export function verifyToken(
   token: unknown,
   keys: AuthKeys,
   expect: { agentId: string; contractId: string; modelId?: string; nowMs: number },
 ): AuthResult {
+  const signed = verifySigned(token, keys, expect.nowMs);
+  if (!signed.ok) return signed;
+  const { claims } = signed;
+  if (claims.sub !== expect.agentId)
+    return {
+      ok: false,
+      code: 'AUTH_WRONG_AGENT',
+      message: `auth token is for ${JSON.stringify(claims.sub)}, not ${JSON.stringify(expect.agentId)}`,
+    };
+  if (!claims.scopes.includes('route:*') && !claims.scopes.includes(`route:${expect.contractId}`)) {
+    return { ok: false, code: 'AUTH_SCOPE', message: `auth token has no scope route:${expect.contractId}` };
+  }
+  const models = claims.scopes.filter((s) => s.startsWith('model:'));
+  if (
+    models.length > 0 &&
+    !models.includes('model:*') &&
+    (expect.modelId === undefined || !models.includes(`model:${expect.modelId}`))
+  ) {
+    return {
+      ok: false,
+      code: 'AUTH_MODEL_SCOPE',
+      message: `auth token may use ${show(
+        models.map((m) => m.slice(6)),
+        200,
+      )}, not the model ${show(expect.modelId ?? '(none)', 120)}`,
+    };
+  }
+  return { ok: true, claims };
+}
+
+/** A key with `console:read` at `nowMs`: signature and lifetime as for routing; it names no agent or contract. */
+export function verifyConsoleToken(token: unknown, keys: AuthKeys, nowMs: number): AuthResult {
+  const signed = verifySigned(token, keys, nowMs);
+  if (!signed.ok) return signed;
+  if (!signed.claims.scopes.includes(CONSOLE_SCOPE))
+    return { ok: false, code: 'AUTH_SCOPE', message: `auth token has no scope ${CONSOLE_SCOPE}` };
+  return signed;
+}
+
+/** Signature, shape and lifetime: what every key must pass whatever it is for. */
+function verifySigned(token: unknown, keys: AuthKeys, nowMs: number): AuthResult {
   if (typeof token !== 'string' || token.length === 0)
     return { ok: false, code: 'AUTH_MISSING', message: 'no auth token' };
   const parts = token.split('.');
@@ -95,7 +139,7 @@ export function verifyToken(
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     return { ok: false, code: 'AUTH_BAD_SIGNATURE', message: 'auth token signature does not verify' };
   }
-  const nowS = Math.floor(expect.nowMs / 1000);
+  const nowS = Math.floor(nowMs / 1000);
   if (claims.exp <= nowS)
     return {
       ok: false,
@@ -104,30 +148,6 @@ export function verifyToken(
     };
   if (claims.iat > nowS + CLOCK_SKEW_S)
     return { ok: false, code: 'AUTH_NOT_YET_VALID', message: 'auth token is issued in the future' };
-  if (claims.sub !== expect.agentId)
-    return {
-      ok: false,
-      code: 'AUTH_WRONG_AGENT',
-      message: `auth token is for ${JSON.stringify(claims.sub)}, not ${JSON.stringify(expect.agentId)}`,
-    };
-  if (!claims.scopes.includes('route:*') && !claims.scopes.includes(`route:${expect.contractId}`)) {
-    return { ok: false, code: 'AUTH_SCOPE', message: `auth token has no scope route:${expect.contractId}` };
-  }
-  const models = claims.scopes.filter((s) => s.startsWith('model:'));
-  if (
-    models.length > 0 &&
-    !models.includes('model:*') &&
-    (expect.modelId === undefined || !models.includes(`model:${expect.modelId}`))
-  ) {
-    return {
-      ok: false,
-      code: 'AUTH_MODEL_SCOPE',
-      message: `auth token may use ${show(
-        models.map((m) => m.slice(6)),
-        200,
-      )}, not the model ${show(expect.modelId ?? '(none)', 120)}`,
-    };
-  }
   return { ok: true, claims };
 }
 

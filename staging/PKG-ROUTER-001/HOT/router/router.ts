@@ -4,7 +4,7 @@ import { inlineContent, type AppendInput, type Ledger, type LedgerEntry } from '
 import { canonicalJson, sha256Hex } from '#kernel/canonical.js';
 import type { Budgeter } from '#budgeter/index.js';
 import type { Provider, ProviderRequest, ProviderResult, Usage } from '#providers/spec.js';
-import { tokenDigest, tokenKeyIds, verifyToken, type AuthKeys, type AuthResult } from './auth.js';
+import { tokenDigest, tokenKeyIds, verifyConsoleToken, verifyToken, type AuthKeys, type AuthResult } from './auth.js';
 import { BreakerRegistry, type BreakerSnapshot } from './breaker.js';
 import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
@@ -494,7 +494,15 @@ export class Router {
    * expiry, agent, contract and model scopes, then the revocation list. A list that cannot be trusted refuses.
    */
   verifyKey(token: unknown, expect: { agentId: string; contractId: string; modelId: string }): AuthResult {
-    const result = verifyToken(token, this.options.authKeys ?? {}, { ...expect, nowMs: this.clock() });
+    return this.notRevoked(token, verifyToken(token, this.options.authKeys ?? {}, { ...expect, nowMs: this.clock() }));
+  }
+
+  /** A key that may read the console (scope `console:read`), checked against the revocation list like any key. */
+  verifyConsoleKey(token: unknown): AuthResult {
+    return this.notRevoked(token, verifyConsoleToken(token, this.options.authKeys ?? {}, this.clock()));
+  }
+
+  private notRevoked(token: unknown, result: AuthResult): AuthResult {
     if (!result.ok || !this.options.revocations) return result;
     const ids = tokenKeyIds(token as string, result.claims);
     try {

@@ -1,6 +1,8 @@
 import { defineCommand, EXIT } from '#cli/command.js';
 import { resolve } from 'node:path';
 import { resolveRoot, rootOption } from '#cli/root-option.js';
+import { writeFileAtomic } from '#kernel/atomic.js';
+import { rootPaths } from '#kernel/root/layout.js';
 import { runGates, DEFAULT_ORPHAN_TIMEOUT_MS } from '../../gates/run.js';
 
 export default defineCommand({
@@ -44,7 +46,22 @@ export default defineCommand({
     lines.push(
       `${run.failed === 0 ? 'PASS' : 'FAIL'}: ${run.passed} passed, ${run.failed} failed, ${run.warned} warned (${run.gates.length} gates)`,
     );
-    ctx.report(args, { gates: run.gates, passed: run.passed, failed: run.failed, warned: run.warned }, lines);
+    const result = { gates: run.gates, passed: run.passed, failed: run.failed, warned: run.warned };
+    // The console and `cplane report` show the last check; a root this user cannot write still gets its answer.
+    try {
+      writeFileAtomic(
+        rootPaths(root).lastGateCheck,
+        JSON.stringify({
+          checked_at: new Date().toISOString(),
+          strict: args.strict,
+          ...result,
+          gates: run.gates.map((g) => ({ ...g, findings: g.findings.slice(0, 50) })),
+        }),
+      );
+    } catch (error) {
+      ctx.err(`cplane gate-check: warning: the result was not saved for the console (${(error as Error).message})`);
+    }
+    ctx.report(args, result, lines);
     return run.failed === 0 ? EXIT.OK : EXIT.CHECK_FAILED;
   },
 });

@@ -160,6 +160,24 @@ const WALK_SQL = `WITH RECURSIVE walk(digest, parent, block, depth) AS (
 ) SELECT lower(hex(w.digest)), lower(hex(w.parent)), lower(hex(w.block)), b.text, b.redacted_by, b.digest IS NOT NULL FROM walk w
   LEFT JOIN content_blocks b ON b.digest = w.block ORDER BY w.depth DESC`;
 
+/** The walk from `head` back to the node whose parent is the given stop list (a previous turn's prompt). */
+const WALK_SINCE_SQL = `WITH RECURSIVE walk(digest, parent, block, depth) AS (
+  SELECT digest, parent, block, 0 FROM content_lists WHERE digest = unhex(?)
+  UNION ALL
+  SELECT l.digest, l.parent, l.block, w.depth + 1 FROM content_lists l JOIN walk w ON l.digest = w.parent
+  WHERE w.depth < ${MAX_PIECES} AND w.parent <> unhex(?)
+) SELECT lower(hex(w.parent)), b.text, b.redacted_by, b.digest IS NOT NULL FROM walk w
+  LEFT JOIN content_blocks b ON b.digest = w.block ORDER BY w.depth DESC`;
+
+/** A list's blocks one by one, oldest first: what a reader shows piece by piece (a message, a tool). */
+export interface ReadPieces {
+  pieces: string[];
+  /** Whether the pieces continue the `since` list (false: it is not a prefix of this one, all pieces are given). */
+  continues: boolean;
+  redacted_by: string[];
+  missing: boolean;
+}
+
 /**
  * The store's statements on one connection, prepared when first needed (a ledger without content never pays).
  * Digests are stored as their 32 bytes (half the size of the hex, in every row and key) and cross the SQL
@@ -174,6 +192,8 @@ export class ContentStore {
         insertBlock: Database.Statement;
         insertList: Database.Statement;
         walk: Database.Statement;
+        walkSince: Database.Statement;
+        parent: Database.Statement;
       }
     | undefined;
 
@@ -201,6 +221,8 @@ export class ContentStore {
         'INSERT INTO content_lists (digest, parent, block) VALUES (unhex(?), unhex(?), unhex(?)) ON CONFLICT (digest) DO NOTHING',
       ),
       walk: this.db.prepare(WALK_SQL).raw(),
+      walkSince: this.db.prepare(WALK_SINCE_SQL).raw(),
+      parent: this.db.prepare('SELECT lower(hex(parent)) FROM content_lists WHERE digest = unhex(?)').pluck(),
     };
     return this.stmts;
   }
@@ -225,6 +247,12 @@ export class ContentStore {
       s.insertBlock.run(side.blocks[i], Buffer.byteLength(text, 'utf8'), text);
       s.insertList.run(side.nodes[i], i === 0 ? EMPTY_LIST : side.nodes[i - 1], side.blocks[i]);
     }
+  }
+
+  /** The list `digest` without its last block (its parent node); undefined when the node is not stored. */
+  parentOf(digest: string): string | undefined {
+    if (digest === EMPTY_LIST || !this.exists()) return undefined;
+    return this.statements().parent.get(digest) as string | undefined;
   }
 
   /** Whether the list `digest` is stored (the empty list always is). */
@@ -282,6 +310,38 @@ export class ContentStore {
       }
     }
     out.text = parts.join('');
+    return out;
+  }
+
+  /**
+   * The blocks of `head` after the list `since` (a conversation's previous turn), or all of them when `since`
+   * is not a prefix of it; markers as in read(). The walk stops at `since`, so a long conversation's turn costs
+   * only its new messages.
+   */
+  readPieces(head: string, since: string = EMPTY_LIST): ReadPieces {
+    const out: ReadPieces = { pieces: [], continues: since === EMPTY_LIST, redacted_by: [], missing: false };
+    if (head === EMPTY_LIST || head === since) return { ...out, continues: true };
+    if (!this.exists()) return { ...out, pieces: [`[MISSING:${head}]`], missing: true };
+    let rows = this.statements().walkSince.all(head, since) as [string, string | null, string | null, number][];
+    let first = rows[0];
+    if (since !== EMPTY_LIST && first?.[0] !== since) {
+      rows = this.statements().walkSince.all(head, EMPTY_LIST) as typeof rows;
+      first = rows[0];
+    } else out.continues = true;
+    if (first === undefined || (first[0] !== EMPTY_LIST && first[0] !== since)) {
+      out.missing = true;
+      out.pieces.push(`[MISSING:${first === undefined ? head : first[0]}]`);
+    }
+    for (const [, text, redactedBy, present] of rows) {
+      if (text !== null) out.pieces.push(text);
+      else if (present === 1 && redactedBy !== null) {
+        out.pieces.push(`[REDACTED:${redactedBy}]`);
+        if (!out.redacted_by.includes(redactedBy)) out.redacted_by.push(redactedBy);
+      } else {
+        out.missing = true;
+        out.pieces.push('[MISSING]');
+      }
+    }
     return out;
   }
 

@@ -18,3 +18,4 @@ export * from './future.js';
 export * from './checkpoint.js';
 export * from './checkpoint-store.js';
 export * from './checkpoint-check.js';
+export * from './sessions.js';

@@ -20,7 +20,7 @@ import { damaged, ID_START_KEY, isCorruption, notALedger, openLedgerDatabase, ty
 import { schemaProblems, type SchemaProblem } from './schema-check.js';
 import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type CompiledQuery, type LedgerQuery } from './query.js';
 import { TIMESTAMP_INDEX, TIMESTAMP_INDEX_DDL } from './schema.js';
-import { seqRangeForTimes } from './time-range.js';
+import { seqRangeForTimes, type SeqRange } from './time-range.js';
 import { refuseIllFormed, validateAppendInput } from './validate.js';
 import { ContentStore, contentRefs, prepareContent, type ImportContent, type PreparedContent } from './content.js';
 import { rootPaths } from '../root/layout.js';
@@ -651,6 +651,17 @@ export class Ledger {
     return compileQuery(query, (since, until) =>
       seqRangeForTimes(this.stmts.timeProbe, this.headTuple()[0], since, until),
     );
+  }
+
+  /**
+   * The chain positions of a time range, found by binary search while timestamps are in chain order; null for a
+   * ledger that keeps a timestamp index instead (its times are not in chain order).
+   */
+  seqRange(since: string | undefined, until: string | undefined): SeqRange | null {
+    return this.guard(() => {
+      if ((this.stmts.timestampIndex.get(TIMESTAMP_INDEX) as number) > 0) return null;
+      return seqRangeForTimes(this.stmts.timeProbe, this.headTuple()[0], since, until);
+    });
   }
 
   /** A session's EXCHANGE records, oldest first: the conversation as it happened. */

@@ -37,6 +37,8 @@ export const LAYOUT = {
   operatorConfig: 'HOT/registries/operator-config.json',
   /** Route keys revoked before they expire (`cplane token revoke`), checked on every authentication. */
   revokedKeys: 'HOT/registries/revoked-keys.json',
+  /** The result of the last `cplane gate-check` on this root, for the console and `cplane report`. */
+  lastGateCheck: 'HOT/registries/last-gate-check.json',
 } as const;
 
 export const OPERATOR_CONFIG_REL = LAYOUT.operatorConfig;

@@ -1,0 +1,198 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthResult } from '#router/auth.js';
+import { readBody, sendJson } from '../http-io.js';
+import type { ConsoleAssets } from './assets.js';
+import type { ConsoleData } from './data.js';
+import { CONSOLE_CSP, loginPage, shellPage } from './page.js';
+import { consoleQuery, QueryError } from './query.js';
+
+export const CONSOLE_COOKIE = 'cplane_console';
+
+export interface ConsoleOptions {
+  data: ConsoleData;
+  assets: ConsoleAssets;
+  /** The router's check of a console key (signature, expiry, scope console:read, revocation). */
+  verify: (token: string) => AuthResult;
+  clock?: () => number;
+}
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy': CONSOLE_CSP,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+/** The console key of a request: `Authorization: Bearer` (tools), else the sign-in cookie (browsers). */
+export function consoleCredential(req: IncomingMessage): string | null {
+  const auth = req.headers.authorization;
+  const bearer = typeof auth === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1] : undefined;
+  if (bearer !== undefined) return bearer;
+  const cookies = req.headers.cookie;
+  if (typeof cookies !== 'string') return null;
+  for (const part of cookies.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === CONSOLE_COOKIE) {
+      const value = part.slice(eq + 1).trim();
+      return value === '' ? null : value;
+    }
+  }
+  return null;
+}
+
+/**
+ * /console/*: read-only, behind a `console:read` key. Static assets are public (they are the package's bytes
+ * and hold no data); the shell page and every /console/api/* answer need the key, else 401.
+ */
+export class ConsoleRoutes {
+  constructor(private readonly options: ConsoleOptions) {}
+
+  async handle(req: IncomingMessage, res: ServerResponse, path: string, search: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    if (path === '/console') return this.redirect(res, '/console/');
+    if (path.startsWith('/console/assets/') && (method === 'GET' || method === 'HEAD')) return this.asset(res, path);
+    if (path === '/console/login' && method === 'POST') return this.login(req, res);
+    if (path === '/console/logout' && method === 'POST') {
+      req.resume();
+      return this.redirect(res, '/console/', `${CONSOLE_COOKIE}=; Path=/console; HttpOnly; SameSite=Strict; Max-Age=0`);
+    }
+    req.resume();
+    if (method !== 'GET' && method !== 'HEAD')
+      return this.json(res, 405, problem('ERR_CONSOLE_QUERY', `${method} is not allowed here`));
+    const token = consoleCredential(req);
+    const result = token === null ? null : this.options.verify(token);
+    if (result === null || !result.ok) {
+      const why = result === null ? 'no console key' : `${result.code}: ${result.message}`;
+      if (path.startsWith('/console/api/') || !acceptsHtml(req))
+        return this.json(res, 401, problem('ERR_CONSOLE_UNAUTHORIZED', why), {
+          'www-authenticate': 'Bearer realm="cplane console"',
+        });
+      return this.html(res, 401, loginPage(token === null ? null : `That key does not open the console (${why}).`));
+    }
+    if (path === '/console/') {
+      if (!this.options.assets.ok)
+        return this.html(res, 503, loginPage(`The console cannot start: ${this.options.assets.problem}`));
+      return this.html(res, 200, shellPage());
+    }
+    if (path.startsWith('/console/api/')) return this.api(res, path.slice('/console/api/'.length), search);
+    return this.json(res, 404, problem('ERR_CONSOLE_QUERY', `no console page ${JSON.stringify(path).slice(0, 200)}`));
+  }
+
+  private api(res: ServerResponse, name: string, search: string): void {
+    try {
+      const [status, body] = this.answer(name, consoleQuery(search));
+      this.json(res, status, body);
+    } catch (error) {
+      if (!(error instanceof QueryError)) throw error;
+      this.json(res, 400, problem('ERR_CONSOLE_QUERY', error.message, error.hint));
+    }
+  }
+
+  private answer(name: string, q: ReturnType<typeof consoleQuery>): [number, unknown] {
+    const { data } = this.options;
+    switch (name) {
+      case 'root':
+        return [200, data.rootView({ verify: q.flag('verify') })];
+      case 'sessions':
+        return [
+          200,
+          data.sessions({
+            ...q.optional('agent', q.id),
+            ...q.optional('since', q.time),
+            ...q.optional('until', q.time),
+            ...q.optional('before', q.seq),
+            ...q.optional('limit', q.seq),
+          }),
+        ];
+      case 'session':
+        return [
+          200,
+          data.session(q.required('id', q.id), { ...q.optional('after', q.seq), ...q.optional('limit', q.seq) }),
+        ];
+      case 'exchange': {
+        const view = data.exchange(q.required('id', q.id));
+        return view === null ? [404, problem('ERR_CONSOLE_QUERY', 'no EXCHANGE with that id')] : [200, view];
+      }
+      case 'budgets':
+        return [200, data.budgets()];
+      case 'breakers':
+        return [200, data.breakers()];
+      case 'plots':
+        return [200, data.plots()];
+      default:
+        return [404, problem('ERR_CONSOLE_QUERY', `no console API ${JSON.stringify(name).slice(0, 200)}`)];
+    }
+  }
+
+  private async login(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // A sign-in posted from another site's page (login CSRF) is refused: browsers send Origin on POST.
+    const origin = req.headers.origin;
+    if (typeof origin === 'string' && origin !== 'null' && origin !== `http://${req.headers.host ?? ''}`) {
+      req.resume();
+      return this.html(res, 403, loginPage('Sign-in is accepted only from this console’s own page.'));
+    }
+    const read = await readBody(req, 16 * 1024);
+    if (!read.ok) return this.html(res, 413, loginPage('That request is too large.'));
+    const key = new URLSearchParams(read.bytes.toString('utf8')).get('key')?.trim() ?? '';
+    const result = key === '' ? null : this.options.verify(key);
+    if (result === null || !result.ok) {
+      const why = result === null ? 'no key was entered' : `${result.code}: ${result.message}`;
+      return this.html(res, 401, loginPage(`That key does not open the console (${why}).`));
+    }
+    const now = Math.floor((this.options.clock ?? Date.now)() / 1000);
+    const maxAge = Math.max(0, result.claims.exp - now);
+    return this.redirect(
+      res,
+      '/console/',
+      `${CONSOLE_COOKIE}=${key}; Path=/console; HttpOnly; SameSite=Strict; Max-Age=${maxAge}`,
+    );
+  }
+
+  private asset(res: ServerResponse, path: string): void {
+    const { assets } = this.options;
+    const file = assets.ok ? assets.files.get(path.slice('/console/assets/'.length)) : undefined;
+    if (file === undefined) {
+      this.json(res, 404, problem('ERR_CONSOLE_QUERY', 'no such console asset'));
+      return;
+    }
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'cache-control': 'no-cache',
+      'content-type': file.type,
+      'content-length': String(file.bytes.byteLength),
+    });
+    res.end(file.bytes);
+  }
+
+  private redirect(res: ServerResponse, location: string, cookie?: string): void {
+    res.writeHead(303, { ...SECURITY_HEADERS, location, ...(cookie === undefined ? {} : { 'set-cookie': cookie }) });
+    res.end();
+  }
+
+  private html(res: ServerResponse, status: number, body: string): void {
+    res.writeHead(status, {
+      ...SECURITY_HEADERS,
+      'content-type': 'text/html; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+    });
+    res.end(body);
+  }
+
+  private json(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
+    sendJson(res, status, body, { ...SECURITY_HEADERS, ...extra });
+  }
+}
+
+function acceptsHtml(req: IncomingMessage): boolean {
+  const accept = req.headers.accept;
+  return typeof accept === 'string' && accept.includes('text/html');
+}
+
+function problem(
+  code: string,
+  message: string,
+  hint?: string,
+): { error: { code: string; message: string; hint?: string } } {
+  return { error: { code, message, ...(hint === undefined ? {} : { hint }) } };
+}

@@ -1,0 +1,237 @@
+import { contentRefs, EMPTY_LIST } from './content.js';
+import type { Ledger } from './ledger.js';
+import { parseStoredMetadata } from './ledger.js';
+
+/**
+ * Sessions as a reader lists them (the console, `cplane report`): newest activity first, one page at a time,
+ * from the ledger's own indexes. No summary table is kept: a page walks the chain down from its cursor and
+ * takes each session the first time it meets one of its EXCHANGEs, so a page costs about the rows of its own
+ * sessions' latest turns, however long the chain.
+ */
+export interface SessionQuery {
+  agent?: string;
+  /** ISO-8601 bounds on the EXCHANGEs that count as activity. */
+  since?: string;
+  until?: string;
+  /** The cursor: the `last_seq` of the previous page's last session. */
+  before?: number;
+  limit?: number;
+}
+
+export interface SessionSummary {
+  session_id: string;
+  agents: string[];
+  requests: number;
+  errors: number;
+  input_tokens: number;
+  /** Of input_tokens: read from and written to the provider's prompt cache. */
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  output_tokens: number;
+  /** cache_read_tokens / input_tokens; null when no input was counted. */
+  cache_hit_share: number | null;
+  /** Settled cost (BUDGET_SETTLED) in the budget's currency; null when nothing was settled with a price. */
+  cost: number | null;
+  first_activity: string;
+  last_activity: string;
+  /** The chain position of the session's latest EXCHANGE in range: the next page's cursor. */
+  last_seq: number;
+}
+
+export interface SessionPage {
+  sessions: SessionSummary[];
+  /** Pass as `before` for the next (older) page; null when there is none. */
+  next_before: number | null;
+}
+
+export const MAX_SESSION_PAGE = 200;
+
+const SUMMARY_SQL = `SELECT
+  count(*) FILTER (WHERE event_type = 'EXCHANGE'),
+  count(*) FILTER (WHERE event_type = 'EXCHANGE' AND decision <> 'SUCCESS'),
+  total(CASE WHEN event_type = 'EXCHANGE' THEN json_extract(metadata, '$.input_tokens') END),
+  total(CASE WHEN event_type = 'EXCHANGE' THEN json_extract(metadata, '$.cache_read_tokens') END),
+  total(CASE WHEN event_type = 'EXCHANGE' THEN json_extract(metadata, '$.cache_write_tokens') END),
+  total(CASE WHEN event_type = 'EXCHANGE' THEN json_extract(metadata, '$.output_tokens') END),
+  sum(CASE WHEN event_type = 'BUDGET_SETTLED' THEN json_extract(metadata, '$.cost') END),
+  min(timestamp) FILTER (WHERE event_type = 'EXCHANGE'),
+  max(timestamp) FILTER (WHERE event_type = 'EXCHANGE'),
+  json_group_array(DISTINCT agent_id) FILTER (WHERE event_type = 'EXCHANGE' AND agent_id IS NOT NULL)
+FROM entries WHERE session_id = ?`;
+
+function clampLimit(limit: number | undefined): number {
+  if (limit === undefined || !Number.isInteger(limit) || limit < 1) return 50;
+  return Math.min(limit, MAX_SESSION_PAGE);
+}
+
+/** One page of sessions, newest activity first. */
+export function listSessions(ledger: Ledger, query: SessionQuery = {}): SessionPage {
+  const limit = clampLimit(query.limit);
+  return ledger.snapshot(() => {
+    const head = ledger.head().seq;
+    const timed = query.since !== undefined || query.until !== undefined;
+    const range = timed ? ledger.seqRange(query.since, query.until) : { fromSeq: 1, toSeq: head };
+    const top = range?.toSeq ?? head;
+    const bottom = range?.fromSeq ?? 1;
+    const cursor = Math.min(query.before === undefined ? top + 1 : query.before, top + 1);
+    // A ledger whose times are out of chain order has no seq range: its rows are filtered by timestamp instead.
+    const timeFilter = range === null ? ' AND timestamp >= ? AND timestamp <= ?' : '';
+    const timeParams = range === null ? [query.since ?? '', query.until ?? '\uffff'] : [];
+    const agentFilter = query.agent === undefined ? '' : ' AND agent_id = ?';
+    const agentParams = query.agent === undefined ? [] : [query.agent];
+    const scan = ledger
+      .statement(
+        `SELECT seq, session_id FROM entries WHERE seq < ? AND seq >= ? AND event_type = 'EXCHANGE' AND session_id IS NOT NULL${agentFilter}${timeFilter} ORDER BY seq DESC`,
+      )
+      .raw();
+    // Whether a session has activity in range above the cursor: then an earlier page listed it.
+    const above = ledger
+      .statement(
+        `SELECT 1 FROM entries WHERE session_id = ? AND seq >= ? AND seq <= ? AND event_type = 'EXCHANGE'${agentFilter}${timeFilter} LIMIT 1`,
+      )
+      .pluck();
+    const seen = new Set<string>();
+    const found: [string, number][] = [];
+    let more = false;
+    for (const [seq, session] of scan.iterate(cursor, bottom, ...agentParams, ...timeParams) as IterableIterator<
+      [number, string]
+    >) {
+      if (seen.has(session)) continue;
+      seen.add(session);
+      if (above.get(session, cursor, top, ...agentParams, ...timeParams) !== undefined) continue;
+      if (found.length === limit) {
+        more = true;
+        break;
+      }
+      found.push([session, seq]);
+    }
+    const summary = ledger.statement(SUMMARY_SQL).raw();
+    const sessions = found.map(([session, seq]) => summarise(session, seq, summary.get(session) as SummaryRow));
+    const last = found[found.length - 1];
+    return { sessions, next_before: more && last !== undefined ? last[1] : null };
+  });
+}
+
+type SummaryRow = [number, number, number, number, number, number, number | null, string, string, string];
+
+function summarise(session: string, lastSeq: number, row: SummaryRow): SessionSummary {
+  const [requests, errors, input, read, write, output, cost, first, last, agents] = row;
+  return {
+    session_id: session,
+    agents: (JSON.parse(agents) as unknown[]).filter((a): a is string => typeof a === 'string').slice(0, 20),
+    requests,
+    errors,
+    input_tokens: input,
+    cache_read_tokens: read,
+    cache_write_tokens: write,
+    output_tokens: output,
+    cache_hit_share: input > 0 ? read / input : null,
+    cost: cost === null ? null : Number(cost),
+    first_activity: first,
+    last_activity: last,
+    last_seq: lastSeq,
+  };
+}
+
+/** One EXCHANGE of a session as a reader sees it: its record, and the prompt pieces that are new this turn. */
+export interface SessionTurn {
+  seq: number;
+  id: string;
+  timestamp: string;
+  decision: string;
+  reason: string;
+  metadata: Record<string, unknown>;
+  /**
+   * The prompt's blocks after the previous turn's prompt less its last block (the closing `]}` an agent's
+   * request ends with); all of them for a first turn or a changed prefix.
+   */
+  prompt_new: string[];
+  /** Whether prompt_new continues the previous turn's prompt less its last block (false: it is the whole prompt). */
+  continues: boolean;
+  response: string;
+  redacted_by: string[];
+  /** Settled cost of the call (its BUDGET_SETTLED), null when unknown. */
+  cost: number | null;
+}
+
+export interface TurnPage {
+  turns: SessionTurn[];
+  /** Pass as `after` for the next page; null when this is the last. */
+  next_after: number | null;
+}
+
+/** A session's EXCHANGEs oldest first from `after` (a seq), each with its new prompt pieces and response. */
+export function sessionTurns(
+  ledger: Ledger,
+  sessionId: string,
+  options: { after?: number; limit?: number } = {},
+): TurnPage {
+  const limit = clampLimit(options.limit);
+  return ledger.snapshot(() => {
+    const rows = ledger
+      .statement(
+        "SELECT seq, id, timestamp, decision, reason, metadata FROM entries WHERE session_id = ? AND event_type = 'EXCHANGE' AND seq > ? ORDER BY seq LIMIT ?",
+      )
+      .raw()
+      .all(sessionId, options.after ?? 0, limit + 1) as [number, string, string, string, string, string][];
+    const more = rows.length > limit;
+    const page = rows.slice(0, limit);
+    const previous = ledger
+      .statement(
+        "SELECT metadata FROM entries WHERE session_id = ? AND event_type = 'EXCHANGE' AND seq < ? ORDER BY seq DESC LIMIT 1",
+      )
+      .pluck();
+    // The router appends a call's settlement in the EXCHANGE's own batch, right after it.
+    const settled = ledger
+      .statement(
+        "SELECT json_extract(metadata, '$.cost') FROM entries WHERE seq = ? AND event_type = 'BUDGET_SETTLED' AND session_id = ?",
+      )
+      .pluck();
+    let since: string | undefined;
+    const first = page[0];
+    if (first !== undefined) {
+      const before = previous.get(sessionId, first[0]) as string | undefined;
+      since = before === undefined ? undefined : contentRefs(JSON.parse(before) as Record<string, unknown>)?.prompt;
+    }
+    const turns = page.map(([seq, id, timestamp, decision, reason, metadataText]) => {
+      const metadata = parseStoredMetadata({ id, metadata: metadataText });
+      const refs = contentRefs(metadata);
+      let promptNew: string[];
+      let continues = false;
+      let response: string;
+      const redactedBy: string[] = [];
+      const { prompt: _p, response: _r, content: _c, ...rest } = metadata;
+      if (refs !== undefined) {
+        // The previous prompt without its closing piece (`]}`) is what this turn's prompt continues.
+        const stop = since === undefined ? undefined : ledger.content.parentOf(since);
+        const prompt = ledger.content.readPieces(refs.prompt, stop ?? EMPTY_LIST);
+        const answer = ledger.content.read(refs.response);
+        promptNew = prompt.pieces;
+        continues = prompt.continues && stop !== undefined;
+        response = answer.text;
+        for (const r of [...prompt.redacted_by, ...answer.redacted_by]) if (!redactedBy.includes(r)) redactedBy.push(r);
+        since = refs.prompt;
+      } else {
+        promptNew = typeof metadata.prompt === 'string' ? [metadata.prompt] : [];
+        response = typeof metadata.response === 'string' ? metadata.response : '';
+        since = undefined;
+      }
+      const cost = settled.get(seq + 1, sessionId);
+      return {
+        seq,
+        id,
+        timestamp,
+        decision,
+        reason,
+        metadata: rest,
+        prompt_new: promptNew,
+        continues,
+        response,
+        redacted_by: redactedBy,
+        cost: typeof cost === 'number' ? cost : null,
+      };
+    });
+    const last = page[page.length - 1];
+    return { turns, next_after: more && last !== undefined ? last[0] : null };
+  });
+}
