@@ -31,6 +31,7 @@ export interface AuthKeys {
 }
 
 const PREFIX = 'cpt1';
+const TOKEN_SHAPE = /^cpt1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/;
 /** A `jti`: 16 to 64 base64url characters (`token issue` draws 16 random bytes). */
 export const KEY_ID = /^[A-Za-z0-9_-]{16,64}$/;
 /**
@@ -114,11 +115,13 @@ export function verifyConsoleToken(token: unknown, keys: AuthKeys, nowMs: number
 function verifySigned(token: unknown, keys: AuthKeys, nowMs: number): AuthResult {
   if (typeof token !== 'string' || token.length === 0)
     return { ok: false, code: 'AUTH_MISSING', message: 'no auth token' };
-  const parts = token.split('.');
-  if (parts.length !== 3 || parts[0] !== PREFIX || token.length > 8192) {
+  // Exactly the base64url alphabet: Node's decoder skips other characters, so `<mac>;x` would verify as `<mac>`
+  // and one key would have many spellings (each a new digest a revocation by digest would not name, and a
+  // `;` or line break that reaches a Set-Cookie header).
+  if (token.length > 8192 || !TOKEN_SHAPE.test(token)) {
     return { ok: false, code: 'AUTH_MALFORMED', message: 'auth token is not a cpt1 token' };
   }
-  const [, payloadPart, macPart] = parts as [string, string, string];
+  const [, payloadPart, macPart] = token.split('.') as [string, string, string];
   let claims: TokenClaims;
   try {
     claims = JSON.parse(Buffer.from(payloadPart, 'base64url').toString('utf8')) as TokenClaims;

@@ -55,3 +55,23 @@ test('verifyToken and issueToken never read inherited properties as keys', () =>
   );
   assert.equal(emptySecret.ok ? 'ok' : emptySecret.code, 'AUTH_UNKNOWN_KEY', 'an empty secret verifies nothing');
 });
+
+test('a token has one spelling: characters outside base64url, padding or a longer mac are AUTH_MALFORMED', () => {
+  const nowS = Math.floor(Date.now() / 1000);
+  const token = tokenWithKid('default', nowS);
+  const expect = { agentId: 'AGENT-1', contractId: 'c', nowMs: nowS * 1000 };
+  assert.equal(verifyToken(token, KEYS, expect).ok, true);
+  // Node's base64url decoder skips these, so each would otherwise verify as the same key with a new digest.
+  for (const variant of [
+    `${token};Domain=evil`,
+    `${token}\r\nX: y`,
+    `${token}=`,
+    `${token} `,
+    `${token}A`,
+    `${token}.`,
+  ]) {
+    const result = verifyToken(variant, KEYS, expect);
+    assert.equal(result.ok, false, JSON.stringify(variant));
+    assert.equal(result.ok ? '' : result.code, 'AUTH_MALFORMED', JSON.stringify(variant));
+  }
+});
