@@ -120,6 +120,27 @@ export const CODES = defineCodes({
     meaning: 'the file is not a cplane ledger (an empty file, another SQLite database, or not SQLite)',
     hint: 'point --ledger at a file created by cplane, or at a path that does not exist yet',
   },
+  ERR_STORE_URL: {
+    kind: 'error',
+    meaning:
+      'a PostgreSQL store URL (`--to`, `--store`, `CPLANE_DATABASE_URL`) is not a postgres:// URL, or holds a password (which would reach argv and logs)',
+    hint: 'e.g. postgres://cplane@db.internal:5432/cplane, the password in PGPASSWORD or a .pgpass file',
+  },
+  ERR_STORE_UNAVAILABLE: {
+    kind: 'error',
+    meaning: 'the PostgreSQL store cannot be reached (refused, reset, shutting down); nothing was written',
+    hint: 'check the server is up and the URL; retry when it is back',
+  },
+  ERR_LEDGER_CONTENDED: {
+    kind: 'error',
+    meaning: 'a PostgreSQL ledger append found the chain head moved by other writers on every one of its attempts; nothing was written',
+    hint: 'retry; many writers at once share one chain',
+  },
+  ERR_LEDGER_MIGRATE_TARGET: {
+    kind: 'error',
+    meaning: '`ledger migrate --to` found a target that already holds a different chain, or the copy does not verify to the same head',
+    hint: 'migrate into an empty database, or one holding a prefix of this same chain',
+  },
   ERR_LEDGER_DAMAGED: {
     kind: 'error',
     meaning: 'the ledger file is truncated or SQLite finds its pages malformed (nothing is written to it)',

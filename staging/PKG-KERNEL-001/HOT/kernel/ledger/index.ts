@@ -19,3 +19,4 @@ export * from './checkpoint.js';
 export * from './checkpoint-store.js';
 export * from './checkpoint-check.js';
 export * from './sessions.js';
+export * from './store.js';

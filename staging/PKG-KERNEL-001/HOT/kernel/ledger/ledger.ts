@@ -126,7 +126,8 @@ export function rowToEntry(row: EntryRow): LedgerEntry {
   };
 }
 
-interface PreparedAppend {
+/** An append validated, made well-formed and canonicalised: what any ledger store writes (and hashes). */
+export interface PreparedAppend {
   event_type: string;
   submission_id: string;
   decision: string;
@@ -134,6 +135,11 @@ interface PreparedAppend {
   metadata: Record<string, unknown>;
   metadataJson: string;
   content?: PreparedContent;
+}
+
+/** Validates and canonicalises one append outside any lock: the same for every ledger store. */
+export function prepareAppend(input: AppendInput, index = 0): PreparedAppend {
+  return wellFormedAppend(validateAppendInput(input, index) as PreparedAppend, input, index);
 }
 
 /**
@@ -185,7 +191,7 @@ function wellFormedAppend(input: PreparedAppend, raw: AppendInput, index: number
  * joined when first read: the hot path (the router keeps only the entry's id) never pays for joining a
  * 150k-token conversation it already has.
  */
-function readView(
+export function readView(
   metadata: Record<string, unknown>,
   prompt: string | readonly string[],
   response: string | readonly string[],

@@ -1,0 +1,396 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { sha256Hex } from '../../canonical.js';
+import { CpError } from '../../errors.js';
+import {
+  type Anchor,
+  type AppendInput,
+  type Clock,
+  GENESIS_HASH,
+  hashInputOf,
+  type IdSource,
+  idDigits,
+  type LedgerEntry,
+  randomEntryId,
+  sequentialEntryIds,
+} from '../entry.js';
+import { blockDigest, contentRefs, EMPTY_LIST, listDigest, type PreparedSide } from '../content.js';
+import { type EntryRow, type PreparedAppend, prepareAppend, readView } from '../ledger.js';
+import type { LedgerStore } from '../store.js';
+import { PG_LEDGER_DDL, PG_LEDGER_LOCK } from './schema.js';
+
+export interface PgLedgerOptions {
+  /** Create the tables when the database has none (idempotent; concurrent openers serialise on the chain lock). */
+  create?: boolean;
+  clock?: Clock;
+  idSource?: IdSource;
+  /** Connections in this process's pool. */
+  poolSize?: number;
+}
+
+const ID_START_KEY = 'id_start';
+const MAX_ATTEMPTS = 64;
+const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
+const hex = (digest: string): Buffer => Buffer.from(digest, 'hex');
+
+interface Rows {
+  blocks: { digest: Buffer[]; size: number[]; text: Buffer[] };
+  lists: { digest: Buffer[]; parent: Buffer[]; block: Buffer[] };
+}
+
+/** A connection URL must not carry a password: it would reach argv, logs and the ledger. */
+export function refusePasswordInUrl(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new CpError('ERR_STORE_URL', 'the store URL is not a URL', {
+      hint: 'e.g. postgres://cplane@db.internal:5432/cplane',
+    });
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
+    throw new CpError('ERR_STORE_URL', `the store URL must be postgres://…, got ${parsed.protocol}//…`, {
+      hint: 'e.g. postgres://cplane@db.internal:5432/cplane',
+    });
+  if (parsed.password !== '')
+    throw new CpError('ERR_STORE_URL', 'the store URL holds a password; it would be seen in argv and logs', {
+      hint: 'put the password in PGPASSWORD or a .pgpass file (PGPASSFILE) and drop it from the URL',
+    });
+}
+
+/**
+ * The kernel ledger on PostgreSQL, for several gateway hosts sharing one chain. Appends from every process on
+ * every host serialise on an advisory transaction lock inside the database: each append is one call of
+ * `cplane_append`, which re-checks the head its entries were hashed against and writes nothing when another
+ * writer got there first (then the head is read again and the entries hashed anew). Committed with the server's
+ * synchronous_commit (durable, as FULL is on SQLite).
+ */
+export class PgLedger implements LedgerStore {
+  readonly backend = 'postgres' as const;
+  private head: { seq: number; hash: string; latest: string } | null = null;
+  private idSource: IdSource | undefined;
+
+  private constructor(
+    readonly pool: pg.Pool,
+    private readonly clock: Clock,
+    injectedIds: IdSource | undefined,
+  ) {
+    this.idSource = injectedIds;
+  }
+
+  static async open(url: string, options: PgLedgerOptions = {}): Promise<PgLedger> {
+    refusePasswordInUrl(url);
+    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4 });
+    pool.on('error', () => {
+      // An idle connection dropped by the server: the next query reconnects.
+    });
+    const ledger = new PgLedger(pool, options.clock ?? Date.now, options.idSource);
+    try {
+      const client = await pool.connect();
+      try {
+        const exists = await client.query("SELECT to_regclass('cplane_entries') IS NOT NULL AS present");
+        if (exists.rows[0]?.present !== true) {
+          if (options.create !== true)
+            throw new CpError('ERR_LEDGER_NOT_A_LEDGER', 'the database holds no cplane ledger', {
+              hint: 'create it with `cplane ledger migrate --to URL`, or open it with create',
+            });
+          await client.query('BEGIN');
+          await client.query(`SELECT pg_advisory_xact_lock(${PG_LEDGER_LOCK})`);
+          await client.query(PG_LEDGER_DDL);
+          await client.query(
+            'INSERT INTO cplane_ledger_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING',
+            [ID_START_KEY, idDigits(randomBytes(4).readUInt32BE(0))],
+          );
+          await client.query('COMMIT');
+        }
+      } finally {
+        client.release();
+      }
+    } catch (error) {
+      await pool.end();
+      throw storeError(error);
+    }
+    return ledger;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  async append(input: AppendInput): Promise<LedgerEntry> {
+    const [entry] = await this.appendBatch([input]);
+    return entry as LedgerEntry;
+  }
+
+  /** Appends all or none, in chain order, as one transaction. */
+  async appendBatch(inputs: readonly AppendInput[]): Promise<LedgerEntry[]> {
+    const prepared = inputs.map((input, index) => prepareAppend(input, index));
+    const content = await this.newContent(prepared);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+      const head = this.head ?? (await this.readHead());
+      this.idSource ??= await this.storedIdSource();
+      const entries = this.build(prepared, head, attempt);
+      let written: boolean;
+      try {
+        const result = await this.pool.query(
+          'SELECT cplane_append($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20) AS ok',
+          [
+            head.seq,
+            head.hash,
+            content.blocks.digest,
+            content.blocks.size,
+            content.blocks.text,
+            content.lists.digest,
+            content.lists.parent,
+            content.lists.block,
+            entries.map((_, i) => head.seq + i + 1),
+            entries.map((e) => e.entry.id),
+            entries.map((e) => e.entry.event_type),
+            entries.map((e) => utf8(e.entry.submission_id)),
+            entries.map((e) => utf8(e.entry.decision)),
+            entries.map((e) => utf8(e.entry.reason)),
+            entries.map((e) => utf8(e.metadataJson)),
+            entries.map((e) => e.entry.timestamp),
+            entries.map((e) => e.entry.previous_hash),
+            entries.map((e) => e.entry.entry_hash),
+            entries.map((e) => indexed(e.entry.metadata.session_id)),
+            entries.map((e) => indexed(e.entry.metadata.agent_id)),
+          ],
+        );
+        written = result.rows[0]?.ok === true;
+      } catch (error) {
+        this.head = null;
+        // Ids taken by an imported chain: draw random ones and hash again.
+        if (
+          (error as { code?: string }).code === '23505' &&
+          /cplane_entries_id_key/.test(String((error as Error).message))
+        ) {
+          this.idSource = randomEntryId;
+          continue;
+        }
+        throw storeError(error);
+      }
+      if (!written) {
+        // Another writer (another host) moved the head: read it and hash against the new one.
+        this.head = null;
+        continue;
+      }
+      const last = entries[entries.length - 1];
+      this.head =
+        last === undefined
+          ? head
+          : { seq: head.seq + entries.length, hash: last.entry.entry_hash, latest: last.entry.timestamp };
+      return entries.map(({ entry }, i) => {
+        const c = (prepared[i] as PreparedAppend).content;
+        if (c !== undefined) entry.metadata = readView(entry.metadata, c.prompt.texts, c.response.texts);
+        return entry;
+      });
+    }
+    throw new CpError('ERR_LEDGER_CONTENDED', `the chain head kept moving: ${MAX_ATTEMPTS} attempts to append failed`, {
+      hint: 'too many writers at once for one chain; the entries were not written, retry',
+    });
+  }
+
+  private build(
+    prepared: readonly PreparedAppend[],
+    head: { seq: number; hash: string; latest: string },
+    attempt: number,
+  ): { entry: LedgerEntry; metadataJson: string }[] {
+    let previous = head.hash;
+    let latest = head.latest;
+    const ids = this.idSource as IdSource;
+    return prepared.map((input, i) => {
+      const now = new Date(this.clock()).toISOString();
+      if (now > latest) latest = now;
+      const id = ids(head.seq + i + 1, 0);
+      const entryHash = sha256Hex(
+        hashInputOf(
+          id,
+          input.event_type,
+          input.submission_id,
+          input.decision,
+          input.reason,
+          input.metadataJson,
+          latest,
+          previous,
+        ),
+      );
+      const entry: LedgerEntry = {
+        id,
+        event_type: input.event_type,
+        submission_id: input.submission_id,
+        decision: input.decision,
+        reason: input.reason,
+        metadata: input.metadata,
+        timestamp: latest,
+        previous_hash: previous,
+        entry_hash: entryHash,
+      };
+      previous = entryHash;
+      return { entry, metadataJson: input.metadataJson };
+    });
+  }
+
+  /** The content nodes (and their blocks) past the longest prefix already stored, for every side of the batch. */
+  private async newContent(prepared: readonly PreparedAppend[]): Promise<Rows> {
+    const rows: Rows = { blocks: { digest: [], size: [], text: [] }, lists: { digest: [], parent: [], block: [] } };
+    const sides: PreparedSide[] = [];
+    for (const p of prepared) if (p.content !== undefined) sides.push(p.content.prompt, p.content.response);
+    if (sides.length === 0) return rows;
+    const all = sides.flatMap((s) => s.nodes);
+    const stored = new Set(
+      (
+        await this.pool.query("SELECT encode(digest, 'hex') AS d FROM cplane_content_lists WHERE digest = ANY($1)", [
+          all.map(hex),
+        ])
+      ).rows.map((r: { d: string }) => r.d),
+    );
+    const seenBlocks = new Set<string>();
+    const seenNodes = new Set<string>();
+    for (const side of sides) {
+      let known = side.nodes.length;
+      while (known > 0 && !stored.has(side.nodes[known - 1] as string)) known -= 1;
+      for (let i = known; i < side.nodes.length; i += 1) {
+        const node = side.nodes[i] as string;
+        const block = side.blocks[i] as string;
+        if (!seenBlocks.has(block)) {
+          seenBlocks.add(block);
+          const text = utf8(side.texts[i] as string);
+          rows.blocks.digest.push(hex(block));
+          rows.blocks.size.push(text.byteLength);
+          rows.blocks.text.push(text);
+        }
+        if (!seenNodes.has(node)) {
+          seenNodes.add(node);
+          rows.lists.digest.push(hex(node));
+          rows.lists.parent.push(hex(i === 0 ? EMPTY_LIST : (side.nodes[i - 1] as string)));
+          rows.lists.block.push(hex(block));
+        }
+      }
+    }
+    return rows;
+  }
+
+  private async readHead(): Promise<{ seq: number; hash: string; latest: string }> {
+    const r = await this.pool.query('SELECT seq, entry_hash, timestamp FROM cplane_entries ORDER BY seq DESC LIMIT 1');
+    const row = r.rows[0] as { seq: string; entry_hash: string; timestamp: string } | undefined;
+    return row === undefined
+      ? { seq: 0, hash: GENESIS_HASH, latest: '' }
+      : { seq: Number(row.seq), hash: row.entry_hash, latest: row.timestamp };
+  }
+
+  private async storedIdSource(): Promise<IdSource> {
+    const r = await this.pool.query('SELECT value FROM cplane_ledger_meta WHERE key = $1', [ID_START_KEY]);
+    const start = (r.rows[0] as { value?: string } | undefined)?.value;
+    return start !== undefined && /^[0-9a-f]{8}$/.test(start)
+      ? sequentialEntryIds(Number.parseInt(start, 16))
+      : randomEntryId;
+  }
+
+  async headAnchor(): Promise<Anchor> {
+    const { seq, hash } = await this.readHead();
+    return { seq, hash };
+  }
+
+  /** Rows in chain order as stored (metadata as its canonical JSON text), in chunks. */
+  async *rows(fromSeq = 1, chunkSize = 2000): AsyncIterableIterator<EntryRow> {
+    let next = fromSeq;
+    for (;;) {
+      const r = await this.pool.query(
+        'SELECT seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash FROM cplane_entries WHERE seq >= $1 ORDER BY seq LIMIT $2',
+        [next, chunkSize],
+      );
+      for (const row of r.rows as Record<string, unknown>[]) {
+        yield {
+          seq: Number(row.seq),
+          id: row.id as string,
+          event_type: row.event_type as string,
+          submission_id: (row.submission_id as Buffer).toString('utf8'),
+          decision: (row.decision as Buffer).toString('utf8'),
+          reason: (row.reason as Buffer).toString('utf8'),
+          metadata: (row.metadata as Buffer).toString('utf8'),
+          timestamp: row.timestamp as string,
+          previous_hash: row.previous_hash as string,
+          entry_hash: row.entry_hash as string,
+        };
+      }
+      if (r.rows.length < chunkSize) return;
+      next = Number((r.rows[r.rows.length - 1] as { seq: string }).seq) + 1;
+    }
+  }
+
+  /** One entry as a read shows it (prompt and response text in place of their digests). */
+  async get(id: string): Promise<LedgerEntry | undefined> {
+    const r = await this.pool.query('SELECT seq FROM cplane_entries WHERE id = $1', [id]);
+    const seq = (r.rows[0] as { seq?: string } | undefined)?.seq;
+    if (seq === undefined) return undefined;
+    for await (const row of this.rows(Number(seq), 1)) {
+      const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
+      const refs = contentRefs(metadata);
+      const { metadata: _m, seq: _s, ...fields } = row;
+      const entry: LedgerEntry = { ...fields, metadata };
+      if (refs !== undefined)
+        entry.metadata = readView(metadata, await this.readList(refs.prompt), await this.readList(refs.response));
+      return entry;
+    }
+    return undefined;
+  }
+
+  /** A list's text, blocks joined oldest first; a redacted block reads `[REDACTED:<id>]`, a missing one `[MISSING:…]`. */
+  async readList(head: string): Promise<string> {
+    if (head === EMPTY_LIST) return '';
+    const r = await this.pool.query(
+      `WITH RECURSIVE walk(digest, parent, block, depth) AS (
+         SELECT digest, parent, block, 0 FROM cplane_content_lists WHERE digest = $1
+         UNION ALL
+         SELECT l.digest, l.parent, l.block, w.depth + 1 FROM cplane_content_lists l JOIN walk w ON l.digest = w.parent
+       ) SELECT encode(w.block, 'hex') AS block, b.text, b.redacted_by, b.digest IS NOT NULL AS present
+         FROM walk w LEFT JOIN cplane_content_blocks b ON b.digest = w.block ORDER BY w.depth DESC`,
+      [hex(head)],
+    );
+    return (r.rows as { block: string; text: Buffer | null; redacted_by: string | null; present: boolean }[])
+      .map((row) =>
+        row.text !== null
+          ? row.text.toString('utf8')
+          : row.present && row.redacted_by !== null
+            ? `[REDACTED:${row.redacted_by}]`
+            : `[MISSING:${row.block}]`,
+      )
+      .join('');
+  }
+
+  /** Every block and list node, re-hashed (for verify and migrate). */
+  async contentProblems(): Promise<{ blocks: number; lists: number; problems: string[] }> {
+    const problems: string[] = [];
+    const blocks = await this.pool.query(
+      "SELECT encode(digest, 'hex') AS d, text, redacted_by FROM cplane_content_blocks",
+    );
+    for (const b of blocks.rows as { d: string; text: Buffer | null; redacted_by: string | null }[]) {
+      if (b.text === null) {
+        if (b.redacted_by === null) problems.push(`block ${b.d} has no text and no redaction`);
+      } else if (blockDigest(b.text.toString('utf8')) !== b.d) problems.push(`block ${b.d} was edited`);
+    }
+    const lists = await this.pool.query(
+      "SELECT encode(digest, 'hex') AS d, encode(parent, 'hex') AS p, encode(block, 'hex') AS b FROM cplane_content_lists",
+    );
+    for (const l of lists.rows as { d: string; p: string; b: string }[])
+      if (listDigest(l.p, l.b) !== l.d) problems.push(`list node ${l.d} was edited`);
+    return { blocks: blocks.rows.length, lists: lists.rows.length, problems };
+  }
+}
+
+function indexed(value: unknown): Buffer | null {
+  return typeof value === 'string' && value !== '' ? utf8(value) : null;
+}
+
+function storeError(error: unknown): unknown {
+  if (error instanceof CpError) return error;
+  const e = error as { code?: string; message?: string };
+  if (typeof e.code === 'string' && /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|57P01|57P03|08\d\d\d)$/.test(e.code))
+    return new CpError('ERR_STORE_UNAVAILABLE', `the PostgreSQL store cannot be reached: ${e.message ?? e.code}`, {
+      hint: 'check the server is up and the URL (host, port, database); the entries were not written',
+      details: { errno: e.code },
+      cause: error,
+    });
+  return error;
+}

@@ -1,0 +1,83 @@
+import { sha256Hex } from '../canonical.js';
+import { type Anchor, type AppendInput, GENESIS_HASH, hashInputFromColumns, type LedgerEntry } from './entry.js';
+import type { EntryRow, Ledger } from './ledger.js';
+import { verifyLedger } from './verify.js';
+
+/**
+ * The ledger as every backend offers it (SQLite file, PostgreSQL): async, so one contract suite runs both.
+ * The hash contract is the same, so a chain moved from one to the other keeps its head hash and its anchors.
+ */
+export interface LedgerStore {
+  readonly backend: 'sqlite' | 'postgres';
+  append(input: AppendInput): Promise<LedgerEntry>;
+  appendBatch(inputs: readonly AppendInput[]): Promise<LedgerEntry[]>;
+  headAnchor(): Promise<Anchor>;
+  /** The entry as a read shows it: prompt and response text in place of their digests. */
+  get(id: string): Promise<LedgerEntry | undefined>;
+  /** Rows as stored, in chain order (metadata as its canonical JSON text). */
+  rows(fromSeq?: number): AsyncIterableIterator<EntryRow>;
+  /** Every content block and list node re-hashed. */
+  contentProblems(): Promise<{ blocks: number; lists: number; problems: string[] }>;
+  close(): Promise<void>;
+}
+
+export function sqliteLedgerStore(ledger: Ledger): LedgerStore {
+  return {
+    backend: 'sqlite',
+    append: async (input) => ledger.append(input),
+    appendBatch: async (inputs) => ledger.appendBatch(inputs),
+    headAnchor: async () => ledger.head(),
+    get: async (id) => ledger.get(id),
+    async *rows(fromSeq = 1) {
+      yield* ledger.rows(fromSeq);
+    },
+    async contentProblems() {
+      const content = verifyLedger(ledger).content;
+      return {
+        blocks: content?.blocks ?? 0,
+        lists: content?.lists ?? 0,
+        problems: (content?.problems ?? []).map((p) => p.message),
+      };
+    },
+    close: async () => ledger.close(),
+  };
+}
+
+export interface StoreVerify {
+  ok: boolean;
+  entries: number;
+  head: Anchor;
+  first_bad?: { seq: number; id: string; problem: 'edited' | 'broken_link' | 'gap'; message: string };
+  content_problems: string[];
+}
+
+/** The chain of any store walked end to end: each entry re-hashed, each link and position checked; then content. */
+export async function verifyStore(store: LedgerStore): Promise<StoreVerify> {
+  let previous = GENESIS_HASH;
+  let expected = 1;
+  let entries = 0;
+  for await (const row of store.rows()) {
+    const bad = (problem: 'edited' | 'broken_link' | 'gap', message: string): StoreVerify => ({
+      ok: false,
+      entries,
+      head: { seq: expected - 1, hash: previous },
+      first_bad: { seq: row.seq, id: row.id, problem, message },
+      content_problems: [],
+    });
+    if (row.seq !== expected) return bad('gap', `entry #${expected} is missing (found #${row.seq})`);
+    if (row.previous_hash !== previous)
+      return bad('broken_link', `entry ${row.id} (#${row.seq}) does not link to #${row.seq - 1}`);
+    if (sha256Hex(hashInputFromColumns(row)) !== row.entry_hash)
+      return bad('edited', `entry ${row.id} (#${row.seq}) does not hash to its entry_hash`);
+    previous = row.entry_hash;
+    expected += 1;
+    entries += 1;
+  }
+  const content = await store.contentProblems();
+  return {
+    ok: content.problems.length === 0,
+    entries,
+    head: { seq: expected - 1, hash: previous },
+    content_problems: content.problems,
+  };
+}

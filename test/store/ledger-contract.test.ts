@@ -1,0 +1,231 @@
+// One contract, every ledger backend (hono-style): the SQLite file and PostgreSQL run the same tests. A
+// throwaway PostgreSQL server is started from the installed binaries; without them the PostgreSQL half prints
+// one SKIP line (in CI, where .ci/run installs them, a missing server fails the suite).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { PG_MISSING, pgBinDir, pgRequired, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { CpError } from '../../staging/PKG-KERNEL-001/HOT/kernel/errors.js';
+import type { AppendInput, IdSource } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
+import { Ledger } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/ledger.js';
+import { PgLedger } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js';
+import {
+  type LedgerStore,
+  sqliteLedgerStore,
+  verifyStore,
+} from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js';
+
+const havePg = pgBinDir() !== null;
+if (!havePg && pgRequired()) throw new Error(`${PG_MISSING} (CI must have it: .ci/run installs it)`);
+const pgSkip = havePg ? false : `SKIP: ${PG_MISSING}`;
+
+let server: PgServer | undefined;
+let work: string;
+let databases = 0;
+
+before(async () => {
+  work = mkdtempSync(join(tmpdir(), 'cp-store-'));
+  if (havePg) server = await startPgServer();
+});
+after(() => {
+  server?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+interface Backend {
+  name: 'sqlite' | 'postgres';
+  skip: string | false;
+  /** A fresh, empty ledger; `open` opens another handle (another process's view) on the same one. */
+  fresh(options?: {
+    clock?: () => number;
+    idSource?: IdSource;
+  }): Promise<{ store: LedgerStore; open: () => Promise<LedgerStore> }>;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'sqlite',
+    skip: false,
+    async fresh(options = {}) {
+      const path = join(work, `ledger-${(databases += 1)}.sqlite`);
+      const open = async (): Promise<LedgerStore> => sqliteLedgerStore(Ledger.open(path, { create: true, ...options }));
+      return { store: await open(), open };
+    },
+  },
+  {
+    name: 'postgres',
+    skip: pgSkip,
+    async fresh(options = {}) {
+      const s = server as PgServer;
+      const name = `ledger_${(databases += 1)}`;
+      const admin = new pg.Client({ connectionString: s.url });
+      await admin.connect();
+      await admin.query(`CREATE DATABASE ${name}`);
+      await admin.end();
+      const url = s.url.replace(/\/cplane$/, `/${name}`);
+      const open = (): Promise<LedgerStore> => PgLedger.open(url, { create: true, ...options });
+      return { store: await open(), open };
+    },
+  },
+];
+
+const exchange = (session: string, turn: number, extra = ''): AppendInput => {
+  const pieces = ['{"messages":['];
+  for (let i = 0; i <= turn; i += 1)
+    pieces.push(`${i > 0 ? ',' : ''}{"role":"user","content":"m${i}${i === turn ? extra : ''}"}`);
+  pieces.push(']}');
+  return {
+    event_type: 'EXCHANGE',
+    submission_id: 'anthropic.messages',
+    decision: 'SUCCESS',
+    reason: 'Exchange completed',
+    metadata: { session_id: session, agent_id: 'A1', input_tokens: turn },
+    content: { prompt: pieces, response: [`answer ${turn}`] },
+  };
+};
+
+for (const backend of backends) {
+  describe(`ledger store contract: ${backend.name}`, { skip: backend.skip }, () => {
+    test('append and batch give a chain that verifies; a read shows the text; the head is the last entry', async () => {
+      const { store } = await backend.fresh();
+      try {
+        const one = await store.append({
+          event_type: 'NOTE',
+          submission_id: 's',
+          decision: 'OK',
+          reason: 'r',
+          metadata: { a: 1 },
+        });
+        const batch = await store.appendBatch([exchange('S1', 0), exchange('S1', 1), exchange('S1', 2)]);
+        assert.equal(batch[0]?.previous_hash, one.entry_hash);
+        assert.deepEqual(await store.headAnchor(), { seq: 4, hash: batch[2]?.entry_hash });
+        const read = await store.get(batch[2]?.id as string);
+        assert.equal(
+          read?.metadata.prompt,
+          '{"messages":[{"role":"user","content":"m0"},{"role":"user","content":"m1"},{"role":"user","content":"m2"}]}',
+        );
+        assert.equal(read?.metadata.response, 'answer 2');
+        const verified = await verifyStore(store);
+        assert.equal(verified.ok, true, JSON.stringify(verified));
+        assert.equal(verified.entries, 4);
+        // The growing conversation is stored once: 3 turns, 5 distinct message/closing blocks + 3 answers.
+        const content = await store.contentProblems();
+        assert.equal(content.blocks, 2 + 3 + 3);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('a batch with one bad entry writes nothing', async () => {
+      const { store } = await backend.fresh();
+      try {
+        await store.append(exchange('S1', 0));
+        await assert.rejects(
+          store.appendBatch([
+            exchange('S1', 1),
+            { event_type: 'bad type', submission_id: 's', decision: 'd', reason: 'r', metadata: {} },
+          ]),
+          (e: unknown) => e instanceof CpError && e.code === 'ERR_LEDGER_ENTRY_INVALID',
+        );
+        assert.equal((await store.headAnchor()).seq, 1);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('text with U+0000 and a lone surrogate is stored as hashed and reads back; the chain verifies', async () => {
+      const { store } = await backend.fresh();
+      try {
+        const entry = await store.append({
+          event_type: 'NOTE',
+          submission_id: 'nul\u0000here',
+          decision: 'OK',
+          reason: 'a \u0000 and a lone \ud800',
+          metadata: { text: 'x\u0000y' },
+          content: { prompt: ['p\u0000q'], response: ['r\ud800'] },
+        });
+        const read = await store.get(entry.id);
+        assert.equal(read?.reason, 'a \u0000 and a lone \ufffd');
+        assert.equal(read?.submission_id, 'nul\u0000here');
+        assert.equal(read?.metadata.prompt, 'p\u0000q');
+        assert.equal(read?.metadata.response, 'r\ufffd');
+        assert.equal((await verifyStore(store)).ok, true);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('four writers appending at once never fork the chain', async () => {
+      const { store, open } = await backend.fresh();
+      const writers = [store, await open(), await open(), await open()];
+      try {
+        await Promise.all(
+          writers.map(async (w, k) => {
+            for (let i = 0; i < 25; i += 1) await w.appendBatch([exchange(`S${k}`, i), exchange(`S${k}`, i + 1)]);
+          }),
+        );
+        const verified = await verifyStore(store);
+        assert.equal(verified.ok, true, JSON.stringify(verified.first_bad));
+        assert.equal(verified.entries, 200);
+        // Each writer's batches are contiguous: the two entries of a batch are neighbours in the chain.
+        const rows = [];
+        for await (const row of store.rows()) rows.push(row);
+        for (let i = 0; i < rows.length; i += 2)
+          assert.equal(
+            JSON.parse(rows[i]?.metadata ?? '{}').session_id,
+            JSON.parse(rows[i + 1]?.metadata ?? '{}').session_id,
+          );
+      } finally {
+        for (const w of writers) await w.close();
+      }
+    });
+  });
+}
+
+test('the same appends with the same clock and ids give the same head hash on SQLite and PostgreSQL', {
+  skip: pgSkip,
+}, async () => {
+  const clock = (): (() => number) => {
+    let t = Date.parse('2026-01-01T10:00:00.000Z');
+    return () => (t += 7);
+  };
+  const ids = (): IdSource => (seq) => `LED-${(0xabc00000 + seq).toString(16)}`;
+  const heads: string[] = [];
+  for (const backend of backends) {
+    const { store } = await backend.fresh({ clock: clock(), idSource: ids() });
+    try {
+      for (let turn = 0; turn < 5; turn += 1)
+        await store.appendBatch([
+          exchange('S1', turn, ' \u0000'),
+          { event_type: 'NOTE', submission_id: 's', decision: 'OK', reason: `n${turn}`, metadata: {} },
+        ]);
+      heads.push((await store.headAnchor()).hash);
+    } finally {
+      await store.close();
+    }
+  }
+  assert.equal(heads[0], heads[1]);
+});
+
+test('PostgreSQL refuses rewriting history, and a URL holding a password', { skip: pgSkip }, async () => {
+  const { store } = await (backends[1] as Backend).fresh();
+  try {
+    const entry = await store.append(exchange('S1', 0));
+    const pool = (store as PgLedger).pool;
+    await assert.rejects(pool.query("UPDATE cplane_entries SET reason = 'x'::bytea"), /append-only/);
+    await assert.rejects(pool.query('DELETE FROM cplane_entries'), /append-only/);
+    await assert.rejects(pool.query('TRUNCATE cplane_entries'), /append-only/);
+    await assert.rejects(pool.query('DELETE FROM cplane_content_lists'), /append-only/);
+    await assert.rejects(pool.query("UPDATE cplane_content_blocks SET text = 'x'::bytea"), /only by redaction/);
+    assert.equal((await store.get(entry.id))?.entry_hash, entry.entry_hash);
+  } finally {
+    await store.close();
+  }
+  await assert.rejects(
+    PgLedger.open('postgres://cplane:hunter2@127.0.0.1:1/cplane'),
+    (e: unknown) => e instanceof CpError && e.code === 'ERR_STORE_URL' && !e.message.includes('hunter2'),
+  );
+});
