@@ -133,12 +133,14 @@ export const CODES = defineCodes({
   },
   ERR_LEDGER_CONTENDED: {
     kind: 'error',
-    meaning: 'a PostgreSQL ledger append found the chain head moved by other writers on every one of its attempts; nothing was written',
+    meaning:
+      'a PostgreSQL ledger append found the chain head moved by other writers on every one of its attempts; nothing was written',
     hint: 'retry; many writers at once share one chain',
   },
   ERR_LEDGER_MIGRATE_TARGET: {
     kind: 'error',
-    meaning: '`ledger migrate --to` found a target that already holds a different chain, or the copy does not verify to the same head',
+    meaning:
+      '`ledger migrate --to` found a target that already holds a different chain, or the copy does not verify to the same head',
     hint: 'migrate into an empty database, or one holding a prefix of this same chain',
   },
   ERR_LEDGER_DAMAGED: {

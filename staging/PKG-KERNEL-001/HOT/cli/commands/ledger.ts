@@ -5,6 +5,7 @@ import checkpoints from '../ledger/checkpoints.js';
 import exportCommand from '../ledger/export.js';
 import head from '../ledger/head.js';
 import importCommand from '../ledger/import.js';
+import migrate from '../ledger/migrate.js';
 import orphans from '../ledger/orphans.js';
 import query from '../ledger/query.js';
 import redact from '../ledger/redact.js';
@@ -13,7 +14,8 @@ import verify from '../ledger/verify.js';
 
 export default defineGroup({
   name: 'ledger',
-  describe: 'the kernel ledger: append, verify, query, tail, head, export, import, orphans, checkpoint(s), redact',
+  describe:
+    'the kernel ledger: append, verify, query, tail, head, export, import, orphans, checkpoint(s), redact, migrate',
   subcommands: [
     append,
     verify,
@@ -26,5 +28,6 @@ export default defineGroup({
     checkpoint,
     checkpoints,
     redact,
+    migrate,
   ],
 });

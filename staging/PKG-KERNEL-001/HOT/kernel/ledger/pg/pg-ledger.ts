@@ -14,7 +14,15 @@ import {
   randomEntryId,
   sequentialEntryIds,
 } from '../entry.js';
-import { blockDigest, contentRefs, EMPTY_LIST, listDigest, type PreparedSide } from '../content.js';
+import {
+  blockDigest,
+  type ContentBlockLine,
+  type ContentListLine,
+  contentRefs,
+  EMPTY_LIST,
+  listDigest,
+  type PreparedSide,
+} from '../content.js';
 import { type EntryRow, type PreparedAppend, prepareAppend, readView } from '../ledger.js';
 import type { LedgerStore } from '../store.js';
 import { PG_LEDGER_DDL, PG_LEDGER_LOCK } from './schema.js';
@@ -189,6 +197,75 @@ export class PgLedger implements LedgerStore {
     throw new CpError('ERR_LEDGER_CONTENDED', `the chain head kept moving: ${MAX_ATTEMPTS} attempts to append failed`, {
       hint: 'too many writers at once for one chain; the entries were not written, retry',
     });
+  }
+
+  /**
+   * Appends rows exactly as another store holds them (a migration): each was re-hashed by the caller, and the
+   * database re-checks that they continue `expect`. Content goes first, in the same transaction. False: the head
+   * moved (another writer), nothing written.
+   */
+  async appendRows(
+    expect: Anchor,
+    rows: readonly EntryRow[],
+    blocks: readonly ContentBlockLine[],
+    lists: readonly ContentListLine[],
+  ): Promise<boolean> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        'INSERT INTO cplane_content_blocks (digest, size, text, redacted_by) SELECT * FROM unnest($1::bytea[], $2::int[], $3::bytea[], $4::text[]) ON CONFLICT (digest) DO NOTHING',
+        [
+          blocks.map((b) => hex(b.digest)),
+          blocks.map((b) => b.size),
+          blocks.map((b) => (b.text === undefined ? null : utf8(b.text))),
+          blocks.map((b) => b.redacted_by ?? null),
+        ],
+      );
+      const result = await client.query(
+        'SELECT cplane_append($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20) AS ok',
+        [
+          expect.seq,
+          expect.hash,
+          [],
+          [],
+          [],
+          lists.map((l) => hex(l.digest)),
+          lists.map((l) => hex(l.parent)),
+          lists.map((l) => hex(l.block)),
+          rows.map((r) => r.seq),
+          rows.map((r) => r.id),
+          rows.map((r) => r.event_type),
+          rows.map((r) => utf8(r.submission_id)),
+          rows.map((r) => utf8(r.decision)),
+          rows.map((r) => utf8(r.reason)),
+          rows.map((r) => utf8(r.metadata)),
+          rows.map((r) => r.timestamp),
+          rows.map((r) => r.previous_hash),
+          rows.map((r) => r.entry_hash),
+          rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).session_id)),
+          rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).agent_id)),
+        ],
+      );
+      const ok = result.rows[0]?.ok === true;
+      await client.query(ok ? 'COMMIT' : 'ROLLBACK');
+      this.head = null;
+      return ok;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw storeError(error);
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Sets the id sequence's start (a migrated chain keeps its source's, so new ids continue its run). */
+  async setIdStart(start: string): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO cplane_ledger_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value',
+      [ID_START_KEY, start],
+    );
+    this.idSource = undefined;
   }
 
   private build(

@@ -1,0 +1,149 @@
+// `cplane ledger migrate --to postgres://…` on a bootstrapped root with exchanges and a redaction: the copy
+// verifies to the same head hash (so the root's signed checkpoints hold), a rerun copies nothing, and a target
+// holding another chain, or a URL holding a password, is refused.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { PG_MISSING, pgBinDir, pgRequired, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { canonicalJson } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
+import { PgLedger } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js';
+import { verifyStore } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js';
+import { cli } from '../gateway/harness.js';
+import { bootstrapSignedRoot } from '../lib/signed-root.js';
+
+const havePg = pgBinDir() !== null;
+if (!havePg && pgRequired()) throw new Error(`${PG_MISSING} (CI must have it: .ci/run installs it)`);
+const skip = havePg ? false : `SKIP: ${PG_MISSING}`;
+
+let server: PgServer | undefined;
+let work: string;
+let root: string;
+
+before(async () => {
+  if (!havePg) return;
+  work = mkdtempSync(join(tmpdir(), 'cp-migrate-'));
+  root = join(work, 'root');
+  bootstrapSignedRoot(join(work, 'build'), root);
+  for (const prompt of ['hello', 'hello again', 'my password is hunter2-secret']) {
+    const r = cli(['route', '--root', root, '--prompt', prompt, '--dev', '--session', 'SES-M']);
+    assert.equal(r.status, 0, r.stderr);
+  }
+  const last = JSON.parse(
+    cli(['ledger', 'query', '--root', root, '--event-type', 'EXCHANGE', '--limit', '1', '--json']).stdout,
+  ) as { id: string }[];
+  const redact = cli([
+    'ledger',
+    'redact',
+    '--root',
+    root,
+    '--exchange',
+    (last[0] as { id: string }).id,
+    '--reason',
+    'pasted a password',
+  ]);
+  assert.equal(redact.status, 0, redact.stderr);
+  server = await startPgServer();
+});
+after(() => {
+  server?.stop();
+  if (work !== undefined) rmSync(work, { recursive: true, force: true });
+});
+
+test('a root ledger migrates to PostgreSQL with the same head; a rerun copies nothing', { skip }, async () => {
+  const url = (server as PgServer).url;
+  const head = JSON.parse(cli(['ledger', 'head', '--root', root, '--json']).stdout) as { seq: number; hash: string };
+  const r = cli(['ledger', 'migrate', '--root', root, '--to', url, '--json']);
+  assert.equal(r.status, 0, r.stderr);
+  const result = JSON.parse(r.stdout) as {
+    entries: number;
+    copied: number;
+    blocks: number;
+    head: { seq: number; hash: string };
+  };
+  assert.deepEqual(result.head, head);
+  assert.equal(result.copied, head.seq);
+  assert.ok(result.blocks > 0, 'content was copied');
+  const target = await PgLedger.open(url);
+  try {
+    const check = await verifyStore(target);
+    assert.equal(check.ok, true, JSON.stringify(check));
+    assert.deepEqual(check.head, head);
+    // A read on PostgreSQL shows what the root shows, the redaction marker included.
+    const exchanges = JSON.parse(
+      cli(['ledger', 'query', '--root', root, '--event-type', 'EXCHANGE', '--json']).stdout,
+    ) as {
+      id: string;
+      metadata: { prompt: string };
+    }[];
+    for (const e of exchanges) assert.equal((await target.get(e.id))?.metadata.prompt, e.metadata.prompt);
+    assert.ok(exchanges.some((e) => e.metadata.prompt.includes('[REDACTED:')));
+    // New appends on PostgreSQL continue the chain.
+    const next = await target.append({
+      event_type: 'NOTE',
+      submission_id: 'after',
+      decision: 'OK',
+      reason: 'r',
+      metadata: {},
+    });
+    assert.equal(next.previous_hash, head.hash);
+  } finally {
+    await target.close();
+  }
+  const again = cli(['ledger', 'migrate', '--root', root, '--to', url]);
+  assert.notEqual(again.status, 0, 'the target moved on (the NOTE): it is no longer a prefix of the root');
+  assert.match(again.stderr, /ERR_LEDGER_MIGRATE_TARGET/);
+});
+
+test('an interrupted migration resumes; another chain and a password in the URL are refused', { skip }, async () => {
+  const s = server as PgServer;
+  const admin = new pg.Client({ connectionString: s.url });
+  await admin.connect();
+  await admin.query('CREATE DATABASE resume');
+  await admin.end();
+  const url = s.url.replace(/\/cplane$/, '/resume');
+  // Half a migration: the first entries only, as a run cut short would leave them.
+  const target = await PgLedger.open(url, { create: true });
+  try {
+    const rows = [];
+    for (const line of cli(['ledger', 'export', '--root', root]).stdout.trim().split('\n')) {
+      const value = JSON.parse(line) as Record<string, unknown>;
+      if ('id' in value) rows.push(value);
+      if (rows.length === 3) break;
+    }
+    assert.equal(rows.length, 3);
+    const written = await target.appendRows(
+      { seq: 0, hash: '0'.repeat(64) },
+      rows.map((e, i) => ({
+        seq: i + 1,
+        id: e.id as string,
+        event_type: e.event_type as string,
+        submission_id: e.submission_id as string,
+        decision: e.decision as string,
+        reason: e.reason as string,
+        metadata: canonicalJson(e.metadata),
+        timestamp: e.timestamp as string,
+        previous_hash: e.previous_hash as string,
+        entry_hash: e.entry_hash as string,
+      })),
+      [],
+      [],
+    );
+    assert.equal(written, true);
+  } finally {
+    await target.close();
+  }
+  const first = cli(['ledger', 'migrate', '--root', root, '--to', url, '--json']);
+  assert.equal(first.status, 0, first.stderr);
+  const resumed = JSON.parse(first.stdout) as { entries: number; copied: number };
+  assert.equal(resumed.copied, resumed.entries - 3, 'the three entries already there were not copied again');
+  const rerun = cli(['ledger', 'migrate', '--root', root, '--to', url, '--json']);
+  assert.equal(rerun.status, 0, rerun.stderr);
+  assert.equal((JSON.parse(rerun.stdout) as { copied: number }).copied, 0);
+  const secret = cli(['ledger', 'migrate', '--root', root, '--to', url.replace('cplane@', 'cplane:hunter2@')]);
+  assert.notEqual(secret.status, 0);
+  assert.match(secret.stderr, /ERR_STORE_URL/);
+  assert.doesNotMatch(secret.stderr, /hunter2/);
+});
