@@ -137,7 +137,7 @@ export class PgLedger implements LedgerStore {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const head = this.head ?? (await this.readHead());
       this.idSource ??= await this.storedIdSource();
-      const entries = this.build(prepared, head, attempt);
+      const entries = this.build(prepared, head);
       let written: boolean;
       try {
         const result = await this.pool.query(
@@ -271,7 +271,6 @@ export class PgLedger implements LedgerStore {
   private build(
     prepared: readonly PreparedAppend[],
     head: { seq: number; hash: string; latest: string },
-    attempt: number,
   ): { entry: LedgerEntry; metadataJson: string }[] {
     let previous = head.hash;
     let latest = head.latest;
