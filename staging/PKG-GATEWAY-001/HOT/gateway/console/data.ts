@@ -13,7 +13,7 @@ import {
   type SessionQuery,
   type TurnPage,
 } from '#kernel/ledger/index.js';
-import { listReceipts } from '#kernel/registry/receipt.js';
+import { type InstalledPackage, installedPackages } from '#kernel/registry/receipt.js';
 import { rootPaths } from '#kernel/root/layout.js';
 import { Budgeter, budgetDbPathForRoot, loadBudgetConfigForRoot } from '#budgeter/index.js';
 import type { BudgetStatus } from '#budgeter/index.js';
@@ -127,16 +127,7 @@ export class ConsoleData {
     const spool = spoolDirs(root);
     return {
       root,
-      packages: [...listReceipts(root).values()]
-        .sort((a, b) => a.layer - b.layer || (a.package_id < b.package_id ? -1 : 1))
-        .map((r) => ({
-          package_id: r.package_id,
-          version: r.version,
-          layer: r.layer,
-          files: r.files.length,
-          signature: r.signature.status,
-          installed_at: r.installed_at,
-        })),
+      packages: installedPackages(root),
       gate_check: lastGateCheck(root),
       ledger: {
         head,

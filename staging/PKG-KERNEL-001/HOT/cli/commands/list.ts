@@ -1,5 +1,5 @@
 import { withRootSession } from '../../kernel/installer/session.js';
-import { listReceipts } from '../../kernel/registry/receipt.js';
+import { installedPackages } from '../../kernel/registry/receipt.js';
 import { defineCommand, EXIT } from '../command.js';
 import { repairLines } from '../../kernel/installer/report.js';
 import { resolveRoot, rootOption } from '../root-option.js';
@@ -11,18 +11,7 @@ export default defineCommand({
   async handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     return withRootSession(root, {}, (session) => {
-      const packages = [...listReceipts(root).values()]
-        .sort((a, b) => a.layer - b.layer || (a.package_id < b.package_id ? -1 : 1))
-        .map((r) => ({
-          package_id: r.package_id,
-          version: r.version,
-          layer: r.layer,
-          files: r.files.length,
-          signature: r.signature.status,
-          dev_waiver: r.signature.dev_waiver,
-          installed_at: r.installed_at,
-          ledger_anchor: r.ledger_anchor,
-        }));
+      const packages = installedPackages(root);
       const rows = [
         ['package', 'version', 'layer', 'files', 'signature', 'installed_at'],
         ...packages.map((p) => [

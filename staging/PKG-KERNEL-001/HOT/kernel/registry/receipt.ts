@@ -158,3 +158,30 @@ function badReceipt(path: string, why: string, cause?: unknown): CpError {
     cause,
   });
 }
+
+/** A root's packages as `cplane list` and the console show them: by layer, then id. */
+export interface InstalledPackage {
+  package_id: string;
+  version: string;
+  layer: number;
+  files: number;
+  signature: ReceiptSignatureStatus;
+  dev_waiver: boolean;
+  installed_at: string;
+  ledger_anchor: Receipt['ledger_anchor'];
+}
+
+export function installedPackages(root: string): InstalledPackage[] {
+  return [...listReceipts(root).values()]
+    .sort((a, b) => a.layer - b.layer || (a.package_id < b.package_id ? -1 : 1))
+    .map((r) => ({
+      package_id: r.package_id,
+      version: r.version,
+      layer: r.layer,
+      files: r.files.length,
+      signature: r.signature.status,
+      dev_waiver: r.signature.dev_waiver,
+      installed_at: r.installed_at,
+      ledger_anchor: r.ledger_anchor,
+    }));
+}
