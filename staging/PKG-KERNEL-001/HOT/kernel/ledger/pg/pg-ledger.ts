@@ -37,6 +37,7 @@ export interface PgLedgerOptions {
 }
 
 const ID_START_KEY = 'id_start';
+const APPEND_SQL = 'SELECT cplane_append($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20) AS ok';
 const MAX_ATTEMPTS = 64;
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
 const hex = (digest: string): Buffer => Buffer.from(digest, 'hex');
@@ -140,9 +141,11 @@ export class PgLedger implements LedgerStore {
       const entries = this.build(prepared, head);
       let written: boolean;
       try {
-        const result = await this.pool.query(
-          'SELECT cplane_append($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20) AS ok',
-          [
+        // A named statement: parsed and planned once per connection, not per append.
+        const result = await this.pool.query({
+          name: 'cplane_append',
+          text: APPEND_SQL,
+          values: [
             head.seq,
             head.hash,
             content.blocks.digest,
@@ -164,7 +167,7 @@ export class PgLedger implements LedgerStore {
             entries.map((e) => indexed(e.entry.metadata.session_id)),
             entries.map((e) => indexed(e.entry.metadata.agent_id)),
           ],
-        );
+        });
         written = result.rows[0]?.ok === true;
       } catch (error) {
         this.head = null;
@@ -222,31 +225,28 @@ export class PgLedger implements LedgerStore {
           blocks.map((b) => b.redacted_by ?? null),
         ],
       );
-      const result = await client.query(
-        'SELECT cplane_append($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20) AS ok',
-        [
-          expect.seq,
-          expect.hash,
-          [],
-          [],
-          [],
-          lists.map((l) => hex(l.digest)),
-          lists.map((l) => hex(l.parent)),
-          lists.map((l) => hex(l.block)),
-          rows.map((r) => r.seq),
-          rows.map((r) => r.id),
-          rows.map((r) => r.event_type),
-          rows.map((r) => utf8(r.submission_id)),
-          rows.map((r) => utf8(r.decision)),
-          rows.map((r) => utf8(r.reason)),
-          rows.map((r) => utf8(r.metadata)),
-          rows.map((r) => r.timestamp),
-          rows.map((r) => r.previous_hash),
-          rows.map((r) => r.entry_hash),
-          rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).session_id)),
-          rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).agent_id)),
-        ],
-      );
+      const result = await client.query(APPEND_SQL, [
+        expect.seq,
+        expect.hash,
+        [],
+        [],
+        [],
+        lists.map((l) => hex(l.digest)),
+        lists.map((l) => hex(l.parent)),
+        lists.map((l) => hex(l.block)),
+        rows.map((r) => r.seq),
+        rows.map((r) => r.id),
+        rows.map((r) => r.event_type),
+        rows.map((r) => utf8(r.submission_id)),
+        rows.map((r) => utf8(r.decision)),
+        rows.map((r) => utf8(r.reason)),
+        rows.map((r) => utf8(r.metadata)),
+        rows.map((r) => r.timestamp),
+        rows.map((r) => r.previous_hash),
+        rows.map((r) => r.entry_hash),
+        rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).session_id)),
+        rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).agent_id)),
+      ]);
       const ok = result.rows[0]?.ok === true;
       await client.query(ok ? 'COMMIT' : 'ROLLBACK');
       this.head = null;

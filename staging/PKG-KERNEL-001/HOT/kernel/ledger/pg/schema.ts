@@ -74,10 +74,14 @@ BEGIN
   IF COALESCE(head_seq, 0) <> expect_seq OR COALESCE(head_hash, repeat('0', 64)) <> expect_hash THEN
     RETURN FALSE;
   END IF;
-  INSERT INTO cplane_content_blocks (digest, size, text)
-    SELECT * FROM unnest(b_digest, b_size, b_text) ON CONFLICT (digest) DO NOTHING;
-  INSERT INTO cplane_content_lists (digest, parent, block)
-    SELECT * FROM unnest(l_digest, l_parent, l_block) ON CONFLICT (digest) DO NOTHING;
+  IF cardinality(b_digest) > 0 THEN
+    INSERT INTO cplane_content_blocks (digest, size, text)
+      SELECT * FROM unnest(b_digest, b_size, b_text) ON CONFLICT (digest) DO NOTHING;
+  END IF;
+  IF cardinality(l_digest) > 0 THEN
+    INSERT INTO cplane_content_lists (digest, parent, block)
+      SELECT * FROM unnest(l_digest, l_parent, l_block) ON CONFLICT (digest) DO NOTHING;
+  END IF;
   INSERT INTO cplane_entries (seq, id, event_type, submission_id, decision, reason, metadata, timestamp,
       previous_hash, entry_hash, session_id, agent_id)
     SELECT * FROM unnest(e_seq, e_id, e_type, e_sub, e_dec, e_reason, e_meta, e_time, e_prev, e_hash, e_session, e_agent);
