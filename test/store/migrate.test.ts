@@ -92,6 +92,16 @@ test('a root ledger migrates to PostgreSQL with the same head; a rerun copies no
   } finally {
     await target.close();
   }
+  // The root's signed checkpoints hold for the PostgreSQL chain, and verify re-hashes it end to end.
+  const verified = cli(['ledger', 'verify', '--root', root, '--store', url, '--json']);
+  assert.equal(verified.status, 0, verified.stdout + verified.stderr);
+  const report = JSON.parse(verified.stdout) as {
+    ok: boolean;
+    entries: number;
+    checkpoints: { verified: number; ok: boolean };
+  };
+  assert.equal(report.entries, head.seq + 1);
+  assert.ok(report.checkpoints.verified >= 1, 'the root has at least its genesis checkpoint');
   const again = cli(['ledger', 'migrate', '--root', root, '--to', url]);
   assert.notEqual(again.status, 0, 'the target moved on (the NOTE): it is no longer a prefix of the root');
   assert.match(again.stderr, /ERR_LEDGER_MIGRATE_TARGET/);
@@ -146,4 +156,31 @@ test('an interrupted migration resumes; another chain and a password in the URL 
   assert.notEqual(secret.status, 0);
   assert.match(secret.stderr, /ERR_STORE_URL/);
   assert.doesNotMatch(secret.stderr, /hunter2/);
+});
+
+test('verify --store catches an entry edited inside PostgreSQL, and names it', { skip }, async () => {
+  const s = server as PgServer;
+  const admin = new pg.Client({ connectionString: s.url });
+  await admin.connect();
+  await admin.query('CREATE DATABASE tampered');
+  await admin.end();
+  const url = s.url.replace(/\/cplane$/, '/tampered');
+  assert.equal(cli(['ledger', 'migrate', '--root', root, '--to', url]).status, 0);
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    // As an attacker with the database would: the trigger dropped, a reason rewritten, the trigger put back.
+    await db.query('ALTER TABLE cplane_entries DISABLE TRIGGER cplane_entries_append_only');
+    const { rows } = await db.query(
+      "UPDATE cplane_entries SET reason = convert_to('approved by nobody', 'UTF8') WHERE seq = 2 RETURNING id",
+    );
+    await db.query('ALTER TABLE cplane_entries ENABLE TRIGGER cplane_entries_append_only');
+    const r = cli(['ledger', 'verify', '--root', root, '--store', url, '--json']);
+    assert.equal(r.status, 1, r.stderr);
+    const report = JSON.parse(r.stdout) as { ok: boolean; first_bad: { id: string; problem: string } };
+    assert.equal(report.ok, false);
+    assert.deepEqual([report.first_bad.id, report.first_bad.problem], [(rows[0] as { id: string }).id, 'edited']);
+  } finally {
+    await db.end();
+  }
 });

@@ -1,7 +1,18 @@
-import { defineCommand, EXIT } from '../command.js';
-import { formatAnchor, parseAnchor, verifyLedger } from '../../kernel/ledger/index.js';
-import { CHECKPOINT_OPTIONS, checkpointLines, checkpointsFor } from './verify-checkpoints.js';
-import { LEDGER_TARGET_OPTIONS, withLedger } from './target.js';
+import { resolve } from 'node:path';
+import { type CliContext, defineCommand, EXIT, type ExitCode } from '../command.js';
+import {
+  checkCheckpoints,
+  finishReport,
+  formatAnchor,
+  gatherCheckpoints,
+  parseAnchor,
+  verifyLedger,
+  verifyStore,
+} from '../../kernel/ledger/index.js';
+import { PgLedger } from '../../kernel/ledger/pg/pg-ledger.js';
+import { resolveRoot } from '../root-option.js';
+import { type CheckpointArgs, CHECKPOINT_OPTIONS, checkpointLines, checkpointsFor } from './verify-checkpoints.js';
+import { LEDGER_TARGET_OPTIONS, type LedgerTargetArgs, withLedger } from './target.js';
 
 export default defineCommand({
   name: 'verify',
@@ -10,8 +21,15 @@ export default defineCommand({
     ...LEDGER_TARGET_OPTIONS,
     anchor: { type: 'string', describe: 'SEQ:HASH recorded earlier (`ledger head`): also catches a deleted tail' },
     ...CHECKPOINT_OPTIONS,
+    store: {
+      type: 'string',
+      conflicts: ['ledger', 'anchor'],
+      describe:
+        "verify the chain in this PostgreSQL store instead (postgres://user@host/db; with --root, against the root's checkpoints)",
+    },
   },
-  handler(args, ctx) {
+  async handler(args, ctx) {
+    if (args.store !== undefined) return verifyPostgres(args.store, args, ctx);
     const anchor = args.anchor === undefined ? undefined : parseAnchor(args.anchor);
     const [result, checkpoints] = withLedger(
       args,
@@ -42,3 +60,37 @@ export default defineCommand({
     return result.ok && checkpoints.ok ? EXIT.OK : EXIT.CHECK_FAILED;
   },
 });
+
+/** The chain in a PostgreSQL store, re-hashed end to end, and checked against the root's checkpoints. */
+async function verifyPostgres(
+  url: string,
+  args: LedgerTargetArgs & CheckpointArgs & { json?: boolean | undefined },
+  ctx: CliContext,
+): Promise<ExitCode> {
+  const store = await PgLedger.open(url);
+  try {
+    const result = await verifyStore(store);
+    const root = args.root === undefined && !ctx.defaultRoot ? null : resolveRoot(args.root, ctx);
+    const gathered = gatherCheckpoints({
+      root,
+      files: (args.checkpoint ?? []).map((f) => resolve(ctx.cwd, f)),
+      keyFiles: (args.checkpointKey ?? []).map((f) => resolve(ctx.cwd, f)),
+    });
+    const seqs = gathered.found.flatMap((f) => ('checkpoint' in f ? [f.checkpoint.seq] : []));
+    const checkpoints = finishReport(
+      checkCheckpoints(await store.chainView(seqs), gathered.found, gathered.keys),
+      gathered,
+    );
+    const bad = result.first_bad;
+    const lines = bad
+      ? [`ledger BROKEN at ${bad.id}: ${bad.problem}`, `  ${bad.message}`, `  last good: ${formatAnchor(result.head)}`]
+      : [
+          `${result.ok ? 'ledger intact' : 'chain intact'} (postgres): ${result.entries} entries, head ${formatAnchor(result.head)}`,
+        ];
+    for (const problem of result.content_problems) lines.push(`content: ${problem}`);
+    ctx.report(args, { ...result, checkpoints }, [...lines, ...checkpointLines(checkpoints)]);
+    return result.ok && checkpoints.ok ? EXIT.OK : EXIT.CHECK_FAILED;
+  } finally {
+    await store.close();
+  }
+}

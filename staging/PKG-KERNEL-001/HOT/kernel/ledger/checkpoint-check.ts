@@ -7,6 +7,7 @@ import {
   checkCheckpoints,
   checkpointKeysFromPem,
   type CheckpointKey,
+  type ChainView,
   type CheckpointReport,
   type FoundCheckpoint,
 } from './checkpoint.js';
@@ -49,7 +50,18 @@ function readKeyFile(path: string): CheckpointKey[] {
  * Check a ledger against every checkpoint in its root and every file given. A root whose trust store holds a
  * checkpoint key always has checkpoints (genesis writes the first), so none at all is a finding too.
  */
-export function checkLedgerCheckpoints(ledger: Ledger, sources: CheckpointSources): RootCheckpointReport {
+export function checkLedgerCheckpoints(ledger: Ledger | ChainView, sources: CheckpointSources): RootCheckpointReport {
+  const gathered = gatherCheckpoints(sources);
+  return finishReport(checkCheckpoints(ledger, gathered.found, gathered.keys), gathered);
+}
+
+/** The checkpoints a root and the given files hold, and the keys to check them with. */
+export function gatherCheckpoints(sources: CheckpointSources): {
+  found: FoundCheckpoint[];
+  keys: CheckpointKey[];
+  rootKeyed: boolean;
+  inRoot: number;
+} {
   const rootKeys = sources.root === null ? [] : checkpointKeys(readTrustStore(sources.root));
   const keys =
     sources.keyFiles && sources.keyFiles.length > 0
@@ -57,9 +69,15 @@ export function checkLedgerCheckpoints(ledger: Ledger, sources: CheckpointSource
       : checkpointKeysFromPem(rootKeys);
   const inRoot = sources.root === null ? [] : readRootCheckpoints(sources.root);
   const found: FoundCheckpoint[] = [...inRoot, ...(sources.files ?? []).flatMap(readCheckpointSource)];
-  const report = checkCheckpoints(ledger, found, keys);
-  const rootKeyed = rootKeys.length > 0;
-  if (rootKeyed && inRoot.length === 0) {
+  return { found, keys, rootKeyed: rootKeys.length > 0, inRoot: inRoot.length };
+}
+
+export function finishReport(
+  report: CheckpointReport,
+  gathered: { found: readonly FoundCheckpoint[]; rootKeyed: boolean; inRoot: number },
+): RootCheckpointReport {
+  const { found, rootKeyed, inRoot } = gathered;
+  if (rootKeyed && inRoot === 0) {
     report.findings.push({
       problem: 'missing',
       source: 'HOT/ledger/checkpoints',

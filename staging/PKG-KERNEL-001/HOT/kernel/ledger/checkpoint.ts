@@ -4,6 +4,7 @@ import { CpError, show } from '../errors.js';
 import { validateCheckpointSchema } from '../manifest/compiled-validators.js';
 import { schemaCheck } from '../manifest/schema-issues.js';
 import { parsePublicKey, keyIdOf } from '../signing/keys.js';
+import type { Anchor } from './entry.js';
 import type { Ledger } from './ledger.js';
 
 export const CHECKPOINT_KIND = 'cplane-ledger-checkpoint';
@@ -134,17 +135,29 @@ export interface CheckpointReport {
  * entry that exists with exactly that hash. With the chain verified end to end, one matching checkpoint proves every
  * entry up to it; a checkpoint past the head means the tail was cut off.
  */
+/** What checking checkpoints reads of a chain: its head and the entry at a position (any ledger store). */
+export interface ChainView {
+  head(): Anchor;
+  at(seq: number): { id: string; entry_hash: string } | undefined;
+}
+
 export function checkCheckpoints(
-  ledger: Ledger,
+  chain: Ledger | ChainView,
   found: readonly FoundCheckpoint[],
   keys: readonly CheckpointKey[],
 ): CheckpointReport {
   const findings: CheckpointFinding[] = [];
   let verified = 0;
   let newest: CheckpointReport['newest'] = null;
-  ledger.snapshot(() => {
+  const inSnapshot = (fn: (view: ChainView) => void): void => {
+    if ('snapshot' in chain) {
+      const ledger = chain;
+      ledger.snapshot(() => fn({ head: () => ledger.head(), at: (seq) => ledger.getBySeq(seq) }));
+    } else fn(chain);
+  };
+  inSnapshot((ledger) => {
     const head = ledger.head();
-    const firstHash = head.seq > 0 ? (ledger.getBySeq(1)?.entry_hash ?? null) : null;
+    const firstHash = head.seq > 0 ? (ledger.at(1)?.entry_hash ?? null) : null;
     for (const item of found) {
       if ('error' in item) {
         findings.push({ problem: 'invalid', source: item.source, seq: null, message: item.error.message });
@@ -164,7 +177,7 @@ export function checkCheckpoints(
 }
 
 function checkOne(
-  ledger: Ledger,
+  ledger: ChainView,
   cp: Checkpoint,
   keys: readonly CheckpointKey[],
   headSeq: number,
@@ -201,7 +214,7 @@ function checkOne(
       message: `ledger ends at #${headSeq} but checkpoint #${cp.seq} (${cp.entry_id}, signed ${cp.time}) is beyond it: entries were removed from the tail`,
     };
   }
-  const entry = ledger.getBySeq(cp.seq);
+  const entry = ledger.at(cp.seq);
   if (!entry || entry.entry_hash !== cp.hash || entry.id !== cp.entry_id) {
     return {
       problem: 'mismatch',

@@ -24,6 +24,7 @@ import {
   type PreparedSide,
 } from '../content.js';
 import { type EntryRow, type PreparedAppend, prepareAppend, readView } from '../ledger.js';
+import type { ChainView } from '../checkpoint.js';
 import type { LedgerStore } from '../store.js';
 import { PG_LEDGER_DDL, PG_LEDGER_LOCK } from './schema.js';
 
@@ -393,6 +394,18 @@ export class PgLedger implements LedgerStore {
       if (r.rows.length < chunkSize) return;
       next = Number((r.rows[r.rows.length - 1] as { seq: string }).seq) + 1;
     }
+  }
+
+  /** The head and the entries at `seqs` (and #1), read now: what checking checkpoints needs of this chain. */
+  async chainView(seqs: readonly number[]): Promise<ChainView> {
+    const head = await this.headAnchor();
+    const r = await this.pool.query('SELECT seq, id, entry_hash FROM cplane_entries WHERE seq = ANY($1::bigint[])', [
+      [1, ...seqs],
+    ]);
+    const at = new Map<number, { id: string; entry_hash: string }>();
+    for (const row of r.rows as { seq: string; id: string; entry_hash: string }[])
+      at.set(Number(row.seq), { id: row.id, entry_hash: row.entry_hash });
+    return { head: () => head, at: (seq) => at.get(seq) };
   }
 
   /** One entry as a read shows it (prompt and response text in place of their digests). */
