@@ -27,14 +27,7 @@ import { spoolDirs, spoolEntries } from '#router/spool.js';
  */
 export interface RootView {
   root: string;
-  packages: {
-    package_id: string;
-    version: string;
-    layer: number;
-    files: number;
-    signature: string;
-    installed_at: string;
-  }[];
+  packages: InstalledPackage[];
   /** The last `cplane gate-check` as it recorded itself; null when none ran on this root. */
   gate_check: unknown;
   ledger: {
