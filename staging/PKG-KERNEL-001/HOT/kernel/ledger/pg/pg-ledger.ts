@@ -135,10 +135,10 @@ export class PgLedger implements LedgerStore {
   /** Appends all or none, in chain order, as one transaction. */
   async appendBatch(inputs: readonly AppendInput[]): Promise<LedgerEntry[]> {
     const prepared = inputs.map((input, index) => prepareAppend(input, index));
-    const content = await this.newContent(prepared);
+    const content = await coded(this.newContent(prepared));
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-      const head = this.head ?? (await this.readHead());
-      this.idSource ??= await this.storedIdSource();
+      const head = this.head ?? (await coded(this.readHead()));
+      this.idSource ??= await coded(this.storedIdSource());
       const entries = this.build(prepared, head);
       let written: boolean;
       try {
@@ -180,7 +180,21 @@ export class PgLedger implements LedgerStore {
           this.idSource = randomEntryId;
           continue;
         }
-        throw storeError(error);
+        const coded = storeError(error);
+        // The connection failed after the call was sent: it may have committed. Sending it again would write the
+        // entries twice, so ask the database whether the last one is there, as hashed, before saying anything.
+        if (coded instanceof CpError && coded.code === 'ERR_STORE_UNAVAILABLE') {
+          const last = entries[entries.length - 1];
+          const landed = last === undefined ? false : await this.holds(last.entry.id, last.entry.entry_hash);
+          if (landed === true) written = true;
+          else if (landed === null)
+            throw new CpError('ERR_STORE_UNAVAILABLE', `${coded.message}; whether the entries were written is unknown`, {
+              hint: 'look for the entry id once the database is back: it is there whole or not at all',
+              details: { ...coded.details, outcome: 'unknown', last_id: last?.entry.id ?? null },
+              cause: error,
+            });
+          else throw coded;
+        } else throw coded;
       }
       if (!written) {
         // Another writer (another host) moved the head: read it and hash against the new one.
@@ -348,6 +362,16 @@ export class PgLedger implements LedgerStore {
     return rows;
   }
 
+  /** Whether entry `id` is stored with `hash`; null when the database cannot be asked. */
+  private async holds(id: string, hash: string): Promise<boolean | null> {
+    try {
+      const r = await this.pool.query('SELECT entry_hash FROM cplane_entries WHERE id = $1', [id]);
+      return (r.rows[0] as { entry_hash?: string } | undefined)?.entry_hash === hash;
+    } catch {
+      return null;
+    }
+  }
+
   private async readHead(): Promise<{ seq: number; hash: string; latest: string }> {
     const r = await this.pool.query('SELECT seq, entry_hash, timestamp FROM cplane_entries ORDER BY seq DESC LIMIT 1');
     const row = r.rows[0] as { seq: string; entry_hash: string; timestamp: string } | undefined;
@@ -470,6 +494,15 @@ export class PgLedger implements LedgerStore {
 
 function indexed(value: unknown): Buffer | null {
   return typeof value === 'string' && value !== '' ? utf8(value) : null;
+}
+
+/** A database call whose failure reaches the caller as a coded error. */
+async function coded<T>(promise: Promise<T>): Promise<T> {
+  try {
+    return await promise;
+  } catch (error) {
+    throw storeError(error);
+  }
 }
 
 function storeError(error: unknown): unknown {

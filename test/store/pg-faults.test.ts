@@ -1,0 +1,86 @@
+// The PostgreSQL ledger when the database fails under it: a reply lost after the commit is not written twice;
+// a server stopped mid-run gives a coded error with nothing half-written, and the same handle carries on once it
+// is back.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PG_MISSING, pgBinDir, pgRequired, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { CpError } from '../../staging/PKG-KERNEL-001/HOT/kernel/errors.js';
+import type { AppendInput } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
+import { PgLedger } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js';
+import { verifyStore } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js';
+
+const havePg = pgBinDir() !== null;
+if (!havePg && pgRequired()) throw new Error(`${PG_MISSING} (CI must have it: .ci/run installs it)`);
+const skip = havePg ? false : `SKIP: ${PG_MISSING}`;
+
+let server: PgServer | undefined;
+before(async () => {
+  if (havePg) server = await startPgServer();
+});
+after(() => server?.stop());
+
+const note = (n: number): AppendInput => ({
+  event_type: 'EXCHANGE',
+  submission_id: 'anthropic.messages',
+  decision: 'SUCCESS',
+  reason: 'r',
+  metadata: { session_id: 'S1', n },
+  content: { prompt: [`prompt ${n}`], response: [`answer ${n}`] },
+});
+
+test('a reply lost after the commit: the append reports success once, and the entries are there once', {
+  skip,
+}, async () => {
+  const ledger = await PgLedger.open((server as PgServer).url, { create: true });
+  try {
+    await ledger.append(note(0));
+    const pool = ledger.pool as unknown as { query: (...args: unknown[]) => Promise<unknown> };
+    const real = pool.query.bind(pool);
+    let lost = 0;
+    pool.query = async (...args: unknown[]) => {
+      const result = await real(...args);
+      const text = typeof args[0] === 'object' && args[0] !== null ? (args[0] as { text?: string }).text : args[0];
+      if (lost === 0 && typeof text === 'string' && text.includes('cplane_append')) {
+        lost += 1;
+        throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+      }
+      return result;
+    };
+    const [entry] = await ledger.appendBatch([note(1)]);
+    pool.query = real;
+    assert.equal(lost, 1, 'the reply of the append was lost');
+    const rows = [];
+    for await (const row of ledger.rows()) rows.push(row);
+    assert.equal(rows.length, 2, 'written once');
+    assert.equal(rows[1]?.id, entry?.id);
+    assert.equal((await verifyStore(ledger)).ok, true);
+  } finally {
+    await ledger.close();
+  }
+});
+
+test('the database stopped mid-run: a coded error, nothing half-written; back up, the same handle appends on', {
+  skip,
+}, async () => {
+  const s = server as PgServer;
+  const ledger = await PgLedger.open(s.url, { create: true });
+  try {
+    const before = (await ledger.headAnchor()).seq;
+    await ledger.append(note(10));
+    s.halt();
+    await assert.rejects(
+      ledger.appendBatch([note(11), note(12)]),
+      (e: unknown) => e instanceof CpError && e.code === 'ERR_STORE_UNAVAILABLE',
+    );
+    s.start();
+    const resumed = await ledger.appendBatch([note(13), note(14)]);
+    assert.equal(resumed.length, 2);
+    const check = await verifyStore(ledger);
+    assert.equal(check.ok, true, JSON.stringify(check));
+    assert.equal(check.entries, before + 3, 'the failed batch left nothing; the others are there once');
+    const read = await ledger.get(resumed[1]?.id as string);
+    assert.equal(read?.metadata.prompt, 'prompt 14');
+  } finally {
+    await ledger.close();
+  }
+});
