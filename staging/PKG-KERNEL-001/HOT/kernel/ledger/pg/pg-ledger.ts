@@ -188,11 +188,15 @@ export class PgLedger implements LedgerStore {
           const landed = last === undefined ? false : await this.holds(last.entry.id, last.entry.entry_hash);
           if (landed === true) written = true;
           else if (landed === null)
-            throw new CpError('ERR_STORE_UNAVAILABLE', `${coded.message}; whether the entries were written is unknown`, {
-              hint: 'look for the entry id once the database is back: it is there whole or not at all',
-              details: { ...coded.details, outcome: 'unknown', last_id: last?.entry.id ?? null },
-              cause: error,
-            });
+            throw new CpError(
+              'ERR_STORE_UNAVAILABLE',
+              `${coded.message}; whether the entries were written is unknown`,
+              {
+                hint: 'look for the entry id once the database is back: it is there whole or not at all',
+                details: { ...coded.details, outcome: 'unknown', last_id: last?.entry.id ?? null },
+                cause: error,
+              },
+            );
           else throw coded;
         } else throw coded;
       }
