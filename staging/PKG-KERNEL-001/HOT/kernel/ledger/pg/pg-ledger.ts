@@ -99,7 +99,9 @@ export class PgLedger implements LedgerStore {
       const client = await pool.connect();
       try {
         const exists = await client.query("SELECT to_regclass('cplane_entries') IS NOT NULL AS present");
-        if (exists.rows[0]?.present !== true) {
+        // With create, the DDL runs every time (it is idempotent): a database laid out by an earlier cplane gets
+        // today's functions and triggers.
+        if (exists.rows[0]?.present !== true || options.create === true) {
           if (options.create !== true)
             throw new CpError('ERR_LEDGER_NOT_A_LEDGER', 'the database holds no cplane ledger', {
               hint: 'create it with `cplane ledger migrate --to URL`, or open it with create',
