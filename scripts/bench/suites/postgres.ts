@@ -63,7 +63,7 @@ export default defineSuite({
                 Buffer.from('anthropic.messages'),
                 Buffer.from('SUCCESS'),
                 Buffer.from('Exchange completed'),
-                Buffer.from(JSON.stringify(entry(i).metadata)),
+                JSON.stringify(entry(i).metadata),
                 new Date().toISOString(),
                 'a'.repeat(64),
                 'b'.repeat(64),

@@ -1,7 +1,8 @@
 /**
  * The ledger on PostgreSQL: the same entries, hashes and content store as the SQLite file, in `cplane_*` tables.
- * Free text (submission_id, decision, reason, metadata, block text) is stored as the UTF-8 bytes that are hashed
- * (BYTEA): PostgreSQL's TEXT refuses U+0000, which a prompt may hold. Rows are append-only by trigger.
+ * Free text (submission_id, decision, reason, block text) is stored as the UTF-8 bytes that are hashed (BYTEA):
+ * PostgreSQL's TEXT refuses U+0000, which a prompt may hold. Metadata is canonical JSON, which writes U+0000 as an
+ * escape, so it is TEXT (half the bytes on the wire of hex-encoded BYTEA). Rows are append-only by trigger.
  */
 export const PG_LEDGER_LOCK = 0x63706c6e; // 'cpln': the advisory lock every append holds for its transaction
 
@@ -14,7 +15,7 @@ CREATE TABLE IF NOT EXISTS cplane_entries (
   submission_id BYTEA NOT NULL,
   decision BYTEA NOT NULL,
   reason BYTEA NOT NULL,
-  metadata BYTEA NOT NULL,
+  metadata TEXT NOT NULL,
   timestamp TEXT NOT NULL,
   previous_hash TEXT NOT NULL,
   entry_hash TEXT NOT NULL,
@@ -64,7 +65,7 @@ CREATE OR REPLACE FUNCTION cplane_append(
   expect_seq BIGINT, expect_hash TEXT,
   b_digest BYTEA[], b_size INTEGER[], b_text BYTEA[],
   l_digest BYTEA[], l_parent BYTEA[], l_block BYTEA[],
-  e_seq BIGINT[], e_id TEXT[], e_type TEXT[], e_sub BYTEA[], e_dec BYTEA[], e_reason BYTEA[], e_meta BYTEA[],
+  e_seq BIGINT[], e_id TEXT[], e_type TEXT[], e_sub BYTEA[], e_dec BYTEA[], e_reason BYTEA[], e_meta TEXT[],
   e_time TEXT[], e_prev TEXT[], e_hash TEXT[], e_session BYTEA[], e_agent BYTEA[]
 ) RETURNS BOOLEAN LANGUAGE plpgsql AS $$
 DECLARE head_seq BIGINT; head_hash TEXT;
