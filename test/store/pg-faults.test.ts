@@ -39,8 +39,8 @@ test('a reply lost after the commit: the append reports success once, and the en
     let lost = 0;
     pool.query = async (...args: unknown[]) => {
       const result = await real(...args);
-      const text = typeof args[0] === 'object' && args[0] !== null ? (args[0] as { text?: string }).text : args[0];
-      if (lost === 0 && typeof text === 'string' && text.includes('cplane_append')) {
+      const name = typeof args[0] === 'object' && args[0] !== null ? (args[0] as { name?: string }).name : undefined;
+      if (lost === 0 && name?.startsWith('cplane_append') === true) {
         lost += 1;
         throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
       }

@@ -38,7 +38,25 @@ export interface PgLedgerOptions {
 }
 
 const ID_START_KEY = 'id_start';
-const APPEND_SQL = 'SELECT cplane_append($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20) AS ok';
+const ENTRY_COLUMNS =
+  'seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash, session_id, agent_id';
+const entriesFrom = (n: number): string =>
+  `INSERT INTO cplane_entries (${ENTRY_COLUMNS}) SELECT * FROM unnest($${n}::bigint[], $${n + 1}::text[], $${n + 2}::text[], $${n + 3}::bytea[], $${n + 4}::bytea[], $${n + 5}::bytea[], $${n + 6}::text[], $${n + 7}::text[], $${n + 8}::text[], $${n + 9}::text[], $${n + 10}::bytea[], $${n + 11}::bytea[])`;
+/**
+ * The chain's positions are its primary key: an entry is written at the head's seq + 1 with the head's hash as
+ * its previous_hash, so two writers that read the same head cannot both land: the second gets a unique
+ * violation on `seq` and hashes again against the new head. Rows never change (triggers), so an entry that
+ * landed links to the row before it: no fork, no gap, and no lock held across round trips.
+ */
+const APPEND_SQL = entriesFrom(1);
+const APPEND_ONE_SQL = `INSERT INTO cplane_entries (${ENTRY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
+const APPEND_WITH_CONTENT_SQL = `WITH blocks AS (
+  INSERT INTO cplane_content_blocks (digest, size, text) SELECT * FROM unnest($1::bytea[], $2::int[], $3::bytea[])
+  ON CONFLICT (digest) DO NOTHING
+), lists AS (
+  INSERT INTO cplane_content_lists (digest, parent, block) SELECT * FROM unnest($4::bytea[], $5::bytea[], $6::bytea[])
+  ON CONFLICT (digest) DO NOTHING
+) ${entriesFrom(7)}`;
 const MAX_ATTEMPTS = 64;
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
 const hex = (digest: string): Buffer => Buffer.from(digest, 'hex');
@@ -77,6 +95,8 @@ export function refusePasswordInUrl(url: string): void {
  */
 export class PgLedger implements LedgerStore {
   readonly backend = 'postgres' as const;
+  /** Appends that lost the race for their positions to another writer and were hashed again. */
+  readonly stats = { conflicts: 0 };
   private head: { seq: number; hash: string; latest: string } | null = null;
   private idSource: IdSource | undefined;
 
@@ -142,45 +162,74 @@ export class PgLedger implements LedgerStore {
       const head = this.head ?? (await coded(this.readHead()));
       this.idSource ??= await coded(this.storedIdSource());
       const entries = this.build(prepared, head);
-      let written: boolean;
+      let written = false;
       try {
-        // A named statement: parsed and planned once per connection, not per append.
-        const result = await this.pool.query({
-          name: 'cplane_append',
-          text: APPEND_SQL,
-          values: [
-            head.seq,
-            head.hash,
-            content.blocks.digest,
-            content.blocks.size,
-            content.blocks.text,
-            content.lists.digest,
-            content.lists.parent,
-            content.lists.block,
-            entries.map((_, i) => head.seq + i + 1),
-            entries.map((e) => e.entry.id),
-            entries.map((e) => e.entry.event_type),
-            entries.map((e) => utf8(e.entry.submission_id)),
-            entries.map((e) => utf8(e.entry.decision)),
-            entries.map((e) => utf8(e.entry.reason)),
-            entries.map((e) => e.metadataJson),
-            entries.map((e) => e.entry.timestamp),
-            entries.map((e) => e.entry.previous_hash),
-            entries.map((e) => e.entry.entry_hash),
-            entries.map((e) => indexed(e.entry.metadata.session_id)),
-            entries.map((e) => indexed(e.entry.metadata.agent_id)),
-          ],
-        });
-        written = result.rows[0]?.ok === true;
+        // One statement (content and entries, all or none), named: planned once per connection.
+        const withContent = content.blocks.digest.length > 0 || content.lists.digest.length > 0;
+        const single = entries.length === 1 && !withContent ? entries[0] : undefined;
+        if (single !== undefined)
+          await this.pool.query({
+            name: 'cplane_append_one',
+            text: APPEND_ONE_SQL,
+            values: [
+              head.seq + 1,
+              single.entry.id,
+              single.entry.event_type,
+              utf8(single.entry.submission_id),
+              utf8(single.entry.decision),
+              utf8(single.entry.reason),
+              single.metadataJson,
+              single.entry.timestamp,
+              single.entry.previous_hash,
+              single.entry.entry_hash,
+              indexed(single.entry.metadata.session_id),
+              indexed(single.entry.metadata.agent_id),
+            ],
+          });
+        else
+          await this.pool.query({
+            name: withContent ? 'cplane_append_content' : 'cplane_append',
+            text: withContent ? APPEND_WITH_CONTENT_SQL : APPEND_SQL,
+            values: [
+              ...(withContent
+                ? [
+                    content.blocks.digest,
+                    content.blocks.size,
+                    content.blocks.text,
+                    content.lists.digest,
+                    content.lists.parent,
+                    content.lists.block,
+                  ]
+                : []),
+              entries.map((_, i) => head.seq + i + 1),
+              entries.map((e) => e.entry.id),
+              entries.map((e) => e.entry.event_type),
+              entries.map((e) => utf8(e.entry.submission_id)),
+              entries.map((e) => utf8(e.entry.decision)),
+              entries.map((e) => utf8(e.entry.reason)),
+              entries.map((e) => e.metadataJson),
+              entries.map((e) => e.entry.timestamp),
+              entries.map((e) => e.entry.previous_hash),
+              entries.map((e) => e.entry.entry_hash),
+              entries.map((e) => indexed(e.entry.metadata.session_id)),
+              entries.map((e) => indexed(e.entry.metadata.agent_id)),
+            ],
+          });
+        written = true;
       } catch (error) {
         this.head = null;
-        // Ids taken by an imported chain: draw random ones and hash again.
-        if (
-          (error as { code?: string }).code === '23505' &&
-          /cplane_entries_id_key/.test(String((error as Error).message))
-        ) {
-          this.idSource = randomEntryId;
-          continue;
+        const unique = error as { code?: string; constraint?: string };
+        if (unique.code === '23505') {
+          // Another writer (another host) took these positions first: read the head and hash against it again.
+          if (unique.constraint === 'cplane_entries_pkey') {
+            this.stats.conflicts += 1;
+            continue;
+          }
+          // Ids taken by an imported chain: draw random ones and hash again.
+          if (unique.constraint === 'cplane_entries_id_key') {
+            this.idSource = randomEntryId;
+            continue;
+          }
         }
         const coded = storeError(error);
         // The connection failed after the call was sent: it may have committed. Sending it again would write the
@@ -202,11 +251,7 @@ export class PgLedger implements LedgerStore {
           else throw coded;
         } else throw coded;
       }
-      if (!written) {
-        // Another writer (another host) moved the head: read it and hash against the new one.
-        this.head = null;
-        continue;
-      }
+      if (!written) continue;
       const last = entries[entries.length - 1];
       this.head =
         last === undefined
@@ -246,29 +291,31 @@ export class PgLedger implements LedgerStore {
           blocks.map((b) => b.redacted_by ?? null),
         ],
       );
-      const result = await client.query(APPEND_SQL, [
-        expect.seq,
-        expect.hash,
-        [],
-        [],
-        [],
-        lists.map((l) => hex(l.digest)),
-        lists.map((l) => hex(l.parent)),
-        lists.map((l) => hex(l.block)),
-        rows.map((r) => r.seq),
-        rows.map((r) => r.id),
-        rows.map((r) => r.event_type),
-        rows.map((r) => utf8(r.submission_id)),
-        rows.map((r) => utf8(r.decision)),
-        rows.map((r) => utf8(r.reason)),
-        rows.map((r) => r.metadata),
-        rows.map((r) => r.timestamp),
-        rows.map((r) => r.previous_hash),
-        rows.map((r) => r.entry_hash),
-        rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).session_id)),
-        rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).agent_id)),
-      ]);
-      const ok = result.rows[0]?.ok === true;
+      // A migration continues exactly the head it was told: checked under the lock every DDL change takes.
+      await client.query(`SELECT pg_advisory_xact_lock(${PG_LEDGER_LOCK})`);
+      const head = await client.query('SELECT seq, entry_hash FROM cplane_entries ORDER BY seq DESC LIMIT 1');
+      const at = head.rows[0] as { seq: string; entry_hash: string } | undefined;
+      const ok = Number(at?.seq ?? 0) === expect.seq && (at?.entry_hash ?? GENESIS_HASH) === expect.hash;
+      if (ok) {
+        await client.query(
+          'INSERT INTO cplane_content_lists (digest, parent, block) SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[]) ON CONFLICT (digest) DO NOTHING',
+          [lists.map((l) => hex(l.digest)), lists.map((l) => hex(l.parent)), lists.map((l) => hex(l.block))],
+        );
+        await client.query(APPEND_SQL, [
+          rows.map((r) => r.seq),
+          rows.map((r) => r.id),
+          rows.map((r) => r.event_type),
+          rows.map((r) => utf8(r.submission_id)),
+          rows.map((r) => utf8(r.decision)),
+          rows.map((r) => utf8(r.reason)),
+          rows.map((r) => r.metadata),
+          rows.map((r) => r.timestamp),
+          rows.map((r) => r.previous_hash),
+          rows.map((r) => r.entry_hash),
+          rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).session_id)),
+          rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).agent_id)),
+        ]);
+      }
       await client.query(ok ? 'COMMIT' : 'ROLLBACK');
       this.head = null;
       return ok;

@@ -4,7 +4,8 @@
  * PostgreSQL's TEXT refuses U+0000, which a prompt may hold. Metadata is canonical JSON, which writes U+0000 as an
  * escape, so it is TEXT (half the bytes on the wire of hex-encoded BYTEA). Rows are append-only by trigger.
  */
-export const PG_LEDGER_LOCK = 0x63706c6e; // 'cpln': the advisory lock every append holds for its transaction
+/** 'cpln': the advisory lock laying out the tables and a migration's batches hold for their transaction. */
+export const PG_LEDGER_LOCK = 0x63706c6e;
 
 export const PG_LEDGER_DDL = `
 CREATE TABLE IF NOT EXISTS cplane_ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -58,34 +59,5 @@ DO $$ BEGIN
     CREATE TRIGGER cplane_blocks_redact_only BEFORE UPDATE ON cplane_content_blocks
       FOR EACH ROW EXECUTE FUNCTION cplane_block_redact_only();
   END IF;
-END $$;
--- One round trip, one transaction: take the chain lock, check the head the caller hashed against, then write the
--- content and the entries. False (nothing written) when another writer moved the head meanwhile.
-CREATE OR REPLACE FUNCTION cplane_append(
-  expect_seq BIGINT, expect_hash TEXT,
-  b_digest BYTEA[], b_size INTEGER[], b_text BYTEA[],
-  l_digest BYTEA[], l_parent BYTEA[], l_block BYTEA[],
-  e_seq BIGINT[], e_id TEXT[], e_type TEXT[], e_sub BYTEA[], e_dec BYTEA[], e_reason BYTEA[], e_meta TEXT[],
-  e_time TEXT[], e_prev TEXT[], e_hash TEXT[], e_session BYTEA[], e_agent BYTEA[]
-) RETURNS BOOLEAN LANGUAGE plpgsql AS $$
-DECLARE head_seq BIGINT; head_hash TEXT;
-BEGIN
-  PERFORM pg_advisory_xact_lock(${PG_LEDGER_LOCK});
-  SELECT seq, entry_hash INTO head_seq, head_hash FROM cplane_entries ORDER BY seq DESC LIMIT 1;
-  IF COALESCE(head_seq, 0) <> expect_seq OR COALESCE(head_hash, repeat('0', 64)) <> expect_hash THEN
-    RETURN FALSE;
-  END IF;
-  IF cardinality(b_digest) > 0 THEN
-    INSERT INTO cplane_content_blocks (digest, size, text)
-      SELECT * FROM unnest(b_digest, b_size, b_text) ON CONFLICT (digest) DO NOTHING;
-  END IF;
-  IF cardinality(l_digest) > 0 THEN
-    INSERT INTO cplane_content_lists (digest, parent, block)
-      SELECT * FROM unnest(l_digest, l_parent, l_block) ON CONFLICT (digest) DO NOTHING;
-  END IF;
-  INSERT INTO cplane_entries (seq, id, event_type, submission_id, decision, reason, metadata, timestamp,
-      previous_hash, entry_hash, session_id, agent_id)
-    SELECT * FROM unnest(e_seq, e_id, e_type, e_sub, e_dec, e_reason, e_meta, e_time, e_prev, e_hash, e_session, e_agent);
-  RETURN TRUE;
 END $$;
 `;
