@@ -84,3 +84,32 @@ test('the database stopped mid-run: a coded error, nothing half-written; back up
     await ledger.close();
   }
 });
+
+test('a database that comes back behind a writer (restored, failed over) gets no gap: the writer re-reads the head', {
+  skip,
+}, async () => {
+  const s = server as PgServer;
+  const admin = await PgLedger.open(s.url, { create: true });
+  const writer = await PgLedger.open(s.url, { create: true });
+  try {
+    await writer.append(note(20));
+    await writer.append(note(21));
+    const cached = await writer.headAnchor();
+    // The last entry vanishes as a replica behind the primary would lack it.
+    await admin.pool.query('ALTER TABLE cplane_entries DISABLE TRIGGER cplane_entries_append_only');
+    await admin.pool.query('DELETE FROM cplane_entries WHERE seq = $1', [cached.seq]);
+    await admin.pool.query('ALTER TABLE cplane_entries ENABLE TRIGGER cplane_entries_append_only');
+    const before = writer.stats.conflicts;
+    const [entry] = await writer.appendBatch([
+      { event_type: 'NOTE', submission_id: 's', decision: 'OK', reason: 'after', metadata: {} },
+    ]);
+    assert.equal(writer.stats.conflicts, before + 1, 'the stale head was noticed');
+    const check = await verifyStore(writer);
+    assert.equal(check.ok, true, JSON.stringify(check));
+    assert.equal(check.head.hash, entry?.entry_hash);
+    assert.equal(check.head.seq, cached.seq, 'written where the lost entry was, linked to what is there');
+  } finally {
+    await writer.close();
+    await admin.close();
+  }
+});

@@ -41,15 +41,19 @@ const ID_START_KEY = 'id_start';
 const ENTRY_COLUMNS =
   'seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash, session_id, agent_id';
 const entriesFrom = (n: number): string =>
-  `INSERT INTO cplane_entries (${ENTRY_COLUMNS}) SELECT * FROM unnest($${n}::bigint[], $${n + 1}::text[], $${n + 2}::text[], $${n + 3}::bytea[], $${n + 4}::bytea[], $${n + 5}::bytea[], $${n + 6}::text[], $${n + 7}::text[], $${n + 8}::text[], $${n + 9}::text[], $${n + 10}::bytea[], $${n + 11}::bytea[])`;
+  `INSERT INTO cplane_entries (${ENTRY_COLUMNS}) SELECT * FROM unnest($${n}::bigint[], $${n + 1}::text[], $${n + 2}::text[], $${n + 3}::bytea[], $${n + 4}::bytea[], $${n + 5}::bytea[], $${n + 6}::text[], $${n + 7}::text[], $${n + 8}::text[], $${n + 9}::text[], $${n + 10}::bytea[], $${n + 11}::bytea[]) WHERE ${linksTo(n + 12)}`;
+/** The head the entries were hashed against is in the chain (a database restored or failed over behind it is not). */
+const linksTo = (n: number): string =>
+  `($${n}::bigint = 0 OR EXISTS (SELECT 1 FROM cplane_entries WHERE seq = $${n}::bigint AND entry_hash = $${n + 1}::text))`;
 /**
  * The chain's positions are its primary key: an entry is written at the head's seq + 1 with the head's hash as
  * its previous_hash, so two writers that read the same head cannot both land: the second gets a unique
- * violation on `seq` and hashes again against the new head. Rows never change (triggers), so an entry that
- * landed links to the row before it: no fork, no gap, and no lock held across round trips.
+ * violation on `seq` and hashes again against the new head. Each statement also checks that the head it hashed
+ * against is in the chain, so a database restored (or failed over) behind a writer's cached head gets no gap: the
+ * statement writes nothing and the writer reads the head again. No fork, no gap, no lock held across round trips.
  */
 const APPEND_SQL = entriesFrom(1);
-const APPEND_ONE_SQL = `INSERT INTO cplane_entries (${ENTRY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
+const APPEND_ONE_SQL = `INSERT INTO cplane_entries (${ENTRY_COLUMNS}) SELECT $1::bigint, $2::text, $3::text, $4::bytea, $5::bytea, $6::bytea, $7::text, $8::text, $9::text, $10::text, $11::bytea, $12::bytea WHERE ${linksTo(13)}`;
 const APPEND_WITH_CONTENT_SQL = `WITH blocks AS (
   INSERT INTO cplane_content_blocks (digest, size, text) SELECT * FROM unnest($1::bytea[], $2::int[], $3::bytea[])
   ON CONFLICT (digest) DO NOTHING
@@ -167,11 +171,8 @@ export class PgLedger implements LedgerStore {
         // One statement (content and entries, all or none), named: planned once per connection.
         const withContent = content.blocks.digest.length > 0 || content.lists.digest.length > 0;
         const single = entries.length === 1 && !withContent ? entries[0] : undefined;
-        if (single !== undefined)
-          await this.pool.query({
-            name: 'cplane_append_one',
-            text: APPEND_ONE_SQL,
-            values: [
+        const columns = single
+          ? [
               head.seq + 1,
               single.entry.id,
               single.entry.event_type,
@@ -184,23 +185,8 @@ export class PgLedger implements LedgerStore {
               single.entry.entry_hash,
               indexed(single.entry.metadata.session_id),
               indexed(single.entry.metadata.agent_id),
-            ],
-          });
-        else
-          await this.pool.query({
-            name: withContent ? 'cplane_append_content' : 'cplane_append',
-            text: withContent ? APPEND_WITH_CONTENT_SQL : APPEND_SQL,
-            values: [
-              ...(withContent
-                ? [
-                    content.blocks.digest,
-                    content.blocks.size,
-                    content.blocks.text,
-                    content.lists.digest,
-                    content.lists.parent,
-                    content.lists.block,
-                  ]
-                : []),
+            ]
+          : [
               entries.map((_, i) => head.seq + i + 1),
               entries.map((e) => e.entry.id),
               entries.map((e) => e.entry.event_type),
@@ -213,8 +199,32 @@ export class PgLedger implements LedgerStore {
               entries.map((e) => e.entry.entry_hash),
               entries.map((e) => indexed(e.entry.metadata.session_id)),
               entries.map((e) => indexed(e.entry.metadata.agent_id)),
-            ],
-          });
+            ];
+        const contentColumns = withContent
+          ? [
+              content.blocks.digest,
+              content.blocks.size,
+              content.blocks.text,
+              content.lists.digest,
+              content.lists.parent,
+              content.lists.block,
+            ]
+          : [];
+        const statement = single
+          ? { name: 'cplane_append_one', text: APPEND_ONE_SQL }
+          : withContent
+            ? { name: 'cplane_append_content', text: APPEND_WITH_CONTENT_SQL }
+            : { name: 'cplane_append', text: APPEND_SQL };
+        const result = await this.pool.query({
+          ...statement,
+          values: [...contentColumns, ...columns, head.seq, head.hash],
+        });
+        // Nothing written: the head this writer hashed against is not in the chain (a restored database).
+        if (entries.length > 0 && result.rowCount === 0) {
+          this.head = null;
+          this.stats.conflicts += 1;
+          continue;
+        }
         written = true;
       } catch (error) {
         this.head = null;
@@ -314,6 +324,8 @@ export class PgLedger implements LedgerStore {
           rows.map((r) => r.entry_hash),
           rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).session_id)),
           rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).agent_id)),
+          expect.seq,
+          expect.hash,
         ]);
       }
       await client.query(ok ? 'COMMIT' : 'ROLLBACK');
