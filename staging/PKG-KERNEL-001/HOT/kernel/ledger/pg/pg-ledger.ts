@@ -92,10 +92,9 @@ export function refusePasswordInUrl(url: string): void {
 
 /**
  * The kernel ledger on PostgreSQL, for several gateway hosts sharing one chain. Appends from every process on
- * every host serialise on an advisory transaction lock inside the database: each append is one call of
- * `cplane_append`, which re-checks the head its entries were hashed against and writes nothing when another
- * writer got there first (then the head is read again and the entries hashed anew). Committed with the server's
- * synchronous_commit (durable, as FULL is on SQLite).
+ * every host serialise inside the database on the chain's primary key (APPEND_SQL): one statement per append,
+ * which lands whole or not at all; a writer that lost the race reads the head again and hashes anew. Committed
+ * with the server's synchronous_commit (durable, as FULL is on SQLite).
  */
 export class PgLedger implements LedgerStore {
   readonly backend = 'postgres' as const;
