@@ -446,7 +446,9 @@ function turnView(t, index) {
         'latency',
       ],
       ['stop reason', m.finish_reason ?? m.error_code ?? '—', 'finish_reason'],
-      ['stable prefix', m.stable_prefix_hash ?? m.context_hash ?? '—', 'prefix'],
+      m.stable_prefix_hash
+        ? ['stable prefix', m.stable_prefix_hash, 'prefix']
+        : ['context hash', m.context_hash ?? '—', 'context_hash'],
       ...(t.redacted_by.length > 0 ? [['redacted by', t.redacted_by.join(', '), 'redacted_by']] : []),
     ]),
     el(
