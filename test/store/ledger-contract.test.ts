@@ -8,15 +8,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { PG_MISSING, pgBinDir, pgRequired, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
-import { CpError } from '../../staging/PKG-KERNEL-001/HOT/kernel/errors.js';
 import type { AppendInput, IdSource } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
-import { Ledger } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/ledger.js';
-import { PgLedger } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js';
-import {
-  type LedgerStore,
-  sqliteLedgerStore,
-  verifyStore,
-} from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js';
+import { fromDevRoot } from '../../scripts/lib/dev-root.js';
+import type { PgLedger as PgLedgerT } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js';
+import type { LedgerStore } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js';
+
+// From the dev root, as the root runs them (and as coverage counts them).
+const { CpError } =
+  await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/errors.js')>('HOT/kernel/errors.js');
+const { Ledger } =
+  await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/ledger.js')>(
+    'HOT/kernel/ledger/ledger.js',
+  );
+const { PgLedger } = await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')>(
+  'HOT/kernel/ledger/pg/pg-ledger.js',
+);
+const { sqliteLedgerStore, verifyStore } =
+  await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js')>(
+    'HOT/kernel/ledger/store.js',
+  );
 
 const havePg = pgBinDir() !== null;
 if (!havePg && pgRequired()) throw new Error(`${PG_MISSING} (CI must have it: .ci/run installs it)`);
@@ -196,7 +206,7 @@ for (const backend of backends) {
         assert.equal(again.entries, 300);
         // The race was real: some appends lost their positions and were hashed again.
         if (backend.name === 'postgres')
-          assert.ok(writers.reduce((n, w) => n + (w as PgLedger).stats.conflicts, 0) > 0, 'no append ever conflicted');
+          assert.ok(writers.reduce((n, w) => n + (w as PgLedgerT).stats.conflicts, 0) > 0, 'no append ever conflicted');
       } finally {
         for (const w of writers) await w.close();
       }
@@ -233,7 +243,7 @@ test('PostgreSQL refuses rewriting history, and a URL holding a password', { ski
   const { store } = await (backends[1] as Backend).fresh();
   try {
     const entry = await store.append(exchange('S1', 0));
-    const pool = (store as PgLedger).pool;
+    const pool = (store as PgLedgerT).pool;
     await assert.rejects(pool.query("UPDATE cplane_entries SET reason = 'x'::bytea"), /append-only/);
     await assert.rejects(pool.query('DELETE FROM cplane_entries'), /append-only/);
     await assert.rejects(pool.query('TRUNCATE cplane_entries'), /append-only/);

@@ -8,11 +8,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { PG_MISSING, pgBinDir, pgRequired, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
-import { canonicalJson } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
-import { PgLedger } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js';
-import { verifyStore } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js';
 import { cli } from '../gateway/harness.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
+import { fromDevRoot } from '../../scripts/lib/dev-root.js';
+
+// From the dev root, as the root runs them (and as coverage counts them).
+const { canonicalJson } =
+  await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js')>('HOT/kernel/canonical.js');
+const { PgLedger } = await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')>(
+  'HOT/kernel/ledger/pg/pg-ledger.js',
+);
+const { verifyStore } =
+  await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js')>(
+    'HOT/kernel/ledger/store.js',
+  );
 
 const havePg = pgBinDir() !== null;
 if (!havePg && pgRequired()) throw new Error(`${PG_MISSING} (CI must have it: .ci/run installs it)`);

@@ -4,10 +4,19 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PG_MISSING, pgBinDir, pgRequired, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
-import { CpError } from '../../staging/PKG-KERNEL-001/HOT/kernel/errors.js';
 import type { AppendInput } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
-import { PgLedger } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js';
-import { verifyStore } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js';
+import { fromDevRoot } from '../../scripts/lib/dev-root.js';
+
+// From the dev root, as the root runs them (and as coverage counts them).
+const { CpError } =
+  await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/errors.js')>('HOT/kernel/errors.js');
+const { PgLedger } = await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')>(
+  'HOT/kernel/ledger/pg/pg-ledger.js',
+);
+const { verifyStore } =
+  await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js')>(
+    'HOT/kernel/ledger/store.js',
+  );
 
 const havePg = pgBinDir() !== null;
 if (!havePg && pgRequired()) throw new Error(`${PG_MISSING} (CI must have it: .ci/run installs it)`);
