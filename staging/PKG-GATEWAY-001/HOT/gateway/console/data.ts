@@ -114,8 +114,11 @@ export class ConsoleData {
     const checkpoint = newestRootCheckpoint(root);
     let matches: boolean | null = null;
     if (checkpoint !== null) {
-      const row = ledger.getBySeq(checkpoint.seq);
-      matches = row === undefined ? null : row.entry_hash === checkpoint.hash;
+      // The hash alone: the entry's text is not needed to know whether the chain holds the checkpoint.
+      const hash = ledger.statement('SELECT entry_hash FROM entries WHERE seq = ?').pluck().get(checkpoint.seq) as
+        | string
+        | undefined;
+      matches = hash === undefined ? null : hash === checkpoint.hash;
     }
     const spool = spoolDirs(root);
     return {
@@ -158,13 +161,14 @@ export class ConsoleData {
 
   exchange(id: string): ExchangeView | null {
     const { ledger } = this.source;
-    const row = ledger.statement('SELECT seq, event_type, metadata FROM entries WHERE id = ?').raw().get(id) as
-      | [number, string, string]
-      | undefined;
+    // One read of the row; the text is walked once, piece by piece (ledger.get would join it a second time).
+    const row = ledger
+      .statement('SELECT seq, event_type, metadata, timestamp, decision, reason FROM entries WHERE id = ?')
+      .raw()
+      .get(id) as [number, string, string, string, string, string] | undefined;
     if (row === undefined || row[1] !== 'EXCHANGE') return null;
-    const entry = ledger.get(id);
-    if (entry === undefined) return null;
-    const stored = parseStoredMetadata({ id, metadata: row[2] });
+    const [seq, , metadataText, timestamp, decision, reason] = row;
+    const stored = parseStoredMetadata({ id, metadata: metadataText });
     const refs = contentRefs(stored);
     let prompt: string[];
     let response: string;
@@ -179,15 +183,15 @@ export class ConsoleData {
       prompt = typeof stored.prompt === 'string' ? [stored.prompt] : [];
       response = typeof stored.response === 'string' ? stored.response : '';
     }
-    const { prompt: _p, response: _r, content: _c, ...metadata } = entry.metadata;
+    const { prompt: _p, response: _r, content: _c, ...metadata } = stored;
     const cut = cutPieces(prompt, MAX_EXCHANGE_CHARS);
     const cutResponse = response.length > MAX_EXCHANGE_CHARS ? wellFormedCut(response, MAX_EXCHANGE_CHARS) : response;
     return {
       id,
-      seq: row[0],
-      timestamp: entry.timestamp,
-      decision: entry.decision,
-      reason: entry.reason,
+      seq,
+      timestamp,
+      decision,
+      reason,
       metadata,
       prompt: cut.pieces,
       response: cutResponse,

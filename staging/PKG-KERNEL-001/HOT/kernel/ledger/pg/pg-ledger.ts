@@ -306,6 +306,7 @@ export class PgLedger implements LedgerStore {
       const at = head.rows[0] as { seq: string; entry_hash: string } | undefined;
       const ok = Number(at?.seq ?? 0) === expect.seq && (at?.entry_hash ?? GENESIS_HASH) === expect.hash;
       if (ok) {
+        const metadata = rows.map((r) => JSON.parse(r.metadata) as Record<string, unknown>);
         await client.query(
           'INSERT INTO cplane_content_lists (digest, parent, block) SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[]) ON CONFLICT (digest) DO NOTHING',
           [lists.map((l) => hex(l.digest)), lists.map((l) => hex(l.parent)), lists.map((l) => hex(l.block))],
@@ -321,8 +322,8 @@ export class PgLedger implements LedgerStore {
           rows.map((r) => r.timestamp),
           rows.map((r) => r.previous_hash),
           rows.map((r) => r.entry_hash),
-          rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).session_id)),
-          rows.map((r) => indexed((JSON.parse(r.metadata) as Record<string, unknown>).agent_id)),
+          metadata.map((m) => indexed(m.session_id)),
+          metadata.map((m) => indexed(m.agent_id)),
           expect.seq,
           expect.hash,
         ]);
@@ -572,11 +573,20 @@ async function coded<T>(promise: Promise<T>): Promise<T> {
 function storeError(error: unknown): unknown {
   if (error instanceof CpError) return error;
   const e = error as { code?: string; message?: string };
-  if (typeof e.code === 'string' && /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|57P01|57P03|08\d\d\d)$/.test(e.code))
-    return new CpError('ERR_STORE_UNAVAILABLE', `the PostgreSQL store cannot be reached: ${e.message ?? e.code}`, {
-      hint: 'check the server is up and the URL (host, port, database); the entries were not written',
-      details: { errno: e.code },
-      cause: error,
-    });
+  // The network, and the SQLSTATE classes of a server that cannot take the write: connection (08), credentials
+  // (28), no such database (3D), out of resources such as a full disk (53), shutting down (57).
+  if (
+    typeof e.code === 'string' &&
+    /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|(08|28|3D|53|57)[0-9A-Z]{3})$/.test(e.code)
+  )
+    return new CpError(
+      'ERR_STORE_UNAVAILABLE',
+      `the PostgreSQL store cannot take the request: ${e.message ?? e.code}`,
+      {
+        hint: 'check the server is up, the URL (host, port, database), the credentials (PGPASSWORD, .pgpass) and its disk; nothing was written',
+        details: { errno: e.code },
+        cause: error,
+      },
+    );
   return error;
 }
