@@ -100,3 +100,26 @@ export async function startPgServer(): Promise<PgServer> {
     },
   };
 }
+
+/**
+ * The `skip` option of a suite that needs a server: false when PostgreSQL is installed, else one SKIP line saying
+ * how to install it; in CI a missing server throws, since there it is a failure.
+ */
+export function pgSkip(): string | false {
+  if (pgBinDir() !== null) return false;
+  if (pgRequired()) throw new Error(`${PG_MISSING} (CI must have it: .ci/run installs it)`);
+  return `SKIP: ${PG_MISSING}`;
+}
+
+/** A new empty database on `server`; its URL. */
+export async function createDatabase(server: PgServer, name: string): Promise<string> {
+  const { default: pg } = await import('pg');
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return server.url.replace(/\/cplane$/, `/${name}`);
+}

@@ -6,8 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { PG_MISSING, pgBinDir, pgRequired, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import type { AppendInput, IdSource } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import type { PgLedger as PgLedgerT } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js';
@@ -28,9 +27,8 @@ const { sqliteLedgerStore, verifyStore } =
     'HOT/kernel/ledger/store.js',
   );
 
-const havePg = pgBinDir() !== null;
-if (!havePg && pgRequired()) throw new Error(`${PG_MISSING} (CI must have it: .ci/run installs it)`);
-const pgSkip = havePg ? false : `SKIP: ${PG_MISSING}`;
+const skipPg = pgSkip();
+const havePg = skipPg === false;
 
 let server: PgServer | undefined;
 let work: string;
@@ -67,15 +65,11 @@ const backends: Backend[] = [
   },
   {
     name: 'postgres',
-    skip: pgSkip,
+    skip: skipPg,
     async fresh(options = {}) {
       const s = server as PgServer;
       const name = `ledger_${(databases += 1)}`;
-      const admin = new pg.Client({ connectionString: s.url });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${name}`);
-      await admin.end();
-      const url = s.url.replace(/\/cplane$/, `/${name}`);
+      const url = await createDatabase(s, name);
       const open = (): Promise<LedgerStore> => PgLedger.open(url, { create: true, ...options });
       return { store: await open(), open };
     },
@@ -215,7 +209,7 @@ for (const backend of backends) {
 }
 
 test('the same appends with the same clock and ids give the same head hash on SQLite and PostgreSQL', {
-  skip: pgSkip,
+  skip: skipPg,
 }, async () => {
   const clock = (): (() => number) => {
     let t = Date.parse('2026-01-01T10:00:00.000Z');
@@ -239,7 +233,7 @@ test('the same appends with the same clock and ids give the same head hash on SQ
   assert.equal(heads[0], heads[1]);
 });
 
-test('PostgreSQL refuses rewriting history, and a URL holding a password', { skip: pgSkip }, async () => {
+test('PostgreSQL refuses rewriting history, and a URL holding a password', { skip: skipPg }, async () => {
   const { store } = await (backends[1] as Backend).fresh();
   try {
     const entry = await store.append(exchange('S1', 0));

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { PG_MISSING, pgBinDir, pgRequired, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import { cli } from '../gateway/harness.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
@@ -23,9 +23,8 @@ const { verifyStore } =
     'HOT/kernel/ledger/store.js',
   );
 
-const havePg = pgBinDir() !== null;
-if (!havePg && pgRequired()) throw new Error(`${PG_MISSING} (CI must have it: .ci/run installs it)`);
-const skip = havePg ? false : `SKIP: ${PG_MISSING}`;
+const skip = pgSkip();
+const havePg = skip === false;
 
 let server: PgServer | undefined;
 let work: string;
@@ -118,11 +117,7 @@ test('a root ledger migrates to PostgreSQL with the same head; a rerun copies no
 
 test('an interrupted migration resumes; another chain and a password in the URL are refused', { skip }, async () => {
   const s = server as PgServer;
-  const admin = new pg.Client({ connectionString: s.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE resume');
-  await admin.end();
-  const url = s.url.replace(/\/cplane$/, '/resume');
+  const url = await createDatabase(s, 'resume');
   // Half a migration: the first entries only, as a run cut short would leave them.
   const target = await PgLedger.open(url, { create: true });
   try {
@@ -161,6 +156,13 @@ test('an interrupted migration resumes; another chain and a password in the URL 
   const rerun = cli(['ledger', 'migrate', '--root', root, '--to', url, '--json']);
   assert.equal(rerun.status, 0, rerun.stderr);
   assert.equal((JSON.parse(rerun.stdout) as { copied: number }).copied, 0);
+  // A database that is not there, and a server that is not listening: coded, never an internal error.
+  for (const target of [s.url.replace(/\/cplane$/, '/no_such_db'), 'postgres://cplane@127.0.0.1:1/cplane']) {
+    const away = cli(['ledger', 'migrate', '--root', root, '--to', target]);
+    assert.notEqual(away.status, 0);
+    assert.match(away.stderr, /ERR_STORE_UNAVAILABLE/, away.stderr);
+    assert.doesNotMatch(away.stderr, /ERR_INTERNAL/);
+  }
   const secret = cli(['ledger', 'migrate', '--root', root, '--to', url.replace('cplane@', 'cplane:hunter2@')]);
   assert.notEqual(secret.status, 0);
   assert.match(secret.stderr, /ERR_STORE_URL/);
@@ -169,11 +171,7 @@ test('an interrupted migration resumes; another chain and a password in the URL 
 
 test('verify --store catches an entry edited inside PostgreSQL, and names it', { skip }, async () => {
   const s = server as PgServer;
-  const admin = new pg.Client({ connectionString: s.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE tampered');
-  await admin.end();
-  const url = s.url.replace(/\/cplane$/, '/tampered');
+  const url = await createDatabase(s, 'tampered');
   assert.equal(cli(['ledger', 'migrate', '--root', root, '--to', url]).status, 0);
   const db = new pg.Client({ connectionString: url });
   await db.connect();

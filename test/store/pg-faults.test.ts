@@ -3,7 +3,7 @@
 // is back.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PG_MISSING, pgBinDir, pgRequired, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import type { AppendInput } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 
@@ -18,9 +18,8 @@ const { verifyStore } =
     'HOT/kernel/ledger/store.js',
   );
 
-const havePg = pgBinDir() !== null;
-if (!havePg && pgRequired()) throw new Error(`${PG_MISSING} (CI must have it: .ci/run installs it)`);
-const skip = havePg ? false : `SKIP: ${PG_MISSING}`;
+const skip = pgSkip();
+const havePg = skip === false;
 
 let server: PgServer | undefined;
 before(async () => {
