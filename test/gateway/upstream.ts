@@ -29,6 +29,8 @@ export interface Upstream {
   faults: Fault[];
   /** Replies whose client (the gateway) hung up before they were complete. */
   aborted: number;
+  /** While set, every request waits for it before it is answered. */
+  gate: Promise<void> | null;
   close(): Promise<void>;
 }
 
@@ -50,7 +52,7 @@ function lastUserText(body: Record<string, unknown>): string {
 }
 
 export async function startUpstream(keys: { anthropic: string; openai: string }): Promise<Upstream> {
-  const state: Upstream = { url: '', requests: [], faults: [], aborted: 0, close: async () => {} };
+  const state: Upstream = { url: '', requests: [], faults: [], aborted: 0, gate: null, close: async () => {} };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -88,6 +90,7 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
       );
       return;
     }
+    if (state.gate !== null) await state.gate;
     const fault = state.faults.shift();
     if (fault && 'raw' in fault) {
       res.writeHead(fault.status ?? 200, { 'content-type': fault.contentType ?? 'application/json' });

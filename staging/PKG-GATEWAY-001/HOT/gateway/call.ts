@@ -55,7 +55,7 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
   const named = (ctx.body as { model?: unknown } | null)?.model;
   if (named !== undefined && (typeof named !== 'string' || !MODEL_ID.test(named))) {
     const problem = `model: 1-200 printable ASCII characters without spaces are required, got ${describe(named)}`;
-    router.recordRefusal(
+    await router.recordRefusal(
       {
         contract_id: endpoint.surface,
         agent_id: identity.agent,
@@ -215,7 +215,7 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
   };
   if (typeof gen === 'string') {
     // The key rides along: a malformed body from a key holder is always recorded (router/refusal-sampler.ts).
-    router.recordRefusal(
+    await router.recordRefusal(
       { ...base, ...(identity.token === null ? {} : { auth_token: identity.token }) },
       'VALIDATION_FAILED',
       gen,

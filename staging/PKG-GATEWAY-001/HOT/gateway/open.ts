@@ -22,7 +22,7 @@ export interface OpenedGateway {
   opened: OpenedRouter;
   /** Families without an upstream, and why (no key configured, provider not installed). */
   unavailable: string[];
-  close(): Warning[];
+  close(): Promise<Warning[]>;
 }
 
 /**
@@ -52,16 +52,16 @@ export async function openGateway(
     providers: [...providers.values()] as unknown as Provider[],
     env,
     refusalSampler: new RefusalSampler({ perSecond: settings.unauthenticated_refusals_per_second }),
+    store: settings.store ?? null,
   });
-  const assets = loadConsoleAssets(root);
-  if (!assets.ok) unavailable.push(`console: ${assets.problem}`);
-  const consoleRoutes = new ConsoleRoutes({
-    data: new ConsoleData({ root, ledger: opened.ledger, breakers: () => opened.router.breakers.snapshot() }),
-    assets,
-    verify: (token) => opened.router.verifyConsoleKey(token),
-  });
+  const consoleRoutes = openConsole(root, opened, unavailable);
   const ledgerPath = ledgerPathForRoot(root);
   const budgetPath = budgetDbPathForRoot(root);
+  const { shared } = opened;
+  // An answer spooled while the database was away is appended once it answers again.
+  shared?.onHealthy(() => {
+    if (opened.router.spooled() > 0) void opened.router.recoverSpool();
+  });
   const gateway = new Gateway({
     router: opened.router,
     providers,
@@ -73,22 +73,23 @@ export async function openGateway(
     ...afterExchange(root, opened, settings),
     upstreamTimeoutMs: opened.router.config.timeout_ms,
     log,
-    console: consoleRoutes,
+    ...(consoleRoutes === null ? {} : { console: consoleRoutes }),
     ready: () => {
+      if (shared) return shared.problem();
       try {
         accessSync(ledgerPath, constants.W_OK);
         accessSync(budgetPath, constants.W_OK);
-        opened.ledger.head();
+        opened.ledger?.head();
         return null;
       } catch (error) {
         return error instanceof Error ? error.message : String(error);
       }
     },
   });
-  const close = (): Warning[] => {
+  const close = async (): Promise<Warning[]> => {
     const problems: Warning[] = [];
     try {
-      opened.router.flushRefusals();
+      await opened.router.flushRefusals();
     } catch (error) {
       const coded = toCpError(error);
       problems.push(
@@ -98,9 +99,25 @@ export async function openGateway(
         ),
       );
     }
-    return [...problems, ...opened.close()];
+    return [...problems, ...(await opened.close())];
   };
   return { gateway, opened, unavailable, close };
+}
+
+/** The read-only console, which reads the root's SQLite ledger; null (and said why) when there is none to read. */
+function openConsole(root: string, opened: OpenedRouter, unavailable: string[]): ConsoleRoutes | null {
+  const { ledger } = opened;
+  if (ledger === null) {
+    unavailable.push("console: it reads the root's SQLite ledger, and this gateway runs on a shared store");
+    return null;
+  }
+  const assets = loadConsoleAssets(root);
+  if (!assets.ok) unavailable.push(`console: ${assets.problem}`);
+  return new ConsoleRoutes({
+    data: new ConsoleData({ root, ledger, breakers: () => opened.router.breakers.snapshot() }),
+    assets,
+    verify: (token) => opened.router.verifyConsoleKey(token),
+  });
 }
 
 /** The gateway's checkpoint schedule (its config's `checkpoint`), run after each recorded exchange. */
@@ -109,6 +126,7 @@ function afterExchange(
   opened: OpenedRouter,
   settings: GatewayConfig,
 ): { afterExchange?: () => string | null } {
+  if (opened.ledger === null) return {};
   const checkpoint = routerCheckpointer({ root, ledger: opened.ledger, config: settings.checkpoint });
   if (checkpoint === undefined) return {};
   return {

@@ -231,7 +231,7 @@ export class Gateway {
           error instanceof RangeError
             ? `the request body is refused: ${error.message}`
             : `the request body is not JSON: ${error instanceof Error ? error.message : String(error)}`;
-        this.options.router.recordRefusal(
+        await this.options.router.recordRefusal(
           {
             contract_id: endpoint.surface,
             agent_id: identity.agent,

@@ -18,6 +18,8 @@ export interface GatewayConfig {
   /** Refusals without an authentic key recorded one by one per second; the rest are counted. */
   unauthenticated_refusals_per_second: number;
   checkpoint?: { every_entries: number; every_seconds: number };
+  /** A postgres:// URL: the ledger, budgets, breakers and revocations shared by several hosts; absent: SQLite. */
+  store?: string;
 }
 
 /** What a root without these keys in its default (one bootstrapped before they existed) gets. */

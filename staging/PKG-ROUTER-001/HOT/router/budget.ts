@@ -2,7 +2,7 @@ import { type RefusalCode, type Warning, warning } from '#kernel/catalogue/defin
 import { envError } from '#kernel/env-errors.js';
 import { isCpError } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
-import type { Budgeter } from '#budgeter/index.js';
+import type { BudgetPort } from '#budgeter/port.js';
 import { bodyInputBound, bodyOutputBound, promptInputBound } from '#budgeter/bound.js';
 import { uncachedInputTokens, type Usage } from '#providers/spec.js';
 import type { PromptRequest } from './request.js';
@@ -58,10 +58,10 @@ export type Reserved =
   | { ok: true; records: AppendInput[]; remaining_tokens: number | null }
   | { ok: false; code: RefusalCode; message: string; records: AppendInput[] };
 
-export function reserve(budget: Budgeter | null, request: Parameters<Budgeter['reserve']>[0]): Reserved {
+export async function reserve(budget: BudgetPort | null, request: Record<string, unknown>): Promise<Reserved> {
   if (!budget) return { ok: true, records: [], remaining_tokens: null };
   try {
-    const outcome = budget.reserve(request);
+    const outcome = await budget.reserve(request);
     return outcome.ok
       ? { ok: true, records: outcome.records, remaining_tokens: outcome.remaining_tokens }
       : { ok: false, code: outcome.code, message: outcome.message, records: outcome.records };
@@ -75,25 +75,35 @@ export function reserve(budget: Budgeter | null, request: Parameters<Budgeter['r
 }
 
 /** Give the reservation back; a failure here is reported by the caller, never thrown past the exchange. */
-export function release(budget: Budgeter | null, requestId: string, warnings: Warning[]): AppendInput[] {
+export async function release(
+  budget: BudgetPort | null,
+  requestId: string,
+  warnings: Warning[],
+): Promise<AppendInput[]> {
   if (!budget) return [];
   try {
-    return budget.release(requestId).records;
+    return (await budget.release(requestId)).records;
   } catch (error) {
     warnings.push(warning('BUDGET_RELEASE_FAILED', `${error instanceof Error ? error.message : String(error)}`));
     return [];
   }
 }
 
-export function settle(
-  budget: Budgeter | null,
+export interface SettleStep {
+  records: AppendInput[];
+  cost: number | null;
+  remaining_tokens: number | null;
+}
+
+export async function settle(
+  budget: BudgetPort | null,
   requestId: string,
   usage: Usage,
   warnings: Warning[],
-): { records: AppendInput[]; cost: number | null; remaining_tokens: number | null } {
+): Promise<SettleStep> {
   if (!budget) return { records: [], cost: null, remaining_tokens: null };
   try {
-    const settled = budget.settle({ request_id: requestId, usage: budgetUsage(usage) });
+    const settled = await budget.settle({ request_id: requestId, usage: budgetUsage(usage) });
     if (!settled.usage_known)
       warnings.push(
         warning('BUDGET_USAGE_UNKNOWN', `${settled.usage_problems.join('; ')} (the reservation stays charged)`),
@@ -107,14 +117,14 @@ export function settle(
 }
 
 /** Settlement failed with this usage: charge the reservation as unknown usage, so it is not left pending. */
-function settleUnknown(
-  budget: Budgeter,
+async function settleUnknown(
+  budget: BudgetPort,
   requestId: string,
   reason: string,
   warnings: Warning[],
-): { records: AppendInput[]; cost: number | null; remaining_tokens: number | null } {
+): Promise<SettleStep> {
   try {
-    const settled = budget.chargeUnknown(requestId, `settlement failed (${reason}); usage unknown`);
+    const settled = await budget.chargeUnknown(requestId, `settlement failed (${reason}); usage unknown`);
     if (!settled) return { records: [], cost: null, remaining_tokens: null };
     warnings.push(warning('BUDGET_USAGE_UNKNOWN', 'settled as unknown usage (the reservation stays charged)'));
     return { records: settled.records, cost: null, remaining_tokens: settled.remaining_tokens };

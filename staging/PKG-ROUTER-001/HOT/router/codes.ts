@@ -71,7 +71,7 @@ export const CODES = defineCodes({
   SPOOL_PENDING: {
     kind: 'warning',
     meaning:
-      'spooled exchanges are left because the ledger refused one; they are appended when a router next starts (G6 WARNs)',
+      'spooled exchanges are left because the ledger refused one; they are appended when the ledger takes writes again (G6 WARNs)',
   },
   SPOOL_REMOVE_FAILED: {
     kind: 'warning',
@@ -88,7 +88,7 @@ export const CODES = defineCodes({
   },
   LEDGER_WRITE_FAILED: {
     kind: 'warning',
-    meaning: 'the ledger refused the EXCHANGE; it was spooled and is appended when the router next starts',
+    meaning: 'the ledger refused the EXCHANGE; it was spooled and is appended when the ledger takes writes again',
   },
   EXCHANGE_NOT_RECORDED: {
     kind: 'warning',

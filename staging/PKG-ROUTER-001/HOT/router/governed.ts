@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AppendInput, LedgerEntry } from '#kernel/ledger/index.js';
 import type { Warning } from '#kernel/catalogue/define.js';
-import type { Budgeter } from '#budgeter/index.js';
+import type { BudgetPort } from '#budgeter/port.js';
 import type { ProviderResult, Usage } from '#providers/spec.js';
 import type { CircuitBreaker } from './breaker.js';
 import * as budget from './budget.js';
@@ -90,7 +90,7 @@ export interface Concluded {
 
 export interface GovernedHost {
   config: RouterConfig;
-  budget: Budgeter | null;
+  budget: BudgetPort | null;
   clock: () => number;
   random: () => number;
   sleep: (ms: number) => Promise<void>;
@@ -101,32 +101,37 @@ export interface GovernedHost {
   authorise(request: PromptRequest): { code: string; message: string } | null;
   /** The budget scope of the request's key once it is authorised (charged as the `key` scope); none: undefined. */
   budgetScope(request: PromptRequest): string | undefined;
-  appendAll(records: AppendInput[], authToken?: unknown): LedgerEntry;
+  appendAll(records: AppendInput[], authToken?: unknown): Promise<LedgerEntry>;
   record(
     records: AppendInput[],
     response: PromptResponse,
     dispatchId: string,
     secrets: readonly string[],
     degraded: (() => AppendInput[]) | null,
-  ): AppendInput[] | null;
+  ): Promise<AppendInput[] | null>;
   /** Append with the other batches ready in this turn (one transaction); the batch's entry ids, or null if it failed. */
   commitGrouped(records: AppendInput[]): Promise<string[] | null>;
-  reject(request: Partial<PromptRequest>, code: string, message: string, records: AppendInput[]): string;
+  reject(request: Partial<PromptRequest>, code: string, message: string, records: AppendInput[]): Promise<string>;
 }
 
 /** A request refused before auth could judge it (a body that is not the surface's format): PROMPT_REJECTED. */
-export function refuse(host: GovernedHost, request: Partial<PromptRequest>, code: string, message: string): string {
+export function refuse(
+  host: GovernedHost,
+  request: Partial<PromptRequest>,
+  code: string,
+  message: string,
+): Promise<string> {
   return host.reject(request, code, message, []);
 }
 
 /** Auth alone, for a call that costs nothing upstream (count_tokens, models); a refusal is recorded. */
-export function authenticate(
+export async function authenticate(
   host: GovernedHost,
   request: PromptRequest,
-): { ok: true } | { ok: false; code: string; message: string; entryId: string } {
+): Promise<{ ok: true } | { ok: false; code: string; message: string; entryId: string }> {
   const denied = host.authorise(request);
   if (!denied) return { ok: true };
-  return { ok: false, ...denied, entryId: host.reject(request, denied.code, denied.message, []) };
+  return { ok: false, ...denied, entryId: await host.reject(request, denied.code, denied.message, []) };
 }
 
 const keyScope = (scope: string | undefined): { budget_scope?: string } =>
@@ -135,16 +140,22 @@ const keyScope = (scope: string | undefined): { budget_scope?: string } =>
 export async function admit(host: GovernedHost, input: GovernedRequest): Promise<Admission> {
   const start = host.clock();
   const { request } = input;
-  const refuse = (
+  const refuse = async (
     code: string,
     message: string,
     records: AppendInput[] = [],
     retryAfterMs: number | null = null,
-  ): Admission => ({ ok: false, code, message, entryId: host.reject(request, code, message, records), retryAfterMs });
+  ): Promise<Admission> => ({
+    ok: false,
+    code,
+    message,
+    entryId: await host.reject(request, code, message, records),
+    retryAfterMs,
+  });
   const denied = host.authorise(request);
   if (denied) return refuse(denied.code, denied.message);
   const requestId = request.request_id ?? randomUUID();
-  const reserved = budget.reserve(host.budget, {
+  const reserved = await budget.reserve(host.budget, {
     request_id: requestId,
     session_id: request.session_id,
     model: request.model_id,
@@ -156,7 +167,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
   if (!reserved.ok) return refuse(reserved.code, reserved.message, reserved.records);
   const breaker = host.breaker(request.provider_id, request.model_id);
   if (!breaker.admit()) {
-    const released = budget.release(host.budget, requestId, []);
+    const released = await budget.release(host.budget, requestId, []);
     const retryAfterMs = Math.max(1000, breakerWaitMs(host, breaker));
     return refuse(
       'CIRCUIT_OPEN',
@@ -172,10 +183,10 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     const ids = await host.commitGrouped(
       scrubRecords(batch, secretList([...host.secrets, request.auth_token]), host.patterns),
     );
-    dispatchId = ids?.[ids.length - 1] ?? host.appendAll(batch, request.auth_token).id;
+    dispatchId = ids?.[ids.length - 1] ?? (await host.appendAll(batch, request.auth_token)).id;
   } catch (error) {
     breaker.releaseProbe();
-    budget.release(host.budget, requestId, []);
+    await budget.release(host.budget, requestId, []);
     throw error;
   }
   return {
@@ -239,7 +250,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   if (outcome.kind === 'answered') {
     call.breaker.recordSuccess();
     // A reply whose final usage never came is charged at its reservation, never at a partial count.
-    const settled = budget.settle(
+    const settled = await budget.settle(
       host.budget,
       call.requestId,
       outcome.usageFinal ? outcome.answer.usage : UNKNOWN_USAGE,
@@ -257,8 +268,8 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
     const cancelled = outcome.failure.kind === 'cancelled';
     const budgetRecords =
       outcome.failure.after_success || (cancelled && outcome.unsent !== true)
-        ? budget.settle(host.budget, call.requestId, UNKNOWN_USAGE, response.warnings).records
-        : budget.release(host.budget, call.requestId, response.warnings);
+        ? (await budget.settle(host.budget, call.requestId, UNKNOWN_USAGE, response.warnings)).records
+        : await budget.release(host.budget, call.requestId, response.warnings);
     const record = exchangeErrorRecord(ctx, outcome.failure.error_code, message);
     records = [
       cancelled
@@ -272,7 +283,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   } else {
     call.breaker.releaseProbe();
     // Bytes were produced and possibly billed: the reservation stays charged as unknown usage.
-    const settled = budget.settle(host.budget, call.requestId, UNKNOWN_USAGE, response.warnings);
+    const settled = await budget.settle(host.budget, call.requestId, UNKNOWN_USAGE, response.warnings);
     records = [cutRecord(ctx, outcome), ...settled.records];
   }
   let grouped: AppendInput[] | null = null;
@@ -285,7 +296,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   if (committed?.[0] !== undefined)
     return { exchangeEntryId: committed[0], cost, warnings: response.warnings, unrecorded: null };
   // The group's transaction failed (or this batch cannot be scrubbed): alone, with retries, degrade and spool.
-  const unrecorded = host.record(records, response, call.dispatchId, call.secrets, null);
+  const unrecorded = await host.record(records, response, call.dispatchId, call.secrets, null);
   return { exchangeEntryId: response.exchange_entry_id, cost, warnings: response.warnings, unrecorded };
 }
 

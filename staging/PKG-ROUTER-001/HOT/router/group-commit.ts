@@ -15,28 +15,39 @@ interface Waiting {
 export class GroupCommit {
   private queue: Waiting[] = [];
   private scheduled = false;
+  /** A group being written: the next one waits for it (a store that answers later, PostgreSQL, gathers more). */
+  private writing = false;
   /** Transactions written and batches carried (a group of one is a plain append). */
   readonly stats = { groups: 0, batches: 0 };
 
-  constructor(private readonly append: (records: AppendInput[]) => LedgerEntry[]) {}
+  constructor(private readonly append: (records: AppendInput[]) => Promise<LedgerEntry[]>) {}
 
   commit(batch: AppendInput[]): Promise<string[] | null> {
     return new Promise((resolve) => {
       this.queue.push({ batch, resolve });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
   }
 
-  private flush(): void {
-    this.scheduled = false;
+  private schedule(): void {
+    if (this.scheduled || this.writing || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.writing = true;
+      void this.flush().finally(() => {
+        this.writing = false;
+        this.schedule();
+      });
+    });
+  }
+
+  private async flush(): Promise<void> {
     const group = this.queue;
     this.queue = [];
     let entries: LedgerEntry[];
     try {
-      entries = this.append(group.flatMap((w) => w.batch));
+      entries = await this.append(group.flatMap((w) => w.batch));
     } catch {
       for (const waiting of group) waiting.resolve(null);
       return;

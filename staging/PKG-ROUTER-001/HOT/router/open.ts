@@ -5,7 +5,7 @@ import { CpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { assertRootShape } from '#kernel/root/shape.js';
 import { Ledger, ledgerPathForRoot, type Synchronous } from '#kernel/ledger/index.js';
-import { Budgeter } from '#budgeter/index.js';
+import { Budgeter, loadBudgetConfigForRoot } from '#budgeter/index.js';
 import { reconcileStaleReservations } from '#budgeter/reconcile.js';
 import { contributionFolders, importContribution } from '#kernel/loader/discover.js';
 import type { Provider, ProviderPackage } from '#providers/spec.js';
@@ -19,6 +19,7 @@ import { revocationList } from './revocations.js';
 import { authKeysFor, providerSettings } from './secrets.js';
 import { Router } from './router.js';
 import { spoolDirs } from './spool.js';
+import { openSharedStore, type SharedStore } from './pg/shared-store.js';
 import { configPath, rootPaths } from '#kernel/root/layout.js';
 import { effectiveConfig } from '#kernel/config/effective.js';
 import { validateSection } from '#kernel/config/section-schema.js';
@@ -39,15 +40,20 @@ export interface OpenRouterOptions {
   providers?: readonly Provider[];
   /** Refusals without an authentic key recorded at a bounded rate (the gateway's); none: all recorded. */
   refusalSampler?: RefusalSampler | null;
+  /** A postgres:// URL: ledger, budgets, breaker state and revocations on a database several hosts share. */
+  store?: string | null;
 }
 
 export interface OpenedRouter {
   router: Router;
-  ledger: Ledger;
+  /** The root's SQLite ledger; null when the router runs on a shared store. */
+  ledger: Ledger | null;
+  /** The shared store (PostgreSQL) the router runs on, if any. */
+  shared: SharedStore | null;
   /** Provider packages the module loader refused: skipped, each named once. */
   warnings: Warning[];
   /** Saves breaker state and closes; returns what failed (as warnings) instead of throwing. */
-  close(): Warning[];
+  close(): Promise<Warning[]>;
 }
 
 /** Auth keys without a root: $CPLANE_AUTH_SECRET is the "default" key (a root's config may name another source). */
@@ -83,21 +89,28 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const env = options.env ?? process.env;
   const settings = options.provider === 'mock' ? null : providerSettings(root, options.provider, env);
   const { provider, warnings } = await loadProvider(paths.providers, options, settings?.config);
-  const ledger = Ledger.open(options.ledgerPath ?? ledgerPathForRoot(root), {
-    create: true,
-    synchronous: options.synchronous ?? 'FULL',
-  });
+  const shared =
+    options.store && !options.ledgerPath
+      ? await openSharedStore(options.store, { budgetConfig: loadBudgetConfigForRoot(root) })
+      : null;
+  const ledger = shared
+    ? null
+    : Ledger.open(options.ledgerPath ?? ledgerPathForRoot(root), {
+        create: true,
+        synchronous: options.synchronous ?? 'FULL',
+      });
   // A scratch ledger (the G7 gate) gets no budget: it must not spend the root's.
-  const budget = options.ledgerPath ? null : Budgeter.open({ root });
+  const budget = options.ledgerPath || shared ? null : Budgeter.open({ root });
+  // Each host spools to its own root: an answer that arrived while the shared store was away.
   const spool = options.ledgerPath ? null : spoolDirs(root);
   const router = new Router({
-    ledger,
+    ...(shared ? { store: shared.store } : { ledger: ledger as Ledger, budget }),
     config,
     providers: [provider, ...(options.providers ?? [])],
     budget,
     devMode: options.devMode ?? false,
     authKeys: authKeysFor(root, config.auth, env),
-    revocations: options.ledgerPath ? null : revocationList(root),
+    revocations: options.ledgerPath ? null : (shared?.revocations ?? revocationList(root)),
     spoolDir: spool?.dir ?? null,
     spoolQuarantineDir: spool?.quarantineDir ?? null,
     // The keys the HTTP providers read from the environment: scrubbed from every record if echoed back.
@@ -105,22 +118,28 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     refusalSampler: options.refusalSampler ?? null,
     secretPatterns: loadSecretPatterns(root),
     // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint.
-    ...(options.ledgerPath ? {} : { afterRoute: routerCheckpointer({ root, ledger, config: config.checkpoint }) }),
+    ...(options.ledgerPath || ledger === null
+      ? {}
+      : { afterRoute: routerCheckpointer({ root, ledger, config: config.checkpoint }) }),
   });
-  const statePath =
-    options.breakerStatePath !== undefined
+  // On a shared store the breaker state lives in the database, shared with the other hosts.
+  const statePath = shared
+    ? null
+    : options.breakerStatePath !== undefined
       ? options.breakerStatePath
       : options.ledgerPath
         ? null
         : breakerStatePath(root);
   if (statePath) router.breakers.restore(readBreakerStates(statePath));
-  if (!options.ledgerPath) router.recoverSpool();
-  if (budget) reconcileStaleReservations(budget, ledger);
+  shared?.shareBreakers(router.breakers);
+  if (!options.ledgerPath) await router.recoverSpool();
+  if (budget && ledger) reconcileStaleReservations(budget, ledger);
   return {
     router,
     ledger,
+    shared,
     warnings,
-    close() {
+    async close() {
       // Runs after an answer may already be in hand: a failure here is reported, never lets it be lost.
       const problems: Warning[] = [];
       const attempt = (what: WarningCode, fn: () => void): void => {
@@ -135,7 +154,14 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
           writeFileAtomic(statePath, `${JSON.stringify(router.breakerStates(), null, 2)}\n`),
         );
       if (budget) attempt('BUDGET_CLOSE_FAILED', () => budget.close());
-      attempt('LEDGER_CLOSE_FAILED', () => ledger.close());
+      if (ledger) attempt('LEDGER_CLOSE_FAILED', () => ledger.close());
+      if (shared) {
+        try {
+          await shared.close();
+        } catch (error) {
+          problems.push(warning('LEDGER_CLOSE_FAILED', error instanceof Error ? error.message : String(error)));
+        }
+      }
       return problems;
     },
   };

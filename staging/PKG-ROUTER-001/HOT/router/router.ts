@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { type RefusalCode, type Warning, warning } from '#kernel/catalogue/define.js';
+import { CpError } from '#kernel/errors.js';
 import { inlineContent, type AppendInput, type Ledger, type LedgerEntry } from '#kernel/ledger/index.js';
+import { sqliteLedgerStore, type LedgerStore } from '#kernel/ledger/store.js';
 import { canonicalJson, sha256Hex } from '#kernel/canonical.js';
 import type { Budgeter } from '#budgeter/index.js';
+import { sqliteBudgetPort, type BudgetPort } from '#budgeter/port.js';
 import type { Provider, ProviderRequest, ProviderResult, Usage } from '#providers/spec.js';
 import { tokenDigest, tokenKeyIds, verifyConsoleToken, verifyToken, type AuthKeys, type AuthResult } from './auth.js';
 import { BreakerRegistry, type BreakerSnapshot } from './breaker.js';
@@ -28,8 +31,17 @@ import type { RevocationCheck } from './revocations.js';
 import { UNAUTHENTICATED_CODES, type RefusalSampler } from './refusal-sampler.js';
 import { BUILTIN_SECRET_PATTERNS, type SecretPattern } from './secret-patterns.js';
 
+/** The ledger and budgets on a shared store (PostgreSQL), in place of the root's SQLite files. */
+export interface RouterStore {
+  ledger: LedgerStore;
+  budget: BudgetPort | null;
+}
+
 export interface RouterOptions {
-  ledger: Ledger;
+  /** The root's SQLite ledger; or give `store`. */
+  ledger?: Ledger;
+  /** Ledger and budgets on another store; replaces `ledger` and `budget`. */
+  store?: RouterStore;
   config: RouterConfig;
   providers: readonly Provider[];
   /** Budgets for every call; opened without a ledger (the router batches its records). */
@@ -87,7 +99,9 @@ export class Router {
   private readonly providers = new Map<string, Provider>();
   private readonly clock: () => number;
   private readonly spool: ExchangeSpool | null;
-  private readonly budget: Budgeter | null;
+  private readonly budget: BudgetPort | null;
+  /** Where every record goes: the SQLite ledger (wrapped) or the shared store. */
+  private readonly writer: LedgerStore;
   private readonly secrets: string[];
   private readonly patterns: readonly SecretPattern[];
   /** Warnings from starting up (spool recovery), carried on the next response so they are seen. */
@@ -100,7 +114,17 @@ export class Router {
     this.spool = options.spoolDir
       ? new ExchangeSpool(options.spoolDir, options.spoolQuarantineDir ?? `${options.spoolDir}-quarantine`)
       : null;
-    this.budget = options.budget ?? null;
+    if (options.store) {
+      this.writer = options.store.ledger;
+      this.budget = options.store.budget;
+    } else if (options.ledger) {
+      this.writer = sqliteLedgerStore(options.ledger);
+      this.budget = options.budget ? sqliteBudgetPort(options.budget) : null;
+    } else {
+      throw new CpError('ERR_USAGE', 'a router needs a ledger or a store', {
+        hint: 'pass {ledger} (a SQLite ledger) or {store: {ledger, budget}}',
+      });
+    }
     this.secrets = secretList([...(options.secrets ?? []), ...Object.values(options.authKeys ?? {})]);
     this.patterns = options.secretPatterns ?? BUILTIN_SECRET_PATTERNS;
   }
@@ -110,26 +134,37 @@ export class Router {
    * that cannot be read or appended is quarantined or left pending, and the warnings ride on the next
    * response (and are returned).
    */
-  recoverSpool(): SpoolDrain {
+  async recoverSpool(): Promise<SpoolDrain> {
     const empty: SpoolDrain = { drained: 0, quarantined: [], pending: 0, warnings: [] };
     if (!this.spool) return empty;
-    const drained = this.spool.drain((inputs) => {
-      // A process that died between appending an entry and removing it left it behind: never append twice.
-      if (this.alreadyRecorded(inputs[0])) return;
-      this.options.ledger.appendBatch(scrubRecords(inputs, this.secrets, this.patterns));
-    });
+    // One drain at a time: two would read the same entry and both append it.
+    this.draining ??= this.spool
+      .drain(async (inputs) => {
+        // A process that died between appending an entry and removing it left it behind: never append twice.
+        if (await this.alreadyRecorded(inputs[0])) return;
+        await this.writer.appendBatch(scrubRecords(inputs, this.secrets, this.patterns));
+      })
+      .finally(() => {
+        this.draining = null;
+      });
+    const drained = await this.draining;
     this.pendingWarnings.push(...drained.warnings);
     return drained;
   }
 
+  private draining: Promise<SpoolDrain> | null = null;
+
+  /** Exchanges waiting in this router's spool (a store that refused writes); 0 without a spool. */
+  spooled(): number {
+    return this.spool?.pending().length ?? 0;
+  }
+
   /** True when the ledger already holds this spooled EXCHANGE (same DISPATCH link, found by its session). */
-  private alreadyRecorded(exchange: AppendInput | undefined): boolean {
+  private async alreadyRecorded(exchange: AppendInput | undefined): Promise<boolean> {
     const sessionId = exchange?.metadata?.session_id;
     const dispatchId = exchange?.metadata?.dispatch_entry_id;
     if (typeof sessionId !== 'string' || sessionId === '' || typeof dispatchId !== 'string') return false;
-    return this.options.ledger
-      .query({ event_type: 'EXCHANGE', session_id: sessionId })
-      .some((e) => e.metadata.dispatch_entry_id === dispatchId);
+    return this.writer.hasExchange(sessionId, dispatchId);
   }
 
   get config(): RouterConfig {
@@ -142,15 +177,15 @@ export class Router {
   }
 
   /** Record a refusal the caller decided (a malformed gateway request); returns the PROMPT_REJECTED id. */
-  recordRefusal(request: Partial<PromptRequest>, code: string, message: string): string {
+  recordRefusal(request: Partial<PromptRequest>, code: string, message: string): Promise<string> {
     return governed.refuse(this.host(), request, code, message);
   }
 
   /** Append the summary of refusals the sampler counted and has not yet recorded (at shutdown); true if one was. */
-  flushRefusals(): boolean {
+  async flushRefusals(): Promise<boolean> {
     const summary = this.options.refusalSampler?.takeSummary() ?? null;
     if (summary === null) return false;
-    this.appendAll([summary]);
+    await this.appendAll([summary]);
     return true;
   }
 
@@ -195,7 +230,7 @@ export class Router {
 
   private governedHost: governed.GovernedHost | null = null;
   /** The gateway's exchanges in flight share transactions (router/group-commit.ts). */
-  readonly groupCommit = new GroupCommit((records) => this.options.ledger.appendBatch(records));
+  readonly groupCommit = new GroupCommit((records) => this.writer.appendBatch(records));
 
   private host(): governed.GovernedHost {
     this.governedHost ??= {
@@ -213,9 +248,9 @@ export class Router {
       record: (records, response, dispatchId, secrets, degraded) =>
         this.record(records, response, dispatchId, secrets, degraded),
       commitGrouped: (records) => this.groupCommit.commit(records),
-      reject: (request, code, message, records) => {
+      reject: async (request, code, message, records) => {
         const kept = this.refusalRecords(request, code, [...records, rejectionRecord(request, code, message)]);
-        return kept === null ? '' : this.appendAll(kept, request.auth_token).id;
+        return kept === null ? '' : (await this.appendAll(kept, request.auth_token)).id;
       },
     };
     return this.governedHost;
@@ -240,7 +275,7 @@ export class Router {
     const modelId = typeof partial.model_id === 'string' ? partial.model_id : this.options.config.default_model;
     const base = emptyResponse(new Date(start).toISOString(), providerId, modelId);
     base.warnings.push(...this.pendingWarnings.splice(0));
-    const reject = (code: RefusalCode, message: string, records: AppendInput[] = []): PromptResponse =>
+    const reject = (code: RefusalCode, message: string, records: AppendInput[] = []): Promise<PromptResponse> =>
       this.reject(base, partial, code, message, start, records);
 
     const checked = checkRequest(input);
@@ -257,7 +292,7 @@ export class Router {
 
     const requestId = request.request_id ?? randomUUID();
     const maxTokens = request.max_tokens ?? this.options.config.default_max_tokens;
-    const reserved = budget.reserve(this.budget, {
+    const reserved = await budget.reserve(this.budget, {
       request_id: requestId,
       session_id: request.session_id,
       model: modelId,
@@ -271,18 +306,18 @@ export class Router {
     const contextHash = sha256Hex(request.compiled?.body ? canonicalJson(request.compiled.body) : request.prompt);
     const breaker = this.breakers.for(providerId, modelId);
     if (!breaker.admit()) {
-      const released = budget.release(this.budget, requestId, base.warnings);
+      const released = await budget.release(this.budget, requestId, base.warnings);
       return reject('CIRCUIT_OPEN', `circuit breaker for ${breaker.key} is open`, [...reserved.records, ...released]);
     }
     let dispatch: LedgerEntry;
     try {
-      dispatch = this.appendAll(
+      dispatch = await this.appendAll(
         [...reserved.records, dispatchRecord(request, providerId, modelId)],
         request.auth_token,
       );
     } catch (error) {
       breaker.releaseProbe();
-      budget.release(this.budget, requestId, base.warnings);
+      await budget.release(this.budget, requestId, base.warnings);
       throw error;
     }
     base.budget_remaining = reserved.remaining_tokens;
@@ -329,9 +364,9 @@ export class Router {
       const message = scrubText(result.failure.message, secrets);
       // Cut off after a 2xx, the call may have been billed: keep the reservation charged as unknown.
       const budgetRecords = result.failure.after_success
-        ? budget.settle(this.budget, s.requestId, UNKNOWN_USAGE, response.warnings).records
-        : budget.release(this.budget, s.requestId, response.warnings);
-      const unrecorded = this.record(
+        ? (await budget.settle(this.budget, s.requestId, UNKNOWN_USAGE, response.warnings)).records
+        : await budget.release(this.budget, s.requestId, response.warnings);
+      const unrecorded = await this.record(
         [exchangeErrorRecord(ctx, code, message), ...budgetRecords],
         response,
         s.dispatch.id,
@@ -355,15 +390,15 @@ export class Router {
    * and the EXCHANGE is committed, or spooled, or (if even the spool cannot be written) handed back whole
    * in `unrecorded_exchange` for the caller to print.
    */
-  private answered(
+  private async answered(
     s: Admitted,
     ctx: ExchangeContext,
     raw: ProviderResult,
     response: PromptResponse,
     secrets: string[],
-  ): PromptResponse {
+  ): Promise<PromptResponse> {
     const answer = wellTyped(raw);
-    const settled = budget.settle(this.budget, s.requestId, answer.usage, response.warnings);
+    const settled = await budget.settle(this.budget, s.requestId, answer.usage, response.warnings);
     let exchange: AppendInput;
     try {
       exchange = exchangeRecord(ctx, answer);
@@ -377,7 +412,7 @@ export class Router {
       exchange = exchangeRecord(ctx, { ...answer, usage: { ...answer.usage, raw: null } });
     }
     const degraded = (): AppendInput[] => [withoutRawUsage(exchange), ...settled.records];
-    const unrecorded = this.record([exchange, ...settled.records], response, s.dispatch.id, secrets, degraded);
+    const unrecorded = await this.record([exchange, ...settled.records], response, s.dispatch.id, secrets, degraded);
     let validation: OutputValidation | null = null;
     if (ctx.request.output_schema) {
       try {
@@ -404,9 +439,9 @@ export class Router {
   }
 
   /** Append records in one transaction (one fsync); returns the last entry, the router's own record. */
-  private appendAll(records: AppendInput[], authToken?: unknown): LedgerEntry {
+  private async appendAll(records: AppendInput[], authToken?: unknown): Promise<LedgerEntry> {
     const secrets = typeof authToken === 'string' ? secretList([...this.secrets, authToken]) : this.secrets;
-    const entries = this.options.ledger.appendBatch(scrubRecords(records, secrets, this.patterns));
+    const entries = await this.writer.appendBatch(scrubRecords(records, secrets, this.patterns));
     return entries[entries.length - 1] as LedgerEntry;
   }
 
@@ -416,13 +451,13 @@ export class Router {
    * the batch is spooled; if the spool cannot be written either, the batch is returned (unrecorded) so the
    * caller can hand it over whole. Never throws.
    */
-  private record(
+  private async record(
     records: AppendInput[],
     response: PromptResponse,
     dispatchId: string,
     secrets: readonly string[],
     degraded: (() => AppendInput[]) | null,
-  ): AppendInput[] | null {
+  ): Promise<AppendInput[] | null> {
     let batch: AppendInput[];
     let lastError: unknown;
     try {
@@ -437,7 +472,7 @@ export class Router {
       attempt += 1
     ) {
       try {
-        response.exchange_entry_id = this.options.ledger.appendBatch(batch)[0]?.id ?? '';
+        response.exchange_entry_id = (await this.writer.appendBatch(batch))[0]?.id ?? '';
         return null;
       } catch (error) {
         if (isRecordFault(error)) lastError = error;
@@ -447,7 +482,7 @@ export class Router {
     if (degraded && isRecordFault(lastError)) {
       try {
         const smaller = scrubRecords(degraded(), secrets, this.patterns);
-        response.exchange_entry_id = this.options.ledger.appendBatch(smaller)[0]?.id ?? '';
+        response.exchange_entry_id = (await this.writer.appendBatch(smaller))[0]?.id ?? '';
         response.warnings.push(
           warning(
             'EXCHANGE_RECORD_DEGRADED',
@@ -466,7 +501,7 @@ export class Router {
         response.warnings.push(
           warning(
             'LEDGER_WRITE_FAILED',
-            `exchange spooled to ${path} (${reason}); it is appended when the router next starts`,
+            `exchange spooled to ${path} (${reason}); it is appended when the ledger takes writes again`,
           ),
         );
         return null;
@@ -554,16 +589,16 @@ export class Router {
     return result.ok ? null : { code: result.code, message: result.message };
   }
 
-  private reject(
+  private async reject(
     base: PromptResponse,
     request: Partial<PromptRequest>,
     code: RefusalCode,
     message: string,
     start: number,
     records: AppendInput[],
-  ): PromptResponse {
+  ): Promise<PromptResponse> {
     const kept = this.refusalRecords(request, code, [...records, rejectionRecord(request, code, message)]);
-    const entryId = kept === null ? '' : this.appendAll(kept, request.auth_token).id;
+    const entryId = kept === null ? '' : (await this.appendAll(kept, request.auth_token)).id;
     return {
       ...base,
       outcome: 'rejected',

@@ -1,3 +1,4 @@
+import { CpError } from '#kernel/errors.js';
 import { rowToEntry, verifyLedger } from '#kernel/ledger/index.js';
 import { openRouter } from './open.js';
 
@@ -21,10 +22,12 @@ export async function runSmoke(
   options: { ledgerPath?: string; mockResponse?: string } = {},
 ): Promise<SmokeResult> {
   const opened = await openRouter(root, { provider: 'mock', devMode: true, mockResponse: SMOKE_ANSWER, ...options });
+  const { ledger } = opened;
+  if (ledger === null) throw new CpError('ERR_INTERNAL', 'the smoke test runs on a SQLite ledger, not a shared store');
   const problems: string[] = [];
   let exchangeId: string | null = null;
   try {
-    const before = opened.ledger.head().seq;
+    const before = ledger.head().seq;
     const response = await opened.router.route({
       prompt: SMOKE_PROMPT,
       prompt_pack_id: 'PRM-TEST-001',
@@ -37,11 +40,11 @@ export async function runSmoke(
       session_id: 'SES-SMOKE001',
       tier: 'hot',
     });
-    const fresh = [...opened.ledger.rows(before + 1)].map((row) => ({
+    const fresh = [...ledger.rows(before + 1)].map((row) => ({
       event_type: row.event_type,
       id: row.id,
       // As read: an EXCHANGE's prompt and response come back from the content store.
-      metadata: opened.ledger.withContent(rowToEntry(row)).metadata,
+      metadata: ledger.withContent(rowToEntry(row)).metadata,
     }));
     const exchanges = fresh.filter((e) => e.event_type === 'EXCHANGE');
     const dispatches = fresh.filter((e) => e.event_type === 'DISPATCH');
@@ -72,10 +75,10 @@ export async function runSmoke(
         'EXCHANGE carries normalised-out fields (package_id/agent_class)',
       );
     }
-    const verified = verifyLedger(opened.ledger);
+    const verified = verifyLedger(ledger);
     expect(verified.ok, `the ledger does not verify: ${verified.first_bad?.message ?? ''}`);
   } finally {
-    opened.close();
+    await opened.close();
   }
   const ok = problems.length === 0;
   return {

@@ -59,7 +59,7 @@ export class ExchangeSpool {
   }
 
   /** Never throws: every failure is a quarantined entry, a pending entry or a warning. */
-  drain(append: (records: AppendInput[]) => unknown): SpoolDrain {
+  async drain(append: (records: AppendInput[]) => Promise<unknown>): Promise<SpoolDrain> {
     const result: SpoolDrain = { drained: 0, quarantined: [], pending: 0, warnings: [] };
     const names = this.pending();
     for (let i = 0; i < names.length; i += 1) {
@@ -71,7 +71,7 @@ export class ExchangeSpool {
         continue;
       }
       try {
-        append(read.records);
+        await append(read.records);
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         if (isRecordFault(error)) {
@@ -82,7 +82,7 @@ export class ExchangeSpool {
         result.warnings.push(
           warning(
             'SPOOL_PENDING',
-            `${result.pending} spooled exchange(s) left in ${show(this.dir)}: the ledger refused ${show(name)} (${show(reason, 200)}); they are appended when a router next starts`,
+            `${result.pending} spooled exchange(s) left in ${show(this.dir)}: the ledger refused ${show(name)} (${show(reason, 200)}); they are appended when the ledger takes writes again`,
           ),
         );
         return result;

@@ -22,6 +22,11 @@ export default defineCommand({
       type: 'number',
       describe: `largest request body in bytes, 1 to ${MAX_BODY_BYTES} (config: gateway.body_limit_bytes)`,
     },
+    store: {
+      type: 'string',
+      describe:
+        'a postgres:// URL (no password: PGPASSWORD or .pgpass) for a ledger, budgets and breakers shared by several hosts (env: CPLANE_DATABASE_URL; config: gateway.store)',
+    },
     'drain-timeout': {
       type: 'number',
       describe: `ms to let calls in flight finish on shutdown, 0 to ${MAX_DRAIN_MS} (config: gateway.drain_timeout_ms)`,
@@ -40,6 +45,7 @@ export default defineCommand({
       ...(port === undefined ? {} : { port }),
       ...(bodyLimit === undefined ? {} : { body_limit_bytes: bodyLimit }),
       ...(drainTimeout === undefined ? {} : { drain_timeout_ms: drainTimeout }),
+      ...storeSetting(args.store, ctx.env.CPLANE_DATABASE_URL),
     };
     const served = await openGateway(root, ctx.env, settings, (entry) => ctx.out(formatLog(entry, json)));
     for (const line of served.unavailable) ctx.err(`cplane serve: warning: ${line}`);
@@ -51,7 +57,7 @@ export default defineCommand({
     try {
       address = await served.gateway.listen(settings.host, settings.port);
     } catch (error) {
-      served.close();
+      await served.close();
       throw error;
     }
     const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
@@ -59,7 +65,7 @@ export default defineCommand({
     const received = await signal;
     const drained = await served.gateway.drain();
     const { groups, batches } = served.opened.router.groupCommit.stats;
-    const problems = served.close();
+    const problems = await served.close();
     for (const problem of problems) ctx.err(`cplane serve: warning: ${warningText(problem)}`);
     ctx.err(
       `cplane serve: ${received}: drained (${drained.finished} finished, ${drained.cancelled} cancelled); ` +
@@ -68,3 +74,10 @@ export default defineCommand({
     return EXIT.OK;
   },
 });
+
+/** The flag wins over the environment, which wins over the root's config; an empty value is not a choice. */
+function storeSetting(flag: unknown, env: string | undefined): { store?: string } {
+  if (typeof flag === 'string' && flag !== '') return { store: flag };
+  if (env !== undefined && env !== '') return { store: env };
+  return {};
+}

@@ -16,6 +16,8 @@ export interface LedgerStore {
   get(id: string): Promise<LedgerEntry | undefined>;
   /** Rows as stored, in chain order (metadata as its canonical JSON text). */
   rows(fromSeq?: number): AsyncIterableIterator<EntryRow>;
+  /** Whether the session holds an EXCHANGE for this DISPATCH (a spooled exchange is never appended twice). */
+  hasExchange(sessionId: string, dispatchId: string): Promise<boolean>;
   /** Every content block and list node re-hashed. */
   contentProblems(): Promise<{ blocks: number; lists: number; problems: string[] }>;
   close(): Promise<void>;
@@ -28,6 +30,10 @@ export function sqliteLedgerStore(ledger: Ledger): LedgerStore {
     appendBatch: async (inputs) => ledger.appendBatch(inputs),
     headAnchor: async () => ledger.head(),
     get: async (id) => ledger.get(id),
+    hasExchange: async (sessionId, dispatchId) =>
+      ledger
+        .query({ event_type: 'EXCHANGE', session_id: sessionId })
+        .some((e) => e.metadata.dispatch_entry_id === dispatchId),
     async *rows(fromSeq = 1) {
       yield* ledger.rows(fromSeq);
     },

@@ -57,11 +57,11 @@ export default defineCommand({
         ...(compiled ? { compiled: { stable_prefix_hash: compiled.stable_prefix_hash, body: compiled.body } } : {}),
       });
     } catch (error) {
-      opened.close();
+      await opened.close();
       throw error;
     }
     // Closing saves breaker state: after an answer, its failure is a warning, never the answer's loss.
-    response.warnings.push(...opened.close());
+    response.warnings.push(...(await opened.close()));
     if (response.unrecorded_exchange) throw unrecorded(response, args.json === true, ctx);
     const human =
       response.outcome === 'success'

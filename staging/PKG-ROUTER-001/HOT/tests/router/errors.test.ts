@@ -104,9 +104,9 @@ test('the ledger refusing the EXCHANGE after the provider answered loses nothing
   assert.match(res.warnings.map(warningText).join('\n'), /LEDGER_WRITE_FAILED: exchange spooled/);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 0);
   failExchange = false;
-  assert.equal(h.router.recoverSpool().drained, 1);
+  assert.equal((await h.router.recoverSpool()).drained, 1);
   const [exchange] = h.ledger.query({ event_type: 'EXCHANGE' });
   assert.equal(exchange?.metadata.response, 'Mock response');
   assert.equal(exchange?.metadata.dispatch_entry_id, res.dispatch_entry_id);
-  assert.equal(h.router.recoverSpool().drained, 0);
+  assert.equal((await h.router.recoverSpool()).drained, 0);
 });

@@ -116,7 +116,7 @@ test('disk full at the EXCHANGE append: the answer is returned and the exchange 
   assert.equal(res.unrecorded_exchange, undefined);
   assert.match(res.warnings.map(warningText).join('\n'), /LEDGER_WRITE_FAILED: exchange spooled .*ENOSPC/);
   fail.on = false;
-  assert.equal(h.router.recoverSpool().drained, 1);
+  assert.equal((await h.router.recoverSpool()).drained, 1);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
   assertVerifies(h);
 });
@@ -260,7 +260,7 @@ test('damaged spool entries are quarantined and named, the good one is appended,
   symlinkSync(join(h.dir, 'outside.json'), join(spool, 'LED-link.json'));
   mkdirSync(join(spool, 'LED-dir.json'));
   execFileSync('mkfifo', [join(spool, 'LED-fifo.json')]);
-  const drained = h.router.recoverSpool();
+  const drained = await h.router.recoverSpool();
   assert.equal(drained.drained, 1);
   assert.equal(drained.quarantined.length, 6);
   assert.deepEqual(readdirSync(spool), [], 'nothing is left in the spool');
@@ -291,13 +291,13 @@ test('a spool entry the ledger cannot take for an environmental reason stays pen
   const h = harness(t);
   const fail = failExchanges(h, enospc);
   await h.router.route(request());
-  const drained = h.router.recoverSpool();
+  const drained = await h.router.recoverSpool();
   assert.equal(drained.drained, 0);
   assert.equal(drained.pending, 1);
   assert.deepEqual(drained.quarantined, []);
   assert.match(drained.warnings.map(warningText).join('\n'), /SPOOL_PENDING/);
   fail.on = false;
-  assert.equal(h.router.recoverSpool().drained, 1);
+  assert.equal((await h.router.recoverSpool()).drained, 1);
 });
 
 test('a spooled exchange already in the ledger (a drain killed before removing it) is removed, never appended twice', async (t) => {
@@ -308,7 +308,7 @@ test('a spooled exchange already in the ledger (a drain killed before removing i
   const spool = join(h.dir, 'spool');
   const [name] = readdirSync(spool);
   h.ledger.appendBatch(JSON.parse(readFileSync(join(spool, name as string), 'utf8')) as AppendInput[]);
-  const drained = h.router.recoverSpool();
+  const drained = await h.router.recoverSpool();
   assert.equal(drained.drained, 1);
   assert.deepEqual(readdirSync(spool), []);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);

@@ -41,7 +41,7 @@ test('breaker state survives across router processes through the state file', as
   const first = await openRouter(CODE_ROOT, options);
   const breaker = first.router.breakers.for('mock', 'mock-model-1');
   for (let i = 0; i < 3; i += 1) breaker.recordFailure();
-  first.close();
+  await first.close();
   assert.equal(readBreakerStates(statePath)[0]?.state, 'OPEN');
   const second = await openRouter(CODE_ROOT, options);
   try {
@@ -49,7 +49,7 @@ test('breaker state survives across router processes through the state file', as
     assert.equal(res.error_code, 'CIRCUIT_OPEN');
     assert.equal(res.dispatch_entry_id, '');
   } finally {
-    second.close();
+    await second.close();
   }
 });
 

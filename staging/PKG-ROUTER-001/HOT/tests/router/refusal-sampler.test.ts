@@ -33,7 +33,7 @@ test('a flood without a key: perSecond refusals recorded, the rest counted; the 
   for (let i = 0; i < 100; i++) {
     await flooded.router.route(request());
     await flooded.router.route(request({ auth_token: 'cpt1.junk.junk' }));
-    flooded.router.recordRefusal(request({ auth_token: 'not-a-key' }), 'VALIDATION_FAILED', 'bad body');
+    await flooded.router.recordRefusal(request({ auth_token: 'not-a-key' }), 'VALIDATION_FAILED', 'bad body');
   }
   // route() without a sampler records every refusal (its caller is a local process).
   for (let i = 0; i < 30; i++) await h.router.route(request());
@@ -55,8 +55,9 @@ test('a flood without a key: perSecond refusals recorded, the rest counted; the 
   );
   assert.ok((counts.AUTH_MISSING ?? 0) > 0 && (counts.VALIDATION_FAILED ?? 0) > 0, JSON.stringify(counts));
   // A malformed body from an authentic key is its sender's, and recorded even while the bucket is empty.
-  for (let i = 0; i < 20; i++) flooded.router.recordRefusal(request({ auth_token: 'x' }), 'AUTH_MISSING', 'no key');
-  flooded.router.recordRefusal(request({ auth_token: token }), 'VALIDATION_FAILED', 'bad body from a key holder');
+  for (let i = 0; i < 20; i++)
+    await flooded.router.recordRefusal(request({ auth_token: 'x' }), 'AUTH_MISSING', 'no key');
+  await flooded.router.recordRefusal(request({ auth_token: token }), 'VALIDATION_FAILED', 'bad body from a key holder');
   assert.ok(
     flooded.ledger
       .query({ event_type: 'PROMPT_REJECTED' })
@@ -66,8 +67,8 @@ test('a flood without a key: perSecond refusals recorded, the rest counted; the 
   h.now.ms += 1000;
   await flooded.router.route(request());
   for (let i = 0; i < 15; i++) await flooded.router.route(request());
-  assert.ok(flooded.router.flushRefusals());
-  assert.equal(flooded.router.flushRefusals(), false, 'nothing left to flush');
+  assert.ok(await flooded.router.flushRefusals());
+  assert.equal(await flooded.router.flushRefusals(), false, 'nothing left to flush');
   const all = flooded.ledger.query({ event_type: 'REFUSALS_SUPPRESSED' });
   const total = all.reduce((n, e) => n + (e.metadata.total as number), 0);
   const recorded = flooded.ledger.query({ event_type: 'PROMPT_REJECTED' }).length;

@@ -498,6 +498,19 @@ export class PgLedger implements LedgerStore {
   }
 
   /** One entry as a read shows it (prompt and response text in place of their digests). */
+  async hasExchange(sessionId: string, dispatchId: string): Promise<boolean> {
+    try {
+      const found = await this.pool.query(
+        `SELECT 1 FROM cplane_entries WHERE session_id = $1 AND event_type = 'EXCHANGE'
+         AND metadata::jsonb ->> 'dispatch_entry_id' = $2 LIMIT 1`,
+        [utf8(sessionId), dispatchId],
+      );
+      return found.rowCount !== null && found.rowCount > 0;
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
   async get(id: string): Promise<LedgerEntry | undefined> {
     const r = await this.pool.query('SELECT seq FROM cplane_entries WHERE id = $1', [id]);
     const seq = (r.rows[0] as { seq?: string } | undefined)?.seq;
@@ -570,7 +583,7 @@ async function coded<T>(promise: Promise<T>): Promise<T> {
   }
 }
 
-function storeError(error: unknown): unknown {
+export function storeError(error: unknown): unknown {
   if (error instanceof CpError) return error;
   const e = error as { code?: string; message?: string };
   // The network, and the SQLSTATE classes of a server that cannot take the write: connection (08), credentials

@@ -1,0 +1,93 @@
+import { PgLedger } from '#kernel/ledger/pg/pg-ledger.js';
+import { PgBudgeter } from '#budgeter/pg/pg-budgeter.js';
+import type { BreakerRegistry } from '../breaker.js';
+import type { RouterStore } from '../router.js';
+import type { RevocationCheck } from '../revocations.js';
+import { PgRevocations } from './revocations.js';
+import { SharedBreakers } from './shared-breakers.js';
+
+/** How often a host asks the database whether it answers (readyz), and how long an answer may take. */
+export const HEALTH_EVERY_MS = 1000;
+const HEALTH_TIMEOUT_MS = 2000;
+
+export interface SharedStore {
+  /** The ledger and budgets the router writes through. */
+  store: RouterStore;
+  revocations: RevocationCheck;
+  /** This router's breakers, shared with the other hosts (opened on one, refused on all). */
+  shareBreakers(registry: BreakerRegistry): void;
+  /** Null while the database answers, else why it does not (readyz reports not-ready). */
+  problem(): string | null;
+  /** Called after each health check that found the database answering (the spool is drained then). */
+  onHealthy(listener: () => void): void;
+  close(): Promise<void>;
+}
+
+/**
+ * One PostgreSQL database shared by several gateway hosts: the chain, budgets, breaker state and revocations,
+ * through one pool per host. The password never appears in the URL (refused there): PGPASSWORD or a .pgpass file.
+ */
+export async function openSharedStore(
+  url: string,
+  options: { budgetConfig: unknown; clock?: () => number },
+): Promise<SharedStore> {
+  const clock = options.clock ?? Date.now;
+  const ledger = await PgLedger.open(url, { create: true, clock, poolSize: 8 });
+  let budget: PgBudgeter | null = null;
+  let revocations: PgRevocations | null = null;
+  let breakers: SharedBreakers | null = null;
+  try {
+    budget = await PgBudgeter.open(url, { config: options.budgetConfig, clock, create: true });
+    revocations = await PgRevocations.open(ledger.pool, { clock });
+  } catch (error) {
+    await budget?.close();
+    await ledger.close();
+    throw error;
+  }
+  let problem: string | null = null;
+  const listeners: Array<() => void> = [];
+  const check = async (): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        ledger.pool.query('SELECT 1'),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${HEALTH_TIMEOUT_MS} ms`)), HEALTH_TIMEOUT_MS);
+        }),
+      ]);
+      problem = null;
+      for (const listener of listeners) listener();
+    } catch (error) {
+      problem = `the PostgreSQL store does not answer: ${error instanceof Error ? error.message : String(error)}`;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  let checking: Promise<void> | null = null;
+  const health = setInterval(() => {
+    checking ??= check().finally(() => {
+      checking = null;
+    });
+  }, HEALTH_EVERY_MS);
+  health.unref();
+  const kept = { budget, revocations };
+  return {
+    store: { ledger, budget: kept.budget },
+    revocations: kept.revocations,
+    shareBreakers(registry) {
+      breakers ??= SharedBreakers.start(ledger.pool, registry, { clock });
+    },
+    problem: () => problem,
+    onHealthy(listener) {
+      listeners.push(listener);
+    },
+    async close() {
+      clearInterval(health);
+      await checking;
+      breakers?.stop();
+      kept.revocations.stop();
+      await kept.budget.close();
+      await ledger.close();
+    },
+  };
+}
