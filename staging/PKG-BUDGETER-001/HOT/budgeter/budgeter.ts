@@ -4,7 +4,14 @@ import { type BudgetConfig, budgetDbPathForRoot, loadBudgetConfigForRoot, parseB
 import { parseRequestId, parseReserveInput } from './input.js';
 import type { RecordContext } from './records.js';
 import type { Released, ReserveOutcome, Settled } from './results.js';
-import { type StepContext, chargeUnknownStep, releaseStep, reserveStep, settleStep } from './steps.js';
+import {
+  type StepContext,
+  chargeUnknownStep,
+  readSettleRequest,
+  releaseStep,
+  reserveStep,
+  settleStep,
+} from './steps.js';
 import { type BudgetStatus, statusOf } from './status.js';
 import { BudgetStore } from './store.js';
 
@@ -93,13 +100,9 @@ export class Budgeter {
 
   /** Replace the reservation by the real usage's cost. Usage is untrusted: anything malformed makes it unknown. */
   settle(request: { request_id: string; usage: unknown }): Settled {
-    const record = (typeof request === 'object' && request !== null ? request : {}) as {
-      request_id?: unknown;
-      usage?: unknown;
-    };
-    const requestId = parseRequestId(record.request_id);
+    const { requestId, usage } = readSettleRequest(request);
     return this.store.immediate((): Settled => {
-      const outcome = settleStep(this.tx(), requestId, record.usage);
+      const outcome = settleStep(this.tx(), requestId, usage);
       return { ...outcome, ledger_entry_ids: this.publish(outcome.records, 'settlement', requestId) };
     });
   }

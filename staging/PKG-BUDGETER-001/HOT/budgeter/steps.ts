@@ -1,5 +1,5 @@
 import type { AppendInput } from '#kernel/ledger/index.js';
-import type { ReserveInput } from './input.js';
+import { type ReserveInput, parseRequestId } from './input.js';
 import { type TxContext, releaseTx, reserveTx, settleTx } from './operations.js';
 import { toMoney } from './pricing.js';
 import { type RecordContext, allocationRecord, exceededRecord, releaseRecord, settlementRecord } from './records.js';
@@ -43,6 +43,15 @@ export function reserveStep(ctx: StepContext, input: ReserveInput): ReserveOutco
     records,
     ledger_entry_ids: [],
   };
+}
+
+/** A settle request's id (validated) and its usage (untrusted: anything malformed makes it unknown). */
+export function readSettleRequest(request: unknown): { requestId: string; usage: unknown } {
+  const record = (typeof request === 'object' && request !== null ? request : {}) as {
+    request_id?: unknown;
+    usage?: unknown;
+  };
+  return { requestId: parseRequestId(record.request_id), usage: record.usage };
 }
 
 export function settleStep(ctx: StepContext, requestId: string, usage: unknown): Settled {

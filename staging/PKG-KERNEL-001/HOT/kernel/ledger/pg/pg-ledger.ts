@@ -570,7 +570,8 @@ async function coded<T>(promise: Promise<T>): Promise<T> {
   }
 }
 
-function storeError(error: unknown): unknown {
+/** A PostgreSQL failure as the caller should see it: the server or network unable to serve is ERR_STORE_UNAVAILABLE. */
+export function storeError(error: unknown): unknown {
   if (error instanceof CpError) return error;
   const e = error as { code?: string; message?: string };
   // The network, and the SQLSTATE classes of a server that cannot take the write: connection (08), credentials
