@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
@@ -24,6 +25,10 @@ const { sqliteBudgetPort } =
 const { PgBudgeter } = await fromDevRoot<
   typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/pg-budgeter.js')
 >('HOT/budgeter/pg/pg-budgeter.js');
+
+const { copyBudgetState } = await fromDevRoot<
+  typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/migrate-budget.js')
+>('HOT/budgeter/pg/migrate-budget.js');
 
 const skipPg = pgSkip();
 const havePg = skipPg === false;
@@ -407,4 +412,85 @@ test('PostgreSQL: a shared pool stays open; no password in the URL; a server awa
     coded('ERR_STORE_UNAVAILABLE'),
   );
   await assert.rejects(PgBudgeter.open(url, { config: { mode: 'enforce' } }), coded('ERR_BUDGET_CONFIG_INVALID'));
+});
+
+test('a SQLite budget copies into PostgreSQL; a rerun adds only the reservations made since, each counted once', {
+  skip: skipPg,
+}, async () => {
+  const cfg = config({ limits: { session: { default: { max_tokens: 1000 } } } });
+  const dbPath = join(work, `budget-${(databases += 1)}.sqlite`);
+  const sqlite = Budgeter.open({ dbPath, config: cfg });
+  const url = await createDatabase(server as PgServer, `budget_${(databases += 1)}`);
+  const target = await PgBudgeter.open(url, { config: cfg, create: true });
+  const session = async (): Promise<Record<string, number>> => {
+    const r = await target.pool.query(
+      "SELECT reserved_tokens, settled_tokens, requests, unknown_cost_requests FROM cplane_budget_scope_totals WHERE kind = 'session'",
+    );
+    return Object.fromEntries(Object.entries(r.rows[0] ?? {}).map(([k, v]) => [k, Number(v)]));
+  };
+  try {
+    const ids = { work_order_id: 'WO1', agent_id: 'A1', budget_scope: 'K1' };
+    sqlite.reserve(request('r1', ids));
+    sqlite.reserve(request('r2', ids));
+    sqlite.reserve(request('r3'));
+    sqlite.reserve(request('r5', ids));
+    sqlite.settle({ request_id: 'r1', usage });
+    sqlite.release('r2');
+    sqlite.chargeUnknown('r5', 'lost', {}, null);
+    const first = await copyBudgetState(dbPath, target);
+    assert.deepEqual(first, {
+      reservations: 4,
+      reservations_present: 0,
+      scopes: 4,
+      rate_windows: 0,
+      scopes_differing: 0,
+    });
+    // Every scope's totals are the SQLite file's.
+    const file = new Database(dbPath, { readonly: true });
+    const expected = file.prepare('SELECT * FROM scope_totals ORDER BY scope').all();
+    file.close();
+    const copied = (await target.pool.query('SELECT * FROM cplane_budget_scope_totals ORDER BY scope')).rows.map((r) =>
+      Object.fromEntries(
+        Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^[0-9]+$/.test(v) ? Number(v) : v]),
+      ),
+    );
+    assert.deepEqual(copied, expected);
+    const again = await copyBudgetState(dbPath, target);
+    assert.deepEqual(again, {
+      reservations: 0,
+      reservations_present: 4,
+      scopes: 0,
+      rate_windows: 0,
+      scopes_differing: 0,
+    });
+    assert.deepEqual(await session(), {
+      reserved_tokens: 150,
+      settled_tokens: 250,
+      requests: 3,
+      unknown_cost_requests: 1,
+    });
+    // SQLite kept taking calls: r4 is new, r3 settled there after it was copied pending.
+    sqlite.reserve(request('r4'));
+    sqlite.settle({ request_id: 'r3', usage });
+    const third = await copyBudgetState(dbPath, target);
+    assert.equal(third.reservations, 1);
+    assert.equal(third.reservations_present, 4);
+    // r4 counted once; r3 still pending in PostgreSQL, charged in full (over, never under) until settled there.
+    assert.deepEqual(await session(), {
+      reserved_tokens: 300,
+      settled_tokens: 250,
+      requests: 4,
+      unknown_cost_requests: 1,
+    });
+    await target.settle({ request_id: 'r3', usage });
+    assert.deepEqual(await session(), {
+      reserved_tokens: 150,
+      settled_tokens: 350,
+      requests: 4,
+      unknown_cost_requests: 1,
+    });
+  } finally {
+    sqlite.close();
+    await target.close();
+  }
 });
