@@ -30,6 +30,13 @@ const { copyBudgetState } = await fromDevRoot<
   typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/migrate-budget.js')
 >('HOT/budgeter/pg/migrate-budget.js');
 
+const { SnapshotState } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/snapshot.js')>(
+    'HOT/budgeter/pg/snapshot.js',
+  );
+const { scopeKeyOf } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/store.js')>('HOT/budgeter/store.js');
+
 const skipPg = pgSkip();
 const havePg = skipPg === false;
 
@@ -492,5 +499,39 @@ test('a SQLite budget copies into PostgreSQL; a rerun adds only the reservations
   } finally {
     sqlite.close();
     await target.close();
+  }
+});
+
+test('a PostgreSQL step reading a row it did not lock is a bug, refused as ERR_INTERNAL', () => {
+  const mine = scopeKeyOf('session', 'S1', '', '');
+  const other = scopeKeyOf('session', 'S2', '', '');
+  const state = new SnapshotState('r1', undefined, [mine], [], new Map());
+  assert.equal(state.totals([mine])[0]?.reserved_tokens, 0);
+  assert.equal(state.window(mine), undefined);
+  assert.throws(() => state.getReservation('r2'), coded('ERR_INTERNAL'));
+  assert.throws(() => state.totals([other]), coded('ERR_INTERNAL'));
+  assert.throws(() => state.addTotals([other], { requests: 1 }), coded('ERR_INTERNAL'));
+  assert.throws(() => state.window(other), coded('ERR_INTERNAL'));
+  assert.throws(() => state.putWindow(other, { window_start: 0, requests: 1, tokens: 1 }), coded('ERR_INTERNAL'));
+});
+
+// Last: it stops the server under the budgeter and starts it again.
+test('a server going away mid-use is ERR_STORE_UNAVAILABLE; the same budgeter works once it is back', {
+  skip: skipPg,
+}, async () => {
+  const { port } = await (backends[1] as Backend).fresh(config());
+  try {
+    assert.equal((await port.reserve(request('r1'))).ok, true);
+    (server as PgServer).halt();
+    try {
+      await assert.rejects(port.reserve(request('r2')), coded('ERR_STORE_UNAVAILABLE'));
+      await assert.rejects(port.stalePending(T0), coded('ERR_STORE_UNAVAILABLE'));
+    } finally {
+      (server as PgServer).start();
+    }
+    assert.equal((await port.reserve(request('r2'))).ok, true);
+    assert.equal((await port.settle({ request_id: 'r1', usage })).reservation.state, 'settled');
+  } finally {
+    await port.close();
   }
 });

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { CpError } from '#kernel/errors.js';
-import { refusePasswordInUrl, storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { connectionLost, refusePasswordInUrl, storeError } from '#kernel/ledger/pg/pg-ledger.js';
 import { type BudgetConfig, parseBudgetConfig } from '../config.js';
 import { parseRequestId, parseReserveInput } from '../input.js';
 import { scopeIds } from '../operations.js';
@@ -163,21 +163,33 @@ export class PgBudgeter implements BudgetPort {
       } catch (error) {
         throw storeError(error);
       }
+      // A connection dropped while checked out is also emitted as an 'error' event, which would end the process
+      // unheard; the query in flight fails with it and is handled below.
+      client.on('error', ignore);
       let broken: Error | undefined;
+      let committing = false;
       try {
         await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
         const result = await this.attempt(client, requestId, keysOf, run);
+        committing = true;
         await client.query('COMMIT');
         return result;
       } catch (error) {
         broken = await rollback(client);
         const code = (error as { code?: unknown }).code;
-        if (typeof code === 'string' && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS && broken === undefined) {
+        const lostRace = typeof code === 'string' && RETRYABLE.has(code) && broken === undefined;
+        // A pooled connection the server dropped (restarted, failed over) fails its first query: nothing was
+        // written, so another connection may run the step again (one that cannot connect is coded, not retried). Not once COMMIT was sent: it may have landed, and a rerun would
+        // answer "replayed" without the step's records.
+        const lostIdle =
+          (connectionLost(error) || (typeof code === 'string' && /^(08|57P0)/.test(code))) && !committing;
+        if ((lostRace || lostIdle) && attempt < MAX_ATTEMPTS) {
           this.stats.retries += 1;
           continue;
         }
         throw storeError(error);
       } finally {
+        client.off('error', ignore);
         client.release(broken);
       }
     }
@@ -221,6 +233,7 @@ export class PgBudgeter implements BudgetPort {
 
 async function layOut(pool: pg.Pool, create: boolean): Promise<void> {
   const client = await pool.connect();
+  client.on('error', ignore);
   try {
     const exists = await client.query("SELECT to_regclass('cplane_budget_meta') IS NOT NULL AS present");
     if (exists.rows[0]?.present !== true || create) {
@@ -248,14 +261,21 @@ async function layOut(pool: pg.Pool, create: boolean): Promise<void> {
     await rollback(client);
     throw error;
   } finally {
+    client.off('error', ignore);
     client.release();
   }
 }
 
+/** For a checked-out connection's 'error' event: the query in flight fails with the same error. */
+export function ignore(): void {}
+
 async function lock(client: pg.PoolClient, keys: readonly string[]): Promise<void> {
   if (keys.length === 0) return;
-  // unnest yields the array's order, and the locks are taken row by row in it.
-  await client.query('SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k', [keys]);
+  // PostgreSQL evaluates a select list after its ORDER BY: the locks are taken one by one in the array's order.
+  await client.query(
+    'SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) WITH ORDINALITY AS t(k, i) ORDER BY i',
+    [keys],
+  );
 }
 
 /** Roll back after a failure; the connection's own error when it is broken (the pool then discards it). */
