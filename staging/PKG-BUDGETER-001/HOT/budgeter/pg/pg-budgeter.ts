@@ -178,9 +178,10 @@ export class PgBudgeter implements BudgetPort {
         broken = await rollback(client);
         const code = (error as { code?: unknown }).code;
         const lostRace = typeof code === 'string' && RETRYABLE.has(code) && broken === undefined;
-        // A pooled connection the server dropped (restarted, failed over) fails its first query: nothing was
-        // written, so another connection may run the step again (one that cannot connect is coded, not retried). Not once COMMIT was sent: it may have landed, and a rerun would
-        // answer "replayed" without the step's records.
+        // A connection the server dropped (restarted, failed over; often an idle pooled one) before COMMIT:
+        // its transaction died with it, so another connection runs the step again (one that cannot connect is
+        // coded, not retried). Not once COMMIT was sent: it may have landed, and a rerun would answer "replayed"
+        // without the step's records.
         const lostIdle =
           (connectionLost(error) || (typeof code === 'string' && /^(08|57P0)/.test(code))) && !committing;
         if ((lostRace || lostIdle) && attempt < MAX_ATTEMPTS) {
@@ -331,7 +332,7 @@ async function write(client: pg.PoolClient, state: SnapshotState): Promise<void>
 }
 
 /** A BIGINT as the exact JS number it was written from (pg hands BIGINT back as a string). */
-export function int(value: unknown): number {
+function int(value: unknown): number {
   const n = typeof value === 'number' ? value : Number(value);
   if (!Number.isSafeInteger(n))
     throw new CpError('ERR_BUDGET_DB', `the PostgreSQL budget holds ${String(value)}, not a count a budget can hold`, {
@@ -345,7 +346,7 @@ function intOrNull(value: unknown): number | null {
   return value === null || value === undefined ? null : int(value);
 }
 
-export function toReservationRow(r: Record<string, unknown>): ReservationRow {
+function toReservationRow(r: Record<string, unknown>): ReservationRow {
   return {
     request_id: r.request_id as string,
     session_id: r.session_id as string,
