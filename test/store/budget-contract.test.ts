@@ -393,6 +393,55 @@ test('three hosts racing 300 reserves against a limit for 100 calls: exactly 100
   }
 });
 
+test('three hosts mixing reserve, settle and release over overlapping scopes: no deadlock, a shared key never overspent', {
+  skip: skipPg,
+}, async () => {
+  const keyLimit = 60 * 150;
+  const { port, open } = await (backends[1] as Backend).fresh(
+    config({ limits: { key: { default: { max_tokens: keyLimit } }, agent: { default: { max_tokens: 40 * 150 } } } }),
+  );
+  const hosts = [port, await open(), await open()] as PgBudgeterT[];
+  try {
+    // Each call charges its session, work order, agent and the one key: lock sets that overlap in every way.
+    const calls = Array.from({ length: 240 }, async (_, i) => {
+      const host = hosts[i % 3] as PgBudgeterT;
+      const id = `m${i}`;
+      const ids = { session_id: `S${i % 2}`, work_order_id: `WO${i % 3}`, agent_id: `A${i % 5}`, budget_scope: 'K1' };
+      const reserved = await host.reserve(request(id, ids));
+      if (!reserved.ok) return 'refused';
+      if (i % 4 === 0) {
+        await (hosts[(i + 1) % 3] as PgBudgeterT).release(id);
+        return 'released';
+      }
+      await (hosts[(i + 2) % 3] as PgBudgeterT).settle({
+        request_id: id,
+        usage: { input_tokens: 100, output_tokens: 50 },
+      });
+      return 'settled';
+    });
+    const results = await Promise.all(calls);
+    const settled = results.filter((r) => r === 'settled').length;
+    const rows = (
+      await (hosts[0] as PgBudgeterT).pool.query(
+        'SELECT kind, SUM(reserved_tokens)::bigint AS reserved, SUM(settled_tokens)::bigint AS settled FROM cplane_budget_scope_totals GROUP BY kind ORDER BY kind',
+      )
+    ).rows.map((r) => [r.kind, Number(r.reserved), Number(r.settled)]);
+    // Every kind counts the same calls; nothing is left reserved; the key's limit holds.
+    for (const [, reserved, total] of rows) {
+      assert.equal(reserved, 0);
+      assert.equal(total, settled * 150);
+    }
+    assert.ok(settled * 150 <= keyLimit);
+    assert.ok(results.includes('refused') && results.includes('released'), results.join(','));
+    const agents = await (hosts[0] as PgBudgeterT).pool.query(
+      "SELECT MAX(settled_tokens)::bigint AS most FROM cplane_budget_scope_totals WHERE kind = 'agent'",
+    );
+    assert.ok(Number(agents.rows[0]?.most) <= 40 * 150);
+  } finally {
+    for (const h of hosts) await h.close();
+  }
+});
+
 test('PostgreSQL: a shared pool stays open; no password in the URL; a server away is ERR_STORE_UNAVAILABLE', {
   skip: skipPg,
 }, async () => {
