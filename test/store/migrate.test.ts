@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import { cli } from '../gateway/harness.js';
@@ -70,8 +71,28 @@ test('a root ledger migrates to PostgreSQL with the same head; a rerun copies no
     copied: number;
     blocks: number;
     head: { seq: number; hash: string };
+    budget: { reservations: number; reservations_present: number; scopes_differing: number } | null;
   };
   assert.deepEqual(result.head, head);
+  // The root's budget went with it: every reservation its routes made, with totals that agree with them.
+  const budgetFile = new Database(join(root, 'HOT', 'registries', 'budget.sqlite'), { readonly: true });
+  const made = budgetFile.prepare('SELECT COUNT(*) FROM reservations').pluck().get() as number;
+  budgetFile.close();
+  assert.ok(made >= 3, `the routes reserved budget (${made})`);
+  assert.deepEqual(result.budget, {
+    ...(result.budget ?? {}),
+    reservations: made,
+    reservations_present: 0,
+    scopes_differing: 0,
+  });
+  const pgBudget = new pg.Client({ connectionString: url });
+  await pgBudget.connect();
+  try {
+    const n = await pgBudget.query('SELECT COUNT(*)::int AS n FROM cplane_budget_reservations');
+    assert.equal(n.rows[0]?.n, made);
+  } finally {
+    await pgBudget.end();
+  }
   assert.equal(result.copied, head.seq);
   assert.ok(result.blocks > 0, 'content was copied');
   const target = await PgLedger.open(url);

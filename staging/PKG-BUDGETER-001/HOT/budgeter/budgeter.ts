@@ -1,19 +1,17 @@
 import { CpError } from '#kernel/errors.js';
 import type { AppendInput, Ledger } from '#kernel/ledger/index.js';
 import { type BudgetConfig, budgetDbPathForRoot, loadBudgetConfigForRoot, parseBudgetConfig } from './config.js';
-import { type ReserveInput, parseRequestId, parseReserveInput } from './input.js';
-import { type TxContext, releaseTx, reserveTx, settleTx } from './operations.js';
-import { toMoney } from './pricing.js';
-import { type RecordContext, allocationRecord, exceededRecord, releaseRecord, settlementRecord } from './records.js';
+import { parseRequestId, parseReserveInput } from './input.js';
+import type { RecordContext } from './records.js';
+import type { Released, ReserveOutcome, Settled } from './results.js';
 import {
-  type BudgetViolation,
-  type Refused,
-  type Released,
-  type ReserveOutcome,
-  type Settled,
-  toReservation,
-} from './results.js';
-import type { Remaining } from './scopes.js';
+  type StepContext,
+  chargeUnknownStep,
+  readSettleRequest,
+  releaseStep,
+  reserveStep,
+  settleStep,
+} from './steps.js';
 import { type BudgetStatus, statusOf } from './status.js';
 import { BudgetStore } from './store.js';
 
@@ -82,69 +80,30 @@ export class Budgeter {
     return new Budgeter(config, dbPath, store, options.clock ?? Date.now, options.ledger ?? null);
   }
 
-  private tx(): TxContext {
-    return { config: this.config, store: this.store, now: this.clock() };
+  private tx(): StepContext {
+    return { config: this.config, store: this.store, now: this.clock(), records: this.recordCtx };
   }
 
   /** Reserve estimated input + max output in every scope of the request, or refuse with BUDGET_EXHAUSTED / RATE_LIMITED. */
   reserve(request: unknown): ReserveOutcome {
     const input = parseReserveInput(request);
     return this.store.immediate((): ReserveOutcome => {
-      const decision = reserveTx(this.tx(), input);
-      if (decision.kind === 'refused') {
-        const refused = refusal(input, decision.violations, decision.message, this.recordCtx);
-        return { ...refused, ledger_entry_ids: this.publish(refused.records) };
-      }
-      const reservation = toReservation(decision.row);
-      const records: AppendInput[] = decision.replayed
-        ? []
-        : [
-            ...(decision.warnings.length > 0
-              ? [exceededRecord(reservation, 'WARNED', decision.warnings, this.recordCtx)]
-              : []),
-            allocationRecord(reservation, decision.warnings, this.recordCtx),
-          ];
+      const outcome = reserveStep(this.tx(), input);
       return {
-        ok: true,
-        replayed: decision.replayed,
-        reservation,
-        ...remainingMoney(decision.remaining),
-        warnings: decision.warnings,
-        records,
-        ledger_entry_ids: this.publish(records, 'allocation', reservation.request_id),
+        ...outcome,
+        ledger_entry_ids: outcome.ok
+          ? this.publish(outcome.records, 'allocation', outcome.reservation.request_id)
+          : this.publish(outcome.records),
       };
     });
   }
 
   /** Replace the reservation by the real usage's cost. Usage is untrusted: anything malformed makes it unknown. */
   settle(request: { request_id: string; usage: unknown }): Settled {
-    const record = (typeof request === 'object' && request !== null ? request : {}) as {
-      request_id?: unknown;
-      usage?: unknown;
-    };
-    const requestId = parseRequestId(record.request_id);
+    const { requestId, usage } = readSettleRequest(request);
     return this.store.immediate((): Settled => {
-      const decision = settleTx(this.tx(), requestId, record.usage);
-      const reservation = toReservation(decision.row);
-      const records: AppendInput[] = decision.replayed
-        ? []
-        : [
-            settlementRecord(reservation, decision.usageProblems, this.recordCtx),
-            ...(decision.exceeded.length > 0
-              ? [exceededRecord(reservation, 'OVERSPENT', decision.exceeded, this.recordCtx)]
-              : []),
-          ];
-      return {
-        replayed: decision.replayed,
-        reservation,
-        usage_known: reservation.usage !== null,
-        usage_problems: decision.usageProblems,
-        cost: reservation.cost,
-        ...remainingMoney(decision.remaining),
-        exceeded: decision.exceeded,
-        records,
-        ledger_entry_ids: this.publish(records, 'settlement', requestId),
-      };
+      const outcome = settleStep(this.tx(), requestId, usage);
+      return { ...outcome, ledger_entry_ids: this.publish(outcome.records, 'settlement', requestId) };
     });
   }
 
@@ -166,22 +125,9 @@ export class Budgeter {
   ): Settled | null {
     const requestId = parseRequestId(requestIdInput);
     return this.store.immediate((): Settled | null => {
-      if (this.store.getReservation(requestId)?.state !== 'reserved') return null;
-      const decision = settleTx(this.tx(), requestId, null, reason);
-      const reservation = toReservation(decision.row);
-      const record = settlementRecord(reservation, decision.usageProblems, this.recordCtx);
-      const records: AppendInput[] = [{ ...record, metadata: { ...record.metadata, ...metadata } }];
-      return {
-        replayed: false,
-        reservation,
-        usage_known: false,
-        usage_problems: decision.usageProblems,
-        cost: null,
-        ...remainingMoney(decision.remaining),
-        exceeded: decision.exceeded,
-        records,
-        ledger_entry_ids: this.publish(records, 'settlement', requestId, ledger),
-      };
+      const outcome = chargeUnknownStep(this.tx(), requestId, reason, metadata);
+      if (!outcome) return null;
+      return { ...outcome, ledger_entry_ids: this.publish(outcome.records, 'settlement', requestId, ledger) };
     });
   }
 
@@ -189,15 +135,8 @@ export class Budgeter {
   release(requestIdInput: unknown): Released {
     const requestId = parseRequestId(requestIdInput);
     return this.store.immediate((): Released => {
-      const decision = releaseTx(this.tx(), requestId);
-      const reservation = toReservation(decision.row);
-      const records = decision.replayed ? [] : [releaseRecord(reservation, this.recordCtx)];
-      return {
-        replayed: decision.replayed,
-        reservation,
-        records,
-        ledger_entry_ids: this.publish(records, 'settlement', requestId),
-      };
+      const outcome = releaseStep(this.tx(), requestId);
+      return { ...outcome, ledger_entry_ids: this.publish(outcome.records, 'settlement', requestId) };
     });
   }
 
@@ -239,23 +178,4 @@ export class Budgeter {
       this.store.setEntryId(which, requestId, ids[which === 'allocation' ? ids.length - 1 : 0] as string);
     return ids;
   }
-}
-
-function remainingMoney(left: Remaining): { remaining_tokens: number | null; remaining_cost: number | null } {
-  return { remaining_tokens: left.tokens, remaining_cost: toMoney(left.cost) };
-}
-
-function refusal(input: ReserveInput, violations: BudgetViolation[], message: string, ctx: RecordContext): Refused {
-  const identity = { ...input, work_order_id: input.work_order_id ?? null, agent_id: input.agent_id ?? null };
-  // Only a pure rate refusal has a time after which the same call can succeed.
-  const rateOnly = violations.every((v) => v.code === 'RATE_LIMITED');
-  return {
-    ok: false,
-    code: violations[0]?.code ?? 'BUDGET_EXHAUSTED',
-    message,
-    violations,
-    retry_after_ms: rateOnly ? Math.max(...violations.map((v) => v.retry_after_ms ?? 0)) : null,
-    records: [exceededRecord(identity, 'REFUSED', violations, ctx)],
-    ledger_entry_ids: [],
-  };
 }

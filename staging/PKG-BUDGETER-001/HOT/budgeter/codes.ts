@@ -10,7 +10,7 @@ export const CODES = defineCodes({
   ERR_BUDGET_DB: {
     kind: 'error',
     meaning:
-      'the budget database cannot be opened or is not a cplane budget database (version 2; a version 1 file is migrated by its first writer)',
+      'the budget database cannot be opened or is not a cplane budget database (version 2; a version 1 file is migrated by its first writer), or a PostgreSQL database opened without create holds no cplane budget',
     hint: 'check the path and permissions; the file must be a cplane budget database',
   },
   ERR_BUDGET_INPUT_INVALID: {

@@ -13,7 +13,7 @@ import {
 import { chargeRate, rateViolations, readWindows, refundRate } from './rate.js';
 import { type BudgetViolation, describeViolation, toViolation } from './results.js';
 import { type Remaining, addUse, limitViolations, readUse, remainingOf, scopesFor } from './scopes.js';
-import type { BudgetStore, ReservationRow } from './store.js';
+import type { BudgetState, ReservationRow } from './store.js';
 
 /** What one transaction decided; turned into the public outcome (and ledger records) after it commits. */
 export type ReserveDecision =
@@ -22,7 +22,7 @@ export type ReserveDecision =
 
 export interface TxContext {
   config: BudgetConfig;
-  store: BudgetStore;
+  store: BudgetState;
   now: number;
 }
 
@@ -51,7 +51,7 @@ function conflict(requestId: string, what: string): CpError {
   );
 }
 
-function scopeIds(row: ReservationRow) {
+export function scopeIds(row: ReservationRow) {
   return {
     session_id: row.session_id,
     work_order_id: row.work_order_id === '' ? undefined : row.work_order_id,
@@ -137,7 +137,7 @@ export interface SettleDecision {
   remaining: Remaining;
 }
 
-function pending(store: BudgetStore, requestId: string, action: string): ReservationRow {
+function pending(store: BudgetState, requestId: string, action: string): ReservationRow {
   const row = store.getReservation(requestId);
   if (!row) {
     throw new CpError('ERR_BUDGET_UNKNOWN_REQUEST', `no reservation for request ${show(requestId)} to ${action}`, {

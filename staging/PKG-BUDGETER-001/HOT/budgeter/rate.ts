@@ -1,6 +1,6 @@
 import type { BudgetConfig, ScopeKind } from './config.js';
 import type { Scope } from './scopes.js';
-import type { BudgetStore, WindowRow } from './store.js';
+import type { BudgetState, WindowRow } from './store.js';
 
 export interface RateViolation {
   code: 'RATE_LIMITED';
@@ -15,7 +15,7 @@ export interface RateViolation {
 }
 
 /** Fixed windows aligned to the epoch: `floor(now / window_ms)`; the window row resets when a new window starts. */
-function currentWindow(store: BudgetStore, scope: Scope, windowMs: number, now: number): WindowRow {
+function currentWindow(store: BudgetState, scope: Scope, windowMs: number, now: number): WindowRow {
   const start = Math.floor(now / windowMs) * windowMs;
   const row = store.window(scope.key);
   return row && row.window_start === start ? row : { window_start: start, requests: 0, tokens: 0 };
@@ -30,7 +30,7 @@ export interface ScopeWindow {
 
 export function readWindows(
   config: BudgetConfig,
-  store: BudgetStore,
+  store: BudgetState,
   scopes: readonly Scope[],
   now: number,
 ): ScopeWindow[] {
@@ -70,7 +70,7 @@ export function rateViolations(
 }
 
 /** Count one request of `tokens` in every rate-limited scope's current window. */
-export function chargeRate(store: BudgetStore, windows: readonly ScopeWindow[], tokens: number): void {
+export function chargeRate(store: BudgetState, windows: readonly ScopeWindow[], tokens: number): void {
   for (const { scope, window } of windows) {
     store.putWindow(scope.key, {
       window_start: window.window_start,
@@ -83,7 +83,7 @@ export function chargeRate(store: BudgetStore, windows: readonly ScopeWindow[], 
 /** Give back a released request's share of the window it was counted in, if that window is still current. */
 export function refundRate(
   config: BudgetConfig,
-  store: BudgetStore,
+  store: BudgetState,
   scopes: readonly Scope[],
   tokens: number,
   chargedAt: number,

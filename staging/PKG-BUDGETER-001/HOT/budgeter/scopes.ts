@@ -1,6 +1,6 @@
 import { type BudgetConfig, type Limit, type ScopeKind, limitFor } from './config.js';
 import { fromMoney } from './pricing.js';
-import { type BudgetStore, type ScopeKey, type TotalsRow, scopeKeyOf } from './store.js';
+import { type BudgetState, type ScopeKey, type TotalsRow, scopeKeyOf } from './store.js';
 
 /** One scope a request is charged to: its key in the store, its own id, and its configured limit. */
 export interface Scope {
@@ -73,7 +73,7 @@ export interface ScopeUse {
 }
 
 /** Read each scope's totals once per transaction; checks and "remaining" work on this snapshot. */
-export function readUse(store: BudgetStore, scopes: readonly Scope[]): ScopeUse[] {
+export function readUse(store: BudgetState, scopes: readonly Scope[]): ScopeUse[] {
   const totals: TotalsRow[] = store.totals(scopes.map((s) => s.key));
   return scopes.map((scope, i) => {
     const t = totals[i] as TotalsRow;

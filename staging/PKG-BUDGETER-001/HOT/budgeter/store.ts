@@ -127,6 +127,64 @@ export interface WindowRow {
   tokens: number;
 }
 
+export type NewReservation = Pick<
+  ReservationRow,
+  | 'request_id'
+  | 'session_id'
+  | 'work_order_id'
+  | 'agent_id'
+  | 'budget_scope'
+  | 'model'
+  | 'params_key'
+  | 'reserved_tokens'
+  | 'reserved_cost'
+  | 'over_budget'
+  | 'created_at'
+>;
+
+export type FinishedReservation = Pick<
+  ReservationRow,
+  | 'request_id'
+  | 'state'
+  | 'charged_tokens'
+  | 'charged_cost'
+  | 'actual_tokens'
+  | 'actual_cost'
+  | 'usage'
+  | 'usage_key'
+  | 'over_budget'
+  | 'finished_at'
+>;
+
+/**
+ * All the decision logic (operations, scopes, rate) reads and writes: one transaction's view of the budget. The
+ * SQLite store is one; PostgreSQL runs the same logic over a snapshot of the rows a step locked (pg/snapshot.ts).
+ */
+export interface BudgetState {
+  getReservation(requestId: string): ReservationRow | undefined;
+  insertReservation(row: NewReservation): void;
+  finishReservation(row: FinishedReservation): void;
+  /** Totals of each key, in the order given; a scope never charged reads as zeros. */
+  totals(keys: readonly ScopeKey[]): TotalsRow[];
+  /** Add the same delta to every key's totals. */
+  addTotals(keys: readonly ScopeKey[], delta: TotalsDelta): void;
+  window(key: ScopeKey): WindowRow | undefined;
+  putWindow(key: ScopeKey, row: WindowRow): void;
+}
+
+/** The totals of a scope never charged. */
+export function zeroTotals(key: ScopeKey): TotalsRow {
+  return {
+    ...key,
+    reserved_tokens: 0,
+    reserved_cost: 0,
+    settled_tokens: 0,
+    settled_cost: 0,
+    requests: 0,
+    unknown_cost_requests: 0,
+  };
+}
+
 function hasBudgetScope(db: Database.Database): boolean {
   return (db.prepare('PRAGMA table_info(reservations)').all() as { name: string }[]).some(
     (c) => c.name === 'budget_scope',
@@ -176,7 +234,7 @@ export interface StoreOptions {
 }
 
 /** The budget database: plain SQL over one better-sqlite3 connection; transactions belong to the caller. */
-export class BudgetStore {
+export class BudgetStore implements BudgetState {
   readonly db: Database.Database;
   private readonly stmts: ReturnType<typeof prepare>;
   private insertStmt: Database.Statement | undefined;
@@ -232,22 +290,7 @@ export class BudgetStore {
     return this.stmts.getReservation.get(requestId) as ReservationRow | undefined;
   }
 
-  insertReservation(
-    row: Pick<
-      ReservationRow,
-      | 'request_id'
-      | 'session_id'
-      | 'work_order_id'
-      | 'agent_id'
-      | 'budget_scope'
-      | 'model'
-      | 'params_key'
-      | 'reserved_tokens'
-      | 'reserved_cost'
-      | 'over_budget'
-      | 'created_at'
-    >,
-  ): void {
+  insertReservation(row: NewReservation): void {
     // Prepared on first use: a version 1 file opened read-only has no budget_scope column, and is never written.
     this.insertStmt ??= this.db.prepare(`INSERT INTO reservations (request_id, session_id, work_order_id, agent_id,
       budget_scope, model, params_key, state, reserved_tokens, reserved_cost, over_budget, created_at)
@@ -267,21 +310,7 @@ export class BudgetStore {
     );
   }
 
-  finishReservation(
-    row: Pick<
-      ReservationRow,
-      | 'request_id'
-      | 'state'
-      | 'charged_tokens'
-      | 'charged_cost'
-      | 'actual_tokens'
-      | 'actual_cost'
-      | 'usage'
-      | 'usage_key'
-      | 'over_budget'
-      | 'finished_at'
-    >,
-  ): void {
+  finishReservation(row: FinishedReservation): void {
     this.stmts.finishReservation.run(
       row.state,
       row.charged_tokens,
@@ -303,18 +332,7 @@ export class BudgetStore {
   /** Totals of each key, in the order given; a scope never charged reads as zeros. */
   totals(keys: readonly ScopeKey[]): TotalsRow[] {
     // One primary-key lookup per scope: an OR over keys cannot use the key of a WITHOUT ROWID table and would scan.
-    return keys.map(
-      (key) =>
-        (this.stmts.getTotals.get(key.scope) as TotalsRow | undefined) ?? {
-          ...key,
-          reserved_tokens: 0,
-          reserved_cost: 0,
-          settled_tokens: 0,
-          settled_cost: 0,
-          requests: 0,
-          unknown_cost_requests: 0,
-        },
-    );
+    return keys.map((key) => (this.stmts.getTotals.get(key.scope) as TotalsRow | undefined) ?? zeroTotals(key));
   }
 
   /** Add the same delta to every key's totals. */

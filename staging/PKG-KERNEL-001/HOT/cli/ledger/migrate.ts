@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { CpError } from '../../kernel/errors.js';
 import { sha256Hex } from '../../kernel/canonical.js';
 import {
@@ -12,14 +15,30 @@ import {
 } from '../../kernel/ledger/index.js';
 import { PgLedger, refusePasswordInUrl } from '../../kernel/ledger/pg/pg-ledger.js';
 import { defineCommand, EXIT } from '../command.js';
+import { resolveRoot } from '../root-option.js';
 import { LEDGER_TARGET_OPTIONS, ledgerPathFromArgs } from './target.js';
 
 const CHUNK = 2000;
 
+/** What the budgeter package provides to copy a root's budget; the kernel finds it in the running code's HOT, never imports it. */
+interface BudgetMigrator {
+  migrateRootBudget(
+    root: string,
+    url: string,
+  ): Promise<{ reservations: number; reservations_present: number; scopes: number; rate_windows: number } | null>;
+}
+
+const BUDGET_MIGRATOR = join('budgeter', 'pg', 'migrate-budget.js');
+
+async function loadBudgetMigrator(hot: string): Promise<BudgetMigrator | null> {
+  const path = join(hot, BUDGET_MIGRATOR);
+  return existsSync(path) ? ((await import(pathToFileURL(path).href)) as BudgetMigrator) : null;
+}
+
 export default defineCommand({
   name: 'migrate',
   describe:
-    'copy the ledger (every entry re-verified, its content, its id sequence) into a PostgreSQL store; the head hash, and so every checkpoint, stays the same',
+    "copy the ledger (every entry re-verified, its content, its id sequence) into a PostgreSQL store; the head hash, and so every checkpoint, stays the same; with a root, its budget's reservations too (each counted in its scopes' totals once, however many runs)",
   options: {
     ...LEDGER_TARGET_OPTIONS,
     to: {
@@ -129,16 +148,23 @@ export default defineCommand({
               hint: 'the target was written by someone else meanwhile; migrate into an empty database',
             },
           );
+        // The root's budget goes with its ledger: a gateway switched to PostgreSQL finds what was already spent.
+        const migrator = typeof args.ledger === 'string' ? null : await loadBudgetMigrator(ctx.hot);
+        const budget = migrator ? await migrator.migrateRootBudget(resolveRoot(args.root, ctx), args.to) : null;
         const result = {
           entries: check.entries,
           copied: check.entries - resumed,
           blocks: copiedBlocks,
           lists: copiedLists,
           head: check.head,
+          budget,
         };
         ctx.report(args, result, [
           `migrated ${result.copied} entries (${result.entries} in the target), ${copiedBlocks} content blocks, ${copiedLists} list nodes`,
           `head #${check.head.seq} ${check.head.hash} (the same as the source: its checkpoints hold)`,
+          budget === null
+            ? 'no budget to copy'
+            : `budget: ${budget.reservations} reservations copied (${budget.reservations_present} already there), ${budget.scopes} scopes charged, ${budget.rate_windows} rate windows`,
         ]);
         return EXIT.OK;
       } finally {

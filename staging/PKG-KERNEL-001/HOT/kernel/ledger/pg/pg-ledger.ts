@@ -583,14 +583,29 @@ async function coded<T>(promise: Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The connection dropped under a query (the server restarted or was stopped, a proxy cut an idle connection):
+ * node-postgres reports it with no code, only these messages.
+ */
+export function connectionLost(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return (
+    e?.code === undefined &&
+    typeof e?.message === 'string' &&
+    /^(Connection terminated|Client has encountered a connection error)/.test(e.message)
+  );
+}
+
+/** A PostgreSQL failure as the caller should see it: the server or network unable to serve is ERR_STORE_UNAVAILABLE. */
 export function storeError(error: unknown): unknown {
   if (error instanceof CpError) return error;
   const e = error as { code?: string; message?: string };
   // The network, and the SQLSTATE classes of a server that cannot take the write: connection (08), credentials
   // (28), no such database (3D), out of resources such as a full disk (53), shutting down (57).
   if (
-    typeof e.code === 'string' &&
-    /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|(08|28|3D|53|57)[0-9A-Z]{3})$/.test(e.code)
+    connectionLost(error) ||
+    (typeof e.code === 'string' &&
+      /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|(08|28|3D|53|57)[0-9A-Z]{3})$/.test(e.code))
   )
     return new CpError(
       'ERR_STORE_UNAVAILABLE',

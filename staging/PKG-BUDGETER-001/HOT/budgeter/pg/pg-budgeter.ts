@@ -1,0 +1,393 @@
+import pg from 'pg';
+import { CpError } from '#kernel/errors.js';
+import { connectionLost, refusePasswordInUrl, storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { type BudgetConfig, parseBudgetConfig } from '../config.js';
+import { parseRequestId, parseReserveInput } from '../input.js';
+import { scopeIds } from '../operations.js';
+import type { BudgetPort } from '../port.js';
+import type { Released, ReserveOutcome, Settled } from '../results.js';
+import { scopesFor } from '../scopes.js';
+import {
+  type StepContext,
+  chargeUnknownStep,
+  readSettleRequest,
+  releaseStep,
+  reserveStep,
+  settleStep,
+} from '../steps.js';
+import {
+  BUDGET_DB_FORMAT,
+  BUDGET_DB_VERSION,
+  type ReservationRow,
+  type ScopeKey,
+  type TotalsRow,
+  type WindowRow,
+} from '../store.js';
+import { PG_BUDGET_DDL, PG_BUDGET_LOCK, RESERVATION_COLUMNS, TOTALS_COUNTERS } from './schema.js';
+import { SnapshotState } from './snapshot.js';
+
+export interface PgBudgeterOptions {
+  /** The budget config (validated with parseBudgetConfig). */
+  config: unknown;
+  clock?: () => number;
+  /** Connections in the pool this opens (not used with a pool given). */
+  poolSize?: number;
+  /** Lay out the tables when the database has none (idempotent). */
+  create?: boolean;
+}
+
+/** Lost a race the database detected (serialization, deadlock, a row inserted meanwhile): the whole step runs again. */
+const RETRYABLE = new Set(['40001', '40P01', '23505']);
+const MAX_ATTEMPTS = 8;
+// Prefixes keep a request's lock and a scope's lock apart in the one advisory-lock key space.
+const REQUEST_LOCK = 'cplane budget request\u001f';
+const SCOPE_LOCK = 'cplane budget scope\u001f';
+
+const INSERT_RESERVATION_SQL = `INSERT INTO cplane_budget_reservations (${RESERVATION_COLUMNS.join(', ')})
+  VALUES (${RESERVATION_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`;
+const FINISH_SQL = `UPDATE cplane_budget_reservations SET state = $2, charged_tokens = $3, charged_cost = $4,
+  actual_tokens = $5, actual_cost = $6, usage = $7, usage_key = $8, over_budget = $9, finished_at = $10
+  WHERE request_id = $1 AND state = 'reserved'`;
+const ADD_TOTALS_SQL = `INSERT INTO cplane_budget_scope_totals AS t (scope, kind, session_id, work_order_id, agent_id,
+  ${TOTALS_COUNTERS.join(', ')})
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
+    $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
+  ON CONFLICT (scope) DO UPDATE SET ${TOTALS_COUNTERS.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}`;
+const PUT_WINDOWS_SQL = `INSERT INTO cplane_budget_rate_windows (scope, window_start, requests, tokens)
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
+  ON CONFLICT (scope) DO UPDATE SET window_start = excluded.window_start, requests = excluded.requests,
+    tokens = excluded.tokens`;
+
+/**
+ * The budgeter on PostgreSQL, for gateways on several hosts sharing one budget. Each step is one READ COMMITTED
+ * transaction that takes an advisory lock on its request id and then on every scope it charges (sorted, so two
+ * steps never wait on each other in a cycle), reads those rows into a SnapshotState, runs the SQLite budgeter's
+ * own decision and outcome code over it (steps.ts), and writes what changed before it commits. Two hosts charging
+ * one scope therefore decide one after the other on committed totals: a limit is never overspent by a race.
+ */
+export class PgBudgeter implements BudgetPort {
+  readonly backend = 'postgres' as const;
+  /** Steps run again after the database reported a lost race. */
+  readonly stats = { retries: 0 };
+  private readonly records: StepContext['records'];
+
+  private constructor(
+    readonly pool: pg.Pool,
+    private readonly ownsPool: boolean,
+    readonly config: BudgetConfig,
+    private readonly clock: () => number,
+  ) {
+    this.records = { mode: config.mode, currency: config.currency };
+  }
+
+  /** Open on a URL (a pool of its own, ended by close) or on a pool shared with the ledger (left open). */
+  static async open(target: string | pg.Pool, options: PgBudgeterOptions): Promise<PgBudgeter> {
+    const config = parseBudgetConfig(options.config);
+    let pool: pg.Pool;
+    if (typeof target === 'string') {
+      refusePasswordInUrl(target);
+      pool = new pg.Pool({ connectionString: target, max: options.poolSize ?? 4 });
+      pool.on('error', () => {
+        // An idle connection dropped by the server: the next query reconnects.
+      });
+    } else pool = target;
+    const owns = typeof target === 'string';
+    try {
+      await layOut(pool, options.create === true);
+    } catch (error) {
+      if (owns) await pool.end();
+      throw storeError(error);
+    }
+    return new PgBudgeter(pool, owns, config, options.clock ?? Date.now);
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+
+  async reserve(request: unknown): Promise<ReserveOutcome> {
+    const input = parseReserveInput(request);
+    const keys = scopesFor(this.config, input).map((s) => s.key);
+    return this.step(
+      input.request_id,
+      () => keys,
+      (ctx) => reserveStep(ctx, input),
+    );
+  }
+
+  async settle(request: { request_id: string; usage: unknown }): Promise<Settled> {
+    const { requestId, usage } = readSettleRequest(request);
+    return this.step(requestId, this.keysOf, (ctx) => settleStep(ctx, requestId, usage));
+  }
+
+  async release(requestIdInput: unknown): Promise<Released> {
+    const requestId = parseRequestId(requestIdInput);
+    return this.step(requestId, this.keysOf, (ctx) => releaseStep(ctx, requestId));
+  }
+
+  async chargeUnknown(
+    requestIdInput: unknown,
+    reason: string,
+    metadata: Record<string, unknown> = {},
+  ): Promise<Settled | null> {
+    const requestId = parseRequestId(requestIdInput);
+    return this.step(requestId, this.keysOf, (ctx) => chargeUnknownStep(ctx, requestId, reason, metadata));
+  }
+
+  async stalePending(cutoffMs: number, limit = 1000): Promise<string[]> {
+    try {
+      const result = await this.pool.query<{ request_id: string }>(
+        `SELECT request_id FROM cplane_budget_reservations WHERE state = 'reserved' AND created_at <= $1
+         ORDER BY created_at, request_id LIMIT $2`,
+        [new Date(cutoffMs).toISOString(), limit],
+      );
+      return result.rows.map((r) => r.request_id);
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  /** The scopes a settle/release/chargeUnknown charges are the reservation's own (none when it does not exist). */
+  private readonly keysOf = (row: ReservationRow | undefined): ScopeKey[] =>
+    row === undefined ? [] : scopesFor(this.config, scopeIds(row)).map((s) => s.key);
+
+  private async step<T>(
+    requestId: string,
+    keysOf: (row: ReservationRow | undefined) => ScopeKey[],
+    run: (ctx: StepContext) => T,
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (error) {
+        throw storeError(error);
+      }
+      // A connection dropped while checked out is also emitted as an 'error' event, which would end the process
+      // unheard; the query in flight fails with it and is handled below.
+      client.on('error', ignore);
+      let broken: Error | undefined;
+      let committing = false;
+      try {
+        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+        const result = await this.attempt(client, requestId, keysOf, run);
+        committing = true;
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        broken = await rollback(client);
+        const code = (error as { code?: unknown }).code;
+        const lostRace = typeof code === 'string' && RETRYABLE.has(code) && broken === undefined;
+        // A connection the server dropped (restarted, failed over; often an idle pooled one) before COMMIT:
+        // its transaction died with it, so another connection runs the step again (one that cannot connect is
+        // coded, not retried). Not once COMMIT was sent: it may have landed, and a rerun would answer "replayed"
+        // without the step's records.
+        const lostIdle =
+          (connectionLost(error) || (typeof code === 'string' && /^(08|57P0)/.test(code))) && !committing;
+        if ((lostRace || lostIdle) && attempt < MAX_ATTEMPTS) {
+          this.stats.retries += 1;
+          continue;
+        }
+        throw storeError(error);
+      } finally {
+        client.off('error', ignore);
+        client.release(broken);
+      }
+    }
+  }
+
+  private async attempt<T>(
+    client: pg.PoolClient,
+    requestId: string,
+    keysOf: (row: ReservationRow | undefined) => ScopeKey[],
+    run: (ctx: StepContext) => T,
+  ): Promise<T> {
+    // The request first, then its scopes in sorted order: every step takes its locks in one global order.
+    await lock(client, [REQUEST_LOCK + requestId]);
+    const found = await client.query('SELECT * FROM cplane_budget_reservations WHERE request_id = $1', [requestId]);
+    const reservation = found.rows[0] === undefined ? undefined : toReservationRow(found.rows[0]);
+    const keys = keysOf(reservation);
+    const scopes = [...new Set(keys.map((k) => k.scope))].sort();
+    await lock(
+      client,
+      scopes.map((s) => SCOPE_LOCK + s),
+    );
+    const totals = await client.query('SELECT * FROM cplane_budget_scope_totals WHERE scope = ANY($1::text[])', [
+      scopes,
+    ]);
+    const windows = await client.query(
+      'SELECT scope, window_start, requests, tokens FROM cplane_budget_rate_windows WHERE scope = ANY($1::text[])',
+      [scopes],
+    );
+    const state = new SnapshotState(
+      requestId,
+      reservation,
+      keys,
+      totals.rows.map(toTotalsRow),
+      new Map(windows.rows.map((r) => [r.scope as string, toWindowRow(r)])),
+    );
+    const outcome = run({ config: this.config, store: state, now: this.clock(), records: this.records });
+    await write(client, state);
+    return outcome;
+  }
+}
+
+async function layOut(pool: pg.Pool, create: boolean): Promise<void> {
+  const client = await pool.connect();
+  client.on('error', ignore);
+  try {
+    const exists = await client.query("SELECT to_regclass('cplane_budget_meta') IS NOT NULL AS present");
+    if (exists.rows[0]?.present !== true || create) {
+      if (!create)
+        throw new CpError('ERR_BUDGET_DB', 'the PostgreSQL database holds no cplane budget', {
+          hint: 'create it with `cplane ledger migrate --root R --to URL`, or open it with create',
+        });
+      await client.query('BEGIN');
+      await client.query(`SELECT pg_advisory_xact_lock(${PG_BUDGET_LOCK})`);
+      await client.query(PG_BUDGET_DDL);
+      await client.query(
+        'INSERT INTO cplane_budget_meta (key, value) VALUES ($1, $2), ($3, $4) ON CONFLICT (key) DO NOTHING',
+        ['format', BUDGET_DB_FORMAT, 'format_version', BUDGET_DB_VERSION],
+      );
+      await client.query('COMMIT');
+    }
+    const meta = await client.query<{ key: string; value: string }>('SELECT key, value FROM cplane_budget_meta');
+    const values = new Map(meta.rows.map((r) => [r.key, r.value]));
+    if (values.get('format') !== BUDGET_DB_FORMAT || values.get('format_version') !== BUDGET_DB_VERSION)
+      throw new CpError('ERR_BUDGET_DB', `the PostgreSQL budget is not a version ${BUDGET_DB_VERSION} cplane budget`, {
+        hint: 'point the budgeter at a database laid out by this cplane',
+        details: { format: values.get('format') ?? null, format_version: values.get('format_version') ?? null },
+      });
+  } catch (error) {
+    await rollback(client);
+    throw error;
+  } finally {
+    client.off('error', ignore);
+    client.release();
+  }
+}
+
+/** For a checked-out connection's 'error' event: the query in flight fails with the same error. */
+export function ignore(): void {}
+
+async function lock(client: pg.PoolClient, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  // PostgreSQL evaluates a select list after its ORDER BY: the locks are taken one by one in the array's order.
+  await client.query(
+    'SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) WITH ORDINALITY AS t(k, i) ORDER BY i',
+    [keys],
+  );
+}
+
+/** Roll back after a failure; the connection's own error when it is broken (the pool then discards it). */
+async function rollback(client: pg.PoolClient): Promise<Error | undefined> {
+  try {
+    await client.query('ROLLBACK');
+    return undefined;
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+async function write(client: pg.PoolClient, state: SnapshotState): Promise<void> {
+  const { inserted, finished, totals, windows } = state.writes;
+  if (inserted !== null)
+    await client.query(
+      INSERT_RESERVATION_SQL,
+      RESERVATION_COLUMNS.map((c) => inserted[c]),
+    );
+  if (finished !== null)
+    await client.query(FINISH_SQL, [
+      finished.request_id,
+      finished.state,
+      finished.charged_tokens,
+      finished.charged_cost,
+      finished.actual_tokens,
+      finished.actual_cost,
+      finished.usage,
+      finished.usage_key,
+      finished.over_budget,
+      finished.finished_at,
+    ]);
+  if (totals.size > 0) {
+    const rows = [...totals.values()];
+    await client.query(ADD_TOTALS_SQL, [
+      rows.map((r) => r.key.scope),
+      rows.map((r) => r.key.kind),
+      rows.map((r) => r.key.session_id),
+      rows.map((r) => r.key.work_order_id),
+      rows.map((r) => r.key.agent_id),
+      ...TOTALS_COUNTERS.map((c) => rows.map((r) => r.delta[c])),
+    ]);
+  }
+  if (windows.size > 0) {
+    const rows = [...windows.values()];
+    await client.query(PUT_WINDOWS_SQL, [
+      rows.map((r) => r.key.scope),
+      rows.map((r) => r.row.window_start),
+      rows.map((r) => r.row.requests),
+      rows.map((r) => r.row.tokens),
+    ]);
+  }
+}
+
+/** A BIGINT as the exact JS number it was written from (pg hands BIGINT back as a string). */
+function int(value: unknown): number {
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isSafeInteger(n))
+    throw new CpError('ERR_BUDGET_DB', `the PostgreSQL budget holds ${String(value)}, not a count a budget can hold`, {
+      hint: 'the budget tables were written by something other than cplane; restore them from a backup',
+      details: { value: String(value) },
+    });
+  return n;
+}
+
+function intOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : int(value);
+}
+
+function toReservationRow(r: Record<string, unknown>): ReservationRow {
+  return {
+    request_id: r.request_id as string,
+    session_id: r.session_id as string,
+    work_order_id: r.work_order_id as string,
+    agent_id: r.agent_id as string,
+    budget_scope: r.budget_scope as string,
+    model: r.model as string,
+    params_key: r.params_key as string,
+    state: r.state as ReservationRow['state'],
+    reserved_tokens: int(r.reserved_tokens),
+    reserved_cost: intOrNull(r.reserved_cost),
+    charged_tokens: intOrNull(r.charged_tokens),
+    charged_cost: intOrNull(r.charged_cost),
+    actual_tokens: intOrNull(r.actual_tokens),
+    actual_cost: intOrNull(r.actual_cost),
+    usage: (r.usage as string | null) ?? null,
+    usage_key: (r.usage_key as string | null) ?? null,
+    over_budget: int(r.over_budget),
+    created_at: r.created_at as string,
+    finished_at: (r.finished_at as string | null) ?? null,
+    allocation_entry_id: (r.allocation_entry_id as string | null) ?? null,
+    settlement_entry_id: (r.settlement_entry_id as string | null) ?? null,
+  };
+}
+
+function toTotalsRow(r: Record<string, unknown>): TotalsRow {
+  return {
+    scope: r.scope as string,
+    kind: r.kind as TotalsRow['kind'],
+    session_id: r.session_id as string,
+    work_order_id: r.work_order_id as string,
+    agent_id: r.agent_id as string,
+    reserved_tokens: int(r.reserved_tokens),
+    reserved_cost: int(r.reserved_cost),
+    settled_tokens: int(r.settled_tokens),
+    settled_cost: int(r.settled_cost),
+    requests: int(r.requests),
+    unknown_cost_requests: int(r.unknown_cost_requests),
+  };
+}
+
+function toWindowRow(r: Record<string, unknown>): WindowRow {
+  return { window_start: int(r.window_start), requests: int(r.requests), tokens: int(r.tokens) };
+}

@@ -1,0 +1,586 @@
+// One contract, every budget backend (hono-style): the SQLite budgeter behind its port and the PostgreSQL budgeter
+// run the same tests. A throwaway PostgreSQL server is started from the installed binaries; without them the
+// PostgreSQL half prints one SKIP line (in CI, where .ci/run installs them, a missing server fails the suite).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { fromDevRoot } from '../../scripts/lib/dev-root.js';
+import type { BudgetPort } from '../../staging/PKG-BUDGETER-001/HOT/budgeter/port.js';
+import type { PgBudgeter as PgBudgeterT } from '../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/pg-budgeter.js';
+
+// From the dev root, as the root runs them (and as coverage counts them).
+const { CpError } =
+  await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/errors.js')>('HOT/kernel/errors.js');
+const { Budgeter } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/budgeter.js')>(
+    'HOT/budgeter/budgeter.js',
+  );
+const { sqliteBudgetPort } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/port.js')>('HOT/budgeter/port.js');
+const { PgBudgeter } = await fromDevRoot<
+  typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/pg-budgeter.js')
+>('HOT/budgeter/pg/pg-budgeter.js');
+
+const { copyBudgetState } = await fromDevRoot<
+  typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/migrate-budget.js')
+>('HOT/budgeter/pg/migrate-budget.js');
+
+const { SnapshotState } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/snapshot.js')>(
+    'HOT/budgeter/pg/snapshot.js',
+  );
+const { scopeKeyOf } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/store.js')>('HOT/budgeter/store.js');
+
+const skipPg = pgSkip();
+const havePg = skipPg === false;
+
+let server: PgServer | undefined;
+let work: string;
+let databases = 0;
+
+before(async () => {
+  work = mkdtempSync(join(tmpdir(), 'cp-budget-store-'));
+  if (havePg) server = await startPgServer();
+});
+after(() => {
+  server?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const T0 = Date.UTC(2026, 0, 1, 10);
+
+function config(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    schema_version: '1',
+    mode: 'enforce',
+    currency: 'USD',
+    pricing: {
+      m1: {
+        input_per_mtok: 2,
+        output_per_mtok: 10,
+        cache_read_per_mtok: 0.2,
+        cache_write_5m_per_mtok: 2.5,
+        cache_write_1h_per_mtok: 4,
+      },
+    },
+    limits: {},
+    rate_limits: {},
+    ...overrides,
+  };
+}
+
+function clockAt(start = T0): { now: () => number; advance: (ms: number) => void } {
+  let t = start;
+  return { now: () => t, advance: (ms) => void (t += ms) };
+}
+
+/** 100 input + 50 output: 150 tokens reserved. */
+function request(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    request_id: id,
+    session_id: 'S1',
+    model: 'm1',
+    estimated_input_tokens: 100,
+    max_output_tokens: 50,
+    ...extra,
+  };
+}
+
+const coded =
+  (code: string) =>
+  (e: unknown): boolean =>
+    e instanceof CpError && e.code === code;
+
+interface Backend {
+  name: 'sqlite' | 'postgres';
+  skip: string | false;
+  /** A fresh, empty budget; `open` opens another handle (another host's) on the same one. */
+  fresh(config: unknown, clock?: () => number): Promise<{ port: BudgetPort; open: () => Promise<BudgetPort> }>;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'sqlite',
+    skip: false,
+    async fresh(cfg, clock) {
+      const dbPath = join(work, `budget-${(databases += 1)}.sqlite`);
+      const open = async (): Promise<BudgetPort> =>
+        sqliteBudgetPort(Budgeter.open({ dbPath, config: cfg, ...(clock ? { clock } : {}) }));
+      return { port: await open(), open };
+    },
+  },
+  {
+    name: 'postgres',
+    skip: skipPg,
+    async fresh(cfg, clock) {
+      const url = await createDatabase(server as PgServer, `budget_${(databases += 1)}`);
+      const open = (): Promise<BudgetPort> =>
+        PgBudgeter.open(url, { config: cfg, create: true, ...(clock ? { clock } : {}) });
+      return { port: await open(), open };
+    },
+  },
+];
+
+const usage = { input_tokens: 80, output_tokens: 20 };
+
+for (const backend of backends) {
+  describe(`budget store contract: ${backend.name}`, { skip: backend.skip }, () => {
+    test('reserve then settle charges the real usage; reserve then release gives it all back', async () => {
+      const { port } = await backend.fresh(config({ limits: { session: { default: { max_tokens: 1000 } } } }));
+      try {
+        const granted = await port.reserve(request('r1'));
+        assert.equal(granted.ok, true);
+        assert.ok(granted.ok);
+        assert.equal(granted.replayed, false);
+        assert.equal(granted.reservation.reserved_tokens, 150);
+        assert.equal(granted.remaining_tokens, 850);
+        assert.deepEqual(
+          granted.records.map((r) => r.event_type),
+          ['BUDGET_ALLOCATED'],
+        );
+        const settled = await port.settle({ request_id: 'r1', usage });
+        assert.equal(settled.reservation.state, 'settled');
+        assert.equal(settled.reservation.charged_tokens, 100);
+        assert.equal(settled.usage_known, true);
+        assert.equal(settled.remaining_tokens, 900);
+        await port.reserve(request('r2'));
+        const released = await port.release('r2');
+        assert.equal(released.reservation.state, 'released');
+        const third = await port.reserve(request('r3'));
+        assert.ok(third.ok);
+        // r2 gave its 150 back: 1000 - 100 settled - 150 for r3.
+        assert.equal(third.remaining_tokens, 750);
+      } finally {
+        await port.close();
+      }
+    });
+
+    test('reserve, settle and release replay per request id: replayed, no second record, no second charge', async () => {
+      const { port } = await backend.fresh(config({ limits: { session: { default: { max_tokens: 1000 } } } }));
+      try {
+        const first = await port.reserve(request('r1'));
+        const again = await port.reserve(request('r1'));
+        assert.ok(first.ok && again.ok);
+        assert.equal(again.replayed, true);
+        assert.deepEqual(again.records, []);
+        assert.equal(again.remaining_tokens, 850);
+        assert.deepEqual(again.reservation, first.reservation);
+        await port.settle({ request_id: 'r1', usage });
+        const settledAgain = await port.settle({ request_id: 'r1', usage });
+        assert.equal(settledAgain.replayed, true);
+        assert.deepEqual(settledAgain.records, []);
+        assert.equal(settledAgain.remaining_tokens, 900);
+        await port.reserve(request('r2'));
+        await port.release('r2');
+        const releasedAgain = await port.release('r2');
+        assert.equal(releasedAgain.replayed, true);
+        assert.deepEqual(releasedAgain.records, []);
+        const next = await port.reserve(request('r3'));
+        assert.ok(next.ok);
+        assert.equal(next.remaining_tokens, 750);
+      } finally {
+        await port.close();
+      }
+    });
+
+    test('a reused request id with other values is a conflict; an unknown one is refused; bad input is coded', async () => {
+      const { port } = await backend.fresh(config());
+      try {
+        await port.reserve(request('r1'));
+        await assert.rejects(
+          port.reserve(request('r1', { max_output_tokens: 51 })),
+          coded('ERR_BUDGET_REQUEST_CONFLICT'),
+        );
+        await port.settle({ request_id: 'r1', usage });
+        await assert.rejects(
+          port.settle({ request_id: 'r1', usage: { input_tokens: 1, output_tokens: 1 } }),
+          coded('ERR_BUDGET_REQUEST_CONFLICT'),
+        );
+        await assert.rejects(port.release('r1'), coded('ERR_BUDGET_REQUEST_STATE'));
+        await assert.rejects(port.settle({ request_id: 'nope', usage }), coded('ERR_BUDGET_UNKNOWN_REQUEST'));
+        await assert.rejects(port.release('nope'), coded('ERR_BUDGET_UNKNOWN_REQUEST'));
+        await assert.rejects(port.reserve(request('r2', { max_output_tokens: -1 })), coded('ERR_BUDGET_INPUT_INVALID'));
+        await assert.rejects(port.release('has space'), coded('ERR_BUDGET_INPUT_INVALID'));
+      } finally {
+        await port.close();
+      }
+    });
+
+    test('a session token limit refuses with BUDGET_EXHAUSTED, charging nothing', async () => {
+      const { port } = await backend.fresh(config({ limits: { session: { default: { max_tokens: 300 } } } }));
+      try {
+        assert.equal((await port.reserve(request('r1'))).ok, true);
+        assert.equal((await port.reserve(request('r2'))).ok, true);
+        const refused = await port.reserve(request('r3'));
+        assert.ok(!refused.ok);
+        assert.equal(refused.code, 'BUDGET_EXHAUSTED');
+        assert.equal(refused.retry_after_ms, null);
+        assert.deepEqual(
+          refused.records.map((r) => r.event_type),
+          ['BUDGET_EXCEEDED'],
+        );
+        await port.release('r2');
+        assert.equal((await port.reserve(request('r3'))).ok, true);
+      } finally {
+        await port.close();
+      }
+    });
+
+    test('a rate limit refuses with RATE_LIMITED until its window ends', async () => {
+      const clock = clockAt();
+      const { port } = await backend.fresh(
+        config({ rate_limits: { session: { window_ms: 60_000, max_requests: 2 } } }),
+        clock.now,
+      );
+      try {
+        assert.equal((await port.reserve(request('r1'))).ok, true);
+        clock.advance(1000);
+        assert.equal((await port.reserve(request('r2'))).ok, true);
+        const refused = await port.reserve(request('r3'));
+        assert.ok(!refused.ok);
+        assert.equal(refused.code, 'RATE_LIMITED');
+        assert.equal(refused.retry_after_ms, 59_000);
+        // A release gives its slot back.
+        await port.release('r2');
+        assert.equal((await port.reserve(request('r3'))).ok, true);
+        assert.equal((await port.reserve(request('r4'))).ok, false);
+        clock.advance(59_000);
+        assert.equal((await port.reserve(request('r4'))).ok, true);
+      } finally {
+        await port.close();
+      }
+    });
+
+    test('chargeUnknown keeps the reservation charged, once; stalePending lists what is still pending', async () => {
+      const clock = clockAt();
+      const { port } = await backend.fresh(
+        config({ limits: { session: { default: { max_tokens: 1000 } } } }),
+        clock.now,
+      );
+      try {
+        await port.reserve(request('a'));
+        clock.advance(1000);
+        await port.reserve(request('b'));
+        clock.advance(1000);
+        await port.reserve(request('c'));
+        assert.deepEqual(await port.stalePending(T0 + 1000), ['a', 'b']);
+        assert.deepEqual(await port.stalePending(T0 + 1000, 1), ['a']);
+        const charged = await port.chargeUnknown('a', 'process died', { reconciled: true });
+        assert.ok(charged);
+        assert.equal(charged.usage_known, false);
+        assert.equal(charged.reservation.state, 'settled');
+        assert.equal(charged.reservation.charged_tokens, 150);
+        assert.equal(charged.records[0]?.metadata?.reconciled, true);
+        // Still charged: 3 × 150 of the 1000.
+        assert.equal(charged.remaining_tokens, 550);
+        assert.equal(await port.chargeUnknown('a', 'again'), null);
+        await port.release('b');
+        assert.equal(await port.chargeUnknown('b', 'released meanwhile'), null);
+        assert.deepEqual(await port.stalePending(T0 + 5000), ['c']);
+      } finally {
+        await port.close();
+      }
+    });
+  });
+}
+
+/** One sequence touching every path (scopes, cost, warn, rate, replay, errors); each step's outcome or error. */
+async function sequence(port: BudgetPort, clock: { advance: (ms: number) => void }): Promise<unknown[]> {
+  const out: unknown[] = [];
+  const run = async (step: () => Promise<unknown>): Promise<void> => {
+    try {
+      out.push(await step());
+    } catch (e) {
+      out.push({ error: (e as { code?: string }).code, message: (e as Error).message });
+    }
+    clock.advance(700);
+  };
+  const ids = { work_order_id: 'WO1', agent_id: 'A1', budget_scope: 'K1' };
+  for (let i = 0; i < 6; i += 1) await run(() => port.reserve(request(`q${i}`, ids)));
+  await run(() => port.reserve(request('q0', ids)));
+  await run(() => port.reserve(request('q0')));
+  await run(() =>
+    port.settle({ request_id: 'q0', usage: { input_tokens: 90, output_tokens: 45, cache_read_tokens: 7 } }),
+  );
+  await run(() =>
+    port.settle({ request_id: 'q0', usage: { input_tokens: 90, output_tokens: 45, cache_read_tokens: 7 } }),
+  );
+  await run(() => port.settle({ request_id: 'q1', usage: { input_tokens: 'lots' } }));
+  await run(() => port.settle({ request_id: 'q2', usage: { input_tokens: 5000, output_tokens: 5000 } }));
+  await run(() => port.release('q3'));
+  await run(() => port.release('q3'));
+  await run(() => port.chargeUnknown('q4', 'lost', { dispatch_entry_id: null }));
+  await run(() => port.reserve(request('big', { ...ids, max_output_tokens: 4000 })));
+  await run(() => port.reserve(request('other', { session_id: 'S2', agent_id: 'A1', budget_scope: 'K1' })));
+  await run(() => port.settle({ request_id: 'never', usage: {} }));
+  await run(() => port.stalePending(T0 + 60_000));
+  return out;
+}
+
+test('the same steps with the same clock give deep-equal outcomes on SQLite and PostgreSQL', {
+  skip: skipPg,
+}, async () => {
+  for (const mode of ['enforce', 'warn'] as const) {
+    const cfg = config({
+      mode,
+      limits: {
+        session: { default: { max_tokens: 2000 } },
+        work_order: { default: { max_cost: 0.004 } },
+        agent: { by_id: { A1: { max_tokens: 900 } } },
+        key: { default: { max_tokens: 1500 } },
+      },
+      rate_limits: { agent: { window_ms: 3000, max_requests: 3 }, key: { window_ms: 10_000, max_tokens: 5000 } },
+    });
+    const results: unknown[][] = [];
+    for (const backend of backends) {
+      const clock = clockAt();
+      const { port } = await backend.fresh(cfg, clock.now);
+      try {
+        results.push(await sequence(port, clock));
+      } finally {
+        await port.close();
+      }
+    }
+    assert.deepEqual(results[1], results[0], `mode ${mode}`);
+    // The sequence did reach refusals and warnings, not only grants.
+    const text = JSON.stringify(results[0]);
+    assert.ok(text.includes(mode === 'enforce' ? 'RATE_LIMITED' : '"WARNED"'), text.slice(0, 400));
+  }
+});
+
+test('three hosts racing 300 reserves against a limit for 100 calls: exactly 100 granted, never overspent', {
+  skip: skipPg,
+}, async () => {
+  const limit = 100 * 150;
+  const { port, open } = await (backends[1] as Backend).fresh(
+    config({ limits: { session: { default: { max_tokens: limit } } } }),
+  );
+  const hosts = [port, await open(), await open()] as PgBudgeterT[];
+  try {
+    const outcomes = await Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        (hosts[i % 3] as PgBudgeterT).reserve(request(`h${i % 3}-${Math.floor(i / 3)}`)),
+      ),
+    );
+    const granted = outcomes.filter((o) => o.ok);
+    assert.equal(granted.length, 100);
+    assert.equal(outcomes.filter((o) => !o.ok && o.code === 'BUDGET_EXHAUSTED').length, 200);
+    const totals = async (): Promise<{ reserved: number; settled: number }> => {
+      const r = await (hosts[0] as PgBudgeterT).pool.query(
+        "SELECT reserved_tokens, settled_tokens FROM cplane_budget_scope_totals WHERE kind = 'session'",
+      );
+      return { reserved: Number(r.rows[0]?.reserved_tokens), settled: Number(r.rows[0]?.settled_tokens) };
+    };
+    assert.deepEqual(await totals(), { reserved: limit, settled: 0 });
+    await Promise.all(
+      granted.map((g, i) =>
+        (hosts[i % 3] as PgBudgeterT).settle({
+          request_id: g.ok ? g.reservation.request_id : '',
+          usage: { input_tokens: 100, output_tokens: 50 },
+        }),
+      ),
+    );
+    assert.deepEqual(await totals(), { reserved: 0, settled: limit });
+    assert.equal((await port.reserve(request('one-more'))).ok, false);
+  } finally {
+    for (const h of hosts) await h.close();
+  }
+});
+
+test('three hosts mixing reserve, settle and release over overlapping scopes: no deadlock, a shared key never overspent', {
+  skip: skipPg,
+}, async () => {
+  const keyLimit = 60 * 150;
+  const { port, open } = await (backends[1] as Backend).fresh(
+    config({ limits: { key: { default: { max_tokens: keyLimit } }, agent: { default: { max_tokens: 40 * 150 } } } }),
+  );
+  const hosts = [port, await open(), await open()] as PgBudgeterT[];
+  try {
+    // Each call charges its session, work order, agent and the one key: lock sets that overlap in every way.
+    const calls = Array.from({ length: 240 }, async (_, i) => {
+      const host = hosts[i % 3] as PgBudgeterT;
+      const id = `m${i}`;
+      const ids = { session_id: `S${i % 2}`, work_order_id: `WO${i % 3}`, agent_id: `A${i % 5}`, budget_scope: 'K1' };
+      const reserved = await host.reserve(request(id, ids));
+      if (!reserved.ok) return 'refused';
+      if (i % 4 === 0) {
+        await (hosts[(i + 1) % 3] as PgBudgeterT).release(id);
+        return 'released';
+      }
+      await (hosts[(i + 2) % 3] as PgBudgeterT).settle({
+        request_id: id,
+        usage: { input_tokens: 100, output_tokens: 50 },
+      });
+      return 'settled';
+    });
+    const results = await Promise.all(calls);
+    const settled = results.filter((r) => r === 'settled').length;
+    const rows = (
+      await (hosts[0] as PgBudgeterT).pool.query(
+        'SELECT kind, SUM(reserved_tokens)::bigint AS reserved, SUM(settled_tokens)::bigint AS settled FROM cplane_budget_scope_totals GROUP BY kind ORDER BY kind',
+      )
+    ).rows.map((r) => [r.kind, Number(r.reserved), Number(r.settled)]);
+    // Every kind counts the same calls; nothing is left reserved; the key's limit holds.
+    for (const [, reserved, total] of rows) {
+      assert.equal(reserved, 0);
+      assert.equal(total, settled * 150);
+    }
+    assert.ok(settled * 150 <= keyLimit);
+    assert.ok(results.includes('refused') && results.includes('released'), results.join(','));
+    const agents = await (hosts[0] as PgBudgeterT).pool.query(
+      "SELECT MAX(settled_tokens)::bigint AS most FROM cplane_budget_scope_totals WHERE kind = 'agent'",
+    );
+    assert.ok(Number(agents.rows[0]?.most) <= 40 * 150);
+  } finally {
+    for (const h of hosts) await h.close();
+  }
+});
+
+test('PostgreSQL: a shared pool stays open; no password in the URL; a server away is ERR_STORE_UNAVAILABLE', {
+  skip: skipPg,
+}, async () => {
+  const url = await createDatabase(server as PgServer, `budget_${(databases += 1)}`);
+  await assert.rejects(PgBudgeter.open(url, { config: config() }), coded('ERR_BUDGET_DB'));
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  try {
+    const shared = await PgBudgeter.open(pool, { config: config(), create: true });
+    assert.equal((await shared.reserve(request('r1'))).ok, true);
+    await shared.close();
+    assert.equal((await pool.query('SELECT count(*)::int AS n FROM cplane_budget_reservations')).rows[0]?.n, 1);
+    const reopened = await PgBudgeter.open(url, { config: config() });
+    assert.equal((await reopened.reserve(request('r1'))).ok, true);
+    await reopened.close();
+  } finally {
+    await pool.end();
+  }
+  await assert.rejects(
+    PgBudgeter.open('postgres://cplane:hunter2@127.0.0.1:1/cplane', { config: config() }),
+    (e: unknown) => coded('ERR_STORE_URL')(e) && !(e as Error).message.includes('hunter2'),
+  );
+  await assert.rejects(
+    PgBudgeter.open('postgres://cplane@127.0.0.1:1/cplane', { config: config() }),
+    coded('ERR_STORE_UNAVAILABLE'),
+  );
+  await assert.rejects(PgBudgeter.open(url, { config: { mode: 'enforce' } }), coded('ERR_BUDGET_CONFIG_INVALID'));
+});
+
+test('a SQLite budget copies into PostgreSQL; a rerun adds only the reservations made since, each counted once', {
+  skip: skipPg,
+}, async () => {
+  const cfg = config({ limits: { session: { default: { max_tokens: 1000 } } } });
+  const dbPath = join(work, `budget-${(databases += 1)}.sqlite`);
+  const sqlite = Budgeter.open({ dbPath, config: cfg });
+  const url = await createDatabase(server as PgServer, `budget_${(databases += 1)}`);
+  const target = await PgBudgeter.open(url, { config: cfg, create: true });
+  const session = async (): Promise<Record<string, number>> => {
+    const r = await target.pool.query(
+      "SELECT reserved_tokens, settled_tokens, requests, unknown_cost_requests FROM cplane_budget_scope_totals WHERE kind = 'session'",
+    );
+    return Object.fromEntries(Object.entries(r.rows[0] ?? {}).map(([k, v]) => [k, Number(v)]));
+  };
+  try {
+    const ids = { work_order_id: 'WO1', agent_id: 'A1', budget_scope: 'K1' };
+    sqlite.reserve(request('r1', ids));
+    sqlite.reserve(request('r2', ids));
+    sqlite.reserve(request('r3'));
+    sqlite.reserve(request('r5', ids));
+    sqlite.settle({ request_id: 'r1', usage });
+    sqlite.release('r2');
+    sqlite.chargeUnknown('r5', 'lost', {}, null);
+    const first = await copyBudgetState(dbPath, target);
+    assert.deepEqual(first, {
+      reservations: 4,
+      reservations_present: 0,
+      scopes: 4,
+      rate_windows: 0,
+      scopes_differing: 0,
+    });
+    // Every scope's totals are the SQLite file's.
+    const file = new Database(dbPath, { readonly: true });
+    const expected = file.prepare('SELECT * FROM scope_totals ORDER BY scope').all();
+    file.close();
+    const copied = (await target.pool.query('SELECT * FROM cplane_budget_scope_totals ORDER BY scope')).rows.map((r) =>
+      Object.fromEntries(
+        Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^[0-9]+$/.test(v) ? Number(v) : v]),
+      ),
+    );
+    assert.deepEqual(copied, expected);
+    const again = await copyBudgetState(dbPath, target);
+    assert.deepEqual(again, {
+      reservations: 0,
+      reservations_present: 4,
+      scopes: 0,
+      rate_windows: 0,
+      scopes_differing: 0,
+    });
+    assert.deepEqual(await session(), {
+      reserved_tokens: 150,
+      settled_tokens: 250,
+      requests: 3,
+      unknown_cost_requests: 1,
+    });
+    // SQLite kept taking calls: r4 is new, r3 settled there after it was copied pending.
+    sqlite.reserve(request('r4'));
+    sqlite.settle({ request_id: 'r3', usage });
+    const third = await copyBudgetState(dbPath, target);
+    assert.equal(third.reservations, 1);
+    assert.equal(third.reservations_present, 4);
+    // r4 counted once; r3 still pending in PostgreSQL, charged in full (over, never under) until settled there.
+    assert.deepEqual(await session(), {
+      reserved_tokens: 300,
+      settled_tokens: 250,
+      requests: 4,
+      unknown_cost_requests: 1,
+    });
+    await target.settle({ request_id: 'r3', usage });
+    assert.deepEqual(await session(), {
+      reserved_tokens: 150,
+      settled_tokens: 350,
+      requests: 4,
+      unknown_cost_requests: 1,
+    });
+  } finally {
+    sqlite.close();
+    await target.close();
+  }
+});
+
+test('a PostgreSQL step reading a row it did not lock is a bug, refused as ERR_INTERNAL', () => {
+  const mine = scopeKeyOf('session', 'S1', '', '');
+  const other = scopeKeyOf('session', 'S2', '', '');
+  const state = new SnapshotState('r1', undefined, [mine], [], new Map());
+  assert.equal(state.totals([mine])[0]?.reserved_tokens, 0);
+  assert.equal(state.window(mine), undefined);
+  assert.throws(() => state.getReservation('r2'), coded('ERR_INTERNAL'));
+  assert.throws(() => state.totals([other]), coded('ERR_INTERNAL'));
+  assert.throws(() => state.addTotals([other], { requests: 1 }), coded('ERR_INTERNAL'));
+  assert.throws(() => state.window(other), coded('ERR_INTERNAL'));
+  assert.throws(() => state.putWindow(other, { window_start: 0, requests: 1, tokens: 1 }), coded('ERR_INTERNAL'));
+});
+
+// Last: it stops the server under the budgeter and starts it again.
+test('a server going away mid-use is ERR_STORE_UNAVAILABLE; the same budgeter works once it is back', {
+  skip: skipPg,
+}, async () => {
+  const { port } = await (backends[1] as Backend).fresh(config());
+  try {
+    assert.equal((await port.reserve(request('r1'))).ok, true);
+    (server as PgServer).halt();
+    try {
+      await assert.rejects(port.reserve(request('r2')), coded('ERR_STORE_UNAVAILABLE'));
+      await assert.rejects(port.stalePending(T0), coded('ERR_STORE_UNAVAILABLE'));
+    } finally {
+      (server as PgServer).start();
+    }
+    assert.equal((await port.reserve(request('r2'))).ok, true);
+    assert.equal((await port.settle({ request_id: 'r1', usage })).reservation.state, 'settled');
+  } finally {
+    await port.close();
+  }
+});
