@@ -570,7 +570,8 @@ async function coded<T>(promise: Promise<T>): Promise<T> {
   }
 }
 
-function storeError(error: unknown): unknown {
+/** A driver or server failure as a coded error: the network and a server that cannot take the request are ERR_STORE_UNAVAILABLE; anything else is returned as it is. */
+export function storeError(error: unknown): unknown {
   if (error instanceof CpError) return error;
   const e = error as { code?: string; message?: string };
   // The network, and the SQLSTATE classes of a server that cannot take the write: connection (08), credentials
