@@ -24,7 +24,8 @@ export function sqliteBudgetPort(budgeter: Budgeter): BudgetPort {
     reserve: async (request) => budgeter.reserve(request),
     settle: async (request) => budgeter.settle(request),
     release: async (requestId) => budgeter.release(requestId),
-    chargeUnknown: async (requestId, reason, metadata = {}) => budgeter.chargeUnknown(requestId, reason, metadata, null),
+    chargeUnknown: async (requestId, reason, metadata = {}) =>
+      budgeter.chargeUnknown(requestId, reason, metadata, null),
     stalePending: async (cutoffMs, limit) => budgeter.stalePending(cutoffMs, limit),
     close: async () => budgeter.close(),
   };
