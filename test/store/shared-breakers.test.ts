@@ -121,6 +121,8 @@ test('failures on one host open the breaker on every host; a probe success on an
     const probe = b.registry.for('anthropic', 'claude');
     assert.ok(probe.admit(), 'the reset timeout passed: B may probe');
     probe.recordSuccess();
+    // Later than B's closing from here on: a host that re-published what it adopted would now win the row.
+    now.ms += 1;
     await until('A and C close after B’s probe', () => state(a) === 'CLOSED' && state(c) === 'CLOSED');
     assert.ok(a.registry.for('anthropic', 'claude').admit());
     assert.ok(c.registry.for('anthropic', 'claude').admit());
@@ -201,6 +203,44 @@ test('the database unreachable: each host’s breakers keep working, status says
     assert.equal(b.registry.for('anthropic', 'claude').admit(), false);
   } finally {
     if (halted) s.start();
+    await close();
+  }
+});
+
+test('a database that stops answering without closing the connection: status says so, calls are never held up', {
+  skip,
+}, async () => {
+  const { hosts: [a] = [], close } = await hosts(['A']);
+  assert.ok(a);
+  const pool = a.pool as unknown as { query: (...args: unknown[]) => Promise<unknown> };
+  const real = pool.query.bind(pool);
+  let answer: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => {
+    answer = resolve;
+  });
+  let asked = 0;
+  pool.query = async (...args: unknown[]) => {
+    asked += 1;
+    await held;
+    return real(...args);
+  };
+  try {
+    await until('an exchange is waiting', () => asked > 0);
+    fail(a, 3);
+    assert.equal(state(a), 'OPEN', 'the breaker opened while the database hangs');
+    assert.equal(a.shared.status().ok, true, 'a wait shorter than stallMs is not yet a fault');
+    now.ms += 5001;
+    const stalled = a.shared.status();
+    assert.equal(stalled.ok, false);
+    assert.match(stalled.last_error ?? '', /^ERR_STORE_UNAVAILABLE: no reply from PostgreSQL for \d+ ms$/);
+    assert.equal(stalled.pending, 1);
+    pool.query = real;
+    answer();
+    await until('published once the database answers', () => a.shared.status().ok && a.shared.status().pending === 0);
+    assert.equal(a.shared.status().last_error, null);
+  } finally {
+    pool.query = real;
+    answer();
     await close();
   }
 });

@@ -25,6 +25,7 @@ export interface PgRevocationsOptions {
 }
 
 export interface PgRevocationsStatus {
+  /** The last read succeeded and the copy is fresh enough to be trusted (isRevoked answers rather than throws). */
   ok: boolean;
   last_error: string | null;
   /** When the list was last read successfully (ISO). */
@@ -106,7 +107,7 @@ export class PgRevocations implements RevocationCheck {
 
   status(): PgRevocationsStatus {
     return {
-      ok: this.lastError === null,
+      ok: this.lastError === null && this.clock() - this.refreshedAtMs <= this.maxStaleMs,
       last_error: this.lastError,
       last_refresh_at: new Date(this.refreshedAtMs).toISOString(),
       revoked: this.revoked.size,

@@ -20,10 +20,16 @@ export interface SharedBreakersOptions {
   clock?: () => number;
   /** Who published a row (cplane_breakers.host), for an operator reading the table; default hostname:pid. */
   host?: string;
+  /**
+   * An exchange waiting longer than this for the database makes status() report it (a server that stopped answering
+   * without closing the connection); default 10 × pollMs, at least 5 s. Bound the wait itself with the pool's
+   * connectionTimeoutMillis and query_timeout.
+   */
+  stallMs?: number;
 }
 
 export interface SharedBreakersStatus {
-  /** The last exchange with the database succeeded. */
+  /** The last exchange with the database succeeded, and none has been waiting for a reply longer than stallMs. */
   ok: boolean;
   last_error: string | null;
   /** When the table was last read successfully (ISO), null before the first. */
@@ -68,6 +74,7 @@ export class SharedBreakers {
   private lastError: string | null = null;
   private lastPollAtMs: number | null = null;
   private errors = 0;
+  private exchangeStartedAtMs = 0;
   private readonly onPoolError = (error: Error): void => this.failed(error);
 
   private constructor(
@@ -76,6 +83,7 @@ export class SharedBreakers {
     private readonly clock: () => number,
     private readonly host: string,
     pollMs: number,
+    private readonly stallMs: number,
   ) {
     this.unsubscribe = registry.onTransition((snapshot) => this.published(snapshot));
     // An idle connection the server dropped must not crash the gateway; the next tick reconnects.
@@ -100,6 +108,7 @@ export class SharedBreakers {
       options.clock ?? Date.now,
       options.host ?? `${hostname()}:${process.pid}`,
       options.pollMs ?? 500,
+      options.stallMs ?? Math.max(10 * (options.pollMs ?? 500), 5000),
     );
     shared.kick();
     await shared.running;
@@ -107,9 +116,11 @@ export class SharedBreakers {
   }
 
   status(): SharedBreakersStatus {
+    const waited = this.running === null ? 0 : this.clock() - this.exchangeStartedAtMs;
+    const stalled = waited > this.stallMs;
     return {
-      ok: this.ok,
-      last_error: this.lastError,
+      ok: this.ok && !stalled,
+      last_error: stalled ? `ERR_STORE_UNAVAILABLE: no reply from PostgreSQL for ${waited} ms` : this.lastError,
       last_poll_at: this.lastPollAtMs === null ? null : new Date(this.lastPollAtMs).toISOString(),
       pending: this.pending.size,
       errors: this.errors,
@@ -167,6 +178,7 @@ export class SharedBreakers {
   }
 
   private async exchange(): Promise<void> {
+    this.exchangeStartedAtMs = this.clock();
     try {
       await this.flush();
       if (this.stopped) return;
