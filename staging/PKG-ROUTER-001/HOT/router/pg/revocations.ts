@@ -137,7 +137,8 @@ export interface RevocationLedger {
  * Revoke a key id on PostgreSQL and record KEY_REVOKED. The row is inserted in a transaction that commits only after
  * the record is appended, so no host ever sees a revocation without its record: a ledger that refuses rolls the
  * row back and its error is rethrown. An id already revoked is left as it was (changed: false); two hosts revoking
- * the same id at once wait on its key and one of them records it.
+ * the same id at once wait on its key and one of them records it. The transaction holds one of the pool's connections
+ * while the ledger appends: a ledger on the same pool needs it to allow two.
  */
 export async function revokeKeyPg(
   pool: pg.Pool,

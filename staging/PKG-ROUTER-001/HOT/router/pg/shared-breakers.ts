@@ -85,7 +85,7 @@ export class SharedBreakers {
     pollMs: number,
     private readonly stallMs: number,
   ) {
-    this.unsubscribe = registry.onTransition((snapshot) => this.published(snapshot));
+    this.unsubscribe = registry.onTransition((snapshot) => this.queue(snapshot));
     // An idle connection the server dropped must not crash the gateway; the next tick reconnects.
     pool.on('error', this.onPoolError);
     this.timer = setInterval(() => this.kick(), pollMs);
@@ -137,7 +137,7 @@ export class SharedBreakers {
   }
 
   /** The hot path's only cost: queue the change and start an exchange that the call never waits for. */
-  private published(snapshot: BreakerSnapshot): void {
+  private queue(snapshot: BreakerSnapshot): void {
     const change: Change =
       snapshot.state === 'CLOSED'
         ? {
