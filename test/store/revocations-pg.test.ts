@@ -21,6 +21,13 @@ const { REVOKED_KEYS_REL } =
   await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js')>(
     'HOT/kernel/root/layout.js',
   );
+const { issueToken } =
+  await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/auth.js')>('HOT/router/auth.js');
+// The router's own test harness (a router on a SQLite ledger, a mock provider), to check it maps a stale list.
+const { harness, request } =
+  await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/tests/router/harness.js')>(
+    'HOT/tests/router/harness.js',
+  );
 const { PgRevocations, copyRevocations, revokeKeyPg } =
   await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/pg/revocations.js')>(
     'HOT/router/pg/revocations.js',
@@ -211,5 +218,47 @@ test('copyRevocations copies a root’s revoked-keys.json, keeping ids already t
     await check.stop();
   } finally {
     await p.end();
+  }
+});
+
+test('the router on PgRevocations: a key revoked elsewhere is AUTH_REVOKED, a stale list AUTH_REVOCATION_LIST_INVALID', {
+  skip,
+}, async (t) => {
+  const s = server as PgServer;
+  const url = await fresh();
+  const ledger = await PgLedger.open(url, { create: true });
+  const p = pool(url);
+  const check = await PgRevocations.open(p, { pollMs: POLL_MS, maxStaleMs: 5000, clock });
+  const keys = { default: 'revocations-pg-test-secret' };
+  const h = harness(t, { router: { devMode: false, authKeys: keys, revocations: check } });
+  const nowS = Math.floor(h.now.ms / 1000);
+  const token = (jti: string): string =>
+    issueToken({ sub: 'AGENT-1', scopes: ['route:*'], iat: nowS, exp: nowS + 600, jti }, keys);
+  const revoked = token(KEY);
+  const kept = token(OTHER);
+  let halted = false;
+  try {
+    assert.equal((await h.router.route(request({ auth_token: revoked }))).outcome, 'success');
+    await revokeKeyPg(ledger.pool, ledger, KEY, 'rotated', clock);
+    await until('this router refuses the key', () => check.isRevoked([KEY]));
+    assert.equal((await h.router.route(request({ auth_token: revoked }))).error_code, 'AUTH_REVOKED');
+    assert.equal((await h.router.route(request({ auth_token: kept }))).outcome, 'success');
+
+    s.halt();
+    halted = true;
+    await until('a failed read is reported', () => check.status().ok === false);
+    now.ms += 5001;
+    const refused = await h.router.route(request({ auth_token: kept }));
+    assert.equal(refused.error_code, 'AUTH_REVOCATION_LIST_INVALID');
+    assert.match(refused.error_message ?? '', /^ERR_REVOCATION_LIST_STALE: /);
+    s.start();
+    halted = false;
+    await until('the list is read again', () => check.status().ok, 30_000);
+    assert.equal((await h.router.route(request({ auth_token: kept }))).outcome, 'success');
+  } finally {
+    if (halted) s.start();
+    await check.stop();
+    await p.end();
+    await ledger.close();
   }
 });
