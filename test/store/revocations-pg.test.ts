@@ -181,6 +181,49 @@ test('the database unreachable for longer than maxStaleMs: every key is refused 
   }
 });
 
+test('a read whose reply comes late is as old as when it was sent: it does not make a stale list fresh', {
+  skip,
+}, async () => {
+  const url = await fresh();
+  const p = pool(url);
+  const check = await PgRevocations.open(p, { pollMs: POLL_MS, maxStaleMs: 5000, clock });
+  const q = p as unknown as { query: (...args: unknown[]) => Promise<unknown> };
+  const real = q.query.bind(q);
+  const gates: Array<{ open: () => void; opened: Promise<void> }> = [0, 1].map(() => {
+    let open: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    return { open, opened };
+  });
+  let asked = 0;
+  q.query = async (...args: unknown[]) => {
+    const gate = gates[Math.min(asked, 1)];
+    asked += 1;
+    await gate?.opened;
+    return real(...args);
+  };
+  try {
+    await until('a read is waiting for its reply', () => asked === 1);
+    now.ms += 5001;
+    gates[0]?.open();
+    await until('the late reply arrived and the next read was sent', () => asked === 2);
+    assert.throws(
+      () => check.isRevoked([KEY]),
+      (e: unknown) => e instanceof CpError && e.code === 'ERR_REVOCATION_LIST_STALE',
+    );
+    assert.equal(check.status().ok, false);
+    gates[1]?.open();
+    await until('a read sent after the clock moved makes it fresh', () => check.status().ok);
+    assert.equal(check.isRevoked([KEY]), false);
+  } finally {
+    for (const gate of gates) gate.open();
+    q.query = real;
+    await check.stop();
+    await p.end();
+  }
+});
+
 test('copyRevocations copies a root’s revoked-keys.json, keeping ids already there; an absent file copies nothing', {
   skip,
 }, async () => {

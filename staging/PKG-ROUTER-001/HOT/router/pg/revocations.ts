@@ -52,9 +52,10 @@ export class PgRevocations implements RevocationCheck {
     private readonly maxStaleMs: number,
     pollMs: number,
     initial: ReadonlySet<string>,
+    readAtMs: number,
   ) {
     this.revoked = initial;
-    this.refreshedAtMs = clock();
+    this.refreshedAtMs = readAtMs;
     // An idle connection the server dropped must not crash the gateway; the next read reconnects.
     pool.on('error', this.onPoolError);
     this.timer = setInterval(() => {
@@ -66,16 +67,12 @@ export class PgRevocations implements RevocationCheck {
   /** Create the table when absent and read the list once (ERR_STORE_UNAVAILABLE when the database cannot be reached). */
   static async open(pool: pg.Pool, options: PgRevocationsOptions = {}): Promise<PgRevocations> {
     await ensureRouterTables(pool);
+    const clock = options.clock ?? Date.now;
+    const readAtMs = clock();
     const initial = await readRevoked(pool).catch((error: unknown) => {
       throw storeError(error);
     });
-    return new PgRevocations(
-      pool,
-      options.clock ?? Date.now,
-      options.maxStaleMs ?? 10_000,
-      options.pollMs ?? 1000,
-      initial,
-    );
+    return new PgRevocations(pool, clock, options.maxStaleMs ?? 10_000, options.pollMs ?? 1000, initial, readAtMs);
   }
 
   isRevoked(keyIds: readonly string[]): boolean {
@@ -96,9 +93,13 @@ export class PgRevocations implements RevocationCheck {
   /** Read the list now (the timer does this every pollMs); a failure is kept in status(), never thrown. */
   async refresh(): Promise<void> {
     if (this.stopped) return;
+    // A copy is as old as the moment its query was sent: a reply that took long is not fresher for it.
+    const readAtMs = this.clock();
     try {
-      this.revoked = await readRevoked(this.pool);
-      this.refreshedAtMs = this.clock();
+      const revoked = await readRevoked(this.pool);
+      if (readAtMs < this.refreshedAtMs) return;
+      this.revoked = revoked;
+      this.refreshedAtMs = readAtMs;
       this.lastError = null;
     } catch (error) {
       this.lastError = describeError(error);
