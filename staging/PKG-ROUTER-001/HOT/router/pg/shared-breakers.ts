@@ -32,7 +32,7 @@ export interface SharedBreakersStatus {
   /** The last exchange with the database succeeded, and none has been waiting for a reply longer than stallMs. */
   ok: boolean;
   last_error: string | null;
-  /** When the table was last read successfully (ISO), null before the first. */
+  /** When the last successful read of the table was sent (ISO), null before the first. */
   last_poll_at: string | null;
   /** Local transitions not yet published. */
   pending: number;
@@ -185,7 +185,8 @@ export class SharedBreakers {
       await this.poll();
       this.ok = true;
       this.lastError = null;
-      this.lastPollAtMs = this.clock();
+      // As of when the exchange began: a reply that came late is no fresher for it.
+      this.lastPollAtMs = this.exchangeStartedAtMs;
     } catch (error) {
       this.failed(error);
     }
