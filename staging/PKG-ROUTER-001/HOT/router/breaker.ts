@@ -19,6 +19,14 @@ export interface BreakerSnapshot {
   probes_in_flight: number;
 }
 
+/**
+ * Told of a breaker's transitions that matter beyond this process: it opened (CLOSED → OPEN, HALF_OPEN → OPEN, or
+ * re-armed with a later opened_at by a failure while OPEN) or closed after being open or half-open. Not told of
+ * OPEN → HALF_OPEN (each process probes for itself), nor of restore() (a state adopted from elsewhere must not be
+ * announced again, or hosts would echo each other). Called synchronously on the hot path: it must be quick.
+ */
+export type BreakerListener = (snapshot: BreakerSnapshot) => void;
+
 export class CircuitBreaker {
   private state: BreakerState = 'CLOSED';
   private failures = 0;
@@ -29,6 +37,7 @@ export class CircuitBreaker {
     readonly key: string,
     private readonly config: BreakerConfig,
     private readonly clock: () => number,
+    private readonly onTransition: BreakerListener | null = null,
   ) {}
 
   /** May a call go through now? Moves OPEN → HALF_OPEN when the reset timeout has passed. */
@@ -46,18 +55,22 @@ export class CircuitBreaker {
   }
 
   recordSuccess(): void {
+    const wasOpen = this.state !== 'CLOSED';
     this.state = 'CLOSED';
     this.failures = 0;
     this.openedAtMs = null;
     this.probes = 0;
+    if (wasOpen) this.announce();
   }
 
   recordFailure(): void {
     this.failures += 1;
     if (this.state === 'HALF_OPEN' || this.failures >= this.config.failure_threshold) {
+      const before = this.openedAtMs;
       this.state = 'OPEN';
       this.openedAtMs = this.clock();
       this.probes = 0;
+      if (this.openedAtMs !== before) this.announce();
     }
   }
 
@@ -74,6 +87,14 @@ export class CircuitBreaker {
     this.probes = 0;
   }
 
+  private announce(): void {
+    try {
+      this.onTransition?.(this.snapshot());
+    } catch {
+      // An observer's fault must never fail the call being routed.
+    }
+  }
+
   snapshot(): BreakerSnapshot {
     return {
       key: this.key,
@@ -87,6 +108,10 @@ export class CircuitBreaker {
 
 export class BreakerRegistry {
   private readonly breakers = new Map<string, CircuitBreaker>();
+  private readonly listeners = new Set<BreakerListener>();
+  private readonly emit: BreakerListener = (snapshot) => {
+    for (const listener of this.listeners) listener(snapshot);
+  };
 
   constructor(
     private readonly config: BreakerConfig,
@@ -94,13 +119,25 @@ export class BreakerRegistry {
   ) {}
 
   for(providerId: string, modelId: string): CircuitBreaker {
-    const key = `${providerId}/${modelId}`;
+    return this.byKey(`${providerId}/${modelId}`);
+  }
+
+  /** The breaker for a `provider/model` key as snapshots name it. */
+  byKey(key: string): CircuitBreaker {
     let breaker = this.breakers.get(key);
     if (!breaker) {
-      breaker = new CircuitBreaker(key, this.config, this.clock);
+      breaker = new CircuitBreaker(key, this.config, this.clock, this.emit);
       this.breakers.set(key, breaker);
     }
     return breaker;
+  }
+
+  /** Be told of every breaker's transitions (BreakerListener); returns the function that stops it. */
+  onTransition(listener: BreakerListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 
   restore(snapshots: readonly BreakerSnapshot[]): void {

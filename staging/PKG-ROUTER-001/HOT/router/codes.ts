@@ -33,6 +33,12 @@ export const CODES = defineCodes({
       '`HOT/registries/revoked-keys.json` is not JSON or not a revocation list (every authentication is refused until it is fixed)',
     hint: 'restore the file from a backup; only `cplane token revoke` writes it',
   },
+  ERR_REVOCATION_LIST_STALE: {
+    kind: 'error',
+    meaning:
+      'the revoked keys on PostgreSQL (`cplane_revoked_keys`) were not read for longer than the gateway may trust its copy (every authentication is refused until a read succeeds)',
+    hint: 'bring the database back or fix the connection (the refusal lifts at the next successful read, within the poll interval)',
+  },
   VALIDATION_FAILED: { kind: 'refusal', meaning: 'the route request is malformed (fields, types, bounds)' },
   UNKNOWN_PROVIDER: { kind: 'refusal', meaning: 'the request names a provider the router was not given' },
   AUTH_MISSING: { kind: 'refusal', meaning: 'no auth token (and the router is not in dev mode)' },

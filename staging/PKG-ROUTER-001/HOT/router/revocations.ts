@@ -3,7 +3,7 @@ import { writeFileAtomic } from '#kernel/atomic.js';
 import { sha256Hex } from '#kernel/canonical.js';
 import { CpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readFileBounded } from '#kernel/bounded-read.js';
-import { Ledger, ledgerPathForRoot, type LedgerEntry } from '#kernel/ledger/index.js';
+import { type AppendInput, Ledger, ledgerPathForRoot, type LedgerEntry } from '#kernel/ledger/index.js';
 import { REVOKED_KEYS_REL, rootPaths } from '#kernel/root/layout.js';
 import { acquireRootLock } from '#kernel/root/lock.js';
 import { entryKind, shapeError } from '#kernel/root/shape.js';
@@ -123,13 +123,8 @@ export interface RevokeResult {
   revoked_at: string;
 }
 
-/** Add a key id to the list under the root lock, publish it atomically and record KEY_REVOKED; the file is put back if the ledger refuses. */
-export function revokeKey(
-  root: string,
-  keyId: string,
-  reason: string | null,
-  clock: () => number = Date.now,
-): RevokeResult {
+/** The reason as recorded (truncated), once the key id is known to be one; ERR_TOKEN_INVALID when it is not. */
+export function revocationReason(keyId: string, reason: string | null): string | null {
   if (!isKeyId(keyId)) {
     throw new CpError(
       'ERR_TOKEN_INVALID',
@@ -140,7 +135,36 @@ export function revokeKey(
       },
     );
   }
-  const why = reason === null ? null : truncateText(reason, MAX_REASON);
+  return reason === null ? null : truncateText(reason, MAX_REASON);
+}
+
+/**
+ * The KEY_REVOKED record, whichever store holds the list; `list` says what the list became (its size, and for the
+ * file its digests before and after).
+ */
+export function keyRevokedRecord(
+  keyId: string,
+  revokedAt: string,
+  reason: string | null,
+  list: Record<string, unknown>,
+): AppendInput {
+  return {
+    event_type: 'KEY_REVOKED',
+    submission_id: keyId,
+    decision: 'REVOKED',
+    reason: reason ?? 'revoked',
+    metadata: { key_id: keyId, revoked_at: revokedAt, ...list },
+  };
+}
+
+/** Add a key id to the list under the root lock, publish it atomically and record KEY_REVOKED; the file is put back if the ledger refuses. */
+export function revokeKey(
+  root: string,
+  keyId: string,
+  reason: string | null,
+  clock: () => number = Date.now,
+): RevokeResult {
+  const why = revocationReason(keyId, reason);
   const lock = acquireRootLock(root, { timeoutMs: 10_000 });
   try {
     const before = readRevocations(root);
@@ -155,19 +179,13 @@ export function revokeKey(
     try {
       const ledger = Ledger.open(ledgerPathForRoot(root));
       try {
-        entry = ledger.append({
-          event_type: 'KEY_REVOKED',
-          submission_id: keyId,
-          decision: 'REVOKED',
-          reason: why ?? 'revoked',
-          metadata: {
-            key_id: keyId,
-            revoked_at: revokedAt,
+        entry = ledger.append(
+          keyRevokedRecord(keyId, revokedAt, why, {
             revoked_count: entries.length,
             before_digest: before.bytes === null ? null : `sha256:${sha256Hex(before.bytes)}`,
             after_digest: `sha256:${sha256Hex(bytes)}`,
-          },
-        });
+          }),
+        );
       } finally {
         ledger.close();
       }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CircuitBreaker } from '../../router/breaker.js';
+import { BreakerRegistry, type BreakerSnapshot, CircuitBreaker } from '../../router/breaker.js';
 import { harness, request, type Step } from './harness.js';
 
 const fail500: Step = { error: { kind: 'server_error', status: 500, message: 'boom' } };
@@ -74,4 +74,47 @@ test('breaker state machine: a half-open probe failure re-opens; only N probes p
     opened_at: null,
     probes_in_flight: 0,
   });
+});
+
+test('transition listeners hear openings and closings after an opening, not probes, successes while closed or restores', () => {
+  let now = 1000;
+  const registry = new BreakerRegistry({ failure_threshold: 2, reset_timeout_ms: 100, half_open_probes: 1 }, () => now);
+  const heard: Array<Pick<BreakerSnapshot, 'key' | 'state' | 'opened_at'>> = [];
+  const stop = registry.onTransition(({ key, state, opened_at }) => heard.push({ key, state, opened_at }));
+  registry.onTransition(() => {
+    throw new Error('a faulty observer');
+  });
+  const b = registry.for('p', 'm');
+  b.recordSuccess();
+  b.recordFailure();
+  assert.equal(heard.length, 0, 'a success while closed and a failure under the threshold are not transitions');
+  b.recordFailure();
+  assert.deepEqual(heard, [{ key: 'p/m', state: 'OPEN', opened_at: new Date(1000).toISOString() }]);
+  now = 1050;
+  b.recordFailure();
+  assert.equal(heard.at(-1)?.opened_at, new Date(1050).toISOString(), 'a late failure while open re-arms it');
+  now = 1150;
+  assert.ok(b.admit());
+  assert.equal(heard.length, 2, 'OPEN → HALF_OPEN is not announced');
+  b.recordFailure();
+  assert.deepEqual(heard.at(-1), { key: 'p/m', state: 'OPEN', opened_at: new Date(1150).toISOString() });
+  now = 1250;
+  assert.ok(b.admit());
+  b.recordSuccess();
+  assert.deepEqual(heard.at(-1), { key: 'p/m', state: 'CLOSED', opened_at: null });
+  assert.equal(heard.length, 4);
+  registry.restore([
+    {
+      key: 'p/m',
+      state: 'OPEN',
+      consecutive_failures: 2,
+      opened_at: new Date(1250).toISOString(),
+      probes_in_flight: 0,
+    },
+  ]);
+  assert.equal(heard.length, 4, 'a restored state is not announced again');
+  assert.equal(registry.byKey('p/m'), b, 'byKey names the same breaker as for()');
+  stop();
+  b.recordSuccess();
+  assert.equal(heard.length, 4, 'a stopped listener hears nothing');
 });

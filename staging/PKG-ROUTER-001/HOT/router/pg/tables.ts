@@ -1,0 +1,55 @@
+import type pg from 'pg';
+import { storeError } from '#kernel/ledger/pg/pg-ledger.js';
+
+/** The router's shared tables: its open breakers and its revoked keys. */
+export const ROUTER_TABLES_DDL = `
+CREATE TABLE IF NOT EXISTS cplane_breakers (
+  key TEXT PRIMARY KEY,
+  state TEXT NOT NULL CHECK (state IN ('OPEN', 'CLOSED')),
+  consecutive_failures INT NOT NULL,
+  opened_at_ms BIGINT,
+  changed_at_ms BIGINT NOT NULL,
+  host TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cplane_revoked_keys (
+  key_id TEXT PRIMARY KEY,
+  revoked_at TEXT NOT NULL,
+  reason TEXT
+);`;
+
+/** 'cprt': not the ledger's lock, so a router starting does not wait on a ledger being laid out. */
+const ROUTER_TABLES_LOCK = 0x63707274;
+
+/**
+ * Create the router's tables when absent. Under a transaction-scoped advisory lock: two hosts starting at once
+ * would otherwise race on CREATE TABLE IF NOT EXISTS and one would get a unique violation in the catalogue.
+ */
+export async function ensureRouterTables(pool: pg.Pool): Promise<void> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw storeError(error);
+  }
+  let failed: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT pg_advisory_xact_lock(${ROUTER_TABLES_LOCK})`);
+    await client.query(ROUTER_TABLES_DDL);
+    await client.query('COMMIT');
+  } catch (error) {
+    failed = error as Error;
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw storeError(error);
+  } finally {
+    // A connection that failed mid-transaction is dropped, not handed to the next query.
+    client.release(failed);
+  }
+}
+
+/** What a failed query leaves in a status: its code when it has one, and its message. */
+export function describeError(error: unknown): string {
+  const coded = storeError(error) as { code?: unknown; message?: unknown };
+  const message = typeof coded.message === 'string' ? coded.message : String(error);
+  return typeof coded.code === 'string' ? `${coded.code}: ${message}` : message;
+}

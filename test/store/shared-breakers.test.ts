@@ -1,0 +1,246 @@
+// Provider health shared by gateway hosts on one PostgreSQL database: a breaker opened by failures on one host
+// refuses calls on the others within a poll, a probe success anywhere closes it everywhere, and a database that goes
+// away leaves every host's breakers working on their own until it is back.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { fromDevRoot } from '../../scripts/lib/dev-root.js';
+import type { BreakerRegistry as BreakerRegistryT } from '../../staging/PKG-ROUTER-001/HOT/router/breaker.js';
+import type { SharedBreakers as SharedBreakersT } from '../../staging/PKG-ROUTER-001/HOT/router/pg/shared-breakers.js';
+
+// From the dev root, as the root runs them (and as coverage counts them).
+const { BreakerRegistry } =
+  await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/breaker.js')>('HOT/router/breaker.js');
+const { SharedBreakers } = await fromDevRoot<
+  typeof import('../../staging/PKG-ROUTER-001/HOT/router/pg/shared-breakers.js')
+>('HOT/router/pg/shared-breakers.js');
+
+const skip = pgSkip();
+const havePg = skip === false;
+
+let server: PgServer | undefined;
+let databases = 0;
+before(async () => {
+  if (havePg) server = await startPgServer();
+});
+after(() => server?.stop());
+
+const CONFIG = { failure_threshold: 3, reset_timeout_ms: 30_000, half_open_probes: 1 };
+const POLL_MS = 50;
+
+/** One clock for every host: the reset timeout passes when the test says so, and hosts have no skew. */
+const now = { ms: 1_800_000_000_000 };
+const clock = (): number => now.ms;
+
+interface Host {
+  name: string;
+  pool: pg.Pool;
+  registry: BreakerRegistryT;
+  shared: SharedBreakersT;
+}
+
+async function hosts(
+  names: string[],
+  skewMs: Record<string, number> = {},
+): Promise<{ url: string; hosts: Host[]; close: () => Promise<void> }> {
+  const url = await createDatabase(server as PgServer, `breakers_${(databases += 1)}`);
+  const out: Host[] = [];
+  for (const name of names) {
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    const own = (): number => clock() + (skewMs[name] ?? 0);
+    const registry = new BreakerRegistry(CONFIG, own);
+    const shared = await SharedBreakers.start(pool, registry, { pollMs: POLL_MS, clock: own, host: name });
+    out.push({ name, pool, registry, shared });
+  }
+  return {
+    url,
+    hosts: out,
+    async close() {
+      for (const h of out) {
+        await h.shared.stop();
+        await h.pool.end();
+      }
+    },
+  };
+}
+
+/** Poll for a condition (never a fixed sleep): fails with `what` when it does not hold within the bound. */
+async function until(what: string, condition: () => boolean, boundMs = 10_000): Promise<void> {
+  const deadline = Date.now() + boundMs;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`not within ${boundMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const state = (h: Host): string => h.registry.for('anthropic', 'claude').snapshot().state;
+const fail = (h: Host, times: number): void => {
+  const breaker = h.registry.for('anthropic', 'claude');
+  for (let i = 0; i < times; i += 1) {
+    assert.ok(breaker.admit());
+    breaker.recordFailure();
+  }
+};
+
+async function row(url: string): Promise<Record<string, unknown> | undefined> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query("SELECT * FROM cplane_breakers WHERE key = 'anthropic/claude'")).rows[0];
+  } finally {
+    await client.end();
+  }
+}
+
+test('failures on one host open the breaker on every host; a probe success on another closes it everywhere', {
+  skip,
+}, async () => {
+  const { url, hosts: [a, b, c] = [], close } = await hosts(['A', 'B', 'C']);
+  assert.ok(a && b && c);
+  try {
+    const openedAt = now.ms;
+    fail(a, 3);
+    assert.equal(state(a), 'OPEN');
+    await until('B and C refuse calls', () => state(b) === 'OPEN' && state(c) === 'OPEN');
+    for (const h of [b, c]) {
+      const breaker = h.registry.for('anthropic', 'claude');
+      assert.equal(breaker.admit(), false, `${h.name} refuses`);
+      assert.equal(breaker.snapshot().opened_at, new Date(openedAt).toISOString(), 'with the opening host’s time');
+    }
+    assert.deepEqual(await row(url), {
+      key: 'anthropic/claude',
+      state: 'OPEN',
+      consecutive_failures: 3,
+      opened_at_ms: String(openedAt),
+      changed_at_ms: String(openedAt),
+      host: 'A',
+    });
+
+    now.ms += CONFIG.reset_timeout_ms;
+    const probe = b.registry.for('anthropic', 'claude');
+    assert.ok(probe.admit(), 'the reset timeout passed: B may probe');
+    probe.recordSuccess();
+    // Later than B's closing from here on: a host that re-published what it adopted would now win the row.
+    now.ms += 1;
+    await until('A and C close after B’s probe', () => state(a) === 'CLOSED' && state(c) === 'CLOSED');
+    assert.ok(a.registry.for('anthropic', 'claude').admit());
+    assert.ok(c.registry.for('anthropic', 'claude').admit());
+    // Two more exchanges on every host (each reads the table after publishing what it queued): had A or C
+    // published what it adopted, the row would name it.
+    for (let round = 0; round < 2; round += 1) {
+      now.ms += 1;
+      const at = new Date(now.ms).toISOString();
+      await until('every host polls again', () => [a, b, c].every((h) => h.shared.status().last_poll_at === at));
+    }
+    const closed = await row(url);
+    assert.equal(closed?.state, 'CLOSED');
+    assert.equal(closed?.host, 'B', 'the hosts that followed did not publish it again');
+    assert.equal(closed?.changed_at_ms, String(openedAt + CONFIG.reset_timeout_ms), 'when B closed it');
+
+    // A later opening wins over the earlier closing: C fails, A and B follow.
+    now.ms += 1000;
+    fail(c, 3);
+    await until('A and B refuse after C opens', () => state(a) === 'OPEN' && state(b) === 'OPEN');
+    assert.equal((await row(url))?.host, 'C');
+    for (const h of [a, b, c]) assert.equal(h.shared.status().ok, true, JSON.stringify(h.shared.status()));
+  } finally {
+    await close();
+  }
+});
+
+test('two hosts opening at once converge on the later opening; the earlier one is never published over it', {
+  skip,
+}, async () => {
+  // B's clock runs 5 s ahead of A's: whichever upsert lands first, the row and both hosts end with B's opening.
+  const { url, hosts: [a, b] = [], close } = await hosts(['A', 'B'], { B: 5000 });
+  assert.ok(a && b);
+  try {
+    const later = new Date(now.ms + 5000).toISOString();
+    fail(a, 3);
+    fail(b, 3);
+    await until(
+      'A adopted the later opening',
+      () => a.registry.for('anthropic', 'claude').snapshot().opened_at === later,
+    );
+    await until('both published', () => a.shared.status().pending === 0 && b.shared.status().pending === 0);
+    const kept = await row(url);
+    assert.equal(kept?.host, 'B');
+    assert.equal(kept?.opened_at_ms, String(Date.parse(later)));
+    assert.equal(b.registry.for('anthropic', 'claude').snapshot().opened_at, later, 'B kept its own');
+  } finally {
+    await close();
+  }
+});
+
+test('the database unreachable: each host’s breakers keep working, status says why, and sync resumes when it is back', {
+  skip,
+}, async () => {
+  const s = server as PgServer;
+  const { hosts: [a, b] = [], close } = await hosts(['A', 'B']);
+  assert.ok(a && b);
+  let halted = false;
+  try {
+    s.halt();
+    halted = true;
+    now.ms += 1000;
+    fail(a, 3);
+    assert.equal(state(a), 'OPEN', 'opened locally with the database gone');
+    assert.equal(a.registry.for('anthropic', 'claude').admit(), false);
+    assert.ok(b.registry.for('anthropic', 'claude').admit(), 'B decides on its own meanwhile');
+    await until('A reports the failure', () => a.shared.status().ok === false);
+    const down = a.shared.status();
+    assert.match(down.last_error ?? '', /^ERR_STORE_UNAVAILABLE: /);
+    assert.equal(down.pending, 1, 'the opening waits to be published');
+    assert.ok(down.errors >= 1);
+    await until('B reports the failure', () => b.shared.status().ok === false);
+
+    s.start();
+    halted = false;
+    await until('B refuses after the database is back', () => state(b) === 'OPEN', 30_000);
+    await until('A published and reports healthy', () => a.shared.status().ok && a.shared.status().pending === 0);
+    assert.equal(a.shared.status().last_error, null);
+    assert.equal(b.registry.for('anthropic', 'claude').admit(), false);
+  } finally {
+    if (halted) s.start();
+    await close();
+  }
+});
+
+test('a database that stops answering without closing the connection: status says so, calls are never held up', {
+  skip,
+}, async () => {
+  const { hosts: [a] = [], close } = await hosts(['A']);
+  assert.ok(a);
+  const pool = a.pool as unknown as { query: (...args: unknown[]) => Promise<unknown> };
+  const real = pool.query.bind(pool);
+  let answer: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => {
+    answer = resolve;
+  });
+  let asked = 0;
+  pool.query = async (...args: unknown[]) => {
+    asked += 1;
+    await held;
+    return real(...args);
+  };
+  try {
+    await until('an exchange is waiting', () => asked > 0);
+    fail(a, 3);
+    assert.equal(state(a), 'OPEN', 'the breaker opened while the database hangs');
+    assert.equal(a.shared.status().ok, true, 'a wait shorter than stallMs is not yet a fault');
+    now.ms += 5001;
+    const stalled = a.shared.status();
+    assert.equal(stalled.ok, false);
+    assert.match(stalled.last_error ?? '', /^ERR_STORE_UNAVAILABLE: no reply from PostgreSQL for \d+ ms$/);
+    assert.equal(stalled.pending, 1);
+    pool.query = real;
+    answer();
+    await until('published once the database answers', () => a.shared.status().ok && a.shared.status().pending === 0);
+    assert.equal(a.shared.status().last_error, null);
+  } finally {
+    pool.query = real;
+    answer();
+    await close();
+  }
+});
