@@ -61,7 +61,7 @@ const LOAD_SCOPES_SQL = `SELECT k.scope, ${TOTALS_COLUMNS.slice(1)
  */
 export class PgBudgeter implements BudgetPort {
   readonly backend = 'postgres' as const;
-  /** Steps run again after the database reported a lost race. */
+  /** Steps run again: a race the database reported lost, or a connection dropped before COMMIT. */
   readonly stats = { retries: 0 };
   private readonly records: StepContext['records'];
 
