@@ -43,20 +43,14 @@ const MAX_ATTEMPTS = 8;
 const REQUEST_LOCK = 'cplane budget request\u001f';
 const SCOPE_LOCK = 'cplane budget scope\u001f';
 
-const INSERT_RESERVATION_SQL = `INSERT INTO cplane_budget_reservations (${RESERVATION_COLUMNS.join(', ')})
-  VALUES (${RESERVATION_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`;
-const FINISH_SQL = `UPDATE cplane_budget_reservations SET state = $2, charged_tokens = $3, charged_cost = $4,
-  actual_tokens = $5, actual_cost = $6, usage = $7, usage_key = $8, over_budget = $9, finished_at = $10
-  WHERE request_id = $1 AND state = 'reserved'`;
-const ADD_TOTALS_SQL = `INSERT INTO cplane_budget_scope_totals AS t (scope, kind, session_id, work_order_id, agent_id,
-  ${TOTALS_COUNTERS.join(', ')})
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
-    $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
-  ON CONFLICT (scope) DO UPDATE SET ${TOTALS_COUNTERS.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}`;
-const PUT_WINDOWS_SQL = `INSERT INTO cplane_budget_rate_windows (scope, window_start, requests, tokens)
-  SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
-  ON CONFLICT (scope) DO UPDATE SET window_start = excluded.window_start, requests = excluded.requests,
-    tokens = excluded.tokens`;
+const TOTALS_COLUMNS = ['scope', 'kind', 'session_id', 'work_order_id', 'agent_id', ...TOTALS_COUNTERS] as const;
+/** Each scope with its totals and its rate window, either absent (NULL columns) when never charged. */
+const LOAD_SCOPES_SQL = `SELECT k.scope, ${TOTALS_COLUMNS.slice(1)
+  .map((c) => `t.${c}`)
+  .join(', ')}, w.window_start AS w_start, w.requests AS w_requests, w.tokens AS w_tokens
+  FROM unnest($1::text[]) AS k(scope)
+  LEFT JOIN cplane_budget_scope_totals AS t ON t.scope = k.scope
+  LEFT JOIN cplane_budget_rate_windows AS w ON w.scope = k.scope`;
 
 /**
  * The budgeter on PostgreSQL, for gateways on several hosts sharing one budget. Each step is one READ COMMITTED
@@ -67,7 +61,7 @@ const PUT_WINDOWS_SQL = `INSERT INTO cplane_budget_rate_windows (scope, window_s
  */
 export class PgBudgeter implements BudgetPort {
   readonly backend = 'postgres' as const;
-  /** Steps run again after the database reported a lost race. */
+  /** Steps run again: a race the database reported lost, or a connection dropped before COMMIT. */
   readonly stats = { retries: 0 };
   private readonly records: StepContext['records'];
 
@@ -108,11 +102,7 @@ export class PgBudgeter implements BudgetPort {
   async reserve(request: unknown): Promise<ReserveOutcome> {
     const input = parseReserveInput(request);
     const keys = scopesFor(this.config, input).map((s) => s.key);
-    return this.step(
-      input.request_id,
-      () => keys,
-      (ctx) => reserveStep(ctx, input),
-    );
+    return this.step(input.request_id, keys, (ctx) => reserveStep(ctx, input));
   }
 
   async settle(request: { request_id: string; usage: unknown }): Promise<Settled> {
@@ -153,7 +143,7 @@ export class PgBudgeter implements BudgetPort {
 
   private async step<T>(
     requestId: string,
-    keysOf: (row: ReservationRow | undefined) => ScopeKey[],
+    scopesOf: ScopeKey[] | ((row: ReservationRow | undefined) => ScopeKey[]),
     run: (ctx: StepContext) => T,
   ): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
@@ -170,7 +160,7 @@ export class PgBudgeter implements BudgetPort {
       let committing = false;
       try {
         await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-        const result = await this.attempt(client, requestId, keysOf, run);
+        const result = await this.attempt(client, requestId, scopesOf, run);
         committing = true;
         await client.query('COMMIT');
         return result;
@@ -196,40 +186,47 @@ export class PgBudgeter implements BudgetPort {
     }
   }
 
+  /**
+   * One try of a step. Round trips are few because the scope locks are held until COMMIT: a reserve locks its
+   * request and scopes in one statement (they come from its input), the others lock the request, read its
+   * reservation, then lock the scopes it names; then one read of every scope and one write of what changed.
+   */
   private async attempt<T>(
     client: pg.PoolClient,
     requestId: string,
-    keysOf: (row: ReservationRow | undefined) => ScopeKey[],
+    scopesOf: ScopeKey[] | ((row: ReservationRow | undefined) => ScopeKey[]),
     run: (ctx: StepContext) => T,
   ): Promise<T> {
     // The request first, then its scopes in sorted order: every step takes its locks in one global order.
-    await lock(client, [REQUEST_LOCK + requestId]);
+    const known = Array.isArray(scopesOf) ? scopesOf : null;
+    await lock(client, [REQUEST_LOCK + requestId, ...(known ? scopeLocks(known) : [])]);
     const found = await client.query('SELECT * FROM cplane_budget_reservations WHERE request_id = $1', [requestId]);
     const reservation = found.rows[0] === undefined ? undefined : toReservationRow(found.rows[0]);
-    const keys = keysOf(reservation);
-    const scopes = [...new Set(keys.map((k) => k.scope))].sort();
-    await lock(
-      client,
-      scopes.map((s) => SCOPE_LOCK + s),
-    );
-    const totals = await client.query('SELECT * FROM cplane_budget_scope_totals WHERE scope = ANY($1::text[])', [
-      scopes,
-    ]);
-    const windows = await client.query(
-      'SELECT scope, window_start, requests, tokens FROM cplane_budget_rate_windows WHERE scope = ANY($1::text[])',
-      [scopes],
-    );
+    const keys = known ?? (scopesOf as (row: ReservationRow | undefined) => ScopeKey[])(reservation);
+    if (!known) await lock(client, scopeLocks(keys));
+    const loaded = keys.length === 0 ? [] : (await client.query(LOAD_SCOPES_SQL, [keys.map((k) => k.scope)])).rows;
     const state = new SnapshotState(
       requestId,
       reservation,
       keys,
-      totals.rows.map(toTotalsRow),
-      new Map(windows.rows.map((r) => [r.scope as string, toWindowRow(r)])),
+      loaded.filter((r) => r.kind !== null).map(toTotalsRow),
+      new Map(
+        loaded
+          .filter((r) => r.w_start !== null)
+          .map((r) => [
+            r.scope as string,
+            toWindowRow({ window_start: r.w_start, requests: r.w_requests, tokens: r.w_tokens }),
+          ]),
+      ),
     );
     const outcome = run({ config: this.config, store: state, now: this.clock(), records: this.records });
     await write(client, state);
     return outcome;
   }
+}
+
+function scopeLocks(keys: readonly ScopeKey[]): string[] {
+  return [...new Set(keys.map((k) => k.scope))].sort().map((s) => SCOPE_LOCK + s);
 }
 
 async function layOut(pool: pg.Pool, create: boolean): Promise<void> {
@@ -289,46 +286,79 @@ async function rollback(client: pg.PoolClient): Promise<Error | undefined> {
   }
 }
 
+const FINISH_COLUMNS = [
+  'state',
+  'charged_tokens',
+  'charged_cost',
+  'actual_tokens',
+  'actual_cost',
+  'usage',
+  'usage_key',
+  'over_budget',
+  'finished_at',
+] as const;
+
+/** Everything the step changed, in one statement (data-modifying CTEs over three tables): one round trip. */
 async function write(client: pg.PoolClient, state: SnapshotState): Promise<void> {
   const { inserted, finished, totals, windows } = state.writes;
-  if (inserted !== null)
-    await client.query(
-      INSERT_RESERVATION_SQL,
-      RESERVATION_COLUMNS.map((c) => inserted[c]),
+  const params: unknown[] = [];
+  const param = (value: unknown): string => `$${params.push(value)}`;
+  const column = (values: unknown[], type: 'text' | 'bigint'): string => `${param(values)}::${type}[]`;
+  const parts: string[] = [];
+  if (inserted !== null) {
+    const values = RESERVATION_COLUMNS.map((c) => param(inserted[c]));
+    parts.push(
+      `INSERT INTO cplane_budget_reservations (${RESERVATION_COLUMNS.join(', ')}) VALUES (${values.join(', ')})`,
     );
-  if (finished !== null)
-    await client.query(FINISH_SQL, [
-      finished.request_id,
-      finished.state,
-      finished.charged_tokens,
-      finished.charged_cost,
-      finished.actual_tokens,
-      finished.actual_cost,
-      finished.usage,
-      finished.usage_key,
-      finished.over_budget,
-      finished.finished_at,
-    ]);
+  }
+  if (finished !== null) {
+    const set = FINISH_COLUMNS.map((c) => `${c} = ${param(finished[c])}`);
+    parts.push(
+      `UPDATE cplane_budget_reservations SET ${set.join(', ')} WHERE request_id = ${param(finished.request_id)} AND state = 'reserved'`,
+    );
+  }
   if (totals.size > 0) {
     const rows = [...totals.values()];
-    await client.query(ADD_TOTALS_SQL, [
-      rows.map((r) => r.key.scope),
-      rows.map((r) => r.key.kind),
-      rows.map((r) => r.key.session_id),
-      rows.map((r) => r.key.work_order_id),
-      rows.map((r) => r.key.agent_id),
-      ...TOTALS_COUNTERS.map((c) => rows.map((r) => r.delta[c])),
-    ]);
+    const arrays = [
+      ...TOTALS_COLUMNS.slice(0, 5).map((c) =>
+        column(
+          rows.map((r) => r.key[c as keyof ScopeKey]),
+          'text',
+        ),
+      ),
+      ...TOTALS_COUNTERS.map((c) =>
+        column(
+          rows.map((r) => r.delta[c]),
+          'bigint',
+        ),
+      ),
+    ];
+    const add = TOTALS_COUNTERS.map((c) => `${c} = t.${c} + excluded.${c}`);
+    parts.push(`INSERT INTO cplane_budget_scope_totals AS t (${TOTALS_COLUMNS.join(', ')})
+      SELECT * FROM unnest(${arrays.join(', ')}) ON CONFLICT (scope) DO UPDATE SET ${add.join(', ')}`);
   }
   if (windows.size > 0) {
     const rows = [...windows.values()];
-    await client.query(PUT_WINDOWS_SQL, [
-      rows.map((r) => r.key.scope),
-      rows.map((r) => r.row.window_start),
-      rows.map((r) => r.row.requests),
-      rows.map((r) => r.row.tokens),
-    ]);
+    const arrays = [
+      column(
+        rows.map((r) => r.key.scope),
+        'text',
+      ),
+      ...(['window_start', 'requests', 'tokens'] as const).map((c) =>
+        column(
+          rows.map((r) => r.row[c]),
+          'bigint',
+        ),
+      ),
+    ];
+    parts.push(`INSERT INTO cplane_budget_rate_windows (scope, window_start, requests, tokens)
+      SELECT * FROM unnest(${arrays.join(', ')}) ON CONFLICT (scope) DO UPDATE SET
+      window_start = excluded.window_start, requests = excluded.requests, tokens = excluded.tokens`);
   }
+  const last = parts.pop();
+  if (last === undefined) return;
+  const ctes = parts.map((part, i) => `w${i} AS (${part})`);
+  await client.query(ctes.length === 0 ? last : `WITH ${ctes.join(', ')} ${last}`, params);
 }
 
 /** A BIGINT as the exact JS number it was written from (pg hands BIGINT back as a string). */
