@@ -27,6 +27,7 @@ const { verifyStore } =
 const skip = pgSkip();
 const havePg = skip === false;
 
+const REVOKED = 'key-stolen-laptop-01';
 let server: PgServer | undefined;
 let work: string;
 let root: string;
@@ -54,6 +55,8 @@ before(async () => {
     'pasted a password',
   ]);
   assert.equal(redact.status, 0, redact.stderr);
+  const revoke = cli(['token', 'revoke', '--root', root, '--key-id', REVOKED, '--reason', 'laptop stolen']);
+  assert.equal(revoke.status, 0, revoke.stderr);
   server = await startPgServer();
 });
 after(() => {
@@ -72,8 +75,11 @@ test('a root ledger migrates to PostgreSQL with the same head; a rerun copies no
     blocks: number;
     head: { seq: number; hash: string };
     budget: { reservations: number; reservations_present: number; scopes_differing: number } | null;
+    revocations: { revoked: number; copied: number } | null;
   };
   assert.deepEqual(result.head, head);
+  // So did its revoked keys: revoked before the switch, revoked on every host after it.
+  assert.deepEqual(result.revocations, { revoked: 1, copied: 1 });
   // The root's budget went with it: every reservation its routes made, with totals that agree with them.
   const budgetFile = new Database(join(root, 'HOT', 'registries', 'budget.sqlite'), { readonly: true });
   const made = budgetFile.prepare('SELECT COUNT(*) FROM reservations').pluck().get() as number;
@@ -90,6 +96,8 @@ test('a root ledger migrates to PostgreSQL with the same head; a rerun copies no
   try {
     const n = await pgBudget.query('SELECT COUNT(*)::int AS n FROM cplane_budget_reservations');
     assert.equal(n.rows[0]?.n, made);
+    const revoked = await pgBudget.query('SELECT key_id, reason FROM cplane_revoked_keys');
+    assert.deepEqual(revoked.rows, [{ key_id: REVOKED, reason: 'laptop stolen' }]);
   } finally {
     await pgBudget.end();
   }

@@ -118,12 +118,14 @@ describe('three gateway hosts on one PostgreSQL database', { skip, concurrency: 
     server = await startPgServer();
     storeUrl = await createDatabase(server, 'three_hosts');
     db = new pg.Pool({ connectionString: storeUrl, max: 2 });
+    // The database is stopped under load below: an idle connection of this pool is dropped then.
+    db.on('error', () => {});
     work = mkdtempSync(join(tmpdir(), 'cp-three-'));
     const first = join(work, 'root-0');
     bootstrapSignedRoot(join(work, 'build'), first);
     for (const scope of ['agent', 'work_order']) configSet(first, `budget.limits.${scope}.default.max_tokens`, '1e12');
     configSet(first, 'budget.limits.session.default.max_tokens', '1e12');
-    configSet(first, 'budget.limits.session.default.max_cost', '1e9');
+    configSet(first, 'budget.limits.session.default.max_cost', '1000000');
     cpSync(first, join(work, 'root-1'), { recursive: true });
     cpSync(first, join(work, 'root-2'), { recursive: true });
     configSet(join(work, 'root-2'), 'gateway.store', storeUrl);
@@ -170,7 +172,7 @@ describe('three gateway hosts on one PostgreSQL database', { skip, concurrency: 
       configSet(
         join(work, `root-${i}`),
         'budget.limits.session',
-        JSON.stringify({ default: { max_tokens: 1e12, max_cost: 1e9 }, by_id: { 'SES-100': { max_tokens: limit } } }),
+        JSON.stringify({ default: { max_tokens: 1e12, max_cost: 1e6 }, by_id: { 'SES-100': { max_tokens: limit } } }),
       );
     await startAll();
     // The upstream holds every reply until all 300 were decided, so no settlement frees room for a 101st.
@@ -179,17 +181,22 @@ describe('three gateway hosts on one PostgreSQL database', { skip, concurrency: 
       release = resolve;
     });
     const seen = upstream.requests.length;
+    let refusedSoFar = 0;
     const outcomes = Array.from({ length: 300 }, (_, i) =>
       ask(hosts[i % 3] as Host, 'SES-100').then(
         () => 'ok' as const,
         (error: unknown) => {
-          if (error instanceof Anthropic.APIError && error.status === 429) return 'refused' as const;
+          if (error instanceof Anthropic.APIError && error.status === 429) {
+            refusedSoFar += 1;
+            return 'refused' as const;
+          }
           throw error;
         },
       ),
     );
+    // Every call is decided (held upstream, or refused) before any reply is let go.
     const deadline = Date.now() + 60_000;
-    while (upstream.requests.length - seen < 100 && Date.now() < deadline)
+    while (upstream.requests.length - seen + refusedSoFar < 300 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 20));
     release();
     upstream.gate = null;
@@ -201,7 +208,7 @@ describe('three gateway hosts on one PostgreSQL database', { skip, concurrency: 
     assert.equal(settled.length, 100);
     const spent = settled.reduce((sum, s) => sum + ((s.charged_tokens as number) ?? 0), 0);
     assert.ok(spent <= limit, `settled ${spent} <= limit ${limit}`);
-    assert.equal((await entries('BUDGET_EXCEEDED', 'SES-100')).filter((e) => e.kind === 'REFUSED').length, 200);
+    assert.equal((await entries('BUDGET_EXCEEDED', 'SES-100')).filter((e) => e.decision === 'REFUSED').length, 200);
     verifyStore();
   });
 
@@ -250,7 +257,10 @@ describe('three gateway hosts on one PostgreSQL database', { skip, concurrency: 
       exchanges.filter((e) => e.decision === 'SUCCESS').length >= ok,
       `every answer a client got (${ok}) is recorded`,
     );
-    assert.deepEqual(await ready(), [200, 200, 200]);
+    const back = Date.now() + 10_000;
+    while ((await ready()).some((s) => s !== 200) && Date.now() < back)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(await ready(), [200, 200, 200], 'every host is ready again once the database answers');
     verifyStore();
   });
 

@@ -28,13 +28,21 @@ const { GATEWAY_LIMITS } =
     'HOT/gateway/settings.js',
   );
 
+const { PgLedger } = await fromDevRoot<
+  typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')
+>('HOT/kernel/ledger/pg/pg-ledger.js');
+const { PgBudgeter } = await fromDevRoot<
+  typeof import('../../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/pg-budgeter.js')
+>('HOT/budgeter/pg/pg-budgeter.js');
+
 export const UPSTREAM_KEY = 'bench-upstream-key';
 
 export interface InProcessGateway {
   url: string;
   /** A cplane key for agent AGENT-BENCH. */
   key: string;
-  ledger: LedgerT;
+  /** The SQLite ledger (null on a PostgreSQL store). */
+  ledger: LedgerT | null;
   close(): Promise<void>;
 }
 
@@ -45,22 +53,43 @@ export async function inProcessGateway(options: {
   bodyLimitBytes?: number;
   /** The root's budget config, changed for the run (default: as the dev root has it). */
   budget?: (config: Record<string, unknown>) => Record<string, unknown>;
+  /** A postgres:// URL: ledger and budgets there (as `cplane serve --store`) instead of SQLite files. */
+  store?: string;
 }): Promise<InProcessGateway> {
-  const ledger = Ledger.open(join(options.tmp, `${options.name}-ledger.sqlite`), { create: true, synchronous: 'FULL' });
   const base = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
     string,
     unknown
   >;
-  const budget = Budgeter.open({
-    dbPath: join(options.tmp, `${options.name}-budget.sqlite`),
-    config: options.budget ? options.budget(base) : base,
-  });
+  const budgetConfig = options.budget ? options.budget(base) : base;
   const secret = 'bench-auth-secret-0123456789';
+  let ledger: LedgerT | null = null;
+  let closeStores: () => Promise<void>;
+  let stores: Pick<ConstructorParameters<typeof Router>[0], 'ledger' | 'budget' | 'store'>;
+  if (options.store === undefined) {
+    const sqlite = Ledger.open(join(options.tmp, `${options.name}-ledger.sqlite`), {
+      create: true,
+      synchronous: 'FULL',
+    });
+    const budget = Budgeter.open({ dbPath: join(options.tmp, `${options.name}-budget.sqlite`), config: budgetConfig });
+    ledger = sqlite;
+    stores = { ledger: sqlite, budget };
+    closeStores = async () => {
+      budget.close();
+      sqlite.close();
+    };
+  } else {
+    const pgLedger = await PgLedger.open(options.store, { create: true, poolSize: 8 });
+    const budget = await PgBudgeter.open(options.store, { config: budgetConfig, create: true, poolSize: 8 });
+    stores = { store: { ledger: pgLedger, budget } };
+    closeStores = async () => {
+      await budget.close();
+      await pgLedger.close();
+    };
+  }
   const router = new Router({
-    ledger,
+    ...stores,
     config: loadRouterConfig(),
     providers: [],
-    budget,
     authKeys: { default: secret },
   });
   const provider = new AnthropicProvider({ config: { base_url: options.upstreamUrl, api_key: UPSTREAM_KEY }, env: {} });
@@ -83,8 +112,7 @@ export async function inProcessGateway(options: {
     ledger,
     async close() {
       await gateway.drain();
-      budget.close();
-      ledger.close();
+      await closeStores();
     },
   };
 }

@@ -72,7 +72,9 @@ async function session(tmp: string, log: (line: string) => void): Promise<BenchR
       rate_limits: { session: { window_ms: 60_000, max_requests: 6000, max_tokens: 1e10 } },
     }),
   });
-  const { ledger, key } = served;
+  const { key } = served;
+  const ledger = served.ledger;
+  if (ledger === null) throw new Error('the content bench runs on a SQLite ledger');
   const script = codingSession();
   const unique = new Set<string>();
   let naive = 0;

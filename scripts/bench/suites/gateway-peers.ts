@@ -5,11 +5,12 @@
 // all three see the same machine state; throughput is 64 concurrent clients for a fixed time, alternated.
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { BUILD, REPO, TSC_OUT } from '../../lib/repo.js';
 import { bootstrapServedRoot, startProcess, startServe, stopAll } from '../../lib/served-root.js';
 import { defineSuite, percentile, type BenchRow } from '../row.js';
+import { call, throughput } from '../peers/load.js';
 
 const PORTKEY_VERSION = '1.15.2';
 const PEER_SOURCE = join(REPO, 'scripts', 'bench', 'peers', 'portkey');
@@ -43,68 +44,6 @@ function installPortkey(log: (line: string) => void): string | null {
     return null;
   }
   return entry;
-}
-
-const BODY = JSON.stringify({
-  model: 'claude-sonnet-4-5',
-  max_tokens: 64,
-  messages: [{ role: 'user', content: 'Hello' }],
-});
-
-/** One non-streaming call over a keep-alive agent; resolves with its milliseconds. */
-function call(agent: Agent, base: string, headers: Record<string, string>): Promise<number> {
-  const url = new URL('/v1/messages', base);
-  const started = process.hrtime.bigint();
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        agent,
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(BODY)),
-          'anthropic-version': '2023-06-01',
-          ...headers,
-        },
-      },
-      (res) => {
-        res.on('data', () => {});
-        res.on('end', () => {
-          if (res.statusCode !== 200) reject(new Error(`${base} answered ${res.statusCode}`));
-          else resolve(Number(process.hrtime.bigint() - started) / 1e6);
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(BODY);
-  });
-}
-
-/** Requests per second with `clients` concurrent keep-alive clients for `ms`. */
-async function throughput(
-  base: string,
-  headers: (i: number) => Record<string, string>,
-  clients: number,
-  ms: number,
-): Promise<number> {
-  const agent = new Agent({ keepAlive: true, maxSockets: clients });
-  let done = 0;
-  const until = Date.now() + ms;
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: clients }, async (_, c) => {
-      for (let i = c; Date.now() < until; i += clients) {
-        await call(agent, base, headers(i));
-        done += 1;
-      }
-    }),
-  );
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  agent.destroy();
-  return done / seconds;
 }
 
 export default defineSuite({

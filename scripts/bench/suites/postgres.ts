@@ -3,7 +3,11 @@
 // the same server, and batched appends per second. Without PostgreSQL the suite reports nothing.
 import type * as PgLedgerModule from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js';
 import { fromDevRoot } from '../../lib/dev-root.js';
-import { PG_MISSING, pgBinDir, startPgServer } from '../../lib/pg-server.js';
+import { join } from 'node:path';
+import { createDatabase, PG_MISSING, pgBinDir, startPgServer, type PgServer } from '../../lib/pg-server.js';
+import { TSC_OUT } from '../../lib/repo.js';
+import { bootstrapServedRoot, cplaneCli, startProcess, startServe, stopAll } from '../../lib/served-root.js';
+import { throughput } from '../peers/load.js';
 import { defineSuite, percentile, type BenchRow } from '../row.js';
 
 const { PgLedger } = await fromDevRoot<typeof PgLedgerModule>('HOT/kernel/ledger/pg/pg-ledger.js');
@@ -32,9 +36,78 @@ async function timeAsync(iterations: number, fn: (i: number) => Promise<unknown>
   return out;
 }
 
+const AUTH_SECRET = 'bench-auth-secret-0123456789abcdef';
+
+/**
+ * `cplane serve` requests per second with 64 concurrent keep-alive clients, on the root's SQLite files and on
+ * PostgreSQL (the same root, CPLANE_DATABASE_URL), alternated twice in the same run against one local upstream.
+ */
+async function gatewayRps(
+  server: PgServer,
+  tmp: string,
+  quick: boolean,
+  log: (line: string) => void,
+): Promise<BenchRow> {
+  const storeUrl = await createDatabase(server, 'gateway_rps');
+  const { root, key } = bootstrapServedRoot(join(tmp, 'pg-gateway'), AUTH_SECRET, 'AGENT-BENCH');
+  // Limits are not what this measures.
+  for (const scope of ['agent', 'work_order', 'session'])
+    cplaneCli(['config', 'set', `budget.limits.${scope}.default.max_tokens`, '1e12', '--root', root]);
+  const children = [];
+  try {
+    const up = await startProcess(
+      process.execPath,
+      [join(TSC_OUT, 'scripts', 'bench', 'peers', 'upstream.js')],
+      {},
+      (o) => {
+        const m = /\{"port":(\d+)\}/.exec(o);
+        return m ? `http://127.0.0.1:${m[1]}` : null;
+      },
+    );
+    children.push(up.child);
+    const env = { CPLANE_AUTH_SECRET: AUTH_SECRET, ANTHROPIC_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-ant-bench' };
+    const headers = (i: number): Record<string, string> => ({
+      'x-api-key': key,
+      'x-cplane-session': `SES-RPS-${i % 4096}`,
+    });
+    const ms = quick ? 3000 : 8000;
+    const measure = async (extra: NodeJS.ProcessEnv): Promise<number> => {
+      const served = await startServe(root, { ...env, ...extra });
+      try {
+        await throughput(served.url, headers, 64, 1000);
+        return await throughput(served.url, headers, 64, ms);
+      } finally {
+        await stopAll([served.child]);
+      }
+    };
+    const sqlite: number[] = [];
+    const pg: number[] = [];
+    for (let round = 0; round < 2; round += 1) {
+      sqlite.push(await measure({ CPLANE_DATABASE_URL: '' }));
+      pg.push(await measure({ CPLANE_DATABASE_URL: storeUrl }));
+    }
+    const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
+    const ratio = sum(pg) / sum(sqlite);
+    log(
+      `postgres: gateway c64 ${sqlite.map((r) => r.toFixed(0)).join('/')} req/s on SQLite, ${pg.map((r) => r.toFixed(0)).join('/')} on PostgreSQL`,
+    );
+    return {
+      name: 'gateway_rps_c64_pg',
+      value: ratio,
+      unit: 'x (req/s on PostgreSQL / on SQLite, 64 clients)',
+      baseline: sum(sqlite) / sqlite.length,
+      ratio,
+      target: '>= 0.7',
+      ok: ratio >= 0.7,
+    };
+  } finally {
+    await stopAll(children);
+  }
+}
+
 export default defineSuite({
   name: 'postgres',
-  async run({ quick, log }) {
+  async run({ quick, tmp, log }) {
     if (pgBinDir() === null) {
       log(`postgres: skipped: ${PG_MISSING}`);
       return [];
@@ -104,6 +177,7 @@ export default defineSuite({
           ok: perSecond >= 50_000,
         },
       ];
+      rows.push(await gatewayRps(server, tmp, quick, log));
       return rows;
     } finally {
       await ledger.close();

@@ -89,6 +89,9 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const env = options.env ?? process.env;
   const settings = options.provider === 'mock' ? null : providerSettings(root, options.provider, env);
   const { provider, warnings } = await loadProvider(paths.providers, options, settings?.config);
+  // Everything that can refuse is read before the shared store is opened, so a refusal leaves no pool behind.
+  const authKeys = authKeysFor(root, config.auth, env);
+  const secretPatterns = loadSecretPatterns(root);
   const shared =
     options.store && !options.ledgerPath
       ? await openSharedStore(options.store, { budgetConfig: loadBudgetConfigForRoot(root) })
@@ -109,14 +112,14 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     providers: [provider, ...(options.providers ?? [])],
     budget,
     devMode: options.devMode ?? false,
-    authKeys: authKeysFor(root, config.auth, env),
+    authKeys,
     revocations: options.ledgerPath ? null : (shared?.revocations ?? revocationList(root)),
     spoolDir: spool?.dir ?? null,
     spoolQuarantineDir: spool?.quarantineDir ?? null,
     // The keys the HTTP providers read from the environment: scrubbed from every record if echoed back.
     secrets: [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY, settings?.config.api_key],
     refusalSampler: options.refusalSampler ?? null,
-    secretPatterns: loadSecretPatterns(root),
+    secretPatterns,
     // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint.
     ...(options.ledgerPath || ledger === null
       ? {}
@@ -131,7 +134,14 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
         ? null
         : breakerStatePath(root);
   if (statePath) router.breakers.restore(readBreakerStates(statePath));
-  shared?.shareBreakers(router.breakers);
+  if (shared) {
+    try {
+      await shared.shareBreakers(router.breakers);
+    } catch (error) {
+      await shared.close();
+      throw error;
+    }
+  }
   if (!options.ledgerPath) await router.recoverSpool();
   if (budget && ledger) reconcileStaleReservations(budget, ledger);
   return {

@@ -28,11 +28,17 @@ interface BudgetMigrator {
   ): Promise<{ reservations: number; reservations_present: number; scopes: number; rate_windows: number } | null>;
 }
 
-const BUDGET_MIGRATOR = join('budgeter', 'pg', 'migrate-budget.js');
+/** The router package's: the root's revoked keys. */
+interface RevocationMigrator {
+  migrateRootRevocations(root: string, url: string): Promise<{ revoked: number; copied: number } | null>;
+}
 
-async function loadBudgetMigrator(hot: string): Promise<BudgetMigrator | null> {
-  const path = join(hot, BUDGET_MIGRATOR);
-  return existsSync(path) ? ((await import(pathToFileURL(path).href)) as BudgetMigrator) : null;
+const BUDGET_MIGRATOR = join('budgeter', 'pg', 'migrate-budget.js');
+const REVOCATION_MIGRATOR = join('router', 'pg', 'migrate-revocations.js');
+
+async function loadMigrator<T>(hot: string, rel: string): Promise<T | null> {
+  const path = join(hot, rel);
+  return existsSync(path) ? ((await import(pathToFileURL(path).href)) as T) : null;
 }
 
 export default defineCommand({
@@ -149,8 +155,12 @@ export default defineCommand({
             },
           );
         // The root's budget goes with its ledger: a gateway switched to PostgreSQL finds what was already spent.
-        const migrator = typeof args.ledger === 'string' ? null : await loadBudgetMigrator(ctx.hot);
+        const ofRoot = typeof args.ledger !== 'string';
+        const migrator = ofRoot ? await loadMigrator<BudgetMigrator>(ctx.hot, BUDGET_MIGRATOR) : null;
         const budget = migrator ? await migrator.migrateRootBudget(resolveRoot(args.root, ctx), args.to) : null;
+        // So do its revoked keys: a key revoked before the switch stays revoked on every host.
+        const revoker = ofRoot ? await loadMigrator<RevocationMigrator>(ctx.hot, REVOCATION_MIGRATOR) : null;
+        const revocations = revoker ? await revoker.migrateRootRevocations(resolveRoot(args.root, ctx), args.to) : null;
         const result = {
           entries: check.entries,
           copied: check.entries - resumed,
@@ -158,6 +168,7 @@ export default defineCommand({
           lists: copiedLists,
           head: check.head,
           budget,
+          revocations,
         };
         ctx.report(args, result, [
           `migrated ${result.copied} entries (${result.entries} in the target), ${copiedBlocks} content blocks, ${copiedLists} list nodes`,
@@ -165,6 +176,9 @@ export default defineCommand({
           budget === null
             ? 'no budget to copy'
             : `budget: ${budget.reservations} reservations copied (${budget.reservations_present} already there), ${budget.scopes} scopes charged, ${budget.rate_windows} rate windows`,
+          revocations === null
+            ? 'no revocation list to copy'
+            : `revoked keys: ${revocations.copied} copied (${revocations.revoked} in the root's list)`,
         ]);
         return EXIT.OK;
       } finally {

@@ -2,7 +2,9 @@ import { CpError } from '#kernel/errors.js';
 import { defineCommand, EXIT } from '#cli/command.js';
 import { resolveRoot, rootOption } from '#cli/root-option.js';
 import { tokenKeyId } from '../../router/auth.js';
-import { revokeKey } from '../../router/revocations.js';
+import { PgLedger } from '#kernel/ledger/pg/pg-ledger.js';
+import { revokeKey, type RevokeResult } from '../../router/revocations.js';
+import { revokeKeyPg } from '../../router/pg/revocations.js';
 
 export default defineCommand({
   name: 'revoke',
@@ -12,6 +14,11 @@ export default defineCommand({
     token: { type: 'string', describe: 'the token to revoke' },
     'key-id': { type: 'string', describe: 'the key id to revoke (claims.jti, or sha256:<hex> of a token without one)' },
     reason: { type: 'string', describe: 'why (recorded in the list and the ledger)' },
+    store: {
+      type: 'string',
+      describe:
+        'revoke on the PostgreSQL store gateway hosts share (postgres://user@host/db, no password; env: CPLANE_DATABASE_URL): every host refuses the key within its refresh interval',
+    },
   },
   check(args) {
     if ((args.token === undefined) === (args.keyId === undefined))
@@ -19,8 +26,7 @@ export default defineCommand({
         hint: 'e.g. --key-id <claims.jti from token issue --json>',
       });
   },
-  handler(args, ctx) {
-    const root = resolveRoot(args.root, ctx);
+  async handler(args, ctx) {
     let keyId = args.keyId;
     if (args.token !== undefined) {
       const fromToken = tokenKeyId(args.token);
@@ -30,7 +36,17 @@ export default defineCommand({
         });
       keyId = fromToken;
     }
-    const result = revokeKey(root, keyId as string, args.reason ?? null);
+    const store = args.store ?? (ctx.env.CPLANE_DATABASE_URL || undefined);
+    let result: RevokeResult;
+    if (store === undefined) result = revokeKey(resolveRoot(args.root, ctx), keyId as string, args.reason ?? null);
+    else {
+      const ledger = await PgLedger.open(store);
+      try {
+        result = await revokeKeyPg(ledger.pool, ledger, keyId as string, args.reason ?? null);
+      } finally {
+        await ledger.close();
+      }
+    }
     ctx.report(
       args,
       result,

@@ -15,7 +15,7 @@ export interface SharedStore {
   store: RouterStore;
   revocations: RevocationCheck;
   /** This router's breakers, shared with the other hosts (opened on one, refused on all). */
-  shareBreakers(registry: BreakerRegistry): void;
+  shareBreakers(registry: BreakerRegistry): Promise<void>;
   /** Null while the database answers, else why it does not (readyz reports not-ready). */
   problem(): string | null;
   /** Called after each health check that found the database answering (the spool is drained then). */
@@ -37,7 +37,7 @@ export async function openSharedStore(
   let revocations: PgRevocations | null = null;
   let breakers: SharedBreakers | null = null;
   try {
-    budget = await PgBudgeter.open(url, { config: options.budgetConfig, clock, create: true });
+    budget = await PgBudgeter.open(url, { config: options.budgetConfig, clock, create: true, poolSize: 8 });
     revocations = await PgRevocations.open(ledger.pool, { clock });
   } catch (error) {
     await budget?.close();
@@ -74,8 +74,8 @@ export async function openSharedStore(
   return {
     store: { ledger, budget: kept.budget },
     revocations: kept.revocations,
-    shareBreakers(registry) {
-      breakers ??= SharedBreakers.start(ledger.pool, registry, { clock });
+    async shareBreakers(registry) {
+      breakers ??= await SharedBreakers.start(ledger.pool, registry, { clock });
     },
     problem: () => problem,
     onHealthy(listener) {
@@ -84,8 +84,8 @@ export async function openSharedStore(
     async close() {
       clearInterval(health);
       await checking;
-      breakers?.stop();
-      kept.revocations.stop();
+      await breakers?.stop();
+      await kept.revocations.stop();
       await kept.budget.close();
       await ledger.close();
     },
