@@ -554,7 +554,7 @@ test('a SQLite budget copies into PostgreSQL; a rerun adds only the reservations
 test('a PostgreSQL step reading a row it did not lock is a bug, refused as ERR_INTERNAL', () => {
   const mine = scopeKeyOf('session', 'S1', '', '');
   const other = scopeKeyOf('session', 'S2', '', '');
-  const state = new SnapshotState('r1', undefined, [mine], [], new Map());
+  const state = new SnapshotState(new Map([['r1', undefined]]), [mine], [], new Map());
   assert.equal(state.totals([mine])[0]?.reserved_tokens, 0);
   assert.equal(state.window(mine), undefined);
   assert.throws(() => state.getReservation('r2'), coded('ERR_INTERNAL'));

@@ -53,11 +53,12 @@ const LOAD_SCOPES_SQL = `SELECT k.scope, ${TOTALS_COLUMNS.slice(1)
   LEFT JOIN cplane_budget_rate_windows AS w ON w.scope = k.scope`;
 
 /**
- * The budgeter on PostgreSQL, for gateways on several hosts sharing one budget. Each step is one READ COMMITTED
- * transaction that takes an advisory lock on its request id and then on every scope it charges (sorted, so two
- * steps never wait on each other in a cycle), reads those rows into a SnapshotState, runs the SQLite budgeter's
- * own decision and outcome code over it (steps.ts), and writes what changed before it commits. Two hosts charging
- * one scope therefore decide one after the other on committed totals: a limit is never overspent by a race.
+ * The budgeter on PostgreSQL, for gateways on several hosts sharing one budget. Steps run in groups, each one
+ * READ COMMITTED transaction that takes advisory locks on its request ids and then on every scope they charge
+ * (sorted, so two groups never wait on each other in a cycle), reads those rows into a SnapshotState, runs the
+ * SQLite budgeter's own decision and outcome code over it one step after the other (steps.ts), and writes what
+ * changed before it commits. Two hosts charging one scope therefore decide one after the other on committed
+ * totals: a limit is never overspent by a race.
  */
 export class PgBudgeter implements BudgetPort {
   readonly backend = 'postgres' as const;
@@ -75,6 +76,18 @@ export class PgBudgeter implements BudgetPort {
   }
 
   /** Open on a URL (a pool of its own, ended by close) or on a pool shared with the ledger (left open). */
+  /**
+   * A step's first round trip. With the config's durability "normal" (the default, as on SQLite, where it is
+   * synchronous=NORMAL) a COMMIT does not wait for the WAL flush: a crash of the database server (not a restart)
+   * can lose the last fraction of a second of budget steps, never half of one, while the records of the calls they
+   * admitted are in the chain (durable). "full" waits for the flush on every step.
+   */
+  private get begin(): string {
+    return this.config.durability === 'full'
+      ? 'BEGIN ISOLATION LEVEL READ COMMITTED'
+      : 'BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit TO OFF';
+  }
+
   static async open(target: string | pg.Pool, options: PgBudgeterOptions): Promise<PgBudgeter> {
     const config = parseBudgetConfig(options.config);
     let pool: pg.Pool;
@@ -141,17 +154,50 @@ export class PgBudgeter implements BudgetPort {
   private readonly keysOf = (row: ReservationRow | undefined): ScopeKey[] =>
     row === undefined ? [] : scopesFor(this.config, scopeIds(row)).map((s) => s.key);
 
-  private async step<T>(
+  /**
+   * Queue a step: the steps that become ready while a group is in the database run together as the next group,
+   * in one transaction (group commit for budgets). A hot scope (the agent's, a key's) is then locked once per group
+   * rather than once per step, so a busy host's event loop delays its lock holders once, not once per call.
+   */
+  private step<T>(
     requestId: string,
     scopesOf: ScopeKey[] | ((row: ReservationRow | undefined) => ScopeKey[]),
     run: (ctx: StepContext) => T,
   ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ requestId, scopesOf, run, resolve: resolve as (value: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  private queue: QueuedStep[] = [];
+  private scheduled = false;
+  private running = false;
+
+  private schedule(): void {
+    if (this.scheduled || this.running || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.running = true;
+      const group = this.queue.splice(0, MAX_GROUP);
+      void this.runGroup(group).finally(() => {
+        this.running = false;
+        this.schedule();
+      });
+    });
+  }
+
+  /** One group, retried whole on a lost race or a connection dropped before COMMIT; each step settles its promise. */
+  private async runGroup(group: QueuedStep[]): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
       let client: pg.PoolClient;
       try {
         client = await this.pool.connect();
       } catch (error) {
-        throw storeError(error);
+        const coded = storeError(error);
+        for (const step of group) step.reject(coded);
+        return;
       }
       // A connection dropped while checked out is also emitted as an 'error' event, which would end the process
       // unheard; the query in flight fails with it and is handled below.
@@ -159,26 +205,33 @@ export class PgBudgeter implements BudgetPort {
       let broken: Error | undefined;
       let committing = false;
       try {
-        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-        const result = await this.attempt(client, requestId, scopesOf, run);
+        await client.query(this.begin);
+        const outcomes = await this.attempt(client, group);
         committing = true;
         await client.query('COMMIT');
-        return result;
+        group.forEach((step, i) => {
+          const outcome = outcomes[i] as StepOutcome;
+          if (outcome.ok) step.resolve(outcome.value);
+          else step.reject(outcome.error);
+        });
+        return;
       } catch (error) {
         broken = await rollback(client);
         const code = (error as { code?: unknown }).code;
         const lostRace = typeof code === 'string' && RETRYABLE.has(code) && broken === undefined;
         // A connection the server dropped (restarted, failed over; often an idle pooled one) before COMMIT:
-        // its transaction died with it, so another connection runs the step again (one that cannot connect is
+        // its transaction died with it, so another connection runs the group again (one that cannot connect is
         // coded, not retried). Not once COMMIT was sent: it may have landed, and a rerun would answer "replayed"
-        // without the step's records.
+        // without the steps' records.
         const lostIdle =
           (connectionLost(error) || (typeof code === 'string' && /^(08|57P0)/.test(code))) && !committing;
         if ((lostRace || lostIdle) && attempt < MAX_ATTEMPTS) {
           this.stats.retries += 1;
           continue;
         }
-        throw storeError(error);
+        const coded = storeError(error);
+        for (const step of group) step.reject(coded);
+        return;
       } finally {
         client.off('error', ignore);
         client.release(broken);
@@ -187,28 +240,33 @@ export class PgBudgeter implements BudgetPort {
   }
 
   /**
-   * One try of a step. Round trips are few because the scope locks are held until COMMIT: a reserve locks its
-   * request and scopes in one statement (they come from its input), the others lock the request, read its
-   * reservation, then lock the scopes it names; then one read of every scope and one write of what changed.
+   * One try of a group. Locks are taken in one global order, so two groups never wait on each other in a cycle:
+   * every request lock (sorted), then every scope lock (sorted); the scopes of a settle, release or charge come
+   * from its reservation, read once the request locks are held. Then one read of every scope, the steps one after
+   * the other over that snapshot (a step that throws is undone and rejected alone), and one write of what changed.
    */
-  private async attempt<T>(
-    client: pg.PoolClient,
-    requestId: string,
-    scopesOf: ScopeKey[] | ((row: ReservationRow | undefined) => ScopeKey[]),
-    run: (ctx: StepContext) => T,
-  ): Promise<T> {
-    // The request first, then its scopes in sorted order: every step takes its locks in one global order.
-    const known = Array.isArray(scopesOf) ? scopesOf : null;
-    await lock(client, [REQUEST_LOCK + requestId, ...(known ? scopeLocks(known) : [])]);
-    const found = await client.query('SELECT * FROM cplane_budget_reservations WHERE request_id = $1', [requestId]);
-    const reservation = found.rows[0] === undefined ? undefined : toReservationRow(found.rows[0]);
-    const keys = known ?? (scopesOf as (row: ReservationRow | undefined) => ScopeKey[])(reservation);
-    if (!known) await lock(client, scopeLocks(keys));
-    const loaded = keys.length === 0 ? [] : (await client.query(LOAD_SCOPES_SQL, [keys.map((k) => k.scope)])).rows;
+  private async attempt(client: pg.PoolClient, group: readonly QueuedStep[]): Promise<StepOutcome[]> {
+    const requestIds = [...new Set(group.map((step) => step.requestId))].sort();
+    await lock(
+      client,
+      requestIds.map((id) => REQUEST_LOCK + id),
+    );
+    const found = await client.query('SELECT * FROM cplane_budget_reservations WHERE request_id = ANY($1::text[])', [
+      requestIds,
+    ]);
+    const reservations = new Map<string, ReservationRow | undefined>(requestIds.map((id) => [id, undefined]));
+    for (const row of found.rows) reservations.set(row.request_id as string, toReservationRow(row));
+    const keys = new Map<string, ScopeKey>();
+    for (const step of group) {
+      const own = Array.isArray(step.scopesOf) ? step.scopesOf : step.scopesOf(reservations.get(step.requestId));
+      for (const key of own) keys.set(key.scope, key);
+    }
+    const scopes = [...keys.values()];
+    await lock(client, scopeLocks(scopes));
+    const loaded = scopes.length === 0 ? [] : (await client.query(LOAD_SCOPES_SQL, [scopes.map((k) => k.scope)])).rows;
     const state = new SnapshotState(
-      requestId,
-      reservation,
-      keys,
+      reservations,
+      scopes,
       loaded.filter((r) => r.kind !== null).map(toTotalsRow),
       new Map(
         loaded
@@ -219,11 +277,33 @@ export class PgBudgeter implements BudgetPort {
           ]),
       ),
     );
-    const outcome = run({ config: this.config, store: state, now: this.clock(), records: this.records });
+    const now = this.clock();
+    const outcomes = group.map((step): StepOutcome => {
+      const restore = state.save();
+      try {
+        return { ok: true, value: step.run({ config: this.config, store: state, now, records: this.records }) };
+      } catch (error) {
+        restore();
+        return { ok: false, error };
+      }
+    });
     await write(client, state);
-    return outcome;
+    return outcomes;
   }
 }
+
+interface QueuedStep {
+  requestId: string;
+  scopesOf: ScopeKey[] | ((row: ReservationRow | undefined) => ScopeKey[]);
+  run: (ctx: StepContext) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type StepOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Steps in one transaction at most: its lock set and its statements stay bounded. */
+const MAX_GROUP = 256;
 
 function scopeLocks(keys: readonly ScopeKey[]): string[] {
   return [...new Set(keys.map((k) => k.scope))].sort().map((s) => SCOPE_LOCK + s);
@@ -305,16 +385,14 @@ async function write(client: pg.PoolClient, state: SnapshotState): Promise<void>
   const param = (value: unknown): string => `$${params.push(value)}`;
   const column = (values: unknown[], type: 'text' | 'bigint'): string => `${param(values)}::${type}[]`;
   const parts: string[] = [];
-  if (inserted !== null) {
-    const values = RESERVATION_COLUMNS.map((c) => param(inserted[c]));
-    parts.push(
-      `INSERT INTO cplane_budget_reservations (${RESERVATION_COLUMNS.join(', ')}) VALUES (${values.join(', ')})`,
-    );
+  if (inserted.size > 0) {
+    const rows = [...inserted.values()].map((row) => `(${RESERVATION_COLUMNS.map((c) => param(row[c])).join(', ')})`);
+    parts.push(`INSERT INTO cplane_budget_reservations (${RESERVATION_COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`);
   }
-  if (finished !== null) {
-    const set = FINISH_COLUMNS.map((c) => `${c} = ${param(finished[c])}`);
+  for (const row of finished.values()) {
+    const set = FINISH_COLUMNS.map((c) => `${c} = ${param(row[c])}`);
     parts.push(
-      `UPDATE cplane_budget_reservations SET ${set.join(', ')} WHERE request_id = ${param(finished.request_id)} AND state = 'reserved'`,
+      `UPDATE cplane_budget_reservations SET ${set.join(', ')} WHERE request_id = ${param(row.request_id)} AND state = 'reserved'`,
     );
   }
   if (totals.size > 0) {

@@ -120,6 +120,9 @@ export class PgLedger implements LedgerStore {
     const ledger = new PgLedger(pool, options.clock ?? Date.now, options.idSource);
     try {
       const client = await pool.connect();
+      // A connection dropped while checked out is also emitted as an 'error' event, which would end the process
+      // unheard; the query in flight fails with it and is reported.
+      client.on('error', ignoreDropped);
       try {
         const exists = await client.query("SELECT to_regclass('cplane_entries') IS NOT NULL AS present");
         // With create, the DDL runs every time (it is idempotent): a database laid out by an earlier cplane gets
@@ -139,6 +142,7 @@ export class PgLedger implements LedgerStore {
           await client.query('COMMIT');
         }
       } finally {
+        client.off('error', ignoreDropped);
         client.release();
       }
     } catch (error) {
@@ -289,6 +293,7 @@ export class PgLedger implements LedgerStore {
     lists: readonly ContentListLine[],
   ): Promise<boolean> {
     const client = await this.pool.connect();
+    client.on('error', ignoreDropped);
     try {
       await client.query('BEGIN');
       await client.query(
@@ -335,6 +340,7 @@ export class PgLedger implements LedgerStore {
       await client.query('ROLLBACK').catch(() => undefined);
       throw storeError(error);
     } finally {
+      client.off('error', ignoreDropped);
       client.release();
     }
   }
@@ -618,3 +624,5 @@ export function storeError(error: unknown): unknown {
     );
   return error;
 }
+
+function ignoreDropped(): void {}
