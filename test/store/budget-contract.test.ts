@@ -131,6 +131,36 @@ const usage = { input_tokens: 80, output_tokens: 20 };
 
 for (const backend of backends) {
   describe(`budget store contract: ${backend.name}`, { skip: backend.skip }, () => {
+    test('steps made at once: a refused or conflicting one changes nothing, the others land as if made alone', async () => {
+      // On PostgreSQL these are one group (one transaction): a step that throws must be undone alone.
+      const { port } = await backend.fresh(config({ limits: { session: { default: { max_tokens: 400 } } } }));
+      try {
+        assert.equal((await port.reserve(request('c0'))).ok, true);
+        const settled = await Promise.allSettled([
+          port.reserve(request('c1')),
+          port.reserve(request('c0', { max_output_tokens: 51 })),
+          port.reserve(request('c2')),
+          port.settle({ request_id: 'c0', usage }),
+          port.release('nope'),
+        ]);
+        const [c1, conflict, c2, settle, unknown] = settled;
+        assert.equal(c1?.status === 'fulfilled' && c1.value.ok, true);
+        assert.ok(conflict?.status === 'rejected' && coded('ERR_BUDGET_REQUEST_CONFLICT')(conflict.reason));
+        // 150 + 150 reserved of 400 after c0 settled at 100: c2 would make 400 + 50 over the limit only if the
+        // conflicting step had charged anything.
+        assert.equal(c2?.status === 'fulfilled' && c2.value.ok, false, 'c0 150 + c1 150 + c2 150 > 400');
+        assert.equal(settle?.status === 'fulfilled' && settle.value.cost !== undefined, true);
+        assert.ok(unknown?.status === 'rejected' && coded('ERR_BUDGET_UNKNOWN_REQUEST')(unknown.reason));
+        // What stands: c0 settled at its usage (100), c1 reserved (150); c2 and the conflict charged nothing.
+        const after = await port.reserve(request('c3', { estimated_input_tokens: 100, max_output_tokens: 50 }));
+        assert.equal(after.ok, true, '100 + 150 + 150 = 400 fits');
+        const over = await port.reserve(request('c4', { estimated_input_tokens: 0, max_output_tokens: 1 }));
+        assert.equal(over.ok, false, 'the limit is exactly used');
+      } finally {
+        await port.close();
+      }
+    });
+
     test('reserve then settle charges the real usage; reserve then release gives it all back', async () => {
       const { port } = await backend.fresh(config({ limits: { session: { default: { max_tokens: 1000 } } } }));
       try {

@@ -27,6 +27,7 @@ import { sendWithRetries } from './send.js';
 import { ExchangeSpool, type SpoolDrain } from './spool.js';
 import * as governed from './governed.js';
 import { GroupCommit } from './group-commit.js';
+import { serialWriter } from './serial-writer.js';
 import type { RevocationCheck } from './revocations.js';
 import { UNAUTHENTICATED_CODES, type RefusalSampler } from './refusal-sampler.js';
 import { BUILTIN_SECRET_PATTERNS, type SecretPattern } from './secret-patterns.js';
@@ -115,7 +116,8 @@ export class Router {
       ? new ExchangeSpool(options.spoolDir, options.spoolQuarantineDir ?? `${options.spoolDir}-quarantine`)
       : null;
     if (options.store) {
-      this.writer = options.store.ledger;
+      this.writer =
+        options.store.ledger.backend === 'postgres' ? serialWriter(options.store.ledger) : options.store.ledger;
       this.budget = options.store.budget;
     } else if (options.ledger) {
       this.writer = sqliteLedgerStore(options.ledger);
