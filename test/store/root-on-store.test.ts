@@ -84,6 +84,8 @@ test('G4 verifies the PostgreSQL chain and the root checkpoints against it; G6 l
   const [g4, g6] = r.gates as [Gate, Gate];
   assert.equal(g4.status, 'PASS', g4.message);
   assert.match(g4.message, /^postgres: \d+ entries verified up to #\d+/);
+  // The root's SQLite file still takes this host's governance records (the config change above): checked too.
+  assert.match(g4.message, /\(the root's SQLite file: \d+\)/);
   assert.match(g4.message, /checkpoint\(s\) match/);
   assert.equal(g6.status, 'PASS', g6.message);
   assert.match(g6.message, /^2 exchanges linked/);

@@ -1,4 +1,4 @@
-import type { Anchor } from '#kernel/ledger/index.js';
+import { type Anchor, type Ledger, verifyLedger } from '#kernel/ledger/index.js';
 import { pgFutureDated, verifyPgChain } from '#kernel/ledger/pg/pg-checks.js';
 import type { PgLedger } from '#kernel/ledger/pg/pg-ledger.js';
 import type { Receipt } from '#kernel/registry/receipt.js';
@@ -23,13 +23,15 @@ function contentCode(problem: string): Finding['code'] {
 /**
  * G4 on a root whose store is PostgreSQL: the chain there re-hashed end to end (what `ledger verify --store`
  * does, the same function), every receipt's anchor and install record found in it, no entry dated in the
- * future, and the root's signed checkpoints matching it. The root's SQLite file is no longer the chain of
- * record, so it is not what is judged.
+ * future, and the root's signed checkpoints matching it. The root's SQLite file still takes what is recorded on
+ * this host outside the gateway (a config change, an install after the move), so its own chain must verify too,
+ * and a receipt's anchor and install record may be in either chain: the one that was the root's when it installed.
  */
 export async function pgLedgerFindings(
   ctx: GateContext,
   store: PgLedger,
   receipts: readonly Receipt[],
+  local: Ledger | null,
 ): Promise<{ errors: Finding[]; warnings: Finding[]; message: string }> {
   const errors: Finding[] = [];
   const newest = receipts.reduce<Anchor | undefined>(
@@ -44,10 +46,18 @@ export async function pgLedgerFindings(
   const bad = result.first_bad;
   if (bad) errors.push({ code: CHAIN_CODES[bad.problem], message: `${bad.id}: ${bad.message}` });
   for (const problem of result.content_problems) errors.push({ code: contentCode(problem), message: problem });
-  if (newest && view.head().seq < newest.seq)
+  const localCheck = local === null ? null : verifyLedger(local);
+  const localBad = localCheck?.first_bad;
+  if (localBad)
+    errors.push({
+      code: `LEDGER_${localBad.problem.toUpperCase() as Uppercase<typeof localBad.problem>}`,
+      message: `the root's SQLite ledger: ${localBad.id ?? `entry #${localBad.seq}`}: ${localBad.message}`,
+    });
+  const localHead = local?.head().seq ?? 0;
+  if (newest && Math.max(view.head().seq, localHead) < newest.seq)
     errors.push({
       code: 'LEDGER_TRUNCATED',
-      message: `the chain in PostgreSQL ends at #${view.head().seq}, before the newest receipt's anchor #${newest.seq}`,
+      message: `the chain ends at #${view.head().seq} in PostgreSQL (#${localHead} in the root's SQLite file), before the newest receipt's anchor #${newest.seq}`,
     });
   for (const entry of await pgFutureDated(store, { now: ctx.now() })) {
     errors.push({
@@ -58,17 +68,18 @@ export async function pgLedgerFindings(
   for (const receipt of receipts) {
     const { seq, hash } = receipt.ledger_anchor;
     const atAnchor = view.at(seq);
-    if (!atAnchor || atAnchor.entry_hash !== hash) {
+    const atLocal = local?.getBySeq(seq);
+    if (atAnchor?.entry_hash !== hash && atLocal?.entry_hash !== hash) {
       errors.push({
         code: 'ANCHOR_MISMATCH',
-        message: `${receipt.package_id}'s anchor #${seq} ${atAnchor ? 'has another hash' : 'is past the end of the ledger'} in PostgreSQL`,
+        message: `${receipt.package_id}'s anchor #${seq} ${atAnchor || atLocal ? 'has another hash' : 'is past the end of the ledger'} in PostgreSQL and in the root's SQLite file`,
       });
     }
-    const record = await store.get(receipt.ledger_entry_id);
+    const record = (await store.get(receipt.ledger_entry_id)) ?? local?.get(receipt.ledger_entry_id);
     if (!record || !INSTALL_EVENTS.has(record.event_type) || record.submission_id !== receipt.package_id) {
       errors.push({
         code: 'INSTALL_RECORD_MISSING',
-        message: `${receipt.package_id} has no ${[...INSTALL_EVENTS].join('/')} record ${receipt.ledger_entry_id} in PostgreSQL`,
+        message: `${receipt.package_id} has no ${[...INSTALL_EVENTS].join('/')} record ${receipt.ledger_entry_id} in PostgreSQL or the root's SQLite file`,
       });
     }
   }
@@ -77,6 +88,6 @@ export async function pgLedgerFindings(
   return {
     errors,
     warnings: found.warnings,
-    message: `postgres: ${result.entries} entries verified up to #${result.head.seq}; ${receipts.length} anchors match; ${found.summary}`,
+    message: `postgres: ${result.entries} entries verified up to #${result.head.seq}${localCheck ? ` (the root's SQLite file: ${localCheck.entries})` : ''}; ${receipts.length} anchors match; ${found.summary}`,
   };
 }

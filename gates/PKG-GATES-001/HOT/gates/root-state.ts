@@ -1,4 +1,4 @@
-import { readdirSync, type Dirent } from 'node:fs';
+import { existsSync, readdirSync, type Dirent } from 'node:fs';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { join } from 'node:path';
 import { Ledger, ledgerPathForRoot } from '#kernel/ledger/index.js';
@@ -157,6 +157,11 @@ export function ownedIndexOf(ctx: GateContext): Map<string, OwnedFile> {
 export function ledgerOf(ctx: GateContext): Ledger {
   const state = stateOf(ctx);
   return (state.ledger ??= Ledger.open(ledgerPathForRoot(ctx.root), { readonly: true }));
+}
+
+/** The root's SQLite ledger when the file exists (a root whose chain moved to PostgreSQL may still have it). */
+export function localLedgerOf(ctx: GateContext): Ledger | null {
+  return existsSync(ledgerPathForRoot(ctx.root)) ? ledgerOf(ctx) : null;
 }
 
 /**

@@ -2,7 +2,7 @@ import { listFutureDated, verifyLedger, type Anchor } from '#kernel/ledger/index
 import { checkpointFindings } from '../checkpoint-findings.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
 import { pgLedgerFindings } from '../pg-ledger-findings.js';
-import { ledgerOf, pgLedgerOf, receiptsOf } from '../root-state.js';
+import { ledgerOf, localLedgerOf, pgLedgerOf, receiptsOf } from '../root-state.js';
 
 const INSTALL_EVENTS = new Set(['INSTALLED', 'PACKAGE_UPGRADED']);
 
@@ -20,7 +20,7 @@ export default defineGate({
     const receipts = [...receiptsOf(ctx).values()];
     const pg = pgLedgerOf(ctx);
     if (pg !== null) {
-      const found = await pgLedgerFindings(ctx, await pg, receipts);
+      const found = await pgLedgerFindings(ctx, await pg, receipts, localLedgerOf(ctx));
       return verdict(this, found.errors, found.message, found.warnings);
     }
     const ledger = ledgerOf(ctx);
