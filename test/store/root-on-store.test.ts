@@ -102,6 +102,9 @@ test('route on the store appends to the PostgreSQL chain; status and budget stat
   assert.equal(r.status, 0, r.stderr);
   const after = await pgHead();
   assert.ok(after.seq > before.seq, `the PostgreSQL head moved (${before.seq} -> ${after.seq})`);
+  const shown = run(['ledger', 'head', '--store', url, '--json']);
+  assert.equal(shown.status, 0, shown.stderr);
+  assert.deepEqual(JSON.parse(shown.stdout), after);
   const local = JSON.parse(run(['ledger', 'head', '--root', root, '--json']).stdout) as typeof sqliteHead;
   assert.deepEqual(local, localBefore, 'the SQLite ledger was not written');
 
