@@ -11,6 +11,11 @@ import pg from 'pg';
 import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import { cli } from '../gateway/harness.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
+import { fromDevRoot } from '../../scripts/lib/dev-root.js';
+
+const { PgLedger } = await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')>(
+  'HOT/kernel/ledger/pg/pg-ledger.js',
+);
 
 const skip = pgSkip();
 const havePg = skip === false;
@@ -129,6 +134,33 @@ test('route on the store appends to the PostgreSQL chain; status and budget stat
   const g = gates(['G4', 'G6']);
   assert.equal(g.status, 0, JSON.stringify(g.gates));
   assert.match((g.gates[1] as Gate).message, /^3 exchanges linked/);
+});
+
+test('a DISPATCH without its EXCHANGE in PostgreSQL is an orphan for G6, though the SQLite ledger has none', {
+  skip,
+}, async () => {
+  const store = await PgLedger.open(url);
+  let id: string;
+  try {
+    const dispatch = await store.append({
+      event_type: 'DISPATCH',
+      submission_id: 'PRC-LOST',
+      decision: 'DISPATCHED',
+      reason: 'Dispatching to mock/m1',
+      metadata: { contract_id: 'PRC-LOST', agent_id: 'AGENT-LOST', session_id: 'SES-LOST' },
+    });
+    id = dispatch.id;
+  } finally {
+    await store.close();
+  }
+  // Any age is past a zero timeout: the dispatch is an orphan now rather than in ten minutes.
+  const r = gates(['G6'], ['--orphan-timeout-ms', '0']);
+  assert.equal(r.status, 1, JSON.stringify(r.gates));
+  const orphans = (r.gates[0] as Gate).findings.filter((f) => f.code === 'ORPHAN_DISPATCH');
+  assert.deepEqual(
+    orphans.map((f) => f.message.split(' ')[1]),
+    [id],
+  );
 });
 
 test('an entry edited inside PostgreSQL makes G4 fail and names it', { skip }, async () => {
