@@ -1,4 +1,9 @@
-import { checkLedgerCheckpoints, type Ledger } from '#kernel/ledger/index.js';
+import {
+  type CheckpointSources,
+  checkLedgerCheckpoints,
+  type Ledger,
+  type RootCheckpointReport,
+} from '#kernel/ledger/index.js';
 import type { Finding, GateContext } from './gate.js';
 
 /**
@@ -9,11 +14,20 @@ export function checkpointFindings(
   ctx: GateContext,
   ledger: Ledger,
 ): { errors: Finding[]; warnings: Finding[]; summary: string } {
-  const report = checkLedgerCheckpoints(ledger, {
-    root: ctx.root,
-    files: ctx.checkpointFiles ?? [],
-    keyFiles: ctx.checkpointKeyFiles ?? [],
-  });
+  return checkpointReportFindings(checkLedgerCheckpoints(ledger, checkpointSources(ctx)));
+}
+
+/** The checkpoints G4 checks: the root's own and those given (`--checkpoint`, `--checkpoint-key`). */
+export function checkpointSources(ctx: GateContext): CheckpointSources {
+  return { root: ctx.root, files: ctx.checkpointFiles ?? [], keyFiles: ctx.checkpointKeyFiles ?? [] };
+}
+
+/** A checkpoint report (of either store) as G4's findings. */
+export function checkpointReportFindings(report: RootCheckpointReport): {
+  errors: Finding[];
+  warnings: Finding[];
+  summary: string;
+} {
   if (report.absent) {
     return {
       errors: [],

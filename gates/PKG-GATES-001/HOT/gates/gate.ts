@@ -31,6 +31,11 @@ export interface GateContext {
   checkpointFiles?: readonly string[];
   /** Public keys to verify checkpoints with instead of the trust store's checkpoint keys (`--checkpoint-key`). */
   checkpointKeyFiles?: readonly string[];
+  /**
+   * The PostgreSQL store whose chain G4 and G6 check instead of the SQLite file; null: SQLite; absent: the
+   * root's effective gateway.store, read when a gate first needs it.
+   */
+  store?: string | null;
 }
 
 /** A gate module in HOT/gates/checks/: `export default defineGate({...})`. Any package may ship one. */

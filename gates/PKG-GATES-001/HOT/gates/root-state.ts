@@ -1,7 +1,9 @@
-import { readdirSync, type Dirent } from 'node:fs';
+import { existsSync, readdirSync, type Dirent } from 'node:fs';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { join } from 'node:path';
 import { Ledger, ledgerPathForRoot } from '#kernel/ledger/index.js';
+import { PgLedger } from '#kernel/ledger/pg/pg-ledger.js';
+import { configuredStoreUrl } from '#kernel/config/root-store.js';
 import { OwnershipRegistry, type OwnedFile } from '#kernel/registry/ownership.js';
 import { checkReceipt, parseReceipt, type Receipt } from '#kernel/registry/receipt.js';
 import { isGovernedPath, receiptDir, receiptPath, rootPaths } from '#kernel/root/layout.js';
@@ -49,6 +51,9 @@ interface RunState {
   owned?: OwnedFile[];
   ownedIndex?: Map<string, OwnedFile>;
   ledger?: Ledger;
+  /** The store to check, once resolved (null: SQLite). */
+  store?: string | null;
+  pgLedger?: Promise<PgLedger>;
   installed: Map<string, InstalledFile>;
 }
 
@@ -154,9 +159,29 @@ export function ledgerOf(ctx: GateContext): Ledger {
   return (state.ledger ??= Ledger.open(ledgerPathForRoot(ctx.root), { readonly: true }));
 }
 
+/** The root's SQLite ledger when the file exists (a root whose chain moved to PostgreSQL may still have it). */
+export function localLedgerOf(ctx: GateContext): Ledger | null {
+  return existsSync(ledgerPathForRoot(ctx.root)) ? ledgerOf(ctx) : null;
+}
+
+/**
+ * The root's PostgreSQL ledger when its store is PostgreSQL (ctx.store), opened once per run and shared by G4
+ * and G6; null when the root keeps its ledger in SQLite. Opening never creates tables: a database without a
+ * chain is a finding of the gate, not something to repair while checking.
+ */
+export function pgLedgerOf(ctx: GateContext): Promise<PgLedger> | null {
+  const state = stateOf(ctx);
+  if (state.store === undefined) state.store = ctx.store !== undefined ? ctx.store : configuredStoreUrl(ctx.root);
+  if (state.store === null) return null;
+  return (state.pgLedger ??= PgLedger.open(state.store, { poolSize: 2 }));
+}
+
 /** End of a run: close what the run opened and forget what it read. */
-export function releaseRootState(ctx: GateContext): void {
+export async function releaseRootState(ctx: GateContext): Promise<void> {
   const state = memo.get(ctx);
   memo.delete(ctx);
   state?.ledger?.close();
+  // An open that failed was reported by the gate that asked; there is nothing to close.
+  const pg = await state?.pgLedger?.catch(() => undefined);
+  await pg?.close();
 }

@@ -27,6 +27,8 @@ export interface RunGatesOptions {
   checksDir?: string;
   checkpointFiles?: readonly string[];
   checkpointKeyFiles?: readonly string[];
+  /** The store to check: a postgres:// URL, null for the SQLite files; absent: the root's gateway.store config. */
+  store?: string | null;
 }
 
 export const DEFAULT_ORPHAN_TIMEOUT_MS = 10 * 60 * 1000;
@@ -97,6 +99,7 @@ export async function runGates(root: string, options: RunGatesOptions = {}): Pro
     orphanTimeoutMs: options.orphanTimeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS,
     checkpointFiles: options.checkpointFiles ?? [],
     checkpointKeyFiles: options.checkpointKeyFiles ?? [],
+    ...(options.store === undefined ? {} : { store: options.store }),
   };
   const results: GateResult[] = [];
   try {
@@ -112,7 +115,7 @@ export async function runGates(root: string, options: RunGatesOptions = {}): Pro
       results.push(result);
     }
   } finally {
-    releaseRootState(ctx);
+    await releaseRootState(ctx);
   }
   return {
     gates: results,

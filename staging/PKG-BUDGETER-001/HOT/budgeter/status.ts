@@ -79,12 +79,23 @@ export function statusOf(
 ): BudgetStatus {
   const session = options.session_id ?? null;
   const rows = session === null ? store.sessions(options.limit ?? 100) : store.sessionTotals(session);
+  return statusFromRows(config, dbPath, session, rows, store.pendingCount(session));
+}
+
+/** The status of rows read from either store (SQLite here, PostgreSQL in pg/pg-status.ts): one shape for both. */
+export function statusFromRows(
+  config: BudgetConfig,
+  dbPath: string,
+  session: string | null,
+  rows: readonly TotalsRow[],
+  pending: number,
+): BudgetStatus {
   return {
     mode: config.mode,
     currency: config.currency,
     db_path: dbPath,
     session_id: session,
-    pending_reservations: store.pendingCount(session),
+    pending_reservations: pending,
     scopes: rows.map((row) => scopeStatus(config, row)),
   };
 }

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { resolveRoot, rootOption } from '#cli/root-option.js';
 import { writeFileAtomic } from '#kernel/atomic.js';
 import { rootPaths } from '#kernel/root/layout.js';
+import { explicitStoreUrl } from '#kernel/config/root-store.js';
 import { runGates, DEFAULT_ORPHAN_TIMEOUT_MS } from '../../gates/run.js';
 
 export default defineCommand({
@@ -29,6 +30,11 @@ export default defineCommand({
       array: true,
       describe: "G4 verifies checkpoints with this public key instead of the trust store's",
     },
+    store: {
+      type: 'string',
+      describe:
+        'G4 and G6 check the chain in this PostgreSQL store (env: CPLANE_DATABASE_URL; config: gateway.store; none: the SQLite ledger)',
+    },
   },
   async handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
@@ -38,6 +44,8 @@ export default defineCommand({
       orphanTimeoutMs: args.orphanTimeoutMs,
       checkpointFiles: (args.checkpoint ?? []).map((f) => resolve(ctx.cwd, f)),
       checkpointKeyFiles: (args.checkpointKey ?? []).map((f) => resolve(ctx.cwd, f)),
+      // The root's own gateway.store is read by the gates that need it, so a broken config is their finding.
+      ...storeOption(explicitStoreUrl(ctx.env, args.store)),
     });
     const lines = run.gates.map((g) => `${g.id} ${g.name}: ${g.status} — ${g.message}`);
     for (const g of run.gates) {
@@ -65,3 +73,7 @@ export default defineCommand({
     return run.failed === 0 ? EXIT.OK : EXIT.CHECK_FAILED;
   },
 });
+
+function storeOption(store: string | undefined): { store?: string } {
+  return store === undefined ? {} : { store };
+}

@@ -1,21 +1,28 @@
 import { listFutureDated, verifyLedger, type Anchor } from '#kernel/ledger/index.js';
 import { checkpointFindings } from '../checkpoint-findings.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { ledgerOf, receiptsOf } from '../root-state.js';
+import { pgLedgerFindings } from '../pg-ledger-findings.js';
+import { ledgerOf, localLedgerOf, pgLedgerOf, receiptsOf } from '../root-state.js';
 
 const INSTALL_EVENTS = new Set(['INSTALLED', 'PACKAGE_UPGRADED']);
 
 /**
  * G4: the hash chain verifies end to end, the file's schema is the ledger's, no entry is dated in the future; every anchor a receipt recorded still matches (a rewritten or
  * truncated ledger cannot hide behind a self-consistent chain); every receipt has its install record; every
- * signed checkpoint (the root's and those given) matches the chain.
+ * signed checkpoint (the root's and those given) matches the chain. On a root whose store is PostgreSQL, the
+ * chain there is the one judged (pg-ledger-findings.ts).
  */
 export default defineGate({
   id: 'G4',
   name: 'LEDGER',
   describe: 'the hash chain verifies and matches the recorded anchors; every receipt has its INSTALLED record',
-  run(ctx) {
+  async run(ctx) {
     const receipts = [...receiptsOf(ctx).values()];
+    const pg = pgLedgerOf(ctx);
+    if (pg !== null) {
+      const found = await pgLedgerFindings(ctx, await pg, receipts, localLedgerOf(ctx));
+      return verdict(this, found.errors, found.message, found.warnings);
+    }
     const ledger = ledgerOf(ctx);
     const errors: Finding[] = [];
     const newest = receipts.reduce<Anchor | undefined>(

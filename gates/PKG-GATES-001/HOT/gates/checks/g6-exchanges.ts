@@ -1,37 +1,41 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_MAX_CLOCK_SKEW_MS } from '#kernel/ledger/index.js';
+import { type DispatchRecord, pgDispatchRecords } from '#kernel/ledger/pg/pg-checks.js';
 import { LAYOUT } from '#kernel/root/layout.js';
 import { spoolEntries } from '#router/spool.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { ledgerOf } from '../root-state.js';
+import type { GateContext } from '../gate.js';
+import { ledgerOf, pgLedgerOf } from '../root-state.js';
 
 /**
  * G6: no DISPATCH is left without its EXCHANGE beyond the orphan timeout or dated in the future; every EXCHANGE
  * links to a DISPATCH. The router's spool is part of the answer: an exchange spooled and not yet appended is WARN (it is in
  * the root and the next router start appends it; its DISPATCH is not an orphan), while a quarantined spool
  * entry is FAIL: it may hold a paid exchange the ledger does not have, and only a person can recover it.
- * Entries are only listed, never opened (they may be links or FIFOs).
+ * Entries are only listed, never opened (they may be links or FIFOs). On a root whose store is PostgreSQL the
+ * dispatches and exchanges are those of the chain there; the spool is still this host's.
  */
 export default defineGate({
   id: 'G6',
   name: 'EXCHANGES',
   describe: 'no DISPATCH without its EXCHANGE beyond the orphan timeout; every EXCHANGE links to a DISPATCH',
-  run(ctx) {
-    const ledger = ledgerOf(ctx);
+  async run(ctx) {
+    const records = await dispatchRecords(ctx);
+    const exchanges = records.filter((r) => r.event_type === 'EXCHANGE');
+    const dispatches = records.filter((r) => r.event_type === 'DISPATCH');
+    const dispatchIds = new Set(dispatches.map((d) => d.id));
     const errors: Finding[] = [];
-    const exchanges = ledger.query({ event_type: 'EXCHANGE', order: 'oldest' });
     const answered = new Set<string>();
     for (const exchange of exchanges) {
-      const link = exchange.metadata.dispatch_entry_id;
-      const dispatch = typeof link === 'string' ? ledger.get(link) : undefined;
-      if (dispatch?.event_type !== 'DISPATCH') {
+      const link = exchange.link;
+      if (typeof link !== 'string' || !dispatchIds.has(link)) {
         errors.push({
           code: 'EXCHANGE_WITHOUT_DISPATCH',
           message: `EXCHANGE ${exchange.id} links to ${JSON.stringify(link)}, which is not a DISPATCH`,
         });
       } else {
-        answered.add(dispatch.id);
+        answered.add(link);
       }
     }
     const warnings: Finding[] = [];
@@ -56,7 +60,6 @@ export default defineGate({
     // A DISPATCH dated in the future never ages into an orphan: it is reported instead of counted as in flight.
     const future = now + DEFAULT_MAX_CLOCK_SKEW_MS;
     let pending = 0;
-    const dispatches = ledger.query({ event_type: 'DISPATCH', order: 'oldest' });
     for (const dispatch of dispatches) {
       if (answered.has(dispatch.id) || spooled.has(dispatch.id)) continue;
       const at = Date.parse(dispatch.timestamp);
@@ -82,6 +85,23 @@ export default defineGate({
     );
   },
 });
+
+/** Every DISPATCH and EXCHANGE of the root's chain, each kind oldest first, from the store in use. */
+async function dispatchRecords(ctx: GateContext): Promise<DispatchRecord[]> {
+  const pg = pgLedgerOf(ctx);
+  if (pg !== null) return pgDispatchRecords(await pg);
+  const ledger = ledgerOf(ctx);
+  const pick = (e: { id: string; event_type: string; timestamp: string; metadata: Record<string, unknown> }) => ({
+    id: e.id,
+    event_type: e.event_type as DispatchRecord['event_type'],
+    timestamp: e.timestamp,
+    link: e.metadata.dispatch_entry_id,
+  });
+  return [
+    ...ledger.query({ event_type: 'DISPATCH', order: 'oldest' }).map(pick),
+    ...ledger.query({ event_type: 'EXCHANGE', order: 'oldest' }).map(pick),
+  ];
+}
 
 function listDir(dir: string): string[] {
   try {

@@ -7,6 +7,7 @@ import { scopeIds } from '../operations.js';
 import type { BudgetPort } from '../port.js';
 import type { Released, ReserveOutcome, Settled } from '../results.js';
 import { scopesFor } from '../scopes.js';
+import { type BudgetStatus, statusFromRows } from '../status.js';
 import {
   type StepContext,
   chargeUnknownStep,
@@ -145,6 +146,45 @@ export class PgBudgeter implements BudgetPort {
         [new Date(cutoffMs).toISOString(), limit],
       );
       return result.rows.map((r) => r.request_id);
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  /**
+   * `cplane budget status` on PostgreSQL: the queries of the SQLite store (sessionTotals, sessions, pendingCount)
+   * on the shared tables, in the same order, through the same statusFromRows, so either store prints alike.
+   * Text is compared byte-wise (COLLATE "C"), as SQLite does, whatever the database's collation.
+   */
+  async status(
+    options: { session_id?: string | undefined; limit?: number } = {},
+    dbPath = 'postgres',
+  ): Promise<BudgetStatus> {
+    const session = options.session_id ?? null;
+    try {
+      const rows =
+        session === null
+          ? await this.pool.query(
+              `SELECT * FROM cplane_budget_scope_totals WHERE kind IN ('session', 'key')
+               ORDER BY kind = 'key', session_id COLLATE "C", agent_id COLLATE "C" LIMIT $1`,
+              [options.limit ?? 100],
+            )
+          : await this.pool.query(
+              `SELECT * FROM cplane_budget_scope_totals WHERE session_id = $1
+               ORDER BY kind = 'agent', kind = 'work_order', work_order_id COLLATE "C", agent_id COLLATE "C"`,
+              [session],
+            );
+      const pending = await this.pool.query(
+        `SELECT COUNT(*) AS n FROM cplane_budget_reservations WHERE state = 'reserved'${session === null ? '' : ' AND session_id = $1'}`,
+        session === null ? [] : [session],
+      );
+      return statusFromRows(
+        this.config,
+        dbPath,
+        session,
+        (rows.rows as Record<string, unknown>[]).map(toTotalsRow),
+        int((pending.rows[0] as { n: unknown }).n),
+      );
     } catch (error) {
       throw storeError(error);
     }

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
+import { rootStoreUrl } from '#kernel/config/root-store.js';
 import { Budgeter, budgetDbPathForRoot, loadBudgetConfigForRoot } from '../../budgeter/index.js';
 import type { BudgetStatus, ScopeStatus } from '../../budgeter/index.js';
+import { PgBudgeter } from '../../budgeter/pg/pg-budgeter.js';
 import { defineCommand, EXIT } from '#cli/command.js';
 import { intOption, MAX_LIST_LIMIT } from '#cli/option-values.js';
 import { resolveRoot, rootOption } from '#cli/root-option.js';
@@ -37,10 +39,27 @@ export default defineCommand({
     ...rootOption('the cplane root'),
     session: { type: 'string', describe: 'show one session in detail' },
     limit: { type: 'number', default: 100, describe: 'most sessions to list' },
+    store: {
+      type: 'string',
+      describe:
+        "read the budget in this PostgreSQL store (env: CPLANE_DATABASE_URL; config: gateway.store; none: the root's SQLite file)",
+    },
   },
-  handler(args, ctx) {
+  async handler(args, ctx) {
     const limit = intOption('limit', args.limit, 1, MAX_LIST_LIMIT);
     const root = resolveRoot(args.root, ctx);
+    const url = rootStoreUrl(root, ctx.env, args.store);
+    if (url !== null) {
+      // The budget every host shares: the root's SQLite file stopped counting when it moved there.
+      const budgeter = await PgBudgeter.open(url, { config: loadBudgetConfigForRoot(root), poolSize: 1 });
+      try {
+        const status = await budgeter.status({ session_id: args.session, limit }, url);
+        ctx.report(args, status, humanStatus(status));
+        return status.scopes.some((s) => s.state === 'exhausted') ? EXIT.CHECK_FAILED : EXIT.OK;
+      } finally {
+        await budgeter.close();
+      }
+    }
     if (!existsSync(budgetDbPathForRoot(root))) {
       // Status never creates state: a root nobody has spent in yet simply has no usage.
       const config = loadBudgetConfigForRoot(root);

@@ -1,4 +1,5 @@
 import { warningText } from '#kernel/catalogue/define.js';
+import { rootStoreUrl } from '#kernel/config/root-store.js';
 import { defineCommand, EXIT } from '#cli/command.js';
 import { intOption } from '#cli/option-values.js';
 import { resolveRoot, rootOption } from '#cli/root-option.js';
@@ -39,13 +40,14 @@ export default defineCommand({
     const root = resolveRoot(args.root, ctx);
     const json = args.jsonLog === true;
     const config = loadGatewayConfig(root);
+    const store = rootStoreUrl(root, ctx.env, args.store);
     const settings = {
       ...config,
       ...(args.host === undefined ? {} : { host: args.host }),
       ...(port === undefined ? {} : { port }),
       ...(bodyLimit === undefined ? {} : { body_limit_bytes: bodyLimit }),
       ...(drainTimeout === undefined ? {} : { drain_timeout_ms: drainTimeout }),
-      ...storeSetting(args.store, ctx.env.CPLANE_DATABASE_URL),
+      ...(store === null ? {} : { store }),
     };
     const served = await openGateway(root, ctx.env, settings, (entry) => ctx.out(formatLog(entry, json)));
     for (const line of served.unavailable) ctx.err(`cplane serve: warning: ${line}`);
@@ -74,10 +76,3 @@ export default defineCommand({
     return EXIT.OK;
   },
 });
-
-/** The flag wins over the environment, which wins over the root's config; an empty value is not a choice. */
-function storeSetting(flag: unknown, env: string | undefined): { store?: string } {
-  if (typeof flag === 'string' && flag !== '') return { store: flag };
-  if (env !== undefined && env !== '') return { store: env };
-  return {};
-}

@@ -1,14 +1,7 @@
 import { resolve } from 'node:path';
 import { type CliContext, defineCommand, EXIT, type ExitCode } from '../command.js';
-import {
-  checkCheckpoints,
-  finishReport,
-  formatAnchor,
-  gatherCheckpoints,
-  parseAnchor,
-  verifyLedger,
-  verifyStore,
-} from '../../kernel/ledger/index.js';
+import { formatAnchor, parseAnchor, verifyLedger } from '../../kernel/ledger/index.js';
+import { verifyPgChain } from '../../kernel/ledger/pg/pg-checks.js';
 import { PgLedger } from '../../kernel/ledger/pg/pg-ledger.js';
 import { resolveRoot } from '../root-option.js';
 import { type CheckpointArgs, CHECKPOINT_OPTIONS, checkpointLines, checkpointsFor } from './verify-checkpoints.js';
@@ -69,18 +62,12 @@ async function verifyPostgres(
 ): Promise<ExitCode> {
   const store = await PgLedger.open(url);
   try {
-    const result = await verifyStore(store);
     const root = args.root === undefined && !ctx.defaultRoot ? null : resolveRoot(args.root, ctx);
-    const gathered = gatherCheckpoints({
+    const { result, checkpoints } = await verifyPgChain(store, {
       root,
       files: (args.checkpoint ?? []).map((f) => resolve(ctx.cwd, f)),
       keyFiles: (args.checkpointKey ?? []).map((f) => resolve(ctx.cwd, f)),
     });
-    const seqs = gathered.found.flatMap((f) => ('checkpoint' in f ? [f.checkpoint.seq] : []));
-    const checkpoints = finishReport(
-      checkCheckpoints(await store.chainView(seqs), gathered.found, gathered.keys),
-      gathered,
-    );
     const bad = result.first_bad;
     const lines = bad
       ? [`ledger BROKEN at ${bad.id}: ${bad.problem}`, `  ${bad.message}`, `  last good: ${formatAnchor(result.head)}`]

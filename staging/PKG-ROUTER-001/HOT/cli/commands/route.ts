@@ -1,4 +1,5 @@
 import { warningText } from '#kernel/catalogue/define.js';
+import { rootStoreUrl } from '#kernel/config/root-store.js';
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { defineCommand, EXIT, type CliContext } from '#cli/command.js';
@@ -29,6 +30,11 @@ export default defineCommand({
     'max-tokens': { type: 'number', describe: `maximum output tokens (1 to ${MAX_OUTPUT_TOKENS})` },
     token: { type: 'string', describe: 'auth token (cpt1…; see `cplane token issue`)' },
     dev: { type: 'boolean', default: false, describe: 'dev mode: skip auth' },
+    store: {
+      type: 'string',
+      describe:
+        'a postgres:// URL: record the exchange in this shared store instead of the SQLite ledger (env: CPLANE_DATABASE_URL; config: gateway.store)',
+    },
   },
   check(args) {
     if ((args.prompt === undefined) === (args.compiled === undefined))
@@ -40,7 +46,9 @@ export default defineCommand({
     const maxTokens = intOption('max-tokens', args.maxTokens, 1, MAX_OUTPUT_TOKENS);
     const root = resolveRoot(args.root, ctx);
     const compiled = args.compiled === undefined ? undefined : readCompiled(args.compiled);
-    const opened = await openRouter(root, { provider: args.provider, devMode: args.dev, env: ctx.env });
+    // The same store `cplane serve` would use on this root: a route on a PostgreSQL root lands in its shared chain.
+    const store = rootStoreUrl(root, ctx.env, args.store);
+    const opened = await openRouter(root, { provider: args.provider, devMode: args.dev, env: ctx.env, store });
     for (const w of opened.warnings) ctx.err(`cplane: warning: ${warningText(w)}`);
     let response: PromptResponse;
     try {

@@ -1,3 +1,4 @@
+import { configuredStoreUrl, explicitStoreUrl } from '#kernel/config/root-store.js';
 import { CpError } from '#kernel/errors.js';
 import { defineCommand, EXIT } from '#cli/command.js';
 import { resolveRoot, rootOption } from '#cli/root-option.js';
@@ -17,7 +18,7 @@ export default defineCommand({
     store: {
       type: 'string',
       describe:
-        'revoke on the PostgreSQL store gateway hosts share (postgres://user@host/db, no password; env: CPLANE_DATABASE_URL): every host refuses the key within its refresh interval',
+        'revoke on the PostgreSQL store gateway hosts share (postgres://user@host/db, no password; env: CPLANE_DATABASE_URL; config: gateway.store): every host refuses the key within its refresh interval',
     },
   },
   check(args) {
@@ -36,9 +37,12 @@ export default defineCommand({
         });
       keyId = fromToken;
     }
-    const store = args.store ?? (ctx.env.CPLANE_DATABASE_URL || undefined);
+    // A store named outright needs no root; otherwise the root's own gateway.store decides (rootStoreUrl's order).
+    const explicit = explicitStoreUrl(ctx.env, args.store);
+    const root = explicit === undefined ? resolveRoot(args.root, ctx) : null;
+    const store = explicit ?? (root === null ? null : configuredStoreUrl(root));
     let result: RevokeResult;
-    if (store === undefined) result = revokeKey(resolveRoot(args.root, ctx), keyId as string, args.reason ?? null);
+    if (store === null) result = revokeKey(root as string, keyId as string, args.reason ?? null);
     else {
       const ledger = await PgLedger.open(store);
       try {
