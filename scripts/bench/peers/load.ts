@@ -1,6 +1,18 @@
 // Load for the gateway benches: one Anthropic Messages call over a keep-alive agent, and requests per second with
 // many concurrent clients.
+import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { TSC_OUT } from '../../lib/repo.js';
+import { startProcess } from '../../lib/served-root.js';
+
+/** The local Anthropic upstream (peers/upstream.ts) in its own process; its URL. */
+export async function startUpstreamProcess(): Promise<{ child: ChildProcess; url: string }> {
+  return startProcess(process.execPath, [join(TSC_OUT, 'scripts', 'bench', 'peers', 'upstream.js')], {}, (o) => {
+    const m = /\{"port":(\d+)\}/.exec(o);
+    return m ? `http://127.0.0.1:${m[1]}` : null;
+  });
+}
 
 const BODY = JSON.stringify({
   model: 'claude-sonnet-4-5',

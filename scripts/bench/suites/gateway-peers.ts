@@ -7,10 +7,10 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
-import { BUILD, REPO, TSC_OUT } from '../../lib/repo.js';
+import { BUILD, REPO } from '../../lib/repo.js';
 import { bootstrapServedRoot, startProcess, startServe, stopAll } from '../../lib/served-root.js';
 import { defineSuite, percentile, type BenchRow } from '../row.js';
-import { call, throughput } from '../peers/load.js';
+import { call, startUpstreamProcess, throughput } from '../peers/load.js';
 
 const PORTKEY_VERSION = '1.15.2';
 const PEER_SOURCE = join(REPO, 'scripts', 'bench', 'peers', 'portkey');
@@ -54,15 +54,7 @@ export default defineSuite({
     const { root, key } = bootstrapServedRoot(tmp, AUTH_SECRET, 'AGENT-BENCH');
     const children: ChildProcess[] = [];
     try {
-      const up = await startProcess(
-        process.execPath,
-        [join(TSC_OUT, 'scripts', 'bench', 'peers', 'upstream.js')],
-        {},
-        (o) => {
-          const m = /\{"port":(\d+)\}/.exec(o);
-          return m ? `http://127.0.0.1:${m[1]}` : null;
-        },
-      );
+      const up = await startUpstreamProcess();
       children.push(up.child);
       const portkeyPort = 18_000 + Math.floor(Math.random() * 2000);
       const portkey = await startProcess(

@@ -5,9 +5,8 @@ import type * as PgLedgerModule from '../../../staging/PKG-KERNEL-001/HOT/kernel
 import { fromDevRoot } from '../../lib/dev-root.js';
 import { join } from 'node:path';
 import { createDatabase, PG_MISSING, pgBinDir, startPgServer, type PgServer } from '../../lib/pg-server.js';
-import { TSC_OUT } from '../../lib/repo.js';
-import { bootstrapServedRoot, cplaneCli, startProcess, startServe, stopAll } from '../../lib/served-root.js';
-import { throughput } from '../peers/load.js';
+import { bootstrapServedRoot, cplaneCli, startServe, stopAll } from '../../lib/served-root.js';
+import { startUpstreamProcess, throughput } from '../peers/load.js';
 import { defineSuite, percentile, type BenchRow } from '../row.js';
 
 const { PgLedger } = await fromDevRoot<typeof PgLedgerModule>('HOT/kernel/ledger/pg/pg-ledger.js');
@@ -55,15 +54,7 @@ async function gatewayRps(
     cplaneCli(['config', 'set', `budget.limits.${scope}.default.max_tokens`, '1e12', '--root', root]);
   const children = [];
   try {
-    const up = await startProcess(
-      process.execPath,
-      [join(TSC_OUT, 'scripts', 'bench', 'peers', 'upstream.js')],
-      {},
-      (o) => {
-        const m = /\{"port":(\d+)\}/.exec(o);
-        return m ? `http://127.0.0.1:${m[1]}` : null;
-      },
-    );
+    const up = await startUpstreamProcess();
     children.push(up.child);
     const env = { CPLANE_AUTH_SECRET: AUTH_SECRET, ANTHROPIC_BASE_URL: up.url, ANTHROPIC_API_KEY: 'sk-ant-bench' };
     const headers = (i: number): Record<string, string> => ({
