@@ -2,8 +2,8 @@ import type Database from 'better-sqlite3';
 import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { CpError } from '../errors.js';
-import { wellFormed } from '../text.js';
 import { GENESIS_HASH, HASH_PATTERN, type AppendInput } from './entry.js';
+import { PieceMemo } from './piece-memo.js';
 
 /**
  * The exchange content store: an EXCHANGE's prompt and response are kept once per distinct block beside the
@@ -82,6 +82,12 @@ export function listDigest(parent: string, block: string): string {
         .digest('hex');
 }
 
+/** Shared by every ledger of the process: a digest depends on the text alone, whichever file stores it. */
+export const pieceMemo = new PieceMemo(
+  (text) => blockDigest(text),
+  (parent, block) => listDigest(parent, block),
+);
+
 /** One side prepared outside the write lock: its blocks, their digests and the list node after each. */
 export interface PreparedSide {
   head: string;
@@ -114,13 +120,11 @@ function prepareSide(pieces: unknown, where: string): PreparedSide {
   const side: PreparedSide = { head: EMPTY_LIST, texts: [], blocks: [], nodes: [] };
   for (const piece of pieces as string[]) {
     if (piece.length === 0) continue;
-    // Hashed as stored: a lone surrogate would reach SQLite as U+FFFD and the digest would never match again.
-    const text = wellFormed(piece);
-    const block = blockDigest(text);
-    side.head = listDigest(side.head, block);
-    side.texts.push(text);
-    side.blocks.push(block);
-    side.nodes.push(side.head);
+    const hashed = pieceMemo.hashed(piece, side.head);
+    side.head = hashed.node;
+    side.texts.push(hashed.text);
+    side.blocks.push(hashed.block);
+    side.nodes.push(hashed.node);
   }
   return side;
 }

@@ -1,0 +1,76 @@
+import { wellFormed } from '../text.js';
+
+/**
+ * The list nodes this process hashed lately. An agent resends its whole conversation every turn, so all but the
+ * last few pieces of a request are pieces an earlier request of the same conversation carried after the same
+ * list. A node is looked up by its parent and its piece's length (a short key: V8 hashes a Map's string keys
+ * over every character, which for pieces would cost as much as the SHA-256 it saves) and taken only when the
+ * piece is the same string (a comparison at memcmp speed). A hit is exact equality, so a digest found here is the
+ * digest the text has: nothing about what is hashed or stored changes.
+ */
+export interface HashedPiece {
+  /** The piece as given (what a later request is compared with). */
+  piece: string;
+  /** The piece made well-formed: what is hashed and stored (a lone surrogate would reach SQLite as U+FFFD). */
+  text: string;
+  /** sha256hex of `text`. */
+  block: string;
+  /** The list node: sha256hex(parent + block). */
+  node: string;
+}
+
+/** Characters of pieces held at most: a 150k-token conversation is about 0.6 Mi characters, so dozens of them. */
+export const PIECE_MEMO_MAX_CHARS = 32 << 20;
+
+export class PieceMemo {
+  /**
+   * parent → piece length → the nodes seen there. The parent is usually a node this memo handed out, a string
+   * whose V8 hash is already computed, so the lookup never reads a piece's characters. Insertion order is
+   * recency: a parent used again moves to the end, eviction takes from the front.
+   */
+  private readonly nodes = new Map<string, Map<number, HashedPiece[]>>();
+  private chars = 0;
+
+  constructor(
+    private readonly blockDigest: (text: string) => string,
+    private readonly listDigest: (parent: string, block: string) => string,
+    private readonly maxChars = PIECE_MEMO_MAX_CHARS,
+  ) {}
+
+  /** The list node after `parent` that appends `piece`, hashing only what was not seen. */
+  hashed(piece: string, parent: string): HashedPiece {
+    let byLength = this.nodes.get(parent);
+    if (byLength === undefined) byLength = new Map();
+    else this.nodes.delete(parent);
+    this.nodes.set(parent, byLength);
+    const seen = byLength.get(piece.length);
+    if (seen !== undefined) {
+      for (const node of seen) if (node.piece === piece) return node;
+    }
+    const text = wellFormed(piece);
+    const block = this.blockDigest(text);
+    const fresh: HashedPiece = { piece, text, block, node: this.listDigest(parent, block) };
+    if (piece.length <= this.maxChars) {
+      if (seen === undefined) byLength.set(piece.length, [fresh]);
+      else seen.push(fresh);
+      this.chars += piece.length;
+      this.evict();
+    }
+    return fresh;
+  }
+
+  /** How many nodes and characters are held (for tests and diagnostics). */
+  get size(): { nodes: number; chars: number } {
+    let nodes = 0;
+    for (const byLength of this.nodes.values()) for (const list of byLength.values()) nodes += list.length;
+    return { nodes, chars: this.chars };
+  }
+
+  private evict(): void {
+    for (const [parent, byLength] of this.nodes) {
+      if (this.chars <= this.maxChars) return;
+      this.nodes.delete(parent);
+      for (const list of byLength.values()) for (const node of list) this.chars -= node.piece.length;
+    }
+  }
+}
