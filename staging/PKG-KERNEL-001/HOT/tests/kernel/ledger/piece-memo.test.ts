@@ -58,18 +58,20 @@ test('a piece with a lone surrogate is stored and hashed well-formed', () => {
   assert.equal(memo.hashed('bad \ud800 half', EMPTY_LIST).text, 'bad \ufffd half');
 });
 
-test('the memo holds at most its bound, forgetting the parents used longest ago', () => {
+test('past its bound the memo forgets the parents used longest ago, down to three quarters of it', () => {
   const { memo, calls } = counted(10);
-  const a = memo.hashed('aaaa', EMPTY_LIST);
-  memo.hashed('bbbb', a.node);
-  assert.deepEqual(memo.size, { nodes: 2, chars: 8 });
-  memo.hashed('aaaa', EMPTY_LIST); // the empty list is used again: now the newest
-  memo.hashed('cccc', 'f'.repeat(64)); // 12 characters: the oldest parent (a.node) goes
-  assert.deepEqual(memo.size, { nodes: 2, chars: 8 });
+  const a = memo.hashed('aaa', EMPTY_LIST);
+  memo.hashed('bbb', a.node);
+  memo.hashed('aaa', EMPTY_LIST); // the empty list is used again: now newer than a.node
+  assert.deepEqual(memo.size, { nodes: 2, chars: 6 });
+  memo.hashed('ccc', 'f'.repeat(64)); // 9: within the bound
+  memo.hashed('dd', 'e'.repeat(64)); // 11: a.node goes (8, still over 7.5), then the empty list (5)
+  assert.deepEqual(memo.size, { nodes: 2, chars: 5 });
   const before = calls.blocks;
-  memo.hashed('aaaa', EMPTY_LIST);
+  memo.hashed('ccc', 'f'.repeat(64));
+  memo.hashed('dd', 'e'.repeat(64));
   assert.equal(calls.blocks, before);
-  memo.hashed('bbbb', a.node);
+  memo.hashed('aaa', EMPTY_LIST);
   assert.equal(calls.blocks, before + 1);
   // A piece longer than the whole bound is hashed and not kept.
   memo.hashed('x'.repeat(11), EMPTY_LIST);
