@@ -3,7 +3,8 @@ import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { CpError } from '../errors.js';
 import { GENESIS_HASH, HASH_PATTERN, type AppendInput } from './entry.js';
-import { PieceMemo } from './piece-memo.js';
+import { type HashedPiece, PieceMemo } from './piece-memo.js';
+import { wellFormed } from '../text.js';
 
 /**
  * The exchange content store: an EXCHANGE's prompt and response are kept once per distinct block beside the
@@ -108,25 +109,34 @@ export function prepareContent(input: unknown, where: string): PreparedContent {
   const extra = Object.keys(record).filter((key) => key !== 'prompt' && key !== 'response');
   if (extra.length > 0) throw badContent(where, `only prompt and response (not ${extra.join(', ')})`);
   return {
-    prompt: prepareSide(record.prompt, `${where}.prompt`),
-    response: prepareSide(record.response, `${where}.response`),
+    prompt: prepareSide(record.prompt, `${where}.prompt`, pieceMemo),
+    // A response is new text each time (it comes back only inside the next prompt, as a piece of its own JSON):
+    // remembering it would only take room from the prompts'.
+    response: prepareSide(record.response, `${where}.response`, undefined),
   };
 }
 
-function prepareSide(pieces: unknown, where: string): PreparedSide {
+function prepareSide(pieces: unknown, where: string, memo: PieceMemo | undefined): PreparedSide {
   if (!Array.isArray(pieces) || pieces.length > MAX_PIECES || !pieces.every((p) => typeof p === 'string')) {
     throw badContent(where, `an array of at most ${MAX_PIECES} strings`);
   }
   const side: PreparedSide = { head: EMPTY_LIST, texts: [], blocks: [], nodes: [] };
   for (const piece of pieces as string[]) {
     if (piece.length === 0) continue;
-    const hashed = pieceMemo.hashed(piece, side.head);
+    const hashed = memo ? memo.hashed(piece, side.head) : hashPiece(piece, side.head);
     side.head = hashed.node;
     side.texts.push(hashed.text);
     side.blocks.push(hashed.block);
     side.nodes.push(hashed.node);
   }
   return side;
+}
+
+function hashPiece(piece: string, parent: string): HashedPiece {
+  // Hashed as stored: a lone surrogate would reach SQLite as U+FFFD and the digest would never match again.
+  const text = wellFormed(piece);
+  const block = blockDigest(text);
+  return { piece, text, block, node: listDigest(parent, block) };
 }
 
 function badContent(where: string, wanted: string): CpError {

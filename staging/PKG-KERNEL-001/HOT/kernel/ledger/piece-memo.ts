@@ -6,7 +6,8 @@ import { wellFormed } from '../text.js';
  * list. A node is looked up by its parent and its piece's length (a short key: V8 hashes a Map's string keys
  * over every character, which for pieces would cost as much as the SHA-256 it saves) and taken only when the
  * piece is the same string (a comparison at memcmp speed). A hit is exact equality, so a digest found here is the
- * digest the text has: nothing about what is hashed or stored changes.
+ * digest the text has: nothing about what is hashed or stored changes. The memo keeps the strings it is given:
+ * the gateway's pieces are fresh JSON.stringify output, so it keeps no more than the characters it counts.
  */
 export interface HashedPiece {
   /** The piece as given (what a later request is compared with). */

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { blockDigest, EMPTY_LIST, listDigest } from '../../../kernel/ledger/index.js';
+import { pieceMemo, prepareContent } from '../../../kernel/ledger/content.js';
 import { PieceMemo } from '../../../kernel/ledger/piece-memo.js';
 
 /** A memo whose hash functions count their calls, so a test sees which pieces were hashed. */
@@ -76,4 +77,16 @@ test('past its bound the memo forgets the parents used longest ago, down to thre
   // A piece longer than the whole bound is hashed and not kept.
   memo.hashed('x'.repeat(11), EMPTY_LIST);
   assert.ok(memo.size.chars <= 10);
+});
+
+test("the ledger's memo keeps prompt pieces and not responses, and gives the digests hashing does", () => {
+  const before = pieceMemo.size.nodes;
+  const prepared = prepareContent({ prompt: ['{"a":', '1}'], response: [`reply ${Date.now()}`] }, 'content');
+  assert.equal(pieceMemo.size.nodes, before + 2);
+  const again = prepareContent({ prompt: [fresh('{"a":'), fresh('1}')], response: ['other'] }, 'content');
+  assert.equal(pieceMemo.size.nodes, before + 2);
+  assert.deepEqual(again.prompt, prepared.prompt);
+  const first = listDigest(EMPTY_LIST, blockDigest('{"a":'));
+  assert.equal(again.prompt.head, listDigest(first, blockDigest('1}')));
+  assert.equal(again.response.head, listDigest(EMPTY_LIST, blockDigest('other')));
 });
