@@ -2,8 +2,9 @@ import type Database from 'better-sqlite3';
 import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { CpError } from '../errors.js';
-import { wellFormed } from '../text.js';
 import { GENESIS_HASH, HASH_PATTERN, type AppendInput } from './entry.js';
+import { type HashedPiece, PieceMemo } from './piece-memo.js';
+import { wellFormed } from '../text.js';
 
 /**
  * The exchange content store: an EXCHANGE's prompt and response are kept once per distinct block beside the
@@ -82,6 +83,12 @@ export function listDigest(parent: string, block: string): string {
         .digest('hex');
 }
 
+/** Shared by every ledger of the process: a digest depends on the text alone, whichever file stores it. */
+export const pieceMemo = new PieceMemo(
+  (text) => blockDigest(text),
+  (parent, block) => listDigest(parent, block),
+);
+
 /** One side prepared outside the write lock: its blocks, their digests and the list node after each. */
 export interface PreparedSide {
   head: string;
@@ -102,27 +109,34 @@ export function prepareContent(input: unknown, where: string): PreparedContent {
   const extra = Object.keys(record).filter((key) => key !== 'prompt' && key !== 'response');
   if (extra.length > 0) throw badContent(where, `only prompt and response (not ${extra.join(', ')})`);
   return {
-    prompt: prepareSide(record.prompt, `${where}.prompt`),
-    response: prepareSide(record.response, `${where}.response`),
+    prompt: prepareSide(record.prompt, `${where}.prompt`, pieceMemo),
+    // A response is new text each time (it comes back only inside the next prompt, as a piece of its own JSON):
+    // remembering it would only take room from the prompts'.
+    response: prepareSide(record.response, `${where}.response`, undefined),
   };
 }
 
-function prepareSide(pieces: unknown, where: string): PreparedSide {
+function prepareSide(pieces: unknown, where: string, memo: PieceMemo | undefined): PreparedSide {
   if (!Array.isArray(pieces) || pieces.length > MAX_PIECES || !pieces.every((p) => typeof p === 'string')) {
     throw badContent(where, `an array of at most ${MAX_PIECES} strings`);
   }
   const side: PreparedSide = { head: EMPTY_LIST, texts: [], blocks: [], nodes: [] };
   for (const piece of pieces as string[]) {
     if (piece.length === 0) continue;
-    // Hashed as stored: a lone surrogate would reach SQLite as U+FFFD and the digest would never match again.
-    const text = wellFormed(piece);
-    const block = blockDigest(text);
-    side.head = listDigest(side.head, block);
-    side.texts.push(text);
-    side.blocks.push(block);
-    side.nodes.push(side.head);
+    const hashed = memo ? memo.hashed(piece, side.head) : hashPiece(piece, side.head);
+    side.head = hashed.node;
+    side.texts.push(hashed.text);
+    side.blocks.push(hashed.block);
+    side.nodes.push(hashed.node);
   }
   return side;
+}
+
+function hashPiece(piece: string, parent: string): HashedPiece {
+  // Hashed as stored: a lone surrogate would reach SQLite as U+FFFD and the digest would never match again.
+  const text = wellFormed(piece);
+  const block = blockDigest(text);
+  return { piece, text, block, node: listDigest(parent, block) };
 }
 
 function badContent(where: string, wanted: string): CpError {
