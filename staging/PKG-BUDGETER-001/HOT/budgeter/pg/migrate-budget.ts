@@ -4,7 +4,8 @@ import { budgetDbPathForRoot, loadBudgetConfigForRoot } from '../config.js';
 import { scopeIds } from '../operations.js';
 import { scopesFor } from '../scopes.js';
 import { BudgetStore, type ReservationRow, type ScopeKey, type TotalsRow, zeroTotals } from '../store.js';
-import { PgBudgeter, ignore } from './pg-budgeter.js';
+import { ignoreDropped } from '#kernel/ledger/pg/pg-ledger.js';
+import { PgBudgeter } from './pg-budgeter.js';
 import { PG_BUDGET_LOCK, RESERVATION_COLUMNS, TOTALS_COUNTERS } from './schema.js';
 
 export interface BudgetCopy {
@@ -56,7 +57,7 @@ export async function copyBudgetState(sqlitePath: string, target: PgBudgeter): P
     source.close();
     throw storeError(error);
   });
-  client.on('error', ignore);
+  client.on('error', ignoreDropped);
   let broken: Error | undefined;
   try {
     // One read transaction: a consistent copy while gateways may still write the file.
@@ -130,7 +131,7 @@ export async function copyBudgetState(sqlitePath: string, target: PgBudgeter): P
     }
     throw storeError(error);
   } finally {
-    client.off('error', ignore);
+    client.off('error', ignoreDropped);
     client.release(broken);
     if (source.db.inTransaction) source.db.exec('ROLLBACK');
     source.close();

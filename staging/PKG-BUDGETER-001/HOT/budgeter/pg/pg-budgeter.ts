@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { CpError } from '#kernel/errors.js';
-import { connectionLost, refusePasswordInUrl, storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { connectionLost, ignoreDropped, refusePasswordInUrl, storeError } from '#kernel/ledger/pg/pg-ledger.js';
 import { type BudgetConfig, parseBudgetConfig } from '../config.js';
 import { parseRequestId, parseReserveInput } from '../input.js';
 import { scopeIds } from '../operations.js';
@@ -241,7 +241,7 @@ export class PgBudgeter implements BudgetPort {
       }
       // A connection dropped while checked out is also emitted as an 'error' event, which would end the process
       // unheard; the query in flight fails with it and is handled below.
-      client.on('error', ignore);
+      client.on('error', ignoreDropped);
       let broken: Error | undefined;
       let committing = false;
       try {
@@ -273,7 +273,7 @@ export class PgBudgeter implements BudgetPort {
         for (const step of group) step.reject(coded);
         return;
       } finally {
-        client.off('error', ignore);
+        client.off('error', ignoreDropped);
         client.release(broken);
       }
     }
@@ -351,7 +351,7 @@ function scopeLocks(keys: readonly ScopeKey[]): string[] {
 
 async function layOut(pool: pg.Pool, create: boolean): Promise<void> {
   const client = await pool.connect();
-  client.on('error', ignore);
+  client.on('error', ignoreDropped);
   try {
     const exists = await client.query("SELECT to_regclass('cplane_budget_meta') IS NOT NULL AS present");
     if (exists.rows[0]?.present !== true || create) {
@@ -379,13 +379,10 @@ async function layOut(pool: pg.Pool, create: boolean): Promise<void> {
     await rollback(client);
     throw error;
   } finally {
-    client.off('error', ignore);
+    client.off('error', ignoreDropped);
     client.release();
   }
 }
-
-/** For a checked-out connection's 'error' event: the query in flight fails with the same error. */
-export function ignore(): void {}
 
 async function lock(client: pg.PoolClient, keys: readonly string[]): Promise<void> {
   if (keys.length === 0) return;

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { CpError } from '#kernel/errors.js';
 import type { AppendInput, LedgerEntry } from '#kernel/ledger/index.js';
-import { storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { ignoreDropped, storeError } from '#kernel/ledger/pg/pg-ledger.js';
 import {
   keyRevokedRecord,
   readRevocations,
@@ -156,6 +156,7 @@ export async function revokeKeyPg(
   } catch (error) {
     throw storeError(error);
   }
+  client.on('error', ignoreDropped);
   let broken: Error | undefined;
   try {
     const revokedAt = new Date(clock()).toISOString();
@@ -204,6 +205,7 @@ export async function revokeKeyPg(
     return { key_id: keyId, changed: true, entry_id: entry?.id ?? null, revoked_at: revokedAt };
   } finally {
     // A connection left mid-transaction by a failure is dropped, not handed to the next query.
+    client.off('error', ignoreDropped);
     client.release(broken);
   }
 }

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { ignoreDropped, storeError } from '#kernel/ledger/pg/pg-ledger.js';
 
 /** The router's shared tables: its open breakers and its revoked keys. */
 export const ROUTER_TABLES_DDL = `
@@ -31,6 +31,7 @@ export async function ensureRouterTables(pool: pg.Pool): Promise<void> {
   } catch (error) {
     throw storeError(error);
   }
+  client.on('error', ignoreDropped);
   let failed: Error | undefined;
   try {
     await client.query('BEGIN');
@@ -43,6 +44,7 @@ export async function ensureRouterTables(pool: pg.Pool): Promise<void> {
     throw storeError(error);
   } finally {
     // A connection that failed mid-transaction is dropped, not handed to the next query.
+    client.off('error', ignoreDropped);
     client.release(failed);
   }
 }

@@ -625,4 +625,5 @@ export function storeError(error: unknown): unknown {
   return error;
 }
 
-function ignoreDropped(): void {}
+/** For a checked-out connection's 'error' event (the query in flight fails with the same error): see open(). */
+export function ignoreDropped(): void {}
