@@ -55,6 +55,9 @@ export class CircuitBreaker {
   }
 
   recordSuccess(): void {
+    // A call admitted before the breaker opened (on this host, or on another one whose opening was adopted) can
+    // answer after it: that says nothing about the provider now. Only a probe (HALF_OPEN) closes an open breaker.
+    if (this.state === 'OPEN') return;
     const wasOpen = this.state !== 'CLOSED';
     this.state = 'CLOSED';
     this.failures = 0;

@@ -118,3 +118,19 @@ test('transition listeners hear openings and closings after an opening, not prob
   b.recordSuccess();
   assert.equal(heard.length, 4, 'a stopped listener hears nothing');
 });
+
+test('a success from a call admitted before the breaker opened does not close it; a probe does', () => {
+  let now = 0;
+  const b = new CircuitBreaker('p/m', { failure_threshold: 2, reset_timeout_ms: 100, half_open_probes: 1 }, () => now);
+  assert.ok(b.admit(), 'a slow call is admitted while closed');
+  b.recordFailure();
+  b.recordFailure();
+  assert.equal(b.snapshot().state, 'OPEN');
+  b.recordSuccess();
+  assert.equal(b.snapshot().state, 'OPEN', 'the slow call answering late leaves it open');
+  assert.equal(b.admit(), false);
+  now = 100;
+  assert.ok(b.admit());
+  b.recordSuccess();
+  assert.equal(b.snapshot().state, 'CLOSED', 'the probe closes it');
+});
