@@ -162,6 +162,26 @@ for (const backend of backends) {
       }
     });
 
+    test('hasExchange finds a session’s EXCHANGE by its DISPATCH even beside metadata holding U+0000', async () => {
+      const { store } = await backend.fresh();
+      try {
+        const exchangeOf = (dispatch: string, text: string): AppendInput => ({
+          event_type: 'EXCHANGE',
+          submission_id: 'x',
+          decision: 'ERROR',
+          reason: 'r',
+          metadata: { dispatch_entry_id: dispatch, error_message: text, session_id: 'SES-NUL' },
+        });
+        await store.appendBatch([exchangeOf('LED-00000001', 'odd \u0000 bytes'), exchangeOf('LED-00000002', 'ok')]);
+        assert.equal(await store.hasExchange('SES-NUL', 'LED-00000002'), true);
+        assert.equal(await store.hasExchange('SES-NUL', 'LED-00000001'), true);
+        assert.equal(await store.hasExchange('SES-NUL', 'LED-00000003'), false);
+        assert.equal(await store.hasExchange('SES-OTHER', 'LED-00000002'), false);
+      } finally {
+        await store.close();
+      }
+    });
+
     test('four writers appending at once never fork the chain (batches with content, then single entries)', async () => {
       const { store, open } = await backend.fresh();
       const writers = [store, await open(), await open(), await open()];

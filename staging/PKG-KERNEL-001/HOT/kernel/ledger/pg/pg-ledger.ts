@@ -507,9 +507,11 @@ export class PgLedger implements LedgerStore {
   async hasExchange(sessionId: string, dispatchId: string): Promise<boolean> {
     try {
       const found = await this.pool.query(
+        // Matched in the canonical JSON text, not cast to jsonb: jsonb refuses \u0000, which a provider's bytes can put
+        // in any EXCHANGE of the session, and the spool drain asking this must never fail on someone else's entry.
         `SELECT 1 FROM cplane_entries WHERE session_id = $1 AND event_type = 'EXCHANGE'
-         AND metadata::jsonb ->> 'dispatch_entry_id' = $2 LIMIT 1`,
-        [utf8(sessionId), dispatchId],
+         AND strpos(metadata, $2) > 0 LIMIT 1`,
+        [utf8(sessionId), `"dispatch_entry_id":${JSON.stringify(dispatchId)}`],
       );
       return found.rowCount !== null && found.rowCount > 0;
     } catch (error) {
