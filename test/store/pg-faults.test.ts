@@ -3,6 +3,7 @@
 // is back.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Socket } from 'node:net';
 import { pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import type { AppendInput } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
@@ -10,9 +11,9 @@ import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 // From the dev root, as the root runs them (and as coverage counts them).
 const { CpError } =
   await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/errors.js')>('HOT/kernel/errors.js');
-const { PgLedger } = await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')>(
-  'HOT/kernel/ledger/pg/pg-ledger.js',
-);
+const { COPY_FROM, PgLedger } = await fromDevRoot<
+  typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')
+>('HOT/kernel/ledger/pg/pg-ledger.js');
 const { verifyStore } =
   await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js')>(
     'HOT/kernel/ledger/store.js',
@@ -67,6 +68,71 @@ test('a reply lost after the commit: the append reports success once, and the en
   }
 });
 
+test('a large batch (COPY): a COMMIT reply lost is written once; a failure before it leaves nothing', {
+  skip,
+}, async () => {
+  const ledger = await PgLedger.open((server as PgServer).url, { create: true });
+  const batch = (from: number) => Array.from({ length: COPY_FROM }, (_, i) => note(from + i));
+  try {
+    await ledger.append(note(0));
+    const start = (await ledger.headAnchor()).seq;
+    const pool = ledger.pool as unknown as {
+      connect: (callback?: unknown) => Promise<{ query: (...a: unknown[]) => Promise<unknown> }>;
+    };
+    const realConnect = pool.connect.bind(pool);
+    // The connection breaks on the statement `at`: its reply lost after the server ran it (COMMIT), or the socket
+    // cut while the rows stream in (COPY).
+    const breakOn = (at: 'COMMIT' | 'COPY') => {
+      let broken = 0;
+      // pool.query checks out with a callback: those pass through; the COPY transaction checks out by promise.
+      pool.connect = async (callback?: unknown) => {
+        if (callback !== undefined) return realConnect(callback);
+        const client = await realConnect();
+        const real = client.query.bind(client) as (...a: unknown[]) => unknown;
+        client.query = ((...args: unknown[]) => {
+          const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
+          if (broken > 0 || text?.startsWith(at) !== true) return real(...args);
+          broken += 1;
+          if (at === 'COPY') {
+            const stream = real(...args);
+            setImmediate(() => (client as unknown as { connection: { stream: Socket } }).connection.stream.destroy());
+            return stream;
+          }
+          return (real(...args) as Promise<unknown>).then(() => {
+            throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+          });
+        }) as typeof client.query;
+        return client;
+      };
+      return () => {
+        pool.connect = realConnect;
+        return broken;
+      };
+    };
+    let restore = breakOn('COMMIT');
+    const written = await ledger.appendBatch(batch(1));
+    assert.equal(restore(), 1, 'the COMMIT reply was lost');
+    assert.equal(written.length, COPY_FROM);
+    assert.equal((await ledger.headAnchor()).seq, start + COPY_FROM, 'written once');
+    restore = breakOn('COPY');
+    await assert.rejects(
+      ledger.appendBatch(batch(1000)),
+      (e: unknown) => e instanceof CpError && e.code === 'ERR_STORE_UNAVAILABLE',
+    );
+    assert.equal(restore(), 1);
+    assert.equal((await ledger.headAnchor()).seq, start + COPY_FROM, 'nothing of the failed batch');
+    const check = await verifyStore(ledger);
+    assert.equal(check.ok, true, JSON.stringify(check));
+    const again = await ledger.appendBatch(batch(2000));
+    assert.equal(
+      (await ledger.get(again[COPY_FROM - 1]?.id as string))?.metadata.prompt,
+      `prompt ${2000 + COPY_FROM - 1}`,
+    );
+  } finally {
+    await ledger.close();
+  }
+});
+
 test('the database stopped mid-run: a coded error, nothing half-written; back up, the same handle appends on', {
   skip,
 }, async () => {
@@ -116,6 +182,16 @@ test('a database that comes back behind a writer (restored, failed over) gets no
     assert.equal(check.ok, true, JSON.stringify(check));
     assert.equal(check.head.hash, entry?.entry_hash);
     assert.equal(check.head.seq, cached.seq, 'written where the lost entry was, linked to what is there');
+    // The same with a batch large enough to go by COPY.
+    await admin.pool.query('ALTER TABLE cplane_entries DISABLE TRIGGER cplane_entries_append_only');
+    await admin.pool.query('DELETE FROM cplane_entries WHERE seq = $1', [cached.seq]);
+    await admin.pool.query('ALTER TABLE cplane_entries ENABLE TRIGGER cplane_entries_append_only');
+    const large = await writer.appendBatch(Array.from({ length: COPY_FROM }, (_, i) => note(100 + i)));
+    assert.equal(writer.stats.conflicts, before + 2, 'the stale head was noticed by COPY');
+    const after = await verifyStore(writer);
+    assert.equal(after.ok, true, JSON.stringify(after));
+    assert.equal(after.head.seq, cached.seq - 1 + COPY_FROM);
+    assert.equal(after.head.hash, large[COPY_FROM - 1]?.entry_hash);
   } finally {
     await writer.close();
     await admin.close();

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { finished } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { sha256Hex } from '../../canonical.js';
 import { CpError } from '../../errors.js';
 import {
@@ -26,6 +28,7 @@ import {
 import { type EntryRow, type PreparedAppend, prepareAppend, readView } from '../ledger.js';
 import type { ChainView } from '../checkpoint.js';
 import type { LedgerStore } from '../store.js';
+import { COPY_NULL, copyBytea, copyText } from './copy-text.js';
 import { PG_LEDGER_DDL, PG_LEDGER_LOCK } from './schema.js';
 
 export interface PgLedgerOptions {
@@ -61,9 +64,34 @@ const APPEND_WITH_CONTENT_SQL = `WITH blocks AS (
   INSERT INTO cplane_content_lists (digest, parent, block) SELECT * FROM unnest($4::bytea[], $5::bytea[], $6::bytea[])
   ON CONFLICT (digest) DO NOTHING
 ) ${entriesFrom(7)}`;
+const CONTENT_SQL = `WITH blocks AS (
+  INSERT INTO cplane_content_blocks (digest, size, text) SELECT * FROM unnest($1::bytea[], $2::int[], $3::bytea[])
+  ON CONFLICT (digest) DO NOTHING
+) INSERT INTO cplane_content_lists (digest, parent, block) SELECT * FROM unnest($4::bytea[], $5::bytea[], $6::bytea[])
+  ON CONFLICT (digest) DO NOTHING`;
+const LINKED_SQL = `SELECT ${linksTo(1)} AS linked`;
+const COPY_SQL = `COPY cplane_entries (${ENTRY_COLUMNS}) FROM STDIN`;
+/**
+ * From this many entries a batch goes by COPY: it costs four more round trips than the one statement, and saves
+ * the server parsing every column as an array (about half its time for a batch of 1000).
+ */
+export const COPY_FROM = 128;
+/** Rows written to the COPY stream at a time, so the server inserts some while the rest are encoded. */
+const COPY_CHUNK = 128;
 const MAX_ATTEMPTS = 64;
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
 const hex = (digest: string): Buffer => Buffer.from(digest, 'hex');
+
+interface Head {
+  seq: number;
+  hash: string;
+  latest: string;
+}
+
+interface Built {
+  entry: LedgerEntry;
+  metadataJson: string;
+}
 
 interface Rows {
   blocks: { digest: Buffer[]; size: number[]; text: Buffer[] };
@@ -100,7 +128,7 @@ export class PgLedger implements LedgerStore {
   readonly backend = 'postgres' as const;
   /** Appends that lost the race for their positions to another writer and were hashed again. */
   readonly stats = { conflicts: 0 };
-  private head: { seq: number; hash: string; latest: string } | null = null;
+  private head: Head | null = null;
   private idSource: IdSource | undefined;
 
   private constructor(
@@ -168,62 +196,12 @@ export class PgLedger implements LedgerStore {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const head = this.head ?? (await coded(this.readHead()));
       this.idSource ??= await coded(this.storedIdSource());
-      const entries = this.build(prepared, head);
+      // Filled as they are hashed: a large batch is hashed while the server inserts its first rows.
+      const entries: Built[] = [];
       let written = false;
       try {
-        // One statement (content and entries, all or none), named: planned once per connection.
-        const withContent = content.blocks.digest.length > 0 || content.lists.digest.length > 0;
-        const single = entries.length === 1 && !withContent ? entries[0] : undefined;
-        const columns = single
-          ? [
-              head.seq + 1,
-              single.entry.id,
-              single.entry.event_type,
-              utf8(single.entry.submission_id),
-              utf8(single.entry.decision),
-              utf8(single.entry.reason),
-              single.metadataJson,
-              single.entry.timestamp,
-              single.entry.previous_hash,
-              single.entry.entry_hash,
-              indexed(single.entry.metadata.session_id),
-              indexed(single.entry.metadata.agent_id),
-            ]
-          : [
-              entries.map((_, i) => head.seq + i + 1),
-              entries.map((e) => e.entry.id),
-              entries.map((e) => e.entry.event_type),
-              entries.map((e) => utf8(e.entry.submission_id)),
-              entries.map((e) => utf8(e.entry.decision)),
-              entries.map((e) => utf8(e.entry.reason)),
-              entries.map((e) => e.metadataJson),
-              entries.map((e) => e.entry.timestamp),
-              entries.map((e) => e.entry.previous_hash),
-              entries.map((e) => e.entry.entry_hash),
-              entries.map((e) => indexed(e.entry.metadata.session_id)),
-              entries.map((e) => indexed(e.entry.metadata.agent_id)),
-            ];
-        const contentColumns = withContent
-          ? [
-              content.blocks.digest,
-              content.blocks.size,
-              content.blocks.text,
-              content.lists.digest,
-              content.lists.parent,
-              content.lists.block,
-            ]
-          : [];
-        const statement = single
-          ? { name: 'cplane_append_one', text: APPEND_ONE_SQL }
-          : withContent
-            ? { name: 'cplane_append_content', text: APPEND_WITH_CONTENT_SQL }
-            : { name: 'cplane_append', text: APPEND_SQL };
-        const result = await this.pool.query({
-          ...statement,
-          values: [...contentColumns, ...columns, head.seq, head.hash],
-        });
         // Nothing written: the head this writer hashed against is not in the chain (a restored database).
-        if (entries.length > 0 && result.rowCount === 0) {
+        if (!(await this.write(this.build(prepared, head), prepared.length, entries, head, content))) {
           this.head = null;
           this.stats.conflicts += 1;
           continue;
@@ -279,6 +257,117 @@ export class PgLedger implements LedgerStore {
     throw new CpError('ERR_LEDGER_CONTENDED', `the chain head kept moving: ${MAX_ATTEMPTS} attempts to append failed`, {
       hint: 'too many writers at once for one chain; the entries were not written, retry',
     });
+  }
+
+  /**
+   * Writes one batch of `count` entries, hashed against `head` into `entries`, all or none; false when that head is
+   * not in the chain. A large batch goes by COPY in a transaction (the rows are not parsed from arrays), a small one
+   * is a single statement.
+   */
+  private async write(
+    hashed: Iterable<Built>,
+    count: number,
+    entries: Built[],
+    head: Head,
+    content: Rows,
+  ): Promise<boolean> {
+    if (count >= COPY_FROM) return this.copy(hashed, entries, head, content);
+    for (const built of hashed) entries.push(built);
+    // One statement (content and entries, all or none), named: planned once per connection.
+    const withContent = content.blocks.digest.length > 0 || content.lists.digest.length > 0;
+    const single = entries.length === 1 && !withContent ? entries[0] : undefined;
+    const columns = single
+      ? [
+          head.seq + 1,
+          single.entry.id,
+          single.entry.event_type,
+          utf8(single.entry.submission_id),
+          utf8(single.entry.decision),
+          utf8(single.entry.reason),
+          single.metadataJson,
+          single.entry.timestamp,
+          single.entry.previous_hash,
+          single.entry.entry_hash,
+          indexed(single.entry.metadata.session_id),
+          indexed(single.entry.metadata.agent_id),
+        ]
+      : [
+          entries.map((_, i) => head.seq + i + 1),
+          entries.map((e) => e.entry.id),
+          entries.map((e) => e.entry.event_type),
+          entries.map((e) => utf8(e.entry.submission_id)),
+          entries.map((e) => utf8(e.entry.decision)),
+          entries.map((e) => utf8(e.entry.reason)),
+          entries.map((e) => e.metadataJson),
+          entries.map((e) => e.entry.timestamp),
+          entries.map((e) => e.entry.previous_hash),
+          entries.map((e) => e.entry.entry_hash),
+          entries.map((e) => indexed(e.entry.metadata.session_id)),
+          entries.map((e) => indexed(e.entry.metadata.agent_id)),
+        ];
+    const contentColumns = withContent
+      ? [
+          content.blocks.digest,
+          content.blocks.size,
+          content.blocks.text,
+          content.lists.digest,
+          content.lists.parent,
+          content.lists.block,
+        ]
+      : [];
+    const statement = single
+      ? { name: 'cplane_append_one', text: APPEND_ONE_SQL }
+      : withContent
+        ? { name: 'cplane_append_content', text: APPEND_WITH_CONTENT_SQL }
+        : { name: 'cplane_append', text: APPEND_SQL };
+    const result = await this.pool.query({
+      ...statement,
+      values: [...contentColumns, ...columns, head.seq, head.hash],
+    });
+    return entries.length === 0 || result.rowCount !== 0;
+  }
+
+  /**
+   * The batch by COPY, in one transaction on one connection: content first, then a check that `head` is still in
+   * the chain, then the rows. A writer that lost the race for these positions gets the primary key's unique
+   * violation from the COPY, as from the one statement.
+   */
+  private async copy(hashed: Iterable<Built>, entries: Built[], head: Head, content: Rows): Promise<boolean> {
+    const client = await this.pool.connect();
+    client.on('error', ignoreDropped);
+    let failure: unknown;
+    try {
+      await client.query('BEGIN');
+      if (content.blocks.digest.length > 0 || content.lists.digest.length > 0)
+        await client.query({
+          name: 'cplane_content',
+          text: CONTENT_SQL,
+          values: [
+            content.blocks.digest,
+            content.blocks.size,
+            content.blocks.text,
+            content.lists.digest,
+            content.lists.parent,
+            content.lists.block,
+          ],
+        });
+      const linked = await client.query({ name: 'cplane_linked', text: LINKED_SQL, values: [head.seq, head.hash] });
+      if ((linked.rows[0] as { linked?: boolean } | undefined)?.linked !== true) {
+        await client.query('ROLLBACK');
+        return false;
+      }
+      await copyRows(client, hashed, entries, head.seq);
+      await client.query('COMMIT');
+      return true;
+    } catch (error) {
+      failure = error;
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.off('error', ignoreDropped);
+      // A connection that failed under the transaction is not handed to the next caller.
+      client.release(failure !== undefined && connectionLost(failure) ? (failure as Error) : undefined);
+    }
   }
 
   /**
@@ -354,14 +443,12 @@ export class PgLedger implements LedgerStore {
     this.idSource = undefined;
   }
 
-  private build(
-    prepared: readonly PreparedAppend[],
-    head: { seq: number; hash: string; latest: string },
-  ): { entry: LedgerEntry; metadataJson: string }[] {
+  private *build(prepared: readonly PreparedAppend[], head: Head): Generator<Built> {
     let previous = head.hash;
     let latest = head.latest;
     const ids = this.idSource as IdSource;
-    return prepared.map((input, i) => {
+    for (let i = 0; i < prepared.length; i += 1) {
+      const input = prepared[i] as PreparedAppend;
       const now = new Date(this.clock()).toISOString();
       if (now > latest) latest = now;
       const id = ids(head.seq + i + 1, 0);
@@ -389,8 +476,8 @@ export class PgLedger implements LedgerStore {
         entry_hash: entryHash,
       };
       previous = entryHash;
-      return { entry, metadataJson: input.metadataJson };
-    });
+      yield { entry, metadataJson: input.metadataJson };
+    }
   }
 
   /** The content nodes (and their blocks) past the longest prefix already stored, for every side of the batch. */
@@ -443,7 +530,7 @@ export class PgLedger implements LedgerStore {
     }
   }
 
-  private async readHead(): Promise<{ seq: number; hash: string; latest: string }> {
+  private async readHead(): Promise<Head> {
     const r = await this.pool.query('SELECT seq, entry_hash, timestamp FROM cplane_entries ORDER BY seq DESC LIMIT 1');
     const row = r.rows[0] as { seq: string; entry_hash: string; timestamp: string } | undefined;
     return row === undefined
@@ -576,6 +663,37 @@ export class PgLedger implements LedgerStore {
       if (listDigest(l.p, l.b) !== l.d) problems.push(`list node ${l.d} was edited`);
     return { blocks: blocks.rows.length, lists: lists.rows.length, problems };
   }
+}
+
+/** Streams the rows in chunks as they are hashed (into `entries`): the server inserts some while the next are hashed. */
+async function copyRows(
+  client: pg.PoolClient,
+  hashed: Iterable<Built>,
+  entries: Built[],
+  headSeq: number,
+): Promise<void> {
+  const stream = client.query(copyFrom(COPY_SQL));
+  const done = finished(stream);
+  let text = '';
+  for (const built of hashed) {
+    const i = entries.push(built) - 1;
+    const { entry, metadataJson } = built;
+    const session = indexedText(entry.metadata.session_id);
+    const agent = indexedText(entry.metadata.agent_id);
+    text += `${headSeq + i + 1}\t${copyText(entry.id)}\t${copyText(entry.event_type)}\t${copyBytea(entry.submission_id)}\t${copyBytea(entry.decision)}\t${copyBytea(entry.reason)}\t${copyText(metadataJson)}\t${copyText(entry.timestamp)}\t${copyText(entry.previous_hash)}\t${copyText(entry.entry_hash)}\t${session === null ? COPY_NULL : copyBytea(session)}\t${agent === null ? COPY_NULL : copyBytea(agent)}\n`;
+    if ((i + 1) % COPY_CHUNK === 0) {
+      stream.write(text);
+      text = '';
+      // Lets the connection send it (and read the server's go-ahead) before the next chunk is encoded.
+      await new Promise(setImmediate);
+    }
+  }
+  stream.end(text);
+  await done;
+}
+
+function indexedText(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
 }
 
 function indexed(value: unknown): Buffer | null {
