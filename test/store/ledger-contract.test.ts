@@ -182,6 +182,72 @@ for (const backend of backends) {
       }
     });
 
+    test('query: every filter, the order and the limit, as reads show the entries', async () => {
+      let t = Date.parse('2026-03-01T00:00:00.000Z');
+      const { store } = await backend.fresh({ clock: () => (t += 1000) });
+      try {
+        const written = await store.appendBatch([
+          exchange('S1', 0),
+          {
+            event_type: 'NOTE',
+            submission_id: 'sub-a',
+            decision: 'OK',
+            reason: 'r',
+            metadata: { work_order_id: 'WO-1' },
+          },
+          // A U+0000 elsewhere in the metadata, and a nested work_order_id that is not the entry's.
+          {
+            event_type: 'NOTE',
+            submission_id: 'sub-b',
+            decision: 'OK',
+            reason: 'r',
+            metadata: { agent_id: 'A2', note: 'x\u0000y', work_order_id: 'WO-2', inner: { work_order_id: 'WO-1' } },
+          },
+          exchange('S2', 0),
+          exchange('S1', 1),
+        ]);
+        const at = (i: number): string => written[i]?.timestamp as string;
+        assert.equal(new Set(written.map((e) => e.timestamp)).size, 5, 'one second apart');
+        const ids = async (q: Parameters<LedgerStore['query']>[0]): Promise<string[]> =>
+          (await store.query(q)).map((e) => `${e.event_type}:${e.metadata.session_id ?? e.submission_id}`);
+        assert.deepEqual(await ids({ session_id: 'S1' }), ['EXCHANGE:S1', 'EXCHANGE:S1']);
+        assert.deepEqual(await ids({ event_type: 'NOTE', order: 'oldest' }), ['NOTE:sub-a', 'NOTE:sub-b']);
+        assert.deepEqual(await ids({ submission_id: 'sub-b' }), ['NOTE:sub-b']);
+        assert.deepEqual(await ids({ agent_id: 'A2' }), ['NOTE:sub-b']);
+        assert.deepEqual(await ids({ work_order_id: 'WO-1' }), ['NOTE:sub-a']);
+        assert.deepEqual(await ids({ work_order_id: 'WO-2' }), ['NOTE:sub-b']);
+        assert.deepEqual(await ids({ since: at(1), until: at(3), order: 'oldest' }), [
+          'NOTE:sub-a',
+          'NOTE:sub-b',
+          'EXCHANGE:S2',
+        ]);
+        assert.deepEqual(await ids({ limit: 2 }), ['EXCHANGE:S1', 'EXCHANGE:S2']);
+        const [newest] = await store.query({ session_id: 'S1', limit: 1 });
+        assert.equal(
+          newest?.metadata.prompt,
+          '{"messages":[{"role":"user","content":"m0"},{"role":"user","content":"m1"}]}',
+        );
+        // More look-alikes than one page of candidates: the match past them is still found, and only it.
+        await store.appendBatch(
+          Array.from({ length: 1100 }, (_, i) => ({
+            event_type: 'NOTE',
+            submission_id: 'pad',
+            decision: 'OK',
+            reason: 'r',
+            metadata: { i, inner: { work_order_id: 'WO-1' } },
+          })),
+        );
+        assert.deepEqual(await ids({ work_order_id: 'WO-1' }), ['NOTE:sub-a']);
+        assert.deepEqual(await ids({ work_order_id: 'WO-1', limit: 1, order: 'oldest' }), ['NOTE:sub-a']);
+        await assert.rejects(
+          store.query({ since: 'yesterday' }),
+          (e: unknown) => e instanceof CpError && e.code === 'ERR_LEDGER_QUERY_INVALID',
+        );
+      } finally {
+        await store.close();
+      }
+    });
+
     test('four writers appending at once never fork the chain (batches with content, then single entries)', async () => {
       const { store, open } = await backend.fresh();
       const writers = [store, await open(), await open(), await open()];

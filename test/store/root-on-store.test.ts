@@ -110,6 +110,26 @@ test('route on the store appends to the PostgreSQL chain; status and budget stat
   const shown = run(['ledger', 'head', '--store', url, '--json']);
   assert.equal(shown.status, 0, shown.stderr);
   assert.deepEqual(JSON.parse(shown.stdout), after);
+  // The entries there, through the same commands as the file's: the newest, and the session's exchange.
+  const tail = run(['ledger', 'tail', '--store', url, '-n', '2', '--json']);
+  assert.equal(tail.status, 0, tail.stderr);
+  const newest = JSON.parse(tail.stdout) as { entry_hash: string }[];
+  assert.equal(newest.length, 2);
+  assert.equal(newest[1]?.entry_hash, after.hash, 'tail is in chain order, the head last');
+  type Found = { metadata: { session_id: string; prompt?: unknown } }[];
+  const sessionQuery = ['ledger', 'query', '--session', 'SES-S', '--event-type', 'EXCHANGE', '--json'];
+  const found = run([...sessionQuery, '--store', url]);
+  assert.equal(found.status, 0, found.stderr);
+  const exchanges = JSON.parse(found.stdout) as Found;
+  // The migrated ones, which the root's file still holds, and the one just routed, newest first.
+  const migrated = JSON.parse(run([...sessionQuery, '--root', root]).stdout) as Found;
+  assert.equal(exchanges.length, migrated.length + 1);
+  assert.deepEqual(exchanges.slice(1), migrated);
+  assert.equal(exchanges[0]?.metadata.session_id, 'SES-S');
+  assert.match(String(exchanges[0]?.metadata.prompt), /hi/, 'read with its content');
+  const refused = run(['ledger', 'query', '--store', url, '--since', 'not a time']);
+  assert.equal(refused.status === 0, false);
+  assert.match(refused.stderr, /ERR_LEDGER_QUERY_INVALID/);
   const local = JSON.parse(run(['ledger', 'head', '--root', root, '--json']).stdout) as typeof sqliteHead;
   assert.deepEqual(local, localBefore, 'the SQLite ledger was not written');
 

@@ -42,6 +42,7 @@ export function serialWriter(store: LedgerStore): LedgerStore {
     append: async (input) => (await appendBatch([input]))[0] as LedgerEntry,
     headAnchor: () => store.headAnchor(),
     get: (id) => store.get(id),
+    query: (query) => store.query(query),
     rows: (fromSeq) => store.rows(fromSeq),
     hasExchange: (sessionId, dispatchId) => store.hasExchange(sessionId, dispatchId),
     contentProblems: () => store.contentProblems(),

@@ -1,13 +1,14 @@
 import { defineCommand, EXIT } from '../command.js';
 import { intOption, MAX_LIST_LIMIT } from '../option-values.js';
 import type { LedgerQuery } from '../../kernel/ledger/index.js';
-import { entryLine, LEDGER_TARGET_OPTIONS, withLedger } from './target.js';
+import { entryLine, LEDGER_TARGET_OPTIONS, storeOption, withLedger, withPgLedger } from './target.js';
 
 export default defineCommand({
   name: 'query',
   describe: 'entries matching every filter, newest first',
   options: {
     ...LEDGER_TARGET_OPTIONS,
+    ...storeOption('the entries'),
     'event-type': { type: 'string' },
     'submission-id': { type: 'string' },
     session: { type: 'string', describe: 'metadata.session_id' },
@@ -18,7 +19,7 @@ export default defineCommand({
     limit: { type: 'number' },
     oldest: { type: 'boolean', describe: 'oldest first' },
   },
-  handler(args, ctx) {
+  async handler(args, ctx) {
     const query: LedgerQuery = {};
     const set = <K extends keyof LedgerQuery>(key: K, value: LedgerQuery[K] | undefined): void => {
       if (value !== undefined) query[key] = value;
@@ -32,7 +33,10 @@ export default defineCommand({
     set('until', args.until);
     set('limit', intOption('limit', args.limit, 1, MAX_LIST_LIMIT));
     if (args.oldest) query.order = 'oldest';
-    const entries = withLedger(args, ctx, { readonly: true }, (ledger) => ledger.query(query));
+    const entries =
+      args.store === undefined
+        ? withLedger(args, ctx, { readonly: true }, (ledger) => ledger.query(query))
+        : await withPgLedger(args.store, (store) => store.query(query));
     ctx.report(args, entries, entries.map(entryLine));
     return EXIT.OK;
   },

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { Ledger, ledgerPathForRoot, type LedgerEntry, type LedgerOptions } from '../../kernel/ledger/index.js';
+import { PgLedger } from '../../kernel/ledger/pg/pg-ledger.js';
 import type { CliContext } from '../command.js';
 import { resolveRoot } from '../root-option.js';
 
@@ -35,6 +36,30 @@ export function withLedger<T>(
     return fn(ledger);
   } finally {
     ledger.close();
+  }
+}
+
+/**
+ * `--store URL`: the chain in a PostgreSQL store instead of the root's file. Only when given: a root whose gateway
+ * runs on a store still records its own governance (config, installs) in its SQLite file.
+ */
+export function storeOption(what: string) {
+  return {
+    store: {
+      type: 'string',
+      conflicts: ['ledger'],
+      describe: `${what} in this PostgreSQL store instead (postgres://user@host/db, no password)`,
+    },
+  } as const;
+}
+
+/** Open the PostgreSQL store at `url` (one connection), run `fn`, and always close it. */
+export async function withPgLedger<T>(url: string, fn: (store: PgLedger) => Promise<T>): Promise<T> {
+  const store = await PgLedger.open(url, { poolSize: 1 });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
   }
 }
 

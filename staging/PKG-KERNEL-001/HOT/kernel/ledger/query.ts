@@ -32,66 +32,89 @@ export interface CompiledQuery {
   params: (string | number)[];
 }
 
+/** A query whose every field was checked: equality filters, an ISO time range, a limit and a sort order. */
+export interface CheckedQuery {
+  equal: [EqualityFilter, string][];
+  since?: string;
+  until?: string;
+  limit?: number;
+  order: 'ASC' | 'DESC';
+}
+
+export type EqualityFilter = (typeof EQUALITY_FILTERS)[number];
+
+/** Every field of a query checked (unknown ones refused), times normalised to ISO-8601 UTC. */
+export function checkQuery(query: LedgerQuery): CheckedQuery {
+  const unknown = Object.keys(query).filter((key) => !QUERY_KEYS.includes(key));
+  if (unknown.length > 0) throw invalid(`unknown query field(s): ${unknown.join(', ')}`, { fields: unknown });
+  const checked: CheckedQuery = { equal: [], order: 'DESC' };
+  for (const field of EQUALITY_FILTERS) {
+    const value = query[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value === '')
+      throw invalid(`query ${field} must be a non-empty string, got ${show(value)}`, { field });
+    checked.equal.push([field, value]);
+  }
+  for (const field of ['since', 'until'] as const) {
+    const value = query[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || Number.isNaN(Date.parse(value)))
+      throw invalid(`query ${field} must be an ISO-8601 time, got ${show(value)}`, { field });
+    checked[field] = new Date(value).toISOString();
+  }
+  if (query.limit !== undefined) {
+    if (!Number.isSafeInteger(query.limit) || query.limit < 1)
+      throw invalid(`query limit must be a positive integer, got ${show(query.limit)}`, { field: 'limit' });
+    checked.limit = query.limit;
+  }
+  if (query.order !== undefined && query.order !== 'newest' && query.order !== 'oldest') {
+    throw invalid(`query order must be "newest" or "oldest", got ${show(query.order)}`, { field: 'order' });
+  }
+  if (query.order === 'oldest') checked.order = 'ASC';
+  return checked;
+}
+
 /**
  * Turn a query into SQL over indexed columns only; every filter is a bound parameter. A time range uses the
  * timestamp index, or with `time` a function, the chain positions it returns (ledgers whose timestamps are
  * in chain order have no timestamp index).
  */
 export function compileQuery(query: LedgerQuery, time: TimeLookup = 'index'): CompiledQuery {
-  const unknown = Object.keys(query).filter((key) => !QUERY_KEYS.includes(key));
-  if (unknown.length > 0) throw invalid(`unknown query field(s): ${unknown.join(', ')}`, { fields: unknown });
+  const checked = checkQuery(query);
   const where: string[] = [];
   const params: (string | number)[] = [];
-  for (const field of EQUALITY_FILTERS) {
-    const value = query[field];
-    if (value === undefined) continue;
-    if (typeof value !== 'string' || value === '')
-      throw invalid(`query ${field} must be a non-empty string, got ${show(value)}`, { field });
+  for (const [field, value] of checked.equal) {
     where.push(`${field} = ?`);
     params.push(value);
   }
-  const times: { since?: string; until?: string } = {};
-  for (const field of ['since', 'until'] as const) {
-    const value = query[field];
-    if (value === undefined) continue;
-    if (typeof value !== 'string' || Number.isNaN(Date.parse(value)))
-      throw invalid(`query ${field} must be an ISO-8601 time, got ${show(value)}`, { field });
-    times[field] = new Date(value).toISOString();
-  }
   let timeIndex = false;
-  if (times.since !== undefined || times.until !== undefined) {
+  if (checked.since !== undefined || checked.until !== undefined) {
     if (time === 'index') {
       timeIndex = true;
-      if (times.since !== undefined) {
+      if (checked.since !== undefined) {
         where.push('timestamp >= ?');
-        params.push(times.since);
+        params.push(checked.since);
       }
-      if (times.until !== undefined) {
+      if (checked.until !== undefined) {
         where.push('timestamp <= ?');
-        params.push(times.until);
+        params.push(checked.until);
       }
     } else {
-      const range = time(times.since, times.until);
+      const range = time(checked.since, checked.until);
       where.push('seq >= ?', 'seq <= ?');
       params.push(range.fromSeq, range.toSeq);
     }
   }
   let limit = '';
-  if (query.limit !== undefined) {
-    if (!Number.isSafeInteger(query.limit) || query.limit < 1)
-      throw invalid(`query limit must be a positive integer, got ${show(query.limit)}`, { field: 'limit' });
+  if (checked.limit !== undefined) {
     limit = ' LIMIT ?';
-    params.push(query.limit);
+    params.push(checked.limit);
   }
-  if (query.order !== undefined && query.order !== 'newest' && query.order !== 'oldest') {
-    throw invalid(`query order must be "newest" or "oldest", got ${show(query.order)}`, { field: 'order' });
-  }
-  const order = query.order === 'oldest' ? 'ASC' : 'DESC';
   const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   // With only a time range, SQLite would rather walk the primary key to skip the sort: a full scan.
   const timeOnly = timeIndex && where.every((clause) => clause.startsWith('timestamp'));
   const from = timeOnly ? 'entries INDEXED BY entries_timestamp' : 'entries';
-  return { sql: `SELECT ${ROW_COLUMNS} FROM ${from}${filter} ORDER BY seq ${order}${limit}`, params };
+  return { sql: `SELECT ${ROW_COLUMNS} FROM ${from}${filter} ORDER BY seq ${checked.order}${limit}`, params };
 }
 
 function invalid(message: string, details: Record<string, unknown>): CpError {

@@ -1,6 +1,7 @@
 import { sha256Hex } from '../canonical.js';
 import { type Anchor, type AppendInput, GENESIS_HASH, hashInputFromColumns, type LedgerEntry } from './entry.js';
 import type { EntryRow, Ledger } from './ledger.js';
+import type { LedgerQuery } from './query.js';
 import { verifyLedger } from './verify.js';
 
 /**
@@ -16,6 +17,8 @@ export interface LedgerStore {
   get(id: string): Promise<LedgerEntry | undefined>;
   /** Rows as stored, in chain order (metadata as its canonical JSON text). */
   rows(fromSeq?: number): AsyncIterableIterator<EntryRow>;
+  /** Entries matching every filter, newest first unless `order: 'oldest'`, as reads show them. */
+  query(query?: LedgerQuery): Promise<LedgerEntry[]>;
   /** Whether the session holds an EXCHANGE for this DISPATCH (a spooled exchange is never appended twice). */
   hasExchange(sessionId: string, dispatchId: string): Promise<boolean>;
   /** Every content block and list node re-hashed. */
@@ -30,6 +33,7 @@ export function sqliteLedgerStore(ledger: Ledger): LedgerStore {
     appendBatch: async (inputs) => ledger.appendBatch(inputs),
     headAnchor: async () => ledger.head(),
     get: async (id) => ledger.get(id),
+    query: async (query) => ledger.query(query),
     hasExchange: async (sessionId, dispatchId) =>
       ledger
         .query({ event_type: 'EXCHANGE', session_id: sessionId })

@@ -29,7 +29,9 @@ import { type EntryRow, type PreparedAppend, prepareAppend, readView } from '../
 import type { ChainView } from '../checkpoint.js';
 import type { LedgerStore } from '../store.js';
 import { COPY_NULL, copyBytea, copyText } from './copy-text.js';
+import { compilePgQuery, PG_ROW_COLUMNS } from './pg-query.js';
 import { PG_LEDGER_DDL, PG_LEDGER_LOCK } from './schema.js';
+import type { LedgerQuery } from '../query.js';
 
 export interface PgLedgerOptions {
   /** Create the tables when the database has none (idempotent; concurrent openers serialise on the chain lock). */
@@ -79,6 +81,8 @@ export const COPY_FROM = 128;
 /** Rows written to the COPY stream at a time, so the server inserts some while the rest are encoded. */
 const COPY_CHUNK = 128;
 const MAX_ATTEMPTS = 64;
+/** Rows a query whose filter is checked in node (the work order) reads at a time. */
+const QUERY_PAGE = 500;
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
 const hex = (digest: string): Buffer => Buffer.from(digest, 'hex');
 
@@ -556,23 +560,10 @@ export class PgLedger implements LedgerStore {
     let next = fromSeq;
     for (;;) {
       const r = await this.pool.query(
-        'SELECT seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash FROM cplane_entries WHERE seq >= $1 ORDER BY seq LIMIT $2',
+        `SELECT ${PG_ROW_COLUMNS} FROM cplane_entries WHERE seq >= $1 ORDER BY seq LIMIT $2`,
         [next, chunkSize],
       );
-      for (const row of r.rows as Record<string, unknown>[]) {
-        yield {
-          seq: Number(row.seq),
-          id: row.id as string,
-          event_type: row.event_type as string,
-          submission_id: (row.submission_id as Buffer).toString('utf8'),
-          decision: (row.decision as Buffer).toString('utf8'),
-          reason: (row.reason as Buffer).toString('utf8'),
-          metadata: row.metadata as string,
-          timestamp: row.timestamp as string,
-          previous_hash: row.previous_hash as string,
-          entry_hash: row.entry_hash as string,
-        };
-      }
+      for (const row of r.rows) yield entryRowOf(row);
       if (r.rows.length < chunkSize) return;
       next = Number((r.rows[r.rows.length - 1] as { seq: string }).seq) + 1;
     }
@@ -610,16 +601,43 @@ export class PgLedger implements LedgerStore {
     const r = await this.pool.query('SELECT seq FROM cplane_entries WHERE id = $1', [id]);
     const seq = (r.rows[0] as { seq?: string } | undefined)?.seq;
     if (seq === undefined) return undefined;
-    for await (const row of this.rows(Number(seq), 1)) {
-      const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
-      const refs = contentRefs(metadata);
-      const { metadata: _m, seq: _s, ...fields } = row;
-      const entry: LedgerEntry = { ...fields, metadata };
-      if (refs !== undefined)
-        entry.metadata = readView(metadata, await this.readList(refs.prompt), await this.readList(refs.response));
-      return entry;
-    }
+    for await (const row of this.rows(Number(seq), 1)) return this.entryOf(row);
     return undefined;
+  }
+
+  /** Entries matching every filter, newest first unless `order: 'oldest'`, as reads show them (see compilePgQuery). */
+  async query(query: LedgerQuery = {}): Promise<LedgerEntry[]> {
+    const compiled = compilePgQuery(query);
+    const rows: EntryRow[] = [];
+    if (compiled.recheck === undefined) {
+      const { text, values } = compiled.sql(undefined, compiled.limit);
+      for (const row of (await coded(this.pool.query(text, values))).rows) rows.push(entryRowOf(row));
+    } else {
+      // Candidates page by page until the limit is met by rows that really match.
+      const wanted = compiled.limit ?? Number.POSITIVE_INFINITY;
+      let after: number | undefined;
+      for (;;) {
+        const { text, values } = compiled.sql(after, QUERY_PAGE);
+        const page = (await coded(this.pool.query(text, values))).rows.map(entryRowOf);
+        for (const row of page) if (rows.length < wanted && compiled.recheck(row.metadata)) rows.push(row);
+        if (page.length < QUERY_PAGE || rows.length >= wanted) break;
+        after = (page[page.length - 1] as EntryRow).seq;
+      }
+    }
+    const out: LedgerEntry[] = [];
+    for (const row of rows) out.push(await coded(this.entryOf(row)));
+    return out;
+  }
+
+  /** A stored row as a read shows it: prompt and response text in place of their digests. */
+  private async entryOf(row: EntryRow): Promise<LedgerEntry> {
+    const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
+    const refs = contentRefs(metadata);
+    const { metadata: _m, seq: _s, ...fields } = row;
+    const entry: LedgerEntry = { ...fields, metadata };
+    if (refs !== undefined)
+      entry.metadata = readView(metadata, await this.readList(refs.prompt), await this.readList(refs.response));
+    return entry;
   }
 
   /** A list's text, blocks joined oldest first; a redacted block reads `[REDACTED:<id>]`, a missing one `[MISSING:…]`. */
@@ -690,6 +708,21 @@ async function copyRows(
   }
   stream.end(text);
   await done;
+}
+
+function entryRowOf(row: Record<string, unknown>): EntryRow {
+  return {
+    seq: Number(row.seq),
+    id: row.id as string,
+    event_type: row.event_type as string,
+    submission_id: (row.submission_id as Buffer).toString('utf8'),
+    decision: (row.decision as Buffer).toString('utf8'),
+    reason: (row.reason as Buffer).toString('utf8'),
+    metadata: row.metadata as string,
+    timestamp: row.timestamp as string,
+    previous_hash: row.previous_hash as string,
+    entry_hash: row.entry_hash as string,
+  };
 }
 
 function indexedText(value: unknown): string | null {
