@@ -451,9 +451,16 @@ export class PgLedger implements LedgerStore {
     let previous = head.hash;
     let latest = head.latest;
     const ids = this.idSource as IdSource;
+    // A batch hashed within one millisecond formats it once.
+    let lastMs = Number.NaN;
+    let now = '';
     for (let i = 0; i < prepared.length; i += 1) {
       const input = prepared[i] as PreparedAppend;
-      const now = new Date(this.clock()).toISOString();
+      const ms = this.clock();
+      if (ms !== lastMs) {
+        lastMs = ms;
+        now = new Date(ms).toISOString();
+      }
       if (now > latest) latest = now;
       const id = ids(head.seq + i + 1, 0);
       const entryHash = sha256Hex(
