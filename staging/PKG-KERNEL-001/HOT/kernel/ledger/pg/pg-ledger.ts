@@ -309,16 +309,7 @@ export class PgLedger implements LedgerStore {
           entries.map((e) => indexed(e.entry.metadata.session_id)),
           entries.map((e) => indexed(e.entry.metadata.agent_id)),
         ];
-    const contentColumns = withContent
-      ? [
-          content.blocks.digest,
-          content.blocks.size,
-          content.blocks.text,
-          content.lists.digest,
-          content.lists.parent,
-          content.lists.block,
-        ]
-      : [];
+    const contentColumns = withContent ? contentValues(content) : [];
     const statement = single
       ? { name: 'cplane_append_one', text: APPEND_ONE_SQL }
       : withContent
@@ -343,18 +334,7 @@ export class PgLedger implements LedgerStore {
     try {
       await client.query('BEGIN');
       if (content.blocks.digest.length > 0 || content.lists.digest.length > 0)
-        await client.query({
-          name: 'cplane_content',
-          text: CONTENT_SQL,
-          values: [
-            content.blocks.digest,
-            content.blocks.size,
-            content.blocks.text,
-            content.lists.digest,
-            content.lists.parent,
-            content.lists.block,
-          ],
-        });
+        await client.query({ name: 'cplane_content', text: CONTENT_SQL, values: contentValues(content) });
       const linked = await client.query({ name: 'cplane_linked', text: LINKED_SQL, values: [head.seq, head.hash] });
       if ((linked.rows[0] as { linked?: boolean } | undefined)?.linked !== true) {
         await client.query('ROLLBACK');
@@ -715,6 +695,12 @@ async function copyRows(
   }
   stream.end(text);
   await done;
+}
+
+/** The parameters $1..$6 of CONTENT_SQL and APPEND_WITH_CONTENT_SQL. */
+function contentValues(content: Rows): unknown[] {
+  const { blocks, lists } = content;
+  return [blocks.digest, blocks.size, blocks.text, lists.digest, lists.parent, lists.block];
 }
 
 function entryRowOf(row: Record<string, unknown>): EntryRow {
