@@ -294,17 +294,18 @@ for (const backend of backends) {
   });
 }
 
+/** A clock stepping `stepMs` from a fixed time and sequential ids: the same appends hash the same on any backend. */
+const fixedClockAndIds = (stepMs: number): { clock: () => number; idSource: IdSource } => {
+  let t = Date.parse('2026-01-01T10:00:00.000Z');
+  return { clock: () => (t += stepMs), idSource: (seq) => `LED-${(0xabc00000 + seq).toString(16)}` };
+};
+
 test('the same appends with the same clock and ids give the same head hash on SQLite and PostgreSQL', {
   skip: skipPg,
 }, async () => {
-  const clock = (): (() => number) => {
-    let t = Date.parse('2026-01-01T10:00:00.000Z');
-    return () => (t += 7);
-  };
-  const ids = (): IdSource => (seq) => `LED-${(0xabc00000 + seq).toString(16)}`;
   const heads: string[] = [];
   for (const backend of backends) {
-    const { store } = await backend.fresh({ clock: clock(), idSource: ids() });
+    const { store } = await backend.fresh(fixedClockAndIds(7));
     try {
       for (let turn = 0; turn < 5; turn += 1)
         await store.appendBatch([
@@ -337,15 +338,10 @@ const awkward = (n: number): AppendInput => {
 test('a batch large enough to go by COPY stores every field as the one statement does, on both backends', {
   skip: skipPg,
 }, async () => {
-  const clock = (): (() => number) => {
-    let t = Date.parse('2026-01-01T10:00:00.000Z');
-    return () => (t += 3);
-  };
-  const ids = (): IdSource => (seq) => `LED-${(0xabc00000 + seq).toString(16)}`;
   const size = COPY_FROM + 13;
   const stored: { head: string; rows: unknown[]; reads: unknown[] }[] = [];
   for (const backend of backends) {
-    const { store } = await backend.fresh({ clock: clock(), idSource: ids() });
+    const { store } = await backend.fresh(fixedClockAndIds(3));
     try {
       // One small batch (one statement on PostgreSQL), then the same entries again as one large batch (COPY).
       await store.appendBatch(Array.from({ length: 10 }, (_, n) => awkward(n)));
