@@ -3,7 +3,7 @@
 // holding another chain, or a URL holding a password, is refused.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -117,6 +117,28 @@ test('a root ledger migrates to PostgreSQL with the same head; a rerun copies no
     }[];
     for (const e of exchanges) assert.equal((await target.get(e.id))?.metadata.prompt, e.metadata.prompt);
     assert.ok(exchanges.some((e) => e.metadata.prompt.includes('[REDACTED:')));
+    // `ledger export` of either store writes the same bytes (content lines, the redacted block and all), to a file
+    // and to stdout, and `--text` shows the same reads; the export of PostgreSQL imports and verifies to the head.
+    const local = JSON.parse(cli(['ledger', 'head', '--root', root, '--json']).stdout);
+    assert.deepEqual(local, head, 'the migration left the root file as it was');
+    const fromFile = join(work, 'export-sqlite.jsonl');
+    const fromStore = join(work, 'export-pg.jsonl');
+    assert.equal(cli(['ledger', 'export', '--root', root, '--out', fromFile]).status, 0);
+    const exported = cli(['ledger', 'export', '--store', url, '--out', fromStore, '--json']);
+    assert.equal(exported.status, 0, exported.stderr);
+    assert.deepEqual(JSON.parse(exported.stdout), { path: fromStore, head });
+    const bytes = readFileSync(fromStore, 'utf8');
+    assert.equal(bytes, readFileSync(fromFile, 'utf8'));
+    assert.match(bytes, /"content_block":\{"digest":"[0-9a-f]{64}","redacted_by":"LED-/);
+    assert.equal(cli(['ledger', 'export', '--store', url]).stdout, bytes);
+    assert.equal(
+      cli(['ledger', 'export', '--store', url, '--text']).stdout,
+      cli(['ledger', 'export', '--root', root, '--text']).stdout,
+    );
+    const reimported = join(work, 'reimported.sqlite');
+    const imported = cli(['ledger', 'import', '--ledger', reimported, '--from', fromStore, '--json']);
+    assert.equal(imported.status, 0, imported.stderr);
+    assert.deepEqual(JSON.parse(cli(['ledger', 'head', '--ledger', reimported, '--json']).stdout), head);
     // New appends on PostgreSQL continue the chain.
     const next = await target.append({
       event_type: 'NOTE',

@@ -14,14 +14,44 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
  * appears at `path` only once everything was written and flushed, and a throw leaves nothing behind.
  */
 export function writeFileAtomicWith<T>(path: string, produce: (write: (chunk: string | Uint8Array) => void) => T): T {
+  let temp: TempFile | undefined;
   try {
-    return writeAtomic(path, produce);
+    temp = openTemp(path);
+    const result = produce(temp.write);
+    temp.publish();
+    return result;
   } catch (error) {
+    temp?.discard();
     throw envError(error, path, 'writing') ?? error;
   }
 }
 
-function writeAtomic<T>(path: string, produce: (write: (chunk: string | Uint8Array) => void) => T): T {
+/** The same for a producer that awaits its content (rows read from a database). */
+export async function writeFileAtomicWithAsync<T>(
+  path: string,
+  produce: (write: (chunk: string | Uint8Array) => void) => Promise<T>,
+): Promise<T> {
+  let temp: TempFile | undefined;
+  try {
+    temp = openTemp(path);
+    const result = await produce(temp.write);
+    temp.publish();
+    return result;
+  } catch (error) {
+    temp?.discard();
+    throw envError(error, path, 'writing') ?? error;
+  }
+}
+
+interface TempFile {
+  write(chunk: string | Uint8Array): void;
+  /** fsync, rename over `path`, fsync the directory. */
+  publish(): void;
+  /** Close and remove it (a failed write leaves nothing behind); never throws. */
+  discard(): void;
+}
+
+function openTemp(path: string): TempFile {
   const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   let fd: number;
   try {
@@ -35,23 +65,32 @@ function writeAtomic<T>(path: string, produce: (write: (chunk: string | Uint8Arr
       cause: error,
     });
   }
-  let result: T;
-  try {
-    result = produce((chunk) => {
+  let open = true;
+  return {
+    write(chunk) {
       const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
       let off = 0;
       while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    });
-    fsyncSync(fd);
-  } catch (err) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  closeSync(fd);
-  renameSync(tmp, path);
-  fsyncDir(dirname(path));
-  return result;
+    },
+    publish() {
+      fsyncSync(fd);
+      open = false;
+      closeSync(fd);
+      renameSync(tmp, path);
+      fsyncDir(dirname(path));
+    },
+    discard() {
+      if (open) {
+        open = false;
+        try {
+          closeSync(fd);
+        } catch {
+          // already closed
+        }
+      }
+      rmSync(tmp, { force: true });
+    },
+  };
 }
 
 export function fsyncDir(dir: string): void {

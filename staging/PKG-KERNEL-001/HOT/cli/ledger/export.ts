@@ -1,14 +1,18 @@
 import { resolve } from 'node:path';
 import { defineCommand, EXIT } from '../command.js';
 import { canonicalJson } from '../../kernel/canonical.js';
-import { exportLedger, exportLines, formatAnchor, rowToEntry } from '../../kernel/ledger/index.js';
-import { LEDGER_TARGET_OPTIONS, withLedger } from './target.js';
+import { writeFileAtomicWithAsync } from '../../kernel/atomic.js';
+import { type Anchor, exportLedger, exportLines, formatAnchor, rowToEntry } from '../../kernel/ledger/index.js';
+import type { PgLedger } from '../../kernel/ledger/pg/pg-ledger.js';
+import type { CliContext } from '../command.js';
+import { LEDGER_TARGET_OPTIONS, storeOption, withLedger, withPgLedger } from './target.js';
 
 export default defineCommand({
   name: 'export',
   describe: 'write the ledger as JSON Lines (one canonical entry per line, chain order)',
   options: {
     ...LEDGER_TARGET_OPTIONS,
+    ...storeOption('the chain'),
     out: { type: 'string', describe: 'file to write atomically (default: stdout)' },
     text: {
       type: 'boolean',
@@ -16,7 +20,14 @@ export default defineCommand({
       describe: 'each entry as `ledger query` shows it, prompt and response text inline (for reading; not importable)',
     },
   },
-  handler(args, ctx) {
+  async handler(args, ctx) {
+    if (args.store !== undefined) {
+      const out = args.out === undefined ? undefined : resolve(ctx.cwd, args.out);
+      const head = await withPgLedger(args.store, (store) => exportStore(store, ctx, out, args.text === true));
+      if (out !== undefined)
+        ctx.report(args, { path: out, head }, `exported ${head.seq} entries to ${out}, head ${formatAnchor(head)}`);
+      return EXIT.OK;
+    }
     if (args.text === true) {
       withLedger(args, ctx, { readonly: true }, (ledger) =>
         ledger.snapshot(() => {
@@ -39,3 +50,31 @@ export default defineCommand({
     return EXIT.OK;
   },
 });
+
+/** The chain of a PostgreSQL store up to its head when the export began, as the file's export writes it. */
+async function exportStore(store: PgLedger, ctx: CliContext, out: string | undefined, text: boolean): Promise<Anchor> {
+  const head = await store.headAnchor();
+  if (text) {
+    for await (const row of store.rows()) {
+      if (row.seq > head.seq) break;
+      ctx.out(canonicalJson(await store.readEntry(row)));
+    }
+    return head;
+  }
+  if (out === undefined) {
+    for await (const line of store.exportLines(head.seq)) ctx.out(line);
+    return head;
+  }
+  return writeFileAtomicWithAsync(out, async (write) => {
+    let buffer = '';
+    for await (const line of store.exportLines(head.seq)) {
+      buffer += `${line}\n`;
+      if (buffer.length > 1 << 20) {
+        write(buffer);
+        buffer = '';
+      }
+    }
+    write(buffer);
+    return head;
+  });
+}

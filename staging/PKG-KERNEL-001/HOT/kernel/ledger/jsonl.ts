@@ -63,17 +63,29 @@ export function* exportLines(ledger: Ledger): IterableIterator<string> {
 function* contentLines(ledger: Ledger, heads: string[], sent: Set<string>): IterableIterator<string> {
   for (const head of heads) {
     if (head === EMPTY_LIST || sent.has(head)) continue;
-    for (const [digest, parent, block] of ledger.content.walkNodes(head)) {
-      if (sent.has(digest)) continue;
-      if (!sent.has(block)) {
-        const stored = ledger.content.block(block);
-        if (stored !== undefined) yield canonicalJson({ content_block: stored });
-        sent.add(block);
-      }
-      yield canonicalJson({ content_list: { block, digest, parent } });
-      sent.add(digest);
-    }
+    for (const [digest, parent, block] of ledger.content.walkNodes(head))
+      yield* newContentLines({ digest, parent, block }, () => ledger.content.block(block), sent);
   }
+}
+
+/**
+ * The lines one node of a walked list adds to an export (every store's): its block, read only if no earlier line
+ * carried it (undefined: not stored), then the node itself, unless an earlier line carried that.
+ */
+export function* newContentLines(
+  node: { digest: string; parent: string; block: string },
+  blockLine: () => ContentBlockLine | undefined,
+  sent: Set<string>,
+): IterableIterator<string> {
+  const { digest, parent, block } = node;
+  if (sent.has(digest)) return;
+  if (!sent.has(block)) {
+    const stored = blockLine();
+    if (stored !== undefined) yield canonicalJson({ content_block: stored });
+    sent.add(block);
+  }
+  yield canonicalJson({ content_list: { block, digest, parent } });
+  sent.add(digest);
 }
 
 /** Write the export to `path` atomically (temp file, fsync, rename); returns the exported head. */

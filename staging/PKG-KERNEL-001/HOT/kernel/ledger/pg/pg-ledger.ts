@@ -23,9 +23,12 @@ import {
   contentRefs,
   EMPTY_LIST,
   listDigest,
+  MAX_PIECES,
   type PreparedSide,
 } from '../content.js';
-import { type EntryRow, type PreparedAppend, prepareAppend, readView } from '../ledger.js';
+import { newContentLines } from '../jsonl.js';
+import { type EntryRow, type PreparedAppend, prepareAppend, readView, rowToEntry } from '../ledger.js';
+import { canonicalJson } from '../../canonical.js';
 import type { ChainView } from '../checkpoint.js';
 import type { LedgerStore } from '../store.js';
 import { COPY_NULL, copyBytea, copyText } from './copy-text.js';
@@ -80,11 +83,35 @@ const COPY_SQL = `COPY cplane_entries (${ENTRY_COLUMNS}) FROM STDIN`;
 export const COPY_FROM = 128;
 /** Rows written to the COPY stream at a time, so the server inserts some while the rest are encoded. */
 const COPY_CHUNK = 128;
+const WALK_SQL = `WITH RECURSIVE walk(digest, parent, block, depth) AS (
+  SELECT digest, parent, block, 0 FROM cplane_content_lists WHERE digest = $1
+  UNION ALL
+  SELECT l.digest, l.parent, l.block, w.depth + 1 FROM cplane_content_lists l JOIN walk w ON l.digest = w.parent
+  WHERE w.depth < ${MAX_PIECES}
+) SELECT encode(w.digest, 'hex') AS d, encode(w.parent, 'hex') AS p, encode(w.block, 'hex') AS b, b.size, b.text,
+  b.redacted_by FROM walk w LEFT JOIN cplane_content_blocks b ON b.digest = w.block ORDER BY w.depth DESC`;
 const MAX_ATTEMPTS = 64;
 /** Rows a query whose filter is checked in node (the work order) reads at a time. */
 const QUERY_PAGE = 500;
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
 const hex = (digest: string): Buffer => Buffer.from(digest, 'hex');
+
+/** A list node as walked, with its block as an export line (undefined: the block is not stored). */
+export interface WalkedNode {
+  digest: string;
+  parent: string;
+  block: string;
+  line: ContentBlockLine | undefined;
+}
+
+interface WalkRow {
+  d: string;
+  p: string;
+  b: string;
+  size: number | null;
+  text: Buffer | null;
+  redacted_by: string | null;
+}
 
 interface Head {
   seq: number;
@@ -588,7 +615,7 @@ export class PgLedger implements LedgerStore {
     const r = await this.pool.query('SELECT seq FROM cplane_entries WHERE id = $1', [id]);
     const seq = (r.rows[0] as { seq?: string } | undefined)?.seq;
     if (seq === undefined) return undefined;
-    for await (const row of this.rows(Number(seq), 1)) return this.entryOf(row);
+    for await (const row of this.rows(Number(seq), 1)) return this.readEntry(row);
     return undefined;
   }
 
@@ -612,12 +639,12 @@ export class PgLedger implements LedgerStore {
       }
     }
     const out: LedgerEntry[] = [];
-    for (const row of rows) out.push(await coded(this.entryOf(row)));
+    for (const row of rows) out.push(await coded(this.readEntry(row)));
     return out;
   }
 
   /** A stored row as a read shows it: prompt and response text in place of their digests. */
-  private async entryOf(row: EntryRow): Promise<LedgerEntry> {
+  async readEntry(row: EntryRow): Promise<LedgerEntry> {
     const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
     const refs = contentRefs(metadata);
     const { metadata: _m, seq: _s, ...fields } = row;
@@ -629,25 +656,54 @@ export class PgLedger implements LedgerStore {
 
   /** A list's text, blocks joined oldest first; a redacted block reads `[REDACTED:<id>]`, a missing one `[MISSING:…]`. */
   async readList(head: string): Promise<string> {
-    if (head === EMPTY_LIST) return '';
-    const r = await this.pool.query(
-      `WITH RECURSIVE walk(digest, parent, block, depth) AS (
-         SELECT digest, parent, block, 0 FROM cplane_content_lists WHERE digest = $1
-         UNION ALL
-         SELECT l.digest, l.parent, l.block, w.depth + 1 FROM cplane_content_lists l JOIN walk w ON l.digest = w.parent
-       ) SELECT encode(w.block, 'hex') AS block, b.text, b.redacted_by, b.digest IS NOT NULL AS present
-         FROM walk w LEFT JOIN cplane_content_blocks b ON b.digest = w.block ORDER BY w.depth DESC`,
-      [hex(head)],
-    );
-    return (r.rows as { block: string; text: Buffer | null; redacted_by: string | null; present: boolean }[])
-      .map((row) =>
-        row.text !== null
-          ? row.text.toString('utf8')
-          : row.present && row.redacted_by !== null
-            ? `[REDACTED:${row.redacted_by}]`
-            : `[MISSING:${row.block}]`,
+    return (await this.walk(head))
+      .map(({ block, line }) =>
+        line?.text !== undefined
+          ? line.text
+          : line?.redacted_by !== undefined
+            ? `[REDACTED:${line.redacted_by}]`
+            : `[MISSING:${block}]`,
       )
       .join('');
+  }
+
+  /**
+   * A list's nodes from its oldest, each with its block as an export line (undefined: the block is not stored).
+   * Bounded as on SQLite: nodes hash their parents, so only rows planted by hand could make a cycle.
+   */
+  async walk(head: string): Promise<WalkedNode[]> {
+    if (head === EMPTY_LIST) return [];
+    const r = await coded(this.pool.query({ name: 'cplane_walk', text: WALK_SQL, values: [hex(head)] }));
+    return (r.rows as WalkRow[]).map((row) => ({
+      digest: row.d,
+      parent: row.p,
+      block: row.b,
+      line:
+        row.size === null
+          ? undefined
+          : row.text !== null
+            ? { digest: row.b, size: row.size, text: row.text.toString('utf8') }
+            : { digest: row.b, size: row.size, ...(row.redacted_by === null ? {} : { redacted_by: row.redacted_by }) },
+    }));
+  }
+
+  /**
+   * The chain up to `upTo` as `ledger export` writes it (see exportLines): entries in chain order, each preceded by
+   * the content blocks and list nodes no earlier line carried. The chain is append-only, so rows up to a head read
+   * in several queries are one consistent prefix.
+   */
+  async *exportLines(upTo: number): AsyncIterableIterator<string> {
+    const sent = new Set<string>();
+    for await (const row of this.rows()) {
+      if (row.seq > upTo) return;
+      const entry = rowToEntry(row);
+      const refs = row.metadata.includes('"content":{') ? contentRefs(entry.metadata) : undefined;
+      for (const head of refs === undefined ? [] : [refs.prompt, refs.response]) {
+        if (head === EMPTY_LIST || sent.has(head)) continue;
+        for (const node of await this.walk(head)) yield* newContentLines(node, () => node.line, sent);
+      }
+      yield canonicalJson(entry);
+    }
   }
 
   /** Every block and list node, re-hashed (for verify and migrate). */
