@@ -1,0 +1,87 @@
+import type pg from 'pg';
+import { ignoreDropped, type PgLedger, storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { BUDGET_EVENTS } from '../records.js';
+import {
+  type CallLedger,
+  type PendingReconcileOptions,
+  type ReconciledReservation,
+  reconcilePending,
+} from '../reconcile.js';
+import type { PgBudgeter } from './pg-budgeter.js';
+
+// The router appends a call's BUDGET_ALLOCATED and its DISPATCH in one batch, so the DISPATCH is the entry right
+// after the allocation (as on SQLite). The session comes from the reservation (the budget tables live in the same
+// database): the allocation is then found through the session index, never by scanning every allocation.
+const DISPATCH_OF_REQUEST_SQL = `SELECT d.id FROM cplane_budget_reservations AS r
+  JOIN cplane_entries AS a ON a.session_id = convert_to(r.session_id, 'UTF8')
+    AND a.event_type = '${BUDGET_EVENTS.allocated}' AND a.submission_id = convert_to(r.request_id, 'UTF8')
+  JOIN cplane_entries AS d ON d.seq = a.seq + 1 AND d.event_type = 'DISPATCH'
+  WHERE r.request_id = $1 ORDER BY a.seq DESC LIMIT 1`;
+// Matched in the canonical JSON text, as PgLedger.hasExchange does: jsonb refuses the \u0000 an EXCHANGE may hold.
+const EXCHANGE_OF_DISPATCH_SQL = `SELECT e.id FROM cplane_entries AS d
+  JOIN cplane_entries AS e ON e.session_id = d.session_id AND e.seq > d.seq AND e.event_type = 'EXCHANGE'
+    AND strpos(e.metadata, $2) > 0
+  WHERE d.id = $1 ORDER BY e.seq LIMIT 1`;
+
+/** The PostgreSQL chain as a CallLedger: the lookups of the SQLite reconciliation, records appended to the chain. */
+export function pgCallLedger(ledger: PgLedger): CallLedger {
+  return {
+    async callOf(requestId) {
+      try {
+        const d = await ledger.pool.query<{ id: string }>(DISPATCH_OF_REQUEST_SQL, [requestId]);
+        const dispatch = d.rows[0]?.id ?? null;
+        if (dispatch === null) return { dispatch, exchange: null };
+        const e = await ledger.pool.query<{ id: string }>(EXCHANGE_OF_DISPATCH_SQL, [
+          dispatch,
+          `"dispatch_entry_id":${JSON.stringify(dispatch)}`,
+        ]);
+        return { dispatch, exchange: e.rows[0]?.id ?? null };
+      } catch (error) {
+        throw storeError(error);
+      }
+    },
+    appendBatch: (records) => ledger.appendBatch(records),
+  };
+}
+
+/** 'cprc': the advisory lock one host's reconciliation pass holds, so the other hosts skip theirs meanwhile. */
+const PASS_LOCK = 0x63707263;
+
+/**
+ * One reconciliation pass over a shared store, by at most one host at a time: a host whose pass finds another
+ * host's under way skips (null) rather than waiting to redo the same work. Correctness never depends on the lock
+ * (the budgeter's step already charges a reservation once); it keeps N hosts from doing one pass N times.
+ */
+export async function reconcileSharedPass(
+  budget: PgBudgeter,
+  ledger: PgLedger,
+  options: PendingReconcileOptions = {},
+): Promise<ReconciledReservation[] | null> {
+  let client: pg.PoolClient;
+  try {
+    client = await ledger.pool.connect();
+  } catch (error) {
+    throw storeError(error);
+  }
+  client.on('error', ignoreDropped);
+  let broken: Error | undefined;
+  try {
+    const got = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [PASS_LOCK]);
+    if (got.rows[0]?.locked !== true) return null;
+    try {
+      return await reconcilePending(budget, pgCallLedger(ledger), options);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [PASS_LOCK]).catch((error: Error) => {
+        // A session lock dies with its connection: discarding the connection releases it.
+        broken = error;
+      });
+    }
+  } catch (error) {
+    // The connection may be what failed: discarded rather than handed to the next query.
+    broken ??= error as Error;
+    throw storeError(error);
+  } finally {
+    client.off('error', ignoreDropped);
+    client.release(broken ?? false);
+  }
+}
