@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { ignoreDropped, type PgLedger, storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { ignoreDropped, PgLedger, storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { loadBudgetConfigForRoot } from '../config.js';
 import { BUDGET_EVENTS } from '../records.js';
 import {
   type CallLedger,
@@ -7,7 +8,7 @@ import {
   type ReconciledReservation,
   reconcilePending,
 } from '../reconcile.js';
-import type { PgBudgeter } from './pg-budgeter.js';
+import { PgBudgeter } from './pg-budgeter.js';
 
 // The router appends a call's BUDGET_ALLOCATED and its DISPATCH in one batch, so the DISPATCH is the entry right
 // after the allocation (as on SQLite). The session comes from the reservation (the budget tables live in the same
@@ -83,5 +84,29 @@ export async function reconcileSharedPass(
   } finally {
     client.off('error', ignoreDropped);
     client.release(broken ?? false);
+  }
+}
+
+/**
+ * The entry point `cplane ledger orphans --reconcile --store URL` discovers in a root: one pass over the shared
+ * store with the root's budget config (the scopes a charge counts against). Null when another host's pass was
+ * under way: it settles them.
+ */
+export async function reconcileStore(
+  root: string,
+  url: string,
+  options: PendingReconcileOptions = {},
+): Promise<ReconciledReservation[] | null> {
+  const config = loadBudgetConfigForRoot(root);
+  const ledger = await PgLedger.open(url, { poolSize: 2 });
+  try {
+    const budget = await PgBudgeter.open(url, { config, poolSize: 2 });
+    try {
+      return await reconcileSharedPass(budget, ledger, options);
+    } finally {
+      await budget.close();
+    }
+  } finally {
+    await ledger.close();
   }
 }
