@@ -249,9 +249,10 @@ describe('a shared store settles orphaned reservations and checkpoints its chain
       hostA.reconcileEvery(10, (e) => problems.push(e));
       hostB.reconcileEvery(10, (e) => problems.push(e));
       await until('the periodic pass settled it', async () => (await rows(db, 'BUDGET_SETTLED', 'SES-P')).length > 0);
-      // Both hosts keep passing: each finds nothing more (or the other's pass under way).
+      // Both hosts keep passing: nothing more is settled (a call made while a host's pass runs shares that pass,
+      // so it may report the one it settled; the other host's is skipped or finds nothing).
       const passes = await Promise.all([hostA.reconcile(), hostB.reconcile(), hostA.reconcile()]);
-      for (const p of passes) assert.ok(p === null || p.length === 0, JSON.stringify(p));
+      for (const p of passes) assert.ok(p === null || p.every((r) => r.request_id === 'req-dead-1'), JSON.stringify(p));
       const settled = await rows(db, 'BUDGET_SETTLED', 'SES-P');
       assert.equal(settled.length, 1);
       assert.equal(settled[0]?.dispatch_entry_id, dispatch);
