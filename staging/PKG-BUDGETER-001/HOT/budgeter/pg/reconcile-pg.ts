@@ -67,13 +67,21 @@ export async function reconcileSharedPass(
   client.on('error', ignoreDropped);
   let broken: Error | undefined;
   try {
-    const got = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [PASS_LOCK]);
-    if (got.rows[0]?.locked !== true) return null;
+    // A transaction's lock, held by a transaction left open for the pass (the pass's own work runs on other
+    // connections): it cannot outlive the pass, even behind a transaction-pooling proxy, where a session lock could
+    // stay held on a server connection and every later pass would skip.
+    await client.query('BEGIN');
+    const got = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [PASS_LOCK]);
+    if (got.rows[0]?.locked !== true) {
+      await client.query('ROLLBACK');
+      return null;
+    }
     try {
       return await reconcilePending(budget, pgCallLedger(ledger), options);
     } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [PASS_LOCK]).catch((error: Error) => {
-        // A session lock dies with its connection: discarding the connection releases it.
+      await client.query('ROLLBACK').catch((error: Error) => {
+        // Ended meanwhile (idle_in_transaction_session_timeout, a dropped connection): the lock went with it, and the
+        // pass's work is committed on its own connections; this connection is discarded.
         broken = error;
       });
     }
