@@ -109,7 +109,7 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
   }
 }
 
-/** What a host that died mid-call leaves behind, made `ageMs` ago by its clock: a reservation and its DISPATCH. */
+/** What a host that died mid-call leaves behind, made at `at` by its clock: a reservation and its DISPATCH. */
 async function deadHostCall(url: string, budgetConfig: unknown, requestId: string, session: string, at: number) {
   const budget = await PgBudgeter.open(url, { config: budgetConfig, clock: () => at, create: true });
   const ledger = await PgLedger.open(url, { create: true });
