@@ -12,6 +12,11 @@ import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scri
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import type { BudgetPort } from '../../staging/PKG-BUDGETER-001/HOT/budgeter/port.js';
 import type { PgBudgeter as PgBudgeterT } from '../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/pg-budgeter.js';
+import type {
+  CallLedger as CallLedgerT,
+  ReconciledReservation,
+} from '../../staging/PKG-BUDGETER-001/HOT/budgeter/reconcile.js';
+import type { AppendInput } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
 
 // From the dev root, as the root runs them (and as coverage counts them).
 const { CpError } =
@@ -34,6 +39,21 @@ const { SnapshotState } =
   await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/snapshot.js')>(
     'HOT/budgeter/pg/snapshot.js',
   );
+const { reconcilePending, sqliteCallLedger } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/reconcile.js')>(
+    'HOT/budgeter/reconcile.js',
+  );
+const { pgCallLedger } = await fromDevRoot<
+  typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/reconcile-pg.js')
+>('HOT/budgeter/pg/reconcile-pg.js');
+const { Ledger } =
+  await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>(
+    'HOT/kernel/ledger/index.js',
+  );
+const { PgLedger } = await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')>(
+  'HOT/kernel/ledger/pg/pg-ledger.js',
+);
+
 const { scopeKeyOf } =
   await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/store.js')>('HOT/budgeter/store.js');
 
@@ -97,11 +117,24 @@ const coded =
   (e: unknown): boolean =>
     e instanceof CpError && e.code === code;
 
+/** A ledger beside a budget, as reconciliation uses it; `events` reads back what was appended. */
+interface CallsLedger {
+  calls: CallLedgerT;
+  events(type: string): Promise<{ id: string; submission_id: string; metadata: Record<string, unknown> }[]>;
+  close(): Promise<void>;
+}
+
 interface Backend {
   name: 'sqlite' | 'postgres';
   skip: string | false;
-  /** A fresh, empty budget; `open` opens another handle (another host's) on the same one. */
-  fresh(config: unknown, clock?: () => number): Promise<{ port: BudgetPort; open: () => Promise<BudgetPort> }>;
+  /**
+   * A fresh, empty budget; `open` opens another handle (another host's) on the same one; `ledger` opens a handle
+   * on the ledger beside it (on PostgreSQL the same database, as a shared store has them).
+   */
+  fresh(
+    config: unknown,
+    clock?: () => number,
+  ): Promise<{ port: BudgetPort; open: () => Promise<BudgetPort>; ledger: () => Promise<CallsLedger> }>;
 }
 
 const backends: Backend[] = [
@@ -112,7 +145,19 @@ const backends: Backend[] = [
       const dbPath = join(work, `budget-${(databases += 1)}.sqlite`);
       const open = async (): Promise<BudgetPort> =>
         sqliteBudgetPort(Budgeter.open({ dbPath, config: cfg, ...(clock ? { clock } : {}) }));
-      return { port: await open(), open };
+      const ledgerPath = `${dbPath}.ledger.sqlite`;
+      const ledger = async (): Promise<CallsLedger> => {
+        const l = Ledger.open(ledgerPath, { create: true });
+        return {
+          calls: sqliteCallLedger(l),
+          events: async (type) =>
+            l
+              .query({ event_type: type })
+              .map((e) => ({ id: e.id, submission_id: e.submission_id, metadata: e.metadata })),
+          close: async () => l.close(),
+        };
+      };
+      return { port: await open(), open, ledger };
     },
   },
   {
@@ -122,7 +167,25 @@ const backends: Backend[] = [
       const url = await createDatabase(server as PgServer, `budget_${(databases += 1)}`);
       const open = (): Promise<BudgetPort> =>
         PgBudgeter.open(url, { config: cfg, create: true, ...(clock ? { clock } : {}) });
-      return { port: await open(), open };
+      const ledger = async (): Promise<CallsLedger> => {
+        const l = await PgLedger.open(url, { create: true });
+        return {
+          calls: pgCallLedger(l),
+          async events(type) {
+            const r = await l.pool.query(
+              'SELECT id, submission_id, metadata FROM cplane_entries WHERE event_type = $1 ORDER BY seq',
+              [type],
+            );
+            return (r.rows as { id: string; submission_id: Buffer; metadata: string }[]).map((row) => ({
+              id: row.id,
+              submission_id: row.submission_id.toString('utf8'),
+              metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+            }));
+          },
+          close: () => l.close(),
+        };
+      };
+      return { port: await open(), open, ledger };
     },
   },
 ];
@@ -317,8 +380,138 @@ for (const backend of backends) {
         await port.close();
       }
     });
+
+    test('two hosts reconciling the same stale reservations at once: one charge and one BUDGET_SETTLED each', async () => {
+      const outcome = await reconcileScenario(backend);
+      const byId = new Map(outcome.reconciled.map((r) => [r.request_id, r]));
+      // o4 was settled meanwhile and o5 is not stale: left alone. Each of the others once, by one of the hosts.
+      assert.deepEqual([...byId.keys()].sort(), ['o1', 'o2', 'o3']);
+      assert.equal(outcome.reconciled.length, 3, 'no reservation reconciled by both hosts');
+      assert.equal(byId.get('o1')?.dispatch_entry_id, outcome.dispatches.o1);
+      assert.equal(byId.get('o1')?.exchange_entry_id, null);
+      assert.match(byId.get('o1')?.reason ?? '', /^call orphaned: DISPATCH /);
+      assert.equal(byId.get('o2')?.exchange_entry_id, outcome.exchangeO2);
+      assert.match(byId.get('o2')?.reason ?? '', /was recorded but its reservation never settled/);
+      assert.equal(byId.get('o3')?.dispatch_entry_id, null);
+      assert.match(byId.get('o3')?.reason ?? '', /with no DISPATCH in the ledger/);
+      // Exactly one settlement record per reconciled reservation, naming its request and DISPATCH.
+      assert.deepEqual(outcome.settledRecords.map((r) => [r.submission_id, r.metadata.dispatch_entry_id]).sort(), [
+        ['o1', outcome.dispatches.o1],
+        ['o2', outcome.dispatches.o2],
+        ['o3', null],
+      ]);
+      for (const r of outcome.settledRecords) assert.equal(r.metadata.reconciled, true);
+      // Still charged at the reservation's bound: 5 × 150 reserved or charged of the 1000, o4 at its usage (100).
+      assert.deepEqual(outcome.after, { pending: ['o5'], remaining: 1000 - 4 * 150 - 100 });
+      // A second pass finds nothing left to do.
+      assert.deepEqual(outcome.again, []);
+    });
   });
 }
+
+/**
+ * Calls whose process died at every point (o1: DISPATCH, no EXCHANGE; o2: EXCHANGE, never settled; o3: reserved,
+ * no DISPATCH), one settled meanwhile (o4) and one still young (o5); then two hosts reconcile at the same moment.
+ */
+async function reconcileScenario(backend: Backend) {
+  const clock = clockAt();
+  const { port, open, ledger } = await backend.fresh(
+    config({ limits: { session: { default: { max_tokens: 1000 } } } }),
+    clock.now,
+  );
+  const other = await open();
+  const [one, two] = [await ledger(), await ledger()] as [CallsLedger, CallsLedger];
+  try {
+    const dispatches: Record<string, string> = {};
+    const dispatch = (id: string): AppendInput => ({
+      event_type: 'DISPATCH',
+      submission_id: `PRC-${id}`,
+      decision: 'DISPATCHED',
+      reason: 'Dispatching to mock/m1',
+      metadata: { contract_id: `PRC-${id}`, agent_id: 'A1', session_id: 'S1' },
+    });
+    for (const id of ['o1', 'o2', 'o4']) {
+      const reserved = await port.reserve(request(id));
+      assert.equal(reserved.ok, true);
+      // Something else in the chain between two calls, as a busy ledger has.
+      await one.calls.appendBatch([{ event_type: 'NOTE', submission_id: id, decision: 'x', reason: 'x' }]);
+      const entries = await one.calls.appendBatch([...reserved.records, dispatch(id)]);
+      dispatches[id] = (entries[entries.length - 1] as { id: string }).id;
+    }
+    assert.equal((await port.reserve(request('o3'))).ok, true);
+    const [exchange] = await one.calls.appendBatch([
+      {
+        event_type: 'EXCHANGE',
+        submission_id: 'PRC-o2',
+        decision: 'SUCCESS',
+        reason: 'Exchange completed',
+        metadata: { session_id: 'S1', agent_id: 'A1', dispatch_entry_id: dispatches.o2 },
+      },
+    ]);
+    clock.advance(10_000);
+    await port.settle({ request_id: 'o4', usage: { input_tokens: 80, output_tokens: 20 } });
+    assert.equal((await port.reserve(request('o5'))).ok, true);
+    const now = T0 + 10_000;
+    const passes = await Promise.all([
+      reconcilePending(port, one.calls, { timeoutMs: 5000, now }),
+      reconcilePending(other, two.calls, { timeoutMs: 5000, now }),
+    ]);
+    const again = await reconcilePending(other, two.calls, { timeoutMs: 5000, now });
+    const status = (await port.reserve(request('probe', { estimated_input_tokens: 0, max_output_tokens: 1 }))) as {
+      remaining_tokens: number | null;
+    };
+    await port.release('probe');
+    return {
+      reconciled: passes.flat() as ReconciledReservation[],
+      again,
+      dispatches,
+      exchangeO2: exchange?.id,
+      settledRecords: (await one.events('BUDGET_SETTLED')).filter((r) => r.metadata.reconciled === true),
+      after: {
+        pending: await port.stalePending(now + 60_000),
+        remaining: (status.remaining_tokens ?? 0) + 1,
+      },
+    };
+  } finally {
+    await one.close();
+    await two.close();
+    await other.close();
+    await port.close();
+  }
+}
+
+test('a stale reservation reconciles to the same charge and record on SQLite and PostgreSQL', {
+  skip: skipPg,
+}, async () => {
+  const outcomes = [];
+  for (const backend of backends) {
+    const o = await reconcileScenario(backend);
+    // Entry ids differ between two chains; the decisions, the charges and the records' fields must not.
+    outcomes.push({
+      reconciled: o.reconciled
+        .map((r) => ({
+          ...r,
+          dispatch_entry_id: r.dispatch_entry_id === null ? null : 'D',
+          exchange_entry_id: r.exchange_entry_id === null ? null : 'E',
+          reason: r.reason.replace(/LED-[0-9a-f]{8}/g, 'LED'),
+          ledger_entry_ids: r.ledger_entry_ids.length,
+        }))
+        .sort((a, b) => (a.request_id < b.request_id ? -1 : 1)),
+      records: o.settledRecords
+        .map(
+          (r): Record<string, unknown> => ({
+            ...r.metadata,
+            dispatch_entry_id: r.metadata.dispatch_entry_id === null ? null : 'D',
+          }),
+        )
+        .sort((a, b) => (String(a.request_id) < String(b.request_id) ? -1 : 1)),
+      after: o.after,
+    });
+  }
+  // Entry ids quoted in reasons and usage problems differ too.
+  const [sqlite, postgres] = outcomes.map((o) => JSON.parse(JSON.stringify(o).replace(/LED-[0-9a-f]{8}/g, 'LED')));
+  assert.deepEqual(postgres, sqlite);
+});
 
 /** One sequence touching every path (scopes, cost, warn, rate, replay, errors); each step's outcome or error. */
 async function sequence(port: BudgetPort, clock: { advance: (ms: number) => void }): Promise<unknown[]> {

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { CpError, show } from '#kernel/errors.js';
-import { DEFAULT_ORPHAN_TIMEOUT_MS, type Ledger } from '#kernel/ledger/index.js';
+import { type AppendInput, DEFAULT_ORPHAN_TIMEOUT_MS, type Ledger } from '#kernel/ledger/index.js';
 import { Budgeter } from './budgeter.js';
 import { budgetDbPathForRoot } from './config.js';
+import type { BudgetPort } from './port.js';
 import { BUDGET_EVENTS } from './records.js';
 
 export interface ReconcileOptions {
@@ -32,6 +33,23 @@ const DISPATCH_OF_REQUEST_SQL = `SELECT d.id FROM entries AS a JOIN entries AS d
   ORDER BY a.seq DESC LIMIT 1`;
 const EXCHANGE_OF_DISPATCH_SQL = `SELECT id FROM entries WHERE dispatch_entry_id = ? AND event_type = 'EXCHANGE' LIMIT 1`;
 
+/** The orphan timeout and the reference time, checked: a bad one is the caller's usage error. */
+function reconcileWindow(options: ReconcileOptions): { timeoutMs: number; now: number } {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS;
+  const now = options.now ?? Date.now();
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || !Number.isFinite(now)) {
+    throw new CpError(
+      'ERR_USAGE',
+      `orphan timeout must be a non-negative integer of milliseconds, got ${show(timeoutMs)}`,
+      {
+        hint: 'pass --timeout-ms N with N >= 0',
+        details: { timeout_ms: timeoutMs },
+      },
+    );
+  }
+  return { timeoutMs, now };
+}
+
 function describe(dispatch: string | null, exchange: string | null, timeoutMs: number): string {
   if (dispatch === null)
     return `reservation pending beyond the orphan timeout (${timeoutMs} ms) with no DISPATCH in the ledger; usage unknown`;
@@ -51,18 +69,7 @@ export function reconcileStaleReservations(
   ledger: Ledger,
   options: ReconcileOptions = {},
 ): ReconciledReservation[] {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS;
-  const now = options.now ?? Date.now();
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || !Number.isFinite(now)) {
-    throw new CpError(
-      'ERR_USAGE',
-      `orphan timeout must be a non-negative integer of milliseconds, got ${show(timeoutMs)}`,
-      {
-        hint: 'pass --timeout-ms N with N >= 0',
-        details: { timeout_ms: timeoutMs },
-      },
-    );
-  }
+  const { timeoutMs, now } = reconcileWindow(options);
   const out: ReconciledReservation[] = [];
   for (const requestId of budgeter.stalePending(now - timeoutMs)) {
     const dispatch = (ledger.statement(DISPATCH_OF_REQUEST_SQL).pluck().get(requestId) as string | undefined) ?? null;
@@ -86,6 +93,70 @@ export function reconcileStaleReservations(
       charged_tokens: settled.reservation.charged_tokens as number,
       charged_cost: settled.reservation.charged_cost,
       ledger_entry_ids: settled.ledger_entry_ids,
+    });
+  }
+  return out;
+}
+
+/**
+ * What reconciling needs of a ledger on any store: the call a request made (its DISPATCH, the entry right after
+ * its BUDGET_ALLOCATED; that DISPATCH's EXCHANGE) and a place to append the settlement record.
+ */
+export interface CallLedger {
+  callOf(requestId: string): Promise<{ dispatch: string | null; exchange: string | null }>;
+  appendBatch(records: readonly AppendInput[]): Promise<readonly { id: string }[]>;
+}
+
+/** The SQLite ledger as a CallLedger (the same lookups reconcileStaleReservations makes). */
+export function sqliteCallLedger(ledger: Ledger): CallLedger {
+  return {
+    async callOf(requestId) {
+      const dispatch = (ledger.statement(DISPATCH_OF_REQUEST_SQL).pluck().get(requestId) as string | undefined) ?? null;
+      const exchange =
+        dispatch === null
+          ? null
+          : ((ledger.statement(EXCHANGE_OF_DISPATCH_SQL).pluck().get(dispatch) as string | undefined) ?? null);
+      return { dispatch, exchange };
+    },
+    appendBatch: async (records) => ledger.appendBatch(records),
+  };
+}
+
+export interface PendingReconcileOptions extends ReconcileOptions {
+  /** Reservations settled in one pass at most (oldest first); the rest wait for the next pass. */
+  limit?: number;
+}
+
+/**
+ * reconcileStaleReservations through the async ports, for a budget and a ledger that are not one SQLite
+ * transaction (PostgreSQL, shared by several hosts): the same decision and the same record. The charge is the
+ * budgeter's step, which is idempotent per request id and serialised by its request lock, so when two hosts
+ * reconcile one reservation at the same moment exactly one charges it and gets the record to append; the other
+ * finds it no longer pending and appends nothing. The record is appended after the charge committed: a host that
+ * dies between the two leaves the reservation charged (the safe side) without its BUDGET_SETTLED record, and its
+ * DISPATCH still listed by `cplane ledger orphans`.
+ */
+export async function reconcilePending(
+  budget: BudgetPort,
+  ledger: CallLedger,
+  options: PendingReconcileOptions = {},
+): Promise<ReconciledReservation[]> {
+  const { timeoutMs, now } = reconcileWindow(options);
+  const out: ReconciledReservation[] = [];
+  for (const requestId of await budget.stalePending(now - timeoutMs, options.limit)) {
+    const { dispatch, exchange } = await ledger.callOf(requestId);
+    const reason = describe(dispatch, exchange, timeoutMs);
+    const settled = await budget.chargeUnknown(requestId, reason, { dispatch_entry_id: dispatch, reconciled: true });
+    if (!settled) continue;
+    const entries = await ledger.appendBatch(settled.records);
+    out.push({
+      request_id: requestId,
+      dispatch_entry_id: dispatch,
+      exchange_entry_id: exchange,
+      reason,
+      charged_tokens: settled.reservation.charged_tokens as number,
+      charged_cost: settled.reservation.charged_cost,
+      ledger_entry_ids: entries.map((e) => e.id),
     });
   }
   return out;

@@ -5,9 +5,9 @@ import { ledgerPathForRoot } from '#kernel/ledger/index.js';
 import { budgetDbPathForRoot } from '#budgeter/config.js';
 import type { Provider } from '#providers/spec.js';
 import { isWireProvider, type WireProvider } from '#providers/wire/spec.js';
-import { loadInstalledProvider, openRouter, type OpenedRouter } from '#router/open.js';
+import { loadInstalledProvider, openRouter, reconcileProblem, type OpenedRouter } from '#router/open.js';
 import { warning, warningText } from '#kernel/catalogue/define.js';
-import { routerCheckpointer } from '#router/checkpoints.js';
+import { routerCheckpointer, storeCheckpointer } from '#router/checkpoints.js';
 import { RefusalSampler } from '#router/refusal-sampler.js';
 import { loadConsoleAssets } from './console/assets.js';
 import { ConsoleData } from './console/data.js';
@@ -26,6 +26,14 @@ export interface OpenedGateway {
 }
 
 /**
+ * How often a gateway on a shared store settles reservations orphaned by a host that died mid-call (while the
+ * others keep running), beside the pass every host makes when it opens. A reservation becomes stale after the
+ * orphan timeout (5 minutes), so it is settled within 6; an idle pass is one indexed query, and the hosts take
+ * turns (one pass at a time across them).
+ */
+export const RECONCILE_EVERY_MS = 60_000;
+
+/**
  * The gateway of an installed root: its router (ledger, budget, breakers, auth keys) and a wire provider per
  * family whose package is installed and whose endpoint the environment configures (keys never leave it).
  */
@@ -34,6 +42,8 @@ export async function openGateway(
   env: NodeJS.ProcessEnv,
   settings: GatewayConfig,
   log: (e: RequestLog) => void,
+  /** Problems met while serving that concern no one request (a failed reconciliation pass). */
+  warn: (w: Warning) => void = () => {},
 ): Promise<OpenedGateway> {
   const providers = new Map<Family, WireProvider>();
   const unavailable: string[] = [];
@@ -62,6 +72,9 @@ export async function openGateway(
   shared?.onHealthy(() => {
     if (opened.router.spooled() > 0) void opened.router.recoverSpool();
   });
+  shared?.reconcileEvery(RECONCILE_EVERY_MS, (error) =>
+    warn(warning('BUDGET_RECONCILE_FAILED', reconcileProblem(error))),
+  );
   const gateway = new Gateway({
     router: opened.router,
     providers,
@@ -120,12 +133,23 @@ function openConsole(root: string, opened: OpenedRouter, unavailable: string[]):
   });
 }
 
-/** The gateway's checkpoint schedule (its config's `checkpoint`), run after each recorded exchange. */
+/** The gateway's checkpoint schedule (its config's `checkpoint`), run after each recorded exchange, on either store. */
 function afterExchange(
   root: string,
   opened: OpenedRouter,
   settings: GatewayConfig,
-): { afterExchange?: () => string | null } {
+): { afterExchange?: () => string | null | Promise<string | null> } {
+  if (opened.shared) {
+    // The shared chain's head, signed into this host's root (each host its own root, its own checkpoints).
+    const checkpoint = storeCheckpointer({ root, store: opened.shared.chain, config: settings.checkpoint });
+    if (checkpoint === undefined) return {};
+    return {
+      afterExchange: async () => {
+        const problem = await checkpoint();
+        return problem === null ? null : warningText(problem);
+      },
+    };
+  }
   if (opened.ledger === null) return {};
   const checkpoint = routerCheckpointer({ root, ledger: opened.ledger, config: settings.checkpoint });
   if (checkpoint === undefined) return {};

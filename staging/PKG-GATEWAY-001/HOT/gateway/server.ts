@@ -26,7 +26,7 @@ export interface GatewayOptions {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   /** Runs after each generation whose EXCHANGE is recorded (the periodic checkpoint); a text is logged. */
-  afterExchange?: () => string | null;
+  afterExchange?: () => string | null | Promise<string | null>;
   /** Deadline for an upstream reply's headers, and for each chunk after them. */
   upstreamTimeoutMs: number;
   log: (entry: RequestLog) => void;
@@ -271,7 +271,8 @@ export class Gateway {
     if (endpoint.generation) await handleGeneration(ctx);
     else await handlePassThrough(ctx);
     if (log.exchange_id !== null && this.options.afterExchange) {
-      const problem = this.options.afterExchange();
+      // Awaited inside the request's handling, so a drain waits for a checkpoint being written.
+      const problem = await this.options.afterExchange();
       if (problem !== null) process.stderr.write(`cplane serve: warning: ${problem}\n`);
     }
   }

@@ -110,6 +110,11 @@ export const CODES = defineCodes({
     meaning: 'the call was settled as unknown usage; the reservation stays charged',
   },
   BUDGET_SETTLE_FAILED: { kind: 'warning', meaning: 'settling the budget with the reported usage failed' },
+  BUDGET_RECONCILE_FAILED: {
+    kind: 'warning',
+    meaning:
+      'a pass settling orphaned budget reservations on the shared store failed; they stay pending until the next pass',
+  },
   CHECKPOINT_FAILED: { kind: 'warning', meaning: 'the periodic checkpoint of the ledger head could not be written' },
   BREAKER_STATE_NOT_SAVED: {
     kind: 'warning',

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { writeFileAtomic } from '#kernel/atomic.js';
 import { type Warning, type WarningCode, warning } from '#kernel/catalogue/define.js';
-import { CpError, show } from '#kernel/errors.js';
+import { CpError, show, toCpError } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { assertRootShape } from '#kernel/root/shape.js';
 import { Ledger, ledgerPathForRoot, type Synchronous } from '#kernel/ledger/index.js';
@@ -11,7 +11,7 @@ import { contributionFolders, importContribution } from '#kernel/loader/discover
 import type { Provider, ProviderPackage } from '#providers/spec.js';
 import type { AuthKeys } from './auth.js';
 import type { BreakerSnapshot } from './breaker.js';
-import { routerCheckpointer } from './checkpoints.js';
+import { routerCheckpointer, storeCheckpointer } from './checkpoints.js';
 import type { RefusalSampler } from './refusal-sampler.js';
 import { BUILTIN_SECRET_PATTERNS, secretPatternsNamed, type SecretPattern } from './secret-patterns.js';
 import { loadRouterConfigForRoot } from './config.js';
@@ -120,10 +120,13 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     secrets: [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY, settings?.config.api_key],
     refusalSampler: options.refusalSampler ?? null,
     secretPatterns,
-    // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint.
-    ...(options.ledgerPath || ledger === null
+    // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint. On a shared store this root signs
+    // the shared chain's head (every host its own root).
+    ...(options.ledgerPath
       ? {}
-      : { afterRoute: routerCheckpointer({ root, ledger, config: config.checkpoint }) }),
+      : shared
+        ? { afterRoute: storeCheckpointer({ root, store: shared.chain, config: config.checkpoint }) }
+        : { afterRoute: routerCheckpointer({ root, ledger: ledger as Ledger, config: config.checkpoint }) }),
   });
   // On a shared store the breaker state lives in the database, shared with the other hosts.
   const statePath = shared
@@ -144,6 +147,15 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   }
   if (!options.ledgerPath) await router.recoverSpool();
   if (budget && ledger) reconcileStaleReservations(budget, ledger);
+  // As on SQLite, a host opening settles what a host that died mid-call left pending. Not fatal here: the store
+  // just answered, and a pass that fails now is made again by the next host to open or by a long-running host.
+  if (shared) {
+    try {
+      await shared.reconcile();
+    } catch (error) {
+      warnings.push(warning('BUDGET_RECONCILE_FAILED', reconcileProblem(error)));
+    }
+  }
   return {
     router,
     ledger,
@@ -175,6 +187,12 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
       return problems;
     },
   };
+}
+
+/** Why a reconciliation pass failed, for a warning: the coded error's code and message. */
+export function reconcileProblem(error: unknown): string {
+  const coded = toCpError(error);
+  return `orphaned budget reservations were not reconciled (${coded.code}: ${coded.message}); the next pass tries again`;
 }
 
 /** One installed provider of a root, constructed from the environment (refused when it is not installed). */

@@ -65,8 +65,8 @@ export interface RouterOptions {
   clock?: () => number;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
-  /** Called after every route (a periodic checkpoint); a returned text becomes a warning on the response. */
-  afterRoute?: (() => Warning | null) | undefined;
+  /** Called after every route (a periodic checkpoint); a returned warning rides on the response. */
+  afterRoute?: (() => Warning | null | Promise<Warning | null>) | undefined;
   /**
    * Refusals of requests without an authentic key, recorded at a bounded rate and counted past it (a surface open
    * to anyone: the gateway); none: every refusal is recorded (route(), whose caller is a local process).
@@ -264,7 +264,7 @@ export class Router {
 
   async route(input: unknown): Promise<PromptResponse> {
     const response = await this.routeOnce(input);
-    const late = this.options.afterRoute?.() ?? null;
+    const late = (await this.options.afterRoute?.()) ?? null;
     if (late !== null) response.warnings.push(late);
     return response;
   }

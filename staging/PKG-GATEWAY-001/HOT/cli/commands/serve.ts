@@ -49,8 +49,15 @@ export default defineCommand({
       ...(drainTimeout === undefined ? {} : { drain_timeout_ms: drainTimeout }),
       ...(store === null ? {} : { store }),
     };
-    const served = await openGateway(root, ctx.env, settings, (entry) => ctx.out(formatLog(entry, json)));
+    const served = await openGateway(
+      root,
+      ctx.env,
+      settings,
+      (entry) => ctx.out(formatLog(entry, json)),
+      (w) => ctx.err(`cplane serve: warning: ${warningText(w)}`),
+    );
     for (const line of served.unavailable) ctx.err(`cplane serve: warning: ${line}`);
+    for (const w of served.opened.warnings) ctx.err(`cplane serve: warning: ${warningText(w)}`);
     const signal = new Promise<string>((resolve) => {
       process.once('SIGTERM', () => resolve('SIGTERM'));
       process.once('SIGINT', () => resolve('SIGINT'));

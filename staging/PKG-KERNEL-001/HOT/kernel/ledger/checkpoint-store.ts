@@ -15,6 +15,7 @@ import { envError } from '../env-errors.js';
 import { CpError, isCpError, show } from '../errors.js';
 import { readTrustedRootKey } from '../signing/root-key.js';
 import {
+  type CheckpointHead,
   checkpointHead,
   parseCheckpoint,
   signCheckpoint,
@@ -224,9 +225,22 @@ export function writeRootCheckpoint(
   ledger: Ledger,
   options: { now?: () => number } = {},
 ): WrittenCheckpoint | null {
+  return writeRootCheckpointOf(root, () => checkpointHead(ledger), options);
+}
+
+/**
+ * writeRootCheckpoint for a head read elsewhere (the PostgreSQL chain a root's gateway runs on): the root key signs
+ * it into this root's checkpoint directory, where gate G4 checks it against that chain. `head` is read only when
+ * the root has a key.
+ */
+export function writeRootCheckpointOf(
+  root: string,
+  readHead: () => CheckpointHead | null,
+  options: { now?: () => number } = {},
+): WrittenCheckpoint | null {
   const key = readTrustedRootKey(root);
   if (key === null) return null;
-  const head = checkpointHead(ledger);
+  const head = readHead();
   if (head === null) return null;
   const path = join(checkpointDir(root), checkpointFileName(head));
   try {

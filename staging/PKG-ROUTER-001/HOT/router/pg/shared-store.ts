@@ -1,5 +1,8 @@
 import { PgLedger } from '#kernel/ledger/pg/pg-ledger.js';
 import { PgBudgeter } from '#budgeter/pg/pg-budgeter.js';
+import { reconcileSharedPass } from '#budgeter/pg/reconcile-pg.js';
+import type { ReconciledReservation } from '#budgeter/reconcile.js';
+import { DEFAULT_ORPHAN_TIMEOUT_MS } from '#kernel/ledger/index.js';
 import type { BreakerRegistry } from '../breaker.js';
 import type { RouterStore } from '../router.js';
 import type { RevocationCheck } from '../revocations.js';
@@ -9,10 +12,18 @@ import { SharedBreakers } from './shared-breakers.js';
 /** How often a host asks the database whether it answers (readyz), and how long an answer may take. */
 export const HEALTH_EVERY_MS = 1000;
 const HEALTH_TIMEOUT_MS = 2000;
+/**
+ * Stale reservations settled in one reconciliation pass at most (oldest first): a pass holds one connection and
+ * makes a few indexed queries per reservation, so a backlog (a host that died with many calls in flight) is worked
+ * off over several passes instead of in one long one.
+ */
+export const RECONCILE_BATCH = 200;
 
 export interface SharedStore {
   /** The ledger and budgets the router writes through. */
   store: RouterStore;
+  /** The shared chain itself (its head is what this host's root checkpoints). */
+  chain: PgLedger;
   revocations: RevocationCheck;
   /** This router's breakers, shared with the other hosts (opened on one, refused on all). */
   shareBreakers(registry: BreakerRegistry): Promise<void>;
@@ -20,6 +31,18 @@ export interface SharedStore {
   problem(): string | null;
   /** Called after each health check that found the database answering (the spool is drained then). */
   onHealthy(listener: () => void): void;
+  /**
+   * One pass settling the reservations pending beyond the orphan timeout (their host died mid-call) as unknown
+   * usage, with their BUDGET_SETTLED records; null when another host's pass was under way (it does the work).
+   * One pass at a time in this process: a call while one runs shares it.
+   */
+  reconcile(): Promise<ReconciledReservation[] | null>;
+  /**
+   * Run `reconcile` every `everyMs` until close (a long-running host: a host that dies while the others keep
+   * running has its reservations settled without waiting for a host to start). A pass that fails is reported to
+   * `onProblem` and tried again at the next tick.
+   */
+  reconcileEvery(everyMs: number, onProblem: (error: unknown) => void): void;
   close(): Promise<void>;
 }
 
@@ -29,7 +52,7 @@ export interface SharedStore {
  */
 export async function openSharedStore(
   url: string,
-  options: { budgetConfig: unknown; clock?: () => number },
+  options: { budgetConfig: unknown; clock?: () => number; orphanTimeoutMs?: number },
 ): Promise<SharedStore> {
   const clock = options.clock ?? Date.now;
   const ledger = await PgLedger.open(url, { create: true, clock, poolSize: 8 });
@@ -71,8 +94,19 @@ export async function openSharedStore(
   }, HEALTH_EVERY_MS);
   health.unref();
   const kept = { budget, revocations };
+  let reconciling: Promise<ReconciledReservation[] | null> | null = null;
+  const reconcile = (): Promise<ReconciledReservation[] | null> =>
+    (reconciling ??= reconcileSharedPass(kept.budget, ledger, {
+      timeoutMs: options.orphanTimeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS,
+      now: clock(),
+      limit: RECONCILE_BATCH,
+    }).finally(() => {
+      reconciling = null;
+    }));
+  let reconcileTimer: NodeJS.Timeout | undefined;
   return {
     store: { ledger, budget: kept.budget },
+    chain: ledger,
     revocations: kept.revocations,
     async shareBreakers(registry) {
       breakers ??= await SharedBreakers.start(ledger.pool, registry, { clock });
@@ -81,9 +115,21 @@ export async function openSharedStore(
     onHealthy(listener) {
       listeners.push(listener);
     },
+    reconcile,
+    reconcileEvery(everyMs, onProblem) {
+      clearInterval(reconcileTimer);
+      reconcileTimer = setInterval(() => {
+        // Not while the database is known to be away: the health check says so every second anyway.
+        if (problem !== null || reconciling !== null) return;
+        reconcile().catch(onProblem);
+      }, everyMs);
+      reconcileTimer.unref();
+    },
     async close() {
       clearInterval(health);
+      clearInterval(reconcileTimer);
       await checking;
+      await reconciling?.catch(() => null);
       await breakers?.stop();
       await kept.revocations.stop();
       await kept.budget.close();

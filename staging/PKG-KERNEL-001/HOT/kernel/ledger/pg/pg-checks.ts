@@ -1,5 +1,5 @@
 import { CpError, show } from '../../errors.js';
-import { type ChainView, checkCheckpoints } from '../checkpoint.js';
+import { type ChainView, type CheckpointHead, checkCheckpoints } from '../checkpoint.js';
 import {
   type CheckpointSources,
   finishReport,
@@ -7,9 +7,11 @@ import {
   type RootCheckpointReport,
 } from '../checkpoint-check.js';
 import type { FutureDatedEntry, FutureDatedOptions } from '../future.js';
-import { DEFAULT_MAX_CLOCK_SKEW_MS } from '../ledger.js';
+import type { LedgerEntry } from '../entry.js';
+import { DEFAULT_MAX_CLOCK_SKEW_MS, rowToEntry } from '../ledger.js';
+import { DEFAULT_ORPHAN_TIMEOUT_MS, type OrphanOptions } from '../orphans.js';
 import { type StoreVerify, verifyStore } from '../store.js';
-import type { PgLedger } from './pg-ledger.js';
+import { type PgLedger, storeError } from './pg-ledger.js';
 
 export interface PgChainCheck {
   result: StoreVerify;
@@ -77,4 +79,64 @@ export async function pgDispatchRecords(store: PgLedger): Promise<DispatchRecord
   return (r.rows as { id: string; event_type: 'DISPATCH' | 'EXCHANGE'; timestamp: string; link: unknown }[]).map(
     (row) => ({ ...row, link: row.link ?? undefined }),
   );
+}
+
+// An EXCHANGE names its DISPATCH in metadata, found in the canonical JSON text (jsonb refuses the \u0000 an EXCHANGE
+// may hold) among the later entries of the DISPATCH's session (the session index), as PgLedger.hasExchange does.
+const PG_ORPHANS_SQL = `SELECT seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash,
+  entry_hash FROM cplane_entries AS d
+  WHERE d.event_type = 'DISPATCH' AND d.timestamp <= $1
+    AND NOT EXISTS (SELECT 1 FROM cplane_entries AS e WHERE e.session_id IS NOT DISTINCT FROM d.session_id
+      AND e.seq > d.seq AND e.event_type = 'EXCHANGE'
+      AND strpos(e.metadata, '"dispatch_entry_id":"' || d.id || '"') > 0)
+  ORDER BY d.seq`;
+
+/** listOrphans on PostgreSQL: DISPATCH markers older than the timeout that no EXCHANGE links to, oldest first. */
+export async function pgOrphans(store: PgLedger, options: OrphanOptions = {}): Promise<LedgerEntry[]> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS;
+  const now = options.now ?? Date.now();
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || !Number.isFinite(now)) {
+    throw new CpError(
+      'ERR_LEDGER_QUERY_INVALID',
+      `orphan timeout must be a non-negative integer of milliseconds, got ${show(timeoutMs)}`,
+      { hint: 'pass --timeout-ms N with N >= 0', details: { field: 'timeoutMs' } },
+    );
+  }
+  const r = await store.pool.query(PG_ORPHANS_SQL, [new Date(now - timeoutMs).toISOString()]);
+  return (r.rows as Record<string, unknown>[]).map((row) =>
+    rowToEntry({
+      seq: Number(row.seq),
+      id: row.id as string,
+      event_type: row.event_type as string,
+      submission_id: (row.submission_id as Buffer).toString('utf8'),
+      decision: (row.decision as Buffer).toString('utf8'),
+      reason: (row.reason as Buffer).toString('utf8'),
+      metadata: row.metadata as string,
+      timestamp: row.timestamp as string,
+      previous_hash: row.previous_hash as string,
+      entry_hash: row.entry_hash as string,
+    }),
+  );
+}
+
+/**
+ * checkpointHead on PostgreSQL: entry #1 (the chain's identity) and the head, in one statement, so both are read
+ * in one snapshot; null for an empty chain.
+ */
+export async function pgCheckpointHead(store: PgLedger): Promise<CheckpointHead | null> {
+  let rows: { seq: string; id: string; entry_hash: string }[];
+  try {
+    rows = (
+      await store.pool.query(
+        `SELECT seq, id, entry_hash FROM cplane_entries WHERE seq = 1
+         UNION ALL (SELECT seq, id, entry_hash FROM cplane_entries ORDER BY seq DESC LIMIT 1)`,
+      )
+    ).rows;
+  } catch (error) {
+    throw storeError(error);
+  }
+  const first = rows.find((r) => Number(r.seq) === 1);
+  const last = rows[rows.length - 1];
+  if (first === undefined || last === undefined) return null;
+  return { ledger_id: first.entry_hash, seq: Number(last.seq), hash: last.entry_hash, entry_id: last.id };
 }
