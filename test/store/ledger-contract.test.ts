@@ -22,6 +22,9 @@ const { Ledger } =
 const { COPY_FROM, PgLedger } = await fromDevRoot<
   typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')
 >('HOT/kernel/ledger/pg/pg-ledger.js');
+const { pgDispatchRecords } = await fromDevRoot<
+  typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-checks.js')
+>('HOT/kernel/ledger/pg/pg-checks.js');
 const { sqliteLedgerStore, verifyStore } =
   await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js')>(
     'HOT/kernel/ledger/store.js',
@@ -389,6 +392,53 @@ test('writers racing with batches that go by COPY never fork the chain', { skip:
     assert.ok(writers.reduce((n, w) => n + (w as PgLedgerT).stats.conflicts, 0) > 0, 'no batch ever conflicted');
   } finally {
     for (const w of writers) await w.close();
+  }
+});
+
+test('G6 reads the DISPATCH link of an EXCHANGE whose metadata holds U+0000 on PostgreSQL', {
+  skip: skipPg,
+}, async () => {
+  const { store } = await (backends[1] as Backend).fresh();
+  try {
+    const [dispatch, other] = await store.appendBatch([
+      {
+        event_type: 'DISPATCH',
+        submission_id: 's',
+        decision: 'DISPATCHED',
+        reason: 'r',
+        metadata: { session_id: 'S' },
+      },
+      {
+        event_type: 'DISPATCH',
+        submission_id: 's',
+        decision: 'DISPATCHED',
+        reason: 'r',
+        metadata: { session_id: 'S' },
+      },
+    ]);
+    const exchangeOf = (link: string, text: string): AppendInput => ({
+      event_type: 'EXCHANGE',
+      submission_id: 's',
+      decision: 'ERROR',
+      reason: 'r',
+      metadata: { dispatch_entry_id: link, error_message: text, session_id: 'S' },
+    });
+    await store.appendBatch([
+      exchangeOf(dispatch?.id as string, 'odd \u0000 bytes'),
+      exchangeOf(other?.id as string, 'a backslash \\u0000 spelled out'),
+    ]);
+    const records = await pgDispatchRecords(store as PgLedgerT);
+    assert.deepEqual(
+      records.map((r) => [r.event_type, r.link]),
+      [
+        ['DISPATCH', undefined],
+        ['DISPATCH', undefined],
+        ['EXCHANGE', dispatch?.id],
+        ['EXCHANGE', other?.id],
+      ],
+    );
+  } finally {
+    await store.close();
   }
 });
 

@@ -72,13 +72,21 @@ export interface DispatchRecord {
 
 /** Every DISPATCH and EXCHANGE in chain order, without their content (one query; the gate only links them). */
 export async function pgDispatchRecords(store: PgLedger): Promise<DispatchRecord[]> {
+  // jsonb refuses a row whose metadata holds \u0000 (a provider's bytes in an error text): such rows, and only they,
+  // come back as text and are read here.
   const r = await store.pool.query(
-    `SELECT id, event_type, timestamp, metadata::jsonb -> 'dispatch_entry_id' AS link FROM cplane_entries
-     WHERE event_type IN ('DISPATCH', 'EXCHANGE') ORDER BY seq`,
+    `SELECT id, event_type, timestamp,
+       CASE WHEN strpos(metadata, $1) = 0 THEN metadata::jsonb -> 'dispatch_entry_id' END AS link,
+       CASE WHEN strpos(metadata, $1) > 0 THEN metadata END AS raw
+     FROM cplane_entries WHERE event_type IN ('DISPATCH', 'EXCHANGE') ORDER BY seq`,
+    ['\\u0000'],
   );
-  return (r.rows as { id: string; event_type: 'DISPATCH' | 'EXCHANGE'; timestamp: string; link: unknown }[]).map(
-    (row) => ({ ...row, link: row.link ?? undefined }),
-  );
+  type Row = { id: string; event_type: 'DISPATCH' | 'EXCHANGE'; timestamp: string; link: unknown; raw: string | null };
+  return (r.rows as Row[]).map(({ raw, ...row }) => ({
+    ...row,
+    link:
+      (raw === null ? row.link : (JSON.parse(raw) as { dispatch_entry_id?: unknown }).dispatch_entry_id) ?? undefined,
+  }));
 }
 
 // An EXCHANGE names its DISPATCH in metadata, found in the canonical JSON text (jsonb refuses the \u0000 an EXCHANGE
