@@ -71,7 +71,7 @@ function write(path: string, legacy: boolean): string[] {
   if (legacy) ledger.db.exec(`${LEGACY_BLOCKS_DDL}${CONTENT_DDL}`);
   const all = pieces();
   const prompts = [all.slice(0, 3), all, [...all, 'and one more turn']];
-  prompts.forEach((prompt, n) => ledger.append(exchange(n, prompt)));
+  for (const [n, prompt] of prompts.entries()) ledger.append(exchange(n, prompt));
   ledger.close();
   return prompts.map((p) => p.join(''));
 }
