@@ -48,9 +48,9 @@ export function unpackBlock(stored: unknown, size: unknown): string | BlockDamag
   try {
     bytes = inflateRawSync(stored, { maxOutputLength: size });
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
+    // zlib reports output past maxOutputLength as a RangeError, a malformed stream as a plain Error.
     return new BlockDamage(
-      code === 'ERR_BUFFER_TOO_LARGE'
+      error instanceof RangeError
         ? `its compressed bytes inflate past its recorded size (${size} bytes)`
         : `its compressed bytes do not inflate (${(error as Error).message})`,
     );
