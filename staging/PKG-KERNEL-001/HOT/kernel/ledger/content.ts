@@ -33,6 +33,9 @@ export interface ContentRefs {
 
 export const EMPTY_LIST = GENESIS_HASH;
 
+/** Characters of inflated block text a store keeps for reads (a 150k-token conversation is about 0.6 Mi). */
+export const INFLATED_MAX_CHARS = 8 << 20;
+
 /** Upper bound on the pieces of one side (a conversation of this many messages is already far past any context window). */
 export const MAX_PIECES = 100_000;
 
@@ -196,7 +199,7 @@ const WALK_SINCE_SQL = `WITH RECURSIVE walk(digest, parent, block, depth) AS (
   UNION ALL
   SELECT l.digest, l.parent, l.block, w.depth + 1 FROM content_lists l JOIN walk w ON l.digest = w.parent
   WHERE w.depth < ${MAX_PIECES} AND w.parent <> unhex(?)
-) SELECT lower(hex(w.parent)), b.text, b.redacted_by, b.digest IS NOT NULL, b.size FROM walk w
+) SELECT lower(hex(w.parent)), b.text, b.redacted_by, b.digest IS NOT NULL, b.size, lower(hex(w.block)) FROM walk w
   LEFT JOIN content_blocks b ON b.digest = w.block ORDER BY w.depth DESC`;
 
 /** A list's blocks one by one, oldest first: what a reader shows piece by piece (a message, a tool). */
@@ -215,6 +218,13 @@ export interface ReadPieces {
  */
 export class ContentStore {
   private present: boolean | undefined;
+  /**
+   * Text of compressed blocks read lately, by digest: a conversation's reads inflate the same system prompt and
+   * history once, not once per turn. Taken only while the row still holds its BLOB (a redacted row reads NULL
+   * first), and dropped whole past its budget. Reads never re-hash (verify and export inflate afresh).
+   */
+  private readonly inflated = new Map<string, string>();
+  private inflatedChars = 0;
   /** Whether content_blocks takes compressed blocks (laid out with `text ANY`; see LEGACY_BLOCKS_DDL). */
   private packs: boolean | undefined;
   private stmts:
@@ -305,6 +315,35 @@ export class ContentStore {
     }
   }
 
+  /** A stored block's text for a read: TEXT as it is, a BLOB inflated (or taken from the recent ones). */
+  private readText(digest: string, stored: unknown, size: unknown): string | BlockDamage {
+    if (typeof stored === 'string') return stored;
+    const hit = this.inflated.get(digest);
+    if (hit !== undefined) return hit;
+    const text = unpackBlock(stored, size);
+    if (typeof text === 'string') {
+      if (this.inflatedChars + text.length > INFLATED_MAX_CHARS) {
+        this.inflated.clear();
+        this.inflatedChars = 0;
+      }
+      if (text.length <= INFLATED_MAX_CHARS) {
+        this.inflated.set(digest, text);
+        this.inflatedChars += text.length;
+      }
+    }
+    return text;
+  }
+
+  /** Drops redacted blocks from the recent texts, so this process does not keep them in memory either. */
+  forget(digests: readonly string[]): void {
+    for (const digest of digests) {
+      const text = this.inflated.get(digest);
+      if (text === undefined) continue;
+      this.inflated.delete(digest);
+      this.inflatedChars -= text.length;
+    }
+  }
+
   /** The list `digest` without its last block (its parent node); undefined when the node is not stored. */
   parentOf(digest: string): string | undefined {
     if (digest === EMPTY_LIST || !this.exists()) return undefined;
@@ -370,7 +409,7 @@ export class ContentStore {
     const parts: string[] = [out.text];
     for (const [, , block, stored, redactedBy, present, size] of rows) {
       if (stored !== null) {
-        const text = unpackBlock(stored, size);
+        const text = this.readText(block, stored, size);
         if (text instanceof BlockDamage) {
           out.missing = true;
           parts.push(`[DAMAGED:${block}]`);
@@ -396,7 +435,14 @@ export class ContentStore {
     const out: ReadPieces = { pieces: [], continues: since === EMPTY_LIST, redacted_by: [], missing: false };
     if (head === EMPTY_LIST || head === since) return { ...out, continues: true };
     if (!this.exists()) return { ...out, pieces: [`[MISSING:${head}]`], missing: true };
-    let rows = this.statements().walkSince.all(head, since) as [string, unknown, string | null, number, unknown][];
+    let rows = this.statements().walkSince.all(head, since) as [
+      string,
+      unknown,
+      string | null,
+      number,
+      unknown,
+      string,
+    ][];
     let first = rows[0];
     if (since !== EMPTY_LIST && first?.[0] !== since) {
       rows = this.statements().walkSince.all(head, EMPTY_LIST) as typeof rows;
@@ -406,9 +452,9 @@ export class ContentStore {
       out.missing = true;
       out.pieces.push(`[MISSING:${first === undefined ? head : first[0]}]`);
     }
-    for (const [, stored, redactedBy, present, size] of rows) {
+    for (const [, stored, redactedBy, present, size, block] of rows) {
       if (stored !== null) {
-        const text = unpackBlock(stored, size);
+        const text = this.readText(block, stored, size);
         if (text instanceof BlockDamage) {
           out.missing = true;
           out.pieces.push('[DAMAGED]');

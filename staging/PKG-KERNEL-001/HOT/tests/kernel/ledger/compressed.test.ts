@@ -336,7 +336,12 @@ test('redact: a secret inside a compressed block is gone from every file, in pla
   ledger.db.pragma('wal_checkpoint(TRUNCATE)');
   assert.deepEqual(filesHold(path, stored), [''], 'the compressed bytes are on disk before');
   assert.deepEqual(filesHold(path, Buffer.from(SECRET)), [], 'the secret is not on disk in plain');
+  // Read once, so the inflated text is among the store's recent ones when the redaction comes.
+  assert.ok(String(ledger.get(next.id)?.metadata.prompt).includes(SECRET));
+  const recent = (ledger.content as unknown as { inflated: Map<string, string> }).inflated;
+  assert.equal(recent.has(digest), true);
   const result = ledger.redact([digest], { reason: 'a password pasted', by: 'tester', exchanges: [next.id] });
+  assert.equal(recent.has(digest), false, 'the redacted text is dropped from memory too');
   assert.equal(result.redacted, 1);
   assert.equal(result.checkpointed, true);
   for (const needle of [stored, middle, Buffer.from(SECRET)])
