@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
+import Database from 'better-sqlite3';
 import { codingSession, messagesAt, requestAt } from '../../scripts/lib/coding-session.js';
 import { cli, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
 
@@ -29,7 +30,7 @@ before(async () => {
 after(async () => served.cleanup());
 
 /** Every file under `dir` whose bytes hold `needle`. */
-function filesHolding(dir: string, needle: string): string[] {
+function filesHolding(dir: string, needle: string | Buffer): string[] {
   const found: string[] = [];
   const bytes = Buffer.from(needle);
   const walk = (at: string): void => {
@@ -68,18 +69,24 @@ test('200 turns read back byte for byte; a pasted password is redacted with the 
     assert.ok(entry.metadata.prompt === sent[n], `turn ${n} reads back as sent`);
   });
   assert.equal(cli(['ledger', 'verify', '--root', served.root]).status, 0);
-  assert.ok(filesHolding(served.root, SECRET).length > 0, 'the password was stored before the redaction');
 
   // The block is the tool-result message (with the comma before it), resent in every request after its turn.
   const message = `,${JSON.stringify(messagesAt(script, SECRET_TURN + 1)[2 * SECRET_TURN + 2])}`;
   assert.ok(message.includes(SECRET));
   const digest = createHash('sha256').update(message, 'utf8').digest('hex');
+  // A tool result is stored compressed: the password is on disk in that form, not in plain.
+  const ledgerFile = new Database(join(served.root, 'HOT', 'ledger', 'ledger.sqlite'), { readonly: true });
+  const stored = ledgerFile.prepare('SELECT text FROM content_blocks WHERE digest = unhex(?)').pluck().get(digest);
+  ledgerFile.close();
+  assert.ok(Buffer.isBuffer(stored), 'the block holding the password is stored compressed');
+  assert.ok(filesHolding(served.root, stored).length > 0, 'the password was stored before the redaction');
   const redact = cli(['ledger', 'redact', '--root', served.root, '--block', digest, '--reason', 'password', '--json']);
   assert.equal(redact.status, 0, redact.stderr);
   const result = JSON.parse(redact.stdout) as { entry_id: string; redacted: number; checkpointed: boolean };
   assert.equal(result.redacted, 1);
   assert.equal(result.checkpointed, true, 'the idle gateway holds no snapshot, so the WAL is truncated');
   assert.deepEqual(filesHolding(served.root, SECRET), []);
+  assert.deepEqual(filesHolding(served.root, stored), [], 'nor its compressed bytes');
   const verify = cli(['ledger', 'verify', '--root', served.root, '--json']);
   assert.equal(verify.status, 0, verify.stdout);
   assert.equal((JSON.parse(verify.stdout) as { content: { redacted_blocks: number } }).content.redacted_blocks, 1);

@@ -37,7 +37,9 @@ before(async () => {
   work = mkdtempSync(join(tmpdir(), 'cp-migrate-'));
   root = join(work, 'root');
   bootstrapSignedRoot(join(work, 'build'), root);
-  for (const prompt of ['hello', 'hello again', 'my password is hunter2-secret']) {
+  // The long prompt is stored compressed on SQLite; PostgreSQL gets its plain text.
+  const long = `please review: ${'the ledger keeps every exchange once; '.repeat(12)}`;
+  for (const prompt of ['hello', long, 'my password is hunter2-secret']) {
     const r = cli(['route', '--root', root, '--prompt', prompt, '--dev', '--session', 'SES-M']);
     assert.equal(r.status, 0, r.stderr);
   }
@@ -67,6 +69,13 @@ after(() => {
 test('a root ledger migrates to PostgreSQL with the same head; a rerun copies nothing', { skip }, async () => {
   const url = (server as PgServer).url;
   const head = JSON.parse(cli(['ledger', 'head', '--root', root, '--json']).stdout) as { seq: number; hash: string };
+  const source = new Database(join(root, 'HOT', 'ledger', 'ledger.sqlite'), { readonly: true });
+  const compressed = source
+    .prepare("SELECT count(*) FROM content_blocks WHERE typeof(text) = 'blob'")
+    .pluck()
+    .get() as number;
+  source.close();
+  assert.ok(compressed > 0, 'the source holds compressed blocks');
   const r = cli(['ledger', 'migrate', '--root', root, '--to', url, '--json']);
   assert.equal(r.status, 0, r.stderr);
   const result = JSON.parse(r.stdout) as {

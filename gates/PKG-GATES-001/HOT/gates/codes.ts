@@ -114,7 +114,8 @@ export const CODES = defineCodes({
   },
   LEDGER_CONTENT_BLOCK_EDITED: {
     kind: 'finding',
-    meaning: 'G4: a content block no longer hashes to its digest (edited, or swapped with another)',
+    meaning:
+      'G4: a content block no longer hashes to its digest (edited, or swapped with another), or its compressed bytes do not inflate to its recorded size',
   },
   LEDGER_CONTENT_BLOCK_DELETED: {
     kind: 'finding',

@@ -145,7 +145,8 @@ export const CODES = defineCodes({
   },
   ERR_LEDGER_DAMAGED: {
     kind: 'error',
-    meaning: 'the ledger file is truncated or SQLite finds its pages malformed (nothing is written to it)',
+    meaning:
+      'the ledger file is truncated or SQLite finds its pages malformed, or a compressed content block does not inflate to its recorded size (nothing is written to it)',
     hint: 'restore the ledger from a copy or an export (`cplane ledger import`); nothing was written to it',
   },
   ERR_LEDGER_FORMAT_VERSION: {

@@ -189,3 +189,35 @@ test('content: an EXCHANGE in the content store passes G4; an edited block FAILS
     /chain intact: .*\n[\s\S]*content BLOCK_EDITED: content block [0-9a-f]{64} does not hash/,
   );
 });
+
+test('content: a compressed block whose bytes no longer inflate FAILS G4 and verify with the reason, never an internal error', () => {
+  const root = copyRoot();
+  const ledger = Ledger.open(ledgerOf(root));
+  const pasted = `{"role":"user","content":"${'the build log says the ledger test passed; '.repeat(20)}"}`;
+  ledger.append({
+    event_type: 'EXCHANGE',
+    submission_id: 'PRC-X',
+    decision: 'SUCCESS',
+    reason: 'Exchange completed',
+    metadata: { session_id: 'S1' },
+    content: { prompt: ['{"messages":[', pasted, ']}'], response: ['hello'] },
+  });
+  ledger.close();
+  assert.equal(gate(gateCheck(root), 'G4').status, 'PASS');
+  // The DEFLATE stream cut in half: a BLOB that no longer inflates to the block's recorded size.
+  sqlite(
+    ledgerOf(root),
+    'DROP TRIGGER content_blocks_redact_only; ' +
+      "UPDATE content_blocks SET text = substr(text, 1, length(text) / 2) WHERE typeof(text) = 'blob'; " +
+      "CREATE TRIGGER content_blocks_redact_only BEFORE UPDATE ON content_blocks WHEN NEW.digest IS NOT OLD.digest OR NEW.size IS NOT OLD.size OR NEW.text IS NOT NULL OR NEW.redacted_by IS NULL OR OLD.text IS NULL BEGIN SELECT RAISE(ABORT, 'a content block changes only by redaction'); END;",
+  );
+  const g4 = gate(gateCheck(root), 'G4');
+  assert.equal(g4.status, 'FAIL', JSON.stringify(g4));
+  assert.deepEqual(g4.codes, ['LEDGER_CONTENT_BLOCK_EDITED']);
+  const verify = run([cplaneOf(root), 'ledger', 'verify', '--root', root]);
+  assert.equal(verify.status, 1, verify.stdout + verify.stderr);
+  assert.match(
+    verify.stdout,
+    /content BLOCK_EDITED: content block [0-9a-f]{64} is damaged: its compressed bytes do not inflate/,
+  );
+});

@@ -5,6 +5,7 @@ import { CpError } from '../../kernel/errors.js';
 import { sha256Hex } from '../../kernel/canonical.js';
 import {
   type Anchor,
+  blockLine,
   type ContentBlockLine,
   type ContentListLine,
   type EntryRow,
@@ -95,12 +96,11 @@ export default defineCommand({
             )
             .raw();
           for (let after: Buffer = Buffer.alloc(0); ; ) {
-            const chunk = blockRows.all(after, CHUNK) as [Buffer, number, string | null, string | null][];
+            const chunk = blockRows.all(after, CHUNK) as [Buffer, number, unknown, string | null][];
             if (chunk.length === 0) break;
-            const blocks: ContentBlockLine[] = chunk.map(([digest, size, text, redactedBy]) =>
-              text !== null
-                ? { digest: digest.toString('hex'), size, text }
-                : { digest: digest.toString('hex'), size, ...(redactedBy === null ? {} : { redacted_by: redactedBy }) },
+            // PostgreSQL keeps plain text (TOAST compresses large values itself): compressed blocks are inflated.
+            const blocks: ContentBlockLine[] = chunk.map(([digest, size, stored, redactedBy]) =>
+              blockLine(digest.toString('hex'), size, stored, redactedBy),
             );
             if (!(await target.appendRows(head, [], blocks, []))) throw moved();
             copiedBlocks += chunk.length;

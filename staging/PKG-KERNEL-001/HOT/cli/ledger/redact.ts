@@ -90,7 +90,7 @@ function selected(
   args: { exchange?: string | undefined; session?: string | undefined; block?: string | undefined },
 ): { blocks: string[]; exchanges: string[] } {
   if (args.block !== undefined) {
-    if (ledger.content.block(args.block) === undefined) throw notFound(`block ${args.block}`);
+    if (!ledger.content.hasBlock(args.block)) throw notFound(`block ${args.block}`);
     return { blocks: [args.block], exchanges: [] };
   }
   const exchanges = args.exchange !== undefined ? [args.exchange] : ledger.sessionExchanges(args.session as string);

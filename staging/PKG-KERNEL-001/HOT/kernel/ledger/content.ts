@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import * as crypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { CpError } from '../errors.js';
+import { BlockDamage, PACK_MIN_BYTES, packBlock, unpackBlock } from './block-text.js';
 import { GENESIS_HASH, HASH_PATTERN, type AppendInput } from './entry.js';
 import { type HashedPiece, PieceMemo } from './piece-memo.js';
 import { wellFormed } from '../text.js';
@@ -32,14 +33,22 @@ export interface ContentRefs {
 
 export const EMPTY_LIST = GENESIS_HASH;
 
+/** Characters of inflated block text a store keeps for reads (a 150k-token conversation is about 0.6 Mi). */
+export const INFLATED_MAX_CHARS = 8 << 20;
+
 /** Upper bound on the pieces of one side (a conversation of this many messages is already far past any context window). */
 export const MAX_PIECES = 100_000;
 
+/**
+ * `text` is ANY so it can hold a block compressed (a BLOB; block-text.ts): a STRICT table refuses a BLOB in a TEXT
+ * column. Files laid out before hold `text TEXT` (LEGACY_BLOCKS_DDL): they stay valid and are read the same way,
+ * and their new blocks are stored uncompressed (export and import a ledger to compress it).
+ */
 export const CONTENT_DDL = `
 CREATE TABLE IF NOT EXISTS content_blocks (
   digest BLOB PRIMARY KEY,
   size INTEGER NOT NULL,
-  text TEXT,
+  text ANY,
   redacted_by TEXT
 ) STRICT;
 CREATE TABLE IF NOT EXISTS content_lists (
@@ -56,6 +65,16 @@ CREATE TRIGGER IF NOT EXISTS content_lists_no_update BEFORE UPDATE ON content_li
   BEGIN SELECT RAISE(ABORT, 'content lists are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS content_lists_no_delete BEFORE DELETE ON content_lists
   BEGIN SELECT RAISE(ABORT, 'content lists are append-only'); END;
+`;
+
+/** content_blocks as laid out before blocks were compressed: still a valid ledger's schema. */
+export const LEGACY_BLOCKS_DDL = `
+CREATE TABLE IF NOT EXISTS content_blocks (
+  digest BLOB PRIMARY KEY,
+  size INTEGER NOT NULL,
+  text TEXT,
+  redacted_by TEXT
+) STRICT;
 `;
 
 export const CONTENT_OBJECTS = [
@@ -171,7 +190,7 @@ const WALK_SQL = `WITH RECURSIVE walk(digest, parent, block, depth) AS (
   UNION ALL
   SELECT l.digest, l.parent, l.block, w.depth + 1 FROM content_lists l JOIN walk w ON l.digest = w.parent
   WHERE w.depth < ${MAX_PIECES}
-) SELECT lower(hex(w.digest)), lower(hex(w.parent)), lower(hex(w.block)), b.text, b.redacted_by, b.digest IS NOT NULL FROM walk w
+) SELECT lower(hex(w.digest)), lower(hex(w.parent)), lower(hex(w.block)), b.text, b.redacted_by, b.digest IS NOT NULL, b.size FROM walk w
   LEFT JOIN content_blocks b ON b.digest = w.block ORDER BY w.depth DESC`;
 
 /** The walk from `head` back to the node whose parent is the given stop list (a previous turn's prompt). */
@@ -180,7 +199,7 @@ const WALK_SINCE_SQL = `WITH RECURSIVE walk(digest, parent, block, depth) AS (
   UNION ALL
   SELECT l.digest, l.parent, l.block, w.depth + 1 FROM content_lists l JOIN walk w ON l.digest = w.parent
   WHERE w.depth < ${MAX_PIECES} AND w.parent <> unhex(?)
-) SELECT lower(hex(w.parent)), b.text, b.redacted_by, b.digest IS NOT NULL FROM walk w
+) SELECT lower(hex(w.parent)), b.text, b.redacted_by, b.digest IS NOT NULL, b.size, lower(hex(w.block)) FROM walk w
   LEFT JOIN content_blocks b ON b.digest = w.block ORDER BY w.depth DESC`;
 
 /** A list's blocks one by one, oldest first: what a reader shows piece by piece (a message, a tool). */
@@ -199,10 +218,20 @@ export interface ReadPieces {
  */
 export class ContentStore {
   private present: boolean | undefined;
+  /**
+   * Text of compressed blocks read lately, by digest: a conversation's reads inflate the same system prompt and
+   * history once, not once per turn. Taken only while the row still holds its BLOB (a redacted row reads NULL
+   * first), and dropped whole past its budget. Reads never re-hash (verify and export inflate afresh).
+   */
+  private readonly inflated = new Map<string, string>();
+  private inflatedChars = 0;
+  /** Whether content_blocks takes compressed blocks (laid out with `text ANY`; see LEGACY_BLOCKS_DDL). */
+  private packs: boolean | undefined;
   private stmts:
     | {
         hasList: Database.Statement;
         block: Database.Statement;
+        hasBlock: Database.Statement;
         insertBlock: Database.Statement;
         insertList: Database.Statement;
         walk: Database.Statement;
@@ -228,6 +257,7 @@ export class ContentStore {
     this.stmts ??= {
       hasList: this.db.prepare('SELECT 1 FROM content_lists WHERE digest = unhex(?)').pluck(),
       block: this.db.prepare('SELECT size, text, redacted_by FROM content_blocks WHERE digest = unhex(?)').raw(),
+      hasBlock: this.db.prepare('SELECT 1 FROM content_blocks WHERE digest = unhex(?)').pluck(),
       insertBlock: this.db.prepare(
         'INSERT INTO content_blocks (digest, size, text) VALUES (unhex(?), ?, ?) ON CONFLICT (digest) DO NOTHING',
       ),
@@ -246,6 +276,29 @@ export class ContentStore {
     if (this.exists()) return;
     this.db.exec(CONTENT_DDL);
     this.present = true;
+    this.packs = true;
+  }
+
+  /** What to store for a new block: compressed when this file's layout takes it and it saves (block-text.ts). */
+  private stored(text: string, size: number): string | Buffer {
+    this.packs ??= /\btext ANY\b/.test(
+      (this.db
+        .prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'content_blocks'")
+        .pluck()
+        .get() as string | undefined) ?? '',
+    );
+    return this.packs ? packBlock(text, size) : text;
+  }
+
+  /**
+   * A new block, unless its digest is stored already (the same text at another place of another conversation):
+   * a large block is looked up first, so it is not compressed only for the insert to be a no-op.
+   */
+  private insertBlock(digest: string, text: string): void {
+    const s = this.statements();
+    const size = Buffer.byteLength(text, 'utf8');
+    if (size >= PACK_MIN_BYTES && s.hasBlock.get(digest) !== undefined) return;
+    s.insertBlock.run(digest, size, this.stored(text, size));
   }
 
   /**
@@ -257,9 +310,37 @@ export class ContentStore {
     let known = side.nodes.length;
     while (known > 0 && s.hasList.get(side.nodes[known - 1]) === undefined) known -= 1;
     for (let i = known; i < side.nodes.length; i += 1) {
-      const text = side.texts[i] as string;
-      s.insertBlock.run(side.blocks[i], Buffer.byteLength(text, 'utf8'), text);
+      this.insertBlock(side.blocks[i] as string, side.texts[i] as string);
       s.insertList.run(side.nodes[i], i === 0 ? EMPTY_LIST : side.nodes[i - 1], side.blocks[i]);
+    }
+  }
+
+  /** A stored block's text for a read: TEXT as it is, a BLOB inflated (or taken from the recent ones). */
+  private readText(digest: string, stored: unknown, size: unknown): string | BlockDamage {
+    if (typeof stored === 'string') return stored;
+    const hit = this.inflated.get(digest);
+    if (hit !== undefined) return hit;
+    const text = unpackBlock(stored, size);
+    if (typeof text === 'string') {
+      if (this.inflatedChars + text.length > INFLATED_MAX_CHARS) {
+        this.inflated.clear();
+        this.inflatedChars = 0;
+      }
+      if (text.length <= INFLATED_MAX_CHARS) {
+        this.inflated.set(digest, text);
+        this.inflatedChars += text.length;
+      }
+    }
+    return text;
+  }
+
+  /** Drops redacted blocks from the recent texts, so this process does not keep them in memory either. */
+  forget(digests: readonly string[]): void {
+    for (const digest of digests) {
+      const text = this.inflated.get(digest);
+      if (text === undefined) continue;
+      this.inflated.delete(digest);
+      this.inflatedChars -= text.length;
     }
   }
 
@@ -274,15 +355,19 @@ export class ContentStore {
     return digest === EMPTY_LIST || (this.exists() && this.statements().hasList.get(digest) !== undefined);
   }
 
-  /** A block's stored row, or undefined when it is not there. */
+  /** Whether the block `digest` is stored (with its text or redacted). */
+  hasBlock(digest: string): boolean {
+    return this.exists() && this.statements().hasBlock.get(digest) !== undefined;
+  }
+
+  /**
+   * A block as an export line carries it (its text, never its compressed bytes), or undefined when it is not
+   * there. A compressed block that does not inflate to its recorded size is ERR_LEDGER_DAMAGED.
+   */
   block(digest: string): ContentBlockLine | undefined {
     if (!this.exists()) return undefined;
-    const row = this.statements().block.get(digest) as [number, string | null, string | null] | undefined;
-    if (row === undefined) return undefined;
-    const [size, text, redactedBy] = row;
-    return text !== null
-      ? { digest, size, text }
-      : { digest, size, ...(redactedBy === null ? {} : { redacted_by: redactedBy }) };
+    const row = this.statements().block.get(digest) as [number, unknown, string | null] | undefined;
+    return row === undefined ? undefined : blockLine(digest, ...row);
   }
 
   /** Inserts blocks and list nodes as given (an import that was verified first). */
@@ -293,29 +378,43 @@ export class ContentStore {
     );
     for (const b of blocks) {
       if (b.text === undefined) redacted.run(b.digest, b.size, b.redacted_by ?? null);
-      else s.insertBlock.run(b.digest, b.size, b.text);
+      else s.insertBlock.run(b.digest, b.size, this.stored(b.text, b.size));
     }
     for (const l of lists) s.insertList.run(l.digest, l.parent, l.block);
   }
 
   /**
    * A list's text. A redacted block reads as `[REDACTED:<entry id>]`; a block or node that is not there (the
-   * file was edited: verify says so) reads as `[MISSING:<digest>]`, so reading never throws on a damaged store.
+   * file was edited: verify says so) reads as `[MISSING:<digest>]`, and a compressed block that does not inflate
+   * as `[DAMAGED:<digest>]` (both set `missing`), so reading never throws on a damaged store.
    */
   read(head: string): ReadSide {
     const out: ReadSide = { text: '', redacted_by: [], missing: false };
     if (head === EMPTY_LIST) return out;
     if (!this.exists()) return { text: `[MISSING:${head}]`, redacted_by: [], missing: true };
-    const rows = this.statements().walk.all(head) as [string, string, string, string | null, string | null, number][];
+    const rows = this.statements().walk.all(head) as [
+      string,
+      string,
+      string,
+      unknown,
+      string | null,
+      number,
+      unknown,
+    ][];
     const oldest = rows[0];
     if (oldest === undefined || oldest[1] !== EMPTY_LIST) {
       out.missing = true;
       out.text = `[MISSING:${oldest === undefined ? head : oldest[1]}]`;
     }
     const parts: string[] = [out.text];
-    for (const [, , block, text, redactedBy, present] of rows) {
-      if (text !== null) parts.push(text);
-      else if (present === 1 && redactedBy !== null) {
+    for (const [, , block, stored, redactedBy, present, size] of rows) {
+      if (stored !== null) {
+        const text = this.readText(block, stored, size);
+        if (text instanceof BlockDamage) {
+          out.missing = true;
+          parts.push(`[DAMAGED:${block}]`);
+        } else parts.push(text);
+      } else if (present === 1 && redactedBy !== null) {
         parts.push(`[REDACTED:${redactedBy}]`);
         if (!out.redacted_by.includes(redactedBy)) out.redacted_by.push(redactedBy);
       } else {
@@ -336,7 +435,14 @@ export class ContentStore {
     const out: ReadPieces = { pieces: [], continues: since === EMPTY_LIST, redacted_by: [], missing: false };
     if (head === EMPTY_LIST || head === since) return { ...out, continues: true };
     if (!this.exists()) return { ...out, pieces: [`[MISSING:${head}]`], missing: true };
-    let rows = this.statements().walkSince.all(head, since) as [string, string | null, string | null, number][];
+    let rows = this.statements().walkSince.all(head, since) as [
+      string,
+      unknown,
+      string | null,
+      number,
+      unknown,
+      string,
+    ][];
     let first = rows[0];
     if (since !== EMPTY_LIST && first?.[0] !== since) {
       rows = this.statements().walkSince.all(head, EMPTY_LIST) as typeof rows;
@@ -346,9 +452,14 @@ export class ContentStore {
       out.missing = true;
       out.pieces.push(`[MISSING:${first === undefined ? head : first[0]}]`);
     }
-    for (const [, text, redactedBy, present] of rows) {
-      if (text !== null) out.pieces.push(text);
-      else if (present === 1 && redactedBy !== null) {
+    for (const [, stored, redactedBy, present, size, block] of rows) {
+      if (stored !== null) {
+        const text = this.readText(block, stored, size);
+        if (text instanceof BlockDamage) {
+          out.missing = true;
+          out.pieces.push('[DAMAGED]');
+        } else out.pieces.push(text);
+      } else if (present === 1 && redactedBy !== null) {
         out.pieces.push(`[REDACTED:${redactedBy}]`);
         if (!out.redacted_by.includes(redactedBy)) out.redacted_by.push(redactedBy);
       } else {
@@ -373,6 +484,21 @@ export interface ContentBlockLine {
   size: number;
   text?: string;
   redacted_by?: string;
+}
+
+/**
+ * A content_blocks row as an export line or a copy carries it: its text, never its compressed bytes. A
+ * compressed block that does not inflate to its recorded size is ERR_LEDGER_DAMAGED.
+ */
+export function blockLine(digest: string, size: number, stored: unknown, redactedBy: string | null): ContentBlockLine {
+  if (stored === null) return { digest, size, ...(redactedBy === null ? {} : { redacted_by: redactedBy }) };
+  const text = unpackBlock(stored, size);
+  if (text instanceof BlockDamage)
+    throw new CpError('ERR_LEDGER_DAMAGED', `content block ${digest} is damaged: ${text.why}`, {
+      hint: 'run `cplane ledger verify`; restore the ledger from a copy or an export (`cplane ledger import`)',
+      details: { digest },
+    });
+  return { digest, size, text };
 }
 
 export interface ContentListLine {

@@ -481,6 +481,7 @@ export class Ledger {
       return { entry, redacted };
     });
     const { entry, redacted } = this.guard(() => run.immediate(), 'ERR_LEDGER_ENTRY_INVALID');
+    this.content.forget(sorted);
     // A reader holding an old snapshot keeps the checkpoint from finishing; it is tried a few times.
     let checkpointed = false;
     for (let attempt = 0; attempt < 5 && !checkpointed; attempt += 1) {

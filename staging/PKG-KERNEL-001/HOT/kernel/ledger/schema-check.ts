@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { LEDGER_DDL, TIMESTAMP_INDEX_DDL } from './schema.js';
-import { CONTENT_DDL, CONTENT_OBJECTS } from './content.js';
+import { CONTENT_DDL, CONTENT_OBJECTS, LEGACY_BLOCKS_DDL } from './content.js';
 
 /**
  * The schema is part of the evidence: a dropped append-only trigger, an altered table or index, or an extra
@@ -46,9 +46,12 @@ function parseDdl(ddl: string): SchemaObject[] {
 
 let expected: Map<string, SchemaObject> | undefined;
 let optional: Map<string, SchemaObject> | undefined;
+/** Earlier layouts of an object that a valid ledger may still have (content_blocks before compression). */
+let earlier: Map<string, SchemaObject> | undefined;
 
 function expectations(): [Map<string, SchemaObject>, Map<string, SchemaObject>] {
   if (!expected || !optional) {
+    earlier = new Map(parseDdl(LEGACY_BLOCKS_DDL).map((o) => [o.name, o]));
     // The DDL ends its last statement with ';' and a newline, and triggers hold '; END': split on ';' + newline.
     expected = new Map(parseDdl(LEDGER_DDL).map((o) => [o.name, o]));
     optional = new Map(parseDdl(`${TIMESTAMP_INDEX_DDL};\n${CONTENT_DDL}`).map((o) => [o.name, o]));
@@ -78,7 +81,11 @@ export function schemaProblems(db: Database.Database): SchemaProblem[] {
       continue;
     }
     seen.add(name);
-    if (spec.type !== type || sql === null || normalise(sql) !== spec.sql) {
+    if (
+      spec.type !== type ||
+      sql === null ||
+      (normalise(sql) !== spec.sql && normalise(sql) !== earlier?.get(name)?.sql)
+    ) {
       problems.push({
         kind: 'altered',
         type,

@@ -4,6 +4,7 @@ import { computeEntryHash, GENESIS_HASH, hashInputFromColumns, type Anchor } fro
 import { rowToEntry, type EntryRow, type Ledger, type RawRow } from './ledger.js';
 import type { SchemaProblem } from './schema-check.js';
 import { blockDigest, contentRefs, EMPTY_LIST, listDigest } from './content.js';
+import { BlockDamage, unpackBlock } from './block-text.js';
 
 export type VerifyProblem =
   | 'edited'
@@ -273,12 +274,15 @@ function checkContent(ledger: Ledger, claims: ContentClaims): ContentCheck {
   const exists = ledger.content.exists();
   if (exists) {
     const blocks = db.prepare('SELECT lower(hex(digest)), size, text, redacted_by FROM content_blocks').raw();
-    for (const [digest, size, text, by] of blocks.iterate() as IterableIterator<
-      [string, number, string | null, string | null]
+    for (const [digest, size, stored, by] of blocks.iterate() as IterableIterator<
+      [string, unknown, unknown, string | null]
     >) {
       check.blocks += 1;
-      if (text !== null) {
-        if (blockDigest(text) !== digest || Buffer.byteLength(text, 'utf8') !== size)
+      if (stored !== null) {
+        const text = unpackBlock(stored, size);
+        if (text instanceof BlockDamage)
+          problem('block_edited', digest, `content block ${digest} is damaged: ${text.why}: it was edited`);
+        else if (blockDigest(text) !== digest || Buffer.byteLength(text, 'utf8') !== size)
           problem('block_edited', digest, `content block ${digest} does not hash to its digest: it was edited`);
       } else if (by !== null && claims.redactions.get(by)?.has(digest)) {
         check.redacted_blocks += 1;

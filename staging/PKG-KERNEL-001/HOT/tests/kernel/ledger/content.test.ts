@@ -101,12 +101,12 @@ test('a growing conversation is stored once: each turn adds only its new message
     assert.equal(ledger.get(entry.id)?.metadata.prompt, promptOf(turns[n] as AppendInput));
   });
   // The system prompt (10 KB) is one block; 40 turns add 40 messages (turn 7's also in the form it had as the
-  // newest, with its extra text), 40 answers and four pieces of glue.
+  // newest, with its extra text), 40 answers and four pieces of glue. The system prompt is stored compressed.
   const systemRows = ledger.db
-    .prepare('SELECT count(*) FROM content_blocks WHERE text = ?')
+    .prepare('SELECT typeof(text) FROM content_blocks WHERE digest = unhex(?)')
     .pluck()
-    .get(JSON.stringify(SYSTEM)) as number;
-  assert.equal(systemRows, 1);
+    .all(blockDigest(JSON.stringify(SYSTEM))) as string[];
+  assert.deepEqual(systemRows, ['blob']);
   assert.equal(count(ledger, 'content_blocks'), 1 + 41 + 40 + 4);
   const stored = ledger.db.prepare('SELECT sum(size) FROM content_blocks').pluck().get() as number;
   const naive = turns.reduce((sum, input) => sum + Buffer.byteLength(promptOf(input)), 0);
