@@ -144,6 +144,23 @@ test('a root ledger migrates to PostgreSQL with the same head; a rerun copies no
       cli(['ledger', 'export', '--store', url, '--text']).stdout,
       cli(['ledger', 'export', '--root', root, '--text']).stdout,
     );
+    // The file's export imports into an empty PostgreSQL database (all or nothing, only once) and appends there go on.
+    const fresh = await createDatabase(server as PgServer, 'imported');
+    const into = cli(['ledger', 'import', '--store', fresh, '--from', fromFile, '--json']);
+    assert.equal(into.status, 0, into.stderr);
+    assert.deepEqual(JSON.parse(into.stdout), { imported: head.seq, head });
+    assert.equal(cli(['ledger', 'export', '--store', fresh]).stdout, bytes, 'the same chain and content');
+    const again = cli(['ledger', 'import', '--store', fresh, '--from', fromFile]);
+    assert.notEqual(again.status, 0);
+    assert.match(again.stderr, /ERR_LEDGER_IMPORT_NOT_EMPTY/);
+    const appended = cli([
+      ...['ledger', 'append', '--store', fresh, '--event-type', 'NOTE', '--submission-id', 's'],
+      ...['--decision', 'OK', '--reason', 'after the import', '--json'],
+    ]);
+    assert.equal(appended.status, 0, appended.stderr);
+    assert.equal((JSON.parse(appended.stdout) as { previous_hash: string }).previous_hash, head.hash);
+    const checked = cli(['ledger', 'verify', '--store', fresh, '--json']);
+    assert.equal(checked.status, 0, checked.stdout + checked.stderr);
     const reimported = join(work, 'reimported.sqlite');
     const imported = cli(['ledger', 'import', '--ledger', reimported, '--from', fromStore, '--json']);
     assert.equal(imported.status, 0, imported.stderr);

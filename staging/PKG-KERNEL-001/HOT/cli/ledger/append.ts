@@ -1,20 +1,21 @@
 import { defineCommand, EXIT } from '../command.js';
 import { CpError, show } from '../../kernel/errors.js';
 import { validateAppendInput } from '../../kernel/ledger/index.js';
-import { LEDGER_TARGET_OPTIONS, withLedger } from './target.js';
+import { LEDGER_TARGET_OPTIONS, storeOption, withLedger, withPgLedger } from './target.js';
 
 export default defineCommand({
   name: 'append',
   describe: 'append one entry (creates the ledger on first append); prints its id',
   options: {
     ...LEDGER_TARGET_OPTIONS,
+    ...storeOption('to the chain'),
     'event-type': { type: 'string', demandOption: true, describe: 'UPPER_SNAKE_CASE event type, e.g. EXCHANGE' },
     'submission-id': { type: 'string', demandOption: true },
     decision: { type: 'string', demandOption: true },
     reason: { type: 'string', demandOption: true },
     metadata: { type: 'string', default: '{}', describe: 'a JSON object' },
   },
-  handler(args, ctx) {
+  async handler(args, ctx) {
     // Everything is validated before the ledger is opened, so bad input creates and writes nothing.
     const input = validateAppendInput({
       event_type: args.eventType,
@@ -23,7 +24,10 @@ export default defineCommand({
       reason: args.reason,
       metadata: parseMetadata(args.metadata),
     });
-    const entry = withLedger(args, ctx, { create: true }, (ledger) => ledger.append(input));
+    const entry =
+      args.store === undefined
+        ? withLedger(args, ctx, { create: true }, (ledger) => ledger.append(input))
+        : await withPgLedger(args.store, (store) => store.append(input), { create: true });
     ctx.report(args, entry, entry.id);
     return EXIT.OK;
   },

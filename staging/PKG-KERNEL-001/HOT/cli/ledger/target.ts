@@ -54,8 +54,12 @@ export function storeOption(what: string) {
 }
 
 /** Open the PostgreSQL store at `url` (one connection), run `fn`, and always close it. */
-export async function withPgLedger<T>(url: string, fn: (store: PgLedger) => Promise<T>): Promise<T> {
-  const store = await PgLedger.open(url, { poolSize: 1 });
+export async function withPgLedger<T>(
+  url: string,
+  fn: (store: PgLedger) => Promise<T>,
+  options: { create?: boolean } = {},
+): Promise<T> {
+  const store = await PgLedger.open(url, { poolSize: 1, ...options });
   try {
     return await fn(store);
   } finally {
