@@ -110,6 +110,11 @@ test('route on the store appends to the PostgreSQL chain; status and budget stat
   const shown = run(['ledger', 'head', '--store', url, '--json']);
   assert.equal(shown.status, 0, shown.stderr);
   assert.deepEqual(JSON.parse(shown.stdout), after);
+  // A checkpoint signed now of the PostgreSQL chain (not of the file, whose chain has moved on since the migration).
+  const signed = run(['ledger', 'checkpoint', '--root', root, '--store', url, '--json']);
+  assert.equal(signed.status, 0, signed.stderr);
+  const cp = (JSON.parse(signed.stdout) as { checkpoint: { seq: number; hash: string } }).checkpoint;
+  assert.deepEqual({ seq: cp.seq, hash: cp.hash }, after);
   // The entries there, through the same commands as the file's: the newest, and the session's exchange.
   const tail = run(['ledger', 'tail', '--store', url, '-n', '2', '--json']);
   assert.equal(tail.status, 0, tail.stderr);

@@ -2,9 +2,20 @@ import { resolve } from 'node:path';
 import { writeFileAtomic } from '../../kernel/atomic.js';
 import { CpError, show } from '../../kernel/errors.js';
 import { checkpointHead, Ledger, ledgerPathForRoot, writeRootCheckpoint } from '../../kernel/ledger/index.js';
+import { writeRootCheckpointOf } from '../../kernel/ledger/checkpoint-store.js';
+import { pgCheckpointHead } from '../../kernel/ledger/pg/pg-checks.js';
 import { readTrustedRootKey, rootKeyPath } from '../../kernel/signing/index.js';
 import { defineCommand, EXIT } from '../command.js';
 import { resolveRoot, rootOption } from '../root-option.js';
+import { withPgLedger } from './target.js';
+
+type Written = NonNullable<ReturnType<typeof writeRootCheckpoint>>;
+
+const emptyLedger = (root: string): CpError =>
+  new CpError('ERR_CHECKPOINT_EMPTY_LEDGER', `the ledger of ${show(root)} has no entries to checkpoint`, {
+    hint: "a root's ledger starts with ROOT_CREATED; restore it from a backup",
+    details: { root },
+  });
 
 export default defineCommand({
   name: 'checkpoint',
@@ -15,8 +26,13 @@ export default defineCommand({
       type: 'string',
       describe: 'also write the checkpoint to this file (keep it off the machine: it proves every entry up to it)',
     },
+    store: {
+      type: 'string',
+      describe:
+        "sign the head of the chain in this PostgreSQL store instead (postgres://user@host/db, no password): the chain the root's gateway records into",
+    },
   },
-  handler(args, ctx) {
+  async handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     if (readTrustedRootKey(root) === null) {
       throw new CpError(
@@ -29,19 +45,14 @@ export default defineCommand({
       );
     }
     // Read-only: the checkpoint signs what is there; it never appends.
-    const ledger = Ledger.open(ledgerPathForRoot(root), { readonly: true });
-    let written: NonNullable<ReturnType<typeof writeRootCheckpoint>>;
-    try {
-      if (checkpointHead(ledger) === null) {
-        throw new CpError('ERR_CHECKPOINT_EMPTY_LEDGER', `the ledger of ${show(root)} has no entries to checkpoint`, {
-          hint: "a root's ledger starts with ROOT_CREATED; restore it from a backup",
-          details: { root },
-        });
-      }
-      written = writeRootCheckpoint(root, ledger) as typeof written;
-    } finally {
-      ledger.close();
-    }
+    const written: Written =
+      args.store === undefined
+        ? signFile(root)
+        : await withPgLedger(args.store, async (store) => {
+            const head = await pgCheckpointHead(store);
+            if (head === null) throw emptyLedger(root);
+            return writeRootCheckpointOf(root, () => head) as Written;
+          });
     const out = args.out === undefined ? null : resolve(ctx.cwd, args.out);
     if (out) writeFileAtomic(out, `${JSON.stringify(written.checkpoint)}\n`);
     const cp = written.checkpoint;
@@ -53,3 +64,13 @@ export default defineCommand({
     return EXIT.OK;
   },
 });
+
+function signFile(root: string): Written {
+  const ledger = Ledger.open(ledgerPathForRoot(root), { readonly: true });
+  try {
+    if (checkpointHead(ledger) === null) throw emptyLedger(root);
+    return writeRootCheckpoint(root, ledger) as Written;
+  } finally {
+    ledger.close();
+  }
+}
