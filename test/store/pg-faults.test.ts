@@ -133,6 +133,45 @@ test('a large batch (COPY): a COMMIT reply lost is written once; a failure befor
   }
 });
 
+test('a large batch refused early (a lost race) or failing half-way through hashing leaves the connection usable', {
+  skip,
+}, async () => {
+  const url = (server as PgServer).url;
+  let thrown = 0;
+  let failAt = -1;
+  const ids = (seq: number): string => {
+    if (seq === failAt && thrown === 0) {
+      thrown += 1;
+      throw new Error('id source failed');
+    }
+    return `LED-${(0xcd000000 + seq).toString(16)}`;
+  };
+  // One connection: a COPY left hanging would block every later call.
+  const writer = await PgLedger.open(url, { create: true, poolSize: 1, idSource: ids });
+  const other = await PgLedger.open(url, { create: true });
+  const many = (from: number) => Array.from({ length: COPY_FROM * 5 }, (_, i) => note(from + i));
+  try {
+    await writer.append(note(0));
+    // Another writer takes the next position: the first row of the large batch is refused while the rest streams.
+    await other.append(note(1));
+    const conflicts = writer.stats.conflicts;
+    const landed = await writer.appendBatch(many(10));
+    assert.equal(writer.stats.conflicts, conflicts + 1, 'the refusal was seen and the batch hashed again');
+    assert.equal(landed.length, COPY_FROM * 5);
+    const head = await writer.headAnchor();
+    failAt = head.seq + COPY_FROM * 2 + 3;
+    await assert.rejects(writer.appendBatch(many(2000)), /id source failed/);
+    assert.deepEqual(await writer.headAnchor(), head, 'nothing of the failed batch');
+    const after = await writer.appendBatch(many(4000));
+    assert.equal(after.length, COPY_FROM * 5);
+    const check = await verifyStore(writer);
+    assert.equal(check.ok, true, JSON.stringify(check));
+  } finally {
+    await writer.close();
+    await other.close();
+  }
+});
+
 test('the database stopped mid-run: a coded error, nothing half-written; back up, the same handle appends on', {
   skip,
 }, async () => {

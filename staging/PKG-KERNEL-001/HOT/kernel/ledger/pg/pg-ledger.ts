@@ -735,21 +735,35 @@ async function copyRows(
 ): Promise<void> {
   const stream = client.query(copyFrom(COPY_SQL));
   const done = finished(stream);
-  let text = '';
-  for (const built of hashed) {
-    const i = entries.push(built) - 1;
-    const { entry, metadataJson } = built;
-    const session = indexedText(entry.metadata.session_id);
-    const agent = indexedText(entry.metadata.agent_id);
-    text += `${headSeq + i + 1}\t${copyText(entry.id)}\t${copyText(entry.event_type)}\t${copyBytea(entry.submission_id)}\t${copyBytea(entry.decision)}\t${copyBytea(entry.reason)}\t${copyText(metadataJson)}\t${copyText(entry.timestamp)}\t${copyText(entry.previous_hash)}\t${copyText(entry.entry_hash)}\t${session === null ? COPY_NULL : copyBytea(session)}\t${agent === null ? COPY_NULL : copyBytea(agent)}\n`;
-    if ((i + 1) % COPY_CHUNK === 0) {
-      stream.write(text);
-      text = '';
-      // Lets the connection send it (and read the server's go-ahead) before the next chunk is encoded.
-      await new Promise(setImmediate);
+  // The server may refuse a row (a lost race) while later ones are still being hashed: its error is what `done`
+  // rejects with, awaited below; meanwhile nothing more is written.
+  let refused = false;
+  done.catch(() => {
+    refused = true;
+  });
+  try {
+    let text = '';
+    for (const built of hashed) {
+      if (refused) break;
+      const i = entries.push(built) - 1;
+      const { entry, metadataJson } = built;
+      const session = indexedText(entry.metadata.session_id);
+      const agent = indexedText(entry.metadata.agent_id);
+      text += `${headSeq + i + 1}\t${copyText(entry.id)}\t${copyText(entry.event_type)}\t${copyBytea(entry.submission_id)}\t${copyBytea(entry.decision)}\t${copyBytea(entry.reason)}\t${copyText(metadataJson)}\t${copyText(entry.timestamp)}\t${copyText(entry.previous_hash)}\t${copyText(entry.entry_hash)}\t${session === null ? COPY_NULL : copyBytea(session)}\t${agent === null ? COPY_NULL : copyBytea(agent)}\n`;
+      if ((i + 1) % COPY_CHUNK === 0) {
+        stream.write(text);
+        text = '';
+        // Lets the connection send it (and read the server's go-ahead) before the next chunk is encoded.
+        await new Promise(setImmediate);
+      }
     }
+    if (!refused) stream.end(text);
+  } catch (error) {
+    // Hashing failed half-way: CopyFail, so the server abandons the COPY and the connection can roll back.
+    stream.destroy(error as Error);
+    await done.catch(() => undefined);
+    throw error;
   }
-  stream.end(text);
   await done;
 }
 
