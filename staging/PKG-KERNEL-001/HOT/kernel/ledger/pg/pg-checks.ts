@@ -11,7 +11,7 @@ import type { LedgerEntry } from '../entry.js';
 import { DEFAULT_MAX_CLOCK_SKEW_MS, rowToEntry } from '../ledger.js';
 import { DEFAULT_ORPHAN_TIMEOUT_MS, type OrphanOptions } from '../orphans.js';
 import { type StoreVerify, verifyStore } from '../store.js';
-import { type PgLedger, storeError } from './pg-ledger.js';
+import { entryRowOf, type PgLedger, storeError } from './pg-ledger.js';
 
 export interface PgChainCheck {
   result: StoreVerify;
@@ -111,20 +111,7 @@ export async function pgOrphans(store: PgLedger, options: OrphanOptions = {}): P
     );
   }
   const r = await store.pool.query(PG_ORPHANS_SQL, [new Date(now - timeoutMs).toISOString()]);
-  return (r.rows as Record<string, unknown>[]).map((row) =>
-    rowToEntry({
-      seq: Number(row.seq),
-      id: row.id as string,
-      event_type: row.event_type as string,
-      submission_id: (row.submission_id as Buffer).toString('utf8'),
-      decision: (row.decision as Buffer).toString('utf8'),
-      reason: (row.reason as Buffer).toString('utf8'),
-      metadata: row.metadata as string,
-      timestamp: row.timestamp as string,
-      previous_hash: row.previous_hash as string,
-      entry_hash: row.entry_hash as string,
-    }),
-  );
+  return r.rows.map((row) => rowToEntry(entryRowOf(row)));
 }
 
 /**

@@ -773,7 +773,8 @@ function contentValues(content: Rows): unknown[] {
   return [blocks.digest, blocks.size, blocks.text, lists.digest, lists.parent, lists.block];
 }
 
-function entryRowOf(row: Record<string, unknown>): EntryRow {
+/** A row of cplane_entries as the stores' common EntryRow (free text back from the UTF-8 bytes that are hashed). */
+export function entryRowOf(row: Record<string, unknown>): EntryRow {
   return {
     seq: Number(row.seq),
     id: row.id as string,
