@@ -50,6 +50,25 @@ function reconcileWindow(options: ReconcileOptions): { timeoutMs: number; now: n
   return { timeoutMs, now };
 }
 
+function reconciled(
+  requestId: string,
+  dispatch: string | null,
+  exchange: string | null,
+  reason: string,
+  reservation: { charged_tokens: number | null; charged_cost: number | null },
+  ledgerEntryIds: string[],
+): ReconciledReservation {
+  return {
+    request_id: requestId,
+    dispatch_entry_id: dispatch,
+    exchange_entry_id: exchange,
+    reason,
+    charged_tokens: reservation.charged_tokens as number,
+    charged_cost: reservation.charged_cost,
+    ledger_entry_ids: ledgerEntryIds,
+  };
+}
+
 function describe(dispatch: string | null, exchange: string | null, timeoutMs: number): string {
   if (dispatch === null)
     return `reservation pending beyond the orphan timeout (${timeoutMs} ms) with no DISPATCH in the ledger; usage unknown`;
@@ -85,15 +104,7 @@ export function reconcileStaleReservations(
       ledger,
     );
     if (!settled) continue;
-    out.push({
-      request_id: requestId,
-      dispatch_entry_id: dispatch,
-      exchange_entry_id: exchange,
-      reason,
-      charged_tokens: settled.reservation.charged_tokens as number,
-      charged_cost: settled.reservation.charged_cost,
-      ledger_entry_ids: settled.ledger_entry_ids,
-    });
+    out.push(reconciled(requestId, dispatch, exchange, reason, settled.reservation, settled.ledger_entry_ids));
   }
   return out;
 }
@@ -149,15 +160,16 @@ export async function reconcilePending(
     const settled = await budget.chargeUnknown(requestId, reason, { dispatch_entry_id: dispatch, reconciled: true });
     if (!settled) continue;
     const entries = await ledger.appendBatch(settled.records);
-    out.push({
-      request_id: requestId,
-      dispatch_entry_id: dispatch,
-      exchange_entry_id: exchange,
-      reason,
-      charged_tokens: settled.reservation.charged_tokens as number,
-      charged_cost: settled.reservation.charged_cost,
-      ledger_entry_ids: entries.map((e) => e.id),
-    });
+    out.push(
+      reconciled(
+        requestId,
+        dispatch,
+        exchange,
+        reason,
+        settled.reservation,
+        entries.map((e) => e.id),
+      ),
+    );
   }
   return out;
 }

@@ -20,6 +20,11 @@ const ORPHANS_SQL = `SELECT ${ROW_COLUMNS} FROM entries AS d
 
 /** DISPATCH markers older than the timeout that no EXCHANGE links to (metadata.dispatch_entry_id), oldest first. */
 export function listOrphans(ledger: Ledger, options: OrphanOptions = {}): LedgerEntry[] {
+  return (ledger.statement(ORPHANS_SQL).all(orphanCutoff(options)) as EntryRow[]).map(rowToEntry);
+}
+
+/** The time before which a DISPATCH without its EXCHANGE is an orphan (ISO-8601), the options checked. */
+export function orphanCutoff(options: OrphanOptions): string {
   const timeoutMs = options.timeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS;
   const now = options.now ?? Date.now();
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) {
@@ -39,8 +44,7 @@ export function listOrphans(ledger: Ledger, options: OrphanOptions = {}): Ledger
       { hint: 'pass now as a number', details: { field: 'now' } },
     );
   }
-  const cutoff = new Date(now - timeoutMs).toISOString();
-  return (ledger.statement(ORPHANS_SQL).all(cutoff) as EntryRow[]).map(rowToEntry);
+  return new Date(now - timeoutMs).toISOString();
 }
 
 export { ORPHANS_SQL };

@@ -9,7 +9,7 @@ import {
 import type { FutureDatedEntry, FutureDatedOptions } from '../future.js';
 import type { LedgerEntry } from '../entry.js';
 import { DEFAULT_MAX_CLOCK_SKEW_MS, rowToEntry } from '../ledger.js';
-import { DEFAULT_ORPHAN_TIMEOUT_MS, type OrphanOptions } from '../orphans.js';
+import { type OrphanOptions, orphanCutoff } from '../orphans.js';
 import { type StoreVerify, verifyStore } from '../store.js';
 import { entryRowOf, type PgLedger, storeError } from './pg-ledger.js';
 
@@ -101,16 +101,7 @@ const PG_ORPHANS_SQL = `SELECT seq, id, event_type, submission_id, decision, rea
 
 /** listOrphans on PostgreSQL: DISPATCH markers older than the timeout that no EXCHANGE links to, oldest first. */
 export async function pgOrphans(store: PgLedger, options: OrphanOptions = {}): Promise<LedgerEntry[]> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS;
-  const now = options.now ?? Date.now();
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || !Number.isFinite(now)) {
-    throw new CpError(
-      'ERR_LEDGER_QUERY_INVALID',
-      `orphan timeout must be a non-negative integer of milliseconds, got ${show(timeoutMs)}`,
-      { hint: 'pass --timeout-ms N with N >= 0', details: { field: 'timeoutMs' } },
-    );
-  }
-  const r = await store.pool.query(PG_ORPHANS_SQL, [new Date(now - timeoutMs).toISOString()]);
+  const r = await store.pool.query(PG_ORPHANS_SQL, [orphanCutoff(options)]);
   return r.rows.map((row) => rowToEntry(entryRowOf(row)));
 }
 
