@@ -215,6 +215,13 @@ for (const backend of backends) {
           (await store.query(q)).map((e) => `${e.event_type}:${e.metadata.session_id ?? e.submission_id}`);
         assert.deepEqual(await ids({ session_id: 'S1' }), ['EXCHANGE:S1', 'EXCHANGE:S1']);
         assert.deepEqual(await ids({ event_type: 'NOTE', order: 'oldest' }), ['NOTE:sub-a', 'NOTE:sub-b']);
+        // A kind every governed call writes (PostgreSQL finds it in chain order, not through the kind index).
+        assert.deepEqual(await ids({ event_type: 'EXCHANGE', order: 'oldest' }), [
+          'EXCHANGE:S1',
+          'EXCHANGE:S2',
+          'EXCHANGE:S1',
+        ]);
+        assert.deepEqual(await ids({ event_type: 'EXCHANGE', session_id: 'S1', limit: 1 }), ['EXCHANGE:S1']);
         assert.deepEqual(await ids({ submission_id: 'sub-b' }), ['NOTE:sub-b']);
         assert.deepEqual(await ids({ agent_id: 'A2' }), ['NOTE:sub-b']);
         assert.deepEqual(await ids({ work_order_id: 'WO-1' }), ['NOTE:sub-a']);
@@ -460,4 +467,61 @@ test('PostgreSQL refuses rewriting history, and a URL holding a password', { ski
     PgLedger.open('postgres://cplane:hunter2@127.0.0.1:1/cplane'),
     (e: unknown) => e instanceof CpError && e.code === 'ERR_STORE_URL' && !e.message.includes('hunter2'),
   );
+});
+
+test('a database laid out with the kind index on every row gets the rare-kind index on open; queries answer the same', {
+  skip: skipPg,
+}, async () => {
+  const url = await createDatabase(server as PgServer, 'kind_index');
+  const first = await PgLedger.open(url, { create: true });
+  try {
+    await first.appendBatch([exchange('S1', 0), exchange('S1', 1)]);
+    await first.pool.query('DROP INDEX cplane_entries_rare_kind');
+    await first.pool.query('CREATE INDEX cplane_entries_event_type ON cplane_entries (event_type, seq)');
+    await first.append({
+      event_type: 'KEY_REVOKED',
+      submission_id: 'k',
+      decision: 'REVOKED',
+      reason: 'r',
+      metadata: {},
+    });
+  } finally {
+    await first.close();
+  }
+  const again = await PgLedger.open(url, { create: true });
+  try {
+    const indexes = await again.pool.query<{ indexname: string; indexdef: string }>(
+      "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'cplane_entries' AND indexdef LIKE '%(event_type, seq)%'",
+    );
+    assert.deepEqual(
+      indexes.rows.map((r) => r.indexname),
+      ['cplane_entries_rare_kind'],
+    );
+    assert.match(indexes.rows[0]?.indexdef ?? '', /WHERE .*EXCHANGE/);
+    // The rare kind is found through the partial index; the dense one by the primary key.
+    const client = await again.pool.connect();
+    try {
+      await client.query('SET enable_seqscan = off');
+      const plan = async (kind: string): Promise<string> =>
+        (
+          await client.query<{ 'QUERY PLAN': string }>(
+            'EXPLAIN SELECT seq FROM cplane_entries WHERE event_type = $1 ORDER BY seq LIMIT 5',
+            [kind],
+          )
+        ).rows
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
+      assert.match(await plan('KEY_REVOKED'), /cplane_entries_rare_kind/);
+      assert.doesNotMatch(await plan('EXCHANGE'), /cplane_entries_rare_kind/);
+    } finally {
+      client.release(true);
+    }
+    assert.deepEqual(
+      (await again.query({ event_type: 'KEY_REVOKED' })).map((e) => e.submission_id),
+      ['k'],
+    );
+    assert.equal((await again.query({ event_type: 'EXCHANGE' })).length, 2);
+  } finally {
+    await again.close();
+  }
 });
