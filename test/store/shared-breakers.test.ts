@@ -115,11 +115,14 @@ test('failures on one host open the breaker on every host; a probe success on an
       opened_at_ms: String(openedAt),
       changed_at_ms: String(openedAt),
       host: 'A',
+      probe_host: null,
+      probe_until_ms: null,
     });
 
     now.ms += CONFIG.reset_timeout_ms;
     const probe = b.registry.for('anthropic', 'claude');
-    assert.ok(probe.admit(), 'the reset timeout passed: B may probe');
+    assert.equal(probe.admit(), false, 'the reset timeout passed: B asks for the probe first');
+    await until('B wins the probe', () => probe.admit());
     probe.recordSuccess();
     // Later than B's closing from here on: a host that re-published what it adopted would now win the row.
     now.ms += 1;
@@ -145,6 +148,92 @@ test('failures on one host open the breaker on every host; a probe success on an
     assert.equal((await row(url))?.host, 'C');
     for (const h of [a, b, c]) assert.equal(h.shared.status().ok, true, JSON.stringify(h.shared.status()));
   } finally {
+    await close();
+  }
+});
+
+test('once the reset timeout passes one host probes, not each; a failed probe re-opens everywhere; a lease left unused runs out', {
+  skip,
+}, async () => {
+  const { url, hosts: all, close } = await hosts(['A', 'B', 'C']);
+  const [a] = all as [Host];
+  try {
+    fail(a, 3);
+    await until('every host refuses', () => all.every((h) => state(h) === 'OPEN'));
+    now.ms += CONFIG.reset_timeout_ms;
+    // Every host's traffic asks at once; exactly one wins, and the others keep refusing while its lease holds.
+    const admitted = new Set<string>();
+    const ask = (): void => {
+      for (const h of all) if (h.registry.for('anthropic', 'claude').admit()) admitted.add(h.name);
+    };
+    await until('a host wins the probe', () => {
+      ask();
+      return admitted.size > 0;
+    });
+    for (let round = 0; round < 5; round += 1) {
+      now.ms += 1;
+      const at = new Date(now.ms).toISOString();
+      await until('every host polls again', () => all.every((h) => h.shared.status().last_poll_at === at));
+      ask();
+    }
+    assert.equal(admitted.size, 1, `probing hosts: ${[...admitted].join(', ')}`);
+    const [winner] = [...admitted];
+    const prober = all.find((h) => h.name === winner) as Host;
+    assert.equal((await row(url))?.probe_host, winner);
+    assert.equal(state(prober), 'HALF_OPEN');
+    for (const h of all) if (h !== prober) assert.equal(state(h), 'OPEN', `${h.name} still refuses`);
+
+    // The probe fails: a later opening, adopted by the others, and its lease is free again.
+    const reopenedAt = now.ms;
+    prober.registry.for('anthropic', 'claude').recordFailure();
+    await until('the others adopt the later opening', () =>
+      all.every(
+        (h) => h.registry.for('anthropic', 'claude').snapshot().opened_at === new Date(reopenedAt).toISOString(),
+      ),
+    );
+    const reopened = await row(url);
+    assert.equal(reopened?.probe_host, null, 'a new opening ends the lease on the old one');
+
+    // Only one host has traffic after the next timeout: it wins, probes, then goes quiet (it died mid-probe).
+    now.ms += CONFIG.reset_timeout_ms;
+    const quiet = all.find((h) => h !== prober) as Host;
+    await until(`${quiet.name} wins the probe`, () => quiet.registry.for('anthropic', 'claude').admit());
+    const others = all.filter((h) => h !== quiet);
+    for (let round = 0; round < 3; round += 1) {
+      now.ms += 1;
+      const at = new Date(now.ms).toISOString();
+      await until('every host polls again', () => all.every((h) => h.shared.status().last_poll_at === at));
+      for (const h of others) assert.equal(h.registry.for('anthropic', 'claude').admit(), false, `${h.name} waits`);
+    }
+    // Its lease runs out after one reset timeout: another host claims it and probes; its success closes every host.
+    now.ms += CONFIG.reset_timeout_ms;
+    const next = others[0] as Host;
+    await until(`${next.name} claims the lease that ran out`, () => next.registry.for('anthropic', 'claude').admit());
+    next.registry.for('anthropic', 'claude').recordSuccess();
+    now.ms += 1;
+    await until('every host closes', () => all.every((h) => state(h) === 'CLOSED'));
+    assert.equal((await row(url))?.probe_host, null);
+  } finally {
+    await close();
+  }
+});
+
+test('with the database away a host probes on its own once the reset timeout passes', { skip }, async () => {
+  const s = server as PgServer;
+  const { hosts: [a] = [], close } = await hosts(['A']);
+  assert.ok(a);
+  let halted = false;
+  try {
+    fail(a, 3);
+    await until('published', () => a.shared.status().pending === 0);
+    s.halt();
+    halted = true;
+    await until('A knows the database is away', () => a.shared.status().ok === false);
+    now.ms += CONFIG.reset_timeout_ms;
+    assert.equal(a.registry.for('anthropic', 'claude').admit(), true, 'no lease to be had: the host decides');
+    assert.equal(state(a), 'HALF_OPEN');
+  } finally {
+    if (halted) s.start();
     await close();
   }
 });

@@ -22,10 +22,17 @@ export interface BreakerSnapshot {
 /**
  * Told of a breaker's transitions that matter beyond this process: it opened (CLOSED → OPEN, HALF_OPEN → OPEN, or
  * re-armed with a later opened_at by a failure while OPEN) or closed after being open or half-open. Not told of
- * OPEN → HALF_OPEN (each process probes for itself), nor of restore() (a state adopted from elsewhere must not be
+ * OPEN → HALF_OPEN (which process probes is the ProbeGate's to say), nor of restore() (a state adopted from elsewhere must not be
  * announced again, or hosts would echo each other). Called synchronously on the hot path: it must be quick.
  */
 export type BreakerListener = (snapshot: BreakerSnapshot) => void;
+
+/**
+ * Asked, once the reset timeout of the opening at `openedAtMs` has passed, whether this process may probe now; false
+ * keeps the breaker OPEN (the call is refused) and it is asked again at the next admission. Hosts sharing provider
+ * health use it so that one of them probes, not each. Called synchronously on the hot path: it must be quick.
+ */
+export type ProbeGate = (key: string, openedAtMs: number) => boolean;
 
 export class CircuitBreaker {
   private state: BreakerState = 'CLOSED';
@@ -38,12 +45,15 @@ export class CircuitBreaker {
     private readonly config: BreakerConfig,
     private readonly clock: () => number,
     private readonly onTransition: BreakerListener | null = null,
+    private readonly mayProbe: ProbeGate = () => true,
   ) {}
 
-  /** May a call go through now? Moves OPEN → HALF_OPEN when the reset timeout has passed. */
+  /** May a call go through now? Moves OPEN → HALF_OPEN when the reset timeout has passed and the gate agrees. */
   admit(): boolean {
     if (this.state === 'OPEN') {
-      if (this.clock() - (this.openedAtMs ?? 0) < this.config.reset_timeout_ms) return false;
+      const openedAtMs = this.openedAtMs ?? 0;
+      if (this.clock() - openedAtMs < this.config.reset_timeout_ms) return false;
+      if (!this.gate(openedAtMs)) return false;
       this.state = 'HALF_OPEN';
       this.probes = 0;
     }
@@ -90,6 +100,15 @@ export class CircuitBreaker {
     this.probes = 0;
   }
 
+  private gate(openedAtMs: number): boolean {
+    try {
+      return this.mayProbe(this.key, openedAtMs);
+    } catch {
+      // A gate's fault must not keep a provider shut: probe as a breaker on its own would.
+      return true;
+    }
+  }
+
   private announce(): void {
     try {
       this.onTransition?.(this.snapshot());
@@ -115,11 +134,18 @@ export class BreakerRegistry {
   private readonly emit: BreakerListener = (snapshot) => {
     for (const listener of this.listeners) listener(snapshot);
   };
+  private probeGate: ProbeGate | null = null;
+  private readonly mayProbe: ProbeGate = (key, openedAtMs) => this.probeGate?.(key, openedAtMs) ?? true;
 
   constructor(
-    private readonly config: BreakerConfig,
+    readonly config: BreakerConfig,
     private readonly clock: () => number,
   ) {}
+
+  /** Who decides whether a breaker whose reset timeout passed may probe (null: each breaker probes on its own). */
+  setProbeGate(gate: ProbeGate | null): void {
+    this.probeGate = gate;
+  }
 
   for(providerId: string, modelId: string): CircuitBreaker {
     return this.byKey(`${providerId}/${modelId}`);
@@ -129,7 +155,7 @@ export class BreakerRegistry {
   byKey(key: string): CircuitBreaker {
     let breaker = this.breakers.get(key);
     if (!breaker) {
-      breaker = new CircuitBreaker(key, this.config, this.clock, this.emit);
+      breaker = new CircuitBreaker(key, this.config, this.clock, this.emit, this.mayProbe);
       this.breakers.set(key, breaker);
     }
     return breaker;

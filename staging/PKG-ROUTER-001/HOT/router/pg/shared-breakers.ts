@@ -13,6 +13,13 @@ import { describeError, ensureRouterTables } from './tables.js';
  * A row only moves forward: an upsert lands when its change is later than the row's (an opening wins a tie, erring
  * towards refusing calls). Times are the hosts' clocks: skew between hosts shifts which of two near-simultaneous
  * changes wins, never whether the hosts converge on one.
+ *
+ * Once an opening's reset timeout has passed, one host probes, not each: a host whose breaker would go HALF_OPEN
+ * first claims the row's probe lease (probe_host, probe_until_ms) for that opening and refuses the call meanwhile.
+ * The host that holds the lease probes; the others refuse until its outcome (a closing, or a later opening, which
+ * clears the lease) reaches them, or until the lease runs out (one reset timeout: the prober died or has no
+ * traffic) and another host claims it. An opening no row knows, or a database that is away, leaves the decision to
+ * the host, as without a shared store.
  */
 export interface SharedBreakersOptions {
   /** How often the table is read (and failed publishes retried); default 500 ms. */
@@ -26,6 +33,8 @@ export interface SharedBreakersOptions {
    * connectionTimeoutMillis and query_timeout.
    */
   stallMs?: number;
+  /** How long a won probe lease lasts; default the registry's reset_timeout_ms (at least 1 s). */
+  probeLeaseMs?: number;
 }
 
 export interface SharedBreakersStatus {
@@ -54,17 +63,34 @@ interface Change {
 const rank = (state: SharedState, changedAtMs: number): number => changedAtMs * 2 + (state === 'OPEN' ? 1 : 0);
 const RANK_SQL = (t: string): string => `(${t}.changed_at_ms * 2 + (${t}.state = 'OPEN')::int)`;
 
+// A change that lands (a new opening, or a closing) ends any probe lease on the opening it replaces.
 const PUBLISH_SQL = `INSERT INTO cplane_breakers AS b (key, state, consecutive_failures, opened_at_ms, changed_at_ms, host)
 SELECT k, s, f, o, c, $6::text FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[], $5::bigint[]) AS u(k, s, f, o, c)
 ON CONFLICT (key) DO UPDATE SET state = EXCLUDED.state, consecutive_failures = EXCLUDED.consecutive_failures,
-  opened_at_ms = EXCLUDED.opened_at_ms, changed_at_ms = EXCLUDED.changed_at_ms, host = EXCLUDED.host
+  opened_at_ms = EXCLUDED.opened_at_ms, changed_at_ms = EXCLUDED.changed_at_ms, host = EXCLUDED.host,
+  probe_host = NULL, probe_until_ms = NULL
 WHERE ${RANK_SQL('EXCLUDED')} > ${RANK_SQL('b')}`;
+/**
+ * The lease on `key`'s opening at $4, taken when free, run out, or already this host's. `known`: whether any row
+ * names the breaker (none: no other host knows of this opening, and this host decides alone).
+ */
+const CLAIM_SQL = `WITH claimed AS (
+  UPDATE cplane_breakers SET probe_host = $2, probe_until_ms = $3
+  WHERE key = $1 AND state = 'OPEN' AND opened_at_ms = $4
+    AND (probe_until_ms IS NULL OR probe_until_ms <= $5 OR probe_host = $2)
+  RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM claimed) AS claimed, EXISTS (SELECT 1 FROM cplane_breakers WHERE key = $1) AS known`;
 const POLL_SQL = 'SELECT key, state, consecutive_failures, opened_at_ms, changed_at_ms FROM cplane_breakers';
 
 export class SharedBreakers {
   /** Per breaker, the rank of the latest change this host made or adopted: older rows are not news. */
   private readonly seen = new Map<string, number>();
   private readonly pending = new Map<string, Change>();
+  /** Probe leases this host holds: per breaker, the opening it may probe and until when (this host's clock). */
+  private readonly leases = new Map<string, { openedAtMs: number; untilMs: number }>();
+  /** Breakers whose admission asked for the lease, with the opening it is for; claimed at the next exchange. */
+  private readonly wanted = new Map<string, number>();
+  private readonly claimedAtMs = new Map<string, number>();
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout;
   private running: Promise<void> | null = null;
@@ -82,10 +108,12 @@ export class SharedBreakers {
     private readonly registry: BreakerRegistry,
     private readonly clock: () => number,
     private readonly host: string,
-    pollMs: number,
+    private readonly pollMs: number,
     private readonly stallMs: number,
+    private readonly leaseMs: number,
   ) {
     this.unsubscribe = registry.onTransition((snapshot) => this.queue(snapshot));
+    registry.setProbeGate((key, openedAtMs) => this.mayProbe(key, openedAtMs));
     // An idle connection the server dropped must not crash the gateway; the next tick reconnects.
     pool.on('error', this.onPoolError);
     this.timer = setInterval(() => this.kick(), pollMs);
@@ -109,6 +137,7 @@ export class SharedBreakers {
       options.host ?? `${hostname()}:${process.pid}`,
       options.pollMs ?? 500,
       options.stallMs ?? Math.max(10 * (options.pollMs ?? 500), 5000),
+      options.probeLeaseMs ?? Math.max(registry.config.reset_timeout_ms, 1000),
     );
     shared.kick();
     await shared.running;
@@ -132,8 +161,23 @@ export class SharedBreakers {
     this.stopped = true;
     clearInterval(this.timer);
     this.unsubscribe();
+    this.registry.setProbeGate(null);
     await this.running;
     this.pool.off('error', this.onPoolError);
+  }
+
+  /**
+   * The probe gate (hot path, synchronous): yes while this host holds the lease on this opening, or when the database
+   * is away; otherwise the lease is asked for (at most once per poll interval per breaker) and the call refused.
+   */
+  private mayProbe(key: string, openedAtMs: number): boolean {
+    const lease = this.leases.get(key);
+    const now = this.clock();
+    if (lease !== undefined && lease.openedAtMs === openedAtMs && lease.untilMs > now) return true;
+    if (!this.status().ok) return true;
+    this.wanted.set(key, openedAtMs);
+    if (now - (this.claimedAtMs.get(key) ?? Number.NEGATIVE_INFINITY) >= this.pollMs) this.kick();
+    return false;
   }
 
   /** The hot path's only cost: queue the change and start an exchange that the call never waits for. */
@@ -182,6 +226,7 @@ export class SharedBreakers {
     try {
       await this.flush();
       if (this.stopped) return;
+      await this.claim();
       await this.poll();
       this.ok = true;
       this.lastError = null;
@@ -211,6 +256,23 @@ export class SharedBreakers {
     ]);
     // A change queued while the statement ran is newer than the one sent: it stays for the next exchange.
     for (const change of changes) if (this.pending.get(change.key) === change) this.pending.delete(change.key);
+  }
+
+  private async claim(): Promise<void> {
+    for (const [key, openedAtMs] of [...this.wanted]) {
+      const now = this.clock();
+      this.claimedAtMs.set(key, now);
+      const result = await this.pool.query<{ claimed: boolean; known: boolean }>(CLAIM_SQL, [
+        key,
+        this.host,
+        now + this.leaseMs,
+        openedAtMs,
+        now,
+      ]);
+      if (this.wanted.get(key) === openedAtMs) this.wanted.delete(key);
+      const { claimed, known } = result.rows[0] ?? { claimed: false, known: true };
+      if (claimed || !known) this.leases.set(key, { openedAtMs, untilMs: now + this.leaseMs });
+    }
   }
 
   private async poll(): Promise<void> {

@@ -11,6 +11,7 @@ CREATE TABLE IF NOT EXISTS cplane_breakers (
   changed_at_ms BIGINT NOT NULL,
   host TEXT NOT NULL
 );
+ALTER TABLE cplane_breakers ADD COLUMN IF NOT EXISTS probe_host TEXT, ADD COLUMN IF NOT EXISTS probe_until_ms BIGINT;
 CREATE TABLE IF NOT EXISTS cplane_revoked_keys (
   key_id TEXT PRIMARY KEY,
   revoked_at TEXT NOT NULL,
