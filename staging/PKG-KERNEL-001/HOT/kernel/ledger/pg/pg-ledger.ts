@@ -432,6 +432,8 @@ export class PgLedger implements LedgerStore, RedactionStore {
     let failure: unknown;
     try {
       await client.query('BEGIN');
+      // The entry before the UPDATE: a writer storing the block again waits on the UPDATE's row lock, so the
+      // redaction must hold no row such a writer needs before it has taken its position, or the two deadlock.
       for (const one of hashed) entries.push(one);
       const inserted = await client.query({
         name: 'cplane_append_one',
