@@ -6,11 +6,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import type { AppendInput, IdSource } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import type { PgLedger as PgLedgerT } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js';
 import type { LedgerStore } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js';
+import type { RedactionStore } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/redaction.js';
 
 // From the dev root, as the root runs them (and as coverage counts them).
 const { CpError } =
@@ -25,6 +28,9 @@ const { COPY_FROM, PgLedger } = await fromDevRoot<
 const { pgDispatchRecords } = await fromDevRoot<
   typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-checks.js')
 >('HOT/kernel/ledger/pg/pg-checks.js');
+const { previewRedaction, selectRedaction } = await fromDevRoot<
+  typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/redaction.js')
+>('HOT/kernel/ledger/redaction.js');
 const { sqliteLedgerStore, verifyStore } =
   await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js')>(
     'HOT/kernel/ledger/store.js',
@@ -46,6 +52,9 @@ after(() => {
   rmSync(work, { recursive: true, force: true });
 });
 
+/** What someone with the database itself could do to a block, the triggers that forbid it out of the way. */
+type Tamper = (op: 'empty' | 'delete' | 'edit', digest: string, by?: string) => Promise<void>;
+
 interface Backend {
   name: 'sqlite' | 'postgres';
   skip: string | false;
@@ -53,7 +62,7 @@ interface Backend {
   fresh(options?: {
     clock?: () => number;
     idSource?: IdSource;
-  }): Promise<{ store: LedgerStore; open: () => Promise<LedgerStore> }>;
+  }): Promise<{ store: LedgerStore & RedactionStore; open: () => Promise<LedgerStore>; tamper: Tamper }>;
 }
 
 const backends: Backend[] = [
@@ -62,8 +71,24 @@ const backends: Backend[] = [
     skip: false,
     async fresh(options = {}) {
       const path = join(work, `ledger-${(databases += 1)}.sqlite`);
-      const open = async (): Promise<LedgerStore> => sqliteLedgerStore(Ledger.open(path, { create: true, ...options }));
-      return { store: await open(), open };
+      const open = async () => sqliteLedgerStore(Ledger.open(path, { create: true, ...options }));
+      const tamper: Tamper = async (op, digest, by) => {
+        const db = new Database(path);
+        try {
+          db.exec(
+            'DROP TRIGGER IF EXISTS content_blocks_no_delete; DROP TRIGGER IF EXISTS content_blocks_redact_only;',
+          );
+          const sql = {
+            empty: 'UPDATE content_blocks SET text = NULL, redacted_by = ? WHERE digest = unhex(?)',
+            delete: 'DELETE FROM content_blocks WHERE digest = unhex(?)',
+            edit: "UPDATE content_blocks SET text = 'tampered' WHERE digest = unhex(?)",
+          }[op];
+          db.prepare(sql).run(...(op === 'empty' ? [by, digest] : [digest]));
+        } finally {
+          db.close();
+        }
+      };
+      return { store: await open(), open, tamper };
     },
   },
   {
@@ -73,8 +98,25 @@ const backends: Backend[] = [
       const s = server as PgServer;
       const name = `ledger_${(databases += 1)}`;
       const url = await createDatabase(s, name);
-      const open = (): Promise<LedgerStore> => PgLedger.open(url, { create: true, ...options });
-      return { store: await open(), open };
+      const open = () => PgLedger.open(url, { create: true, ...options });
+      const tamper: Tamper = async (op, digest, by) => {
+        const db = new pg.Client({ connectionString: url });
+        await db.connect();
+        try {
+          // A superuser can switch the append-only triggers off; verify must not rely on them.
+          await db.query('ALTER TABLE cplane_content_blocks DISABLE TRIGGER ALL');
+          const sql = {
+            empty: 'UPDATE cplane_content_blocks SET text = NULL, redacted_by = $2 WHERE digest = $1',
+            delete: 'DELETE FROM cplane_content_blocks WHERE digest = $1',
+            edit: "UPDATE cplane_content_blocks SET text = convert_to('tampered', 'UTF8') WHERE digest = $1",
+          }[op];
+          await db.query(sql, [Buffer.from(digest, 'hex'), ...(op === 'empty' ? [by] : [])]);
+          await db.query('ALTER TABLE cplane_content_blocks ENABLE TRIGGER ALL');
+        } finally {
+          await db.end();
+        }
+      };
+      return { store: await open(), open, tamper };
     },
   },
 ];
@@ -301,6 +343,132 @@ for (const backend of backends) {
         for (const w of writers) await w.close();
       }
     });
+
+    test('redact: the blocks named by an exchange, a session or a digest lose their text under one REDACTED entry; reads, verify and a second redaction agree', async () => {
+      const { store } = await backend.fresh();
+      try {
+        const secret = '{"role":"user","content":"key sk-live-CONTRACT-0000"}';
+        const [first, second, inline] = await store.appendBatch([
+          { ...exchange('S1', 0), content: { prompt: ['{"messages":[', secret, ']}'], response: ['ok'] } },
+          {
+            ...exchange('S1', 1),
+            content: {
+              prompt: ['{"messages":[', secret, ',{"role":"user","content":"next"}', ']}'],
+              response: ['ok 2'],
+            },
+          },
+          {
+            event_type: 'EXCHANGE',
+            submission_id: 's',
+            decision: 'SUCCESS',
+            reason: 'r',
+            metadata: { session_id: 'S1' },
+          },
+        ]);
+        const one = await selectRedaction(store, { exchange: first?.id });
+        assert.deepEqual(one.exchanges, [first?.id]);
+        assert.equal(one.blocks.length, 4, 'three prompt blocks and the response');
+        // The session: both exchanges with content (the one without is skipped), each shared block once.
+        const session = await selectRedaction(store, { session: 'S1' });
+        assert.deepEqual(session.exchanges, [first?.id, second?.id, inline?.id]);
+        assert.equal(session.blocks.length, 4 + 2);
+        const preview = await previewRedaction(store, one.blocks);
+        const target = preview.find((b) => b.preview?.includes('sk-live-CONTRACT'));
+        assert.ok(target, JSON.stringify(preview));
+        assert.deepEqual(
+          { size: target.size, redacted_by: target.redacted_by },
+          { size: Buffer.byteLength(secret), redacted_by: null },
+        );
+        assert.deepEqual(await selectRedaction(store, { block: target.digest }), {
+          blocks: [target.digest],
+          exchanges: [],
+        });
+        const refused = async (t: Parameters<typeof selectRedaction>[1], code: string) =>
+          assert.rejects(selectRedaction(store, t), (e: unknown) => e instanceof CpError && e.code === code);
+        await refused({ exchange: inline?.id }, 'ERR_LEDGER_REDACT_INLINE');
+        await refused({ exchange: 'LED-ffffffff' }, 'ERR_LEDGER_REDACT_NOT_FOUND');
+        await refused({ session: 'S-none' }, 'ERR_LEDGER_REDACT_NOT_FOUND');
+        await refused({ block: 'a'.repeat(64) }, 'ERR_LEDGER_REDACT_NOT_FOUND');
+
+        const done = await store.redact([target.digest, target.digest], {
+          reason: 'pasted key',
+          by: 'tester',
+          exchanges: [first?.id as string],
+        });
+        assert.deepEqual([done.redacted, done.already], [1, 0]);
+        assert.deepEqual(
+          [done.entry.event_type, done.entry.submission_id, done.entry.decision, done.entry.reason],
+          ['REDACTED', 'LEDGER', 'REDACTED', 'pasted key'],
+        );
+        assert.deepEqual(done.entry.metadata, { blocks: [target.digest], by: 'tester', exchanges: [first?.id] });
+        assert.deepEqual(await store.headAnchor(), { seq: 4, hash: done.entry.entry_hash });
+        // Every exchange holding the block reads the marker in its place; the rest of the text is there.
+        const marker = `[REDACTED:${done.entry.id}]`;
+        assert.equal((await store.get(first?.id as string))?.metadata.prompt, `{"messages":[${marker}]}`);
+        assert.equal(
+          (await store.get(second?.id as string))?.metadata.prompt,
+          `{"messages":[${marker},{"role":"user","content":"next"}]}`,
+        );
+        const [oldest] = await store.query({ session_id: 'S1', event_type: 'EXCHANGE', order: 'oldest', limit: 1 });
+        assert.equal(oldest?.metadata.prompt, `{"messages":[${marker}]}`);
+        assert.deepEqual((await store.block(target.digest))?.redacted_by, done.entry.id);
+        assert.equal((await store.block(target.digest))?.text, undefined);
+        const verified = await verifyStore(store);
+        assert.equal(verified.ok, true, JSON.stringify(verified));
+        assert.equal(verified.content?.redacted_blocks, 1);
+        // Again, with one more block: the first counts as already redacted and keeps its first record.
+        const again = await store.redact(
+          [target.digest, ...one.blocks.filter((b) => b !== target.digest).slice(0, 1)],
+          {
+            reason: 'again',
+            by: 'tester',
+            exchanges: [],
+          },
+        );
+        assert.deepEqual([again.redacted, again.already], [1, 1]);
+        assert.equal((await store.block(target.digest))?.redacted_by, done.entry.id);
+        const twice = await verifyStore(store);
+        assert.equal(twice.ok, true, JSON.stringify(twice));
+        assert.equal(twice.content?.redacted_blocks, 2);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('a block emptied, deleted or edited outside redact FAILS verify, each named; the one redacted through it passes', async () => {
+      const { store, tamper } = await backend.fresh();
+      try {
+        await store.appendBatch([
+          exchange('S1', 0),
+          { ...exchange('S2', 0), content: { prompt: ['[', '"x"', ']'], response: ['y'] } },
+        ]);
+        const blocks = (await selectRedaction(store, { session: 'S1' })).blocks;
+        const others = (await selectRedaction(store, { session: 'S2' })).blocks.filter((b) => !blocks.includes(b));
+        assert.ok(others.length >= 3, JSON.stringify(others));
+        const [emptied, deleted, edited] = others as [string, string, string];
+        const { entry } = await store.redact([blocks[0] as string], { reason: 'r', by: 't', exchanges: [] });
+        assert.equal((await verifyStore(store)).ok, true);
+        const problems = async (): Promise<string> => {
+          const v = await verifyStore(store);
+          assert.equal(v.ok, false, 'verify passed a tampered block');
+          return v.content_problems.join('\n');
+        };
+        // Emptied as a redaction would, naming a real REDACTED entry that does not name this block.
+        await tamper('empty', emptied, entry.id);
+        assert.match(await problems(), new RegExp(`block ${emptied} has no text and no REDACTED entry`));
+        await tamper('delete', deleted);
+        assert.match(await problems(), new RegExp(`block ${deleted} \\(in list node [0-9a-f]{64}\\) is missing`));
+        await tamper('edit', edited);
+        assert.match(await problems(), new RegExp(`block ${edited} (does not hash to its digest: it )?was edited`));
+        assert.equal(
+          (await verifyStore(store)).content?.redacted_blocks,
+          1,
+          'only the block redacted through it counts',
+        );
+      } finally {
+        await store.close();
+      }
+    });
   });
 }
 
@@ -322,6 +490,9 @@ test('the same appends with the same clock and ids give the same head hash on SQ
           exchange('S1', turn, ' \u0000'),
           { event_type: 'NOTE', submission_id: 's', decision: 'OK', reason: `n${turn}`, metadata: {} },
         ]);
+      // A redaction appends the same REDACTED entry on both.
+      const { blocks } = await selectRedaction(store, { session: 'S1' });
+      await store.redact(blocks.slice(0, 3), { reason: 'r', by: 'tester', exchanges: ['LED-x'] });
       heads.push((await store.headAnchor()).hash);
     } finally {
       await store.close();

@@ -161,6 +161,25 @@ test('route on the store appends to the PostgreSQL chain; status and budget stat
   assert.match((g.gates[1] as Gate).message, /^3 exchanges linked/);
 });
 
+test('a redaction on the store (ledger redact --store) keeps G4 passing and reads show its marker', { skip }, () => {
+  const session = ['ledger', 'query', '--store', url, '--session', 'SES-S', '--event-type', 'EXCHANGE', '--json'];
+  const [newest] = JSON.parse(run(session).stdout) as { id: string; metadata: { prompt: string } }[];
+  assert.ok(newest, 'no exchange on the store');
+  const preview = run(['ledger', 'redact', '--store', url, '--exchange', newest.id, '--dry-run', '--json']);
+  assert.equal(preview.status, 0, preview.stderr);
+  const { blocks } = JSON.parse(preview.stdout) as { blocks: { digest: string; preview: string | null }[] };
+  const hi = blocks.find((b) => b.preview?.includes('hi'));
+  assert.ok(hi, preview.stdout);
+  const r = run(['ledger', 'redact', '--store', url, '--block', hi.digest, '--reason', 'test', '--json']);
+  assert.equal(r.status, 0, r.stderr);
+  const { entry_id } = JSON.parse(r.stdout) as { entry_id: string };
+  const [after] = JSON.parse(run(session).stdout) as { metadata: { prompt: string } }[];
+  assert.ok(after?.metadata.prompt.includes(`[REDACTED:${entry_id}]`), after?.metadata.prompt);
+  const g = gates(['G4']);
+  assert.equal(g.status, 0, JSON.stringify(g.gates));
+  assert.equal((g.gates[0] as Gate).status, 'PASS');
+});
+
 test('a DISPATCH without its EXCHANGE in PostgreSQL is an orphan for G6, though the SQLite ledger has none', {
   skip,
 }, async () => {

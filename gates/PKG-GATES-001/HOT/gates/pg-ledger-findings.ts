@@ -16,6 +16,8 @@ const CHAIN_CODES = {
 
 /** PgLedger.contentProblems says what it found in words; the first word names the part (see its messages). */
 function contentCode(problem: string): Finding['code'] {
+  if (problem.endsWith('is missing: it was deleted'))
+    return problem.startsWith('list node ') ? 'LEDGER_CONTENT_LIST_MISSING' : 'LEDGER_CONTENT_BLOCK_MISSING';
   if (problem.startsWith('list node ')) return 'LEDGER_CONTENT_LIST_EDITED';
   return problem.endsWith('was edited') ? 'LEDGER_CONTENT_BLOCK_EDITED' : 'LEDGER_CONTENT_BLOCK_DELETED';
 }

@@ -74,6 +74,11 @@ async function verifyPostgres(
       : [
           `${result.ok ? 'ledger intact' : 'chain intact'} (postgres): ${result.entries} entries, head ${formatAnchor(result.head)}`,
         ];
+    const content = result.content;
+    if (content)
+      lines.push(
+        `content: ${content.blocks} blocks (${content.redacted_blocks} redacted), ${content.lists} list nodes, ${result.content_problems.length === 0 ? 'intact' : `${result.content_problems.length} problems`}`,
+      );
     for (const problem of result.content_problems) lines.push(`content: ${problem}`);
     ctx.report(args, { ...result, checkpoints }, [...lines, ...checkpointLines(checkpoints)]);
     return result.ok && checkpoints.ok ? EXIT.OK : EXIT.CHECK_FAILED;

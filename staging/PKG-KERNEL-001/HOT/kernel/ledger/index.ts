@@ -20,3 +20,4 @@ export * from './checkpoint-store.js';
 export * from './checkpoint-check.js';
 export * from './sessions.js';
 export * from './store.js';
+export * from './redaction.js';

@@ -24,6 +24,7 @@ import { seqRangeForTimes, type SeqRange } from './time-range.js';
 import { refuseIllFormed, validateAppendInput } from './validate.js';
 import { ContentStore, contentRefs, prepareContent, type ImportContent, type PreparedContent } from './content.js';
 import { rootPaths } from '../root/layout.js';
+import { type RedactionStore, type RedactRecord, type RedactResult, redactedAppend } from './redaction.js';
 
 export type { Synchronous } from './open.js';
 export type { LedgerQuery } from './query.js';
@@ -458,18 +459,8 @@ export class Ledger {
    * text only when a REDACTED entry of the chain names it). The pages that held the text are zeroed (SQLite
    * secure_delete) and the WAL is checkpointed and truncated, so the text is gone from the files too.
    */
-  redact(
-    blocks: readonly string[],
-    record: { reason: string; by: string; exchanges: readonly string[] },
-  ): { entry: LedgerEntry; redacted: number; already: number; checkpointed: boolean } {
-    const sorted = [...new Set(blocks)].sort();
-    const input: AppendInput = {
-      event_type: 'REDACTED',
-      submission_id: 'LEDGER',
-      decision: 'REDACTED',
-      reason: record.reason,
-      metadata: { blocks: sorted, by: record.by, exchanges: [...record.exchanges] },
-    };
+  redact(blocks: readonly string[], record: RedactRecord): RedactResult {
+    const { sorted, input } = redactedAppend(blocks, record);
     const prepared = [wellFormedAppend(validateAppendInput(input) as PreparedAppend, input, 0)];
     const run = this.db.transaction(() => {
       const update = this.db.prepare(
@@ -488,7 +479,23 @@ export class Ledger {
       const [row] = this.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
       checkpointed = row?.busy === 0;
     }
-    return { entry, redacted, already: sorted.length - redacted, checkpointed };
+    const warnings = checkpointed
+      ? []
+      : [
+          'another process holds the ledger open, so its WAL could not be truncated yet; the removed text stays in the -wal file until its next checkpoint',
+        ];
+    return { entry, redacted, already: sorted.length - redacted, checkpointed, warnings };
+  }
+
+  /** The blocks, the session's exchanges and one block's text, as `ledger redact` selects and previews them. */
+  get redaction(): RedactionStore {
+    return {
+      hasBlock: (digest) => this.content.hasBlock(digest),
+      sessionExchanges: (sessionId) => this.sessionExchanges(sessionId),
+      exchangeBlocks: (id) => this.exchangeBlocks(id),
+      block: (digest) => this.content.block(digest),
+      redact: (blocks, record) => this.redact(blocks, record),
+    };
   }
 
   /**

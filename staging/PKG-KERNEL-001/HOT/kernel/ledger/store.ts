@@ -3,6 +3,7 @@ import { type Anchor, type AppendInput, GENESIS_HASH, hashInputFromColumns, type
 import type { EntryRow, Ledger } from './ledger.js';
 import type { LedgerQuery } from './query.js';
 import { verifyLedger } from './verify.js';
+import type { RedactionStore } from './redaction.js';
 
 /**
  * The ledger as every backend offers it (SQLite file, PostgreSQL): async, so one contract suite runs both.
@@ -22,12 +23,22 @@ export interface LedgerStore {
   /** Whether the session holds an EXCHANGE for this DISPATCH (a spooled exchange is never appended twice). */
   hasExchange(sessionId: string, dispatchId: string): Promise<boolean>;
   /** Every content block and list node re-hashed. */
-  contentProblems(): Promise<{ blocks: number; lists: number; problems: string[] }>;
+  contentProblems(): Promise<ContentSummary>;
   close(): Promise<void>;
 }
 
-export function sqliteLedgerStore(ledger: Ledger): LedgerStore {
+/** The content store as verify saw it: its size, the blocks removed by `ledger redact`, and what is wrong. */
+export interface ContentSummary {
+  blocks: number;
+  lists: number;
+  redacted_blocks: number;
+  problems: string[];
+}
+
+/** The SQLite file as a LedgerStore, and as the store `ledger redact` acts on. */
+export function sqliteLedgerStore(ledger: Ledger): LedgerStore & RedactionStore {
   return {
+    ...ledger.redaction,
     backend: 'sqlite',
     append: async (input) => ledger.append(input),
     appendBatch: async (inputs) => ledger.appendBatch(inputs),
@@ -46,6 +57,7 @@ export function sqliteLedgerStore(ledger: Ledger): LedgerStore {
       return {
         blocks: content?.blocks ?? 0,
         lists: content?.lists ?? 0,
+        redacted_blocks: content?.redacted_blocks ?? 0,
         problems: (content?.problems ?? []).map((p) => p.message),
       };
     },
@@ -58,6 +70,8 @@ export interface StoreVerify {
   entries: number;
   head: Anchor;
   first_bad?: { seq: number; id: string; problem: 'edited' | 'broken_link' | 'gap'; message: string };
+  /** The content store, once the chain verified. */
+  content?: { blocks: number; lists: number; redacted_blocks: number };
   content_problems: string[];
 }
 
@@ -88,6 +102,7 @@ export async function verifyStore(store: LedgerStore): Promise<StoreVerify> {
     ok: content.problems.length === 0,
     entries,
     head: { seq: expected - 1, hash: previous },
+    content: { blocks: content.blocks, lists: content.lists, redacted_blocks: content.redacted_blocks },
     content_problems: content.problems,
   };
 }

@@ -30,7 +30,9 @@ import { newContentLines } from '../jsonl.js';
 import { type EntryRow, type PreparedAppend, prepareAppend, readView, rowToEntry } from '../ledger.js';
 import { canonicalJson } from '../../canonical.js';
 import type { ChainView } from '../checkpoint.js';
-import type { LedgerStore } from '../store.js';
+import type { ContentSummary, LedgerStore } from '../store.js';
+import { type RedactionStore, type RedactRecord, type RedactResult, redactedAppend } from '../redaction.js';
+import { PG_RESIDUE, scrubBlocks, VACUUM_SKIPPED } from './pg-scrub.js';
 import { COPY_NULL, copyBytea, copyText } from './copy-text.js';
 import { compilePgQuery, PG_ROW_COLUMNS } from './pg-query.js';
 import { PG_LEDGER_DDL, PG_LEDGER_LOCK } from './schema.js';
@@ -74,6 +76,11 @@ const CONTENT_SQL = `WITH blocks AS (
   ON CONFLICT (digest) DO NOTHING
 ) INSERT INTO cplane_content_lists (digest, parent, block) SELECT * FROM unnest($4::bytea[], $5::bytea[], $6::bytea[])
   ON CONFLICT (digest) DO NOTHING`;
+/** The redaction's UPDATE; its transaction id tells the scrub which snapshots may still see the text. */
+const REDACT_SQL = `WITH done AS (
+  UPDATE cplane_content_blocks SET text = NULL, redacted_by = $1 WHERE digest = ANY($2::bytea[]) AND text IS NOT NULL
+  RETURNING 1
+) SELECT count(*) AS n, (txid_current() % 4294967296)::text AS xid FROM done`;
 const LINKED_SQL = `SELECT ${linksTo(1)} AS linked`;
 const COPY_SQL = `COPY cplane_entries (${ENTRY_COLUMNS}) FROM STDIN`;
 /**
@@ -155,7 +162,7 @@ export function refusePasswordInUrl(url: string): void {
  * which lands whole or not at all; a writer that lost the race reads the head again and hashes anew. Committed
  * with the server's synchronous_commit (durable, as FULL is on SQLite).
  */
-export class PgLedger implements LedgerStore {
+export class PgLedger implements LedgerStore, RedactionStore {
   readonly backend = 'postgres' as const;
   /** Appends that lost the race for their positions to another writer and were hashed again. */
   readonly stats = { conflicts: 0 };
@@ -224,6 +231,26 @@ export class PgLedger implements LedgerStore {
   async appendBatch(inputs: readonly AppendInput[]): Promise<LedgerEntry[]> {
     const prepared = inputs.map((input, index) => prepareAppend(input, index));
     const content = await coded(this.newContent(prepared));
+    const entries = await this.appendChained(prepared, (hashed, into, head) =>
+      this.write(hashed, prepared.length, into, head, content),
+    );
+    return entries.map(({ entry }, i) => {
+      const c = (prepared[i] as PreparedAppend).content;
+      if (c !== undefined) entry.metadata = readView(entry.metadata, c.prompt.texts, c.response.texts);
+      return entry;
+    });
+  }
+
+  /**
+   * Hashes `prepared` against the head and hands them to `write` until one lands: a lost race for the positions
+   * (the primary key's unique violation, or `write` returning false because the head it hashed against is not
+   * in the chain) reads the head and hashes again; a connection lost after the call was sent asks the database
+   * whether the last entry is there before answering. Every append to the chain goes through here.
+   */
+  private async appendChained(
+    prepared: readonly PreparedAppend[],
+    write: (hashed: Iterable<Built>, entries: Built[], head: Head) => Promise<boolean>,
+  ): Promise<Built[]> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const head = this.head ?? (await coded(this.readHead()));
       this.idSource ??= await coded(this.storedIdSource());
@@ -232,7 +259,7 @@ export class PgLedger implements LedgerStore {
       let written = false;
       try {
         // Nothing written: the head this writer hashed against is not in the chain (a restored database).
-        if (!(await this.write(this.build(prepared, head), prepared.length, entries, head, content))) {
+        if (!(await write(this.build(prepared, head), entries, head))) {
           this.head = null;
           this.stats.conflicts += 1;
           continue;
@@ -279,11 +306,7 @@ export class PgLedger implements LedgerStore {
         last === undefined
           ? head
           : { seq: head.seq + entries.length, hash: last.entry.entry_hash, latest: last.entry.timestamp };
-      return entries.map(({ entry }, i) => {
-        const c = (prepared[i] as PreparedAppend).content;
-        if (c !== undefined) entry.metadata = readView(entry.metadata, c.prompt.texts, c.response.texts);
-        return entry;
-      });
+      return entries;
     }
     throw new CpError('ERR_LEDGER_CONTENDED', `the chain head kept moving: ${MAX_ATTEMPTS} attempts to append failed`, {
       hint: 'too many writers at once for one chain; the entries were not written, retry',
@@ -308,20 +331,7 @@ export class PgLedger implements LedgerStore {
     const withContent = content.blocks.digest.length > 0 || content.lists.digest.length > 0;
     const single = entries.length === 1 && !withContent ? entries[0] : undefined;
     const columns = single
-      ? [
-          head.seq + 1,
-          single.entry.id,
-          single.entry.event_type,
-          utf8(single.entry.submission_id),
-          utf8(single.entry.decision),
-          utf8(single.entry.reason),
-          single.metadataJson,
-          single.entry.timestamp,
-          single.entry.previous_hash,
-          single.entry.entry_hash,
-          indexed(single.entry.metadata.session_id),
-          indexed(single.entry.metadata.agent_id),
-        ]
+      ? oneRowColumns(single, head.seq + 1)
       : [
           entries.map((_, i) => head.seq + i + 1),
           entries.map((e) => e.entry.id),
@@ -379,6 +389,127 @@ export class PgLedger implements LedgerStore {
       // A connection that failed under the transaction is not handed to the next caller.
       client.release(failure !== undefined && connectionLost(failure) ? (failure as Error) : undefined);
     }
+  }
+
+  /**
+   * Removes the text of `blocks` and appends the REDACTED entry that accounts for it (the same entry the SQLite
+   * file appends), in one transaction that races for the head as every append does: the entry goes in first, so
+   * a writer that took the position makes the whole transaction roll back and hash again. Then, the redaction
+   * committed, what PostgreSQL still holds of the text on disk is erased as far as it can be (scrubBlocks); what
+   * it cannot erase (WAL, standbys, archives, backups) is in the result's warnings.
+   */
+  async redact(
+    blocks: readonly string[],
+    record: RedactRecord,
+    options: { vacuum?: boolean } = {},
+  ): Promise<RedactResult> {
+    const { sorted, input } = redactedAppend(blocks, record);
+    const prepared = [prepareAppend(input)];
+    let done: { redacted: number; xid: string } | undefined;
+    const [built] = await this.appendChained(prepared, async (hashed, entries, head) => {
+      done = await this.redactWrite(hashed, entries, head, sorted);
+      return done !== undefined;
+    });
+    const entry = (built as Built).entry;
+    // Undefined: the commit's answer was lost, but the entry is there, so its UPDATE committed with it.
+    done ??= await coded(this.redactedBy(entry.id));
+    const scrubbed =
+      options.vacuum === false
+        ? { checkpointed: false, warnings: [VACUUM_SKIPPED, PG_RESIDUE] }
+        : await scrubBlocks(this.pool, done.xid);
+    return { entry, redacted: done.redacted, already: sorted.length - done.redacted, ...scrubbed };
+  }
+
+  /** The REDACTED entry and the UPDATE on one connection, committed together; undefined when `head` left the chain. */
+  private async redactWrite(
+    hashed: Iterable<Built>,
+    entries: Built[],
+    head: Head,
+    sorted: readonly string[],
+  ): Promise<{ redacted: number; xid: string } | undefined> {
+    const client = await this.pool.connect();
+    client.on('error', ignoreDropped);
+    let failure: unknown;
+    try {
+      await client.query('BEGIN');
+      // The entry before the UPDATE: a writer storing the block again waits on the UPDATE's row lock, so the
+      // redaction must hold no row such a writer needs before it has taken its position, or the two deadlock.
+      for (const one of hashed) entries.push(one);
+      const inserted = await client.query({
+        name: 'cplane_append_one',
+        text: APPEND_ONE_SQL,
+        values: [...oneRowColumns(entries[0] as Built, head.seq + 1), head.seq, head.hash],
+      });
+      if (inserted.rowCount === 0) {
+        await client.query('ROLLBACK');
+        return undefined;
+      }
+      const updated = await client.query(REDACT_SQL, [(entries[0] as Built).entry.id, sorted.map(hex)]);
+      await client.query('COMMIT');
+      const row = updated.rows[0] as { n: string; xid: string };
+      return { redacted: Number(row.n), xid: row.xid };
+    } catch (error) {
+      failure = error;
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.off('error', ignoreDropped);
+      client.release(failure !== undefined && connectionLost(failure) ? (failure as Error) : undefined);
+    }
+  }
+
+  /**
+   * What a committed redaction did, read back. Its transaction id is unknown, so the scrub is given the next one
+   * to be assigned: it then waits for every snapshot open now, which includes those older than the redaction.
+   */
+  private async redactedBy(id: string): Promise<{ redacted: number; xid: string }> {
+    const r = await this.pool.query(
+      `SELECT count(*) AS n, (txid_snapshot_xmax(txid_current_snapshot()) % 4294967296)::text AS xid
+       FROM cplane_content_blocks WHERE redacted_by = $1`,
+      [id],
+    );
+    const row = r.rows[0] as { n: string; xid: string };
+    return { redacted: Number(row.n), xid: row.xid };
+  }
+
+  /** Whether the block is stored (with its text or redacted). */
+  async hasBlock(digest: string): Promise<boolean> {
+    const r = await coded(this.pool.query('SELECT 1 FROM cplane_content_blocks WHERE digest = $1', [hex(digest)]));
+    return r.rows.length > 0;
+  }
+
+  /** A block as an export line carries it, or undefined when it is not stored. */
+  async block(digest: string): Promise<ContentBlockLine | undefined> {
+    const r = await coded(
+      this.pool.query('SELECT size, text, redacted_by FROM cplane_content_blocks WHERE digest = $1', [hex(digest)]),
+    );
+    const row = r.rows[0] as { size: number; text: Buffer | null; redacted_by: string | null } | undefined;
+    if (row === undefined) return undefined;
+    return row.text !== null
+      ? { digest, size: row.size, text: row.text.toString('utf8') }
+      : { digest, size: row.size, ...(row.redacted_by === null ? {} : { redacted_by: row.redacted_by }) };
+  }
+
+  /** The EXCHANGE ids of a session, oldest first. */
+  async sessionExchanges(sessionId: string): Promise<string[]> {
+    const r = await coded(
+      this.pool.query("SELECT id FROM cplane_entries WHERE session_id = $1 AND event_type = 'EXCHANGE' ORDER BY seq", [
+        utf8(sessionId),
+      ]),
+    );
+    return (r.rows as { id: string }[]).map((row) => row.id);
+  }
+
+  /** The blocks an entry's content is made of ([] when it has none in the store; undefined: no such entry). */
+  async exchangeBlocks(id: string): Promise<string[] | undefined> {
+    const r = await coded(this.pool.query('SELECT metadata FROM cplane_entries WHERE id = $1', [id]));
+    const row = r.rows[0] as { metadata: string } | undefined;
+    if (row === undefined) return undefined;
+    const refs = contentRefs(JSON.parse(row.metadata) as Record<string, unknown>);
+    if (refs === undefined) return [];
+    const blocks = new Set<string>();
+    for (const head of [refs.prompt, refs.response]) for (const node of await this.walk(head)) blocks.add(node.block);
+    return [...blocks];
   }
 
   /**
@@ -706,23 +837,52 @@ export class PgLedger implements LedgerStore {
     }
   }
 
-  /** Every block and list node, re-hashed (for verify and migrate). */
-  async contentProblems(): Promise<{ blocks: number; lists: number; problems: string[] }> {
+  /**
+   * Every block and list node re-hashed (for verify and migrate), as the SQLite file's verify judges them: a block
+   * without its text passes only when the REDACTED entry it names is in the chain and names it back, and a block
+   * or list node that a stored node points to must be there. A superuser can disable the triggers that keep these
+   * tables append-only; this is what catches what was done then.
+   */
+  async contentProblems(): Promise<ContentSummary> {
     const problems: string[] = [];
+    const redactions = new Map<string, Set<string>>();
+    const records = await this.pool.query("SELECT id, metadata FROM cplane_entries WHERE event_type = 'REDACTED'");
+    for (const r of records.rows as { id: string; metadata: string }[]) {
+      const named = (JSON.parse(r.metadata) as { blocks?: unknown }).blocks;
+      if (Array.isArray(named)) redactions.set(r.id, new Set(named.filter((b): b is string => typeof b === 'string')));
+    }
     const blocks = await this.pool.query(
-      "SELECT encode(digest, 'hex') AS d, text, redacted_by FROM cplane_content_blocks",
+      "SELECT encode(digest, 'hex') AS d, size, text, redacted_by FROM cplane_content_blocks",
     );
-    for (const b of blocks.rows as { d: string; text: Buffer | null; redacted_by: string | null }[]) {
+    let redacted = 0;
+    for (const b of blocks.rows as { d: string; size: number; text: Buffer | null; redacted_by: string | null }[]) {
       if (b.text === null) {
-        if (b.redacted_by === null) problems.push(`block ${b.d} has no text and no redaction`);
-      } else if (blockDigest(b.text.toString('utf8')) !== b.d) problems.push(`block ${b.d} was edited`);
+        if (b.redacted_by !== null && redactions.get(b.redacted_by)?.has(b.d)) redacted += 1;
+        else
+          problems.push(
+            `block ${b.d} has no text and no REDACTED entry in the chain names it: it was removed outside \`cplane ledger redact\``,
+          );
+      } else if (b.text.byteLength !== b.size || blockDigest(b.text.toString('utf8')) !== b.d)
+        problems.push(`block ${b.d} was edited`);
     }
     const lists = await this.pool.query(
       "SELECT encode(digest, 'hex') AS d, encode(parent, 'hex') AS p, encode(block, 'hex') AS b FROM cplane_content_lists",
     );
     for (const l of lists.rows as { d: string; p: string; b: string }[])
       if (listDigest(l.p, l.b) !== l.d) problems.push(`list node ${l.d} was edited`);
-    return { blocks: blocks.rows.length, lists: lists.rows.length, problems };
+    const orphans = await this.pool.query(
+      `SELECT encode(l.digest, 'hex') AS d, encode(l.parent, 'hex') AS p, encode(l.block, 'hex') AS b,
+         p.digest IS NOT NULL AS has_parent, b.digest IS NOT NULL AS has_block
+       FROM cplane_content_lists l
+       LEFT JOIN cplane_content_lists p ON p.digest = l.parent LEFT JOIN cplane_content_blocks b ON b.digest = l.block
+       WHERE (l.parent <> $1 AND p.digest IS NULL) OR b.digest IS NULL`,
+      [hex(EMPTY_LIST)],
+    );
+    for (const o of orphans.rows as { d: string; p: string; b: string; has_parent: boolean; has_block: boolean }[]) {
+      if (!o.has_block) problems.push(`block ${o.b} (in list node ${o.d}) is missing: it was deleted`);
+      if (!o.has_parent) problems.push(`list node ${o.p} (parent of ${o.d}) is missing: it was deleted`);
+    }
+    return { blocks: blocks.rows.length, lists: lists.rows.length, redacted_blocks: redacted, problems };
   }
 }
 
@@ -765,6 +925,24 @@ async function copyRows(
     throw error;
   }
   await done;
+}
+
+/** The parameters $1..$12 of APPEND_ONE_SQL: one entry at `seq`. */
+function oneRowColumns({ entry, metadataJson }: Built, seq: number): unknown[] {
+  return [
+    seq,
+    entry.id,
+    entry.event_type,
+    utf8(entry.submission_id),
+    utf8(entry.decision),
+    utf8(entry.reason),
+    metadataJson,
+    entry.timestamp,
+    entry.previous_hash,
+    entry.entry_hash,
+    indexed(entry.metadata.session_id),
+    indexed(entry.metadata.agent_id),
+  ];
 }
 
 /** The parameters $1..$6 of CONTENT_SQL and APPEND_WITH_CONTENT_SQL. */
