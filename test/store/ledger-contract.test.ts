@@ -696,3 +696,42 @@ test('a database laid out with the kind index on every row gets the rare-kind in
     await again.close();
   }
 });
+
+test('PostgreSQL verify pages through a content store larger than a page, counts every row, and finds an edit late in it', {
+  skip: skipPg,
+}, async () => {
+  const { store } = await (backends[1] as Backend).fresh();
+  const pg = store as PgLedgerT;
+  try {
+    // 2 100 distinct one-piece prompts and responses: over 4 000 blocks and list nodes, more than two pages each.
+    for (let batch = 0; batch < 3; batch += 1)
+      await store.appendBatch(
+        Array.from({ length: 700 }, (_, i) => ({
+          event_type: 'EXCHANGE',
+          submission_id: 's',
+          decision: 'SUCCESS',
+          reason: 'r',
+          metadata: { session_id: 'S' },
+          content: { prompt: [`prompt ${batch}-${i}`], response: [`answer ${batch}-${i}`] },
+        })),
+      );
+    const count = async (table: string): Promise<number> =>
+      Number((await pg.pool.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n);
+    const clean = await verifyStore(store);
+    assert.equal(clean.ok, true, JSON.stringify(clean.content_problems));
+    assert.equal(clean.content?.blocks, await count('cplane_content_blocks'));
+    assert.equal(clean.content?.lists, await count('cplane_content_lists'));
+    assert.ok((clean.content?.blocks ?? 0) > 4000);
+    // The block with the greatest digest: on the last page.
+    const last = await pg.pool.query('SELECT digest FROM cplane_content_blocks ORDER BY digest DESC LIMIT 1');
+    await pg.pool.query('ALTER TABLE cplane_content_blocks DISABLE TRIGGER ALL');
+    await pg.pool.query("UPDATE cplane_content_blocks SET text = convert_to('forged', 'UTF8') WHERE digest = $1", [
+      last.rows[0].digest,
+    ]);
+    const edited = await verifyStore(store);
+    assert.equal(edited.ok, false);
+    assert.deepEqual(edited.content_problems, [`block ${last.rows[0].digest.toString('hex')} was edited`]);
+  } finally {
+    await store.close();
+  }
+});

@@ -81,6 +81,11 @@ const REDACT_SQL = `WITH done AS (
   UPDATE cplane_content_blocks SET text = NULL, redacted_by = $1 WHERE digest = ANY($2::bytea[]) AND text IS NOT NULL
   RETURNING 1
 ) SELECT count(*) AS n, (txid_current() % 4294967296)::text AS xid FROM done`;
+/** Rows per page when verify walks the content tables, and the text fetched at once (a block may be large). */
+const VERIFY_PAGE_ROWS = 2000;
+const VERIFY_TEXT_BYTES = 16 << 20;
+/** As SQLite's verify: the first problems are named, the rest only make it fail. */
+const MAX_CONTENT_PROBLEMS = 20;
 const LINKED_SQL = `SELECT ${linksTo(1)} AS linked`;
 const COPY_SQL = `COPY cplane_entries (${ENTRY_COLUMNS}) FROM STDIN`;
 /**
@@ -845,44 +850,106 @@ export class PgLedger implements LedgerStore, RedactionStore {
    */
   async contentProblems(): Promise<ContentSummary> {
     const problems: string[] = [];
+    // The first ones, as SQLite's verify keeps them: a store tampered with wholesale does not fill memory with words.
+    const problem = (message: string): void => {
+      if (problems.length < MAX_CONTENT_PROBLEMS) problems.push(message);
+    };
+    // The REDACTED entries blocks name, read as named (after the page that showed the block emptied, so a redaction
+    // committed meanwhile is seen whole: its entry and its UPDATE are one transaction).
     const redactions = new Map<string, Set<string>>();
-    const records = await this.pool.query("SELECT id, metadata FROM cplane_entries WHERE event_type = 'REDACTED'");
-    for (const r of records.rows as { id: string; metadata: string }[]) {
-      const named = (JSON.parse(r.metadata) as { blocks?: unknown }).blocks;
-      if (Array.isArray(named)) redactions.set(r.id, new Set(named.filter((b): b is string => typeof b === 'string')));
-    }
-    const blocks = await this.pool.query(
-      "SELECT encode(digest, 'hex') AS d, size, text, redacted_by FROM cplane_content_blocks",
-    );
+    const names = async (id: string, digest: string): Promise<boolean> => {
+      let named = redactions.get(id);
+      if (named === undefined) {
+        const r = await this.pool.query(
+          "SELECT metadata FROM cplane_entries WHERE id = $1 AND event_type = 'REDACTED'",
+          [id],
+        );
+        const blocks = (r.rows[0] as { metadata: string } | undefined)?.metadata;
+        const listed = blocks === undefined ? undefined : (JSON.parse(blocks) as { blocks?: unknown }).blocks;
+        named = new Set(Array.isArray(listed) ? listed.filter((b): b is string => typeof b === 'string') : []);
+        redactions.set(id, named);
+      }
+      return named.has(digest);
+    };
+    // Page by digest, the text fetched a bounded number of bytes at a time: a store of any size is verified in
+    // bounded memory.
+    let blocks = 0;
     let redacted = 0;
-    for (const b of blocks.rows as { d: string; size: number; text: Buffer | null; redacted_by: string | null }[]) {
-      if (b.text === null) {
-        if (b.redacted_by !== null && redactions.get(b.redacted_by)?.has(b.d)) redacted += 1;
-        else
-          problems.push(
-            `block ${b.d} has no text and no REDACTED entry in the chain names it: it was removed outside \`cplane ledger redact\``,
-          );
-      } else if (b.text.byteLength !== b.size || blockDigest(b.text.toString('utf8')) !== b.d)
-        problems.push(`block ${b.d} was edited`);
+    let after: Buffer = Buffer.alloc(0);
+    for (;;) {
+      const page = await this.pool.query(
+        `SELECT digest, size, text IS NULL AS gone, redacted_by FROM cplane_content_blocks
+         WHERE digest > $1 ORDER BY digest LIMIT ${VERIFY_PAGE_ROWS}`,
+        [after],
+      );
+      const rows = page.rows as { digest: Buffer; size: number; gone: boolean; redacted_by: string | null }[];
+      if (rows.length === 0) break;
+      blocks += rows.length;
+      after = (rows[rows.length - 1] as { digest: Buffer }).digest;
+      let batch: Buffer[] = [];
+      let batchBytes = 0;
+      const sizes = new Map<string, number>();
+      const check = async (): Promise<void> => {
+        if (batch.length === 0) return;
+        const texts = await this.pool.query('SELECT digest, text FROM cplane_content_blocks WHERE digest = ANY($1)', [
+          batch,
+        ]);
+        for (const t of texts.rows as { digest: Buffer; text: Buffer | null }[]) {
+          const d = t.digest.toString('hex');
+          // Emptied since the page was read: by a redaction committed meanwhile, which the next verify judges.
+          if (t.text === null) continue;
+          if (t.text.byteLength !== sizes.get(d) || blockDigest(t.text.toString('utf8')) !== d)
+            problem(`block ${d} was edited`);
+        }
+        batch = [];
+        batchBytes = 0;
+      };
+      for (const b of rows) {
+        const d = b.digest.toString('hex');
+        if (b.gone) {
+          if (b.redacted_by !== null && (await names(b.redacted_by, d))) redacted += 1;
+          else
+            problem(
+              `block ${d} has no text and no REDACTED entry in the chain names it: it was removed outside \`cplane ledger redact\``,
+            );
+          continue;
+        }
+        sizes.set(d, b.size);
+        batch.push(b.digest);
+        batchBytes += b.size;
+        if (batchBytes >= VERIFY_TEXT_BYTES) await check();
+      }
+      await check();
     }
-    const lists = await this.pool.query(
-      "SELECT encode(digest, 'hex') AS d, encode(parent, 'hex') AS p, encode(block, 'hex') AS b FROM cplane_content_lists",
-    );
-    for (const l of lists.rows as { d: string; p: string; b: string }[])
-      if (listDigest(l.p, l.b) !== l.d) problems.push(`list node ${l.d} was edited`);
+    let lists = 0;
+    after = Buffer.alloc(0);
+    for (;;) {
+      const page = await this.pool.query(
+        `SELECT digest, parent, block FROM cplane_content_lists WHERE digest > $1 ORDER BY digest LIMIT ${VERIFY_PAGE_ROWS}`,
+        [after],
+      );
+      const rows = page.rows as { digest: Buffer; parent: Buffer; block: Buffer }[];
+      if (rows.length === 0) break;
+      lists += rows.length;
+      after = (rows[rows.length - 1] as { digest: Buffer }).digest;
+      for (const l of rows) {
+        const d = l.digest.toString('hex');
+        if (listDigest(l.parent.toString('hex'), l.block.toString('hex')) !== d) problem(`list node ${d} was edited`);
+      }
+    }
     const orphans = await this.pool.query(
       `SELECT encode(l.digest, 'hex') AS d, encode(l.parent, 'hex') AS p, encode(l.block, 'hex') AS b,
          p.digest IS NOT NULL AS has_parent, b.digest IS NOT NULL AS has_block
        FROM cplane_content_lists l
        LEFT JOIN cplane_content_lists p ON p.digest = l.parent LEFT JOIN cplane_content_blocks b ON b.digest = l.block
-       WHERE (l.parent <> $1 AND p.digest IS NULL) OR b.digest IS NULL`,
+       WHERE (l.parent <> $1 AND p.digest IS NULL) OR b.digest IS NULL LIMIT ${MAX_CONTENT_PROBLEMS}`,
       [hex(EMPTY_LIST)],
     );
     for (const o of orphans.rows as { d: string; p: string; b: string; has_parent: boolean; has_block: boolean }[]) {
-      if (!o.has_block) problems.push(`block ${o.b} (in list node ${o.d}) is missing: it was deleted`);
-      if (!o.has_parent) problems.push(`list node ${o.p} (parent of ${o.d}) is missing: it was deleted`);
+      if (!o.has_block) problem(`block ${o.b} (in list node ${o.d}) is missing: it was deleted`);
+      if (!o.has_parent) problem(`list node ${o.p} (parent of ${o.d}) is missing: it was deleted`);
     }
-    return { blocks: blocks.rows.length, lists: lists.rows.length, redacted_blocks: redacted, problems };
+    return { blocks, lists, redacted_blocks: redacted, problems };
   }
 }
 
