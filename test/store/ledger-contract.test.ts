@@ -735,3 +735,29 @@ test('PostgreSQL verify pages through a content store larger than a page, counts
     await store.close();
   }
 });
+
+test('PostgreSQL verify FAILS an entry whose content list was deleted, though no other node points to it', {
+  skip: skipPg,
+}, async () => {
+  const { store } = await (backends[1] as Backend).fresh();
+  const pg = store as PgLedgerT;
+  try {
+    const [written] = await store.appendBatch([exchange('S1', 1)]);
+    let head = '';
+    for await (const row of store.rows())
+      if (row.id === written?.id)
+        head = (JSON.parse(row.metadata) as { content: { response: string } }).content.response;
+    assert.match(head, /^[0-9a-f]{64}$/);
+    assert.equal((await verifyStore(store)).ok, true);
+    await pg.pool.query('ALTER TABLE cplane_content_lists DISABLE TRIGGER ALL');
+    const gone = await pg.pool.query('DELETE FROM cplane_content_lists WHERE digest = $1', [Buffer.from(head, 'hex')]);
+    assert.equal(gone.rowCount, 1);
+    const v = await verifyStore(store);
+    assert.equal(v.ok, false);
+    assert.deepEqual(v.content_problems, [
+      `list node ${head} (the content of entry ${written?.id}) is missing: it was deleted`,
+    ]);
+  } finally {
+    await store.close();
+  }
+});

@@ -937,6 +937,33 @@ export class PgLedger implements LedgerStore, RedactionStore {
         if (listDigest(l.parent.toString('hex'), l.block.toString('hex')) !== d) problem(`list node ${d} was edited`);
       }
     }
+    // Every list an entry commits to must be stored: a deleted head node has no child left to miss it.
+    let afterSeq = 0;
+    for (;;) {
+      const page = await this.pool.query(
+        `SELECT seq, id, metadata FROM cplane_entries WHERE seq > $1 AND strpos(metadata, '"content":{') > 0
+         ORDER BY seq LIMIT ${VERIFY_PAGE_ROWS}`,
+        [afterSeq],
+      );
+      const rows = page.rows as { seq: string; id: string; metadata: string }[];
+      if (rows.length === 0) break;
+      afterSeq = Number((rows[rows.length - 1] as { seq: string }).seq);
+      const named = new Map<string, string>();
+      for (const row of rows) {
+        const refs = contentRefs(JSON.parse(row.metadata) as Record<string, unknown>);
+        if (refs === undefined) continue;
+        for (const head of [refs.prompt, refs.response])
+          if (head !== EMPTY_LIST && !named.has(head)) named.set(head, row.id);
+      }
+      if (named.size === 0) continue;
+      const missing = await this.pool.query(
+        `SELECT encode(d, 'hex') AS d FROM unnest($1::bytea[]) AS d
+         WHERE NOT EXISTS (SELECT 1 FROM cplane_content_lists WHERE digest = d)`,
+        [[...named.keys()].map(hex)],
+      );
+      for (const m of missing.rows as { d: string }[])
+        problem(`list node ${m.d} (the content of entry ${named.get(m.d)}) is missing: it was deleted`);
+    }
     const orphans = await this.pool.query(
       `SELECT encode(l.digest, 'hex') AS d, encode(l.parent, 'hex') AS p, encode(l.block, 'hex') AS b,
          p.digest IS NOT NULL AS has_parent, b.digest IS NOT NULL AS has_block
