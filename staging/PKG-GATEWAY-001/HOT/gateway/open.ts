@@ -10,7 +10,8 @@ import { warning, warningText } from '#kernel/catalogue/define.js';
 import { routerCheckpointer, storeCheckpointer } from '#router/checkpoints.js';
 import { RefusalSampler } from '#router/refusal-sampler.js';
 import { loadConsoleAssets } from './console/assets.js';
-import { ConsoleData } from './console/data.js';
+import type { ConsoleData } from './console/data.js';
+import { SqliteConsoleData } from './console/sqlite-data.js';
 import { ConsoleRoutes } from './console/routes.js';
 import type { RequestLog } from './log.js';
 import type { GatewayConfig } from './settings.js';
@@ -120,17 +121,16 @@ export async function openGateway(
 /** The read-only console, which reads the root's SQLite ledger; null (and said why) when there is none to read. */
 function openConsole(root: string, opened: OpenedRouter, unavailable: string[]): ConsoleRoutes | null {
   const { ledger } = opened;
-  if (ledger === null) {
+  const breakers = () => opened.router.breakers.snapshot();
+  let data: ConsoleData;
+  if (ledger !== null) data = new SqliteConsoleData({ root, ledger, breakers });
+  else {
     unavailable.push("console: it reads the root's SQLite ledger, and this gateway runs on a shared store");
     return null;
   }
   const assets = loadConsoleAssets(root);
   if (!assets.ok) unavailable.push(`console: ${assets.problem}`);
-  return new ConsoleRoutes({
-    data: new ConsoleData({ root, ledger, breakers: () => opened.router.breakers.snapshot() }),
-    assets,
-    verify: (token) => opened.router.verifyConsoleKey(token),
-  });
+  return new ConsoleRoutes({ data, assets, verify: (token) => opened.router.verifyConsoleKey(token) });
 }
 
 /** The gateway's checkpoint schedule (its config's `checkpoint`), run after each recorded exchange, on either store. */
