@@ -175,4 +175,26 @@ describe('the console on a gateway whose store is PostgreSQL', { skip, concurren
     assert.equal(root.body.ledger.verify?.ok, true);
     assert.equal(root.body.ledger.verify?.entries, root.body.ledger.head.seq);
   });
+
+  test('a database that cannot answer is a 503 naming the store, and the console reads again once it is back', async () => {
+    const pgServer = server as PgServer;
+    pgServer.halt();
+    try {
+      for (const path of ['/console/api/sessions', '/console/api/root', '/console/api/plots', '/console/api/budgets']) {
+        const down = await get<{ error: { code: string } }>(path);
+        assert.equal(down.status, 503, path);
+        assert.equal(down.body.error.code, 'ERR_STORE_UNAVAILABLE');
+      }
+    } finally {
+      pgServer.start();
+    }
+    const deadline = Date.now() + 30_000;
+    let back = await get<SessionPage>('/console/api/sessions');
+    while (back.status !== 200 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      back = await get<SessionPage>('/console/api/sessions');
+    }
+    assert.equal(back.status, 200);
+    assert.equal(back.body.sessions.length, 3);
+  });
 });

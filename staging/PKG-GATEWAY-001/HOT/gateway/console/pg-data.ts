@@ -1,4 +1,5 @@
 import {
+  type Anchor,
   contentRefs,
   newestRootCheckpoint,
   parseStoredMetadata,
@@ -53,7 +54,7 @@ export class PgConsoleData implements ConsoleData {
 
   async rootView(options: { verify?: boolean } = {}): Promise<RootView> {
     const { root } = this.source;
-    const head = await this.source.ledger.headAnchor();
+    const head = await this.head();
     if (options.verify === true) await this.verifyFrom(head.seq);
     const verify = this.verified !== null && this.verified.head_seq === head.seq ? this.verified : null;
     const checkpoint = newestRootCheckpoint(root);
@@ -67,7 +68,7 @@ export class PgConsoleData implements ConsoleData {
   }
 
   async verify(): Promise<VerifySummary> {
-    return this.verifyFrom((await this.source.ledger.headAnchor()).seq);
+    return this.verifyFrom((await this.head()).seq);
   }
 
   /**
@@ -76,7 +77,12 @@ export class PgConsoleData implements ConsoleData {
    */
   private async verifyFrom(headSeq: number): Promise<VerifySummary> {
     const { ledger, root } = this.source;
-    const { result } = await verifyPgChain(ledger, { root, files: [], keyFiles: [] });
+    let result: Awaited<ReturnType<typeof verifyPgChain>>['result'];
+    try {
+      ({ result } = await verifyPgChain(ledger, { root, files: [], keyFiles: [] }));
+    } catch (error) {
+      throw storeError(error);
+    }
     const redacted = await this.query(
       'SELECT count(*)::int AS n FROM cplane_content_blocks WHERE text IS NULL AND redacted_by IS NOT NULL',
     );
@@ -135,7 +141,7 @@ export class PgConsoleData implements ConsoleData {
   }
 
   async breakers(): Promise<BreakersView> {
-    const head = (await this.source.ledger.headAnchor()).seq;
+    const head = (await this.head()).seq;
     const from = Math.max(1, head - RECENT_WINDOW + 1);
     const rows = await this.query(
       `SELECT id, timestamp, metadata, session_id FROM cplane_entries
@@ -159,7 +165,7 @@ export class PgConsoleData implements ConsoleData {
   }
 
   async plots(): Promise<PlotsView> {
-    const head = (await this.source.ledger.headAnchor()).seq;
+    const head = (await this.head()).seq;
     const from = Math.max(1, head - RECENT_WINDOW + 1);
     const rows = await this.query(
       `SELECT event_type, timestamp, metadata FROM cplane_entries
@@ -187,6 +193,14 @@ export class PgConsoleData implements ConsoleData {
       latency: latencyBuckets(latencies),
       window_entries: head - from + 1,
     };
+  }
+
+  private async head(): Promise<Anchor> {
+    try {
+      return await this.source.ledger.headAnchor();
+    } catch (error) {
+      throw storeError(error);
+    }
   }
 
   private async query(text: string, values: unknown[] = []): Promise<Row[]> {
