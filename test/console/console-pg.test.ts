@@ -166,6 +166,9 @@ describe('the console on a gateway whose store is PostgreSQL', { skip, concurren
     const budgets = await get<BudgetStatus>('/console/api/budgets');
     assert.equal(budgets.status, 200);
     assert.equal(budgets.body.db_path, 'postgres');
+    // The shared totals: the conversation's two calls, charged on the database every host charges.
+    const alphaScope = budgets.body.scopes.find((x) => x.scope === 'session' && x.scope_id === 'SES-PG-ALPHA');
+    assert.equal(alphaScope?.requests, 2, JSON.stringify(budgets.body.scopes));
     const head = cli(['ledger', 'head', '--store', storeUrl, '--json']);
     assert.equal(head.status, 0, head.stderr);
     const root = await get<RootView>('/console/api/root?verify=1');
