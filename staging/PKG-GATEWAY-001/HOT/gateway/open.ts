@@ -10,7 +10,10 @@ import { warning, warningText } from '#kernel/catalogue/define.js';
 import { routerCheckpointer, storeCheckpointer } from '#router/checkpoints.js';
 import { RefusalSampler } from '#router/refusal-sampler.js';
 import { loadConsoleAssets } from './console/assets.js';
-import { ConsoleData } from './console/data.js';
+import type { ConsoleData } from './console/data.js';
+import { PgConsoleData } from './console/pg-data.js';
+import { SqliteConsoleData } from './console/sqlite-data.js';
+import { PgBudgeter } from '#budgeter/pg/pg-budgeter.js';
 import { ConsoleRoutes } from './console/routes.js';
 import type { RequestLog } from './log.js';
 import type { GatewayConfig } from './settings.js';
@@ -117,20 +120,24 @@ export async function openGateway(
   return { gateway, opened, unavailable, close };
 }
 
-/** The read-only console, which reads the root's SQLite ledger; null (and said why) when there is none to read. */
+/**
+ * The read-only console, on the store the router writes: the root's SQLite ledger, or the shared chain and budgets
+ * (through the router's own pools); null (and said why) when the router has neither.
+ */
 function openConsole(root: string, opened: OpenedRouter, unavailable: string[]): ConsoleRoutes | null {
-  const { ledger } = opened;
-  if (ledger === null) {
-    unavailable.push("console: it reads the root's SQLite ledger, and this gateway runs on a shared store");
+  const { ledger, shared } = opened;
+  const breakers = () => opened.router.breakers.snapshot();
+  let data: ConsoleData;
+  if (ledger !== null) data = new SqliteConsoleData({ root, ledger, breakers });
+  else if (shared !== null && shared.store.budget instanceof PgBudgeter)
+    data = new PgConsoleData({ root, ledger: shared.chain, budget: shared.store.budget, breakers });
+  else {
+    unavailable.push('console: this gateway has no ledger it can read');
     return null;
   }
   const assets = loadConsoleAssets(root);
   if (!assets.ok) unavailable.push(`console: ${assets.problem}`);
-  return new ConsoleRoutes({
-    data: new ConsoleData({ root, ledger, breakers: () => opened.router.breakers.snapshot() }),
-    assets,
-    verify: (token) => opened.router.verifyConsoleKey(token),
-  });
+  return new ConsoleRoutes({ data, assets, verify: (token) => opened.router.verifyConsoleKey(token) });
 }
 
 /** The gateway's checkpoint schedule (its config's `checkpoint`), run after each recorded exchange, on either store. */

@@ -8,7 +8,7 @@ import { intOption } from '#cli/option-values.js';
 import { resolveRoot, rootOption } from '#cli/root-option.js';
 import { breakerStatePath, readBreakerStates } from '#router/open.js';
 import { loadConsoleAssets } from '../../gateway/console/assets.js';
-import { ConsoleData } from '../../gateway/console/data.js';
+import { SqliteConsoleData } from '../../gateway/console/sqlite-data.js';
 import { reportPage } from '../../gateway/console/page.js';
 
 const MAX_SESSIONS = 10_000;
@@ -32,7 +32,7 @@ export default defineCommand({
       describe: `the most turns to include per session (its first ones), 1 to ${MAX_TURNS}`,
     },
   },
-  handler(args, ctx) {
+  async handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
     const sessionLimit = intOption('sessions', args.sessions, 1, MAX_SESSIONS) ?? 100;
     const turnLimit = intOption('turns', args.turns, 1, MAX_TURNS) ?? 500;
@@ -60,11 +60,11 @@ export default defineCommand({
     const ledger = Ledger.open(path, { readonly: true });
     let data: Record<string, unknown>;
     try {
-      const view = new ConsoleData({ root, ledger, breakers: () => readBreakerStates(breakerStatePath(root)) });
+      const view = new SqliteConsoleData({ root, ledger, breakers: () => readBreakerStates(breakerStatePath(root)) });
       const sessions: SessionSummary[] = [];
       let before: number | undefined;
       while (sessions.length < sessionLimit) {
-        const page = view.sessions({
+        const page = await view.sessions({
           limit: Math.min(200, sessionLimit - sessions.length),
           ...(before === undefined ? {} : { before }),
         });
@@ -77,7 +77,7 @@ export default defineCommand({
         const list: SessionTurn[] = [];
         let after: number | undefined;
         while (list.length < turnLimit) {
-          const page = view.session(s.session_id, {
+          const page = await view.session(s.session_id, {
             limit: Math.min(200, turnLimit - list.length),
             ...(after === undefined ? {} : { after }),
           });
@@ -89,12 +89,12 @@ export default defineCommand({
       }
       data = {
         generated_at: new Date().toISOString(),
-        root: view.rootView({ verify: true }),
+        root: await view.rootView({ verify: true }),
         sessions,
         turns,
-        budgets: view.budgets(),
-        breakers: view.breakers(),
-        plots: view.plots(),
+        budgets: await view.budgets(),
+        breakers: await view.breakers(),
+        plots: await view.plots(),
       };
     } finally {
       ledger.close();

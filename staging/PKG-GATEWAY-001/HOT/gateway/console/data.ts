@@ -1,21 +1,9 @@
 import { existsSync } from 'node:fs';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
-import {
-  contentRefs,
-  listSessions,
-  newestRootCheckpoint,
-  parseStoredMetadata,
-  sessionTurns,
-  verifyLedger,
-  type Anchor,
-  type Ledger,
-  type SessionPage,
-  type SessionQuery,
-  type TurnPage,
-} from '#kernel/ledger/index.js';
+import type { Anchor, Checkpoint, SessionPage, SessionQuery, TurnPage } from '#kernel/ledger/index.js';
+import type { ReadPieces, ReadSide } from '#kernel/ledger/content.js';
 import { type InstalledPackage, installedPackages } from '#kernel/registry/receipt.js';
 import { rootPaths } from '#kernel/root/layout.js';
-import { Budgeter, budgetDbPathForRoot, loadBudgetConfigForRoot } from '#budgeter/index.js';
 import type { BudgetStatus } from '#budgeter/index.js';
 import type { BreakerSnapshot } from '#router/breaker.js';
 import { spoolDirs, spoolEntries } from '#router/spool.js';
@@ -93,192 +81,91 @@ export const RECENT_WINDOW = 20_000;
 export const MAX_EXCHANGE_CHARS = 4 * 1024 * 1024;
 const LATENCY_BUCKETS = [100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000];
 
-export interface ConsoleSource {
-  root: string;
-  ledger: Ledger;
-  /** The breakers as the router holds them now (a gateway), or as last saved (a report). */
-  breakers: () => BreakerSnapshot[];
-  clock?: () => number;
+/**
+ * The console's reads, one contract over every store (the SQLite file: sqlite-data.ts; PostgreSQL: pg-data.ts):
+ * the same history gives the same views, byte for byte, on either (test/console/data-contract.test.ts).
+ */
+export interface ConsoleData {
+  rootView(options?: { verify?: boolean }): Promise<RootView>;
+  /** Runs verify over the whole chain and keeps the result for the root view (until the head moves). */
+  verify(): Promise<VerifySummary>;
+  sessions(query: SessionQuery): Promise<SessionPage>;
+  session(sessionId: string, options: { after?: number; limit?: number }): Promise<TurnPage>;
+  exchange(id: string): Promise<ExchangeView | null>;
+  budgets(): Promise<BudgetStatus>;
+  breakers(): Promise<BreakersView>;
+  plots(): Promise<PlotsView>;
 }
 
-export class ConsoleData {
-  private verified: VerifySummary | null = null;
+/** The root's own files a root view shows beside the chain's head (the same on every store). */
+export function rootViewOf(
+  root: string,
+  head: Anchor,
+  checkpoint: Checkpoint | null,
+  matches: boolean | null,
+  verify: VerifySummary | null,
+): RootView {
+  const spool = spoolDirs(root);
+  return {
+    root,
+    packages: installedPackages(root),
+    gate_check: lastGateCheck(root),
+    ledger: {
+      head,
+      checkpoint:
+        checkpoint === null ? null : { seq: checkpoint.seq, hash: checkpoint.hash, time: checkpoint.time, matches },
+      verify,
+    },
+    spooled_exchanges: spoolEntries(spool.dir).length,
+    quarantined_exchanges: spoolEntries(spool.quarantineDir).length,
+  };
+}
 
-  constructor(private readonly source: ConsoleSource) {}
-
-  rootView(options: { verify?: boolean } = {}): RootView {
-    const { root, ledger } = this.source;
-    const head = ledger.head();
-    if (options.verify === true) this.verify();
-    const verify = this.verified !== null && this.verified.head_seq === head.seq ? this.verified : null;
-    const checkpoint = newestRootCheckpoint(root);
-    let matches: boolean | null = null;
-    if (checkpoint !== null) {
-      // The hash alone: the entry's text is not needed to know whether the chain holds the checkpoint.
-      const hash = ledger.statement('SELECT entry_hash FROM entries WHERE seq = ?').pluck().get(checkpoint.seq) as
-        | string
-        | undefined;
-      matches = hash === undefined ? null : hash === checkpoint.hash;
-    }
-    const spool = spoolDirs(root);
-    return {
-      root,
-      packages: installedPackages(root),
-      gate_check: lastGateCheck(root),
-      ledger: {
-        head,
-        checkpoint:
-          checkpoint === null ? null : { seq: checkpoint.seq, hash: checkpoint.hash, time: checkpoint.time, matches },
-        verify,
-      },
-      spooled_exchanges: spoolEntries(spool.dir).length,
-      quarantined_exchanges: spoolEntries(spool.quarantineDir).length,
-    };
+/** An EXCHANGE row and its content as read (pieces and response, with their redactions) as the exchange view. */
+export function exchangeViewOf(
+  row: { id: string; seq: number; timestamp: string; decision: string; reason: string },
+  stored: Record<string, unknown>,
+  content: { prompt: ReadPieces; response: ReadSide } | undefined,
+): ExchangeView {
+  let prompt: string[];
+  let response: string;
+  const redacted: string[] = [];
+  if (content !== undefined) {
+    prompt = content.prompt.pieces;
+    response = content.response.text;
+    for (const r of [...content.prompt.redacted_by, ...content.response.redacted_by])
+      if (!redacted.includes(r)) redacted.push(r);
+  } else {
+    prompt = typeof stored.prompt === 'string' ? [stored.prompt] : [];
+    response = typeof stored.response === 'string' ? stored.response : '';
   }
+  const { prompt: _p, response: _r, content: _c, ...metadata } = stored;
+  const cut = cutPieces(prompt, MAX_EXCHANGE_CHARS);
+  const cutResponse = response.length > MAX_EXCHANGE_CHARS ? wellFormedCut(response, MAX_EXCHANGE_CHARS) : response;
+  return {
+    id: row.id,
+    seq: row.seq,
+    timestamp: row.timestamp,
+    decision: row.decision,
+    reason: row.reason,
+    metadata,
+    prompt: cut.pieces,
+    response: cutResponse,
+    redacted_by: redacted,
+    truncated: cut.truncated || cutResponse !== response,
+  };
+}
 
-  /** Runs verify over the whole chain and keeps the result for the root view (until the head moves). */
-  verify(): VerifySummary {
-    const result = verifyLedger(this.source.ledger);
-    this.verified = {
-      ok: result.ok,
-      entries: result.entries,
-      head_seq: this.source.ledger.head().seq,
-      first_bad: result.first_bad ?? null,
-      redacted_blocks: result.content?.redacted_blocks ?? 0,
-      content_problems: result.content?.problem_count ?? 0,
-      checked_at: new Date(this.now()).toISOString(),
-    };
-    return this.verified;
+/** EXCHANGE latencies (json_extract values: only numbers count) in the plots' buckets. */
+export function latencyBuckets(latencies: Iterable<unknown>): PlotsView['latency'] {
+  const counts = new Array<number>(LATENCY_BUCKETS.length + 1).fill(0);
+  for (const value of latencies) {
+    if (typeof value !== 'number') continue;
+    const i = LATENCY_BUCKETS.findIndex((le) => value <= le);
+    const at = i === -1 ? LATENCY_BUCKETS.length : i;
+    counts[at] = (counts[at] ?? 0) + 1;
   }
-
-  sessions(query: SessionQuery): SessionPage {
-    return listSessions(this.source.ledger, query);
-  }
-
-  session(sessionId: string, options: { after?: number; limit?: number }): TurnPage {
-    return sessionTurns(this.source.ledger, sessionId, options);
-  }
-
-  exchange(id: string): ExchangeView | null {
-    const { ledger } = this.source;
-    // One read of the row; the text is walked once, piece by piece (ledger.get would join it a second time).
-    const row = ledger
-      .statement('SELECT seq, event_type, metadata, timestamp, decision, reason FROM entries WHERE id = ?')
-      .raw()
-      .get(id) as [number, string, string, string, string, string] | undefined;
-    if (row === undefined || row[1] !== 'EXCHANGE') return null;
-    const [seq, , metadataText, timestamp, decision, reason] = row;
-    const stored = parseStoredMetadata({ id, metadata: metadataText });
-    const refs = contentRefs(stored);
-    let prompt: string[];
-    let response: string;
-    const redacted: string[] = [];
-    if (refs !== undefined) {
-      const pieces = ledger.content.readPieces(refs.prompt);
-      const answer = ledger.content.read(refs.response);
-      prompt = pieces.pieces;
-      response = answer.text;
-      for (const r of [...pieces.redacted_by, ...answer.redacted_by]) if (!redacted.includes(r)) redacted.push(r);
-    } else {
-      prompt = typeof stored.prompt === 'string' ? [stored.prompt] : [];
-      response = typeof stored.response === 'string' ? stored.response : '';
-    }
-    const { prompt: _p, response: _r, content: _c, ...metadata } = stored;
-    const cut = cutPieces(prompt, MAX_EXCHANGE_CHARS);
-    const cutResponse = response.length > MAX_EXCHANGE_CHARS ? wellFormedCut(response, MAX_EXCHANGE_CHARS) : response;
-    return {
-      id,
-      seq,
-      timestamp,
-      decision,
-      reason,
-      metadata,
-      prompt: cut.pieces,
-      response: cutResponse,
-      redacted_by: redacted,
-      truncated: cut.truncated || cutResponse !== response,
-    };
-  }
-
-  budgets(): BudgetStatus {
-    const { root } = this.source;
-    if (!existsSync(budgetDbPathForRoot(root))) {
-      const config = loadBudgetConfigForRoot(root);
-      return {
-        mode: config.mode,
-        currency: config.currency,
-        db_path: budgetDbPathForRoot(root),
-        session_id: null,
-        pending_reservations: 0,
-        scopes: [],
-      };
-    }
-    const budgeter = Budgeter.open({ root, readonly: true });
-    try {
-      return budgeter.status({ limit: 200 });
-    } finally {
-      budgeter.close();
-    }
-  }
-
-  breakers(): BreakersView {
-    const { ledger } = this.source;
-    const from = Math.max(1, ledger.head().seq - RECENT_WINDOW + 1);
-    const rows = ledger
-      .statement(
-        `SELECT id, timestamp, json_extract(metadata, '$.model_id'), json_extract(metadata, '$.outcome'),
-           json_extract(metadata, '$.error_code'), session_id
-         FROM entries WHERE seq >= ? AND event_type = 'EXCHANGE' AND decision <> 'SUCCESS' ORDER BY seq DESC LIMIT 50`,
-      )
-      .raw()
-      .all(from) as [string, string, string | null, string | null, string | null, string | null][];
-    return {
-      breakers: this.source.breakers(),
-      recent_failures: rows.map(([id, timestamp, model, outcome, code, session]) => ({
-        id,
-        timestamp,
-        model_id: model,
-        outcome,
-        error_code: code,
-        session_id: session,
-      })),
-    };
-  }
-
-  plots(): PlotsView {
-    const { ledger } = this.source;
-    const head = ledger.head().seq;
-    const from = Math.max(1, head - RECENT_WINDOW + 1);
-    const spend = ledger
-      .statement(
-        `SELECT substr(timestamp, 1, 13) || ':00:00Z' AS hour, total(json_extract(metadata, '$.cost'))
-         FROM entries WHERE seq >= ? AND event_type = 'BUDGET_SETTLED' GROUP BY hour ORDER BY hour`,
-      )
-      .raw()
-      .all(from) as [string, number][];
-    const latencies = ledger
-      .statement(
-        "SELECT json_extract(metadata, '$.latency_ms') FROM entries WHERE seq >= ? AND event_type = 'EXCHANGE'",
-      )
-      .pluck()
-      .all(from) as unknown[];
-    const counts = new Array<number>(LATENCY_BUCKETS.length + 1).fill(0);
-    for (const value of latencies) {
-      if (typeof value !== 'number') continue;
-      const i = LATENCY_BUCKETS.findIndex((le) => value <= le);
-      const at = i === -1 ? LATENCY_BUCKETS.length : i;
-      counts[at] = (counts[at] ?? 0) + 1;
-    }
-    return {
-      spend: spend.map(([hour, cost]) => ({ hour, cost })),
-      latency: counts.map((count, i) => ({ le_ms: LATENCY_BUCKETS[i] ?? null, count })),
-      window_entries: head - from + 1,
-    };
-  }
-
-  private now(): number {
-    return (this.source.clock ?? Date.now)();
-  }
+  return counts.map((count, i) => ({ le_ms: LATENCY_BUCKETS[i] ?? null, count }));
 }
 
 /** The last gate-check recorded on the root; a file that is not JSON is shown as that, not thrown. */

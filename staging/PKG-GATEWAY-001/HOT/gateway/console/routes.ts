@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isCpError } from '#kernel/errors.js';
 import type { AuthResult } from '#router/auth.js';
 import { readBody, sendJson } from '../http-io.js';
 import type { ConsoleAssets } from './assets.js';
@@ -79,25 +80,28 @@ export class ConsoleRoutes {
     return this.json(res, 404, problem('ERR_CONSOLE_QUERY', `no console page ${JSON.stringify(path).slice(0, 200)}`));
   }
 
-  private api(res: ServerResponse, name: string, search: string): void {
+  private async api(res: ServerResponse, name: string, search: string): Promise<void> {
     try {
-      const [status, body] = this.answer(name, consoleQuery(search));
+      const [status, body] = await this.answer(name, consoleQuery(search));
       this.json(res, status, body);
     } catch (error) {
+      // A shared store that cannot answer now: the console says so, as readyz does, rather than a 500.
+      if (isCpError(error) && error.code === 'ERR_STORE_UNAVAILABLE')
+        return this.json(res, 503, problem(error.code, error.message, error.hint));
       if (!(error instanceof QueryError)) throw error;
       this.json(res, 400, problem('ERR_CONSOLE_QUERY', error.message, error.hint));
     }
   }
 
-  private answer(name: string, q: ReturnType<typeof consoleQuery>): [number, unknown] {
+  private async answer(name: string, q: ReturnType<typeof consoleQuery>): Promise<[number, unknown]> {
     const { data } = this.options;
     switch (name) {
       case 'root':
-        return [200, data.rootView({ verify: q.flag('verify') })];
+        return [200, await data.rootView({ verify: q.flag('verify') })];
       case 'sessions':
         return [
           200,
-          data.sessions({
+          await data.sessions({
             ...q.optional('agent', q.id),
             ...q.optional('since', q.time),
             ...q.optional('until', q.time),
@@ -108,18 +112,18 @@ export class ConsoleRoutes {
       case 'session':
         return [
           200,
-          data.session(q.required('id', q.id), { ...q.optional('after', q.seq), ...q.optional('limit', q.seq) }),
+          await data.session(q.required('id', q.id), { ...q.optional('after', q.seq), ...q.optional('limit', q.seq) }),
         ];
       case 'exchange': {
-        const view = data.exchange(q.required('id', q.id));
+        const view = await data.exchange(q.required('id', q.id));
         return view === null ? [404, problem('ERR_CONSOLE_QUERY', 'no EXCHANGE with that id')] : [200, view];
       }
       case 'budgets':
-        return [200, data.budgets()];
+        return [200, await data.budgets()];
       case 'breakers':
-        return [200, data.breakers()];
+        return [200, await data.breakers()];
       case 'plots':
-        return [200, data.plots()];
+        return [200, await data.plots()];
       default:
         return [404, problem('ERR_CONSOLE_QUERY', `no console API ${JSON.stringify(name).slice(0, 200)}`)];
     }

@@ -59,7 +59,7 @@ const SUMMARY_SQL = `SELECT
   json_group_array(DISTINCT agent_id) FILTER (WHERE event_type = 'EXCHANGE' AND agent_id IS NOT NULL)
 FROM entries WHERE session_id = ?`;
 
-function clampLimit(limit: number | undefined): number {
+export function clampLimit(limit: number | undefined): number {
   if (limit === undefined || !Number.isInteger(limit) || limit < 1) return 50;
   return Math.min(limit, MAX_SESSION_PAGE);
 }
@@ -112,9 +112,10 @@ export function listSessions(ledger: Ledger, query: SessionQuery = {}): SessionP
   });
 }
 
-type SummaryRow = [number, number, number, number, number, number, number | null, string, string, string];
+/** A session's aggregates in SUMMARY_SQL's column order (PostgreSQL computes them in node, see pg-sessions.ts). */
+export type SummaryRow = [number, number, number, number, number, number, number | null, string, string, string];
 
-function summarise(session: string, lastSeq: number, row: SummaryRow): SessionSummary {
+export function summarise(session: string, lastSeq: number, row: SummaryRow): SessionSummary {
   const [requests, errors, input, read, write, output, cost, first, last, agents] = row;
   return {
     session_id: session,

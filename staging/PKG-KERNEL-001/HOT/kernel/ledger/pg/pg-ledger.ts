@@ -102,6 +102,8 @@ const WALK_SQL = `WITH RECURSIVE walk(digest, parent, block, depth) AS (
   WHERE w.depth < ${MAX_PIECES}
 ) SELECT encode(w.digest, 'hex') AS d, encode(w.parent, 'hex') AS p, encode(w.block, 'hex') AS b, b.size, b.text,
   b.redacted_by FROM walk w LEFT JOIN cplane_content_blocks b ON b.digest = w.block ORDER BY w.depth DESC`;
+/** The walk from `head` back to the node whose parent is `$2` (a previous turn's prompt), as on SQLite. */
+const WALK_SINCE_SQL = WALK_SQL.replace('WHERE w.depth <', 'WHERE w.parent <> $2 AND w.depth <');
 const MAX_ATTEMPTS = 64;
 /** Rows a query whose filter is checked in node (the work order) reads at a time. */
 const QUERY_PAGE = 500;
@@ -701,7 +703,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
   }
 
   async headAnchor(): Promise<Anchor> {
-    const { seq, hash } = await this.readHead();
+    const { seq, hash } = await coded(this.readHead());
     return { seq, hash };
   }
 
@@ -709,9 +711,11 @@ export class PgLedger implements LedgerStore, RedactionStore {
   async *rows(fromSeq = 1, chunkSize = 2000): AsyncIterableIterator<EntryRow> {
     let next = fromSeq;
     for (;;) {
-      const r = await this.pool.query(
-        `SELECT ${PG_ROW_COLUMNS} FROM cplane_entries WHERE seq >= $1 ORDER BY seq LIMIT $2`,
-        [next, chunkSize],
+      const r = await coded(
+        this.pool.query(`SELECT ${PG_ROW_COLUMNS} FROM cplane_entries WHERE seq >= $1 ORDER BY seq LIMIT $2`, [
+          next,
+          chunkSize,
+        ]),
       );
       for (const row of r.rows) yield entryRowOf(row);
       if (r.rows.length < chunkSize) return;
@@ -722,9 +726,9 @@ export class PgLedger implements LedgerStore, RedactionStore {
   /** The head and the entries at `seqs` (and #1), read now: what checking checkpoints needs of this chain. */
   async chainView(seqs: readonly number[]): Promise<ChainView> {
     const head = await this.headAnchor();
-    const r = await this.pool.query('SELECT seq, id, entry_hash FROM cplane_entries WHERE seq = ANY($1::bigint[])', [
-      [1, ...seqs],
-    ]);
+    const r = await coded(
+      this.pool.query('SELECT seq, id, entry_hash FROM cplane_entries WHERE seq = ANY($1::bigint[])', [[1, ...seqs]]),
+    );
     const at = new Map<number, { id: string; entry_hash: string }>();
     for (const row of r.rows as { seq: string; id: string; entry_hash: string }[])
       at.set(Number(row.seq), { id: row.id, entry_hash: row.entry_hash });
@@ -810,17 +814,28 @@ export class PgLedger implements LedgerStore, RedactionStore {
   async walk(head: string): Promise<WalkedNode[]> {
     if (head === EMPTY_LIST) return [];
     const r = await coded(this.pool.query({ name: 'cplane_walk', text: WALK_SQL, values: [hex(head)] }));
-    return (r.rows as WalkRow[]).map((row) => ({
-      digest: row.d,
-      parent: row.p,
-      block: row.b,
-      line:
-        row.size === null
-          ? undefined
-          : row.text !== null
-            ? { digest: row.b, size: row.size, text: row.text.toString('utf8') }
-            : { digest: row.b, size: row.size, ...(row.redacted_by === null ? {} : { redacted_by: row.redacted_by }) },
-    }));
+    return (r.rows as WalkRow[]).map(walkedNode);
+  }
+
+  /**
+   * The nodes of `head` after the list `since` (oldest first), or back to the list's start when `since` is not a
+   * prefix of it: a conversation's turn reads only its new messages, not the whole prompt again.
+   */
+  async walkSince(head: string, since: string): Promise<WalkedNode[]> {
+    if (head === EMPTY_LIST) return [];
+    const r = await coded(
+      this.pool.query({ name: 'cplane_walk_since', text: WALK_SINCE_SQL, values: [hex(head), hex(since)] }),
+    );
+    return (r.rows as WalkRow[]).map(walkedNode);
+  }
+
+  /** The list `digest` without its last block (its parent node); undefined when the node is not stored. */
+  async parentOf(digest: string): Promise<string | undefined> {
+    if (digest === EMPTY_LIST) return undefined;
+    const r = await coded(
+      this.pool.query("SELECT encode(parent, 'hex') AS p FROM cplane_content_lists WHERE digest = $1", [hex(digest)]),
+    );
+    return (r.rows[0] as { p?: string } | undefined)?.p;
   }
 
   /**
@@ -1037,6 +1052,21 @@ function oneRowColumns({ entry, metadataJson }: Built, seq: number): unknown[] {
     indexed(entry.metadata.session_id),
     indexed(entry.metadata.agent_id),
   ];
+}
+
+/** A walked row as walk() and walkSince() give it. */
+function walkedNode(row: WalkRow): WalkedNode {
+  return {
+    digest: row.d,
+    parent: row.p,
+    block: row.b,
+    line:
+      row.size === null
+        ? undefined
+        : row.text !== null
+          ? { digest: row.b, size: row.size, text: row.text.toString('utf8') }
+          : { digest: row.b, size: row.size, ...(row.redacted_by === null ? {} : { redacted_by: row.redacted_by }) },
+  };
 }
 
 /** The parameters $1..$6 of CONTENT_SQL and APPEND_WITH_CONTENT_SQL. */

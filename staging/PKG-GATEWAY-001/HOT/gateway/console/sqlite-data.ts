@@ -1,0 +1,169 @@
+import { existsSync } from 'node:fs';
+import {
+  contentRefs,
+  listSessions,
+  newestRootCheckpoint,
+  parseStoredMetadata,
+  sessionTurns,
+  verifyLedger,
+  type Ledger,
+  type SessionPage,
+  type SessionQuery,
+  type TurnPage,
+} from '#kernel/ledger/index.js';
+import { Budgeter, budgetDbPathForRoot, loadBudgetConfigForRoot } from '#budgeter/index.js';
+import type { BudgetStatus } from '#budgeter/index.js';
+import type { BreakerSnapshot } from '#router/breaker.js';
+import {
+  type BreakersView,
+  type ConsoleData,
+  type ExchangeView,
+  exchangeViewOf,
+  latencyBuckets,
+  type PlotsView,
+  RECENT_WINDOW,
+  type RootView,
+  rootViewOf,
+  type VerifySummary,
+} from './data.js';
+
+export interface SqliteConsoleSource {
+  root: string;
+  ledger: Ledger;
+  /** The breakers as the router holds them now (a gateway), or as last saved (a report). */
+  breakers: () => BreakerSnapshot[];
+  clock?: () => number;
+}
+
+/** The console on a root's SQLite ledger and budget file: SQL straight on the file, in one process. */
+export class SqliteConsoleData implements ConsoleData {
+  private verified: VerifySummary | null = null;
+
+  constructor(private readonly source: SqliteConsoleSource) {}
+
+  async rootView(options: { verify?: boolean } = {}): Promise<RootView> {
+    const { root, ledger } = this.source;
+    const head = ledger.head();
+    if (options.verify === true) await this.verify();
+    const verify = this.verified !== null && this.verified.head_seq === head.seq ? this.verified : null;
+    const checkpoint = newestRootCheckpoint(root);
+    let matches: boolean | null = null;
+    if (checkpoint !== null) {
+      // The hash alone: the entry's text is not needed to know whether the chain holds the checkpoint.
+      const hash = ledger.statement('SELECT entry_hash FROM entries WHERE seq = ?').pluck().get(checkpoint.seq) as
+        | string
+        | undefined;
+      matches = hash === undefined ? null : hash === checkpoint.hash;
+    }
+    return rootViewOf(root, head, checkpoint, matches, verify);
+  }
+
+  async verify(): Promise<VerifySummary> {
+    const result = verifyLedger(this.source.ledger);
+    this.verified = {
+      ok: result.ok,
+      entries: result.entries,
+      head_seq: this.source.ledger.head().seq,
+      first_bad: result.first_bad ?? null,
+      redacted_blocks: result.content?.redacted_blocks ?? 0,
+      content_problems: result.content?.problem_count ?? 0,
+      checked_at: new Date((this.source.clock ?? Date.now)()).toISOString(),
+    };
+    return this.verified;
+  }
+
+  async sessions(query: SessionQuery): Promise<SessionPage> {
+    return listSessions(this.source.ledger, query);
+  }
+
+  async session(sessionId: string, options: { after?: number; limit?: number }): Promise<TurnPage> {
+    return sessionTurns(this.source.ledger, sessionId, options);
+  }
+
+  async exchange(id: string): Promise<ExchangeView | null> {
+    const { ledger } = this.source;
+    // One read of the row; the text is walked once, piece by piece (ledger.get would join it a second time).
+    const row = ledger
+      .statement('SELECT seq, event_type, metadata, timestamp, decision, reason FROM entries WHERE id = ?')
+      .raw()
+      .get(id) as [number, string, string, string, string, string] | undefined;
+    if (row === undefined || row[1] !== 'EXCHANGE') return null;
+    const [seq, , metadataText, timestamp, decision, reason] = row;
+    const stored = parseStoredMetadata({ id, metadata: metadataText });
+    const refs = contentRefs(stored);
+    const content =
+      refs === undefined
+        ? undefined
+        : { prompt: ledger.content.readPieces(refs.prompt), response: ledger.content.read(refs.response) };
+    return exchangeViewOf({ id, seq, timestamp, decision, reason }, stored, content);
+  }
+
+  async budgets(): Promise<BudgetStatus> {
+    const { root } = this.source;
+    if (!existsSync(budgetDbPathForRoot(root))) {
+      const config = loadBudgetConfigForRoot(root);
+      return {
+        mode: config.mode,
+        currency: config.currency,
+        db_path: budgetDbPathForRoot(root),
+        session_id: null,
+        pending_reservations: 0,
+        scopes: [],
+      };
+    }
+    const budgeter = Budgeter.open({ root, readonly: true });
+    try {
+      return budgeter.status({ limit: 200 });
+    } finally {
+      budgeter.close();
+    }
+  }
+
+  async breakers(): Promise<BreakersView> {
+    const { ledger } = this.source;
+    const from = Math.max(1, ledger.head().seq - RECENT_WINDOW + 1);
+    const rows = ledger
+      .statement(
+        `SELECT id, timestamp, json_extract(metadata, '$.model_id'), json_extract(metadata, '$.outcome'),
+           json_extract(metadata, '$.error_code'), session_id
+         FROM entries WHERE seq >= ? AND event_type = 'EXCHANGE' AND decision <> 'SUCCESS' ORDER BY seq DESC LIMIT 50`,
+      )
+      .raw()
+      .all(from) as [string, string, string | null, string | null, string | null, string | null][];
+    return {
+      breakers: this.source.breakers(),
+      recent_failures: rows.map(([id, timestamp, model, outcome, code, session]) => ({
+        id,
+        timestamp,
+        model_id: model,
+        outcome,
+        error_code: code,
+        session_id: session,
+      })),
+    };
+  }
+
+  async plots(): Promise<PlotsView> {
+    const { ledger } = this.source;
+    const head = ledger.head().seq;
+    const from = Math.max(1, head - RECENT_WINDOW + 1);
+    const spend = ledger
+      .statement(
+        `SELECT substr(timestamp, 1, 13) || ':00:00Z' AS hour, total(json_extract(metadata, '$.cost'))
+         FROM entries WHERE seq >= ? AND event_type = 'BUDGET_SETTLED' GROUP BY hour ORDER BY hour`,
+      )
+      .raw()
+      .all(from) as [string, number][];
+    const latencies = ledger
+      .statement(
+        "SELECT json_extract(metadata, '$.latency_ms') FROM entries WHERE seq >= ? AND event_type = 'EXCHANGE'",
+      )
+      .pluck()
+      .all(from) as unknown[];
+    return {
+      spend: spend.map(([hour, cost]) => ({ hour, cost })),
+      latency: latencyBuckets(latencies),
+      window_entries: head - from + 1,
+    };
+  }
+}
