@@ -83,15 +83,12 @@ export class PgConsoleData implements ConsoleData {
     } catch (error) {
       throw storeError(error);
     }
-    const redacted = await this.query(
-      'SELECT count(*)::int AS n FROM cplane_content_blocks WHERE text IS NULL AND redacted_by IS NOT NULL',
-    );
     this.verified = {
       ok: result.ok,
       entries: result.entries,
       head_seq: headSeq,
       first_bad: result.first_bad ?? null,
-      redacted_blocks: (redacted[0] as { n: number }).n,
+      redacted_blocks: result.content?.redacted_blocks ?? 0,
       content_problems: result.content_problems.length,
       checked_at: new Date((this.source.clock ?? Date.now)()).toISOString(),
     };
