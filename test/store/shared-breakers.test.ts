@@ -28,6 +28,8 @@ after(() => server?.stop());
 
 const CONFIG = { failure_threshold: 3, reset_timeout_ms: 30_000, half_open_probes: 1 };
 const POLL_MS = 50;
+/** For tests whose clock jumps: far beyond any jump, so only a real failure counts against the database. */
+const NO_STALL_MS = 3_600_000;
 
 /** One clock for every host: the reset timeout passes when the test says so, and hosts have no skew. */
 const now = { ms: 1_800_000_000_000 };
@@ -43,6 +45,7 @@ interface Host {
 async function hosts(
   names: string[],
   skewMs: Record<string, number> = {},
+  stallMs?: number,
 ): Promise<{ url: string; hosts: Host[]; close: () => Promise<void> }> {
   const url = await createDatabase(server as PgServer, `breakers_${(databases += 1)}`);
   const out: Host[] = [];
@@ -50,7 +53,12 @@ async function hosts(
     const pool = new pg.Pool({ connectionString: url, max: 2 });
     const own = (): number => clock() + (skewMs[name] ?? 0);
     const registry = new BreakerRegistry(CONFIG, own);
-    const shared = await SharedBreakers.start(pool, registry, { pollMs: POLL_MS, clock: own, host: name });
+    const shared = await SharedBreakers.start(pool, registry, {
+      pollMs: POLL_MS,
+      clock: own,
+      host: name,
+      ...(stallMs === undefined ? {} : { stallMs }),
+    });
     out.push({ name, pool, registry, shared });
   }
   return {
@@ -96,7 +104,8 @@ async function row(url: string): Promise<Record<string, unknown> | undefined> {
 test('failures on one host open the breaker on every host; a probe success on another closes it everywhere', {
   skip,
 }, async () => {
-  const { url, hosts: [a, b, c] = [], close } = await hosts(['A', 'B', 'C']);
+  // The clock jumps by a reset timeout here: with a poll in flight that would read as a stalled database.
+  const { url, hosts: [a, b, c] = [], close } = await hosts(['A', 'B', 'C'], {}, NO_STALL_MS);
   assert.ok(a && b && c);
   try {
     const openedAt = now.ms;
@@ -155,7 +164,7 @@ test('failures on one host open the breaker on every host; a probe success on an
 test('once the reset timeout passes one host probes, not each; a failed probe re-opens everywhere; a lease left unused runs out', {
   skip,
 }, async () => {
-  const { url, hosts: all, close } = await hosts(['A', 'B', 'C']);
+  const { url, hosts: all, close } = await hosts(['A', 'B', 'C'], {}, NO_STALL_MS);
   const [a] = all as [Host];
   try {
     fail(a, 3);
@@ -205,6 +214,11 @@ test('once the reset timeout passes one host probes, not each; a failed probe re
       await until('every host polls again', () => all.every((h) => h.shared.status().last_poll_at === at));
       for (const h of others) assert.equal(h.registry.for('anthropic', 'claude').admit(), false, `${h.name} waits`);
     }
+    // The claims those refusals asked for are made (and refused) before the clock moves on: made after it, one would
+    // win the lease for a host that has no more traffic.
+    now.ms += 1;
+    const drained = new Date(now.ms).toISOString();
+    await until('every host polls again', () => all.every((h) => h.shared.status().last_poll_at === drained));
     // Its lease runs out after one reset timeout: another host claims it and probes; its success closes every host.
     now.ms += CONFIG.reset_timeout_ms;
     const next = others[0] as Host;

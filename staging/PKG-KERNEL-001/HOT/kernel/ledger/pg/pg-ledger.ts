@@ -371,29 +371,36 @@ export class PgLedger implements LedgerStore, RedactionStore {
    * the chain, then the rows. A writer that lost the race for these positions gets the primary key's unique
    * violation from the COPY, as from the one statement.
    */
-  private async copy(hashed: Iterable<Built>, entries: Built[], head: Head, content: Rows): Promise<boolean> {
+  private copy(hashed: Iterable<Built>, entries: Built[], head: Head, content: Rows): Promise<boolean> {
+    return this.transaction(async (client) => {
+      if (content.blocks.digest.length > 0 || content.lists.digest.length > 0)
+        await client.query({ name: 'cplane_content', text: CONTENT_SQL, values: contentValues(content) });
+      const linked = await client.query({ name: 'cplane_linked', text: LINKED_SQL, values: [head.seq, head.hash] });
+      if ((linked.rows[0] as { linked?: boolean } | undefined)?.linked !== true) return { commit: false, value: false };
+      await copyRows(client, hashed, entries, head.seq);
+      return { commit: true, value: true };
+    });
+  }
+
+  /**
+   * `work` in one transaction on one connection: committed when it says so, else rolled back, and rolled back when
+   * it throws. A connection that failed under the transaction is not handed to the next caller.
+   */
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<{ commit: boolean; value: T }>): Promise<T> {
     const client = await this.pool.connect();
     client.on('error', ignoreDropped);
     let failure: unknown;
     try {
       await client.query('BEGIN');
-      if (content.blocks.digest.length > 0 || content.lists.digest.length > 0)
-        await client.query({ name: 'cplane_content', text: CONTENT_SQL, values: contentValues(content) });
-      const linked = await client.query({ name: 'cplane_linked', text: LINKED_SQL, values: [head.seq, head.hash] });
-      if ((linked.rows[0] as { linked?: boolean } | undefined)?.linked !== true) {
-        await client.query('ROLLBACK');
-        return false;
-      }
-      await copyRows(client, hashed, entries, head.seq);
-      await client.query('COMMIT');
-      return true;
+      const { commit, value } = await work(client);
+      await client.query(commit ? 'COMMIT' : 'ROLLBACK');
+      return value;
     } catch (error) {
       failure = error;
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
       client.off('error', ignoreDropped);
-      // A connection that failed under the transaction is not handed to the next caller.
       client.release(failure !== undefined && connectionLost(failure) ? (failure as Error) : undefined);
     }
   }
@@ -434,11 +441,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
     head: Head,
     sorted: readonly string[],
   ): Promise<{ redacted: number; xid: string } | undefined> {
-    const client = await this.pool.connect();
-    client.on('error', ignoreDropped);
-    let failure: unknown;
-    try {
-      await client.query('BEGIN');
+    return this.transaction(async (client) => {
       // The entry before the UPDATE: a writer storing the block again waits on the UPDATE's row lock, so the
       // redaction must hold no row such a writer needs before it has taken its position, or the two deadlock.
       for (const one of hashed) entries.push(one);
@@ -447,22 +450,11 @@ export class PgLedger implements LedgerStore, RedactionStore {
         text: APPEND_ONE_SQL,
         values: [...oneRowColumns(entries[0] as Built, head.seq + 1), head.seq, head.hash],
       });
-      if (inserted.rowCount === 0) {
-        await client.query('ROLLBACK');
-        return undefined;
-      }
+      if (inserted.rowCount === 0) return { commit: false, value: undefined };
       const updated = await client.query(REDACT_SQL, [(entries[0] as Built).entry.id, sorted.map(hex)]);
-      await client.query('COMMIT');
       const row = updated.rows[0] as { n: string; xid: string };
-      return { redacted: Number(row.n), xid: row.xid };
-    } catch (error) {
-      failure = error;
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.off('error', ignoreDropped);
-      client.release(failure !== undefined && connectionLost(failure) ? (failure as Error) : undefined);
-    }
+      return { commit: true, value: { redacted: Number(row.n), xid: row.xid } };
+    });
   }
 
   /**
@@ -530,57 +522,50 @@ export class PgLedger implements LedgerStore, RedactionStore {
     blocks: readonly ContentBlockLine[],
     lists: readonly ContentListLine[],
   ): Promise<boolean> {
-    const client = await this.pool.connect();
-    client.on('error', ignoreDropped);
-    try {
-      await client.query('BEGIN');
-      await client.query(
-        'INSERT INTO cplane_content_blocks (digest, size, text, redacted_by) SELECT * FROM unnest($1::bytea[], $2::int[], $3::bytea[], $4::text[]) ON CONFLICT (digest) DO NOTHING',
-        [
-          blocks.map((b) => hex(b.digest)),
-          blocks.map((b) => b.size),
-          blocks.map((b) => (b.text === undefined ? null : utf8(b.text))),
-          blocks.map((b) => b.redacted_by ?? null),
-        ],
-      );
-      // A migration continues exactly the head it was told: checked under the lock every DDL change takes.
-      await client.query(`SELECT pg_advisory_xact_lock(${PG_LEDGER_LOCK})`);
-      const head = await client.query('SELECT seq, entry_hash FROM cplane_entries ORDER BY seq DESC LIMIT 1');
-      const at = head.rows[0] as { seq: string; entry_hash: string } | undefined;
-      const ok = Number(at?.seq ?? 0) === expect.seq && (at?.entry_hash ?? GENESIS_HASH) === expect.hash;
-      if (ok) {
-        const metadata = rows.map((r) => JSON.parse(r.metadata) as Record<string, unknown>);
+    const ok = await coded(
+      this.transaction(async (client) => {
         await client.query(
-          'INSERT INTO cplane_content_lists (digest, parent, block) SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[]) ON CONFLICT (digest) DO NOTHING',
-          [lists.map((l) => hex(l.digest)), lists.map((l) => hex(l.parent)), lists.map((l) => hex(l.block))],
+          'INSERT INTO cplane_content_blocks (digest, size, text, redacted_by) SELECT * FROM unnest($1::bytea[], $2::int[], $3::bytea[], $4::text[]) ON CONFLICT (digest) DO NOTHING',
+          [
+            blocks.map((b) => hex(b.digest)),
+            blocks.map((b) => b.size),
+            blocks.map((b) => (b.text === undefined ? null : utf8(b.text))),
+            blocks.map((b) => b.redacted_by ?? null),
+          ],
         );
-        await client.query(APPEND_SQL, [
-          rows.map((r) => r.seq),
-          rows.map((r) => r.id),
-          rows.map((r) => r.event_type),
-          rows.map((r) => utf8(r.submission_id)),
-          rows.map((r) => utf8(r.decision)),
-          rows.map((r) => utf8(r.reason)),
-          rows.map((r) => r.metadata),
-          rows.map((r) => r.timestamp),
-          rows.map((r) => r.previous_hash),
-          rows.map((r) => r.entry_hash),
-          metadata.map((m) => indexed(m.session_id)),
-          metadata.map((m) => indexed(m.agent_id)),
-          expect.seq,
-          expect.hash,
-        ]);
-      }
-      await client.query(ok ? 'COMMIT' : 'ROLLBACK');
-      this.head = null;
-      return ok;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw storeError(error);
-    } finally {
-      client.off('error', ignoreDropped);
-      client.release();
-    }
+        // A migration continues exactly the head it was told: checked under the lock every DDL change takes.
+        await client.query(`SELECT pg_advisory_xact_lock(${PG_LEDGER_LOCK})`);
+        const head = await client.query('SELECT seq, entry_hash FROM cplane_entries ORDER BY seq DESC LIMIT 1');
+        const at = head.rows[0] as { seq: string; entry_hash: string } | undefined;
+        const ok = Number(at?.seq ?? 0) === expect.seq && (at?.entry_hash ?? GENESIS_HASH) === expect.hash;
+        if (ok) {
+          const metadata = rows.map((r) => JSON.parse(r.metadata) as Record<string, unknown>);
+          await client.query(
+            'INSERT INTO cplane_content_lists (digest, parent, block) SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[]) ON CONFLICT (digest) DO NOTHING',
+            [lists.map((l) => hex(l.digest)), lists.map((l) => hex(l.parent)), lists.map((l) => hex(l.block))],
+          );
+          await client.query(APPEND_SQL, [
+            rows.map((r) => r.seq),
+            rows.map((r) => r.id),
+            rows.map((r) => r.event_type),
+            rows.map((r) => utf8(r.submission_id)),
+            rows.map((r) => utf8(r.decision)),
+            rows.map((r) => utf8(r.reason)),
+            rows.map((r) => r.metadata),
+            rows.map((r) => r.timestamp),
+            rows.map((r) => r.previous_hash),
+            rows.map((r) => r.entry_hash),
+            metadata.map((m) => indexed(m.session_id)),
+            metadata.map((m) => indexed(m.agent_id)),
+            expect.seq,
+            expect.hash,
+          ]);
+        }
+        return { commit: ok, value: ok };
+      }),
+    );
+    this.head = null;
+    return ok;
   }
 
   /** Sets the id sequence's start (a migrated chain keeps its source's, so new ids continue its run). */
