@@ -287,6 +287,42 @@ describe('the console on a gateway whose store is PostgreSQL', { skip, concurren
     }
   });
 
+  test('`cplane report --store` on a chain with no budget or breaker tables shows none, and lays none out', async () => {
+    const root = (served as Served).root;
+    const work = mkdtempSync(join(tmpdir(), 'cp-report-pg-'));
+    try {
+      // The served chain alone, imported into a database no gateway has served from (so no budget, no breakers).
+      const exported = join(work, 'chain.jsonl');
+      const dump = cli(['ledger', 'export', '--store', storeUrl, '--out', exported]);
+      assert.equal(dump.status, 0, dump.stderr);
+      const bare = await createDatabase(server as PgServer, 'report_bare');
+      const imported = cli(['ledger', 'import', '--store', bare, '--from', exported]);
+      assert.equal(imported.status, 0, imported.stderr);
+      const out = join(work, 'report.html');
+      const r = cli(['report', '--root', root, '--store', bare, '--html', out, '--json'], { CPLANE_DATABASE_URL: '' });
+      assert.equal(r.status, 0, r.stderr);
+      const data = embedded(readFileSync(out, 'utf8'));
+      assert.equal(data.sessions.length, 3);
+      assert.deepEqual(
+        [data.budgets.db_path, data.budgets.scopes, data.budgets.pending_reservations],
+        ['postgres', [], 0],
+      );
+      assert.deepEqual(data.breakers.breakers, []);
+      const db = new pg.Client({ connectionString: bare });
+      await db.connect();
+      try {
+        const tables = await db.query(
+          "SELECT to_regclass('cplane_budget_meta') IS NULL AS no_budget, to_regclass('cplane_breakers') IS NULL AS no_breakers",
+        );
+        assert.deepEqual(tables.rows[0], { no_budget: true, no_breakers: true });
+      } finally {
+        await db.end();
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
   test('`cplane report --store`: a password in the URL is refused, an unreachable store is ERR_STORE_UNAVAILABLE; no file', () => {
     const root = (served as Served).root;
     const work = mkdtempSync(join(tmpdir(), 'cp-report-pg-'));
