@@ -4,7 +4,11 @@
 // Without PostgreSQL installed the suite prints one SKIP line (in CI a missing server fails).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
+import pg from 'pg';
 import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import { cli, issueKey, startServed, type Served } from '../gateway/harness.js';
 import type { SessionPage, TurnPage } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/sessions.js';
@@ -15,6 +19,7 @@ import type {
   RootView,
 } from '../../staging/PKG-GATEWAY-001/HOT/gateway/console/data.js';
 import type { BudgetStatus } from '../../staging/PKG-BUDGETER-001/HOT/budgeter/status.js';
+import type { SessionSummary, SessionTurn } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/sessions.js';
 
 const skip = pgSkip();
 
@@ -44,6 +49,23 @@ const get = async <T = unknown>(
     body: (res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as T,
   };
 };
+
+/** The data `cplane report --html` embedded in its page, as console.js reads it. */
+interface ReportData {
+  generated_at: string;
+  root: RootView;
+  sessions: SessionSummary[];
+  turns: Record<string, SessionTurn[]>;
+  budgets: BudgetStatus;
+  breakers: BreakersView;
+  plots: PlotsView;
+}
+
+function embedded(html: string): ReportData {
+  const m = /<script type="application\/json" id="cplane-data">([^<]*)<\/script>/.exec(html);
+  assert.ok(m, 'the page holds its data element');
+  return JSON.parse(m[1] as string) as ReportData;
+}
 
 function exchanges(): Entry[] {
   const r = cli(['ledger', 'query', '--store', storeUrl, '--event-type', 'EXCHANGE', '--limit', '1000', '--json']);
@@ -177,6 +199,152 @@ describe('the console on a gateway whose store is PostgreSQL', { skip, concurren
     assert.deepEqual(root.body.ledger.head.seq, (JSON.parse(head.stdout) as { seq: number }).seq);
     assert.equal(root.body.ledger.verify?.ok, true);
     assert.equal(root.body.ledger.verify?.entries, root.body.ledger.head.seq);
+  });
+
+  test('`cplane report --html --store` embeds the shared views: sessions, turns, budgets, breakers', async () => {
+    const root = (served as Served).root;
+    // A breaker another host published: the report reads the shared table, not this root's breakers.json.
+    const db = new pg.Client({ connectionString: storeUrl });
+    const openedAt = Date.now();
+    await db.connect();
+    try {
+      await db.query(
+        `INSERT INTO cplane_breakers (key, state, consecutive_failures, opened_at_ms, changed_at_ms, host)
+         VALUES ('mock/report-elsewhere', 'OPEN', 5, $1, $1, 'another-host')`,
+        [openedAt],
+      );
+    } finally {
+      await db.end();
+    }
+    const work = mkdtempSync(join(tmpdir(), 'cp-report-pg-'));
+    try {
+      const out = join(work, 'report.html');
+      const r = cli(['report', '--root', root, '--store', storeUrl, '--html', out, '--json'], {
+        CPLANE_DATABASE_URL: '',
+      });
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(JSON.parse(r.stdout), { path: out, store: 'postgres', sessions: 3 });
+      const data = embedded(readFileSync(out, 'utf8'));
+      // The shape of the SQLite report, view for view.
+      assert.deepEqual(Object.keys(data), [
+        'generated_at',
+        'root',
+        'sessions',
+        'turns',
+        'budgets',
+        'breakers',
+        'plots',
+      ]);
+      // Each view as the gateway's console answers it from the same store.
+      const sessions = await get<SessionPage>('/console/api/sessions');
+      assert.deepEqual(
+        data.sessions.map((s) => s.session_id),
+        ['SES-PG-GAMMA', 'SES-PG-BETA', 'SES-PG-ALPHA'],
+      );
+      assert.deepEqual(data.sessions, sessions.body.sessions);
+      assert.deepEqual(Object.keys(data.turns).sort(), ['SES-PG-ALPHA', 'SES-PG-BETA', 'SES-PG-GAMMA']);
+      for (const s of data.sessions) {
+        const turns = await get<TurnPage>(`/console/api/session?id=${s.session_id}`);
+        assert.deepEqual(data.turns[s.session_id], turns.body.turns, s.session_id);
+      }
+      const alphaIds = exchanges()
+        .filter((e) => e.metadata.session_id === 'SES-PG-ALPHA')
+        .map((e) => e.id)
+        .reverse();
+      assert.deepEqual(
+        data.turns['SES-PG-ALPHA']?.map((t) => t.id),
+        alphaIds,
+      );
+      assert.equal(data.budgets.db_path, 'postgres');
+      assert.deepEqual(data.budgets, (await get<BudgetStatus>('/console/api/budgets')).body);
+      const alphaScope = data.budgets.scopes.find((x) => x.scope === 'session' && x.scope_id === 'SES-PG-ALPHA');
+      assert.equal(alphaScope?.requests, 2);
+      assert.deepEqual(
+        data.breakers.breakers.find((b) => b.key === 'mock/report-elsewhere'),
+        {
+          key: 'mock/report-elsewhere',
+          state: 'OPEN',
+          consecutive_failures: 5,
+          opened_at: new Date(openedAt).toISOString(),
+          probes_in_flight: 0,
+        },
+      );
+      assert.deepEqual(
+        data.breakers.recent_failures,
+        (await get<BreakersView>('/console/api/breakers')).body.recent_failures,
+      );
+      assert.equal(data.breakers.recent_failures[0]?.session_id, 'SES-PG-GAMMA');
+      assert.deepEqual(data.plots, (await get<PlotsView>('/console/api/plots')).body);
+      assert.equal(data.root.root, root);
+      assert.equal(data.root.ledger.verify?.ok, true);
+      assert.equal(data.root.ledger.verify?.entries, data.root.ledger.head.seq);
+      // Without the flag the root's store is found as `status` finds it: here from CPLANE_DATABASE_URL.
+      const fromEnv = cli(['report', '--root', root, '--html', out, '--json'], { CPLANE_DATABASE_URL: storeUrl });
+      assert.equal(fromEnv.status, 0, fromEnv.stderr);
+      assert.deepEqual(JSON.parse(fromEnv.stdout), { path: out, store: 'postgres', sessions: 3 });
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  test('`cplane report --store` on a chain with no budget or breaker tables shows none, and lays none out', async () => {
+    const root = (served as Served).root;
+    const work = mkdtempSync(join(tmpdir(), 'cp-report-pg-'));
+    try {
+      // The served chain alone, imported into a database no gateway has served from (so no budget, no breakers).
+      const exported = join(work, 'chain.jsonl');
+      const dump = cli(['ledger', 'export', '--store', storeUrl, '--out', exported]);
+      assert.equal(dump.status, 0, dump.stderr);
+      const bare = await createDatabase(server as PgServer, 'report_bare');
+      const imported = cli(['ledger', 'import', '--store', bare, '--from', exported]);
+      assert.equal(imported.status, 0, imported.stderr);
+      const out = join(work, 'report.html');
+      const r = cli(['report', '--root', root, '--store', bare, '--html', out, '--json'], { CPLANE_DATABASE_URL: '' });
+      assert.equal(r.status, 0, r.stderr);
+      const data = embedded(readFileSync(out, 'utf8'));
+      assert.equal(data.sessions.length, 3);
+      assert.deepEqual(
+        [data.budgets.db_path, data.budgets.scopes, data.budgets.pending_reservations],
+        ['postgres', [], 0],
+      );
+      assert.deepEqual(data.breakers.breakers, []);
+      const db = new pg.Client({ connectionString: bare });
+      await db.connect();
+      try {
+        const tables = await db.query(
+          "SELECT to_regclass('cplane_budget_meta') IS NULL AS no_budget, to_regclass('cplane_breakers') IS NULL AS no_breakers",
+        );
+        assert.deepEqual(tables.rows[0], { no_budget: true, no_breakers: true });
+      } finally {
+        await db.end();
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  test('`cplane report --store`: a password in the URL is refused, an unreachable store is ERR_STORE_UNAVAILABLE; no file', () => {
+    const root = (served as Served).root;
+    const work = mkdtempSync(join(tmpdir(), 'cp-report-pg-'));
+    try {
+      const out = join(work, 'report.html');
+      const secret = cli(
+        ['report', '--root', root, '--store', 'postgres://cplane:hunter2@127.0.0.1:1/cplane', '--html', out],
+        { CPLANE_DATABASE_URL: '' },
+      );
+      assert.equal(secret.status, 3, secret.stderr);
+      assert.match(secret.stderr, /ERR_STORE_URL/);
+      assert.doesNotMatch(secret.stderr + secret.stdout, /hunter2/);
+      assert.equal(existsSync(out), false);
+      const away = cli(['report', '--root', root, '--store', 'postgres://cplane@127.0.0.1:1/cplane', '--html', out], {
+        CPLANE_DATABASE_URL: '',
+      });
+      assert.equal(away.status, 3, away.stderr);
+      assert.match(away.stderr, /ERR_STORE_UNAVAILABLE/);
+      assert.equal(existsSync(out), false);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 
   test('a database that cannot answer is a 503 naming the store, and the console reads again once it is back', async () => {

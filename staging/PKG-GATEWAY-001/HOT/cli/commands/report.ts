@@ -1,14 +1,12 @@
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { writeFileAtomic } from '#kernel/atomic.js';
+import { rootStoreUrl } from '#kernel/config/root-store.js';
 import { CpError, show } from '#kernel/errors.js';
-import { Ledger, ledgerPathForRoot, type SessionSummary, type SessionTurn } from '#kernel/ledger/index.js';
 import { defineCommand, EXIT } from '#cli/command.js';
 import { intOption } from '#cli/option-values.js';
 import { resolveRoot, rootOption } from '#cli/root-option.js';
-import { breakerStatePath, readBreakerStates } from '#router/open.js';
 import { loadConsoleAssets } from '../../gateway/console/assets.js';
-import { SqliteConsoleData } from '../../gateway/console/sqlite-data.js';
+import { openPgReport, openSqliteReport, reportData } from '../../gateway/console/report-data.js';
 import { reportPage } from '../../gateway/console/page.js';
 
 const MAX_SESSIONS = 10_000;
@@ -31,11 +29,16 @@ export default defineCommand({
       default: 500,
       describe: `the most turns to include per session (its first ones), 1 to ${MAX_TURNS}`,
     },
+    store: {
+      type: 'string',
+      describe:
+        "report the chain, budgets and breakers in this PostgreSQL store, postgres://user@host/db with no password (env: CPLANE_DATABASE_URL; config: gateway.store; none: the root's files)",
+    },
   },
   async handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
-    const sessionLimit = intOption('sessions', args.sessions, 1, MAX_SESSIONS) ?? 100;
-    const turnLimit = intOption('turns', args.turns, 1, MAX_TURNS) ?? 500;
+    const sessions = intOption('sessions', args.sessions, 1, MAX_SESSIONS) ?? 100;
+    const turns = intOption('turns', args.turns, 1, MAX_TURNS) ?? 500;
     const out = resolve(ctx.cwd, args.html);
     const assets = loadConsoleAssets(root);
     const js = assets.ok ? assets.files.get('console.js') : undefined;
@@ -50,54 +53,15 @@ export default defineCommand({
         },
       );
     }
-    const path = ledgerPathForRoot(root);
-    if (!existsSync(path)) {
-      throw new CpError('ERR_REPORT_OUTPUT', `${show(root)} has no ledger yet: there is nothing to report`, {
-        hint: 'run some calls through the root first (cplane serve, cplane route)',
-        details: { root, ledger: path },
-      });
-    }
-    const ledger = Ledger.open(path, { readonly: true });
+    // The root's store as its gateway's console reads it: a root whose hosts share PostgreSQL records only its own
+    // governance in its SQLite file, so that file would report none of their calls.
+    const url = rootStoreUrl(root, ctx.env, args.store);
+    const source = url === null ? openSqliteReport(root) : await openPgReport(root, url);
     let data: Record<string, unknown>;
     try {
-      const view = new SqliteConsoleData({ root, ledger, breakers: () => readBreakerStates(breakerStatePath(root)) });
-      const sessions: SessionSummary[] = [];
-      let before: number | undefined;
-      while (sessions.length < sessionLimit) {
-        const page = await view.sessions({
-          limit: Math.min(200, sessionLimit - sessions.length),
-          ...(before === undefined ? {} : { before }),
-        });
-        sessions.push(...page.sessions);
-        if (page.next_before === null) break;
-        before = page.next_before;
-      }
-      const turns: Record<string, SessionTurn[]> = {};
-      for (const s of sessions) {
-        const list: SessionTurn[] = [];
-        let after: number | undefined;
-        while (list.length < turnLimit) {
-          const page = await view.session(s.session_id, {
-            limit: Math.min(200, turnLimit - list.length),
-            ...(after === undefined ? {} : { after }),
-          });
-          list.push(...page.turns);
-          if (page.next_after === null) break;
-          after = page.next_after;
-        }
-        turns[s.session_id] = list;
-      }
-      data = {
-        generated_at: new Date().toISOString(),
-        root: await view.rootView({ verify: true }),
-        sessions,
-        turns,
-        budgets: await view.budgets(),
-        breakers: await view.breakers(),
-        plots: await view.plots(),
-      };
+      data = await reportData(source.data, { sessions, turns });
     } finally {
-      ledger.close();
+      await source.close();
     }
     try {
       writeFileAtomic(out, reportPage(data, { js, css }));
@@ -108,8 +72,12 @@ export default defineCommand({
         cause: error,
       });
     }
-    const summary = { path: out, sessions: (data.sessions as unknown[]).length };
-    ctx.report(args, summary, `wrote ${out}: ${summary.sessions} sessions`);
+    const summary = {
+      path: out,
+      store: url === null ? 'sqlite' : 'postgres',
+      sessions: (data.sessions as unknown[]).length,
+    };
+    ctx.report(args, summary, `wrote ${out}: ${summary.sessions} sessions${url === null ? '' : ' (postgres)'}`);
     return EXIT.OK;
   },
 });

@@ -1,4 +1,4 @@
-import { contentRefs, EMPTY_LIST } from './content.js';
+import { contentRefs, EMPTY_LIST, type ReadPieces, type ReadSide } from './content.js';
 import type { Ledger } from './ledger.js';
 import { parseStoredMetadata } from './ledger.js';
 
@@ -197,42 +197,65 @@ export function sessionTurns(
     const turns = page.map(([seq, id, timestamp, decision, reason, metadataText]) => {
       const metadata = parseStoredMetadata({ id, metadata: metadataText });
       const refs = contentRefs(metadata);
-      let promptNew: string[];
-      let continues = false;
-      let response: string;
-      const redactedBy: string[] = [];
-      const { prompt: _p, response: _r, content: _c, ...rest } = metadata;
+      let read: TurnContent | undefined;
       if (refs !== undefined) {
         // The previous prompt without its closing piece (`]}`) is what this turn's prompt continues.
         const stop = since === undefined ? undefined : ledger.content.parentOf(since);
-        const prompt = ledger.content.readPieces(refs.prompt, stop ?? EMPTY_LIST);
-        const answer = ledger.content.read(refs.response);
-        promptNew = prompt.pieces;
-        continues = prompt.continues && stop !== undefined;
-        response = answer.text;
-        for (const r of [...prompt.redacted_by, ...answer.redacted_by]) if (!redactedBy.includes(r)) redactedBy.push(r);
-        since = refs.prompt;
-      } else {
-        promptNew = typeof metadata.prompt === 'string' ? [metadata.prompt] : [];
-        response = typeof metadata.response === 'string' ? metadata.response : '';
-        since = undefined;
+        read = {
+          prompt: ledger.content.readPieces(refs.prompt, stop ?? EMPTY_LIST),
+          response: ledger.content.read(refs.response),
+          stopped: stop !== undefined,
+        };
       }
-      const cost = settled.get(seq + 1, sessionId);
-      return {
-        seq,
-        id,
-        timestamp,
-        decision,
-        reason,
-        metadata: rest,
-        prompt_new: promptNew,
-        continues,
-        response,
-        redacted_by: redactedBy,
-        cost: typeof cost === 'number' ? cost : null,
-      };
+      since = refs?.prompt;
+      return turnOf({ seq, id, timestamp, decision, reason }, metadata, read, settled.get(seq + 1, sessionId));
     });
     const last = page[page.length - 1];
     return { turns, next_after: more && last !== undefined ? last[0] : null };
   });
+}
+
+/** A turn's content as read: its new prompt pieces (walked down to `stop`), its response, and whether a stop was given. */
+export interface TurnContent {
+  prompt: ReadPieces;
+  response: ReadSide;
+  /** Whether the walk was asked to stop at the previous turn's prompt (without one, nothing is continued). */
+  stopped: boolean;
+}
+
+/**
+ * An EXCHANGE row as a session's turn, once its metadata is parsed and its content read (undefined: metadata from
+ * before content addressing, with the prompt and response inline). The reads are the store's own (sync on SQLite,
+ * async on PostgreSQL); this is the part they share, so both build the same turn from the same history.
+ */
+export function turnOf(
+  row: { seq: number; id: string; timestamp: string; decision: string; reason: string },
+  metadata: Record<string, unknown>,
+  read: TurnContent | undefined,
+  cost: unknown,
+): SessionTurn {
+  let promptNew: string[];
+  let continues = false;
+  let response: string;
+  const redactedBy: string[] = [];
+  const { prompt: _p, response: _r, content: _c, ...rest } = metadata;
+  if (read !== undefined) {
+    promptNew = read.prompt.pieces;
+    continues = read.prompt.continues && read.stopped;
+    response = read.response.text;
+    for (const r of [...read.prompt.redacted_by, ...read.response.redacted_by])
+      if (!redactedBy.includes(r)) redactedBy.push(r);
+  } else {
+    promptNew = typeof metadata.prompt === 'string' ? [metadata.prompt] : [];
+    response = typeof metadata.response === 'string' ? metadata.response : '';
+  }
+  return {
+    ...row,
+    metadata: rest,
+    prompt_new: promptNew,
+    continues,
+    response,
+    redacted_by: redactedBy,
+    cost: typeof cost === 'number' ? cost : null,
+  };
 }

@@ -7,7 +7,9 @@ import {
   type SessionTurn,
   type SummaryRow,
   summarise,
+  type TurnContent,
   type TurnPage,
+  turnOf,
 } from '../sessions.js';
 import { pgReadPieces, pgReadSide } from './pg-content-read.js';
 import { type PgLedger, storeError } from './pg-ledger.js';
@@ -218,40 +220,25 @@ export async function pgSessionTurns(
       const seq = Number(row.seq);
       const metadata = parseStoredMetadata({ id: row.id, metadata: row.metadata });
       const refs = contentRefs(metadata);
-      let promptNew: string[];
-      let continues = false;
-      let response: string;
-      const redactedBy: string[] = [];
-      const { prompt: _p, response: _r, content: _c, ...rest } = metadata;
+      let read: TurnContent | undefined;
       if (refs !== undefined) {
         // The previous prompt without its closing piece (`]}`) is what this turn's prompt continues.
         const stop = since === undefined ? undefined : await store.parentOf(since);
-        const prompt = await pgReadPieces(store, refs.prompt, stop ?? EMPTY_LIST);
-        const answer = await pgReadSide(store, refs.response);
-        promptNew = prompt.pieces;
-        continues = prompt.continues && stop !== undefined;
-        response = answer.text;
-        for (const r of [...prompt.redacted_by, ...answer.redacted_by]) if (!redactedBy.includes(r)) redactedBy.push(r);
-        since = refs.prompt;
-      } else {
-        promptNew = typeof metadata.prompt === 'string' ? [metadata.prompt] : [];
-        response = typeof metadata.response === 'string' ? metadata.response : '';
-        since = undefined;
+        read = {
+          prompt: await pgReadPieces(store, refs.prompt, stop ?? EMPTY_LIST),
+          response: await pgReadSide(store, refs.response),
+          stopped: stop !== undefined,
+        };
       }
-      const cost = settled.get(seq + 1);
-      turns.push({
+      since = refs?.prompt;
+      const fields = {
         seq,
         id: row.id,
         timestamp: row.timestamp,
         decision: row.decision.toString('utf8'),
         reason: row.reason.toString('utf8'),
-        metadata: rest,
-        prompt_new: promptNew,
-        continues,
-        response,
-        redacted_by: redactedBy,
-        cost: typeof cost === 'number' ? cost : null,
-      });
+      };
+      turns.push(turnOf(fields, metadata, read, settled.get(seq + 1)));
     }
     const last = page[page.length - 1];
     return { turns, next_after: more && last !== undefined ? Number(last.seq) : null };
