@@ -86,21 +86,27 @@ export default defineGate({
   },
 });
 
-/** Every DISPATCH and EXCHANGE of the root's chain, each kind oldest first, from the store in use. */
+/** Every DISPATCH and EXCHANGE of the root's chain in chain order, from the store in use. */
 async function dispatchRecords(ctx: GateContext): Promise<DispatchRecord[]> {
   const pg = pgLedgerOf(ctx);
   if (pg !== null) return pgDispatchRecords(await pg);
-  const ledger = ledgerOf(ctx);
-  const pick = (e: { id: string; event_type: string; timestamp: string; metadata: Record<string, unknown> }) => ({
-    id: e.id,
-    event_type: e.event_type as DispatchRecord['event_type'],
-    timestamp: e.timestamp,
-    link: e.metadata.dispatch_entry_id,
-  });
-  return [
-    ...ledger.query({ event_type: 'DISPATCH', order: 'oldest' }).map(pick),
-    ...ledger.query({ event_type: 'EXCHANGE', order: 'oldest' }).map(pick),
-  ];
+  // The rows' own columns and metadata only: a query would read every exchange's prompt and response from the
+  // content store, which for a coding agent's ledger is gigabytes the gate never looks at.
+  const rows = ledgerOf(ctx)
+    .statement(
+      "SELECT id, event_type, timestamp, metadata FROM entries WHERE event_type IN ('DISPATCH', 'EXCHANGE') ORDER BY seq",
+    )
+    .raw()
+    .iterate() as IterableIterator<[string, DispatchRecord['event_type'], string, string]>;
+  const records: DispatchRecord[] = [];
+  for (const [id, eventType, timestamp, metadata] of rows)
+    records.push({
+      id,
+      event_type: eventType,
+      timestamp,
+      link: (JSON.parse(metadata) as { dispatch_entry_id?: unknown }).dispatch_entry_id,
+    });
+  return records;
 }
 
 function listDir(dir: string): string[] {
