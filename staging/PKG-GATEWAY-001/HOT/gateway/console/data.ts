@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import type { Anchor, Checkpoint, SessionPage, SessionQuery, TurnPage } from '#kernel/ledger/index.js';
+import { exchangeText } from '#kernel/ledger/sessions.js';
 import type { ReadPieces, ReadSide } from '#kernel/ledger/content.js';
 import { type InstalledPackage, installedPackages } from '#kernel/registry/receipt.js';
 import { rootPaths } from '#kernel/root/layout.js';
@@ -127,18 +128,7 @@ export function exchangeViewOf(
   stored: Record<string, unknown>,
   content: { prompt: ReadPieces; response: ReadSide } | undefined,
 ): ExchangeView {
-  let prompt: string[];
-  let response: string;
-  const redacted: string[] = [];
-  if (content !== undefined) {
-    prompt = content.prompt.pieces;
-    response = content.response.text;
-    for (const r of [...content.prompt.redacted_by, ...content.response.redacted_by])
-      if (!redacted.includes(r)) redacted.push(r);
-  } else {
-    prompt = typeof stored.prompt === 'string' ? [stored.prompt] : [];
-    response = typeof stored.response === 'string' ? stored.response : '';
-  }
+  const { pieces: prompt, response, redacted_by: redacted } = exchangeText(stored, content);
   const { prompt: _p, response: _r, content: _c, ...metadata } = stored;
   const cut = cutPieces(prompt, MAX_EXCHANGE_CHARS);
   const cutResponse = response.length > MAX_EXCHANGE_CHARS ? wellFormedCut(response, MAX_EXCHANGE_CHARS) : response;

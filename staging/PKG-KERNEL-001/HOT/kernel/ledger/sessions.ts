@@ -216,6 +216,26 @@ export function sessionTurns(
 }
 
 /** A turn's content as read: its new prompt pieces (walked down to `stop`), its response, and whether a stop was given. */
+/**
+ * An exchange's text: as read from the content store (with the REDACTED entries met on the way, each once), or
+ * inline in metadata written before content addressing (undefined `read`).
+ */
+export function exchangeText(
+  metadata: Record<string, unknown>,
+  read: { prompt: ReadPieces; response: ReadSide } | undefined,
+): { pieces: string[]; response: string; redacted_by: string[] } {
+  if (read === undefined)
+    return {
+      pieces: typeof metadata.prompt === 'string' ? [metadata.prompt] : [],
+      response: typeof metadata.response === 'string' ? metadata.response : '',
+      redacted_by: [],
+    };
+  const redactedBy: string[] = [];
+  for (const r of [...read.prompt.redacted_by, ...read.response.redacted_by])
+    if (!redactedBy.includes(r)) redactedBy.push(r);
+  return { pieces: read.prompt.pieces, response: read.response.text, redacted_by: redactedBy };
+}
+
 export interface TurnContent {
   prompt: ReadPieces;
   response: ReadSide;
@@ -234,28 +254,15 @@ export function turnOf(
   read: TurnContent | undefined,
   cost: unknown,
 ): SessionTurn {
-  let promptNew: string[];
-  let continues = false;
-  let response: string;
-  const redactedBy: string[] = [];
   const { prompt: _p, response: _r, content: _c, ...rest } = metadata;
-  if (read !== undefined) {
-    promptNew = read.prompt.pieces;
-    continues = read.prompt.continues && read.stopped;
-    response = read.response.text;
-    for (const r of [...read.prompt.redacted_by, ...read.response.redacted_by])
-      if (!redactedBy.includes(r)) redactedBy.push(r);
-  } else {
-    promptNew = typeof metadata.prompt === 'string' ? [metadata.prompt] : [];
-    response = typeof metadata.response === 'string' ? metadata.response : '';
-  }
+  const text = exchangeText(metadata, read);
   return {
     ...row,
     metadata: rest,
-    prompt_new: promptNew,
-    continues,
-    response,
-    redacted_by: redactedBy,
+    prompt_new: text.pieces,
+    continues: read?.prompt.continues === true && read.stopped,
+    response: text.response,
+    redacted_by: text.redacted_by,
     cost: typeof cost === 'number' ? cost : null,
   };
 }
