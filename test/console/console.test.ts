@@ -322,7 +322,8 @@ test('in Chromium: sign in, then root → sessions → a session → an exchange
   // The hostile prompt is text: no script ran, no element came from it.
   const beta = all.find((e) => e.metadata.session_id === 'SES-BETA') as Entry;
   await page.goto(`${served.url}/console/#/exchange/${beta.id}`);
-  await page.waitForSelector('#view [data-field="prompt"]', { state: 'attached' });
+  // A hash change keeps the previous exchange's view attached until the new one renders: wait for this one's id.
+  await page.locator(`#view [data-field="id"]:text-is("${beta.id}")`).waitFor({ state: 'attached' });
   assert.equal(await page.locator('[data-field="prompt"]').textContent(), beta.metadata.prompt);
   assert.ok(((await page.locator('#view').textContent()) ?? '').includes('<script>window.__pwned = 1</script>'));
   await page.goto(`${served.url}/console/#/session/SES-BETA`);
