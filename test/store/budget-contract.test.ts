@@ -381,6 +381,64 @@ for (const backend of backends) {
       }
     });
 
+    test('records a process died before appending are delivered once; ones that landed are dropped, never appended twice', async () => {
+      const clock = clockAt();
+      const { port, open, ledger } = await backend.fresh(config(), clock.now);
+      const other = await open();
+      const [one, two] = [await ledger(), await ledger()] as [CallsLedger, CallsLedger];
+      try {
+        for (const id of ['d1', 'd2', 'd3']) await one.calls.appendBatch((await port.reserve(request(id))).records);
+        // d1: the process died after the settlement committed, before appending its record.
+        const lost = await port.settle({ request_id: 'd1', usage });
+        // d2: appended and reported; d3: released and appended, but the process died before reporting it.
+        const landed = await port.settle({ request_id: 'd2', usage });
+        await one.calls.appendBatch(landed.records);
+        port.recorded(['d2']);
+        await one.calls.appendBatch((await port.release('d3')).records);
+        clock.advance(10_000);
+        // The report rides on the next step's transaction: no commit of its own.
+        assert.equal((await port.reserve(request('d4'))).ok, true);
+        const now = T0 + 10_000;
+        assert.deepEqual(
+          (await port.recordsDue(now - 5000)).map((r) => r.request_id),
+          ['d1', 'd3'],
+          'kept until reported, and only those',
+        );
+        // Two hosts deliver at once: the ledger appends each record only if the chain does not hold it.
+        const passes = (
+          await Promise.all([
+            reconcilePending(port, one.calls, { timeoutMs: 5000, now }),
+            reconcilePending(other, two.calls, { timeoutMs: 5000, now }),
+          ])
+        ).flat();
+        const appended = passes.filter((r) => r.ledger_entry_ids.length > 0);
+        assert.deepEqual(
+          appended.map((r) => r.request_id),
+          ['d1'],
+          'd1 appended once, by one host; d3 was in the chain already',
+        );
+        assert.match(appended[0]?.reason ?? '', /died before appending them; appended now$/);
+        const settled = await one.events('BUDGET_SETTLED');
+        assert.deepEqual(settled.map((r) => r.submission_id).sort(), ['d1', 'd2']);
+        assert.deepEqual(
+          settled.find((r) => r.submission_id === 'd1')?.metadata,
+          lost.records[0]?.metadata,
+          'the record the settlement made, as it made it',
+        );
+        assert.deepEqual(
+          (await one.events('BUDGET_RELEASED')).map((r) => r.submission_id),
+          ['d3'],
+        );
+        assert.deepEqual(await port.recordsDue(now + 60_000), [], 'nothing kept once delivered');
+        assert.deepEqual(await reconcilePending(other, two.calls, { timeoutMs: 5000, now }), []);
+      } finally {
+        await one.close();
+        await two.close();
+        await other.close();
+        await port.close();
+      }
+    });
+
     test('two hosts reconciling the same stale reservations at once: one charge and one BUDGET_SETTLED each', async () => {
       const outcome = await reconcileScenario(backend);
       const byId = new Map(outcome.reconciled.map((r) => [r.request_id, r]));

@@ -168,6 +168,67 @@ for (const backend of backends) {
       }
     });
 
+    test('once: a record the chain holds is left out, the rest of the batch lands; hosts racing record it once', async () => {
+      const { store, open } = await backend.fresh();
+      const hosts = [await open(), await open(), await open()];
+      try {
+        const settled = (id: string, session = 'S1'): AppendInput => ({
+          event_type: 'BUDGET_SETTLED',
+          submission_id: id,
+          decision: 'SETTLED',
+          reason: 'settled',
+          metadata: { session_id: session, request_id: id },
+        });
+        const note = (n: number): AppendInput => ({
+          event_type: 'NOTE',
+          submission_id: 'r1',
+          decision: 'SETTLED',
+          reason: `n${n}`,
+          metadata: { session_id: 'S1' },
+        });
+        const once = ['BUDGET_SETTLED'];
+        await store.appendBatch([settled('r1')]);
+        // The same kind, submission and decision is left out; another decision, kind or session's request is not,
+        // and a kind `once` does not name is appended as often as given.
+        const batch = await store.appendBatch(
+          [
+            settled('r1'),
+            { ...settled('r1'), decision: 'SETTLED_USAGE_UNKNOWN' },
+            note(1),
+            note(2),
+            settled('r2', 'S2'),
+          ],
+          { once },
+        );
+        assert.deepEqual(
+          batch.map((e) => [e.event_type, e.submission_id, e.decision]),
+          [
+            ['BUDGET_SETTLED', 'r1', 'SETTLED_USAGE_UNKNOWN'],
+            ['NOTE', 'r1', 'SETTLED'],
+            ['NOTE', 'r1', 'SETTLED'],
+            ['BUDGET_SETTLED', 'r2', 'SETTLED'],
+          ],
+        );
+        assert.deepEqual(await store.appendBatch([settled('r1'), settled('r2', 'S2')], { once }), []);
+        // Without `once` nothing is checked: the caller asked for an append.
+        assert.equal((await store.appendBatch([settled('r1')])).length, 1);
+        // Three hosts deliver the same two records at once (twice in one batch, too): each is in the chain once more.
+        const before = (await store.query({ event_type: 'BUDGET_SETTLED', order: 'oldest' })).length;
+        await Promise.all(
+          hosts.map((h) => h.appendBatch([settled('r3'), settled('r4', 'S2'), settled('r3')], { once })),
+        );
+        const after = await store.query({ event_type: 'BUDGET_SETTLED', order: 'oldest' });
+        assert.deepEqual(
+          after.slice(before).map((e) => e.submission_id),
+          ['r3', 'r4'],
+        );
+        assert.equal((await verifyStore(store)).ok, true);
+      } finally {
+        for (const h of hosts) await h.close();
+        await store.close();
+      }
+    });
+
     test('a batch with one bad entry writes nothing', async () => {
       const { store } = await backend.fresh();
       try {

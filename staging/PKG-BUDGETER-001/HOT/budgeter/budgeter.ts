@@ -13,7 +13,7 @@ import {
   settleStep,
 } from './steps.js';
 import { type BudgetStatus, statusOf } from './status.js';
-import { BudgetStore } from './store.js';
+import { BudgetStore, type OutboxRow } from './store.js';
 
 export interface BudgeterOptions {
   /** A cplane root: state in ROOT/HOT/registries/budget.sqlite, config from ROOT/HOT/config/budget.json. */
@@ -80,8 +80,45 @@ export class Budgeter {
     return new Budgeter(config, dbPath, store, options.clock ?? Date.now, options.ledger ?? null);
   }
 
+  /** Requests whose records their caller reported in the ledger: forgotten by the next transaction (recorded()). */
+  private landed: string[] = [];
+
   private tx(): StepContext {
+    if (this.landed.length > 0) {
+      // Inside the step's transaction. Rolled back with it, the rows stay for deliverRecords, which finds their
+      // records in the chain and only drops them.
+      this.store.dropOutbox(this.landed);
+      this.landed = [];
+    }
     return { config: this.config, store: this.store, now: this.clock(), records: this.recordCtx };
+  }
+
+  /**
+   * A step's records that no ledger took inside its transaction are kept in the budget database with it, until
+   * the caller reports them appended (recorded) or a reconciliation pass delivers them (deliverRecords).
+   */
+  private keep(requestId: string, records: readonly AppendInput[], ledger: Ledger | null): void {
+    if (ledger === null && records.length > 0)
+      this.store.putOutbox(requestId, new Date(this.clock()).toISOString(), records);
+  }
+
+  /**
+   * These requests' records are in the ledger: their kept copies are dropped with the next step's transaction
+   * (no transaction of their own on the hot path). A process that dies first leaves them for deliverRecords,
+   * which finds them in the chain and only drops them.
+   */
+  recorded(requestIds: readonly string[]): void {
+    this.landed.push(...requestIds);
+  }
+
+  /** Kept records older than `cutoffMs` (epoch ms): their caller never reported them appended. */
+  recordsDue(cutoffMs: number, limit = 1000): OutboxRow[] {
+    return this.store.outboxDue(new Date(cutoffMs).toISOString(), limit);
+  }
+
+  /** Drops kept records now, in a transaction of their own (a reconciliation pass that appended them). */
+  forgetRecords(requestIds: readonly string[]): void {
+    this.store.immediate(() => this.store.dropOutbox(requestIds));
   }
 
   /** Reserve estimated input + max output in every scope of the request, or refuse with BUDGET_EXHAUSTED / RATE_LIMITED. */
@@ -103,6 +140,7 @@ export class Budgeter {
     const { requestId, usage } = readSettleRequest(request);
     return this.store.immediate((): Settled => {
       const outcome = settleStep(this.tx(), requestId, usage);
+      this.keep(requestId, outcome.records, this.ledger);
       return { ...outcome, ledger_entry_ids: this.publish(outcome.records, 'settlement', requestId) };
     });
   }
@@ -127,6 +165,7 @@ export class Budgeter {
     return this.store.immediate((): Settled | null => {
       const outcome = chargeUnknownStep(this.tx(), requestId, reason, metadata);
       if (!outcome) return null;
+      this.keep(requestId, outcome.records, ledger);
       return { ...outcome, ledger_entry_ids: this.publish(outcome.records, 'settlement', requestId, ledger) };
     });
   }
@@ -136,6 +175,7 @@ export class Budgeter {
     const requestId = parseRequestId(requestIdInput);
     return this.store.immediate((): Released => {
       const outcome = releaseStep(this.tx(), requestId);
+      this.keep(requestId, outcome.records, this.ledger);
       return { ...outcome, ledger_entry_ids: this.publish(outcome.records, 'settlement', requestId) };
     });
   }

@@ -1,5 +1,6 @@
 import type { Budgeter } from './budgeter.js';
 import type { Released, ReserveOutcome, Settled } from './results.js';
+import type { OutboxRow } from './store.js';
 
 /**
  * The budgeter as a router on any store uses it: the SQLite file (one process's synchronous transactions, wrapped)
@@ -15,6 +16,15 @@ export interface BudgetPort {
   chargeUnknown(requestId: unknown, reason: string, metadata?: Record<string, unknown>): Promise<Settled | null>;
   /** Pending reservations made at or before `cutoffMs`, oldest first. */
   stalePending(cutoffMs: number, limit?: number): Promise<string[]>;
+  /**
+   * The records of settle, release and chargeUnknown are kept in the budget store, in the step's transaction, until
+   * the caller reports them appended here (dropped with a later step's transaction: no extra commit per call).
+   */
+  recorded(requestIds: readonly string[]): void;
+  /** Kept records older than `cutoffMs`: their caller never reported them appended (it died, or spooled them). */
+  recordsDue(cutoffMs: number, limit?: number): Promise<OutboxRow[]>;
+  /** Drops kept records now (a reconciliation pass that delivered them). */
+  forgetRecords(requestIds: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -27,6 +37,9 @@ export function sqliteBudgetPort(budgeter: Budgeter): BudgetPort {
     chargeUnknown: async (requestId, reason, metadata = {}) =>
       budgeter.chargeUnknown(requestId, reason, metadata, null),
     stalePending: async (cutoffMs, limit) => budgeter.stalePending(cutoffMs, limit),
+    recorded: (requestIds) => budgeter.recorded(requestIds),
+    recordsDue: async (cutoffMs, limit) => budgeter.recordsDue(cutoffMs, limit),
+    forgetRecords: async (requestIds) => budgeter.forgetRecords(requestIds),
     close: async () => budgeter.close(),
   };
 }

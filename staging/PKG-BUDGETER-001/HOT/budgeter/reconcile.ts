@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { CpError, show } from '#kernel/errors.js';
-import { type AppendInput, DEFAULT_ORPHAN_TIMEOUT_MS, type Ledger } from '#kernel/ledger/index.js';
+import { type AppendInput, type AppendOptions, DEFAULT_ORPHAN_TIMEOUT_MS, type Ledger } from '#kernel/ledger/index.js';
 import { Budgeter } from './budgeter.js';
 import { budgetDbPathForRoot } from './config.js';
 import type { BudgetPort } from './port.js';
-import { BUDGET_EVENTS } from './records.js';
+import { BUDGET_EVENTS, DELIVERED_ONCE } from './records.js';
+import type { OutboxRow } from './store.js';
 
 export interface ReconcileOptions {
   /** How long a call may stay pending: the ledger's orphan timeout unless given. */
@@ -69,6 +70,23 @@ function reconciled(
   };
 }
 
+/** A step's kept records, delivered to the chain (or found there already) by a reconciliation pass. */
+function delivered(row: OutboxRow, entries: readonly { id: string }[], timeoutMs: number): ReconciledReservation {
+  const settled = row.records.find((r) => r.event_type === BUDGET_EVENTS.settled)?.metadata ?? {};
+  return {
+    request_id: row.request_id,
+    dispatch_entry_id: null,
+    exchange_entry_id: null,
+    reason:
+      entries.length > 0
+        ? `its ${row.records.map((r) => r.event_type).join(' + ')} record(s) were not in the ledger after the orphan timeout (${timeoutMs} ms): the process that made them died before appending them; appended now`
+        : 'its records were in the ledger already; the kept copy was dropped',
+    charged_tokens: typeof settled.charged_tokens === 'number' ? settled.charged_tokens : 0,
+    charged_cost: typeof settled.charged_cost === 'number' ? settled.charged_cost : null,
+    ledger_entry_ids: entries.map((e) => e.id),
+  };
+}
+
 function describe(dispatch: string | null, exchange: string | null, timeoutMs: number): string {
   if (dispatch === null)
     return `reservation pending beyond the orphan timeout (${timeoutMs} ms) with no DISPATCH in the ledger; usage unknown`;
@@ -90,6 +108,11 @@ export function reconcileStaleReservations(
 ): ReconciledReservation[] {
   const { timeoutMs, now } = reconcileWindow(options);
   const out: ReconciledReservation[] = [];
+  for (const row of budgeter.recordsDue(now - timeoutMs)) {
+    const entries = ledger.appendBatch(row.records, { once: DELIVERED_ONCE });
+    budgeter.forgetRecords([row.request_id]);
+    out.push(delivered(row, entries, timeoutMs));
+  }
   for (const requestId of budgeter.stalePending(now - timeoutMs)) {
     const dispatch = (ledger.statement(DISPATCH_OF_REQUEST_SQL).pluck().get(requestId) as string | undefined) ?? null;
     const exchange =
@@ -115,7 +138,7 @@ export function reconcileStaleReservations(
  */
 export interface CallLedger {
   callOf(requestId: string): Promise<{ dispatch: string | null; exchange: string | null }>;
-  appendBatch(records: readonly AppendInput[]): Promise<readonly { id: string }[]>;
+  appendBatch(records: readonly AppendInput[], options?: AppendOptions): Promise<readonly { id: string }[]>;
 }
 
 /** The SQLite ledger as a CallLedger (the same lookups reconcileStaleReservations makes). */
@@ -129,7 +152,7 @@ export function sqliteCallLedger(ledger: Ledger): CallLedger {
           : ((ledger.statement(EXCHANGE_OF_DISPATCH_SQL).pluck().get(dispatch) as string | undefined) ?? null);
       return { dispatch, exchange };
     },
-    appendBatch: async (records) => ledger.appendBatch(records),
+    appendBatch: async (records, options) => ledger.appendBatch(records, options),
   };
 }
 
@@ -154,12 +177,18 @@ export async function reconcilePending(
 ): Promise<ReconciledReservation[]> {
   const { timeoutMs, now } = reconcileWindow(options);
   const out: ReconciledReservation[] = [];
+  for (const row of await budget.recordsDue(now - timeoutMs, options.limit)) {
+    const entries = await ledger.appendBatch(row.records, { once: DELIVERED_ONCE });
+    await budget.forgetRecords([row.request_id]);
+    out.push(delivered(row, entries, timeoutMs));
+  }
   for (const requestId of await budget.stalePending(now - timeoutMs, options.limit)) {
     const { dispatch, exchange } = await ledger.callOf(requestId);
     const reason = describe(dispatch, exchange, timeoutMs);
     const settled = await budget.chargeUnknown(requestId, reason, { dispatch_entry_id: dispatch, reconciled: true });
     if (!settled) continue;
     const entries = await ledger.appendBatch(settled.records);
+    await budget.forgetRecords([requestId]);
     out.push(
       reconciled(
         requestId,

@@ -13,6 +13,16 @@ export const BUDGET_EVENTS = {
   exceeded: 'BUDGET_EXCEEDED',
 } as const;
 
+/**
+ * The kinds a step hands its caller to append after its transaction (kept in the outbox meanwhile): delivered with
+ * the ledger's `once`, so a record that did land (or lands from a spool) is never appended twice.
+ */
+export const DELIVERED_ONCE: readonly string[] = [
+  BUDGET_EVENTS.settled,
+  BUDGET_EVENTS.released,
+  BUDGET_EVENTS.exceeded,
+];
+
 export interface RecordContext {
   mode: BudgetMode;
   currency: string;

@@ -3,10 +3,26 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CpError, show } from '#kernel/errors.js';
 import { envError } from '#kernel/env-errors.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
 import type { ScopeKind } from './config.js';
 
 export const BUDGET_DB_FORMAT = 'cplane-budget';
 export const BUDGET_DB_VERSION = '2';
+
+/**
+ * The records of a settlement, release or unknown charge whose caller appends them to the ledger after this
+ * transaction commits (the router batches them with its EXCHANGE): kept here in the same transaction until the
+ * caller reports them appended, so a process that dies in between leaves them to be delivered (reconcile.ts), not
+ * lost. A table of its own: older files gain it when next opened for writing, and older readers never look at it.
+ */
+const OUTBOX_DDL = `
+CREATE TABLE IF NOT EXISTS record_outbox (
+  request_id TEXT PRIMARY KEY,
+  finished_at TEXT NOT NULL,
+  records TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS record_outbox_age ON record_outbox (finished_at);
+`;
 
 // This is on the router's hot path: WITHOUT ROWID keeps each table one b-tree, and scopes are found by one text
 // key (see scopeKeyOf), which SQLite looks up several times faster than a four-column key.
@@ -57,7 +73,7 @@ CREATE TABLE IF NOT EXISTS rate_windows (
   requests INTEGER NOT NULL,
   tokens INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
-`;
+${OUTBOX_DDL}`;
 
 export interface ScopeKey {
   /** kind, session, work order and agent joined by U+001F (ids are printable ASCII, so this is unambiguous). */
@@ -101,6 +117,32 @@ export interface ReservationRow {
   finished_at: string | null;
   allocation_entry_id: string | null;
   settlement_entry_id: string | null;
+}
+
+/** Records a step handed to its caller that the ledger may not have yet (OUTBOX_DDL). */
+export interface OutboxRow {
+  request_id: string;
+  records: AppendInput[];
+}
+
+/** A stored outbox row read back; one that is not a list of records was damaged outside cplane. */
+export function outboxRow(row: { request_id: string; records: string }): OutboxRow {
+  let records: unknown;
+  try {
+    records = JSON.parse(row.records);
+  } catch {
+    records = undefined;
+  }
+  if (!Array.isArray(records))
+    throw new CpError(
+      'ERR_BUDGET_DB',
+      `the ledger records kept for request ${row.request_id} are not a list of records`,
+      {
+        hint: 'the budget database was changed outside cplane; restore it from a backup',
+        details: { request_id: row.request_id },
+      },
+    );
+  return { request_id: row.request_id, records: records as AppendInput[] };
 }
 
 export interface TotalsRow extends ScopeKey {
@@ -222,6 +264,13 @@ function prepare(db: Database.Database) {
       )
       .pluck(),
     getWindow: db.prepare('SELECT window_start, requests, tokens FROM rate_windows WHERE scope = ?'),
+    putOutbox: db.prepare(
+      'INSERT INTO record_outbox (request_id, finished_at, records) VALUES (?, ?, ?) ON CONFLICT (request_id) DO NOTHING',
+    ),
+    dropOutbox: db.prepare('DELETE FROM record_outbox WHERE request_id = ?'),
+    outboxDue: db.prepare(
+      'SELECT request_id, records FROM record_outbox WHERE finished_at <= ? ORDER BY finished_at, request_id LIMIT ?',
+    ),
     putWindow: db.prepare(`INSERT INTO rate_windows (scope, window_start, requests, tokens) VALUES (?, ?, ?, ?)
       ON CONFLICT (scope) DO UPDATE SET window_start = excluded.window_start, requests = excluded.requests, tokens = excluded.tokens`),
   };
@@ -374,6 +423,20 @@ export class BudgetStore implements BudgetState {
 
   window(key: ScopeKey): WindowRow | undefined {
     return this.stmts.getWindow.get(key.scope) as WindowRow | undefined;
+  }
+
+  /** Keeps a step's records until their caller reports them in the ledger (see OUTBOX_DDL). */
+  putOutbox(requestId: string, finishedAt: string, records: readonly AppendInput[]): void {
+    this.stmts.putOutbox.run(requestId, finishedAt, JSON.stringify(records));
+  }
+
+  dropOutbox(requestIds: readonly string[]): void {
+    for (const id of requestIds) this.stmts.dropOutbox.run(id);
+  }
+
+  /** Records kept since at or before `cutoffIso`, oldest first: their caller never reported them appended. */
+  outboxDue(cutoffIso: string, limit: number): OutboxRow[] {
+    return (this.stmts.outboxDue.all(cutoffIso, limit) as { request_id: string; records: string }[]).map(outboxRow);
   }
 
   putWindow(key: ScopeKey, row: WindowRow): void {

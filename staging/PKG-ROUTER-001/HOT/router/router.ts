@@ -6,6 +6,7 @@ import { sqliteLedgerStore, type LedgerStore } from '#kernel/ledger/store.js';
 import { canonicalJson, sha256Hex } from '#kernel/canonical.js';
 import type { Budgeter } from '#budgeter/index.js';
 import { sqliteBudgetPort, type BudgetPort } from '#budgeter/port.js';
+import { DELIVERED_ONCE } from '#budgeter/records.js';
 import type { Provider, ProviderRequest, ProviderResult, Usage } from '#providers/spec.js';
 import { tokenDigest, tokenKeyIds, verifyConsoleToken, verifyToken, type AuthKeys, type AuthResult } from './auth.js';
 import { BreakerRegistry, type BreakerSnapshot } from './breaker.js';
@@ -27,6 +28,7 @@ import { sendWithRetries } from './send.js';
 import { ExchangeSpool, type SpoolDrain } from './spool.js';
 import * as governed from './governed.js';
 import { GroupCommit } from './group-commit.js';
+import { reportingWriter } from './reporting-writer.js';
 import { serialWriter } from './serial-writer.js';
 import type { RevocationCheck } from './revocations.js';
 import { UNAUTHENTICATED_CODES, type RefusalSampler } from './refusal-sampler.js';
@@ -127,6 +129,8 @@ export class Router {
         hint: 'pass {ledger} (a SQLite ledger) or {store: {ledger, budget}}',
       });
     }
+    const budget = this.budget;
+    if (budget !== null) this.writer = reportingWriter(this.writer, DELIVERED_ONCE, (ids) => budget.recorded(ids));
     this.secrets = secretList([...(options.secrets ?? []), ...Object.values(options.authKeys ?? {})]);
     this.patterns = options.secretPatterns ?? BUILTIN_SECRET_PATTERNS;
   }
@@ -144,7 +148,9 @@ export class Router {
       .drain(async (inputs) => {
         // A process that died between appending an entry and removing it left it behind: never append twice.
         if (await this.alreadyRecorded(inputs[0])) return;
-        await this.writer.appendBatch(scrubRecords(inputs, this.secrets, this.patterns));
+        // The budget's records may have been delivered from its outbox meanwhile (a spool older than the orphan
+        // timeout): appended only if the chain does not hold them.
+        await this.writer.appendBatch(scrubRecords(inputs, this.secrets, this.patterns), { once: DELIVERED_ONCE });
       })
       .finally(() => {
         this.draining = null;

@@ -1,9 +1,11 @@
 import { isCpError } from '#kernel/errors.js';
-import type { AppendInput, LedgerEntry } from '#kernel/ledger/index.js';
+import type { AppendInput, AppendOptions, LedgerEntry } from '#kernel/ledger/index.js';
 import type { LedgerStore } from '#kernel/ledger/store.js';
 
 interface Waiting {
   batch: readonly AppendInput[];
+  /** A batch with options (a spool drain's `once`) is written alone, never merged into a group. */
+  options?: AppendOptions;
   resolve: (entries: LedgerEntry[]) => void;
   reject: (error: unknown) => void;
 }
@@ -31,9 +33,9 @@ export function serialWriter(store: LedgerStore): LedgerStore {
       void pump();
     }
   };
-  const appendBatch = (batch: readonly AppendInput[]): Promise<LedgerEntry[]> =>
+  const appendBatch = (batch: readonly AppendInput[], options?: AppendOptions): Promise<LedgerEntry[]> =>
     new Promise((resolve, reject) => {
-      queue.push({ batch, resolve, reject });
+      queue.push({ batch, ...(options === undefined ? {} : { options }), resolve, reject });
       void pump();
     });
   return {
@@ -51,7 +53,7 @@ export function serialWriter(store: LedgerStore): LedgerStore {
 }
 
 async function write(store: LedgerStore, group: readonly Waiting[]): Promise<void> {
-  if (group.length > 1) {
+  if (group.length > 1 && group.every((w) => w.options === undefined)) {
     let entries: LedgerEntry[] | null = null;
     try {
       entries = await store.appendBatch(group.flatMap((w) => w.batch));
@@ -72,7 +74,7 @@ async function write(store: LedgerStore, group: readonly Waiting[]): Promise<voi
   }
   for (const waiting of group) {
     try {
-      waiting.resolve(await store.appendBatch(waiting.batch));
+      waiting.resolve(await store.appendBatch(waiting.batch, waiting.options));
     } catch (error) {
       waiting.reject(error);
     }

@@ -19,12 +19,14 @@ import {
 import {
   BUDGET_DB_FORMAT,
   BUDGET_DB_VERSION,
+  type OutboxRow,
+  outboxRow,
   type ReservationRow,
   type ScopeKey,
   type TotalsRow,
   type WindowRow,
 } from '../store.js';
-import { PG_BUDGET_DDL, PG_BUDGET_LOCK, RESERVATION_COLUMNS, TOTALS_COUNTERS } from './schema.js';
+import { PG_BUDGET_DDL, PG_BUDGET_LOCK, PG_OUTBOX_DDL, RESERVATION_COLUMNS, TOTALS_COUNTERS } from './schema.js';
 import { SnapshotState } from './snapshot.js';
 
 export interface PgBudgeterOptions {
@@ -121,12 +123,12 @@ export class PgBudgeter implements BudgetPort {
 
   async settle(request: { request_id: string; usage: unknown }): Promise<Settled> {
     const { requestId, usage } = readSettleRequest(request);
-    return this.step(requestId, this.keysOf, (ctx) => settleStep(ctx, requestId, usage));
+    return this.step(requestId, this.keysOf, (ctx) => settleStep(ctx, requestId, usage), true);
   }
 
   async release(requestIdInput: unknown): Promise<Released> {
     const requestId = parseRequestId(requestIdInput);
-    return this.step(requestId, this.keysOf, (ctx) => releaseStep(ctx, requestId));
+    return this.step(requestId, this.keysOf, (ctx) => releaseStep(ctx, requestId), true);
   }
 
   async chargeUnknown(
@@ -135,8 +137,36 @@ export class PgBudgeter implements BudgetPort {
     metadata: Record<string, unknown> = {},
   ): Promise<Settled | null> {
     const requestId = parseRequestId(requestIdInput);
-    return this.step(requestId, this.keysOf, (ctx) => chargeUnknownStep(ctx, requestId, reason, metadata));
+    return this.step(requestId, this.keysOf, (ctx) => chargeUnknownStep(ctx, requestId, reason, metadata), true);
   }
+
+  recorded(requestIds: readonly string[]): void {
+    this.landed.push(...requestIds);
+  }
+
+  async recordsDue(cutoffMs: number, limit = 1000): Promise<OutboxRow[]> {
+    try {
+      const result = await this.pool.query<{ request_id: string; records: string }>(
+        `SELECT request_id, records FROM cplane_budget_outbox WHERE finished_at <= $1
+         ORDER BY finished_at, request_id LIMIT $2`,
+        [new Date(cutoffMs).toISOString(), limit],
+      );
+      return result.rows.map(outboxRow);
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  async forgetRecords(requestIds: readonly string[]): Promise<void> {
+    try {
+      await this.pool.query('DELETE FROM cplane_budget_outbox WHERE request_id = ANY($1::text[])', [[...requestIds]]);
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  /** Requests whose records their caller reported in the ledger: dropped from the outbox by the next group. */
+  private landed: string[] = [];
 
   async stalePending(cutoffMs: number, limit = 1000): Promise<string[]> {
     try {
@@ -203,9 +233,10 @@ export class PgBudgeter implements BudgetPort {
     requestId: string,
     scopesOf: ScopeKey[] | ((row: ReservationRow | undefined) => ScopeKey[]),
     run: (ctx: StepContext) => T,
+    keep = false,
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ requestId, scopesOf, run, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ requestId, scopesOf, run, keep, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
     });
   }
@@ -230,6 +261,8 @@ export class PgBudgeter implements BudgetPort {
 
   /** One group, retried whole on a lost race or a connection dropped before COMMIT; each step settles its promise. */
   private async runGroup(group: QueuedStep[]): Promise<void> {
+    // Dropped by this group's transaction; a group that fails hands them to the next one.
+    const landed = this.landed.splice(0);
     for (let attempt = 1; ; attempt += 1) {
       let client: pg.PoolClient;
       try {
@@ -246,7 +279,7 @@ export class PgBudgeter implements BudgetPort {
       let committing = false;
       try {
         await client.query(this.begin);
-        const outcomes = await this.attempt(client, group);
+        const outcomes = await this.attempt(client, group, landed);
         committing = true;
         await client.query('COMMIT');
         group.forEach((step, i) => {
@@ -270,6 +303,7 @@ export class PgBudgeter implements BudgetPort {
           continue;
         }
         const coded = storeError(error);
+        this.landed.push(...landed);
         for (const step of group) step.reject(coded);
         return;
       } finally {
@@ -285,7 +319,11 @@ export class PgBudgeter implements BudgetPort {
    * from its reservation, read once the request locks are held. Then one read of every scope, the steps one after
    * the other over that snapshot (a step that throws is undone and rejected alone), and one write of what changed.
    */
-  private async attempt(client: pg.PoolClient, group: readonly QueuedStep[]): Promise<StepOutcome[]> {
+  private async attempt(
+    client: pg.PoolClient,
+    group: readonly QueuedStep[],
+    landed: readonly string[],
+  ): Promise<StepOutcome[]> {
     const requestIds = [...new Set(group.map((step) => step.requestId))].sort();
     await lock(
       client,
@@ -327,13 +365,22 @@ export class PgBudgeter implements BudgetPort {
         return { ok: false, error };
       }
     });
-    await write(client, state);
+    // A settle, release or unknown charge keeps its records until the caller reports them appended (port.ts).
+    const kept = new Map<string, string>();
+    group.forEach((step, i) => {
+      const outcome = outcomes[i] as StepOutcome;
+      const records = outcome.ok ? (outcome.value as { records?: unknown } | null)?.records : undefined;
+      if (step.keep && Array.isArray(records) && records.length > 0) kept.set(step.requestId, JSON.stringify(records));
+    });
+    await write(client, state, { kept, finishedAt: new Date(now).toISOString(), landed });
     return outcomes;
   }
 }
 
 interface QueuedStep {
   requestId: string;
+  /** Whether the step's records are kept in the outbox (settle, release, chargeUnknown). */
+  keep: boolean;
   scopesOf: ScopeKey[] | ((row: ReservationRow | undefined) => ScopeKey[]);
   run: (ctx: StepContext) => unknown;
   resolve: (value: unknown) => void;
@@ -353,7 +400,16 @@ async function layOut(pool: pg.Pool, create: boolean): Promise<void> {
   const client = await pool.connect();
   client.on('error', ignoreDropped);
   try {
-    const exists = await client.query("SELECT to_regclass('cplane_budget_meta') IS NOT NULL AS present");
+    const exists = await client.query(
+      "SELECT to_regclass('cplane_budget_meta') IS NOT NULL AS present, to_regclass('cplane_budget_outbox') IS NOT NULL AS outbox",
+    );
+    if (exists.rows[0]?.present === true && exists.rows[0]?.outbox !== true && !create) {
+      // A budget laid out before the outbox: it gains the table, as a SQLite file does when opened for writing.
+      await client.query('BEGIN');
+      await client.query(`SELECT pg_advisory_xact_lock(${PG_BUDGET_LOCK})`);
+      await client.query(PG_OUTBOX_DDL);
+      await client.query('COMMIT');
+    }
     if (exists.rows[0]?.present !== true || create) {
       if (!create)
         throw new CpError('ERR_BUDGET_DB', 'the PostgreSQL database holds no cplane budget', {
@@ -416,12 +472,22 @@ const FINISH_COLUMNS = [
 ] as const;
 
 /** Everything the step changed, in one statement (data-modifying CTEs over three tables): one round trip. */
-async function write(client: pg.PoolClient, state: SnapshotState): Promise<void> {
+async function write(
+  client: pg.PoolClient,
+  state: SnapshotState,
+  outbox: { kept: ReadonlyMap<string, string>; finishedAt: string; landed: readonly string[] },
+): Promise<void> {
   const { inserted, finished, totals, windows } = state.writes;
   const params: unknown[] = [];
   const param = (value: unknown): string => `$${params.push(value)}`;
   const column = (values: unknown[], type: 'text' | 'bigint'): string => `${param(values)}::${type}[]`;
   const parts: string[] = [];
+  if (outbox.landed.length > 0)
+    parts.push(`DELETE FROM cplane_budget_outbox WHERE request_id = ANY(${column([...outbox.landed], 'text')})`);
+  if (outbox.kept.size > 0)
+    parts.push(`INSERT INTO cplane_budget_outbox (request_id, finished_at, records)
+      SELECT k, ${param(outbox.finishedAt)}, r FROM unnest(${column([...outbox.kept.keys()], 'text')}, ${column([...outbox.kept.values()], 'text')}) AS t(k, r)
+      ON CONFLICT (request_id) DO NOTHING`);
   if (inserted.size > 0) {
     const rows = [...inserted.values()].map((row) => `(${RESERVATION_COLUMNS.map((c) => param(row[c])).join(', ')})`);
     parts.push(`INSERT INTO cplane_budget_reservations (${RESERVATION_COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`);

@@ -41,7 +41,7 @@ export function pgCallLedger(ledger: PgLedger): CallLedger {
         throw storeError(error);
       }
     },
-    appendBatch: (records) => ledger.appendBatch(records),
+    appendBatch: (records, options) => ledger.appendBatch(records, options),
   };
 }
 

@@ -6,7 +6,17 @@
 /** 'cpbg': the advisory lock laying out the tables and a migration's copy hold for their transaction. */
 export const PG_BUDGET_LOCK = 0x63706267;
 
-export const PG_BUDGET_DDL = `
+/** The records a step's caller has yet to report appended (store.ts OUTBOX_DDL); added to older databases on open. */
+export const PG_OUTBOX_DDL = `
+CREATE TABLE IF NOT EXISTS cplane_budget_outbox (
+  request_id TEXT PRIMARY KEY,
+  finished_at TEXT NOT NULL,
+  records TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cplane_budget_outbox_age ON cplane_budget_outbox (finished_at);
+`;
+
+export const PG_BUDGET_DDL = `${PG_OUTBOX_DDL}
 CREATE TABLE IF NOT EXISTS cplane_budget_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cplane_budget_reservations (
   request_id TEXT PRIMARY KEY,

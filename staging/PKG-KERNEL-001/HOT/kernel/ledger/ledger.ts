@@ -128,6 +128,27 @@ export function rowToEntry(row: EntryRow): LedgerEntry {
 }
 
 /** An append validated, made well-formed and canonicalised: what any ledger store writes (and hashes). */
+/** How an append treats records a crash may have left half-delivered (ledger.appendBatch, PgLedger.appendBatch). */
+export interface AppendOptions {
+  /**
+   * Event types appended at most once per (event_type, submission_id, decision): an input of one of these kinds
+   * that the chain already holds is left out, checked where appends are serialised, so two writers delivering
+   * the same record (a budget outbox drained while a spool is) record it once. Inputs with content are always
+   * appended. The entries returned are the ones appended.
+   */
+  once?: readonly string[];
+}
+
+/** An input the chain already holds by its (event_type, submission_id, decision), among those `once` names. */
+export function onceKey(
+  input: Pick<PreparedAppend, 'event_type' | 'submission_id' | 'decision' | 'content'>,
+  once: ReadonlySet<string>,
+): string | null {
+  return input.content === undefined && once.has(input.event_type)
+    ? JSON.stringify([input.event_type, input.submission_id, input.decision])
+    : null;
+}
+
 export interface PreparedAppend {
   event_type: string;
   submission_id: string;
@@ -235,7 +256,9 @@ export class Ledger {
   private schema: { version: number; problems: SchemaProblem[] };
   private readonly queryCache = new Map<string, Database.Statement>();
   /** Built once: better-sqlite3 prepares BEGIN/COMMIT per transaction() call. */
-  private readonly appendTx: Database.Transaction<(prepared: PreparedAppend[]) => LedgerEntry[]>;
+  private readonly appendTx: Database.Transaction<
+    (prepared: PreparedAppend[], once?: ReadonlySet<string>) => LedgerEntry[]
+  >;
 
   private readonly realClock: Clock;
   private readonly maxSkewMs: number;
@@ -273,6 +296,8 @@ export class Ledger {
           )
           .raw(),
       history: () => db.prepare(HISTORY_SQL),
+      recorded: () =>
+        db.prepare('SELECT 1 FROM entries WHERE submission_id = ? AND event_type = ? AND decision = ? LIMIT 1').pluck(),
       idStart: () => db.prepare('SELECT value FROM ledger_meta WHERE key = ?').pluck(),
       setIdStart: () => db.prepare('INSERT OR REPLACE INTO ledger_meta (key, value) VALUES (?, ?)'),
       schemaVersion: () => db.prepare('PRAGMA schema_version').pluck(),
@@ -281,8 +306,10 @@ export class Ledger {
     void this.stmts.bySeq;
     this.schema = { version: this.stmts.schemaVersion.get() as number, problems: schemaProblems(db) };
     this.idSource = idSource;
-    this.appendTx = db.transaction((prepared: PreparedAppend[]) => {
+    this.appendTx = db.transaction((prepared: PreparedAppend[], once?: ReadonlySet<string>) => {
       this.refuseAlteredSchema();
+      // Inside the write lock: no other writer can append the same record between this look and the insert.
+      if (once !== undefined) this.dropRecorded(prepared, once);
       let [seq, previous, latest] = this.headTuple();
       const limitMs = this.realClock() + this.maxSkewMs;
       // A head dated beyond the skew (a writer whose clock ran ahead) is not followed: entries keep real time, so
@@ -420,12 +447,13 @@ export class Ledger {
   }
 
   /** Append many entries in one BEGIN IMMEDIATE transaction: all or none. */
-  appendBatch(inputs: readonly AppendInput[]): LedgerEntry[] {
+  appendBatch(inputs: readonly AppendInput[], options: AppendOptions = {}): LedgerEntry[] {
     // Validation and canonicalisation happen before taking the write lock, so other appenders wait less.
     const prepared: PreparedAppend[] = inputs.map((input, index) =>
       wellFormedAppend(validateAppendInput(input, index) as PreparedAppend, input, index),
     );
-    const entries = this.guard(() => this.appendTx.immediate(prepared), 'ERR_LEDGER_ENTRY_INVALID');
+    const once = options.once === undefined ? undefined : new Set(options.once);
+    const entries = this.guard(() => this.appendTx.immediate(prepared, once), 'ERR_LEDGER_ENTRY_INVALID');
     // The caller gets the entry as a read shows it: the text beside the digests that stand for it.
     for (let i = 0; i < entries.length; i += 1) {
       const content = (prepared[i] as PreparedAppend).content;
@@ -434,6 +462,26 @@ export class Ledger {
       entry.metadata = readView(entry.metadata, content.prompt.texts, content.response.texts);
     }
     return entries;
+  }
+
+  /** Removes from `prepared` the inputs of `once` kinds the chain (or an earlier input of the batch) holds. */
+  private dropRecorded(prepared: PreparedAppend[], once: ReadonlySet<string>): void {
+    const seen = new Set<string>();
+    let kept = 0;
+    for (const input of prepared) {
+      const key = onceKey(input, once);
+      if (key !== null) {
+        if (
+          seen.has(key) ||
+          this.stmts.recorded.get(input.submission_id, input.event_type, input.decision) !== undefined
+        )
+          continue;
+        seen.add(key);
+      }
+      prepared[kept] = input;
+      kept += 1;
+    }
+    prepared.length = kept;
   }
 
   /** The blocks of an exchange written through the content store, with what each holds (for redact and its dry run). */

@@ -1,6 +1,6 @@
 import { sha256Hex } from '../canonical.js';
 import { type Anchor, type AppendInput, GENESIS_HASH, hashInputFromColumns, type LedgerEntry } from './entry.js';
-import type { EntryRow, Ledger } from './ledger.js';
+import type { AppendOptions, EntryRow, Ledger } from './ledger.js';
 import type { LedgerQuery } from './query.js';
 import { verifyLedger } from './verify.js';
 import type { RedactionStore } from './redaction.js';
@@ -12,7 +12,8 @@ import type { RedactionStore } from './redaction.js';
 export interface LedgerStore {
   readonly backend: 'sqlite' | 'postgres';
   append(input: AppendInput): Promise<LedgerEntry>;
-  appendBatch(inputs: readonly AppendInput[]): Promise<LedgerEntry[]>;
+  /** All or none, in order; with `once`, only the inputs the chain does not already hold (AppendOptions). */
+  appendBatch(inputs: readonly AppendInput[], options?: AppendOptions): Promise<LedgerEntry[]>;
   headAnchor(): Promise<Anchor>;
   /** The entry as a read shows it: prompt and response text in place of their digests. */
   get(id: string): Promise<LedgerEntry | undefined>;
@@ -41,7 +42,7 @@ export function sqliteLedgerStore(ledger: Ledger): LedgerStore & RedactionStore 
     ...ledger.redaction,
     backend: 'sqlite',
     append: async (input) => ledger.append(input),
-    appendBatch: async (inputs) => ledger.appendBatch(inputs),
+    appendBatch: async (inputs, options) => ledger.appendBatch(inputs, options),
     headAnchor: async () => ledger.head(),
     get: async (id) => ledger.get(id),
     query: async (query) => ledger.query(query),

@@ -27,7 +27,15 @@ import {
   type PreparedSide,
 } from '../content.js';
 import { newContentLines } from '../jsonl.js';
-import { type EntryRow, type PreparedAppend, prepareAppend, readView, rowToEntry } from '../ledger.js';
+import {
+  type AppendOptions,
+  type EntryRow,
+  onceKey,
+  type PreparedAppend,
+  prepareAppend,
+  readView,
+  rowToEntry,
+} from '../ledger.js';
 import { canonicalJson } from '../../canonical.js';
 import type { ChainView } from '../checkpoint.js';
 import type { ContentSummary, LedgerStore } from '../store.js';
@@ -234,12 +242,15 @@ export class PgLedger implements LedgerStore, RedactionStore {
     return entry as LedgerEntry;
   }
 
-  /** Appends all or none, in chain order, as one transaction. */
-  async appendBatch(inputs: readonly AppendInput[]): Promise<LedgerEntry[]> {
+  /** Appends all or none, in chain order, as one transaction; with `once`, only what the chain does not hold. */
+  async appendBatch(inputs: readonly AppendInput[], options: AppendOptions = {}): Promise<LedgerEntry[]> {
     const prepared = inputs.map((input, index) => prepareAppend(input, index));
     const content = await coded(this.newContent(prepared));
-    const entries = await this.appendChained(prepared, (hashed, into, head) =>
-      this.write(hashed, prepared.length, into, head, content),
+    const once = options.once === undefined ? undefined : new Set(options.once);
+    const entries = await this.appendChained(
+      prepared,
+      (hashed, into, head) => this.write(hashed, prepared.length, into, head, content),
+      once === undefined ? undefined : () => this.dropRecorded(prepared, once),
     );
     return entries.map(({ entry }, i) => {
       const c = (prepared[i] as PreparedAppend).content;
@@ -257,10 +268,19 @@ export class PgLedger implements LedgerStore, RedactionStore {
   private async appendChained(
     prepared: readonly PreparedAppend[],
     write: (hashed: Iterable<Built>, entries: Built[], head: Head) => Promise<boolean>,
+    /**
+     * Run once the head of an attempt is known, before hashing: may narrow `prepared` (AppendOptions.once). What it
+     * reads is current as of that head: a writer that appends after it takes a position this attempt then loses.
+     */
+    narrow?: () => Promise<void>,
   ): Promise<Built[]> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const head = this.head ?? (await coded(this.readHead()));
       this.idSource ??= await coded(this.storedIdSource());
+      if (narrow !== undefined) {
+        await coded(narrow());
+        if (prepared.length === 0) return [];
+      }
       // Filled as they are hashed: a large batch is hashed while the server inserts its first rows.
       const entries: Built[] = [];
       let written = false;
@@ -721,6 +741,33 @@ export class PgLedger implements LedgerStore, RedactionStore {
   }
 
   /** One entry as a read shows it (prompt and response text in place of their digests). */
+  /** Drops from `prepared` the inputs of `once` kinds the chain (or an earlier input of the batch) holds. */
+  private async dropRecorded(prepared: PreparedAppend[], once: ReadonlySet<string>): Promise<void> {
+    const seen = new Set<string>();
+    let kept = 0;
+    for (const input of prepared) {
+      const key = onceKey(input, once);
+      if (key !== null) {
+        if (seen.has(key) || (await this.recorded(input))) continue;
+        seen.add(key);
+      }
+      prepared[kept] = input;
+      kept += 1;
+    }
+    prepared.length = kept;
+  }
+
+  /** Whether the chain holds an entry of this kind, submission and decision (found through its session's rows). */
+  private async recorded(input: PreparedAppend): Promise<boolean> {
+    const session = indexed(input.metadata.session_id);
+    const found = await this.pool.query(
+      `SELECT 1 FROM cplane_entries WHERE ${session === null ? 'session_id IS NULL AND $1::bytea IS NULL' : 'session_id = $1'}
+       AND submission_id = $2 AND event_type = $3 AND decision = $4 LIMIT 1`,
+      [session, utf8(input.submission_id), input.event_type, utf8(input.decision)],
+    );
+    return (found.rowCount ?? 0) > 0;
+  }
+
   async hasExchange(sessionId: string, dispatchId: string): Promise<boolean> {
     try {
       const found = await this.pool.query(
