@@ -134,7 +134,7 @@ export const CODES = defineCodes({
   ERR_LEDGER_CONTENDED: {
     kind: 'error',
     meaning:
-      'a PostgreSQL ledger append found the chain head moved by other writers on every one of its attempts; nothing was written',
+      'a PostgreSQL ledger append (or redaction) found the chain head moved by other writers on every one of its attempts, or was aborted by the server to break a deadlock (or serialization failure) with them on each of its attempts; nothing was written',
     hint: 'retry; many writers at once share one chain',
   },
   ERR_LEDGER_MIGRATE_TARGET: {

@@ -113,6 +113,14 @@ const WALK_SQL = `WITH RECURSIVE walk(digest, parent, block, depth) AS (
 /** The walk from `head` back to the node whose parent is `$2` (a previous turn's prompt), as on SQLite. */
 const WALK_SINCE_SQL = WALK_SQL.replace('WHERE w.depth <', 'WHERE w.parent <> $2 AND w.depth <');
 const MAX_ATTEMPTS = 64;
+/**
+ * SQLSTATEs of a transaction the server aborted to break a cycle with another writer (deadlock, serialization
+ * failure): nothing of it was written, so it runs again, a few times, after a short random pause so the two do not
+ * meet again in step.
+ */
+const ABORTED = new Set(['40P01', '40001']);
+const MAX_ABORTS = 5;
+const ABORT_PAUSE_MS = 20;
 /** Rows a query whose filter is checked in node (the work order) reads at a time. */
 const QUERY_PAGE = 500;
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
@@ -262,8 +270,9 @@ export class PgLedger implements LedgerStore, RedactionStore {
   /**
    * Hashes `prepared` against the head and hands them to `write` until one lands: a lost race for the positions
    * (the primary key's unique violation, or `write` returning false because the head it hashed against is not
-   * in the chain) reads the head and hashes again; a connection lost after the call was sent asks the database
-   * whether the last entry is there before answering. Every append to the chain goes through here.
+   * in the chain) reads the head and hashes again, as does a write the server aborted to break a deadlock (see
+   * ABORTED); a connection lost after the call was sent asks the database whether the last entry is there before
+   * answering. Every append to the chain goes through here.
    */
   private async appendChained(
     prepared: readonly PreparedAppend[],
@@ -274,6 +283,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
      */
     narrow?: () => Promise<void>,
   ): Promise<Built[]> {
+    let aborts = 0;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const head = this.head ?? (await coded(this.readHead()));
       this.idSource ??= await coded(this.storedIdSource());
@@ -294,18 +304,34 @@ export class PgLedger implements LedgerStore, RedactionStore {
         written = true;
       } catch (error) {
         this.head = null;
-        const unique = error as { code?: string; constraint?: string };
-        if (unique.code === '23505') {
+        const failed = error as { code?: string; constraint?: string };
+        if (failed.code === '23505') {
           // Another writer (another host) took these positions first: read the head and hash against it again.
-          if (unique.constraint === 'cplane_entries_pkey') {
+          if (failed.constraint === 'cplane_entries_pkey') {
             this.stats.conflicts += 1;
             continue;
           }
           // Ids taken by an imported chain: draw random ones and hash again.
-          if (unique.constraint === 'cplane_entries_id_key') {
+          if (failed.constraint === 'cplane_entries_id_key') {
             this.idSource = randomEntryId;
             continue;
           }
+        }
+        if (typeof failed.code === 'string' && ABORTED.has(failed.code)) {
+          aborts += 1;
+          if (aborts < MAX_ABORTS) {
+            await pause(ABORT_PAUSE_MS * aborts * (0.5 + Math.random()));
+            continue;
+          }
+          throw new CpError(
+            'ERR_LEDGER_CONTENDED',
+            `the server aborted the write on each of its ${aborts} attempts to break a deadlock (or serialization failure) with other writers (${failed.code})`,
+            {
+              hint: 'too many writers at once on the same rows; the entries were not written, retry',
+              details: { attempts: aborts, sqlstate: failed.code },
+              cause: error,
+            },
+          );
         }
         const coded = storeError(error);
         // The connection failed after the call was sent: it may have committed. Sending it again would write the
@@ -1129,6 +1155,10 @@ function indexedText(value: unknown): string | null {
 
 function indexed(value: unknown): Buffer | null {
   return typeof value === 'string' && value !== '' ? utf8(value) : null;
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** A database call whose failure reaches the caller as a coded error. */
