@@ -6,6 +6,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, realpathSyn
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 
 export interface PgServer {
   /** postgres://cplane@127.0.0.1:PORT/cplane (trust auth on loopback: no password to leak). */
@@ -122,4 +123,15 @@ export async function createDatabase(server: PgServer, name: string): Promise<st
     await admin.end();
   }
   return server.url.replace(/\/cplane$/, `/${name}`);
+}
+
+/** One statement on a connection of its own (a test's setup or look behind the code under test). */
+export async function pgQuery(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    return await db.query(text, values);
+  } finally {
+    await db.end();
+  }
 }

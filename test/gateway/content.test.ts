@@ -5,12 +5,12 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import Database from 'better-sqlite3';
 import { codingSession, messagesAt, requestAt } from '../../scripts/lib/coding-session.js';
 import { cli, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { filesHolding } from '../../scripts/lib/files-holding.js';
 
 const TURNS = 200;
 const SECRET_TURN = 120;
@@ -28,22 +28,6 @@ before(async () => {
   });
 });
 after(async () => served.cleanup());
-
-/** Every file under `dir` whose bytes hold `needle`. */
-function filesHolding(dir: string, needle: string | Buffer): string[] {
-  const found: string[] = [];
-  const bytes = Buffer.from(needle);
-  const walk = (at: string): void => {
-    for (const name of readdirSync(at)) {
-      const path = join(at, name);
-      const stat = statSync(path);
-      if (stat.isDirectory()) walk(path);
-      else if (stat.isFile() && readFileSync(path).includes(bytes)) found.push(path);
-    }
-  };
-  walk(dir);
-  return found;
-}
 
 test('200 turns read back byte for byte; a pasted password is redacted with the gateway running, gone from every file', async () => {
   const script = codingSession(undefined, { turn: SECRET_TURN, text: SECRET });

@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { createDatabase, pgQuery, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import type { PgLedger as PgLedgerType } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js';
 
@@ -31,22 +31,12 @@ after(() => server?.stop());
 
 const SECRET = '{"role":"user","content":"my key is sk-deadlock-0001"}';
 
-async function sql(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
-  const db = new pg.Client({ connectionString: url });
-  await db.connect();
-  try {
-    return await db.query(text, values);
-  } finally {
-    await db.end();
-  }
-}
-
 /** A database holding one exchange; the ledger opened on it and the digest of the block with the secret. */
 async function ledgerWithSecret(name: string): Promise<{ url: string; store: PgLedgerType; digest: string }> {
   const url = await createDatabase(server as PgServer, name);
   // The server checks a lock wait for a cycle once, this long after the wait began: the redaction's check must come
   // after the other writer has closed the cycle (well under a second after the poll sees the redaction wait).
-  await sql(url, `ALTER DATABASE ${name} SET deadlock_timeout = '1s'`);
+  await pgQuery(url, `ALTER DATABASE ${name} SET deadlock_timeout = '1s'`);
   const store = await PgLedger.open(url, { create: true });
   await store.append({
     event_type: 'EXCHANGE',
@@ -80,7 +70,7 @@ async function rowHolder(url: string, digest: string): Promise<pg.Client> {
 async function redactionWaiting(url: string): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const r = await sql(
+    const r = await pgQuery(
       url,
       "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%SET text = NULL%' AND datname = current_database()",
     );
@@ -127,7 +117,7 @@ test('a redaction the server aborts to break a deadlock with another writer runs
     const done = await outcome;
     assert.ok(done.ok, `the redaction failed: ${done.ok ? '' : String(done.error)}`);
     assert.deepEqual([done.value.redacted, done.value.already], [1, 0]);
-    const records = await sql(url, "SELECT id, seq FROM cplane_entries WHERE event_type = 'REDACTED'");
+    const records = await pgQuery(url, "SELECT id, seq FROM cplane_entries WHERE event_type = 'REDACTED'");
     assert.deepEqual(records.rows, [{ id: done.value.entry.id, seq: String(seq + 1) }]);
     assert.deepEqual(await store.block(digest), {
       digest,
@@ -164,7 +154,7 @@ test('a redaction chosen as the deadlock victim on every attempt gives up after 
     assert.equal(error.code, 'ERR_LEDGER_CONTENDED', String(error));
     assert.deepEqual(error.details, { attempts: 5, sqlstate: '40P01' });
     await other.query('ROLLBACK');
-    const records = await sql(url, "SELECT count(*)::int AS n FROM cplane_entries WHERE event_type = 'REDACTED'");
+    const records = await pgQuery(url, "SELECT count(*)::int AS n FROM cplane_entries WHERE event_type = 'REDACTED'");
     assert.equal(records.rows[0].n, 0);
     assert.equal((await store.block(digest))?.text, SECRET);
     assert.equal((await verifyStore(store)).ok, true);

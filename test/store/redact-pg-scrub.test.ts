@@ -5,12 +5,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import pg from 'pg';
-import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { createDatabase, pgQuery, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import { cli as run } from '../gateway/harness.js';
+import { filesHolding } from '../../scripts/lib/files-holding.js';
 
 const { PgLedger } = await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')>(
   'HOT/kernel/ledger/pg/pg-ledger.js',
@@ -36,32 +35,6 @@ const cli = (args: string[]) => run(args, { CPLANE_DATABASE_URL: '' });
 
 const VACUUM_ASK =
   'the table files still hold the removed text until the table owner runs `VACUUM (FULL) cplane_content_blocks`';
-
-async function sql(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
-  const db = new pg.Client({ connectionString: url });
-  await db.connect();
-  try {
-    return await db.query(text, values);
-  } finally {
-    await db.end();
-  }
-}
-
-/** Every regular file under `dir` but pg_wal whose bytes hold `needle`, as paths relative to it. */
-function tableFilesHolding(dir: string, needle: string): string[] {
-  const bytes = Buffer.from(needle, 'utf8');
-  const found: string[] = [];
-  const walk = (at: string): void => {
-    for (const name of readdirSync(at)) {
-      const path = join(at, name);
-      const stat = lstatSync(path);
-      if (stat.isDirectory()) walk(path);
-      else if (stat.isFile() && readFileSync(path).includes(bytes)) found.push(relative(dir, path));
-    }
-  };
-  walk(dir);
-  return found.filter((p) => !p.startsWith('pg_wal/'));
-}
 
 /** A database laid out and written by the superuser `cplane`, holding one exchange; the secret's block digest. */
 async function storeWithSecret(name: string, secret: string): Promise<{ url: string; digest: string }> {
@@ -108,17 +81,17 @@ test('ledger redact --store as a role that neither owns the blocks table nor may
   const secret = `sk-live-PGROLE-${randomBytes(8).toString('hex')}`;
   const { url, digest } = await storeWithSecret('redact_role', secret);
   // What `ledger redact --store` needs and no more: read the ledger, append the entry, empty a block's text.
-  await sql(url, 'CREATE ROLE cplane_redactor LOGIN');
-  await sql(
+  await pgQuery(url, 'CREATE ROLE cplane_redactor LOGIN');
+  await pgQuery(
     url,
     'GRANT SELECT ON cplane_entries, cplane_content_blocks, cplane_content_lists, cplane_ledger_meta TO cplane_redactor',
   );
-  await sql(url, 'GRANT INSERT ON cplane_entries TO cplane_redactor');
-  await sql(url, 'GRANT UPDATE (text, redacted_by) ON cplane_content_blocks TO cplane_redactor');
+  await pgQuery(url, 'GRANT INSERT ON cplane_entries TO cplane_redactor');
+  await pgQuery(url, 'GRANT UPDATE (text, redacted_by) ON cplane_content_blocks TO cplane_redactor');
   const asRole = new URL(url);
   asRole.username = 'cplane_redactor';
   const roleUrl = asRole.toString();
-  const roles = await sql(
+  const roles = await pgQuery(
     url,
     `SELECT r.rolsuper, pg_has_role('cplane_redactor', 'pg_checkpoint', 'USAGE') AS checkpoint,
        pg_get_userbyid(c.relowner) AS owner, pg_get_userbyid(d.datdba) AS dba
@@ -144,12 +117,15 @@ test('ledger redact --store as a role that neither owns the blocks table nor may
 
   assertCommitted(roleUrl, result);
   const [row] = (
-    await sql(url, "SELECT text, redacted_by FROM cplane_content_blocks WHERE digest = decode($1, 'hex')", [digest])
+    await pgQuery(url, "SELECT text, redacted_by FROM cplane_content_blocks WHERE digest = decode($1, 'hex')", [digest])
   ).rows as { text: Buffer | null; redacted_by: string }[];
   assert.deepEqual(row, { text: null, redacted_by: result.entry_id });
   // The warning is true: the old row version, text included, is still in the table files.
-  await sql(url, 'CHECKPOINT');
-  assert.ok(tableFilesHolding(s.dataDir, secret).length > 0, 'the text left the table files though VACUUM did not run');
+  await pgQuery(url, 'CHECKPOINT');
+  assert.ok(
+    filesHolding(s.dataDir, secret).filter((p) => !p.startsWith('pg_wal/')).length > 0,
+    'the text left the table files though VACUUM did not run',
+  );
 });
 
 test('ledger redact --store while another transaction holds the blocks table: VACUUM FULL gives up on its lock timeout with a warning; the redaction is committed', {
@@ -181,9 +157,9 @@ test('ledger redact --store while another transaction holds the blocks table: VA
     assert.deepEqual(row, { text: null, redacted_by: result.entry_id });
     await holder.query('ROLLBACK');
     assertCommitted(url, result);
-    await sql(url, 'CHECKPOINT');
+    await pgQuery(url, 'CHECKPOINT');
     assert.ok(
-      tableFilesHolding(s.dataDir, secret).length > 0,
+      filesHolding(s.dataDir, secret).filter((p) => !p.startsWith('pg_wal/')).length > 0,
       'the text left the table files though VACUUM did not run',
     );
   } finally {

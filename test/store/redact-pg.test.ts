@@ -5,14 +5,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import pg from 'pg';
-import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { join } from 'node:path';
+import { createDatabase, pgQuery, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import { cli as run } from '../gateway/harness.js';
 import type { AppendInput } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
+import { filesHolding } from '../../scripts/lib/files-holding.js';
 
 const { Ledger } =
   await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/ledger.js')>(
@@ -57,41 +57,15 @@ const exchangeWith = (session: string, messages: string[], answer: string): Appe
   content: { prompt: ['{"messages":[', ...messages, ']}'], response: [answer] },
 });
 
-async function sql(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
-  const db = new pg.Client({ connectionString: url });
-  await db.connect();
-  try {
-    return await db.query(text, values);
-  } finally {
-    await db.end();
-  }
-}
-
-/** Every regular file under `dir` whose bytes hold `needle`, as paths relative to it. */
-function filesHolding(dir: string, needle: string): string[] {
-  const bytes = Buffer.from(needle, 'utf8');
-  const found: string[] = [];
-  const walk = (at: string): void => {
-    for (const name of readdirSync(at)) {
-      const path = join(at, name);
-      const stat = lstatSync(path);
-      if (stat.isDirectory()) walk(path);
-      else if (stat.isFile() && readFileSync(path).includes(bytes)) found.push(relative(dir, path));
-    }
-  };
-  walk(dir);
-  return found;
-}
-
 const outsideWal = (paths: string[]): string[] => paths.filter((p) => !p.startsWith('pg_wal/'));
 
 /** The blocks table and the chain, as a dry run must leave them. */
 async function state(url: string): Promise<unknown> {
-  const blocks = await sql(
+  const blocks = await pgQuery(
     url,
     "SELECT encode(digest, 'hex') AS d, size, text, redacted_by FROM cplane_content_blocks ORDER BY digest",
   );
-  const head = await sql(url, 'SELECT seq, entry_hash FROM cplane_entries ORDER BY seq DESC LIMIT 1');
+  const head = await pgQuery(url, 'SELECT seq, entry_hash FROM cplane_entries ORDER BY seq DESC LIMIT 1');
   return { blocks: blocks.rows, head: head.rows };
 }
 
@@ -118,7 +92,7 @@ test('ledger redact --store: the dry run changes nothing; the secret leaves ever
     await store.close();
   }
   // Out of shared buffers into the table files: the secret is there before, so its absence after means something.
-  await sql(url, 'CHECKPOINT');
+  await pgQuery(url, 'CHECKPOINT');
   assert.ok(outsideWal(filesHolding(s.dataDir, secret)).length > 0, 'the secret never reached the table files');
 
   const at = await state(url);
@@ -203,7 +177,7 @@ test('ledger redact --store: the dry run changes nothing; the secret leaves ever
   assert.equal(lazy.status, 0, lazy.stderr);
   assert.match(lazy.stdout, /^warning: the table files still hold the removed text \(--no-vacuum\)/m);
   assert.match(lazy.stdout, /^warning: PostgreSQL still holds the removed text in its write-ahead log/m);
-  await sql(url, 'CHECKPOINT');
+  await pgQuery(url, 'CHECKPOINT');
   assert.ok(outsideWal(filesHolding(s.dataDir, kept)).length > 0, 'without VACUUM FULL the old row version stays');
 
   const verified = cli(['ledger', 'verify', '--store', url, '--json']);
@@ -231,15 +205,15 @@ test('ledger redact --store: the dry run changes nothing; the secret leaves ever
 
   // A block changed behind the command's back, by a superuser with the triggers off, fails verify and is named.
   const [untouched] = (
-    await sql(url, "SELECT encode(digest, 'hex') AS d FROM cplane_content_blocks WHERE text IS NOT NULL LIMIT 1")
+    await pgQuery(url, "SELECT encode(digest, 'hex') AS d FROM cplane_content_blocks WHERE text IS NOT NULL LIMIT 1")
   ).rows as { d: string }[];
-  await sql(url, 'ALTER TABLE cplane_content_blocks DISABLE TRIGGER ALL');
-  await sql(url, 'UPDATE cplane_content_blocks SET text = NULL, redacted_by = $1 WHERE digest = decode($2, $3)', [
+  await pgQuery(url, 'ALTER TABLE cplane_content_blocks DISABLE TRIGGER ALL');
+  await pgQuery(url, 'UPDATE cplane_content_blocks SET text = NULL, redacted_by = $1 WHERE digest = decode($2, $3)', [
     result.entry_id,
     untouched?.d,
     'hex',
   ]);
-  await sql(url, 'ALTER TABLE cplane_content_blocks ENABLE TRIGGER ALL');
+  await pgQuery(url, 'ALTER TABLE cplane_content_blocks ENABLE TRIGGER ALL');
   const tampered = cli(['ledger', 'verify', '--store', url]);
   assert.equal(tampered.status, 1, tampered.stdout);
   assert.match(tampered.stdout, new RegExp(`content: block ${untouched?.d} has no text and no REDACTED entry`));
@@ -294,7 +268,7 @@ test('a redaction racing other writers (re-storing the very block) lands once, n
     assert.equal(verified.ok, true, JSON.stringify(verified));
     assert.equal(verified.entries, secrets.length + appended + targets.length);
     assert.equal(verified.content?.redacted_blocks, targets.length);
-    const records = await sql(url, "SELECT id FROM cplane_entries WHERE event_type = 'REDACTED'");
+    const records = await pgQuery(url, "SELECT id FROM cplane_entries WHERE event_type = 'REDACTED'");
     assert.deepEqual(records.rows.map((r: { id: string }) => r.id).sort(), results.map((r) => r.entry.id).sort());
     // Turns appended after the redaction read the marker where the secret was.
     const [last] = await redactor.query({ session_id: 'S0', limit: 1 });

@@ -57,6 +57,8 @@ export default defineSuite({
             request_id: id,
             usage: { input_tokens: 1100, output_tokens: 300, cache_read_tokens: 5000 },
           });
+          // As the router does once the settlement's record is in the ledger: its kept copy goes with the next step.
+          budgeter.recorded([id]);
         });
         const append = timeEach(n, (i) => {
           ledger.append({

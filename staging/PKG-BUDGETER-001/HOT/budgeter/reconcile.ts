@@ -78,9 +78,10 @@ function delivered(row: OutboxRow, entries: readonly { id: string }[], timeoutMs
     dispatch_entry_id: null,
     exchange_entry_id: null,
     reason:
-      entries.length > 0
+      row.problem ??
+      (entries.length > 0
         ? `its ${row.records.map((r) => r.event_type).join(' + ')} record(s) were not in the ledger after the orphan timeout (${timeoutMs} ms): the process that made them died before appending them; appended now`
-        : 'its records were in the ledger already; the kept copy was dropped',
+        : 'its records were in the ledger already; the kept copy was dropped'),
     charged_tokens: typeof settled.charged_tokens === 'number' ? settled.charged_tokens : 0,
     charged_cost: typeof settled.charged_cost === 'number' ? settled.charged_cost : null,
     ledger_entry_ids: entries.map((e) => e.id),
@@ -109,6 +110,10 @@ export function reconcileStaleReservations(
   const { timeoutMs, now } = reconcileWindow(options);
   const out: ReconciledReservation[] = [];
   for (const row of budgeter.recordsDue(now - timeoutMs)) {
+    if (row.problem !== undefined) {
+      out.push(delivered(row, [], timeoutMs));
+      continue;
+    }
     const entries = ledger.appendBatch(row.records, { once: DELIVERED_ONCE });
     budgeter.forgetRecords([row.request_id]);
     out.push(delivered(row, entries, timeoutMs));
@@ -178,6 +183,10 @@ export async function reconcilePending(
   const { timeoutMs, now } = reconcileWindow(options);
   const out: ReconciledReservation[] = [];
   for (const row of await budget.recordsDue(now - timeoutMs, options.limit)) {
+    if (row.problem !== undefined) {
+      out.push(delivered(row, [], timeoutMs));
+      continue;
+    }
     const entries = await ledger.appendBatch(row.records, { once: DELIVERED_ONCE });
     await budget.forgetRecords([row.request_id]);
     out.push(delivered(row, entries, timeoutMs));

@@ -1,5 +1,5 @@
-import type { AppendInput, AppendOptions, LedgerEntry } from '#kernel/ledger/index.js';
-import type { LedgerStore } from '#kernel/ledger/store.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
+import { type LedgerStore, withAppendBatch } from '#kernel/ledger/store.js';
 
 /**
  * The writer with a report of what landed: after a batch is appended, `landed` hears the submission ids of its
@@ -12,28 +12,10 @@ export function reportingWriter(
   landed: (submissionIds: string[]) => void,
 ): LedgerStore {
   const watched = new Set(kinds);
-  const report = (batch: readonly AppendInput[]): void => {
+  return withAppendBatch(store, async (batch: readonly AppendInput[], options) => {
+    const entries = await store.appendBatch(batch, options);
     const ids = batch.filter((input) => watched.has(input.event_type)).map((input) => input.submission_id);
     if (ids.length > 0) landed(ids);
-  };
-  return {
-    backend: store.backend,
-    headAnchor: () => store.headAnchor(),
-    get: (id) => store.get(id),
-    query: (query) => store.query(query),
-    rows: (fromSeq) => store.rows(fromSeq),
-    hasExchange: (sessionId, dispatchId) => store.hasExchange(sessionId, dispatchId),
-    contentProblems: () => store.contentProblems(),
-    close: () => store.close(),
-    async appendBatch(batch: readonly AppendInput[], options?: AppendOptions): Promise<LedgerEntry[]> {
-      const entries = await store.appendBatch(batch, options);
-      report(batch);
-      return entries;
-    },
-    async append(input: AppendInput): Promise<LedgerEntry> {
-      const entry = await store.append(input);
-      report([input]);
-      return entry;
-    },
-  };
+    return entries;
+  });
 }

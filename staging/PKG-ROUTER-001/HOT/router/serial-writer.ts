@@ -1,6 +1,6 @@
 import { isCpError } from '#kernel/errors.js';
 import type { AppendInput, AppendOptions, LedgerEntry } from '#kernel/ledger/index.js';
-import type { LedgerStore } from '#kernel/ledger/store.js';
+import { type LedgerStore, withAppendBatch } from '#kernel/ledger/store.js';
 
 interface Waiting {
   batch: readonly AppendInput[];
@@ -38,18 +38,7 @@ export function serialWriter(store: LedgerStore): LedgerStore {
       queue.push({ batch, ...(options === undefined ? {} : { options }), resolve, reject });
       void pump();
     });
-  return {
-    backend: store.backend,
-    appendBatch,
-    append: async (input) => (await appendBatch([input]))[0] as LedgerEntry,
-    headAnchor: () => store.headAnchor(),
-    get: (id) => store.get(id),
-    query: (query) => store.query(query),
-    rows: (fromSeq) => store.rows(fromSeq),
-    hasExchange: (sessionId, dispatchId) => store.hasExchange(sessionId, dispatchId),
-    contentProblems: () => store.contentProblems(),
-    close: () => store.close(),
-  };
+  return withAppendBatch(store, appendBatch);
 }
 
 async function write(store: LedgerStore, group: readonly Waiting[]): Promise<void> {

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { Budgeter } from '../../budgeter/index.js';
+import { outboxRow } from '../../budgeter/store.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { manualClock, request, tempDir, testConfig } from './helpers.js';
 
@@ -78,4 +79,38 @@ test('the schema rejects a settlement that reports an unknown cost as a number s
     },
   };
   assert.equal(validate(bad), false);
+});
+
+test('kept records are read back only as the records a budget step makes for that request', (t) => {
+  const dir = tempDir(t);
+  const clock = manualClock();
+  const b = Budgeter.open({ dbPath: join(dir, 'b.sqlite'), config: testConfig(), clock: clock.now });
+  try {
+    assert.equal(b.reserve(request('k1')).ok, true);
+    const settled = b.settle({ request_id: 'k1', usage: { input_tokens: 10, output_tokens: 5 } });
+    const kept = { request_id: 'k1', records: JSON.stringify(settled.records) };
+    assert.deepEqual(outboxRow(kept), { request_id: 'k1', records: settled.records });
+    const [record] = settled.records as [AppendInput];
+    const refused = (records: unknown, why: RegExp, id = 'k1'): void => {
+      const row = outboxRow({
+        request_id: id,
+        records: typeof records === 'string' ? records : JSON.stringify(records),
+      });
+      assert.deepEqual(row.records, [], 'nothing of it is delivered');
+      assert.match(row.problem ?? '', why);
+      assert.match(row.problem ?? '', /^ERR_BUDGET_DB: /);
+    };
+    refused('{"not":"json"', /are not JSON/);
+    refused({ event_type: 'BUDGET_SETTLED' }, /not a list of records/);
+    refused([], /not a list of records/);
+    refused('x'.repeat((1 << 20) + 1), /at most 1048576 characters/);
+    // Another kind (one the chain gives weight to), another request's record, content, or a mangled record.
+    refused([{ ...record, event_type: 'ROOT_CREATED' }], /does not make for it/);
+    refused([record], /does not make for it/, 'k2');
+    refused([{ ...record, metadata: { ...record.metadata, request_id: 'k2' } }], /does not make for it/);
+    refused([{ ...record, content: { prompt: ['x'], response: [] } }], /does not make for it/);
+    refused([{ ...record, decision: 42 }], /budget-record\.schema\.json/);
+  } finally {
+    b.close();
+  }
 });

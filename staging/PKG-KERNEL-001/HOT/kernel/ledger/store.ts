@@ -28,6 +28,25 @@ export interface LedgerStore {
   close(): Promise<void>;
 }
 
+/**
+ * `store` with its appends made through `appendBatch` (a writer that queues, groups or reports them) and everything
+ * else asked of `store` itself.
+ */
+export function withAppendBatch(store: LedgerStore, appendBatch: LedgerStore['appendBatch']): LedgerStore {
+  return {
+    backend: store.backend,
+    appendBatch,
+    append: async (input) => (await appendBatch([input]))[0] as LedgerEntry,
+    headAnchor: () => store.headAnchor(),
+    get: (id) => store.get(id),
+    query: (query) => store.query(query),
+    rows: (fromSeq) => store.rows(fromSeq),
+    hasExchange: (sessionId, dispatchId) => store.hasExchange(sessionId, dispatchId),
+    contentProblems: () => store.contentProblems(),
+    close: () => store.close(),
+  };
+}
+
 /** The content store as verify saw it: its size, the blocks removed by `ledger redact`, and what is wrong. */
 export interface ContentSummary {
   blocks: number;
