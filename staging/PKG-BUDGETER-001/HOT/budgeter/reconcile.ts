@@ -70,7 +70,7 @@ function reconciled(
   };
 }
 
-/** A step's kept records, delivered to the chain (or found there already) by a reconciliation pass. */
+/** A step's kept records delivered to the chain by a reconciliation pass, or refused (row.problem). */
 function delivered(row: OutboxRow, entries: readonly { id: string }[], timeoutMs: number): ReconciledReservation {
   const settled = row.records.find((r) => r.event_type === BUDGET_EVENTS.settled)?.metadata ?? {};
   return {
@@ -79,9 +79,7 @@ function delivered(row: OutboxRow, entries: readonly { id: string }[], timeoutMs
     exchange_entry_id: null,
     reason:
       row.problem ??
-      (entries.length > 0
-        ? `its ${row.records.map((r) => r.event_type).join(' + ')} record(s) were not in the ledger after the orphan timeout (${timeoutMs} ms): the process that made them died before appending them; appended now`
-        : 'its records were in the ledger already; the kept copy was dropped'),
+      `its ${row.records.map((r) => r.event_type).join(' + ')} record(s) were not in the ledger after the orphan timeout (${timeoutMs} ms): the process that made them died before appending them; appended now`,
     charged_tokens: typeof settled.charged_tokens === 'number' ? settled.charged_tokens : 0,
     charged_cost: typeof settled.charged_cost === 'number' ? settled.charged_cost : null,
     ledger_entry_ids: entries.map((e) => e.id),
@@ -116,7 +114,7 @@ export function reconcileStaleReservations(
     }
     const entries = ledger.appendBatch(row.records, { once: DELIVERED_ONCE });
     budgeter.forgetRecords([row.request_id]);
-    out.push(delivered(row, entries, timeoutMs));
+    if (entries.length > 0) out.push(delivered(row, entries, timeoutMs));
   }
   for (const requestId of budgeter.stalePending(now - timeoutMs)) {
     const dispatch = (ledger.statement(DISPATCH_OF_REQUEST_SQL).pluck().get(requestId) as string | undefined) ?? null;
@@ -189,7 +187,7 @@ export async function reconcilePending(
     }
     const entries = await ledger.appendBatch(row.records, { once: DELIVERED_ONCE });
     await budget.forgetRecords([row.request_id]);
-    out.push(delivered(row, entries, timeoutMs));
+    if (entries.length > 0) out.push(delivered(row, entries, timeoutMs));
   }
   for (const requestId of await budget.stalePending(now - timeoutMs, options.limit)) {
     const { dispatch, exchange } = await ledger.callOf(requestId);

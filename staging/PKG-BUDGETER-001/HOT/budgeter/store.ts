@@ -16,6 +16,8 @@ export const BUDGET_DB_VERSION = '2';
  * transaction commits (the router batches them with its EXCHANGE): kept here in the same transaction until the
  * caller reports them appended, so a process that dies in between leaves them to be delivered (reconcile.ts), not
  * lost. A table of its own: older files gain it when next opened for writing, and older readers never look at it.
+ * It holds only the calls in flight (and what a crash left), so reconciliation scans it: no index to keep on the
+ * hot path.
  */
 const OUTBOX_DDL = `
 CREATE TABLE IF NOT EXISTS record_outbox (
@@ -23,7 +25,6 @@ CREATE TABLE IF NOT EXISTS record_outbox (
   finished_at TEXT NOT NULL,
   records TEXT NOT NULL
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS record_outbox_age ON record_outbox (finished_at);
 `;
 
 // This is on the router's hot path: WITHOUT ROWID keeps each table one b-tree, and scopes are found by one text

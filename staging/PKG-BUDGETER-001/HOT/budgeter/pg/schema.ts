@@ -13,7 +13,6 @@ CREATE TABLE IF NOT EXISTS cplane_budget_outbox (
   finished_at TEXT NOT NULL,
   records TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS cplane_budget_outbox_age ON cplane_budget_outbox (finished_at);
 `;
 
 export const PG_BUDGET_DDL = `${PG_OUTBOX_DDL}
