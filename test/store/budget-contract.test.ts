@@ -778,7 +778,17 @@ test('a SQLite budget copies into PostgreSQL; a rerun adds only the reservations
       scopes: 4,
       rate_windows: 0,
       scopes_differing: 0,
+      kept_records: 3,
     });
+    // The records no ledger took yet (no ledger here at all) go with them, for the store's passes to deliver.
+    assert.deepEqual(
+      (await target.recordsDue(Date.now() + 60_000)).map((r) => [r.request_id, r.records.map((x) => x.event_type)]),
+      [
+        ['r1', ['BUDGET_SETTLED']],
+        ['r2', ['BUDGET_RELEASED']],
+        ['r5', ['BUDGET_SETTLED']],
+      ],
+    );
     // Every scope's totals are the SQLite file's.
     const file = new Database(dbPath, { readonly: true });
     const expected = file.prepare('SELECT * FROM scope_totals ORDER BY scope').all();
@@ -796,6 +806,7 @@ test('a SQLite budget copies into PostgreSQL; a rerun adds only the reservations
       scopes: 0,
       rate_windows: 0,
       scopes_differing: 0,
+      kept_records: 0,
     });
     assert.deepEqual(await session(), {
       reserved_tokens: 150,

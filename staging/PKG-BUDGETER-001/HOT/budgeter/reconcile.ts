@@ -169,9 +169,9 @@ export interface PendingReconcileOptions extends ReconcileOptions {
  * transaction (PostgreSQL, shared by several hosts): the same decision and the same record. The charge is the
  * budgeter's step, which is idempotent per request id and serialised by its request lock, so when two hosts
  * reconcile one reservation at the same moment exactly one charges it and gets the record to append; the other
- * finds it no longer pending and appends nothing. The record is appended after the charge committed: a host that
- * dies between the two leaves the reservation charged (the safe side) without its BUDGET_SETTLED record, and its
- * DISPATCH still listed by `cplane ledger orphans`.
+ * finds it no longer pending and appends nothing. The record is appended after the charge committed; the charge
+ * kept it in the budget's outbox, so a host that dies between the two leaves it for the next pass, which first
+ * delivers every record kept longer than the orphan timeout (appended with `once`: never twice).
  */
 export async function reconcilePending(
   budget: BudgetPort,

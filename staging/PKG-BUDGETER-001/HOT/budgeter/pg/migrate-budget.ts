@@ -17,6 +17,8 @@ export interface BudgetCopy {
   rate_windows: number;
   /** Scopes of the SQLite file whose totals are not the sum of its reservations (0 for a file cplane wrote). */
   scopes_differing: number;
+  /** Records kept in the file's outbox (a crash before they reached the ledger), now kept in PostgreSQL's. */
+  kept_records: number;
 }
 
 const CHUNK = 1000;
@@ -37,6 +39,8 @@ const ADD_TOTALS_SQL = `INSERT INTO cplane_budget_scope_totals AS t (scope, kind
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
     $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
   ON CONFLICT (scope) DO UPDATE SET ${TOTALS_COUNTERS.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ')}`;
+const INSERT_KEPT_SQL = `INSERT INTO cplane_budget_outbox (request_id, finished_at, records)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ON CONFLICT (request_id) DO NOTHING`;
 const INSERT_WINDOWS_SQL = `INSERT INTO cplane_budget_rate_windows (scope, window_start, requests, tokens)
   SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) ON CONFLICT (scope) DO NOTHING`;
 
@@ -115,6 +119,30 @@ export async function copyBudgetState(sqlitePath: string, target: PgBudgeter): P
       windows.map((w) => w.requests),
       windows.map((w) => w.tokens),
     ]);
+    // Delivered to the chain the ledger was migrated into by the store's reconciliation passes (only if the chain
+    // does not hold them already). A file laid out before the outbox has none.
+    const hasOutbox =
+      source.db
+        .prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'record_outbox'")
+        .pluck()
+        .get() !== 0;
+    const kept = hasOutbox
+      ? (source.db.prepare('SELECT request_id, finished_at, records FROM record_outbox').all() as {
+          request_id: string;
+          finished_at: string;
+          records: string;
+        }[])
+      : [];
+    const keptCopied =
+      kept.length === 0
+        ? 0
+        : ((
+            await client.query(INSERT_KEPT_SQL, [
+              kept.map((k) => k.request_id),
+              kept.map((k) => k.finished_at),
+              kept.map((k) => k.records),
+            ])
+          ).rowCount ?? 0);
     await client.query('COMMIT');
     return {
       reservations,
@@ -122,6 +150,7 @@ export async function copyBudgetState(sqlitePath: string, target: PgBudgeter): P
       scopes: totals.length,
       rate_windows: copied.rowCount ?? 0,
       scopes_differing: differing,
+      kept_records: keptCopied,
     };
   } catch (error) {
     try {

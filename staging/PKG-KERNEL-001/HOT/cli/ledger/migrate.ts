@@ -26,7 +26,13 @@ interface BudgetMigrator {
   migrateRootBudget(
     root: string,
     url: string,
-  ): Promise<{ reservations: number; reservations_present: number; scopes: number; rate_windows: number } | null>;
+  ): Promise<{
+    reservations: number;
+    reservations_present: number;
+    scopes: number;
+    rate_windows: number;
+    kept_records: number;
+  } | null>;
 }
 
 /** The router package's: the root's revoked keys. */
@@ -175,7 +181,7 @@ export default defineCommand({
           `head #${check.head.seq} ${check.head.hash} (the same as the source: its checkpoints hold)`,
           budget === null
             ? 'no budget to copy'
-            : `budget: ${budget.reservations} reservations copied (${budget.reservations_present} already there), ${budget.scopes} scopes charged, ${budget.rate_windows} rate windows`,
+            : `budget: ${budget.reservations} reservations copied (${budget.reservations_present} already there), ${budget.scopes} scopes charged, ${budget.rate_windows} rate windows, ${budget.kept_records} kept ledger records (delivered by the store's reconciliation)`,
           revocations === null
             ? 'no revocation list to copy'
             : `revoked keys: ${revocations.copied} copied (${revocations.revoked} in the root's list)`,
