@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
+import { reconcileStaleReservations } from '#budgeter/reconcile.js';
 import { warningText } from '#kernel/catalogue/define.js';
 import { CpError } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
@@ -49,9 +50,9 @@ function deep(levels: number): Record<string, unknown> {
 function failExchanges(h: Harness, error: () => unknown): { on: boolean } {
   const fail = { on: true };
   const real = h.ledger.appendBatch.bind(h.ledger);
-  h.ledger.appendBatch = (inputs) => {
+  h.ledger.appendBatch = (inputs, options) => {
     if (fail.on && inputs.some((input) => input.event_type === 'EXCHANGE')) throw error();
-    return real(inputs);
+    return real(inputs, options);
   };
   return fail;
 }
@@ -62,6 +63,34 @@ const enospc = (): Error =>
 function assertVerifies(h: Harness): void {
   assert.equal(verifyLedger(h.ledger).ok, true, 'the ledger still verifies');
 }
+
+test('a spooled exchange whose settlement record was delivered meanwhile from the budget outbox: the spool adds only the EXCHANGE', async (t) => {
+  const h0 = harness(t);
+  const budget = budgeter(t, h0.dir);
+  const h = harness(t, { router: { budget } });
+  const fail = failExchanges(h, enospc);
+  const res = await h.router.route(request({ request_id: 'REQ-SPOOLED' }));
+  assert.equal(res.outcome, 'success');
+  assert.match(res.warnings.map(warningText).join('\n'), /LEDGER_WRITE_FAILED: exchange spooled/);
+  fail.on = false;
+  // The process stays down past the orphan timeout; a reconciliation pass (another process's start) delivers the
+  // settlement the budget kept, since nothing reported it appended.
+  const delivered = reconcileStaleReservations(budget, h.ledger, { timeoutMs: 0, now: Date.now() + 1000 });
+  assert.deepEqual(
+    delivered.map((r) => [r.request_id, r.ledger_entry_ids.length]),
+    [['REQ-SPOOLED', 1]],
+  );
+  assert.equal(h.ledger.query({ event_type: 'BUDGET_SETTLED' }).length, 1);
+  assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 0);
+  // The spool then drains: the EXCHANGE lands, the settlement is not appended a second time.
+  assert.equal((await h.router.recoverSpool()).drained, 1);
+  assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
+  assert.deepEqual(
+    h.ledger.query({ event_type: 'BUDGET_SETTLED' }).map((e) => e.submission_id),
+    ['REQ-SPOOLED'],
+  );
+  assertVerifies(h);
+});
 
 test('a usage object nested 10,000 deep with non-finite numbers is recorded bounded: success, EXCHANGE committed', async (t) => {
   const raw = { ...deep(10_000), huge: Infinity, neg: -Infinity, nan: NaN, input_tokens: 10 };
