@@ -112,6 +112,8 @@ export class PgBudgeter implements BudgetPort {
   }
 
   async close(): Promise<void> {
+    // What landed since the last group: dropped now, or (the database away) left for reconciliation to drop.
+    if (this.landed.length > 0) await this.forgetRecords(this.landed.splice(0)).catch(() => undefined);
     if (this.ownsPool) await this.pool.end();
   }
 
