@@ -21,22 +21,13 @@ export default defineGate({
   name: 'EXCHANGES',
   describe: 'no DISPATCH without its EXCHANGE beyond the orphan timeout; every EXCHANGE links to a DISPATCH',
   async run(ctx) {
-    const records = await dispatchRecords(ctx);
-    const exchanges = records.filter((r) => r.event_type === 'EXCHANGE');
-    const dispatches = records.filter((r) => r.event_type === 'DISPATCH');
-    const dispatchIds = new Set(dispatches.map((d) => d.id));
+    const facts = await linkFacts(ctx);
     const errors: Finding[] = [];
-    const answered = new Set<string>();
-    for (const exchange of exchanges) {
-      const link = exchange.link;
-      if (typeof link !== 'string' || !dispatchIds.has(link)) {
-        errors.push({
-          code: 'EXCHANGE_WITHOUT_DISPATCH',
-          message: `EXCHANGE ${exchange.id} links to ${JSON.stringify(link)}, which is not a DISPATCH`,
-        });
-      } else {
-        answered.add(link);
-      }
+    for (const exchange of facts.unlinked) {
+      errors.push({
+        code: 'EXCHANGE_WITHOUT_DISPATCH',
+        message: `EXCHANGE ${exchange.id} links to ${JSON.stringify(exchange.link)}, which is not a DISPATCH`,
+      });
     }
     const warnings: Finding[] = [];
     const spoolDir = join(ctx.root, LAYOUT.spool);
@@ -60,8 +51,8 @@ export default defineGate({
     // A DISPATCH dated in the future never ages into an orphan: it is reported instead of counted as in flight.
     const future = now + DEFAULT_MAX_CLOCK_SKEW_MS;
     let pending = 0;
-    for (const dispatch of dispatches) {
-      if (answered.has(dispatch.id) || spooled.has(dispatch.id)) continue;
+    for (const dispatch of facts.unanswered) {
+      if (spooled.has(dispatch.id)) continue;
       const at = Date.parse(dispatch.timestamp);
       if (at > future) {
         errors.push({
@@ -80,33 +71,71 @@ export default defineGate({
     return verdict(
       this,
       errors,
-      `${exchanges.length} exchanges linked to their dispatches${pending ? `; ${pending} in flight` : ''}`,
+      `${facts.exchanges} exchanges linked to their dispatches${pending ? `; ${pending} in flight` : ''}`,
       warnings,
     );
   },
 });
 
-/** Every DISPATCH and EXCHANGE of the root's chain in chain order, from the store in use. */
-async function dispatchRecords(ctx: GateContext): Promise<DispatchRecord[]> {
+/** What G6 judges: how many EXCHANGEs, those that link to no DISPATCH, and the DISPATCHes no EXCHANGE links to. */
+interface LinkFacts {
+  exchanges: number;
+  unlinked: { id: string; link: unknown }[];
+  unanswered: { id: string; timestamp: string }[];
+}
+
+// An EXCHANGE answers a DISPATCH when its metadata.dispatch_entry_id is that DISPATCH's id as a JSON string (the
+// generated column holds any JSON value as text, so the type is checked too).
+const LINKED = "json_type(e.metadata, '$.dispatch_entry_id') = 'text'";
+const UNLINKED_SQL = `SELECT e.id, e.metadata FROM entries AS e WHERE e.event_type = 'EXCHANGE'
+  AND NOT (${LINKED} AND EXISTS (SELECT 1 FROM entries AS d WHERE d.id = e.dispatch_entry_id AND d.event_type = 'DISPATCH'))
+  ORDER BY e.seq`;
+const UNANSWERED_SQL = `SELECT d.id, d.timestamp FROM entries AS d WHERE d.event_type = 'DISPATCH'
+  AND NOT EXISTS (SELECT 1 FROM entries AS e WHERE e.dispatch_entry_id = d.id AND e.event_type = 'EXCHANGE' AND ${LINKED})
+  ORDER BY d.seq`;
+
+/**
+ * The links of the root's chain, from the store in use. On SQLite the database answers with the problem rows only
+ * (through the id and dispatch-link indexes), so the gate's memory does not grow with the ledger; it never reads
+ * an exchange's content either.
+ */
+async function linkFacts(ctx: GateContext): Promise<LinkFacts> {
   const pg = pgLedgerOf(ctx);
-  if (pg !== null) return pgDispatchRecords(await pg);
-  // The rows' own columns and metadata only: a query would read every exchange's prompt and response from the
-  // content store, which for a coding agent's ledger is gigabytes the gate never looks at.
-  const rows = ledgerOf(ctx)
-    .statement(
-      "SELECT id, event_type, timestamp, metadata FROM entries WHERE event_type IN ('DISPATCH', 'EXCHANGE') ORDER BY seq",
-    )
-    .raw()
-    .iterate() as IterableIterator<[string, DispatchRecord['event_type'], string, string]>;
-  const records: DispatchRecord[] = [];
-  for (const [id, eventType, timestamp, metadata] of rows)
-    records.push({
-      id,
-      event_type: eventType,
-      timestamp,
-      link: (JSON.parse(metadata) as { dispatch_entry_id?: unknown }).dispatch_entry_id,
-    });
-  return records;
+  if (pg !== null) return factsOf(await pgDispatchRecords(await pg));
+  const ledger = ledgerOf(ctx);
+  const unlinked = (ledger.statement(UNLINKED_SQL).raw().all() as [string, string][]).map(([id, metadata]) => ({
+    id,
+    link: (JSON.parse(metadata) as { dispatch_entry_id?: unknown }).dispatch_entry_id,
+  }));
+  const unanswered = (ledger.statement(UNANSWERED_SQL).raw().all() as [string, string][]).map(([id, timestamp]) => ({
+    id,
+    timestamp,
+  }));
+  const exchanges = ledger
+    .statement("SELECT count(*) FROM entries WHERE event_type = 'EXCHANGE'")
+    .pluck()
+    .get() as number;
+  return { exchanges, unlinked, unanswered };
+}
+
+/** The same facts from every DISPATCH and EXCHANGE in chain order (PostgreSQL). */
+function factsOf(records: readonly DispatchRecord[]): LinkFacts {
+  const dispatches = records.filter((r) => r.event_type === 'DISPATCH');
+  const dispatchIds = new Set(dispatches.map((d) => d.id));
+  const answered = new Set<string>();
+  const unlinked: LinkFacts['unlinked'] = [];
+  let exchanges = 0;
+  for (const record of records) {
+    if (record.event_type !== 'EXCHANGE') continue;
+    exchanges += 1;
+    if (typeof record.link === 'string' && dispatchIds.has(record.link)) answered.add(record.link);
+    else unlinked.push({ id: record.id, link: record.link });
+  }
+  return {
+    exchanges,
+    unlinked,
+    unanswered: dispatches.filter((d) => !answered.has(d.id)).map((d) => ({ id: d.id, timestamp: d.timestamp })),
+  };
 }
 
 function listDir(dir: string): string[] {
