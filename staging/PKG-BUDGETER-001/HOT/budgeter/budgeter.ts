@@ -13,7 +13,8 @@ import {
   settleStep,
 } from './steps.js';
 import { type BudgetStatus, statusOf } from './status.js';
-import { BudgetStore, type OutboxRow } from './store.js';
+import type { OutboxRow } from './kept-records.js';
+import { BudgetStore } from './store.js';
 
 /** Landed requests whose kept records one step's transaction drops together. */
 const LANDED_BATCH = 32;

@@ -1,6 +1,6 @@
 import type { Budgeter } from './budgeter.js';
 import type { Released, ReserveOutcome, Settled } from './results.js';
-import type { OutboxRow } from './store.js';
+import type { OutboxRow } from './kept-records.js';
 
 /**
  * The budgeter as a router on any store uses it: the SQLite file (one process's synchronous transactions, wrapped)

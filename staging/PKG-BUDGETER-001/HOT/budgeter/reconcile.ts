@@ -5,7 +5,7 @@ import { Budgeter } from './budgeter.js';
 import { budgetDbPathForRoot } from './config.js';
 import type { BudgetPort } from './port.js';
 import { BUDGET_EVENTS, DELIVERED_ONCE } from './records.js';
-import type { OutboxRow } from './store.js';
+import type { OutboxRow } from './kept-records.js';
 
 export interface ReconcileOptions {
   /** How long a call may stay pending: the ledger's orphan timeout unless given. */

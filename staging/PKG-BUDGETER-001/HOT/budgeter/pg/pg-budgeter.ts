@@ -6,6 +6,7 @@ import { parseRequestId, parseReserveInput } from '../input.js';
 import { scopeIds } from '../operations.js';
 import type { BudgetPort } from '../port.js';
 import type { Released, ReserveOutcome, Settled } from '../results.js';
+import { type OutboxRow, outboxRow } from '../kept-records.js';
 import { scopesFor } from '../scopes.js';
 import { type BudgetStatus, statusFromRows } from '../status.js';
 import {
@@ -19,8 +20,6 @@ import {
 import {
   BUDGET_DB_FORMAT,
   BUDGET_DB_VERSION,
-  type OutboxRow,
-  outboxRow,
   type ReservationRow,
   type ScopeKey,
   type TotalsRow,

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { Budgeter } from '../../budgeter/index.js';
-import { outboxRow } from '../../budgeter/store.js';
+import { outboxRow } from '../../budgeter/kept-records.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { manualClock, request, tempDir, testConfig } from './helpers.js';
 

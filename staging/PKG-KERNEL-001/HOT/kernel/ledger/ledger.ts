@@ -127,7 +127,6 @@ export function rowToEntry(row: EntryRow): LedgerEntry {
   };
 }
 
-/** An append validated, made well-formed and canonicalised: what any ledger store writes (and hashes). */
 /** How an append treats records a crash may have left half-delivered (ledger.appendBatch, PgLedger.appendBatch). */
 export interface AppendOptions {
   /**
@@ -149,6 +148,30 @@ export function onceKey(
     : null;
 }
 
+/**
+ * Removes from `prepared`, in place, the inputs of `once` kinds that `recorded` says the chain holds, and repeats of
+ * an earlier input of the batch: the one filter of every store, each asking its own database.
+ */
+export function dropRecorded(
+  prepared: PreparedAppend[],
+  once: ReadonlySet<string>,
+  recorded: (input: PreparedAppend) => boolean,
+): void {
+  const seen = new Set<string>();
+  let kept = 0;
+  for (const input of prepared) {
+    const key = onceKey(input, once);
+    if (key !== null) {
+      if (seen.has(key) || recorded(input)) continue;
+      seen.add(key);
+    }
+    prepared[kept] = input;
+    kept += 1;
+  }
+  prepared.length = kept;
+}
+
+/** An append validated, made well-formed and canonicalised: what any ledger store writes (and hashes). */
 export interface PreparedAppend {
   event_type: string;
   submission_id: string;
@@ -309,7 +332,12 @@ export class Ledger {
     this.appendTx = db.transaction((prepared: PreparedAppend[], once?: ReadonlySet<string>) => {
       this.refuseAlteredSchema();
       // Inside the write lock: no other writer can append the same record between this look and the insert.
-      if (once !== undefined) this.dropRecorded(prepared, once);
+      if (once !== undefined)
+        dropRecorded(
+          prepared,
+          once,
+          (input) => this.stmts.recorded.get(input.submission_id, input.event_type, input.decision) !== undefined,
+        );
       let [seq, previous, latest] = this.headTuple();
       const limitMs = this.realClock() + this.maxSkewMs;
       // A head dated beyond the skew (a writer whose clock ran ahead) is not followed: entries keep real time, so
@@ -462,26 +490,6 @@ export class Ledger {
       entry.metadata = readView(entry.metadata, content.prompt.texts, content.response.texts);
     }
     return entries;
-  }
-
-  /** Removes from `prepared` the inputs of `once` kinds the chain (or an earlier input of the batch) holds. */
-  private dropRecorded(prepared: PreparedAppend[], once: ReadonlySet<string>): void {
-    const seen = new Set<string>();
-    let kept = 0;
-    for (const input of prepared) {
-      const key = onceKey(input, once);
-      if (key !== null) {
-        if (
-          seen.has(key) ||
-          this.stmts.recorded.get(input.submission_id, input.event_type, input.decision) !== undefined
-        )
-          continue;
-        seen.add(key);
-      }
-      prepared[kept] = input;
-      kept += 1;
-    }
-    prepared.length = kept;
   }
 
   /** The blocks of an exchange written through the content store, with what each holds (for redact and its dry run). */

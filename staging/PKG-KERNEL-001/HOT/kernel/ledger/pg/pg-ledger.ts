@@ -29,6 +29,7 @@ import {
 import { newContentLines } from '../jsonl.js';
 import {
   type AppendOptions,
+  dropRecorded,
   type EntryRow,
   onceKey,
   type PreparedAppend,
@@ -767,20 +768,11 @@ export class PgLedger implements LedgerStore, RedactionStore {
   }
 
   /** One entry as a read shows it (prompt and response text in place of their digests). */
-  /** Drops from `prepared` the inputs of `once` kinds the chain (or an earlier input of the batch) holds. */
+  /** dropRecorded with the chain's answers, asked first for each input `once` names (the filter is synchronous). */
   private async dropRecorded(prepared: PreparedAppend[], once: ReadonlySet<string>): Promise<void> {
-    const seen = new Set<string>();
-    let kept = 0;
-    for (const input of prepared) {
-      const key = onceKey(input, once);
-      if (key !== null) {
-        if (seen.has(key) || (await this.recorded(input))) continue;
-        seen.add(key);
-      }
-      prepared[kept] = input;
-      kept += 1;
-    }
-    prepared.length = kept;
+    const held = new Set<PreparedAppend>();
+    for (const input of prepared) if (onceKey(input, once) !== null && (await this.recorded(input))) held.add(input);
+    dropRecorded(prepared, once, (input) => held.has(input));
   }
 
   /** Whether the chain holds an entry of this kind, submission and decision (found through its session's rows). */
