@@ -9,7 +9,11 @@ import {
   type AppendInput,
 } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
 import { LEDGER_PAGE_SIZE } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/open.js';
-import { LEDGER_DDL } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/schema.js';
+import {
+  insertRowSql,
+  LEDGER_DDL,
+  LEDGER_FORMAT_VERSION,
+} from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/schema.js';
 import { defineSuite, percentile, timeEach, type BenchRow } from '../row.js';
 
 const SESSIONS = 10_000;
@@ -53,9 +57,7 @@ function plainTable(path: string): { db: Database.Database; insert: Database.Sta
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec(LEDGER_DDL.replace(/CREATE TRIGGER[\s\S]*?END;/g, ''));
-  const insert = db.prepare(
-    'INSERT INTO entries (seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
+  const insert = db.prepare(insertRowSql(LEDGER_FORMAT_VERSION));
   return { db, insert };
 }
 

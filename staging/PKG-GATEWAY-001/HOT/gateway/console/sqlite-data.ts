@@ -50,9 +50,7 @@ export class SqliteConsoleData implements ConsoleData {
     let matches: boolean | null = null;
     if (checkpoint !== null) {
       // The hash alone: the entry's text is not needed to know whether the chain holds the checkpoint.
-      const hash = ledger.statement('SELECT entry_hash FROM entries WHERE seq = ?').pluck().get(checkpoint.seq) as
-        | string
-        | undefined;
+      const hash = ledger.entryHashAt(checkpoint.seq);
       matches = hash === undefined ? null : hash === checkpoint.hash;
     }
     return rootViewOf(root, head, checkpoint, matches, verify);

@@ -19,7 +19,7 @@ import {
 import { damaged, ID_START_KEY, isCorruption, notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
 import { schemaProblems, type SchemaProblem } from './schema-check.js';
 import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type CompiledQuery, type LedgerQuery } from './query.js';
-import { TIMESTAMP_INDEX, TIMESTAMP_INDEX_DDL } from './schema.js';
+import { formatVersion, hashHex, insertRowSql, TIMESTAMP_INDEX, TIMESTAMP_INDEX_DDL } from './schema.js';
 import { seqRangeForTimes, type SeqRange } from './time-range.js';
 import { refuseIllFormed, validateAppendInput } from './validate.js';
 import { ContentStore, contentRefs, prepareContent, type ImportContent, type PreparedContent } from './content.js';
@@ -287,6 +287,8 @@ export class Ledger {
   private readonly maxSkewMs: number;
   /** The exchange content store in this file (content.ts). */
   readonly content: ContentStore;
+  /** ledger_meta's format_version, read once at open: it decides how rows keep their hashes (schema.ts). */
+  readonly formatVersion: string;
 
   private constructor(
     path: string,
@@ -303,13 +305,16 @@ export class Ledger {
     this.maxSkewMs = maxSkewMs;
     this.idsInjected = idSource !== undefined;
     this.content = new ContentStore(db);
+    this.formatVersion = formatVersion(db);
     // Prepared on first use: a gate or a command that only reads pays for the statements it runs.
     this.stmts = preparedOnFirstUse({
-      head: () => db.prepare('SELECT seq, entry_hash, timestamp FROM entries ORDER BY seq DESC LIMIT 1').raw(),
+      head: () =>
+        db.prepare(`SELECT seq, ${hashHex('entry_hash')}, timestamp FROM entries ORDER BY seq DESC LIMIT 1`).raw(),
+      hashAt: () => db.prepare(`SELECT ${hashHex('entry_hash')} FROM entries WHERE seq = ?`).pluck(),
       timeProbe: () => db.prepare('SELECT seq, timestamp FROM entries WHERE seq >= ? ORDER BY seq LIMIT 1').raw(),
       timestampIndex: () => db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?").pluck(),
       count: () => db.prepare('SELECT count(*) FROM entries').pluck(),
-      insert: () => db.prepare(`INSERT INTO entries (${ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      insert: () => db.prepare(insertRowSql(this.formatVersion)),
       byId: () => db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE id = ?`),
       bySeq: () => db.prepare(`SELECT ${ROW_COLUMNS} FROM entries WHERE seq = ?`),
       chunk: () =>
@@ -327,7 +332,10 @@ export class Ledger {
     });
     // The one statement prepared at open: it names every column, so a file whose table is not the ledger's fails here.
     void this.stmts.bySeq;
-    this.schema = { version: this.stmts.schemaVersion.get() as number, problems: schemaProblems(db) };
+    this.schema = {
+      version: this.stmts.schemaVersion.get() as number,
+      problems: schemaProblems(db, this.formatVersion),
+    };
     this.idSource = idSource;
     this.appendTx = db.transaction((prepared: PreparedAppend[], once?: ReadonlySet<string>) => {
       this.refuseAlteredSchema();
@@ -426,7 +434,8 @@ export class Ledger {
    */
   private refuseAlteredSchema(): void {
     const version = this.stmts.schemaVersion.get() as number;
-    if (version !== this.schema.version) this.schema = { version, problems: schemaProblems(this.db) };
+    if (version !== this.schema.version)
+      this.schema = { version, problems: schemaProblems(this.db, this.formatVersion) };
     const problems = this.schema.problems;
     if (problems.length > 0) {
       throw new CpError(
@@ -678,6 +687,11 @@ export class Ledger {
   head(): Anchor {
     const [seq, hash] = this.guard(() => this.headTuple());
     return { seq, hash };
+  }
+
+  /** The entry_hash at a chain position, without reading the entry's text (undefined past the head). */
+  entryHashAt(seq: number): string | undefined {
+    return this.guard(() => this.stmts.hashAt.get(seq) as string | undefined);
   }
 
   get(id: string): LedgerEntry | undefined {

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CpError, show } from '../errors.js';
 import { checkStructure, damaged, inspectLedgerFile, isCorruption, notALedger, probeLedgerFile } from './file-check.js';
-import { LEDGER_DDL, LEDGER_FORMAT, LEDGER_FORMAT_VERSION } from './schema.js';
+import { LEDGER_DDL, LEDGER_FORMAT, LEDGER_FORMAT_VERSION, LEDGER_FORMAT_VERSIONS } from './schema.js';
 
 export type Synchronous = 'FULL' | 'NORMAL' | 'OFF';
 
@@ -125,10 +125,10 @@ function checkMeta(db: Database.Database, path: string, state: FileState, creati
   const meta = new Map(db.prepare('SELECT key, value FROM ledger_meta').raw().all() as [string, string][]);
   if (meta.get('format') !== LEDGER_FORMAT) throw notALedger(path);
   const version = meta.get('format_version');
-  if (version !== LEDGER_FORMAT_VERSION) {
+  if (version === undefined || !LEDGER_FORMAT_VERSIONS.includes(version)) {
     throw new CpError(
       'ERR_LEDGER_FORMAT_VERSION',
-      `ledger ${show(path)} has format version ${show(version)}, expected ${LEDGER_FORMAT_VERSION}`,
+      `ledger ${show(path)} has format version ${show(version)}, expected one of ${LEDGER_FORMAT_VERSIONS.join(', ')}`,
       {
         hint: 'open it with the cplane version that wrote it, or export and re-import it',
         details: { path, version: version ?? null },

@@ -1,4 +1,5 @@
 import { CpError, show } from '../errors.js';
+import { hashHex } from './schema.js';
 import type { SeqRange } from './time-range.js';
 
 export interface LedgerQuery {
@@ -15,8 +16,8 @@ export interface LedgerQuery {
   order?: 'newest' | 'oldest';
 }
 
-export const ROW_COLUMNS =
-  'seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash';
+/** An entry's columns as readers see them: its hashes as hex, whichever format version the file has. */
+export const ROW_COLUMNS = `seq, id, event_type, submission_id, decision, reason, metadata, timestamp, ${hashHex('previous_hash')} AS previous_hash, ${hashHex('entry_hash')} AS entry_hash`;
 
 /** A session's conversation: its EXCHANGE records in chain order (served by the session index). */
 export const HISTORY_SQL = `SELECT ${ROW_COLUMNS} FROM entries WHERE session_id = ? AND event_type = 'EXCHANGE' ORDER BY seq ASC`;

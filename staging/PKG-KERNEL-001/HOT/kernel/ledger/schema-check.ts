@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { LEDGER_DDL, TIMESTAMP_INDEX_DDL } from './schema.js';
+import { hashesAsText, LEDGER_DDL, LEDGER_V1_ENTRIES_DDL, TIMESTAMP_INDEX_DDL } from './schema.js';
 import { CONTENT_DDL, CONTENT_OBJECTS, LEGACY_BLOCKS_DDL } from './content.js';
 
 /**
@@ -45,18 +45,21 @@ function parseDdl(ddl: string): SchemaObject[] {
 }
 
 let expected: Map<string, SchemaObject> | undefined;
+/** A version 1 ledger's objects: the same, with its own entries table. */
+let expectedV1: Map<string, SchemaObject> | undefined;
 let optional: Map<string, SchemaObject> | undefined;
 /** Earlier layouts of an object that a valid ledger may still have (content_blocks before compression). */
 let earlier: Map<string, SchemaObject> | undefined;
 
-function expectations(): [Map<string, SchemaObject>, Map<string, SchemaObject>] {
-  if (!expected || !optional) {
+function expectations(version: string): [Map<string, SchemaObject>, Map<string, SchemaObject>] {
+  if (!expected || !expectedV1 || !optional) {
     earlier = new Map(parseDdl(LEGACY_BLOCKS_DDL).map((o) => [o.name, o]));
     // The DDL ends its last statement with ';' and a newline, and triggers hold '; END': split on ';' + newline.
     expected = new Map(parseDdl(LEDGER_DDL).map((o) => [o.name, o]));
+    expectedV1 = new Map([...expected, ...parseDdl(LEDGER_V1_ENTRIES_DDL).map((o) => [o.name, o] as const)]);
     optional = new Map(parseDdl(`${TIMESTAMP_INDEX_DDL};\n${CONTENT_DDL}`).map((o) => [o.name, o]));
   }
-  return [expected, optional];
+  return [hashesAsText(version) ? expectedV1 : expected, optional];
 }
 
 /** Objects SQLite makes itself: UNIQUE/PRIMARY KEY autoindexes (no SQL) and ANALYZE's statistics tables. */
@@ -67,9 +70,12 @@ function isInternal(type: string, name: string, sql: string | null): boolean {
   );
 }
 
-/** Every difference between the file's schema and the ledger's DDL (empty when they match). */
-export function schemaProblems(db: Database.Database): SchemaProblem[] {
-  const [want, maybe] = expectations();
+/**
+ * Every difference between the file's schema and the DDL of the format version its ledger_meta records (empty when
+ * they match): a version 2 file given a version 1 table, or the other way round, is altered.
+ */
+export function schemaProblems(db: Database.Database, version: string): SchemaProblem[] {
+  const [want, maybe] = expectations(version);
   const rows = db.prepare('SELECT type, name, sql FROM sqlite_master').raw().all() as [string, string, string | null][];
   const problems: SchemaProblem[] = [];
   const seen = new Set<string>();

@@ -1,3 +1,5 @@
+import type Database from 'better-sqlite3';
+
 /**
  * SQLite layout of the kernel ledger. `seq` is the chain order; `metadata` holds canonical JSON; the
  * generated columns exist only so metadata fields can be indexed (EXCHANGE → DISPATCH via dispatch_entry_id).
@@ -5,7 +7,37 @@
  * write per append, and queries refuse empty filters rather than list every entry that lacks the field.
  */
 export const LEDGER_FORMAT = 'cplane-ledger';
-export const LEDGER_FORMAT_VERSION = '1';
+/** What a new ledger is laid out as. */
+export const LEDGER_FORMAT_VERSION = '2';
+/**
+ * Versions this code opens and appends to. Version 1 keeps `previous_hash`/`entry_hash` as 64-character hex TEXT
+ * and every generated column STORED; version 2 keeps the hashes as their 32 bytes and the agent and work-order
+ * ids VIRTUAL (read only through their indexes), which makes a row about a tenth smaller. The hashes themselves
+ * are computed the same way in both: the hex strings are what an entry's hash covers.
+ */
+export const LEDGER_FORMAT_VERSIONS: readonly string[] = ['1', LEDGER_FORMAT_VERSION];
+
+/** The format version an opened ledger records (its open refused any other format or version). */
+export function formatVersion(db: Database.Database): string {
+  const version = db.prepare("SELECT value FROM ledger_meta WHERE key = 'format_version'").pluck().get();
+  return typeof version === 'string' ? version : LEDGER_FORMAT_VERSION;
+}
+
+/** Whether a ledger of this format version keeps its hashes as hex TEXT (version 1) rather than bytes. */
+export function hashesAsText(version: string): boolean {
+  return version === '1';
+}
+
+/** A hash column read as lowercase hex however the row keeps it (bytes in a version 2 file, hex text before). */
+export function hashHex(column: string): string {
+  return `iif(typeof(${column}) = 'blob', lower(hex(${column})), ${column})`;
+}
+
+/** The insert of one row, its hashes given as hex: stored as given (version 1) or as their bytes. */
+export function insertRowSql(version: string): string {
+  const hash = hashesAsText(version) ? '?' : 'unhex(?)';
+  return `INSERT INTO entries (seq, id, event_type, submission_id, decision, reason, metadata, timestamp, previous_hash, entry_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${hash}, ${hash})`;
+}
 
 /**
  * Only for a ledger whose timestamps are not in chain order (one imported so, or made before appends kept
@@ -28,11 +60,11 @@ CREATE TABLE IF NOT EXISTS entries (
   reason TEXT NOT NULL,
   metadata TEXT NOT NULL,
   timestamp TEXT NOT NULL,
-  previous_hash TEXT NOT NULL,
-  entry_hash TEXT NOT NULL,
+  previous_hash BLOB NOT NULL,
+  entry_hash BLOB NOT NULL,
   session_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.session_id'), '')) STORED,
-  agent_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.agent_id'), '')) STORED,
-  work_order_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.work_order_id'), '')) STORED,
+  agent_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.agent_id'), '')) VIRTUAL,
+  work_order_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.work_order_id'), '')) VIRTUAL,
   dispatch_entry_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.dispatch_entry_id'), '')) STORED
 );
 CREATE INDEX IF NOT EXISTS entries_event_type ON entries (event_type, seq);
@@ -45,4 +77,24 @@ CREATE TRIGGER IF NOT EXISTS entries_no_update BEFORE UPDATE ON entries
   BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS entries_no_delete BEFORE DELETE ON entries
   BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END;
+`;
+
+/** The entries table of a version 1 ledger: still valid, and still appended to as it is. */
+export const LEDGER_V1_ENTRIES_DDL = `
+CREATE TABLE IF NOT EXISTS entries (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  event_type TEXT NOT NULL,
+  submission_id TEXT NOT NULL,
+  decision TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  timestamp TEXT NOT NULL,
+  previous_hash TEXT NOT NULL,
+  entry_hash TEXT NOT NULL,
+  session_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.session_id'), '')) STORED,
+  agent_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.agent_id'), '')) STORED,
+  work_order_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.work_order_id'), '')) STORED,
+  dispatch_entry_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.dispatch_entry_id'), '')) STORED
+);
 `;

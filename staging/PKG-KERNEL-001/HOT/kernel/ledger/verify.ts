@@ -3,6 +3,7 @@ import { checkStructure } from './file-check.js';
 import { computeEntryHash, GENESIS_HASH, hashInputFromColumns, type Anchor } from './entry.js';
 import { rowToEntry, type EntryRow, type Ledger, type RawRow } from './ledger.js';
 import type { SchemaProblem } from './schema-check.js';
+import { hashHex } from './schema.js';
 import { blockDigest, contentRefs, EMPTY_LIST, listDigest } from './content.js';
 import { BlockDamage, unpackBlock } from './block-text.js';
 
@@ -163,7 +164,7 @@ function recomputeHash(row: RawRow): string | undefined {
 function nextPreviousHash(ledger: Ledger, seq: number, next: RawRow | undefined): string | undefined {
   if (next) return next[0] === seq + 1 ? next[8] : undefined;
   return ledger.db
-    .prepare('SELECT previous_hash FROM entries WHERE seq = ?')
+    .prepare(`SELECT ${hashHex('previous_hash')} FROM entries WHERE seq = ?`)
     .pluck()
     .get(seq + 1) as string | undefined;
 }
@@ -185,7 +186,7 @@ function linkProblem(ledger: Ledger, row: RawRow, intact: boolean): Problem {
   }
   // Failure path only: a full scan is acceptable once the chain is already known to be broken.
   const target = ledger.db
-    .prepare('SELECT seq FROM entries WHERE entry_hash = ? ORDER BY seq LIMIT 1')
+    .prepare(`SELECT seq FROM entries WHERE ${hashHex('entry_hash')} = ? ORDER BY seq LIMIT 1`)
     .pluck()
     .get(row[8]) as number | undefined;
   if (target !== undefined && target > seq) {

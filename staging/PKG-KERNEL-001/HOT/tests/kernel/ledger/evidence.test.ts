@@ -115,7 +115,7 @@ test('schema: an intact ledger, one with the optional timestamp index and one af
 
 test('schema: a changed format version is refused by verify and append', async (t) => {
   const path = closedLedger(t);
-  raw(path, "UPDATE ledger_meta SET value = '2' WHERE key = 'format_version'");
+  raw(path, "UPDATE ledger_meta SET value = '3' WHERE key = 'format_version'");
   for (const argv of [['verify'], ['append', ...APPEND]]) {
     const run = await cli('ledger', ...(argv as [string, ...string[]]), '--ledger', path);
     assert.equal(run.code, 3);

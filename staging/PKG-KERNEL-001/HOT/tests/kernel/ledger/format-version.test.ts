@@ -1,0 +1,117 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { exportLedger, importLedger, Ledger, verifyLedger } from '../../../kernel/ledger/index.js';
+import { LEDGER_DDL, LEDGER_V1_ENTRIES_DDL } from '../../../kernel/ledger/schema.js';
+import { appendN, tamper, tempDir, tempLedger } from './helpers.js';
+
+/** A ledger file as a version 1 cplane laid it out: hex TEXT hashes, every generated column STORED. */
+function versionOneFile(path: string): void {
+  const db = new Database(path);
+  try {
+    db.pragma('journal_mode = WAL');
+    // The version 1 table first: LEDGER_DDL's own CREATE TABLE IF NOT EXISTS entries then leaves it as it is.
+    db.exec(LEDGER_V1_ENTRIES_DDL);
+    db.exec(LEDGER_DDL);
+    const put = db.prepare('INSERT INTO ledger_meta (key, value) VALUES (?, ?)');
+    put.run('format', 'cplane-ledger');
+    put.run('format_version', '1');
+    put.run('id_start', '10000000');
+  } finally {
+    db.close();
+  }
+}
+
+function hashTypes(path: string): string[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db
+      .prepare(
+        'SELECT DISTINCT typeof(previous_hash) || length(previous_hash) || typeof(entry_hash) || length(entry_hash) FROM entries',
+      )
+      .pluck()
+      .all() as string[];
+  } finally {
+    db.close();
+  }
+}
+
+test('format: a new ledger keeps its hashes as 32 bytes and reads them back as the hex they hash to', (t) => {
+  const ledger = tempLedger(t);
+  const entries = appendN(ledger, 6);
+  assert.equal(ledger.formatVersion, '2');
+  assert.deepEqual(hashTypes(ledger.path), ['blob32blob32']);
+  const head = ledger.head();
+  assert.equal(head.hash, entries.at(-1)?.entry_hash);
+  assert.match(head.hash, /^[0-9a-f]{64}$/);
+  assert.equal(ledger.entryHashAt(3), entries[2]?.entry_hash);
+  assert.equal(ledger.entryHashAt(99), undefined);
+  assert.deepEqual(ledger.getBySeq(4), entries[3]);
+  assert.equal(ledger.query({ order: 'oldest' })[1]?.previous_hash, entries[0]?.entry_hash);
+  const report = verifyLedger(ledger);
+  assert.equal(report.ok, true, JSON.stringify(report));
+});
+
+test('format: a version 1 file still opens, appends as it is, verifies, and exports to the same head', (t) => {
+  const dir = tempDir(t);
+  const path = join(dir, 'v1.sqlite');
+  versionOneFile(path);
+  const ledger = Ledger.open(path);
+  t.after(() => ledger.close());
+  assert.equal(ledger.formatVersion, '1');
+  assert.deepEqual(ledger.schemaProblems, []);
+  const entries = appendN(ledger, 5);
+  ledger.append({
+    event_type: 'EXCHANGE',
+    submission_id: 'S',
+    decision: 'SUCCESS',
+    reason: 'r',
+    metadata: { session_id: 'S1' },
+    content: { prompt: ['hello ', 'world'], response: ['hi'] },
+  });
+  assert.deepEqual(hashTypes(path), ['text64text64']);
+  assert.equal(ledger.getBySeq(2)?.previous_hash, entries[0]?.entry_hash);
+  assert.equal(verifyLedger(ledger).ok, true);
+  // Export and import into a new (version 2) ledger: the same chain, so the same head.
+  exportLedger(ledger, join(dir, 'v1.jsonl'));
+  const copy = Ledger.open(join(dir, 'v2.sqlite'), { create: true });
+  t.after(() => copy.close());
+  importLedger(copy, join(dir, 'v1.jsonl'));
+  assert.equal(copy.formatVersion, '2');
+  assert.deepEqual(copy.head(), ledger.head());
+  assert.equal(copy.history('S1')[0]?.metadata.prompt, 'hello world');
+  assert.equal(verifyLedger(copy).ok, true);
+});
+
+test('format: a version 2 file whose ledger_meta claims version 1 is an altered schema', (t) => {
+  const ledger = tempLedger(t);
+  appendN(ledger, 3);
+  ledger.close();
+  tamper(ledger.path, "UPDATE ledger_meta SET value = '1' WHERE key = 'format_version'", false);
+  const reopened = Ledger.open(ledger.path);
+  t.after(() => reopened.close());
+  assert.deepEqual(
+    reopened.schemaProblems.map((p) => `${p.kind} ${p.name}`),
+    ['altered entries'],
+  );
+  assert.equal(verifyLedger(reopened).ok, false);
+  assert.throws(() => appendN(reopened, 1), { code: 'ERR_LEDGER_SCHEMA_ALTERED' });
+});
+
+test('format: a hash rewritten in place, as bytes or as hex text, is caught by verify', (t) => {
+  for (const [label, sql] of [
+    ['bytes', `UPDATE entries SET entry_hash = unhex('${'ab'.repeat(32)}') WHERE seq = 2`],
+    ['text', `UPDATE entries SET previous_hash = '${'0'.repeat(64)}' WHERE seq = 3`],
+    ['short bytes', 'UPDATE entries SET entry_hash = substr(entry_hash, 1, 31) WHERE seq = 4'],
+  ] as const) {
+    const ledger = tempLedger(t);
+    appendN(ledger, 5);
+    ledger.close();
+    tamper(ledger.path, sql);
+    const reopened = Ledger.open(ledger.path);
+    const report = verifyLedger(reopened);
+    reopened.close();
+    assert.equal(report.ok, false, label);
+  }
+});
