@@ -46,12 +46,14 @@ export function insertRowSql(version: string): string {
 export const TIMESTAMP_INDEX = 'entries_timestamp';
 export const TIMESTAMP_INDEX_DDL = `CREATE INDEX IF NOT EXISTS ${TIMESTAMP_INDEX} ON entries (timestamp, seq)`;
 
-export const LEDGER_DDL = `
-CREATE TABLE IF NOT EXISTS ledger_meta (
-  key TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-) STRICT;
-CREATE TABLE IF NOT EXISTS entries (
+/**
+ * The entries table as a format version lays it out: how the hashes are kept (hex TEXT in version 1, bytes after)
+ * and whether the columns read only through their indexes (agent, work order) are STORED or VIRTUAL.
+ */
+function entriesTable(hashes: 'TEXT' | 'BLOB', indexOnly: 'STORED' | 'VIRTUAL'): string {
+  const generated = (column: string, stored: 'STORED' | 'VIRTUAL'): string =>
+    `${column} TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.${column}'), '')) ${stored}`;
+  return `CREATE TABLE IF NOT EXISTS entries (
   seq INTEGER PRIMARY KEY,
   id TEXT NOT NULL UNIQUE,
   event_type TEXT NOT NULL,
@@ -60,13 +62,21 @@ CREATE TABLE IF NOT EXISTS entries (
   reason TEXT NOT NULL,
   metadata TEXT NOT NULL,
   timestamp TEXT NOT NULL,
-  previous_hash BLOB NOT NULL,
-  entry_hash BLOB NOT NULL,
-  session_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.session_id'), '')) STORED,
-  agent_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.agent_id'), '')) VIRTUAL,
-  work_order_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.work_order_id'), '')) VIRTUAL,
-  dispatch_entry_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.dispatch_entry_id'), '')) STORED
-);
+  previous_hash ${hashes} NOT NULL,
+  entry_hash ${hashes} NOT NULL,
+  ${generated('session_id', 'STORED')},
+  ${generated('agent_id', indexOnly)},
+  ${generated('work_order_id', indexOnly)},
+  ${generated('dispatch_entry_id', 'STORED')}
+);`;
+}
+
+export const LEDGER_DDL = `
+CREATE TABLE IF NOT EXISTS ledger_meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT;
+${entriesTable('BLOB', 'VIRTUAL')}
 CREATE INDEX IF NOT EXISTS entries_event_type ON entries (event_type, seq);
 CREATE INDEX IF NOT EXISTS entries_submission ON entries (submission_id, seq);
 CREATE INDEX IF NOT EXISTS entries_session ON entries (session_id, seq) WHERE session_id IS NOT NULL;
@@ -81,20 +91,5 @@ CREATE TRIGGER IF NOT EXISTS entries_no_delete BEFORE DELETE ON entries
 
 /** The entries table of a version 1 ledger: still valid, and still appended to as it is. */
 export const LEDGER_V1_ENTRIES_DDL = `
-CREATE TABLE IF NOT EXISTS entries (
-  seq INTEGER PRIMARY KEY,
-  id TEXT NOT NULL UNIQUE,
-  event_type TEXT NOT NULL,
-  submission_id TEXT NOT NULL,
-  decision TEXT NOT NULL,
-  reason TEXT NOT NULL,
-  metadata TEXT NOT NULL,
-  timestamp TEXT NOT NULL,
-  previous_hash TEXT NOT NULL,
-  entry_hash TEXT NOT NULL,
-  session_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.session_id'), '')) STORED,
-  agent_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.agent_id'), '')) STORED,
-  work_order_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.work_order_id'), '')) STORED,
-  dispatch_entry_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.dispatch_entry_id'), '')) STORED
-);
+${entriesTable('TEXT', 'STORED')}
 `;

@@ -3,8 +3,26 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { exportLedger, importLedger, Ledger, verifyLedger } from '../../../kernel/ledger/index.js';
-import { LEDGER_DDL, LEDGER_V1_ENTRIES_DDL } from '../../../kernel/ledger/schema.js';
+import { LEDGER_DDL } from '../../../kernel/ledger/schema.js';
 import { appendN, tamper, tempDir, tempLedger } from './helpers.js';
+
+/** The entries table exactly as a version 1 cplane wrote it (copied, not derived from schema.ts). */
+const V1_ENTRIES = `CREATE TABLE IF NOT EXISTS entries (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  event_type TEXT NOT NULL,
+  submission_id TEXT NOT NULL,
+  decision TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  timestamp TEXT NOT NULL,
+  previous_hash TEXT NOT NULL,
+  entry_hash TEXT NOT NULL,
+  session_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.session_id'), '')) STORED,
+  agent_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.agent_id'), '')) STORED,
+  work_order_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.work_order_id'), '')) STORED,
+  dispatch_entry_id TEXT GENERATED ALWAYS AS (NULLIF(json_extract(metadata, '$.dispatch_entry_id'), '')) STORED
+);`;
 
 /** A ledger file as a version 1 cplane laid it out: hex TEXT hashes, every generated column STORED. */
 function versionOneFile(path: string): void {
@@ -12,7 +30,7 @@ function versionOneFile(path: string): void {
   try {
     db.pragma('journal_mode = WAL');
     // The version 1 table first: LEDGER_DDL's own CREATE TABLE IF NOT EXISTS entries then leaves it as it is.
-    db.exec(LEDGER_V1_ENTRIES_DDL);
+    db.exec(V1_ENTRIES);
     db.exec(LEDGER_DDL);
     const put = db.prepare('INSERT INTO ledger_meta (key, value) VALUES (?, ?)');
     put.run('format', 'cplane-ledger');
