@@ -451,7 +451,7 @@ export const CODES = defineCodes({
   ERR_RECEIPT_INVALID: {
     kind: 'error',
     meaning:
-      'a receipt is not JSON, lacks a field the installer relies on, or has an `archive_integrity` that is neither an SRI nor the `sha256:<hex>` of older receipts',
+      'a receipt is not JSON, lacks a field the installer relies on, has an `archive_integrity` that is neither an SRI nor the `sha256:<hex>` of older receipts, or lists a file the ownership registry gives to another package (uninstall and upgrade would delete it)',
     hint: 'the root state was edited by hand; run cplane verify, then reinstall the package',
   },
   ERR_JOURNAL_INVALID: {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import satisfies from 'semver/functions/satisfies.js';
 import { CpError, show } from '../errors.js';
 import type { Manifest } from '../manifest/manifest.js';
+import type { OwnershipRegistry } from '../registry/ownership.js';
 import type { Receipt } from '../registry/receipt.js';
 import { isGovernedPath, LAYOUT } from '../root/layout.js';
 
@@ -183,6 +184,26 @@ export function checkStateDirs(root: string): void {
         {
           hint: "restore the root's state directory (it must be a real directory inside the root)",
           details: { path: rel },
+        },
+      );
+    }
+  }
+}
+
+/**
+ * An uninstall or upgrade removes the files its receipt lists. A receipt edited to list a file the ownership
+ * registry gives to another package would delete that package's file: refuse it before anything is removed.
+ */
+export function checkReceiptOwnership(receipt: Receipt, registry: Pick<OwnershipRegistry, 'ownerOf'>): void {
+  for (const file of receipt.files) {
+    const owner = registry.ownerOf(file.path);
+    if (owner !== null && owner !== receipt.package_id) {
+      throw new CpError(
+        'ERR_RECEIPT_INVALID',
+        `the receipt of ${receipt.package_id} lists ${show(file.path)}, which the ownership registry gives to ${owner}; refusing to remove it`,
+        {
+          hint: 'the root state was edited by hand; run cplane verify, then reinstall the package',
+          details: { package_id: receipt.package_id, path: file.path, owner },
         },
       );
     }

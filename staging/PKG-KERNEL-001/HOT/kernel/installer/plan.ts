@@ -10,6 +10,7 @@ import {
   checkAssetPaths,
   checkDependencies,
   checkPlatform,
+  checkReceiptOwnership,
   checkReverseDependencies,
   checkStateDirs,
   checkTargetPath,
@@ -72,6 +73,7 @@ export function planInstall(archive: PackageArchive, state: RootState, opts: Pla
   const signature = checkSignatureStep(archive, state.trusted, opts.dev ?? false);
   checkReplaceAuthority(manifest, signature, transfers, state.receipts, state.trusted);
   if (previous) checkUpgradeAuthority(previous, signature, state.trusted);
+  if (previous) checkReceiptOwnership(previous, state.registry);
 
   const newPaths = new Set(manifest.assets.map((a) => a.path));
   const owned: ReceiptFile[] = manifest.assets
