@@ -243,7 +243,10 @@ export const CODES = defineCodes({
       'manifest.json is not JSON, or breaks the schema or the semantic rules (`details.errors` = `[{pointer, message}]`)',
     hint: 'fix the listed fields (details.errors holds a JSON pointer for each); see HOT/schemas/manifest.schema.json',
   },
-  ERR_ARCHIVE_NOT_FOUND: { kind: 'error', meaning: 'the archive path cannot be read' },
+  ERR_ARCHIVE_NOT_FOUND: {
+    kind: 'error',
+    meaning: 'the archive path cannot be read, or is not a regular file (a directory, a FIFO, a device)',
+  },
   ERR_ARCHIVE_CORRUPT: {
     kind: 'error',
     meaning: 'not gzip/tar, a bad header checksum, a truncated member, a tar stream compressed twice',
