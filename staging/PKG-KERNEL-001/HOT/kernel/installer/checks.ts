@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import satisfies from 'semver/functions/satisfies.js';
 import { CpError, show } from '../errors.js';
 import type { Manifest } from '../manifest/manifest.js';
+import { foldedPath } from '../manifest/paths.js';
 import type { OwnershipRegistry } from '../registry/ownership.js';
 import type { Receipt } from '../registry/receipt.js';
 import { isGovernedPath, LAYOUT } from '../root/layout.js';
@@ -19,7 +20,11 @@ export function currentPlatform(): Platform {
 
 /** Assets may only land in governed directories: never in installed/, ledger/ or registries/. */
 export function checkAssetPaths(manifest: Manifest): void {
-  const bad = manifest.assets.map((a) => a.path).filter((path) => !isGovernedPath(path));
+  // Below HOT/ compared case-folded too: on a case-insensitive filesystem HOT/Ledger/ is HOT/ledger/.
+  const folded = (path: string): string => (path.startsWith('HOT/') ? `HOT/${foldedPath(path.slice(4))}` : path);
+  const bad = manifest.assets
+    .map((a) => a.path)
+    .filter((path) => !isGovernedPath(path) || !isGovernedPath(folded(path)));
   if (bad.length > 0) {
     throw new CpError(
       'ERR_ASSET_PATH_NOT_GOVERNED',
