@@ -431,7 +431,8 @@ export const CODES = defineCodes({
   ERR_REPLACE_LOWER_LAYER: { kind: 'error', meaning: '`replaces` would take over files of a package in a lower layer' },
   ERR_PATH_CONFLICT: {
     kind: 'error',
-    meaning: 'an asset path is occupied by an unowned file or a directory',
+    meaning:
+      'an asset path is occupied by an unowned file or a directory, or a file an uninstall or upgrade would remove is a directory',
     hint: 'an unowned file is in the way; remove it (it was not installed by cplane) and retry',
   },
   ERR_ASSET_PATH_NOT_GOVERNED: {

@@ -214,3 +214,29 @@ export function checkReceiptOwnership(receipt: Receipt, registry: Pick<Ownership
     }
   }
 }
+
+/**
+ * Uninstall and upgrade delete the files a receipt lists, after the journal is written. A directory where
+ * an owned file was (put there by hand) cannot be deleted as a file: the commit would stop half-way and
+ * every later session's repair with it. Refuse it before the journal, naming the path.
+ */
+export function checkRemovable(root: string, paths: readonly string[]): void {
+  for (const rel of paths) {
+    let stat: import('node:fs').Stats;
+    try {
+      stat = lstatSync(join(root, rel));
+    } catch {
+      continue;
+    }
+    if (stat.isDirectory()) {
+      throw new CpError(
+        'ERR_PATH_CONFLICT',
+        `${show(rel)} in the root is a directory, not the file the receipt lists; refusing to remove it`,
+        {
+          hint: 'move the directory aside (it was not installed by cplane), then retry',
+          details: { path: rel },
+        },
+      );
+    }
+  }
+}

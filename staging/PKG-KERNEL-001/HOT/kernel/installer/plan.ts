@@ -11,6 +11,7 @@ import {
   checkDependencies,
   checkPlatform,
   checkReceiptOwnership,
+  checkRemovable,
   checkReverseDependencies,
   checkStateDirs,
   checkTargetPath,
@@ -80,6 +81,7 @@ export function planInstall(archive: PackageArchive, state: RootState, opts: Pla
     .map((a) => ({ path: a.path, sha256: a.sha256, size: a.size, classification: a.classification }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const remove = (previous?.files ?? []).map((f) => f.path).filter((path) => !newPaths.has(path));
+  checkRemovable(state.root, remove);
   const kind = previous ? 'upgrade' : 'install';
   const ledgerMeta: Record<string, unknown> = {
     package_id: id,
