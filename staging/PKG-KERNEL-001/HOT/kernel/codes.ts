@@ -243,7 +243,10 @@ export const CODES = defineCodes({
       'manifest.json is not JSON, or breaks the schema or the semantic rules (`details.errors` = `[{pointer, message}]`)',
     hint: 'fix the listed fields (details.errors holds a JSON pointer for each); see HOT/schemas/manifest.schema.json',
   },
-  ERR_ARCHIVE_NOT_FOUND: { kind: 'error', meaning: 'the archive path cannot be read' },
+  ERR_ARCHIVE_NOT_FOUND: {
+    kind: 'error',
+    meaning: 'the archive path cannot be read, or is not a regular file (a directory, a FIFO, a device)',
+  },
   ERR_ARCHIVE_CORRUPT: {
     kind: 'error',
     meaning: 'not gzip/tar, a bad header checksum, a truncated member, a tar stream compressed twice',
@@ -428,7 +431,8 @@ export const CODES = defineCodes({
   ERR_REPLACE_LOWER_LAYER: { kind: 'error', meaning: '`replaces` would take over files of a package in a lower layer' },
   ERR_PATH_CONFLICT: {
     kind: 'error',
-    meaning: 'an asset path is occupied by an unowned file or a directory',
+    meaning:
+      'an asset path is occupied by an unowned file or a directory, or a file an uninstall or upgrade would remove is a directory',
     hint: 'an unowned file is in the way; remove it (it was not installed by cplane) and retry',
   },
   ERR_ASSET_PATH_NOT_GOVERNED: {
@@ -451,7 +455,7 @@ export const CODES = defineCodes({
   ERR_RECEIPT_INVALID: {
     kind: 'error',
     meaning:
-      'a receipt is not JSON, lacks a field the installer relies on, or has an `archive_integrity` that is neither an SRI nor the `sha256:<hex>` of older receipts',
+      'a receipt is not JSON, lacks a field the installer relies on, has an `archive_integrity` that is neither an SRI nor the `sha256:<hex>` of older receipts, or lists a file the ownership registry gives to another package (uninstall and upgrade would delete it)',
     hint: 'the root state was edited by hand; run cplane verify, then reinstall the package',
   },
   ERR_JOURNAL_INVALID: {

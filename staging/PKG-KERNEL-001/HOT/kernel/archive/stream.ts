@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, openSync, type Stats } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 // The parser alone: tar's index loads its whole create/extract/replace machinery too (~30 ms per process).
 import { Parser } from 'tar/parse';
@@ -17,6 +17,55 @@ import { MemberPolicy, type CatalogSpec, type Collected } from './members.js';
 const CHUNK = 256 * 1024;
 const COMPRESSED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x2f, 0xfd])];
 
+function openFailure(path: string, error: NodeJS.ErrnoException): unknown {
+  return error.code === 'ENOENT' || error.code === 'EISDIR' || error.code === 'EACCES'
+    ? archiveError(
+        'ERR_ARCHIVE_NOT_FOUND',
+        path,
+        `cannot read the file (${error.code})`,
+        'pass the path of a .tar.gz archive',
+        { errno: error.code },
+        error,
+      )
+    : (envError(error, path, 'reading the archive') ?? error);
+}
+
+function fileType(stat: Stats): string {
+  if (stat.isDirectory()) return 'directory';
+  if (stat.isFIFO()) return 'FIFO';
+  if (stat.isSocket()) return 'socket';
+  if (stat.isCharacterDevice()) return 'character device';
+  if (stat.isBlockDevice()) return 'block device';
+  return 'not a regular file';
+}
+
+/**
+ * Open the archive and make sure it is a regular file before reading a byte. O_NONBLOCK: opening a FIFO
+ * must not wait for a writer (a FIFO named like an archive would hang the install, root lock held); it
+ * changes nothing for a regular file. The type is judged on the open descriptor, so no swap can follow.
+ */
+function openArchiveFile(path: string): number {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    throw openFailure(path, error as NodeJS.ErrnoException);
+  }
+  const stat = fstatSync(fd);
+  if (!stat.isFile()) {
+    closeSync(fd);
+    const type = fileType(stat);
+    throw archiveError(
+      'ERR_ARCHIVE_NOT_FOUND',
+      path,
+      `is a ${type}, not a regular file`,
+      'pass the path of a .tar.gz archive',
+      { type },
+    );
+  }
+  return fd;
+}
+
 /**
  * Stream a .tar.gz through the member policy without writing anything. Headers are judged before
  * bodies are buffered and inflated bytes are counted as they appear, so a decompression bomb is
@@ -30,7 +79,7 @@ export async function streamArchive<T>(
   expected?: string,
 ): Promise<Collected<T> & { integrity: string }> {
   const policy = new MemberPolicy(path, limits, spec);
-  const source = createReadStream(path, { highWaterMark: CHUNK });
+  const source = createReadStream(path, { fd: openArchiveFile(path), highWaterMark: CHUNK });
   const hashing = streamIntegrity(source, expected, `archive ${show(path)}`);
   await new Promise<void>((resolve, reject) => {
     const gunzip = createGunzip({ chunkSize: CHUNK });
@@ -65,18 +114,7 @@ export async function streamArchive<T>(
       }
     };
     source.on('error', (error: NodeJS.ErrnoException) => {
-      fail(
-        error.code === 'ENOENT' || error.code === 'EISDIR' || error.code === 'EACCES'
-          ? archiveError(
-              'ERR_ARCHIVE_NOT_FOUND',
-              path,
-              `cannot read the file (${error.code})`,
-              'pass the path of a .tar.gz archive',
-              { errno: error.code },
-              error,
-            )
-          : (envError(error, path, 'reading the archive') ?? error),
-      );
+      fail(openFailure(path, error));
     });
     gunzip.on('error', fail);
     gunzip.on('data', (chunk: Buffer) =>

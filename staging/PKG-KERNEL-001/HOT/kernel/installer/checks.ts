@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import satisfies from 'semver/functions/satisfies.js';
 import { CpError, show } from '../errors.js';
 import type { Manifest } from '../manifest/manifest.js';
+import { foldedPath } from '../manifest/paths.js';
+import type { OwnershipRegistry } from '../registry/ownership.js';
 import type { Receipt } from '../registry/receipt.js';
 import { isGovernedPath, LAYOUT } from '../root/layout.js';
 
@@ -18,7 +20,11 @@ export function currentPlatform(): Platform {
 
 /** Assets may only land in governed directories: never in installed/, ledger/ or registries/. */
 export function checkAssetPaths(manifest: Manifest): void {
-  const bad = manifest.assets.map((a) => a.path).filter((path) => !isGovernedPath(path));
+  // Below HOT/ compared case-folded too: on a case-insensitive filesystem HOT/Ledger/ is HOT/ledger/.
+  const folded = (path: string): string => (path.startsWith('HOT/') ? `HOT/${foldedPath(path.slice(4))}` : path);
+  const bad = manifest.assets
+    .map((a) => a.path)
+    .filter((path) => !isGovernedPath(path) || !isGovernedPath(folded(path)));
   if (bad.length > 0) {
     throw new CpError(
       'ERR_ASSET_PATH_NOT_GOVERNED',
@@ -182,6 +188,52 @@ export function checkStateDirs(root: string): void {
         `${show(rel)} in the root is ${stat.isSymbolicLink() ? 'a symlink' : 'not a directory'}; refusing to write through it`,
         {
           hint: "restore the root's state directory (it must be a real directory inside the root)",
+          details: { path: rel },
+        },
+      );
+    }
+  }
+}
+
+/**
+ * An uninstall or upgrade removes the files its receipt lists. A receipt edited to list a file the ownership
+ * registry gives to another package would delete that package's file: refuse it before anything is removed.
+ */
+export function checkReceiptOwnership(receipt: Receipt, registry: Pick<OwnershipRegistry, 'ownerOf'>): void {
+  for (const file of receipt.files) {
+    const owner = registry.ownerOf(file.path);
+    if (owner !== null && owner !== receipt.package_id) {
+      throw new CpError(
+        'ERR_RECEIPT_INVALID',
+        `the receipt of ${receipt.package_id} lists ${show(file.path)}, which the ownership registry gives to ${owner}; refusing to remove it`,
+        {
+          hint: 'the root state was edited by hand; run cplane verify, then reinstall the package',
+          details: { package_id: receipt.package_id, path: file.path, owner },
+        },
+      );
+    }
+  }
+}
+
+/**
+ * Uninstall and upgrade delete the files a receipt lists, after the journal is written. A directory where
+ * an owned file was (put there by hand) cannot be deleted as a file: the commit would stop half-way and
+ * every later session's repair with it. Refuse it before the journal, naming the path.
+ */
+export function checkRemovable(root: string, paths: readonly string[]): void {
+  for (const rel of paths) {
+    let stat: import('node:fs').Stats;
+    try {
+      stat = lstatSync(join(root, rel));
+    } catch {
+      continue;
+    }
+    if (stat.isDirectory()) {
+      throw new CpError(
+        'ERR_PATH_CONFLICT',
+        `${show(rel)} in the root is a directory, not the file the receipt lists; refusing to remove it`,
+        {
+          hint: 'move the directory aside (it was not installed by cplane), then retry',
           details: { path: rel },
         },
       );

@@ -10,6 +10,8 @@ import {
   checkAssetPaths,
   checkDependencies,
   checkPlatform,
+  checkReceiptOwnership,
+  checkRemovable,
   checkReverseDependencies,
   checkStateDirs,
   checkTargetPath,
@@ -72,12 +74,14 @@ export function planInstall(archive: PackageArchive, state: RootState, opts: Pla
   const signature = checkSignatureStep(archive, state.trusted, opts.dev ?? false);
   checkReplaceAuthority(manifest, signature, transfers, state.receipts, state.trusted);
   if (previous) checkUpgradeAuthority(previous, signature, state.trusted);
+  if (previous) checkReceiptOwnership(previous, state.registry);
 
   const newPaths = new Set(manifest.assets.map((a) => a.path));
   const owned: ReceiptFile[] = manifest.assets
     .map((a) => ({ path: a.path, sha256: a.sha256, size: a.size, classification: a.classification }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const remove = (previous?.files ?? []).map((f) => f.path).filter((path) => !newPaths.has(path));
+  checkRemovable(state.root, remove);
   const kind = previous ? 'upgrade' : 'install';
   const ledgerMeta: Record<string, unknown> = {
     package_id: id,

@@ -1,5 +1,6 @@
 import { CpError, show } from '../errors.js';
 import type { Manifest } from '../manifest/manifest.js';
+import { foldedPath } from '../manifest/paths.js';
 
 /**
  * The files that change what Node resolves for code they sit next to: a `package.json` (its `type`,
@@ -12,8 +13,9 @@ const ALLOWED: ReadonlyArray<{ package_id: string; allows: (path: string) => boo
   { package_id: 'PKG-GENESIS-001', allows: (path) => path === 'HOT/package.json' },
 ];
 
+/** Case-folded: on a case-insensitive filesystem Node finds `Package.json` and `Node_Modules/` too. */
 function changesResolution(path: string): boolean {
-  const segments = path.split('/');
+  const segments = foldedPath(path).split('/');
   return segments.at(-1) === 'package.json' || segments.slice(0, -1).includes('node_modules');
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { CpError, show } from '../errors.js';
+import { checkReceiptOwnership, checkRemovable } from './checks.js';
 import { applyJournal } from './commit.js';
 import { noHook, type StepHook } from './hooks.js';
 import { writeJournal, type Journal } from './journal.js';
@@ -38,6 +39,11 @@ export async function uninstallOne(
       },
     );
   }
+  checkReceiptOwnership(receipt, session.registry);
+  checkRemovable(
+    session.root,
+    receipt.files.map((f) => f.path),
+  );
   const txnId = `TXN-${randomBytes(6).toString('hex')}`;
   const journal: Journal = {
     journal_version: 1,

@@ -47,7 +47,7 @@ export const MANIFEST_SCHEMA_VERSION = '1.0';
 
 const checkSchema = schemaCheck(validateManifestSchema);
 
-/** Rules JSON Schema cannot say: semver, unique and safe paths, no self-reference. */
+/** Rules JSON Schema cannot say: semver, unique and safe paths, no file beneath another, no self-reference. */
 function semanticIssues(m: Manifest): SchemaIssue[] {
   const issues: SchemaIssue[] = [];
   const add = (pointer: string, message: string): void => {
@@ -80,6 +80,17 @@ function semanticIssues(m: Manifest): SchemaIssue[] {
         `${show(asset.path)} duplicates ${show(earlier)}${earlier === asset.path ? '' : ' (differs only in case)'}`,
       );
     else seen.set(key, asset.path);
+  });
+  // A file cannot also be a directory on the way to another file: staging one would fail half-way (EEXIST).
+  m.assets.forEach((asset, i) => {
+    const key = foldedPath(asset.path);
+    for (let at = key.indexOf('/'); at !== -1; at = key.indexOf('/', at + 1)) {
+      const file = seen.get(key.slice(0, at));
+      if (file !== undefined) {
+        add(`/assets/${i}/path`, `${show(asset.path)} lies beneath ${show(file)}, which is a file`);
+        break;
+      }
+    }
   });
   return issues;
 }

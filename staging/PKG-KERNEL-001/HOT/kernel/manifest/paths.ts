@@ -55,8 +55,12 @@ export function memberName(rawPath: string, isDirectory: boolean): string {
  */
 export const RESERVED_PREFIXES: readonly string[] = ['HOT/installed/', 'HOT/ledger/', 'HOT/registries/trust.json'];
 
+/** Compared case-folded: on a case-insensitive filesystem `HOT/Installed/` is `HOT/installed/`. */
 export function isReservedPath(path: string): boolean {
-  return RESERVED_PREFIXES.some((prefix) => (prefix.endsWith('/') ? path.startsWith(prefix) : path === prefix));
+  const key = foldedPath(path);
+  return RESERVED_PREFIXES.map(foldedPath).some((prefix) =>
+    prefix.endsWith('/') ? key.startsWith(prefix) : key === prefix,
+  );
 }
 
 /** Case-folded key: two members that differ only in case collide on case-insensitive filesystems. */
