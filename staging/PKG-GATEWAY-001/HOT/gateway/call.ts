@@ -325,6 +325,11 @@ async function streamReply(
   const policy = framePolicy(endpoint.surface, gen.clientWantsUsage);
   const parser = new SseParser();
   const held: string[] = [];
+  // A client that takes no bytes for the upstream idle timeout is given up on (the upstream is timed out by then).
+  let stalled = false;
+  const send = async (text: string): Promise<void> => {
+    stalled ||= await write(res, text, { signal: ctx.signal, stallMs: ctx.upstreamTimeoutMs });
+  };
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -337,7 +342,7 @@ async function streamReply(
       for (const frame of parser.push(chunk)) {
         if (frame.data !== null) reader.event(frame.event, frame.data);
         const action = policy(frame);
-        if (action === 'forward') await write(res, frame.raw);
+        if (action === 'forward') await send(frame.raw);
         else if (action === 'hold') held.push(frame.raw);
       }
     }
@@ -359,8 +364,7 @@ async function streamReply(
     noteConcluded(ctx, concluded, 'success', result);
     if (concluded.unrecorded !== null) {
       logUnrecorded(concluded);
-      await write(
-        res,
+      await send(
         errorFrame(
           endpoint.family,
           endpoint.surface,
@@ -369,17 +373,20 @@ async function streamReply(
         ),
       );
     } else {
-      for (const frame of held) await write(res, frame);
+      for (const frame of held) await send(frame);
     }
     res.end();
     return;
   }
-  const cancelled = ctx.signal.aborted;
+  // A client given up on as stalled is gone too (its response is destroyed; the abort it causes may come later).
+  const cancelled = ctx.signal.aborted || stalled;
   const code = cancelled
     ? 'CANCELLED'
     : (failure?.error_code ?? (result.stream_error === null ? 'STREAM_TRUNCATED' : 'UPSTREAM_STREAM_ERROR'));
   const message = cancelled
-    ? 'the client went away mid-stream; the upstream call was aborted'
+    ? stalled
+      ? `the client read nothing for ${ctx.upstreamTimeoutMs} ms mid-stream (the upstream idle timeout), so it was treated as gone; the upstream call was aborted`
+      : 'the client went away mid-stream; the upstream call was aborted'
     : (failure?.message ?? result.stream_error ?? 'the upstream stream ended before its final event');
   const concluded = await router.conclude(call, {
     kind: 'cut',
@@ -394,10 +401,9 @@ async function streamReply(
   if (concluded.unrecorded !== null) logUnrecorded(concluded);
   if (!cancelled) {
     // The terminal event completes a reply only if its content is in the record.
-    if (held.length > 0 && content !== null) for (const frame of held) await write(res, frame);
+    if (held.length > 0 && content !== null) for (const frame of held) await send(frame);
     else if (result.stream_error === null || content === null)
-      await write(
-        res,
+      await send(
         errorFrame(endpoint.family, endpoint.surface, failure ? clientMessage(ctx, failure) : message, ctx.requestId),
       );
   }

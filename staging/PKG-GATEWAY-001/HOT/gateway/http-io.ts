@@ -49,19 +49,36 @@ export function sendJson(
   res.end(text);
 }
 
-/** Write to a response, resolving when the bytes are handed to the socket (or at once when it is gone). */
-export function write(res: ServerResponse, text: string | Uint8Array): Promise<void> {
-  if (res.destroyed || res.writableEnded) return Promise.resolve();
+export interface WriteOptions {
+  /** The call's end (the client gone, or the drain giving up on it): a write waiting for the client stops waiting. */
+  signal: AbortSignal;
+  /** Longest wait for a client to take a write; past it the client is treated as gone and its socket destroyed. */
+  stallMs: number;
+}
+
+/**
+ * Write to a response, resolving when the bytes are handed to the socket (or at once when it is gone). A client
+ * that stops reading but keeps its socket open is not waited on for ever: the wait ends when the call is aborted,
+ * or after `stallMs`, when the response is destroyed (resolving `true`: the client was given up on).
+ */
+export function write(res: ServerResponse, text: string | Uint8Array, options: WriteOptions): Promise<boolean> {
+  if (res.destroyed || res.writableEnded) return Promise.resolve(false);
+  if (res.write(text) || options.signal.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
-    if (res.write(text)) resolve();
-    else {
-      const done = (): void => {
-        res.off('drain', done);
-        res.off('close', done);
-        resolve();
-      };
-      res.once('drain', done);
-      res.once('close', done);
-    }
+    const done = (stalled: boolean): void => {
+      clearTimeout(timer);
+      res.off('drain', taken);
+      res.off('close', taken);
+      options.signal.removeEventListener('abort', taken);
+      resolve(stalled);
+    };
+    const taken = (): void => done(false);
+    const timer = setTimeout(() => {
+      res.destroy();
+      done(true);
+    }, options.stallMs);
+    res.once('drain', taken);
+    res.once('close', taken);
+    options.signal.addEventListener('abort', taken, { once: true });
   });
 }

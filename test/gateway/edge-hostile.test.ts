@@ -1,0 +1,186 @@
+// Hostile requests at the gateway's HTTP edge and hostile upstream replies that the other gateway tests do not
+// send: a key in the query string, duplicate credentials, HEAD/OPTIONS, lone surrogates and invalid UTF-8 in a
+// body, a 200 carrying an error body, a redirect. Each ends in a coded, well-formed answer (never a 500 or a
+// stack), every admitted call has exactly one EXCHANGE, and no key reaches a log line or the ledger.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
+
+let served: Served;
+let key: string;
+
+before(async () => {
+  served = await startServed();
+  key = issueKey('AGENT-EDGE');
+});
+after(async () => {
+  await served.cleanup();
+});
+
+const body = (content: string): string =>
+  JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content }] });
+
+/** A raw request (duplicate headers, any method, raw bytes): status, headers and body text. */
+function raw(
+  method: string,
+  path: string,
+  headers: Array<[string, string]>,
+  payload?: Buffer,
+): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+  const { port } = new URL(served.url);
+  return new Promise((resolve, reject) => {
+    const flat: string[] = ['host', `127.0.0.1:${port}`];
+    for (const [name, value] of headers) flat.push(name, value);
+    if (payload !== undefined) flat.push('content-length', String(payload.byteLength));
+    const req = request({ host: '127.0.0.1', port: Number(port), method, path, headers: flat }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
+      );
+    });
+    req.once('error', reject);
+    req.end(payload);
+  });
+}
+
+const anthropic: Array<[string, string]> = [
+  ['content-type', 'application/json'],
+  ['anthropic-version', '2023-06-01'],
+];
+
+function assertCoded(r: { status: number; text: string }, status: number): void {
+  assert.equal(r.status, status, r.text);
+  const parsed = JSON.parse(r.text) as { type?: string; error?: { type?: string; message?: string } };
+  assert.equal(parsed.type, 'error', r.text);
+  assert.equal(typeof parsed.error?.message, 'string', r.text);
+  assert.doesNotMatch(r.text, /\bat .+\.js:\d+/, 'no stack trace');
+}
+
+const exchangesOfSession = (session: string) =>
+  ledgerEntries(served.root).filter((e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === session);
+
+test('a key in the query string is not a credential (401) and reaches no log line or record; with a real key the query is ignored', async () => {
+  const before = served.upstream.requests.length;
+  const queried = await raw(
+    'POST',
+    `/v1/messages?key=${encodeURIComponent(key)}&api_key=${encodeURIComponent(key)}`,
+    [...anthropic, ['x-cplane-session', 'SES-EDGE-QUERY']],
+    Buffer.from(body('query key')),
+  );
+  assertCoded(queried, 401);
+  assert.equal(served.upstream.requests.length, before, 'nothing went upstream');
+  const ok = await raw(
+    'POST',
+    `/v1/messages?beta=true&key=${encodeURIComponent(key)}`,
+    [...anthropic, ['x-api-key', key], ['x-cplane-session', 'SES-EDGE-QUERY']],
+    Buffer.from(body('query ignored')),
+  );
+  assert.equal(ok.status, 200, ok.text);
+  assert.ok(!served.upstream.requests.at(-1)?.path.includes('key'), 'the query is not sent upstream');
+  assert.equal(exchangesOfSession('SES-EDGE-QUERY').length, 1);
+  const ledger = JSON.stringify(ledgerEntries(served.root));
+  for (const secret of [key, encodeURIComponent(key)]) {
+    assert.ok(!ledger.includes(secret), 'not in the ledger');
+    assert.ok(!served.stdout().includes(secret) && !served.stderr().includes(secret), 'not in the log');
+  }
+});
+
+test('duplicate or conflicting credentials are never merged into a valid one: a junk x-api-key beside a good one is 401', async () => {
+  const before = served.upstream.requests.length;
+  const twice = await raw(
+    'POST',
+    '/v1/messages',
+    [...anthropic, ['x-api-key', key], ['X-Api-Key', 'junk'], ['x-cplane-session', 'SES-EDGE-DUP']],
+    Buffer.from(body('two keys')),
+  );
+  assertCoded(twice, 401);
+  // x-api-key wins over Authorization: a bad x-api-key is not rescued by a good bearer.
+  const both = await raw(
+    'POST',
+    '/v1/messages',
+    [...anthropic, ['x-api-key', 'junk'], ['authorization', `Bearer ${key}`], ['x-cplane-session', 'SES-EDGE-DUP']],
+    Buffer.from(body('both')),
+  );
+  assertCoded(both, 401);
+  assert.equal(served.upstream.requests.length, before, 'nothing went upstream');
+  assert.ok(!twice.text.includes(key) && !both.text.includes(key), 'the key is not echoed');
+});
+
+test('HEAD, OPTIONS and unknown methods on a real path are a coded 404 (HEAD without a body), never a 500', async () => {
+  for (const method of ['OPTIONS', 'PUT', 'DELETE', 'PATCH']) {
+    const r = await raw(method, '/v1/messages', [...anthropic, ['x-api-key', key]]);
+    assertCoded(r, 404);
+  }
+  const head = await raw('HEAD', '/v1/messages', [...anthropic, ['x-api-key', key]]);
+  assert.equal(head.status, 404);
+  assert.equal(head.text, '');
+  assert.equal((await fetch(`${served.url}/healthz`)).status, 200);
+});
+
+test('lone surrogates and invalid UTF-8 in a request body are answered 200 (U+FFFD), one SUCCESS EXCHANGE each, the ledger verifies', async () => {
+  const lone = await raw(
+    'POST',
+    '/v1/messages',
+    [...anthropic, ['x-api-key', key], ['x-cplane-session', 'SES-EDGE-UTF']],
+    Buffer.from(
+      '{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"a\\ud800b\\udfffc"}]}',
+    ),
+  );
+  assert.equal(lone.status, 200, lone.text);
+  const invalid = await raw(
+    'POST',
+    '/v1/messages',
+    [...anthropic, ['x-api-key', key], ['x-cplane-session', 'SES-EDGE-UTF']],
+    Buffer.concat([
+      Buffer.from('{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"bad '),
+      Buffer.from([0xff, 0xfe, 0xc3]),
+      Buffer.from(' bytes"}]}'),
+    ]),
+  );
+  assert.equal(invalid.status, 200, invalid.text);
+  const exchanges = exchangesOfSession('SES-EDGE-UTF');
+  assert.equal(exchanges.length, 2);
+  for (const e of exchanges) assert.equal(e.decision, 'SUCCESS');
+  assert.match(String(exchanges[0]?.metadata.prompt), /a\uFFFDb\uFFFDc|a\\ud800b/);
+  const { cli } = await import('./harness.js');
+  const verified = cli(['ledger', 'verify', '--root', served.root]);
+  assert.equal(verified.status, 0, verified.stderr + verified.stdout);
+});
+
+test('an upstream 200 carrying an error body, and a redirect: coded 502 / error, one EXCHANGE each, the redirect not followed', async () => {
+  served.upstream.faults.push({
+    raw: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: `busy ${KEYS.anthropic}` } }),
+  });
+  const errorBody = await raw(
+    'POST',
+    '/v1/messages',
+    [...anthropic, ['x-api-key', key], ['x-cplane-session', 'SES-EDGE-UP']],
+    Buffer.from(body('200 error')),
+  );
+  assertCoded(errorBody, 502);
+  assert.ok(!errorBody.text.includes(KEYS.anthropic), 'the upstream key is not echoed');
+  const requestsBefore = served.upstream.requests.length;
+  served.upstream.faults.push({
+    status: 302,
+    body: {},
+    headers: { location: `${served.upstream.url}/v1/elsewhere?stolen=1` },
+  });
+  const redirected = await raw(
+    'POST',
+    '/v1/messages',
+    [...anthropic, ['x-api-key', key], ['x-cplane-session', 'SES-EDGE-UP']],
+    Buffer.from(body('redirect')),
+  );
+  assert.ok(redirected.status >= 400 && redirected.status < 600, redirected.text);
+  assertCoded(redirected, redirected.status);
+  assert.ok(
+    served.upstream.requests.slice(requestsBefore).every((r) => r.path === '/v1/messages'),
+    'the redirect is never followed',
+  );
+  const exchanges = exchangesOfSession('SES-EDGE-UP');
+  assert.equal(exchanges.length, 2, 'one EXCHANGE per call');
+  assert.ok(exchanges.every((e) => e.decision !== 'SUCCESS'));
+  assert.ok(!JSON.stringify(exchanges).includes(KEYS.anthropic), 'the upstream key is not recorded');
+});
