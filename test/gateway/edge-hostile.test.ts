@@ -184,3 +184,38 @@ test('an upstream 200 carrying an error body, and a redirect: coded 502 / error,
   assert.ok(exchanges.every((e) => e.decision !== 'SUCCESS'));
   assert.ok(!JSON.stringify(exchanges).includes(KEYS.anthropic), 'the upstream key is not recorded');
 });
+
+test('an upstream claiming more output than max_tokens is not charged by its claim: the reservation stays charged, nothing overspent', async () => {
+  served.upstream.faults.push({
+    status: 200,
+    body: {
+      id: 'msg_lie',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [{ type: 'text', text: 'hi' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 1_000_000_000 },
+    },
+  });
+  const lied = await raw(
+    'POST',
+    '/v1/messages',
+    [...anthropic, ['x-api-key', key], ['x-cplane-session', 'SES-EDGE-LIE']],
+    Buffer.from(body('lie about usage')),
+  );
+  assert.equal(lied.status, 200, lied.text);
+  const entries = ledgerEntries(served.root).filter((e) => e.metadata.session_id === 'SES-EDGE-LIE');
+  const allocated = entries.find((e) => e.event_type === 'BUDGET_ALLOCATED');
+  const settled = entries.find((e) => e.event_type === 'BUDGET_SETTLED');
+  assert.ok(allocated && settled, JSON.stringify(entries.map((e) => e.event_type)));
+  assert.equal(
+    settled.metadata.charged_tokens,
+    allocated.metadata.reserved_tokens,
+    'the reservation is what is charged',
+  );
+  assert.match(String((settled.metadata.usage_problems as string[])[0]), /1000000000 output tokens, more than the 8/);
+  assert.equal(entries.filter((e) => e.event_type === 'BUDGET_EXCEEDED').length, 0, 'no limit crossed');
+  assert.equal(entries.filter((e) => e.event_type === 'EXCHANGE').length, 1);
+});

@@ -58,8 +58,22 @@ export function bodyInputBound(body: Readonly<Record<string, unknown>>): number 
  * the number of choices asked for (OpenAI `n`: each choice is billed its own output).
  */
 export function bodyOutputBound(body: Readonly<Record<string, unknown>>, fallback: number): number {
-  const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
-  const asked = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'].map((key) => body[key]).filter(isCount);
-  const choices = isCount(body.n) ? body.n : 1;
-  return (asked.length === 0 ? fallback : Math.max(...asked)) * choices;
+  return bodyOutputLimit(body) ?? fallback * outputChoices(body);
+}
+
+const isPositiveCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+
+function outputChoices(body: Readonly<Record<string, unknown>>): number {
+  return isPositiveCount(body.n) ? body.n : 1;
+}
+
+/**
+ * The output a body makes the provider stop at (its largest max-token field times its choices), or null when it
+ * names none and the provider's own default applies. An honest reply never reports more output than this.
+ */
+export function bodyOutputLimit(body: Readonly<Record<string, unknown>>): number | null {
+  const asked = ['max_tokens', 'max_completion_tokens', 'max_output_tokens']
+    .map((key) => body[key])
+    .filter(isPositiveCount);
+  return asked.length === 0 ? null : Math.max(...asked) * outputChoices(body);
 }

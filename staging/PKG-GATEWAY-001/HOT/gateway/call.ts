@@ -233,6 +233,7 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
       ...(identity.token === null ? {} : { auth_token: identity.token }),
     },
     bounds: gen.bounds,
+    outputLimit: gen.outputLimit,
     contextHash: sha256Hex(ctx.bytes),
     promptPieces: gen.promptPieces,
   });

@@ -1,4 +1,4 @@
-import { bodyInputBound, bodyOutputBound } from '#budgeter/bound.js';
+import { bodyInputBound, bodyOutputBound, bodyOutputLimit } from '#budgeter/bound.js';
 import type { SseFrame } from '#providers/wire/sse.js';
 import type { WireSurface } from '#providers/wire/spec.js';
 
@@ -13,6 +13,8 @@ export interface Generation {
   /** `prompt` cut where the content store keeps blocks: each tool, system block and message its own piece. */
   promptPieces: string[];
   bounds: { estimated_input_tokens: number; max_output_tokens: number };
+  /** The output the body makes the provider stop at, null when it names none (usage beyond it is not charged). */
+  outputLimit: number | null;
   /** The client asked for the usage chunk itself (chat streams): otherwise the gateway strips it. */
   clientWantsUsage: boolean;
 }
@@ -81,6 +83,7 @@ export function checkGeneration(surface: WireSurface, body: unknown): Generation
       estimated_input_tokens: bodyInputBound(withoutOutputFields(body, surface)),
       max_output_tokens: bodyOutputBound(body, DEFAULT_OUTPUT_BOUND),
     },
+    outputLimit: bodyOutputLimit(body),
   };
 }
 

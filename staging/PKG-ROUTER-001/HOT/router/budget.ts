@@ -3,7 +3,7 @@ import { envError } from '#kernel/env-errors.js';
 import { isCpError } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import type { BudgetPort } from '#budgeter/port.js';
-import { bodyInputBound, bodyOutputBound, promptInputBound } from '#budgeter/bound.js';
+import { bodyInputBound, bodyOutputBound, bodyOutputLimit, promptInputBound } from '#budgeter/bound.js';
 import { uncachedInputTokens, type Usage } from '#providers/spec.js';
 import type { PromptRequest } from './request.js';
 
@@ -54,6 +54,15 @@ export function reservationBounds(
   return { estimated_input_tokens: promptInputBound(request.prompt), max_output_tokens: maxTokens };
 }
 
+/**
+ * The output the provider is made to stop at: a compiled body's own max-token fields (null when it names none), or
+ * the max_tokens the router sends with a prompt. Usage reporting more than this is a lie settle() does not charge.
+ */
+export function outputLimit(request: PromptRequest, maxTokens: number): number | null {
+  const body = request.compiled?.body;
+  return body ? bodyOutputLimit(body) : maxTokens;
+}
+
 export type Reserved =
   | { ok: true; records: AppendInput[]; remaining_tokens: number | null }
   | { ok: false; code: RefusalCode; message: string; records: AppendInput[] };
@@ -100,8 +109,20 @@ export async function settle(
   requestId: string,
   usage: Usage,
   warnings: Warning[],
+  outputLimit: number | null = null,
 ): Promise<SettleStep> {
   if (!budget) return { records: [], cost: null, remaining_tokens: null };
+  const output = usage.output_tokens;
+  // The provider was told to stop at outputLimit: more output than that is no count to charge by. Taken as
+  // unknown usage, the reservation (which holds the whole output allowance) stays charged, so a lying upstream
+  // cannot push a scope past its limit by reporting a billion tokens.
+  if (outputLimit !== null && isCount(output) && output > outputLimit)
+    return settleUnknown(
+      budget,
+      requestId,
+      `the provider reported ${output} output tokens, more than the ${outputLimit} the request allowed`,
+      warnings,
+    );
   try {
     const settled = await budget.settle({ request_id: requestId, usage: budgetUsage(usage) });
     if (!settled.usage_known)
@@ -112,7 +133,7 @@ export async function settle(
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     warnings.push(warning('BUDGET_SETTLE_FAILED', `${reason}`));
-    return settleUnknown(budget, requestId, reason, warnings);
+    return settleUnknown(budget, requestId, `settlement failed (${reason})`, warnings);
   }
 }
 
@@ -124,9 +145,9 @@ async function settleUnknown(
   warnings: Warning[],
 ): Promise<SettleStep> {
   try {
-    const settled = await budget.chargeUnknown(requestId, `settlement failed (${reason}); usage unknown`);
+    const settled = await budget.chargeUnknown(requestId, `${reason}; usage unknown`);
     if (!settled) return { records: [], cost: null, remaining_tokens: null };
-    warnings.push(warning('BUDGET_USAGE_UNKNOWN', 'settled as unknown usage (the reservation stays charged)'));
+    warnings.push(warning('BUDGET_USAGE_UNKNOWN', `${reason} (the reservation stays charged)`));
     return { records: settled.records, cost: null, remaining_tokens: settled.remaining_tokens };
   } catch (error) {
     warnings.push(warning('BUDGET_SETTLE_FAILED', `${error instanceof Error ? error.message : String(error)}`));

@@ -29,6 +29,8 @@ export interface GovernedRequest {
   request: PromptRequest & { provider_id: string; model_id: string };
   /** The reservation: a provable upper bound of the call's input and output tokens (budgeter/bound.ts). */
   bounds: { estimated_input_tokens: number; max_output_tokens: number };
+  /** The output the body makes the provider stop at (bodyOutputLimit), null when it names none. */
+  outputLimit?: number | null;
   contextHash: string;
   /** The prompt's pieces for the content store (their concatenation is `request.prompt`): one block each. */
   promptPieces?: readonly string[];
@@ -44,6 +46,7 @@ export interface GovernedCall {
   readonly start: number;
   readonly secrets: readonly string[];
   readonly remainingTokens: number | null;
+  readonly outputLimit: number | null;
 }
 
 export type Admission =
@@ -201,6 +204,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
       start,
       secrets: secretList([...host.secrets, request.auth_token]),
       remainingTokens: reserved.remaining_tokens,
+      outputLimit: input.outputLimit ?? null,
     },
   };
 }
@@ -255,6 +259,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
       call.requestId,
       outcome.usageFinal ? outcome.answer.usage : UNKNOWN_USAGE,
       response.warnings,
+      call.outputLimit,
     );
     cost = settled.cost;
     records = [

@@ -406,7 +406,13 @@ export class Router {
     secrets: string[],
   ): Promise<PromptResponse> {
     const answer = wellTyped(raw);
-    const settled = await budget.settle(this.budget, s.requestId, answer.usage, response.warnings);
+    const settled = await budget.settle(
+      this.budget,
+      s.requestId,
+      answer.usage,
+      response.warnings,
+      budget.outputLimit(s.request, s.maxTokens),
+    );
     let exchange: AppendInput;
     try {
       exchange = exchangeRecord(ctx, answer);

@@ -73,6 +73,28 @@ test('usage counts that are strings are malformed (unknown, kept charged), never
   );
 });
 
+test('output beyond the max_tokens the provider was given is a lie: usage unknown, the reservation charged, not the claim', async (t) => {
+  const { router, budget, ledger } = withBudget(t, [
+    { usage: { input_tokens: 10, output_tokens: 100 } },
+    { usage: { input_tokens: 10, output_tokens: 101 } },
+  ]);
+  const honest = await router.route(request({ request_id: 'REQ-AT-LIMIT', max_tokens: 100 }));
+  assert.equal(honest.outcome, 'success');
+  assert.ok(!honest.warnings.some((w) => warningText(w).startsWith('BUDGET_USAGE_UNKNOWN')), 'at the limit is honest');
+  const lied = await router.route(request({ request_id: 'REQ-PAST-LIMIT', max_tokens: 100 }));
+  assert.equal(lied.outcome, 'success', 'the caller still gets the answer');
+  assert.ok(
+    lied.warnings.some((w) => /101 output tokens, more than the 100/.test(warningText(w))),
+    JSON.stringify(lied.warnings),
+  );
+  const settled = ledger.query({ event_type: 'BUDGET_SETTLED', order: 'oldest' });
+  assert.equal(settled[0]?.metadata.charged_tokens, 10 + 100, 'an honest count is charged as reported');
+  const reserved = Buffer.byteLength(request().prompt) + 2 * MESSAGE_OVERHEAD_TOKENS + 100;
+  assert.equal(settled[1]?.metadata.charged_tokens, reserved, 'the lie is charged at its reservation');
+  const agent = budget.status({ session_id: 'SES-1' }).scopes.find((s) => s.scope === 'agent');
+  assert.equal(agent?.settled_tokens, 110 + reserved);
+});
+
 test('a settlement that fails is retried as unknown usage, so the reservation is charged, never left pending', async (t) => {
   const { router, budget, ledger } = withBudget(t);
   budget.settle = () => {
