@@ -130,8 +130,14 @@ export function budgetDbPathForRoot(root: string): string {
   return rootPaths(root).budgetDb;
 }
 
-/** The limit of one scope: a per-id entry wins over the kind's default; none means unlimited (but tracked). */
+/**
+ * The limit of one scope: a per-id entry wins over the kind's default; none means unlimited (but tracked).
+ * Only the operator's own entries count: an id named like an Object.prototype member (`constructor`,
+ * `__proto__`, `toString`) is caller-chosen and must not read an inherited value as a limit without bounds.
+ */
 export function limitFor(config: BudgetConfig, kind: ScopeKind, id: string): Limit | null {
   const scope = config.limits[kind];
-  return scope?.by_id?.[id] ?? scope?.default ?? null;
+  const byId = scope?.by_id;
+  const own = byId !== undefined && Object.hasOwn(byId, id) ? byId[id] : undefined;
+  return own ?? scope?.default ?? null;
 }
