@@ -3,6 +3,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { effectiveConfig } from '#kernel/config/effective.js';
+import { parseJsonBounded } from '#kernel/json-depth.js';
 import { readOverrides } from '#kernel/config/overrides.js';
 import { configPath, rootPaths } from '#kernel/root/layout.js';
 
@@ -107,7 +108,7 @@ function readBudgetJson(path: string): unknown {
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJsonBounded(text);
   } catch (cause) {
     throw new CpError(
       'ERR_BUDGET_CONFIG_INVALID',

@@ -1,6 +1,7 @@
 import { sha256Hex } from '../canonical.js';
 import { CpError, show } from '../errors.js';
 import { READ_LIMITS, readFileBounded } from '../bounded-read.js';
+import { parseJsonBounded } from '../json-depth.js';
 import { OPERATOR_CONFIG_REL, rootPaths } from '../root/layout.js';
 import { entryKind, shapeError } from '../root/shape.js';
 import { isPlainObject, sortedJson, type JsonObject } from './merge.js';
@@ -63,7 +64,7 @@ export function readOverrides(root: string): OverridesFile {
   const bytes = readFileBounded(path, { maxBytes: READ_LIMITS.config, what: 'the operator config' });
   let parsed: unknown;
   try {
-    parsed = JSON.parse(bytes.toString('utf8'));
+    parsed = parseJsonBounded(bytes.toString('utf8'));
   } catch (cause) {
     throw invalid(`is not JSON: ${(cause as Error).message}`);
   }
