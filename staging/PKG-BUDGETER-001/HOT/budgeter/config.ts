@@ -97,7 +97,7 @@ export function loadBudgetConfigForRoot(root: string): BudgetConfig {
 function readBudgetJson(path: string): unknown {
   let text: string;
   try {
-    text = readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the budget config' });
+    text = readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the budget config', regularFile: true });
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_BUDGET_CONFIG_INVALID', `cannot read budget config ${show(path)}`, {

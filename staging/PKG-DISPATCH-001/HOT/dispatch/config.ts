@@ -49,7 +49,9 @@ export function loadDispatchConfigForRoot(root: string): DispatchConfig {
 function readDispatchJson(path: string): unknown {
   let value: unknown;
   try {
-    value = parseJsonBounded(readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the dispatch config' }));
+    value = parseJsonBounded(
+      readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the dispatch config', regularFile: true }),
+    );
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError(

@@ -39,7 +39,9 @@ export function parseRouterConfig(value: unknown, source = 'router config'): Rou
 
 function readRouterDefault(path: string): unknown {
   try {
-    return parseJsonBounded(readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the router config' }));
+    return parseJsonBounded(
+      readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the router config', regularFile: true }),
+    );
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError(

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadBudgetConfig, loadBudgetConfigForRoot } from '../../budgeter/index.js';
@@ -90,4 +91,20 @@ test('a BOM, bytes that are not UTF-8, a directory and a symlink loop are each t
   assert.equal(refusal(join(dir, 'adir.json')).code, 'ERR_BUDGET_CONFIG_INVALID');
   symlinkSync(join(dir, 'loop.json'), join(dir, 'loop.json'));
   assert.equal(refusal(join(dir, 'loop.json')).code, 'ERR_BUDGET_CONFIG_INVALID');
+});
+
+test('a FIFO with no writer or a device in place of the config is refused at once, never a process hung in open', (t) => {
+  const dir = tempDir(t);
+  const fifo = join(dir, 'fifo.json');
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo');
+  const module = new URL('../../budgeter/config.js', import.meta.url).href;
+  for (const path of [fifo, '/dev/zero']) {
+    // In a child: a read blocked in open(2) cannot be interrupted in-process, only killed.
+    const script = `import(${JSON.stringify(module)}).then((m) => { try { m.loadBudgetConfig(${JSON.stringify(path)}); console.log('{"accepted":true}'); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); } });`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
+    assert.equal(r.signal, null, `${path}: the reader hung (killed by ${r.signal})`);
+    const out = JSON.parse(r.stdout) as { code?: string; message?: string };
+    assert.equal(out.code, 'ERR_BUDGET_CONFIG_INVALID', `${path}: ${r.stdout}${r.stderr}`);
+    assert.ok(out.message?.includes(path), out.message);
+  }
 });

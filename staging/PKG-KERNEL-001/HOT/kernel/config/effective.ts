@@ -26,7 +26,7 @@ export function configSections(root: string): string[] {
 export function readDefaultConfig(path: string): unknown {
   let text: string;
   try {
-    text = readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'a default config' });
+    text = readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'a default config', regularFile: true });
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_CONFIG_DEFAULT_INVALID', `the package default config ${show(path)} cannot be read`, {

@@ -84,7 +84,7 @@ export function readOverrides(root: string): OverridesFile {
   const kind = entryKind(path);
   if (kind === 'absent') return { value: EMPTY_OVERRIDES, bytes: null, digest: null };
   if (kind !== 'file') throw shapeError(OPERATOR_CONFIG_REL, kind, 'regular file');
-  const bytes = readFileBounded(path, { maxBytes: READ_LIMITS.config, what: 'the operator config' });
+  const bytes = readFileBounded(path, { maxBytes: READ_LIMITS.config, what: 'the operator config', regularFile: true });
   let parsed: unknown;
   try {
     parsed = parseJsonBounded(bytes.toString('utf8'));
