@@ -3,6 +3,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { effectiveConfig } from '#kernel/config/effective.js';
+import { parseJsonBounded } from '#kernel/json-depth.js';
 import { readOverrides } from '#kernel/config/overrides.js';
 import { configPath, rootPaths } from '#kernel/root/layout.js';
 
@@ -96,7 +97,7 @@ export function loadBudgetConfigForRoot(root: string): BudgetConfig {
 function readBudgetJson(path: string): unknown {
   let text: string;
   try {
-    text = readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the budget config' });
+    text = readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the budget config', regularFile: true });
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_BUDGET_CONFIG_INVALID', `cannot read budget config ${show(path)}`, {
@@ -107,7 +108,7 @@ function readBudgetJson(path: string): unknown {
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJsonBounded(text);
   } catch (cause) {
     throw new CpError(
       'ERR_BUDGET_CONFIG_INVALID',
@@ -130,8 +131,14 @@ export function budgetDbPathForRoot(root: string): string {
   return rootPaths(root).budgetDb;
 }
 
-/** The limit of one scope: a per-id entry wins over the kind's default; none means unlimited (but tracked). */
+/**
+ * The limit of one scope: a per-id entry wins over the kind's default; none means unlimited (but tracked).
+ * Only the operator's own entries count: an id named like an Object.prototype member (`constructor`,
+ * `__proto__`, `toString`) is caller-chosen and must not read an inherited value as a limit without bounds.
+ */
 export function limitFor(config: BudgetConfig, kind: ScopeKind, id: string): Limit | null {
   const scope = config.limits[kind];
-  return scope?.by_id?.[id] ?? scope?.default ?? null;
+  const byId = scope?.by_id;
+  const own = byId !== undefined && Object.hasOwn(byId, id) ? byId[id] : undefined;
+  return own ?? scope?.default ?? null;
 }

@@ -5,6 +5,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { effectiveConfig } from '#kernel/config/effective.js';
+import { parseJsonBounded } from '#kernel/json-depth.js';
 import { configPath } from '#kernel/root/layout.js';
 
 export interface DispatchConfig {
@@ -48,7 +49,9 @@ export function loadDispatchConfigForRoot(root: string): DispatchConfig {
 function readDispatchJson(path: string): unknown {
   let value: unknown;
   try {
-    value = JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the dispatch config' }));
+    value = parseJsonBounded(
+      readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the dispatch config', regularFile: true }),
+    );
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError(

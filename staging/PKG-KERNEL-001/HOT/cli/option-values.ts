@@ -21,6 +21,22 @@ export function requireOptionValues(y: Argv): Argv {
   );
   const numbers = declared.number.filter((key) => !booleans.has(key));
   let built = valued.length > 0 ? y.requiresArg(valued) : y;
+  if (valued.length > 0) {
+    // yargs turns a repeated option into an array, which no handler of a single value expects (`--session a
+    // --session b` reached SQLite as two bind values: an uncoded crash). Which one was meant is the user's call.
+    built = built.check((argv) => {
+      for (const key of valued) {
+        const value = argv[key] as unknown;
+        if (Array.isArray(value)) {
+          throw new CpError('ERR_USAGE', `--${key} was given ${value.length} times; it takes one value`, {
+            hint: `give --${key} once`,
+            details: { option: key, times: value.length },
+          });
+        }
+      }
+      return true;
+    });
+  }
   if (numbers.length > 0) {
     built = built.check((argv) => {
       for (const key of numbers) {

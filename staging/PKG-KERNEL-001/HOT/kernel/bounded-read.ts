@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { CpError, type ErrorCode, show } from './errors.js';
 import { envError } from './env-errors.js';
 
@@ -20,6 +20,11 @@ export interface BoundedReadOptions {
   /** The code when the file cannot be opened or read for a reason that is not environmental (ENOENT, EISDIR). */
   unreadableCode?: ErrorCode;
   unreadableHint?: string;
+  /**
+   * Only a regular file (a config): opened without blocking, so a FIFO in its place with no writer is refused
+   * instead of hanging the process in open(2), and a device is refused before it is read.
+   */
+  regularFile?: boolean;
 }
 
 /**
@@ -29,12 +34,16 @@ export interface BoundedReadOptions {
 export function readFileBounded(path: string, options: BoundedReadOptions): Buffer {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, options.regularFile ? constants.O_RDONLY | constants.O_NONBLOCK : 'r');
   } catch (error) {
     throw unreadable(error, path, options);
   }
   try {
     const stat = fstatSync(fd);
+    if (options.regularFile && !stat.isFile()) {
+      const kind = stat.isFIFO() ? 'a FIFO' : stat.isDirectory() ? 'a directory' : 'not a regular file';
+      throw unreadable(new Error(`it is ${kind}, not a regular file`), path, options);
+    }
     if (stat.isFile() && stat.size > options.maxBytes) throw tooLarge(path, options, stat.size);
     const chunks: Buffer[] = [];
     let total = 0;

@@ -4,6 +4,7 @@ import { CpError, isCpError, show } from '#kernel/errors.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { effectiveConfig } from '#kernel/config/effective.js';
 import { readOverrides } from '#kernel/config/overrides.js';
+import { parseJsonBounded } from '#kernel/json-depth.js';
 import type { BreakerConfig } from './breaker.js';
 import type { RetryConfig } from './retry.js';
 import { compileSchemaFile } from './schema.js';
@@ -38,14 +39,20 @@ export function parseRouterConfig(value: unknown, source = 'router config'): Rou
 
 function readRouterDefault(path: string): unknown {
   try {
-    return JSON.parse(readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the router config' }));
+    return parseJsonBounded(
+      readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'the router config', regularFile: true }),
+    );
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
-    throw new CpError('ERR_ROUTER_CONFIG_INVALID', `cannot read router config ${show(path)}`, {
-      hint: 'the file must exist and hold JSON',
-      cause,
-      details: { path },
-    });
+    throw new CpError(
+      'ERR_ROUTER_CONFIG_INVALID',
+      `cannot read router config ${show(path)}: ${(cause as Error).message}`,
+      {
+        hint: 'the file must exist and hold JSON',
+        cause,
+        details: { path },
+      },
+    );
   }
 }
 

@@ -8,7 +8,7 @@ import { REVOKED_KEYS_REL, rootPaths } from '#kernel/root/layout.js';
 import { acquireRootLock } from '#kernel/root/lock.js';
 import { entryKind, shapeError } from '#kernel/root/shape.js';
 import { truncateText } from '#kernel/text.js';
-import { KEY_ID } from './auth.js';
+import { KEY_ID, tokenKeyId } from './auth.js';
 
 /**
  * Route keys revoked before they expire: `HOT/registries/revoked-keys.json`, `{schema_version: "1", revoked:
@@ -125,6 +125,18 @@ export interface RevokeResult {
 
 /** The reason as recorded (truncated), once the key id is known to be one; ERR_TOKEN_INVALID when it is not. */
 export function revocationReason(keyId: string, reason: string | null): string | null {
+  if (keyId.startsWith('cpt1.') || tokenKeyId(keyId) !== null) {
+    // A whole token pasted as the key id: a live credential, so neither the message nor the details hold it.
+    const id = tokenKeyId(keyId);
+    throw new CpError(
+      'ERR_TOKEN_INVALID',
+      'the key id given is a token, not a key id (the token itself is not shown)',
+      {
+        hint: id === null ? 'pass it as --token TOKEN' : `pass it as --token TOKEN, or as its key id: --key-id ${id}`,
+        details: { given: 'token', key_id: id },
+      },
+    );
+  }
   if (!isKeyId(keyId)) {
     throw new CpError(
       'ERR_TOKEN_INVALID',

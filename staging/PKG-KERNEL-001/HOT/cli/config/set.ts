@@ -1,4 +1,6 @@
 import { changeConfig } from '../../kernel/config/change.js';
+import { CpError } from '../../kernel/errors.js';
+import { jsonDepth, MAX_JSON_DEPTH } from '../../kernel/json-depth.js';
 import { parseKeyPath } from '../../kernel/config/key-path.js';
 import { defineCommand, EXIT } from '../command.js';
 import { changeLine } from './unset.js';
@@ -7,11 +9,21 @@ import { CONFIG_ROOT, configRoot } from './target.js';
 /** A value is JSON when it parses as JSON (`5000`, `true`, `["a"]`, `null` = unset the default), else a string. */
 export function parseValue(text: string, forceString: boolean): unknown {
   if (forceString) return text;
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch {
     return text;
   }
+  // JSON.parse takes any depth, but the merge, the secret check and the file write all recurse: one argument
+  // of 65k brackets (under the 128 KiB argv limit) overflowed the stack after it.
+  if (jsonDepth(text) > MAX_JSON_DEPTH) {
+    throw new CpError('ERR_USAGE', `the config value nests deeper than ${MAX_JSON_DEPTH} levels`, {
+      hint: 'no config is nested that deep: check the value (or pass --string to store it as text)',
+      details: { max_depth: MAX_JSON_DEPTH },
+    });
+  }
+  return value;
 }
 
 export default defineCommand({

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CpError, isCpError, show } from '../errors.js';
 import { READ_LIMITS, readTextBounded } from '../bounded-read.js';
+import { parseJsonBounded } from '../json-depth.js';
 import { rootPaths } from '../root/layout.js';
 import { mergeConfig } from './merge.js';
 import { readOverrides, type OperatorOverrides } from './overrides.js';
@@ -25,7 +26,7 @@ export function configSections(root: string): string[] {
 export function readDefaultConfig(path: string): unknown {
   let text: string;
   try {
-    text = readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'a default config' });
+    text = readTextBounded(path, { maxBytes: READ_LIMITS.config, what: 'a default config', regularFile: true });
   } catch (cause) {
     if (isCpError(cause) && cause.code !== 'ERR_INPUT_UNREADABLE') throw cause;
     throw new CpError('ERR_CONFIG_DEFAULT_INVALID', `the package default config ${show(path)} cannot be read`, {
@@ -35,13 +36,17 @@ export function readDefaultConfig(path: string): unknown {
     });
   }
   try {
-    return JSON.parse(text) as unknown;
+    return parseJsonBounded(text);
   } catch (cause) {
-    throw new CpError('ERR_CONFIG_DEFAULT_INVALID', `the package default config ${show(path)} is not JSON`, {
-      hint: 'gate-check G1 reports the changed file; reinstall its package',
-      details: { path },
-      cause,
-    });
+    throw new CpError(
+      'ERR_CONFIG_DEFAULT_INVALID',
+      `the package default config ${show(path)} is not JSON: ${(cause as Error).message}`,
+      {
+        hint: 'gate-check G1 reports the changed file; reinstall its package',
+        details: { path },
+        cause,
+      },
+    );
   }
 }
 

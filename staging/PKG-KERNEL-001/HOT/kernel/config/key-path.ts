@@ -8,7 +8,8 @@ const PLAIN = /^[A-Za-z0-9_-]+$/;
 const MAX_KEY_CHARS = 512;
 const MAX_SEGMENTS = 16;
 /** Segments that would reach Object.prototype when merged or set. */
-const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
+export const FORBIDDEN_SEGMENTS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+const FORBIDDEN = FORBIDDEN_SEGMENTS;
 
 function invalid(text: string, why: string): CpError {
   return new CpError('ERR_CONFIG_KEY_INVALID', `config key ${show(text)} ${why}`, {

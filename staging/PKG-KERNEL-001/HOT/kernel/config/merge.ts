@@ -9,6 +9,15 @@ export function isPlainObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Set an own data property. A plain `out[key] = v` with the key "__proto__" (which JSON.parse keeps as an own key of
+ * a hand-edited file) replaces the object's prototype instead: its content would reach every reader while
+ * JSON.stringify, and so `config show`, never prints it.
+ */
+function put(out: JsonObject, key: string, value: unknown): void {
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function clone<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
@@ -19,7 +28,7 @@ export function mergeConfig(defaults: unknown, override: unknown): unknown {
   const out: JsonObject = clone(defaults);
   for (const [key, value] of Object.entries(override)) {
     if (value === null) delete out[key];
-    else out[key] = Object.hasOwn(out, key) ? mergeConfig(out[key], value) : stripNulls(value);
+    else put(out, key, Object.hasOwn(out, key) ? mergeConfig(out[key], value) : stripNulls(value));
   }
   return out;
 }
@@ -28,7 +37,7 @@ export function mergeConfig(defaults: unknown, override: unknown): unknown {
 function stripNulls(value: unknown): unknown {
   if (!isPlainObject(value)) return clone(value);
   const out: JsonObject = {};
-  for (const [key, v] of Object.entries(value)) if (v !== null) out[key] = stripNulls(v);
+  for (const [key, v] of Object.entries(value)) if (v !== null) put(out, key, stripNulls(v));
   return out;
 }
 
@@ -46,10 +55,10 @@ export function setAt(value: JsonObject, path: readonly string[], leaf: unknown)
   const out = clone(value);
   let cur: JsonObject = out;
   for (const seg of path.slice(0, -1)) {
-    if (!isPlainObject(cur[seg])) cur[seg] = {};
+    if (!Object.hasOwn(cur, seg) || !isPlainObject(cur[seg])) put(cur, seg, {});
     cur = cur[seg] as JsonObject;
   }
-  cur[path[path.length - 1] as string] = clone(leaf);
+  put(cur, path[path.length - 1] as string, clone(leaf));
   return out;
 }
 
@@ -59,7 +68,7 @@ export function unsetAt(value: JsonObject, path: readonly string[]): JsonObject 
   const trail: JsonObject[] = [out];
   let cur: JsonObject = out;
   for (const seg of path.slice(0, -1)) {
-    if (!isPlainObject(cur[seg])) return out;
+    if (!Object.hasOwn(cur, seg) || !isPlainObject(cur[seg])) return out;
     cur = cur[seg] as JsonObject;
     trail.push(cur);
   }

@@ -1,9 +1,11 @@
 import { sha256Hex } from '../canonical.js';
 import { CpError, show } from '../errors.js';
 import { READ_LIMITS, readFileBounded } from '../bounded-read.js';
+import { parseJsonBounded } from '../json-depth.js';
 import { OPERATOR_CONFIG_REL, rootPaths } from '../root/layout.js';
 import { entryKind, shapeError } from '../root/shape.js';
 import { isPlainObject, sortedJson, type JsonObject } from './merge.js';
+import { FORBIDDEN_SEGMENTS, formatKeyPath } from './key-path.js';
 
 /**
  * The operator's override file (`HOT/registries/operator-config.json`): `{schema_version: "1", overrides:
@@ -50,8 +52,30 @@ export function checkOverrides(value: unknown): OperatorOverrides {
     if (!SECTION.test(section))
       throw invalid(`names the section ${show(section)}, not a config section name`, { section });
     if (!isPlainObject(body)) throw invalid(`section ${show(section)} is not an object`, { section });
+    const prototypeKey = findPrototypeKey(body, [section]);
+    if (prototypeKey !== null) {
+      const key = formatKeyPath(prototypeKey);
+      throw invalid(`has the key ${key}, which no config holds and a merge would read as a prototype`, { key });
+    }
   }
   return value as unknown as OperatorOverrides;
+}
+
+/** The path of the first `__proto__` / `constructor` / `prototype` key (those `config set` refuses) in a value. */
+function findPrototypeKey(value: unknown, path: string[]): string[] | null {
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) {
+      const found = findPrototypeKey(v, [...path, String(i)]);
+      if (found) return found;
+    }
+  } else if (isPlainObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      if (FORBIDDEN_SEGMENTS.has(k)) return [...path, k];
+      const found = findPrototypeKey(v, [...path, k]);
+      if (found) return found;
+    }
+  }
+  return null;
 }
 
 /** Read the overrides of `root`; absent is empty. A link or special file there is refused like other state. */
@@ -60,10 +84,10 @@ export function readOverrides(root: string): OverridesFile {
   const kind = entryKind(path);
   if (kind === 'absent') return { value: EMPTY_OVERRIDES, bytes: null, digest: null };
   if (kind !== 'file') throw shapeError(OPERATOR_CONFIG_REL, kind, 'regular file');
-  const bytes = readFileBounded(path, { maxBytes: READ_LIMITS.config, what: 'the operator config' });
+  const bytes = readFileBounded(path, { maxBytes: READ_LIMITS.config, what: 'the operator config', regularFile: true });
   let parsed: unknown;
   try {
-    parsed = JSON.parse(bytes.toString('utf8'));
+    parsed = parseJsonBounded(bytes.toString('utf8'));
   } catch (cause) {
     throw invalid(`is not JSON: ${(cause as Error).message}`);
   }
