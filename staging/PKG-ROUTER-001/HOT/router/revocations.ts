@@ -9,6 +9,7 @@ import { acquireRootLock } from '#kernel/root/lock.js';
 import { entryKind, shapeError } from '#kernel/root/shape.js';
 import { truncateText } from '#kernel/text.js';
 import { KEY_ID, tokenKeyId } from './auth.js';
+import { BUILTIN_SECRET_PATTERNS, scrubSecretPatterns } from './secret-patterns.js';
 
 /**
  * Route keys revoked before they expire: `HOT/registries/revoked-keys.json`, `{schema_version: "1", revoked:
@@ -147,7 +148,9 @@ export function revocationReason(keyId: string, reason: string | null): string |
       },
     );
   }
-  return reason === null ? null : truncateText(reason, MAX_REASON);
+  // An operator explaining a revocation may paste the leaked key itself: it is scrubbed like any recorded text,
+  // before the cut, so a key straddling the limit cannot leave a prefix behind.
+  return reason === null ? null : truncateText(scrubSecretPatterns(reason, BUILTIN_SECRET_PATTERNS, {}), MAX_REASON);
 }
 
 /**

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { issueToken } from '../../router/auth.js';
-import { revokeKey } from '../../router/revocations.js';
+import { revocationReason, revokeKey } from '../../router/revocations.js';
 
 test('a whole token given as the key id to revoke is ERR_TOKEN_INVALID that never shows the token', (t) => {
   const root = mkdtempSync(join(tmpdir(), 'cp-revoke-material-'));
@@ -40,4 +40,18 @@ test('a key id that is not one and not a token is still named in the refusal', (
       return true;
     },
   );
+});
+
+test('a revocation reason holding the leaked key is recorded with the key scrubbed, before it is cut to length', () => {
+  const nowS = Math.floor(Date.now() / 1000);
+  const token = issueToken({ sub: 'A', scopes: ['route:*'], iat: nowS, exp: nowS + 60 }, { default: 'x'.repeat(32) });
+  const provider = `sk-ant-api03-${'K'.repeat(40)}`;
+  const reason = revocationReason('sha256:' + 'a'.repeat(64), `leaked in a log: ${token} and ${provider}`);
+  assert.ok(reason !== null);
+  assert.equal(reason.includes(token.slice(token.lastIndexOf('.') + 1)), false, reason);
+  assert.equal(reason.includes('K'.repeat(32)), false, reason);
+  assert.match(reason, /\[REDACTED:cplane_route_token\].*\[REDACTED:anthropic_api_key\]/);
+  // A key straddling the length limit: scrubbed whole first, so no prefix of it survives the cut.
+  const long = revocationReason('sha256:' + 'a'.repeat(64), `${'x'.repeat(480)}${provider}`);
+  assert.equal(long?.includes('sk-ant'), false, long ?? '');
 });
