@@ -107,3 +107,32 @@ test('budget status exits 1 when a scope is exhausted, and 3 with a coded error 
   const usage = await cli(['budget', 'spend', '--root', root]);
   assert.equal(usage.code, 2);
 });
+
+// Hostile arguments: each is a usage error (exit 2, ERR_USAGE naming the option), never a crash, a silently
+// picked value, or an uncoded error from the store.
+test('budget status refuses repeated, negative, overflowing, fractional and empty options as usage errors', async (t) => {
+  const root = makeRoot(t);
+  const b = Budgeter.open({ root });
+  b.reserve(request('R1', { model: 'mock' }));
+  b.close();
+  for (const [args, option] of [
+    [['--session', 'S1', '--session', 'S2'], 'session'],
+    [['--root', '/tmp', '--session', 'S1'], 'root'],
+    [['--limit', '5', '--limit', '7'], 'limit'],
+    [['--limit=-1'], 'limit'],
+    [['--limit', '1e400'], 'limit'],
+    [['--limit', '0'], 'limit'],
+    [['--limit', '2.5'], 'limit'],
+    [['--limit', 'abc'], 'limit'],
+    [['--limit', ''], 'limit'],
+  ] as const) {
+    const r = await cli(['budget', 'status', '--root', root, ...args, '--json']);
+    assert.equal(r.code, 2, `${args.join(' ')} exited ${r.code}: ${r.out}${r.err}`);
+    const body = `${r.out}${r.err}`;
+    assert.match(body, /ERR_USAGE/, `${args.join(' ')}: ${body}`);
+    assert.ok(body.includes(option), `${args.join(' ')} should name --${option}: ${body}`);
+  }
+  // The same root answers a well-formed call: the refusals above are about the arguments, not the root.
+  const ok = await cli(['budget', 'status', '--root', root, '--session', 'S1', '--json']);
+  assert.equal(ok.code, 0, ok.err);
+});
