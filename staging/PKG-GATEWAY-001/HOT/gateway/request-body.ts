@@ -71,12 +71,12 @@ export function checkGeneration(surface: WireSurface, body: unknown): Generation
   const clientWantsUsage = options?.include_usage === true;
   if (surface === 'openai.chat' && stream && !clientWantsUsage)
     upstreamBody.stream_options = { ...(options ?? {}), include_usage: true };
-  const promptPieces = jsonPieces(prompt);
+  const { whole, pieces: promptPieces } = jsonPieces(prompt);
   return {
     model,
     stream,
     upstreamBody,
-    prompt: promptPieces.join(''),
+    prompt: whole,
     promptPieces,
     clientWantsUsage,
     bounds: {
@@ -92,8 +92,22 @@ export function checkGeneration(surface: WireSurface, body: unknown): Generation
  * own, carrying the punctuation before it; the closing brackets are the last piece. A conversation resent with
  * one more turn shares every piece but that last one with the turn before it, which is what lets the content
  * store keep it once.
+ *
+ * The pieces are slices of the one joined string. `glue + json` is a V8 cons string, and every reader that
+ * needs its characters in a row (the store's comparison with the turn before, the secret scrub's searches)
+ * would copy it whole first; a slice of a flat string is read where it lies. The joined string is the prompt
+ * the caller needs anyway.
  */
-export function jsonPieces(value: Record<string, unknown>): string[] {
+export function jsonPieces(value: Record<string, unknown>): { whole: string; pieces: string[] } {
+  const glued = gluedPieces(value);
+  const whole = glued.join('');
+  const pieces: string[] = [];
+  let at = 0;
+  for (const piece of glued) pieces.push(whole.slice(at, (at += piece.length)));
+  return { whole, pieces };
+}
+
+function gluedPieces(value: Record<string, unknown>): string[] {
   const pieces: string[] = [];
   let glue = '{';
   const piece = (json: string): void => {

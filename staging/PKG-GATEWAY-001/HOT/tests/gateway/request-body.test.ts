@@ -7,8 +7,9 @@ test('jsonPieces: the pieces join to JSON.stringify exactly, whatever the values
     '{"__proto__":{"x":1},"messages":[{"role":"user","content":"a\\u2028b \\"q\\" \\ud800 😀"},[],null,{}],"empty":[],"n":1.5e300,"s":"","o":{"k":[1,2]}}',
   ) as Record<string, unknown>;
   for (const value of [hostile, {}, { a: [] }, { a: [[]] }, { a: 'x', b: ['y'] }]) {
-    const pieces = jsonPieces(value);
-    assert.equal(pieces.join(''), JSON.stringify(value));
+    const { whole, pieces } = jsonPieces(value);
+    assert.equal(whole, JSON.stringify(value));
+    assert.equal(pieces.join(''), whole);
     assert.ok(
       pieces.every((p) => p.length > 0),
       'no empty piece',

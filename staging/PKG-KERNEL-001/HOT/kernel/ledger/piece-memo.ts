@@ -6,8 +6,9 @@ import { wellFormed } from '../text.js';
  * list. A node is looked up by its parent and its piece's length (a short key: V8 hashes a Map's string keys
  * over every character, which for pieces would cost as much as the SHA-256 it saves) and taken only when the
  * piece is the same string (a comparison at memcmp speed). A hit is exact equality, so a digest found here is the
- * digest the text has: nothing about what is hashed or stored changes. The memo keeps the strings it is given:
- * the gateway's pieces are fresh JSON.stringify output, so it keeps no more than the characters it counts.
+ * digest the text has: nothing about what is hashed or stored changes. The memo keeps its own copy of each
+ * piece it remembers: the gateway's pieces are slices of their whole request, and a slice keeps that alive, so
+ * the characters it counts would not be the memory it holds.
  */
 export interface HashedPiece {
   /** The piece as given (what a later request is compared with). */
@@ -59,13 +60,14 @@ export class PieceMemo {
     }
     const text = wellFormed(piece);
     const block = this.blockDigest(text);
-    const fresh: HashedPiece = { piece, text, block, node: this.listDigest(parent, block) };
-    if (piece.length <= this.maxChars) {
-      if (seen === undefined) bucket.byLength.set(piece.length, [fresh]);
-      else seen.push(fresh);
-      this.chars += piece.length;
-      if (this.chars > this.maxChars) this.evict();
-    }
+    const node = this.listDigest(parent, block);
+    if (piece.length > this.maxChars) return { piece, text, block, node };
+    const own = ownCopy(piece);
+    const fresh: HashedPiece = { piece: own, text: text === piece ? own : text, block, node };
+    if (seen === undefined) bucket.byLength.set(piece.length, [fresh]);
+    else seen.push(fresh);
+    this.chars += piece.length;
+    if (this.chars > this.maxChars) this.evict();
     return fresh;
   }
 
@@ -88,4 +90,13 @@ export class PieceMemo {
       for (const list of bucket.byLength.values()) for (const node of list) this.chars -= node.piece.length;
     }
   }
+}
+
+/**
+ * `piece` in a string of its own. V8 has no copy operation: slicing a concatenation flattens it into a new
+ * string first, and the slice refers to that one, not to whatever `piece` was cut from. A piece under 13
+ * characters is copied by any slice, so it is already its own.
+ */
+export function ownCopy(piece: string): string {
+  return piece.length < 13 ? piece : ` ${piece}`.slice(1);
 }

@@ -90,3 +90,29 @@ test("the ledger's memo keeps prompt pieces and not responses, and gives the dig
   assert.equal(again.prompt.head, listDigest(first, blockDigest('1}')));
   assert.equal(again.response.head, listDigest(EMPTY_LIST, blockDigest('other')));
 });
+
+test('a piece sliced from a large request is remembered without keeping the request alive', async () => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const memo = new PieceMemo(
+    (text) => blockDigest(text),
+    (parent, block) => listDigest(parent, block),
+  );
+  const requests = 64;
+  const requestChars = 1 << 20;
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < requests; i += 1) {
+    // A flat 1 MiB request; the memo is given only its last 64 characters, as the new turn of a conversation.
+    const whole = JSON.stringify({ history: 'h'.repeat(requestChars), turn: `turn ${i}` });
+    const piece = whole.slice(whole.length - 64);
+    assert.equal(memo.hashed(piece, EMPTY_LIST).text, piece);
+  }
+  gc();
+  const grown = process.memoryUsage().heapUsed - before;
+  assert.equal(memo.size.nodes, requests);
+  // Kept slices would hold all 64 MiB of requests; the memo's own copies come to a few KiB.
+  assert.ok(grown < (requests * requestChars) / 8, `the heap grew by ${grown} bytes`);
+});
