@@ -25,8 +25,20 @@ function plausibleSize(size: unknown): size is number {
  */
 export function packBlock(text: string, size: number): string | Buffer {
   if (size < PACK_MIN_BYTES) return text;
-  const packed = deflateRawSync(Buffer.from(text, 'utf8'));
+  const packed = deflateRawSync(Buffer.from(text, 'utf8'), deflateFor(size));
   return packed.length <= size - (size >> 3) ? packed : text;
+}
+
+/**
+ * A window just large enough to see the whole block, and hash tables to match. zlib's defaults set up ~256 KiB
+ * of state per call, which for a conversation's typical new block of a few hundred bytes costs more than the
+ * compression (fresh pages, inside the write lock). A window that covers the input finds every match the
+ * default one would; any raw DEFLATE stream inflates with the default window.
+ */
+function deflateFor(size: number): { windowBits: number; memLevel: number } {
+  // zlib keeps 262 bytes of lookahead out of the window; raw DEFLATE takes windows of 2^9 to 2^15 bytes.
+  const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(size + 262))));
+  return { windowBits, memLevel: Math.min(8, windowBits - 6) };
 }
 
 /** A stored block that does not give back text of its recorded size: why, in words a verify report can carry. */

@@ -152,6 +152,40 @@ test('packBlock/unpackBlock: only savings are kept, and inflation is bounded by 
   assert.match(why(packed, 1.5), /is not a byte count/);
 });
 
+test('a block is packed with a window sized to it: it reads back, and is as small as with the default window', () => {
+  // Sizes around each window's edge (2^n - 262 bytes of the block fit a 2^n window) and past the largest one.
+  let x = 7;
+  const words = Array.from({ length: 64 }, (_, i) => `word${i} `);
+  const text = (bytes: number): string => {
+    let out = '';
+    while (out.length < bytes) {
+      x = (x * 1103515245 + 12345) >>> 0;
+      out += words[(x >>> 16) % words.length];
+    }
+    return out.slice(0, bytes);
+  };
+  for (const bytes of [
+    PACK_MIN_BYTES,
+    249,
+    250,
+    251,
+    762,
+    763,
+    4096 - 262,
+    4096 - 261,
+    32_768 - 262,
+    40_000,
+    200_000,
+  ]) {
+    const block = text(bytes);
+    const packed = packBlock(block, bytes);
+    assert.ok(Buffer.isBuffer(packed), `${bytes} bytes: compressible text is packed`);
+    assert.equal(unpackBlock(packed, bytes), block, `${bytes} bytes read back`);
+    const usual = deflateRawSync(Buffer.from(block)).length;
+    assert.ok(packed.length <= usual + Math.ceil(usual / 100), `${bytes} bytes: ${packed.length} against ${usual}`);
+  }
+});
+
 test('a compressed block whose bytes were edited, or that inflates to other text or another length, FAILS verify', (t) => {
   const dir = tempDir(t);
   const target = pieces()[5] as string;
