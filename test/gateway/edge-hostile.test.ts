@@ -185,6 +185,77 @@ test('an upstream 200 carrying an error body, and a redirect: coded 502 / error,
   assert.ok(!JSON.stringify(exchanges).includes(KEYS.anthropic), 'the upstream key is not recorded');
 });
 
+test("an upstream 200 that echoes the gateway's upstream key: the client never sees the key, whole or streamed", async () => {
+  const echo = `the request carried x-api-key: ${KEYS.anthropic} (reflected)`;
+  const usage = { input_tokens: 5, output_tokens: 3 };
+  served.upstream.faults.push({
+    raw: JSON.stringify({
+      id: `msg_${KEYS.anthropic}`,
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [{ type: 'text', text: echo }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage,
+    }),
+  });
+  const whole = await raw(
+    'POST',
+    '/v1/messages',
+    [...anthropic, ['x-api-key', key], ['x-cplane-session', 'SES-EDGE-ECHO']],
+    Buffer.from(body('echo whole')),
+  );
+  assert.equal(whole.status, 200, whole.text);
+  assert.ok(!whole.text.includes(KEYS.anthropic), `the key reached the client: ${whole.text}`);
+  const message = JSON.parse(whole.text) as { content: Array<{ text: string }> };
+  assert.match(String(message.content[0]?.text), /x-api-key: \[REDACTED\] \(reflected\)/);
+  assert.equal(Number(whole.headers['content-length']), Buffer.byteLength(whole.text));
+
+  const frame = (event: string, data: unknown): string => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+  served.upstream.faults.push({
+    contentType: 'text/event-stream',
+    raw: [
+      frame('message_start', {
+        type: 'message_start',
+        message: {
+          id: 'msg_echo',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-sonnet-4-5',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 5, output_tokens: 1 },
+        },
+      }),
+      frame('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+      frame('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: echo } }),
+      frame('content_block_stop', { type: 'content_block_stop', index: 0 }),
+      frame('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 3 },
+      }),
+      frame('message_stop', { type: 'message_stop' }),
+    ].join(''),
+  });
+  const streamed = await raw(
+    'POST',
+    '/v1/messages',
+    [...anthropic, ['x-api-key', key], ['x-cplane-session', 'SES-EDGE-ECHO']],
+    Buffer.from(JSON.stringify({ ...JSON.parse(body('echo streamed')), stream: true })),
+  );
+  assert.equal(streamed.status, 200, streamed.text);
+  assert.ok(!streamed.text.includes(KEYS.anthropic), `the key reached the client: ${streamed.text}`);
+  assert.match(streamed.text, /x-api-key: \[REDACTED\] \(reflected\)/);
+  assert.match(streamed.text, /event: message_stop/);
+  const exchanges = exchangesOfSession('SES-EDGE-ECHO');
+  assert.equal(exchanges.length, 2);
+  assert.ok(exchanges.every((e) => e.decision === 'SUCCESS'));
+  assert.ok(!JSON.stringify(exchanges).includes(KEYS.anthropic), 'the upstream key is not recorded');
+});
+
 test('an upstream claiming more output than max_tokens is not charged by its claim: the reservation stays charged, nothing overspent', async () => {
   served.upstream.faults.push({
     status: 200,

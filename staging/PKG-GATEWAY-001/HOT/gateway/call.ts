@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sha256Hex } from '#kernel/canonical.js';
 import { SseParser } from '#providers/wire/sse.js';
 import type { WireProvider, WireResponse, WireResult } from '#providers/wire/spec.js';
+import { redact } from '#providers/redact.js';
 import type { ProviderResult } from '#providers/spec.js';
 import type { Concluded, GovernedCall } from '#router/governed.js';
 import type { AttemptRecord } from '#router/records.js';
@@ -304,13 +305,27 @@ async function wholeReply(
   });
   noteConcluded(ctx, concluded, 'success', result);
   if (concluded.unrecorded !== null) return unrecorded(ctx, concluded);
+  const reply = withoutSecrets(bytes, call.secrets);
   ctx.res.writeHead(wire.status, {
-    'content-type': wire.contentType || 'application/json',
-    'content-length': String(bytes.byteLength),
+    'content-type': withoutSecrets(wire.contentType || 'application/json', call.secrets),
+    'content-length': String(reply.byteLength),
     [requestIdHeader(ctx.endpoint.family)]: ctx.requestId,
     'x-cplane-exchange-id': concluded.exchangeEntryId,
   });
-  ctx.res.end(bytes);
+  ctx.res.end(reply);
+}
+
+/**
+ * Upstream bytes as the client may see them: an upstream (or a proxy before it) that reflects the request's
+ * headers would otherwise hand the client the gateway's own provider key. The keys are replaced as the records
+ * replace them; bytes without one are passed on untouched. A key split across two stream events is beyond a
+ * per-event check; the record, scrubbed whole, still never holds it.
+ */
+function withoutSecrets<T extends string | Buffer>(upstream: T, secrets: readonly string[]): T {
+  const held = secrets.filter((secret) => secret.length >= 4 && upstream.includes(secret));
+  if (held.length === 0) return upstream;
+  const text = redact(typeof upstream === 'string' ? upstream : upstream.toString('utf8'), held);
+  return (typeof upstream === 'string' ? text : Buffer.from(text, 'utf8')) as T;
 }
 
 async function streamReply(
@@ -343,8 +358,8 @@ async function streamReply(
       for (const frame of parser.push(chunk)) {
         if (frame.data !== null) reader.event(frame.event, frame.data);
         const action = policy(frame);
-        if (action === 'forward') await send(frame.raw);
-        else if (action === 'hold') held.push(frame.raw);
+        if (action === 'forward') await send(withoutSecrets(frame.raw, call.secrets));
+        else if (action === 'hold') held.push(withoutSecrets(frame.raw, call.secrets));
       }
     }
   } catch (error) {
