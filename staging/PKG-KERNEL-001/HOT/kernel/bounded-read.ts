@@ -1,6 +1,7 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { CpError, type ErrorCode, show } from './errors.js';
 import { envError } from './env-errors.js';
+import { openRegularFile } from './regular-file.js';
 
 /** Ceilings for files cplane reads whole; each is far above any honest file of its kind. */
 export const READ_LIMITS = Object.freeze({
@@ -33,17 +34,18 @@ export interface BoundedReadOptions {
  */
 export function readFileBounded(path: string, options: BoundedReadOptions): Buffer {
   let fd: number;
+  let stat: Stats | undefined;
   try {
-    fd = openSync(path, options.regularFile ? constants.O_RDONLY | constants.O_NONBLOCK : 'r');
+    if (options.regularFile) {
+      const opened = openRegularFile(path);
+      if (opened.fd === null) throw new Error(`it is a ${opened.kind}, not a regular file`);
+      ({ fd, stat } = opened);
+    } else fd = openSync(path, 'r');
   } catch (error) {
     throw unreadable(error, path, options);
   }
   try {
-    const stat = fstatSync(fd);
-    if (options.regularFile && !stat.isFile()) {
-      const kind = stat.isFIFO() ? 'a FIFO' : stat.isDirectory() ? 'a directory' : 'not a regular file';
-      throw unreadable(new Error(`it is ${kind}, not a regular file`), path, options);
-    }
+    stat ??= fstatSync(fd);
     if (stat.isFile() && stat.size > options.maxBytes) throw tooLarge(path, options, stat.size);
     const chunks: Buffer[] = [];
     let total = 0;

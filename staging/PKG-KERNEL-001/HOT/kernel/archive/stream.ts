@@ -1,10 +1,11 @@
-import { closeSync, constants, createReadStream, fstatSync, openSync, type Stats } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 // The parser alone: tar's index loads its whole create/extract/replace machinery too (~30 ms per process).
 import { Parser } from 'tar/parse';
 import type { ReadEntry } from 'tar/read-entry';
 import { isCpError, show } from '../errors.js';
 import { envError } from '../env-errors.js';
+import { openRegularFile } from '../regular-file.js';
 import { archiveError } from './errors.js';
 import { streamIntegrity } from './integrity.js';
 import type { ArchiveLimits } from './limits.js';
@@ -30,40 +31,22 @@ function openFailure(path: string, error: NodeJS.ErrnoException): unknown {
     : (envError(error, path, 'reading the archive') ?? error);
 }
 
-function fileType(stat: Stats): string {
-  if (stat.isDirectory()) return 'directory';
-  if (stat.isFIFO()) return 'FIFO';
-  if (stat.isSocket()) return 'socket';
-  if (stat.isCharacterDevice()) return 'character device';
-  if (stat.isBlockDevice()) return 'block device';
-  return 'not a regular file';
-}
-
-/**
- * Open the archive and make sure it is a regular file before reading a byte. O_NONBLOCK: opening a FIFO
- * must not wait for a writer (a FIFO named like an archive would hang the install, root lock held); it
- * changes nothing for a regular file. The type is judged on the open descriptor, so no swap can follow.
- */
+/** The archive's descriptor, once it is known to be a regular file (kernel/regular-file.ts). */
 function openArchiveFile(path: string): number {
-  let fd: number;
+  let opened: ReturnType<typeof openRegularFile>;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    opened = openRegularFile(path);
   } catch (error) {
     throw openFailure(path, error as NodeJS.ErrnoException);
   }
-  const stat = fstatSync(fd);
-  if (!stat.isFile()) {
-    closeSync(fd);
-    const type = fileType(stat);
-    throw archiveError(
-      'ERR_ARCHIVE_NOT_FOUND',
-      path,
-      `is a ${type}, not a regular file`,
-      'pass the path of a .tar.gz archive',
-      { type },
-    );
-  }
-  return fd;
+  if (opened.fd !== null) return opened.fd;
+  throw archiveError(
+    'ERR_ARCHIVE_NOT_FOUND',
+    path,
+    `is a ${opened.kind}, not a regular file`,
+    'pass the path of a .tar.gz archive',
+    { type: opened.kind },
+  );
 }
 
 /**
