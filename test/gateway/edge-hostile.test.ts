@@ -290,3 +290,43 @@ test('an upstream claiming more output than max_tokens is not charged by its cla
   assert.equal(entries.filter((e) => e.event_type === 'BUDGET_EXCEEDED').length, 0, 'no limit crossed');
   assert.equal(entries.filter((e) => e.event_type === 'EXCHANGE').length, 1);
 });
+
+test('an upstream claiming more prompt tokens than the body could hold is not charged by its claim either', async () => {
+  served.upstream.faults.push({
+    status: 200,
+    body: {
+      id: 'msg_input_lie',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [{ type: 'text', text: 'hi' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: {
+        input_tokens: 5,
+        cache_read_input_tokens: 1_000_000_000,
+        cache_creation_input_tokens: 0,
+        output_tokens: 1,
+      },
+    },
+  });
+  const lied = await raw(
+    'POST',
+    '/v1/messages',
+    [...anthropic, ['x-api-key', key], ['x-cplane-session', 'SES-EDGE-INPUT-LIE']],
+    Buffer.from(body('lie about the prompt')),
+  );
+  assert.equal(lied.status, 200, lied.text);
+  const entries = ledgerEntries(served.root).filter((e) => e.metadata.session_id === 'SES-EDGE-INPUT-LIE');
+  const allocated = entries.find((e) => e.event_type === 'BUDGET_ALLOCATED');
+  const settled = entries.find((e) => e.event_type === 'BUDGET_SETTLED');
+  assert.ok(allocated && settled, JSON.stringify(entries.map((e) => e.event_type)));
+  assert.equal(
+    settled.metadata.charged_tokens,
+    allocated.metadata.reserved_tokens,
+    'the reservation is what is charged',
+  );
+  assert.match(String((settled.metadata.usage_problems as string[])[0]), /1000000005 input tokens, more than the \d+/);
+  assert.equal(entries.filter((e) => e.event_type === 'BUDGET_EXCEEDED').length, 0, 'no limit crossed');
+  assert.equal(entries.filter((e) => e.event_type === 'EXCHANGE').length, 1);
+});

@@ -86,7 +86,7 @@ const client = (host: Host, session: string): Anthropic =>
     defaultHeaders: { 'x-cplane-session': session },
   });
 
-// Larger than the upstream's reported input (550 tokens), so each call's settled usage is within its reservation.
+// Larger than the upstream's reported input (55 tokens), so each call's settled usage is within its reservation.
 const PROMPT = `Summarise: ${'the quick brown fox jumps over the lazy dog. '.repeat(20)}`;
 const ask = (host: Host, session: string) =>
   client(host, session).messages.create({

@@ -20,13 +20,19 @@ export const TOOL_USE_OVERHEAD_TOKENS = 1024;
 export const IMAGE_TOKENS = 4096;
 
 const IMAGE_BLOCK_TYPES = new Set(['image', 'image_url', 'input_image']);
+/** Blocks billed by what the provider extracts from them (PDF pages), which their bytes do not bound. */
+const DOCUMENT_BLOCK_TYPES = new Set(['document', 'file', 'input_file']);
 
-/** Image blocks anywhere in a body (content blocks, tool results). */
-function imageBlocks(value: unknown, depth = 0): number {
+/** Blocks of the given types anywhere in a body (content blocks, tool results). */
+function blocksOf(types: ReadonlySet<string>, value: unknown, depth = 0): number {
   if (depth > 64 || typeof value !== 'object' || value === null) return 0;
-  if (Array.isArray(value)) return value.reduce((n: number, v) => n + imageBlocks(v, depth + 1), 0);
-  const own = IMAGE_BLOCK_TYPES.has((value as { type?: unknown }).type as string) ? 1 : 0;
-  return own + Object.values(value).reduce((n: number, v) => n + imageBlocks(v, depth + 1), 0);
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + blocksOf(types, v, depth + 1), 0);
+  const own = types.has((value as { type?: unknown }).type as string) ? 1 : 0;
+  return own + Object.values(value).reduce((n: number, v) => n + blocksOf(types, v, depth + 1), 0);
+}
+
+function imageBlocks(value: unknown): number {
+  return blocksOf(IMAGE_BLOCK_TYPES, value);
 }
 
 function utf8Bytes(text: string): number {
@@ -41,15 +47,25 @@ export function promptInputBound(prompt: string, system?: string): number {
 
 /** A provider-native body (e.g. an Anthropic Messages body from the prompt compiler). */
 export function bodyInputBound(body: Readonly<Record<string, unknown>>): number {
-  const messages = Array.isArray(body.messages) ? body.messages.length : 0;
-  const system = body.system === undefined ? 0 : 1;
+  // Chat bodies carry `messages` and `system`; Responses bodies their `input` items and `instructions`.
+  const messages =
+    (Array.isArray(body.messages) ? body.messages.length : 0) + (Array.isArray(body.input) ? body.input.length : 0);
+  const system = (body.system === undefined ? 0 : 1) + (body.instructions === undefined ? 0 : 1);
   const tools = Array.isArray(body.tools) ? body.tools.length : 0;
   return (
     utf8Bytes(canonicalJson(body)) +
     MESSAGE_OVERHEAD_TOKENS * (messages + system + tools + 1) +
     (tools > 0 ? TOOL_USE_OVERHEAD_TOKENS : 0) +
-    IMAGE_TOKENS * imageBlocks(body.messages)
+    IMAGE_TOKENS * imageBlocks(body)
   );
+}
+
+/**
+ * The most prompt tokens an honest provider can report for a body: its input bound, or null when it holds a
+ * document block (not bounded by its bytes). Usage reporting more than this is a lie settle() does not charge.
+ */
+export function bodyInputLimit(body: Readonly<Record<string, unknown>>): number | null {
+  return blocksOf(DOCUMENT_BLOCK_TYPES, body) > 0 ? null : bodyInputBound(body);
 }
 
 /**

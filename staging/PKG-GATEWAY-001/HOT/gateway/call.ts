@@ -235,6 +235,7 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
     },
     bounds: gen.bounds,
     outputLimit: gen.outputLimit,
+    inputLimit: gen.inputLimit,
     contextHash: sha256Hex(ctx.bytes),
     promptPieces: gen.promptPieces,
   });

@@ -1,4 +1,4 @@
-import { bodyInputBound, bodyOutputBound, bodyOutputLimit } from '#budgeter/bound.js';
+import { bodyInputBound, bodyInputLimit, bodyOutputBound, bodyOutputLimit } from '#budgeter/bound.js';
 import type { SseFrame } from '#providers/wire/sse.js';
 import type { WireSurface } from '#providers/wire/spec.js';
 
@@ -15,6 +15,8 @@ export interface Generation {
   bounds: { estimated_input_tokens: number; max_output_tokens: number };
   /** The output the body makes the provider stop at, null when it names none (usage beyond it is not charged). */
   outputLimit: number | null;
+  /** The most prompt tokens the body can hold, null when its bytes do not bound them (usage beyond it is not charged). */
+  inputLimit: number | null;
   /** The client asked for the usage chunk itself (chat streams): otherwise the gateway strips it. */
   clientWantsUsage: boolean;
 }
@@ -84,6 +86,7 @@ export function checkGeneration(surface: WireSurface, body: unknown): Generation
       max_output_tokens: bodyOutputBound(body, DEFAULT_OUTPUT_BOUND),
     },
     outputLimit: bodyOutputLimit(body),
+    inputLimit: bodyInputLimit(withoutOutputFields(body, surface)),
   };
 }
 

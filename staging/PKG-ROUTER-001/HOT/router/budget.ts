@@ -3,7 +3,7 @@ import { envError } from '#kernel/env-errors.js';
 import { isCpError } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import type { BudgetPort } from '#budgeter/port.js';
-import { bodyInputBound, bodyOutputBound, bodyOutputLimit, promptInputBound } from '#budgeter/bound.js';
+import { bodyInputBound, bodyInputLimit, bodyOutputBound, bodyOutputLimit, promptInputBound } from '#budgeter/bound.js';
 import { uncachedInputTokens, type Usage } from '#providers/spec.js';
 import type { PromptRequest } from './request.js';
 
@@ -63,6 +63,15 @@ export function outputLimit(request: PromptRequest, maxTokens: number): number |
   return body ? bodyOutputLimit(body) : maxTokens;
 }
 
+/**
+ * The most prompt tokens an honest provider can report for the request (its reservation's input bound), or null
+ * when nothing bounds them (a body with a document). Usage reporting more than this is a lie settle() does not charge.
+ */
+export function inputLimit(request: PromptRequest): number | null {
+  const body = request.compiled?.body;
+  return body ? bodyInputLimit(body) : promptInputBound(request.prompt);
+}
+
 export type Reserved =
   | { ok: true; records: AppendInput[]; remaining_tokens: number | null }
   | { ok: false; code: RefusalCode; message: string; records: AppendInput[] };
@@ -110,6 +119,7 @@ export async function settle(
   usage: Usage,
   warnings: Warning[],
   outputLimit: number | null = null,
+  inputLimit: number | null = null,
 ): Promise<SettleStep> {
   if (!budget) return { records: [], cost: null, remaining_tokens: null };
   const output = usage.output_tokens;
@@ -121,6 +131,16 @@ export async function settle(
       budget,
       requestId,
       `the provider reported ${output} output tokens, more than the ${outputLimit} the request allowed`,
+      warnings,
+    );
+  // Likewise the prompt: it cannot hold more tokens than its bytes bound (budgeter/bound.ts), cache buckets included.
+  const prompt = [usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens].filter(isCount);
+  const claimed = prompt.length === 0 ? null : Math.max(...prompt);
+  if (inputLimit !== null && claimed !== null && claimed > inputLimit)
+    return settleUnknown(
+      budget,
+      requestId,
+      `the provider reported ${claimed} input tokens, more than the ${inputLimit} the request could hold`,
       warnings,
     );
   try {

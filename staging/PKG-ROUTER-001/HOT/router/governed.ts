@@ -31,6 +31,8 @@ export interface GovernedRequest {
   bounds: { estimated_input_tokens: number; max_output_tokens: number };
   /** The output the body makes the provider stop at (bodyOutputLimit), null when it names none. */
   outputLimit?: number | null;
+  /** The most prompt tokens the body can hold (bodyInputLimit); default the reservation's input bound. */
+  inputLimit?: number | null;
   contextHash: string;
   /** The prompt's pieces for the content store (their concatenation is `request.prompt`): one block each. */
   promptPieces?: readonly string[];
@@ -47,6 +49,7 @@ export interface GovernedCall {
   readonly secrets: readonly string[];
   readonly remainingTokens: number | null;
   readonly outputLimit: number | null;
+  readonly inputLimit: number | null;
 }
 
 export type Admission =
@@ -205,6 +208,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
       secrets: secretList([...host.secrets, request.auth_token]),
       remainingTokens: reserved.remaining_tokens,
       outputLimit: input.outputLimit ?? null,
+      inputLimit: input.inputLimit === undefined ? input.bounds.estimated_input_tokens : input.inputLimit,
     },
   };
 }
@@ -260,6 +264,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
       outcome.usageFinal ? outcome.answer.usage : UNKNOWN_USAGE,
       response.warnings,
       call.outputLimit,
+      call.inputLimit,
     );
     cost = settled.cost;
     records = [

@@ -412,6 +412,7 @@ export class Router {
       answer.usage,
       response.warnings,
       budget.outputLimit(s.request, s.maxTokens),
+      budget.inputLimit(s.request),
     );
     let exchange: AppendInput;
     try {

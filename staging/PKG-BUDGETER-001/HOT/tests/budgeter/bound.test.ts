@@ -5,6 +5,7 @@ import {
   MESSAGE_OVERHEAD_TOKENS,
   TOOL_USE_OVERHEAD_TOKENS,
   bodyInputBound,
+  bodyInputLimit,
   bodyOutputBound,
   promptInputBound,
 } from '../../budgeter/bound.js';
@@ -73,6 +74,22 @@ test('an image is billed by pixels, not bytes: each image block adds its own bou
     messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] }],
   };
   assert.ok(bodyInputBound(openai) >= IMAGE_TOKENS);
+});
+
+test('a Responses body is bounded like a chat body: its input items and instructions have their overhead, its images their bound', () => {
+  const image = { type: 'input_image', image_url: 'https://x/y.png' };
+  const items = Array.from({ length: 40 }, () => ({ role: 'user', content: 'a' }));
+  const body = { model: 'm', instructions: 'be brief', input: [{ role: 'user', content: [image] }, ...items] };
+  assert.ok(bodyInputBound(body) >= IMAGE_TOKENS + MESSAGE_OVERHEAD_TOKENS * (41 + 1 + 1));
+});
+
+test('the input limit an honest usage stays under is the bound, or none for a body whose documents its bytes do not bound', () => {
+  const text = { model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'hello' }] };
+  assert.equal(bodyInputLimit(text), bodyInputBound(text));
+  const pdf = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' } };
+  assert.equal(bodyInputLimit({ ...text, messages: [{ role: 'user', content: [pdf] }] }), null);
+  const file = { type: 'input_file', file_id: 'file-1' };
+  assert.equal(bodyInputLimit({ model: 'm', input: [{ role: 'user', content: [file] }] }), null);
 });
 
 test('a rendered body asks for the largest of its max-token fields; without one the request max applies', () => {

@@ -95,8 +95,35 @@ test('output beyond the max_tokens the provider was given is a lie: usage unknow
   assert.equal(agent?.settled_tokens, 110 + reserved);
 });
 
+test('prompt tokens beyond what the request could hold are a lie: usage unknown, the reservation charged, not the claim', async (t) => {
+  const bound = Buffer.byteLength(request().prompt) + 2 * MESSAGE_OVERHEAD_TOKENS;
+  const { router, budget, ledger } = withBudget(t, [
+    { usage: { input_tokens: bound, output_tokens: 5 } },
+    { usage: { input_tokens: 9_000_000_000_000, output_tokens: 5 } },
+    { usage: { input_tokens: bound, cache_read_tokens: bound + 1, output_tokens: 5 } },
+  ]);
+  const honest = await router.route(request({ request_id: 'REQ-INPUT-AT-BOUND', max_tokens: 100 }));
+  assert.equal(honest.outcome, 'success');
+  assert.ok(!honest.warnings.some((w) => warningText(w).startsWith('BUDGET_USAGE_UNKNOWN')), 'at the bound is honest');
+  for (const id of ['REQ-INPUT-LIE', 'REQ-CACHE-LIE']) {
+    const lied = await router.route(request({ request_id: id, max_tokens: 100 }));
+    assert.equal(lied.outcome, 'success', 'the caller still gets the answer');
+    assert.ok(
+      lied.warnings.some((w) => new RegExp(`input tokens, more than the ${bound}`).test(warningText(w))),
+      JSON.stringify(lied.warnings),
+    );
+  }
+  const settled = ledger.query({ event_type: 'BUDGET_SETTLED', order: 'oldest' });
+  assert.equal(settled[0]?.metadata.charged_tokens, bound + 5, 'an honest count is charged as reported');
+  assert.equal(settled[1]?.metadata.charged_tokens, bound + 100, 'the lie is charged at its reservation');
+  assert.equal(settled[2]?.metadata.charged_tokens, bound + 100, 'a cache bucket past the bound is a lie too');
+  const agent = budget.status({ session_id: 'SES-1' }).scopes.find((s) => s.scope === 'agent');
+  assert.equal(agent?.settled_tokens, bound + 5 + 2 * (bound + 100));
+  assert.equal(agent?.state, 'ok', 'a claim does not exhaust the agent budget of 100,000 tokens');
+});
+
 test('a settlement that fails is retried as unknown usage, so the reservation is charged, never left pending', async (t) => {
-  const { router, budget, ledger } = withBudget(t);
+  const { router, budget, ledger } = withBudget(t, [{ usage: { input_tokens: 20 } }]);
   budget.settle = () => {
     throw new Error('settlement store hiccup');
   };

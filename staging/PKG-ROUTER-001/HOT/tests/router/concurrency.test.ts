@@ -67,6 +67,6 @@ test('4 processes routing against one budget never settle more than it allows; e
   assert.equal(
     session.settled_tokens,
     total('success') * 150,
-    'each success settled at its real usage (100 in + 50 out)',
+    'each success settled at its real usage (10 in + 140 out)',
   );
 });

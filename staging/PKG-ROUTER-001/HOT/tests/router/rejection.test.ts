@@ -102,7 +102,10 @@ test('26 budget exhausted: PROMPT_REJECTED BUDGET_EXHAUSTED, provider never call
 test('budget: reserved with the DISPATCH, settled with the EXCHANGE, released after a failure — all in the ledger', async (t) => {
   const h0 = harness(t);
   const budget = budgeter(t, h0.dir, 1_000_000);
-  const h = harness(t, { router: { budget }, script: [{}, { error: { kind: 'invalid_request', status: 400 } }] });
+  const h = harness(t, {
+    router: { budget },
+    script: [{ usage: { input_tokens: 20 } }, { error: { kind: 'invalid_request', status: 400 } }],
+  });
   const ok = await h.router.route(request({ request_id: 'R1' }));
   assert.equal(ok.outcome, 'success');
   assert.equal(typeof ok.cost_incurred, 'number');
@@ -123,9 +126,9 @@ test('budget: reserved with the DISPATCH, settled with the EXCHANGE, released af
   );
   const status = budget.status({ session_id: 'SES-1' });
   assert.equal(status.pending_reservations, 0);
-  // Settled at the real usage: 100 input + 50 output tokens for R1; R2 released.
+  // Settled at the real usage: 20 input + 50 output tokens for R1; R2 released.
   const session = status.scopes.find((s) => s.scope === 'session');
-  assert.equal(session?.settled_tokens, 150);
+  assert.equal(session?.settled_tokens, 70);
   assert.equal(session?.reserved_tokens, 0);
 });
 
@@ -135,7 +138,7 @@ test('a budget settle failure after the answer is surfaced, the exchange is stil
   budget.settle = () => {
     throw new Error('budget db locked');
   };
-  const h = harness(t, { router: { budget } });
+  const h = harness(t, { router: { budget }, script: [{ usage: { input_tokens: 20 } }] });
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');
   assert.match(res.warnings.map(warningText).join(), /BUDGET_SETTLE_FAILED: budget db locked/);
