@@ -340,7 +340,7 @@ async function streamReply(
   const { router, res, endpoint } = ctx;
   const reader = ctx.provider.reader(endpoint.surface);
   const policy = framePolicy(endpoint.surface, gen.clientWantsUsage);
-  const parser = new SseParser();
+  const parser = new SseParser({ providerId: ctx.provider.id });
   const held: string[] = [];
   // A client that takes no bytes for the upstream idle timeout is given up on (the upstream is timed out by then).
   let stalled = false;

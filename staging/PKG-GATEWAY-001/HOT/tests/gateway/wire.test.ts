@@ -54,8 +54,14 @@ test('SSE: every split point of every line-end style, and a long frame fed in sm
 });
 
 test('SSE: a frame that never ends is refused at the bound instead of growing without limit', () => {
-  const parser = new SseParser(16);
-  assert.throws(() => parser.push(enc('data: 0123456789abcdef0123')), /longer than 16 bytes/);
+  const parser = new SseParser({ maxFrameBytes: 16, providerId: 'up' });
+  // The upstream's malformed reply after its 2xx (kept charged, never retried), not an internal fault.
+  assert.throws(() => parser.push(enc('data: 0123456789abcdef0123')), {
+    code: 'ERR_PROVIDER_MALFORMED_RESPONSE',
+    kind: 'malformed_response',
+    after_success: true,
+    message: /provider "up" sent an SSE frame longer than 16 bytes/,
+  });
 });
 
 const ev = (reader: ReturnType<typeof anthropicReader>, name: string, data: unknown): void =>

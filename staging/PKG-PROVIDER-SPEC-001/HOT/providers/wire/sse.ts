@@ -1,3 +1,6 @@
+import { show } from '#kernel/errors.js';
+import { ProviderError } from '../errors.js';
+
 /**
  * Server-sent events, parsed incrementally (WHATWG rules: frames end at a blank line; `event:` and `data:`
  * fields, a leading space dropped; `\n`, `\r\n` or `\r` line ends; `:` comments ignored). Each frame keeps its
@@ -23,7 +26,14 @@ export class SseParser {
   private readonly decoder = new TextDecoder('utf-8');
 
   /** Bytes held without a frame end: a stream that never ends a frame is cut off at `maxFrameBytes`. */
-  constructor(private readonly maxFrameBytes = 16 * 1024 * 1024) {}
+  private readonly maxFrameBytes: number;
+  /** The upstream whose stream this is, named by the malformed-reply error an overlong frame raises. */
+  private readonly providerId: string;
+
+  constructor(options: { maxFrameBytes?: number; providerId?: string } = {}) {
+    this.maxFrameBytes = options.maxFrameBytes ?? 16 * 1024 * 1024;
+    this.providerId = options.providerId ?? 'upstream';
+  }
 
   push(chunk: Uint8Array): SseFrame[] {
     const text = this.decoder.decode(chunk, { stream: true });
@@ -57,8 +67,15 @@ export class SseParser {
   }
 
   private checkBound(): void {
+    // The upstream's fault after its 2xx, like an oversized body: malformed, possibly billed, never retried.
     if (this.pendingLength > this.maxFrameBytes)
-      throw new Error(`an SSE frame is longer than ${this.maxFrameBytes} bytes`);
+      throw new ProviderError({
+        kind: 'malformed_response',
+        providerId: this.providerId,
+        status: 200,
+        afterSuccess: true,
+        message: `provider ${show(this.providerId)} sent an SSE frame longer than ${this.maxFrameBytes} bytes`,
+      });
   }
 
   /** What is left when the stream ends (a frame the upstream never finished). */
