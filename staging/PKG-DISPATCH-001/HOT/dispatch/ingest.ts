@@ -91,12 +91,9 @@ function parseIssues(value: unknown, invalid: (why: string) => never): ReviewerI
     return invalid(`issues must be an array of at most ${MAX_ITEMS}`);
   return value.map((item: unknown) => {
     const issue = (item ?? {}) as Record<string, unknown>;
-    if (
-      typeof issue.severity !== 'string' ||
-      typeof issue.message !== 'string' ||
-      (issue.file !== undefined && typeof issue.file !== 'string')
-    ) {
-      return invalid('issues need {severity, message, file?} strings');
+    const text = (v: unknown): v is string => typeof v === 'string' && v.length <= MAX_TEXT;
+    if (!text(issue.severity) || !text(issue.message) || (issue.file !== undefined && !text(issue.file))) {
+      return invalid(`issues need {severity, message, file?} strings of at most ${MAX_TEXT} characters`);
     }
     return issue.file === undefined
       ? { severity: issue.severity, message: issue.message }

@@ -269,6 +269,22 @@ test('hostile ingest and compile input is refused before anything is written', (
     [{ role: 'implementer', outcome: 'blocked', blockers: 'not a list' }, 'ERR_DISPATCH_OUTPUT_INVALID'],
     [{ role: 'reviewer', assessment: 'blocked', issues: [{ severity: 1 }] }, 'ERR_DISPATCH_OUTPUT_INVALID'],
     [{ role: 'implementer', outcome: 'blocked', summary: 'x'.repeat(20_000) }, 'ERR_DISPATCH_OUTPUT_INVALID'],
+    [
+      { role: 'reviewer', assessment: 'blocked', issues: [{ severity: 'high', message: 'x'.repeat(20_000) }] },
+      'ERR_DISPATCH_OUTPUT_INVALID',
+    ],
+    [
+      { role: 'reviewer', assessment: 'blocked', issues: [{ severity: 'x'.repeat(20_000), message: 'm' }] },
+      'ERR_DISPATCH_OUTPUT_INVALID',
+    ],
+    [
+      {
+        role: 'reviewer',
+        assessment: 'blocked',
+        issues: [{ severity: 'high', message: 'm', file: 'x'.repeat(20_000) }],
+      },
+      'ERR_DISPATCH_OUTPUT_INVALID',
+    ],
     ['completed', 'ERR_DISPATCH_OUTPUT_INVALID'],
   ];
   for (const [output, code] of bad)
