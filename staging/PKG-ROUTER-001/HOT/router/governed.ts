@@ -229,7 +229,8 @@ export function attempts<R>(host: GovernedHost, call: GovernedCall, attempt: () 
     onFailure: (failure) => {
       if (failure.retryable) call.breaker.recordFailure();
     },
-    mayRetry: () => call.breaker.snapshot().state !== 'OPEN',
+    // Half-open, only the probes may reach the provider: a call admitted before the opening stops retrying too.
+    mayRetry: () => call.breaker.snapshot().state === 'CLOSED',
   });
 }
 

@@ -345,7 +345,8 @@ export class Router {
       onFailure: (failure) => {
         if (failure.retryable) breaker.recordFailure();
       },
-      mayRetry: () => breaker.snapshot().state !== 'OPEN',
+      // Half-open, only the probes may reach the provider: a call admitted before the opening stops retrying too.
+      mayRetry: () => breaker.snapshot().state === 'CLOSED',
     });
     const latencyMs = this.clock() - s.start;
     const ctx = {

@@ -28,7 +28,7 @@ export interface SendOptions {
   random: () => number;
   sleep: (ms: number) => Promise<void>;
   onFailure: (failure: SendFailure) => void;
-  /** Consulted before each retry (the breaker may have opened meanwhile). */
+  /** Consulted before each retry (the breaker may have opened, or be probing, meanwhile). */
   mayRetry?: () => boolean;
 }
 
@@ -101,6 +101,8 @@ export async function retryLoop<R>(
         : null;
       if (delay === null || (options.mayRetry && !options.mayRetry())) return { ok: false, failure, attempts };
       await options.sleep(delay);
+      // Asked again after the wait: the breaker may have opened during it (a retry-after can be a minute long).
+      if (options.mayRetry && !options.mayRetry()) return { ok: false, failure, attempts };
     }
   }
 }

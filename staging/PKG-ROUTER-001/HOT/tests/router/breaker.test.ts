@@ -37,6 +37,51 @@ test('retries stop as soon as the breaker opens inside one call', async (t) => {
   assert.equal(h.provider.calls.length, 3);
 });
 
+test('a breaker that opens while a call waits to retry stops the retry: no attempt after the wait', async (t) => {
+  let breaker: CircuitBreaker | null = null;
+  const h = harness(t, {
+    script: [fail500, fail500],
+    config: { retry: { max_attempts: 10, base_delay_ms: 1, max_delay_ms: 1, max_retry_after_ms: 0 } },
+    router: {
+      sleep: async () => {
+        breaker?.recordFailure();
+        breaker?.recordFailure();
+      },
+    },
+  });
+  breaker = h.router.breakers.for('mock', 'mock-model-1');
+  const res = await h.router.route(request());
+  assert.equal(breaker.snapshot().state, 'OPEN');
+  assert.equal(res.attempts.length, 1, JSON.stringify(res.attempts));
+  assert.equal(h.provider.calls.length, 1);
+});
+
+test('a call admitted before the breaker opened stops retrying while it is half-open: only the probe reaches the provider', async (t) => {
+  let breaker: CircuitBreaker | null = null;
+  const h = harness(t, {
+    script: [fail500, fail500],
+    config: { retry: { max_attempts: 10, base_delay_ms: 1, max_delay_ms: 1, max_retry_after_ms: 0 } },
+    router: {
+      // While the call waits to retry, other calls open the breaker and, after its reset timeout, one probes.
+      sleep: async () => {
+        if (breaker === null) return;
+        breaker.recordFailure();
+        breaker.recordFailure();
+        assert.equal(breaker.snapshot().state, 'OPEN');
+        h.now.ms += h.config.breaker.reset_timeout_ms;
+        assert.equal(breaker.admit(), true, 'the probe');
+        assert.equal(breaker.snapshot().state, 'HALF_OPEN');
+      },
+    },
+  });
+  breaker = h.router.breakers.for('mock', 'mock-model-1');
+  const res = await h.router.route(request());
+  assert.equal(res.outcome, 'error');
+  assert.equal(res.attempts.length, 1, JSON.stringify(res.attempts));
+  assert.equal(h.provider.calls.length, 1, 'no second attempt beside the probe');
+  assert.equal(breaker.snapshot().probes_in_flight, 1, 'the probe keeps its slot');
+});
+
 test('client errors (4xx) never open the breaker', async (t) => {
   const bad: Step = { error: { kind: 'invalid_request', status: 400, message: 'bad' } };
   const h = harness(t, { script: [bad, bad, bad, bad], config: oneAttempt });
