@@ -1,7 +1,7 @@
 import { show } from '#kernel/errors.js';
 import { systemClock, systemTimers, type Clock, type Timers } from '#providers/clock.js';
 import { ProviderError, type ProviderErrorKind } from '#providers/errors.js';
-import { parseProviderRequest, requireModelMessagesMax } from '#providers/request.js';
+import { parseProviderRequest, requireModelMessagesMax, systemBlocks } from '#providers/request.js';
 import {
   isRenderedRequest,
   type Provider,
@@ -155,7 +155,10 @@ export class MockProvider implements Provider {
   }
 
   #answer(step: MockAnswer, request: ProviderRequest, latencyMs: number): ProviderResult {
-    const usage: MockUsage = { ...DEFAULT_USAGE, ...this.#options.defaultUsage, ...step.usage };
+    // Like a real tokenizer, never more prompt tokens than the bytes sent: the router takes a count past the
+    // request's bound for a lie and charges the reservation instead.
+    const honest = { ...DEFAULT_USAGE, input_tokens: Math.min(DEFAULT_USAGE.input_tokens ?? 0, sentBytes(request)) };
+    const usage: MockUsage = { ...honest, ...this.#options.defaultUsage, ...step.usage };
     const requestedModel = isRenderedRequest(request) ? request.body.model : request.model;
     const model =
       step.model ?? this.#options.model ?? (typeof requestedModel === 'string' ? requestedModel : 'mock-model-1');
@@ -171,6 +174,15 @@ export class MockProvider implements Provider {
       latency_ms: latencyMs,
     };
   }
+}
+
+/** The UTF-8 bytes of the text a request carries: its rendered body, or its prompt and system blocks. */
+function sentBytes(request: ProviderRequest): number {
+  if (isRenderedRequest(request)) return Buffer.byteLength(JSON.stringify(request.body));
+  return systemBlocks(request.system).reduce(
+    (n, b) => n + Buffer.byteLength(b.text),
+    Buffer.byteLength(request.prompt),
+  );
 }
 
 /** This package's contribution to the router, found at open as `HOT/providers/<id>/provider.js`. */

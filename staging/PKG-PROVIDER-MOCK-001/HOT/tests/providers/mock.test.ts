@@ -50,7 +50,10 @@ test('mock: the default answer is configurable (the smoke test uses "The answer 
   const mock = new MockProvider({ defaultResponse: 'The answer is 42' });
   const result = await mock.send(REQUEST, { timeoutMs: 1000 });
   assert.equal(result.content, 'The answer is 42');
-  assert.deepEqual([result.usage.input_tokens, result.usage.output_tokens], [100, 50]);
+  // An honest count: at most 100, never more than the prompt's 28 bytes (a real tokenizer cannot count more).
+  assert.deepEqual([result.usage.input_tokens, result.usage.output_tokens], [28, 50]);
+  const long = await mock.send({ ...REQUEST, prompt: 'x'.repeat(500) }, { timeoutMs: 1000 });
+  assert.equal(long.usage.input_tokens, 100);
   assert.equal(result.model, 'mock-model-1');
   assert.equal((await new MockProvider().send(REQUEST, { timeoutMs: 1000 })).content, 'Mock response');
 });

@@ -48,7 +48,7 @@ test('6-8 EXCHANGE carries identity, cost and model', async (t) => {
       framework_id: 'FMWK-000',
     },
   );
-  assert.equal(md.input_tokens, 100);
+  assert.equal(md.input_tokens, Buffer.byteLength(request().prompt), 'the mock counts a token per prompt byte');
   assert.equal(md.output_tokens, 50);
   assert.equal(md.model_id, 'mock-model-1');
   assert.equal(md.finish_reason, 'stop');
@@ -120,7 +120,7 @@ test('23 happy path returns content and tokens', async (t) => {
   const res = await h.router.route(request());
   assert.equal(res.outcome, 'success');
   assert.equal(res.content, 'Mock response');
-  assert.equal(res.input_tokens, 100);
+  assert.equal(res.input_tokens, Buffer.byteLength(request().prompt));
   assert.equal(res.output_tokens, 50);
   assert.equal(res.provider_id, 'mock');
   assert.equal(h.provider.calls.length, 1);
