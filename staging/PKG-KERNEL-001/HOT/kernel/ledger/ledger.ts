@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { CpError, type ErrorCode, show } from '../errors.js';
+import { envError } from '../env-errors.js';
 import { canonicalJson, sha256Hex } from '../canonical.js';
 import { wellFormed, wellFormedDeep } from '../text.js';
 import {
@@ -540,14 +541,24 @@ export class Ledger {
     this.content.forget(sorted);
     // A reader holding an old snapshot keeps the checkpoint from finishing; it is tried a few times.
     let checkpointed = false;
-    for (let attempt = 0; attempt < 5 && !checkpointed; attempt += 1) {
-      const [row] = this.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
-      checkpointed = row?.busy === 0;
+    let failure: string | undefined;
+    try {
+      for (let attempt = 0; attempt < 5 && !checkpointed; attempt += 1) {
+        const [row] = this.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+        checkpointed = row?.busy === 0;
+      }
+    } catch (error) {
+      // The redaction is committed: a checkpoint the disk cannot take (full, failing) must not report it as not done.
+      const env = envError(error, this.path, 'checkpointing the WAL');
+      if (env === null && !isCorruption(error)) throw error;
+      failure = env?.message ?? (error as Error).message;
     }
     const warnings = checkpointed
       ? []
       : [
-          'another process holds the ledger open, so its WAL could not be truncated yet; the removed text stays in the -wal file until its next checkpoint',
+          failure === undefined
+            ? 'another process holds the ledger open, so its WAL could not be truncated yet; the removed text stays in the -wal file until its next checkpoint'
+            : `the redaction is recorded, but its WAL could not be checkpointed (${failure}); the removed text stays in the -wal file until a checkpoint succeeds: fix the disk and run the redaction again`,
         ];
     return { entry, redacted, already: sorted.length - redacted, checkpointed, warnings };
   }

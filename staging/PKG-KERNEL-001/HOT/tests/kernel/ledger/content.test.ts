@@ -326,6 +326,33 @@ test('redact: the block holding a pasted secret is gone from every file, the cha
   assert.equal(verifyLedger(ledger).ok, true);
 });
 
+test('redact: a disk too full to checkpoint the WAL after the redaction committed is a warning, never a failure', (t) => {
+  const { path } = sessionWithSecret(t);
+  const ledger = Ledger.open(path);
+  t.after(() => ledger.close());
+  const target = ledger.history('S1')[5]?.id as string;
+  const blocks = ledger.exchangeBlocks(target) ?? [];
+  // The checkpoint copies pages into the main file, which a full disk refuses after the commit has landed.
+  const pragma = ledger.db.pragma.bind(ledger.db);
+  ledger.db.pragma = ((source: string, options?: { simple?: boolean }) => {
+    if (source.startsWith('wal_checkpoint'))
+      throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    return pragma(source, options);
+  }) as typeof ledger.db.pragma;
+  const result = ledger.redact(blocks, { reason: 'r', by: 'tester', exchanges: [target] });
+  assert.equal(result.checkpointed, false);
+  assert.equal(result.redacted, blocks.length);
+  assert.match(result.warnings.join('\n'), /redaction is recorded.*no space left on the device.*-wal file/s);
+  assert.equal(ledger.query({ event_type: 'REDACTED' }).length, 1);
+  assert.equal(verifyLedger(ledger).ok, true);
+  // Anything that is not the machine's fault is still a bug, and still thrown.
+  ledger.db.pragma = ((source: string, options?: { simple?: boolean }) => {
+    if (source.startsWith('wal_checkpoint')) throw new TypeError('not a fault of the disk');
+    return pragma(source, options);
+  }) as typeof ledger.db.pragma;
+  assert.throws(() => ledger.redact(blocks, { reason: 'r', by: 'tester', exchanges: [target] }), TypeError);
+});
+
 test('redact: a REDACTED record removed from the chain, or a block emptied under another record, FAILS verify', (t) => {
   const { path } = sessionWithSecret(t);
   const ledger = Ledger.open(path);
