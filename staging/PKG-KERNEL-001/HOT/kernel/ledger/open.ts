@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { envError } from '../env-errors.js';
 import { CpError, show } from '../errors.js';
 import { checkStructure, damaged, inspectLedgerFile, isCorruption, notALedger, probeLedgerFile } from './file-check.js';
 import { LEDGER_DDL, LEDGER_FORMAT, LEDGER_FORMAT_VERSION, LEDGER_FORMAT_VERSIONS } from './schema.js';
@@ -64,7 +65,7 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
   try {
     db = new Database(path, { readonly, fileMustExist: !fresh });
   } catch (cause) {
-    throw openFailure(path, cause);
+    throw openFailure(path, cause, readonly);
   }
   try {
     db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 10_000))}`);
@@ -85,7 +86,7 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
     if (!readonly && !fresh && statSync(path).size <= OPEN_CHECK_MAX_BYTES) checkStructure(db, path);
   } catch (cause) {
     db.close();
-    throw cause instanceof CpError ? cause : openFailure(path, cause);
+    throw cause instanceof CpError ? cause : openFailure(path, cause, readonly);
   }
   return db;
 }
@@ -157,11 +158,40 @@ function initialise(db: Database.Database, path: string, creating: boolean): voi
   checkMeta(db, path, state, false);
 }
 
-/** SQLite saying the bytes are not a database means "not a ledger", malformed means damaged; anything else (permissions, a missing driver) is reported as itself. */
-function openFailure(path: string, cause: unknown): CpError {
+/**
+ * Why the filesystem refuses what SQLite needs (SQLite keeps no errno): the file read (and written), and its
+ * directory written, since a WAL connection creates `-wal` and `-shm` beside the file, even one that only reads.
+ */
+function pathFault(path: string, readonly: boolean): unknown {
+  const probes: [string, number][] = [
+    [path, readonly ? constants.R_OK : constants.R_OK | constants.W_OK],
+    [dirname(path), constants.W_OK],
+  ];
+  for (const [target, mode] of probes) {
+    try {
+      accessSync(target, mode);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'ENOENT') return error;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * SQLite saying the bytes are not a database means "not a ledger", malformed means damaged; a fault of the
+ * machine (a full disk, a read-only mount, no permission) keeps its own code; anything else (a missing driver)
+ * is reported as itself.
+ */
+function openFailure(path: string, cause: unknown, readonly = false): CpError {
   const code = (cause as { code?: unknown } | null)?.code;
   if (code === 'SQLITE_NOTADB') return notALedger(path, cause);
   if (isCorruption(cause)) return damaged(path, (cause as Error).message, cause);
+  const refused = typeof code === 'string' && /^SQLITE_(CANTOPEN|READONLY|PERM|AUTH)/.test(code);
+  const env =
+    (refused ? envError(pathFault(path, readonly), path, 'opening the ledger') : null) ??
+    envError(cause, path, 'opening the ledger');
+  // SQLite's "unable to open" with nothing the filesystem admits to is no device error: reported as itself.
+  if (env !== null && !/^SQLITE_CANTOPEN/.test(String(env.details.errno))) return env;
   const message = cause instanceof Error ? cause.message : String(cause);
   return new CpError('ERR_LEDGER_OPEN_FAILED', `cannot open ledger ${show(path)}: ${message}`, {
     hint: 'check the path and its permissions, and that better-sqlite3 is installed and built for this Node.js',

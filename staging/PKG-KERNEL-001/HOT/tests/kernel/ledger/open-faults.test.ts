@@ -1,0 +1,72 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ledger } from '../../../kernel/ledger/index.js';
+import { CpError } from '../../../kernel/errors.js';
+import { appendN, tempDir } from './helpers.js';
+
+const coded = (code: string) => (e: unknown) => e instanceof CpError && e.code === code && e.message.includes('ledger');
+
+/** A tmpfs, unmounted and removed after the test; a string saying why when this machine does not allow one. */
+function mountTmpfs(t: { after: (fn: () => void) => void }, size: string): { mnt: string } | string {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-ledger-mnt-'));
+  const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { encoding: 'utf8' });
+  const mounted = mount.status === 0;
+  // One hook, in this order: the mount must be gone before its directory is removed.
+  t.after(() => {
+    if (mounted) spawnSync('umount', [dir]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return mounted ? { mnt: dir } : `${mount.stderr || mount.error?.message || 'mount failed'}`.trim();
+}
+
+test('a ledger on a read-only filesystem is refused with ERR_FS_READONLY, for readers too (they need -shm beside it)', (t) => {
+  const mounted = mountTmpfs(t, '1m');
+  if (typeof mounted === 'string') {
+    t.skip(`cannot mount a tmpfs here (${mounted})`);
+    return;
+  }
+  const { mnt } = mounted;
+  const path = join(mnt, 'ledger.sqlite');
+  const ledger = Ledger.open(path, { create: true });
+  appendN(ledger, 3);
+  ledger.close();
+  assert.equal(spawnSync('mount', ['-o', 'remount,ro', mnt]).status, 0);
+  assert.throws(() => Ledger.open(path), coded('ERR_FS_READONLY'));
+  assert.throws(() => Ledger.open(path, { readonly: true }), coded('ERR_FS_READONLY'));
+});
+
+test('creating a ledger on a full disk is ERR_DISK_FULL, not an open failure blamed on the driver', (t) => {
+  const mounted = mountTmpfs(t, '256k');
+  if (typeof mounted === 'string') {
+    t.skip(`cannot mount a tmpfs here (${mounted})`);
+    return;
+  }
+  const { mnt } = mounted;
+  const stat = statfsSync(mnt);
+  writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, stat.bavail * stat.bsize - 4096)));
+  assert.throws(() => Ledger.open(join(mnt, 'ledger.sqlite'), { create: true }), coded('ERR_DISK_FULL'));
+});
+
+test('a ledger whose directory the user may not write is ERR_PERMISSION, for readers too', (t) => {
+  if (process.getuid?.() === 0) {
+    t.skip('root may write any directory');
+    return;
+  }
+  const dir = join(tempDir(t), 'locked');
+  const path = join(dir, 'ledger.sqlite');
+  const ledger = Ledger.open(path, { create: true });
+  appendN(ledger, 3);
+  ledger.close();
+  chmodSync(dir, 0o555);
+  try {
+    assert.throws(() => Ledger.open(path), coded('ERR_PERMISSION'));
+    assert.throws(() => Ledger.open(path, { readonly: true }), coded('ERR_PERMISSION'));
+  } finally {
+    // Before the temp directory is removed (an after hook would run too late).
+    chmodSync(dir, 0o755);
+  }
+});
