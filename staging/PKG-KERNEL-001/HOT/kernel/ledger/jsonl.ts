@@ -25,6 +25,7 @@ import {
   type ImportContent,
 } from './content.js';
 import { illFormedPointer } from '../text.js';
+import { jsonDepth } from '../json-depth.js';
 import { refuseIllFormed } from './validate.js';
 
 type EntryValidator = ValidateFunction<LedgerEntry>;
@@ -255,7 +256,22 @@ function parseContentLine(
   throw invalid(`unknown kind ${show(keys[0])}`);
 }
 
+/**
+ * The deepest line an export holds: SQLite's JSON functions refuse metadata past 1000 levels, so no stored entry
+ * is deeper, and a line of a few million brackets would overflow every recursive walk after the parse.
+ */
+const MAX_LINE_DEPTH = 1001;
+
 function jsonLine(line: string, lineNo: number, source: string): unknown {
+  if (jsonDepth(line, MAX_LINE_DEPTH) > MAX_LINE_DEPTH)
+    throw new CpError(
+      'ERR_LEDGER_IMPORT_INVALID',
+      `line ${lineNo} of ${source} nests JSON deeper than ${MAX_LINE_DEPTH} levels, which no ledger holds`,
+      {
+        hint: 'import only files written by `cplane ledger export`; nothing was imported',
+        details: { line: lineNo },
+      },
+    );
   try {
     return JSON.parse(line);
   } catch (cause) {

@@ -215,7 +215,7 @@ function wellFormedAppend(input: PreparedAppend, raw: AppendInput, index: number
   input.submission_id = wellFormed(input.submission_id);
   input.decision = wellFormed(input.decision);
   input.reason = wellFormed(input.reason);
-  input.metadataJson = canonicalJson(input.metadata);
+  input.metadataJson = canonicalMetadata(input.metadata);
   if (input.metadataJson.includes('\\ud')) {
     input.metadata = wellFormedDeep(input.metadata, (key) => {
       throw new CpError(
@@ -227,9 +227,35 @@ function wellFormedAppend(input: PreparedAppend, raw: AppendInput, index: number
         },
       );
     });
-    input.metadataJson = canonicalJson(input.metadata);
+    input.metadataJson = canonicalMetadata(input.metadata);
   }
   return input;
+}
+
+/**
+ * Metadata's canonical JSON. Metadata nested hundreds of thousands of levels (a JSON text of brackets) overflows
+ * the stack of any recursive walk: it is the entry's fault, refused as SQLite refuses anything past its limit.
+ */
+function canonicalMetadata(metadata: Record<string, unknown>): string {
+  try {
+    return canonicalJson(metadata);
+  } catch (error) {
+    if (error instanceof RangeError && /call stack/i.test(error.message))
+      throw tooDeep('ERR_LEDGER_ENTRY_INVALID', error);
+    throw error;
+  }
+}
+
+function tooDeep(code: ErrorCode, cause: unknown): CpError {
+  return new CpError(
+    code,
+    "metadata is nested too deeply for SQLite's JSON functions (about 1000 levels); nothing was written",
+    {
+      hint: 'flatten the metadata, or store deep values as a string',
+      details: { field: 'metadata' },
+      cause,
+    },
+  );
 }
 
 /**
@@ -465,15 +491,7 @@ export class Ledger {
         (error as { code?: unknown }).code === 'SQLITE_ERROR' &&
         /malformed JSON/.test((error as Error).message)
       ) {
-        throw new CpError(
-          entryCode,
-          "metadata is nested too deeply for SQLite's JSON functions (about 1000 levels); nothing was written",
-          {
-            hint: 'flatten the metadata, or store deep values as a string',
-            details: { field: 'metadata' },
-            cause: error,
-          },
-        );
+        throw tooDeep(entryCode, error);
       }
       throw error;
     }

@@ -11,6 +11,7 @@ import {
   verifyLedger,
   type LedgerEntry,
 } from '../../../kernel/ledger/index.js';
+import { CpError } from '../../../kernel/errors.js';
 import { appendN, tempDir, tempLedger } from './helpers.js';
 
 function exported(
@@ -132,4 +133,45 @@ test('an empty export imports as an empty ledger; a missing file is refused', (t
   assert.deepEqual(importLedger(freshLedger(t), file).seq, 0);
   assert.throws(() => importLedger(freshLedger(t), `${file}.missing`), { code: 'ERR_LEDGER_IMPORT_INVALID' });
   assert.equal(existsSync(`${file}.missing`), false);
+});
+
+/** Metadata nested `depth` levels: {"a":{"a":…1…}}. Built in a loop, as JSON.parse would build it. */
+function nested(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = { a: 1 };
+  for (let i = 1; i < depth; i += 1) value = { a: value };
+  return value;
+}
+
+test('JSON nested past what SQLite stores is refused, coded, on append and on import; the deepest stored entry round-trips', (t) => {
+  const ledger = tempLedger(t);
+  const deepest = ledger.append({
+    event_type: 'TEST',
+    submission_id: 'S',
+    decision: 'OK',
+    reason: 'r',
+    metadata: nested(1000),
+  });
+  for (const depth of [1001, 200_000])
+    assert.throws(
+      () =>
+        ledger.append({ event_type: 'TEST', submission_id: 'S', decision: 'OK', reason: 'r', metadata: nested(depth) }),
+      (e: unknown) =>
+        e instanceof CpError && e.code === 'ERR_LEDGER_ENTRY_INVALID' && /nested too deeply/.test(e.message),
+      `metadata ${depth} levels deep`,
+    );
+  assert.equal(ledger.count(), 1, 'nothing written by the refused appends');
+  const file = join(tempDir(t), 'deep.jsonl');
+  exportLedger(ledger, file);
+  const line = readFileSync(file, 'utf8').trimEnd();
+  assert.deepEqual(importLedger(freshLedger(t), file), { seq: 1, hash: deepest.entry_hash });
+  // The same entry, its metadata a few hundred thousand levels deeper: refused before any recursive walk.
+  const bottom = '{"a":1}';
+  writeFileSync(file, `${line.replace(bottom, `${'{"a":'.repeat(300_000)}${bottom}${'}'.repeat(300_000)}`)}\n`);
+  const target = freshLedger(t);
+  assert.throws(
+    () => importLedger(target, file),
+    (e: unknown) =>
+      e instanceof CpError && e.code === 'ERR_LEDGER_IMPORT_INVALID' && /line 1 .*deeper than/.test(e.message),
+  );
+  assert.equal(target.count(), 0);
 });
