@@ -3,6 +3,7 @@ import { writeFileAtomic } from '../../kernel/atomic.js';
 import { CpError, show } from '../../kernel/errors.js';
 import { checkpointHead, Ledger, ledgerPathForRoot, writeRootCheckpoint } from '../../kernel/ledger/index.js';
 import { writeRootCheckpointOf } from '../../kernel/ledger/checkpoint-store.js';
+import { refuseLedgerAsOutput } from '../../kernel/ledger/file-check.js';
 import { pgCheckpointHead } from '../../kernel/ledger/pg/pg-checks.js';
 import { readTrustedRootKey, rootKeyPath } from '../../kernel/signing/index.js';
 import { defineCommand, EXIT } from '../command.js';
@@ -34,6 +35,9 @@ export default defineCommand({
   },
   async handler(args, ctx) {
     const root = resolveRoot(args.root, ctx);
+    const out = args.out === undefined ? null : resolve(ctx.cwd, args.out);
+    // Before signing: a copy that would land on the ledger is refused with nothing written.
+    if (out) refuseLedgerAsOutput(ledgerPathForRoot(root), out, '--out');
     if (readTrustedRootKey(root) === null) {
       throw new CpError(
         'ERR_CHECKPOINT_NO_ROOT_KEY',
@@ -53,7 +57,6 @@ export default defineCommand({
             if (head === null) throw emptyLedger(root);
             return writeRootCheckpointOf(root, () => head) as Written;
           });
-    const out = args.out === undefined ? null : resolve(ctx.cwd, args.out);
     if (out) writeFileAtomic(out, `${JSON.stringify(written.checkpoint)}\n`);
     const cp = written.checkpoint;
     ctx.report(args, { ...written, out }, [

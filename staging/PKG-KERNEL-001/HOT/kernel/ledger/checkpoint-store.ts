@@ -23,6 +23,7 @@ import {
   type FoundCheckpoint,
 } from './checkpoint.js';
 import type { Ledger } from './ledger.js';
+import { refuseLedgerAsOutput } from './file-check.js';
 import { rootPaths } from '../root/layout.js';
 
 /** A checkpoint file is about 500 bytes. */
@@ -255,6 +256,7 @@ export function writeRootCheckpointOf(
 
 /** Every checkpoint in the root that parses, as JSON Lines, to a file kept elsewhere (written atomically). */
 export function exportRootCheckpoints(root: string, file: string): number {
+  refuseLedgerAsOutput(rootPaths(root).ledgerFile, file, 'the checkpoints export');
   const valid = readRootCheckpoints(root).flatMap((item) => ('checkpoint' in item ? [item.checkpoint] : []));
   writeFileAtomic(file, valid.map((cp) => `${JSON.stringify(cp)}\n`).join(''));
   return valid.length;

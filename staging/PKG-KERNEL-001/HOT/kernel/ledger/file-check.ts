@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
-import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { CpError, show } from '../errors.js';
 
 /**
@@ -30,6 +31,39 @@ export function notALedger(path: string, cause?: unknown): CpError {
     details: { path },
     cause,
   });
+}
+
+/** `path` with its directory's symlinks resolved (the name itself is what a rename replaces), as far as it exists. */
+function placeOf(path: string): string {
+  try {
+    return join(realpathSync(dirname(path)), basename(path));
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * Refuses an output path that names the ledger file or a file SQLite keeps beside it: writing a file there (an
+ * export, a checkpoint copy) renames it over the ledger, and the chain is gone with exit 0.
+ */
+export function refuseLedgerAsOutput(ledgerPath: string, out: string, what: string): void {
+  let ledger = ledgerPath;
+  try {
+    ledger = realpathSync(ledgerPath);
+  } catch {
+    ledger = placeOf(ledgerPath);
+  }
+  const target = placeOf(out);
+  const suffix = ['', '-wal', '-shm', '-journal'].find((s) => target === ledger + s);
+  if (suffix === undefined) return;
+  throw new CpError(
+    'ERR_USAGE',
+    `${what} ${show(out)} is ${suffix === '' ? 'the ledger file itself' : `the ledger's ${suffix} file`}: writing it would replace the ledger`,
+    {
+      hint: 'write it to another file, preferably off this machine',
+      details: { path: out, ledger: ledgerPath },
+    },
+  );
 }
 
 /** Marks a size that may only lag a concurrent checkpoint: judged again before it stands. */

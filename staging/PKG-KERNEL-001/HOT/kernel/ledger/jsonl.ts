@@ -27,6 +27,7 @@ import {
 import { illFormedPointer } from '../text.js';
 import { jsonDepth } from '../json-depth.js';
 import { refuseIllFormed } from './validate.js';
+import { refuseLedgerAsOutput } from './file-check.js';
 
 type EntryValidator = ValidateFunction<LedgerEntry>;
 let validator: EntryValidator | undefined;
@@ -91,6 +92,7 @@ export function* newContentLines(
 
 /** Write the export to `path` atomically (temp file, fsync, rename); returns the exported head. */
 export function exportLedger(ledger: Ledger, path: string): Anchor {
+  refuseLedgerAsOutput(ledger.path, path, 'the export');
   return writeFileAtomicWith(path, (write) => {
     let head: Anchor = { seq: 0, hash: GENESIS_HASH };
     ledger.snapshot(() => {

@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { rootPaths } from '../../../kernel/root/layout.js';
 import { canonicalJson } from '../../../kernel/canonical.js';
 import {
   exportLedger,
+  exportRootCheckpoints,
   importLedger,
   Ledger,
   parseExport,
@@ -174,4 +176,30 @@ test('JSON nested past what SQLite stores is refused, coded, on append and on im
       e instanceof CpError && e.code === 'ERR_LEDGER_IMPORT_INVALID' && /line 1 .*deeper than/.test(e.message),
   );
   assert.equal(target.count(), 0);
+});
+
+test('an export or checkpoints copy written over the ledger file or its -wal/-shm is refused, and the ledger stays whole', (t) => {
+  const root = tempDir(t);
+  const path = rootPaths(root).ledgerFile;
+  const ledger = Ledger.open(path, { create: true });
+  t.after(() => ledger.close());
+  appendN(ledger, 4);
+  const head = ledger.head();
+  // The same file reached through a symlinked directory is the same file.
+  const alias = join(tempDir(t), 'alias');
+  symlinkSync(dirname(path), alias);
+  for (const out of [path, `${path}-wal`, `${path}-shm`, join(alias, basename(path))]) {
+    assert.throws(
+      () => exportLedger(ledger, out),
+      (e: unknown) => e instanceof CpError && e.code === 'ERR_USAGE' && /would replace the ledger/.test(e.message),
+      out,
+    );
+    assert.throws(() => exportRootCheckpoints(root, out), { code: 'ERR_USAGE' });
+  }
+  const other = join(tempDir(t), 'copy.jsonl');
+  assert.deepEqual(exportLedger(ledger, other), head);
+  ledger.close();
+  const reopened = Ledger.open(path, { readonly: true });
+  t.after(() => reopened.close());
+  assert.equal(verifyLedger(reopened, { anchor: head }).ok, true);
 });
