@@ -25,7 +25,7 @@ import {
   type ImportContent,
 } from './content.js';
 import { illFormedPointer } from '../text.js';
-import { jsonDepth } from '../json-depth.js';
+import { jsonDepth, repeatedKey } from '../json-depth.js';
 import { refuseIllFormed } from './validate.js';
 import { refuseLedgerAsOutput } from './file-check.js';
 
@@ -274,8 +274,9 @@ function jsonLine(line: string, lineNo: number, source: string): unknown {
         details: { line: lineNo },
       },
     );
+  let value: unknown;
   try {
-    return JSON.parse(line);
+    value = JSON.parse(line);
   } catch (cause) {
     throw new CpError('ERR_LEDGER_IMPORT_INVALID', `line ${lineNo} of ${source} is not JSON: ${show(line, 60)}`, {
       hint: 'import only files written by `cplane ledger export`',
@@ -283,6 +284,18 @@ function jsonLine(line: string, lineNo: number, source: string): unknown {
       cause,
     });
   }
+  // Export writes canonical JSON, which never repeats a key; only a line that differs from it needs the scan.
+  const repeated = line === canonicalJson(value) ? undefined : repeatedKey(line);
+  if (repeated !== undefined)
+    throw new CpError(
+      'ERR_LEDGER_IMPORT_INVALID',
+      `line ${lineNo} of ${source} holds the key ${show(repeated)} twice in one object: readers disagree on which value it has`,
+      {
+        hint: 'import only files written by `cplane ledger export`; nothing was imported',
+        details: { line: lineNo, key: repeated },
+      },
+    );
+  return value;
 }
 
 function parseLine(line: string, lineNo: number, source: string): LedgerEntry {

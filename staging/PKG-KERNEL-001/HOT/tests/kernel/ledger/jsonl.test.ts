@@ -203,3 +203,40 @@ test('an export or checkpoints copy written over the ledger file or its -wal/-sh
   t.after(() => reopened.close());
   assert.equal(verifyLedger(reopened, { anchor: head }).ok, true);
 });
+
+test('an export line that holds a key twice is refused, however it is spelt; one merely reformatted still imports', (t) => {
+  const { file, lines, entries } = exported(t, 3);
+  const repeats: [string, (line: string) => string][] = [
+    ['decision', (line) => line.replace('{"decision":"OK"', '{"decision":"DENIED","decision":"OK"')],
+    ['decision', (line) => line.replace('{"decision":"OK"', '{"\\u0064ecision":"DENIED","decision":"OK"')],
+    ['session_id', (line) => line.replace('"metadata":{', '"metadata":{"session_id":"S9",')],
+  ];
+  for (const [key, edit] of repeats) {
+    const edited = edit(lines[1] as string);
+    assert.notEqual(edited, lines[1]);
+    writeFileSync(file, `${[lines[0], edited, lines[2]].join('\n')}\n`);
+    const target = freshLedger(t);
+    assert.throws(
+      () => importLedger(target, file),
+      (e: unknown) =>
+        e instanceof CpError &&
+        e.code === 'ERR_LEDGER_IMPORT_INVALID' &&
+        e.message.includes(`line 2 `) &&
+        e.message.includes(`"${key}" twice`),
+      edited,
+    );
+    assert.equal(target.count(), 0);
+  }
+  // Keys in another order and a key's text inside a value are no repeat: the chain verifies as it did.
+  const reordered = lines.map((line) => {
+    const entry = JSON.parse(line) as Record<string, unknown>;
+    return JSON.stringify(Object.fromEntries(Object.entries(entry).reverse()));
+  });
+  assert.notEqual(reordered[0], lines[0]);
+  assert.ok((lines[0] as string).includes('"text":"line\\n0 \\"quoted\\" é"'));
+  writeFileSync(file, `${reordered.join('\n')}\n`);
+  assert.deepEqual(importLedger(freshLedger(t), file), {
+    seq: entries.length,
+    hash: entries.at(-1)?.entry_hash as string,
+  });
+});
