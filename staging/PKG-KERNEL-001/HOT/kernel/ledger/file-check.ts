@@ -173,7 +173,7 @@ function inspectOnce(path: string): LedgerFile {
  * lies further in): SQLite reads it without locking, journalling or creating any file beside it. Only for a file
  * with no `-wal`, whose bytes are then the whole database. Undefined when the file is too large to read so.
  */
-export function probeLedgerFile(path: string, all: boolean): Database.Database | undefined {
+export function probeLedgerFile(path: string, all: boolean, maxBytes = PROBE_MAX_BYTES): Database.Database | undefined {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
@@ -181,7 +181,7 @@ export function probeLedgerFile(path: string, all: boolean): Database.Database |
     readSync(fd, header, 0, HEADER_BYTES, 0);
     const raw = header.readUInt16BE(16);
     const pageSize = raw === 1 ? 65536 : raw;
-    if (all && size > PROBE_MAX_BYTES) return undefined;
+    if (all && size > maxBytes) return undefined;
     const pages = all ? size / pageSize : Math.min(size / pageSize, PROBE_PAGES);
     const bytes = Buffer.alloc(pages * pageSize);
     readSync(fd, bytes, 0, bytes.length, 0);

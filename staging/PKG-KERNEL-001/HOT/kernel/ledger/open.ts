@@ -44,6 +44,7 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
   const readonly = options.readonly ?? false;
   const creating = options.create === true && !readonly;
   let fresh = !existsSync(path);
+  let inMemory = false;
   if (fresh && !creating) {
     throw new CpError('ERR_LEDGER_NOT_FOUND', `no ledger at ${show(path)}`, {
       hint: 'check --ledger/--root, or append an entry first to create the ledger',
@@ -58,12 +59,17 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
       fresh = true;
     } else if (!file.hasWal) {
       probe(path, creating);
+      // A WAL reader needs a -shm beside the file; where none can be made (a read-only mount, a directory it may
+      // not write) it reads a copy in memory, which is the whole ledger since no -wal holds anything more.
+      inMemory = readonly && file.walMode && !existsSync(`${path}-shm`) && !writableDir(dirname(path));
     }
   }
   if (fresh) mkdirSync(dirname(path), { recursive: true });
   let db: Database.Database;
   try {
-    db = new Database(path, { readonly, fileMustExist: !fresh });
+    db =
+      (inMemory ? probeLedgerFile(path, true, READONLY_COPY_MAX_BYTES) : undefined) ??
+      new Database(path, { readonly, fileMustExist: !fresh });
   } catch (cause) {
     throw openFailure(path, cause, readonly);
   }
@@ -156,6 +162,18 @@ function initialise(db: Database.Database, path: string, creating: boolean): voi
       .immediate();
   }
   checkMeta(db, path, state, false);
+}
+
+/** Up to this size a ledger that cannot be read in place (see inMemory above) is read from a copy in memory. */
+const READONLY_COPY_MAX_BYTES = 256 << 20;
+
+function writableDir(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
