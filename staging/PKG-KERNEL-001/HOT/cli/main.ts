@@ -74,13 +74,29 @@ function unavailableCommand(name: string, path: string, error: unknown): CliComm
   };
 }
 
+/**
+ * Lines to the process's stdout. A reader that stops early (`cplane ledger export | head`) closes the pipe: the
+ * rest of the output has nowhere to go, which is no error, where an unhandled EPIPE would crash with a stack.
+ */
+function stdoutWriter(): (text: string) => void {
+  // One listener per process, however many times the CLI runs in it.
+  if (stdoutState.listening === false) {
+    stdoutState.listening = true;
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      stdoutState.gone = true;
+    });
+  }
+  return (text) => {
+    if (!stdoutState.gone) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  };
+}
+
+const stdoutState = { listening: false, gone: false };
+
 /** Run the cplane CLI against the code in this HOT tree. Returns the exit code; never exits the process. */
 export async function runCli(options: RunCliOptions): Promise<ExitCode> {
-  const out =
-    options.stdout ??
-    ((text: string) => {
-      process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-    });
+  const out = options.stdout ?? stdoutWriter();
   const err =
     options.stderr ??
     ((text: string) => {

@@ -1,4 +1,6 @@
 import { test } from 'node:test';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,6 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { runCli } from '../../cli/main.js';
 import { rootPaths } from '../../kernel/root/layout.js';
+import { Ledger } from '../../kernel/ledger/index.js';
 
 interface Run {
   code: number;
@@ -314,4 +317,43 @@ test('ledger redact: --dry-run lists the blocks and changes nothing; a redaction
     metadata: { prompt: string };
   }[];
   assert.equal(query[0]?.metadata.prompt, `{"messages":[[REDACTED:${result.entry_id}]]}`);
+});
+
+test('ledger export into a pipe its reader closes early ends quietly with exit 0, not a crash on EPIPE', async (t) => {
+  const dir = tempRoot(t);
+  const path = join(dir, 'ledger.sqlite');
+  const ledger = Ledger.open(path, { create: true });
+  // Far more than a pipe's buffer, so writes go on after the reader has gone.
+  ledger.appendBatch(
+    Array.from({ length: 4000 }, (_, i) => ({
+      event_type: 'TEST',
+      submission_id: `S-${i}`,
+      decision: 'OK',
+      reason: 'x'.repeat(200),
+    })),
+  );
+  ledger.close();
+  const main = new URL('../../cli/main.js', import.meta.url).href;
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `const { runCli } = await import(${JSON.stringify(main)}); process.exitCode = await runCli({ argv: process.argv.slice(1) });`,
+      'ledger',
+      'export',
+      '--ledger',
+      path,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  // The reader takes the first chunk and goes away, as `| head -1` does.
+  child.stdout.once('data', () => child.stdout.destroy());
+  const [code] = (await once(child, 'close')) as [number | null];
+  assert.equal(stderr, '');
+  assert.equal(code, 0);
 });
