@@ -229,8 +229,16 @@ test("an upstream 200 that echoes the gateway's upstream key: the client never s
           usage: { input_tokens: 5, output_tokens: 1 },
         },
       }),
-      frame('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
-      frame('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: echo } }),
+      frame('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'text', text: '' },
+      }),
+      frame('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: echo },
+      }),
       frame('content_block_stop', { type: 'content_block_stop', index: 0 }),
       frame('message_delta', {
         type: 'message_delta',

@@ -1,17 +1,8 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readSync,
-  type Dirent,
-} from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, readdirSync, readSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../atomic.js';
 import { envError } from '../env-errors.js';
+import { openRegularFile } from '../regular-file.js';
 import { CpError, isCpError, show } from '../errors.js';
 import { readTrustedRootKey } from '../signing/root-key.js';
 import {
@@ -44,10 +35,9 @@ export function checkpointFileName(cp: Pick<Checkpoint, 'seq' | 'hash'>): string
 
 /** Read at most `max` bytes of a regular file; anything else (a FIFO, a directory, a larger file) is refused. */
 function readBounded(path: string, max: number, what: string): string {
-  let fd: number;
+  let opened: ReturnType<typeof openRegularFile>;
   try {
-    // Non-blocking, so a FIFO named as a checkpoint is refused by fstat below instead of hanging the open.
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    opened = openRegularFile(path);
   } catch (error) {
     const env = envError(error, path, `reading ${what}`);
     if (env) throw env;
@@ -57,13 +47,13 @@ function readBounded(path: string, max: number, what: string): string {
       cause: error,
     });
   }
+  if (opened.fd === null)
+    throw new CpError('ERR_CHECKPOINT_INVALID', `${what} ${show(path)} is a ${opened.kind}, not a regular file`, {
+      hint: 'pass a checkpoint file',
+      details: { path },
+    });
+  const { fd, stat } = opened;
   try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile())
-      throw new CpError('ERR_CHECKPOINT_INVALID', `${what} ${show(path)} is not a regular file`, {
-        hint: 'pass a checkpoint file',
-        details: { path },
-      });
     if (stat.size > max)
       throw new CpError(
         'ERR_CHECKPOINT_INVALID',

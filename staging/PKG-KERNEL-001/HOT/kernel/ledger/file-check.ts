@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
-import { closeSync, constants, existsSync, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CpError, show } from '../errors.js';
+import { openRegularFile } from '../regular-file.js';
 
 /**
  * What a ledger path holds, judged from its bytes before SQLite opens it: opening is not free of writes (a
@@ -117,10 +118,9 @@ export function inspectLedgerFile(path: string): LedgerFile {
 
 function inspectOnce(path: string): LedgerFile {
   const walBefore = existsSync(`${path}-wal`);
-  let fd: number;
+  let opened: ReturnType<typeof openRegularFile>;
   try {
-    // Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    opened = openRegularFile(path);
   } catch (cause) {
     throw new CpError('ERR_LEDGER_OPEN_FAILED', `cannot open ledger ${show(path)}: ${(cause as Error).message}`, {
       hint: 'check the path and its permissions',
@@ -128,14 +128,15 @@ function inspectOnce(path: string): LedgerFile {
       cause,
     });
   }
+  if (opened.fd === null) {
+    throw new CpError(
+      'ERR_LEDGER_OPEN_FAILED',
+      `cannot open ledger ${show(path)}: it is a ${opened.kind}, not a regular file`,
+      { hint: 'point --ledger at a ledger file', details: { path } },
+    );
+  }
+  const { fd, stat } = opened;
   try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) {
-      throw new CpError('ERR_LEDGER_OPEN_FAILED', `cannot open ledger ${show(path)}: it is not a regular file`, {
-        hint: 'point --ledger at a ledger file',
-        details: { path },
-      });
-    }
     if (stat.size === 0) return { kind: 'empty' };
     const header = Buffer.alloc(HEADER_BYTES);
     const got = readSync(fd, header, 0, HEADER_BYTES, 0);
