@@ -1,4 +1,4 @@
-import { bodyInputBound, bodyInputLimit, bodyOutputBound, bodyOutputLimit } from '#budgeter/bound.js';
+import { bodyInputBounds, bodyOutputBound, bodyOutputLimit } from '#budgeter/bound.js';
 import type { SseFrame } from '#providers/wire/sse.js';
 import type { WireSurface } from '#providers/wire/spec.js';
 
@@ -56,17 +56,25 @@ export function checkGeneration(surface: WireSurface, body: unknown): Generation
   }
   if (body.stream !== undefined && typeof body.stream !== 'boolean') return 'stream: must be a boolean';
   const stream = body.stream === true;
-  let prompt: Record<string, unknown>;
+  let promptKeys: readonly string[];
   if (surface === 'anthropic.messages') {
     if (!Array.isArray(body.messages)) return 'messages: an array is required';
     if (body.max_tokens === undefined || body.max_tokens === null) return 'max_tokens: a positive integer is required';
-    prompt = pick(body, ['tools', 'system', 'messages']);
+    promptKeys = ['tools', 'system', 'messages'];
   } else if (surface === 'openai.chat') {
     if (!Array.isArray(body.messages)) return 'messages: an array is required';
-    prompt = pick(body, ['tools', 'messages']);
+    promptKeys = ['tools', 'messages'];
   } else {
     if (body.input === undefined) return 'input: a string or an array is required';
-    prompt = pick(body, ['tools', 'instructions', 'input']);
+    promptKeys = ['tools', 'instructions', 'input'];
+  }
+  // The prompt's fields in this fixed order (what is recorded, whatever order the client sent); the rest apart.
+  const prompt: Record<string, unknown> = {};
+  for (const key of promptKeys) if (body[key] !== undefined) prompt[key] = body[key];
+  const rest: Record<string, unknown> = {};
+  for (const key of Object.keys(body)) {
+    if (promptKeys.includes(key)) continue;
+    Object.defineProperty(rest, key, { value: body[key], enumerable: true, writable: true, configurable: true });
   }
   const upstreamBody: Record<string, unknown> = { ...body };
   const options = isObject(body.stream_options) ? body.stream_options : null;
@@ -74,6 +82,8 @@ export function checkGeneration(surface: WireSurface, body: unknown): Generation
   if (surface === 'openai.chat' && stream && !clientWantsUsage)
     upstreamBody.stream_options = { ...(options ?? {}), include_usage: true };
   const { whole, pieces: promptPieces } = jsonPieces(prompt);
+  // The body's JSON is the prompt's (serialised once, just above) and the rest's, give or take a comma.
+  const input = bodyInputBounds(body, Buffer.byteLength(whole) + Buffer.byteLength(JSON.stringify(rest)));
   return {
     model,
     stream,
@@ -82,11 +92,11 @@ export function checkGeneration(surface: WireSurface, body: unknown): Generation
     promptPieces,
     clientWantsUsage,
     bounds: {
-      estimated_input_tokens: bodyInputBound(withoutOutputFields(body, surface)),
+      estimated_input_tokens: input.bound,
       max_output_tokens: bodyOutputBound(body, DEFAULT_OUTPUT_BOUND),
     },
     outputLimit: bodyOutputLimit(body),
-    inputLimit: bodyInputLimit(withoutOutputFields(body, surface)),
+    inputLimit: input.limit,
   };
 }
 
@@ -135,19 +145,7 @@ function gluedPieces(value: Record<string, unknown>): string[] {
   return pieces;
 }
 
-function pick(body: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of keys) if (body[key] !== undefined) out[key] = body[key];
-  return out;
-}
-
 /** A Responses body carries its conversation in `input`: bounded like messages. */
-function withoutOutputFields(body: Record<string, unknown>, surface: WireSurface): Record<string, unknown> {
-  if (surface !== 'openai.responses') return body;
-  const input = body.input;
-  return { ...body, messages: Array.isArray(input) ? input : [input] };
-}
-
 export type FrameAction = 'forward' | 'hold' | 'strip';
 
 /**

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { bodyInputBounds } from '#budgeter/bound.js';
 import { checkGeneration, jsonPieces } from '../../gateway/request-body.js';
 
 test('jsonPieces: the pieces join to JSON.stringify exactly, whatever the values hold', () => {
@@ -34,4 +35,40 @@ test('a conversation resent with one more message shares every piece of the turn
   assert.ok(second.promptPieces.includes(`,${JSON.stringify(messages[2])}`), 'each message is a piece of its own');
   // Per turn: the two new messages and the closing brackets.
   assert.equal(second.promptPieces.length, first.promptPieces.length + 2);
+});
+
+test("the input bound at the edge is the body's own, taken from the prompt JSON already serialised", () => {
+  const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0K' } };
+  const bodies: Array<[Parameters<typeof checkGeneration>[0], Record<string, unknown>]> = [
+    [
+      'anthropic.messages',
+      {
+        metadata: { user_id: 'u "1"' },
+        messages: [{ role: 'user', content: [image, { type: 'text', text: '規則 "q" \\ 😀' }] }],
+        model: 'claude-sonnet-4-5',
+        max_tokens: 64,
+        system: 'be brief',
+        tools: [{ name: 't', input_schema: { type: 'object' } }],
+      },
+    ],
+    ['openai.chat', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], temperature: 0.5 }],
+    ['openai.responses', { model: 'gpt-4o', instructions: 'x', input: 'one text', max_output_tokens: 9 }],
+  ];
+  for (const [surface, body] of bodies) {
+    const gen = checkGeneration(surface, body);
+    assert.ok(typeof gen !== 'string', String(gen));
+    const own = bodyInputBounds(body);
+    // Two objects' JSON for one: at most one byte more than the body's own, never less.
+    const edge = gen.bounds.estimated_input_tokens;
+    assert.ok(edge >= own.bound && edge <= own.bound + 1, `${surface}: ${edge} against ${own.bound}`);
+    assert.equal(gen.inputLimit, edge);
+  }
+  const pdf = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' } };
+  const withPdf = checkGeneration('anthropic.messages', {
+    model: 'm',
+    max_tokens: 1,
+    messages: [{ role: 'user', content: [pdf] }],
+  });
+  assert.ok(typeof withPdf !== 'string');
+  assert.equal(withPdf.inputLimit, null);
 });
