@@ -122,6 +122,10 @@ function verifySigned(token: unknown, keys: AuthKeys, nowMs: number): AuthResult
     return { ok: false, code: 'AUTH_MALFORMED', message: 'auth token is not a cpt1 token' };
   }
   const [, payloadPart, macPart] = token.split('.') as [string, string, string];
+  // And exactly its canonical spelling: 43 characters carry 258 bits, and the decoder drops the last two, so a
+  // mac whose last character differs in those bits would verify as the same key under a new digest.
+  if (!isCanonical(payloadPart) || !isCanonical(macPart))
+    return { ok: false, code: 'AUTH_MALFORMED', message: 'auth token is not a cpt1 token' };
   let claims: TokenClaims;
   try {
     claims = JSON.parse(Buffer.from(payloadPart, 'base64url').toString('utf8')) as TokenClaims;
@@ -152,6 +156,11 @@ function verifySigned(token: unknown, keys: AuthKeys, nowMs: number): AuthResult
   if (claims.iat > nowS + CLOCK_SKEW_S)
     return { ok: false, code: 'AUTH_NOT_YET_VALID', message: 'auth token is issued in the future' };
   return { ok: true, claims };
+}
+
+/** Whether `part` is the one base64url spelling of the bytes it decodes to (no stray trailing bits). */
+function isCanonical(part: string): boolean {
+  return Buffer.from(part, 'base64url').toString('base64url') === part;
 }
 
 /** `sha256:<hex>` of a token's bytes: the stable id of a token minted without a `jti`. */
