@@ -119,6 +119,21 @@ test('an unowned command module is never imported: skipped with ERR_MODULE_UNOWN
   assert.equal(existsSync(marker), false, 'gate-check ran the planted command');
 });
 
+test('a codes.js planted where the start-up walk does not look (state directories, HOT/tests) is never imported', () => {
+  const { root, marker, esm } = attackRoot();
+  // An error whose code no loaded module has registered makes the CLI load every HOT/<area>/codes.js it finds.
+  for (const area of ['tests', 'registries', 'ledger', 'installed'])
+    writeFileSync(join(root, 'HOT', area, 'codes.js'), `${esm}export const CODES = {};\n`);
+  for (const args of [
+    [cplane, 'token', 'revoke', '--key-id', 'bad', '--root', root],
+    [entry(root, 'cplane.js'), 'token', 'revoke', '--key-id', 'bad', '--root', root],
+  ]) {
+    const r = run(args);
+    assert.match(r.stderr, /cplane: ERR_TOKEN_INVALID: "bad" is not a key id/, r.stderr);
+    assert.equal(existsSync(marker), false, `${args.slice(1).join(' ')} ran a planted codes.js`);
+  }
+});
+
 test('an unowned gate module is never imported: gate-check reports it as a failing gate and G0 names it', () => {
   const { root, marker, esm } = attackRoot();
   writeFileSync(

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { CpError } from '../../kernel/errors.js';
+import { importFound } from '../../kernel/loader/discover.js';
 import { sha256Hex } from '../../kernel/canonical.js';
 import {
   type Anchor,
@@ -45,7 +45,7 @@ const REVOCATION_MIGRATOR = join('router', 'pg', 'migrate-revocations.js');
 
 async function loadMigrator<T>(hot: string, rel: string): Promise<T | null> {
   const path = join(hot, rel);
-  return existsSync(path) ? ((await import(pathToFileURL(path).href)) as T) : null;
+  return existsSync(path) ? ((await importFound(path)) as T) : null;
 }
 
 export default defineCommand({

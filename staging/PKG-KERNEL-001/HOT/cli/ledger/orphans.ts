@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { CpError } from '../../kernel/errors.js';
+import { importFound } from '../../kernel/loader/discover.js';
 import { DEFAULT_ORPHAN_TIMEOUT_MS, listOrphans, type Ledger, type LedgerEntry } from '../../kernel/ledger/index.js';
 import { pgOrphans } from '../../kernel/ledger/pg/pg-checks.js';
 import { PgLedger } from '../../kernel/ledger/pg/pg-ledger.js';
@@ -32,7 +32,7 @@ const STORE_RECONCILER = join('budgeter', 'pg', 'reconcile-pg.js');
 
 async function loadReconciler<T>(hot: string, file: string): Promise<T | null> {
   const path = join(hot, file);
-  return existsSync(path) ? ((await import(pathToFileURL(path).href)) as T) : null;
+  return existsSync(path) ? ((await importFound(path)) as T) : null;
 }
 
 async function storeOrphans(url: string, timeoutMs: number): Promise<LedgerEntry[]> {

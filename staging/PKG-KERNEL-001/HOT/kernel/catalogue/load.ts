@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { isCpError } from '../errors.js';
+import { importFound } from '../loader/discover.js';
 import { type CodeEntry, type CodeFragment, codeEntry, KIND_EXIT } from './define.js';
 
 /** One package area's fragment: `HOT/<area>/codes.js`, exporting `CODES`. */
@@ -29,7 +29,7 @@ export async function loadCatalogue(hot: string): Promise<LoadedFragment[]> {
   const loaded: LoadedFragment[] = [];
   for (const { area, path } of fragmentPaths(hot)) {
     try {
-      const mod = (await import(pathToFileURL(path).href)) as { CODES?: CodeFragment };
+      const mod = (await importFound(path)) as { CODES?: CodeFragment };
       if (mod.CODES) loaded.push({ area, codes: mod.CODES });
     } catch (error) {
       if (!isCpError(error)) throw error;

@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { moduleRefusal } from './register.js';
 
@@ -39,6 +39,11 @@ export function contributionFolders(dir: string, file: string): Contribution[] {
   return entries(dir)
     .filter((entry) => entry.isDirectory() && entries(join(dir, entry.name)).some((inner) => inner.name === file))
     .map((entry) => contribution(entry.name, join(dir, entry.name, file)));
+}
+
+/** Import a module found by its path (a file a package may or may not ship), under the same rules. */
+export function importFound(path: string): Promise<Record<string, unknown>> {
+  return importContribution(contribution(basename(path).replace(/\.js$/, ''), path));
 }
 
 /** Import a contribution; a refused one throws its refusal instead. */

@@ -82,12 +82,25 @@ function refuseOnImport(
   register(new URL('./refuse-hooks.js', import.meta.url), { data: { refused } });
 }
 
-/** Why the module at `path` must not be imported (discovery skips it), or undefined when it may be. */
+/**
+ * Why the module at `path` must not be imported (discovery skips it), or undefined when it may be. A path the
+ * start-up seal did not walk (a state directory, HOT/tests) is checked now: a listing finds whatever lies there.
+ */
 export function moduleRefusal(path: string): (Error & { code: string }) | undefined {
   const state = shared[STATE];
   if (state === undefined) return undefined;
-  const rel = state.gate.relativeOf(resolve(path));
-  return rel === null ? undefined : state.refusals.get(rel);
+  const absolute = resolve(path);
+  const rel = state.gate.relativeOf(absolute);
+  if (rel === null) return undefined;
+  const sealed = state.refusals.get(rel);
+  if (sealed !== undefined) return sealed;
+  try {
+    state.gate.checkFile(absolute);
+    return undefined;
+  } catch (error) {
+    if (!isModuleRefusal(error)) throw error;
+    return error;
+  }
 }
 
 /**
