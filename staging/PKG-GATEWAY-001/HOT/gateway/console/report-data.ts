@@ -35,7 +35,8 @@ export async function reportData(
     if (page.next_before === null) break;
     before = page.next_before;
   }
-  const turns: Record<string, SessionTurn[]> = {};
+  // Keyed by the client's own session ids: no prototype, so "__proto__" is a session like any other.
+  const turns = Object.create(null) as Record<string, SessionTurn[]>;
   for (const s of sessions) {
     const list: SessionTurn[] = [];
     let after: number | undefined;
