@@ -210,6 +210,29 @@ test('a revoked console key, and a sign-in posted from another site, are refused
   });
   assert.equal(cross.status, 403);
   assert.equal(cross.headers.get('set-cookie'), null);
+  // A form in a sandboxed frame (or a data: page) posts with Origin "null", as the console's own no-referrer
+  // page does; the browser's Sec-Fetch-Site still says where it came from.
+  for (const [route, body] of [
+    ['/console/login', `key=${encodeURIComponent(consoleKey)}`],
+    ['/console/logout', ''],
+  ] as const) {
+    const framed = await fetch(`${served.url}${route}`, {
+      method: 'POST',
+      headers: { origin: 'null', 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+      redirect: 'manual',
+    });
+    assert.equal(framed.status, 403, route);
+    assert.equal(framed.headers.get('set-cookie'), null, route);
+  }
+  const own = await fetch(`${served.url}/console/login`, {
+    method: 'POST',
+    headers: { origin: 'null', 'sec-fetch-site': 'same-origin', 'content-type': 'application/x-www-form-urlencoded' },
+    body: `key=${encodeURIComponent(consoleKey)}`,
+    redirect: 'manual',
+  });
+  assert.equal(own.status, 303);
+  assert.match(own.headers.get('set-cookie') ?? '', /^cplane_console=cpt1\./);
 });
 
 /** Polls from outside the page: the console's CSP forbids the string evaluation waitForFunction uses. */

@@ -56,6 +56,8 @@ export class ConsoleRoutes {
     if (path === '/console/login' && method === 'POST') return this.login(req, res);
     if (path === '/console/logout' && method === 'POST') {
       req.resume();
+      if (fromAnotherSite(req))
+        return this.html(res, 403, loginPage('Sign-out is accepted only from this console’s own page.'));
       return this.redirect(res, '/console/', `${CONSOLE_COOKIE}=; Path=/console; HttpOnly; SameSite=Strict; Max-Age=0`);
     }
     req.resume();
@@ -130,9 +132,8 @@ export class ConsoleRoutes {
   }
 
   private async login(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // A sign-in posted from another site's page (login CSRF) is refused: browsers send Origin on POST.
-    const origin = req.headers.origin;
-    if (typeof origin === 'string' && origin !== 'null' && origin !== `http://${req.headers.host ?? ''}`) {
+    // A sign-in posted from another site's page (login CSRF) is refused.
+    if (fromAnotherSite(req)) {
       req.resume();
       return this.html(res, 403, loginPage('Sign-in is accepted only from this console’s own page.'));
     }
@@ -186,6 +187,18 @@ export class ConsoleRoutes {
   private json(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
     sendJson(res, status, body, { ...SECURITY_HEADERS, ...extra });
   }
+}
+
+/**
+ * A form another site's page posted here. Browsers send Origin on POST, but "null" both from the console's own
+ * page (its Referrer-Policy is no-referrer) and from a sandboxed frame or data: page anywhere; Sec-Fetch-Site,
+ * which browsers set themselves, tells those apart.
+ */
+function fromAnotherSite(req: IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  if (typeof origin === 'string' && origin !== 'null' && origin !== `http://${req.headers.host ?? ''}`) return true;
+  const site = req.headers['sec-fetch-site'];
+  return site === 'cross-site' || site === 'same-site';
 }
 
 function acceptsHtml(req: IncomingMessage): boolean {
