@@ -140,6 +140,20 @@ test('revoke refuses what is not a token or a key id, and writes nothing', () =>
   assert.deepEqual(entries(root, 'KEY_REVOKED'), []);
 });
 
+test('a revoked key stays revoked when its entry, or the whole list, is deleted: the ledger recorded KEY_REVOKED', () => {
+  const root = copyRoot();
+  const a = issue(root);
+  const b = issue(root);
+  assert.equal(cp(root, ['token', 'revoke', '--root', root, '--key-id', a.claims.jti]).status, 0);
+  assert.equal(route(root, a.token).error_code, 'AUTH_REVOKED');
+  const list = join(root, 'HOT', 'registries', 'revoked-keys.json');
+  writeFileSync(list, `${JSON.stringify({ schema_version: '1', revoked: [] })}\n`);
+  assert.equal(route(root, a.token).error_code, 'AUTH_REVOKED', 'the entry was deleted from the list');
+  rmSync(list);
+  assert.equal(route(root, a.token).error_code, 'AUTH_REVOKED', 'the list was deleted');
+  assert.equal(route(root, b.token).outcome, 'success');
+});
+
 test('a tampered revocation list refuses every key with a code, never allows all; a link there refuses the root', () => {
   const root = copyRoot();
   const key = issue(root);

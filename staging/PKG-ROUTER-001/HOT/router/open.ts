@@ -113,7 +113,12 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     budget,
     devMode: options.devMode ?? false,
     authKeys,
-    revocations: options.ledgerPath ? null : (shared?.revocations ?? revocationList(root)),
+    revocations: options.ledgerPath
+      ? null
+      : (shared?.revocations ??
+        revocationList(root, () =>
+          (ledger as Ledger).query({ event_type: 'KEY_REVOKED' }).map((e) => e.submission_id),
+        )),
     spoolDir: spool?.dir ?? null,
     spoolQuarantineDir: spool?.quarantineDir ?? null,
     // The keys the HTTP providers read from the environment: scrubbed from every record if echoed back.

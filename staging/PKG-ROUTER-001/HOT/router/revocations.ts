@@ -92,8 +92,10 @@ export interface RevocationCheck {
 /**
  * The root's list as the router checks it on every authentication: re-read only when the file changed
  * (an atomic publish changes its inode), so a long-lived process sees a revocation at its next request.
+ * `recorded`: the key ids the ledger's KEY_REVOKED records name. They stay revoked whatever the file says:
+ * deleting it, or an entry from it, must not bring a revoked key back (nothing ever unrevokes one).
  */
-export function revocationList(root: string): RevocationCheck {
+export function revocationList(root: string, recorded: () => readonly string[] = () => []): RevocationCheck {
   const path = rootPaths(root).revokedKeys;
   let signature = '';
   let revoked = new Set<string>();
@@ -109,7 +111,7 @@ export function revocationList(root: string): RevocationCheck {
       const now =
         stat === null ? 'absent' : `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.mode}`;
       if (now !== signature) {
-        revoked = new Set(readRevocations(root).entries.map((e) => e.key_id));
+        revoked = new Set([...readRevocations(root).entries.map((e) => e.key_id), ...recorded()]);
         signature = now;
       }
       return keyIds.some((id) => revoked.has(id));
