@@ -132,6 +132,13 @@ test('a codes.js planted where the start-up walk does not look (state directorie
     assert.match(r.stderr, /cplane: ERR_TOKEN_INVALID: "bad" is not a key id/, r.stderr);
     assert.equal(existsSync(marker), false, `${args.slice(1).join(' ')} ran a planted codes.js`);
   }
+  const g0 = gateCheck(root).gates.find((g) => g.id === 'G0');
+  assert.equal(g0?.status, 'FAIL');
+  assert.deepEqual(
+    g0?.findings.map((f) => [f.code, f.path]).sort(),
+    ['installed', 'ledger', 'registries', 'tests'].map((area) => ['UNOWNED_FILE', `HOT/${area}/codes.js`]),
+  );
+  assert.equal(existsSync(marker), false, 'gate-check ran a planted codes.js');
 });
 
 test('an unowned gate module is never imported: gate-check reports it as a failing gate and G0 names it', () => {

@@ -14,7 +14,11 @@ export const CODES = defineCodes({
     meaning:
       'a gate threw an uncoded error (a coded one, or a fault such as a full disk, is reported under its `ERR_…` code)',
   },
-  UNOWNED_FILE: { kind: 'finding', meaning: 'G0: a file under the governed tree is owned by no installed package' },
+  UNOWNED_FILE: {
+    kind: 'finding',
+    meaning:
+      'G0: a file under the governed tree, or a code file (.js, .mjs, .cjs, .node) in a state directory, is owned by no installed package',
+  },
   NOT_A_FILE: { kind: 'finding', meaning: 'G0: a governed path is a symlink, FIFO, socket or device' },
   MISSING_OWNED_FILE: { kind: 'finding', meaning: 'G0: a file the ownership registry lists is absent' },
   DOUBLE_OWNED: { kind: 'finding', meaning: 'G0: a path is owned by two packages' },

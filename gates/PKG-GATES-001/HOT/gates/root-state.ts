@@ -6,7 +6,7 @@ import { PgLedger } from '#kernel/ledger/pg/pg-ledger.js';
 import { configuredStoreUrl } from '#kernel/config/root-store.js';
 import { OwnershipRegistry, type OwnedFile } from '#kernel/registry/ownership.js';
 import { checkReceipt, parseReceipt, type Receipt } from '#kernel/registry/receipt.js';
-import { isGovernedPath, receiptDir, receiptPath, rootPaths } from '#kernel/root/layout.js';
+import { isGovernedPath, LAYOUT, receiptDir, receiptPath, rootPaths, STATE_DIRS } from '#kernel/root/layout.js';
 import type { GateContext } from './gate.js';
 
 export interface GovernedWalk {
@@ -33,6 +33,33 @@ export function walkGoverned(root: string): GovernedWalk {
   }
   out.files.sort();
   return out;
+}
+
+/** What Node could load as code; a state directory holds data only, so any such file there is planted. */
+const CODE_FILE = /\.(?:js|mjs|cjs|node)$/;
+
+/**
+ * Code files under the state directories (HOT/installed, ledger, registries), root-relative, sorted. An install's
+ * staging area (HOT/registries/txn) holds the package files it is placing, and nothing loads from it.
+ */
+export function codeInStateDirs(root: string): string[] {
+  const found: string[] = [];
+  const walk = (abs: string, rel: string): void => {
+    if (rel === LAYOUT.txnDir) return;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(abs, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const path = `${rel}/${entry.name}`;
+      if (entry.isDirectory()) walk(join(abs, entry.name), path);
+      else if (CODE_FILE.test(entry.name)) found.push(path);
+    }
+  };
+  for (const dir of STATE_DIRS) walk(join(rootPaths(root).hot, dir), `HOT/${dir}`);
+  return found.sort();
 }
 
 /** A file under HOT/installed/<PKG>/: its text (null when absent) and its JSON value (undefined when not JSON). */

@@ -1,6 +1,6 @@
 import { quote } from '#kernel/errors.js';
 import { defineGate, verdict, type Finding } from '../gate.js';
-import { ownedIndexOf, receiptsOf, walkGoverned } from '../root-state.js';
+import { codeInStateDirs, ownedIndexOf, receiptsOf, walkGoverned } from '../root-state.js';
 
 /** G0: every file in a governed directory is owned by exactly one installed package, and every owned file exists. */
 export default defineGate({
@@ -16,6 +16,12 @@ export default defineGate({
       if (!owned.has(path))
         errors.push({ code: 'UNOWNED_FILE', message: `${quote(path)} is not owned by any installed package`, path });
     }
+    for (const path of codeInStateDirs(ctx.root))
+      errors.push({
+        code: 'UNOWNED_FILE',
+        message: `${quote(path)} is code in a state directory; no package owns it`,
+        path,
+      });
     for (const odd of walk.oddities)
       errors.push({ code: 'NOT_A_FILE', message: `${quote(odd.path)} is a ${odd.kind}`, path: odd.path });
     for (const [path, row] of owned) {
