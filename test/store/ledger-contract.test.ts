@@ -701,6 +701,20 @@ test('PostgreSQL refuses rewriting history, and a URL holding a password', { ski
   );
 });
 
+test('a store URL carrying its password as a query parameter is refused before connecting, and not echoed', async () => {
+  // node-postgres reads `?password=` as the password (over the userinfo's): on argv it is as seen as user:pass@.
+  for (const url of [
+    'postgres://cplane@127.0.0.1:1/cplane?password=hunter2',
+    'postgresql://cplane@127.0.0.1:1/cplane?sslmode=disable&password=hunter2',
+    'postgres://cplane@127.0.0.1:1/cplane?pass%77ord=hunter2',
+  ])
+    await assert.rejects(
+      PgLedger.open(url),
+      (e: unknown) => e instanceof CpError && e.code === 'ERR_STORE_URL' && !e.message.includes('hunter2'),
+      url,
+    );
+});
+
 test('a database laid out with the kind index on every row gets the rare-kind index on open; queries answer the same', {
   skip: skipPg,
 }, async () => {

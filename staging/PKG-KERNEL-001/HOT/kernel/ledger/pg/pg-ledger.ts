@@ -174,9 +174,10 @@ export function refusePasswordInUrl(url: string): void {
     throw new CpError('ERR_STORE_URL', `the store URL must be postgres://…, got ${parsed.protocol}//…`, {
       hint: 'e.g. postgres://cplane@db.internal:5432/cplane',
     });
-  if (parsed.password !== '')
+  // node-postgres also takes the password from a `password` query parameter, and prefers it to the userinfo's.
+  if (parsed.password !== '' || parsed.searchParams.has('password'))
     throw new CpError('ERR_STORE_URL', 'the store URL holds a password; it would be seen in argv and logs', {
-      hint: 'put the password in PGPASSWORD or a .pgpass file (PGPASSFILE) and drop it from the URL',
+      hint: 'put the password in PGPASSWORD or a .pgpass file (PGPASSFILE) and drop it from the URL (userinfo and ?password=)',
     });
 }
 
