@@ -146,11 +146,13 @@ export class Router {
     // One drain at a time: two would read the same entry and both append it.
     this.draining ??= this.spool
       .drain(async (inputs) => {
+        const records = scrubRecords(inputs, this.secrets, this.patterns);
         // A process that died between appending an entry and removing it left it behind: never append twice.
-        if (await this.alreadyRecorded(inputs[0])) return;
+        if (await this.alreadyRecorded(records[0])) return undefined;
         // The budget's records may have been delivered from its outbox meanwhile (a spool older than the orphan
         // timeout): appended only if the chain does not hold them.
-        await this.writer.appendBatch(scrubRecords(inputs, this.secrets, this.patterns), { once: DELIVERED_ONCE });
+        await this.writer.appendBatch(records, { once: DELIVERED_ONCE });
+        return undefined;
       })
       .finally(() => {
         this.draining = null;

@@ -11,6 +11,7 @@ import {
   rmSync,
   type Stats,
 } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { writeFileAtomic } from '#kernel/atomic.js';
 import { type Warning, warning } from '#kernel/catalogue/define.js';
@@ -21,6 +22,12 @@ import { rootPaths } from '#kernel/root/layout.js';
 
 /** Larger than any batch a bounded reply produces (a 32 MiB body, JSON-escaped); a bigger file is not ours. */
 export const MAX_SPOOL_FILE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * An entry a drain has taken: `.<name>.claim-<pid>-<nonce>`, hidden from listings. Renaming is atomic, so of two
+ * processes draining one spool only one takes each entry; a claim whose process died goes back to its name.
+ */
+const CLAIM = /^\.(.+\.json)\.claim-([0-9]+)-[0-9a-f]+$/;
 
 /** Record types a spooled batch may hold: the EXCHANGE first, then its budget settlement. */
 const SPOOLED_EVENT_TYPES = /^(EXCHANGE|BUDGET_[A-Z_]+)$/;
@@ -55,29 +62,40 @@ export class ExchangeSpool {
   }
 
   pending(): string[] {
+    this.releaseAbandoned();
     return spoolEntries(this.dir);
   }
 
-  /** Never throws: every failure is a quarantined entry, a pending entry or a warning. */
-  async drain(append: (records: AppendInput[]) => Promise<unknown>): Promise<SpoolDrain> {
+  /**
+   * Never throws: every failure is a quarantined entry, a pending entry or a warning. `append` may answer
+   * `{ refused }` for records that must never reach the ledger: the entry is quarantined with that reason.
+   */
+  async drain(append: (records: AppendInput[]) => Promise<{ refused: string } | undefined>): Promise<SpoolDrain> {
     const result: SpoolDrain = { drained: 0, quarantined: [], pending: 0, warnings: [] };
     const names = this.pending();
     for (let i = 0; i < names.length; i += 1) {
       const name = names[i] as string;
-      const path = join(this.dir, name);
+      // Taken first: another process draining this spool appends it, or already has.
+      const path = this.claim(name);
+      if (path === null) continue;
       const read = readSpoolEntry(path, name.slice(0, -'.json'.length));
       if (!read.ok) {
-        this.setAside(name, read.problem, result);
+        this.setAside(path, name, read.problem, result);
         continue;
       }
       try {
-        await append(read.records);
+        const answer = await append(read.records);
+        if (answer !== undefined) {
+          this.setAside(path, name, answer.refused, result);
+          continue;
+        }
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         if (isRecordFault(error)) {
-          this.setAside(name, `the ledger refused its records: ${reason}`, result);
+          this.setAside(path, name, `the ledger refused its records: ${reason}`, result);
           continue;
         }
+        this.unclaim(path, name);
         result.pending = names.length - i;
         result.warnings.push(
           warning(
@@ -102,13 +120,48 @@ export class ExchangeSpool {
     return result;
   }
 
-  private setAside(name: string, problem: string, result: SpoolDrain): void {
+  /** `name` renamed to a claim of this process; null when it is gone (another drain took it). */
+  private claim(name: string): string | null {
+    const claimed = join(this.dir, `.${name}.claim-${process.pid}-${randomBytes(4).toString('hex')}`);
+    try {
+      renameSync(join(this.dir, name), claimed);
+      return claimed;
+    } catch {
+      return null;
+    }
+  }
+
+  /** A claimed entry back under its name, to be drained later (here or by another process). */
+  private unclaim(path: string, name: string): void {
+    try {
+      renameSync(path, join(this.dir, name));
+    } catch {
+      // Left as a claim of this process: taken back once this process is gone.
+    }
+  }
+
+  /** Claims whose process is gone (it died mid-drain) go back under their names. */
+  private releaseAbandoned(): void {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const match = CLAIM.exec(name);
+      if (match === null || alive(Number(match[2]))) continue;
+      this.unclaim(join(this.dir, name), match[1] as string);
+    }
+  }
+
+  private setAside(path: string, name: string, problem: string, result: SpoolDrain): void {
     try {
       mkdirSync(this.quarantineDir, { recursive: true });
       let target = join(this.quarantineDir, name);
       for (let n = 1; existsOrLink(target); n += 1) target = join(this.quarantineDir, `${name}.${n}`);
       // rename moves a symlink itself, never its target.
-      renameSync(join(this.dir, name), target);
+      renameSync(path, target);
       result.quarantined.push(target);
       result.warnings.push(
         warning('SPOOL_QUARANTINED', `spool entry ${show(name)} ${problem}; moved to ${show(target)}`),
@@ -120,6 +173,7 @@ export class ExchangeSpool {
           `spool entry ${show(name)} ${problem} and could not be moved aside (${error instanceof Error ? error.message : String(error)}); it is skipped`,
         ),
       );
+      this.unclaim(path, name);
     }
   }
 }
@@ -132,6 +186,16 @@ export function spoolEntries(dir: string): string[] {
       .sort();
   } catch {
     return [];
+  }
+}
+
+/** Whether process `pid` (on this host: a spool is one root's) is running; one of another user's counts. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

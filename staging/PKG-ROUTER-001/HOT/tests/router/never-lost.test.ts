@@ -3,8 +3,8 @@
 // spooled, or handed back whole. Spool entries that cannot be read are quarantined and routing goes on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
@@ -12,8 +12,9 @@ import { reconcileStaleReservations } from '#budgeter/reconcile.js';
 import { warningText } from '#kernel/catalogue/define.js';
 import { CpError } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
-import { verifyLedger } from '#kernel/ledger/index.js';
+import { Ledger, verifyLedger } from '#kernel/ledger/index.js';
 import { issueToken } from '../../router/auth.js';
+import { Router } from '../../router/router.js';
 import type { Provider, ProviderResult } from '#providers/spec.js';
 import { harness, request, type Harness } from './harness.js';
 import { configPath } from '#kernel/root/layout.js';
@@ -339,6 +340,52 @@ test('a spooled exchange already in the ledger (a drain killed before removing i
   h.ledger.appendBatch(JSON.parse(readFileSync(join(spool, name as string), 'utf8')) as AppendInput[]);
   const drained = await h.router.recoverSpool();
   assert.equal(drained.drained, 1);
+  assert.deepEqual(readdirSync(spool), []);
+  assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
+});
+
+test('two processes draining one spool at once append each spooled exchange once', async (t) => {
+  const h = harness(t);
+  const fail = failExchanges(h, enospc);
+  await h.router.route(request({ session_id: 'SES-A' }));
+  await h.router.route(request({ session_id: 'SES-B' }));
+  fail.on = false;
+  // A second process on the same root: its own ledger handle and router, the same spool.
+  const ledger = Ledger.open(join(h.dir, 'ledger.sqlite'), {});
+  t.after(() => ledger.close());
+  const other = new Router({
+    ledger,
+    config: h.config,
+    providers: [h.provider],
+    devMode: true,
+    spoolDir: join(h.dir, 'spool'),
+  });
+  const [a, b] = await Promise.all([h.router.recoverSpool(), other.recoverSpool()]);
+  assert.equal(a.drained + b.drained, 2);
+  assert.deepEqual([...a.warnings, ...b.warnings], []);
+  assert.deepEqual(
+    h.ledger
+      .query({ event_type: 'EXCHANGE' })
+      .map((e) => e.metadata.session_id)
+      .sort(),
+    ['SES-A', 'SES-B'],
+  );
+  assert.deepEqual(readdirSync(join(h.dir, 'spool')), []);
+  assertVerifies(h);
+});
+
+test('an entry claimed by a drain that died is drained by the next, and counted as spooled meanwhile', async (t) => {
+  const h = harness(t);
+  const fail = failExchanges(h, enospc);
+  await h.router.route(request());
+  fail.on = false;
+  const spool = join(h.dir, 'spool');
+  const [name] = readdirSync(spool);
+  // The pid of a process that has exited: the claim it left is abandoned.
+  const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  renameSync(join(spool, name as string), join(spool, `.${name}.claim-${dead.stdout}-0a1b2c3d`));
+  assert.equal(h.router.spooled(), 1);
+  assert.equal((await h.router.recoverSpool()).drained, 1);
   assert.deepEqual(readdirSync(spool), []);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
 });
