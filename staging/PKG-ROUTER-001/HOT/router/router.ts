@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type RefusalCode, type Warning, warning } from '#kernel/catalogue/define.js';
-import { CpError } from '#kernel/errors.js';
+import { CpError, show } from '#kernel/errors.js';
 import { inlineContent, type AppendInput, type Ledger, type LedgerEntry } from '#kernel/ledger/index.js';
 import { sqliteLedgerStore, type LedgerStore } from '#kernel/ledger/store.js';
 import { canonicalJson, sha256Hex } from '#kernel/canonical.js';
@@ -147,6 +147,8 @@ export class Router {
     this.draining ??= this.spool
       .drain(async (inputs) => {
         const records = scrubRecords(inputs, this.secrets, this.patterns);
+        const refused = await this.unspooled(records[0] as AppendInput);
+        if (refused !== null) return { refused };
         // A process that died between appending an entry and removing it left it behind: never append twice.
         if (await this.alreadyRecorded(records[0])) return undefined;
         // The budget's records may have been delivered from its outbox meanwhile (a spool older than the orphan
@@ -167,6 +169,26 @@ export class Router {
   /** Exchanges waiting in this router's spool (a store that refused writes); 0 without a spool. */
   spooled(): number {
     return this.spool?.pending().length ?? 0;
+  }
+
+  /**
+   * Why a spooled EXCHANGE is not one this router's calls could have left, or null. A router spools only the
+   * answer to a DISPATCH the chain holds, of the same session and agent; a file planted in (or copied into) the
+   * spool that names none, or another's, would otherwise be appended as a call nobody made, or be appended twice
+   * under another session where the duplicate check does not look.
+   */
+  private async unspooled(exchange: AppendInput): Promise<string | null> {
+    // The spool read checked the EXCHANGE has metadata and names the DISPATCH its file is named after.
+    const metadata = exchange.metadata as Record<string, unknown>;
+    const dispatchId = String(metadata.dispatch_entry_id);
+    const dispatch = await this.writer.get(dispatchId);
+    if (dispatch === undefined) return `names DISPATCH ${show(dispatchId)}, which the ledger does not hold`;
+    if (dispatch.event_type !== 'DISPATCH')
+      return `names ${show(dispatchId)}, which is a ${show(dispatch.event_type)}, not a DISPATCH`;
+    for (const field of ['session_id', 'agent_id'])
+      if (metadata[field] !== dispatch.metadata[field])
+        return `has ${field} ${show(metadata[field])} where its DISPATCH ${show(dispatchId)} has ${show(dispatch.metadata[field])}`;
+    return null;
   }
 
   /** True when the ledger already holds this spooled EXCHANGE (same DISPATCH link, found by its session). */

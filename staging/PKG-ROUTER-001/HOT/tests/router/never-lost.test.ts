@@ -390,6 +390,43 @@ test('an entry claimed by a drain that died is drained by the next, and counted 
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
 });
 
+test('spool entries naming no DISPATCH of theirs are quarantined, never appended as calls nobody made', async (t) => {
+  const h = harness(t);
+  const fail = failExchanges(h, enospc);
+  const res = await h.router.route(request());
+  fail.on = false;
+  const spool = join(h.dir, 'spool');
+  const real = JSON.parse(readFileSync(join(spool, `${res.dispatch_entry_id}.json`), 'utf8')) as AppendInput[];
+  assert.equal((await h.router.recoverSpool()).drained, 1);
+  const [drainedExchange] = h.ledger.query({ event_type: 'EXCHANGE' });
+  const plant = (id: string, change: Record<string, unknown>): void => {
+    const batch = structuredClone(real);
+    Object.assign((batch[0] as AppendInput).metadata as Record<string, unknown>, { dispatch_entry_id: id, ...change });
+    writeFileSync(join(spool, `${id}.json`), JSON.stringify(batch));
+  };
+  // Named after a DISPATCH the chain does not hold.
+  plant('LED-FORGED01', {});
+  // Named after an entry that is not a DISPATCH.
+  plant(drainedExchange?.id as string, {});
+  const dispatchId = res.dispatch_entry_id;
+  // The drained exchange again, under another session (where the duplicate check would look) and another agent.
+  plant(dispatchId, { session_id: 'SES-ELSEWHERE' });
+  const drained = await h.router.recoverSpool();
+  assert.equal(drained.drained, 0);
+  assert.equal(drained.quarantined.length, 3);
+  const why = drained.warnings.map(warningText).join('\n');
+  assert.match(why, /LED-FORGED01.*names DISPATCH "LED-FORGED01", which the ledger does not hold/);
+  assert.match(why, /not a DISPATCH/);
+  assert.match(why, /has session_id "SES-ELSEWHERE" where its DISPATCH .* has "SES-1"/);
+  plant(dispatchId, { agent_id: 'AGENT-OTHER' });
+  assert.match((await h.router.recoverSpool()).warnings.map(warningText).join('\n'), /has agent_id "AGENT-OTHER"/);
+  assert.deepEqual(
+    h.ledger.query({ event_type: 'EXCHANGE' }).map((e) => e.metadata.dispatch_entry_id),
+    [dispatchId],
+  );
+  assertVerifies(h);
+});
+
 test('a provider returning something that is not a result (a bug) still yields a recorded outcome, not a crash', async (t) => {
   const broken: Provider = {
     id: 'mock',
