@@ -803,6 +803,8 @@ test('PostgreSQL verify pages through a content store larger than a page, counts
     await pg.pool.query("UPDATE cplane_content_blocks SET text = convert_to('forged', 'UTF8') WHERE digest = $1", [
       last.rows[0].digest,
     ]);
+    // Enabled again: verify names disabled triggers too, and this test is about the edit.
+    await pg.pool.query('ALTER TABLE cplane_content_blocks ENABLE TRIGGER ALL');
     const edited = await verifyStore(store);
     assert.equal(edited.ok, false);
     assert.deepEqual(edited.content_problems, [`block ${last.rows[0].digest.toString('hex')} was edited`]);
@@ -827,6 +829,7 @@ test('PostgreSQL verify FAILS an entry whose content list was deleted, though no
     await pg.pool.query('ALTER TABLE cplane_content_lists DISABLE TRIGGER ALL');
     const gone = await pg.pool.query('DELETE FROM cplane_content_lists WHERE digest = $1', [Buffer.from(head, 'hex')]);
     assert.equal(gone.rowCount, 1);
+    await pg.pool.query('ALTER TABLE cplane_content_lists ENABLE TRIGGER ALL');
     const v = await verifyStore(store);
     assert.equal(v.ok, false);
     assert.deepEqual(v.content_problems, [

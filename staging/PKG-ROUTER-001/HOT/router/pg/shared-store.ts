@@ -111,7 +111,8 @@ export async function openSharedStore(
     async shareBreakers(registry) {
       breakers ??= await SharedBreakers.start(ledger.pool, registry, { clock });
     },
-    problem: () => problem,
+    // A chain that takes no appends fails every call: the host is not ready, though the database answers.
+    problem: () => problem ?? ledger.alteredSchema(),
     onHealthy(listener) {
       listeners.push(listener);
     },

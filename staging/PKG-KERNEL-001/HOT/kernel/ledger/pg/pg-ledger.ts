@@ -44,6 +44,7 @@ import { type RedactionStore, type RedactRecord, type RedactResult, redactedAppe
 import { PG_RESIDUE, scrubBlocks, VACUUM_SKIPPED } from './pg-scrub.js';
 import { COPY_NULL, copyBytea, copyText } from './copy-text.js';
 import { compilePgQuery, PG_ROW_COLUMNS } from './pg-query.js';
+import { pgSchemaProblems } from './pg-schema-check.js';
 import { PG_LEDGER_DDL, PG_LEDGER_LOCK } from './schema.js';
 import type { LedgerQuery } from '../query.js';
 
@@ -193,6 +194,8 @@ export class PgLedger implements LedgerStore, RedactionStore {
   readonly stats = { conflicts: 0 };
   private head: Head | null = null;
   private idSource: IdSource | undefined;
+  /** How the tables differ from cplane's layout, as read at open: any, and nothing is appended. */
+  private schemaProblems: readonly string[] = [];
 
   private constructor(
     readonly pool: pg.Pool,
@@ -232,6 +235,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
           );
           await client.query('COMMIT');
         }
+        ledger.schemaProblems = await pgSchemaProblems(client);
       } finally {
         client.off('error', ignoreDropped);
         client.release();
@@ -285,6 +289,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
      */
     narrow?: () => Promise<void>,
   ): Promise<Built[]> {
+    this.refuseAlteredSchema();
     let aborts = 0;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       const head = this.head ?? (await coded(this.readHead()));
@@ -570,6 +575,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
     blocks: readonly ContentBlockLine[],
     lists: readonly ContentListLine[],
   ): Promise<boolean> {
+    this.refuseAlteredSchema();
     const ok = await coded(
       this.transaction(async (client) => {
         await client.query(
@@ -614,6 +620,22 @@ export class PgLedger implements LedgerStore, RedactionStore {
     );
     this.head = null;
     return ok;
+  }
+
+  /** Why nothing can be appended here (its tables were altered outside cplane, as read at open), or null. */
+  alteredSchema(): string | null {
+    return this.schemaProblems.length === 0
+      ? null
+      : `the PostgreSQL ledger has an altered schema, so nothing is appended: ${this.schemaProblems.join('; ')}`;
+  }
+
+  /** As the SQLite ledger: rows go only into tables laid out as cplane lays them out (pg-schema-check.ts). */
+  private refuseAlteredSchema(): void {
+    if (this.schemaProblems.length === 0) return;
+    throw new CpError('ERR_LEDGER_SCHEMA_ALTERED', this.alteredSchema() as string, {
+      hint: 'its tables were changed outside cplane (by their owner or a superuser); run `cplane ledger verify --store` and restore the database from a backup or an export',
+      details: { problems: [...this.schemaProblems] },
+    });
   }
 
   /** Sets the id sequence's start (a migrated chain keeps its source's, so new ids continue its run). */
@@ -915,7 +937,8 @@ export class PgLedger implements LedgerStore, RedactionStore {
    * tables append-only; this is what catches what was done then.
    */
   async contentProblems(): Promise<ContentSummary> {
-    const problems: string[] = [];
+    // Read now, not at open: verify judges the tables as they are.
+    const problems: string[] = (await coded(pgSchemaProblems(this.pool))).slice(0, MAX_CONTENT_PROBLEMS);
     // The first ones, as SQLite's verify keeps them: a store tampered with wholesale does not fill memory with words.
     const problem = (message: string): void => {
       if (problems.length < MAX_CONTENT_PROBLEMS) problems.push(message);

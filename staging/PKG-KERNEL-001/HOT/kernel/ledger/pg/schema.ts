@@ -14,6 +14,61 @@ export const PG_LEDGER_LOCK = 0x63706c6e;
  */
 export const DENSE_KINDS = ['BUDGET_ALLOCATED', 'DISPATCH', 'EXCHANGE', 'BUDGET_SETTLED'] as const;
 
+const APPEND_ONLY_BODY = `
+BEGIN RAISE EXCEPTION 'cplane ledger rows are append-only (%)', TG_TABLE_NAME; END `;
+const REDACT_ONLY_BODY = `
+BEGIN
+  IF NEW.digest = OLD.digest AND NEW.size = OLD.size AND NEW.text IS NULL AND NEW.redacted_by IS NOT NULL THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION 'a content block changes only by redaction';
+END `;
+
+/** The functions the triggers run, by name, with their bodies as the DDL writes them. */
+export const LEDGER_FUNCTIONS: Readonly<Record<string, string>> = {
+  cplane_append_only: APPEND_ONLY_BODY,
+  cplane_block_redact_only: REDACT_ONLY_BODY,
+};
+
+/** The triggers that keep the ledger's rows append-only (a block changes only by redaction): the only ones. */
+export const LEDGER_TRIGGERS = [
+  {
+    name: 'cplane_entries_append_only',
+    table: 'cplane_entries',
+    when: 'BEFORE UPDATE OR DELETE',
+    each: 'ROW',
+    fn: 'cplane_append_only',
+  },
+  {
+    name: 'cplane_entries_no_truncate',
+    table: 'cplane_entries',
+    when: 'BEFORE TRUNCATE',
+    each: 'STATEMENT',
+    fn: 'cplane_append_only',
+  },
+  {
+    name: 'cplane_lists_append_only',
+    table: 'cplane_content_lists',
+    when: 'BEFORE UPDATE OR DELETE',
+    each: 'ROW',
+    fn: 'cplane_append_only',
+  },
+  {
+    name: 'cplane_blocks_no_delete',
+    table: 'cplane_content_blocks',
+    when: 'BEFORE DELETE',
+    each: 'ROW',
+    fn: 'cplane_append_only',
+  },
+  {
+    name: 'cplane_blocks_redact_only',
+    table: 'cplane_content_blocks',
+    when: 'BEFORE UPDATE',
+    each: 'ROW',
+    fn: 'cplane_block_redact_only',
+  },
+] as const;
+
 export const PG_LEDGER_DDL = `
 CREATE TABLE IF NOT EXISTS cplane_ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cplane_entries (
@@ -46,27 +101,31 @@ CREATE TABLE IF NOT EXISTS cplane_content_lists (
   parent BYTEA NOT NULL,
   block BYTEA NOT NULL
 );
-CREATE OR REPLACE FUNCTION cplane_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN RAISE EXCEPTION 'cplane ledger rows are append-only (%)', TG_TABLE_NAME; END $$;
-CREATE OR REPLACE FUNCTION cplane_block_redact_only() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF NEW.digest = OLD.digest AND NEW.size = OLD.size AND NEW.text IS NULL AND NEW.redacted_by IS NOT NULL THEN
-    RETURN NEW;
-  END IF;
-  RAISE EXCEPTION 'a content block changes only by redaction';
-END $$;
+CREATE OR REPLACE FUNCTION cplane_append_only() RETURNS trigger LANGUAGE plpgsql AS $$${APPEND_ONLY_BODY}$$;
+CREATE OR REPLACE FUNCTION cplane_block_redact_only() RETURNS trigger LANGUAGE plpgsql AS $$${REDACT_ONLY_BODY}$$;
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'cplane_entries_append_only') THEN
-    CREATE TRIGGER cplane_entries_append_only BEFORE UPDATE OR DELETE ON cplane_entries
-      FOR EACH ROW EXECUTE FUNCTION cplane_append_only();
-    CREATE TRIGGER cplane_entries_no_truncate BEFORE TRUNCATE ON cplane_entries
-      FOR EACH STATEMENT EXECUTE FUNCTION cplane_append_only();
-    CREATE TRIGGER cplane_lists_append_only BEFORE UPDATE OR DELETE ON cplane_content_lists
-      FOR EACH ROW EXECUTE FUNCTION cplane_append_only();
-    CREATE TRIGGER cplane_blocks_no_delete BEFORE DELETE ON cplane_content_blocks
-      FOR EACH ROW EXECUTE FUNCTION cplane_append_only();
-    CREATE TRIGGER cplane_blocks_redact_only BEFORE UPDATE ON cplane_content_blocks
-      FOR EACH ROW EXECUTE FUNCTION cplane_block_redact_only();
+${LEDGER_TRIGGERS.map((t) => `    CREATE TRIGGER ${t.name} ${t.when} ON ${t.table}\n      FOR EACH ${t.each} EXECUTE FUNCTION ${t.fn}();`).join('\n')}
   END IF;
 END $$;
 `;
+
+/** Which columns each table has, and of which type (format_type), in order. */
+export const LEDGER_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  cplane_entries: [
+    'seq bigint',
+    'id text',
+    'event_type text',
+    'submission_id bytea',
+    'decision bytea',
+    'reason bytea',
+    'metadata text',
+    'timestamp text',
+    'previous_hash text',
+    'entry_hash text',
+    'session_id bytea',
+    'agent_id bytea',
+  ],
+  cplane_content_blocks: ['digest bytea', 'size integer', 'text bytea', 'redacted_by text'],
+  cplane_content_lists: ['digest bytea', 'parent bytea', 'block bytea'],
+};
