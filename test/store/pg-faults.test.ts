@@ -3,6 +3,7 @@
 // is back.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import type { AppendInput } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
@@ -234,5 +235,29 @@ test('a database that comes back behind a writer (restored, failed over) gets no
   } finally {
     await writer.close();
     await admin.close();
+  }
+});
+
+test('a value PostgreSQL refuses (a session id over its index row limit) is the entries fault: coded, nothing written', {
+  skip,
+}, async () => {
+  const ledger = await PgLedger.open((server as PgServer).url, { create: true });
+  try {
+    await ledger.append(note(0));
+    const head = await ledger.headAnchor();
+    // Incompressible, so the index row stays over the limit (about 2.7 KB) that a few KiB of session id breaks.
+    const long = randomBytes(4000).toString('base64');
+    const refused = (e: unknown): boolean =>
+      e instanceof CpError && e.code === 'ERR_LEDGER_ENTRY_INVALID' && /\(54000: index row/.test(e.message);
+    await assert.rejects(ledger.append({ ...note(1), metadata: { session_id: long } }), refused);
+    // The same inside a batch large enough to go by COPY.
+    const batch = Array.from({ length: COPY_FROM }, (_, i) => note(10 + i));
+    batch[COPY_FROM - 1] = { ...note(9), metadata: { session_id: long } };
+    await assert.rejects(ledger.appendBatch(batch), refused);
+    assert.deepEqual(await ledger.headAnchor(), head, 'nothing was written');
+    await ledger.append(note(2));
+    assert.equal((await verifyStore(ledger)).ok, true);
+  } finally {
+    await ledger.close();
   }
 });

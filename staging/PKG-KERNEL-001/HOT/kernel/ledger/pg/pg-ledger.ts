@@ -340,6 +340,8 @@ export class PgLedger implements LedgerStore, RedactionStore {
             },
           );
         }
+        const refused = refusedValues(error);
+        if (refused !== undefined) throw refused;
         const coded = storeError(error);
         // The connection failed after the call was sent: it may have committed. Sending it again would write the
         // entries twice, so ask the database whether the last one is there, as hashed, before saying anything.
@@ -576,48 +578,48 @@ export class PgLedger implements LedgerStore, RedactionStore {
     lists: readonly ContentListLine[],
   ): Promise<boolean> {
     this.refuseAlteredSchema();
-    const ok = await coded(
-      this.transaction(async (client) => {
+    const ok = await this.transaction(async (client) => {
+      await client.query(
+        'INSERT INTO cplane_content_blocks (digest, size, text, redacted_by) SELECT * FROM unnest($1::bytea[], $2::int[], $3::bytea[], $4::text[]) ON CONFLICT (digest) DO NOTHING',
+        [
+          blocks.map((b) => hex(b.digest)),
+          blocks.map((b) => b.size),
+          blocks.map((b) => (b.text === undefined ? null : utf8(b.text))),
+          blocks.map((b) => b.redacted_by ?? null),
+        ],
+      );
+      // A migration continues exactly the head it was told: checked under the lock every DDL change takes.
+      await client.query(`SELECT pg_advisory_xact_lock(${PG_LEDGER_LOCK})`);
+      const head = await client.query('SELECT seq, entry_hash FROM cplane_entries ORDER BY seq DESC LIMIT 1');
+      const at = head.rows[0] as { seq: string; entry_hash: string } | undefined;
+      const ok = Number(at?.seq ?? 0) === expect.seq && (at?.entry_hash ?? GENESIS_HASH) === expect.hash;
+      if (ok) {
+        const metadata = rows.map((r) => JSON.parse(r.metadata) as Record<string, unknown>);
         await client.query(
-          'INSERT INTO cplane_content_blocks (digest, size, text, redacted_by) SELECT * FROM unnest($1::bytea[], $2::int[], $3::bytea[], $4::text[]) ON CONFLICT (digest) DO NOTHING',
-          [
-            blocks.map((b) => hex(b.digest)),
-            blocks.map((b) => b.size),
-            blocks.map((b) => (b.text === undefined ? null : utf8(b.text))),
-            blocks.map((b) => b.redacted_by ?? null),
-          ],
+          'INSERT INTO cplane_content_lists (digest, parent, block) SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[]) ON CONFLICT (digest) DO NOTHING',
+          [lists.map((l) => hex(l.digest)), lists.map((l) => hex(l.parent)), lists.map((l) => hex(l.block))],
         );
-        // A migration continues exactly the head it was told: checked under the lock every DDL change takes.
-        await client.query(`SELECT pg_advisory_xact_lock(${PG_LEDGER_LOCK})`);
-        const head = await client.query('SELECT seq, entry_hash FROM cplane_entries ORDER BY seq DESC LIMIT 1');
-        const at = head.rows[0] as { seq: string; entry_hash: string } | undefined;
-        const ok = Number(at?.seq ?? 0) === expect.seq && (at?.entry_hash ?? GENESIS_HASH) === expect.hash;
-        if (ok) {
-          const metadata = rows.map((r) => JSON.parse(r.metadata) as Record<string, unknown>);
-          await client.query(
-            'INSERT INTO cplane_content_lists (digest, parent, block) SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[]) ON CONFLICT (digest) DO NOTHING',
-            [lists.map((l) => hex(l.digest)), lists.map((l) => hex(l.parent)), lists.map((l) => hex(l.block))],
-          );
-          await client.query(APPEND_SQL, [
-            rows.map((r) => r.seq),
-            rows.map((r) => r.id),
-            rows.map((r) => r.event_type),
-            rows.map((r) => utf8(r.submission_id)),
-            rows.map((r) => utf8(r.decision)),
-            rows.map((r) => utf8(r.reason)),
-            rows.map((r) => r.metadata),
-            rows.map((r) => r.timestamp),
-            rows.map((r) => r.previous_hash),
-            rows.map((r) => r.entry_hash),
-            metadata.map((m) => indexed(m.session_id)),
-            metadata.map((m) => indexed(m.agent_id)),
-            expect.seq,
-            expect.hash,
-          ]);
-        }
-        return { commit: ok, value: ok };
-      }),
-    );
+        await client.query(APPEND_SQL, [
+          rows.map((r) => r.seq),
+          rows.map((r) => r.id),
+          rows.map((r) => r.event_type),
+          rows.map((r) => utf8(r.submission_id)),
+          rows.map((r) => utf8(r.decision)),
+          rows.map((r) => utf8(r.reason)),
+          rows.map((r) => r.metadata),
+          rows.map((r) => r.timestamp),
+          rows.map((r) => r.previous_hash),
+          rows.map((r) => r.entry_hash),
+          metadata.map((m) => indexed(m.session_id)),
+          metadata.map((m) => indexed(m.agent_id)),
+          expect.seq,
+          expect.hash,
+        ]);
+      }
+      return { commit: ok, value: ok };
+    }).catch((error: unknown) => {
+      throw refusedValues(error) ?? storeError(error);
+    });
     this.head = null;
     return ok;
   }
@@ -1220,6 +1222,25 @@ export function storeError(error: unknown): unknown {
       },
     );
   return error;
+}
+
+/**
+ * The server refusing a value of the entries themselves (SQLSTATE class 22, a data exception; 54, a program limit
+ * such as an index row over its size: a session id of a few KiB): writing them again can never succeed, so it is
+ * the entries' fault, coded as SQLite's refusals of an entry are (a spool sets such a batch aside).
+ */
+function refusedValues(error: unknown): CpError | undefined {
+  const e = error as { code?: unknown; message?: unknown };
+  if (error instanceof CpError || typeof e?.code !== 'string' || !/^(22|54)[0-9A-Z]{3}$/.test(e.code)) return undefined;
+  return new CpError(
+    'ERR_LEDGER_ENTRY_INVALID',
+    `PostgreSQL refused a value of the entries (${e.code}: ${String(e.message)}); nothing was written`,
+    {
+      hint: 'shorten or fix the value the message names (an id stored in an index must stay under about 2 KiB)',
+      details: { sqlstate: e.code },
+      cause: error,
+    },
+  );
 }
 
 /** For a checked-out connection's 'error' event (the query in flight fails with the same error): see open(). */
