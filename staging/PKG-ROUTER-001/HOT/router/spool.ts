@@ -29,6 +29,12 @@ export const MAX_SPOOL_FILE_BYTES = 256 * 1024 * 1024;
  */
 const CLAIM = /^\.(.+\.json)\.claim-([0-9]+)-[0-9a-f]+$/;
 
+/**
+ * The claims this process is draining now. A claim bearing this process's pid and not among them was left by an
+ * earlier process that had the same pid (a container restarted, its gateway pid 1 again): abandoned too.
+ */
+const HELD = new Set<string>();
+
 /** Record types a spooled batch may hold: the EXCHANGE first, then its budget settlement. */
 const SPOOLED_EVENT_TYPES = /^(EXCHANGE|BUDGET_[A-Z_]+)$/;
 
@@ -78,44 +84,48 @@ export class ExchangeSpool {
       // Taken first: another process draining this spool appends it, or already has.
       const path = this.claim(name);
       if (path === null) continue;
-      const read = readSpoolEntry(path, name.slice(0, -'.json'.length));
-      if (!read.ok) {
-        this.setAside(path, name, read.problem, result);
-        continue;
-      }
       try {
-        const answer = await append(read.records);
-        if (answer !== undefined) {
-          this.setAside(path, name, answer.refused, result);
+        const read = readSpoolEntry(path, name.slice(0, -'.json'.length));
+        if (!read.ok) {
+          this.setAside(path, name, read.problem, result);
           continue;
         }
-      } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error);
-        if (isRecordFault(error)) {
-          this.setAside(path, name, `the ledger refused its records: ${reason}`, result);
-          continue;
+        try {
+          const answer = await append(read.records);
+          if (answer !== undefined) {
+            this.setAside(path, name, answer.refused, result);
+            continue;
+          }
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : String(error);
+          if (isRecordFault(error)) {
+            this.setAside(path, name, `the ledger refused its records: ${reason}`, result);
+            continue;
+          }
+          this.unclaim(path, name);
+          result.pending = names.length - i;
+          result.warnings.push(
+            warning(
+              'SPOOL_PENDING',
+              `${result.pending} spooled exchange(s) left in ${show(this.dir)}: the ledger refused ${show(name)} (${show(reason, 200)}); they are appended when the ledger takes writes again`,
+            ),
+          );
+          return result;
         }
-        this.unclaim(path, name);
-        result.pending = names.length - i;
-        result.warnings.push(
-          warning(
-            'SPOOL_PENDING',
-            `${result.pending} spooled exchange(s) left in ${show(this.dir)}: the ledger refused ${show(name)} (${show(reason, 200)}); they are appended when the ledger takes writes again`,
-          ),
-        );
-        return result;
+        try {
+          rmSync(path);
+        } catch (error) {
+          result.warnings.push(
+            warning(
+              'SPOOL_REMOVE_FAILED',
+              `${show(path)} was appended but could not be removed (${error instanceof Error ? error.message : String(error)})`,
+            ),
+          );
+        }
+        result.drained += 1;
+      } finally {
+        HELD.delete(path);
       }
-      try {
-        rmSync(path);
-      } catch (error) {
-        result.warnings.push(
-          warning(
-            'SPOOL_REMOVE_FAILED',
-            `${show(path)} was appended but could not be removed (${error instanceof Error ? error.message : String(error)})`,
-          ),
-        );
-      }
-      result.drained += 1;
     }
     return result;
   }
@@ -125,6 +135,7 @@ export class ExchangeSpool {
     const claimed = join(this.dir, `.${name}.claim-${process.pid}-${randomBytes(4).toString('hex')}`);
     try {
       renameSync(join(this.dir, name), claimed);
+      HELD.add(claimed);
       return claimed;
     } catch {
       return null;
@@ -136,7 +147,7 @@ export class ExchangeSpool {
     try {
       renameSync(path, join(this.dir, name));
     } catch {
-      // Left as a claim of this process: taken back once this process is gone.
+      // Left as a claim: taken back when the spool is next listed, this drain no longer holding it.
     }
   }
 
@@ -150,7 +161,9 @@ export class ExchangeSpool {
     }
     for (const name of names) {
       const match = CLAIM.exec(name);
-      if (match === null || alive(Number(match[2]))) continue;
+      if (match === null) continue;
+      const pid = Number(match[2]);
+      if (pid === process.pid ? HELD.has(join(this.dir, name)) : alive(pid)) continue;
       this.unclaim(join(this.dir, name), match[1] as string);
     }
   }

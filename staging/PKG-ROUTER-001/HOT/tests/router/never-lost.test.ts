@@ -377,17 +377,20 @@ test('two processes draining one spool at once append each spooled exchange once
 test('an entry claimed by a drain that died is drained by the next, and counted as spooled meanwhile', async (t) => {
   const h = harness(t);
   const fail = failExchanges(h, enospc);
-  await h.router.route(request());
+  await h.router.route(request({ session_id: 'SES-A' }));
+  await h.router.route(request({ session_id: 'SES-B' }));
   fail.on = false;
   const spool = join(h.dir, 'spool');
-  const [name] = readdirSync(spool);
+  const [first, second] = readdirSync(spool);
   // The pid of a process that has exited: the claim it left is abandoned.
   const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-  renameSync(join(spool, name as string), join(spool, `.${name}.claim-${dead.stdout}-0a1b2c3d`));
-  assert.equal(h.router.spooled(), 1);
-  assert.equal((await h.router.recoverSpool()).drained, 1);
+  renameSync(join(spool, first as string), join(spool, `.${first}.claim-${dead.stdout}-0a1b2c3d`));
+  // This process's own pid on a claim it does not hold: an earlier process with the same pid (a restarted container).
+  renameSync(join(spool, second as string), join(spool, `.${second}.claim-${process.pid}-0a1b2c3d`));
+  assert.equal(h.router.spooled(), 2);
+  assert.equal((await h.router.recoverSpool()).drained, 2);
   assert.deepEqual(readdirSync(spool), []);
-  assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
+  assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 2);
 });
 
 test('spool entries naming no DISPATCH of theirs are quarantined, never appended as calls nobody made', async (t) => {
