@@ -1,4 +1,5 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
+import { openRegularFile } from '#kernel/regular-file.js';
 import { isGovernedFilePath } from '#kernel/root/governed-file-path.js';
 
 /** Why an owned file could not be hashed; 'missing' is G0's finding, every other reason is a FAIL. */
@@ -18,20 +19,20 @@ export type OwnedReadProblem =
 export function readOwnedFile(root: string, relPath: string, buffer: Buffer, limit: number): number | OwnedReadProblem {
   if (!isGovernedFilePath(relPath)) return 'not a governed path';
   const path = `${root}/${relPath}`;
-  let fd: number;
+  let opened: ReturnType<typeof openRegularFile>;
   try {
-    // O_NOFOLLOW refuses a link (ELOOP) and O_NONBLOCK keeps a FIFO from blocking the open; fstat then says
-    // what was opened. No lstat first: it was the costliest call of this gate, and the open is as safe.
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    // The open refuses a link (ELOOP) and says what it found. No lstat first: it was the costliest call of this
+    // gate, and the open is as safe.
+    opened = openRegularFile(path, { noFollow: true });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return 'missing';
     return code === 'ELOOP' ? 'a symlink' : 'unreadable';
   }
+  if (opened.fd === null)
+    return opened.kind === 'directory' ? 'a directory' : 'a special file (FIFO, socket or device)';
+  const { fd, stat } = opened;
   try {
-    const stat = fstatSync(fd);
-    if (stat.isDirectory()) return 'a directory';
-    if (!stat.isFile()) return 'a special file (FIFO, socket or device)';
     // The bytes the file holds (up to the limit), without a last read that only finds its end.
     const want = Math.min(limit, stat.size);
     let length = 0;

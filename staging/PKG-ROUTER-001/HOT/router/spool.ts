@@ -1,21 +1,10 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  type Stats,
-} from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { writeFileAtomic } from '#kernel/atomic.js';
 import { type Warning, warning } from '#kernel/catalogue/define.js';
 import { show } from '#kernel/errors.js';
+import { openRegularFile } from '#kernel/regular-file.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { isRecordFault } from './record-fault.js';
 import { rootPaths } from '#kernel/root/layout.js';
@@ -220,18 +209,18 @@ type SpoolRead = { ok: true; records: AppendInput[] } | { ok: false; problem: st
 
 /** Read one entry without following links or blocking on a FIFO, then check it is a batch this router spooled. */
 export function readSpoolEntry(path: string, dispatchId: string): SpoolRead {
-  let fd: number;
+  let opened: ReturnType<typeof openRegularFile>;
   try {
-    const st = lstatSync(path);
-    if (!st.isFile()) return { ok: false, problem: `is not a regular file (${kindOf(st)})` };
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    opened = openRegularFile(path, { noFollow: true });
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP')
+      return { ok: false, problem: 'is not a regular file (a symlink)' };
     return { ok: false, problem: `cannot be opened (${error instanceof Error ? error.message : String(error)})` };
   }
+  if (opened.fd === null) return { ok: false, problem: `is not a regular file (a ${opened.kind})` };
+  const { fd, stat: st } = opened;
   let text: string;
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return { ok: false, problem: 'is not a regular file' };
     if (st.size > MAX_SPOOL_FILE_BYTES)
       return { ok: false, problem: `is ${st.size} bytes, over the ${MAX_SPOOL_FILE_BYTES}-byte limit` };
     text = readFileSync(fd, 'utf8');
@@ -268,14 +257,6 @@ function batchProblem(value: unknown, dispatchId: string): string | null {
   if (first.metadata.dispatch_entry_id !== dispatchId)
     return `holds the EXCHANGE of ${show(first.metadata.dispatch_entry_id)}, not of ${show(dispatchId)} (its name)`;
   return null;
-}
-
-function kindOf(st: Stats): string {
-  if (st.isSymbolicLink()) return 'a symlink';
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO';
-  if (st.isSocket()) return 'a socket';
-  return 'a device or other special file';
 }
 
 /** The spool and its quarantine under a root. */
