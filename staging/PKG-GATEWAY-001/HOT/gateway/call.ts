@@ -323,9 +323,9 @@ async function wholeReply(
  * per-event check; the record, scrubbed whole, still never holds it.
  */
 function withoutSecrets<T extends string | Buffer>(upstream: T, secrets: readonly string[]): T {
-  const held = secrets.filter((secret) => secret.length >= 4 && upstream.includes(secret));
-  if (held.length === 0) return upstream;
-  const text = redact(typeof upstream === 'string' ? upstream : upstream.toString('utf8'), held);
+  // Checked on the bytes as they are: most replies hold no key, and a Buffer is decoded only when one does.
+  if (!secrets.some((secret) => secret.length >= 4 && upstream.includes(secret))) return upstream;
+  const text = redact(typeof upstream === 'string' ? upstream : upstream.toString('utf8'), secrets);
   return (typeof upstream === 'string' ? text : Buffer.from(text, 'utf8')) as T;
 }
 

@@ -97,6 +97,6 @@ export class PieceMemo {
  * string first, and the slice refers to that one, not to whatever `piece` was cut from. A piece under 13
  * characters is copied by any slice, so it is already its own.
  */
-export function ownCopy(piece: string): string {
+function ownCopy(piece: string): string {
   return piece.length < 13 ? piece : ` ${piece}`.slice(1);
 }
