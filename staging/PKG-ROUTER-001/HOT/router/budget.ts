@@ -3,7 +3,7 @@ import { envError } from '#kernel/env-errors.js';
 import { isCpError } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import type { BudgetPort } from '#budgeter/port.js';
-import { bodyInputBound, bodyInputLimit, bodyOutputBound, bodyOutputLimit, promptInputBound } from '#budgeter/bound.js';
+import { bodyInputBounds, bodyOutputBound, bodyOutputLimit, promptInputBound } from '#budgeter/bound.js';
 import { uncachedInputTokens, type Usage } from '#providers/spec.js';
 import type { PromptRequest } from './request.js';
 
@@ -40,36 +40,39 @@ export function budgetUsage(usage: Usage): Record<string, unknown> {
   };
 }
 
-/**
- * What a call reserves: a provable upper bound of its input tokens and its whole output allowance
- * (budgeter/bound.ts). A compiled body is sent as is, so the body, not the request, says what is asked for.
- */
-export function reservationBounds(
-  request: PromptRequest,
-  maxTokens: number,
-): { estimated_input_tokens: number; max_output_tokens: number } {
-  const body = request.compiled?.body;
-  if (body)
-    return { estimated_input_tokens: bodyInputBound(body), max_output_tokens: bodyOutputBound(body, maxTokens) };
-  return { estimated_input_tokens: promptInputBound(request.prompt), max_output_tokens: maxTokens };
+/** A call's token bounds, worked out once when it is admitted (budgeter/bound.ts). */
+export interface CallBounds {
+  /** What the call reserves: a provable upper bound of its input tokens and its whole output allowance. */
+  reservation: { estimated_input_tokens: number; max_output_tokens: number };
+  /**
+   * The most prompt tokens an honest provider can report (the reservation's input bound), or null when nothing
+   * bounds them (a body with a document). Usage reporting more is a lie settle() does not charge.
+   */
+  inputLimit: number | null;
+  /**
+   * The output the provider is made to stop at: a compiled body's own max-token fields (null when it names none),
+   * or the max_tokens the router sends with a prompt. Usage reporting more is a lie settle() does not charge.
+   */
+  outputLimit: number | null;
 }
 
-/**
- * The output the provider is made to stop at: a compiled body's own max-token fields (null when it names none), or
- * the max_tokens the router sends with a prompt. Usage reporting more than this is a lie settle() does not charge.
- */
-export function outputLimit(request: PromptRequest, maxTokens: number): number | null {
+/** A compiled body is sent as is, so the body, not the request, says what is asked for. */
+export function callBounds(request: PromptRequest, maxTokens: number): CallBounds {
   const body = request.compiled?.body;
-  return body ? bodyOutputLimit(body) : maxTokens;
-}
-
-/**
- * The most prompt tokens an honest provider can report for the request (its reservation's input bound), or null
- * when nothing bounds them (a body with a document). Usage reporting more than this is a lie settle() does not charge.
- */
-export function inputLimit(request: PromptRequest): number | null {
-  const body = request.compiled?.body;
-  return body ? bodyInputLimit(body) : promptInputBound(request.prompt);
+  if (body) {
+    const input = bodyInputBounds(body);
+    return {
+      reservation: { estimated_input_tokens: input.bound, max_output_tokens: bodyOutputBound(body, maxTokens) },
+      inputLimit: input.limit,
+      outputLimit: bodyOutputLimit(body),
+    };
+  }
+  const input = promptInputBound(request.prompt);
+  return {
+    reservation: { estimated_input_tokens: input, max_output_tokens: maxTokens },
+    inputLimit: input,
+    outputLimit: maxTokens,
+  };
 }
 
 export type Reserved =

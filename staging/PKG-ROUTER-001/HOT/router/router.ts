@@ -84,6 +84,7 @@ interface Admitted {
   provider: Provider;
   modelId: string;
   maxTokens: number;
+  bounds: budget.CallBounds;
   contextHash: string;
   dispatch: LedgerEntry;
   base: PromptResponse;
@@ -324,11 +325,12 @@ export class Router {
 
     const requestId = request.request_id ?? randomUUID();
     const maxTokens = request.max_tokens ?? this.options.config.default_max_tokens;
+    const bounds = budget.callBounds(request, maxTokens);
     const reserved = await budget.reserve(this.budget, {
       request_id: requestId,
       session_id: request.session_id,
       model: modelId,
-      ...budget.reservationBounds(request, maxTokens),
+      ...bounds.reservation,
       ...(request.work_order_id ? { work_order_id: request.work_order_id } : {}),
       ...(request.agent_id ? { agent_id: request.agent_id } : {}),
       ...this.keyScope(request, modelId),
@@ -353,7 +355,18 @@ export class Router {
       throw error;
     }
     base.budget_remaining = reserved.remaining_tokens;
-    return this.exchange({ request, requestId, provider, modelId, maxTokens, contextHash, dispatch, base, start });
+    return this.exchange({
+      request,
+      requestId,
+      provider,
+      modelId,
+      maxTokens,
+      bounds,
+      contextHash,
+      dispatch,
+      base,
+      start,
+    });
   }
 
   private async exchange(s: Admitted): Promise<PromptResponse> {
@@ -436,8 +449,8 @@ export class Router {
       s.requestId,
       answer.usage,
       response.warnings,
-      budget.outputLimit(s.request, s.maxTokens),
-      budget.inputLimit(s.request),
+      s.bounds.outputLimit,
+      s.bounds.inputLimit,
     );
     let exchange: AppendInput;
     try {
