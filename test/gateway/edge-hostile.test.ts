@@ -264,28 +264,31 @@ test("an upstream 200 that echoes the gateway's upstream key: the client never s
   assert.ok(!JSON.stringify(exchanges).includes(KEYS.anthropic), 'the upstream key is not recorded');
 });
 
-test('an upstream claiming more output than max_tokens is not charged by its claim: the reservation stays charged, nothing overspent', async () => {
-  served.upstream.faults.push({
-    status: 200,
-    body: {
-      id: 'msg_lie',
-      type: 'message',
-      role: 'assistant',
-      model: 'claude-sonnet-4-5',
-      content: [{ type: 'text', text: 'hi' }],
-      stop_reason: 'end_turn',
-      stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 1_000_000_000 },
-    },
-  });
+/** An Anthropic message reply carrying `usage` as the upstream claims it. */
+const claiming = (id: string, usage: Record<string, number>) => ({
+  status: 200,
+  body: {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-5',
+    content: [{ type: 'text', text: 'hi' }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage,
+  },
+});
+
+/** One call of `session` whose claimed usage was a lie: charged at its reservation, the problem named, nothing more. */
+async function assertChargedAtReservation(session: string, prompt: string, problem: RegExp): Promise<void> {
   const lied = await raw(
     'POST',
     '/v1/messages',
-    [...anthropic, ['x-api-key', key], ['x-cplane-session', 'SES-EDGE-LIE']],
-    Buffer.from(body('lie about usage')),
+    [...anthropic, ['x-api-key', key], ['x-cplane-session', session]],
+    Buffer.from(body(prompt)),
   );
   assert.equal(lied.status, 200, lied.text);
-  const entries = ledgerEntries(served.root).filter((e) => e.metadata.session_id === 'SES-EDGE-LIE');
+  const entries = ledgerEntries(served.root).filter((e) => e.metadata.session_id === session);
   const allocated = entries.find((e) => e.event_type === 'BUDGET_ALLOCATED');
   const settled = entries.find((e) => e.event_type === 'BUDGET_SETTLED');
   assert.ok(allocated && settled, JSON.stringify(entries.map((e) => e.event_type)));
@@ -294,47 +297,28 @@ test('an upstream claiming more output than max_tokens is not charged by its cla
     allocated.metadata.reserved_tokens,
     'the reservation is what is charged',
   );
-  assert.match(String((settled.metadata.usage_problems as string[])[0]), /1000000000 output tokens, more than the 8/);
+  assert.match(String((settled.metadata.usage_problems as string[])[0]), problem);
   assert.equal(entries.filter((e) => e.event_type === 'BUDGET_EXCEEDED').length, 0, 'no limit crossed');
   assert.equal(entries.filter((e) => e.event_type === 'EXCHANGE').length, 1);
+}
+
+test('an upstream claiming more output than max_tokens is not charged by its claim: the reservation stays charged, nothing overspent', async () => {
+  served.upstream.faults.push(claiming('msg_lie', { input_tokens: 10, output_tokens: 1_000_000_000 }));
+  await assertChargedAtReservation('SES-EDGE-LIE', 'lie about usage', /1000000000 output tokens, more than the 8/);
 });
 
 test('an upstream claiming more prompt tokens than the body could hold is not charged by its claim either', async () => {
-  served.upstream.faults.push({
-    status: 200,
-    body: {
-      id: 'msg_input_lie',
-      type: 'message',
-      role: 'assistant',
-      model: 'claude-sonnet-4-5',
-      content: [{ type: 'text', text: 'hi' }],
-      stop_reason: 'end_turn',
-      stop_sequence: null,
-      usage: {
-        input_tokens: 5,
-        cache_read_input_tokens: 1_000_000_000,
-        cache_creation_input_tokens: 0,
-        output_tokens: 1,
-      },
-    },
-  });
-  const lied = await raw(
-    'POST',
-    '/v1/messages',
-    [...anthropic, ['x-api-key', key], ['x-cplane-session', 'SES-EDGE-INPUT-LIE']],
-    Buffer.from(body('lie about the prompt')),
+  served.upstream.faults.push(
+    claiming('msg_input_lie', {
+      input_tokens: 5,
+      cache_read_input_tokens: 1_000_000_000,
+      cache_creation_input_tokens: 0,
+      output_tokens: 1,
+    }),
   );
-  assert.equal(lied.status, 200, lied.text);
-  const entries = ledgerEntries(served.root).filter((e) => e.metadata.session_id === 'SES-EDGE-INPUT-LIE');
-  const allocated = entries.find((e) => e.event_type === 'BUDGET_ALLOCATED');
-  const settled = entries.find((e) => e.event_type === 'BUDGET_SETTLED');
-  assert.ok(allocated && settled, JSON.stringify(entries.map((e) => e.event_type)));
-  assert.equal(
-    settled.metadata.charged_tokens,
-    allocated.metadata.reserved_tokens,
-    'the reservation is what is charged',
+  await assertChargedAtReservation(
+    'SES-EDGE-INPUT-LIE',
+    'lie about the prompt',
+    /1000000005 input tokens, more than the \d+/,
   );
-  assert.match(String((settled.metadata.usage_problems as string[])[0]), /1000000005 input tokens, more than the \d+/);
-  assert.equal(entries.filter((e) => e.event_type === 'BUDGET_EXCEEDED').length, 0, 'no limit crossed');
-  assert.equal(entries.filter((e) => e.event_type === 'EXCHANGE').length, 1);
 });
