@@ -180,15 +180,26 @@ export class ExchangeSpool {
   }
 }
 
-/** The `.json` entries of a spool directory, sorted; none when it does not exist. */
-export function spoolEntries(dir: string): string[] {
+/**
+ * The `.json` entries of a spool directory, sorted; none when it does not exist. `claimed`: also those a drain has taken and not yet appended (under their
+ * own names): still spooled, for a reader asking what is owed (G6, the console), not for a drain.
+ */
+export function spoolEntries(dir: string, options: { claimed?: boolean } = {}): string[] {
+  let names: string[];
   try {
-    return readdirSync(dir)
-      .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
-      .sort();
+    names = readdirSync(dir);
   } catch {
     return [];
   }
+  const entries: string[] = [];
+  for (const name of names) {
+    if (name.endsWith('.json') && !name.startsWith('.')) entries.push(name);
+    else if (options.claimed) {
+      const claim = CLAIM.exec(name);
+      if (claim !== null) entries.push(claim[1] as string);
+    }
+  }
+  return entries.sort();
 }
 
 /** Whether process `pid` (on this host: a spool is one root's) is running; one of another user's counts. */

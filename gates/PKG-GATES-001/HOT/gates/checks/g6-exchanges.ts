@@ -31,7 +31,7 @@ export default defineGate({
     }
     const warnings: Finding[] = [];
     const spoolDir = join(ctx.root, LAYOUT.spool);
-    const spooled = new Set(spoolEntries(spoolDir).map((name) => name.slice(0, -'.json'.length)));
+    const spooled = new Set(spoolEntries(spoolDir, { claimed: true }).map((name) => name.slice(0, -'.json'.length)));
     for (const id of spooled) {
       warnings.push({
         code: 'SPOOL_PENDING',

@@ -117,7 +117,7 @@ export function rootViewOf(
         checkpoint === null ? null : { seq: checkpoint.seq, hash: checkpoint.hash, time: checkpoint.time, matches },
       verify,
     },
-    spooled_exchanges: spoolEntries(spool.dir).length,
+    spooled_exchanges: spoolEntries(spool.dir, { claimed: true }).length,
     quarantined_exchanges: spoolEntries(spool.quarantineDir).length,
   };
 }

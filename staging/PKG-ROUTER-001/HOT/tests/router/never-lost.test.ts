@@ -15,6 +15,7 @@ import type { AppendInput } from '#kernel/ledger/index.js';
 import { Ledger, verifyLedger } from '#kernel/ledger/index.js';
 import { issueToken } from '../../router/auth.js';
 import { Router } from '../../router/router.js';
+import { spoolEntries } from '../../router/spool.js';
 import type { Provider, ProviderResult } from '#providers/spec.js';
 import { harness, request, type Harness } from './harness.js';
 import { configPath } from '#kernel/root/layout.js';
@@ -387,6 +388,9 @@ test('an entry claimed by a drain that died is drained by the next, and counted 
   renameSync(join(spool, first as string), join(spool, `.${first}.claim-${dead.stdout}-0a1b2c3d`));
   // This process's own pid on a claim it does not hold: an earlier process with the same pid (a restarted container).
   renameSync(join(spool, second as string), join(spool, `.${second}.claim-${process.pid}-0a1b2c3d`));
+  // What G6 and the console count: a claimed entry is still owed, under its own name.
+  assert.deepEqual(spoolEntries(spool, { claimed: true }), [first, second].sort());
+  assert.deepEqual(spoolEntries(spool), []);
   assert.equal(h.router.spooled(), 2);
   assert.equal((await h.router.recoverSpool()).drained, 2);
   assert.deepEqual(readdirSync(spool), []);
