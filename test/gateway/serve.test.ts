@@ -3,6 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
 
@@ -50,6 +51,12 @@ test('healthz and readyz', async () => {
   assert.equal((await call('/healthz', { method: 'GET' })).status, 200);
   const ready = await call('/readyz', { method: 'GET' });
   assert.equal(ready.status, 200, ready.text);
+});
+
+test("the gateway's ledger WAL is grown to its steady size at start, so appends overwrite it instead of growing it", () => {
+  // Two autocheckpoints' worth of 2 KiB pages (24-byte frame headers): see wal-reserve.ts.
+  const size = statSync(join(served.root, 'HOT', 'ledger', 'ledger.sqlite-wal')).size;
+  assert.ok(size >= 2 * 1000 * (2048 + 24), `WAL of ${size} bytes`);
 });
 
 test("unknown paths are 404 in the surface's shape; a body over the limit 413; malformed JSON 400 — nothing sent upstream", async () => {

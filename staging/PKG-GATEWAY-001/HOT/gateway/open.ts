@@ -66,6 +66,7 @@ export async function openGateway(
     env,
     refusalSampler: new RefusalSampler({ perSecond: settings.unauthenticated_refusals_per_second }),
     store: settings.store ?? null,
+    reserveWal: true,
   });
   const consoleRoutes = openConsole(root, opened, unavailable);
   const ledgerPath = ledgerPathForRoot(root);

@@ -36,6 +36,8 @@ export interface OpenRouterOptions {
   /** Where breaker states persist between processes; default HOT/registries/breakers.json, none with a scratch ledger. */
   breakerStatePath?: string | null;
   synchronous?: Synchronous;
+  /** Grow the SQLite ledger's WAL to its steady size at open: the gateway's appends then never grow the file. */
+  reserveWal?: boolean;
   /** Providers constructed by the caller (the gateway's wire providers), registered beside `provider`. */
   providers?: readonly Provider[];
   /** Refusals without an authentic key recorded at a bounded rate (the gateway's); none: all recorded. */
@@ -101,6 +103,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     : Ledger.open(options.ledgerPath ?? ledgerPathForRoot(root), {
         create: true,
         synchronous: options.synchronous ?? 'FULL',
+        reserveWal: options.reserveWal ?? false,
       });
   // A scratch ledger (the G7 gate) gets no budget: it must not spend the root's.
   const budget = options.ledgerPath || shared ? null : Budgeter.open({ root });

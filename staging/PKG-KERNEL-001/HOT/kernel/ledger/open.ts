@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { envError } from '../env-errors.js';
 import { CpError, show } from '../errors.js';
 import { checkStructure, damaged, inspectLedgerFile, isCorruption, notALedger, probeLedgerFile } from './file-check.js';
+import { reserveWal } from './wal-reserve.js';
 import { LEDGER_DDL, LEDGER_FORMAT, LEDGER_FORMAT_VERSION, LEDGER_FORMAT_VERSIONS } from './schema.js';
 
 export type Synchronous = 'FULL' | 'NORMAL' | 'OFF';
@@ -15,6 +16,11 @@ export interface ConnectionOptions {
   synchronous?: Synchronous;
   busyTimeoutMs?: number;
   readonly?: boolean;
+  /**
+   * Grow the WAL to its steady size at open (see wal-reserve.ts): for a process that appends for a long time, such
+   * as the gateway. Costs one write of a few MiB and an fsync, so a command that appends once leaves it off.
+   */
+  reserveWal?: boolean;
 }
 
 /** ledger_meta key: where this ledger's sequential ids start (8 hex digits). Ledgers made before it use random ids. */
@@ -90,6 +96,7 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
     // appends, not only damage on the pages an append happens to touch. Larger ledgers rely on SQLite's own
     // checks of the pages it reads, and on verify and G4, which check the whole file.
     if (!readonly && !fresh && statSync(path).size <= OPEN_CHECK_MAX_BYTES) checkStructure(db, path);
+    if (!readonly && options.reserveWal === true) reserveWal(db, path);
   } catch (cause) {
     db.close();
     throw cause instanceof CpError ? cause : openFailure(path, cause, readonly);

@@ -69,6 +69,23 @@ test('creating a ledger on a full disk is ERR_DISK_FULL, not an open failure bla
   assert.throws(() => Ledger.open(join(mnt, 'ledger.sqlite'), { create: true }), coded('ERR_DISK_FULL'));
 });
 
+test('a writer asking for a WAL reservation on a nearly full disk opens without it, and appends until full', (t) => {
+  const mounted = mountTmpfs(t, '1m');
+  if (typeof mounted === 'string') {
+    t.skip(`cannot mount a tmpfs here (${mounted})`);
+    return;
+  }
+  const path = join(mounted.mnt, 'ledger.sqlite');
+  const ledger = Ledger.open(path, { create: true, reserveWal: true });
+  try {
+    appendN(ledger, 3);
+    assert.equal(verifyLedger(ledger).ok, true);
+    assert.equal(ledger.query({ order: 'oldest' }).length, 3);
+  } finally {
+    ledger.close();
+  }
+});
+
 /**
  * Makes `dir` unwritable to this process and returns how to undo it: a mode without write for a user, and for
  * root (whom modes do not stop) the immutable attribute, which refuses writes to root too (EPERM). A string says
