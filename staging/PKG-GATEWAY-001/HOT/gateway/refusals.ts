@@ -25,7 +25,9 @@ export function refusalFor(code: string): HttpRefusal {
   if (code === 'RATE_LIMITED') return { status: 429, kind: 'rate_limit', noRetry: true };
   if (code === 'BUDGET_PRICE_UNKNOWN' || code === 'VALIDATION_FAILED')
     return { status: 400, kind: 'invalid_request', noRetry: true };
-  if (code === 'CIRCUIT_OPEN') return { status: 503, kind: 'unavailable', noRetry: false };
+  // The gateway cannot serve now, through no fault of the request: worth retrying after retry-after.
+  if (code === 'CIRCUIT_OPEN' || code === 'BUDGET_UNAVAILABLE' || code === 'LEDGER_UNAVAILABLE')
+    return { status: 503, kind: 'unavailable', noRetry: false };
   return { status: 500, kind: 'api_error', noRetry: true };
 }
 

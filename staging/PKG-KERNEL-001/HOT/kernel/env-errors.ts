@@ -110,6 +110,17 @@ export function envError(error: unknown, path?: string, action?: string): CpErro
   });
 }
 
+/** The codes envError gives: a fault of the machine that the operator, not the caller, has to fix. */
+export const ENV_FAULT_CODES: ReadonlySet<ErrorCode> = new Set(
+  [DISK_FULL, NAME_TOO_LONG, READONLY, PERMISSION, IO, DB_DAMAGED, TOO_MANY_FILES].map((fault) => fault.code),
+);
+
+/** The coded environmental fault `error` is or wraps (already coded, or a raw errno / SQLite error); else null. */
+export function envFault(error: unknown): CpError | null {
+  if (error instanceof CpError) return ENV_FAULT_CODES.has(error.code) ? error : null;
+  return envError(error);
+}
+
 /** Run `fn`; an environmental fault it throws becomes its coded CpError, anything else passes through. */
 export function withEnvErrors<T>(path: string, action: string, fn: () => T): T {
   try {

@@ -1,6 +1,6 @@
 import { type RefusalCode, type Warning, warning } from '#kernel/catalogue/define.js';
-import { envError } from '#kernel/env-errors.js';
-import { isCpError } from '#kernel/errors.js';
+import { envFault } from '#kernel/env-errors.js';
+import { type CpError, isCpError } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import type { BudgetPort } from '#budgeter/port.js';
 import { bodyInputBounds, bodyOutputBound, bodyOutputLimit, promptInputBound } from '#budgeter/bound.js';
@@ -79,6 +79,11 @@ export type Reserved =
   | { ok: true; records: AppendInput[]; remaining_tokens: number | null }
   | { ok: false; code: RefusalCode; message: string; records: AppendInput[] };
 
+/** A fault of the machine as a refusal's message: its code, what happened, and what the operator can do. */
+export function faultMessage(fault: CpError): string {
+  return `${fault.code}: ${fault.message}${fault.hint ? `; ${fault.hint}` : ''}`;
+}
+
 export async function reserve(budget: BudgetPort | null, request: Record<string, unknown>): Promise<Reserved> {
   if (!budget) return { ok: true, records: [], remaining_tokens: null };
   try {
@@ -87,11 +92,13 @@ export async function reserve(budget: BudgetPort | null, request: Record<string,
       ? { ok: true, records: outcome.records, remaining_tokens: outcome.remaining_tokens }
       : { ok: false, code: outcome.code, message: outcome.message, records: outcome.records };
   } catch (error) {
-    // The budgeter's coded refusals (a bad request, its database or ledger, a full disk) refuse the call;
-    // anything else is a bug and stays one (ERR_INTERNAL), never renamed into a budget outcome.
-    const coded = isCpError(error) ? error : envError(error);
-    if (!coded || coded.code === 'ERR_INTERNAL') throw error;
-    return { ok: false, code: 'BUDGET_ERROR', message: coded.message, records: [] };
+    // The budgeter's coded refusals (a bad request, its database or ledger) refuse the call, a fault of the
+    // machine (a full disk) as one that may be retried; anything else is a bug and stays one (ERR_INTERNAL),
+    // never renamed into a budget outcome.
+    const fault = envFault(error);
+    if (fault) return { ok: false, code: 'BUDGET_UNAVAILABLE', message: faultMessage(fault), records: [] };
+    if (!isCpError(error) || error.code === 'ERR_INTERNAL') throw error;
+    return { ok: false, code: 'BUDGET_ERROR', message: error.message, records: [] };
   }
 }
 

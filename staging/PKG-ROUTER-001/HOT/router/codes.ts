@@ -70,6 +70,16 @@ export const CODES = defineCodes({
     meaning:
       'the budgeter refused the reservation with a coded error (a bad request, its database or ledger); a bug is `ERR_INTERNAL`, not this',
   },
+  BUDGET_UNAVAILABLE: {
+    kind: 'refusal',
+    meaning:
+      'the budget database cannot be written (a full disk, a read-only mount, a failing device): the call is refused before it reaches the provider; it can be retried once the operator has fixed the machine',
+  },
+  LEDGER_UNAVAILABLE: {
+    kind: 'refusal',
+    meaning:
+      'the ledger refused the DISPATCH record (a full disk, a read-only mount, a failing device): the call is refused before it reaches the provider and its reservation released; it can be retried once the operator has fixed the machine',
+  },
   CIRCUIT_OPEN: {
     kind: 'refusal',
     meaning: 'the circuit breaker for this provider and model is open after repeated failures',

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { envFault } from '#kernel/env-errors.js';
 import type { AppendInput, LedgerEntry } from '#kernel/ledger/index.js';
 import type { Warning } from '#kernel/catalogue/define.js';
 import type { BudgetPort } from '#budgeter/port.js';
@@ -143,6 +144,9 @@ export async function authenticate(
 const keyScope = (scope: string | undefined): { budget_scope?: string } =>
   scope === undefined ? {} : { budget_scope: scope };
 
+/** When a caller refused for a fault of the machine (a full disk) is told to try again. */
+export const UNAVAILABLE_RETRY_MS = 30_000;
+
 export async function admit(host: GovernedHost, input: GovernedRequest): Promise<Admission> {
   const start = host.clock();
   const { request } = input;
@@ -155,7 +159,11 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     ok: false,
     code,
     message,
-    entryId: await host.reject(request, code, message, records),
+    entryId: await host.reject(request, code, message, records).catch((error: unknown) => {
+      // A ledger the machine will not let us write cannot hold the refusal either: the caller still gets it.
+      if (envFault(error) === null) throw error;
+      return '';
+    }),
     retryAfterMs,
   });
   const denied = host.authorise(request);
@@ -170,7 +178,13 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     ...(request.agent_id ? { agent_id: request.agent_id } : {}),
     ...keyScope(host.budgetScope(request)),
   });
-  if (!reserved.ok) return refuse(reserved.code, reserved.message, reserved.records);
+  if (!reserved.ok)
+    return refuse(
+      reserved.code,
+      reserved.message,
+      reserved.records,
+      reserved.code === 'BUDGET_UNAVAILABLE' ? UNAVAILABLE_RETRY_MS : null,
+    );
   const breaker = host.breaker(request.provider_id, request.model_id);
   if (!breaker.admit()) {
     const released = await budget.release(host.budget, requestId, []);
@@ -193,7 +207,9 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
   } catch (error) {
     breaker.releaseProbe();
     await budget.release(host.budget, requestId, []);
-    throw error;
+    const fault = envFault(error);
+    if (fault === null) throw error;
+    return refuse('LEDGER_UNAVAILABLE', budget.faultMessage(fault), [], UNAVAILABLE_RETRY_MS);
   }
   return {
     ok: true,

@@ -156,14 +156,22 @@ test("the budgeter's coded refusal is a BUDGET_ERROR rejection, recorded; nothin
   assert.equal(provider.calls.length, 0);
 });
 
-test('a full disk under the budgeter is a BUDGET_ERROR rejection too (a fault of the machine, not a bug)', async (t) => {
-  const { router, budget } = withBudget(t);
-  budget.reserve = () => {
-    throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
-  };
-  const res = await router.route(request({ request_id: 'REQ-BUDGET-FULL' }));
-  assert.equal(res.error_code, 'BUDGET_ERROR');
-  assert.match(res.error_message ?? '', /no space left/);
+test('a full disk under the budgeter is BUDGET_UNAVAILABLE (a fault of the machine, not a bug), naming the fault and its fix', async (t) => {
+  const { router, budget, provider } = withBudget(t);
+  for (const thrown of [
+    Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }),
+    new CpError('ERR_FS_READONLY', 'the filesystem is read-only at /r/HOT/budget.sqlite (EROFS)'),
+  ]) {
+    budget.reserve = () => {
+      throw thrown;
+    };
+    const res = await router.route(request({ request_id: `REQ-BUDGET-${provider.calls.length}` }));
+    assert.equal(res.outcome, 'rejected');
+    assert.equal(res.error_code, 'BUDGET_UNAVAILABLE');
+    assert.match(res.error_message ?? '', /^ERR_(DISK_FULL: no space left|FS_READONLY: the filesystem is read-only)/);
+    assert.match(res.error_message ?? '', /; (free space|remount)/);
+  }
+  assert.equal(provider.calls.length, 0);
 });
 
 test('a bug in the budgeter stays a bug: it is thrown (ERR_INTERNAL at the CLI), never renamed BUDGET_ERROR', async (t) => {

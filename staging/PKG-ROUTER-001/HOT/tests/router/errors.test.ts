@@ -110,3 +110,34 @@ test('the ledger refusing the EXCHANGE after the provider answered loses nothing
   assert.equal(exchange?.metadata.dispatch_entry_id, res.dispatch_entry_id);
   assert.equal((await h.router.recoverSpool()).drained, 0);
 });
+
+test('a ledger refusing the DISPATCH for a fault of the machine refuses the call as LEDGER_UNAVAILABLE: nothing sent, retry later', async (t) => {
+  const h = harness(t);
+  const realAppendBatch = h.ledger.appendBatch.bind(h.ledger);
+  h.ledger.appendBatch = () => {
+    throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+  };
+  const admit = () =>
+    h.router.admit({
+      request: { ...request(), provider_id: 'mock', model_id: 'mock-model-1' },
+      bounds: { estimated_input_tokens: 10, max_output_tokens: 10 },
+      contextHash: 'c'.repeat(64),
+    });
+  const refused = await admit();
+  assert.equal(refused.ok, false);
+  if (refused.ok) return;
+  assert.equal(refused.code, 'LEDGER_UNAVAILABLE');
+  assert.match(refused.message, /^ERR_DISK_FULL: no space left on the device.*; free space/);
+  assert.equal(refused.retryAfterMs, 30_000);
+  assert.equal(refused.entryId, '', 'the refusal could not be recorded either');
+  assert.equal(h.provider.calls.length, 0);
+  // A bug in the ledger is still a bug, not a refusal.
+  h.ledger.appendBatch = () => {
+    throw new TypeError('x is not a function');
+  };
+  await assert.rejects(admit(), TypeError);
+  h.ledger.appendBatch = realAppendBatch;
+  const admitted = await admit();
+  assert.equal(admitted.ok, true);
+  assert.equal(h.ledger.query({ event_type: 'DISPATCH' }).length, 1);
+});
