@@ -162,10 +162,18 @@ export class Router {
       });
     const drained = await this.draining;
     this.pendingWarnings.push(...drained.warnings);
+    this.spoolHolds = drained.pending > 0;
     return drained;
   }
 
   private draining: Promise<SpoolDrain> | null = null;
+
+  /**
+   * Whether the spool may hold exchanges: set when one is spooled (or a drain leaves some), cleared by a drain
+   * that empties it. A ledger that takes a write again says so only by taking it: the call that commits next
+   * starts the drain, so a long-running gateway needs no restart to record what it spooled.
+   */
+  private spoolHolds = true;
 
   /** Exchanges waiting in this router's spool (a store that refused writes); 0 without a spool. */
   spooled(): number {
@@ -526,6 +534,15 @@ export class Router {
     ) {
       try {
         response.exchange_entry_id = (await this.writer.appendBatch(batch))[0]?.id ?? '';
+        if (this.spoolHolds && this.spool && this.draining === null)
+          this.recoverSpool().catch((error: unknown) => {
+            this.pendingWarnings.push(
+              warning(
+                'SPOOL_PENDING',
+                `the spool could not be drained (${describe(error)}); the next call tries again`,
+              ),
+            );
+          });
         return null;
       } catch (error) {
         if (isRecordFault(error)) lastError = error;
@@ -551,6 +568,7 @@ export class Router {
     if (this.spool) {
       try {
         const path = this.spool.put(dispatchId, batch);
+        this.spoolHolds = true;
         response.warnings.push(
           warning(
             'LEDGER_WRITE_FAILED',

@@ -141,3 +141,29 @@ test('a ledger refusing the DISPATCH for a fault of the machine refuses the call
   assert.equal(admitted.ok, true);
   assert.equal(h.ledger.query({ event_type: 'DISPATCH' }).length, 1);
 });
+
+test('a spooled exchange is appended once the ledger takes writes again: the next recorded call drains it, no restart', async (t) => {
+  const h = harness(t);
+  const realAppendBatch = h.ledger.appendBatch.bind(h.ledger);
+  let failExchange = true;
+  h.ledger.appendBatch = (inputs, options) => {
+    if (failExchange && inputs.some((input) => input.event_type === 'EXCHANGE')) throw new Error('disk I/O error');
+    return realAppendBatch(inputs, options);
+  };
+  const spooled = await h.router.route(request({ session_id: 'SES-SPOOLED' }));
+  assert.match(spooled.warnings.map(warningText).join('\n'), /LEDGER_WRITE_FAILED: exchange spooled/);
+  assert.equal(h.router.spooled(), 1);
+  failExchange = false;
+  const next = await h.router.route(request({ session_id: 'SES-NEXT' }));
+  assert.equal(next.outcome, 'success');
+  for (let i = 0; i < 1000 && h.router.spooled() > 0; i += 1) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(h.router.spooled(), 0);
+  const exchanges = h.ledger.query({ event_type: 'EXCHANGE', order: 'oldest' });
+  assert.deepEqual(
+    exchanges.map((e) => [e.metadata.session_id, e.metadata.dispatch_entry_id]),
+    [
+      ['SES-NEXT', next.dispatch_entry_id],
+      ['SES-SPOOLED', spooled.dispatch_entry_id],
+    ],
+  );
+});
