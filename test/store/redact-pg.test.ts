@@ -217,6 +217,20 @@ test('ledger redact --store: the dry run changes nothing; the secret leaves ever
   const tampered = cli(['ledger', 'verify', '--store', url]);
   assert.equal(tampered.status, 1, tampered.stdout);
   assert.match(tampered.stdout, new RegExp(`content: block ${untouched?.d} has no text and no REDACTED entry`));
+  // The redacted block's text put back the same way: its digest still matches, but a REDACTED entry removed it.
+  await pgQuery(url, 'ALTER TABLE cplane_content_blocks DISABLE TRIGGER ALL');
+  await pgQuery(
+    url,
+    'UPDATE cplane_content_blocks SET text = convert_to($1, $2), redacted_by = NULL WHERE digest = decode($3, $4)',
+    [secretMessage(secret), 'UTF8', block.digest, 'hex'],
+  );
+  await pgQuery(url, 'ALTER TABLE cplane_content_blocks ENABLE TRIGGER ALL');
+  const restored = cli(['ledger', 'verify', '--store', url]);
+  assert.equal(restored.status, 1, restored.stdout);
+  assert.match(
+    restored.stdout,
+    new RegExp(`content: block ${block.digest} holds text, but REDACTED entry ${result.entry_id} removed it`),
+  );
 });
 
 test('a redaction racing other writers (re-storing the very block) lands once, never forks the chain, and verifies', {

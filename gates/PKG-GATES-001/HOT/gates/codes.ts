@@ -125,6 +125,10 @@ export const CODES = defineCodes({
     kind: 'finding',
     meaning: 'G4: a content block lost its text without a REDACTED entry of the chain naming it',
   },
+  LEDGER_CONTENT_BLOCK_RESTORED: {
+    kind: 'finding',
+    meaning: 'G4: a content block a REDACTED entry of the chain removed holds its text again',
+  },
   LEDGER_CONTENT_BLOCK_MISSING: {
     kind: 'finding',
     meaning: 'G4: a content block a list needs is not in the store',

@@ -19,6 +19,7 @@ function contentCode(problem: string): Finding['code'] {
   if (problem.endsWith('is missing: it was deleted'))
     return problem.startsWith('list node ') ? 'LEDGER_CONTENT_LIST_MISSING' : 'LEDGER_CONTENT_BLOCK_MISSING';
   if (problem.startsWith('list node ')) return 'LEDGER_CONTENT_LIST_EDITED';
+  if (problem.endsWith('it was put back')) return 'LEDGER_CONTENT_BLOCK_RESTORED';
   return problem.endsWith('was edited') ? 'LEDGER_CONTENT_BLOCK_EDITED' : 'LEDGER_CONTENT_BLOCK_DELETED';
 }
 

@@ -161,9 +161,21 @@ export function parseExportWithContent(
     previous = entry.entry_hash;
     entries.push(entry);
   }
-  // A block without its text is accounted for only by a REDACTED entry of this chain that names it.
+  // A block without its text is accounted for only by a REDACTED entry of this chain that names it, and a block
+  // such an entry names never holds its text again.
+  const removedBy = new Map<string, string>();
+  for (const [id, named] of redactions) for (const digest of named) removedBy.set(digest, id);
   for (const block of content.blocks) {
-    if (block.text !== undefined) continue;
+    if (block.text !== undefined) {
+      const by = removedBy.get(block.digest);
+      if (by !== undefined)
+        throw tampered(
+          `${source} has block ${block.digest} with its text, but REDACTED entry ${by} in it removed that block`,
+          index + 1,
+          by,
+        );
+      continue;
+    }
     if (!(block.redacted_by !== undefined && redactions.get(block.redacted_by)?.has(block.digest))) {
       throw tampered(
         `${source} has block ${block.digest} without its text, and no REDACTED entry in it names that block`,

@@ -30,7 +30,13 @@ export interface VerifyResult {
   content?: ContentCheck;
 }
 
-export type ContentProblemKind = 'block_edited' | 'block_deleted' | 'block_missing' | 'list_edited' | 'list_missing';
+export type ContentProblemKind =
+  | 'block_edited'
+  | 'block_deleted'
+  | 'block_restored'
+  | 'block_missing'
+  | 'list_edited'
+  | 'list_missing';
 
 export interface ContentCheck {
   blocks: number;
@@ -274,6 +280,10 @@ function checkContent(ledger: Ledger, claims: ContentClaims): ContentCheck {
   const db = ledger.db;
   const exists = ledger.content.exists();
   if (exists) {
+    // A block a REDACTED entry removed never holds text again (a store keeps a redacted row on a re-insert of the
+    // same text), so text there was put back outside the ledger, and it hashes right: the digest cannot tell.
+    const removedBy = new Map<string, string>();
+    for (const [id, named] of claims.redactions) for (const digest of named) removedBy.set(digest, id);
     const blocks = db.prepare('SELECT lower(hex(digest)), size, text, redacted_by FROM content_blocks').raw();
     for (const [digest, size, stored, by] of blocks.iterate() as IterableIterator<
       [string, unknown, unknown, string | null]
@@ -285,6 +295,12 @@ function checkContent(ledger: Ledger, claims: ContentClaims): ContentCheck {
           problem('block_edited', digest, `content block ${digest} is damaged: ${text.why}: it was edited`);
         else if (blockDigest(text) !== digest || Buffer.byteLength(text, 'utf8') !== size)
           problem('block_edited', digest, `content block ${digest} does not hash to its digest: it was edited`);
+        else if (removedBy.has(digest))
+          problem(
+            'block_restored',
+            digest,
+            `content block ${digest} holds text, but REDACTED entry ${removedBy.get(digest)} removed it: the text was put back outside the ledger`,
+          );
       } else if (by !== null && claims.redactions.get(by)?.has(digest)) {
         check.redacted_blocks += 1;
       } else {

@@ -962,6 +962,22 @@ export class PgLedger implements LedgerStore, RedactionStore {
       }
       return named.has(digest);
     };
+    // Every REDACTED entry committed before the blocks are read: a block one of them names that holds text again
+    // had it put back outside the ledger (its digest still matches). One committed later empties its blocks in
+    // the same transaction, so the pages below never see its blocks with text.
+    const removedBy = new Map<string, string>();
+    const known = await this.pool.query("SELECT id, metadata FROM cplane_entries WHERE event_type = 'REDACTED'");
+    for (const row of known.rows as { id: string; metadata: string }[]) {
+      let listed: unknown;
+      try {
+        listed = (JSON.parse(row.metadata) as { blocks?: unknown } | null)?.blocks;
+      } catch {
+        // Metadata that is not JSON is the chain check's finding; such an entry names no block.
+      }
+      const named = new Set(Array.isArray(listed) ? listed.filter((b): b is string => typeof b === 'string') : []);
+      redactions.set(row.id, named);
+      for (const digest of named) removedBy.set(digest, row.id);
+    }
     // Page by digest, the text fetched a bounded number of bytes at a time: a store of any size is verified in
     // bounded memory.
     let blocks = 0;
@@ -991,6 +1007,8 @@ export class PgLedger implements LedgerStore, RedactionStore {
           if (t.text === null) continue;
           if (t.text.byteLength !== sizes.get(d) || blockDigest(t.text.toString('utf8')) !== d)
             problem(`block ${d} was edited`);
+          else if (removedBy.has(d))
+            problem(`block ${d} holds text, but REDACTED entry ${removedBy.get(d)} removed it: it was put back`);
         }
         batch = [];
         batchBytes = 0;

@@ -464,3 +464,62 @@ test('an entry whose stored metadata is not a JSON object is a damaged ledger on
   assert.equal(result.ok, false);
   assert.equal(result.first_bad?.id, first.id);
 });
+
+test('redact: a redacted block whose text is put back FAILS verify, and an export carrying it is refused; the same text sent again stays redacted', (t) => {
+  const { path } = sessionWithSecret(t);
+  const ledger = Ledger.open(path);
+  const target = ledger.history('S1')[5]?.id as string;
+  const secret = (ledger.exchangeBlocks(target) ?? []).find((d) =>
+    ledger.content.block(d)?.text?.includes(SECRET),
+  ) as string;
+  const text = ledger.content.block(secret)?.text as string;
+  const { entry } = ledger.redact([secret], { reason: 'r', by: 'tester', exchanges: [target] });
+  // A writer storing the very text again (the conversation resent) finds the row redacted and leaves it so.
+  ledger.append(turn(5, `my password is ${SECRET}`));
+  assert.equal(ledger.content.block(secret)?.text, undefined);
+  const clean = verifyLedger(ledger);
+  assert.equal(clean.ok, true, JSON.stringify(clean));
+  const exported = join(tempDir(t), 'export.jsonl');
+  exportLedger(ledger, exported);
+  ledger.close();
+
+  // REPLACE deletes the redacted row without firing the delete trigger: no trigger has to be dropped.
+  const db = new Database(path);
+  db.prepare('INSERT OR REPLACE INTO content_blocks (digest, size, text) VALUES (unhex(?), ?, ?)').run(
+    secret,
+    Buffer.byteLength(text),
+    text,
+  );
+  db.close();
+  const reopened = Ledger.open(path, { readonly: true });
+  const result = verifyLedger(reopened);
+  reopened.close();
+  assert.equal(result.ok, false);
+  assert.equal(result.first_bad, undefined, 'the chain itself is intact');
+  assert.deepEqual(
+    result.content?.problems.map((p) => [p.kind, p.digest]),
+    [['block_restored', secret]],
+  );
+  assert.match(result.content?.problems[0]?.message ?? '', new RegExp(entry.id));
+
+  // The export with the redacted block's line carrying its text again.
+  const line = JSON.stringify({ content_block: { digest: secret, size: Buffer.byteLength(text), text } });
+  const restored = readFileSync(exported, 'utf8')
+    .split('\n')
+    .map((l) => (l.startsWith(`{"content_block":{"digest":"${secret}"`) ? line : l))
+    .join('\n');
+  assert.ok(restored.includes(SECRET));
+  const restoredFile = join(tempDir(t), 'restored.jsonl');
+  writeFileSync(restoredFile, restored);
+  const fresh = Ledger.open(join(tempDir(t), 'fresh.sqlite'), { create: true });
+  t.after(() => fresh.close());
+  assert.throws(
+    () => importLedger(fresh, restoredFile),
+    (e: unknown) =>
+      e instanceof CpError &&
+      e.code === 'ERR_LEDGER_IMPORT_TAMPERED' &&
+      e.message.includes(secret) &&
+      e.message.includes(entry.id),
+  );
+  assert.equal(fresh.head().seq, 0);
+});
