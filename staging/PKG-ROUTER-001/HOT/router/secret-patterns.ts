@@ -24,7 +24,11 @@ function byRegex(name: string, anchors: readonly string[], regex: RegExp): Secre
 
 const PEM_HEADER = /-----BEGIN (?:[A-Z0-9]+ ){0,2}PRIVATE KEY-----/g;
 const PEM_FOOTER = /-----END (?:[A-Z0-9]+ ){0,2}PRIVATE KEY-----/g;
-const PEM_BODY = /^[A-Za-z0-9+/=\s:,.-]{0,16384}$/;
+/**
+ * Base64 lines and their headers. A backslash too: a conversation is recorded as JSON, where a key's line breaks
+ * are `\n` escapes (`\\n` inside a tool call's arguments, JSON in a JSON string).
+ */
+const PEM_BODY = /^[A-Za-z0-9+/=\s:,.\\-]{0,16384}$/;
 
 /**
  * A PEM private key block, found in linear time: every header and footer is located once, and a header is tried

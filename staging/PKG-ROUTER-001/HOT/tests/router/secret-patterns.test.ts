@@ -48,6 +48,24 @@ test('each built-in pattern is scrubbed and counted; near misses are not', () =>
   assert.ok(scrubSecretPatterns(unterminated, BUILTIN_SECRET_PATTERNS, {}) === unterminated);
 });
 
+test('a secret inside JSON, as a message or the arguments of a tool call (JSON in a JSON string) are recorded, is scrubbed', () => {
+  for (const [name, secret] of Object.entries(SECRETS)) {
+    const message = JSON.stringify({ role: 'user', content: `here: ${secret} thanks` });
+    const call = JSON.stringify({ type: 'tool_use', input: { arguments: JSON.stringify({ key: secret, n: 1 }) } });
+    for (const [form, json] of [
+      ['message', message],
+      ['tool call', call],
+    ] as const) {
+      const counts: Record<string, number> = {};
+      const out = scrubSecretPatterns(json, BUILTIN_SECRET_PATTERNS, counts);
+      assert.deepEqual(counts, { [name]: 1 }, `${name} in a ${form}: ${out}`);
+      assert.ok(out.includes(`[REDACTED:${name}]`), `${name} in a ${form}`);
+      // Still JSON: the marker takes the secret's place inside its string.
+      assert.doesNotThrow(() => JSON.parse(out), `${name} in a ${form}`);
+    }
+  }
+});
+
 test('route(): the EXCHANGE stores markers and counts them; the provider got the prompt as sent', async (t) => {
   const h = harness(t, { script: [{ text: `echo ${SECRETS.openai_api_key}` }] });
   const prompt = `keys: ${Object.values(SECRETS).join(' | ')} and ${NEAR_MISSES[0]}`;
