@@ -16,6 +16,13 @@ export default defineCommand({
     metadata: { type: 'string', default: '{}', describe: 'a JSON object' },
   },
   async handler(args, ctx) {
+    // verify counts a block without its text as redacted when a REDACTED entry names it: one appended by hand
+    // would let text removed behind the command's back pass, or fail a ledger whose text was never removed.
+    if (args.eventType === 'REDACTED')
+      throw new CpError('ERR_LEDGER_ENTRY_INVALID', 'a REDACTED entry is written only by `cplane ledger redact`', {
+        hint: 'remove content with `cplane ledger redact --exchange|--session|--block … --reason …`',
+        details: { field: 'event_type' },
+      });
     // Everything is validated before the ledger is opened, so bad input creates and writes nothing.
     const input = validateAppendInput({
       event_type: args.eventType,

@@ -317,6 +317,29 @@ test('ledger redact: --dry-run lists the blocks and changes nothing; a redaction
     metadata: { prompt: string };
   }[];
   assert.equal(query[0]?.metadata.prompt, `{"messages":[[REDACTED:${result.entry_id}]]}`);
+  // A REDACTED entry appended by hand, naming a block whose text is then removed behind the command's back, would
+  // account for that removal: only the command writes one.
+  const other = listed.blocks.find((b) => b !== secret) as { digest: string };
+  const forged = await cli(
+    'ledger',
+    'append',
+    '--ledger',
+    file,
+    '--event-type',
+    'REDACTED',
+    '--submission-id',
+    'LEDGER',
+    '--decision',
+    'REDACTED',
+    '--reason',
+    'x',
+    '--metadata',
+    JSON.stringify({ blocks: [other.digest], by: 'someone', exchanges: [] }),
+  );
+  assert.equal(forged.code, 3, forged.out);
+  assert.match(forged.err, /ERR_LEDGER_ENTRY_INVALID: a REDACTED entry is written only by `cplane ledger redact`/);
+  const after = JSON.parse((await cli('ledger', 'query', '--ledger', file, '--event-type', 'REDACTED', '--json')).out);
+  assert.equal((after as unknown[]).length, 1, 'nothing was appended');
 });
 
 test('ledger export into a pipe its reader closes early ends quietly with exit 0, not a crash on EPIPE', async (t) => {
