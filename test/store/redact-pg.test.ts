@@ -24,6 +24,10 @@ const { PgLedger } = await fromDevRoot<typeof import('../../staging/PKG-KERNEL-0
 const { selectRedaction } = await fromDevRoot<
   typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/redaction.js')
 >('HOT/kernel/ledger/redaction.js');
+const { parseExportWithContent: parseExport } =
+  await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/jsonl.js')>(
+    'HOT/kernel/ledger/jsonl.js',
+  );
 const { verifyStore } =
   await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js')>(
     'HOT/kernel/ledger/store.js',
@@ -289,5 +293,47 @@ test('a redaction racing other writers (re-storing the very block) lands once, n
     assert.match(String(last?.metadata.prompt), /^\{"messages":\[\[REDACTED:LED-[0-9a-f]{8}\],/);
   } finally {
     for (const l of [redactor, ...writers]) await l.close();
+  }
+});
+
+test('an export read while a redaction commits is one snapshot: it holds the redaction whole or not at all, and imports', {
+  skip,
+}, async () => {
+  const url = await createDatabase(server as PgServer, 'redact_export');
+  const secret = `sk-live-PGEXPORT-${randomBytes(8).toString('hex')}`;
+  const store = await PgLedger.open(url, { create: true });
+  const redactor = await PgLedger.open(url);
+  try {
+    const [, second] = await store.appendBatch([
+      exchangeWith('S1', ['{"role":"user","content":"hello"}'], 'hi'),
+      exchangeWith('S2', [secretMessage(secret)], 'noted'),
+    ]);
+    let head: { seq: number; hash: string } | undefined;
+    const lines = store.exportLines((h) => {
+      head = h;
+    });
+    // The export is under way (the first exchange's content sent) when the second one's blocks are redacted.
+    const first = await lines.next();
+    const taken = [first.value as string];
+    const { blocks, exchanges } = await selectRedaction(redactor, { exchange: (second as { id: string }).id });
+    const { entry } = await redactor.redact(blocks, { reason: 'r', by: 't', exchanges }, { vacuum: false });
+    for await (const line of lines) taken.push(line);
+    // Read before the redaction: the text and no REDACTED entry, as the chain was at its head.
+    assert.deepEqual(head?.seq, 2);
+    const parsed = parseExport(taken, { source: 'the export' });
+    assert.deepEqual(
+      parsed.entries.map((e) => e.event_type),
+      ['EXCHANGE', 'EXCHANGE'],
+    );
+    assert.ok(taken.join('\n').includes(secret));
+    assert.equal(taken.join('\n').includes(entry.id), false);
+    // Exported now: the redaction whole.
+    const after: string[] = [];
+    for await (const line of store.exportLines(() => undefined)) after.push(line);
+    assert.equal(after.join('\n').includes(secret), false);
+    assert.equal(parseExport(after, { source: 'the export' }).entries.at(-1)?.id, entry.id);
+  } finally {
+    await redactor.close();
+    await store.close();
   }
 });

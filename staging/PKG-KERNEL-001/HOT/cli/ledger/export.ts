@@ -53,21 +53,27 @@ export default defineCommand({
 
 /** The chain of a PostgreSQL store up to its head when the export began, as the file's export writes it. */
 async function exportStore(store: PgLedger, ctx: CliContext, out: string | undefined, text: boolean): Promise<Anchor> {
-  const head = await store.headAnchor();
   if (text) {
+    const head = await store.headAnchor();
     for await (const row of store.rows()) {
       if (row.seq > head.seq) break;
       ctx.out(canonicalJson(await store.readEntry(row)));
     }
     return head;
   }
+  // The head of the export's own snapshot, told before its first line.
+  let head: Anchor = { seq: 0, hash: '' };
+  const lines = () =>
+    store.exportLines((at) => {
+      head = at;
+    });
   if (out === undefined) {
-    for await (const line of store.exportLines(head.seq)) ctx.out(line);
+    for await (const line of lines()) ctx.out(line);
     return head;
   }
   return writeFileAtomicWithAsync(out, async (write) => {
     let buffer = '';
-    for await (const line of store.exportLines(head.seq)) {
+    for await (const line of lines()) {
       buffer += `${line}\n`;
       if (buffer.length > 1 << 20) {
         write(buffer);

@@ -743,8 +743,8 @@ export class PgLedger implements LedgerStore, RedactionStore {
     }
   }
 
-  private async readHead(): Promise<Head> {
-    const r = await this.pool.query('SELECT seq, entry_hash, timestamp FROM cplane_entries ORDER BY seq DESC LIMIT 1');
+  private async readHead(on: Queryable = this.pool): Promise<Head> {
+    const r = await on.query('SELECT seq, entry_hash, timestamp FROM cplane_entries ORDER BY seq DESC LIMIT 1');
     const row = r.rows[0] as { seq: string; entry_hash: string; timestamp: string } | undefined;
     return row === undefined
       ? { seq: 0, hash: GENESIS_HASH, latest: '' }
@@ -765,11 +765,11 @@ export class PgLedger implements LedgerStore, RedactionStore {
   }
 
   /** Rows in chain order as stored (metadata as its canonical JSON text), in chunks. */
-  async *rows(fromSeq = 1, chunkSize = 2000): AsyncIterableIterator<EntryRow> {
+  async *rows(fromSeq = 1, chunkSize = 2000, on: Queryable = this.pool): AsyncIterableIterator<EntryRow> {
     let next = fromSeq;
     for (;;) {
       const r = await coded(
-        this.pool.query(`SELECT ${PG_ROW_COLUMNS} FROM cplane_entries WHERE seq >= $1 ORDER BY seq LIMIT $2`, [
+        on.query(`SELECT ${PG_ROW_COLUMNS} FROM cplane_entries WHERE seq >= $1 ORDER BY seq LIMIT $2`, [
           next,
           chunkSize,
         ]),
@@ -886,9 +886,9 @@ export class PgLedger implements LedgerStore, RedactionStore {
    * A list's nodes from its oldest, each with its block as an export line (undefined: the block is not stored).
    * Bounded as on SQLite: nodes hash their parents, so only rows planted by hand could make a cycle.
    */
-  async walk(head: string): Promise<WalkedNode[]> {
+  async walk(head: string, on: Queryable = this.pool): Promise<WalkedNode[]> {
     if (head === EMPTY_LIST) return [];
-    const r = await coded(this.pool.query({ name: 'cplane_walk', text: WALK_SQL, values: [hex(head)] }));
+    const r = await coded(on.query({ name: 'cplane_walk', text: WALK_SQL, values: [hex(head)] }));
     return (r.rows as WalkRow[]).map(walkedNode);
   }
 
@@ -914,21 +914,37 @@ export class PgLedger implements LedgerStore, RedactionStore {
   }
 
   /**
-   * The chain up to `upTo` as `ledger export` writes it (see exportLines): entries in chain order, each preceded by
-   * the content blocks and list nodes no earlier line carried. The chain is append-only, so rows up to a head read
-   * in several queries are one consistent prefix.
+   * The chain as `ledger export` writes it (see exportLines): entries in chain order, each preceded by the content
+   * blocks and list nodes no earlier line carried. All of it is read in one snapshot, whose head `onHead` is told
+   * first: a redaction committed while the export runs is in it whole or not at all. Read in separate queries, a
+   * block emptied after the head was read names a REDACTED entry past it, and the export does not import.
    */
-  async *exportLines(upTo: number): AsyncIterableIterator<string> {
-    const sent = new Set<string>();
-    for await (const row of this.rows()) {
-      if (row.seq > upTo) return;
-      const entry = rowToEntry(row);
-      const refs = row.metadata.includes('"content":{') ? contentRefs(entry.metadata) : undefined;
-      for (const head of refs === undefined ? [] : [refs.prompt, refs.response]) {
-        if (head === EMPTY_LIST || sent.has(head)) continue;
-        for (const node of await this.walk(head)) yield* newContentLines(node, () => node.line, sent);
+  async *exportLines(onHead: (head: Anchor) => void): AsyncIterableIterator<string> {
+    const client = await coded(this.pool.connect());
+    client.on('error', ignoreDropped);
+    let failure: unknown;
+    try {
+      await coded(client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'));
+      const { seq, hash } = await coded(this.readHead(client));
+      onHead({ seq, hash });
+      const sent = new Set<string>();
+      for await (const row of this.rows(1, 2000, client)) {
+        const entry = rowToEntry(row);
+        const refs = row.metadata.includes('"content":{') ? contentRefs(entry.metadata) : undefined;
+        for (const head of refs === undefined ? [] : [refs.prompt, refs.response]) {
+          if (head === EMPTY_LIST || sent.has(head)) continue;
+          for (const node of await this.walk(head, client)) yield* newContentLines(node, () => node.line, sent);
+        }
+        yield canonicalJson(entry);
       }
-      yield canonicalJson(entry);
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      // Read only: nothing to commit, also when the reader stopped early.
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.off('error', ignoreDropped);
+      client.release(failure !== undefined && connectionLost(failure) ? (failure as Error) : undefined);
     }
   }
 
@@ -1088,6 +1104,9 @@ export class PgLedger implements LedgerStore, RedactionStore {
     return { blocks, lists, redacted_blocks: redacted, problems };
   }
 }
+
+/** The pool, or one connection inside a transaction (an export's snapshot). */
+type Queryable = pg.Pool | pg.PoolClient;
 
 /** Streams the rows in chunks as they are hashed (into `entries`): the server inserts some while the next are hashed. */
 async function copyRows(
