@@ -60,13 +60,35 @@ function scrubPem(text: string, mark: () => string): string {
   return copied === 0 ? text : out + text.slice(copied);
 }
 
+/**
+ * Where a secret may start: the text's start, a character that is not a word character, or a JSON escape. A
+ * conversation is recorded as JSON, where a key at the start of a line follows `\n` (a letter, so `\b` would not
+ * see a boundary there). Written after each pattern's literal prefix, so the engine looks back only where the
+ * prefix is found.
+ */
+const START = String.raw`(?:^|[^A-Za-z0-9_]|\\[bfnrt]|\\u[0-9A-Fa-f]{4})`;
+
+/** A pattern that begins with `prefix` (a regex source) at a START. */
+function atStart(prefix: string, rest: string): RegExp {
+  return new RegExp(`${prefix}(?<=${START}${prefix})${rest}`, 'g');
+}
+
 export const BUILTIN_SECRET_PATTERNS: readonly SecretPattern[] = [
   { name: 'private_key_pem', anchors: ['PRIVATE KEY-----'], scrub: scrubPem },
   byRegex('anthropic_api_key', ['sk-ant-'], /sk-ant-[A-Za-z0-9_-]{32,}/g),
-  byRegex('openai_api_key', ['sk-'], /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}/g),
-  byRegex('cplane_route_token', ['cpt1.'], /\bcpt1\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{32,}/g),
-  byRegex('aws_access_key_id', ['AKIA', 'ASIA'], /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g),
-  byRegex('bearer_token', ['Bearer', 'bearer'], /\b[Bb]earer\s+[A-Za-z0-9._~+/-]{20,}=*/g),
+  byRegex('openai_api_key', ['sk-'], atStart('sk-', '(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}')),
+  byRegex(
+    'cplane_route_token',
+    ['cpt1.'],
+    atStart(String.raw`cpt1\.`, String.raw`[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{32,}`),
+  ),
+  byRegex('aws_access_key_id', ['AKIA', 'ASIA'], atStart('(?:AKIA|ASIA)', String.raw`[0-9A-Z]{16}\b`)),
+  // Between the word and the token, whitespace as typed or as JSON escapes it.
+  byRegex(
+    'bearer_token',
+    ['Bearer', 'bearer'],
+    atStart('[Bb]earer', String.raw`(?:\s|\\[nrt])+[A-Za-z0-9._~+/-]{20,}=*`),
+  ),
 ];
 
 export const BUILTIN_SECRET_PATTERN_NAMES = BUILTIN_SECRET_PATTERNS.map((p) => p.name);

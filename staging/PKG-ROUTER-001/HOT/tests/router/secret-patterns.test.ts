@@ -66,6 +66,26 @@ test('a secret inside JSON, as a message or the arguments of a tool call (JSON i
   }
 });
 
+test('a secret at the start of a line, after a tab or a control character, is scrubbed in the JSON a conversation is recorded as', () => {
+  for (const [name, secret] of Object.entries(SECRETS)) {
+    for (const before of ['\n', '\r\n', '\t', '\u001b', '\n\n']) {
+      const json = JSON.stringify({ role: 'user', content: `my key:${before}${secret}\nthanks` });
+      const counts: Record<string, number> = {};
+      const out = scrubSecretPatterns(json, BUILTIN_SECRET_PATTERNS, counts);
+      assert.deepEqual(counts, { [name]: 1 }, `${name} after ${JSON.stringify(before)}: ${out}`);
+      assert.doesNotThrow(() => JSON.parse(out));
+    }
+  }
+  // A word that merely ends in a prefix is still not a secret, escaped or not.
+  for (const miss of [`task-${'a'.repeat(40)}`, `XAKIAIOSFODNN7EXAMPLE`, `nobearer ${'t'.repeat(30)}`]) {
+    for (const text of [miss, JSON.stringify({ content: `x\n${miss}` })]) {
+      const counts: Record<string, number> = {};
+      assert.equal(scrubSecretPatterns(text, BUILTIN_SECRET_PATTERNS, counts), text);
+      assert.deepEqual(counts, {});
+    }
+  }
+});
+
 test('route(): the EXCHANGE stores markers and counts them; the provider got the prompt as sent', async (t) => {
   const h = harness(t, { script: [{ text: `echo ${SECRETS.openai_api_key}` }] });
   const prompt = `keys: ${Object.values(SECRETS).join(' | ')} and ${NEAR_MISSES[0]}`;
