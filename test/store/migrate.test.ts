@@ -268,3 +268,35 @@ test('verify --store catches an entry edited inside PostgreSQL, and names it', {
     await db.end();
   }
 });
+
+test("ledger redact --store on a root that moved to the store says which of the blocks the root's own file still holds", {
+  skip,
+}, async () => {
+  const url = await createDatabase(server as PgServer, 'redact_after_move');
+  assert.equal(cli(['ledger', 'migrate', '--root', root, '--to', url]).status, 0);
+  const dry = cli(['ledger', 'redact', '--store', url, '--session', 'SES-M', '--dry-run', '--json']);
+  assert.equal(dry.status, 0, dry.stderr);
+  const { blocks } = JSON.parse(dry.stdout) as { blocks: { digest: string; preview: string | null }[] };
+  const long = blocks.find((b) => b.preview?.includes('please review')) as { digest: string };
+  assert.ok(long, dry.stdout);
+  const args = ['ledger', 'redact', '--store', url, '--block', long.digest, '--reason', 'r', '--json'];
+  const r = cli([...args.slice(0, 2), '--root', root, ...args.slice(2)]);
+  assert.equal(r.status, 0, r.stderr);
+  const { warnings } = JSON.parse(r.stdout) as { warnings: string[] };
+  const local = join(root, 'HOT', 'ledger', 'ledger.sqlite');
+  assert.ok(
+    warnings.some(
+      (w) => w.startsWith(`the root's own ledger ${local} still holds 1 of these blocks`) && w.includes(long.digest),
+    ),
+    JSON.stringify(warnings),
+  );
+  // Removed there too, as the warning says: a second redaction on the store has nothing left to say of the file.
+  const there = cli(['ledger', 'redact', '--ledger', local, '--block', long.digest, '--reason', 'r']);
+  assert.equal(there.status, 0, there.stderr);
+  const again = cli([...args.slice(0, 2), '--root', root, ...args.slice(2)]);
+  assert.equal(again.status, 0, again.stderr);
+  assert.equal(
+    (JSON.parse(again.stdout) as { warnings: string[] }).warnings.some((w) => w.includes("the root's own ledger")),
+    false,
+  );
+});

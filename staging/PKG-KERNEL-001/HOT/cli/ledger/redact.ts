@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { type CliContext, defineCommand, EXIT, type ExitCode } from '../command.js';
 import { CpError, show } from '../../kernel/errors.js';
@@ -9,7 +10,13 @@ import {
   type RedactionTarget,
   selectRedaction,
 } from '../../kernel/ledger/index.js';
-import { LEDGER_TARGET_OPTIONS, ledgerPathFromArgs, storeOption, withPgLedger } from './target.js';
+import {
+  LEDGER_TARGET_OPTIONS,
+  type LedgerTargetArgs,
+  ledgerPathFromArgs,
+  storeOption,
+  withPgLedger,
+} from './target.js';
 
 const PREVIEW_CHARS = 60;
 
@@ -69,7 +76,11 @@ export default defineCommand({
           sessionExchanges: (session) => pg.sessionExchanges(session),
           exchangeBlocks: (id) => pg.exchangeBlocks(id),
           block: (digest) => pg.block(digest),
-          redact: (blocks, record) => pg.redact(blocks, record, { vacuum }),
+          redact: async (blocks, record) => {
+            const result = await pg.redact(blocks, record, { vacuum });
+            const residue = localResidue(args, ctx, blocks);
+            return residue === undefined ? result : { ...result, warnings: [...result.warnings, residue] };
+          },
         }),
       );
     }
@@ -119,6 +130,30 @@ async function redactIn(store: RedactionStore, args: RedactArgs, ctx: CliContext
     ...result.warnings.map((w) => `warning: ${w}`),
   ]);
   return EXIT.OK;
+}
+
+/**
+ * A root that moved to a store (`ledger migrate`) keeps its SQLite file, with every exchange recorded before the
+ * move: the blocks just removed from the store may still be there with their text, under the root.
+ */
+function localResidue(args: LedgerTargetArgs, ctx: CliContext, blocks: readonly string[]): string | undefined {
+  if (args.root === undefined && ctx.defaultRoot === null) return undefined;
+  let path = 'file';
+  let local: Ledger | undefined;
+  try {
+    path = ledgerPathFromArgs(args, ctx);
+    if (!existsSync(path)) return undefined;
+    local = Ledger.open(path, { readonly: true });
+    const file = local;
+    const held = blocks.filter((digest) => file.content.block(digest)?.text !== undefined);
+    if (held.length === 0) return undefined;
+    return `the root's own ledger ${path} still holds ${held.length} of these blocks with their text (recorded there before the move to the store): remove them there too with \`cplane ledger redact --ledger ${path} --block DIGEST --reason …\` (${held.slice(0, 5).join(', ')}${held.length > 5 ? ', …' : ''})`;
+  } catch (error) {
+    // The redaction on the store is committed: a file that cannot be read is said, not thrown.
+    return `the root's own ledger ${path} could not be checked for these blocks (${(error as Error).message}): it may still hold their text`;
+  } finally {
+    local?.close();
+  }
 }
 
 function actor(): string {
