@@ -154,3 +154,27 @@ test('token issue prints the token (and --json the token and claims); without a 
     assert.equal(run.status, 2, `${bad.join(' ')}: ${run.stdout}`);
   }
 });
+
+test('an error is JSON exactly when the output would be: --json read as yargs reads it, not as a string in argv', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-bad-input-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const nowhere = join(dir, 'nowhere');
+  for (const spelling of [['--json=true'], ['--json', 'true'], ['--no-json', '--json']]) {
+    const run = cli(['status', '--root', nowhere, ...spelling], dir);
+    assert.equal(run.status, 3, spelling.join(' '));
+    const error = (JSON.parse(run.stdout) as { error: { code: string } }).error;
+    assert.equal(error.code, 'ERR_ROOT_NOT_A_ROOT', spelling.join(' '));
+    assert.equal(run.stderr, '', `${spelling.join(' ')}: the error is on stdout only`);
+  }
+  for (const spelling of [['--json', '--no-json'], ['--json=false']]) {
+    const run = cli(['status', '--root', nowhere, ...spelling], dir);
+    assert.equal(run.status, 3, spelling.join(' '));
+    assert.equal(run.stdout, '', spelling.join(' '));
+    assert.match(run.stderr, /^cplane: ERR_ROOT_NOT_A_ROOT: /, spelling.join(' '));
+  }
+  // After `--` it is an argument, not the option.
+  const literal = cli(['status', '--root', nowhere, '--', '--json'], dir);
+  assert.equal(literal.status, 3);
+  assert.equal(literal.stdout, '');
+  assert.match(literal.stderr, /^cplane: ERR_ROOT_NOT_A_ROOT: /);
+});

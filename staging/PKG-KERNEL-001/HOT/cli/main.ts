@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
+import { Parser } from 'yargs/helpers';
 import { CpError, isCpError } from '../kernel/errors.js';
 import { exitCodeOf, lookUpCode } from '../kernel/catalogue/load.js';
 import { envError } from '../kernel/env-errors.js';
@@ -103,7 +104,9 @@ export async function runCli(options: RunCliOptions): Promise<ExitCode> {
       process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
     });
   const argv = [...(options.prefix ?? []), ...options.argv];
-  const wantsJson = argv.includes('--json');
+  // Read as yargs reads the option (`--json=true`, `--json --no-json`, a `--json` after `--`), so an error is JSON
+  // exactly when the command's own output would have been.
+  const wantsJson = Parser(argv, { boolean: ['json'] }).json === true;
   const ctx: CliContext = {
     hot: HOT_DIR,
     repo: options.repo ?? null,
