@@ -178,3 +178,19 @@ test('an error is JSON exactly when the output would be: --json read as yargs re
   assert.equal(literal.stdout, '');
   assert.match(literal.stderr, /^cplane: ERR_ROOT_NOT_A_ROOT: /);
 });
+
+test('a store URL whose socket directory is missing or a file is ERR_STORE_UNAVAILABLE (exit 3), not an internal error', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-bad-input-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'a-file');
+  writeFileSync(file, 'not a directory');
+  for (const host of [join(dir, 'missing'), file]) {
+    for (const command of [['ledger', 'tail'], ['ledger', 'head']]) {
+      const run = cli([...command, '--store', `postgres://cplane@db/cplane?host=${host}`, '--json'], dir);
+      assert.equal(run.status, 3, `${host}: ${run.stdout}${run.stderr}`);
+      const error = (JSON.parse(run.stdout) as { error: { code: string; hint: string } }).error;
+      assert.equal(error.code, 'ERR_STORE_UNAVAILABLE', host);
+      assert.ok(error.hint.length > 0);
+    }
+  }
+});

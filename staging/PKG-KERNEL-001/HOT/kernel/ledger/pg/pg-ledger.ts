@@ -1241,11 +1241,15 @@ export function connectionLost(error: unknown): boolean {
 /** A PostgreSQL failure as the caller should see it: the server or network unable to serve is ERR_STORE_UNAVAILABLE. */
 export function storeError(error: unknown): unknown {
   if (error instanceof CpError) return error;
-  const e = error as { code?: string; message?: string };
+  const e = error as { code?: string; message?: string; syscall?: unknown };
   // The network, and the SQLSTATE classes of a server that cannot take the write: connection (08), credentials
-  // (28), no such database (3D), out of resources such as a full disk (53), shutting down (57).
+  // (28), no such database (3D), out of resources such as a full disk (53), shutting down (57). Any failed
+  // connect or name lookup is the URL's or the network's: a `?host=` socket directory that is missing or a file
+  // fails with ENOENT or ENOTDIR, an unroutable address with ENETUNREACH.
   if (
     connectionLost(error) ||
+    e.syscall === 'connect' ||
+    e.syscall === 'getaddrinfo' ||
     (typeof e.code === 'string' &&
       /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|(08|28|3D|53|57)[0-9A-Z]{3})$/.test(e.code))
   )
