@@ -2,7 +2,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO } from '../../scripts/lib/repo.js';
@@ -185,7 +194,10 @@ test('a store URL whose socket directory is missing or a file is ERR_STORE_UNAVA
   const file = join(dir, 'a-file');
   writeFileSync(file, 'not a directory');
   for (const host of [join(dir, 'missing'), file]) {
-    for (const command of [['ledger', 'tail'], ['ledger', 'head']]) {
+    for (const command of [
+      ['ledger', 'tail'],
+      ['ledger', 'head'],
+    ]) {
       const run = cli([...command, '--store', `postgres://cplane@db/cplane?host=${host}`, '--json'], dir);
       assert.equal(run.status, 3, `${host}: ${run.stdout}${run.stderr}`);
       const error = (JSON.parse(run.stdout) as { error: { code: string; hint: string } }).error;
@@ -193,4 +205,50 @@ test('a store URL whose socket directory is missing or a file is ERR_STORE_UNAVA
       assert.ok(error.hint.length > 0);
     }
   }
+});
+
+test('an output path that is a directory, a symlink, a FIFO or a device is refused, never replaced by a file', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-bad-input-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const ledger = join(dir, 'ledger.sqlite');
+  const append = ['ledger', 'append', '--ledger', ledger, '--event-type', 'NOTE', '--submission-id', 'S-1'];
+  assert.equal(cli([...append, '--decision', 'OK', '--reason', 'r'], dir).status, 0);
+  const victim = join(dir, 'victim.txt');
+  writeFileSync(victim, 'keep me');
+  const targets: Array<[string, string]> = [
+    [join(dir, 'a-dir'), 'directory'],
+    [join(dir, 'a-link'), 'symlink'],
+    [join(dir, 'a-fifo'), 'fifo'],
+  ];
+  mkdirSync(targets[0]![0]);
+  symlinkSync(victim, targets[1]![0]);
+  assert.equal(spawnSync('mkfifo', [targets[2]![0]]).status, 0, 'mkfifo');
+  // A copy of /dev/null: as root, the rename replaced the device itself.
+  if (spawnSync('mknod', [join(dir, 'a-device'), 'c', '1', '3']).status === 0)
+    targets.push([join(dir, 'a-device'), 'device']);
+  const kind = (path: string) => {
+    const s = lstatSync(path);
+    return s.isDirectory()
+      ? 'directory'
+      : s.isSymbolicLink()
+        ? 'symlink'
+        : s.isFIFO()
+          ? 'fifo'
+          : s.isCharacterDevice()
+            ? 'device'
+            : 'file';
+  };
+  for (const [path, was] of [...targets, [dir, 'directory'] as [string, string]]) {
+    const target = path === dir ? '' : path;
+    const run = cli(['ledger', 'export', '--ledger', ledger, '--out', target, '--json'], dir);
+    assert.equal(run.status, 3, `${was}: ${run.stdout}${run.stderr}`);
+    assert.equal((JSON.parse(run.stdout) as { error: { code: string } }).error.code, 'ERR_OUTPUT_NOT_A_FILE', was);
+    assert.equal(kind(path), was, `the ${was} is still one`);
+  }
+  assert.equal(readFileSync(victim, 'utf8'), 'keep me');
+  // A regular file is overwritten, as before.
+  const regular = join(dir, 'export.jsonl');
+  writeFileSync(regular, 'old');
+  assert.equal(cli(['ledger', 'export', '--ledger', ledger, '--out', regular], dir).status, 0);
+  assert.match(readFileSync(regular, 'utf8'), /"event_type":"NOTE"/);
 });

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, renameSync, writeSync, rmSync } from 'node:fs';
+import { closeSync, fsyncSync, lstatSync, openSync, renameSync, writeSync, rmSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { envError } from './env-errors.js';
@@ -51,7 +51,35 @@ interface TempFile {
   discard(): void;
 }
 
+/**
+ * The rename would replace whatever is at `path`: a directory fails with an uncoded EISDIR, and a link, a FIFO or a
+ * device (`--out /dev/stdout`, `--out /dev/null` run as root) would be swapped for a regular file.
+ */
+function refuseNonFile(path: string): void {
+  let stat: import('node:fs').Stats;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return; // absent, or a parent that is not a directory: creating the temp file reports it
+  }
+  if (stat.isFile()) return;
+  const kind = stat.isDirectory()
+    ? 'a directory'
+    : stat.isSymbolicLink()
+      ? 'a symlink'
+      : 'a special file (FIFO, socket or device)';
+  throw new CpError(
+    'ERR_OUTPUT_NOT_A_FILE',
+    `cannot write ${show(path, 240)}: it is ${kind}, which is never replaced`,
+    {
+      hint: 'name a new file, or a regular file to overwrite',
+      details: { path },
+    },
+  );
+}
+
 function openTemp(path: string): TempFile {
+  refuseNonFile(path);
   const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   let fd: number;
   try {

@@ -110,6 +110,12 @@ export const CODES = defineCodes({
     meaning: 'a file to write (`ledger export --out`, state files) would go into a directory that does not exist',
     hint: 'create the directory first, or name a file in an existing one',
   },
+  ERR_OUTPUT_NOT_A_FILE: {
+    kind: 'error',
+    meaning:
+      'a file to write (`--out`, `--html`, `--export`) names a directory, a symlink, a FIFO, a socket or a device: it is never replaced',
+    hint: 'name a new file, or a regular file to overwrite',
+  },
   ERR_LEDGER_NOT_FOUND: {
     kind: 'error',
     meaning: 'the ledger file does not exist and the command does not create it',
