@@ -252,3 +252,29 @@ test('an output path that is a directory, a symlink, a FIFO or a device is refus
   assert.equal(cli(['ledger', 'export', '--ledger', ledger, '--out', regular], dir).status, 0);
   assert.match(readFileSync(regular, 'utf8'), /"event_type":"NOTE"/);
 });
+
+test('keys generate --out that is not a directory is ERR_OUTPUT_DIR_MISSING; a link in place of a key file is a key that exists', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-bad-input-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'a-file');
+  writeFileSync(file, 'keep me');
+  const fifo = join(dir, 'a-fifo');
+  assert.equal(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo');
+  for (const out of [file, fifo, join(file, 'sub')]) {
+    const run = cli(['keys', 'generate', '--out', out, '--json'], dir);
+    assert.equal(run.status, 3, `${out}: ${run.stdout}${run.stderr}`);
+    assert.equal((JSON.parse(run.stdout) as { error: { code: string } }).error.code, 'ERR_OUTPUT_DIR_MISSING', out);
+  }
+  assert.equal(readFileSync(file, 'utf8'), 'keep me');
+  assert.ok(lstatSync(fifo).isFIFO());
+  // A dangling link where the public key goes: writing the pair would have created its target.
+  const keys = join(dir, 'keys');
+  mkdirSync(keys);
+  const planted = join(dir, 'planted.pub');
+  symlinkSync(planted, join(keys, 'cplane-signing.pub'));
+  const run = cli(['keys', 'generate', '--out', keys, '--json'], dir);
+  assert.equal(run.status, 3, run.stdout + run.stderr);
+  assert.equal((JSON.parse(run.stdout) as { error: { code: string } }).error.code, 'ERR_KEY_EXISTS');
+  assert.equal(existsSync(planted), false, 'nothing was written through the link');
+  assert.equal(existsSync(join(keys, 'cplane-signing.key')), false);
+});

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { withEnvErrors } from '../../kernel/env-errors.js';
 import { CpError, show } from '../../kernel/errors.js';
@@ -20,7 +20,8 @@ export default defineCommand({
     const dir = resolve(ctx.cwd, args.out ?? '.');
     const privatePath = join(dir, PRIVATE_KEY_FILE);
     const publicPath = join(dir, PUBLIC_KEY_FILE);
-    if (!args.force && (existsSync(privatePath) || existsSync(publicPath))) {
+    // lstat, so a link planted in place of a key file (even a dangling one) counts as a file that exists.
+    if (!args.force && (kindOf(privatePath) !== 'absent' || kindOf(publicPath) !== 'absent')) {
       throw new CpError('ERR_KEY_EXISTS', `${show(privatePath)} or its .pub already exists`, {
         hint: 'choose another --out directory, or pass --force to replace the key pair',
         details: { path: privatePath },
@@ -29,15 +30,21 @@ export default defineCommand({
     const pair = generateSigningKeyPair();
     try {
       withEnvErrors(dir, 'writing the key pair', () => {
-        mkdirSync(dir, { recursive: true });
+        makeDir(dir);
         // The private key is created 0600 (not chmod-ed after the fact), so it is never readable by others.
         writeFileSync(privatePath, pair.private_key_pem, { mode: 0o600, flag: args.force ? 'w' : 'wx' });
         chmodSync(privatePath, 0o600);
-        writeFileSync(publicPath, pair.public_key_pem, { mode: 0o644 });
+        writeFileSync(publicPath, pair.public_key_pem, { mode: 0o644, flag: args.force ? 'w' : 'wx' });
       });
     } catch (error) {
-      // Neither file existed before (checked above): a half-written pair is removed, not left to be trusted.
-      if (!args.force) for (const path of [privatePath, publicPath]) rmSync(path, { force: true });
+      // Neither file existed before (checked above): a half-written pair is removed, not left to be trusted. The
+      // cleanup never hides the error that caused it.
+      if (!args.force)
+        for (const path of [privatePath, publicPath]) {
+          try {
+            rmSync(path, { force: true });
+          } catch {}
+        }
       throw error;
     }
     ctx.report(args, { key_id: pair.key_id, private_key: privatePath, public_key: publicPath }, [
@@ -48,3 +55,31 @@ export default defineCommand({
     return EXIT.OK;
   },
 });
+
+/** `--out` and its parents, created as needed: a file, FIFO or device on that path is the user's mistake. */
+function makeDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST' && code !== 'ENOTDIR') throw error;
+    throw new CpError('ERR_OUTPUT_DIR_MISSING', `cannot write the key pair into ${show(dir)}: it is not a directory`, {
+      hint: '--out names the directory for cplane-signing.key and .pub: pick a directory, or a path to create one',
+      details: { path: dir },
+      cause: error,
+    });
+  }
+}
+
+function kindOf(path: string): 'absent' | 'directory' | 'a file' | 'a symlink' | 'a special file' {
+  try {
+    const found = lstatSync(path);
+    if (found.isDirectory()) return 'directory';
+    if (found.isSymbolicLink()) return 'a symlink';
+    return found.isFile() ? 'a file' : 'a special file';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 'absent';
+    throw error;
+  }
+}
