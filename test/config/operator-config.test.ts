@@ -264,6 +264,24 @@ test('G3 judges the effective config: an override hand-edited to an invalid valu
   assert.deepEqual(g.by.G3?.codes, ['OPERATOR_CONFIG_UNUSED']);
 });
 
+test('an override file that is not UTF-8 is refused, not read with its stray bytes replaced: G3 FAILs it', () => {
+  const root = copyRoot();
+  writeFileSync(
+    overridesFile(root),
+    Buffer.concat([
+      Buffer.from('{"schema_version":"1","overrides":{"gateway":{"host":"127.0.0.'),
+      Buffer.from([0xff]),
+      Buffer.from('1"}}}'),
+    ]),
+  );
+  const get = cp(root, ['config', 'get', 'gateway.host', '--root', root]);
+  assert.equal(get.status, 3, get.stdout);
+  assert.match(get.stderr, /ERR_CONFIG_OVERRIDES_INVALID: .*not UTF-8/);
+  const g = gates(root);
+  assert.equal(g.by.G3?.status, 'FAIL');
+  assert.deepEqual(g.by.G3?.codes, ['OPERATOR_CONFIG_INVALID']);
+});
+
 test('a symlink in place of the override file is refused by every command, and its target is never written', () => {
   const root = copyRoot();
   const outside = join(work, `outside-${caseNo}.json`);

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { sha256Hex } from '../canonical.js';
 import { CpError, show } from '../errors.js';
 import { READ_LIMITS, readFileBounded } from '../bounded-read.js';
@@ -85,6 +86,9 @@ export function readOverrides(root: string): OverridesFile {
   if (kind === 'absent') return { value: EMPTY_OVERRIDES, bytes: null, digest: null };
   if (kind !== 'file') throw shapeError(OPERATOR_CONFIG_REL, kind, 'regular file');
   const bytes = readFileBounded(path, { maxBytes: READ_LIMITS.config, what: 'the operator config', regularFile: true });
+  // Decoding would turn each stray byte into U+FFFD: a value nobody set would be in force, and the file would never
+  // say the same thing twice (a rewrite by `config set` stores the replacement characters).
+  if (!isUtf8(bytes)) throw invalid('is not UTF-8 text');
   let parsed: unknown;
   try {
     parsed = parseJsonBounded(bytes.toString('utf8'));
