@@ -2,13 +2,16 @@
 // the reservation stays charged; SIGTERM with a short --drain-timeout cancels what is still streaming and exits 0.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
 
 let served: Served;
 let key: string;
 
 before(async () => {
-  served = await startServed(['--drain-timeout', '200']);
+  // Retry-afters up to an hour are waited for: a wait the gateway did not cut short would outlast the test.
+  served = await startServed(['--drain-timeout', '200'], (root) =>
+    configSet(root, 'router.retry.max_retry_after_ms', '3600000'),
+  );
   key = issueKey('AGENT-DRAIN');
 });
 after(async () => {
@@ -69,6 +72,34 @@ test('a client gone before the reply began: EXCHANGE cancelled, the upstream cal
     ['BUDGET_ALLOCATED', 'BUDGET_SETTLED'],
     'settled as unknown usage, never released',
   );
+});
+
+test('a client gone while the gateway waits out an upstream retry-after: the wait ends, EXCHANGE cancelled, no retry sent', async () => {
+  served.upstream.faults.push({
+    status: 529,
+    body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+    headers: { 'retry-after': '3600' },
+  });
+  const controller = new AbortController();
+  const pending = fetch(`${served.url}/v1/messages`, {
+    method: 'POST',
+    headers: headers('SES-D-BACKOFF'),
+    body: body(false),
+    signal: controller.signal,
+  });
+  const sent = served.upstream.requests.length;
+  while (served.upstream.requests.length === sent) await new Promise((r) => setTimeout(r, 20));
+  controller.abort();
+  await assert.rejects(pending);
+  const exchange = await exchangeOf('SES-D-BACKOFF');
+  assert.equal(exchange.decision, 'CANCELLED');
+  assert.equal(exchange.metadata.error_code, 'CANCELLED');
+  assert.equal(served.upstream.requests.length, sent + 1, 'the retry was never sent');
+  const budget = ledgerEntries(served.root).filter(
+    (e) => e.metadata.request_id === exchange.metadata.gateway_request_id,
+  );
+  assert.equal(budget.length, 2, 'the reservation is concluded, not left held');
+  assert.equal(budget[0]?.event_type, 'BUDGET_ALLOCATED');
 });
 
 test('SIGTERM past the drain timeout cancels the stream still running, records it, and exits 0', async () => {

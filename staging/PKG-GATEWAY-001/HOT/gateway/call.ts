@@ -148,13 +148,17 @@ async function sendUpstream(
 ): Promise<{ ok: true; result: WireResponse; attempts: AttemptRecord[] } | { ok: false }> {
   const { endpoint, router } = ctx;
   let sentUpstream = false;
-  const sent = await router.attempts(call, () => {
-    sentUpstream ||= !ctx.signal.aborted;
-    return ctx.provider.call(
-      { surface: endpoint.surface, body, headers: passedHeaders(ctx.req) },
-      { signal: ctx.signal, timeoutMs: ctx.upstreamTimeoutMs },
-    );
-  });
+  const sent = await router.attempts(
+    call,
+    () => {
+      sentUpstream ||= !ctx.signal.aborted;
+      return ctx.provider.call(
+        { surface: endpoint.surface, body, headers: passedHeaders(ctx.req) },
+        { signal: ctx.signal, timeoutMs: ctx.upstreamTimeoutMs },
+      );
+    },
+    ctx.signal,
+  );
   if (sent.ok) return { ok: true, result: sent.result, attempts: sent.attempts };
   const concluded = await router.conclude(call, {
     kind: 'failed',

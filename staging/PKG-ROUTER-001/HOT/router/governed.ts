@@ -100,7 +100,7 @@ export interface GovernedHost {
   budget: BudgetPort | null;
   clock: () => number;
   random: () => number;
-  sleep: (ms: number) => Promise<void>;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   secrets: readonly string[];
   /** Secret shapes scrubbed from every record (router/secret-patterns.ts). */
   patterns: readonly SecretPattern[];
@@ -236,8 +236,14 @@ function breakerWaitMs(host: GovernedHost, breaker: CircuitBreaker): number {
 }
 
 /** The one retry loop around the caller's one-attempt call, feeding the call's breaker. */
-export function attempts<R>(host: GovernedHost, call: GovernedCall, attempt: () => Promise<R>): Promise<SendResult<R>> {
+export function attempts<R>(
+  host: GovernedHost,
+  call: GovernedCall,
+  attempt: () => Promise<R>,
+  signal?: AbortSignal,
+): Promise<SendResult<R>> {
   return retryLoop(attempt, {
+    ...(signal === undefined ? {} : { signal }),
     config: host.config,
     clock: host.clock,
     random: host.random,

@@ -66,7 +66,7 @@ export interface RouterOptions {
   secrets?: readonly (string | null | undefined)[];
   clock?: () => number;
   random?: () => number;
-  sleep?: (ms: number) => Promise<void>;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Called after every route (a periodic checkpoint); a returned warning rides on the response. */
   afterRoute?: (() => Warning | null | Promise<Warning | null>) | undefined;
   /**
@@ -91,7 +91,19 @@ interface Admitted {
   start: number;
 }
 
-const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    // A cut-short wait leaves no timer behind to hold a draining process open.
+    const cut = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', cut);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', cut, { once: true });
+  });
 
 /**
  * The prompt router. Pipeline (the seed's, with the breaker consulted before the DISPATCH marker so a
@@ -259,9 +271,13 @@ export class Router {
     return governed.authenticate(this.host(), request);
   }
 
-  /** The one retry loop around an admitted call's one-attempt upstream call. */
-  attempts<R>(call: governed.GovernedCall, attempt: () => Promise<R>): ReturnType<typeof governed.attempts<R>> {
-    return governed.attempts(this.host(), call, attempt);
+  /** The one retry loop around an admitted call's one-attempt upstream call; `signal` cuts its waits short. */
+  attempts<R>(
+    call: governed.GovernedCall,
+    attempt: () => Promise<R>,
+    signal?: AbortSignal,
+  ): ReturnType<typeof governed.attempts<R>> {
+    return governed.attempts(this.host(), call, attempt, signal);
   }
 
   /** EXCHANGE + budget settlement for an admitted call; never throws. */

@@ -26,10 +26,16 @@ export interface SendOptions {
   config: RouterConfig;
   clock: () => number;
   random: () => number;
-  sleep: (ms: number) => Promise<void>;
+  /** Resolves after `ms`, or sooner once `signal` aborts (its timer then cleared). */
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   onFailure: (failure: SendFailure) => void;
   /** Consulted before each retry (the breaker may have opened, or be probing, meanwhile). */
   mayRetry?: () => boolean;
+  /**
+   * The caller giving up (the gateway's client gone, a drain past its deadline): the wait before a retry ends
+   * at once, and the next attempt, made with this signal aborted, ends the loop as cancelled.
+   */
+  signal?: AbortSignal;
 }
 
 export function classify(error: unknown): SendFailure {
@@ -100,9 +106,28 @@ export async function retryLoop<R>(
         ? retryDelay(options.config.retry, attempt, failure.retry_after_ms, options.random)
         : null;
       if (delay === null || (options.mayRetry && !options.mayRetry())) return { ok: false, failure, attempts };
-      await options.sleep(delay);
+      await backoff(options.sleep, delay, options.signal);
       // Asked again after the wait: the breaker may have opened during it (a retry-after can be a minute long).
       if (options.mayRetry && !options.mayRetry()) return { ok: false, failure, attempts };
     }
   }
+}
+
+/** A retry-after can be a minute or more: a caller that gives up meanwhile is not held for the rest of it. */
+function backoff(
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>,
+  ms: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  if (signal === undefined) return sleep(ms);
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    // Raced too: an injected sleep may not take the signal.
+    sleep(ms, signal).then(done, done);
+  });
 }
