@@ -264,6 +264,30 @@ test("an upstream 200 that echoes the gateway's upstream key: the client never s
   assert.ok(!JSON.stringify(exchanges).includes(KEYS.anthropic), 'the upstream key is not recorded');
 });
 
+test("count_tokens and models replies that echo the gateway's upstream key: the client never sees the key", async () => {
+  const echo = `reflected x-api-key: ${KEYS.anthropic}`;
+  served.upstream.faults.push({ raw: JSON.stringify({ input_tokens: 7, note: echo }) });
+  const counted = await raw(
+    'POST',
+    '/v1/messages/count_tokens',
+    [...anthropic, ['x-api-key', key], ['x-cplane-session', 'SES-EDGE-ECHO-PASS']],
+    Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'count' }] })),
+  );
+  assert.equal(counted.status, 200, counted.text);
+  assert.ok(!counted.text.includes(KEYS.anthropic), `the key reached the client: ${counted.text}`);
+  assert.equal((JSON.parse(counted.text) as { input_tokens: number }).input_tokens, 7);
+  assert.equal(Number(counted.headers['content-length']), Buffer.byteLength(counted.text));
+  served.upstream.faults.push({
+    raw: JSON.stringify({ data: [{ type: 'model', id: echo }], has_more: false }),
+    contentType: `application/json; x=${KEYS.anthropic}`,
+  });
+  const models = await raw('GET', '/v1/models', [...anthropic, ['x-api-key', key]]);
+  assert.equal(models.status, 200, models.text);
+  assert.ok(!models.text.includes(KEYS.anthropic), `the key reached the client: ${models.text}`);
+  assert.ok(!String(models.headers['content-type']).includes(KEYS.anthropic), 'nor in a header');
+  assert.match(models.text, /\[REDACTED\]/);
+});
+
 /** An Anthropic message reply carrying `usage` as the upstream claims it. */
 const claiming = (id: string, usage: Record<string, number>) => ({
   status: 200,

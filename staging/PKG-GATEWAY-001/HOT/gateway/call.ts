@@ -127,13 +127,14 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
   });
   noteConcluded(ctx, concluded, 'success');
   if (concluded.unrecorded !== null) return unrecorded(ctx, concluded);
+  const reply = withoutSecrets(text, call.secrets);
   ctx.res.writeHead(wire.status, {
-    'content-type': wire.contentType || 'application/json',
-    'content-length': String(text.byteLength),
+    'content-type': withoutSecrets(wire.contentType || 'application/json', call.secrets),
+    'content-length': String(reply.byteLength),
     [requestIdHeader(endpoint.family)]: ctx.requestId,
     'x-cplane-exchange-id': concluded.exchangeEntryId,
   });
-  ctx.res.end(text);
+  ctx.res.end(reply);
 }
 
 /**
