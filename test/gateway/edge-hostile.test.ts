@@ -5,6 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
 
 let served: Served;
@@ -57,6 +58,9 @@ function assertCoded(r: { status: number; text: string }, status: number): void 
   assert.equal(typeof parsed.error?.message, 'string', r.text);
   assert.doesNotMatch(r.text, /\bat .+\.js:\d+/, 'no stack trace');
 }
+
+const lastUserText = (sent: Record<string, unknown> | null | undefined): unknown =>
+  (sent?.messages as Array<{ content: unknown }> | undefined)?.at(-1)?.content;
 
 const exchangesOfSession = (session: string) =>
   ledgerEntries(served.root).filter((e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === session);
@@ -117,6 +121,55 @@ test('HEAD, OPTIONS and unknown methods on a real path are a coded 404 (HEAD wit
   assert.equal(head.status, 404);
   assert.equal(head.text, '');
   assert.equal((await fetch(`${served.url}/healthz`)).status, 200);
+});
+
+test('a compressed body or one in a charset other than UTF-8 is a coded 415, nothing upstream; UTF-8 and identity are accepted', async () => {
+  const before = served.upstream.requests.length;
+  const json = Buffer.from(body('caf\u00e9'));
+  const refused: Array<[string, Array<[string, string]>, Buffer]> = [
+    ['gzip', [['content-encoding', 'gzip']], gzipSync(json)],
+    ['deflate', [['content-encoding', 'deflate']], deflateSync(json)],
+    ['br', [['content-encoding', 'br']], brotliCompressSync(json)],
+    ['gzip named, plain sent', [['content-encoding', 'gzip']], json],
+    ['latin1', [['content-type', 'application/json; charset=ISO-8859-1']], Buffer.from(body('caf\u00e9'), 'latin1')],
+    ['utf-16', [['content-type', 'application/json; charset=utf-16le']], Buffer.from(body('x'), 'utf16le')],
+  ];
+  for (const [name, extra, payload] of refused) {
+    const r = await raw(
+      'POST',
+      '/v1/messages',
+      [...anthropic.filter(([h]) => !extra.some(([e]) => e === h)), ...extra, ['x-api-key', key]],
+      payload,
+    );
+    assertCoded(r, 415);
+    assert.match(r.text, /content-(encoding|type)/, name);
+  }
+  const openai = await raw(
+    'POST',
+    '/v1/chat/completions',
+    [
+      ['content-type', 'application/json'],
+      ['content-encoding', 'gzip'],
+      ['authorization', `Bearer ${key}`],
+    ],
+    gzipSync(JSON.stringify({ model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'hi' }] })),
+  );
+  assert.equal(openai.status, 415, openai.text);
+  assert.equal(typeof (JSON.parse(openai.text) as { error: { message: string } }).error.message, 'string');
+  assert.equal(served.upstream.requests.length, before, 'nothing went upstream');
+  for (const extra of [
+    [['content-type', 'application/json; charset=UTF-8']],
+    [['content-encoding', 'identity']],
+  ] as Array<Array<[string, string]>>) {
+    const r = await raw(
+      'POST',
+      '/v1/messages',
+      [...anthropic.filter(([h]) => !extra.some(([e]) => e === h)), ...extra, ['x-api-key', key]],
+      json,
+    );
+    assert.equal(r.status, 200, r.text);
+  }
+  assert.equal(lastUserText(served.upstream.requests.at(-1)?.body), 'caf\u00e9', 'forwarded as sent');
 });
 
 test('lone surrogates and invalid UTF-8 in a request body are answered 200 (U+FFFD), one SUCCESS EXCHANGE each, the ledger verifies', async () => {

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 
 export type BodyRead = { ok: true; bytes: Buffer } | { ok: false; reason: 'too_large' | 'aborted' };
 
@@ -31,6 +31,21 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyRead>
     req.on('error', () => finish({ ok: false, reason: 'aborted' }));
     req.on('close', () => finish({ ok: false, reason: 'aborted' }));
   });
+}
+
+/**
+ * Why a request body cannot be read as the JSON it claims to be, or null. The body is parsed as UTF-8 and
+ * forwarded re-serialised: a compressed body would be refused as "not JSON" only when its bytes happen not to
+ * parse, and one in another charset would reach the upstream silently altered (its bytes turned into U+FFFD).
+ */
+export function unreadableBody(headers: IncomingHttpHeaders): string | null {
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity')
+    return `content-encoding ${JSON.stringify(encoding).slice(0, 100)} is not accepted; send the body uncompressed`;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(headers['content-type'] ?? '')?.[1];
+  if (charset !== undefined && !/^(utf-?8|(us-)?ascii)$/i.test(charset))
+    return `content-type charset ${JSON.stringify(charset).slice(0, 100)} is not accepted; JSON bodies are UTF-8`;
+  return null;
 }
 
 export function sendJson(

@@ -7,7 +7,7 @@ import { parseJsonBounded } from '#kernel/json-depth.js';
 import type { WireProvider } from '#providers/wire/spec.js';
 import type { Router } from '#router/router.js';
 import { handleGeneration, handlePassThrough, type CallContext } from './call.js';
-import { readBody, sendJson } from './http-io.js';
+import { readBody, sendJson, unreadableBody } from './http-io.js';
 import type { ConsoleRoutes } from './console/routes.js';
 import { identify } from './identity.js';
 import type { RequestLog } from './log.js';
@@ -216,6 +216,13 @@ export class Gateway {
     let body: unknown = null;
     let bytes: Buffer = Buffer.alloc(0);
     if (endpoint.method === 'POST') {
+      const unreadable = unreadableBody(req.headers);
+      if (unreadable !== null) {
+        req.resume();
+        return fail(family, 415, 'invalid_request', `the request body is refused: ${unreadable}`, {
+          connection: 'close',
+        });
+      }
       const read = await readBody(req, this.options.bodyLimitBytes);
       if (!read.ok) {
         if (read.reason === 'aborted') return;
