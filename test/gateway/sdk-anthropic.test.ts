@@ -192,6 +192,29 @@ test('count_tokens and models are governed round-trips: one EXCHANGE each, holdi
   assert.equal(served.upstream.requests.length, upstreamBefore, 'a refused call is not forwarded');
 });
 
+test('models.list pages: the SDK walks every page (limit and after_id reach the upstream, nothing else); a bad value is a coded 400', async () => {
+  const ids: string[] = [];
+  for await (const model of client().models.list({ limit: 1 })) {
+    ids.push(model.id);
+    if (ids.length > 5) break;
+  }
+  assert.deepEqual(ids, ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5']);
+  const pages = served.upstream.requests.filter((r) => r.path === '/v1/models').slice(-3);
+  assert.deepEqual(
+    pages.map((r) => r.query),
+    ['limit=1', 'limit=1&after_id=claude-sonnet-4-5', 'limit=1&after_id=claude-opus-4-1'],
+  );
+  const upstreamBefore = served.upstream.requests.length;
+  const res = await fetch(`${served.url}/v1/models?beta=true&limit=0`, {
+    headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+  });
+  assert.equal(res.status, 400);
+  const refused = (await res.json()) as { type: string; error: { type: string; message: string } };
+  assert.equal(refused.error.type, 'invalid_request_error');
+  assert.match(refused.error.message, /limit/);
+  assert.equal(served.upstream.requests.length, upstreamBefore, 'a refused call is not forwarded');
+});
+
 test('refusals: bad key 401, wrong scope 403, budget 429 naming the scope — each sent once (x-should-retry: false), nothing upstream', async () => {
   const upstreamBefore = served.upstream.requests.length;
   const session = 'SES-A-REFUSED';

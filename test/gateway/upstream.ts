@@ -20,6 +20,8 @@ export type Fault =
 export interface SeenRequest {
   method: string;
   path: string;
+  /** The query string, without its '?'. */
+  query: string;
   headers: IncomingMessage['headers'];
   body: Record<string, unknown> | null;
 }
@@ -62,9 +64,9 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
     });
   });
   async function handle(req: IncomingMessage, res: ServerResponse, text: string): Promise<void> {
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const [path = '/', query = ''] = (req.url ?? '/').split('?', 2);
     const body = text === '' ? null : (JSON.parse(text) as Record<string, unknown>);
-    state.requests.push({ method: req.method ?? '', path, headers: req.headers, body });
+    state.requests.push({ method: req.method ?? '', path, query, headers: req.headers, body });
     res.once('close', () => {
       if (!res.writableEnded) state.aborted += 1;
     });
@@ -111,6 +113,9 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
       }
     }
     const stream = fault === undefined || 'replyDelayMs' in fault || 'raw' in fault ? {} : fault;
+    const paging = new URLSearchParams(query);
+    if (path === '/v1/models' && anthropic && (paging.has('limit') || paging.has('after_id')))
+      return json(res, anthropicModelsPage(Number(paging.get('limit') ?? 20), paging.get('after_id')));
     if (path === '/v1/models')
       return json(
         res,
@@ -412,4 +417,17 @@ function responsesFrames(model: string): string[] {
     ev('response.output_item.done', { output_index: 0, item: message }),
     ev('response.completed', { response: responseObject(model, 'completed') }),
   ];
+}
+
+/** One page of Anthropic's models list, paged as the API pages it (`after_id`, `limit`, `has_more`). */
+function anthropicModelsPage(limit: number, afterId: string | null): unknown {
+  const all = ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5'];
+  const start = afterId === null ? 0 : all.indexOf(afterId) + 1;
+  const page = all.slice(start, start + limit);
+  return {
+    data: page.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-09-29T00:00:00Z' })),
+    has_more: start + limit < all.length,
+    first_id: page[0] ?? null,
+    last_id: page.at(-1) ?? null,
+  };
 }

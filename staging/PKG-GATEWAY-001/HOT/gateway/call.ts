@@ -13,7 +13,15 @@ import type { Identity } from './identity.js';
 import type { RequestLog } from './log.js';
 import { failureFor } from './refusals.js';
 import { checkGeneration, describe, framePolicy, MODEL_ID, type Generation } from './request-body.js';
-import { errorBody, errorFrame, requestIdHeader, type Endpoint, type ErrorKind, type Family } from './surfaces.js';
+import {
+  errorBody,
+  errorFrame,
+  passedQuery,
+  requestIdHeader,
+  type Endpoint,
+  type ErrorKind,
+  type Family,
+} from './surfaces.js';
 
 export interface CallContext {
   router: Router;
@@ -22,6 +30,8 @@ export interface CallContext {
   identity: Identity;
   body: unknown;
   bytes: Buffer;
+  /** The query string as the client sent it, without its '?'. */
+  search: string;
   requestId: string;
   req: IncomingMessage;
   res: ServerResponse;
@@ -53,9 +63,7 @@ const NO_MODEL = 'models';
  */
 export async function handlePassThrough(ctx: CallContext): Promise<void> {
   const { endpoint, identity, router } = ctx;
-  const named = (ctx.body as { model?: unknown } | null)?.model;
-  if (named !== undefined && (typeof named !== 'string' || !MODEL_ID.test(named))) {
-    const problem = `model: 1-200 printable ASCII characters without spaces are required, got ${describe(named)}`;
+  const refuseRequest = async (problem: string): Promise<void> => {
     await router.recordRefusal(
       {
         contract_id: endpoint.surface,
@@ -66,8 +74,13 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
       'VALIDATION_FAILED',
       problem,
     );
-    return ctx.refuse('VALIDATION_FAILED', problem);
-  }
+    ctx.refuse('VALIDATION_FAILED', problem);
+  };
+  const named = (ctx.body as { model?: unknown } | null)?.model;
+  if (named !== undefined && (typeof named !== 'string' || !MODEL_ID.test(named)))
+    return refuseRequest(`model: 1-200 printable ASCII characters without spaces are required, got ${describe(named)}`);
+  const passed = passedQuery(endpoint.surface, ctx.search);
+  if (typeof passed === 'string') return refuseRequest(passed);
   const model = named ?? NO_MODEL;
   ctx.log.model = model === NO_MODEL ? null : model;
   const admission = await router.admit({
@@ -76,7 +89,7 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
       agent_id: identity.agent || 'UNKNOWN',
       session_id: identity.session,
       ...(identity.workOrder === null ? {} : { work_order_id: identity.workOrder }),
-      prompt: endpoint.method === 'POST' ? ctx.bytes.toString('utf8') : '',
+      prompt: endpoint.method === 'POST' ? ctx.bytes.toString('utf8') : new URLSearchParams(passed).toString(),
       provider_id: ctx.provider.id,
       model_id: model,
       request_id: ctx.requestId,
@@ -93,6 +106,7 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
     call,
     endpoint.method === 'POST' ? (ctx.body as Record<string, unknown>) : null,
     extra,
+    passed,
   );
   if (!sent.ok) return;
   const wire = sent.result;
@@ -146,6 +160,7 @@ async function sendUpstream(
   call: GovernedCall,
   body: Record<string, unknown> | null,
   extra: Record<string, unknown>,
+  query: Record<string, string> = {},
 ): Promise<{ ok: true; result: WireResponse; attempts: AttemptRecord[] } | { ok: false }> {
   const { endpoint, router } = ctx;
   let sentUpstream = false;
@@ -154,7 +169,7 @@ async function sendUpstream(
     () => {
       sentUpstream ||= !ctx.signal.aborted;
       return ctx.provider.call(
-        { surface: endpoint.surface, body, headers: passedHeaders(ctx.req) },
+        { surface: endpoint.surface, body, headers: passedHeaders(ctx.req), query },
         { signal: ctx.signal, timeoutMs: ctx.upstreamTimeoutMs },
       );
     },

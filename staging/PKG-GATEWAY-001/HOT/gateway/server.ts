@@ -258,6 +258,7 @@ export class Gateway {
       identity,
       body,
       bytes,
+      search,
       requestId,
       req,
       res,

@@ -36,6 +36,34 @@ export function endpointFor(method: string, path: string, anthropicVersion: bool
   return ENDPOINTS[`${method} ${path}`] ?? null;
 }
 
+/**
+ * Query parameters a surface passes on, each with the values it takes; every other parameter is ignored (Claude
+ * Code's `?beta=true`). A models list pages with them: were they dropped, an SDK walking the pages (`after_id` set
+ * to the page's `last_id`) would be handed the first page for ever.
+ */
+const QUERY_PARAMS: Partial<Record<WireSurface, Readonly<Record<string, RegExp>>>> = {
+  'anthropic.models': {
+    limit: /^[1-9][0-9]{0,3}$/,
+    after_id: /^[\x21-\x7e]{1,200}$/,
+    before_id: /^[\x21-\x7e]{1,200}$/,
+  },
+};
+
+/** The query an endpoint passes on, or a problem naming the parameter whose value it refuses. */
+export function passedQuery(surface: WireSurface, search: string): Record<string, string> | string {
+  const allowed = QUERY_PARAMS[surface];
+  const out: Record<string, string> = {};
+  if (allowed === undefined) return out;
+  for (const [name, value] of new URLSearchParams(search)) {
+    const shape = allowed[name];
+    if (shape === undefined) continue;
+    if (!shape.test(value) || name in out)
+      return `query parameter ${name}: ${name in out ? 'given twice' : `${JSON.stringify(value).slice(0, 60)} is not accepted`}`;
+    out[name] = value;
+  }
+  return out;
+}
+
 /** The family whose error shape a request gets when no endpoint matched. */
 export function familyOf(path: string, anthropicVersion: boolean): Family {
   return anthropicVersion || path.startsWith('/v1/messages') ? 'anthropic' : 'openai';

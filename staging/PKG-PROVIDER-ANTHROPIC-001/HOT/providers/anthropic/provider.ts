@@ -13,13 +13,14 @@ import {
 } from '#providers/spec.js';
 import { openWire } from '#providers/wire/http.js';
 import { nodeHttpFetch, type WireFetch } from '#providers/wire/transport.js';
-import type {
-  WireCallOptions,
-  WireProvider,
-  WireReader,
-  WireRequest,
-  WireResponse,
-  WireSurface,
+import {
+  type WireCallOptions,
+  type WireProvider,
+  type WireReader,
+  type WireRequest,
+  type WireResponse,
+  type WireSurface,
+  wireQuery,
 } from '#providers/wire/spec.js';
 import { checkMessagesBody, messagesBody } from './body.js';
 import { ANTHROPIC_WIRE_PATHS, anthropicReader } from './wire.js';
@@ -109,7 +110,7 @@ export class AnthropicProvider implements Provider, WireProvider {
       timers: this.#timers,
       options,
       secrets: [this.#apiKey],
-      url: `${this.baseUrl}${route.path}`,
+      url: `${this.baseUrl}${route.path}${wireQuery(request)}`,
       method: route.method,
       headers,
       body: request.body,

@@ -13,13 +13,14 @@ import {
 } from '#providers/spec.js';
 import { openWire } from '#providers/wire/http.js';
 import { nodeHttpFetch, type WireFetch } from '#providers/wire/transport.js';
-import type {
-  WireCallOptions,
-  WireProvider,
-  WireReader,
-  WireRequest,
-  WireResponse,
-  WireSurface,
+import {
+  type WireCallOptions,
+  type WireProvider,
+  type WireReader,
+  type WireRequest,
+  type WireResponse,
+  type WireSurface,
+  wireQuery,
 } from '#providers/wire/spec.js';
 import { chatBody, chatCompletionsUrl, checkChatBody } from './body.js';
 import { OPENAI_WIRE_PATHS, openAiReader, v1Url } from './wire.js';
@@ -102,7 +103,7 @@ export class OpenAiProvider implements Provider, WireProvider {
       timers: this.#timers,
       options,
       secrets: this.#apiKey === null ? [] : [this.#apiKey],
-      url: v1Url(this.baseUrl, route.path),
+      url: `${v1Url(this.baseUrl, route.path)}${wireQuery(request)}`,
       method: route.method,
       headers,
       body: request.body,

@@ -21,6 +21,14 @@ export interface WireRequest {
   body: Readonly<Record<string, unknown>> | null;
   /** Headers passed through to the upstream (e.g. anthropic-version, anthropic-beta); never a credential. */
   headers: Readonly<Record<string, string>>;
+  /** Query parameters passed through (a models list's paging), already checked by the caller. */
+  query?: Readonly<Record<string, string>>;
+}
+
+/** The query string of a wire request: '' when it has none. */
+export function wireQuery(request: WireRequest): string {
+  const search = new URLSearchParams(request.query ?? {}).toString();
+  return search === '' ? '' : `?${search}`;
 }
 
 export interface WireCallOptions extends SendOptions {
