@@ -174,6 +174,16 @@ test("hostile fields are refused 400 at the edge with their value named, never a
     body: JSON.stringify({ model: 'claude sonnet', messages: [] }),
   });
   assert.equal(count.status, 400, await count.text());
+  for (const top of ['null', '[1]', '"text"', '7', 'true']) {
+    const res = await fetch(`${served.url}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: { ...headers, 'x-api-key': key },
+      body: top,
+    });
+    const text = await res.text();
+    assert.equal(res.status, 400, `${top}: ${text}`);
+    assert.match(text, /VALIDATION_FAILED: the request body must be a JSON object/);
+  }
   assert.equal(served.upstream.requests.length, before, 'nothing refused went upstream');
   const recorded = ledgerEntries(served.root).filter(
     (e) =>

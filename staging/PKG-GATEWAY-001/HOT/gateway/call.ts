@@ -76,7 +76,11 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
     );
     ctx.refuse('VALIDATION_FAILED', problem);
   };
-  const named = (ctx.body as { model?: unknown } | null)?.model;
+  // The upstream would refuse it too, but only after a round-trip the gateway had already governed and recorded.
+  const { body } = ctx;
+  if (endpoint.method === 'POST' && (typeof body !== 'object' || body === null || Array.isArray(body)))
+    return refuseRequest('the request body must be a JSON object');
+  const named = (body as { model?: unknown } | null)?.model;
   if (named !== undefined && (typeof named !== 'string' || !MODEL_ID.test(named)))
     return refuseRequest(`model: 1-200 printable ASCII characters without spaces are required, got ${describe(named)}`);
   const passed = passedQuery(endpoint.surface, ctx.search);
