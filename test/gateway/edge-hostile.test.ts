@@ -5,6 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
 
@@ -170,6 +171,53 @@ test('a compressed body or one in a charset other than UTF-8 is a coded 415, not
     assert.equal(r.status, 200, r.text);
   }
   assert.equal(lastUserText(served.upstream.requests.at(-1)?.body), 'caf\u00e9', 'forwarded as sent');
+});
+
+/** Raw bytes on a new connection: everything the gateway sends before it closes it. */
+function rawBytes(text: string): Promise<string> {
+  const { port } = new URL(served.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
+    let out = '';
+    socket.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+    });
+    socket.once('error', reject);
+    socket.once('close', () => resolve(out));
+  });
+}
+
+test('HTTP the parser refuses (CL with TE, two lengths, a bad chunk size, headers too large) gets a status and a JSON error both SDKs parse', async () => {
+  const before = served.upstream.requests.length;
+  const json = body('framing');
+  const head = `POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nanthropic-version: 2023-06-01\r\nx-api-key: ${key}\r\n`;
+  const cases: Array<[string, string, number]> = [
+    [
+      'content-length with transfer-encoding',
+      `${head}content-length: ${json.length}\r\ntransfer-encoding: chunked\r\n\r\n${json.length.toString(16)}\r\n${json}\r\n0\r\n\r\n`,
+      400,
+    ],
+    [
+      'two content-lengths',
+      `${head}content-length: ${json.length}\r\ncontent-length: ${json.length + 1}\r\n\r\n${json} `,
+      400,
+    ],
+    ['a bad chunk size', `${head}transfer-encoding: chunked\r\n\r\nzz\r\n${json}\r\n0\r\n\r\n`, 400],
+    ['headers too large', `${head}x-filler: ${'a'.repeat(64 * 1024)}\r\n\r\n`, 431],
+  ];
+  for (const [name, text, status] of cases) {
+    const reply = await rawBytes(text);
+    assert.match(reply, new RegExp(`^HTTP/1\\.1 ${status} `), `${name}: ${reply}`);
+    const parsed = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as {
+      type: string;
+      error: { type: string; message: string };
+    };
+    assert.equal(parsed.type, 'error', name);
+    assert.equal(parsed.error.type, 'invalid_request_error', name);
+    assert.match(parsed.error.message, /the request is refused/, name);
+  }
+  assert.equal(served.upstream.requests.length, before, 'nothing went upstream');
+  assert.equal((await fetch(`${served.url}/healthz`)).status, 200);
 });
 
 test('lone surrogates and invalid UTF-8 in a request body are answered 200 (U+FFFD), one SUCCESS EXCHANGE each, the ledger verifies', async () => {

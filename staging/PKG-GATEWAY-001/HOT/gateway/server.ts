@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { CpError, show } from '#kernel/errors.js';
 import { parseJsonBounded } from '#kernel/json-depth.js';
@@ -36,6 +37,43 @@ export interface GatewayOptions {
   console?: ConsoleRoutes;
 }
 
+/** Node's own answers to a request it could not parse, each with the status node gives it. */
+const CLIENT_ERRORS: Readonly<Record<string, [status: number, reason: string, what: string]>> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'its headers are over the size limit'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'it was not received within the request deadline'],
+};
+
+/**
+ * A request node refused before the gateway saw it (malformed framing, both Content-Length and
+ * Transfer-Encoding, headers too large, too slow) is answered with a JSON error body both SDKs parse (node's
+ * own answer has none), then the connection is closed. Which API the client speaks is unknown here: the
+ * body is Anthropic's shape, whose `error.message` the OpenAI SDK reads too.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  // A response already begun on this connection cannot be followed by another one.
+  const begun = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (error.code === 'ECONNRESET' || !socket.writable || begun) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, what] = CLIENT_ERRORS[error.code ?? ''] ?? [
+    400,
+    'Bad Request',
+    `it is not well-formed HTTP/1.1 (${error.code ?? 'unknown'})`,
+  ];
+  const body = JSON.stringify({
+    type: 'error',
+    error: { type: 'invalid_request_error', message: `the request is refused: ${what}`, param: null, code: null },
+  });
+  // A client too slow to send its request may well manage on a retry; a malformed one never will.
+  const retry = status === 408 ? '' : 'x-should-retry: false\r\n';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `${retry}connection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
+}
+
 interface InFlight {
   abort(): void;
   done: Promise<void>;
@@ -62,6 +100,7 @@ export class Gateway {
     this.server.requestTimeout = options.requestTimeoutMs;
     this.server.headersTimeout = options.headersTimeoutMs;
     this.server.maxConnections = options.maxConnections;
+    this.server.on('clientError', answerClientError);
   }
 
   listen(host: string, port: number): Promise<AddressInfo> {
