@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
 
@@ -87,6 +88,36 @@ test("unknown paths are 404 in the surface's shape; a body over the limit 413; m
   });
   assert.equal(noMax.status, 400);
   assert.equal(served.upstream.requests.length, upstreamBefore);
+});
+
+test('Expect: 100-continue: a body declared over the limit is refused 413 before the client is asked for it; one within it is asked for and answered', async () => {
+  const { port } = new URL(served.url);
+  const head = (length: number): string =>
+    'POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nanthropic-version: 2023-06-01\r\n' +
+    `x-api-key: ${key}\r\nx-cplane-session: SES-S-EXPECT\r\nexpect: 100-continue\r\ncontent-length: ${length}\r\nconnection: close\r\n\r\n`;
+  /** Sends the headers, and the body only once the gateway says 100 Continue; everything it sent, at close. */
+  const exchange = (length: number, payload: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(head(length)));
+      let out = '';
+      socket.on('data', (d: Buffer) => {
+        const before = out;
+        out += d.toString('utf8');
+        if (!before.startsWith('HTTP/1.1 100') && out.startsWith('HTTP/1.1 100 Continue\r\n\r\n'))
+          socket.write(payload);
+      });
+      socket.once('error', reject);
+      socket.once('close', () => {
+        // Head and body in one: each request is one log line, and the secret test reads every reply.
+        seen.push(out, '');
+        resolve(out);
+      });
+    });
+  const refused = await exchange(1_000_000, '');
+  assert.match(refused, /^HTTP\/1\.1 413 /, refused);
+  assert.match(refused, /request_too_large/);
+  const answered = await exchange(Buffer.byteLength(message()), message());
+  assert.match(answered, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /, answered);
 });
 
 test('breaker open: 503 with retry-after, no DISPATCH, nothing upstream', async () => {

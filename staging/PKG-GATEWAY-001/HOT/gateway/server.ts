@@ -101,6 +101,12 @@ export class Gateway {
     this.server.headersTimeout = options.headersTimeoutMs;
     this.server.maxConnections = options.maxConnections;
     this.server.on('clientError', answerClientError);
+    // A body declared over the limit is refused before the client sends it: node's default would invite it to.
+    this.server.on('checkContinue', (req, res) => {
+      const declared = Number(req.headers['content-length'] ?? Number.NaN);
+      if (!(declared > options.bodyLimitBytes)) res.writeContinue();
+      this.track(req, res);
+    });
   }
 
   listen(host: string, port: number): Promise<AddressInfo> {
