@@ -24,6 +24,10 @@ import { REPO } from '../../scripts/lib/repo.js';
 import { buildArchive } from '../../staging/PKG-KERNEL-001/HOT/tests/kernel/installer/helpers.js';
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
 import { receiptDir, rootPaths } from '../../staging/PKG-KERNEL-001/HOT/kernel/root/layout.js';
+import { packArchive, type PackFile } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/pack.js';
+import { readPackageArchive } from '../../staging/PKG-KERNEL-001/HOT/kernel/archive/read.js';
+import { sha256Digest } from '../../staging/PKG-KERNEL-001/HOT/kernel/canonical.js';
+import { signManifest } from '../../staging/PKG-KERNEL-001/HOT/kernel/signing/signing.js';
 
 const cplane = join(REPO, 'bin', 'cplane.js');
 const work = mkdtempSync(join(tmpdir(), 'cp-loader-'));
@@ -337,6 +341,63 @@ test('the chain reaches the trust store: a swapped module with its receipt and m
   refused(r, 'ERR_MODULE_UNOWNED', rel, marker);
   assert.match(r.stderr, /PKG-COMPILER-001's signature is not valid for its installed manifest/);
 });
+
+/** PKG-KERNEL-001 0.1.1: every module of the built 0.1.0 with one more line, signed by the root's publisher. */
+async function kernelUpgrade(): Promise<string> {
+  const out = join(work, 'upgrades', 'PKG-KERNEL-001-0.1.1.tar.gz');
+  if (existsSync(out)) return out;
+  const built = await readPackageArchive(join(work, 'packages', 'PKG-KERNEL-001-0.1.0.tar.gz'));
+  const manifest = structuredClone(built.manifest);
+  manifest.version = '0.1.1';
+  const files: PackFile[] = [];
+  for (const asset of manifest.assets) {
+    let data = built.files.get(asset.path) as Buffer;
+    if (asset.path.endsWith('.js')) {
+      data = Buffer.concat([data, Buffer.from('\n// 0.1.1\n')]);
+      asset.sha256 = sha256Digest(data);
+      asset.size = data.length;
+    }
+    files.push({ path: asset.path, data });
+  }
+  const signature = signManifest(manifest, readFileSync(join(work, 'keys', 'cplane-signing.key'), 'utf8'));
+  await packArchive(
+    [
+      { path: 'manifest.json', data: Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`) },
+      { path: 'signature.json', data: Buffer.from(JSON.stringify(signature)) },
+      ...files,
+    ],
+    out,
+  );
+  return out;
+}
+
+// mid-files: the first new module is in place, the receipt and manifest are still the old ones; after-files:
+// every new module and the new installed manifest are in place, the receipt is still the old one.
+for (const step of ['mid-files', 'after-files']) {
+  test(`a kernel upgrade killed at ${step} leaves a root whose own commands start, and the first one finishes it`, async () => {
+    const upgrade = await kernelUpgrade();
+    const { root } = attackRoot();
+    const killed = spawnSync(process.execPath, [entry(root, 'install.js'), '--root', root, '--upgrade', upgrade], {
+      env: { ...process.env, CPLANE_TEST_CRASH_AT: step },
+      encoding: 'utf8',
+    });
+    assert.equal(killed.signal, 'SIGKILL', `the upgrade should have been killed at ${step}: ${killed.stderr}`);
+    assert.equal(existsSync(rootPaths(root).journal), true, 'the commit was left pending');
+    const verify = run([entry(root, 'cplane.js'), 'verify', '--root', root]);
+    assert.equal(verify.status, 0, verify.stderr + verify.stdout);
+    assert.match(verify.stdout, /finished the interrupted upgrade of PKG-KERNEL-001/);
+    assert.equal(existsSync(rootPaths(root).journal), false);
+    const list = JSON.parse(run([entry(root, 'cplane.js'), 'list', '--json']).stdout) as {
+      packages: Array<{ package_id: string; version: string }>;
+    };
+    assert.equal(list.packages.find((p) => p.package_id === 'PKG-KERNEL-001')?.version, '0.1.1');
+    const gates = gateCheck(root);
+    assert.ok(
+      gates.gates.every((g) => g.status === 'PASS'),
+      JSON.stringify(gates.gates.filter((g) => g.status !== 'PASS')),
+    );
+  });
+}
 
 interface RouteJson {
   outcome: string;

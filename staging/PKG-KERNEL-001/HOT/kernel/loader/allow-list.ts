@@ -96,18 +96,15 @@ export function readAllowList(root: string): AllowList {
     /* no receipts: nothing is owned */
   }
   let keys: TrustedKey[] | undefined;
-  for (const id of packages) {
-    const dir = join(installed, id);
-    const receipt = readJson(join(dir, 'receipt.json'));
-    const manifest = readJson(join(dir, 'manifest.json'));
-    if (!isRecord(receipt) || !isRecord(manifest) || receipt.package_id !== id || manifest.package_id !== id) continue;
+  const admit = (id: string, receipt: unknown, manifest: unknown, signature: (() => unknown) | null): void => {
+    if (!isRecord(receipt) || !isRecord(manifest) || receipt.package_id !== id || manifest.package_id !== id) return;
     const recorded = digestsOf(receipt.files);
     const pinned = digestsOf(manifest.assets);
     let distrust: string | null = null;
-    if (existsSync(join(dir, 'signature.json'))) {
-      const signature = readJson(join(dir, 'signature.json'));
+    if (signature !== null) {
+      const signed = signature();
       keys ??= trustedKeys(root);
-      const status = isRecord(signature) ? signatureStatus(manifest, signature, keys) : 'invalid';
+      const status = isRecord(signed) ? signatureStatus(manifest, signed, keys) : 'invalid';
       if (status !== 'valid')
         distrust = `${id}'s signature is ${status === 'untrusted_key' ? 'by a key the trust store does not hold' : 'not valid for its installed manifest'}`;
     }
@@ -119,6 +116,46 @@ export function readAllowList(root: string): AllowList {
       if (pinned.get(path) !== digest) continue;
       (files[path] ??= []).push(digest);
     }
+  };
+  for (const id of packages) {
+    const dir = join(installed, id);
+    const hasSignature = existsSync(join(dir, 'signature.json'));
+    admit(
+      id,
+      readJson(join(dir, 'receipt.json')),
+      readJson(join(dir, 'manifest.json')),
+      hasSignature ? () => readJson(join(dir, 'signature.json')) : null,
+    );
   }
+  admitPendingCommit(root, admit);
   return { files, untrusted };
+}
+
+/**
+ * A commit the installer journaled but did not finish (a crash, a full disk) leaves some of its package's files
+ * with their new bytes until the next command that opens the root rolls it forward. Those bytes may load under the
+ * same rule as installed ones: the journal's receipt and manifest agree on them and its signature verifies (or the
+ * install carries a dev waiver). Otherwise the commands that would repair the root could not start.
+ */
+function admitPendingCommit(
+  root: string,
+  admit: (id: string, receipt: unknown, manifest: unknown, signature: (() => unknown) | null) => void,
+): void {
+  const journal = readJson(join(root, LAYOUT.journal));
+  if (!isRecord(journal) || typeof journal.package_id !== 'string' || !isRecord(journal.installed_meta)) return;
+  const meta = journal.installed_meta;
+  const parse = (text: unknown): unknown => {
+    try {
+      return typeof text === 'string' ? (JSON.parse(text) as unknown) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const signature = meta['signature.json'];
+  admit(
+    journal.package_id,
+    journal.receipt,
+    parse(meta['manifest.json']),
+    signature === undefined ? null : () => parse(signature),
+  );
 }
