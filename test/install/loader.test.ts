@@ -399,6 +399,29 @@ for (const step of ['mid-files', 'after-files']) {
   });
 }
 
+test('an owned module whose receipt entry was rewritten or dropped (manifest and signature untouched) is refused', () => {
+  const rel = 'HOT/kernel/installer/entry.js';
+  for (const edit of ['rewritten', 'dropped']) {
+    const { root, marker, esm } = attackRoot();
+    const body = esm + readFileSync(join(root, rel), 'utf8');
+    writeFileSync(join(root, rel), body);
+    const doc = join(receiptDir(root, 'PKG-KERNEL-001'), 'receipt.json');
+    const receipt = JSON.parse(readFileSync(doc, 'utf8')) as {
+      files: Array<{ path: string; sha256: string; size: number }>;
+    };
+    if (edit === 'dropped') receipt.files = receipt.files.filter((f) => f.path !== rel);
+    for (const owned of receipt.files)
+      if (owned.path === rel) {
+        owned.sha256 = `sha256:${createHash('sha256').update(body).digest('hex')}`;
+        owned.size = Buffer.byteLength(body);
+      }
+    writeFileSync(doc, JSON.stringify(receipt, null, 2));
+    const r = run([entry(root, 'install.js'), join(work, 'packages', 'none.tar.gz')]);
+    refused(r, 'ERR_MODULE_UNOWNED', rel, marker);
+    assert.match(r.stderr, /PKG-KERNEL-001's receipt and installed manifest disagree on it/, edit);
+  }
+});
+
 interface RouteJson {
   outcome: string;
   content: string;

@@ -97,9 +97,17 @@ export function readAllowList(root: string): AllowList {
   }
   let keys: TrustedKey[] | undefined;
   const admit = (id: string, receipt: unknown, manifest: unknown, signature: (() => unknown) | null): void => {
-    if (!isRecord(receipt) || !isRecord(manifest) || receipt.package_id !== id || manifest.package_id !== id) return;
-    const recorded = digestsOf(receipt.files);
-    const pinned = digestsOf(manifest.assets);
+    const recorded = digestsOf(isRecord(receipt) ? receipt.files : undefined);
+    const pinned = digestsOf(isRecord(manifest) ? manifest.assets : undefined);
+    // Every path either document names stays recorded, so a module the two disagree on (a receipt entry edited or
+    // dropped) is refused when something imports it, rather than loading as a file no package knows.
+    const refuse = (why: string): void => {
+      for (const path of [...recorded.keys(), ...pinned.keys()]) if (files[path] === undefined) untrusted[path] ??= why;
+    };
+    if (!isRecord(receipt) || !isRecord(manifest) || receipt.package_id !== id || manifest.package_id !== id) {
+      refuse(`${id}'s receipt or installed manifest is missing or not its own`);
+      return;
+    }
     let distrust: string | null = null;
     if (signature !== null) {
       const signed = signature();
@@ -116,6 +124,7 @@ export function readAllowList(root: string): AllowList {
       if (pinned.get(path) !== digest) continue;
       (files[path] ??= []).push(digest);
     }
+    refuse(distrust ?? `${id}'s receipt and installed manifest disagree on it`);
   };
   for (const id of packages) {
     const dir = join(installed, id);
