@@ -317,6 +317,14 @@ test('deleting the receipts does not turn verification off: nothing loads', () =
   refused(run([entry(root, 'cplane.js'), 'evil']), 'ERR_MODULE_UNOWNED', 'HOT/package.json', marker);
 });
 
+test("deleting one package's receipt directory does not let its modules load unverified", () => {
+  const { root, marker, esm } = attackRoot();
+  const rel = 'HOT/kernel/installer/entry.js';
+  writeFileSync(join(root, rel), esm + readFileSync(join(root, rel), 'utf8'));
+  rmSync(receiptDir(root, 'PKG-KERNEL-001'), { recursive: true });
+  refused(run([entry(root, 'install.js'), join(work, 'packages', 'none.tar.gz')]), 'ERR_MODULE_UNOWNED', rel, marker);
+});
+
 test('the chain reaches the trust store: a swapped module with its receipt and manifest digests rewritten to match is refused', () => {
   const { root, marker, esm } = attackRoot();
   const rel = 'HOT/cli/commands/prompt.js';

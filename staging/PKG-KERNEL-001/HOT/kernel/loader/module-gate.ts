@@ -36,11 +36,6 @@ export class ModuleGate {
     return this.relativeOf(path) !== null;
   }
 
-  /** Whether an installed package records `rel` (with a trusted signature or not). */
-  isRecorded(rel: string): boolean {
-    return this.allow.files[rel] !== undefined || this.allow.untrusted[rel] !== undefined;
-  }
-
   /** Refuse a module outside the root; its bytes are checked when it loads. */
   checkLocation(path: string): void {
     if (this.relativeOf(path) !== null) return;

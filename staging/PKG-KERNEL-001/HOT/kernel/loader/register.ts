@@ -58,13 +58,11 @@ export function verifyModuleLoading(root: string, options: VerifyOptions = {}): 
     refuseProcess(error);
   }
   shared[STATE] = { gate, refusals };
-  // A changed module, or one of a package whose signature fails, outside the discovery directories may be
-  // imported by any command: importing it (directly or through any chain) is refused, while commands and
-  // gates that never reach it still run, so gate-check can name what is wrong. A loose file no package
-  // records is imported by no owned module.
-  const lazy = [...refusals].filter(
-    ([path]) => !DISCOVERY_DIRS.some((dir) => path.startsWith(dir)) && gate.isRecorded(path),
-  );
+  // A refused module outside the discovery directories may be imported by any command: importing it (directly
+  // or through any chain) is refused, while commands and gates that never reach it still run, so gate-check can
+  // name what is wrong. That includes a file no package records: deleting a package's receipt directory turns
+  // its modules into such files while owned modules still import them (CommonJS ones are refused the same way).
+  const lazy = [...refusals].filter(([path]) => !DISCOVERY_DIRS.some((dir) => path.startsWith(dir)));
   if (lazy.length > 0) refuseOnImport(absolute, lazy);
   return gate;
 }
