@@ -10,16 +10,39 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { sha256Digest } from '../canonical.js';
-import { CpError, show } from '../errors.js';
+import { CpError, show, toCpError } from '../errors.js';
 import { writeRootCheckpoint } from '../ledger/checkpoint-store.js';
 import type { Receipt } from '../registry/receipt.js';
-import { receiptDir } from '../root/layout.js';
+import { receiptDir, rootPaths } from '../root/layout.js';
 import { assertNoLinkedAncestor, entryKind } from '../root/shape.js';
 import { fsyncAll } from './durable.js';
 import type { RootHandles } from './handles.js';
 import type { StepHook } from './hooks.js';
 import { clearJournal, type Journal } from './journal.js';
 import { appendOnce } from './ledger-records.js';
+
+/**
+ * applyJournal, for a fresh commit or a repair. A failure while the journal is still in place (a full disk, an I/O
+ * error) leaves the root between the two versions until a later command rolls it forward; the error says that, and
+ * which command finishes it, rather than the cause's own "nothing was left half-done".
+ */
+export async function commitJournal(handles: RootHandles, journal: Journal, hook: StepHook): Promise<Receipt | null> {
+  try {
+    return await applyJournal(handles, journal, hook);
+  } catch (error) {
+    if (entryKind(rootPaths(handles.root).journal) !== 'file') throw error;
+    const coded = toCpError(error);
+    throw new CpError(
+      coded.code,
+      `${coded.message}; the ${journal.kind} of ${journal.package_id} (${journal.txn_id}) is journaled but not finished`,
+      {
+        hint: `deal with ${coded.code} first, then run any command that opens the root (cplane verify --root R): it finishes the ${journal.kind}; until then the root holds part of it`,
+        details: { ...coded.details, package_id: journal.package_id, txn_id: journal.txn_id, commit_pending: true },
+        cause: error,
+      },
+    );
+  }
+}
 
 /**
  * Roll a journaled commit forward. Every step is idempotent, so the same function commits a fresh

@@ -5,7 +5,7 @@ import { CpError, toCpError } from '../errors.js';
 import type { Receipt } from '../registry/receipt.js';
 import { readTrustStore } from '../signing/index.js';
 import { currentPlatform, type Platform } from './checks.js';
-import { applyJournal } from './commit.js';
+import { commitJournal } from './commit.js';
 import { noHook, type StepHook } from './hooks.js';
 import { writeJournal } from './journal.js';
 import { recordInstallFailed } from './ledger-records.js';
@@ -113,7 +113,7 @@ export async function installOne(
     (env.hook ?? noHook)('before-journal', journal.package_id);
     writeJournal(session.root, journal);
     journalWritten = true;
-    const receipt = await applyJournal(session, journal, env.hook ?? noHook);
+    const receipt = await commitJournal(session, journal, env.hook ?? noHook);
     return {
       package_id: plan.package_id,
       version: plan.version,

@@ -2,7 +2,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { rootPaths } from '../root/layout.js';
 import { entryKind, shapeError } from '../root/shape.js';
-import { applyJournal } from './commit.js';
+import { commitJournal } from './commit.js';
 import type { RootHandles } from './handles.js';
 import { noHook } from './hooks.js';
 import { readJournal } from './journal.js';
@@ -26,7 +26,7 @@ export async function repairRoot(handles: RootHandles): Promise<RepairReport> {
   if (journal) {
     checkJournalOnDisk(root, journal, rootPaths(root).journal);
     journal.ledger.metadata = { ...journal.ledger.metadata, repaired: true };
-    await applyJournal(handles, journal, noHook);
+    await commitJournal(handles, journal, noHook);
     rolledForward = { txn_id: journal.txn_id, package_id: journal.package_id, kind: journal.kind };
   }
   const { txnDir } = rootPaths(root);

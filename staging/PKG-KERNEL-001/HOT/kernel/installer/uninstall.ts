@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CpError, show } from '../errors.js';
 import { checkReceiptOwnership, checkRemovable } from './checks.js';
-import { applyJournal } from './commit.js';
+import { commitJournal } from './commit.js';
 import { noHook, type StepHook } from './hooks.js';
 import { writeJournal, type Journal } from './journal.js';
 import type { RootSession } from './session.js';
@@ -66,6 +66,6 @@ export async function uninstallOne(
     },
   };
   writeJournal(session.root, journal);
-  await applyJournal(session, journal, hook);
+  await commitJournal(session, journal, hook);
   return { package_id: packageId, version: receipt.version, removed: receipt.files.length };
 }
