@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, lstatSync, openSync, renameSync, writeSync, rmSyn
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { envError } from './env-errors.js';
+import { fileKind } from './regular-file.js';
 import { CpError, show } from './errors.js';
 
 /** Write a file atomically: temp file in the same directory, fsync, rename, fsync the directory. */
@@ -63,14 +64,9 @@ function refuseNonFile(path: string): void {
     return; // absent, or a parent that is not a directory: creating the temp file reports it
   }
   if (stat.isFile()) return;
-  const kind = stat.isDirectory()
-    ? 'a directory'
-    : stat.isSymbolicLink()
-      ? 'a symlink'
-      : 'a special file (FIFO, socket or device)';
   throw new CpError(
     'ERR_OUTPUT_NOT_A_FILE',
-    `cannot write ${show(path, 240)}: it is ${kind}, which is never replaced`,
+    `cannot write ${show(path, 240)}: it is a ${fileKind(stat)}, which is never replaced`,
     {
       hint: 'name a new file, or a regular file to overwrite',
       details: { path },
