@@ -157,6 +157,7 @@ export class Router {
     const empty: SpoolDrain = { drained: 0, quarantined: [], pending: 0, warnings: [] };
     if (!this.spool) return empty;
     // One drain at a time: two would read the same entry and both append it.
+    const spooledBefore = this.spoolPuts;
     this.draining ??= this.spool
       .drain(async (inputs) => {
         const records = scrubRecords(inputs, this.secrets, this.patterns);
@@ -169,12 +170,16 @@ export class Router {
         await this.writer.appendBatch(records, { once: DELIVERED_ONCE });
         return undefined;
       })
+      .then((drained) => {
+        // An exchange spooled while the drain ran may have been listed after it: it keeps the spool marked.
+        this.spoolHolds = drained.pending > 0 || this.spoolPuts !== spooledBefore;
+        return drained;
+      })
       .finally(() => {
         this.draining = null;
       });
     const drained = await this.draining;
     this.pendingWarnings.push(...drained.warnings);
-    this.spoolHolds = drained.pending > 0;
     return drained;
   }
 
@@ -186,6 +191,7 @@ export class Router {
    * starts the drain, so a long-running gateway needs no restart to record what it spooled.
    */
   private spoolHolds = true;
+  private spoolPuts = 0;
 
   /** Exchanges waiting in this router's spool (a store that refused writes); 0 without a spool. */
   spooled(): number {
@@ -585,6 +591,7 @@ export class Router {
       try {
         const path = this.spool.put(dispatchId, batch);
         this.spoolHolds = true;
+        this.spoolPuts += 1;
         response.warnings.push(
           warning(
             'LEDGER_WRITE_FAILED',

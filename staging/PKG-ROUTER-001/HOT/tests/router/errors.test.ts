@@ -167,3 +167,39 @@ test('a spooled exchange is appended once the ledger takes writes again: the nex
     ],
   );
 });
+
+test('an exchange spooled while a drain runs is not forgotten: the next recorded call appends it', async (t) => {
+  const h = harness(t);
+  const realAppendBatch = h.ledger.appendBatch.bind(h.ledger);
+  const failing = new Set(['SES-A']);
+  h.ledger.appendBatch = (inputs, options) => {
+    const refused = inputs.some((i) => i.event_type === 'EXCHANGE' && failing.has(String(i.metadata?.session_id)));
+    if (refused) throw new Error('disk I/O error');
+    return realAppendBatch(inputs, options);
+  };
+  const a = await h.router.route(request({ session_id: 'SES-A' }));
+  assert.equal(h.router.spooled(), 1);
+  failing.delete('SES-A');
+  failing.add('SES-B');
+  // The drain lists A, then waits while it looks up A's DISPATCH; meanwhile B is spooled.
+  const realGet = h.ledger.get.bind(h.ledger);
+  let release = (): void => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  h.ledger.get = ((id: string) =>
+    id === a.dispatch_entry_id ? held.then(() => realGet(id)) : realGet(id)) as typeof h.ledger.get;
+  const drain = h.router.recoverSpool();
+  const b = await h.router.route(request({ session_id: 'SES-B' }));
+  assert.match(b.warnings.map(warningText).join('\n'), /LEDGER_WRITE_FAILED: exchange spooled/);
+  release();
+  assert.equal((await drain).drained, 1);
+  assert.equal(h.router.spooled(), 1, 'B waits in the spool');
+  failing.clear();
+  h.ledger.get = realGet;
+  assert.equal((await h.router.route(request({ session_id: 'SES-C' }))).outcome, 'success');
+  for (let i = 0; i < 1000 && h.router.spooled() > 0; i += 1) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(h.router.spooled(), 0);
+  const exchange = h.ledger.query({ event_type: 'EXCHANGE', session_id: 'SES-B' })[0];
+  assert.equal(exchange?.metadata.dispatch_entry_id, b.dispatch_entry_id);
+});
