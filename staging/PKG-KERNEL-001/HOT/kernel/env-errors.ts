@@ -121,6 +121,11 @@ export function envFault(error: unknown): CpError | null {
   return envError(error);
 }
 
+/** A fault of the machine as a refusal's message: its code, what happened, and what the operator can do. */
+export function faultMessage(fault: CpError): string {
+  return `${fault.code}: ${fault.message}${fault.hint ? `; ${fault.hint}` : ''}`;
+}
+
 /** Run `fn`; an environmental fault it throws becomes its coded CpError, anything else passes through. */
 export function withEnvErrors<T>(path: string, action: string, fn: () => T): T {
   try {

@@ -1,6 +1,6 @@
 import { type RefusalCode, type Warning, warning } from '#kernel/catalogue/define.js';
-import { envFault } from '#kernel/env-errors.js';
-import { type CpError, isCpError } from '#kernel/errors.js';
+import { envFault, faultMessage } from '#kernel/env-errors.js';
+import { isCpError } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import type { BudgetPort } from '#budgeter/port.js';
 import { bodyInputBounds, bodyOutputBound, bodyOutputLimit, promptInputBound } from '#budgeter/bound.js';
@@ -78,11 +78,6 @@ export function callBounds(request: PromptRequest, maxTokens: number): CallBound
 export type Reserved =
   | { ok: true; records: AppendInput[]; remaining_tokens: number | null }
   | { ok: false; code: RefusalCode; message: string; records: AppendInput[] };
-
-/** A fault of the machine as a refusal's message: its code, what happened, and what the operator can do. */
-export function faultMessage(fault: CpError): string {
-  return `${fault.code}: ${fault.message}${fault.hint ? `; ${fault.hint}` : ''}`;
-}
 
 export async function reserve(budget: BudgetPort | null, request: Record<string, unknown>): Promise<Reserved> {
   if (!budget) return { ok: true, records: [], remaining_tokens: null };

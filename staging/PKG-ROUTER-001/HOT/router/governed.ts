@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { envFault } from '#kernel/env-errors.js';
+import { envFault, faultMessage } from '#kernel/env-errors.js';
 import type { AppendInput, LedgerEntry } from '#kernel/ledger/index.js';
 import type { Warning } from '#kernel/catalogue/define.js';
 import type { BudgetPort } from '#budgeter/port.js';
@@ -209,7 +209,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     await budget.release(host.budget, requestId, []);
     const fault = envFault(error);
     if (fault === null) throw error;
-    return refuse('LEDGER_UNAVAILABLE', budget.faultMessage(fault), [], UNAVAILABLE_RETRY_MS);
+    return refuse('LEDGER_UNAVAILABLE', faultMessage(fault), [], UNAVAILABLE_RETRY_MS);
   }
   return {
     ok: true,
