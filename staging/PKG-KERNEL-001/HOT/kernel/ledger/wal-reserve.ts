@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import { closeSync, fsyncSync, openSync, statSync } from 'node:fs';
+import { closeSync, fsyncSync, statSync } from 'node:fs';
+import { openRegularFile } from '../regular-file.js';
 
 /**
  * Grow a writer's WAL to the size it reaches in steady use before the first append needs it. A commit that
@@ -34,13 +35,13 @@ export function reserveWal(db: Database.Database, path: string): void {
       // SQLite rolls a transaction back itself on some errors (a full disk among them).
       if (db.inTransaction) db.exec('ROLLBACK');
     }
-    if (walSize(wal) < bytes) return;
     // Spilled pages are written but not synced: without this the first append's fsync would flush all of them.
-    const fd = openSync(wal, 'r');
+    const opened = openRegularFile(wal, { noFollow: true });
+    if (opened.fd === null) return;
     try {
-      fsyncSync(fd);
+      if (opened.stat.size >= bytes) fsyncSync(opened.fd);
     } finally {
-      closeSync(fd);
+      closeSync(opened.fd);
     }
   } catch (cause) {
     if (!SKIPPABLE.has(String((cause as { code?: unknown }).code))) throw cause;
