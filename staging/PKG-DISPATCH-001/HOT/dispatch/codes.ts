@@ -26,6 +26,12 @@ export const CODES = defineCodes({
     meaning: 'a run id outside `[A-Za-z0-9._-]{1,128}`',
     hint: 'use 1-128 letters, digits, dot, dash or underscore, starting with a letter or digit',
   },
+  ERR_DISPATCH_SPEC_NAME_INVALID: {
+    kind: 'error',
+    meaning:
+      'a spec name (`--spec-name`, or the folder holding tasks.md) that is empty, over 128 characters, has control characters or is not well-formed text',
+    hint: 'pass --spec-name with 1-128 characters on one line',
+  },
   ERR_DISPATCH_TASK_UNKNOWN: {
     kind: 'error',
     meaning: "a task id that is not in the run's tasks.md",

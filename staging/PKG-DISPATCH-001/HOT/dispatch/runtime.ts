@@ -54,7 +54,7 @@ export class DispatchRuntime {
     const tasksPath = resolve(input.tasksPath);
     const { source, tasks } = loadTasks(tasksPath);
     this.telemetry.open();
-    const specName = input.specName ?? basename(dirname(tasksPath));
+    const specName = checkSpecName(input.specName, tasksPath);
     const progress: StoredProgress = {
       spec_name: specName,
       source_path: tasksPath,
@@ -244,6 +244,25 @@ function checkRunId(runId: string): string {
     hint: 'use 1-128 letters, digits, dot, dash or underscore, starting with a letter or digit',
     details: { run_id: runId },
   });
+}
+
+/**
+ * A spec name is printed in status lines and goes into every prompt of the run (its delta packet and guide cache
+ * key), so it is one short line of well-formed text, whether it came from --spec-name or from a folder's name.
+ */
+const SPEC_NAME = /^[^\p{Cc}\u2028\u2029]{1,128}$/u;
+
+function checkSpecName(given: string | undefined, tasksPath: string): string {
+  const specName = given ?? basename(dirname(tasksPath));
+  if (specName.isWellFormed() && SPEC_NAME.test(specName) && specName.trim() === specName) return specName;
+  throw new CpError(
+    'ERR_DISPATCH_SPEC_NAME_INVALID',
+    `spec name ${show(specName)}${given === undefined ? ` (the name of the folder holding ${show(tasksPath)})` : ''} is not valid`,
+    {
+      hint: 'pass --spec-name with 1-128 characters on one line, no control characters and no surrounding spaces',
+      details: { spec_name: specName, source: given === undefined ? 'folder' : 'option' },
+    },
+  );
 }
 
 function checkTaskId(taskId: string): string {

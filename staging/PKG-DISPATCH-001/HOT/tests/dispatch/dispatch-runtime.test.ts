@@ -70,6 +70,33 @@ test('init_run persists revision 1 with the progress facts and records telemetry
   });
 });
 
+test('init_run refuses a spec name that is not one short line of text, from the option or the folder', (t) => {
+  const root = tempDir(t);
+  const runtime = new DispatchRuntime({ root, clock: steppingClock() });
+  t.after(() => runtime.close());
+  const tasksPath = writeTasks(join(root, 'specs', 'spec-a', 'tasks.md'), SAMPLE_TASKS);
+  const hostile = ['', ' spec', 'a\nRun: r2 (spec evil)', 'a\u2028b', 'tab\there', 'a\uD800b', 'x'.repeat(129)];
+  for (const [i, specName] of hostile.entries()) {
+    assert.throws(
+      () => runtime.initRun({ runId: `r${i}`, tasksPath, specName }),
+      (error: { code: string; details: Record<string, unknown> }) =>
+        error.code === 'ERR_DISPATCH_SPEC_NAME_INVALID' &&
+        error.details.spec_name === specName &&
+        error.details.source === 'option',
+      JSON.stringify(specName),
+    );
+  }
+  const fromFolder = writeTasks(join(root, 'specs', 'two\nlines', 'tasks.md'), SAMPLE_TASKS);
+  assert.throws(() => runtime.initRun({ runId: 'folder', tasksPath: fromFolder }), {
+    code: 'ERR_DISPATCH_SPEC_NAME_INVALID',
+    details: { spec_name: 'two\nlines', source: 'folder' },
+  });
+  // Nothing was created for a refused run; a name with spaces and letters of any script is fine.
+  assert.throws(() => runtime.status({ runId: 'folder' }), { code: 'ERR_DISPATCH_RUN_NOT_FOUND' });
+  runtime.initRun({ runId: 'ok', tasksPath: fromFolder, specName: 'Checkout flow — über 2' });
+  assert.equal(runtime.status({ runId: 'ok' }).spec_name, 'Checkout flow — über 2');
+});
+
 test('init_run with a missing or malformed tasks.md writes nothing to the root', (t) => {
   const root = tempDir(t);
   const runtime = new DispatchRuntime({ root, clock: steppingClock() });
