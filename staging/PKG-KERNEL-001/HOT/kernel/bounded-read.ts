@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { CpError, type ErrorCode, show } from './errors.js';
 import { envError } from './env-errors.js';
@@ -66,9 +67,17 @@ export function readFileBounded(path: string, options: BoundedReadOptions): Buff
   }
 }
 
-/** `readFileBounded` decoded as UTF-8. */
+/**
+ * `readFileBounded` as UTF-8 text. Bytes that are not UTF-8 are refused, not decoded to U+FFFD: a config, key or
+ * prompt read with its bytes replaced would be acted on as something its author never wrote.
+ */
 export function readTextBounded(path: string, options: BoundedReadOptions): string {
-  return readFileBounded(path, options).toString('utf8');
+  const bytes = readFileBounded(path, options);
+  if (isUtf8(bytes)) return bytes.toString('utf8');
+  throw new CpError('ERR_INPUT_NOT_UTF8', `${options.what} ${show(path, 240)} is not UTF-8 text`, {
+    hint: `save ${options.what} as UTF-8; nothing in it was used`,
+    details: { path, size_bytes: bytes.length },
+  });
 }
 
 function tooLarge(path: string, options: BoundedReadOptions, size: number | null): CpError {

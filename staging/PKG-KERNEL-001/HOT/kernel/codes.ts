@@ -105,6 +105,10 @@ export const CODES = defineCodes({
       'a file read whole is over its size limit (keys 64 KiB, configs 1 MiB, prompt specs and files 16 MiB, an import line 16 MiB); refused before it is read',
   },
   ERR_INPUT_UNREADABLE: { kind: 'error', meaning: 'a file read whole is missing or not a regular readable file' },
+  ERR_INPUT_NOT_UTF8: {
+    kind: 'error',
+    meaning: 'a file read whole as text (a config, key, trust store, receipt, prompt spec or file) is not UTF-8',
+  },
   ERR_OUTPUT_DIR_MISSING: {
     kind: 'error',
     meaning: 'a file to write (`ledger export --out`, state files) would go into a directory that does not exist',

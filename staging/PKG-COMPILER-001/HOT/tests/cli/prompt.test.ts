@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '#cli/main.js';
-import { baseSpec } from '../compiler/fixtures/specs.js';
+import { baseSpec, baseTask } from '../compiler/fixtures/specs.js';
 
 async function cli(argv: string[], cwd: string): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -83,4 +83,22 @@ test('cplane prompt compile refuses a bad spec (exit 3, pointer in JSON) and a m
   assert.equal(noModel.code, 2);
   assert.match(noModel.err, /--format anthropic needs a model/);
   assert.equal((await cli(['prompt', 'compile', '--spec', 'nomodel.json'], dir)).code, 0);
+});
+
+test('cplane prompt compile refuses a spec whose bytes are not UTF-8, instead of compiling U+FFFD into the prompt', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-prompt-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // The same spec in Latin-1: "café" is one byte 0xE9 where UTF-8 has two.
+  const text = JSON.stringify(baseSpec({ model: 'm-1', task: baseTask({ task_prompt: 'order a café' }) }));
+  writeFileSync(join(dir, 'latin1.json'), Buffer.from(text, 'latin1'));
+  const refused = await cli(['prompt', 'compile', '--spec', 'latin1.json', '--json'], dir);
+  assert.equal(refused.code, 3, refused.out);
+  const error = (JSON.parse(refused.out) as { error: { code: string; hint: string; details: { path: string } } }).error;
+  assert.equal(error.code, 'ERR_INPUT_NOT_UTF8');
+  assert.equal(error.details.path, join(dir, 'latin1.json'));
+  assert.match(error.hint, /UTF-8/);
+  writeFileSync(join(dir, 'utf8.json'), text);
+  const compiled = await cli(['prompt', 'compile', '--spec', 'utf8.json', '--json'], dir);
+  assert.equal(compiled.code, 0, compiled.err);
+  assert.match(compiled.out, /order a café/);
 });

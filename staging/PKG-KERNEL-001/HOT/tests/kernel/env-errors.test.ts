@@ -111,6 +111,33 @@ test('readFileBounded reads honest files and refuses a sparse 5 GiB file before 
   assert.ok(process.memoryUsage().rss - before < 64 * 1024 * 1024, 'nothing close to the file was read');
 });
 
+test('readTextBounded refuses bytes that are not UTF-8 (Latin-1, a lone surrogate, a cut sequence) and keeps valid text', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-bounded-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const bad: Array<[string, Buffer]> = [
+    ['latin1', Buffer.from('{"k":"caf\u00e9"}', 'latin1')],
+    ['surrogate', Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22])],
+    ['cut', Buffer.from([0x22, 0xe2, 0x82, 0x22])],
+    ['overlong', Buffer.from([0x22, 0xc0, 0xaf, 0x22])],
+  ];
+  for (const [name, bytes] of bad) {
+    const path = join(dir, name);
+    writeFileSync(path, bytes);
+    assert.throws(
+      () => readTextBounded(path, { maxBytes: 100, what: 'the router config' }),
+      (error: { code: string; message: string; details: Record<string, unknown> }) =>
+        error.code === 'ERR_INPUT_NOT_UTF8' &&
+        error.message.includes('the router config') &&
+        error.details.path === path &&
+        error.details.size_bytes === bytes.length,
+      name,
+    );
+  }
+  const good = join(dir, 'good');
+  writeFileSync(good, '{"k":"café 🙂"}');
+  assert.equal(readTextBounded(good, { maxBytes: 100, what: 'x' }), '{"k":"café 🙂"}');
+});
+
 test('readFileBounded stops at the limit when the size lies (a character device), and codes unreadable paths', (t) => {
   const dir = tempDir(t);
   assert.throws(() => readFileBounded('/dev/zero', { maxBytes: 4096, what: 'the key' }), {
