@@ -242,6 +242,12 @@ export const CODES = defineCodes({
       '`ledger redact` names an entry whose content is inline (written before the content store): its text is part of its hash',
     hint: 'only content written through the content store can be redacted with the chain intact',
   },
+  ERR_LEDGER_REDACT_REASON_QUOTES: {
+    kind: 'error',
+    meaning:
+      '`ledger redact --reason` quotes a secret-like word (8+ characters with a digit, or 16+) of a block it removes: the REDACTED entry would keep it; nothing is redacted',
+    hint: 'describe what goes without quoting it, e.g. --reason "API key pasted into a prompt"',
+  },
   ERR_LEDGER_IMPORT_NOT_EMPTY: {
     kind: 'error',
     meaning: 'importing into a ledger that already has entries',

@@ -6,6 +6,7 @@ import {
   HASH_PATTERN,
   Ledger,
   previewRedaction,
+  refuseQuotingReason,
   type RedactionStore,
   type RedactionTarget,
   selectRedaction,
@@ -113,6 +114,7 @@ async function redactIn(store: RedactionStore, args: RedactArgs, ctx: CliContext
     ]);
     return EXIT.OK;
   }
+  await refuseQuotingReason(store, blocks, args.reason as string);
   const result = await store.redact(blocks, { reason: args.reason as string, by: actor(), exchanges });
   const out = {
     entry_id: result.entry.id,

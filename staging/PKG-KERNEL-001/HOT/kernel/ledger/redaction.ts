@@ -106,6 +106,38 @@ export async function selectRedaction(
   return { blocks: [...blocks], exchanges };
 }
 
+/**
+ * The REDACTED entry is part of the chain and can never be redacted itself, so a reason that quotes what it
+ * removes ("removed sk-ant-api03-…") would keep that text forever. Refused: any word of the reason that looks like
+ * a secret or an identifier (8+ characters with a digit in them, or any 16+) and appears in a block that goes.
+ * Ordinary words are not checked: "pasted API key" must stay a valid reason for a block that says "API key".
+ */
+export async function refuseQuotingReason(
+  reader: RedactionReader,
+  blocks: readonly string[],
+  reason: string,
+): Promise<void> {
+  const words = [...new Set(reason.split(/[\s"'`()<>[\]{},;]+/u))].filter(
+    (word) => word.length >= 16 || (word.length >= 8 && /\d/u.test(word)),
+  );
+  if (words.length === 0) return;
+  for (const digest of blocks) {
+    const text = (await reader.block(digest))?.text;
+    if (text === undefined) continue;
+    const quoted = words.find((word) => text.includes(word));
+    if (quoted === undefined) continue;
+    // The word itself is what must not be kept: the message names it by its start and length only.
+    throw new CpError(
+      'ERR_LEDGER_REDACT_REASON_QUOTES',
+      `the reason quotes text of block ${digest} that it removes (${show(quoted.slice(0, 4))}…, ${quoted.length} characters): the REDACTED entry would keep it in the chain for good`,
+      {
+        hint: 'describe what goes without quoting it, e.g. --reason "API key pasted into a prompt"',
+        details: { block: digest, quoted_prefix: quoted.slice(0, 4), quoted_length: quoted.length },
+      },
+    );
+  }
+}
+
 /** One block as `--dry-run` lists it: enough to recognise the text without printing all of it. */
 export interface BlockPreview {
   digest: string;

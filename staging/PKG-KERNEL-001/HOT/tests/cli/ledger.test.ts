@@ -245,6 +245,56 @@ test('--help works at the top, on ledger and on each ledger subcommand', async (
   }
 });
 
+test('ledger redact refuses a --reason that quotes the secret it removes, which the REDACTED entry would keep for good', async (t) => {
+  const dir = tempRoot(t);
+  const file = join(dir, 'ledger.sqlite');
+  const { Ledger } = await import('../../kernel/ledger/index.js');
+  const ledger = Ledger.open(file, { create: true });
+  const key = 'sk-live-9f8e7d6c5b4a';
+  const email = 'jane.doe@example.org';
+  const exchange = ledger.append({
+    event_type: 'EXCHANGE',
+    submission_id: 'C-1',
+    decision: 'SUCCESS',
+    reason: 'ok',
+    metadata: { session_id: 'S1' },
+    content: { prompt: [`{"role":"user","content":"my API key is ${key}, mail ${email}"}`], response: ['ok'] },
+  });
+  ledger.close();
+  for (const reason of [`removed ${key}`, `"${key}" pasted`, `PII: ${email}`]) {
+    const refused = await cli(
+      'ledger',
+      'redact',
+      '--ledger',
+      file,
+      '--exchange',
+      exchange.id,
+      '--reason',
+      reason,
+      '--json',
+    );
+    assert.equal(refused.code, 3, reason);
+    const error = (JSON.parse(refused.out) as { error: { code: string; message: string; hint: string } }).error;
+    assert.equal(error.code, 'ERR_LEDGER_REDACT_REASON_QUOTES', reason);
+    assert.ok(!error.message.includes(key) && !error.message.includes(email), 'the refusal does not print it either');
+  }
+  assert.ok(readFileSync(file).includes(key), 'a refused redaction removed nothing');
+  // Describing it is fine, even in words the block holds.
+  const done = await cli(
+    'ledger',
+    'redact',
+    '--ledger',
+    file,
+    '--exchange',
+    exchange.id,
+    '--reason',
+    'my API key and mail pasted',
+  );
+  assert.equal(done.code, 0, done.err);
+  assert.equal(readFileSync(file).includes(key), false);
+  assert.equal(readFileSync(file).includes(email), false);
+});
+
 test('ledger redact: --dry-run lists the blocks and changes nothing; a redaction is recorded and verify still passes', async (t) => {
   const dir = tempRoot(t);
   const file = join(dir, 'ledger.sqlite');
