@@ -3,10 +3,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import {
+  chmodSync,
   existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -277,4 +279,36 @@ test('keys generate --out that is not a directory is ERR_OUTPUT_DIR_MISSING; a l
   assert.equal((JSON.parse(run.stdout) as { error: { code: string } }).error.code, 'ERR_KEY_EXISTS');
   assert.equal(existsSync(planted), false, 'nothing was written through the link');
   assert.equal(existsSync(join(keys, 'cplane-signing.key')), false);
+});
+
+test('keys generate --force replaces the pair by rename: a world-readable old key file leaves a 0600 key, a link in its place is refused', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-bad-input-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const keys = join(dir, 'keys');
+  mkdirSync(keys);
+  const privatePath = join(keys, 'cplane-signing.key');
+  writeFileSync(privatePath, 'an old key', { mode: 0o644 });
+  chmodSync(privatePath, 0o644);
+  const oldInode = lstatSync(privatePath).ino;
+  const replaced = cli(['keys', 'generate', '--out', keys, '--force', '--json'], dir);
+  assert.equal(replaced.status, 0, replaced.stdout + replaced.stderr);
+  const stat = lstatSync(privatePath);
+  assert.equal(stat.mode & 0o777, 0o600);
+  assert.notEqual(stat.ino, oldInode, 'a new file, never the old one written over');
+  assert.match(readFileSync(privatePath, 'utf8'), /BEGIN PRIVATE KEY/);
+  // A link planted where the private key goes, in a directory others can write to: --force must not follow it.
+  const victim = join(dir, 'victim');
+  writeFileSync(victim, 'not a key');
+  rmSync(privatePath);
+  symlinkSync(victim, privatePath);
+  const refused = cli(['keys', 'generate', '--out', keys, '--force', '--json'], dir);
+  assert.equal(refused.status, 3, refused.stdout + refused.stderr);
+  assert.equal((JSON.parse(refused.stdout) as { error: { code: string } }).error.code, 'ERR_OUTPUT_NOT_A_FILE');
+  assert.equal(readFileSync(victim, 'utf8'), 'not a key', 'nothing was written through the link');
+  assert.ok(lstatSync(privatePath).isSymbolicLink());
+  assert.deepEqual(
+    readdirSync(keys).filter((name) => name.endsWith('.tmp')),
+    [],
+    'no temp file left behind',
+  );
 });

@@ -5,19 +5,26 @@ import { envError } from './env-errors.js';
 import { fileKind } from './regular-file.js';
 import { CpError, show } from './errors.js';
 
-/** Write a file atomically: temp file in the same directory, fsync, rename, fsync the directory. */
-export function writeFileAtomic(path: string, data: string | Uint8Array): void {
-  writeFileAtomicWith(path, (write) => write(data));
+/**
+ * Write a file atomically: temp file in the same directory, fsync, rename, fsync the directory. `mode` is the new
+ * file's from its creation (a secret is never readable by others, not even until a chmod).
+ */
+export function writeFileAtomic(path: string, data: string | Uint8Array, options: { mode?: number } = {}): void {
+  writeFileAtomicWith(path, (write) => write(data), options);
 }
 
 /**
  * The same protocol for content produced in pieces (a large export): `produce` writes chunks; the file
  * appears at `path` only once everything was written and flushed, and a throw leaves nothing behind.
  */
-export function writeFileAtomicWith<T>(path: string, produce: (write: (chunk: string | Uint8Array) => void) => T): T {
+export function writeFileAtomicWith<T>(
+  path: string,
+  produce: (write: (chunk: string | Uint8Array) => void) => T,
+  options: { mode?: number } = {},
+): T {
   let temp: TempFile | undefined;
   try {
-    temp = openTemp(path);
+    temp = openTemp(path, options.mode);
     const result = produce(temp.write);
     temp.publish();
     return result;
@@ -74,12 +81,12 @@ function refuseNonFile(path: string): void {
   );
 }
 
-function openTemp(path: string): TempFile {
+function openTemp(path: string, mode = 0o644): TempFile {
   refuseNonFile(path);
   const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   let fd: number;
   try {
-    fd = openSync(tmp, 'wx', 0o644);
+    fd = openSync(tmp, 'wx', mode);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;

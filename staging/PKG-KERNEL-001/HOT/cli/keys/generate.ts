@@ -1,5 +1,6 @@
 import { chmodSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { writeFileAtomic } from '../../kernel/atomic.js';
 import { withEnvErrors } from '../../kernel/env-errors.js';
 import { CpError, show } from '../../kernel/errors.js';
 import { generateSigningKeyPair } from '../../kernel/signing/index.js';
@@ -31,10 +32,17 @@ export default defineCommand({
     try {
       withEnvErrors(dir, 'writing the key pair', () => {
         makeDir(dir);
-        // The private key is created 0600 (not chmod-ed after the fact), so it is never readable by others.
-        writeFileSync(privatePath, pair.private_key_pem, { mode: 0o600, flag: args.force ? 'w' : 'wx' });
-        chmodSync(privatePath, 0o600);
-        writeFileSync(publicPath, pair.public_key_pem, { mode: 0o644, flag: args.force ? 'w' : 'wx' });
+        // The private key is created 0600 (not chmod-ed after the fact), so it is never readable by others. A
+        // replaced pair is written beside and renamed over the old files, never through them: the old file's mode
+        // would be kept, and a link in its place would have the key written wherever it points.
+        if (args.force) {
+          writeFileAtomic(privatePath, pair.private_key_pem, { mode: 0o600 });
+          writeFileAtomic(publicPath, pair.public_key_pem);
+        } else {
+          writeFileSync(privatePath, pair.private_key_pem, { mode: 0o600, flag: 'wx' });
+          chmodSync(privatePath, 0o600);
+          writeFileSync(publicPath, pair.public_key_pem, { mode: 0o644, flag: 'wx' });
+        }
       });
     } catch (error) {
       // Neither file existed before (checked above): a half-written pair is removed, not left to be trusted. The
