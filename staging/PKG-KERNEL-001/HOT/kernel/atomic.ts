@@ -5,6 +5,9 @@ import { envError } from './env-errors.js';
 import { fileKind } from './regular-file.js';
 import { CpError, show } from './errors.js';
 
+/** The mode of files holding recorded content (a ledger, an export, a spooled exchange): the owner's alone. */
+export const PRIVATE_FILE_MODE = 0o600;
+
 /**
  * Write a file atomically: temp file in the same directory, fsync, rename, fsync the directory. `mode` is the new
  * file's from its creation (a secret is never readable by others, not even until a chmod).
@@ -38,10 +41,11 @@ export function writeFileAtomicWith<T>(
 export async function writeFileAtomicWithAsync<T>(
   path: string,
   produce: (write: (chunk: string | Uint8Array) => void) => Promise<T>,
+  options: { mode?: number } = {},
 ): Promise<T> {
   let temp: TempFile | undefined;
   try {
-    temp = openTemp(path);
+    temp = openTemp(path, options.mode);
     const result = await produce(temp.write);
     temp.publish();
     return result;

@@ -1,7 +1,7 @@
 import { closeSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { writeFileAtomic } from '#kernel/atomic.js';
+import { PRIVATE_FILE_MODE, writeFileAtomic } from '#kernel/atomic.js';
 import { type Warning, warning } from '#kernel/catalogue/define.js';
 import { show } from '#kernel/errors.js';
 import { openRegularFile } from '#kernel/regular-file.js';
@@ -50,9 +50,10 @@ export class ExchangeSpool {
   ) {}
 
   put(dispatchId: string, records: readonly AppendInput[]): string {
-    mkdirSync(this.dir, { recursive: true });
+    // A spooled exchange is recorded content, kept from other users of the machine as the ledger is.
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const path = join(this.dir, `${dispatchId}.json`);
-    writeFileAtomic(path, JSON.stringify(records));
+    writeFileAtomic(path, JSON.stringify(records), { mode: PRIVATE_FILE_MODE });
     return path;
   }
 
@@ -159,7 +160,7 @@ export class ExchangeSpool {
 
   private setAside(path: string, name: string, problem: string, result: SpoolDrain): void {
     try {
-      mkdirSync(this.quarantineDir, { recursive: true });
+      mkdirSync(this.quarantineDir, { recursive: true, mode: 0o700 });
       let target = join(this.quarantineDir, name);
       for (let n = 1; existsOrLink(target); n += 1) target = join(this.quarantineDir, `${name}.${n}`);
       // rename moves a symlink itself, never its target.

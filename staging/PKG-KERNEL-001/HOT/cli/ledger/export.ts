@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { defineCommand, EXIT } from '../command.js';
 import { canonicalJson } from '../../kernel/canonical.js';
-import { writeFileAtomicWithAsync } from '../../kernel/atomic.js';
+import { PRIVATE_FILE_MODE, writeFileAtomicWithAsync } from '../../kernel/atomic.js';
 import { type Anchor, exportLedger, exportLines, formatAnchor, rowToEntry } from '../../kernel/ledger/index.js';
 import type { PgLedger } from '../../kernel/ledger/pg/pg-ledger.js';
 import type { CliContext } from '../command.js';
@@ -71,16 +71,20 @@ async function exportStore(store: PgLedger, ctx: CliContext, out: string | undef
     for await (const line of lines()) ctx.out(line);
     return head;
   }
-  return writeFileAtomicWithAsync(out, async (write) => {
-    let buffer = '';
-    for await (const line of lines()) {
-      buffer += `${line}\n`;
-      if (buffer.length > 1 << 20) {
-        write(buffer);
-        buffer = '';
+  return writeFileAtomicWithAsync(
+    out,
+    async (write) => {
+      let buffer = '';
+      for await (const line of lines()) {
+        buffer += `${line}\n`;
+        if (buffer.length > 1 << 20) {
+          write(buffer);
+          buffer = '';
+        }
       }
-    }
-    write(buffer);
-    return head;
-  });
+      write(buffer);
+      return head;
+    },
+    { mode: PRIVATE_FILE_MODE },
+  );
 }

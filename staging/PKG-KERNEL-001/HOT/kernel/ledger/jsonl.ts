@@ -3,7 +3,7 @@ import { READ_LIMITS } from '../bounded-read.js';
 import { readLinesBounded } from '../line-reader.js';
 import { createRequire } from 'node:module';
 import type { ValidateFunction } from 'ajv';
-import { writeFileAtomicWith } from '../atomic.js';
+import { PRIVATE_FILE_MODE, writeFileAtomicWith } from '../atomic.js';
 import { canonicalJson } from '../canonical.js';
 import { CpError, show } from '../errors.js';
 import {
@@ -93,22 +93,26 @@ export function* newContentLines(
 /** Write the export to `path` atomically (temp file, fsync, rename); returns the exported head. */
 export function exportLedger(ledger: Ledger, path: string): Anchor {
   refuseLedgerAsOutput(ledger.path, path, 'the export');
-  return writeFileAtomicWith(path, (write) => {
-    let head: Anchor = { seq: 0, hash: GENESIS_HASH };
-    ledger.snapshot(() => {
-      let buffer = '';
-      for (const line of exportLines(ledger)) {
-        buffer += `${line}\n`;
-        if (buffer.length > 1 << 20) {
-          write(buffer);
-          buffer = '';
+  return writeFileAtomicWith(
+    path,
+    (write) => {
+      let head: Anchor = { seq: 0, hash: GENESIS_HASH };
+      ledger.snapshot(() => {
+        let buffer = '';
+        for (const line of exportLines(ledger)) {
+          buffer += `${line}\n`;
+          if (buffer.length > 1 << 20) {
+            write(buffer);
+            buffer = '';
+          }
         }
-      }
-      write(buffer);
-      head = ledger.head();
-    });
-    return head;
-  });
+        write(buffer);
+        head = ledger.head();
+      });
+      return head;
+    },
+    { mode: PRIVATE_FILE_MODE },
+  );
 }
 
 /**

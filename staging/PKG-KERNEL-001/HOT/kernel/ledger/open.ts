@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { PRIVATE_FILE_MODE } from '../atomic.js';
 import { envError } from '../env-errors.js';
 import { CpError, show } from '../errors.js';
 import { checkStructure, damaged, inspectLedgerFile, isCorruption, notALedger, probeLedgerFile } from './file-check.js';
@@ -70,7 +71,7 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
       inMemory = readonly && file.walMode && !existsSync(`${path}-shm`) && !writableDir(dirname(path));
     }
   }
-  if (fresh) mkdirSync(dirname(path), { recursive: true });
+  if (fresh) createPrivately(path, readonly);
   let db: Database.Database;
   try {
     db =
@@ -207,6 +208,20 @@ function pathFault(path: string, readonly: boolean): unknown {
  * machine (a full disk, a read-only mount, no permission) keeps its own code; anything else (a missing driver)
  * is reported as itself.
  */
+/**
+ * A ledger holds every prompt and reply: its directory is made 0700 and the file 0600 before SQLite lays it out
+ * (SQLite gives its -wal and -shm the database's own mode), so another user of the machine reads none of it.
+ * A file another creator made first is theirs to have made; it is laid out as an empty one is.
+ */
+function createPrivately(path: string, readonly: boolean): void {
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    closeSync(openSync(path, 'wx', PRIVATE_FILE_MODE));
+  } catch (cause) {
+    if ((cause as { code?: unknown }).code !== 'EEXIST') throw openFailure(path, cause, readonly);
+  }
+}
+
 function openFailure(path: string, cause: unknown, readonly = false): CpError {
   const code = (cause as { code?: unknown } | null)?.code;
   if (code === 'SQLITE_NOTADB') return notALedger(path, cause);

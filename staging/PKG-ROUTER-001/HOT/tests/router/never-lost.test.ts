@@ -4,7 +4,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
@@ -146,6 +155,11 @@ test('disk full at the EXCHANGE append: the answer is returned and the exchange 
   assert.equal(res.content, 'Mock response');
   assert.equal(res.unrecorded_exchange, undefined);
   assert.match(res.warnings.map(warningText).join('\n'), /LEDGER_WRITE_FAILED: exchange spooled .*ENOSPC/);
+  // The spooled exchange is recorded content: the owner's alone, as the ledger is.
+  const spool = join(h.dir, 'spool');
+  assert.equal(statSync(spool).mode & 0o777, 0o700);
+  const [spooled] = readdirSync(spool);
+  assert.equal(statSync(join(spool, spooled as string)).mode & 0o777, 0o600);
   fail.on = false;
   assert.equal((await h.router.recoverSpool()).drained, 1);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);

@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { rootPaths } from '../../../kernel/root/layout.js';
 import { canonicalJson } from '../../../kernel/canonical.js';
@@ -43,6 +52,29 @@ test('export writes one canonical entry per line in chain order, atomically', (t
     entries.map((e) => canonicalJson(e)),
   );
   assert.deepEqual(readdirSync(dir), ['ledger.jsonl'], 'no temp file left behind');
+});
+
+test('a ledger and its export are readable by their owner alone: directory 0700, database, -wal, -shm and export 0600', (t) => {
+  const dir = tempDir(t);
+  const path = join(dir, 'made', 'for', 'it', 'ledger.sqlite');
+  const ledger = Ledger.open(path, { create: true });
+  t.after(() => ledger.close());
+  appendN(ledger, 3);
+  for (const made of ['made', 'made/for', 'made/for/it'])
+    assert.equal(statSync(join(dir, made)).mode & 0o777, 0o700, made);
+  for (const name of ['ledger.sqlite', 'ledger.sqlite-wal', 'ledger.sqlite-shm'])
+    assert.equal(statSync(join(dirname(path), name)).mode & 0o777, 0o600, name);
+  const out = join(dir, 'export.jsonl');
+  exportLedger(ledger, out);
+  assert.equal(statSync(out).mode & 0o777, 0o600);
+  // A directory the operator made keeps its mode: only the files cplane creates in it are made private.
+  const shared = join(dir, 'shared');
+  mkdirSync(shared, { mode: 0o755 });
+  chmodSync(shared, 0o755);
+  const second = Ledger.open(join(shared, 'l.sqlite'), { create: true });
+  second.close();
+  assert.equal(statSync(shared).mode & 0o777, 0o755);
+  assert.equal(statSync(join(shared, 'l.sqlite')).mode & 0o777, 0o600);
 });
 
 test('import re-verifies and reproduces the same chain', (t) => {
