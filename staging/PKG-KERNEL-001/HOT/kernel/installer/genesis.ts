@@ -40,7 +40,9 @@ export function createRoot(root: string, options: CreateRootOptions = {}): void 
     }
   }
   const paths = rootPaths(root);
-  for (const dir of [paths.installed, paths.ledgerDir, paths.txnDir]) mkdirSync(dir, { recursive: true });
+  for (const dir of [paths.installed, paths.txnDir]) mkdirSync(dir, { recursive: true });
+  // The ledger holds every recorded prompt and reply: its directory is the owner's alone.
+  mkdirSync(paths.ledgerDir, { recursive: true, mode: 0o700 });
   createLockFile(root);
   OwnershipRegistry.open(root, { create: true }).close();
   for (const pem of options.trustKeys ?? []) trustKey(root, pem);

@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../../../cli/main.js';
 import { runInstallEntry } from '../../../kernel/installer/entry.js';
 import { readReceipt } from '../../../kernel/registry/receipt.js';
 import { readTrustStore } from '../../../kernel/signing/index.js';
+import { rootPaths } from '../../../kernel/root/layout.js';
 import { buildArchive, keyPair, ledgerEntries, newRoot, tempDir } from './helpers.js';
 
 async function cli(argv: string[], cwd?: string): Promise<{ code: number; out: string; err: string }> {
@@ -118,6 +119,9 @@ test('the root entry runs genesis in a root holding only what the caller allows,
   assert.equal(readReceipt(root, 'PKG-ALPHA-001')!.signature.status, 'valid');
   const first = ledgerEntries(root)[0]!;
   assert.equal(first.event_type, 'ROOT_CREATED');
+  const ledgerDir = rootPaths(root).ledgerDir;
+  assert.equal(statSync(ledgerDir).mode & 0o777, 0o700, 'the ledger directory is the owner’s alone');
+  assert.equal(statSync(rootPaths(root).ledgerFile).mode & 0o777, 0o600);
   assert.equal(first.metadata.bootstrap_version, '9.9.9');
 
   const usage: string[] = [];
