@@ -220,6 +220,36 @@ test('HTTP the parser refuses (CL with TE, two lengths, a bad chunk size, header
   assert.equal((await fetch(`${served.url}/healthz`)).status, 200);
 });
 
+test('a malformed request pipelined behind a stream being written closes the connection: no error is spliced into the stream', async () => {
+  const { port } = new URL(served.url);
+  const json = JSON.stringify({ ...JSON.parse(body('pipelined')), stream: true });
+  served.upstream.faults.push({ frameDelayMs: 150 });
+  const reply = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () =>
+      socket.write(
+        `POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nanthropic-version: 2023-06-01\r\n` +
+          `x-api-key: ${key}\r\ncontent-length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
+      ),
+    );
+    let out = '';
+    let sent = false;
+    socket.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+      // Once the stream's first event is out, the next request on the connection is garbage.
+      if (!sent && out.includes('event: message_start')) {
+        sent = true;
+        socket.write('NOT HTTP AT ALL\r\n\r\n');
+      }
+    });
+    socket.once('error', reject);
+    socket.once('close', () => resolve(out));
+  });
+  assert.match(reply, /^HTTP\/1\.1 200 /);
+  assert.equal(reply.match(/HTTP\/1\.1 \d{3} /g)?.length, 1, `one response only: ${reply}`);
+  assert.doesNotMatch(reply, /the request is refused/);
+  assert.equal((await fetch(`${served.url}/healthz`)).status, 200);
+});
+
 test('lone surrogates and invalid UTF-8 in a request body are answered 200 (U+FFFD), one SUCCESS EXCHANGE each, the ledger verifies', async () => {
   const lone = await raw(
     'POST',

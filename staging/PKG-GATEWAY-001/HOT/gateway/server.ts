@@ -37,6 +37,9 @@ export interface GatewayOptions {
   console?: ConsoleRoutes;
 }
 
+/** The latest response on each connection, so a parse error on it knows whether one is being written. */
+const responding = new WeakMap<Duplex, ServerResponse>();
+
 /** Node's own answers to a request it could not parse, each with the status node gives it. */
 const CLIENT_ERRORS: Readonly<Record<string, [status: number, reason: string, what: string]>> = {
   HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'its headers are over the size limit'],
@@ -51,7 +54,8 @@ const CLIENT_ERRORS: Readonly<Record<string, [status: number, reason: string, wh
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   // A response already begun on this connection cannot be followed by another one.
-  const begun = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  const current = responding.get(socket);
+  const begun = current !== undefined && current.headersSent && !current.writableFinished;
   if (error.code === 'ECONNRESET' || !socket.writable || begun) {
     socket.destroy();
     return;
@@ -162,6 +166,7 @@ export class Gateway {
   }
 
   private track(req: IncomingMessage, res: ServerResponse): void {
+    responding.set(req.socket, res);
     const controller = new AbortController();
     const entry: InFlight = { abort: () => controller.abort(), done: Promise.resolve() };
     entry.done = this.handle(req, res, controller)
