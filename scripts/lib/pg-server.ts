@@ -2,7 +2,16 @@
 // loopback port with its socket in that directory, stopped and removed afterwards. Run as the `postgres` OS user
 // when this process is root (the server refuses to run as root). Binaries: PATH, else /usr/lib/postgresql/*/bin.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +27,12 @@ export interface PgServer {
   /** Stops it without removing anything (a database going away under load); `start()` brings it back. */
   halt(): void;
   start(): void;
+  /**
+   * Freezes the server and its backends (SIGSTOP): connections stay open and nothing answers, as with a server
+   * hung or a network path that drops packets. `thaw()` lets them run on.
+   */
+  freeze(): void;
+  thaw(): void;
 }
 
 /** The directory holding initdb and pg_ctl, or null when PostgreSQL is not installed. */
@@ -87,6 +102,19 @@ export async function startPgServer(): Promise<PgServer> {
       // already stopped
     }
   };
+  // The postmaster and every backend: a frozen postmaster alone still lets open connections be served.
+  const signalAll = (signal: NodeJS.Signals): void => {
+    const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children = spawnSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).stdout.trim();
+    for (const pid of [
+      postmaster,
+      ...children
+        .split('\n')
+        .filter((p) => p !== '')
+        .map(Number),
+    ])
+      process.kill(pid, signal);
+  };
   start();
   run('createdb', ['-h', '127.0.0.1', '-p', String(port), '-U', 'cplane', 'cplane']);
   return {
@@ -95,6 +123,8 @@ export async function startPgServer(): Promise<PgServer> {
     dataDir,
     halt,
     start,
+    freeze: () => signalAll('SIGSTOP'),
+    thaw: () => signalAll('SIGCONT'),
     stop() {
       halt();
       rmSync(dir, { recursive: true, force: true });

@@ -15,6 +15,9 @@ const { CpError } =
 const { COPY_FROM, PgLedger } = await fromDevRoot<
   typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')
 >('HOT/kernel/ledger/pg/pg-ledger.js');
+const { PgBudgeter } = await fromDevRoot<
+  typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/pg-budgeter.js')
+>('HOT/budgeter/pg/pg-budgeter.js');
 const { verifyStore } =
   await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js')>(
     'HOT/kernel/ledger/store.js',
@@ -258,6 +261,49 @@ test('a value PostgreSQL refuses (a session id over its index row limit) is the 
     await ledger.append(note(2));
     assert.equal((await verifyStore(ledger)).ok, true);
   } finally {
+    await ledger.close();
+  }
+});
+
+test('a server that stops answering (frozen): appends and budget steps fail coded, not hang; thawed, both carry on', {
+  skip,
+  // Each call below waits out a short timeout; without one it would wait for ever, and fail here.
+  timeout: 120_000,
+}, async () => {
+  const s = server as PgServer;
+  const timeouts = { timeouts: { connectMs: 1500, queryMs: 1500 } };
+  const ledger = await PgLedger.open(s.url, { create: true, ...timeouts });
+  const budget = await PgBudgeter.open(s.url, {
+    create: true,
+    config: { schema_version: '1', mode: 'enforce', currency: 'USD', pricing: {}, limits: {}, rate_limits: {} },
+    ...timeouts,
+  });
+  const reserve = (id: string) =>
+    budget.reserve({ request_id: id, session_id: 'S1', model: 'm1', estimated_input_tokens: 1, max_output_tokens: 1 });
+  const unavailable = (e: unknown): boolean => e instanceof CpError && e.code === 'ERR_STORE_UNAVAILABLE';
+  let frozen = false;
+  try {
+    await ledger.append(note(30));
+    assert.equal((await reserve('frozen-0')).ok, true);
+    s.freeze();
+    frozen = true;
+    // On connections already open, and on ones opened now.
+    await assert.rejects(ledger.append(note(31)), unavailable);
+    await assert.rejects(ledger.headAnchor(), unavailable);
+    await assert.rejects(reserve('frozen-1'), unavailable);
+    await assert.rejects(PgLedger.open(s.url, { create: false, ...timeouts }), unavailable);
+    s.thaw();
+    frozen = false;
+    // The statements sent while frozen may run once the server wakes: an append whose outcome was unknown lands
+    // whole or not at all, and the next append links to whatever is there.
+    const after = await ledger.append(note(32));
+    assert.equal((await reserve('frozen-2')).ok, true);
+    const check = await verifyStore(ledger);
+    assert.equal(check.ok, true, JSON.stringify(check));
+    assert.equal(check.head.hash, after.entry_hash);
+  } finally {
+    if (frozen) s.thaw();
+    await budget.close();
     await ledger.close();
   }
 });

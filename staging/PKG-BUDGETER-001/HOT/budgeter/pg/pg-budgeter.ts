@@ -1,6 +1,14 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { CpError } from '#kernel/errors.js';
-import { connectionLost, ignoreDropped, refusePasswordInUrl, storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import {
+  connectionLost,
+  ignoreDropped,
+  type PgTimeouts,
+  pgPool,
+  refusePasswordInUrl,
+  storeError,
+  timedOut,
+} from '#kernel/ledger/pg/pg-ledger.js';
 import { type BudgetConfig, parseBudgetConfig } from '../config.js';
 import { parseRequestId, parseReserveInput } from '../input.js';
 import { scopeIds } from '../operations.js';
@@ -36,6 +44,8 @@ export interface PgBudgeterOptions {
   poolSize?: number;
   /** Lay out the tables when the database has none (idempotent). */
   create?: boolean;
+  /** Of the pool this opens (see PgTimeouts). */
+  timeouts?: PgTimeouts;
 }
 
 /** Lost a race the database detected (serialization, deadlock, a row inserted meanwhile): the whole step runs again. */
@@ -95,10 +105,7 @@ export class PgBudgeter implements BudgetPort {
     let pool: pg.Pool;
     if (typeof target === 'string') {
       refusePasswordInUrl(target);
-      pool = new pg.Pool({ connectionString: target, max: options.poolSize ?? 4 });
-      pool.on('error', () => {
-        // An idle connection dropped by the server: the next query reconnects.
-      });
+      pool = pgPool(target, options.poolSize ?? 4, options.timeouts);
     } else pool = target;
     const owns = typeof target === 'string';
     try {
@@ -290,7 +297,8 @@ export class PgBudgeter implements BudgetPort {
         });
         return;
       } catch (error) {
-        broken = await rollback(client);
+        // A connection still waiting for an answer would only make the ROLLBACK wait as long: it is discarded.
+        broken = timedOut(error) ? (error as Error) : await rollback(client);
         const code = (error as { code?: unknown }).code;
         const lostRace = typeof code === 'string' && RETRYABLE.has(code) && broken === undefined;
         // A connection the server dropped (restarted, failed over; often an idle pooled one) before COMMIT:

@@ -1,5 +1,4 @@
-import pg from 'pg';
-import { refusePasswordInUrl } from '#kernel/ledger/pg/pg-ledger.js';
+import { pgPool, refusePasswordInUrl } from '#kernel/ledger/pg/pg-ledger.js';
 import { readRevocations } from '../revocations.js';
 import { copyRevocations } from './revocations.js';
 
@@ -13,10 +12,7 @@ export async function migrateRootRevocations(
 ): Promise<{ revoked: number; copied: number } | null> {
   const { entries } = readRevocations(root);
   refusePasswordInUrl(url);
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
-  pool.on('error', () => {
-    // An idle connection dropped by the server: the query below reports it.
-  });
+  const pool = pgPool(url, 1);
   try {
     return { revoked: entries.length, copied: await copyRevocations(root, pool) };
   } finally {

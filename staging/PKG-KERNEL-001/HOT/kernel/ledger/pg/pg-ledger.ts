@@ -55,6 +55,38 @@ export interface PgLedgerOptions {
   idSource?: IdSource;
   /** Connections in this process's pool. */
   poolSize?: number;
+  /** See PgTimeouts. */
+  timeouts?: PgTimeouts;
+}
+
+/**
+ * How long opening a connection, and a statement's answer, may take before the call fails ERR_STORE_UNAVAILABLE.
+ * A server that stops answering without closing its connections (frozen, a network path that drops packets) would
+ * otherwise hold every call, and the gateway request behind it, forever. A URL's own `query_timeout` parameter
+ * takes precedence over the one here.
+ */
+export interface PgTimeouts {
+  connectMs?: number;
+  queryMs?: number;
+}
+
+export const PG_CONNECT_TIMEOUT_MS = 10_000;
+export const PG_QUERY_TIMEOUT_MS = 30_000;
+
+/** A pool whose calls fail in bounded time against a server that stopped answering (see PgTimeouts). */
+export function pgPool(url: string, max: number, timeouts: PgTimeouts = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: timeouts.connectMs ?? PG_CONNECT_TIMEOUT_MS,
+    query_timeout: timeouts.queryMs ?? PG_QUERY_TIMEOUT_MS,
+    // A peer gone without a FIN (a host powered off) is noticed by the kernel on an idle pooled connection too.
+    keepAlive: true,
+  });
+  pool.on('error', () => {
+    // An idle connection dropped by the server: the next query reconnects.
+  });
+  return pool;
 }
 
 const ID_START_KEY = 'id_start';
@@ -207,10 +239,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
 
   static async open(url: string, options: PgLedgerOptions = {}): Promise<PgLedger> {
     refusePasswordInUrl(url);
-    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4 });
-    pool.on('error', () => {
-      // An idle connection dropped by the server: the next query reconnects.
-    });
+    const pool = pgPool(url, options.poolSize ?? 4, options.timeouts);
     const ledger = new PgLedger(pool, options.clock ?? Date.now, options.idSource);
     try {
       const client = await pool.connect();
@@ -452,11 +481,12 @@ export class PgLedger implements LedgerStore, RedactionStore {
       return value;
     } catch (error) {
       failure = error;
-      await client.query('ROLLBACK').catch(() => undefined);
+      // A connection left waiting for an answer would only make the ROLLBACK wait as long: it is discarded instead.
+      if (!timedOut(error)) await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
       client.off('error', ignoreDropped);
-      client.release(failure !== undefined && connectionLost(failure) ? (failure as Error) : undefined);
+      client.release(failure !== undefined && connectionUnusable(failure) ? (failure as Error) : undefined);
     }
   }
 
@@ -944,7 +974,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
       // Read only: nothing to commit, also when the reader stopped early.
       await client.query('ROLLBACK').catch(() => undefined);
       client.off('error', ignoreDropped);
-      client.release(failure !== undefined && connectionLost(failure) ? (failure as Error) : undefined);
+      client.release(failure !== undefined && connectionUnusable(failure) ? (failure as Error) : undefined);
     }
   }
 
@@ -1238,6 +1268,26 @@ export function connectionLost(error: unknown): boolean {
   );
 }
 
+/**
+ * The server did not answer in time (see PgTimeouts): node-postgres reports it with no code, only these messages.
+ * The connection may still be waiting for the answer, so it is not handed to the next caller.
+ */
+export function timedOut(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return (
+    e?.code === undefined &&
+    typeof e?.message === 'string' &&
+    /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated due to connection timeout)/.test(
+      e.message,
+    )
+  );
+}
+
+/** A connection that failed this way is discarded, not handed back to the pool. */
+export function connectionUnusable(error: unknown): boolean {
+  return connectionLost(error) || timedOut(error);
+}
+
 /** A PostgreSQL failure as the caller should see it: the server or network unable to serve is ERR_STORE_UNAVAILABLE. */
 export function storeError(error: unknown): unknown {
   if (error instanceof CpError) return error;
@@ -1247,7 +1297,7 @@ export function storeError(error: unknown): unknown {
   // connect or name lookup is the URL's or the network's: a `?host=` socket directory that is missing or a file
   // fails with ENOENT or ENOTDIR, an unroutable address with ENETUNREACH.
   if (
-    connectionLost(error) ||
+    connectionUnusable(error) ||
     e.syscall === 'connect' ||
     e.syscall === 'getaddrinfo' ||
     (typeof e.code === 'string' &&

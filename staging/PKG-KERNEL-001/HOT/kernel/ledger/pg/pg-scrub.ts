@@ -15,6 +15,12 @@ const SNAPSHOT_WAIT_MS = 10_000;
  * with a warning instead.
  */
 const LOCK_TIMEOUT = '10s';
+/**
+ * VACUUM FULL and CHECKPOINT rewrite and flush whole files: on a large store they outlast the pool's query timeout
+ * (meant for one append or read), so they are given this instead.
+ */
+const REWRITE_TIMEOUT_MS = 30 * 60_000;
+const rewrite = (text: string): pg.QueryConfig => ({ text, query_timeout: REWRITE_TIMEOUT_MS }) as pg.QueryConfig;
 
 /**
  * Snapshots that may not see the redaction (their xmin is not after its transaction `$1`): VACUUM FULL copies a
@@ -76,7 +82,7 @@ export async function scrubBlocks(pool: pg.Pool, xid: string): Promise<{ checkpo
 async function vacuumFull(client: pg.PoolClient, notices: string[]): Promise<string | null> {
   await client.query(`SET lock_timeout = '${LOCK_TIMEOUT}'`);
   try {
-    await client.query('VACUUM (FULL) cplane_content_blocks');
+    await client.query(rewrite('VACUUM (FULL) cplane_content_blocks'));
   } catch (error) {
     return (error as { code?: string }).code === '55P03'
       ? `VACUUM FULL could not lock cplane_content_blocks within ${LOCK_TIMEOUT} (a long transaction holds it): ${VACUUM_ASK}`
@@ -92,7 +98,7 @@ async function vacuumFull(client: pg.PoolClient, notices: string[]): Promise<str
 /** CHECKPOINT; a warning when the role may not. */
 async function checkpoint(client: pg.PoolClient): Promise<string | null> {
   try {
-    await client.query('CHECKPOINT');
+    await client.query(rewrite('CHECKPOINT'));
     return null;
   } catch (error) {
     return (error as { code?: string }).code === '42501'
