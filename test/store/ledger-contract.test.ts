@@ -25,6 +25,9 @@ const { Ledger } =
 const { COPY_FROM, PgLedger } = await fromDevRoot<
   typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')
 >('HOT/kernel/ledger/pg/pg-ledger.js');
+const { pgListSessions, pgSessionTurns } = await fromDevRoot<
+  typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-sessions.js')
+>('HOT/kernel/ledger/pg/pg-sessions.js');
 const { pgDispatchRecords } = await fromDevRoot<
   typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-checks.js')
 >('HOT/kernel/ledger/pg/pg-checks.js');
@@ -835,6 +838,54 @@ test('PostgreSQL verify FAILS an entry whose content list was deleted, though no
     assert.deepEqual(v.content_problems, [
       `list node ${head} (the content of entry ${written?.id}) is missing: it was deleted`,
     ]);
+  } finally {
+    await store.close();
+  }
+});
+
+test('PostgreSQL metadata edited into text that is no JSON object: every read names the entry ERR_LEDGER_DAMAGED', {
+  skip: skipPg,
+}, async () => {
+  const { store } = await (backends[1] as Backend).fresh();
+  const pg = store as PgLedgerT;
+  try {
+    await store.appendBatch([exchange('S1', 0)]);
+    const [edited] = await store.appendBatch([
+      { ...exchange('S1', 1), metadata: { session_id: 'S1', work_order_id: 'W1', dispatch_entry_id: 'D1' } },
+    ]);
+    const id = edited?.id as string;
+    // Text that still matches the reads' narrowing (the work order, a U+0000 escape), and a JSON value that is not
+    // an object, each written behind the append-only trigger.
+    for (const metadata of [
+      '{"work_order_id":"W1","x":"\\u0000",',
+      '{"work_order_id":"W1"',
+      'null',
+      '["work_order_id":"W1"]',
+    ]) {
+      await pg.pool.query('ALTER TABLE cplane_entries DISABLE TRIGGER cplane_entries_append_only');
+      await pg.pool.query('UPDATE cplane_entries SET metadata = $1 WHERE id = $2', [metadata, id]);
+      await pg.pool.query('ALTER TABLE cplane_entries ENABLE TRIGGER cplane_entries_append_only');
+      const damaged = (e: unknown): boolean =>
+        e instanceof CpError && e.code === 'ERR_LEDGER_DAMAGED' && e.message.includes(id);
+      const reads: [string, () => Promise<unknown>][] = [
+        ['get', () => store.get(id)],
+        ['query', () => store.query({ event_type: 'EXCHANGE' })],
+        ['query by work order', () => store.query({ work_order_id: 'W1' })],
+        ['exchange blocks', () => pg.exchangeBlocks(id)],
+        ['sessions', () => pgListSessions(pg)],
+        ['turns', () => pgSessionTurns(pg, 'S1')],
+        ['dispatch links', () => pgDispatchRecords(pg)],
+      ];
+      for (const [what, read] of reads) {
+        // `null` names no work order and is JSON the gate's read takes as having no link: neither reaches the row.
+        if (metadata === 'null' && (what === 'dispatch links' || what === 'query by work order')) continue;
+        await assert.rejects(read(), damaged, `${what} of ${metadata}`);
+      }
+      const v = await verifyStore(store);
+      assert.equal(v.ok, false);
+      assert.equal(v.first_bad?.id, id);
+      assert.equal(v.first_bad?.problem, 'edited');
+    }
   } finally {
     await store.close();
   }

@@ -148,7 +148,7 @@ export class PgConsoleData implements ConsoleData {
     return {
       breakers: this.source.breakers(),
       recent_failures: rows.map((row) => {
-        const metadata = JSON.parse(row.metadata as string) as Record<string, unknown>;
+        const metadata = parseStoredMetadata({ id: row.id as string, metadata: row.metadata as string });
         return {
           id: row.id as string,
           timestamp: row.timestamp as string,
@@ -165,14 +165,14 @@ export class PgConsoleData implements ConsoleData {
     const head = (await this.head()).seq;
     const from = Math.max(1, head - RECENT_WINDOW + 1);
     const rows = await this.query(
-      `SELECT event_type, timestamp, metadata FROM cplane_entries
+      `SELECT id, event_type, timestamp, metadata FROM cplane_entries
        WHERE seq >= $1 AND seq <= $2 AND event_type IN ('BUDGET_SETTLED', 'EXCHANGE') ORDER BY seq`,
       [from, head],
     );
     const spend = new Map<string, SqliteSum>();
     const latencies: unknown[] = [];
     for (const row of rows) {
-      const metadata = JSON.parse(row.metadata as string) as Record<string, unknown>;
+      const metadata = parseStoredMetadata({ id: row.id as string, metadata: row.metadata as string });
       if (row.event_type === 'EXCHANGE') {
         latencies.push(jsonExtract(metadata.latency_ms));
         continue;

@@ -8,7 +8,7 @@ import {
 } from '../checkpoint-check.js';
 import type { FutureDatedEntry, FutureDatedOptions } from '../future.js';
 import type { LedgerEntry } from '../entry.js';
-import { DEFAULT_MAX_CLOCK_SKEW_MS, rowToEntry } from '../ledger.js';
+import { DEFAULT_MAX_CLOCK_SKEW_MS, parseStoredMetadata, rowToEntry } from '../ledger.js';
 import { type OrphanOptions, orphanCutoff } from '../orphans.js';
 import { type StoreVerify, verifyStore } from '../store.js';
 import { entryRowOf, type PgLedger, storeError } from './pg-ledger.js';
@@ -74,18 +74,24 @@ export interface DispatchRecord {
 export async function pgDispatchRecords(store: PgLedger): Promise<DispatchRecord[]> {
   // jsonb refuses a row whose metadata holds \u0000 (a provider's bytes in an error text): such rows, and only they,
   // come back as text and are read here.
-  const r = await store.pool.query(
-    `SELECT id, event_type, timestamp,
-       CASE WHEN strpos(metadata, $1) = 0 THEN metadata::jsonb -> 'dispatch_entry_id' END AS link,
-       CASE WHEN strpos(metadata, $1) > 0 THEN metadata END AS raw
-     FROM cplane_entries WHERE event_type IN ('DISPATCH', 'EXCHANGE') ORDER BY seq`,
-    ['\\u0000'],
-  );
+  const read = (asText: string) =>
+    store.pool.query(
+      `SELECT id, event_type, timestamp,
+         CASE WHEN strpos(metadata, $1) = 0 THEN metadata::jsonb -> 'dispatch_entry_id' END AS link,
+         CASE WHEN strpos(metadata, $1) > 0 THEN metadata END AS raw
+       FROM cplane_entries WHERE event_type IN ('DISPATCH', 'EXCHANGE') ORDER BY seq`,
+      [asText],
+    );
+  // Metadata edited into text that is not JSON fails the cast (22P02): read again with every row as text (an empty
+  // needle is found in any), so the row is named as damaged below, as SQLite's reader names it.
+  const r = await read('\\u0000').catch((error: unknown) => {
+    if ((error as { code?: unknown }).code !== '22P02') throw error;
+    return read('');
+  });
   type Row = { id: string; event_type: 'DISPATCH' | 'EXCHANGE'; timestamp: string; link: unknown; raw: string | null };
   return (r.rows as Row[]).map(({ raw, ...row }) => ({
     ...row,
-    link:
-      (raw === null ? row.link : (JSON.parse(raw) as { dispatch_entry_id?: unknown }).dispatch_entry_id) ?? undefined,
+    link: (raw === null ? row.link : parseStoredMetadata({ id: row.id, metadata: raw }).dispatch_entry_id) ?? undefined,
   }));
 }
 

@@ -33,6 +33,7 @@ import {
   type EntryRow,
   onceKey,
   type PreparedAppend,
+  parseStoredMetadata,
   prepareAppend,
   readView,
   rowToEntry,
@@ -589,7 +590,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
     const r = await coded(this.pool.query('SELECT metadata FROM cplane_entries WHERE id = $1', [id]));
     const row = r.rows[0] as { metadata: string } | undefined;
     if (row === undefined) return undefined;
-    const refs = contentRefs(JSON.parse(row.metadata) as Record<string, unknown>);
+    const refs = contentRefs(parseStoredMetadata({ id, metadata: row.metadata }));
     if (refs === undefined) return [];
     const blocks = new Set<string>();
     for (const head of [refs.prompt, refs.response]) for (const node of await this.walk(head)) blocks.add(node.block);
@@ -878,7 +879,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
       for (;;) {
         const { text, values } = compiled.sql(after, QUERY_PAGE);
         const page = (await coded(this.pool.query(text, values))).rows.map(entryRowOf);
-        for (const row of page) if (rows.length < wanted && compiled.recheck(row.metadata)) rows.push(row);
+        for (const row of page) if (rows.length < wanted && compiled.recheck(row)) rows.push(row);
         if (page.length < QUERY_PAGE || rows.length >= wanted) break;
         after = (page[page.length - 1] as EntryRow).seq;
       }
@@ -890,7 +891,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
 
   /** A stored row as a read shows it: prompt and response text in place of their digests. */
   async readEntry(row: EntryRow): Promise<LedgerEntry> {
-    const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
+    const metadata = parseStoredMetadata(row);
     const refs = contentRefs(metadata);
     const { metadata: _m, seq: _s, ...fields } = row;
     const entry: LedgerEntry = { ...fields, metadata };
@@ -1002,7 +1003,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
           [id],
         );
         const blocks = (r.rows[0] as { metadata: string } | undefined)?.metadata;
-        const listed = blocks === undefined ? undefined : (JSON.parse(blocks) as { blocks?: unknown }).blocks;
+        const listed = blocks === undefined ? undefined : parseStoredMetadata({ id, metadata: blocks }).blocks;
         named = new Set(Array.isArray(listed) ? listed.filter((b): b is string => typeof b === 'string') : []);
         redactions.set(id, named);
       }
@@ -1105,7 +1106,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
       afterSeq = Number((rows[rows.length - 1] as { seq: string }).seq);
       const named = new Map<string, string>();
       for (const row of rows) {
-        const refs = contentRefs(JSON.parse(row.metadata) as Record<string, unknown>);
+        const refs = contentRefs(parseStoredMetadata(row));
         if (refs === undefined) continue;
         for (const head of [refs.prompt, refs.response])
           if (head !== EMPTY_LIST && !named.has(head)) named.set(head, row.id);

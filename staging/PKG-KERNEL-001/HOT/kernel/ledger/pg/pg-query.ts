@@ -1,3 +1,4 @@
+import { parseStoredMetadata } from '../ledger.js';
 import { checkQuery, type LedgerQuery } from '../query.js';
 
 export const PG_ROW_COLUMNS =
@@ -10,7 +11,7 @@ export interface PgQuery {
    * For a filter the SQL can only narrow by text (the work order): whether a candidate row really matches. Absent,
    * every row the SQL returns matches.
    */
-  recheck?: (metadataJson: string) => boolean;
+  recheck?: (row: { id: string; metadata: string }) => boolean;
   limit?: number;
   order: 'ASC' | 'DESC';
 }
@@ -36,7 +37,7 @@ export function compilePgQuery(query: LedgerQuery): PgQuery {
       // Metadata is canonical JSON text, not cast to json: a \u0000 anywhere in a row makes PostgreSQL refuse to read
       // its fields. The text narrows the rows, the parsed top level decides (as SQLite's generated column reads it).
       where.push(`strpos(metadata, ${param(`"work_order_id":${JSON.stringify(value)}`)}) > 0`);
-      recheck = (metadataJson) => (JSON.parse(metadataJson) as { work_order_id?: unknown }).work_order_id === value;
+      recheck = (row) => parseStoredMetadata(row).work_order_id === value;
     }
     // Stored as the UTF-8 bytes that are hashed.
     else where.push(`${field} = ${param(Buffer.from(value, 'utf8'))}`);

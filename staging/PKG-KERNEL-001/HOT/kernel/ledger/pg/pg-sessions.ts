@@ -108,7 +108,7 @@ async function summaryRows(store: PgLedger, sessions: string[], head: number): P
   const out = new Map<string, SummaryRow>();
   if (sessions.length === 0) return out;
   const r = await store.pool.query(
-    `SELECT session_id, event_type, decision, metadata, timestamp, agent_id FROM cplane_entries
+    `SELECT id, session_id, event_type, decision, metadata, timestamp, agent_id FROM cplane_entries
      WHERE session_id = ANY($1::bytea[]) AND seq <= $2 AND event_type IN ('EXCHANGE', 'BUDGET_SETTLED') ORDER BY seq`,
     [sessions.map(utf8), head],
   );
@@ -123,6 +123,7 @@ async function summaryRows(store: PgLedger, sessions: string[], head: number): P
   }
   const accs = new Map<string, Acc>();
   for (const row of r.rows as {
+    id: string;
     session_id: Buffer;
     event_type: string;
     decision: Buffer;
@@ -144,7 +145,7 @@ async function summaryRows(store: PgLedger, sessions: string[], head: number): P
       };
       accs.set(session, acc);
     }
-    const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
+    const metadata = parseStoredMetadata(row);
     if (row.event_type === 'BUDGET_SETTLED') {
       acc.cost.add(jsonExtract(metadata.cost));
       continue;
@@ -197,23 +198,23 @@ export async function pgSessionTurns(
     let since: string | undefined;
     if (first !== undefined) {
       const before = await store.pool.query(
-        `SELECT metadata FROM cplane_entries WHERE session_id = $1 AND event_type = 'EXCHANGE' AND seq < $2
+        `SELECT id, metadata FROM cplane_entries WHERE session_id = $1 AND event_type = 'EXCHANGE' AND seq < $2
          ORDER BY seq DESC LIMIT 1`,
         [session, first.seq],
       );
-      const metadata = (before.rows[0] as { metadata?: string } | undefined)?.metadata;
-      since = metadata === undefined ? undefined : contentRefs(JSON.parse(metadata) as Record<string, unknown>)?.prompt;
+      const previous = before.rows[0] as { id: string; metadata: string } | undefined;
+      since = previous === undefined ? undefined : contentRefs(parseStoredMetadata(previous))?.prompt;
     }
     // The router appends a call's settlement in the EXCHANGE's own batch, right after it.
     const settled = new Map<number, unknown>();
     if (page.length > 0) {
       const r = await store.pool.query(
-        `SELECT seq, metadata FROM cplane_entries WHERE seq = ANY($1::bigint[]) AND event_type = 'BUDGET_SETTLED'
+        `SELECT seq, id, metadata FROM cplane_entries WHERE seq = ANY($1::bigint[]) AND event_type = 'BUDGET_SETTLED'
          AND session_id = $2`,
         [page.map((row) => Number(row.seq) + 1), session],
       );
-      for (const row of r.rows as { seq: string; metadata: string }[])
-        settled.set(Number(row.seq), jsonExtract((JSON.parse(row.metadata) as Record<string, unknown>).cost));
+      for (const row of r.rows as { seq: string; id: string; metadata: string }[])
+        settled.set(Number(row.seq), jsonExtract(parseStoredMetadata(row).cost));
     }
     const turns: SessionTurn[] = [];
     for (const row of page) {
