@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { createDatabase, pgQuery, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import type { AppendInput } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 
@@ -304,6 +304,63 @@ test('a server that stops answering (frozen): appends and budget steps fail code
   } finally {
     if (frozen) s.thaw();
     await budget.close();
+    await ledger.close();
+  }
+});
+
+test('a database that cannot take writes (read-only, a standby failed over to, a role without rights) is coded ERR_STORE_UNAVAILABLE', {
+  skip,
+}, async () => {
+  const s = server as PgServer;
+  const url = await createDatabase(s, 'cannot_write');
+  const budgetConfig = {
+    schema_version: '1',
+    mode: 'enforce',
+    currency: 'USD',
+    pricing: {},
+    limits: {},
+    rate_limits: {},
+  };
+  const laidOut = await PgLedger.open(url, { create: true });
+  await (await PgBudgeter.open(url, { create: true, config: budgetConfig })).close();
+  await laidOut.append(note(0));
+  await laidOut.close();
+  const unavailable = (sqlstate: string) => (e: unknown) =>
+    e instanceof CpError && e.code === 'ERR_STORE_UNAVAILABLE' && e.details?.errno === sqlstate;
+  const reserve = (budget: { reserve: (r: unknown) => Promise<unknown> }, id: string) =>
+    budget.reserve({ request_id: id, session_id: 'S1', model: 'm1', estimated_input_tokens: 1, max_output_tokens: 1 });
+  // Read-only, as a hot standby is: its sessions cannot write.
+  await pgQuery(s.url, 'ALTER DATABASE cannot_write SET default_transaction_read_only = on');
+  let ledger = await PgLedger.open(url);
+  let budget = await PgBudgeter.open(url, { config: budgetConfig });
+  try {
+    await assert.rejects(ledger.append(note(1)), unavailable('25006'));
+    await assert.rejects(reserve(budget, 'ro-1'), unavailable('25006'));
+  } finally {
+    await budget.close();
+    await ledger.close();
+    await pgQuery(s.url, 'ALTER DATABASE cannot_write RESET default_transaction_read_only');
+  }
+  // A role that may read the tables but not write them.
+  await pgQuery(url, 'CREATE ROLE reader LOGIN');
+  await pgQuery(url, 'GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader');
+  const asReader = url.replace('cplane@', 'reader@');
+  ledger = await PgLedger.open(asReader);
+  budget = await PgBudgeter.open(asReader, { config: budgetConfig });
+  try {
+    await assert.rejects(ledger.append(note(2)), unavailable('42501'));
+    await assert.rejects(reserve(budget, 'reader-1'), unavailable('42501'));
+  } finally {
+    await budget.close();
+    await ledger.close();
+  }
+  ledger = await PgLedger.open(url);
+  try {
+    await ledger.append(note(3));
+    const check = await verifyStore(ledger);
+    assert.equal(check.ok, true, JSON.stringify(check));
+    assert.equal(check.entries, 2, 'nothing of the refused appends');
+  } finally {
     await ledger.close();
   }
 });

@@ -138,7 +138,8 @@ export const CODES = defineCodes({
   },
   ERR_STORE_UNAVAILABLE: {
     kind: 'error',
-    meaning: 'the PostgreSQL store cannot be reached (refused, reset, shutting down); nothing was written',
+    meaning:
+      'the PostgreSQL store cannot be reached or cannot take the write (refused, reset, not answering, shutting down, read-only, a role without rights); nothing was written',
     hint: 'check the server is up and the URL; retry when it is back',
   },
   ERR_LEDGER_CONTENDED: {

@@ -1294,7 +1294,9 @@ export function storeError(error: unknown): unknown {
   if (error instanceof CpError) return error;
   const e = error as { code?: string; message?: string; syscall?: unknown };
   // The network, and the SQLSTATE classes of a server that cannot take the write: connection (08), credentials
-  // (28), no such database (3D), out of resources such as a full disk (53), shutting down (57). Any failed
+  // (28), no such database (3D), out of resources such as a full disk (53), shutting down (57); and a server that
+  // takes no writes at all: read-only (25006: a standby the URL now reaches, a database set read-only) or a role
+  // without the rights (42501). Nothing was written in any of them, and the call can succeed once fixed. Any failed
   // connect or name lookup is the URL's or the network's: a `?host=` socket directory that is missing or a file
   // fails with ENOENT or ENOTDIR, an unroutable address with ENETUNREACH.
   if (
@@ -1302,13 +1304,15 @@ export function storeError(error: unknown): unknown {
     e.syscall === 'connect' ||
     e.syscall === 'getaddrinfo' ||
     (typeof e.code === 'string' &&
-      /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|(08|28|3D|53|57)[0-9A-Z]{3})$/.test(e.code))
+      /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|25006|42501|(08|28|3D|53|57)[0-9A-Z]{3})$/.test(
+        e.code,
+      ))
   )
     return new CpError(
       'ERR_STORE_UNAVAILABLE',
       `the PostgreSQL store cannot take the request: ${e.message ?? e.code}`,
       {
-        hint: 'check the server is up, the URL (host, port, database), the credentials (PGPASSWORD, .pgpass) and its disk; nothing was written',
+        hint: 'check the server is up and the primary, the URL (host, port, database), the credentials (PGPASSWORD, .pgpass), that the role may write the cplane_* tables, and its disk; nothing was written',
         details: { errno: e.code },
         cause: error,
       },
