@@ -8,8 +8,11 @@ export const USAGE = { input: 12, cacheWrite: 3, cacheRead: 40, output: 17 } as 
 
 export type Fault =
   | { status: number; body: unknown; headers?: Record<string, string> }
-  /** Answer with exactly these bytes (a hostile or broken upstream). */
-  | { raw: string; status?: number; contentType?: string }
+  /**
+   * Answer with exactly these bytes (a hostile or broken upstream); `ending` keeps the connection open after them
+   * without ending the body (`hang`), or destroys it before the body's end is sent (`drop`).
+   */
+  | { raw: string; status?: number; contentType?: string; ending?: 'hang' | 'drop' }
   /** Stream this many frames, then destroy the socket. */
   | { dieAfterFrames: number }
   /** Wait this long between frames (a client can abort meanwhile). */
@@ -97,7 +100,9 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
     const fault = state.faults.shift();
     if (fault && 'raw' in fault) {
       res.writeHead(fault.status ?? 200, { 'content-type': fault.contentType ?? 'application/json' });
-      res.end(fault.raw);
+      if (fault.ending === undefined) res.end(fault.raw);
+      else if (fault.ending === 'drop') res.write(fault.raw, () => res.socket?.destroy());
+      else res.write(fault.raw);
       return;
     }
     if (fault && 'status' in fault) {

@@ -1,4 +1,6 @@
 import { bodyInputBounds, bodyOutputBound, bodyOutputLimit } from '#budgeter/bound.js';
+import { getString } from '#providers/json.js';
+import { eventJson } from '#providers/wire/reader.js';
 import type { SseFrame } from '#providers/wire/sse.js';
 import type { WireSurface } from '#providers/wire/spec.js';
 
@@ -153,12 +155,14 @@ export type FrameAction = 'forward' | 'hold' | 'strip';
  * terminal event: nothing unrecorded is ever complete), or stripped (the usage chunk a chat client did not ask for).
  */
 export function framePolicy(surface: WireSurface, clientWantsUsage: boolean): (frame: SseFrame) => FrameAction {
-  if (surface === 'anthropic.messages') return (f) => (f.event === 'message_stop' ? 'hold' : 'forward');
+  if (surface === 'anthropic.messages') return (f) => (eventType(f) === 'message_stop' ? 'hold' : 'forward');
   if (surface === 'openai.responses') {
-    return (f) =>
-      f.event === 'response.completed' || f.event === 'response.failed' || f.event === 'response.incomplete'
+    return (f) => {
+      const type = eventType(f);
+      return type === 'response.completed' || type === 'response.failed' || type === 'response.incomplete'
         ? 'hold'
         : 'forward';
+    };
   }
   return (f) => {
     if (f.data === null) return 'forward';
@@ -166,6 +170,15 @@ export function framePolicy(surface: WireSurface, clientWantsUsage: boolean): (f
     if (!clientWantsUsage && isUsageChunk(f.data)) return 'strip';
     return 'forward';
   };
+}
+
+/**
+ * A frame's event as the surface readers take it: its `event:` name, else its data's `type`. A terminal event sent
+ * without a name completes the reply for the reader, so it must be held like a named one.
+ */
+function eventType(f: SseFrame): string | null {
+  if (f.event !== null) return f.event;
+  return f.data === null ? null : getString(eventJson(f.data), 'type');
 }
 
 /** The chunk `include_usage` adds: no choices, a usage object. */

@@ -177,6 +177,10 @@ test('frame policy: terminal events held, the unasked usage chunk stripped, the 
   assert.equal(framePolicy('openai.chat', true)(frame(null, '{"choices":[],"usage":{"prompt_tokens":1}}')), 'forward');
   assert.equal(framePolicy('anthropic.messages', false)(frame('message_stop', '{}')), 'hold');
   assert.equal(framePolicy('openai.responses', false)(frame('response.completed', '{}')), 'hold');
+  // The readers take an unnamed frame's type from its data: such a terminal event is held too.
+  assert.equal(framePolicy('anthropic.messages', false)(frame(null, '{"type":"message_stop"}')), 'hold');
+  assert.equal(framePolicy('openai.responses', false)(frame(null, '{"type":"response.completed"}')), 'hold');
+  assert.equal(framePolicy('anthropic.messages', false)(frame('ping', '{"type":"message_stop"}')), 'forward');
 });
 
 test('generation bodies are checked at the edge; a chat stream gets include_usage upstream only', () => {

@@ -1,0 +1,174 @@
+// Upstream streams that misbehave at their end: a terminal event followed by a connection held open (with more
+// bytes, or none) or dropped before the body's end. The terminal event ends the reply: the call is answered and
+// recorded as the success it is, nothing after the terminal event reaches the client or the record, and the
+// upstream connection is let go.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { configSet, issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
+
+let served: Served;
+let key: string;
+
+before(async () => {
+  served = await startServed([], (root) => {
+    // Short enough that a gateway waiting out the idle timeout records the call as timed out within the test.
+    configSet(root, 'router.timeout_ms', '3000');
+  });
+  key = issueKey('AGENT-UP-STREAM');
+});
+after(async () => {
+  await served.cleanup();
+});
+
+const frame = (event: string | null, data: unknown): string =>
+  `${event === null ? '' : `event: ${event}\n`}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+
+/** A whole Anthropic stream answering "hello" (5 in, 7 out), its message_stop named or only typed in its data. */
+function anthropicStream(stopNamed: boolean): string {
+  return [
+    frame('message_start', {
+      type: 'message_start',
+      message: {
+        model: 'claude-sonnet-4-5',
+        content: [],
+        usage: { input_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 },
+      },
+    }),
+    frame('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    frame('content_block_delta', {
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'text_delta', text: 'hello' },
+    }),
+    frame('content_block_stop', { type: 'content_block_stop', index: 0 }),
+    frame('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 7 } }),
+    frame(stopNamed ? 'message_stop' : null, { type: 'message_stop' }),
+  ].join('');
+}
+
+/** Text sent after the terminal event: a well-behaved gateway neither forwards nor records it. */
+const AFTER = frame('content_block_delta', {
+  type: 'content_block_delta',
+  index: 0,
+  delta: { type: 'text_delta', text: 'AFTER-THE-END' },
+});
+
+function post(path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; text: string }> {
+  const payload = JSON.stringify(body);
+  const { port } = new URL(served.url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: Number(port),
+        method: 'POST',
+        path,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(payload)),
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.once('error', reject);
+    req.end(payload);
+  });
+}
+
+const messages = (session: string) =>
+  post(
+    '/v1/messages',
+    { 'anthropic-version': '2023-06-01', 'x-api-key': key, 'x-cplane-session': session },
+    { model: 'claude-sonnet-4-5', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+  );
+
+const exchangesOf = (session: string) =>
+  ledgerEntries(served.root).filter((e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === session);
+
+/** The upstream saw the gateway hang up on the reply it never ended (waited for: the close reaches it after the answer). */
+async function upstreamLetGo(before: number): Promise<void> {
+  for (let i = 0; i < 200 && served.upstream.aborted === before; i += 1) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(served.upstream.aborted, before + 1, 'the gateway closed the upstream connection');
+}
+
+for (const c of [
+  { name: 'held open with more frames after message_stop', stopNamed: true, ending: 'hang' as const, extra: AFTER },
+  {
+    name: 'held open after a message_stop typed only in its data',
+    stopNamed: false,
+    ending: 'hang' as const,
+    extra: '',
+  },
+  { name: 'dropped after message_stop, before the body ends', stopNamed: true, ending: 'drop' as const, extra: '' },
+]) {
+  test(`an upstream stream ${c.name}: the reply completes, one SUCCESS EXCHANGE with exact usage`, async () => {
+    const session = `SES-UP-END-${c.ending}-${c.stopNamed ? 'named' : 'typed'}`;
+    const aborted = served.upstream.aborted;
+    served.upstream.faults.push({
+      raw: anthropicStream(c.stopNamed) + c.extra,
+      contentType: 'text/event-stream',
+      ending: c.ending,
+    });
+    const reply = await messages(session);
+    assert.equal(reply.status, 200, reply.text);
+    assert.match(reply.text, /"type":"message_stop"/, 'the terminal event is released');
+    assert.doesNotMatch(reply.text, /AFTER-THE-END|"type":"error"/);
+    const [exchange, ...more] = exchangesOf(session);
+    assert.equal(more.length, 0, 'one EXCHANGE');
+    assert.equal(exchange?.decision, 'SUCCESS', JSON.stringify(exchange?.metadata));
+    assert.equal(exchange?.metadata.usage_complete, true);
+    assert.equal(exchange?.metadata.input_tokens, 5);
+    assert.equal(exchange?.metadata.output_tokens, 7);
+    assert.deepEqual(JSON.parse(String(exchange?.metadata.response)), [{ type: 'text', text: 'hello' }]);
+    if (c.ending === 'hang') await upstreamLetGo(aborted);
+  });
+}
+
+test('an OpenAI chat stream held open after [DONE]: the reply completes, one SUCCESS EXCHANGE with exact usage', async () => {
+  const session = 'SES-UP-END-CHAT';
+  const aborted = served.upstream.aborted;
+  const chunk = (delta: unknown, finish: string | null) => ({
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    model: 'gpt-4.1-mini',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  served.upstream.faults.push({
+    raw: [
+      frame(null, chunk({ role: 'assistant', content: 'hello' }, null)),
+      frame(null, chunk({}, 'stop')),
+      frame(null, {
+        id: 'c1',
+        object: 'chat.completion.chunk',
+        model: 'gpt-4.1-mini',
+        choices: [],
+        usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 },
+      }),
+      frame(null, '[DONE]'),
+      frame(null, chunk({ content: 'AFTER-THE-END' }, null)),
+    ].join(''),
+    contentType: 'text/event-stream',
+    ending: 'hang',
+  });
+  const reply = await post(
+    '/v1/chat/completions',
+    { authorization: `Bearer ${key}`, 'x-cplane-session': session },
+    { model: 'gpt-4.1-mini', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+  );
+  assert.equal(reply.status, 200, reply.text);
+  assert.match(reply.text, /data: \[DONE\]/);
+  assert.doesNotMatch(reply.text, /AFTER-THE-END/);
+  const [exchange, ...more] = exchangesOf(session);
+  assert.equal(more.length, 0, 'one EXCHANGE');
+  assert.equal(exchange?.decision, 'SUCCESS', JSON.stringify(exchange?.metadata));
+  assert.equal(exchange?.metadata.output_tokens, 7);
+  assert.ok(!reply.text.includes(KEYS.openai));
+  await upstreamLetGo(aborted);
+});
