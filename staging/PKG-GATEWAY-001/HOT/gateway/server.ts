@@ -169,14 +169,25 @@ export class Gateway {
     responding.set(req.socket, res);
     const controller = new AbortController();
     const entry: InFlight = { abort: () => controller.abort(), done: Promise.resolve() };
-    entry.done = this.handle(req, res, controller)
+    const requestId = `req_${randomUUID().replace(/-/g, '')}`;
+    entry.done = this.handle(req, res, controller, requestId)
       .catch((error: unknown) => {
         process.stderr.write(
           `cplane serve: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
         );
-        if (!res.headersSent)
-          sendJson(res, 500, { error: { message: 'internal error', type: 'server_error', param: null, code: null } });
-        else res.destroy();
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        // In the client's own API shape, or its SDK reads no message; not retried, since the call may have gone upstream.
+        const family = familyOf(
+          (req.url ?? '/').split('?', 1)[0] ?? '/',
+          typeof req.headers['anthropic-version'] === 'string',
+        );
+        sendJson(res, 500, errorBody(family, 'api_error', `internal error (request ${requestId})`, requestId), {
+          [requestIdHeader(family)]: requestId,
+          'x-should-retry': 'false',
+        });
       })
       .finally(() => {
         this.inFlight.delete(entry);
@@ -184,9 +195,13 @@ export class Gateway {
     this.inFlight.add(entry);
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse, controller: AbortController): Promise<void> {
+  private async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    controller: AbortController,
+    requestId: string,
+  ): Promise<void> {
     const started = performance.now();
-    const requestId = `req_${randomUUID().replace(/-/g, '')}`;
     const method = req.method ?? 'GET';
     const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
     const log: RequestLog = {
