@@ -1,7 +1,7 @@
-// Upstream streams that misbehave at their end: a terminal event followed by a connection held open (with more
-// bytes, or none) or dropped before the body's end. The terminal event ends the reply: the call is answered and
-// recorded as the success it is, nothing after the terminal event reaches the client or the record, and the
-// upstream connection is let go.
+// Upstream replies that misbehave at their end or in their body. A stream whose terminal event is followed by a
+// connection held open (with more bytes, or none) or dropped before the body's end: the terminal event ends the
+// reply, so the call is answered and recorded as the success it is, nothing after it reaches the client or the
+// record, and the upstream connection is let go. A count_tokens or models 2xx that is no JSON answer: a recorded 502.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
@@ -171,4 +171,34 @@ test('an OpenAI chat stream held open after [DONE]: the reply completes, one SUC
   assert.equal(exchange?.metadata.output_tokens, 7);
   assert.ok(!reply.text.includes(KEYS.openai));
   await upstreamLetGo(aborted);
+});
+
+test('a count_tokens or models 2xx that is not a JSON answer (HTML, empty, an error object) is a recorded 502, never a success', async () => {
+  const session = 'SES-UP-PASS-MALFORMED';
+  const anthropic = { 'anthropic-version': '2023-06-01', 'x-api-key': key, 'x-cplane-session': session };
+  const bodies = [
+    { raw: '<html><body>502 Bad Gateway</body></html>', contentType: 'text/html' },
+    { raw: '' },
+    { raw: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }) },
+    { raw: '[1,2]' },
+  ];
+  for (const fault of bodies) {
+    served.upstream.faults.push(fault);
+    const counted = await post('/v1/messages/count_tokens', anthropic, {
+      model: 'claude-sonnet-4-5',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    assert.equal(counted.status, 502, `${fault.raw}: ${counted.text}`);
+    assert.equal((JSON.parse(counted.text) as { type?: string }).type, 'error', counted.text);
+  }
+  served.upstream.faults.push(bodies[0] as (typeof bodies)[0]);
+  const { port } = new URL(served.url);
+  const models = await fetch(`http://127.0.0.1:${port}/v1/models`, { headers: anthropic });
+  assert.equal(models.status, 502);
+  const exchanges = exchangesOf(session);
+  assert.equal(exchanges.length, bodies.length + 1, 'one EXCHANGE per call');
+  for (const e of exchanges) {
+    assert.equal(e.decision, 'ERROR', JSON.stringify(e.metadata));
+    assert.equal(e.metadata.error_code, 'MALFORMED_RESPONSE');
+  }
 });

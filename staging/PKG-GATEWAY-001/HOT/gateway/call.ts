@@ -126,6 +126,16 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
     );
     return failUpstream(ctx, failure);
   }
+  const problem = passThroughProblem(text);
+  if (problem !== null) {
+    const failure = malformedReply(ctx, wire, problem);
+    noteConcluded(
+      ctx,
+      await router.conclude(call, { kind: 'failed', failure, attempts: sent.attempts, extra }),
+      'error',
+    );
+    return failUpstream(ctx, failure);
+  }
   const zero = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, raw: null };
   const concluded = await router.conclude(call, {
     kind: 'answered',
@@ -309,15 +319,7 @@ async function wholeReply(
   const content = problem === null ? recordableContent(result) : null;
   if (content === null) problem ??= UNRECORDABLE;
   if (problem !== null || content === null) {
-    const failure: SendFailure = {
-      kind: 'malformed_response',
-      error_code: 'MALFORMED_RESPONSE',
-      status: wire.status,
-      retryable: false,
-      retry_after_ms: null,
-      message: `provider ${JSON.stringify(ctx.provider.id)} answered HTTP ${wire.status} with a malformed body: ${problem}`,
-      after_success: true,
-    };
+    const failure = malformedReply(ctx, wire, problem ?? UNRECORDABLE);
     noteConcluded(ctx, await router.conclude(call, { kind: 'failed', failure, attempts, extra }), 'error');
     return failUpstream(ctx, failure);
   }
@@ -338,6 +340,36 @@ async function wholeReply(
     'x-cplane-exchange-id': concluded.exchangeEntryId,
   });
   ctx.res.end(reply);
+}
+
+function malformedReply(ctx: CallContext, wire: WireResponse, problem: string): SendFailure {
+  return {
+    kind: 'malformed_response',
+    error_code: 'MALFORMED_RESPONSE',
+    status: wire.status,
+    retryable: false,
+    retry_after_ms: null,
+    message: `provider ${JSON.stringify(ctx.provider.id)} answered HTTP ${wire.status} with a malformed body: ${problem}`,
+    after_success: true,
+  };
+}
+
+/**
+ * Why a count_tokens or models 2xx body is no answer, or null. Both APIs answer with a JSON object; anything else
+ * (an HTML page from a proxy, an empty or compressed body, an error object sent with a 2xx) would reach the client
+ * as a success its SDK cannot read, and be recorded as one.
+ */
+function passThroughProblem(bytes: Buffer): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return 'not JSON';
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
+  const { type, error } = value as { type?: unknown; error?: unknown };
+  if (type === 'error' || (typeof error === 'object' && error !== null)) return 'an error object';
+  return null;
 }
 
 /**
