@@ -2,8 +2,10 @@
 // connection held open (with more bytes, or none) or dropped before the body's end: the terminal event ends the
 // reply, so the call is answered and recorded as the success it is, nothing after it reaches the client or the
 // record, and the upstream connection is let go. A count_tokens or models 2xx that is no JSON answer: a recorded 502.
+// A whole reply with bytes that are not UTF-8: forwarded well-formed, as the record holds it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { isUtf8 } from 'node:buffer';
 import { request } from 'node:http';
 import { configSet, issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
 
@@ -54,7 +56,11 @@ const AFTER = frame('content_block_delta', {
   delta: { type: 'text_delta', text: 'AFTER-THE-END' },
 });
 
-function post(path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; text: string }> {
+function post(
+  path: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; text: string; bytes: Buffer }> {
   const payload = JSON.stringify(body);
   const { port } = new URL(served.url);
   return new Promise((resolve, reject) => {
@@ -73,7 +79,10 @@ function post(path: string, headers: Record<string, string>, body: unknown): Pro
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, text: bytes.toString('utf8'), bytes });
+        });
         res.on('error', reject);
       },
     );
@@ -201,4 +210,47 @@ test('a count_tokens or models 2xx that is not a JSON answer (HTML, empty, an er
     assert.equal(e.decision, 'ERROR', JSON.stringify(e.metadata));
     assert.equal(e.metadata.error_code, 'MALFORMED_RESPONSE');
   }
+});
+
+/** JSON text with the bytes FF C3 (not UTF-8: each decodes to U+FFFD) where it says BAD. */
+function notUtf8(json: string): Buffer {
+  const [head = '', tail = ''] = json.split('BAD');
+  return Buffer.concat([Buffer.from(head), Buffer.from([0xff, 0xc3]), Buffer.from(tail)]);
+}
+
+test('a whole reply whose bytes are not UTF-8 reaches the client well-formed (U+FFFD), as the record holds it', async () => {
+  const session = 'SES-UP-NOT-UTF8';
+  const anthropic = { 'anthropic-version': '2023-06-01', 'x-api-key': key, 'x-cplane-session': session };
+  served.upstream.faults.push({
+    raw: notUtf8(
+      JSON.stringify({
+        type: 'message',
+        id: 'msg_1',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [{ type: 'text', text: 'x BAD y' }],
+        stop_reason: 'end_turn',
+        usage: { input_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 7 },
+      }),
+    ),
+  });
+  const whole = await post('/v1/messages', anthropic, {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  assert.equal(whole.status, 200, whole.text);
+  assert.ok(isUtf8(whole.bytes), 'the client gets UTF-8');
+  assert.equal((JSON.parse(whole.text) as { content: Array<{ text: string }> }).content[0]?.text, 'x \uFFFD\uFFFD y');
+  served.upstream.faults.push({ raw: notUtf8(JSON.stringify({ input_tokens: 3, note: 'BAD' })) });
+  const counted = await post('/v1/messages/count_tokens', anthropic, {
+    model: 'claude-sonnet-4-5',
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  assert.equal(counted.status, 200, counted.text);
+  assert.ok(isUtf8(counted.bytes), 'the client gets UTF-8');
+  const [generation, passed, ...more] = exchangesOf(session);
+  assert.equal(more.length, 0);
+  assert.deepEqual(JSON.parse(String(generation?.metadata.response)), [{ type: 'text', text: 'x \uFFFD\uFFFD y' }]);
+  assert.equal(passed?.decision, 'SUCCESS');
 });

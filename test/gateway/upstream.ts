@@ -12,7 +12,7 @@ export type Fault =
    * Answer with exactly these bytes (a hostile or broken upstream); `ending` keeps the connection open after them
    * without ending the body (`hang`), or destroys it before the body's end is sent (`drop`).
    */
-  | { raw: string; status?: number; contentType?: string; ending?: 'hang' | 'drop' }
+  | { raw: string | Uint8Array; status?: number; contentType?: string; ending?: 'hang' | 'drop' }
   /** Stream this many frames, then destroy the socket. */
   | { dieAfterFrames: number }
   /** Wait this long between frames (a client can abort meanwhile). */

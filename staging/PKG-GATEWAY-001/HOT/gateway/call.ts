@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sha256Hex } from '#kernel/canonical.js';
 import { SseParser } from '#providers/wire/sse.js';
@@ -155,7 +156,7 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
   });
   noteConcluded(ctx, concluded, 'success');
   if (concluded.unrecorded !== null) return unrecorded(ctx, concluded);
-  const reply = withoutSecrets(text, call.secrets);
+  const reply = withoutSecrets(wellFormed(text), call.secrets);
   ctx.res.writeHead(wire.status, {
     'content-type': withoutSecrets(wire.contentType || 'application/json', call.secrets),
     'content-length': String(reply.byteLength),
@@ -332,7 +333,7 @@ async function wholeReply(
   });
   noteConcluded(ctx, concluded, 'success', result);
   if (concluded.unrecorded !== null) return unrecorded(ctx, concluded);
-  const reply = withoutSecrets(bytes, call.secrets);
+  const reply = withoutSecrets(wellFormed(bytes), call.secrets);
   ctx.res.writeHead(wire.status, {
     'content-type': withoutSecrets(wire.contentType || 'application/json', call.secrets),
     'content-length': String(reply.byteLength),
@@ -370,6 +371,14 @@ function passThroughProblem(bytes: Buffer): string | null {
   const { type, error } = value as { type?: unknown; error?: unknown };
   if (type === 'error' || (typeof error === 'object' && error !== null)) return 'an error object';
   return null;
+}
+
+/**
+ * A whole reply as the record reads it: bytes that are not UTF-8 decoded with U+FFFD in their place, as a streamed
+ * reply's already are. Raw, they would reach the client as JSON that strict decoders refuse, and differ from the record.
+ */
+function wellFormed(bytes: Buffer): Buffer {
+  return isUtf8(bytes) ? bytes : Buffer.from(bytes.toString('utf8'), 'utf8');
 }
 
 /**
