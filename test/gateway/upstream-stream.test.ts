@@ -2,7 +2,8 @@
 // connection held open (with more bytes, or none) or dropped before the body's end: the terminal event ends the
 // reply, so the call is answered and recorded as the success it is, nothing after it reaches the client or the
 // record, and the upstream connection is let go. A count_tokens or models 2xx that is no JSON answer: a recorded 502.
-// A whole reply with bytes that are not UTF-8: forwarded well-formed, as the record holds it.
+// A whole reply with bytes that are not UTF-8: forwarded well-formed, as the record holds it; one labelled other
+// than JSON: forwarded as the JSON it was read as.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isUtf8 } from 'node:buffer';
@@ -60,7 +61,7 @@ function post(
   path: string,
   headers: Record<string, string>,
   body: unknown,
-): Promise<{ status: number; text: string; bytes: Buffer }> {
+): Promise<{ status: number; text: string; bytes: Buffer; type: string | undefined }> {
   const payload = JSON.stringify(body);
   const { port } = new URL(served.url);
   return new Promise((resolve, reject) => {
@@ -81,7 +82,12 @@ function post(
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const bytes = Buffer.concat(chunks);
-          resolve({ status: res.statusCode ?? 0, text: bytes.toString('utf8'), bytes });
+          resolve({
+            status: res.statusCode ?? 0,
+            text: bytes.toString('utf8'),
+            bytes,
+            type: res.headers['content-type'],
+          });
         });
         res.on('error', reject);
       },
@@ -253,4 +259,36 @@ test('a whole reply whose bytes are not UTF-8 reaches the client well-formed (U+
   assert.equal(more.length, 0);
   assert.deepEqual(JSON.parse(String(generation?.metadata.response)), [{ type: 'text', text: 'x \uFFFD\uFFFD y' }]);
   assert.equal(passed?.decision, 'SUCCESS');
+});
+
+test('a whole reply labelled other than JSON (text/html, text/plain) reaches the client as the JSON it was read as', async () => {
+  const session = 'SES-UP-LABEL';
+  const anthropic = { 'anthropic-version': '2023-06-01', 'x-api-key': key, 'x-cplane-session': session };
+  served.upstream.faults.push({
+    contentType: 'text/html; charset=utf-8',
+    raw: JSON.stringify({
+      type: 'message',
+      id: 'msg_1',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [{ type: 'text', text: 'labelled html' }],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 7 },
+    }),
+  });
+  const whole = await post('/v1/messages', anthropic, {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  assert.equal(whole.status, 200, whole.text);
+  assert.equal(whole.type, 'application/json', 'an SDK parses the reply as JSON only when it is labelled so');
+  served.upstream.faults.push({ contentType: 'text/plain', raw: JSON.stringify({ input_tokens: 3 }) });
+  const counted = await post('/v1/messages/count_tokens', anthropic, {
+    model: 'claude-sonnet-4-5',
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  assert.equal(counted.status, 200, counted.text);
+  assert.equal(counted.type, 'application/json');
+  assert.equal(exchangesOf(session).length, 2);
 });

@@ -158,7 +158,8 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
   if (concluded.unrecorded !== null) return unrecorded(ctx, concluded);
   const reply = withoutSecrets(wellFormed(text), call.secrets);
   ctx.res.writeHead(wire.status, {
-    'content-type': withoutSecrets(wire.contentType || 'application/json', call.secrets),
+    // The body was parsed as JSON here: the upstream's label for it (text/html, say) would make an SDK read it as text.
+    'content-type': 'application/json',
     'content-length': String(reply.byteLength),
     [requestIdHeader(endpoint.family)]: ctx.requestId,
     'x-cplane-exchange-id': concluded.exchangeEntryId,
@@ -335,7 +336,7 @@ async function wholeReply(
   if (concluded.unrecorded !== null) return unrecorded(ctx, concluded);
   const reply = withoutSecrets(wellFormed(bytes), call.secrets);
   ctx.res.writeHead(wire.status, {
-    'content-type': withoutSecrets(wire.contentType || 'application/json', call.secrets),
+    'content-type': 'application/json',
     'content-length': String(reply.byteLength),
     [requestIdHeader(ctx.endpoint.family)]: ctx.requestId,
     'x-cplane-exchange-id': concluded.exchangeEntryId,
