@@ -3,7 +3,7 @@
 // reply, so the call is answered and recorded as the success it is, nothing after it reaches the client or the
 // record, and the upstream connection is let go. A count_tokens or models 2xx that is no JSON answer: a recorded 502.
 // A whole reply with bytes that are not UTF-8: forwarded well-formed, as the record holds it; one labelled other
-// than JSON: forwarded as the JSON it was read as.
+// than JSON: forwarded as the JSON it was read as. A stream held open after an error event: ended by it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isUtf8 } from 'node:buffer';
@@ -291,4 +291,48 @@ test('a whole reply labelled other than JSON (text/html, text/plain) reaches the
   assert.equal(counted.status, 200, counted.text);
   assert.equal(counted.type, 'application/json');
   assert.equal(exchangesOf(session).length, 2);
+});
+
+test('an upstream stream held open after an error event: the reply ends with it, one ERROR EXCHANGE with the partial content', async () => {
+  const aborted = served.upstream.aborted;
+  served.upstream.faults.push({
+    raw:
+      anthropicStream(true).split('event: content_block_stop')[0] +
+      frame('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+    contentType: 'text/event-stream',
+    ending: 'hang',
+  });
+  const reply = await messages('SES-UP-ERR-ANTHROPIC');
+  assert.equal(reply.status, 200, reply.text);
+  assert.match(reply.text, /overloaded_error/);
+  assert.doesNotMatch(reply.text, /message_stop/);
+  const [cut, ...more] = exchangesOf('SES-UP-ERR-ANTHROPIC');
+  assert.equal(more.length, 0, 'one EXCHANGE');
+  assert.equal(cut?.decision, 'ERROR');
+  assert.equal(cut?.metadata.error_code, 'UPSTREAM_STREAM_ERROR', JSON.stringify(cut?.metadata));
+  assert.deepEqual(JSON.parse(String(cut?.metadata.response)), [{ type: 'text', text: 'hello' }]);
+  await upstreamLetGo(aborted);
+
+  const chatAborted = served.upstream.aborted;
+  served.upstream.faults.push({
+    raw:
+      frame(null, {
+        id: 'c1',
+        object: 'chat.completion.chunk',
+        model: 'gpt-4.1-mini',
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'hel' }, finish_reason: null }],
+      }) + frame(null, { error: { message: 'The server had an error', type: 'server_error' } }),
+    contentType: 'text/event-stream',
+    ending: 'hang',
+  });
+  const chat = await post(
+    '/v1/chat/completions',
+    { authorization: `Bearer ${key}`, 'x-cplane-session': 'SES-UP-ERR-CHAT' },
+    { model: 'gpt-4.1-mini', max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+  );
+  assert.equal(chat.status, 200, chat.text);
+  assert.match(chat.text, /The server had an error/);
+  const [chatCut] = exchangesOf('SES-UP-ERR-CHAT');
+  assert.equal(chatCut?.metadata.error_code, 'UPSTREAM_STREAM_ERROR', JSON.stringify(chatCut?.metadata));
+  await upstreamLetGo(chatAborted);
 });

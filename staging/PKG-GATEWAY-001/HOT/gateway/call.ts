@@ -421,17 +421,15 @@ async function streamReply(
   res.flushHeaders();
   let failure: SendFailure | null = null;
   try {
-    // The terminal event ends the reply: an upstream that holds its connection open past it (or drops it before
-    // closing the body cleanly) is not waited on; leaving the loop closes the body and its connection.
+    // The terminal event (or an error event) ends the reply: an upstream that holds its connection open past it (or
+    // drops it before closing the body cleanly) is not waited on; leaving the loop closes the body and its connection.
     reading: for await (const chunk of wire.body) {
       for (const frame of parser.push(chunk)) {
         if (frame.data !== null) reader.event(frame.event, frame.data);
         const action = policy(frame);
-        if (action === 'forward') await send(withoutSecrets(frame.raw, call.secrets));
-        else if (action === 'hold') {
-          held.push(withoutSecrets(frame.raw, call.secrets));
-          break reading;
-        }
+        if (action === 'forward' || action === 'last') await send(withoutSecrets(frame.raw, call.secrets));
+        else if (action === 'hold') held.push(withoutSecrets(frame.raw, call.secrets));
+        if (action === 'hold' || action === 'last') break reading;
       }
     }
   } catch (error) {

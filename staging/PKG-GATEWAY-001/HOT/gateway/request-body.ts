@@ -148,14 +148,19 @@ function gluedPieces(value: Record<string, unknown>): string[] {
 }
 
 /** A Responses body carries its conversation in `input`: bounded like messages. */
-export type FrameAction = 'forward' | 'hold' | 'strip';
+export type FrameAction = 'forward' | 'hold' | 'strip' | 'last';
 
 /**
  * What happens to each upstream frame: forwarded as received, held until the EXCHANGE is committed (the
- * terminal event: nothing unrecorded is ever complete), or stripped (the usage chunk a chat client did not ask for).
+ * terminal event: nothing unrecorded is ever complete), stripped (the usage chunk a chat client did not ask for),
+ * or forwarded as the last (an error that ends the stream). Nothing after a held or last frame is read.
  */
 export function framePolicy(surface: WireSurface, clientWantsUsage: boolean): (frame: SseFrame) => FrameAction {
-  if (surface === 'anthropic.messages') return (f) => (eventType(f) === 'message_stop' ? 'hold' : 'forward');
+  if (surface === 'anthropic.messages')
+    return (f) => {
+      const type = eventType(f);
+      return type === 'message_stop' ? 'hold' : type === 'error' ? 'last' : 'forward';
+    };
   if (surface === 'openai.responses') {
     return (f) => {
       const type = eventType(f);
@@ -168,6 +173,8 @@ export function framePolicy(surface: WireSurface, clientWantsUsage: boolean): (f
     if (f.data === null) return 'forward';
     if (f.data.trim() === '[DONE]') return 'hold';
     if (!clientWantsUsage && isUsageChunk(f.data)) return 'strip';
+    // A chunk carrying an error ends the stream, as the reader records it.
+    if (f.data.includes('"error"') && eventJson(f.data)?.error !== undefined) return 'last';
     return 'forward';
   };
 }

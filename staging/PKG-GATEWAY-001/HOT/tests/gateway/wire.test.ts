@@ -181,6 +181,10 @@ test('frame policy: terminal events held, the unasked usage chunk stripped, the 
   assert.equal(framePolicy('anthropic.messages', false)(frame(null, '{"type":"message_stop"}')), 'hold');
   assert.equal(framePolicy('openai.responses', false)(frame(null, '{"type":"response.completed"}')), 'hold');
   assert.equal(framePolicy('anthropic.messages', false)(frame('ping', '{"type":"message_stop"}')), 'forward');
+  // An error event ends the stream: forwarded, and nothing after it read.
+  assert.equal(framePolicy('anthropic.messages', false)(frame('error', '{"type":"error","error":{}}')), 'last');
+  assert.equal(chat(frame(null, '{"error":{"message":"boom"}}')), 'last');
+  assert.equal(chat(frame(null, '{"choices":[{"delta":{"content":"\\"error\\""}}]}')), 'forward');
 });
 
 test('generation bodies are checked at the edge; a chat stream gets include_usage upstream only', () => {
