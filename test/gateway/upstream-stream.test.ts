@@ -3,7 +3,8 @@
 // reply, so the call is answered and recorded as the success it is, nothing after it reaches the client or the
 // record, and the upstream connection is let go. A count_tokens or models 2xx that is no JSON answer: a recorded 502.
 // A whole reply with bytes that are not UTF-8: forwarded well-formed, as the record holds it; one labelled other
-// than JSON: forwarded as the JSON it was read as. A stream held open after an error event: ended by it.
+// than JSON: forwarded as the JSON it was read as. A stream held open after an error event: ended by it. A terminal
+// event that cannot be read: withheld, the reply ends in an error.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isUtf8 } from 'node:buffer';
@@ -335,4 +336,19 @@ test('an upstream stream held open after an error event: the reply ends with it,
   const [chatCut] = exchangesOf('SES-UP-ERR-CHAT');
   assert.equal(chatCut?.metadata.error_code, 'UPSTREAM_STREAM_ERROR', JSON.stringify(chatCut?.metadata));
   await upstreamLetGo(chatAborted);
+});
+
+test('a terminal event the reader cannot read (message_stop with data that is not JSON) is withheld: the client gets an error', async () => {
+  served.upstream.faults.push({
+    raw: `${anthropicStream(true).split('event: message_stop')[0]}event: message_stop\ndata: {not json\n\n`,
+    contentType: 'text/event-stream',
+  });
+  const reply = await messages('SES-UP-BAD-STOP');
+  assert.equal(reply.status, 200, reply.text);
+  assert.doesNotMatch(reply.text, /event: message_stop/, 'the reply is not presented as whole');
+  assert.match(reply.text, /event: error/);
+  const [cut, ...more] = exchangesOf('SES-UP-BAD-STOP');
+  assert.equal(more.length, 0, 'one EXCHANGE');
+  assert.equal(cut?.decision, 'ERROR');
+  assert.equal(cut?.metadata.error_code, 'STREAM_TRUNCATED');
 });

@@ -486,8 +486,9 @@ async function streamReply(
   noteConcluded(ctx, concluded, cancelled ? 'cancelled' : 'error', result);
   if (concluded.unrecorded !== null) logUnrecorded(concluded);
   if (!cancelled) {
-    // The terminal event completes a reply only if its content is in the record.
-    if (held.length > 0 && content !== null) for (const frame of held) await send(frame);
+    // The terminal event is released only if its content is in the record and the reader took it as the end (a
+    // response.failed, say): one it could not read would tell the client a truncated reply is whole.
+    if (held.length > 0 && content !== null && result.complete) for (const frame of held) await send(frame);
     else if (result.stream_error === null || content === null)
       await send(
         errorFrame(endpoint.family, endpoint.surface, failure ? clientMessage(ctx, failure) : message, ctx.requestId),
