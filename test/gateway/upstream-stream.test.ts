@@ -4,7 +4,7 @@
 // record, and the upstream connection is let go. A count_tokens or models 2xx that is no JSON answer: a recorded 502.
 // A whole reply with bytes that are not UTF-8: forwarded well-formed, as the record holds it; one labelled other
 // than JSON: forwarded as the JSON it was read as. A stream held open after an error event: ended by it. A terminal
-// event that cannot be read: withheld, the reply ends in an error.
+// event that cannot be read: withheld, the reply ends in an error. A whole reply under another 2xx: answered 200.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isUtf8 } from 'node:buffer';
@@ -351,4 +351,37 @@ test('a terminal event the reader cannot read (message_stop with data that is no
   assert.equal(more.length, 0, 'one EXCHANGE');
   assert.equal(cut?.decision, 'ERROR');
   assert.equal(cut?.metadata.error_code, 'STREAM_TRUNCATED');
+});
+
+test('a whole reply under another 2xx status (205, 206) reaches the client as 200, the status its body is read with', async () => {
+  const session = 'SES-UP-STATUS';
+  const anthropic = { 'anthropic-version': '2023-06-01', 'x-api-key': key, 'x-cplane-session': session };
+  served.upstream.faults.push({
+    status: 205,
+    raw: JSON.stringify({
+      type: 'message',
+      id: 'msg_1',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [{ type: 'text', text: 'reset content' }],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 7 },
+    }),
+  });
+  const whole = await post('/v1/messages', anthropic, {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  assert.equal(whole.status, 200, whole.text);
+  served.upstream.faults.push({ status: 206, raw: JSON.stringify({ input_tokens: 3 }) });
+  const counted = await post('/v1/messages/count_tokens', anthropic, {
+    model: 'claude-sonnet-4-5',
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  assert.equal(counted.status, 200, counted.text);
+  assert.deepEqual(
+    exchangesOf(session).map((e) => e.decision),
+    ['SUCCESS', 'SUCCESS'],
+  );
 });

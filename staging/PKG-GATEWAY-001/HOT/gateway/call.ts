@@ -157,7 +157,8 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
   noteConcluded(ctx, concluded, 'success');
   if (concluded.unrecorded !== null) return unrecorded(ctx, concluded);
   const reply = withoutSecrets(wellFormed(text), call.secrets);
-  ctx.res.writeHead(wire.status, {
+  // 200 whatever 2xx the upstream said: both APIs answer 200, and a 205 (say) is a status clients read no body of.
+  ctx.res.writeHead(200, {
     // The body was parsed as JSON here: the upstream's label for it (text/html, say) would make an SDK read it as text.
     'content-type': 'application/json',
     'content-length': String(reply.byteLength),
@@ -335,7 +336,7 @@ async function wholeReply(
   noteConcluded(ctx, concluded, 'success', result);
   if (concluded.unrecorded !== null) return unrecorded(ctx, concluded);
   const reply = withoutSecrets(wellFormed(bytes), call.secrets);
-  ctx.res.writeHead(wire.status, {
+  ctx.res.writeHead(200, {
     'content-type': 'application/json',
     'content-length': String(reply.byteLength),
     [requestIdHeader(ctx.endpoint.family)]: ctx.requestId,
