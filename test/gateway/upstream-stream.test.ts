@@ -16,8 +16,9 @@ let key: string;
 
 before(async () => {
   served = await startServed([], (root) => {
-    // Short enough that a gateway waiting out the idle timeout records the call as timed out within the test.
-    configSet(root, 'router.timeout_ms', '3000');
+    // Short enough that a gateway waiting out the idle timeout records the call as timed out within the test, long
+    // enough that a loaded machine never times out the status line of a call the test expects answered.
+    configSet(root, 'router.timeout_ms', '10000');
   });
   key = issueKey('AGENT-UP-STREAM');
 });
@@ -110,7 +111,7 @@ const exchangesOf = (session: string) =>
 
 /** The upstream saw the gateway hang up on the reply it never ended (waited for: the close reaches it after the answer). */
 async function upstreamLetGo(before: number): Promise<void> {
-  for (let i = 0; i < 200 && served.upstream.aborted === before; i += 1) await new Promise((r) => setTimeout(r, 25));
+  for (let i = 0; i < 600 && served.upstream.aborted === before; i += 1) await new Promise((r) => setTimeout(r, 50));
   assert.equal(served.upstream.aborted, before + 1, 'the gateway closed the upstream connection');
 }
 
