@@ -46,6 +46,23 @@ export interface SessionPage {
 
 export const MAX_SESSION_PAGE = 200;
 
+/**
+ * The text (new prompt pieces and responses) a page of turns reads before it ends early, its next page starting
+ * after its last turn: a client's turns may each be as large as the gateway's body limit, and a full page of them
+ * would be gigabytes held at once, past what one answer (one string) can carry. A page holds at least one turn.
+ */
+export const MAX_TURN_PAGE_CHARS = 8 * 1024 * 1024;
+
+/** Whether a page already holding `turns` ends before reading another one. */
+export function turnPageFull(turns: readonly SessionTurn[]): boolean {
+  let chars = 0;
+  for (const turn of turns) {
+    chars += turn.response.length;
+    for (const piece of turn.prompt_new) chars += piece.length;
+  }
+  return turns.length > 0 && chars >= MAX_TURN_PAGE_CHARS;
+}
+
 const SUMMARY_SQL = `SELECT
   count(*) FILTER (WHERE event_type = 'EXCHANGE'),
   count(*) FILTER (WHERE event_type = 'EXCHANGE' AND decision <> 'SUCCESS'),
@@ -175,7 +192,6 @@ export function sessionTurns(
       )
       .raw()
       .all(sessionId, options.after ?? 0, limit + 1) as [number, string, string, string, string, string][];
-    const more = rows.length > limit;
     const page = rows.slice(0, limit);
     const previous = ledger
       .statement(
@@ -194,7 +210,13 @@ export function sessionTurns(
       const before = previous.get(sessionId, first[0]) as string | undefined;
       since = before === undefined ? undefined : contentRefs(JSON.parse(before) as Record<string, unknown>)?.prompt;
     }
-    const turns = page.map(([seq, id, timestamp, decision, reason, metadataText]) => {
+    const turns: SessionTurn[] = [];
+    let more = rows.length > limit;
+    for (const [seq, id, timestamp, decision, reason, metadataText] of page) {
+      if (turnPageFull(turns)) {
+        more = true;
+        break;
+      }
       const metadata = parseStoredMetadata({ id, metadata: metadataText });
       const refs = contentRefs(metadata);
       let read: TurnContent | undefined;
@@ -208,10 +230,10 @@ export function sessionTurns(
         };
       }
       since = refs?.prompt;
-      return turnOf({ seq, id, timestamp, decision, reason }, metadata, read, settled.get(seq + 1, sessionId));
-    });
-    const last = page[page.length - 1];
-    return { turns, next_after: more && last !== undefined ? last[0] : null };
+      turns.push(turnOf({ seq, id, timestamp, decision, reason }, metadata, read, settled.get(seq + 1, sessionId)));
+    }
+    const last = turns[turns.length - 1];
+    return { turns, next_after: more && last !== undefined ? last.seq : null };
   });
 }
 

@@ -10,6 +10,7 @@ import {
   type TurnContent,
   type TurnPage,
   turnOf,
+  turnPageFull,
 } from '../sessions.js';
 import { pgReadPieces, pgReadSide } from './pg-content-read.js';
 import { type PgLedger, storeError } from './pg-ledger.js';
@@ -192,7 +193,7 @@ export async function pgSessionTurns(
         [session, options.after ?? 0, limit + 1],
       )
     ).rows as { seq: string; id: string; timestamp: string; decision: Buffer; reason: Buffer; metadata: string }[];
-    const more = rows.length > limit;
+    let more = rows.length > limit;
     const page = rows.slice(0, limit);
     const first = page[0];
     let since: string | undefined;
@@ -218,6 +219,10 @@ export async function pgSessionTurns(
     }
     const turns: SessionTurn[] = [];
     for (const row of page) {
+      if (turnPageFull(turns)) {
+        more = true;
+        break;
+      }
       const seq = Number(row.seq);
       const metadata = parseStoredMetadata({ id: row.id, metadata: row.metadata });
       const refs = contentRefs(metadata);
@@ -241,8 +246,8 @@ export async function pgSessionTurns(
       };
       turns.push(turnOf(fields, metadata, read, settled.get(seq + 1)));
     }
-    const last = page[page.length - 1];
-    return { turns, next_after: more && last !== undefined ? Number(last.seq) : null };
+    const last = turns[turns.length - 1];
+    return { turns, next_after: more && last !== undefined ? last.seq : null };
   } catch (error) {
     throw storeError(error);
   }

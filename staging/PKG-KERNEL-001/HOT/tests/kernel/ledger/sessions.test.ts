@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { Ledger, listSessions, sessionTurns, type AppendInput } from '../../../kernel/ledger/index.js';
+import {
+  type AppendInput,
+  Ledger,
+  listSessions,
+  MAX_TURN_PAGE_CHARS,
+  sessionTurns,
+} from '../../../kernel/ledger/index.js';
 import { tempDir } from './helpers.js';
 
 /** One EXCHANGE of `session` whose prompt is `turns` messages long, then its settlement, as the router writes them. */
@@ -86,4 +92,37 @@ test("a session's turns show only what each added; a page starting mid-session s
   const page = sessionTurns(ledger, 'S1', { after: all.turns[1]?.seq as number, limit: 1 });
   assert.deepEqual(page.turns[0]?.prompt_new, all.turns[2]?.prompt_new);
   assert.equal(page.next_after, all.turns[2]?.seq);
+});
+
+test("a page of a session's turns ends once it holds MAX_TURN_PAGE_CHARS of text; paging still reads every turn once", (t) => {
+  const ledger = Ledger.open(join(tempDir(t), 'ledger.sqlite'), { create: true });
+  t.after(() => ledger.close());
+  // A client whose every call is near the body limit: ten turns of a fifth of the page's text each.
+  const size = Math.ceil(MAX_TURN_PAGE_CHARS / 5);
+  for (let turn = 1; turn <= 10; turn += 1) {
+    const [exchange, settled] = call('BIG', 'A', 1, 0.1) as [AppendInput, AppendInput];
+    ledger.appendBatch([
+      { ...exchange, content: { prompt: [`{"q":${turn}}`], response: [`${turn}`.padEnd(size, 'x')] } },
+      settled,
+    ]);
+  }
+  const seen: string[] = [];
+  let after: number | undefined;
+  let pages = 0;
+  for (;;) {
+    const page = sessionTurns(ledger, 'BIG', { limit: 200, ...(after === undefined ? {} : { after }) });
+    pages += 1;
+    const chars = page.turns.reduce((n, x) => n + x.response.length + x.prompt_new.join('').length, 0);
+    assert.ok(page.turns.length > 0, 'a page holds at least one turn');
+    assert.ok(chars < MAX_TURN_PAGE_CHARS + size + 100, `page ${pages} holds ${chars} characters`);
+    seen.push(...page.turns.map((x) => x.response.slice(0, 2)));
+    if (page.next_after === null) break;
+    assert.equal(page.next_after, page.turns[page.turns.length - 1]?.seq, 'the next page starts after this one');
+    after = page.next_after;
+  }
+  assert.ok(pages > 1, 'the turns did not fit one page');
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 10 }, (_, i) => `${i + 1}`.padEnd(2, 'x')),
+  );
 });
