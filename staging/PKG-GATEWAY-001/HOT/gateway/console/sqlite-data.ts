@@ -1,11 +1,12 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import {
   contentRefs,
   listSessions,
   newestRootCheckpoint,
   parseStoredMetadata,
   sessionTurns,
-  verifyLedger,
   type Ledger,
   type SessionPage,
   type SessionQuery,
@@ -35,9 +36,23 @@ export interface SqliteConsoleSource {
   clock?: () => number;
 }
 
+/** The root's own `ledger` entry, beside this module as installed (HOT/scripts/ledger.js). */
+const LEDGER_ENTRY = fileURLToPath(new URL('../../scripts/ledger.js', import.meta.url));
+/** The most a verify's JSON answer may be (its problems are listed, each bounded). */
+const VERIFY_OUTPUT_BYTES = 16 * 1024 * 1024;
+
+/** What `ledger verify --json` prints, as far as the root view reads it. */
+interface VerifyOutput {
+  ok: boolean;
+  entries: number;
+  first_bad?: VerifySummary['first_bad'];
+  content?: { redacted_blocks?: number; problem_count?: number };
+}
+
 /** The console on a root's SQLite ledger and budget file: SQL straight on the file, in one process. */
 export class SqliteConsoleData implements ConsoleData {
   private verified: VerifySummary | null = null;
+  private verifying: Promise<VerifySummary> | null = null;
 
   constructor(private readonly source: SqliteConsoleSource) {}
 
@@ -56,15 +71,49 @@ export class SqliteConsoleData implements ConsoleData {
     return rootViewOf(root, head, checkpoint, matches, verify);
   }
 
-  async verify(): Promise<VerifySummary> {
-    const result = verifyLedger(this.source.ledger);
+  /**
+   * A verify reads and hashes the whole chain: seconds per hundred thousand entries. It runs in a child process
+   * (the root's own `ledger verify`, read-only), since in this thread it would stop every call a gateway is serving
+   * until it ended; requests made while one runs share it, so asking again starts nothing more.
+   */
+  verify(): Promise<VerifySummary> {
+    this.verifying ??= this.verifyFrom(this.source.ledger.head().seq).finally(() => {
+      this.verifying = null;
+    });
+    return this.verifying;
+  }
+
+  /** Judged for the head read before it began: the gateway appends meanwhile, and the walk covers at least that. */
+  private async verifyFrom(headSeq: number): Promise<VerifySummary> {
+    const output = await new Promise<{ result: VerifyOutput | null; problem: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [LEDGER_ENTRY, 'verify', '--ledger', this.source.ledger.path, '--json'],
+        { env: {}, maxBuffer: VERIFY_OUTPUT_BYTES, windowsHide: true },
+        (error, stdout, stderr) => {
+          try {
+            const result = JSON.parse(stdout) as VerifyOutput;
+            if (typeof result.ok === 'boolean' && Number.isInteger(result.entries))
+              return resolve({ result, problem: '' });
+          } catch {
+            // not a verify result: the error below says why
+          }
+          const said = `${stderr}`.trim().split('\n')[0] ?? '';
+          resolve({ result: null, problem: said || (error?.message ?? 'no result') });
+        },
+      );
+    });
+    const { result } = output;
     this.verified = {
-      ok: result.ok,
-      entries: result.entries,
-      head_seq: this.source.ledger.head().seq,
-      first_bad: result.first_bad ?? null,
-      redacted_blocks: result.content?.redacted_blocks ?? 0,
-      content_problems: result.content?.problem_count ?? 0,
+      ok: result?.ok ?? false,
+      entries: result?.entries ?? 0,
+      head_seq: headSeq,
+      first_bad:
+        result === null
+          ? { seq: headSeq, id: null, problem: 'verify_failed', message: `verify could not run: ${output.problem}` }
+          : (result.first_bad ?? null),
+      redacted_blocks: result?.content?.redacted_blocks ?? 0,
+      content_problems: result?.content?.problem_count ?? 0,
       checked_at: new Date((this.source.clock ?? Date.now)()).toISOString(),
     };
     return this.verified;
