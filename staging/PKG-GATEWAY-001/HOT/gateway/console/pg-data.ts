@@ -49,13 +49,14 @@ const utf8 = (bytes: unknown): string => (bytes as Buffer).toString('utf8');
  */
 export class PgConsoleData implements ConsoleData {
   private verified: VerifySummary | null = null;
+  private verifying: Promise<VerifySummary> | null = null;
 
   constructor(private readonly source: PgConsoleSource) {}
 
   async rootView(options: { verify?: boolean } = {}): Promise<RootView> {
     const { root } = this.source;
     const head = await this.head();
-    if (options.verify === true) await this.verifyFrom(head.seq);
+    if (options.verify === true) await this.verify(head.seq);
     const verify = this.verified !== null && this.verified.head_seq === head.seq ? this.verified : null;
     const checkpoint = newestRootCheckpoint(root);
     let matches: boolean | null = null;
@@ -67,8 +68,14 @@ export class PgConsoleData implements ConsoleData {
     return rootViewOf(root, head, checkpoint, matches, verify);
   }
 
-  async verify(): Promise<VerifySummary> {
-    return this.verifyFrom((await this.head()).seq);
+  /** One walk of the whole chain at a time: requests made while one runs share it rather than start more. */
+  verify(headSeq?: number): Promise<VerifySummary> {
+    this.verifying ??= (
+      headSeq === undefined ? this.head().then((h) => this.verifyFrom(h.seq)) : this.verifyFrom(headSeq)
+    ).finally(() => {
+      this.verifying = null;
+    });
+    return this.verifying;
   }
 
   /**
