@@ -56,6 +56,7 @@ interface ReportData {
   root: RootView;
   sessions: SessionSummary[];
   turns: Record<string, SessionTurn[]>;
+  turns_cut: Record<string, number>;
   budgets: BudgetStatus;
   breakers: BreakersView;
   plots: PlotsView;
@@ -231,10 +232,12 @@ describe('the console on a gateway whose store is PostgreSQL', { skip, concurren
         'root',
         'sessions',
         'turns',
+        'turns_cut',
         'budgets',
         'breakers',
         'plots',
       ]);
+      assert.deepEqual(data.turns_cut, {}, 'a small history is embedded whole');
       // Each view as the gateway's console answers it from the same store.
       const sessions = await get<SessionPage>('/console/api/sessions');
       assert.deepEqual(

@@ -96,7 +96,10 @@ function fromReport(name, params) {
   if (name === 'session') {
     const all = (REPORT.turns[params.id] ?? []).filter((t) => !params.after || t.seq > Number(params.after));
     const page = all.slice(0, PAGE);
-    return { turns: page, next_after: all.length > PAGE ? page[page.length - 1].seq : null };
+    const more = all.length > PAGE;
+    const cut =
+      REPORT.turns_cut && Object.hasOwn(REPORT.turns_cut, params.id) && !more ? REPORT.turns_cut[params.id] : null;
+    return { turns: page, next_after: more ? page[page.length - 1].seq : null, cut };
   }
   if (name === 'exchange') {
     for (const turns of Object.values(REPORT.turns)) {
@@ -478,6 +481,13 @@ async function sessionView(id, params) {
     turnPlot(page.turns),
     page.turns.map((t, i) => turnView(t, first + i)),
     next === null ? null : el('a', { href: next, id: 'later' }, 'Later turns →'),
+    typeof page.cut === 'number'
+      ? el(
+          'p',
+          { class: 'bad', id: 'cut' },
+          `This report holds the first ${page.cut} turns of this session: it reached its size limit. The ledger holds them all (cplane ledger query).`,
+        )
+      : null,
   ];
 }
 

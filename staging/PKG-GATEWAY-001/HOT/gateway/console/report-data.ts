@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { CpError, show } from '#kernel/errors.js';
-import { Ledger, ledgerPathForRoot, type SessionSummary, type SessionTurn } from '#kernel/ledger/index.js';
+import { Ledger, ledgerPathForRoot, type SessionSummary, type SessionTurn, turnChars } from '#kernel/ledger/index.js';
 import { PgLedger, storeError } from '#kernel/ledger/pg/pg-ledger.js';
 import { type BudgetStatus, loadBudgetConfigForRoot } from '#budgeter/index.js';
 import { PgBudgeter } from '#budgeter/pg/pg-budgeter.js';
@@ -15,6 +15,13 @@ export interface ReportSource {
   data: ConsoleData;
   close(): Promise<void>;
 }
+
+/**
+ * The turns' text one report embeds in all. Past it the remaining sessions' turns are left out and `turns_cut` says
+ * how many of each were kept: a client's turns may each be as large as the gateway's body limit, and one session of
+ * them would otherwise make a page past what one string (the file) can hold, so no report could be written at all.
+ */
+export const MAX_REPORT_TEXT_CHARS = 64 * 1024 * 1024;
 
 /**
  * Every view of the console as `cplane report --html` embeds it, from either store: the newest `sessions`
@@ -37,14 +44,22 @@ export async function reportData(
   }
   // Keyed by the client's own session ids: no prototype, so "__proto__" is a session like any other.
   const turns = Object.create(null) as Record<string, SessionTurn[]>;
+  const cut = Object.create(null) as Record<string, number>;
+  let text = 0;
   for (const s of sessions) {
     const list: SessionTurn[] = [];
     let after: number | undefined;
     while (list.length < limits.turns) {
+      // Here the session has turns not yet read: its first, or those after a page that named a next one.
+      if (text >= MAX_REPORT_TEXT_CHARS) {
+        cut[s.session_id] = list.length;
+        break;
+      }
       const page = await view.session(s.session_id, {
         limit: Math.min(200, limits.turns - list.length),
         ...(after === undefined ? {} : { after }),
       });
+      for (const turn of page.turns) text += turnChars(turn);
       list.push(...page.turns);
       if (page.next_after === null) break;
       after = page.next_after;
@@ -56,6 +71,7 @@ export async function reportData(
     root: await view.rootView({ verify: true }),
     sessions,
     turns,
+    turns_cut: cut,
     budgets: await view.budgets(),
     breakers: await view.breakers(),
     plots: await view.plots(),

@@ -53,13 +53,17 @@ export const MAX_SESSION_PAGE = 200;
  */
 export const MAX_TURN_PAGE_CHARS = 8 * 1024 * 1024;
 
+/** The text a turn carries: its new prompt pieces and its response, in UTF-16 units. */
+export function turnChars(turn: SessionTurn): number {
+  let chars = turn.response.length;
+  for (const piece of turn.prompt_new) chars += piece.length;
+  return chars;
+}
+
 /** Whether a page already holding `turns` ends before reading another one. */
 export function turnPageFull(turns: readonly SessionTurn[]): boolean {
   let chars = 0;
-  for (const turn of turns) {
-    chars += turn.response.length;
-    for (const piece of turn.prompt_new) chars += piece.length;
-  }
+  for (const turn of turns) chars += turnChars(turn);
   return turns.length > 0 && chars >= MAX_TURN_PAGE_CHARS;
 }
 
