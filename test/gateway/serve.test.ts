@@ -2,7 +2,7 @@
 // SIGTERM drain that lets the call in flight finish and exits 0.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -52,6 +52,24 @@ test('healthz and readyz', async () => {
   assert.equal((await call('/healthz', { method: 'GET' })).status, 200);
   const ready = await call('/readyz', { method: 'GET' });
   assert.equal(ready.status, 200, ready.text);
+});
+
+test('readyz, which anyone may ask, says what is wrong without naming the root or its files', async (t) => {
+  const budget = join(served.root, 'HOT', 'registries', 'budget.sqlite');
+  // Immutable: not writable even for root (a probe whose access check fails as a read-only disk would).
+  const frozen = spawnSync('chattr', ['+i', budget], { encoding: 'utf8' });
+  if (frozen.status !== 0) return t.skip(`chattr +i unavailable: ${frozen.stderr.trim()}`);
+  try {
+    const ready = await call('/readyz', { method: 'GET' });
+    assert.equal(ready.status, 503, ready.text);
+    const body = JSON.parse(ready.text) as { status: string; problem: string };
+    assert.equal(body.status, 'not_ready');
+    assert.match(body.problem, /cannot be written \(EPERM\)/);
+    assert.ok(!ready.text.includes(served.root) && !ready.text.includes('HOT/'), ready.text);
+  } finally {
+    spawnSync('chattr', ['-i', budget]);
+  }
+  assert.equal((await call('/readyz', { method: 'GET' })).status, 200);
 });
 
 test("the gateway's ledger WAL is grown to its steady size at start, so appends overwrite it instead of growing it", () => {

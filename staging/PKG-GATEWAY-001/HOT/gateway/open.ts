@@ -99,7 +99,9 @@ export async function openGateway(
         opened.ledger?.head();
         return null;
       } catch (error) {
-        return error instanceof Error ? error.message : String(error);
+        // Said to whoever asks /readyz, without credentials: what is wrong and its code, never the root's paths.
+        const code = (error as { code?: unknown } | null)?.code;
+        return `the ledger or the budget file cannot be written${typeof code === 'string' ? ` (${code})` : ''}`;
       }
     },
   });

@@ -81,7 +81,9 @@ export async function openSharedStore(
       problem = null;
       for (const listener of listeners) listener();
     } catch (error) {
-      problem = `the PostgreSQL store does not answer: ${error instanceof Error ? error.message : String(error)}`;
+      // Said to whoever asks /readyz, without credentials: the code, never the message (it names hosts and ports).
+      const code = (error as { code?: unknown } | null)?.code;
+      problem = `the PostgreSQL store does not answer${typeof code === 'string' ? ` (${code})` : ''}`;
     } finally {
       clearTimeout(timer);
     }
