@@ -40,6 +40,8 @@ export interface CallContext {
   signal: AbortSignal;
   log: RequestLog;
   upstreamTimeoutMs: number;
+  /** performance.now() past which the call is cut, retries included (see GatewayOptions.callDeadlineMs). */
+  deadlineAt: number | null;
   refuse(code: string, message: string, retryAfterMs?: number | null): void;
   fail(family: Family, status: number, kind: ErrorKind, message: string, extra?: Record<string, string>): void;
 }
@@ -187,7 +189,13 @@ async function sendUpstream(
       sentUpstream ||= !ctx.signal.aborted;
       return ctx.provider.call(
         { surface: endpoint.surface, body, headers: passedHeaders(ctx.req), query },
-        { signal: ctx.signal, timeoutMs: ctx.upstreamTimeoutMs },
+        {
+          signal: ctx.signal,
+          timeoutMs: ctx.upstreamTimeoutMs,
+          ...(ctx.deadlineAt === null
+            ? {}
+            : { deadlineMs: Math.max(1, Math.ceil(ctx.deadlineAt - performance.now())) }),
+        },
       );
     },
     ctx.signal,

@@ -89,6 +89,7 @@ export async function openGateway(
     requestTimeoutMs: settings.request_timeout_ms,
     ...afterExchange(root, opened, settings),
     upstreamTimeoutMs: opened.router.config.timeout_ms,
+    callDeadlineMs: settings.call_deadline_ms,
     log,
     ...(consoleRoutes === null ? {} : { console: consoleRoutes }),
     ready: () => {

@@ -30,6 +30,8 @@ export interface GatewayOptions {
   afterExchange?: () => string | null | Promise<string | null>;
   /** Deadline for an upstream reply's headers, and for each chunk after them. */
   upstreamTimeoutMs: number;
+  /** The longest one call may take upstream in all, its reply and retries included; absent: none. */
+  callDeadlineMs?: number;
   log: (entry: RequestLog) => void;
   /** Null when the ledger and the budget store are open and writable, else what is wrong. */
   ready: () => string | null;
@@ -330,6 +332,7 @@ export class Gateway {
       signal: controller.signal,
       log,
       upstreamTimeoutMs: this.options.upstreamTimeoutMs,
+      deadlineAt: this.options.callDeadlineMs === undefined ? null : started + this.options.callDeadlineMs,
       refuse: (code, message, retryAfterMs) => {
         const refusal = refusalFor(code);
         const headers: Record<string, string> = { [requestIdHeader(family)]: requestId };

@@ -15,6 +15,8 @@ export interface GatewayConfig {
   headers_timeout_ms: number;
   /** Time a client has to send its whole request (headers and body); the reply is not bounded by it. */
   request_timeout_ms: number;
+  /** The longest one call may take upstream, its reply and retries included. */
+  call_deadline_ms: number;
   /** Refusals without an authentic key recorded one by one per second; the rest are counted. */
   unauthenticated_refusals_per_second: number;
   checkpoint?: { every_entries: number; every_seconds: number };
@@ -27,6 +29,7 @@ export const GATEWAY_DEFAULTS = {
   max_connections: 4096,
   headers_timeout_ms: 30_000,
   request_timeout_ms: 120_000,
+  call_deadline_ms: 3_600_000,
   unauthenticated_refusals_per_second: 20,
 } as const;
 

@@ -46,10 +46,19 @@ export async function openWire(args: OpenWireArgs): Promise<WireResponse> {
     timedOut = true;
     controller.abort();
   }, options.timeoutMs);
+  let pastDeadline = false;
+  const deadline =
+    options.deadlineMs === undefined
+      ? undefined
+      : args.timers.setTimeout(() => {
+          pastDeadline = true;
+          controller.abort();
+        }, options.deadlineMs);
   const onCallerAbort = (): void => controller.abort();
   options.signal?.addEventListener('abort', onCallerAbort, { once: true });
   const done = (): void => {
     args.timers.clearTimeout(timer);
+    if (deadline !== undefined) args.timers.clearTimeout(deadline);
     options.signal?.removeEventListener('abort', onCallerAbort);
   };
   const started = args.clock.now();
@@ -64,6 +73,7 @@ export async function openWire(args: OpenWireArgs): Promise<WireResponse> {
     });
   } catch (error) {
     done();
+    if (pastDeadline) throw deadlineError(providerId, options.deadlineMs as number, null);
     throw transportError(args, error, timedOut, null);
   }
   const requestId = response.headers.get(args.requestIdHeader);
@@ -115,6 +125,7 @@ export async function openWire(args: OpenWireArgs): Promise<WireResponse> {
       }
     } catch (error) {
       if (error instanceof ProviderError) throw error;
+      if (pastDeadline) throw deadlineError(providerId, options.deadlineMs as number, status);
       throw transportError({ ...args, options: { ...options, timeoutMs: idleMs } }, error, timedOut, status);
     } finally {
       done();
@@ -127,6 +138,20 @@ export async function openWire(args: OpenWireArgs): Promise<WireResponse> {
     body: body(),
     cancel: () => controller.abort(),
   };
+}
+
+/**
+ * A call cut at its deadline. The request was sent and the provider may be generating (or have billed) it: the
+ * reservation stays charged, and it is not retried, since the deadline has passed for any retry too.
+ */
+function deadlineError(providerId: string, deadlineMs: number, status: number | null): ProviderError {
+  return new ProviderError({
+    kind: 'timeout',
+    providerId,
+    status,
+    afterSuccess: true,
+    message: `the call to provider ${show(providerId)} ran past its deadline of ${deadlineMs} ms${status === null ? ' before its reply began' : ' while its reply was still arriving'} (the call may have been billed)`,
+  });
 }
 
 async function readSome(response: WireHttpReply, maxBytes: number): Promise<string> {

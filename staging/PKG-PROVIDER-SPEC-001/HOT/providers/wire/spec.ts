@@ -34,6 +34,11 @@ export function wireQuery(request: WireRequest): string {
 export interface WireCallOptions extends SendOptions {
   /** Longest wait for the next chunk once the reply's headers arrived; default `timeoutMs`. */
   idleTimeoutMs?: number;
+  /**
+   * Longest the call may take in all, its body included; absent: none. An upstream that sends a byte just inside
+   * the idle timeout, forever, would otherwise hold the call, its reservation and its connection without end.
+   */
+  deadlineMs?: number;
 }
 
 /**
