@@ -34,6 +34,13 @@ export type BreakerListener = (snapshot: BreakerSnapshot) => void;
  */
 export type ProbeGate = (key: string, openedAtMs: number) => boolean;
 
+/**
+ * How many breakers a registry holds before it forgets the ones at rest. Model names are the caller's (a key holder
+ * can send a new one with every count_tokens call), so without a bound each name would cost memory for the process's
+ * life and a line in the persisted state, whose read limit a flood would push past, losing every open breaker with it.
+ */
+export const MAX_BREAKERS = 1024;
+
 export class CircuitBreaker {
   private state: BreakerState = 'CLOSED';
   private failures = 0;
@@ -46,7 +53,13 @@ export class CircuitBreaker {
     private readonly clock: () => number,
     private readonly onTransition: BreakerListener | null = null,
     private readonly mayProbe: ProbeGate = () => true,
+    private readonly home: (breaker: CircuitBreaker) => CircuitBreaker = (breaker) => breaker,
   ) {}
+
+  /** Nothing to remember: a new breaker for this key would behave the same. */
+  atRest(): boolean {
+    return this.state === 'CLOSED' && this.failures === 0 && this.probes === 0;
+  }
 
   /** May a call go through now? Moves OPEN → HALF_OPEN when the reset timeout has passed and the gate agrees. */
   admit(): boolean {
@@ -65,6 +78,11 @@ export class CircuitBreaker {
   }
 
   recordSuccess(): void {
+    const live = this.home(this);
+    if (live !== this) {
+      live.recordSuccess();
+      return;
+    }
     // A call admitted before the breaker opened (on this host, or on another one whose opening was adopted) can
     // answer after it: that says nothing about the provider now. Only a probe (HALF_OPEN) closes an open breaker.
     if (this.state === 'OPEN') return;
@@ -77,6 +95,12 @@ export class CircuitBreaker {
   }
 
   recordFailure(): void {
+    // A call holding a breaker the registry forgot while it was in flight reports to the one that now has its key.
+    const live = this.home(this);
+    if (live !== this) {
+      live.recordFailure();
+      return;
+    }
     this.failures += 1;
     if (this.state === 'HALF_OPEN' || this.failures >= this.config.failure_threshold) {
       const before = this.openedAtMs;
@@ -136,6 +160,12 @@ export class BreakerRegistry {
   };
   private probeGate: ProbeGate | null = null;
   private readonly mayProbe: ProbeGate = (key, openedAtMs) => this.probeGate?.(key, openedAtMs) ?? true;
+  private readonly home = (breaker: CircuitBreaker): CircuitBreaker => {
+    const live = this.breakers.get(breaker.key);
+    if (live !== undefined) return live;
+    this.admitKey(breaker.key, breaker);
+    return breaker;
+  };
 
   constructor(
     readonly config: BreakerConfig,
@@ -155,10 +185,24 @@ export class BreakerRegistry {
   byKey(key: string): CircuitBreaker {
     let breaker = this.breakers.get(key);
     if (!breaker) {
-      breaker = new CircuitBreaker(key, this.config, this.clock, this.emit, this.mayProbe);
-      this.breakers.set(key, breaker);
+      breaker = new CircuitBreaker(key, this.config, this.clock, this.emit, this.mayProbe, this.home);
+      this.admitKey(key, breaker);
     }
     return breaker;
+  }
+
+  /**
+   * Make room before adding a key: first the breakers at rest go, then, if failures on that many names still fill
+   * it, the closed ones (a partial failure count); an open or half-open breaker is never forgotten.
+   */
+  private admitKey(key: string, breaker: CircuitBreaker): void {
+    if (this.breakers.size >= MAX_BREAKERS) this.forget((b) => b.atRest());
+    if (this.breakers.size >= MAX_BREAKERS) this.forget((b) => b.snapshot().state === 'CLOSED');
+    this.breakers.set(key, breaker);
+  }
+
+  private forget(which: (breaker: CircuitBreaker) => boolean): void {
+    for (const [key, breaker] of this.breakers) if (which(breaker)) this.breakers.delete(key);
   }
 
   /** Be told of every breaker's transitions (BreakerListener); returns the function that stops it. */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BreakerRegistry, type BreakerSnapshot, CircuitBreaker } from '../../router/breaker.js';
+import { BreakerRegistry, type BreakerSnapshot, CircuitBreaker, MAX_BREAKERS } from '../../router/breaker.js';
 import { harness, request, type Step } from './harness.js';
 
 const fail500: Step = { error: { kind: 'server_error', status: 500, message: 'boom' } };
@@ -178,4 +178,27 @@ test('a success from a call admitted before the breaker opened does not close it
   assert.ok(b.admit());
   b.recordSuccess();
   assert.equal(b.snapshot().state, 'CLOSED', 'the probe closes it');
+});
+
+test('random model names cannot grow the breakers without bound, nor push an open breaker or a failure out', () => {
+  const registry = new BreakerRegistry({ failure_threshold: 2, reset_timeout_ms: 1000, half_open_probes: 1 }, () => 0);
+  const opened = registry.for('anthropic', 'claude-sonnet-4-5');
+  opened.recordFailure();
+  opened.recordFailure();
+  const counting = registry.for('openai', 'gpt-4.1');
+  counting.recordFailure();
+  const inFlight = registry.for('openai', 'gpt-4.1-mini');
+  assert.ok(inFlight.admit(), 'a call is admitted, then names flood in while it is in flight');
+  for (let i = 0; i < MAX_BREAKERS * 20; i += 1) registry.for('anthropic', `model-${i}`).admit();
+  const states = registry.snapshot();
+  assert.ok(states.length <= MAX_BREAKERS, `${states.length} breakers kept for ${MAX_BREAKERS * 20} names`);
+  assert.equal(registry.byKey('anthropic/claude-sonnet-4-5').snapshot().state, 'OPEN', 'the open breaker is kept');
+  assert.equal(registry.byKey('openai/gpt-4.1').snapshot().consecutive_failures, 1, 'a failure count is kept');
+  inFlight.recordFailure();
+  inFlight.recordFailure();
+  assert.equal(
+    registry.byKey('openai/gpt-4.1-mini').snapshot().state,
+    'OPEN',
+    'failures of a call admitted before the flood reach the breaker the registry holds for its key',
+  );
 });
