@@ -18,7 +18,7 @@ import type { PromptRequest } from './request.js';
 import { emptyResponse, type PromptResponse } from './response.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
 import type { SecretPattern } from './secret-patterns.js';
-import { retryLoop, type SendFailure, type SendResult } from './send.js';
+import { mayHaveBilled, retryLoop, type SendFailure, type SendResult } from './send.js';
 
 /**
  * route()'s pipeline split at the provider call, for a caller that speaks the provider's wire format itself
@@ -300,7 +300,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
     // The client went away while the upstream worked on the request: it may still bill it, so it stays charged.
     const cancelled = outcome.failure.kind === 'cancelled';
     const budgetRecords =
-      outcome.failure.after_success || (cancelled && outcome.unsent !== true)
+      mayHaveBilled(outcome.failure, outcome.attempts) || (cancelled && outcome.unsent !== true)
         ? (await budget.settle(host.budget, call.requestId, UNKNOWN_USAGE, response.warnings)).records
         : await budget.release(host.budget, call.requestId, response.warnings);
     const record = exchangeErrorRecord(ctx, outcome.failure.error_code, message);

@@ -24,7 +24,7 @@ import {
 import { checkRequest, type PromptRequest } from './request.js';
 import { emptyResponse, type PromptResponse } from './response.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
-import { sendWithRetries } from './send.js';
+import { mayHaveBilled, sendWithRetries } from './send.js';
 import { ExchangeSpool, type SpoolDrain } from './spool.js';
 import * as governed from './governed.js';
 import { GroupCommit } from './group-commit.js';
@@ -438,8 +438,8 @@ export class Router {
       if (!result.failure.retryable) breaker.releaseProbe();
       const code = result.failure.error_code;
       const message = scrubText(result.failure.message, secrets);
-      // Cut off after a 2xx, the call may have been billed: keep the reservation charged as unknown.
-      const budgetRecords = result.failure.after_success
+      // Cut off after a 2xx or timed out upstream, it may have been billed: the reservation stays charged as unknown.
+      const budgetRecords = mayHaveBilled(result.failure, result.attempts)
         ? (await budget.settle(this.budget, s.requestId, UNKNOWN_USAGE, response.warnings)).records
         : await budget.release(this.budget, s.requestId, response.warnings);
       const unrecorded = await this.record(

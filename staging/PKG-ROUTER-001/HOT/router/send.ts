@@ -38,6 +38,16 @@ export interface SendOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Whether a failed call may still have been billed, so its reservation must stay charged (as unknown usage), not be
+ * given back: cut off after a 2xx, or an attempt that ran out of our deadline while the provider held the whole
+ * request (a non-streaming reply is generated in full before its status line; the provider bills it all the same).
+ * A timeout the provider answered itself (408) carries its status and was not worked on.
+ */
+export function mayHaveBilled(failure: SendFailure, attempts: readonly AttemptRecord[]): boolean {
+  return failure.after_success || attempts.some((a) => a.outcome === 'timeout' && a.status === null);
+}
+
 export function classify(error: unknown): SendFailure {
   if (isProviderError(error)) {
     return {

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
 import { MESSAGE_OVERHEAD_TOKENS, bodyInputBound } from '#budgeter/bound.js';
+import type { RouterConfig } from '../../router/config.js';
 import { harness, request, type Step } from './harness.js';
 import { warningText } from '#kernel/catalogue/define.js';
 import { CpError, toCpError } from '#kernel/errors.js';
@@ -14,7 +15,7 @@ const shipped = JSON.parse(
   readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'budget.json'), 'utf8'),
 ) as object;
 
-function withBudget(t: Parameters<typeof harness>[0], script: Step[] = []) {
+function withBudget(t: Parameters<typeof harness>[0], script: Step[] = [], config: Partial<RouterConfig> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'cp-router-budget-'));
   const budget = Budgeter.open({
     dbPath: join(dir, 'budget.sqlite'),
@@ -24,7 +25,7 @@ function withBudget(t: Parameters<typeof harness>[0], script: Step[] = []) {
     budget.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  return { ...harness(t, { script, router: { budget } }), budget };
+  return { ...harness(t, { script, config, router: { budget } }), budget };
 }
 
 test('a CJK prompt reserves its UTF-8 bytes plus the template overhead and max_tokens, not a quarter of its length', async (t) => {
@@ -183,4 +184,35 @@ test('a bug in the budgeter stays a bug: it is thrown (ERR_INTERNAL at the CLI),
   assert.equal(toCpError(new TypeError('x')).code, 'ERR_INTERNAL');
   assert.equal(ledger.query({ event_type: 'PROMPT_REJECTED' }).length, 0, 'no outcome is invented for a bug');
   assert.equal(provider.calls.length, 0);
+});
+
+test('a call whose attempts ran out of the deadline upstream stays charged: a slow provider cannot bill calls the budget gives back', async (t) => {
+  const timeout: Step = { error: { kind: 'timeout', message: 'no reply in 60000 ms' } };
+  const { router, budget, ledger } = withBudget(
+    t,
+    [
+      timeout,
+      timeout,
+      { error: { kind: 'server_error', status: 500, message: 'boom' } },
+      { error: { kind: 'timeout', status: 408, message: 'request timeout' } },
+    ],
+    { retry: { max_attempts: 2, base_delay_ms: 0, max_delay_ms: 0, max_retry_after_ms: 0 } },
+  );
+  const bound = Buffer.byteLength(request().prompt) + 2 * MESSAGE_OVERHEAD_TOKENS + 100;
+  const timedOut = await router.route(request({ request_id: 'REQ-TIMED-OUT', max_tokens: 100 }));
+  assert.equal(timedOut.outcome, 'timeout');
+  const refused = await router.route(request({ request_id: 'REQ-REFUSED-UPSTREAM', max_tokens: 100 }));
+  assert.notEqual(refused.outcome, 'success', 'a 500 then a 408: the provider refused both, nothing it worked on');
+  const agent = budget.status({ session_id: 'SES-1' }).scopes.find((s) => s.scope === 'agent');
+  assert.equal(agent?.reserved_tokens, 0, 'nothing left pending');
+  assert.equal(agent?.settled_tokens, bound, 'the timed-out call is charged at its bound, the refused one not at all');
+  const settled = ledger.query({ event_type: 'BUDGET_SETTLED' });
+  assert.deepEqual(
+    settled.map((e) => e.submission_id),
+    ['REQ-TIMED-OUT'],
+  );
+  assert.deepEqual(
+    ledger.query({ event_type: 'BUDGET_RELEASED' }).map((e) => e.submission_id),
+    ['REQ-REFUSED-UPSTREAM'],
+  );
 });
