@@ -41,11 +41,24 @@ export type ProbeGate = (key: string, openedAtMs: number) => boolean;
  */
 export const MAX_BREAKERS = 1024;
 
+/**
+ * What admit() hands a call it lets through, given back with the call's outcome: whether the call is a probe of the
+ * current half-open trial. Only a probe's outcome decides a half-open breaker: a call admitted before the breaker
+ * opened can end while it is half-open, and its failure must not re-open it nor its end free the probe's slot.
+ */
+export interface BreakerPass {
+  readonly trial: number | null;
+}
+
+const CLOSED_PASS: BreakerPass = Object.freeze({ trial: null });
+
 export class CircuitBreaker {
   private state: BreakerState = 'CLOSED';
   private failures = 0;
   private openedAtMs: number | null = null;
   private probes = 0;
+  /** Counts OPEN → HALF_OPEN moves: a probe's pass names the trial it was admitted to. */
+  private trial = 0;
 
   constructor(
     readonly key: string,
@@ -63,26 +76,40 @@ export class CircuitBreaker {
 
   /** May a call go through now? Moves OPEN → HALF_OPEN when the reset timeout has passed and the gate agrees. */
   admit(): boolean {
+    return this.pass() !== false;
+  }
+
+  /** admit(), handing the call its pass (false: refused), to give back with the call's outcome. */
+  pass(): BreakerPass | false {
     if (this.state === 'OPEN') {
       const openedAtMs = this.openedAtMs ?? 0;
       if (this.clock() - openedAtMs < this.config.reset_timeout_ms) return false;
       if (!this.gate(openedAtMs)) return false;
       this.state = 'HALF_OPEN';
       this.probes = 0;
+      this.trial += 1;
     }
     if (this.state === 'HALF_OPEN') {
       if (this.probes >= this.config.half_open_probes) return false;
       this.probes += 1;
+      return { trial: this.trial };
     }
-    return true;
+    return CLOSED_PASS;
   }
 
-  recordSuccess(): void {
+  /** An outcome a half-open breaker must not hear: the call holding `pass` is not one of its probes. */
+  private notAProbe(pass: BreakerPass | undefined): boolean {
+    return this.state === 'HALF_OPEN' && pass !== undefined && pass.trial !== this.trial;
+  }
+
+  /** `pass`: what admit() gave the call (omitted: the outcome counts whatever the call was). */
+  recordSuccess(pass?: BreakerPass): void {
     const live = this.home(this);
     if (live !== this) {
-      live.recordSuccess();
+      live.recordSuccess(pass);
       return;
     }
+    if (this.notAProbe(pass)) return;
     // A call admitted before the breaker opened (on this host, or on another one whose opening was adopted) can
     // answer after it: that says nothing about the provider now. Only a probe (HALF_OPEN) closes an open breaker.
     if (this.state === 'OPEN') return;
@@ -94,13 +121,14 @@ export class CircuitBreaker {
     if (wasOpen) this.announce();
   }
 
-  recordFailure(): void {
+  recordFailure(pass?: BreakerPass): void {
     // A call holding a breaker the registry forgot while it was in flight reports to the one that now has its key.
     const live = this.home(this);
     if (live !== this) {
-      live.recordFailure();
+      live.recordFailure(pass);
       return;
     }
+    if (this.notAProbe(pass)) return;
     this.failures += 1;
     if (this.state === 'HALF_OPEN' || this.failures >= this.config.failure_threshold) {
       const before = this.openedAtMs;
@@ -112,7 +140,8 @@ export class CircuitBreaker {
   }
 
   /** A call that was admitted but never reached the provider (e.g. a ledger failure) gives its probe back. */
-  releaseProbe(): void {
+  releaseProbe(pass?: BreakerPass): void {
+    if (this.notAProbe(pass)) return;
     if (this.state === 'HALF_OPEN' && this.probes > 0) this.probes -= 1;
   }
 

@@ -4,7 +4,7 @@ import type { AppendInput, LedgerEntry } from '#kernel/ledger/index.js';
 import type { Warning } from '#kernel/catalogue/define.js';
 import type { BudgetPort } from '#budgeter/port.js';
 import type { ProviderResult, Usage } from '#providers/spec.js';
-import type { CircuitBreaker } from './breaker.js';
+import type { BreakerPass, CircuitBreaker } from './breaker.js';
 import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
 import {
@@ -46,6 +46,8 @@ export interface GovernedCall {
   readonly contextHash: string;
   readonly promptPieces: readonly string[] | undefined;
   readonly breaker: CircuitBreaker;
+  /** What the breaker's admit() gave this call: its outcomes count for a half-open breaker only if it is a probe. */
+  readonly breakerPass: BreakerPass;
   readonly start: number;
   readonly secrets: readonly string[];
   readonly remainingTokens: number | null;
@@ -186,7 +188,8 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
       reserved.code === 'BUDGET_UNAVAILABLE' ? UNAVAILABLE_RETRY_MS : null,
     );
   const breaker = host.breaker(request.provider_id, request.model_id);
-  if (!breaker.admit()) {
+  const breakerPass = breaker.pass();
+  if (!breakerPass) {
     const released = await budget.release(host.budget, requestId, []);
     const retryAfterMs = Math.max(1000, breakerWaitMs(host, breaker));
     return refuse(
@@ -205,7 +208,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     );
     dispatchId = ids?.[ids.length - 1] ?? (await host.appendAll(batch, request.auth_token)).id;
   } catch (error) {
-    breaker.releaseProbe();
+    breaker.releaseProbe(breakerPass);
     await budget.release(host.budget, requestId, []);
     const fault = envFault(error);
     if (fault === null) throw error;
@@ -220,6 +223,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
       contextHash: input.contextHash,
       promptPieces: input.promptPieces,
       breaker,
+      breakerPass,
       start,
       secrets: secretList([...host.secrets, request.auth_token]),
       remainingTokens: reserved.remaining_tokens,
@@ -249,7 +253,7 @@ export function attempts<R>(
     random: host.random,
     sleep: host.sleep,
     onFailure: (failure) => {
-      if (failure.retryable) call.breaker.recordFailure();
+      if (failure.retryable) call.breaker.recordFailure(call.breakerPass);
     },
     // Half-open, only the probes may reach the provider: a call admitted before the opening stops retrying too.
     mayRetry: () => call.breaker.snapshot().state === 'CLOSED',
@@ -279,7 +283,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   let records: AppendInput[];
   let cost: number | null = null;
   if (outcome.kind === 'answered') {
-    call.breaker.recordSuccess();
+    call.breaker.recordSuccess(call.breakerPass);
     // A reply whose final usage never came is charged at its reservation, never at a partial count.
     const settled = await budget.settle(
       host.budget,
@@ -295,7 +299,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
       ...settled.records,
     ];
   } else if (outcome.kind === 'failed') {
-    if (!outcome.failure.retryable) call.breaker.releaseProbe();
+    if (!outcome.failure.retryable) call.breaker.releaseProbe(call.breakerPass);
     const message = scrubText(outcome.failure.message, call.secrets);
     // The client went away while the upstream worked on the request: it may still bill it, so it stays charged.
     const cancelled = outcome.failure.kind === 'cancelled';
@@ -314,7 +318,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
       ...budgetRecords,
     ];
   } else {
-    call.breaker.releaseProbe();
+    call.breaker.releaseProbe(call.breakerPass);
     // Bytes were produced and possibly billed: the reservation stays charged as unknown usage.
     const settled = await budget.settle(host.budget, call.requestId, UNKNOWN_USAGE, response.warnings);
     records = [cutRecord(ctx, outcome), ...settled.records];

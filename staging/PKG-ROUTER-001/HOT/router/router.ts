@@ -9,7 +9,7 @@ import { sqliteBudgetPort, type BudgetPort } from '#budgeter/port.js';
 import { DELIVERED_ONCE } from '#budgeter/records.js';
 import type { Provider, ProviderRequest, ProviderResult, Usage } from '#providers/spec.js';
 import { tokenDigest, tokenKeyIds, verifyConsoleToken, verifyToken, type AuthKeys, type AuthResult } from './auth.js';
-import { BreakerRegistry, type BreakerSnapshot } from './breaker.js';
+import { type BreakerPass, BreakerRegistry, type BreakerSnapshot } from './breaker.js';
 import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
 import { validateOutput, type OutputValidation } from './output.js';
@@ -89,6 +89,7 @@ interface Admitted {
   dispatch: LedgerEntry;
   base: PromptResponse;
   start: number;
+  breakerPass: BreakerPass;
 }
 
 const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
@@ -369,7 +370,8 @@ export class Router {
 
     const contextHash = sha256Hex(request.compiled?.body ? canonicalJson(request.compiled.body) : request.prompt);
     const breaker = this.breakers.for(providerId, modelId);
-    if (!breaker.admit()) {
+    const breakerPass = breaker.pass();
+    if (!breakerPass) {
       const released = await budget.release(this.budget, requestId, base.warnings);
       return reject('CIRCUIT_OPEN', `circuit breaker for ${breaker.key} is open`, [...reserved.records, ...released]);
     }
@@ -380,7 +382,7 @@ export class Router {
         request.auth_token,
       );
     } catch (error) {
-      breaker.releaseProbe();
+      breaker.releaseProbe(breakerPass);
       await budget.release(this.budget, requestId, base.warnings);
       throw error;
     }
@@ -396,6 +398,7 @@ export class Router {
       dispatch,
       base,
       start,
+      breakerPass,
     });
   }
 
@@ -410,7 +413,7 @@ export class Router {
       random: this.options.random ?? Math.random,
       sleep: this.options.sleep ?? defaultSleep,
       onFailure: (failure) => {
-        if (failure.retryable) breaker.recordFailure();
+        if (failure.retryable) breaker.recordFailure(s.breakerPass);
       },
       // Half-open, only the probes may reach the provider: a call admitted before the opening stops retrying too.
       mayRetry: () => breaker.snapshot().state === 'CLOSED',
@@ -435,7 +438,7 @@ export class Router {
     };
     const secrets = secretList([...this.secrets, request.auth_token]);
     if (!result.ok) {
-      if (!result.failure.retryable) breaker.releaseProbe();
+      if (!result.failure.retryable) breaker.releaseProbe(s.breakerPass);
       const code = result.failure.error_code;
       const message = scrubText(result.failure.message, secrets);
       // Cut off after a 2xx or timed out upstream, it may have been billed: the reservation stays charged as unknown.
@@ -457,7 +460,7 @@ export class Router {
       };
       return unrecorded ? { ...failed, unrecorded_exchange: unrecorded } : failed;
     }
-    breaker.recordSuccess();
+    breaker.recordSuccess(s.breakerPass);
     return this.answered(s, ctx, result.result, response, secrets);
   }
 

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BreakerRegistry, type BreakerSnapshot, CircuitBreaker, MAX_BREAKERS } from '../../router/breaker.js';
+import { MockProvider } from '#providers/mock/provider.js';
+import type { Provider } from '#providers/spec.js';
 import { harness, request, type Step } from './harness.js';
 
 const fail500: Step = { error: { kind: 'server_error', status: 500, message: 'boom' } };
@@ -201,4 +203,78 @@ test('random model names cannot grow the breakers without bound, nor push an ope
     'OPEN',
     'failures of a call admitted before the flood reach the breaker the registry holds for its key',
   );
+});
+
+test('half-open, only probes decide: a call admitted before the opening can neither free the probe slot nor re-open it', () => {
+  let now = 0;
+  const b = new CircuitBreaker('p/m', { failure_threshold: 1, reset_timeout_ms: 100, half_open_probes: 1 }, () => now);
+  const early = b.pass();
+  const late = b.pass();
+  assert.ok(early && late, 'two calls admitted while closed');
+  b.recordFailure(early);
+  assert.equal(b.snapshot().state, 'OPEN');
+  now = 100;
+  const probe = b.pass();
+  assert.ok(probe, 'the probe is admitted');
+  b.releaseProbe(late);
+  assert.equal(b.admit(), false, 'the slow call ending (a 400, a client gone) leaves the one probe slot taken');
+  b.recordFailure(late);
+  assert.equal(b.snapshot().state, 'HALF_OPEN', "the slow call's failure is not the probe's: still half-open");
+  b.recordSuccess(probe);
+  assert.equal(b.snapshot().state, 'CLOSED', 'the probe closes it');
+});
+
+test('through the router: a call admitted before the opening that fails with a 4xx while half-open lets no second probe in', async (t) => {
+  const mock = new MockProvider({
+    script: [
+      { error: { kind: 'server_error', status: 500, message: 'boom' } },
+      { error: { kind: 'invalid_request', status: 400, message: 'bad' } },
+      {},
+      {},
+    ],
+  });
+  // Each call waits in the provider until the test lets it answer, so the order of outcomes is the test's.
+  const held: Array<() => void> = [];
+  let arrived = (): void => {};
+  const provider: Provider = {
+    id: 'mock',
+    async send(req, options) {
+      await new Promise<void>((resolve) => {
+        held.push(resolve);
+        arrived();
+      });
+      return mock.send(req, options);
+    },
+  };
+  const inProvider = (n: number): Promise<void> =>
+    new Promise((resolve) => {
+      arrived = () => {
+        if (held.length >= n) resolve();
+      };
+      arrived();
+    });
+  const h = harness(t, {
+    config: { ...oneAttempt, breaker: { failure_threshold: 1, reset_timeout_ms: 1000, half_open_probes: 1 } },
+    router: { providers: [provider] },
+  });
+  const slow = h.router.route(request({ request_id: 'REQ-SLOW' }));
+  await inProvider(1);
+  const failing = h.router.route(request({ request_id: 'REQ-FAIL' }));
+  await inProvider(2);
+  held[1]?.();
+  assert.equal((await failing).outcome, 'error');
+  assert.equal(h.router.breakerStates()[0]?.state, 'OPEN');
+  h.now.ms += 1000;
+  const probe = h.router.route(request({ request_id: 'REQ-PROBE' }));
+  await inProvider(3);
+  held[0]?.();
+  assert.equal((await slow).error_code, 'INVALID_REQUEST', 'the slow call ends with its 400 while the probe is out');
+  const second = h.router.route(request({ request_id: 'REQ-SECOND' }));
+  const first = await Promise.race([second.then(() => 'answered'), inProvider(4).then(() => 'sent')]);
+  held[3]?.();
+  assert.equal(first, 'answered', 'a second call reached the provider while the probe was out');
+  assert.equal((await second).error_code, 'CIRCUIT_OPEN');
+  held[2]?.();
+  assert.equal((await probe).outcome, 'success');
+  assert.equal(h.router.breakerStates()[0]?.state, 'CLOSED');
 });
