@@ -162,6 +162,8 @@ export function sqliteCallLedger(ledger: Ledger): CallLedger {
 export interface PendingReconcileOptions extends ReconcileOptions {
   /** Reservations settled in one pass at most (oldest first); the rest wait for the next pass. */
   limit?: number;
+  /** Reservations whose call the reconciling process itself still has in flight: alive, not orphans. */
+  inFlight?: ReadonlySet<string>;
 }
 
 /**
@@ -189,7 +191,13 @@ export async function reconcilePending(
     await budget.forgetRecords([row.request_id]);
     if (entries.length > 0) out.push(delivered(row, entries, timeoutMs));
   }
-  for (const requestId of await budget.stalePending(now - timeoutMs, options.limit)) {
+  const alive = options.inFlight ?? new Set<string>();
+  // Asked for as many more as are alive, so calls in flight never crowd the orphans out of a pass.
+  const stale = await budget.stalePending(
+    now - timeoutMs,
+    options.limit === undefined ? undefined : options.limit + alive.size,
+  );
+  for (const requestId of stale.filter((id) => !alive.has(id)).slice(0, options.limit)) {
     const { dispatch, exchange } = await ledger.callOf(requestId);
     const reason = describe(dispatch, exchange, timeoutMs);
     const settled = await budget.chargeUnknown(requestId, reason, { dispatch_entry_id: dispatch, reconciled: true });

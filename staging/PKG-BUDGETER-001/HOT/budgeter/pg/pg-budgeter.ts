@@ -126,17 +126,21 @@ export class PgBudgeter implements BudgetPort {
   async reserve(request: unknown): Promise<ReserveOutcome> {
     const input = parseReserveInput(request);
     const keys = scopesFor(this.config, input).map((s) => s.key);
-    return this.step(input.request_id, keys, (ctx) => reserveStep(ctx, input));
+    const outcome = await this.step(input.request_id, keys, (ctx) => reserveStep(ctx, input));
+    if (outcome.ok) this.open.add(input.request_id);
+    return outcome;
   }
 
   async settle(request: { request_id: string; usage: unknown }): Promise<Settled> {
     const { requestId, usage } = readSettleRequest(request);
-    return this.step(requestId, this.keysOf, (ctx) => settleStep(ctx, requestId, usage), true);
+    return this.ending(requestId, () =>
+      this.step(requestId, this.keysOf, (ctx) => settleStep(ctx, requestId, usage), true),
+    );
   }
 
   async release(requestIdInput: unknown): Promise<Released> {
     const requestId = parseRequestId(requestIdInput);
-    return this.step(requestId, this.keysOf, (ctx) => releaseStep(ctx, requestId), true);
+    return this.ending(requestId, () => this.step(requestId, this.keysOf, (ctx) => releaseStep(ctx, requestId), true));
   }
 
   async chargeUnknown(
@@ -145,7 +149,28 @@ export class PgBudgeter implements BudgetPort {
     metadata: Record<string, unknown> = {},
   ): Promise<Settled | null> {
     const requestId = parseRequestId(requestIdInput);
-    return this.step(requestId, this.keysOf, (ctx) => chargeUnknownStep(ctx, requestId, reason, metadata), true);
+    return this.ending(requestId, () =>
+      this.step(requestId, this.keysOf, (ctx) => chargeUnknownStep(ctx, requestId, reason, metadata), true),
+    );
+  }
+
+  /**
+   * The reservations this budgeter granted whose call has not ended yet: alive in this process however long they
+   * run (a stream can outlast the orphan timeout), so this host's own reconciliation passes leave them alone.
+   */
+  callsInFlight(): ReadonlySet<string> {
+    return this.open;
+  }
+
+  private readonly open = new Set<string>();
+
+  /** A step that ends a call: the call is no longer in flight here, even if the step failed (then it is an orphan). */
+  private async ending<T>(requestId: string, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } finally {
+      this.open.delete(requestId);
+    }
   }
 
   recorded(requestIds: readonly string[]): void {

@@ -102,6 +102,8 @@ export async function openSharedStore(
       timeoutMs: options.orphanTimeoutMs ?? DEFAULT_ORPHAN_TIMEOUT_MS,
       now: clock(),
       limit: RECONCILE_BATCH,
+      // A call this host is still streaming is alive however long it runs, not an orphan of a host that died.
+      inFlight: kept.budget.callsInFlight(),
     }).finally(() => {
       reconciling = null;
     }));
