@@ -1,6 +1,6 @@
 import { type RefusalCode, type Warning, warning } from '#kernel/catalogue/define.js';
 import { envFault, faultMessage } from '#kernel/env-errors.js';
-import { isCpError } from '#kernel/errors.js';
+import { isCpError, show } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import type { BudgetPort } from '#budgeter/port.js';
 import { bodyInputBounds, bodyOutputBound, bodyOutputLimit, promptInputBound } from '#budgeter/bound.js';
@@ -83,6 +83,17 @@ export async function reserve(budget: BudgetPort | null, request: Record<string,
   if (!budget) return { ok: true, records: [], remaining_tokens: null };
   try {
     const outcome = await budget.reserve(request);
+    if (outcome.ok && outcome.replayed) {
+      // The budgeter replays a step so a caller may repeat it safely; a call is not a step. A request_id that already
+      // has a reservation names a call made (or being made), and a second call under it would never be charged.
+      const id = outcome.reservation.request_id;
+      return {
+        ok: false,
+        code: 'BUDGET_ERROR',
+        message: `request_id ${show(id)} already has a reservation (${outcome.reservation.state}): one request_id names one call; send a new request_id for a new call`,
+        records: [],
+      };
+    }
     return outcome.ok
       ? { ok: true, records: outcome.records, remaining_tokens: outcome.remaining_tokens }
       : { ok: false, code: outcome.code, message: outcome.message, records: outcome.records };

@@ -216,3 +216,25 @@ test('a call whose attempts ran out of the deadline upstream stays charged: a sl
     ['REQ-REFUSED-UPSTREAM'],
   );
 });
+
+test('a request_id already reserved names a call made: reusing it, in turn or at once, is a recorded refusal, never an uncharged call', async (t) => {
+  const { router, budget, provider, ledger } = withBudget(t, [
+    { usage: { input_tokens: 10, output_tokens: 5 } },
+    { usage: { input_tokens: 10, output_tokens: 5 } },
+    { usage: { input_tokens: 10, output_tokens: 5 } },
+  ]);
+  const first = await router.route(request({ request_id: 'REQ-ONCE', max_tokens: 100 }));
+  assert.equal(first.outcome, 'success');
+  const again = await router.route(request({ request_id: 'REQ-ONCE', max_tokens: 100 }));
+  assert.equal(again.error_code, 'BUDGET_ERROR', JSON.stringify(again));
+  assert.match(again.error_message ?? '', /REQ-ONCE/);
+  const atOnce = await Promise.all([
+    router.route(request({ request_id: 'REQ-TWICE', max_tokens: 100 })),
+    router.route(request({ request_id: 'REQ-TWICE', max_tokens: 100 })),
+  ]);
+  assert.deepEqual(atOnce.map((r) => r.outcome).sort(), ['rejected', 'success'], JSON.stringify(atOnce));
+  assert.equal(provider.calls.length, 2, 'one provider call per request_id');
+  const agent = budget.status({ session_id: 'SES-1' }).scopes.find((s) => s.scope === 'agent');
+  assert.equal(agent?.settled_tokens, 30, 'both calls charged');
+  assert.equal(ledger.query({ event_type: 'PROMPT_REJECTED' }).length, 2, 'each refusal recorded');
+});
