@@ -49,6 +49,8 @@ test("a host's reconciliation pass charges a dead host's reservation, never a ca
   try {
     assert.equal((await budget.reserve(reserve('LIVE-STREAM'))).ok, true);
     assert.equal((await dead.reserve(reserve('DEAD-HOST'))).ok, true);
+    const replay = await budget.reserve(reserve('DEAD-HOST'));
+    assert.ok(replay.ok && replay.replayed, 'a replay of the dead host reservation (which the router refuses)');
     now.ms += 60_000;
     const pass = await shared.reconcile();
     assert.deepEqual(

@@ -127,7 +127,8 @@ export class PgBudgeter implements BudgetPort {
     const input = parseReserveInput(request);
     const keys = scopesFor(this.config, input).map((s) => s.key);
     const outcome = await this.step(input.request_id, keys, (ctx) => reserveStep(ctx, input));
-    if (outcome.ok) this.open.add(input.request_id);
+    // A replay grants nothing new: the call holding the reservation may be another host's, or a dead one's.
+    if (outcome.ok && !outcome.replayed) this.open.add(input.request_id);
     return outcome;
   }
 
