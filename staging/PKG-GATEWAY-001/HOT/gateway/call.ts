@@ -40,8 +40,8 @@ export interface CallContext {
   signal: AbortSignal;
   log: RequestLog;
   upstreamTimeoutMs: number;
-  /** performance.now() past which the call is cut, retries included (see GatewayOptions.callDeadlineMs). */
-  deadlineAt: number | null;
+  /** The call's deadline (GatewayOptions.callDeadlineMs), and the performance.now() it falls at; null: none. */
+  deadline: { ms: number; at: number } | null;
   refuse(code: string, message: string, retryAfterMs?: number | null): void;
   fail(family: Family, status: number, kind: ErrorKind, message: string, extra?: Record<string, string>): void;
 }
@@ -192,9 +192,7 @@ async function sendUpstream(
         {
           signal: ctx.signal,
           timeoutMs: ctx.upstreamTimeoutMs,
-          ...(ctx.deadlineAt === null
-            ? {}
-            : { deadlineMs: Math.max(1, Math.ceil(ctx.deadlineAt - performance.now())) }),
+          ...(ctx.deadline === null ? {} : { deadlineMs: Math.max(1, Math.ceil(ctx.deadline.at - performance.now())) }),
         },
       );
     },
@@ -227,6 +225,9 @@ const UNANSWERED = new Set(['network', 'timeout', 'malformed_response', 'interna
 /** What the client is told about an upstream failure (the ledger keeps the whole message). */
 function clientMessage(ctx: CallContext, failure: SendFailure): string {
   if (!UNANSWERED.has(failure.kind)) return scrubbedMessage(ctx, failure.message);
+  // The gateway's own limit, not the upstream's failure: said as such, so the caller knows what to change.
+  if (failure.kind === 'timeout' && ctx.deadline !== null && performance.now() >= ctx.deadline.at)
+    return `the call ran past the gateway's call deadline of ${ctx.deadline.ms} ms (gateway.call_deadline_ms) and was cut (${failure.error_code})`;
   const status = failure.status === null ? '' : ` (HTTP ${failure.status})`;
   const when = failure.after_success ? ' after the reply began' : '';
   return `upstream ${failure.kind.replace('_', ' ')}${status}${when} (${failure.error_code})`;

@@ -332,7 +332,10 @@ export class Gateway {
       signal: controller.signal,
       log,
       upstreamTimeoutMs: this.options.upstreamTimeoutMs,
-      deadlineAt: this.options.callDeadlineMs === undefined ? null : started + this.options.callDeadlineMs,
+      deadline:
+        this.options.callDeadlineMs === undefined
+          ? null
+          : { ms: this.options.callDeadlineMs, at: started + this.options.callDeadlineMs },
       refuse: (code, message, retryAfterMs) => {
         const refusal = refusalFor(code);
         const headers: Record<string, string> = { [requestIdHeader(family)]: requestId };
