@@ -448,7 +448,7 @@ async function streamReply(
   const result = reader.result();
   const content = recordableContent(result);
   const answer = answerOf(ctx, gen, wire, result, content ?? '[]');
-  if (content === null && failure === null) failure = unrecordable(ctx, wire);
+  if (content === null && failure === null) failure = malformedReply(ctx, wire, UNRECORDABLE);
   if (failure === null && result.complete && result.stream_error === null) {
     const concluded = await router.conclude(call, {
       kind: 'answered',
@@ -518,18 +518,6 @@ function recordableContent(result: WireResult): string | null {
     if (error instanceof RangeError) return null;
     throw error;
   }
-}
-
-function unrecordable(ctx: CallContext, wire: WireResponse): SendFailure {
-  return {
-    kind: 'malformed_response',
-    error_code: 'MALFORMED_RESPONSE',
-    status: wire.status,
-    retryable: false,
-    retry_after_ms: null,
-    message: `provider ${JSON.stringify(ctx.provider.id)} answered HTTP ${wire.status}, but ${UNRECORDABLE}`,
-    after_success: true,
-  };
 }
 
 function answerOf(
