@@ -71,7 +71,8 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
       inMemory = readonly && file.walMode && !existsSync(`${path}-shm`) && !writableDir(dirname(path));
     }
   }
-  if (fresh) createPrivately(path, readonly);
+  // SQLite's in-memory names are no files: nothing is made for them.
+  if (fresh && path !== ':memory:' && path !== '') createPrivately(path, readonly);
   let db: Database.Database;
   try {
     db =

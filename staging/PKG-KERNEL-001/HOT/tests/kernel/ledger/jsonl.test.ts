@@ -75,6 +75,15 @@ test('a ledger and its export are readable by their owner alone: directory 0700,
   second.close();
   assert.equal(statSync(shared).mode & 0o777, 0o755);
   assert.equal(statSync(join(shared, 'l.sqlite')).mode & 0o777, 0o600);
+  // An in-memory ledger (the G7 smoke's scratch) is no file: none is made in the working directory for it.
+  const cwd = process.cwd();
+  process.chdir(shared);
+  try {
+    Ledger.open(':memory:', { create: true }).close();
+  } finally {
+    process.chdir(cwd);
+  }
+  assert.deepEqual(readdirSync(shared), ['l.sqlite']);
 });
 
 test('import re-verifies and reproduces the same chain', (t) => {
