@@ -316,6 +316,36 @@ test('an upstream 200 carrying an error body, and a redirect: coded 502 / error,
   assert.ok(!JSON.stringify(exchanges).includes(KEYS.anthropic), 'the upstream key is not recorded');
 });
 
+test("an upstream request-id header that is 8 KiB long and echoes the gateway's key is recorded bounded and without the key", async () => {
+  const session = 'SES-EDGE-REQUEST-ID';
+  served.upstream.faults.push({
+    status: 200,
+    body: {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [{ type: 'text', text: 'hi' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 5, output_tokens: 1 },
+    },
+    headers: { 'request-id': `req_${KEYS.anthropic}_${'x'.repeat(8192)}` },
+  });
+  const reply = await raw(
+    'POST',
+    '/v1/messages',
+    [...anthropic, ['x-api-key', key], ['x-cplane-session', session]],
+    Buffer.from(body('request id')),
+  );
+  assert.equal(reply.status, 200, reply.text);
+  const [exchange] = exchangesOfSession(session);
+  const recorded = String(exchange?.metadata.upstream_request_id);
+  assert.ok(recorded.startsWith('req_'), recorded.slice(0, 80));
+  assert.ok(recorded.length <= 256, `${recorded.length} characters recorded`);
+  assert.ok(!JSON.stringify(exchange).includes(KEYS.anthropic), 'the upstream key is not recorded');
+});
+
 test("an upstream 200 that echoes the gateway's upstream key: the client never sees the key, whole or streamed", async () => {
   const echo = `the request carried x-api-key: ${KEYS.anthropic} (reflected)`;
   const usage = { input_tokens: 5, output_tokens: 3 };

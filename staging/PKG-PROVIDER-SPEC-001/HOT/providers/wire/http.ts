@@ -1,5 +1,6 @@
 import { show } from '#kernel/errors.js';
 import type { Clock, Timers } from '../clock.js';
+import { boundText } from '../bound.js';
 import { ProviderError } from '../errors.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, transportError, type HttpReply } from '../http.js';
 import { failureFromReply, type FailureFacts } from '../reply.js';
@@ -76,7 +77,9 @@ export async function openWire(args: OpenWireArgs): Promise<WireResponse> {
     if (pastDeadline) throw deadlineError(providerId, options.deadlineMs as number, null);
     throw transportError(args, error, timedOut, null);
   }
-  const requestId = response.headers.get(args.requestIdHeader);
+  // The upstream's header, recorded with the exchange: bounded and without our key, like every field of its reply.
+  const sentId = response.headers.get(args.requestIdHeader);
+  const requestId = sentId === null ? null : boundText(sentId, args.secrets);
   if (response.status < 200 || response.status > 299) {
     let text = '';
     try {
