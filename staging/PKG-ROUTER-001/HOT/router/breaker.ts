@@ -243,9 +243,16 @@ export class BreakerRegistry {
   }
 
   restore(snapshots: readonly BreakerSnapshot[]): void {
+    const now = this.clock();
     for (const snapshot of snapshots) {
       const [providerId, ...model] = snapshot.key.split('/');
-      this.for(providerId ?? '', model.join('/')).restore(snapshot);
+      // An opening later than now was stamped by a clock since stepped back: waiting for it would keep the provider
+      // shut for as long as the step, so its reset timeout runs from now.
+      const openedAtMs = snapshot.opened_at === null ? null : Date.parse(snapshot.opened_at);
+      const stepped = openedAtMs !== null && openedAtMs > now;
+      this.for(providerId ?? '', model.join('/')).restore(
+        stepped ? { ...snapshot, opened_at: new Date(now).toISOString() } : snapshot,
+      );
     }
   }
 

@@ -278,3 +278,36 @@ test('through the router: a call admitted before the opening that fails with a 4
   assert.equal((await probe).outcome, 'success');
   assert.equal(h.router.breakerStates()[0]?.state, 'CLOSED');
 });
+
+test('a persisted opening later than now (the clock stepped back before the restart) waits one reset timeout from now, not until then', () => {
+  let now = 1_000_000;
+  const registry = new BreakerRegistry({ failure_threshold: 2, reset_timeout_ms: 100, half_open_probes: 1 }, () => now);
+  const hourAhead = now + 3_600_000;
+  registry.restore([
+    {
+      key: 'p/m',
+      state: 'OPEN',
+      consecutive_failures: 2,
+      opened_at: new Date(hourAhead).toISOString(),
+      probes_in_flight: 0,
+    },
+    {
+      key: 'p/past',
+      state: 'OPEN',
+      consecutive_failures: 2,
+      opened_at: new Date(now - 50).toISOString(),
+      probes_in_flight: 0,
+    },
+  ]);
+  const b = registry.for('p', 'm');
+  assert.equal(b.admit(), false, 'still open right after the restart');
+  assert.equal(b.snapshot().opened_at, new Date(now).toISOString());
+  assert.equal(
+    registry.for('p', 'past').snapshot().opened_at,
+    new Date(now - 50).toISOString(),
+    'a past opening is kept',
+  );
+  now += 100;
+  assert.equal(b.admit(), true, 'probes after one reset timeout');
+  assert.equal(b.snapshot().state, 'HALF_OPEN');
+});
