@@ -347,3 +347,43 @@ test('a database that stops answering without closing the connection: status say
     await close();
   }
 });
+
+test('one host whose clock runs an hour ahead cannot keep a provider shut on the others: its opening waits at most the skew allowance, a closing outranks it, its lease runs out', {
+  skip,
+}, async () => {
+  const hour = 3_600_000;
+  const { url, hosts: [a, b, c] = [], close } = await hosts(['A', 'B', 'C'], { B: hour }, NO_STALL_MS);
+  assert.ok(a && b && c);
+  const allowance = CONFIG.reset_timeout_ms; // the default maxSkewMs
+  try {
+    fail(b, 3);
+    await until('A and C refuse', () => state(a) === 'OPEN' && state(c) === 'OPEN');
+    assert.equal(
+      a.registry.for('anthropic', 'claude').snapshot().opened_at,
+      new Date(now.ms + allowance).toISOString(),
+      'adopted as opened no later than the skew allowance ahead of A',
+    );
+    now.ms += allowance + CONFIG.reset_timeout_ms;
+    const probe = a.registry.for('anthropic', 'claude');
+    await until('A wins the lease on B’s opening', () => probe.admit());
+    assert.equal((await row(url))?.probe_host, 'A');
+    probe.recordSuccess();
+    await until('every host closes on A’s probe', () => [a, b, c].every((h) => state(h) === 'CLOSED'));
+    assert.equal((await row(url))?.host, 'A', 'A’s closing outranked B’s opening stamped an hour ahead');
+
+    // A later opening by A; B (an hour ahead) takes the lease and goes quiet: its lease ends by A's and C's clocks.
+    now.ms += 1000;
+    fail(a, 3);
+    await until('B and C refuse', () => state(b) === 'OPEN' && state(c) === 'OPEN');
+    now.ms += CONFIG.reset_timeout_ms;
+    await until('B wins the lease', () => b.registry.for('anthropic', 'claude').admit());
+    assert.equal((await row(url))?.probe_host, 'B');
+    now.ms += CONFIG.reset_timeout_ms;
+    const next = c.registry.for('anthropic', 'claude');
+    await until('C claims the lease B stamped an hour ahead', () => next.admit());
+    next.recordSuccess();
+    await until('every host closes on C’s probe', () => [a, b, c].every((h) => state(h) === 'CLOSED'));
+  } finally {
+    await close();
+  }
+});

@@ -12,7 +12,11 @@ import { describeError, ensureRouterTables } from './tables.js';
  *
  * A row only moves forward: an upsert lands when its change is later than the row's (an opening wins a tie, erring
  * towards refusing calls). Times are the hosts' clocks: skew between hosts shifts which of two near-simultaneous
- * changes wins, never whether the hosts converge on one.
+ * changes wins, never whether the hosts converge on one. A change is stamped later than every change its host has
+ * made or adopted, so a closing outranks the opening it closes even when that opening's host runs ahead; and an
+ * opening stamped further ahead of this host's clock than maxSkewMs is adopted as opened at this host's
+ * now + maxSkewMs (its lease still claimed by the row's own time), so one host's bad clock cannot shut a provider on
+ * every host until its time comes, nor hold a probe lease that long.
  *
  * Once an opening's reset timeout has passed, one host probes, not each: a host whose breaker would go HALF_OPEN
  * first claims the row's probe lease (probe_host, probe_until_ms) for that opening and refuses the call meanwhile.
@@ -35,6 +39,8 @@ export interface SharedBreakersOptions {
   stallMs?: number;
   /** How long a won probe lease lasts; default the registry's reset_timeout_ms (at least 1 s). */
   probeLeaseMs?: number;
+  /** How far ahead of this host's clock another host's may run; default the registry's reset_timeout_ms (at least 5 s). */
+  maxSkewMs?: number;
 }
 
 export interface SharedBreakersStatus {
@@ -77,7 +83,7 @@ WHERE ${RANK_SQL('EXCLUDED')} > ${RANK_SQL('b')}`;
 const CLAIM_SQL = `WITH claimed AS (
   UPDATE cplane_breakers SET probe_host = $2, probe_until_ms = $3
   WHERE key = $1 AND state = 'OPEN' AND opened_at_ms = $4
-    AND (probe_until_ms IS NULL OR probe_until_ms <= $5 OR probe_host = $2)
+    AND (probe_until_ms IS NULL OR probe_until_ms <= $5 OR probe_until_ms > $6 OR probe_host = $2)
   RETURNING 1)
 SELECT EXISTS (SELECT 1 FROM claimed) AS claimed, EXISTS (SELECT 1 FROM cplane_breakers WHERE key = $1) AS known`;
 const POLL_SQL = 'SELECT key, state, consecutive_failures, opened_at_ms, changed_at_ms FROM cplane_breakers';
@@ -91,6 +97,8 @@ export class SharedBreakers {
   /** Breakers whose admission asked for the lease, with the opening it is for; claimed at the next exchange. */
   private readonly wanted = new Map<string, number>();
   private readonly claimedAtMs = new Map<string, number>();
+  /** Openings adopted with a time nearer than the row's: the breaker's opened_at, and the row's it claims leases by. */
+  private readonly pulledIn = new Map<string, { localMs: number; rowMs: number }>();
   private readonly unsubscribe: () => void;
   private readonly timer: NodeJS.Timeout;
   private running: Promise<void> | null = null;
@@ -111,6 +119,7 @@ export class SharedBreakers {
     private readonly pollMs: number,
     private readonly stallMs: number,
     private readonly leaseMs: number,
+    private readonly maxSkewMs: number,
   ) {
     this.unsubscribe = registry.onTransition((snapshot) => this.queue(snapshot));
     registry.setProbeGate((key, openedAtMs) => this.mayProbe(key, openedAtMs));
@@ -138,6 +147,7 @@ export class SharedBreakers {
       options.pollMs ?? 500,
       options.stallMs ?? Math.max(10 * (options.pollMs ?? 500), 5000),
       options.probeLeaseMs ?? Math.max(registry.config.reset_timeout_ms, 1000),
+      options.maxSkewMs ?? Math.max(registry.config.reset_timeout_ms, 5000),
     );
     shared.kick();
     await shared.running;
@@ -170,7 +180,9 @@ export class SharedBreakers {
    * The probe gate (hot path, synchronous): yes while this host holds the lease on this opening, or when the database
    * is away; otherwise the lease is asked for (at most once per poll interval per breaker) and the call refused.
    */
-  private mayProbe(key: string, openedAtMs: number): boolean {
+  private mayProbe(key: string, localOpenedAtMs: number): boolean {
+    const pulled = this.pulledIn.get(key);
+    const openedAtMs = pulled?.localMs === localOpenedAtMs ? pulled.rowMs : localOpenedAtMs;
     const lease = this.leases.get(key);
     const now = this.clock();
     if (lease !== undefined && lease.openedAtMs === openedAtMs && lease.untilMs > now) return true;
@@ -182,6 +194,8 @@ export class SharedBreakers {
 
   /** The hot path's only cost: queue the change and start an exchange that the call never waits for. */
   private queue(snapshot: BreakerSnapshot): void {
+    // Later than every change seen: the closing of an opening stamped by a clock ahead of this one must outrank it.
+    const after = Math.floor((this.seen.get(snapshot.key) ?? -1) / 2) + 1;
     const change: Change =
       snapshot.state === 'CLOSED'
         ? {
@@ -189,14 +203,14 @@ export class SharedBreakers {
             state: 'CLOSED',
             consecutive_failures: 0,
             opened_at_ms: null,
-            changed_at_ms: this.clock(),
+            changed_at_ms: Math.max(this.clock(), after),
           }
         : {
             key: snapshot.key,
             state: 'OPEN',
             consecutive_failures: snapshot.consecutive_failures,
             opened_at_ms: Date.parse(snapshot.opened_at ?? ''),
-            changed_at_ms: Date.parse(snapshot.opened_at ?? ''),
+            changed_at_ms: Math.max(Date.parse(snapshot.opened_at ?? ''), after),
           };
     if (!Number.isFinite(change.changed_at_ms)) return;
     this.seen.set(change.key, Math.max(this.seen.get(change.key) ?? -1, rank(change.state, change.changed_at_ms)));
@@ -268,6 +282,7 @@ export class SharedBreakers {
         now + this.leaseMs,
         openedAtMs,
         now,
+        now + this.leaseMs + this.maxSkewMs,
       ]);
       if (this.wanted.get(key) === openedAtMs) this.wanted.delete(key);
       const { claimed, known } = result.rows[0] ?? { claimed: false, known: true };
@@ -304,8 +319,11 @@ export class SharedBreakers {
     const local = breaker.snapshot();
     const localOpenedMs = local.opened_at === null ? null : Date.parse(local.opened_at);
     if (change.state === 'OPEN') {
-      const openedAtMs = change.opened_at_ms ?? change.changed_at_ms;
+      const rowMs = change.opened_at_ms ?? change.changed_at_ms;
+      const openedAtMs = Math.min(rowMs, this.clock() + this.maxSkewMs);
       if (localOpenedMs !== null && localOpenedMs >= openedAtMs) return;
+      if (openedAtMs === rowMs) this.pulledIn.delete(change.key);
+      else this.pulledIn.set(change.key, { localMs: openedAtMs, rowMs });
       breaker.restore({
         key: change.key,
         state: 'OPEN',
