@@ -306,3 +306,26 @@ test('compiling is deterministic and does not mutate the spec', () => {
   assert.deepEqual(compilePrompt(spec), compilePrompt(structuredClone(spec)));
   assert.equal(JSON.stringify(spec), before);
 });
+
+test('a lone surrogate is made well-formed before hashing: the hashes always describe the text compiled', () => {
+  const variants = (s: string) => [
+    baseSpec({ system_extra: s }),
+    baseSpec({ tiers: { L1: { files: [{ path: `${s}.ts`, content: s }] } } }),
+    baseSpec({ zones: { developer_instructions: s } }),
+    baseSpec({ active_history: [{ role: 'user', content: s }] }),
+    baseSpec({ task: { ...baseTask(), task_prompt: s } }),
+  ];
+  const lone = variants('x\uD800y\uDC00');
+  const replaced = variants('x\uFFFDy\uFFFD');
+  const fine = variants('x\u{1F600}y');
+  lone.forEach((spec, i) => {
+    const before = JSON.stringify(spec);
+    const a = compilePrompt(validatePromptSpec(spec));
+    assert.equal(JSON.stringify(spec), before, `variant ${i}: the caller's spec is not mutated`);
+    assert.ok(a.instructions.isWellFormed(), `variant ${i}`);
+    for (const m of a.messages) assert.ok(m.content.isWellFormed(), `variant ${i}: ${m.section}`);
+    // Same compiled text, same hashes; a real pair still differs from the replacement characters.
+    assert.deepEqual(a, compilePrompt(validatePromptSpec(replaced[i])), `variant ${i}`);
+    assert.notEqual(a.full_prompt_hash, compilePrompt(validatePromptSpec(fine[i])).full_prompt_hash, `variant ${i}`);
+  });
+});
