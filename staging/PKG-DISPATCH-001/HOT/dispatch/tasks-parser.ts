@@ -25,9 +25,10 @@ const MARKERS: Readonly<Record<string, TaskStatus>> = {
 };
 /** Any list item that opens with a bracket pair: a checkbox, well-formed or not. */
 const CHECKBOX_LIKE = /^(\s*)[-*+]\s+\[(.?)\]/;
-const CHECKBOX = /^(\s*)[-*+]\s+\[(.)\]\s+(\S.*)$/;
-const TASK_ID = /^(\d+(?:\.\d+)*)\.?\s+(\S.*)$/;
-const META = /^(\s*)(?:[-*+]\s+)?_(Prompt|Requirements):\s*(.*)$/;
+// `s`: a U+2028/U+2029 inside a description or prompt is text, not the end of the item.
+const CHECKBOX = /^(\s*)[-*+]\s+\[(.)\]\s+(\S.*)$/s;
+const TASK_ID = /^(\d+(?:\.\d+)*)\.?\s+(\S.*)$/s;
+const META = /^(\s*)(?:[-*+]\s+)?_(Prompt|Requirements):\s*(.*)$/s;
 
 interface OpenItem {
   task: ParsedTask;
@@ -43,7 +44,8 @@ export function parseTasksMarkdown(text: string, sourcePath: string): ParsedTask
   const tasks: ParsedTask[] = [];
   const seen = new Map<string, number>();
   const stack: OpenItem[] = [];
-  const lines = text.split(/\r?\n/);
+  // A lone CR ends a line too (CommonMark), so files saved with classic Mac endings keep their lines.
+  const lines = text.split(/\r\n|\r|\n/);
   lines.forEach((raw, index) => {
     const lineNo = index + 1;
     const fail = (why: string, hint: string): never => {

@@ -71,6 +71,23 @@ test('parser: CRLF, * bullets, uppercase X and ids without a trailing dot', () =
   );
 });
 
+test('parser: lone CR ends a line; U+2028 inside a description is text', () => {
+  const tasks = parseTasksMarkdown(
+    '# T\r- [x] 1. First\r  - [ ] 1.1 Sub\u2028still sub\r- [-] 2. Second\r',
+    'tasks.md',
+  );
+  assert.deepEqual(
+    tasks.map((task) => [task.id, task.status, task.line, task.parent_id, task.description]),
+    [
+      ['1', 'completed', 2, null, 'First'],
+      ['1.1', 'pending', 3, '1', 'Sub\u2028still sub'],
+      ['2', 'in-progress', 4, null, 'Second'],
+    ],
+  );
+  const withPrompt = parseTasksMarkdown('- [ ] 1. One\n  - _Prompt: do a\u2029then b_\n', 't');
+  assert.equal(withPrompt[0]?.prompt, 'do a\u2029then b');
+});
+
 test('parser: malformed input is refused with the line and a hint', () => {
   expectParseError('# Tasks\n\nnothing here\n', /no task items found/, 0);
   expectParseError('- [ ] 1. ok\n- [?] 2. odd marker\n', /unknown task status marker/, 2);
