@@ -23,8 +23,12 @@ const MARKERS: Readonly<Record<string, TaskStatus>> = {
   x: 'completed',
   X: 'completed',
 };
-/** Any list item that opens with a bracket pair: a checkbox, well-formed or not. */
-const CHECKBOX_LIKE = /^(\s*)[-*+]\s+\[(.?)\]/;
+/**
+ * Any list item that opens with a checkbox, well-formed or not: a bracket pair of at most one code unit,
+ * or a short one (an astral emoji, `[xx]`, `[  ]`) followed by a task id. Left as prose, such a task
+ * would silently never be dispatched.
+ */
+const CHECKBOX_LIKE = /^(\s*)[-*+]\s+\[(?:.?\]|[^\]]{0,8}\]\s+\d+(?:\.\d+)*\.?\s)/;
 // `s`: a U+2028/U+2029 inside a description or prompt is text, not the end of the item.
 const CHECKBOX = /^(\s*)[-*+]\s+\[(.)\]\s+(\S.*)$/s;
 const TASK_ID = /^(\d+(?:\.\d+)*)\.?\s+(\S.*)$/s;

@@ -88,6 +88,14 @@ test('parser: lone CR ends a line; U+2028 inside a description is text', () => {
   assert.equal(withPrompt[0]?.prompt, 'do a\u2029then b');
 });
 
+test('parser: a task whose box holds an astral or multi-character marker is refused, never skipped as prose', () => {
+  for (const box of ['[\u{1F600}]', '[xx]', '[  ]', '[\u2714\uFE0F]']) {
+    expectParseError(`- [ ] 1. ok\n- ${box} 2. hidden task\n`, /unknown task status marker/, 2);
+  }
+  // A link in a prose list item is still prose.
+  assert.equal(parseTasksMarkdown('- [ ] 1. ok\n- [docs](https://example.com) 2. read\n', 't').length, 1);
+});
+
 test('parser: malformed input is refused with the line and a hint', () => {
   expectParseError('# Tasks\n\nnothing here\n', /no task items found/, 0);
   expectParseError('- [ ] 1. ok\n- [?] 2. odd marker\n', /unknown task status marker/, 2);
