@@ -66,3 +66,21 @@ test('spec text that is not JSON is refused with the source named', () => {
     message: /"spec\.json" is not JSON/,
   });
 });
+
+test('token counts beyond the safe integers (where distinct numerals parse to one number) are refused', () => {
+  const spec = (n: string) =>
+    `{"role":"executor","zones":{},"task":{"task_id":"t","max_output_tokens":${n},"task_prompt":"p"},"budget":{"max_input_tokens":${n}}}`;
+  for (const n of ['9007199254740992', '9007199254740993', '1e20']) {
+    assert.throws(
+      () => parsePromptSpec(spec(n), 's.json'),
+      (error: { code?: string; details?: { pointer?: string }; message: string }) => {
+        assert.equal(error.code, 'ERR_PROMPT_SPEC_INVALID');
+        assert.equal(error.details?.pointer, '/task/max_output_tokens');
+        assert.match(error.message, /and 1 more/);
+        return true;
+      },
+      n,
+    );
+  }
+  assert.equal(parsePromptSpec(spec('9007199254740991'), 's.json').task?.max_output_tokens, 9007199254740991);
+});
