@@ -31,6 +31,17 @@ export type IngestInput = DispatchOutput & {
 
 const MAX_TEXT = 16_000;
 const MAX_ITEMS = 100;
+/** The fields each role's output carries; any other (a typo, a field of the other role) would be dropped unseen. */
+const FIELDS: Readonly<Record<DispatchOutput['role'], readonly string[]>> = {
+  implementer: ['role', 'outcome', 'summary', 'blockers'],
+  reviewer: ['role', 'assessment', 'summary', 'blockers', 'required_fixes', 'issues'],
+};
+const ISSUE_FIELDS: readonly string[] = ['severity', 'message', 'file'];
+
+/** The first own key of `record` outside `allowed` whose value is set, if any. */
+function extraField(record: Record<string, unknown>, allowed: readonly string[]): string | undefined {
+  return Object.keys(record).find((key) => !allowed.includes(key) && record[key] !== undefined);
+}
 
 /** Parse-and-validate an ingest payload at the edge (CLI flags or a caller's JSON). */
 export function parseIngestInput(value: unknown): IngestInput {
@@ -62,6 +73,11 @@ export function parseIngestInput(value: unknown): IngestInput {
       `has role ${show(record.role)}, outcome ${show(record.outcome)}, assessment ${show(record.assessment)}`,
     );
   }
+  const extra = extraField(record, FIELDS[output.role]);
+  if (extra !== undefined)
+    invalid(
+      `has field ${show(extra)}, which a ${output.role} output does not carry (fields: ${FIELDS[output.role].join(', ')})`,
+    );
   const input: IngestInput = { ...output };
   const summary = record.summary;
   if (summary !== undefined) {
@@ -91,6 +107,8 @@ function parseIssues(value: unknown, invalid: (why: string) => never): ReviewerI
     return invalid(`issues must be an array of at most ${MAX_ITEMS}`);
   return value.map((item: unknown) => {
     const issue = (item ?? {}) as Record<string, unknown>;
+    const extra = typeof item === 'object' && item !== null ? extraField(issue, ISSUE_FIELDS) : undefined;
+    if (extra !== undefined) invalid(`issue has field ${show(extra)}; issues carry ${ISSUE_FIELDS.join(', ')}`);
     const text = (v: unknown): v is string => typeof v === 'string' && v.length <= MAX_TEXT;
     if (!text(issue.severity) || !text(issue.message) || (issue.file !== undefined && !text(issue.file))) {
       return invalid(`issues need {severity, message, file?} strings of at most ${MAX_TEXT} characters`);

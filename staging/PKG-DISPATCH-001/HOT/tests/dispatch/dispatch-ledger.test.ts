@@ -15,7 +15,7 @@ import { FACT_KEYS, factsFor, mergeFacts, runFact, taskFact, type StateSnapshotF
 import { progressFacts, readStoredProgress } from '../../dispatch/progress-facts.js';
 import { refreshProgress } from '../../dispatch/refresh-progress.js';
 import { nextStallCount, stallEffect, stallState, type DispatchOutput } from '../../dispatch/stall.js';
-import { ingestEffect } from '../../dispatch/ingest.js';
+import { ingestEffect, parseIngestInput } from '../../dispatch/ingest.js';
 import { buildTaskLedger } from '../../dispatch/task-ledger.js';
 import { sha256Digest } from '#kernel/canonical.js';
 import { SAMPLE_TASKS, tempDir, writeTasks } from './helpers.js';
@@ -362,4 +362,30 @@ test('the shipped example tasks.md parses as documented', () => {
   assert.equal(ledger.active_task_id, '2.2');
   assert.deepEqual(ledger.current_task?.requirements, ['2.3']);
   assert.match(ledger.current_task?.prompt ?? '', /attach indented metadata lines/);
+});
+
+test('ingest payload: a field the role does not carry (typo, other role, __proto__) is refused by name, never dropped', () => {
+  const bad: [Record<string, unknown>, string][] = [
+    [{ role: 'implementer', outcome: 'blocked', blocker: ['typo'] }, '"blocker"'],
+    [{ role: 'implementer', outcome: 'blocked', required_fixes: ['x'] }, '"required_fixes"'],
+    [{ role: 'implementer', outcome: 'blocked', issues: [] }, '"issues"'],
+    [JSON.parse('{"role":"reviewer","assessment":"blocked","__proto__":{"summary":"x"}}'), '"__proto__"'],
+    [{ role: 'reviewer', assessment: 'blocked', issues: [{ severity: 'h', message: 'm', line: 3 }] }, '"line"'],
+  ];
+  for (const [value, field] of bad) {
+    assert.throws(
+      () => parseIngestInput(value),
+      (error: { code?: string; message: string; hint?: string }) => {
+        assert.equal(error.code, 'ERR_DISPATCH_OUTPUT_INVALID');
+        assert.ok(error.message.includes(field), error.message);
+        assert.ok((error.hint ?? '').length > 0);
+        return true;
+      },
+    );
+  }
+  // An unset optional field is no field at all.
+  assert.deepEqual(parseIngestInput({ role: 'implementer', outcome: 'completed', summary: undefined }), {
+    role: 'implementer',
+    outcome: 'completed',
+  });
 });
