@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { CpError, show } from '#kernel/errors.js';
+import { wellFormedDeep } from '#kernel/text.js';
 import type { Role } from './roles.js';
 
 export interface SpecFile {
@@ -80,35 +81,22 @@ function toProblem(error: ErrorObject): SpecProblem {
   return { pointer: pointer || '/', message };
 }
 
-/**
- * A lone surrogate has no UTF-8 encoding: the hashers would encode it as U+FFFD while the text sent on
- * stays different, so two different prompts could share every hash. Replacing it here, once, makes the
- * compiled text and its hashes agree. Only the strings that need it are copied; the input is not mutated.
- */
-function wellFormed(value: unknown): unknown {
-  if (typeof value === 'string') return value.isWellFormed() ? value : value.toWellFormed();
-  if (Array.isArray(value)) {
-    const items = value.map(wellFormed);
-    return items.every((item, i) => item === value[i]) ? value : items;
-  }
-  if (value !== null && typeof value === 'object') {
-    let copy: Record<string, unknown> | null = null;
-    for (const [key, item] of Object.entries(value)) {
-      const fixed = wellFormed(item);
-      if (fixed !== item) {
-        copy ??= { ...value };
-        copy[key] = fixed;
-      }
-    }
-    return copy ?? value;
-  }
-  return value;
-}
-
 /** Validate hostile input once at the edge; everything past here trusts the PromptSpec type. */
 export function validatePromptSpec(value: unknown): PromptSpec {
   const validate = compiledValidator();
-  if (validate(value)) return wellFormed(value) as PromptSpec;
+  // A lone surrogate has no UTF-8 encoding: the hashers would encode it as U+FFFD while the text sent on stayed
+  // different, so two different prompts could share every hash. Made well-formed once, here (copies only what changes).
+  if (validate(value))
+    return wellFormedDeep(value, (key) => {
+      throw new CpError(
+        'ERR_PROMPT_SPEC_INVALID',
+        `prompt spec has two keys that read ${show(key)} once made well-formed`,
+        {
+          hint: 'remove the lone surrogate from the key',
+          details: { pointer: '/', key },
+        },
+      );
+    }) as PromptSpec;
   const problems = (validate.errors ?? []).map(toProblem);
   const first = problems[0] ?? { pointer: '/', message: 'is invalid' };
   throw new CpError(
