@@ -1,5 +1,5 @@
 import { CpError } from '#kernel/errors.js';
-import type { AppendInput, Ledger } from '#kernel/ledger/index.js';
+import type { AppendInput, CommitCount, Ledger } from '#kernel/ledger/index.js';
 import { type BudgetConfig, budgetDbPathForRoot, loadBudgetConfigForRoot, parseBudgetConfig } from './config.js';
 import { parseRequestId, parseReserveInput } from './input.js';
 import type { RecordContext } from './records.js';
@@ -187,6 +187,11 @@ export class Budgeter {
 
   status(options: { session_id?: string | undefined; limit?: number } = {}): BudgetStatus {
     return statusOf(this.config, this.store, this.dbPath, options);
+  }
+
+  /** This process's transactions on the budget database, fsynced or not (the config's durability). */
+  get commitCount(): Readonly<CommitCount> {
+    return this.store.commits;
   }
 
   close(): void {

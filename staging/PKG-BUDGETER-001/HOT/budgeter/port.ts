@@ -1,3 +1,4 @@
+import type { CommitCount } from '#kernel/ledger/index.js';
 import type { Budgeter } from './budgeter.js';
 import type { Released, ReserveOutcome, Settled } from './results.js';
 import type { OutboxRow } from './kept-records.js';
@@ -25,6 +26,8 @@ export interface BudgetPort {
   recordsDue(cutoffMs: number, limit?: number): Promise<OutboxRow[]>;
   /** Drops kept records now (a reconciliation pass that delivered them). */
   forgetRecords(requestIds: readonly string[]): Promise<void>;
+  /** Transactions this process committed, fsynced (the config's durability "full") or not. */
+  commitCount(): Readonly<CommitCount>;
   close(): Promise<void>;
 }
 
@@ -40,6 +43,7 @@ export function sqliteBudgetPort(budgeter: Budgeter): BudgetPort {
     recorded: (requestIds) => budgeter.recorded(requestIds),
     recordsDue: async (cutoffMs, limit) => budgeter.recordsDue(cutoffMs, limit),
     forgetRecords: async (requestIds) => budgeter.forgetRecords(requestIds),
+    commitCount: () => budgeter.commitCount,
     close: async () => budgeter.close(),
   };
 }

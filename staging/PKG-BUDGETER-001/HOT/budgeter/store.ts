@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CpError, show } from '#kernel/errors.js';
 import { envError } from '#kernel/env-errors.js';
-import type { AppendInput } from '#kernel/ledger/index.js';
+import { type AppendInput, commitCount } from '#kernel/ledger/index.js';
 import type { ScopeKind } from './config.js';
 import { type OutboxRow, outboxRow } from './kept-records.js';
 
@@ -265,8 +265,13 @@ export class BudgetStore implements BudgetState {
   private insertStmt: Database.Statement | undefined;
   // Built once: better-sqlite3 builds a wrapper per db.transaction() call, which costs more than the statements.
   private readonly runInTx: Database.Transaction<(fn: () => unknown) => unknown>;
+  /** Transactions committed, fsynced (synchronous=FULL) or not (NORMAL): a call's fsyncs are counted here. */
+  readonly commits = commitCount();
 
-  private constructor(db: Database.Database) {
+  private constructor(
+    db: Database.Database,
+    private readonly durable: boolean,
+  ) {
     this.db = db;
     this.stmts = prepare(db);
     this.runInTx = db.transaction((fn: () => unknown) => fn());
@@ -292,7 +297,7 @@ export class BudgetStore implements BudgetState {
         checkMeta(db, path, ['1']);
       }
       db.pragma(`synchronous = ${options.synchronous}`);
-      return new BudgetStore(db);
+      return new BudgetStore(db, options.synchronous === 'FULL');
     } catch (cause) {
       db?.close();
       if (cause instanceof CpError) throw cause;
@@ -308,7 +313,12 @@ export class BudgetStore implements BudgetState {
 
   /** Run `fn` in a BEGIN IMMEDIATE transaction: the write lock is taken before anything is read. */
   immediate<T>(fn: () => T): T {
-    return this.runInTx.immediate(fn) as T;
+    const value = this.runInTx.immediate(fn) as T;
+    if (!this.db.inTransaction) {
+      if (this.durable) this.commits.durable += 1;
+      else this.commits.lazy += 1;
+    }
+    return value;
   }
 
   getReservation(requestId: string): ReservationRow | undefined {

@@ -9,6 +9,7 @@ import { loadInstalledProvider, openRouter, reconcileProblem, type OpenedRouter 
 import { warning, warningText } from '#kernel/catalogue/define.js';
 import { routerCheckpointer, storeCheckpointer } from '#router/checkpoints.js';
 import { RefusalSampler } from '#router/refusal-sampler.js';
+import type { Durability } from '#router/durability.js';
 import { loadConsoleAssets } from './console/assets.js';
 import type { ConsoleData } from './console/data.js';
 import { PgConsoleData } from './console/pg-data.js';
@@ -43,7 +44,8 @@ export const RECONCILE_EVERY_MS = 60_000;
 export async function openGateway(
   root: string,
   env: NodeJS.ProcessEnv,
-  settings: GatewayConfig,
+  /** The gateway section, and the durability `cplane serve --durability` asks for (else the router config's). */
+  settings: GatewayConfig & { durability?: Durability },
   log: (e: RequestLog) => void,
   /** Problems met while serving that concern no one request (a failed reconciliation pass). */
   warn: (w: Warning) => void = () => {},
@@ -67,6 +69,7 @@ export async function openGateway(
     refusalSampler: new RefusalSampler({ perSecond: settings.unauthenticated_refusals_per_second }),
     store: settings.store ?? null,
     reserveWal: true,
+    ...(settings.durability === undefined ? {} : { durability: settings.durability }),
   });
   const consoleRoutes = openConsole(root, opened, unavailable);
   const ledgerPath = ledgerPathForRoot(root);

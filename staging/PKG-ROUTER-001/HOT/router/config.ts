@@ -6,6 +6,7 @@ import { effectiveConfig } from '#kernel/config/effective.js';
 import { readOverrides } from '#kernel/config/overrides.js';
 import { parseJsonBounded } from '#kernel/json-depth.js';
 import type { BreakerConfig } from './breaker.js';
+import { type Durability, parseDurability } from './durability.js';
 import type { RetryConfig } from './retry.js';
 import { compileSchemaFile } from './schema.js';
 import { describeErrors } from './request.js';
@@ -22,12 +23,17 @@ export interface RouterConfig {
   checkpoint?: { every_entries: number; every_seconds: number };
   /** Where the route-token signing secret comes from (router/secrets.ts); absent: $CPLANE_AUTH_SECRET. */
   auth?: { secret_env?: string; secret_file?: string };
+  /** What of a call is durable before what (router/durability.ts); absent: full. */
+  durability?: Durability;
 }
 
 const validate = compileSchemaFile('router-config.schema.json');
 export const DEFAULT_CONFIG_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'config', 'router.json');
 
 export function parseRouterConfig(value: unknown, source = 'router config'): RouterConfig {
+  const durability = (value as { durability?: unknown } | null)?.durability;
+  // Named with the levels, where the schema would only say the value is not one of them.
+  if (durability !== undefined) parseDurability(durability, `${source}: durability`, 'ERR_ROUTER_CONFIG_INVALID');
   if (!validate(value)) {
     throw new CpError('ERR_ROUTER_CONFIG_INVALID', `${source} is invalid: ${describeErrors(validate.errors ?? [])}`, {
       hint: 'fix the file against HOT/schemas/router-config.schema.json',

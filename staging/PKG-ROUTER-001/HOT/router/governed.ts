@@ -7,6 +7,7 @@ import type { ProviderResult, Usage } from '#providers/spec.js';
 import type { BreakerPass, CircuitBreaker } from './breaker.js';
 import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
+import { callCommits } from './durability.js';
 import {
   dispatchRecord,
   exchangeErrorRecord,
@@ -119,7 +120,7 @@ export interface GovernedHost {
     degraded: (() => AppendInput[]) | null,
   ): Promise<AppendInput[] | null>;
   /** Append with the other batches ready in this turn (one transaction); the batch's entry ids, or null if it failed. */
-  commitGrouped(records: AppendInput[]): Promise<string[] | null>;
+  commitGrouped(records: AppendInput[], options?: { durable: boolean }): Promise<string[] | null>;
   reject(request: Partial<PromptRequest>, code: string, message: string, records: AppendInput[]): Promise<string>;
 }
 
@@ -205,6 +206,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     // Group-committed with the other calls admitted in this turn; alone (and throwing) if the group failed.
     const ids = await host.commitGrouped(
       scrubRecords(batch, secretList([...host.secrets, request.auth_token]), host.patterns),
+      callCommits(host.config.durability).admission,
     );
     dispatchId = ids?.[ids.length - 1] ?? (await host.appendAll(batch, request.auth_token)).id;
   } catch (error) {

@@ -1,7 +1,8 @@
-import type { AppendInput, LedgerEntry } from '#kernel/ledger/index.js';
+import type { AppendInput, AppendOptions, LedgerEntry } from '#kernel/ledger/index.js';
 
 interface Waiting {
   batch: AppendInput[];
+  durable: boolean;
   resolve: (ids: string[] | null) => void;
 }
 
@@ -10,7 +11,8 @@ interface Waiting {
  * same turn of the event loop is appended in one transaction, so they share one fsync instead of one each.
  * A batch's promise resolves only after that transaction committed, with its entries' ids; if the group's
  * append fails, each batch gets null and takes the single-batch path (retries, degrade, spool) on its own, so one
- * bad batch never costs the others their record.
+ * bad batch never costs the others their record. A group is durable (fsynced) if any of its batches asks; one
+ * that none asks for is committed without waiting for the disk, made durable by the next durable commit.
  */
 export class GroupCommit {
   private queue: Waiting[] = [];
@@ -20,11 +22,17 @@ export class GroupCommit {
   /** Transactions written and batches carried (a group of one is a plain append). */
   readonly stats = { groups: 0, batches: 0 };
 
-  constructor(private readonly append: (records: AppendInput[]) => Promise<LedgerEntry[]>) {}
+  constructor(
+    private readonly append: (
+      records: AppendInput[],
+      options?: Pick<AppendOptions, 'durable'>,
+    ) => Promise<LedgerEntry[]>,
+  ) {}
 
-  commit(batch: AppendInput[]): Promise<string[] | null> {
+  /** `durable: false`: this batch need not reach the disk before it resolves (the group may still carry it there). */
+  commit(batch: AppendInput[], options: Pick<AppendOptions, 'durable'> = {}): Promise<string[] | null> {
     return new Promise((resolve) => {
-      this.queue.push({ batch, resolve });
+      this.queue.push({ batch, durable: options.durable !== false, resolve });
       this.schedule();
     });
   }
@@ -47,7 +55,8 @@ export class GroupCommit {
     this.queue = [];
     let entries: LedgerEntry[];
     try {
-      entries = await this.append(group.flatMap((w) => w.batch));
+      const records = group.flatMap((w) => w.batch);
+      entries = await (group.some((w) => w.durable) ? this.append(records) : this.append(records, { durable: false }));
     } catch {
       for (const waiting of group) waiting.resolve(null);
       return;

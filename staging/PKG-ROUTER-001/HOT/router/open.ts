@@ -15,6 +15,7 @@ import { routerCheckpointer, storeCheckpointer } from './checkpoints.js';
 import type { RefusalSampler } from './refusal-sampler.js';
 import { BUILTIN_SECRET_PATTERNS, secretPatternsNamed, type SecretPattern } from './secret-patterns.js';
 import { loadRouterConfigForRoot } from './config.js';
+import { type Durability, durableCommits, parseDurability } from './durability.js';
 import { revocationList } from './revocations.js';
 import { authKeysFor, providerSettings } from './secrets.js';
 import { Router } from './router.js';
@@ -44,6 +45,8 @@ export interface OpenRouterOptions {
   refusalSampler?: RefusalSampler | null;
   /** A postgres:// URL: ledger, budgets, breaker state and revocations on a database several hosts share. */
   store?: string | null;
+  /** Overrides the router config's `durability` (`cplane serve --durability`). */
+  durability?: Durability;
 }
 
 export interface OpenedRouter {
@@ -54,6 +57,8 @@ export interface OpenedRouter {
   shared: SharedStore | null;
   /** Provider packages the module loader refused: skipped, each named once. */
   warnings: Warning[];
+  /** Durable commits (fsyncs, WAL flushes) this process made through the ledger and budget store (durability.ts). */
+  durableCommits(): number;
   /** Saves breaker state and closes; returns what failed (as warnings) instead of throwing. */
   close(): Promise<Warning[]>;
 }
@@ -87,7 +92,11 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
       details: { root },
     });
   }
-  const config = loadRouterConfigForRoot(root);
+  const rootConfig = loadRouterConfigForRoot(root);
+  const config =
+    options.durability === undefined
+      ? rootConfig
+      : { ...rootConfig, durability: parseDurability(options.durability, 'durability') };
   const env = options.env ?? process.env;
   const settings = options.provider === 'mock' ? null : providerSettings(root, options.provider, env);
   const { provider, warnings } = await loadProvider(paths.providers, options, settings?.config);
@@ -169,6 +178,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     ledger,
     shared,
     warnings,
+    durableCommits: () => (shared ? durableCommits(shared.store) : durableCommits({ ledger, budget: budget ?? null })),
     async close() {
       // Runs after an answer may already be in hand: a failure here is reported, never lets it be lost.
       const problems: Warning[] = [];

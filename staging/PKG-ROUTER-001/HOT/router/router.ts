@@ -28,6 +28,7 @@ import { mayHaveBilled, sendWithRetries } from './send.js';
 import { ExchangeSpool, type SpoolDrain } from './spool.js';
 import * as governed from './governed.js';
 import { GroupCommit } from './group-commit.js';
+import { callCommits, writerAt } from './durability.js';
 import { reportingWriter } from './reporting-writer.js';
 import { serialWriter } from './serial-writer.js';
 import type { RevocationCheck } from './revocations.js';
@@ -145,6 +146,7 @@ export class Router {
     }
     const budget = this.budget;
     if (budget !== null) this.writer = reportingWriter(this.writer, DELIVERED_ONCE, (ids) => budget.recorded(ids));
+    this.writer = writerAt(this.writer, options.config.durability);
     this.secrets = secretList([...(options.secrets ?? []), ...Object.values(options.authKeys ?? {})]);
     this.patterns = options.secretPatterns ?? BUILTIN_SECRET_PATTERNS;
   }
@@ -294,7 +296,7 @@ export class Router {
 
   private governedHost: governed.GovernedHost | null = null;
   /** The gateway's exchanges in flight share transactions (router/group-commit.ts). */
-  readonly groupCommit = new GroupCommit((records) => this.writer.appendBatch(records));
+  readonly groupCommit = new GroupCommit((records, options) => this.writer.appendBatch(records, options));
 
   private host(): governed.GovernedHost {
     this.governedHost ??= {
@@ -311,7 +313,7 @@ export class Router {
       appendAll: (records, authToken) => this.appendAll(records, authToken),
       record: (records, response, dispatchId, secrets, degraded) =>
         this.record(records, response, dispatchId, secrets, degraded),
-      commitGrouped: (records) => this.groupCommit.commit(records),
+      commitGrouped: (records, options) => this.groupCommit.commit(records, options),
       reject: async (request, code, message, records) => {
         const kept = this.refusalRecords(request, code, [...records, rejectionRecord(request, code, message)]);
         return kept === null ? '' : (await this.appendAll(kept, request.auth_token)).id;
@@ -380,6 +382,7 @@ export class Router {
       dispatch = await this.appendAll(
         [...reserved.records, dispatchRecord(request, providerId, modelId)],
         request.auth_token,
+        callCommits(this.options.config.durability).admission,
       );
     } catch (error) {
       breaker.releaseProbe(breakerPass);
@@ -525,9 +528,13 @@ export class Router {
   }
 
   /** Append records in one transaction (one fsync); returns the last entry, the router's own record. */
-  private async appendAll(records: AppendInput[], authToken?: unknown): Promise<LedgerEntry> {
+  private async appendAll(
+    records: AppendInput[],
+    authToken?: unknown,
+    options?: { durable: boolean },
+  ): Promise<LedgerEntry> {
     const secrets = typeof authToken === 'string' ? secretList([...this.secrets, authToken]) : this.secrets;
-    const entries = await this.writer.appendBatch(scrubRecords(records, secrets, this.patterns));
+    const entries = await this.writer.appendBatch(scrubRecords(records, secrets, this.patterns), options);
     return entries[entries.length - 1] as LedgerEntry;
   }
 

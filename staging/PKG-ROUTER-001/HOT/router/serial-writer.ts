@@ -4,7 +4,10 @@ import { type LedgerStore, withAppendBatch } from '#kernel/ledger/store.js';
 
 interface Waiting {
   batch: readonly AppendInput[];
-  /** A batch with options (a spool drain's `once`) is written alone, never merged into a group. */
+  /**
+   * A batch with `once` (a spool drain's) is written alone, never merged into a group; `durable` is merged (a group
+   * is durable if any of its batches asks).
+   */
   options?: AppendOptions;
   resolve: (entries: LedgerEntry[]) => void;
   reject: (error: unknown) => void;
@@ -42,10 +45,14 @@ export function serialWriter(store: LedgerStore): LedgerStore {
 }
 
 async function write(store: LedgerStore, group: readonly Waiting[]): Promise<void> {
-  if (group.length > 1 && group.every((w) => w.options === undefined)) {
+  if (group.length > 1 && group.every((w) => w.options?.once === undefined)) {
     let entries: LedgerEntry[] | null = null;
+    const durable = group.some((w) => w.options?.durable !== false);
     try {
-      entries = await store.appendBatch(group.flatMap((w) => w.batch));
+      entries = await store.appendBatch(
+        group.flatMap((w) => w.batch),
+        durable ? undefined : { durable: false },
+      );
     } catch (error) {
       if (isCpError(error) && error.code === 'ERR_STORE_UNAVAILABLE') {
         for (const waiting of group) waiting.reject(error);

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { CpError } from '#kernel/errors.js';
+import { type CommitCount, commitCount } from '#kernel/ledger/commits.js';
 import {
   connectionLost,
   ignoreDropped,
@@ -94,6 +95,13 @@ export class PgBudgeter implements BudgetPort {
    * can lose the last fraction of a second of budget steps, never half of one, while the records of the calls they
    * admitted are in the chain (durable). "full" waits for the flush on every step.
    */
+  private readonly commits = commitCount();
+
+  /** Transactions this process committed, waiting for the WAL flush (durability "full") or not. */
+  commitCount(): Readonly<CommitCount> {
+    return this.commits;
+  }
+
   private get begin(): string {
     return this.config.durability === 'full'
       ? 'BEGIN ISOLATION LEVEL READ COMMITTED'
@@ -316,6 +324,8 @@ export class PgBudgeter implements BudgetPort {
         const outcomes = await this.attempt(client, group, landed);
         committing = true;
         await client.query('COMMIT');
+        if (this.config.durability === 'full') this.commits.durable += 1;
+        else this.commits.lazy += 1;
         group.forEach((step, i) => {
           const outcome = outcomes[i] as StepOutcome;
           if (outcome.ok) step.resolve(outcome.value);

@@ -2,6 +2,7 @@ import { warningText } from '#kernel/catalogue/define.js';
 import { rootStoreUrl } from '#kernel/config/root-store.js';
 import { defineCommand, EXIT } from '#cli/command.js';
 import { intOption } from '#cli/option-values.js';
+import { parseDurability } from '#router/durability.js';
 import { resolveRoot, rootOption } from '#cli/root-option.js';
 import { formatLog } from '../../gateway/log.js';
 import { openGateway } from '../../gateway/open.js';
@@ -28,6 +29,11 @@ export default defineCommand({
       describe:
         'a postgres:// URL (no password: PGPASSWORD or .pgpass) for a ledger, budgets and breakers shared by several hosts (env: CPLANE_DATABASE_URL; config: gateway.store)',
     },
+    durability: {
+      type: 'string',
+      describe:
+        "full (default: the DISPATCH durable before the upstream is called, the EXCHANGE before the answer is released), exchange (one fsync per call, the EXCHANGE's) or relaxed (none) (config: router.durability)",
+    },
     'drain-timeout': {
       type: 'number',
       describe: `ms to let calls in flight finish on shutdown, 0 to ${MAX_DRAIN_MS} (config: gateway.drain_timeout_ms)`,
@@ -37,6 +43,7 @@ export default defineCommand({
     const port = intOption('port', args.port, 0, 65535);
     const bodyLimit = intOption('body-limit', args.bodyLimit, 1, MAX_BODY_BYTES);
     const drainTimeout = intOption('drain-timeout', args.drainTimeout, 0, MAX_DRAIN_MS);
+    const durability = args.durability === undefined ? undefined : parseDurability(args.durability, '--durability');
     const root = resolveRoot(args.root, ctx);
     const json = args.jsonLog === true;
     const config = loadGatewayConfig(root);
@@ -48,6 +55,7 @@ export default defineCommand({
       ...(bodyLimit === undefined ? {} : { body_limit_bytes: bodyLimit }),
       ...(drainTimeout === undefined ? {} : { drain_timeout_ms: drainTimeout }),
       ...(store === null ? {} : { store }),
+      ...(durability === undefined ? {} : { durability }),
     };
     const served = await openGateway(
       root,

@@ -21,3 +21,4 @@ export * from './checkpoint-check.js';
 export * from './sessions.js';
 export * from './store.js';
 export * from './redaction.js';
+export * from './commits.js';

@@ -17,7 +17,16 @@ import {
   randomEntryId,
   sequentialEntryIds,
 } from './entry.js';
-import { damaged, ID_START_KEY, isCorruption, notALedger, openLedgerDatabase, type ConnectionOptions } from './open.js';
+import {
+  damaged,
+  ID_START_KEY,
+  isCorruption,
+  notALedger,
+  openLedgerDatabase,
+  type ConnectionOptions,
+  type Synchronous,
+} from './open.js';
+import { type CommitCount, SqliteCommits } from './commits.js';
 import { schemaProblems, type SchemaProblem } from './schema-check.js';
 import { compileQuery, HISTORY_SQL, ROW_COLUMNS, type CompiledQuery, type LedgerQuery } from './query.js';
 import { formatVersion, hashHex, insertRowSql, TIMESTAMP_INDEX, TIMESTAMP_INDEX_DDL } from './schema.js';
@@ -137,6 +146,12 @@ export interface AppendOptions {
    * appended. The entries returned are the ones appended.
    */
   once?: readonly string[];
+  /**
+   * Whether the commit must reach the disk before the append resolves (default true). False: written without its
+   * own fsync (SQLite synchronous=NORMAL, PostgreSQL synchronous_commit off), made durable by the next durable
+   * commit of the same store; a process crash keeps it, a power loss before that commit may not.
+   */
+  durable?: boolean;
 }
 
 /** An input the chain already holds by its (event_type, submission_id, decision), among those `once` names. */
@@ -316,6 +331,8 @@ export class Ledger {
   readonly content: ContentStore;
   /** ledger_meta's format_version, read once at open: it decides how rows keep their hashes (schema.ts). */
   readonly formatVersion: string;
+  /** The commits of this connection's appends, made durable or not as each asks (commits.ts). */
+  private readonly commits: SqliteCommits;
 
   private constructor(
     path: string,
@@ -324,8 +341,10 @@ export class Ledger {
     idSource: IdSource | undefined,
     realClock: Clock,
     maxSkewMs: number,
+    synchronous: Synchronous,
   ) {
     this.path = path;
+    this.commits = new SqliteCommits(db, synchronous);
     this.db = db;
     this.clock = clock;
     this.realClock = realClock;
@@ -443,6 +462,7 @@ export class Ledger {
         options.idSource,
         options.realClock ?? Date.now,
         maxSkewMs,
+        options.synchronous ?? 'FULL',
       );
     } catch (cause) {
       db.close();
@@ -509,7 +529,10 @@ export class Ledger {
       wellFormedAppend(validateAppendInput(input, index) as PreparedAppend, input, index),
     );
     const once = options.once === undefined ? undefined : new Set(options.once);
-    const entries = this.guard(() => this.appendTx.immediate(prepared, once), 'ERR_LEDGER_ENTRY_INVALID');
+    const entries = this.guard(
+      () => this.commits.run(options.durable !== false, () => this.appendTx.immediate(prepared, once)),
+      'ERR_LEDGER_ENTRY_INVALID',
+    );
     // The caller gets the entry as a read shows it: the text beside the digests that stand for it.
     for (let i = 0; i < entries.length; i += 1) {
       const content = (prepared[i] as PreparedAppend).content;
@@ -518,6 +541,11 @@ export class Ledger {
       entry.metadata = readView(entry.metadata, content.prompt.texts, content.response.texts);
     }
     return entries;
+  }
+
+  /** Appends committed by this connection, durable (fsynced) or not. */
+  get commitCount(): Readonly<CommitCount> {
+    return this.commits.count;
   }
 
   /** The blocks of an exchange written through the content store, with what each holds (for redact and its dry run). */

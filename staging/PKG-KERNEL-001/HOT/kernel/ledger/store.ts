@@ -1,5 +1,6 @@
 import { sha256Hex } from '../canonical.js';
 import { type Anchor, type AppendInput, GENESIS_HASH, hashInputFromColumns, type LedgerEntry } from './entry.js';
+import type { CommitCount } from './commits.js';
 import type { AppendOptions, EntryRow, Ledger } from './ledger.js';
 import type { LedgerQuery } from './query.js';
 import { verifyLedger } from './verify.js';
@@ -12,7 +13,10 @@ import type { RedactionStore } from './redaction.js';
 export interface LedgerStore {
   readonly backend: 'sqlite' | 'postgres';
   append(input: AppendInput): Promise<LedgerEntry>;
-  /** All or none, in order; with `once`, only the inputs the chain does not already hold (AppendOptions). */
+  /**
+   * All or none, in order; with `once`, only the inputs the chain does not already hold; with `durable: false`,
+   * committed without waiting for the disk (AppendOptions).
+   */
   appendBatch(inputs: readonly AppendInput[], options?: AppendOptions): Promise<LedgerEntry[]>;
   headAnchor(): Promise<Anchor>;
   /** The entry as a read shows it: prompt and response text in place of their digests. */
@@ -25,6 +29,8 @@ export interface LedgerStore {
   hasExchange(sessionId: string, dispatchId: string): Promise<boolean>;
   /** Every content block and list node re-hashed. */
   contentProblems(): Promise<ContentSummary>;
+  /** The appends this process committed, durable or not (commits.ts): what a call costs in fsyncs is counted here. */
+  commitCount(): Readonly<CommitCount>;
   close(): Promise<void>;
 }
 
@@ -43,6 +49,7 @@ export function withAppendBatch(store: LedgerStore, appendBatch: LedgerStore['ap
     rows: (fromSeq) => store.rows(fromSeq),
     hasExchange: (sessionId, dispatchId) => store.hasExchange(sessionId, dispatchId),
     contentProblems: () => store.contentProblems(),
+    commitCount: () => store.commitCount(),
     close: () => store.close(),
   };
 }
@@ -81,6 +88,7 @@ export function sqliteLedgerStore(ledger: Ledger): LedgerStore & RedactionStore 
         problems: (content?.problems ?? []).map((p) => p.message),
       };
     },
+    commitCount: () => ledger.commitCount,
     close: async () => ledger.close(),
   };
 }

@@ -41,6 +41,7 @@ import {
 import { canonicalJson } from '../../canonical.js';
 import type { ChainView } from '../checkpoint.js';
 import type { ContentSummary, LedgerStore } from '../store.js';
+import { type CommitCount, commitCount } from '../commits.js';
 import { type RedactionStore, type RedactRecord, type RedactResult, redactedAppend } from '../redaction.js';
 import { PG_RESIDUE, scrubBlocks, VACUUM_SKIPPED } from './pg-scrub.js';
 import { COPY_NULL, copyBytea, copyText } from './copy-text.js';
@@ -229,6 +230,7 @@ export class PgLedger implements LedgerStore, RedactionStore {
   private idSource: IdSource | undefined;
   /** How the tables differ from cplane's layout, as read at open: any, and nothing is appended. */
   private schemaProblems: readonly string[] = [];
+  private readonly commits = commitCount();
 
   private constructor(
     readonly pool: pg.Pool,
@@ -291,11 +293,14 @@ export class PgLedger implements LedgerStore, RedactionStore {
     const prepared = inputs.map((input, index) => prepareAppend(input, index));
     const content = await coded(this.newContent(prepared));
     const once = options.once === undefined ? undefined : new Set(options.once);
+    const durable = options.durable !== false;
     const entries = await this.appendChained(
       prepared,
-      (hashed, into, head) => this.write(hashed, prepared.length, into, head, content),
+      (hashed, into, head) => this.write(hashed, prepared.length, into, head, content, durable),
       once === undefined ? undefined : () => this.dropRecorded(prepared, once),
     );
+    if (durable) this.commits.durable += 1;
+    else this.commits.lazy += 1;
     return entries.map(({ entry }, i) => {
       const c = (prepared[i] as PreparedAppend).content;
       if (c !== undefined) entry.metadata = readView(entry.metadata, c.prompt.texts, c.response.texts);
@@ -405,10 +410,16 @@ export class PgLedger implements LedgerStore, RedactionStore {
     });
   }
 
+  /** Appends committed by this process, durable (synchronous_commit as the server has it) or not (off). */
+  commitCount(): Readonly<CommitCount> {
+    return this.commits;
+  }
+
   /**
    * Writes one batch of `count` entries, hashed against `head` into `entries`, all or none; false when that head is
    * not in the chain. A large batch goes by COPY in a transaction (the rows are not parsed from arrays), a small one
-   * is a single statement.
+   * is a single statement; one that need not be durable is that statement in a transaction with synchronous_commit
+   * off (two round trips more, no wait for the WAL flush; the next durable commit's flush covers it).
    */
   private async write(
     hashed: Iterable<Built>,
@@ -416,8 +427,9 @@ export class PgLedger implements LedgerStore, RedactionStore {
     entries: Built[],
     head: Head,
     content: Rows,
+    durable: boolean,
   ): Promise<boolean> {
-    if (count >= COPY_FROM) return this.copy(hashed, entries, head, content);
+    if (count >= COPY_FROM) return this.copy(hashed, entries, head, content, durable);
     for (const built of hashed) entries.push(built);
     // One statement (content and entries, all or none), named: planned once per connection.
     const withContent = content.blocks.digest.length > 0 || content.lists.digest.length > 0;
@@ -444,10 +456,10 @@ export class PgLedger implements LedgerStore, RedactionStore {
       : withContent
         ? { name: 'cplane_append_content', text: APPEND_WITH_CONTENT_SQL }
         : { name: 'cplane_append', text: APPEND_SQL };
-    const result = await this.pool.query({
-      ...statement,
-      values: [...contentColumns, ...columns, head.seq, head.hash],
-    });
+    const query = { ...statement, values: [...contentColumns, ...columns, head.seq, head.hash] };
+    const result = durable
+      ? await this.pool.query(query)
+      : await this.transaction(async (client) => ({ commit: true, value: await client.query(query) }), false);
     return entries.length === 0 || result.rowCount !== 0;
   }
 
@@ -456,7 +468,13 @@ export class PgLedger implements LedgerStore, RedactionStore {
    * the chain, then the rows. A writer that lost the race for these positions gets the primary key's unique
    * violation from the COPY, as from the one statement.
    */
-  private copy(hashed: Iterable<Built>, entries: Built[], head: Head, content: Rows): Promise<boolean> {
+  private copy(
+    hashed: Iterable<Built>,
+    entries: Built[],
+    head: Head,
+    content: Rows,
+    durable: boolean,
+  ): Promise<boolean> {
     return this.transaction(async (client) => {
       if (content.blocks.digest.length > 0 || content.lists.digest.length > 0)
         await client.query({ name: 'cplane_content', text: CONTENT_SQL, values: contentValues(content) });
@@ -464,19 +482,23 @@ export class PgLedger implements LedgerStore, RedactionStore {
       if ((linked.rows[0] as { linked?: boolean } | undefined)?.linked !== true) return { commit: false, value: false };
       await copyRows(client, hashed, entries, head.seq);
       return { commit: true, value: true };
-    });
+    }, durable);
   }
 
   /**
    * `work` in one transaction on one connection: committed when it says so, else rolled back, and rolled back when
-   * it throws. A connection that failed under the transaction is not handed to the next caller.
+   * it throws. A connection that failed under the transaction is not handed to the next caller. Not `durable`: its
+   * COMMIT does not wait for the WAL flush (SET LOCAL synchronous_commit, this transaction only).
    */
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<{ commit: boolean; value: T }>): Promise<T> {
+  private async transaction<T>(
+    work: (client: pg.PoolClient) => Promise<{ commit: boolean; value: T }>,
+    durable = true,
+  ): Promise<T> {
     const client = await this.pool.connect();
     client.on('error', ignoreDropped);
     let failure: unknown;
     try {
-      await client.query('BEGIN');
+      await client.query(durable ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit TO OFF');
       const { commit, value } = await work(client);
       await client.query(commit ? 'COMMIT' : 'ROLLBACK');
       return value;

@@ -1,0 +1,174 @@
+// The three durability levels through a real ledger and budget file: the durable commits (fsyncs) each call costs,
+// counted by the stores and, where strace is installed, by the kernel's own count of fsync calls; and a child
+// SIGKILLed mid-load at each level loses nothing it acknowledged, its chain verifies, its budget holds.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { Budgeter } from '#budgeter/index.js';
+import { reconcileStaleReservations } from '#budgeter/reconcile.js';
+import { CpError } from '#kernel/errors.js';
+import { Ledger, verifyLedger } from '#kernel/ledger/index.js';
+import { loadRouterConfig, parseRouterConfig } from '../../router/config.js';
+import { DURABILITY_LEVELS, type Durability, parseDurability } from '../../router/durability.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const WORKER = join(HERE, 'fixtures', 'durability-worker.js');
+const HOT = join(HERE, '..', '..');
+/** As the worker's budget: 150 tokens a call. */
+const SESSION_LIMIT = 6000;
+const CALLS = 10;
+const PER_CALL: Record<Durability, number> = { full: 2, exchange: 1, relaxed: 0 };
+
+const hasStrace = spawnSync('strace', ['-V']).status === 0;
+
+function workDir(t: { after: (fn: () => void) => void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-durability-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** The fsync and fdatasync calls the trace shows between the worker's two markers of a run. */
+function tracedSyncs(trace: string, name: string): number {
+  const lines = trace.split('\n');
+  const begin = lines.findIndex((l) => l.includes(`mark-${name}-begin`));
+  const end = lines.findIndex((l) => l.includes(`mark-${name}-end`));
+  assert.ok(begin >= 0 && end > begin, `markers of ${name} in the trace`);
+  return lines.slice(begin, end).filter((l) => /\b(fsync|fdatasync)\(/.test(l)).length;
+}
+
+for (const level of DURABILITY_LEVELS) {
+  test(`${level}: ${PER_CALL[level]} durable commits per call through route() and the gateway's admit/conclude, counted`, (t) => {
+    const dir = workDir(t);
+    const args = [WORKER, dir, level, 'count', String(CALLS)];
+    const trace = join(dir, 'trace.txt');
+    const r = hasStrace
+      ? spawnSync(
+          'strace',
+          ['-f', '-o', trace, '-e', 'trace=fsync,fdatasync,access,faccessat,faccessat2', process.execPath, ...args],
+          { encoding: 'utf8' },
+        )
+      : spawnSync(process.execPath, args, { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const counted = JSON.parse(r.stdout) as { route: number; governed: number };
+    assert.deepEqual(counted, { route: PER_CALL[level] * CALLS, governed: PER_CALL[level] * CALLS });
+    if (!hasStrace) {
+      t.diagnostic('strace is not installed: the fsyncs themselves were not traced');
+      return;
+    }
+    const text = readFileSync(trace, 'utf8');
+    assert.equal(tracedSyncs(text, 'route'), counted.route, 'each durable commit is one fsync, and nothing else syncs');
+    assert.equal(tracedSyncs(text, 'governed'), counted.governed);
+  });
+}
+
+interface Load {
+  acked: string[];
+  ended: string | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** The worker under load; SIGKILLed once `killAfter` answers were acknowledged (never, when null). */
+function load(dir: string, level: Durability, killAfter: number | null): Promise<Load> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [WORKER, dir, level, 'load', '1000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const acked: string[] = [];
+    let ended: string | null = null;
+    let buffered = '';
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    child.stdout.on('data', (d: Buffer) => {
+      buffered += d.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        const [word, value] = line.split(' ');
+        if (word === 'ack' && value) acked.push(value);
+        if (word === 'done') ended = value ?? null;
+      }
+      if (killAfter !== null && acked.length >= killAfter) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (signal === null && code !== 0) reject(new Error(`worker exited ${code}: ${err}`));
+      else resolve({ acked, ended, signal });
+    });
+  });
+}
+
+for (const level of DURABILITY_LEVELS) {
+  test(`${level}: SIGKILLed mid-load, nothing acknowledged is lost, the chain verifies, the budget is not overspent`, async (t) => {
+    const dir = workDir(t);
+    const killed = await load(dir, level, 12);
+    assert.equal(killed.signal, 'SIGKILL');
+    assert.equal(killed.ended, null, 'killed mid-load, not after it');
+    const ledgerPath = join(dir, 'ledger.sqlite');
+    {
+      const ledger = Ledger.open(ledgerPath);
+      try {
+        for (const id of killed.acked) assert.equal(ledger.get(id)?.event_type, 'EXCHANGE', `acknowledged ${id}`);
+        assert.equal(verifyLedger(ledger).ok, true);
+      } finally {
+        ledger.close();
+      }
+    }
+    // Restarted: calls go on until the budget refuses one, on what the killed process left.
+    const resumed = await load(dir, level, null);
+    assert.equal(resumed.ended, 'BUDGET_EXHAUSTED');
+    const ledger = Ledger.open(ledgerPath);
+    const budget = Budgeter.open({
+      dbPath: join(dir, 'budget.sqlite'),
+      config: JSON.parse(readFileSync(join(HOT, 'config', 'budget.json'), 'utf8')) as unknown,
+    });
+    try {
+      // The calls the kill cut short are charged at their bound, as a router's start would.
+      reconcileStaleReservations(budget, ledger, { timeoutMs: 0 });
+      const verified = verifyLedger(ledger);
+      assert.equal(verified.ok, true);
+      for (const id of [...killed.acked, ...resumed.acked]) assert.ok(ledger.get(id), `acknowledged ${id}`);
+      const settled = ledger.query({ event_type: 'BUDGET_SETTLED' });
+      const chainCharged = settled.reduce((sum, e) => sum + Number(e.metadata.charged_tokens ?? 0), 0);
+      const db = new Database(join(dir, 'budget.sqlite'), { readonly: true });
+      const dbCharged = db
+        .prepare("SELECT coalesce(sum(charged_tokens), 0) FROM reservations WHERE session_id = 'SES-D'")
+        .pluck()
+        .get() as number;
+      const pending = db.prepare("SELECT count(*) FROM reservations WHERE state = 'reserved'").pluck().get() as number;
+      db.close();
+      assert.equal(pending, 0);
+      assert.equal(dbCharged, chainCharged, 'the budget file charges what the chain records');
+      assert.ok(chainCharged <= SESSION_LIMIT, `charged ${chainCharged} of ${SESSION_LIMIT}`);
+      assert.equal(
+        killed.acked.length + resumed.acked.length <= SESSION_LIMIT / 150,
+        true,
+        'no more answers than the budget allows',
+      );
+    } finally {
+      budget.close();
+      ledger.close();
+    }
+  });
+}
+
+test('a durability that is not a level is refused naming the value, in the config and as a flag', () => {
+  const config = loadRouterConfig(join(HOT, 'config', 'router.json'));
+  assert.equal(config.durability, 'full', 'the package default');
+  assert.throws(
+    () => parseRouterConfig({ ...config, durability: 'fast' }),
+    (error: unknown) =>
+      error instanceof CpError &&
+      error.code === 'ERR_ROUTER_CONFIG_INVALID' &&
+      /durability must be one of full, exchange, relaxed, got "fast"/.test(error.message),
+  );
+  assert.throws(
+    () => parseDurability('FULL', '--durability'),
+    (error: unknown) => error instanceof CpError && error.code === 'ERR_USAGE' && /got "FULL"/.test(error.message),
+  );
+  assert.equal(parseRouterConfig({ ...config, durability: 'relaxed' }).durability, 'relaxed');
+});
