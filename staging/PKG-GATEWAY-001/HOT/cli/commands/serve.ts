@@ -2,7 +2,7 @@ import { warningText } from '#kernel/catalogue/define.js';
 import { rootStoreUrl } from '#kernel/config/root-store.js';
 import { defineCommand, EXIT } from '#cli/command.js';
 import { intOption } from '#cli/option-values.js';
-import { parseDurability } from '#router/durability.js';
+import { DEFAULT_DURABILITY, parseDurability } from '#router/durability.js';
 import { resolveRoot, rootOption } from '#cli/root-option.js';
 import { formatLog } from '../../gateway/log.js';
 import { openGateway } from '../../gateway/open.js';
@@ -82,11 +82,12 @@ export default defineCommand({
     const received = await signal;
     const drained = await served.gateway.drain();
     const { groups, batches } = served.opened.router.groupCommit.stats;
+    const durable = served.opened.durableCommits();
     const problems = await served.close();
     for (const problem of problems) ctx.err(`cplane serve: warning: ${warningText(problem)}`);
     ctx.err(
       `cplane serve: ${received}: drained (${drained.finished} finished, ${drained.cancelled} cancelled); ` +
-        `${batches} record batches in ${groups} ledger transactions; ledger closed`,
+        `${batches} record batches in ${groups} ledger transactions, ${durable} durable commits (durability ${served.opened.router.config.durability ?? DEFAULT_DURABILITY}); ledger closed`,
     );
     return EXIT.OK;
   },

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { READ_LIMITS, readTextBounded } from '../bounded-read.js';
+import { show } from '../errors.js';
 
 /** Where a section's schema lives: HOT/schemas/<section>-config.schema.json, or a package's own HOT/<area>/schemas/. */
 export function sectionSchemaPath(root: string, section: string): string | null {
@@ -50,11 +51,26 @@ export function validateSection(root: string, section: string, value: unknown): 
   const extra =
     first?.keyword === 'additionalProperties'
       ? ` (${String((first.params as { additionalProperty?: unknown }).additionalProperty)})`
-      : '';
+      : first?.keyword === 'enum'
+        ? `: ${((first.params as { allowedValues?: unknown[] }).allowedValues ?? []).map((v) => show(v)).join(', ')}; got ${show(valueAt(value, first.instancePath))}`
+        : '';
   return {
     ok: false,
     pointer: first?.instancePath || '/',
     message: `${first?.message ?? 'is invalid'}${extra}`,
     reason: 'invalid',
   };
+}
+
+/** The value a JSON pointer (an Ajv instancePath) names inside `value`. */
+function valueAt(value: unknown, pointer: string): unknown {
+  let at = value;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    at =
+      typeof at === 'object' && at !== null && Object.hasOwn(at, key)
+        ? (at as Record<string, unknown>)[key]
+        : undefined;
+  }
+  return at;
 }

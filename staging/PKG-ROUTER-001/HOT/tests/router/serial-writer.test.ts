@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CpError } from '#kernel/errors.js';
-import { Ledger, type AppendInput } from '#kernel/ledger/index.js';
+import { Ledger, type AppendInput, type AppendOptions } from '#kernel/ledger/index.js';
 import { sqliteLedgerStore } from '#kernel/ledger/store.js';
 import { serialWriter } from '../../router/serial-writer.js';
 
@@ -86,5 +86,38 @@ test('a store that is unavailable fails the whole group without retrying it (it 
     ['rejected', 'rejected'],
   );
   assert.deepEqual(calls, [1, 2], 'the group was tried once, never batch by batch');
+  ledger.close();
+});
+
+test('a group is durable if any of its batches asks, lazy if none does; a batch with `once` still goes alone', async () => {
+  const ledger = Ledger.open(':memory:', { create: true });
+  const inner = sqliteLedgerStore(ledger);
+  const asked: (AppendOptions | undefined)[] = [];
+  const writer = serialWriter({
+    ...inner,
+    backend: 'postgres' as const,
+    appendBatch(batch: readonly AppendInput[], options?: AppendOptions) {
+      asked.push(options);
+      return inner.appendBatch(batch, options);
+    },
+  });
+  const lazy = { durable: false };
+  await Promise.all([
+    writer.appendBatch([record('first')], lazy),
+    writer.appendBatch([record('a')], lazy),
+    writer.appendBatch([record('b')]),
+  ]);
+  await Promise.all([
+    writer.appendBatch([record('first')], lazy),
+    writer.appendBatch([record('c')], lazy),
+    writer.appendBatch([record('d')], lazy),
+  ]);
+  await Promise.all([
+    writer.appendBatch([record('first')]),
+    writer.appendBatch([record('e')], lazy),
+    writer.appendBatch([record('f')], { once: ['NOTE'], durable: false }),
+  ]);
+  assert.deepEqual(asked, [lazy, undefined, lazy, lazy, undefined, lazy, { once: ['NOTE'], durable: false }]);
+  assert.deepEqual(ledger.commitCount, { durable: 2, lazy: 5 });
   ledger.close();
 });
