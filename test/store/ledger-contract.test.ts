@@ -171,6 +171,45 @@ for (const backend of backends) {
       }
     });
 
+    test('durable: false lands and chains as any append, one statement or COPY, and is counted apart from durable ones', async () => {
+      const { store, open } = await backend.fresh();
+      try {
+        const note = (n: number): AppendInput => ({
+          event_type: 'NOTE',
+          submission_id: `n${n}`,
+          decision: 'OK',
+          reason: 'r',
+          metadata: { session_id: 'S1' },
+        });
+        const start = { ...store.commitCount() };
+        await store.appendBatch([note(1)], { durable: false });
+        await store.appendBatch([exchange('S1', 0), exchange('S1', 1)], { durable: false });
+        await store.appendBatch(
+          Array.from({ length: COPY_FROM }, (_, i) => note(100 + i)),
+          { durable: false },
+        );
+        await store.appendBatch([note(2)]);
+        await store.append(note(3));
+        const counted = store.commitCount();
+        assert.deepEqual(
+          { durable: counted.durable - start.durable, lazy: counted.lazy - start.lazy },
+          { durable: 2, lazy: 3 },
+        );
+        // Another handle (another process) sees every entry, in chain order, and the chain verifies.
+        const other = await open();
+        try {
+          assert.deepEqual(await other.headAnchor(), await store.headAnchor());
+          assert.equal((await other.headAnchor()).seq, 1 + 2 + COPY_FROM + 2);
+          assert.equal((await other.query({ event_type: 'EXCHANGE', session_id: 'S1' })).length, 2);
+          assert.equal((await verifyStore(other)).ok, true);
+        } finally {
+          await other.close();
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
     test('once: a record the chain holds is left out, the rest of the batch lands; hosts racing record it once', async () => {
       const { store, open } = await backend.fresh();
       const hosts = [await open(), await open(), await open()];
