@@ -1,0 +1,128 @@
+// The three durability levels on PostgreSQL (synchronous_commit per transaction): the durable commits each call
+// costs through route() and the gateway's admit/conclude, counted by the stores; and a child SIGKILLed mid-load at
+// each level loses nothing it acknowledged, the shared chain verifies, the budget is not overspent.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDatabase, pgQuery, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { fromDevRoot } from '../../scripts/lib/dev-root.js';
+import { DEV_ROOT } from '../../scripts/lib/repo.js';
+
+const { PgLedger } = await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')>(
+  'HOT/kernel/ledger/pg/pg-ledger.js',
+);
+const { verifyStore } =
+  await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js')>(
+    'HOT/kernel/ledger/store.js',
+  );
+const { openSharedStore } = await fromDevRoot<
+  typeof import('../../staging/PKG-ROUTER-001/HOT/router/pg/shared-store.js')
+>('HOT/router/pg/shared-store.js');
+
+const WORKER = join(DEV_ROOT, 'HOT', 'tests', 'router', 'fixtures', 'durability-worker.js');
+const LEVELS = ['full', 'exchange', 'relaxed'] as const;
+const PER_CALL = { full: 2, exchange: 1, relaxed: 0 } as const;
+const CALLS = 10;
+/** As the worker's budget: 150 tokens a call. */
+const SESSION_LIMIT = 6000;
+
+const skip = pgSkip();
+let server: PgServer | undefined;
+let work: string;
+before(async () => {
+  work = mkdtempSync(join(tmpdir(), 'cp-durability-pg-'));
+  if (skip === false) server = await startPgServer();
+});
+after(() => {
+  server?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+let databases = 0;
+const database = (): Promise<string> => createDatabase(server as PgServer, `durability_${(databases += 1)}`);
+
+for (const level of LEVELS) {
+  test(`PostgreSQL, ${level}: ${PER_CALL[level]} durable commits per call, counted`, { skip }, async () => {
+    const url = await database();
+    const r = spawnSync(process.execPath, [WORKER, work, level, 'count', String(CALLS), url], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), { route: PER_CALL[level] * CALLS, governed: PER_CALL[level] * CALLS });
+  });
+}
+
+/** The worker under load; SIGKILLed once `killAfter` answers were acknowledged (never, when null). */
+function load(
+  url: string,
+  level: string,
+  killAfter: number | null,
+): Promise<{ acked: string[]; ended: string | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [WORKER, work, level, 'load', '1000', url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const acked: string[] = [];
+    let ended: string | null = null;
+    let buffered = '';
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    child.stdout.on('data', (d: Buffer) => {
+      buffered += d.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        const [word, value] = line.split(' ');
+        if (word === 'ack' && value) acked.push(value);
+        if (word === 'done') ended = value ?? null;
+      }
+      if (killAfter !== null && acked.length >= killAfter) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (signal === null && code !== 0) reject(new Error(`worker exited ${code}: ${err}`));
+      else resolve({ acked, ended, signal });
+    });
+  });
+}
+
+for (const level of LEVELS) {
+  test(`PostgreSQL, ${level}: SIGKILLed mid-load, nothing acknowledged is lost, the chain verifies, the budget holds`, {
+    skip,
+  }, async () => {
+    const url = await database();
+    const killed = await load(url, level, 12);
+    assert.equal(killed.signal, 'SIGKILL');
+    assert.equal(killed.ended, null, 'killed mid-load, not after it');
+    const resumed = await load(url, level, null);
+    assert.equal(resumed.ended, 'BUDGET_EXHAUSTED');
+    // The calls the kill cut short are charged at their bound, as the next host to open would.
+    const shared = await openSharedStore(url, {
+      budgetConfig: { schema_version: '1', mode: 'enforce', currency: 'USD', pricing: {}, limits: {}, rate_limits: {} },
+      orphanTimeoutMs: 0,
+    });
+    await shared.reconcile();
+    await shared.close();
+    const ledger = await PgLedger.open(url);
+    try {
+      for (const id of [...killed.acked, ...resumed.acked])
+        assert.equal((await ledger.get(id))?.event_type, 'EXCHANGE', `acknowledged ${id}`);
+      assert.equal((await verifyStore(ledger)).ok, true);
+      const settled = await ledger.query({ event_type: 'BUDGET_SETTLED' });
+      const chainCharged = settled.reduce((sum, e) => sum + Number(e.metadata.charged_tokens ?? 0), 0);
+      const db = await pgQuery(
+        url,
+        "SELECT coalesce(sum(charged_tokens), 0)::int AS charged, count(*) FILTER (WHERE state = 'reserved')::int AS pending FROM cplane_budget_reservations",
+      );
+      const row = db.rows[0] as { charged: number; pending: number };
+      assert.equal(row.pending, 0);
+      assert.equal(row.charged, chainCharged, 'the budget tables charge what the chain records');
+      assert.ok(chainCharged <= SESSION_LIMIT, `charged ${chainCharged} of ${SESSION_LIMIT}`);
+    } finally {
+      await ledger.close();
+    }
+  });
+}
