@@ -331,7 +331,8 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   } catch {
     grouped = null;
   }
-  const committed = grouped === null ? null : await host.commitGrouped(grouped);
+  const committed =
+    grouped === null ? null : await host.commitGrouped(grouped, callCommits(host.config.durability).conclusion);
   if (committed?.[0] !== undefined)
     return { exchangeEntryId: committed[0], cost, warnings: response.warnings, unrecorded: null };
   // The group's transaction failed (or this batch cannot be scrubbed): alone, with retries, degrade and spool.
