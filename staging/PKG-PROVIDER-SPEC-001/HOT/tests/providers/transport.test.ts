@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import { nodeHttpFetch } from '../../providers/wire/transport.js';
+import { nodeHttpFetch } from '../../providers/transport.js';
 
 async function serve(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
   const server = createServer(handler);
