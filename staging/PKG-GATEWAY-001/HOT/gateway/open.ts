@@ -129,6 +129,22 @@ function familyOfSurface(surface: string): Family | null {
 }
 
 /**
+ * For each family, the installed providers that offer one of its surfaces, in the order they are tried: the one
+ * named after the family first, then the others by id. A package that serves nothing (the mock) is never a candidate.
+ */
+export function familyCandidates(installed: readonly InstalledProvider[]): Map<Family, string[]> {
+  const byFamily = new Map<Family, string[]>();
+  for (const family of FAMILIES) {
+    const ids = installed
+      .filter((p) => p.serves.some((surface) => familyOfSurface(surface) === family))
+      .map((p) => p.id)
+      .sort((a, b) => Number(b === family) - Number(a === family) || a.localeCompare(b));
+    if (ids.length > 0) byFamily.set(family, ids);
+  }
+  return byFamily;
+}
+
+/**
  * The gateway's providers, from what is installed: each family is served by an installed package that offers its
  * surfaces (`serves`), the one named after the family first, then the others by id; a package is constructed from
  * its config section and the environment, and one that cannot be (no key configured) leaves the family to the next,
@@ -138,21 +154,16 @@ async function providerRegistry(
   root: string,
   env: NodeJS.ProcessEnv,
 ): Promise<{ providers: Map<Family, WireProvider>; constructed: Provider[]; unavailable: string[] }> {
-  const { providers: installed } = await installedProviders(root);
-  const byFamily = new Map<Family, InstalledProvider[]>();
-  for (const candidate of [...installed].sort((a, b) => a.id.localeCompare(b.id)))
-    for (const family of new Set(candidate.serves.map(familyOfSurface)))
-      if (family !== null) byFamily.set(family, [...(byFamily.get(family) ?? []), candidate]);
+  const byFamily = familyCandidates((await installedProviders(root)).providers);
   const providers = new Map<Family, WireProvider>();
   const constructed = new Map<string, WireProvider & Provider>();
   const unavailable: string[] = [];
   for (const family of FAMILIES) {
-    const candidates = (byFamily.get(family) ?? []).sort((a, b) => Number(b.id === family) - Number(a.id === family));
     const problems: string[] = [];
-    for (const candidate of candidates) {
-      const provider = constructed.get(candidate.id) ?? (await construct(root, candidate.id, env, problems));
+    for (const id of byFamily.get(family) ?? []) {
+      const provider = constructed.get(id) ?? (await construct(root, id, env, problems));
       if (provider === null) continue;
-      constructed.set(candidate.id, provider);
+      constructed.set(id, provider);
       providers.set(family, provider);
       break;
     }
