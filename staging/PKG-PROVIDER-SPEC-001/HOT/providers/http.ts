@@ -56,11 +56,56 @@ interface Opened {
 }
 
 /**
- * The one transport every provider call goes through. `timeoutMs` bounds the wait for the status line; after it,
- * `idleTimeoutMs` bounds each wait for the next chunk, or, for a caller reading the reply whole (`whole`), the
- * first timer keeps running over the body so the deadline covers the whole exchange. `deadlineMs` caps it all.
- * Transport failures become ProviderErrors: a timer → `timeout`, the caller's signal → `cancelled`, anything else →
- * `network`, each `after_success` once a 2xx status arrived (the upstream may have billed the call).
+ * The timers of one call: `timeoutMs` until the status line, then (re-armed per chunk) `idleTimeoutMs`, unless the
+ * caller reads the reply whole, when the first keeps running over the body; `deadlineMs` over it all; the caller's
+ * signal. Any of them aborts the request and its body.
+ */
+class CallTimers {
+  readonly controller = new AbortController();
+  timedOut = false;
+  pastDeadline = false;
+  readonly #timers: Timers;
+  readonly #options: WireCallOptions;
+  #timer: unknown;
+  readonly #deadline: unknown;
+  readonly #onCallerAbort = (): void => this.controller.abort();
+  readonly #onTimeout = (): void => {
+    this.timedOut = true;
+    this.controller.abort();
+  };
+
+  constructor(timers: Timers, options: WireCallOptions) {
+    this.#timers = timers;
+    this.#options = options;
+    this.#timer = timers.setTimeout(this.#onTimeout, options.timeoutMs);
+    this.#deadline =
+      options.deadlineMs === undefined
+        ? undefined
+        : timers.setTimeout(() => {
+            this.pastDeadline = true;
+            this.controller.abort();
+          }, options.deadlineMs);
+    options.signal?.addEventListener('abort', this.#onCallerAbort, { once: true });
+  }
+
+  /** A chunk arrived: the idle timer starts again (a whole-reply read keeps its one deadline). */
+  rearm(): void {
+    if (this.#options.whole === true) return;
+    this.#timers.clearTimeout(this.#timer);
+    this.#timer = this.#timers.setTimeout(this.#onTimeout, this.#options.idleTimeoutMs ?? this.#options.timeoutMs);
+  }
+
+  done(): void {
+    this.#timers.clearTimeout(this.#timer);
+    if (this.#deadline !== undefined) this.#timers.clearTimeout(this.#deadline);
+    this.#options.signal?.removeEventListener('abort', this.#onCallerAbort);
+  }
+}
+
+/**
+ * The one transport every provider call goes through (timers: `CallTimers`). Transport failures become
+ * ProviderErrors: a timer → `timeout`, the caller's signal → `cancelled`, anything else → `network`, each
+ * `after_success` once a 2xx status arrived (the upstream may have billed the call).
  */
 async function exchange(args: ExchangeArgs): Promise<Opened> {
   const { providerId, options } = args;
@@ -71,89 +116,73 @@ async function exchange(args: ExchangeArgs): Promise<Opened> {
       message: `call to provider ${show(providerId)} cancelled before it was sent`,
     });
   }
-  const controller = new AbortController();
-  let timedOut = false;
-  const onTimeout = (): void => {
-    timedOut = true;
-    controller.abort();
-  };
-  let timer: unknown = args.timers.setTimeout(onTimeout, options.timeoutMs);
-  let pastDeadline = false;
-  const deadline =
-    options.deadlineMs === undefined
-      ? undefined
-      : args.timers.setTimeout(() => {
-          pastDeadline = true;
-          controller.abort();
-        }, options.deadlineMs);
-  const onCallerAbort = (): void => controller.abort();
-  options.signal?.addEventListener('abort', onCallerAbort, { once: true });
-  const done = (): void => {
-    args.timers.clearTimeout(timer);
-    if (deadline !== undefined) args.timers.clearTimeout(deadline);
-    options.signal?.removeEventListener('abort', onCallerAbort);
-  };
+  const timers = new CallTimers(args.timers, options);
   const started = args.clock.now();
   let reply: WireHttpReply;
   try {
     reply = await args.fetch(args.url, {
       method: args.method,
       headers: args.headers,
-      signal: controller.signal,
+      signal: timers.controller.signal,
       redirect: 'error',
       ...(args.method === 'POST' ? { body: JSON.stringify(args.body) } : {}),
       ...(options.whole === true ? { decode: true } : {}),
     });
   } catch (error) {
-    done();
-    if (pastDeadline) throw deadlineError(providerId, options.deadlineMs as number, null);
-    throw transportError(args, error, timedOut, null);
+    timers.done();
+    if (timers.pastDeadline) throw deadlineError(providerId, options.deadlineMs as number, null);
+    throw transportError(args, error, timers.timedOut, null);
   }
-  const status = reply.status;
-  if (options.whole === true && status >= 300 && status <= 399) {
+  if (options.whole === true && reply.status >= 300 && reply.status <= 399) {
     // What fetch's `redirect: 'error'` does: a whole-reply caller never sees a redirect as an answer.
-    controller.abort();
-    done();
-    throw transportError(args, new Error(`redirect (HTTP ${status}) refused`), false, null);
+    timers.controller.abort();
+    timers.done();
+    throw transportError(args, new Error(`redirect (HTTP ${reply.status}) refused`), false, null);
   }
-  const succeeded = status >= 200 && status <= 299;
-  const idleMs = options.idleTimeoutMs ?? options.timeoutMs;
-  const maxBytes = args.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  const rearm = (): void => {
-    if (options.whole === true) return;
-    args.timers.clearTimeout(timer);
-    timer = args.timers.setTimeout(onTimeout, idleMs);
+  return {
+    reply,
+    status: reply.status,
+    started,
+    body: boundedBody(args, reply, timers),
+    done: () => timers.done(),
+    cancel: () => timers.controller.abort(),
   };
-  const errorOptions = options.whole === true ? options : { ...options, timeoutMs: idleMs };
-  async function* body(): AsyncGenerator<Uint8Array> {
-    let size = 0;
-    try {
-      rearm();
-      if (reply.body === null) return;
-      for await (const chunk of reply.body) {
-        size += chunk.byteLength;
-        // Leaving the loop early cancels the stream, which closes the connection.
-        if (size > maxBytes) {
-          throw new ProviderError({
-            kind: 'malformed_response',
-            providerId,
-            status,
-            afterSuccess: succeeded,
-            message: `provider ${show(providerId)} answered HTTP ${status} with a body over ${maxBytes} bytes`,
-          });
-        }
-        rearm();
-        yield chunk;
+}
+
+/** The reply's body through the size cap and the timers; a failure reading it is a ProviderError. */
+async function* boundedBody(args: ExchangeArgs, reply: WireHttpReply, timers: CallTimers): AsyncGenerator<Uint8Array> {
+  const { providerId, options } = args;
+  const status = reply.status;
+  const succeeded = status >= 200 && status <= 299;
+  const maxBytes = args.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  let size = 0;
+  try {
+    timers.rearm();
+    if (reply.body === null) return;
+    for await (const chunk of reply.body) {
+      size += chunk.byteLength;
+      // Leaving the loop early cancels the stream, which closes the connection.
+      if (size > maxBytes) {
+        throw new ProviderError({
+          kind: 'malformed_response',
+          providerId,
+          status,
+          afterSuccess: succeeded,
+          message: `provider ${show(providerId)} answered HTTP ${status} with a body over ${maxBytes} bytes`,
+        });
       }
-    } catch (error) {
-      if (error instanceof ProviderError) throw error;
-      if (pastDeadline) throw deadlineError(providerId, options.deadlineMs as number, status);
-      throw transportError({ ...args, options: errorOptions }, error, timedOut, succeeded ? status : null);
-    } finally {
-      done();
+      timers.rearm();
+      yield chunk;
     }
+  } catch (error) {
+    if (error instanceof ProviderError) throw error;
+    if (timers.pastDeadline) throw deadlineError(providerId, options.deadlineMs as number, status);
+    const named =
+      options.whole === true ? options : { ...options, timeoutMs: options.idleTimeoutMs ?? options.timeoutMs };
+    throw transportError({ ...args, options: named }, error, timers.timedOut, succeeded ? status : null);
+  } finally {
+    timers.done();
   }
-  return { reply, status, started, body: body(), done, cancel: () => controller.abort() };
 }
 
 /**
