@@ -125,7 +125,7 @@ const FAMILIES: readonly Family[] = ['anthropic', 'openai'];
 /** The API family a surface belongs to (`anthropic.messages` → anthropic), or null for one this gateway has none. */
 function familyOfSurface(surface: string): Family | null {
   const prefix = surface.slice(0, surface.indexOf('.'));
-  return (FAMILIES as readonly string[]).includes(prefix) ? (prefix as Family) : null;
+  return FAMILIES.find((family) => family === prefix) ?? null;
 }
 
 /**
