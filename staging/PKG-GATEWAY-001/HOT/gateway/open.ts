@@ -5,7 +5,14 @@ import { ledgerPathForRoot } from '#kernel/ledger/index.js';
 import { budgetDbPathForRoot } from '#budgeter/config.js';
 import type { Provider } from '#providers/spec.js';
 import { isWireProvider, type WireProvider } from '#providers/wire/spec.js';
-import { loadInstalledProvider, openRouter, reconcileProblem, type OpenedRouter } from '#router/open.js';
+import {
+  installedProviders,
+  loadInstalledProvider,
+  openRouter,
+  reconcileProblem,
+  type InstalledProvider,
+  type OpenedRouter,
+} from '#router/open.js';
 import { warning, warningText } from '#kernel/catalogue/define.js';
 import { routerCheckpointer, storeCheckpointer } from '#router/checkpoints.js';
 import { RefusalSampler } from '#router/refusal-sampler.js';
@@ -50,21 +57,10 @@ export async function openGateway(
   /** Problems met while serving that concern no one request (a failed reconciliation pass). */
   warn: (w: Warning) => void = () => {},
 ): Promise<OpenedGateway> {
-  const providers = new Map<Family, WireProvider>();
-  const unavailable: string[] = [];
-  for (const family of ['anthropic', 'openai'] as const) {
-    try {
-      const provider = await loadInstalledProvider(root, family, env);
-      if (isWireProvider(provider)) providers.set(family, provider);
-      else unavailable.push(`${family}: the installed provider has no wire call`);
-    } catch (error) {
-      if (!isCpError(error)) throw error;
-      unavailable.push(`${family}: ${error.code}: ${error.message}`);
-    }
-  }
+  const { providers, constructed, unavailable } = await providerRegistry(root, env);
   const opened = await openRouter(root, {
     provider: 'mock',
-    providers: [...providers.values()] as unknown as Provider[],
+    providers: constructed,
     env,
     refusalSampler: new RefusalSampler({ perSecond: settings.unauthenticated_refusals_per_second }),
     store: settings.store ?? null,
@@ -125,6 +121,79 @@ export async function openGateway(
     return [...problems, ...(await opened.close())];
   };
   return { gateway, opened, unavailable, close };
+}
+
+const FAMILIES: readonly Family[] = ['anthropic', 'openai'];
+
+/** The API family a surface belongs to (`anthropic.messages` → anthropic), or null for one this gateway has none. */
+function familyOfSurface(surface: string): Family | null {
+  const prefix = surface.slice(0, surface.indexOf('.'));
+  return FAMILIES.find((family) => family === prefix) ?? null;
+}
+
+/**
+ * For each family, the installed providers that offer one of its surfaces, in the order they are tried: the one
+ * named after the family first, then the others by id. A package that serves nothing (the mock) is never a candidate.
+ */
+export function familyCandidates(installed: readonly InstalledProvider[]): Map<Family, string[]> {
+  const byFamily = new Map<Family, string[]>();
+  for (const family of FAMILIES) {
+    const ids = installed
+      .filter((p) => p.serves.some((surface) => familyOfSurface(surface) === family))
+      .map((p) => p.id)
+      .sort((a, b) => Number(b === family) - Number(a === family) || a.localeCompare(b));
+    if (ids.length > 0) byFamily.set(family, ids);
+  }
+  return byFamily;
+}
+
+/**
+ * The gateway's providers, from what is installed: each family is served by an installed package that offers its
+ * surfaces (`serves`), the one named after the family first, then the others by id; a package is constructed from
+ * its config section and the environment, and one that cannot be (no key configured) leaves the family to the next,
+ * or unavailable, saying why.
+ */
+async function providerRegistry(
+  root: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ providers: Map<Family, WireProvider>; constructed: Provider[]; unavailable: string[] }> {
+  const byFamily = familyCandidates((await installedProviders(root)).providers);
+  const providers = new Map<Family, WireProvider>();
+  const constructed = new Map<string, WireProvider & Provider>();
+  const unavailable: string[] = [];
+  for (const family of FAMILIES) {
+    const problems: string[] = [];
+    for (const id of byFamily.get(family) ?? []) {
+      const provider = constructed.get(id) ?? (await construct(root, id, env, problems));
+      if (provider === null) continue;
+      constructed.set(id, provider);
+      providers.set(family, provider);
+      break;
+    }
+    if (!providers.has(family))
+      unavailable.push(
+        problems.length > 0 ? `${family}: ${problems.join('; ')}` : `${family}: no installed provider serves it`,
+      );
+  }
+  return { providers, constructed: [...constructed.values()], unavailable };
+}
+
+/** One installed provider with its wire call, or null with the reason added to `problems`. */
+async function construct(
+  root: string,
+  id: string,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): Promise<(WireProvider & Provider) | null> {
+  try {
+    const provider = await loadInstalledProvider(root, id, env);
+    if (isWireProvider(provider)) return provider;
+    problems.push(`${id}: the installed provider has no wire call`);
+  } catch (error) {
+    if (!isCpError(error)) throw error;
+    problems.push(`${error.code}: ${error.message}`);
+  }
+  return null;
 }
 
 /**

@@ -44,7 +44,7 @@ export function failureFromReply(
 /** A 2xx reply whose body is not the expected wire format: the provider may have billed it (`after_success`). */
 export function malformed(
   providerId: string,
-  reply: HttpReply,
+  reply: Pick<HttpReply, 'status' | 'text'>,
   problem: string,
   requestId: string | null,
   secrets: readonly string[],
@@ -76,7 +76,7 @@ export interface ParsedReply {
  */
 export function successResult(
   providerId: string,
-  reply: HttpReply,
+  reply: Pick<HttpReply, 'latencyMs'>,
   parsed: ParsedReply,
   requestedModel: unknown,
   requestId: string | null,

@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import type { ReplyHeaders } from './wire/transport.js';
+import type { ReplyHeaders } from './transport.js';
 
 /**
  * Milliseconds the provider asked us to wait, from `retry-after-ms` (OpenAI-style) or `retry-after`

@@ -1,6 +1,9 @@
+import type { WireSurface } from './wire/spec.js';
+
 /**
- * The one provider interface. A provider makes exactly ONE attempt per `send`: the router owns the
- * single retry loop, so providers never retry and never sleep on `retry-after` themselves.
+ * The neutral whole-reply side of the provider contract (`contract.ts`'s `ModelProvider`, whose `send` is derived
+ * from its wire call). A provider makes exactly ONE attempt per `send`: the router owns the single retry loop, so
+ * providers never retry and never sleep on `retry-after` themselves.
  *
  * Shapes that end up in ledger records (ProviderResult, Usage) keep snake_case field names; their JSON
  * Schemas are `HOT/schemas/provider-result.schema.json` and `provider-request.schema.json`.
@@ -74,6 +77,7 @@ export interface ProviderResult {
   latency_ms: number;
 }
 
+/** What the router calls: the whole-reply view of a `ModelProvider` (a test double may implement just this). */
 export interface Provider {
   readonly id: string;
   send(request: ProviderRequest, options: SendOptions): Promise<ProviderResult>;
@@ -102,5 +106,10 @@ export interface ProviderFactoryOptions {
  * discovers it at open like commands and gates, so a provider is installed, not wired in.
  */
 export interface ProviderPackage {
+  /**
+   * The surfaces the package offers the gateway (its families are their prefixes); absent or empty: none, as for
+   * the mock, which answers them in-process for tests but is never picked to serve clients.
+   */
+  readonly serves?: readonly WireSurface[];
   create(options: ProviderFactoryOptions): Provider;
 }

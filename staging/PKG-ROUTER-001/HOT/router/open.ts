@@ -7,8 +7,9 @@ import { assertRootShape } from '#kernel/root/shape.js';
 import { Ledger, ledgerPathForRoot, type Synchronous } from '#kernel/ledger/index.js';
 import { Budgeter, loadBudgetConfigForRoot } from '#budgeter/index.js';
 import { reconcileStaleReservations } from '#budgeter/reconcile.js';
-import { contributionFolders, importContribution } from '#kernel/loader/discover.js';
+import { contributionFolders, importContribution, type Contribution } from '#kernel/loader/discover.js';
 import type { Provider, ProviderPackage } from '#providers/spec.js';
+import type { WireSurface } from '#providers/wire/spec.js';
 import type { AuthKeys } from './auth.js';
 import type { BreakerSnapshot } from './breaker.js';
 import { routerCheckpointer, storeCheckpointer } from './checkpoints.js';
@@ -219,6 +220,51 @@ export async function loadInstalledProvider(root: string, id: string, env: NodeJ
   return (await loadProvider(rootPaths(root).providers, { provider: id, env }, settings?.config)).provider;
 }
 
+/** A provider package installed in a root, and the surfaces it offers the gateway (`ProviderPackage.serves`). */
+export interface InstalledProvider {
+  id: string;
+  serves: readonly WireSurface[];
+}
+
+/**
+ * Every provider package installed in a root (discovered like commands and gates; none constructed, so no key is
+ * read): the gateway builds its registry from them. One the module loader refuses, or that exports no package, is
+ * left out with a warning.
+ */
+export async function installedProviders(
+  root: string,
+): Promise<{ providers: InstalledProvider[]; warnings: Warning[] }> {
+  const found = contributionFolders(rootPaths(root).providers, 'provider.js');
+  const providers: InstalledProvider[] = [];
+  const warnings = skipped(found);
+  for (const folder of found) {
+    if (folder.refusal !== undefined) continue;
+    const contributed = await providerPackage(folder);
+    if (contributed === undefined)
+      warnings.push(
+        warning('PROVIDER_SKIPPED', `HOT/providers/${folder.name}/provider.js exports no provider package`),
+      );
+    else providers.push({ id: folder.name, serves: contributed.serves ?? [] });
+  }
+  return { providers, warnings };
+}
+
+function skipped(found: readonly Contribution[]): Warning[] {
+  return found.flatMap((p) =>
+    p.refusal === undefined
+      ? []
+      : [warning('PROVIDER_SKIPPED', `${p.refusal.code}: ${p.refusal.message} (provider ${p.name} skipped)`)],
+  );
+}
+
+/** A folder's default export when it has the shape of a provider package (a `create`, and `serves` a list if any). */
+async function providerPackage(folder: Contribution): Promise<ProviderPackage | undefined> {
+  const contributed = (await importContribution(folder)).default as Partial<ProviderPackage> | undefined;
+  if (typeof contributed?.create !== 'function') return undefined;
+  if (contributed.serves !== undefined && !Array.isArray(contributed.serves)) return undefined;
+  return contributed as ProviderPackage;
+}
+
 /**
  * The provider asked for, from the provider packages installed in the root (`HOT/providers/<id>/provider.js`,
  * discovered like commands and gates): only that one is imported. One the module loader refused is skipped
@@ -230,11 +276,7 @@ async function loadProvider(
   config?: unknown,
 ): Promise<{ provider: Provider; warnings: Warning[] }> {
   const found = contributionFolders(providersDir, 'provider.js');
-  const warnings = found.flatMap((p) =>
-    p.refusal === undefined
-      ? []
-      : [warning('PROVIDER_SKIPPED', `${p.refusal.code}: ${p.refusal.message} (provider ${p.name} skipped)`)],
-  );
+  const warnings = skipped(found);
   const installed = found.filter((p) => p.refusal === undefined).map((p) => p.name);
   const asked = found.find((p) => p.name === options.provider);
   if (asked === undefined) {
@@ -247,16 +289,13 @@ async function loadProvider(
       },
     );
   }
-  const contributed = (await importContribution(asked)).default as Partial<ProviderPackage> | undefined;
-  const provider =
-    typeof contributed?.create === 'function'
-      ? contributed.create({
-          id: asked.name,
-          env: options.env ?? process.env,
-          ...(config === undefined ? {} : { config }),
-          ...(options.mockResponse === undefined ? {} : { mockResponse: options.mockResponse }),
-        })
-      : undefined;
+  const contributed = await providerPackage(asked);
+  const provider = contributed?.create({
+    id: asked.name,
+    env: options.env ?? process.env,
+    ...(config === undefined ? {} : { config }),
+    ...(options.mockResponse === undefined ? {} : { mockResponse: options.mockResponse }),
+  });
   if (provider?.id !== asked.name) {
     throw new CpError(
       'ERR_ROUTER_PROVIDER_UNAVAILABLE',

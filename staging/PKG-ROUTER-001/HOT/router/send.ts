@@ -1,3 +1,4 @@
+import { sendOnce } from '#providers/contract.js';
 import { isProviderError } from '#providers/errors.js';
 import type { Provider, ProviderRequest, ProviderResult } from '#providers/spec.js';
 import type { RouterConfig } from './config.js';
@@ -75,7 +76,10 @@ export function classify(error: unknown): SendFailure {
 
 /** The one retry loop: providers make one attempt per send; every attempt is recorded. */
 export function sendWithRetries(options: SendOptions): Promise<SendResult> {
-  return retryLoop(() => options.provider.send(options.request, { timeoutMs: options.config.timeout_ms }), options);
+  return retryLoop(
+    () => sendOnce(options.provider, options.request, { timeoutMs: options.config.timeout_ms }),
+    options,
+  );
 }
 
 /**

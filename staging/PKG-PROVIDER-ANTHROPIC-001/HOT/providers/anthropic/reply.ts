@@ -1,6 +1,8 @@
-import { asObject, getCount, getObject, getString, parseJson, type JsonObject } from '#providers/json.js';
-import { stopReasonNormaliser, type FailureFacts, type ParsedReply } from '#providers/reply.js';
-import type { Usage } from '#providers/spec.js';
+import { asObject, getObject, getString, parseJson } from '#providers/json.js';
+import type { FailureFacts, ParsedReply } from '#providers/reply.js';
+import { normaliseStopReason, parseUsage } from '#providers/surfaces/anthropic.js';
+
+export { normaliseStopReason, parseUsage };
 
 export type ParsedMessage = ParsedReply;
 
@@ -28,31 +30,6 @@ export function parseMessage(text: string): ParsedMessage | string {
     usage: parseUsage(getObject(body, 'usage')),
   };
 }
-
-/**
- * Anthropic's `input_tokens` excludes the cache buckets; the normalised `input_tokens` is their sum
- * (all prompt tokens), and unknown if any part is unknown.
- */
-export function parseUsage(usage: JsonObject | null): Usage {
-  const uncached = getCount(usage, 'input_tokens');
-  const write = getCount(usage, 'cache_creation_input_tokens');
-  const read = getCount(usage, 'cache_read_input_tokens');
-  return {
-    input_tokens: uncached === null || write === null || read === null ? null : uncached + write + read,
-    output_tokens: getCount(usage, 'output_tokens'),
-    cache_read_tokens: read,
-    cache_write_tokens: write,
-    raw: usage,
-  };
-}
-
-export const normaliseStopReason = stopReasonNormaliser({
-  end_turn: 'stop',
-  stop_sequence: 'stop',
-  max_tokens: 'length',
-  tool_use: 'tool_use',
-  refusal: 'content_filter',
-});
 
 /**
  * Error facts from an error body `{"type":"error","error":{"type","message","details"?},"request_id"}`.

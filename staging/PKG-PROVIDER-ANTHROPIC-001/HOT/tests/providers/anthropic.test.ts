@@ -8,6 +8,8 @@ import { fixedClock } from '#tests/providers/fixtures/clock.js';
 import { httpHarness, retryAfterHeader } from '#tests/providers/fixtures/http-harness.js';
 import { ScriptedServer, type ScriptedReply } from '#tests/providers/fixtures/server.js';
 import { anthropicWire } from '#tests/providers/fixtures/wire.js';
+import { surfaceReply } from '#tests/providers/fixtures/streams.js';
+import { wireContract } from '#tests/providers/wire-contract.js';
 
 const KEY = 'sk-ant-api03-TEST-KEY-must-never-leak-0123456789';
 
@@ -348,4 +350,25 @@ test('anthropic: missing key, bad base URL or unknown config fields are ERR_PROV
       },
     );
   }
+});
+
+wireContract({
+  name: 'AnthropicProvider (Messages API on 127.0.0.1)',
+  secret: KEY,
+  neutralSurface: 'anthropic.messages',
+  async open(clock) {
+    const server = await ScriptedServer.start();
+    return {
+      provider: new AnthropicProvider({ config: { base_url: server.url, api_key: KEY }, env: {}, clock }),
+      answer: (surface, answer, stream) => server.push(surfaceReply(surface, answer, stream, 'request-id')),
+      rateLimited: (requestId, seconds) =>
+        server.push({
+          status: 429,
+          headers: { 'request-id': requestId, 'retry-after': String(seconds) },
+          body: anthropicWire.error('rate_limit_error', 'Number of request tokens has exceeded your rate limit'),
+        }),
+      received: () => server.received.length,
+      close: () => server.close(),
+    };
+  },
 });

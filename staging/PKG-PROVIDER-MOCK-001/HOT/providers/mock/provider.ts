@@ -1,10 +1,10 @@
 import { show } from '#kernel/errors.js';
 import { systemClock, systemTimers, type Clock, type Timers } from '#providers/clock.js';
+import type { ModelProvider } from '#providers/contract.js';
 import { ProviderError, type ProviderErrorKind } from '#providers/errors.js';
 import { parseProviderRequest, requireModelMessagesMax, systemBlocks } from '#providers/request.js';
 import {
   isRenderedRequest,
-  type Provider,
   type ProviderRequest,
   type ProviderResult,
   type SendOptions,
@@ -12,7 +12,11 @@ import {
   type Usage,
   type ProviderPackage,
 } from '#providers/spec.js';
+import { anthropicReader } from '#providers/surfaces/anthropic.js';
+import { openAiReader } from '#providers/surfaces/openai.js';
+import type { WireCallOptions, WireReader, WireRequest, WireResponse, WireSurface } from '#providers/wire/spec.js';
 import { waitWithDeadline } from './wait.js';
+import { MOCK_SURFACES, mockWireBody, type MockReply } from './wire.js';
 
 export type MockUsage = Omit<Usage, 'raw'>;
 
@@ -79,9 +83,15 @@ const USUAL_STATUS: Record<ProviderErrorKind, number | null> = {
   cancelled: null,
 };
 
-/** A deterministic provider: scripted answers and failures in order, then the default answer; records every call. */
-export class MockProvider implements Provider {
+/**
+ * A deterministic provider: scripted answers and failures in order, then the default answer; records every call.
+ * It meets the whole contract in-process: `send` answers a neutral request directly (the router's bench runs on it),
+ * and the wire call answers the Anthropic and OpenAI generation surfaces in their real formats, whole or streamed,
+ * with usage, read by the same readers as an upstream's reply.
+ */
+export class MockProvider implements ModelProvider {
   readonly id: string;
+  readonly surfaces = MOCK_SURFACES;
   readonly calls: MockCall[] = [];
   readonly #script: MockStep[];
   readonly #options: MockProviderOptions;
@@ -112,7 +122,55 @@ export class MockProvider implements Provider {
       requireModelMessagesMax(body, ['max_tokens', 'max_completion_tokens']),
     );
     const started = this.#clock.now();
-    this.calls.push({ request: checked, timeout_ms: options.timeoutMs, at: started });
+    const step = await this.#take(checked, options);
+    const reply = this.#reply(step, requestedModel(checked), sentBytes(checked));
+    return {
+      provider_id: this.id,
+      model: reply.model,
+      content: reply.text,
+      stop_reason: reply.stop,
+      raw_stop_reason: reply.stop,
+      usage: { ...reply.usage, raw: { ...reply.usage } },
+      request_id: this.#requestId(step),
+      latency_ms: Math.max(0, this.#clock.now() - started),
+    };
+  }
+
+  /** One wire call: the scripted step's failure before any byte, or its answer in the surface's own format. */
+  async call(request: WireRequest, options: WireCallOptions): Promise<WireResponse> {
+    if (!this.surfaces.includes(request.surface))
+      throw new Error(`surface ${JSON.stringify(request.surface)} is not served by provider ${this.id}`);
+    const body = request.body ?? {};
+    const step = await this.#take({ body }, options);
+    const reply = this.#reply(step, body.model, Buffer.byteLength(JSON.stringify(body)));
+    const stream = body.stream === true;
+    const includeUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+    const frames = mockWireBody(request.surface, reply, stream, includeUsage);
+    let cancelled = false;
+    async function* chunks(): AsyncGenerator<Uint8Array> {
+      for (const frame of frames) {
+        if (cancelled) return;
+        yield Buffer.from(frame, 'utf8');
+      }
+    }
+    return {
+      status: 200,
+      contentType: stream ? 'text/event-stream' : 'application/json',
+      requestId: this.#requestId(step),
+      body: chunks(),
+      cancel: () => {
+        cancelled = true;
+      },
+    };
+  }
+
+  reader(surface: WireSurface): WireReader {
+    return surface.startsWith('anthropic.') ? anthropicReader(surface) : openAiReader(surface);
+  }
+
+  /** Records the call, takes the next step and waits its delay: a timeout or the caller's abort ends it first. */
+  async #take(request: ProviderRequest, options: SendOptions): Promise<MockAnswer> {
+    this.calls.push({ request, timeout_ms: options.timeoutMs, at: this.#clock.now() });
     this.#sequence += 1;
     const step: MockStep = this.#script.shift() ?? {};
     const waited = await waitWithDeadline(
@@ -134,7 +192,11 @@ export class MockProvider implements Provider {
         message: `call to provider ${show(this.id)} cancelled by the caller`,
       });
     if ('error' in step) throw this.#failure(step);
-    return this.#answer(step, checked, Math.max(0, this.#clock.now() - started));
+    return step;
+  }
+
+  #requestId(step: MockAnswer): string | null {
+    return step.request_id === undefined ? `mock-req-${this.#sequence}` : step.request_id;
   }
 
   #failure(step: MockFailure): ProviderError {
@@ -154,26 +216,21 @@ export class MockProvider implements Provider {
     });
   }
 
-  #answer(step: MockAnswer, request: ProviderRequest, latencyMs: number): ProviderResult {
+  #reply(step: MockAnswer, requested: unknown, bytes: number): MockReply {
     // Like a real tokenizer, never more prompt tokens than the bytes sent: the router takes a count past the
     // request's bound for a lie and charges the reservation instead.
-    const honest = { ...DEFAULT_USAGE, input_tokens: Math.min(DEFAULT_USAGE.input_tokens ?? 0, sentBytes(request)) };
-    const usage: MockUsage = { ...honest, ...this.#options.defaultUsage, ...step.usage };
-    const requestedModel = isRenderedRequest(request) ? request.body.model : request.model;
-    const model =
-      step.model ?? this.#options.model ?? (typeof requestedModel === 'string' ? requestedModel : 'mock-model-1');
-    const stop = step.stop_reason ?? 'stop';
+    const honest = { ...DEFAULT_USAGE, input_tokens: Math.min(DEFAULT_USAGE.input_tokens ?? 0, bytes) };
     return {
-      provider_id: this.id,
-      model,
-      content: step.text ?? this.#options.defaultResponse ?? 'Mock response',
-      stop_reason: stop,
-      raw_stop_reason: stop,
-      usage: { ...usage, raw: { ...usage } },
-      request_id: step.request_id === undefined ? `mock-req-${this.#sequence}` : step.request_id,
-      latency_ms: latencyMs,
+      text: step.text ?? this.#options.defaultResponse ?? 'Mock response',
+      model: step.model ?? this.#options.model ?? (typeof requested === 'string' ? requested : 'mock-model-1'),
+      stop: step.stop_reason ?? 'stop',
+      usage: { ...honest, ...this.#options.defaultUsage, ...step.usage },
     };
   }
+}
+
+function requestedModel(request: ProviderRequest): unknown {
+  return isRenderedRequest(request) ? request.body.model : request.model;
 }
 
 /** The UTF-8 bytes of the text a request carries: its rendered body, or its prompt and system blocks. */
@@ -186,6 +243,7 @@ function sentBytes(request: ProviderRequest): number {
 }
 
 /** This package's contribution to the router, found at open as `HOT/providers/<id>/provider.js`. */
+// No `serves`: the mock answers the surfaces for tests, and is never picked to serve a gateway's clients.
 const providerPackage: ProviderPackage = {
   create: (options) => new MockProvider({ id: options.id, defaultResponse: options.mockResponse ?? 'Mock response' }),
 };

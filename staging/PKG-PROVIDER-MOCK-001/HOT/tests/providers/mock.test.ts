@@ -4,6 +4,7 @@ import { isProviderError, isRetryableKind, PROVIDER_ERROR_KINDS } from '#provide
 import { MockProvider } from '../../providers/mock/provider.js';
 import { providerContract, type Scenario } from '#tests/providers/contract.js';
 import { FakeClock } from '#tests/providers/fixtures/clock.js';
+import { wireContract } from '#tests/providers/wire-contract.js';
 
 providerContract({
   name: 'MockProvider',
@@ -138,4 +139,26 @@ test('mock: a rendered body is accepted and its model reported', async () => {
     .catch((e: unknown) => e);
   assert.ok(isProviderError(bad) && bad.kind === 'invalid_request');
   assert.equal(mock.calls.length, 1);
+});
+
+wireContract({
+  name: 'MockProvider (in-process Anthropic and OpenAI surfaces)',
+  secret: null,
+  neutralSurface: 'anthropic.messages',
+  async open(clock) {
+    const mock = new MockProvider({ clock });
+    return {
+      provider: mock,
+      answer: (_surface, a) => {
+        mock.enqueue({ text: a.text, model: a.model, stop_reason: a.stop, usage: a.usage, request_id: a.request_id });
+      },
+      rateLimited: (requestId, seconds) => {
+        mock.enqueue({
+          error: { kind: 'rate_limited', status: 429, retry_after_ms: seconds * 1000, request_id: requestId },
+        });
+      },
+      received: () => mock.calls.length,
+      close: async () => {},
+    };
+  },
 });

@@ -20,8 +20,3 @@ export function checkChatBody(body: JsonObject): string | null {
   if (body.stream === true) return 'body.stream must not be true (streaming is not supported by this provider)';
   return requireModelMessagesMax(body, ['max_tokens', 'max_completion_tokens']);
 }
-
-/** `{base}/v1/chat/completions`, whether or not the configured base already ends in /v1. */
-export function chatCompletionsUrl(baseUrl: string): string {
-  return /\/v1$/.test(baseUrl) ? `${baseUrl}/chat/completions` : `${baseUrl}/v1/chat/completions`;
-}

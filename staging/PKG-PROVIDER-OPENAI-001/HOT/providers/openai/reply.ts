@@ -1,6 +1,8 @@
-import { asObject, getCount, getObject, getString, parseJson, type JsonObject } from '#providers/json.js';
-import { stopReasonNormaliser, type FailureFacts, type ParsedReply } from '#providers/reply.js';
-import type { Usage } from '#providers/spec.js';
+import { asObject, getObject, getString, parseJson } from '#providers/json.js';
+import type { FailureFacts, ParsedReply } from '#providers/reply.js';
+import { normaliseStopReason, parseUsage } from '#providers/surfaces/openai.js';
+
+export { normaliseStopReason, parseUsage };
 
 export type ParsedCompletion = ParsedReply;
 
@@ -24,31 +26,6 @@ export function parseCompletion(text: string): ParsedCompletion | string {
     usage: parseUsage(getObject(body, 'usage')),
   };
 }
-
-/**
- * `prompt_tokens` already includes cached tokens; `prompt_tokens_details.cached_tokens` is the cache
- * read (unknown when a server omits the details). Chat Completions has no cache-write bucket: every
- * prompt token not read from cache is billed as plain input. So when the prompt count is reported,
- * cache writes are a known 0; with no prompt count, they are unknown like everything else.
- */
-export function parseUsage(usage: JsonObject | null): Usage {
-  const input = getCount(usage, 'prompt_tokens');
-  return {
-    input_tokens: input,
-    output_tokens: getCount(usage, 'completion_tokens'),
-    cache_read_tokens: getCount(getObject(usage, 'prompt_tokens_details'), 'cached_tokens'),
-    cache_write_tokens: input === null ? null : 0,
-    raw: usage,
-  };
-}
-
-export const normaliseStopReason = stopReasonNormaliser({
-  stop: 'stop',
-  length: 'length',
-  tool_calls: 'tool_use',
-  function_call: 'tool_use',
-  content_filter: 'content_filter',
-});
 
 /**
  * Error facts from `{"error":{"message","type","param","code"}}` (servers that send `{"error":"text"}`

@@ -9,6 +9,8 @@ import { fixedClock } from '#tests/providers/fixtures/clock.js';
 import { httpHarness, retryAfterHeader } from '#tests/providers/fixtures/http-harness.js';
 import { ScriptedServer, type ScriptedReply } from '#tests/providers/fixtures/server.js';
 import { openaiWire } from '#tests/providers/fixtures/wire.js';
+import { surfaceReply } from '#tests/providers/fixtures/streams.js';
+import { wireContract } from '#tests/providers/wire-contract.js';
 
 const KEY = 'sk-proj-TEST-KEY-must-never-leak-abcdef0123456789';
 
@@ -257,4 +259,25 @@ test('openai: base URL and key come from config, else OPENAI_BASE_URL / OPENAI_A
     () => new OpenAiProvider({ config: { base_url: 'localhost:8080' }, env: {} }),
     (e: unknown) => isCpError(e) && e.code === 'ERR_PROVIDER_CONFIG' && /OPENAI_BASE_URL/.test(e.hint),
   );
+});
+
+wireContract({
+  name: 'OpenAiProvider (Chat Completions and Responses on 127.0.0.1)',
+  secret: KEY,
+  neutralSurface: 'openai.chat',
+  async open(clock) {
+    const server = await ScriptedServer.start();
+    return {
+      provider: new OpenAiProvider({ config: { base_url: server.url, api_key: KEY }, env: {}, clock }),
+      answer: (surface, answer, stream) => server.push(surfaceReply(surface, answer, stream, 'x-request-id')),
+      rateLimited: (requestId, seconds) =>
+        server.push({
+          status: 429,
+          headers: { 'x-request-id': requestId, 'retry-after': String(seconds) },
+          body: openaiWire.error('Rate limit reached for requests', 'requests', 'rate_limit_exceeded'),
+        }),
+      received: () => server.received.length,
+      close: () => server.close(),
+    };
+  },
 });

@@ -1,9 +1,10 @@
 import type { SendOptions, StopReason, Usage } from '../spec.js';
 
 /**
- * The pass-through wire call: a client's request body forwarded in the surface's own JSON, the reply's
- * bytes handed back as they arrive. The gateway (PKG-GATEWAY-001) speaks it; every HTTP provider implements
- * it next to `send`. Like `send`, one attempt per call: the router's one retry loop decides on retries.
+ * The wire call, the primitive of every provider (`contract.ts`): a request body in the surface's own JSON, the
+ * reply's bytes handed back as they arrive, and a reader per surface that assembles what the reply said (whole or
+ * streamed, with typed usage). The gateway (PKG-GATEWAY-001) forwards client bodies through it; the neutral `send`
+ * is derived from it. One attempt per call: the router's one retry loop decides on retries.
  */
 export const WIRE_SURFACES = [
   'anthropic.messages',
@@ -39,6 +40,11 @@ export interface WireCallOptions extends SendOptions {
    * the idle timeout, forever, would otherwise hold the call, its reservation and its connection without end.
    */
   deadlineMs?: number;
+  /**
+   * The caller reads the reply whole (a neutral send): `timeoutMs` then covers the body too, a redirect is a
+   * network failure as with fetch, and a content-encoding the upstream applied is undone.
+   */
+  whole?: boolean;
 }
 
 /**

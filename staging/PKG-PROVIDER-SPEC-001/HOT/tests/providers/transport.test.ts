@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import { nodeHttpFetch } from '../../providers/wire/transport.js';
+import { gzipSync } from 'node:zlib';
+import { nodeHttpFetch } from '../../providers/transport.js';
 
 async function serve(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
   const server = createServer(handler);
@@ -148,4 +149,23 @@ test('a kept-alive connection the server drops just as it is reused: the request
   assert.equal(await text(b.body), '{}');
   assert.equal(connections, 2, 'the second request was sent again on a new connection');
   assert.equal(requests, 2);
+});
+
+test('a whole-reply read undoes the encoding the upstream applied; the pass-through read hands the bytes on as they came', async (t) => {
+  const json = JSON.stringify({ content: 'é '.repeat(200) });
+  const { server, url } = await serve((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(json));
+    });
+  });
+  t.after(() => server.close());
+  const fetch = nodeHttpFetch();
+  const decoded = await fetch(`${url}/v1/messages`, { ...init(), decode: true });
+  assert.equal(await text(decoded.body), json);
+  const raw = await fetch(`${url}/v1/messages`, init());
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of raw.body ?? []) chunks.push(chunk);
+  assert.deepEqual(Buffer.concat(chunks), gzipSync(json));
 });

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openRouter, readBreakerStates } from '../../router/open.js';
+import { isWireProvider } from '#providers/wire/spec.js';
+import { installedProviders, loadInstalledProvider, openRouter, readBreakerStates } from '../../router/open.js';
 import { runSmoke, SMOKE_ANSWER } from '../../router/smoke.js';
 
 /** The root this code is installed in (or the repository's dev root). */
@@ -59,4 +60,20 @@ test('asking for a provider that is not installed is a coded error naming the in
     openRouter(CODE_ROOT, { provider: 'gemini', ledgerPath: join(dir, 'l.sqlite') }),
     (e: { code?: string; hint?: string }) => e.code === 'ERR_ROUTER_PROVIDER_UNAVAILABLE' && /mock/.test(e.hint ?? ''),
   );
+});
+
+test('installed providers are discovered with the surfaces each serves, none constructed (no key needed)', async () => {
+  const { providers, warnings } = await installedProviders(CODE_ROOT);
+  assert.deepEqual(warnings, []);
+  const serves = Object.fromEntries(providers.map((p) => [p.id, [...p.serves].sort()]));
+  assert.deepEqual(serves.anthropic, ['anthropic.count_tokens', 'anthropic.messages', 'anthropic.models']);
+  assert.deepEqual(serves.openai, ['openai.chat', 'openai.models', 'openai.responses']);
+  assert.deepEqual(serves.mock, [], 'the mock offers the gateway nothing');
+  // Each package builds a provider meeting the whole contract: a wire call and a reader beside send.
+  const anthropic = await loadInstalledProvider(CODE_ROOT, 'anthropic', { ANTHROPIC_API_KEY: 'k-0123456789' });
+  const mock = await loadInstalledProvider(CODE_ROOT, 'mock', {});
+  for (const provider of [anthropic, mock]) {
+    assert.equal(typeof provider.send, 'function', provider.id);
+    assert.ok(isWireProvider(provider), `${provider.id} has a wire call`);
+  }
 });

@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
 /** The headers of a reply, as the wire path reads them (a fetch Response's Headers is one). */
 export interface ReplyHeaders {
@@ -19,6 +20,11 @@ export interface WireInit {
   body?: string;
   signal: AbortSignal;
   redirect: 'error';
+  /**
+   * Undo a content-encoding the upstream applied (gzip, deflate, br), as fetch does: the whole-reply path reads the
+   * body itself. The pass-through path leaves it unset and hands the bytes on as they came.
+   */
+  decode?: boolean;
 }
 
 export type WireFetch = (url: string, init: WireInit) => Promise<WireHttpReply>;
@@ -32,11 +38,28 @@ class IncomingHeaders implements ReplyHeaders {
   }
 }
 
+/** The reply's body, decoded when asked and the upstream said how it is encoded; a broken encoding fails the read. */
+function bodyOf(message: IncomingMessage, decode: boolean): AsyncIterable<Uint8Array> {
+  if (!decode) return message;
+  const encoding = (message.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? createGunzip()
+      : encoding === 'deflate'
+        ? createInflate()
+        : encoding === 'br'
+          ? createBrotliDecompress()
+          : null;
+  if (decoder === null) return message;
+  message.on('error', (error) => decoder.destroy(error));
+  return message.pipe(decoder);
+}
+
 /**
- * The gateway's upstream calls over node:http(s) with keep-alive connections of its own: a round trip costs a
+ * Every upstream call over node:http(s) with keep-alive connections of its own: a round trip costs a
  * fraction of fetch's (no WHATWG stream or Response machinery on the hot path). Redirects are never followed (a 3xx
- * is a failed reply, so a key is never replayed to another host), nothing is decompressed (no accept-encoding is
- * sent), and the caller's signal aborts the request and its body.
+ * is a failed reply, so a key is never replayed to another host), no accept-encoding is sent and nothing is
+ * decompressed unless the caller asks (`decode`), and the caller's signal aborts the request and its body.
  */
 export function nodeHttpFetch(): WireFetch {
   const agents = {
@@ -65,7 +88,11 @@ export function nodeHttpFetch(): WireFetch {
       };
       const send = (retry: boolean): void => {
         const req = (secure ? httpsRequest : httpRequest)(options, (message) => {
-          resolve({ status: message.statusCode ?? 0, headers: new IncomingHeaders(message), body: message });
+          resolve({
+            status: message.statusCode ?? 0,
+            headers: new IncomingHeaders(message),
+            body: bodyOf(message, init.decode === true),
+          });
         });
         req.once('error', (error: NodeJS.ErrnoException) => {
           // A kept-alive connection the server closed as idle just as it was reused: the request never reached

@@ -1,0 +1,198 @@
+// The wire half of the one provider contract, met by every provider: each generation surface it serves answers a
+// call whole and streamed, its reader assembles the text, stop reason and typed usage from either; a failure is a
+// ProviderError before any byte; the neutral send agrees with a whole call. HTTP providers are driven against a
+// real 127.0.0.1 server speaking their real format; the mock answers in-process.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { inspect } from 'node:util';
+import type { Clock } from '../../providers/clock.js';
+import { isProviderError } from '../../providers/errors.js';
+import { readText } from '../../providers/http.js';
+import type { Provider } from '../../providers/spec.js';
+import { SseParser } from '../../providers/wire/sse.js';
+import type { WireProvider, WireResponse, WireResult, WireSurface } from '../../providers/wire/spec.js';
+import { fixedClock } from './fixtures/clock.js';
+import type { WireAnswer } from './fixtures/streams.js';
+
+export interface WireRig {
+  provider: WireProvider & Provider;
+  /** The next call on `surface` is answered with `answer`, as SSE events when `stream`. */
+  answer(surface: WireSurface, answer: WireAnswer, stream: boolean): void | Promise<void>;
+  /** The next call is refused with a 429 and `retry-after: <seconds>`. */
+  rateLimited(requestId: string, retryAfterSeconds: number): void | Promise<void>;
+  /** How many calls reached the far side so far. */
+  received(): number;
+  close(): Promise<void>;
+}
+
+export interface WireHarness {
+  name: string;
+  /** The API key the provider was given; it must never show in a result or an error. */
+  secret: string | null;
+  /** The surface a neutral `send` is answered on. */
+  neutralSurface: WireSurface;
+  open(clock: Clock): Promise<WireRig>;
+}
+
+const GENERATION: readonly WireSurface[] = ['anthropic.messages', 'openai.chat', 'openai.responses'];
+const NOW = Date.parse('2026-03-04T05:06:07Z');
+const USAGE = { input_tokens: 1500, output_tokens: 42, cache_read_tokens: 1200, cache_write_tokens: 200 };
+
+/** A client's body for `surface`, as an SDK sends it. */
+function clientBody(surface: WireSurface, stream: boolean): Record<string, unknown> {
+  const streamed = stream ? { stream: true } : {};
+  if (surface === 'anthropic.messages')
+    return { model: 'model-under-test', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], ...streamed };
+  if (surface === 'openai.chat')
+    return {
+      model: 'model-under-test',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hi' }],
+      ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+    };
+  return { model: 'model-under-test', input: 'hi', ...streamed };
+}
+
+async function read(provider: WireProvider, surface: WireSurface, response: WireResponse, stream: boolean) {
+  const reader = provider.reader(surface);
+  if (stream) {
+    const parser = new SseParser();
+    for await (const chunk of response.body)
+      for (const frame of parser.push(chunk)) if (frame.data !== null) reader.event(frame.event, frame.data);
+  } else {
+    assert.equal(reader.body(JSON.parse(await readText(response.body, Number.POSITIVE_INFINITY))), null);
+  }
+  return reader.result();
+}
+
+function text(result: WireResult): string {
+  return result.blocks
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text)
+    .join('');
+}
+
+function assertNoSecret(secret: string | null, what: string, value: unknown): void {
+  if (secret === null) return;
+  const texts = [JSON.stringify(value) ?? '', inspect(value, { depth: 10, showHidden: true })];
+  if (value instanceof Error) texts.push(`${value.message}\n${value.stack ?? ''}`);
+  for (const t of texts) assert.ok(!t.includes(secret), `${what} leaks the API key`);
+}
+
+export function wireContract(harness: WireHarness): void {
+  describe(`provider wire contract: ${harness.name}`, () => {
+    const withRig = async (fn: (rig: WireRig) => Promise<void>): Promise<void> => {
+      const rig = await harness.open(fixedClock(NOW));
+      try {
+        await fn(rig);
+      } finally {
+        await rig.close();
+      }
+    };
+
+    test('it serves at least one generation surface', () =>
+      withRig(async (rig) => {
+        assert.ok(
+          rig.provider.surfaces.some((s) => GENERATION.includes(s)),
+          `surfaces: ${rig.provider.surfaces}`,
+        );
+      }));
+
+    for (const surface of GENERATION) {
+      for (const stream of [false, true]) {
+        for (const stop of ['stop', 'length'] as const) {
+          test(`${surface}, ${stream ? 'streamed' : 'whole'}, ${stop}: text, model, stop reason, request id and usage`, (t) =>
+            withRig(async (rig) => {
+              if (!rig.provider.surfaces.includes(surface)) return void t.skip(`${surface} is not served`);
+              const answer: WireAnswer = {
+                text: 'The answer is 42',
+                model: 'model-v7',
+                stop,
+                usage: USAGE,
+                request_id: 'req-w-1',
+              };
+              await rig.answer(surface, answer, stream);
+              const response = await rig.provider.call(
+                { surface, body: clientBody(surface, stream), headers: {} },
+                { timeoutMs: 5000 },
+              );
+              assert.equal(response.status, 200);
+              assert.match(response.contentType, stream ? /^text\/event-stream/ : /json/);
+              assert.equal(response.requestId, 'req-w-1');
+              const result = await read(rig.provider, surface, response, stream);
+              assert.equal(text(result), 'The answer is 42');
+              assert.equal(result.model, 'model-v7');
+              assert.equal(result.stop_reason, stop);
+              assert.equal(result.complete, true);
+              assert.equal(result.usage_final, true);
+              assert.equal(result.stream_error, null);
+              const writes = surface === 'anthropic.messages' ? 200 : 0;
+              assert.deepEqual(
+                [
+                  result.usage.input_tokens,
+                  result.usage.output_tokens,
+                  result.usage.cache_read_tokens,
+                  result.usage.cache_write_tokens,
+                ],
+                [1500, 42, 1200, writes],
+              );
+              assert.notEqual(result.usage.raw, null);
+              assert.equal(rig.received(), 1);
+              assertNoSecret(harness.secret, 'the result', result);
+            }));
+        }
+      }
+    }
+
+    test('a refusal is a ProviderError before any byte, retry-after parsed, one attempt', () =>
+      withRig(async (rig) => {
+        const surface = rig.provider.surfaces.find((s) => GENERATION.includes(s)) as WireSurface;
+        await rig.rateLimited('req-w-429', 7);
+        const error = await rig.provider
+          .call({ surface, body: clientBody(surface, true), headers: {} }, { timeoutMs: 5000 })
+          .then(
+            () => assert.fail('expected a ProviderError'),
+            (e: unknown) => e,
+          );
+        assert.ok(isProviderError(error), inspect(error));
+        assert.equal(error.kind, 'rate_limited');
+        assert.equal(error.status, 429);
+        assert.equal(error.retryable, true);
+        assert.equal(error.retry_after_ms, 7000);
+        assert.equal(error.request_id, 'req-w-429');
+        assert.equal(rig.received(), 1);
+        assertNoSecret(harness.secret, 'the error', error);
+      }));
+
+    test('the neutral send answers what a whole call on its surface answers', () =>
+      withRig(async (rig) => {
+        const surface = harness.neutralSurface;
+        const answer: WireAnswer = {
+          text: 'same either way',
+          model: 'model-v8',
+          stop: 'stop',
+          usage: USAGE,
+          request_id: 'req-n',
+        };
+        await rig.answer(surface, answer, false);
+        const whole = await read(
+          rig.provider,
+          surface,
+          await rig.provider.call({ surface, body: clientBody(surface, false), headers: {} }, { timeoutMs: 5000 }),
+          false,
+        );
+        await rig.answer(surface, answer, false);
+        const sent = await rig.provider.send(
+          { model: 'model-under-test', max_tokens: 64, prompt: 'hi' },
+          { timeoutMs: 5000 },
+        );
+        assert.equal(sent.content, text(whole));
+        assert.equal(sent.model, whole.model);
+        assert.equal(sent.stop_reason, whole.stop_reason);
+        assert.equal(sent.request_id, 'req-n');
+        for (const key of ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens'] as const)
+          assert.equal(sent.usage[key], whole.usage[key], key);
+        assert.equal(rig.received(), 2);
+      }));
+  });
+}
