@@ -142,12 +142,14 @@ async function interleaved(
   const samples = paths.map((): PathSamples => ({ whole: [], ttft: [] }));
   const fsyncs: number[] = [];
   for (let i = 0; i < n; i += 1) {
-    for (const [p, path] of paths.entries()) {
-      samples[p]!.whole.push((await timed(path.target, path.headers(i), false))[1]);
+    // Each path leads a round in turn: none is always the one timed right after the gateway's work.
+    const order = paths.map((_, k) => (i + k) % paths.length);
+    for (const p of order) {
+      samples[p]!.whole.push((await timed(paths[p]!.target, paths[p]!.headers(i), false))[1]);
       await settle();
     }
-    for (const [p, path] of paths.entries()) {
-      samples[p]!.ttft.push((await timed(path.target, path.headers(i), true))[0]);
+    for (const p of order) {
+      samples[p]!.ttft.push((await timed(paths[p]!.target, paths[p]!.headers(i), true))[0]);
       await settle();
     }
     fsyncs.push(fsync());
