@@ -59,3 +59,20 @@ export function percentile(samples: readonly number[], p: number): number {
 export function medianOf(values: readonly number[]): number {
   return percentile(values, 50);
 }
+
+/**
+ * A growth row: the p50 added latency (ms) of the last 1,000 of `calls` calls against the first 1,000's, as µs
+ * with their ratio; the target holds a call's cost independent of the history before it.
+ */
+export function growthRow(name: string, calls: number, firstMs: number, lastMs: number): BenchRow {
+  const ratio = lastMs / firstMs;
+  return {
+    name,
+    value: Math.round(lastMs * 1000),
+    unit: `µs p50, calls ${(calls - 999).toLocaleString('en')}–${calls.toLocaleString('en')} vs 1–1,000`,
+    baseline: Math.round(firstMs * 1000),
+    ratio,
+    target: '<= 1.2',
+    ok: ratio <= 1.2,
+  };
+}

@@ -55,6 +55,8 @@ export async function inProcessGateway(options: {
   budget?: (config: Record<string, unknown>) => Record<string, unknown>;
   /** A postgres:// URL: ledger and budgets there (as `cplane serve --store`) instead of SQLite files. */
   store?: string;
+  /** The SQLite ledger's synchronous level (default FULL: every commit durable). */
+  synchronous?: 'FULL' | 'OFF';
 }): Promise<InProcessGateway> {
   const base = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
     string,
@@ -68,7 +70,7 @@ export async function inProcessGateway(options: {
   if (options.store === undefined) {
     const sqlite = Ledger.open(join(options.tmp, `${options.name}-ledger.sqlite`), {
       create: true,
-      synchronous: 'FULL',
+      synchronous: options.synchronous ?? 'FULL',
     });
     const budget = Budgeter.open({ dbPath: join(options.tmp, `${options.name}-budget.sqlite`), config: budgetConfig });
     ledger = sqlite;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Ledger } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
 import type { Router } from '../../../staging/PKG-ROUTER-001/HOT/router/router.js';
 import { fromDevRoot } from '../../lib/dev-root.js';
-import { defineSuite, percentile, timeEach, timeEachAsync, type BenchRow } from '../row.js';
+import { defineSuite, growthRow, percentile, timeEach, timeEachAsync, type BenchRow } from '../row.js';
 
 const ledgerModule =
   await fromDevRoot<typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>(
@@ -41,7 +41,7 @@ function openRouter(path: string, synchronous: 'FULL' | 'OFF'): { ledger: Ledger
 
 export default defineSuite({
   name: 'router',
-  async run({ quick, tmp }) {
+  async run({ quick, tmp, log }) {
     const n = quick ? 200 : 1000;
     const rows: BenchRow[] = [];
 
@@ -129,6 +129,51 @@ export default defineSuite({
         ok: overheadUs <= target,
       });
     }
+    rows.push(await growth(join(tmp, 'growth.sqlite'), quick ? 5_000 : 50_000, log));
     return rows;
   },
 });
+
+/** One system prompt and a distinct question of one length (the piece memo's worst case), 64 sessions. */
+const SYSTEM = 'You are a careful assistant. Answer briefly and cite the file you read. '.repeat(20);
+const growthRequest = (i: number): Record<string, unknown> => ({
+  prompt: `${SYSTEM}Question ${String(i).padStart(7, '0')}: what does this function return?`,
+  contract_id: 'PRC-BENCH',
+  agent_id: 'AGENT-BENCH',
+  session_id: `SES-${i % 64}`,
+});
+
+/**
+ * route_overhead_growth: route()'s overhead over the provider over its last 1,000 of `calls` calls against its
+ * first 1,000 (relaxed ledger); each timed call beside a direct one, the calls between only build the history.
+ */
+async function growth(path: string, calls: number, log: (line: string) => void): Promise<BenchRow> {
+  const started = Date.now();
+  const { ledger, router } = openRouter(path, 'OFF');
+  const window = async (from: number): Promise<number> => {
+    const direct: number[] = [];
+    const routed: number[] = [];
+    for (let i = from; i < from + 1000; i += 1) {
+      const request = growthRequest(i);
+      direct.push(
+        ...(await timeEachAsync(1, async () => {
+          await provider.send(
+            { model: 'mock-model-1', prompt: String(request.prompt), max_tokens: 1024 },
+            { timeoutMs: 60_000 },
+          );
+        })),
+      );
+      routed.push(...(await timeEachAsync(1, () => router.route(request).then(() => {}))));
+    }
+    return percentile(routed, 50) - percentile(direct, 50);
+  };
+  try {
+    const first = await window(0);
+    for (let i = 1000; i < calls - 1000; i += 1) await router.route(growthRequest(i));
+    const last = await window(calls - 1000);
+    log(`bench: route_overhead_growth took ${((Date.now() - started) / 1000).toFixed(0)} s for ${calls} calls`);
+    return growthRow('route_overhead_growth', calls, first, last);
+  } finally {
+    ledger.close();
+  }
+}

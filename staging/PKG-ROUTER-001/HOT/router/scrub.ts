@@ -16,9 +16,10 @@ export function scrubRecords(
   secrets: readonly string[],
   patterns: readonly SecretPattern[] = BUILTIN_SECRET_PATTERNS,
 ): AppendInput[] {
+  const anchors = anchorsOf(patterns);
   return records.map((record) => {
     const counts: Record<string, number> = {};
-    const clean = scrubValue(record, { secrets, patterns, counts }, 0) as AppendInput;
+    const clean = scrubValue(record, { secrets, patterns, anchors, counts }, 0) as AppendInput;
     if (record.event_type !== 'EXCHANGE' || Object.keys(counts).length === 0) return clean;
     return { ...clean, metadata: withCounts(clean.metadata ?? {}, counts) };
   });
@@ -36,6 +37,8 @@ function withCounts(metadata: Record<string, unknown>, counts: Record<string, nu
 interface Scrub {
   secrets: readonly string[];
   patterns: readonly SecretPattern[];
+  /** Whether a text holds any pattern's anchor (anchorsOf). */
+  anchors: RegExp;
   counts: Record<string, number>;
 }
 
@@ -43,8 +46,10 @@ interface Scrub {
 const MAX_SCRUB_DEPTH = 64;
 
 function scrubValue(value: unknown, scrub: Scrub, depth: number): unknown {
-  if (typeof value === 'string')
-    return scrubSecretPatterns(scrubText(value, scrub.secrets), scrub.patterns, scrub.counts);
+  if (typeof value === 'string') {
+    const text = scrubText(value, scrub.secrets);
+    return scrub.anchors.test(text) ? scrubSecretPatterns(text, scrub.patterns, scrub.counts) : text;
+  }
   if (typeof value !== 'object' || value === null || depth > MAX_SCRUB_DEPTH) return value;
   if (Array.isArray(value)) {
     let out: unknown[] | null = null;
@@ -63,6 +68,24 @@ function scrubValue(value: unknown, scrub: Scrub, depth: number): unknown {
     setData(out, key, clean);
   }
   return out ?? value;
+}
+
+/**
+ * One regular expression finding any pattern's anchor: a text without one is read once, where asking each anchor
+ * in turn read it once per anchor (a short anchor such as `sk-` is searched character by character, so a long
+ * prompt paid milliseconds). It only decides whether the patterns run; they find and count the secrets.
+ */
+const anchorSearches = new WeakMap<readonly SecretPattern[], RegExp>();
+
+function anchorsOf(patterns: readonly SecretPattern[]): RegExp {
+  let search = anchorSearches.get(patterns);
+  if (search === undefined) {
+    const anchors = patterns.flatMap((p) => p.anchors).map((a) => a.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'));
+    // No anchor at all: a search that never matches (no pattern could run either).
+    search = new RegExp(anchors.length === 0 ? '(?!)' : anchors.join('|'));
+    anchorSearches.set(patterns, search);
+  }
+  return search;
 }
 
 function copyOf(source: Record<string, unknown>): Record<string, unknown> {
