@@ -69,10 +69,14 @@ export function startProcess(
 }
 
 /** `cplane serve` on a root (its own entry script), resolving with its URL. */
-export function startServe(root: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+export function startServe(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  args: readonly string[] = [],
+): Promise<{ child: ChildProcess; url: string }> {
   return startProcess(
     process.execPath,
-    [join(root, 'HOT', 'scripts', 'cplane.js'), 'serve', '--root', root, '--port', '0'],
+    [join(root, 'HOT', 'scripts', 'cplane.js'), 'serve', '--root', root, '--port', '0', ...args],
     env,
     (o) => /listening on (http:\/\/\S+)/.exec(o)?.[1] ?? null,
   );

@@ -1,5 +1,5 @@
-// The gateway the benches drive in-process: the dev root's router, budgeter, Anthropic provider and Gateway on a
-// durable ledger (synchronous=FULL), in front of a local upstream.
+// The gateway the benches drive in-process: the dev root's router, budgeter, Anthropic provider and Gateway at a
+// durability level (default the router config's, `full`), in front of a local upstream.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Ledger as LedgerT } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
@@ -16,6 +16,10 @@ const { Router } =
   await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
 const { issueToken } =
   await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/auth.js')>('HOT/router/auth.js');
+const { durableCommits } =
+  await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/durability.js')>(
+    'HOT/router/durability.js',
+  );
 const { loadRouterConfig } =
   await fromDevRoot<typeof import('../../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
 const { AnthropicProvider } = await fromDevRoot<
@@ -43,6 +47,8 @@ export interface InProcessGateway {
   key: string;
   /** The SQLite ledger (null on a PostgreSQL store). */
   ledger: LedgerT | null;
+  /** Durable commits (fsyncs, WAL flushes) its ledger and budget store made so far, counted by the stores. */
+  durableCommits(): number;
   close(): Promise<void>;
 }
 
@@ -55,8 +61,8 @@ export async function inProcessGateway(options: {
   budget?: (config: Record<string, unknown>) => Record<string, unknown>;
   /** A postgres:// URL: ledger and budgets there (as `cplane serve --store`) instead of SQLite files. */
   store?: string;
-  /** The SQLite ledger's synchronous level (default FULL: every commit durable). */
-  synchronous?: 'FULL' | 'OFF';
+  /** The router config's durability (default: the config's own, `full`). */
+  durability?: 'full' | 'exchange' | 'relaxed';
 }): Promise<InProcessGateway> {
   const base = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
     string,
@@ -70,7 +76,7 @@ export async function inProcessGateway(options: {
   if (options.store === undefined) {
     const sqlite = Ledger.open(join(options.tmp, `${options.name}-ledger.sqlite`), {
       create: true,
-      synchronous: options.synchronous ?? 'FULL',
+      synchronous: 'FULL',
     });
     const budget = Budgeter.open({ dbPath: join(options.tmp, `${options.name}-budget.sqlite`), config: budgetConfig });
     ledger = sqlite;
@@ -90,7 +96,7 @@ export async function inProcessGateway(options: {
   }
   const router = new Router({
     ...stores,
-    config: loadRouterConfig(),
+    config: { ...loadRouterConfig(), ...(options.durability === undefined ? {} : { durability: options.durability }) },
     providers: [],
     authKeys: { default: secret },
   });
@@ -112,6 +118,10 @@ export async function inProcessGateway(options: {
     url: `http://127.0.0.1:${address.port}`,
     key,
     ledger,
+    durableCommits: () =>
+      'store' in stores && stores.store !== undefined
+        ? durableCommits({ ledger: stores.store.ledger, budget: stores.store.budget })
+        : durableCommits({ ledger: stores.ledger ?? null, budget: stores.budget ?? null }),
     async close() {
       await gateway.drain();
       await closeStores();

@@ -1,8 +1,9 @@
 // cplane serve beside a peer, the Portkey open-source gateway (@portkey-ai/gateway, pinned by its own lockfile in
 // scripts/bench/peers/portkey/), in the same run on the same local upstream: each gateway, the upstream and the
-// client are separate processes. cplane serve runs on a freshly bootstrapped root with its durable ledger
-// (synchronous=FULL); Portkey records nothing durable. Sequential calls are interleaved (direct, Portkey, cplane) so
-// all three see the same machine state; throughput is 64 concurrent clients for a fixed time, alternated.
+// client are separate processes. cplane serve runs on a freshly bootstrapped root: latency with `--durability
+// relaxed` (no fsync on the call path: what Portkey, which records nothing durable, is compared with), throughput at
+// the default `full` (every exchange durable before its answer). Sequential calls are interleaved (direct, Portkey,
+// cplane) so all three see the same machine state; throughput is 64 concurrent clients for a fixed time, alternated.
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
@@ -65,12 +66,9 @@ export default defineSuite({
         PEER_DIR,
       );
       children.push(portkey.child);
-      const served = await startServe(root, {
-        CPLANE_AUTH_SECRET: AUTH_SECRET,
-        ANTHROPIC_BASE_URL: up.url,
-        ANTHROPIC_API_KEY: UPSTREAM_KEY,
-      });
-      children.push(served.child);
+      const serveEnv = { CPLANE_AUTH_SECRET: AUTH_SECRET, ANTHROPIC_BASE_URL: up.url, ANTHROPIC_API_KEY: UPSTREAM_KEY };
+      const relaxed = await startServe(root, serveEnv, ['--durability', 'relaxed']);
+      children.push(relaxed.child);
 
       const direct = (): Record<string, string> => ({ 'x-api-key': UPSTREAM_KEY });
       const viaPortkey = (): Record<string, string> => ({
@@ -91,7 +89,7 @@ export default defineSuite({
       for (let i = 0; i < n + 30; i += 1) {
         const d = await call(agents.direct, up.url, direct());
         const p = await call(agents.portkey, portkey.url, viaPortkey());
-        const c = await call(agents.cplane, served.url, viaCplane(i));
+        const c = await call(agents.cplane, relaxed.url, viaCplane(i));
         // The first calls warm up connections and JIT on every path.
         if (i < 30) continue;
         samples.direct.push(d);
@@ -104,6 +102,9 @@ export default defineSuite({
       const cplaneAdded = us(p50(samples.cplane) - p50(samples.direct));
       const portkeyAdded = us(p50(samples.portkey) - p50(samples.direct));
 
+      await stopAll([relaxed.child]);
+      const served = await startServe(root, serveEnv);
+      children.push(served.child);
       const seconds = quick ? 2000 : 5000;
       const rps = { portkey: [] as number[], cplane: [] as number[] };
       for (let round = 0; round < 2; round += 1) {
@@ -119,7 +120,7 @@ export default defineSuite({
         {
           name: 'gateway_vs_portkey_p50',
           value: cplaneAdded,
-          unit: 'µs added',
+          unit: 'µs added (relaxed)',
           baseline: portkeyAdded,
           ratio: Math.round(pRatio * 1000) / 1000,
           target: '<= 0.5',
@@ -128,11 +129,11 @@ export default defineSuite({
         {
           name: 'gateway_rps_c64',
           value: cplaneRps,
-          unit: 'req/s',
+          unit: 'req/s (full)',
           baseline: portkeyRps,
           ratio: Math.round(rRatio * 1000) / 1000,
-          target: '>= 1.0',
-          ok: rRatio >= 1,
+          target: '>= 1.5',
+          ok: rRatio >= 1.5,
         },
       ];
       // What cplane serve did meanwhile is on the record: the chain verifies.

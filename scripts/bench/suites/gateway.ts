@@ -1,13 +1,13 @@
 // The gateway's added latency: the same local upstream called directly, through a bare node:http forwarder and
-// through an in-process Gateway with a durable ledger (synchronous=FULL) and the root's budget config, sequential
-// calls, interleaved, same process. Its targets are the floors measured in the same run: the bare forwarder's
+// through an in-process Gateway at each durability level with the root's budget config, sequential calls,
+// interleaved, same process. Its targets are the floors measured in the same run: the bare forwarder's
 // overhead (what any Node gateway pays) and one fdatasync on the ledger's disk (what a durable commit pays).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { frames, message } from '../peers/anthropic-reply.js';
 import { bareProxy } from '../peers/bare-proxy.js';
 import { fsyncFloor } from '../peers/fsync-floor.js';
-import { inProcessGateway, UPSTREAM_KEY } from '../peers/in-process-gateway.js';
+import { type InProcessGateway, inProcessGateway, UPSTREAM_KEY } from '../peers/in-process-gateway.js';
 import { defineSuite, growthRow, percentile, type BenchRow } from '../row.js';
 
 function upstream(): Promise<Server> {
@@ -165,6 +165,13 @@ async function settle(): Promise<void> {
   for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** The levels measured, each with the durable commits its whole call and its stream's first byte wait for. */
+const LEVELS = [
+  { label: 'full', fsyncs: 2, ttftFsyncs: 1 },
+  { label: 'exchange', fsyncs: 1, ttftFsyncs: 0 },
+  { label: 'relaxed', fsyncs: 0, ttftFsyncs: 0 },
+] as const;
+
 export default defineSuite({
   name: 'gateway',
   async run({ quick, tmp, log }) {
@@ -172,17 +179,22 @@ export default defineSuite({
     const up = await upstream();
     const bare = await bareProxy(url(up));
     const floor = fsyncFloor(tmp);
-    const served = await inProcessGateway({ tmp, name: 'gateway', upstreamUrl: url(up) });
+    const served = await Promise.all(
+      LEVELS.map((level) =>
+        inProcessGateway({ tmp, name: `gateway-${level.label}`, upstreamUrl: url(up), durability: level.label }),
+      ),
+    );
     const paths = [
       { target: url(up), headers: () => direct },
       { target: bare.url, headers: () => direct },
-      { target: served.url, headers: governedBy(served.key) },
+      ...served.map((s) => ({ target: s.url, headers: governedBy(s.key) })),
     ];
     const rows: BenchRow[] = [];
     try {
       for (let i = 0; i < 20; i += 1) for (const path of paths) await timed(path.target, path.headers(i), false);
+      const before = served.map((s) => s.durableCommits());
       const { samples, fsyncs } = await interleaved(n, paths, floor.sample);
-      const [plain, viaBare, viaGateway] = samples as [PathSamples, PathSamples, PathSamples];
+      const [plain, viaBare, ...viaLevels] = samples as [PathSamples, PathSamples, ...PathSamples[]];
       const floors: Floors = {
         bare: us(percentile(viaBare.whole, 50) - percentile(plain.whole, 50)),
         bareTtft: us(percentile(viaBare.ttft, 50) - percentile(plain.ttft, 50)),
@@ -192,10 +204,16 @@ export default defineSuite({
         { ...report('bare_proxy_overhead_p50', floors.bare, 'µs'), baseline: us(percentile(plain.whole, 50)) },
         { ...report('bare_proxy_ttft_overhead_p50', floors.bareTtft, 'µs'), baseline: us(percentile(plain.ttft, 50)) },
         report('fsync_floor_p50', floors.fsync, 'µs (4 KiB overwrite + fdatasync)'),
-        ...levelRows('full', 2, 1, viaGateway, plain, floors),
       );
+      LEVELS.forEach((level, k) => {
+        const counted = ((served[k] as InProcessGateway).durableCommits() - (before[k] as number)) / (2 * n);
+        rows.push(
+          ...levelRows(level.label, level.fsyncs, level.ttftFsyncs, viaLevels[k] as PathSamples, plain, floors),
+          fsyncsRow(level.label, level.fsyncs, counted),
+        );
+      });
     } finally {
-      await served.close();
+      for (const s of served) await s.close();
       await bare.close();
       floor.close();
     }
@@ -207,6 +225,19 @@ export default defineSuite({
     return rows;
   },
 });
+
+/** Durable commits per call as the stores counted them (whole and streamed calls alike), against the level's. */
+function fsyncsRow(label: string, expected: number, counted: number): BenchRow {
+  return {
+    name: `gateway_fsyncs_per_call_${label}`,
+    value: Number(counted.toFixed(3)),
+    unit: 'durable commits',
+    baseline: null,
+    ratio: null,
+    target: `<= ${expected}`,
+    ok: counted <= expected,
+  };
+}
 
 function report(name: string, value: number, unit: string): BenchRow {
   return { name, value, unit, baseline: null, ratio: null, target: 'report', ok: null };
@@ -223,8 +254,8 @@ function growthBody(i: number): Record<string, unknown> {
 /**
  * gateway_overhead_growth: the added latency over calls `calls`-999…`calls` against calls 1…1,000. Only those two
  * windows are timed (each call beside a direct one); the calls between only build the history, 16 at a time. The
- * ledger is relaxed (no fsync): what grows with history is CPU and the files' size, and a busy disk's fsyncs would
- * drown the ratio in noise (the rows above hold the durable path to the disk's floor).
+ * durability is relaxed (no fsync on the call path): what grows with history is CPU and the files' size, and a busy
+ * disk's fsyncs would drown the ratio in noise (the rows above hold the durable levels to the disk's floor).
  */
 async function growth(tmp: string, upstreamUrl: string, calls: number, log: (line: string) => void): Promise<BenchRow> {
   const roomy = { max_tokens: 1e12, max_cost: 1e6 };
@@ -232,7 +263,7 @@ async function growth(tmp: string, upstreamUrl: string, calls: number, log: (lin
     tmp,
     name: 'gateway-growth',
     upstreamUrl,
-    synchronous: 'OFF',
+    durability: 'relaxed',
     budget: (base) => ({
       ...base,
       limits: { session: { default: roomy }, work_order: { default: roomy }, agent: { default: roomy } },
