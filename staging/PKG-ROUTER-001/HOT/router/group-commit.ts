@@ -1,15 +1,21 @@
 import type { AppendInput, LedgerEntry } from '#kernel/ledger/index.js';
 
+/**
+ * A batch's fate in its group: committed with its entries' ids, or failed. `alone` says the group held this batch
+ * only, so the failure is its own (a record fault of its records, say) and not another batch's.
+ */
+export type Grouped = { ok: true; ids: string[] } | { ok: false; error: unknown; alone: boolean };
+
 interface Waiting {
   batch: AppendInput[];
-  resolve: (ids: string[] | null) => void;
+  resolve: (grouped: Grouped) => void;
 }
 
 /**
  * Group commit for callers with many exchanges in flight (the gateway): every batch that becomes ready in the
  * same turn of the event loop is appended in one transaction, so they share one fsync instead of one each.
  * A batch's promise resolves only after that transaction committed, with its entries' ids; if the group's
- * append fails, each batch gets null and takes the single-batch path (retries, degrade, spool) on its own, so one
+ * append fails, each batch is told so and takes the single-batch path (retries, degrade, spool) on its own, so one
  * bad batch never costs the others their record.
  */
 export class GroupCommit {
@@ -22,7 +28,7 @@ export class GroupCommit {
 
   constructor(private readonly append: (records: AppendInput[]) => Promise<LedgerEntry[]>) {}
 
-  commit(batch: AppendInput[]): Promise<string[] | null> {
+  commit(batch: AppendInput[]): Promise<Grouped> {
     return new Promise((resolve) => {
       this.queue.push({ batch, resolve });
       this.schedule();
@@ -48,15 +54,15 @@ export class GroupCommit {
     let entries: LedgerEntry[];
     try {
       entries = await this.append(group.flatMap((w) => w.batch));
-    } catch {
-      for (const waiting of group) waiting.resolve(null);
+    } catch (error) {
+      for (const waiting of group) waiting.resolve({ ok: false, error, alone: group.length === 1 });
       return;
     }
     this.stats.groups += 1;
     this.stats.batches += group.length;
     let at = 0;
     for (const waiting of group) {
-      waiting.resolve(entries.slice(at, at + waiting.batch.length).map((e) => e.id));
+      waiting.resolve({ ok: true, ids: entries.slice(at, at + waiting.batch.length).map((e) => e.id) });
       at += waiting.batch.length;
     }
   }
