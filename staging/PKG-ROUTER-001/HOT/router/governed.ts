@@ -157,16 +157,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
   const denied = host.authorise(request);
   if (denied) return refusal(host, request, denied.code, denied.message);
   const requestId = request.request_id ?? randomUUID();
-  const scope = host.budgetScope(request);
-  const reserved = await budget.reserve(host.budget, {
-    request_id: requestId,
-    session_id: request.session_id,
-    model: request.model_id,
-    ...input.bounds,
-    ...(request.work_order_id ? { work_order_id: request.work_order_id } : {}),
-    ...(request.agent_id ? { agent_id: request.agent_id } : {}),
-    ...(scope === undefined ? {} : { budget_scope: scope }),
-  });
+  const reserved = await reservation(host, input, requestId);
   if (!reserved.ok) {
     const retryAfterMs = reserved.code === 'BUDGET_UNAVAILABLE' ? UNAVAILABLE_RETRY_MS : null;
     return refusal(host, request, reserved.code, reserved.message, reserved.records, retryAfterMs);
@@ -212,6 +203,21 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
       inputLimit: input.inputLimit === undefined ? input.bounds.estimated_input_tokens : input.inputLimit,
     },
   };
+}
+
+/** The one place a call's budget is reserved: its bounds, under its session, agent, work order and key scope. */
+function reservation(host: GovernedHost, input: GovernedRequest, requestId: string): Promise<budget.Reserved> {
+  const { request } = input;
+  const scope = host.budgetScope(request);
+  return budget.reserve(host.budget, {
+    request_id: requestId,
+    session_id: request.session_id,
+    model: request.model_id,
+    ...input.bounds,
+    ...(request.work_order_id ? { work_order_id: request.work_order_id } : {}),
+    ...(request.agent_id ? { agent_id: request.agent_id } : {}),
+    ...(scope === undefined ? {} : { budget_scope: scope }),
+  });
 }
 
 /**
