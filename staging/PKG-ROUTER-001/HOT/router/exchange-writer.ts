@@ -47,7 +47,21 @@ export class ExchangeWriter {
   constructor(private readonly options: ExchangeWriterOptions) {
     const { spoolDir } = options;
     this.spool = spoolDir ? new ExchangeSpool(spoolDir, options.spoolQuarantineDir ?? `${spoolDir}-quarantine`) : null;
-    this.groupCommit = new GroupCommit((records) => options.writer.appendBatch(records));
+    this.groupCommit = new GroupCommit(
+      (records) => options.writer.appendBatch(records),
+      () => this.inFlight <= 1,
+    );
+  }
+
+  /** Calls between their admission commit and their conclusion: with one, a group can have no other member. */
+  private inFlight = 0;
+
+  callStarted(): void {
+    this.inFlight += 1;
+  }
+
+  callEnded(): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
   }
 
   /** Append records in one transaction (one fsync); returns the last entry, the router's own record. */

@@ -107,6 +107,9 @@ export interface GovernedHost {
   commitGrouped(records: AppendInput[]): Promise<Grouped>;
   /** A conclusion was committed (the spool, if it holds any, drains). */
   committed(): void;
+  /** A call entered its admission commit, or left after its conclusion (or a failed admission commit). */
+  callStarted(): void;
+  callEnded(): void;
   reject(request: Partial<PromptRequest>, code: string, message: string, records: AppendInput[]): Promise<string>;
 }
 
@@ -171,13 +174,16 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     const retryAfterMs = Math.max(1000, breakerWaitMs(host, breaker));
     return refusal(host, request, 'CIRCUIT_OPEN', message, [...reserved.records, ...released], retryAfterMs, warnings);
   }
+  const secrets = secretList([...host.secrets, request.auth_token]);
   let dispatchId: string;
+  host.callStarted();
   try {
-    dispatchId = await commitAdmission(host, request, [
+    dispatchId = await commitAdmission(host, request, secrets, [
       ...reserved.records,
       dispatchRecord(request, request.provider_id, request.model_id),
     ]);
   } catch (error) {
+    host.callEnded();
     breaker.releaseProbe(breakerPass);
     const warnings: Warning[] = [];
     await budget.release(host.budget, requestId, warnings);
@@ -185,7 +191,6 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     if (fault === null) throw error;
     return refusal(host, request, 'LEDGER_UNAVAILABLE', faultMessage(fault), [], UNAVAILABLE_RETRY_MS, warnings);
   }
-  const secrets = secretList([...host.secrets, request.auth_token]);
   return {
     ok: true,
     call: {
@@ -225,8 +230,13 @@ function reservation(host: GovernedHost, input: GovernedRequest, requestId: stri
  * the other calls admitted in this turn; alone if another batch sank the group; throws if it cannot be written.
  * Returns the DISPATCH's id.
  */
-async function commitAdmission(host: GovernedHost, request: PromptRequest, batch: AppendInput[]): Promise<string> {
-  const scrubbed = scrubRecords(batch, secretList([...host.secrets, request.auth_token]), host.patterns);
+async function commitAdmission(
+  host: GovernedHost,
+  request: PromptRequest,
+  secrets: readonly string[],
+  batch: AppendInput[],
+): Promise<string> {
+  const scrubbed = scrubRecords(batch, secrets, host.patterns);
   const grouped = await host.commitGrouped(scrubbed);
   if (grouped.ok) return grouped.ids[grouped.ids.length - 1] as string;
   if (grouped.alone) throw grouped.error;
@@ -281,6 +291,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   const degraded =
     answered.kind === 'answered' ? (): AppendInput[] => [withoutRawUsage(exchange), ...settled.records] : null;
   const recorded = await commitConclusion(host, call, [exchange, ...settled.records], warnings, degraded);
+  host.callEnded();
   return {
     exchangeEntryId: recorded.entryId,
     cost: settled.cost,

@@ -26,7 +26,15 @@ export class GroupCommit {
   /** Transactions written and batches carried (a group of one is a plain append). */
   readonly stats = { groups: 0, batches: 0 };
 
-  constructor(private readonly append: (records: AppendInput[]) => Promise<LedgerEntry[]>) {}
+  /**
+   * `lone`: whether the caller has no other call in flight (route() from a CLI, a gateway at one call at a time).
+   * A lone batch is written without waiting for the next turn of the event loop: nothing could join its group,
+   * and the wait is idle time on every call.
+   */
+  constructor(
+    private readonly append: (records: AppendInput[]) => Promise<LedgerEntry[]>,
+    private readonly lone: () => boolean = () => false,
+  ) {}
 
   commit(batch: AppendInput[]): Promise<Grouped> {
     return new Promise((resolve) => {
@@ -38,14 +46,16 @@ export class GroupCommit {
   private schedule(): void {
     if (this.scheduled || this.writing || this.queue.length === 0) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const write = (): void => {
       this.scheduled = false;
       this.writing = true;
       void this.flush().finally(() => {
         this.writing = false;
         this.schedule();
       });
-    });
+    };
+    if (this.lone()) queueMicrotask(write);
+    else setImmediate(write);
   }
 
   private async flush(): Promise<void> {

@@ -127,7 +127,10 @@ export class Router {
   ): governed.GovernedHost {
     const { config } = this.options;
     const exchanges = this.exchanges;
-    const withModel = (request: PromptRequest) => ({ ...request, model_id: request.model_id ?? config.default_model });
+    const withModel = (request: PromptRequest): PromptRequest & { model_id: string } =>
+      typeof request.model_id === 'string'
+        ? (request as PromptRequest & { model_id: string })
+        : { ...request, model_id: config.default_model };
     return {
       config,
       budget,
@@ -143,6 +146,8 @@ export class Router {
       record: (...args) => exchanges.record(...args),
       commitGrouped: (records) => exchanges.commitGrouped(records),
       committed: () => exchanges.committed(),
+      callStarted: () => exchanges.callStarted(),
+      callEnded: () => exchanges.callEnded(),
       reject: async (request, code, message, records) => {
         const kept = refusalRecords(this.options.refusalSampler, this.keys, request, code, message, records);
         return kept === null ? '' : (await exchanges.appendAll(kept, request.auth_token)).id;
