@@ -5,8 +5,9 @@ import { SseParser } from '#providers/wire/sse.js';
 import type { WireProvider, WireResponse, WireResult } from '#providers/wire/spec.js';
 import { redact } from '#providers/redact.js';
 import type { ProviderResult } from '#providers/spec.js';
-import type { Concluded, GovernedCall } from '#router/governed.js';
+import type { Concluded, GovernedCall, GovernedRequest } from '#router/governed.js';
 import type { AttemptRecord } from '#router/records.js';
+import type { PromptRequest } from '#router/request.js';
 import type { Router } from '#router/router.js';
 import { classify, type SendFailure } from '#router/send.js';
 import { sendJson, write } from './http-io.js';
@@ -66,79 +67,32 @@ const NO_MODEL = 'models';
  */
 export async function handlePassThrough(ctx: CallContext): Promise<void> {
   const { endpoint, identity, router } = ctx;
-  const refuseRequest = async (problem: string): Promise<void> => {
-    await router.recordRefusal(
-      {
-        contract_id: endpoint.surface,
-        agent_id: identity.agent,
-        session_id: identity.session,
-        ...(identity.token === null ? {} : { auth_token: identity.token }),
-      },
-      'VALIDATION_FAILED',
-      problem,
-    );
-    ctx.refuse('VALIDATION_FAILED', problem);
-  };
-  // The upstream would refuse it too, but only after a round-trip the gateway had already governed and recorded.
-  const { body } = ctx;
-  if (endpoint.method === 'POST' && (typeof body !== 'object' || body === null || Array.isArray(body)))
-    return refuseRequest('the request body must be a JSON object');
-  const named = (body as { model?: unknown } | null)?.model;
-  if (named !== undefined && (typeof named !== 'string' || !MODEL_ID.test(named)))
-    return refuseRequest(`model: 1-200 printable ASCII characters without spaces are required, got ${describe(named)}`);
-  const passed = passedQuery(endpoint.surface, ctx.search);
-  if (typeof passed === 'string') return refuseRequest(passed);
-  const model = named ?? NO_MODEL;
+  const checked = passThroughRequest(ctx);
+  if (typeof checked === 'string') {
+    const { agent, session, token } = identity;
+    const refused = { contract_id: endpoint.surface, agent_id: agent, session_id: session };
+    return refuseMalformed(ctx, { ...refused, ...(token === null ? {} : { auth_token: token }) }, checked);
+  }
+  const { model, query } = checked;
   ctx.log.model = model === NO_MODEL ? null : model;
+  const post = endpoint.method === 'POST';
+  const prompt = post ? ctx.bytes.toString('utf8') : new URLSearchParams(query).toString();
   const admission = await router.admit({
-    request: {
-      contract_id: endpoint.surface,
-      agent_id: identity.agent || 'UNKNOWN',
-      session_id: identity.session,
-      ...(identity.workOrder === null ? {} : { work_order_id: identity.workOrder }),
-      prompt: endpoint.method === 'POST' ? ctx.bytes.toString('utf8') : new URLSearchParams(passed).toString(),
-      provider_id: ctx.provider.id,
-      model_id: model,
-      request_id: ctx.requestId,
-      ...(identity.token === null ? {} : { auth_token: identity.token }),
-    },
+    request: governedRequest(ctx, prompt, model),
     bounds: { estimated_input_tokens: 0, max_output_tokens: 0 },
     contextHash: sha256Hex(ctx.bytes),
   });
   if (!admission.ok) return ctx.refuse(admission.code, admission.message, admission.retryAfterMs);
   const call = admission.call;
   const extra = { gateway_request_id: ctx.requestId, stream: false, surface: endpoint.surface };
-  const sent = await sendUpstream(
-    ctx,
-    call,
-    endpoint.method === 'POST' ? (ctx.body as Record<string, unknown>) : null,
-    extra,
-    passed,
-  );
+  const body = post ? (ctx.body as Record<string, unknown>) : null;
+  const sent = await sendUpstream(ctx, call, body, extra, query);
   if (!sent.ok) return;
   const wire = sent.result;
-  let text: Buffer;
-  try {
-    text = await readAll(wire);
-  } catch (error) {
-    const failure = classify(error);
-    noteConcluded(
-      ctx,
-      await router.conclude(call, { kind: 'failed', failure, attempts: sent.attempts, extra }),
-      ctx.signal.aborted ? 'cancelled' : 'error',
-    );
-    return failUpstream(ctx, failure);
-  }
+  const text = await readReply(ctx, call, wire, sent.attempts, extra);
+  if (text === null) return;
   const problem = passThroughProblem(text);
-  if (problem !== null) {
-    const failure = malformedReply(ctx, wire, problem);
-    noteConcluded(
-      ctx,
-      await router.conclude(call, { kind: 'failed', failure, attempts: sent.attempts, extra }),
-      'error',
-    );
-    return failUpstream(ctx, failure);
-  }
+  if (problem !== null) return failMalformed(ctx, call, wire, sent.attempts, extra, problem);
   const zero = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, raw: null };
   const concluded = await router.conclude(call, {
     kind: 'answered',
@@ -157,14 +111,93 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
     extra: { ...extra, upstream_request_id: wire.requestId },
   });
   noteConcluded(ctx, concluded, 'success');
-  if (concluded.unrecorded !== null) return unrecorded(ctx, concluded);
-  const reply = withoutSecrets(wellFormed(text), call.secrets);
+  releaseWhole(ctx, call, concluded, text);
+}
+
+/**
+ * A count_tokens or models request's model and upstream query, or why it is refused: the upstream would refuse
+ * it too, but only after a round-trip the gateway had already governed and recorded.
+ */
+function passThroughRequest(ctx: CallContext): { model: string; query: Record<string, string> } | string {
+  const { body, endpoint } = ctx;
+  if (endpoint.method === 'POST' && (typeof body !== 'object' || body === null || Array.isArray(body)))
+    return 'the request body must be a JSON object';
+  const named = (body as { model?: unknown } | null)?.model;
+  if (named !== undefined && (typeof named !== 'string' || !MODEL_ID.test(named)))
+    return `model: 1-200 printable ASCII characters without spaces are required, got ${describe(named)}`;
+  const query = passedQuery(endpoint.surface, ctx.search);
+  if (typeof query === 'string') return query;
+  return { model: named ?? NO_MODEL, query };
+}
+
+/** A request the surface cannot read: PROMPT_REJECTED (the key rides along, router/refusal-sampler.ts), then 400. */
+async function refuseMalformed(ctx: CallContext, request: Partial<PromptRequest>, problem: string): Promise<void> {
+  await ctx.router.recordRefusal(request, 'VALIDATION_FAILED', problem);
+  ctx.refuse('VALIDATION_FAILED', problem);
+}
+
+/** What the records name for a call on this surface, from the client's identity headers. */
+function governedRequest(ctx: CallContext, prompt: string, model: string): GovernedRequest['request'] {
+  const { identity } = ctx;
+  return {
+    contract_id: ctx.endpoint.surface,
+    agent_id: identity.agent || 'UNKNOWN',
+    session_id: identity.session,
+    ...(identity.workOrder === null ? {} : { work_order_id: identity.workOrder }),
+    prompt,
+    provider_id: ctx.provider.id,
+    model_id: model,
+    request_id: ctx.requestId,
+    ...(identity.token === null ? {} : { auth_token: identity.token }),
+  };
+}
+
+/** A whole reply's bytes; null once a failure to read them is concluded and answered. */
+async function readReply(
+  ctx: CallContext,
+  call: GovernedCall,
+  wire: WireResponse,
+  attempts: AttemptRecord[],
+  extra: Record<string, unknown>,
+): Promise<Buffer | null> {
+  try {
+    return await readAll(wire);
+  } catch (error) {
+    const failure = classify(error);
+    const concluded = await ctx.router.conclude(call, { kind: 'failed', failure, attempts, extra });
+    noteConcluded(ctx, concluded, ctx.signal.aborted ? 'cancelled' : 'error');
+    failUpstream(ctx, failure);
+    return null;
+  }
+}
+
+/** A 2xx reply that is no answer: concluded as a malformed reply, answered as an upstream failure. */
+async function failMalformed(
+  ctx: CallContext,
+  call: GovernedCall,
+  wire: WireResponse,
+  attempts: AttemptRecord[],
+  extra: Record<string, unknown>,
+  problem: string,
+): Promise<void> {
+  const failure = malformedReply(ctx, wire, problem);
+  noteConcluded(ctx, await ctx.router.conclude(call, { kind: 'failed', failure, attempts, extra }), 'error');
+  failUpstream(ctx, failure);
+}
+
+/** A whole JSON reply, released once its EXCHANGE is committed (withheld if it could be neither committed nor spooled). */
+function releaseWhole(ctx: CallContext, call: GovernedCall, concluded: Concluded, bytes: Buffer): void {
+  if (concluded.unrecorded !== null) {
+    unrecorded(ctx, concluded);
+    return;
+  }
+  const reply = withoutSecrets(wellFormed(bytes), call.secrets);
   // 200 whatever 2xx the upstream said: both APIs answer 200, and a 205 (say) is a status clients read no body of.
   ctx.res.writeHead(200, {
     // The body was parsed as JSON here: the upstream's label for it (text/html, say) would make an SDK read it as text.
     'content-type': 'application/json',
     'content-length': String(reply.byteLength),
-    [requestIdHeader(endpoint.family)]: ctx.requestId,
+    [requestIdHeader(ctx.endpoint.family)]: ctx.requestId,
     'x-cplane-exchange-id': concluded.exchangeEntryId,
   });
   ctx.res.end(reply);
@@ -181,20 +214,13 @@ async function sendUpstream(
   extra: Record<string, unknown>,
   query: Record<string, string> = {},
 ): Promise<{ ok: true; result: WireResponse; attempts: AttemptRecord[] } | { ok: false }> {
-  const { endpoint, router } = ctx;
+  const { router } = ctx;
   let sentUpstream = false;
   const sent = await router.attempts(
     call,
     () => {
       sentUpstream ||= !ctx.signal.aborted;
-      return ctx.provider.call(
-        { surface: endpoint.surface, body, headers: passedHeaders(ctx.req), query },
-        {
-          signal: ctx.signal,
-          timeoutMs: ctx.upstreamTimeoutMs,
-          ...(ctx.deadline === null ? {} : { deadlineMs: Math.max(1, Math.ceil(ctx.deadline.at - performance.now())) }),
-        },
-      );
+      return callProvider(ctx, body, query);
     },
     ctx.signal,
   );
@@ -209,6 +235,22 @@ async function sendUpstream(
   noteConcluded(ctx, concluded, sent.failure.kind === 'cancelled' ? 'cancelled' : 'error');
   failUpstream(ctx, sent.failure);
   return { ok: false };
+}
+
+/** The provider call itself, one attempt: the only place the gateway speaks the provider contract. */
+function callProvider(
+  ctx: CallContext,
+  body: Record<string, unknown> | null,
+  query: Record<string, string>,
+): Promise<WireResponse> {
+  return ctx.provider.call(
+    { surface: ctx.endpoint.surface, body, headers: passedHeaders(ctx.req), query },
+    {
+      signal: ctx.signal,
+      timeoutMs: ctx.upstreamTimeoutMs,
+      ...(ctx.deadline === null ? {} : { deadlineMs: Math.max(1, Math.ceil(ctx.deadline.at - performance.now())) }),
+    },
+  );
 }
 
 function failUpstream(ctx: CallContext, failure: SendFailure): void {
@@ -254,31 +296,23 @@ async function readAll(wire: WireResponse): Promise<Buffer> {
 export async function handleGeneration(ctx: CallContext): Promise<void> {
   const { endpoint, identity, router } = ctx;
   const gen = checkGeneration(endpoint.surface, ctx.body);
-  const base = {
-    contract_id: endpoint.surface,
-    agent_id: identity.agent || 'UNKNOWN',
-    session_id: identity.session,
-    ...(identity.workOrder === null ? {} : { work_order_id: identity.workOrder }),
-  };
   if (typeof gen === 'string') {
-    // The key rides along: a malformed body from a key holder is always recorded (router/refusal-sampler.ts).
-    await router.recordRefusal(
-      { ...base, ...(identity.token === null ? {} : { auth_token: identity.token }) },
-      'VALIDATION_FAILED',
+    const { agent, session, workOrder, token } = identity;
+    return refuseMalformed(
+      ctx,
+      {
+        contract_id: endpoint.surface,
+        agent_id: agent || 'UNKNOWN',
+        session_id: session,
+        ...(workOrder === null ? {} : { work_order_id: workOrder }),
+        ...(token === null ? {} : { auth_token: token }),
+      },
       gen,
     );
-    return ctx.refuse('VALIDATION_FAILED', gen);
   }
   ctx.log.model = gen.model;
   const admission = await router.admit({
-    request: {
-      ...base,
-      prompt: gen.prompt,
-      provider_id: ctx.provider.id,
-      model_id: gen.model,
-      request_id: ctx.requestId,
-      ...(identity.token === null ? {} : { auth_token: identity.token }),
-    },
+    request: governedRequest(ctx, gen.prompt, gen.model),
     bounds: gen.bounds,
     outputLimit: gen.outputLimit,
     inputLimit: gen.inputLimit,
@@ -307,19 +341,8 @@ async function wholeReply(
   attempts: Attempts,
   extra: Record<string, unknown>,
 ): Promise<void> {
-  const { router } = ctx;
-  let bytes: Buffer;
-  try {
-    bytes = await readAll(wire);
-  } catch (error) {
-    const failure = classify(error);
-    noteConcluded(
-      ctx,
-      await router.conclude(call, { kind: 'failed', failure, attempts, extra }),
-      ctx.signal.aborted ? 'cancelled' : 'error',
-    );
-    return failUpstream(ctx, failure);
-  }
+  const bytes = await readReply(ctx, call, wire, attempts, extra);
+  if (bytes === null) return;
   const reader = ctx.provider.reader(ctx.endpoint.surface);
   let problem: string | null;
   try {
@@ -329,13 +352,9 @@ async function wholeReply(
   }
   const result = reader.result();
   const content = problem === null ? recordableContent(result) : null;
-  if (content === null) problem ??= UNRECORDABLE;
-  if (problem !== null || content === null) {
-    const failure = malformedReply(ctx, wire, problem ?? UNRECORDABLE);
-    noteConcluded(ctx, await router.conclude(call, { kind: 'failed', failure, attempts, extra }), 'error');
-    return failUpstream(ctx, failure);
-  }
-  const concluded = await router.conclude(call, {
+  if (problem !== null || content === null)
+    return failMalformed(ctx, call, wire, attempts, extra, problem ?? UNRECORDABLE);
+  const concluded = await ctx.router.conclude(call, {
     kind: 'answered',
     answer: answerOf(ctx, gen, wire, result, content),
     usageFinal: result.usage_final,
@@ -343,15 +362,7 @@ async function wholeReply(
     extra: resultExtra(result, extra),
   });
   noteConcluded(ctx, concluded, 'success', result);
-  if (concluded.unrecorded !== null) return unrecorded(ctx, concluded);
-  const reply = withoutSecrets(wellFormed(bytes), call.secrets);
-  ctx.res.writeHead(200, {
-    'content-type': 'application/json',
-    'content-length': String(reply.byteLength),
-    [requestIdHeader(ctx.endpoint.family)]: ctx.requestId,
-    'x-cplane-exchange-id': concluded.exchangeEntryId,
-  });
-  ctx.res.end(reply);
+  releaseWhole(ctx, call, concluded, bytes);
 }
 
 function malformedReply(ctx: CallContext, wire: WireResponse, problem: string): SendFailure {
@@ -413,7 +424,7 @@ async function streamReply(
   attempts: Attempts,
   extra: Record<string, unknown>,
 ): Promise<void> {
-  const { router, res, endpoint } = ctx;
+  const { res, endpoint } = ctx;
   const reader = ctx.provider.reader(endpoint.surface);
   const policy = framePolicy(endpoint.surface, gen.clientWantsUsage);
   const parser = new SseParser({ providerId: ctx.provider.id });
@@ -449,32 +460,55 @@ async function streamReply(
   const content = recordableContent(result);
   const answer = answerOf(ctx, gen, wire, result, content ?? '[]');
   if (content === null && failure === null) failure = malformedReply(ctx, wire, UNRECORDABLE);
-  if (failure === null && result.complete && result.stream_error === null) {
-    const concluded = await router.conclude(call, {
-      kind: 'answered',
-      answer,
-      usageFinal: result.usage_final,
-      attempts,
-      extra: resultExtra(result, extra),
-    });
-    noteConcluded(ctx, concluded, 'success', result);
-    if (concluded.unrecorded !== null) {
-      logUnrecorded(concluded);
-      await send(
-        errorFrame(
-          endpoint.family,
-          endpoint.surface,
-          'the exchange could not be recorded; the reply is withheld',
-          ctx.requestId,
-        ),
-      );
-    } else {
-      for (const frame of held) await send(frame);
-    }
-    res.end();
+  const ended: StreamEnd = { answer, result, content, held, attempts, extra: resultExtra(result, extra), send };
+  if (failure === null && result.complete && result.stream_error === null) await releaseStream(ctx, call, ended);
+  // A client given up on as stalled is gone too (its response is destroyed; the abort it causes may come later).
+  else await cutStream(ctx, call, ended, failure, stalled);
+  res.end();
+}
+
+/** A stream whose reading ended: what the reader made of it, the frames held back, and how to write to the client. */
+interface StreamEnd {
+  answer: ProviderResult;
+  result: WireResult;
+  /** The content as recorded; null when it cannot be serialised. */
+  content: string | null;
+  held: string[];
+  attempts: Attempts;
+  extra: Record<string, unknown>;
+  send: (text: string) => Promise<void>;
+}
+
+/** A whole stream: its EXCHANGE committed, then the held terminal event released (or an error event in its place). */
+async function releaseStream(ctx: CallContext, call: GovernedCall, ended: StreamEnd): Promise<void> {
+  const { endpoint } = ctx;
+  const concluded = await ctx.router.conclude(call, {
+    kind: 'answered',
+    answer: ended.answer,
+    usageFinal: ended.result.usage_final,
+    attempts: ended.attempts,
+    extra: ended.extra,
+  });
+  noteConcluded(ctx, concluded, 'success', ended.result);
+  if (concluded.unrecorded === null) {
+    for (const frame of ended.held) await ended.send(frame);
     return;
   }
-  // A client given up on as stalled is gone too (its response is destroyed; the abort it causes may come later).
+  logUnrecorded(concluded);
+  const withheld = 'the exchange could not be recorded; the reply is withheld';
+  await ended.send(errorFrame(endpoint.family, endpoint.surface, withheld, ctx.requestId));
+}
+
+/** A stream cut short (upstream failure, truncation, or the client gone): recorded as such, the client told. */
+async function cutStream(
+  ctx: CallContext,
+  call: GovernedCall,
+  ended: StreamEnd,
+  failure: SendFailure | null,
+  stalled: boolean,
+): Promise<void> {
+  const { endpoint } = ctx;
+  const { result, content, held } = ended;
   const cancelled = ctx.signal.aborted || stalled;
   const code = cancelled
     ? 'CANCELLED'
@@ -484,27 +518,25 @@ async function streamReply(
       ? `the client read nothing for ${ctx.upstreamTimeoutMs} ms mid-stream (the upstream idle timeout), so it was treated as gone; the upstream call was aborted`
       : 'the client went away mid-stream; the upstream call was aborted'
     : (failure?.message ?? result.stream_error ?? 'the upstream stream ended before its final event');
-  const concluded = await router.conclude(call, {
+  const concluded = await ctx.router.conclude(call, {
     kind: 'cut',
     outcome: cancelled ? 'cancelled' : 'error',
     code,
     message,
-    partial: answer,
-    attempts,
-    extra: resultExtra(result, extra),
+    partial: ended.answer,
+    attempts: ended.attempts,
+    extra: ended.extra,
   });
   noteConcluded(ctx, concluded, cancelled ? 'cancelled' : 'error', result);
   if (concluded.unrecorded !== null) logUnrecorded(concluded);
-  if (!cancelled) {
-    // The terminal event is released only if its content is in the record and the reader took it as the end (a
-    // response.failed, say): one it could not read would tell the client a truncated reply is whole.
-    if (held.length > 0 && content !== null && result.complete) for (const frame of held) await send(frame);
-    else if (result.stream_error === null || content === null)
-      await send(
-        errorFrame(endpoint.family, endpoint.surface, failure ? clientMessage(ctx, failure) : message, ctx.requestId),
-      );
-  }
-  res.end();
+  if (cancelled) return;
+  // The terminal event is released only if its content is in the record and the reader took it as the end (a
+  // response.failed, say): one it could not read would tell the client a truncated reply is whole.
+  if (held.length > 0 && content !== null && result.complete) for (const frame of held) await ended.send(frame);
+  else if (result.stream_error === null || content === null)
+    await ended.send(
+      errorFrame(endpoint.family, endpoint.surface, failure ? clientMessage(ctx, failure) : message, ctx.requestId),
+    );
 }
 
 /** A reply whose content (a tool input, say) nests too deep to serialise cannot be recorded, so is not released. */

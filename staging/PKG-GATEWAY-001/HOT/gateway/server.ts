@@ -10,10 +10,10 @@ import type { Router } from '#router/router.js';
 import { handleGeneration, handlePassThrough, type CallContext } from './call.js';
 import { readBody, sendJson, unreadableBody } from './http-io.js';
 import type { ConsoleRoutes } from './console/routes.js';
-import { identify } from './identity.js';
+import { identify, type Identity } from './identity.js';
 import type { RequestLog } from './log.js';
-import { refusalFor } from './refusals.js';
-import { endpointFor, errorBody, familyOf, requestIdHeader, type ErrorKind, type Family } from './surfaces.js';
+import { failer, type Fail, type Handler, type Incoming, refuser, requestLog } from './incoming.js';
+import { endpointFor, errorBody, familyOf, requestIdHeader, type Endpoint, type Family } from './surfaces.js';
 
 export interface GatewayOptions {
   router: Router;
@@ -197,162 +197,185 @@ export class Gateway {
     this.inFlight.add(entry);
   }
 
+  /**
+   * Route → handler: the gateway's own paths by exact method and path, the console under its prefix, and every
+   * other request to the provider APIs (which answer a path they do not serve with a 404 in the client's shape).
+   */
+  private readonly exact: ReadonlyMap<string, Handler> = new Map<string, Handler>([
+    ['GET /healthz', (incoming) => sendJson(incoming.res, 200, { status: 'ok' })],
+    ['GET /readyz', (incoming) => this.readiness(incoming)],
+  ]);
+
+  private readonly console: Handler = (incoming) =>
+    this.options.console?.handle(incoming.req, incoming.res, incoming.path, incoming.search);
+
+  private readonly api: Handler = (incoming) => this.apiCall(incoming);
+
+  private handlerFor(method: string, path: string): Handler {
+    const exact = this.exact.get(`${method} ${path}`);
+    if (exact !== undefined) return exact;
+    if (this.options.console !== undefined && (path === '/console' || path.startsWith('/console/')))
+      return this.console;
+    return this.api;
+  }
+
   private async handle(
     req: IncomingMessage,
     res: ServerResponse,
     controller: AbortController,
     requestId: string,
   ): Promise<void> {
+    const incoming = this.incoming(req, res, controller, requestId);
+    await this.handlerFor(incoming.method, incoming.path)(incoming);
+  }
+
+  /** The request as the handlers see it, its log written when the response closes (a client gone aborts the call). */
+  private incoming(
+    req: IncomingMessage,
+    res: ServerResponse,
+    controller: AbortController,
+    requestId: string,
+  ): Incoming {
     const started = performance.now();
     const method = req.method ?? 'GET';
     const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
-    const log: RequestLog = {
-      ts: new Date().toISOString(),
-      method,
-      path,
-      status: 0,
-      surface: null,
-      model: null,
-      session: null,
-      agent: null,
-      request_id: requestId,
-      exchange_id: null,
-      outcome: null,
-      input_tokens: null,
-      output_tokens: null,
-      cache_read_tokens: null,
-      cache_write_tokens: null,
-      cost: null,
-      ms: 0,
-    };
+    const log = requestLog(method, path, requestId);
     res.on('close', () => {
       if (!res.writableFinished) controller.abort();
       log.status = res.statusCode;
       log.ms = Math.round((performance.now() - started) * 10) / 10;
       this.options.log(log);
     });
-    if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    if (method === 'GET' && path === '/readyz') {
-      const problem = this.options.ready();
-      return sendJson(
-        res,
-        problem === null ? 200 : 503,
-        problem === null ? { status: 'ready' } : { status: 'not_ready', problem },
-      );
-    }
-    if (this.options.console !== undefined && (path === '/console' || path.startsWith('/console/')))
-      return this.options.console.handle(req, res, path, search);
+    return { req, res, signal: controller.signal, requestId, started, method, path, search, log };
+  }
+
+  private readiness({ res }: Incoming): void {
+    const problem = this.options.ready();
+    sendJson(
+      res,
+      problem === null ? 200 : 503,
+      problem === null ? { status: 'ready' } : { status: 'not_ready', problem },
+    );
+  }
+
+  /** A provider API call: endpoint → upstream → identity → body → the surface's handler (call.ts) → checkpoint. */
+  private async apiCall(incoming: Incoming): Promise<void> {
+    const { req, path, method, log } = incoming;
     const anthropicVersion = typeof req.headers['anthropic-version'] === 'string';
     const endpoint = endpointFor(method, path, anthropicVersion);
-    const fail = (
-      family: Family,
-      status: number,
-      kind: ErrorKind,
-      message: string,
-      extra: Record<string, string> = {},
-    ): void => {
-      sendJson(res, status, errorBody(family, kind, message, requestId), {
-        [requestIdHeader(family)]: requestId,
-        'x-should-retry': 'false',
-        ...extra,
-      });
-    };
+    const fail = failer(incoming);
     if (endpoint === null) {
       req.resume();
-      return fail(
-        familyOf(path, anthropicVersion),
-        404,
-        'not_found',
-        `no endpoint ${method} ${JSON.stringify(path).slice(0, 200)}`,
-      );
+      const where = JSON.stringify(path).slice(0, 200);
+      return fail(familyOf(path, anthropicVersion), 404, 'not_found', `no endpoint ${method} ${where}`);
     }
     log.surface = endpoint.surface;
-    const { family } = endpoint;
-    if (this.draining) {
-      req.resume();
-      return fail(family, 503, 'unavailable', 'the gateway is shutting down', { connection: 'close' });
-    }
-    const provider = this.options.providers.get(family);
-    if (provider === undefined) {
-      req.resume();
-      return fail(family, 503, 'api_error', `no ${family} upstream is configured on this gateway`);
-    }
+    const provider = this.upstreamFor(incoming, endpoint, fail);
+    if (provider === null) return;
     const identity = identify(req.headers);
     log.session = identity.session;
     log.agent = identity.agent || null;
-    let body: unknown = null;
-    let bytes: Buffer = Buffer.alloc(0);
-    if (endpoint.method === 'POST') {
-      const unreadable = unreadableBody(req.headers);
-      if (unreadable !== null) {
-        req.resume();
-        return fail(family, 415, 'invalid_request', `the request body is refused: ${unreadable}`, {
-          connection: 'close',
-        });
-      }
-      const read = await readBody(req, this.options.bodyLimitBytes);
-      if (!read.ok) {
-        if (read.reason === 'aborted') return;
-        return fail(family, 413, 'too_large', `the request body is over ${this.options.bodyLimitBytes} bytes`, {
-          connection: 'close',
-        });
-      }
-      bytes = read.bytes;
-      try {
-        body = parseJsonBounded(bytes.toString('utf8'));
-      } catch (error) {
-        const message =
-          error instanceof RangeError
-            ? `the request body is refused: ${error.message}`
-            : `the request body is not JSON: ${error instanceof Error ? error.message : String(error)}`;
-        await this.options.router.recordRefusal(
-          {
-            contract_id: endpoint.surface,
-            agent_id: identity.agent,
-            session_id: identity.session,
-            ...(identity.token === null ? {} : { auth_token: identity.token }),
-          },
-          'VALIDATION_FAILED',
-          message,
-        );
-        return fail(family, 400, 'invalid_request', message);
-      }
-    }
-    const ctx: CallContext = {
-      router: this.options.router,
-      provider,
-      endpoint,
-      identity,
-      body,
-      bytes,
-      search,
-      requestId,
-      req,
-      res,
-      signal: controller.signal,
-      log,
-      upstreamTimeoutMs: this.options.upstreamTimeoutMs,
-      deadline:
-        this.options.callDeadlineMs === undefined
-          ? null
-          : { ms: this.options.callDeadlineMs, at: started + this.options.callDeadlineMs },
-      refuse: (code, message, retryAfterMs) => {
-        const refusal = refusalFor(code);
-        const headers: Record<string, string> = { [requestIdHeader(family)]: requestId };
-        if (refusal.noRetry) headers['x-should-retry'] = 'false';
-        if (retryAfterMs !== null && retryAfterMs !== undefined)
-          headers['retry-after'] = String(Math.ceil(retryAfterMs / 1000));
-        log.outcome = 'rejected';
-        sendJson(res, refusal.status, errorBody(family, refusal.kind, `${code}: ${message}`, requestId), headers);
-      },
-      fail,
-    };
-    if (endpoint.generation) await handleGeneration(ctx);
-    else await handlePassThrough(ctx);
+    const read = await this.readJson(incoming, endpoint, identity, fail);
+    if (read === null) return;
+    const ctx = this.callContext(incoming, endpoint, provider, identity, read, fail);
+    await (endpoint.generation ? handleGeneration(ctx) : handlePassThrough(ctx));
     if (log.exchange_id !== null && this.options.afterExchange) {
       // Awaited inside the request's handling, so a drain waits for a checkpoint being written.
       const problem = await this.options.afterExchange();
       if (problem !== null) process.stderr.write(`cplane serve: warning: ${problem}\n`);
     }
+  }
+
+  /** The upstream for the endpoint's family; null once the refusal is sent (draining, none configured). */
+  private upstreamFor(incoming: Incoming, endpoint: Endpoint, fail: Fail): WireProvider | null {
+    const { family } = endpoint;
+    if (this.draining) {
+      incoming.req.resume();
+      fail(family, 503, 'unavailable', 'the gateway is shutting down', { connection: 'close' });
+      return null;
+    }
+    const provider = this.options.providers.get(family);
+    if (provider === undefined) {
+      incoming.req.resume();
+      fail(family, 503, 'api_error', `no ${family} upstream is configured on this gateway`);
+      return null;
+    }
+    return provider;
+  }
+
+  /** A POST's body read (bounded) and parsed; a GET has none. Null once the refusal is sent. */
+  private async readJson(
+    incoming: Incoming,
+    endpoint: Endpoint,
+    identity: Identity,
+    fail: Fail,
+  ): Promise<{ body: unknown; bytes: Buffer } | null> {
+    if (endpoint.method !== 'POST') return { body: null, bytes: Buffer.alloc(0) };
+    const { req } = incoming;
+    const { family } = endpoint;
+    const unreadable = unreadableBody(req.headers);
+    if (unreadable !== null) {
+      req.resume();
+      const message = `the request body is refused: ${unreadable}`;
+      fail(family, 415, 'invalid_request', message, { connection: 'close' });
+      return null;
+    }
+    const read = await readBody(req, this.options.bodyLimitBytes);
+    if (!read.ok) {
+      if (read.reason !== 'aborted')
+        fail(family, 413, 'too_large', `the request body is over ${this.options.bodyLimitBytes} bytes`, {
+          connection: 'close',
+        });
+      return null;
+    }
+    try {
+      return { body: parseJsonBounded(read.bytes.toString('utf8')), bytes: read.bytes };
+    } catch (error) {
+      const message =
+        error instanceof RangeError
+          ? `the request body is refused: ${error.message}`
+          : `the request body is not JSON: ${error instanceof Error ? error.message : String(error)}`;
+      await this.options.router.recordRefusal(
+        {
+          contract_id: endpoint.surface,
+          agent_id: identity.agent,
+          session_id: identity.session,
+          ...(identity.token === null ? {} : { auth_token: identity.token }),
+        },
+        'VALIDATION_FAILED',
+        message,
+      );
+      fail(family, 400, 'invalid_request', message);
+      return null;
+    }
+  }
+
+  private callContext(
+    incoming: Incoming,
+    endpoint: Endpoint,
+    provider: WireProvider,
+    identity: Identity,
+    read: { body: unknown; bytes: Buffer },
+    fail: Fail,
+  ): CallContext {
+    const { callDeadlineMs } = this.options;
+    return {
+      router: this.options.router,
+      provider,
+      endpoint,
+      identity,
+      body: read.body,
+      bytes: read.bytes,
+      search: incoming.search,
+      requestId: incoming.requestId,
+      req: incoming.req,
+      res: incoming.res,
+      signal: incoming.signal,
+      log: incoming.log,
+      upstreamTimeoutMs: this.options.upstreamTimeoutMs,
+      deadline: callDeadlineMs === undefined ? null : { ms: callDeadlineMs, at: incoming.started + callDeadlineMs },
+      refuse: refuser(incoming, endpoint.family),
+      fail,
+    };
   }
 }

@@ -27,6 +27,9 @@ export function parseDurability(value: unknown, where: string, code: ErrorCode =
   });
 }
 
+/** How one commit is asked to be made: durable (the default) or not. */
+export type CommitOptions = { durable: boolean };
+
 /** Which of a call's two commits the pipeline asks to be durable: the admission's (DISPATCH) and the conclusion's. */
 export function callCommits(level: Durability | undefined): {
   admission: { durable: boolean };

@@ -7,24 +7,23 @@ import type { ProviderResult, Usage } from '#providers/spec.js';
 import type { BreakerPass, CircuitBreaker } from './breaker.js';
 import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
-import { callCommits } from './durability.js';
-import {
-  dispatchRecord,
-  exchangeErrorRecord,
-  exchangeRecord,
-  type AttemptRecord,
-  type ExchangeContext,
-} from './records.js';
+import { callCommits, type CommitOptions } from './durability.js';
+import { exchangeFor, type GovernedOutcome, UNKNOWN_USAGE, wellTyped, withoutRawUsage } from './conclusion-records.js';
+import type { Recorded } from './exchange-writer.js';
+import type { Grouped } from './group-commit.js';
+import { dispatchRecord, type ExchangeContext } from './records.js';
 import type { PromptRequest } from './request.js';
-import { emptyResponse, type PromptResponse } from './response.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
 import type { SecretPattern } from './secret-patterns.js';
-import { mayHaveBilled, retryLoop, type SendFailure, type SendResult } from './send.js';
+import { mayHaveBilled, retryLoop, type SendResult } from './send.js';
+
+export type { GovernedOutcome } from './conclusion-records.js';
 
 /**
- * route()'s pipeline split at the provider call, for a caller that speaks the provider's wire format itself
- * (the gateway): `admit` runs auth → budget reservation → breaker → DISPATCH; the caller makes its call through
- * `attempts` (the one retry loop); `conclude` writes the EXCHANGE and the budget settlement in one batch.
+ * The one governed pipeline, for every surface (route(), the gateway's surfaces): `admit` runs auth → budget
+ * reservation → breaker → DISPATCH; the surface makes its provider call through `attempts` (the one retry loop);
+ * `conclude` writes the EXCHANGE and the budget settlement in one batch (or spools it). A surface validates its
+ * own input into a GovernedRequest and turns the outcome into its own output; it holds no governance.
  */
 export interface GovernedRequest {
   /** What the records name: prompt text, contract (the surface), agent, session, work order, model, token. */
@@ -58,41 +57,25 @@ export interface GovernedCall {
 
 export type Admission =
   | { ok: true; call: GovernedCall }
-  | { ok: false; code: string; message: string; entryId: string; retryAfterMs: number | null };
-
-/** How the call ended, as the caller saw it. */
-export type GovernedOutcome =
-  /** The whole reply arrived (its final usage too, unless `usage_final` says otherwise). */
   | {
-      kind: 'answered';
-      answer: ProviderResult;
-      usageFinal: boolean;
-      attempts: AttemptRecord[];
-      extra: Record<string, unknown>;
-    }
-  /** No reply: every attempt failed before a byte reached the client. */
-  | {
-      kind: 'failed';
-      failure: SendFailure;
-      attempts: AttemptRecord[];
-      extra: Record<string, unknown>;
-      /** Cancelled before anything was sent upstream: nothing can be billed, the reservation is released. */
-      unsent?: boolean;
-    }
-  /** Cut short after bytes reached the client: the upstream died mid-stream, or the client went away. */
-  | {
-      kind: 'cut';
-      outcome: 'error' | 'cancelled';
+      ok: false;
       code: string;
       message: string;
-      partial: ProviderResult;
-      attempts: AttemptRecord[];
-      extra: Record<string, unknown>;
+      entryId: string;
+      retryAfterMs: number | null;
+      /** Problems met while refusing (a reservation that could not be given back). */
+      warnings: Warning[];
     };
 
 export interface Concluded {
   exchangeEntryId: string;
   cost: number | null;
+  /** The budget left after the settlement; null when nothing was settled (or no budget). */
+  remainingTokens: number | null;
+  /** From admission to conclusion, by the host's clock (the EXCHANGE's latency_ms). */
+  latencyMs: number;
+  /** The answer as recorded (well-typed), for an answered call; null otherwise. */
+  answer: ProviderResult | null;
   warnings: Warning[];
   /** Set only when the EXCHANGE could be neither committed nor spooled: the whole batch. */
   unrecorded: AppendInput[] | null;
@@ -111,16 +94,23 @@ export interface GovernedHost {
   authorise(request: PromptRequest): { code: string; message: string } | null;
   /** The budget scope of the request's key once it is authorised (charged as the `key` scope); none: undefined. */
   budgetScope(request: PromptRequest): string | undefined;
-  appendAll(records: AppendInput[], authToken?: unknown): Promise<LedgerEntry>;
+  appendAll(records: AppendInput[], authToken?: unknown, commit?: CommitOptions): Promise<LedgerEntry>;
+  /** The single-batch path of a conclusion: retries, the degraded batch, the spool; never throws. */
   record(
     records: AppendInput[],
-    response: PromptResponse,
+    warnings: Warning[],
     dispatchId: string,
     secrets: readonly string[],
     degraded: (() => AppendInput[]) | null,
-  ): Promise<AppendInput[] | null>;
-  /** Append with the other batches ready in this turn (one transaction); the batch's entry ids, or null if it failed. */
-  commitGrouped(records: AppendInput[], options?: { durable: boolean }): Promise<string[] | null>;
+    failed?: { error: unknown },
+  ): Promise<Recorded>;
+  /** Append with the other batches ready in this turn (one transaction); records already scrubbed. */
+  commitGrouped(records: AppendInput[], commit?: CommitOptions): Promise<Grouped>;
+  /** A conclusion was committed (the spool, if it holds any, drains). */
+  committed(): void;
+  /** A call entered its admission commit, or left after its conclusion (or a failed admission commit). */
+  callStarted(): void;
+  callEnded(): void;
   reject(request: Partial<PromptRequest>, code: string, message: string, records: AppendInput[]): Promise<string>;
 }
 
@@ -144,77 +134,63 @@ export async function authenticate(
   return { ok: false, ...denied, entryId: await host.reject(request, denied.code, denied.message, []) };
 }
 
-const keyScope = (scope: string | undefined): { budget_scope?: string } =>
-  scope === undefined ? {} : { budget_scope: scope };
-
 /** When a caller refused for a fault of the machine (a full disk) is told to try again. */
 export const UNAVAILABLE_RETRY_MS = 30_000;
+
+/** A refused admission, recorded (PROMPT_REJECTED after `records`) unless the machine will not let it be. */
+async function refusal(
+  host: GovernedHost,
+  request: Partial<PromptRequest>,
+  code: string,
+  message: string,
+  records: AppendInput[] = [],
+  retryAfterMs: number | null = null,
+  warnings: Warning[] = [],
+): Promise<Admission> {
+  const entryId = await host.reject(request, code, message, records).catch((error: unknown) => {
+    // A ledger the machine will not let us write cannot hold the refusal either: the caller still gets it.
+    if (envFault(error) === null) throw error;
+    return '';
+  });
+  return { ok: false, code, message, entryId, retryAfterMs, warnings };
+}
 
 export async function admit(host: GovernedHost, input: GovernedRequest): Promise<Admission> {
   const start = host.clock();
   const { request } = input;
-  const refuse = async (
-    code: string,
-    message: string,
-    records: AppendInput[] = [],
-    retryAfterMs: number | null = null,
-  ): Promise<Admission> => ({
-    ok: false,
-    code,
-    message,
-    entryId: await host.reject(request, code, message, records).catch((error: unknown) => {
-      // A ledger the machine will not let us write cannot hold the refusal either: the caller still gets it.
-      if (envFault(error) === null) throw error;
-      return '';
-    }),
-    retryAfterMs,
-  });
   const denied = host.authorise(request);
-  if (denied) return refuse(denied.code, denied.message);
+  if (denied) return refusal(host, request, denied.code, denied.message);
   const requestId = request.request_id ?? randomUUID();
-  const reserved = await budget.reserve(host.budget, {
-    request_id: requestId,
-    session_id: request.session_id,
-    model: request.model_id,
-    ...input.bounds,
-    ...(request.work_order_id ? { work_order_id: request.work_order_id } : {}),
-    ...(request.agent_id ? { agent_id: request.agent_id } : {}),
-    ...keyScope(host.budgetScope(request)),
-  });
-  if (!reserved.ok)
-    return refuse(
-      reserved.code,
-      reserved.message,
-      reserved.records,
-      reserved.code === 'BUDGET_UNAVAILABLE' ? UNAVAILABLE_RETRY_MS : null,
-    );
+  const reserved = await reservation(host, input, requestId);
+  if (!reserved.ok) {
+    const retryAfterMs = reserved.code === 'BUDGET_UNAVAILABLE' ? UNAVAILABLE_RETRY_MS : null;
+    return refusal(host, request, reserved.code, reserved.message, reserved.records, retryAfterMs);
+  }
   const breaker = host.breaker(request.provider_id, request.model_id);
   const breakerPass = breaker.pass();
   if (!breakerPass) {
-    const released = await budget.release(host.budget, requestId, []);
+    const warnings: Warning[] = [];
+    const released = await budget.release(host.budget, requestId, warnings);
+    const message = `circuit breaker for ${breaker.key} is open`;
     const retryAfterMs = Math.max(1000, breakerWaitMs(host, breaker));
-    return refuse(
-      'CIRCUIT_OPEN',
-      `circuit breaker for ${breaker.key} is open`,
-      [...reserved.records, ...released],
-      retryAfterMs,
-    );
+    return refusal(host, request, 'CIRCUIT_OPEN', message, [...reserved.records, ...released], retryAfterMs, warnings);
   }
-  const batch = [...reserved.records, dispatchRecord(request, request.provider_id, request.model_id)];
+  const secrets = secretList([...host.secrets, request.auth_token]);
   let dispatchId: string;
+  host.callStarted();
   try {
-    // Group-committed with the other calls admitted in this turn; alone (and throwing) if the group failed.
-    const ids = await host.commitGrouped(
-      scrubRecords(batch, secretList([...host.secrets, request.auth_token]), host.patterns),
-      callCommits(host.config.durability).admission,
-    );
-    dispatchId = ids?.[ids.length - 1] ?? (await host.appendAll(batch, request.auth_token)).id;
+    dispatchId = await commitAdmission(host, request, secrets, [
+      ...reserved.records,
+      dispatchRecord(request, request.provider_id, request.model_id),
+    ]);
   } catch (error) {
+    host.callEnded();
     breaker.releaseProbe(breakerPass);
-    await budget.release(host.budget, requestId, []);
+    const warnings: Warning[] = [];
+    await budget.release(host.budget, requestId, warnings);
     const fault = envFault(error);
     if (fault === null) throw error;
-    return refuse('LEDGER_UNAVAILABLE', faultMessage(fault), [], UNAVAILABLE_RETRY_MS);
+    return refusal(host, request, 'LEDGER_UNAVAILABLE', faultMessage(fault), [], UNAVAILABLE_RETRY_MS, warnings);
   }
   return {
     ok: true,
@@ -227,12 +203,46 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
       breaker,
       breakerPass,
       start,
-      secrets: secretList([...host.secrets, request.auth_token]),
+      secrets,
       remainingTokens: reserved.remaining_tokens,
       outputLimit: input.outputLimit ?? null,
       inputLimit: input.inputLimit === undefined ? input.bounds.estimated_input_tokens : input.inputLimit,
     },
   };
+}
+
+/** The one place a call's budget is reserved: its bounds, under its session, agent, work order and key scope. */
+function reservation(host: GovernedHost, input: GovernedRequest, requestId: string): Promise<budget.Reserved> {
+  const { request } = input;
+  const scope = host.budgetScope(request);
+  return budget.reserve(host.budget, {
+    request_id: requestId,
+    session_id: request.session_id,
+    model: request.model_id,
+    ...input.bounds,
+    ...(request.work_order_id ? { work_order_id: request.work_order_id } : {}),
+    ...(request.agent_id ? { agent_id: request.agent_id } : {}),
+    ...(scope === undefined ? {} : { budget_scope: scope }),
+  });
+}
+
+/**
+ * The admission batch (the reservation's records and the DISPATCH) committed before anything is sent: grouped with
+ * the other calls admitted in this turn; alone if another batch sank the group; throws if it cannot be written.
+ * Returns the DISPATCH's id.
+ */
+async function commitAdmission(
+  host: GovernedHost,
+  request: PromptRequest,
+  secrets: readonly string[],
+  batch: AppendInput[],
+): Promise<string> {
+  const scrubbed = scrubRecords(batch, secrets, host.patterns);
+  const commit = callCommits(host.config.durability).admission;
+  const grouped = await host.commitGrouped(scrubbed, commit);
+  if (grouped.ok) return grouped.ids[grouped.ids.length - 1] as string;
+  if (grouped.alone) throw grouped.error;
+  return (await host.appendAll(batch, request.auth_token, commit)).id;
 }
 
 function breakerWaitMs(host: GovernedHost, breaker: CircuitBreaker): number {
@@ -241,7 +251,7 @@ function breakerWaitMs(host: GovernedHost, breaker: CircuitBreaker): number {
   return Math.max(0, Date.parse(openedAt) + host.config.breaker.reset_timeout_ms - host.clock());
 }
 
-/** The one retry loop around the caller's one-attempt call, feeding the call's breaker. */
+/** The one retry loop around the surface's one-attempt provider call, feeding the call's breaker. */
 export function attempts<R>(
   host: GovernedHost,
   call: GovernedCall,
@@ -262,107 +272,92 @@ export function attempts<R>(
   });
 }
 
-const UNKNOWN_USAGE: Usage = {
-  input_tokens: null,
-  output_tokens: null,
-  cache_read_tokens: null,
-  cache_write_tokens: null,
-  raw: null,
-};
-
 /** EXCHANGE + settlement, one batch, group-committed with the others ready (or alone, or the spool). Never rejects. */
 export async function conclude(host: GovernedHost, call: GovernedCall, outcome: GovernedOutcome): Promise<Concluded> {
-  const response = emptyResponse(new Date(call.start).toISOString(), call.request.provider_id, call.request.model_id);
+  const latencyMs = host.clock() - call.start;
+  const warnings: Warning[] = [];
   const ctx: ExchangeContext = {
     request: call.request,
     dispatchEntryId: call.dispatchId,
     contextHash: call.contextHash,
     ...(call.promptPieces === undefined ? {} : { promptPieces: call.promptPieces }),
     modelId: call.request.model_id,
-    latencyMs: host.clock() - call.start,
+    latencyMs,
     attempts: outcome.attempts,
   };
-  let records: AppendInput[];
-  let cost: number | null = null;
-  if (outcome.kind === 'answered') {
-    call.breaker.recordSuccess(call.breakerPass);
-    // A reply whose final usage never came is charged at its reservation, never at a partial count.
-    const settled = await budget.settle(
-      host.budget,
-      call.requestId,
-      outcome.usageFinal ? outcome.answer.usage : UNKNOWN_USAGE,
-      response.warnings,
-      call.outputLimit,
-      call.inputLimit,
-    );
-    cost = settled.cost;
-    records = [
-      withExtra(exchangeRecord(ctx, outcome.answer), { ...outcome.extra, usage_complete: outcome.usageFinal }),
-      ...settled.records,
-    ];
-  } else if (outcome.kind === 'failed') {
-    if (!outcome.failure.retryable) call.breaker.releaseProbe(call.breakerPass);
-    const message = scrubText(outcome.failure.message, call.secrets);
-    // The client went away while the upstream worked on the request: it may still bill it, so it stays charged.
-    const cancelled = outcome.failure.kind === 'cancelled';
-    const budgetRecords =
-      mayHaveBilled(outcome.failure, outcome.attempts) || (cancelled && outcome.unsent !== true)
-        ? (await budget.settle(host.budget, call.requestId, UNKNOWN_USAGE, response.warnings)).records
-        : await budget.release(host.budget, call.requestId, response.warnings);
-    const record = exchangeErrorRecord(ctx, outcome.failure.error_code, message);
-    records = [
-      cancelled
-        ? withExtra(
-            { ...record, decision: 'CANCELLED' },
-            { ...outcome.extra, outcome: 'cancelled', usage_complete: false },
-          )
-        : withExtra(record, outcome.extra),
-      ...budgetRecords,
-    ];
-  } else {
-    call.breaker.releaseProbe(call.breakerPass);
-    // Bytes were produced and possibly billed: the reservation stays charged as unknown usage.
-    const settled = await budget.settle(host.budget, call.requestId, UNKNOWN_USAGE, response.warnings);
-    records = [cutRecord(ctx, outcome), ...settled.records];
+  const answered = outcome.kind === 'answered' ? { ...outcome, answer: wellTyped(outcome.answer) } : outcome;
+  noteBreaker(call, answered);
+  const message = answered.kind === 'failed' ? scrubText(answered.failure.message, call.secrets) : '';
+  const settled = await settlement(host, call, answered, warnings);
+  const exchange = exchangeFor(ctx, answered, message, warnings);
+  const degraded =
+    answered.kind === 'answered' ? (): AppendInput[] => [withoutRawUsage(exchange), ...settled.records] : null;
+  const recorded = await commitConclusion(host, call, [exchange, ...settled.records], warnings, degraded);
+  host.callEnded();
+  return {
+    exchangeEntryId: recorded.entryId,
+    cost: settled.cost,
+    remainingTokens: settled.remaining_tokens,
+    latencyMs,
+    answer: answered.kind === 'answered' ? answered.answer : null,
+    warnings,
+    unrecorded: recorded.unrecorded,
+  };
+}
+
+/** An answer closes the breaker's probe as a success; a failure counted by the retry loop, or none, frees it. */
+function noteBreaker(call: GovernedCall, outcome: GovernedOutcome): void {
+  if (outcome.kind === 'answered') call.breaker.recordSuccess(call.breakerPass);
+  else if (outcome.kind === 'cut' || !outcome.failure.retryable) call.breaker.releaseProbe(call.breakerPass);
+}
+
+/**
+ * The reservation's end, the one place a call's budget is settled: charged at the reply's final usage; charged as
+ * unknown usage when the provider may have billed without saying how much (a reply without final usage, one cut
+ * short, a failure after a 2xx or past our deadline, a client gone while the upstream worked); else given back.
+ */
+async function settlement(
+  host: GovernedHost,
+  call: GovernedCall,
+  outcome: GovernedOutcome,
+  warnings: Warning[],
+): Promise<budget.SettleStep> {
+  let usage: Usage | null = UNKNOWN_USAGE;
+  if (outcome.kind === 'answered' && outcome.usageFinal) usage = outcome.answer.usage;
+  else if (outcome.kind === 'failed') {
+    const { failure } = outcome;
+    const cancelledAfterSend = failure.kind === 'cancelled' && outcome.unsent !== true;
+    if (!mayHaveBilled(failure, outcome.attempts) && !cancelledAfterSend) usage = null;
   }
-  let grouped: AppendInput[] | null = null;
+  if (usage === null)
+    return { records: await budget.release(host.budget, call.requestId, warnings), cost: null, remaining_tokens: null };
+  return budget.settle(host.budget, call.requestId, usage, warnings, call.outputLimit, call.inputLimit);
+}
+
+/**
+ * The conclusion batch (EXCHANGE + settlement) committed before the answer is released: grouped with the others
+ * ready in this turn; if the group failed (or the batch cannot be scrubbed), alone with retries, degraded, spooled.
+ */
+async function commitConclusion(
+  host: GovernedHost,
+  call: GovernedCall,
+  records: AppendInput[],
+  warnings: Warning[],
+  degraded: (() => AppendInput[]) | null,
+): Promise<Recorded> {
+  let scrubbed: AppendInput[] | null;
   try {
-    grouped = scrubRecords(records, call.secrets, host.patterns);
+    scrubbed = scrubRecords(records, call.secrets, host.patterns);
   } catch {
-    grouped = null;
+    scrubbed = null;
   }
-  const committed =
-    grouped === null ? null : await host.commitGrouped(grouped, callCommits(host.config.durability).conclusion);
-  if (committed?.[0] !== undefined)
-    return { exchangeEntryId: committed[0], cost, warnings: response.warnings, unrecorded: null };
-  // The group's transaction failed (or this batch cannot be scrubbed): alone, with retries, degrade and spool.
-  const unrecorded = await host.record(records, response, call.dispatchId, call.secrets, null);
-  return { exchangeEntryId: response.exchange_entry_id, cost, warnings: response.warnings, unrecorded };
-}
-
-/** An EXCHANGE cut short: the partial content and the usage seen so far, marked incomplete (never read as 0). */
-function cutRecord(ctx: ExchangeContext, outcome: Extract<GovernedOutcome, { kind: 'cut' }>): AppendInput {
-  const base = exchangeRecord(ctx, outcome.partial);
-  return withExtra(
-    {
-      ...base,
-      decision: outcome.outcome === 'cancelled' ? 'CANCELLED' : 'ERROR',
-      reason: `${outcome.code}: ${outcome.message}`,
-    },
-    {
-      ...outcome.extra,
-      error_code: outcome.code,
-      error_message: outcome.message,
-      outcome: outcome.outcome,
-      usage_complete: false,
-    },
-  );
-}
-
-/** The EXCHANGE with the caller's extension fields, keys kept in sorted order (the ledger's fast path). */
-function withExtra(record: AppendInput, extra: Record<string, unknown>): AppendInput {
-  const merged: Record<string, unknown> = { ...(record.metadata ?? {}), ...extra };
-  const sorted: Record<string, unknown> = {};
-  for (const key of Object.keys(merged).sort()) sorted[key] = merged[key];
-  return { ...record, metadata: sorted };
+  const grouped =
+    scrubbed === null ? null : await host.commitGrouped(scrubbed, callCommits(host.config.durability).conclusion);
+  if (grouped?.ok) {
+    host.committed();
+    return { entryId: grouped.ids[0] ?? '', unrecorded: null };
+  }
+  // A group of this batch alone failed for this batch: that was its first attempt.
+  const failed = grouped?.alone ? { error: grouped.error } : undefined;
+  return host.record(records, warnings, call.dispatchId, call.secrets, degraded, failed);
 }

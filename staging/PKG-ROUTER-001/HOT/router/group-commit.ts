@@ -1,16 +1,22 @@
 import type { AppendInput, AppendOptions, LedgerEntry } from '#kernel/ledger/index.js';
 
+/**
+ * A batch's fate in its group: committed with its entries' ids, or failed. `alone` says the group held this batch
+ * only, so the failure is its own (a record fault of its records, say) and not another batch's.
+ */
+export type Grouped = { ok: true; ids: string[] } | { ok: false; error: unknown; alone: boolean };
+
 interface Waiting {
   batch: AppendInput[];
   durable: boolean;
-  resolve: (ids: string[] | null) => void;
+  resolve: (grouped: Grouped) => void;
 }
 
 /**
  * Group commit for callers with many exchanges in flight (the gateway): every batch that becomes ready in the
  * same turn of the event loop is appended in one transaction, so they share one fsync instead of one each.
  * A batch's promise resolves only after that transaction committed, with its entries' ids; if the group's
- * append fails, each batch gets null and takes the single-batch path (retries, degrade, spool) on its own, so one
+ * append fails, each batch is told so and takes the single-batch path (retries, degrade, spool) on its own, so one
  * bad batch never costs the others their record. A group is durable (fsynced) if any of its batches asks; one
  * that none asks for is committed without waiting for the disk, made durable by the next durable commit.
  */
@@ -22,15 +28,21 @@ export class GroupCommit {
   /** Transactions written and batches carried (a group of one is a plain append). */
   readonly stats = { groups: 0, batches: 0 };
 
+  /**
+   * `lone`: whether the caller has no other call in flight (route() from a CLI, a gateway at one call at a time).
+   * A lone batch is written without waiting for the next turn of the event loop: nothing could join its group,
+   * and the wait is idle time on every call.
+   */
   constructor(
     private readonly append: (
       records: AppendInput[],
       options?: Pick<AppendOptions, 'durable'>,
     ) => Promise<LedgerEntry[]>,
+    private readonly lone: () => boolean = () => false,
   ) {}
 
   /** `durable: false`: this batch need not reach the disk before it resolves (the group may still carry it there). */
-  commit(batch: AppendInput[], options: Pick<AppendOptions, 'durable'> = {}): Promise<string[] | null> {
+  commit(batch: AppendInput[], options: Pick<AppendOptions, 'durable'> = {}): Promise<Grouped> {
     return new Promise((resolve) => {
       this.queue.push({ batch, durable: options.durable !== false, resolve });
       this.schedule();
@@ -40,14 +52,16 @@ export class GroupCommit {
   private schedule(): void {
     if (this.scheduled || this.writing || this.queue.length === 0) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const write = (): void => {
       this.scheduled = false;
       this.writing = true;
       void this.flush().finally(() => {
         this.writing = false;
         this.schedule();
       });
-    });
+    };
+    if (this.lone()) queueMicrotask(write);
+    else setImmediate(write);
   }
 
   private async flush(): Promise<void> {
@@ -57,15 +71,15 @@ export class GroupCommit {
     try {
       const records = group.flatMap((w) => w.batch);
       entries = await (group.some((w) => w.durable) ? this.append(records) : this.append(records, { durable: false }));
-    } catch {
-      for (const waiting of group) waiting.resolve(null);
+    } catch (error) {
+      for (const waiting of group) waiting.resolve({ ok: false, error, alone: group.length === 1 });
       return;
     }
     this.stats.groups += 1;
     this.stats.batches += group.length;
     let at = 0;
     for (const waiting of group) {
-      waiting.resolve(entries.slice(at, at + waiting.batch.length).map((e) => e.id));
+      waiting.resolve({ ok: true, ids: entries.slice(at, at + waiting.batch.length).map((e) => e.id) });
       at += waiting.batch.length;
     }
   }

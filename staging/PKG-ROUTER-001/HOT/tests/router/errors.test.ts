@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { harness, request, type Step } from './harness.js';
 import { warningText } from '#kernel/catalogue/define.js';
+import { CpError } from '#kernel/errors.js';
 
 test('14-16 provider error: DISPATCH and an error EXCHANGE with the prompt and the error fields', async (t) => {
   const h = harness(t, { script: [{ error: { kind: 'invalid_request', status: 400, message: 'bad model' } }] });
@@ -142,6 +143,26 @@ test('a ledger refusing the DISPATCH for a fault of the machine refuses the call
   assert.equal(h.ledger.query({ event_type: 'DISPATCH' }).length, 1);
 });
 
+test('route() on a ledger refusing its DISPATCH for a fault of the machine: refused as LEDGER_UNAVAILABLE, like the gateway', async (t) => {
+  const h = harness(t);
+  const realAppendBatch = h.ledger.appendBatch.bind(h.ledger);
+  h.ledger.appendBatch = (inputs, options) => {
+    if (inputs.some((input) => input.event_type === 'DISPATCH'))
+      throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    return realAppendBatch(inputs, options);
+  };
+  const res = await h.router.route(request());
+  assert.equal(res.outcome, 'rejected');
+  assert.equal(res.error_code, 'LEDGER_UNAVAILABLE');
+  assert.match(res.error_message ?? '', /^ERR_DISK_FULL: /);
+  assert.equal(res.dispatch_entry_id, '');
+  assert.equal(h.provider.calls.length, 0, 'nothing is sent without its DISPATCH');
+  const [rejected] = h.ledger.query({ event_type: 'PROMPT_REJECTED' });
+  assert.equal(rejected?.metadata.error_code, 'LEDGER_UNAVAILABLE');
+  h.ledger.appendBatch = realAppendBatch;
+  assert.equal((await h.router.route(request())).outcome, 'success');
+});
+
 test('a spooled exchange is appended once the ledger takes writes again: the next recorded call drains it, no restart', async (t) => {
   const h = harness(t);
   const realAppendBatch = h.ledger.appendBatch.bind(h.ledger);
@@ -202,4 +223,52 @@ test('an exchange spooled while a drain runs is not forgotten: the next recorded
   assert.equal(h.router.spooled(), 0);
   const exchange = h.ledger.query({ event_type: 'EXCHANGE', session_id: 'SES-B' })[0];
   assert.equal(exchange?.metadata.dispatch_entry_id, b.dispatch_entry_id);
+});
+
+test('the gateway path (admit/conclude) degrades like route(): the ledger refusing the raw usage keeps the EXCHANGE without it', async (t) => {
+  const h = harness(t);
+  let refusals = 0;
+  const realAppendBatch = h.ledger.appendBatch.bind(h.ledger);
+  h.ledger.appendBatch = (inputs, options) => {
+    if (inputs.some((i) => i.event_type === 'EXCHANGE' && typeof i.metadata?.usage_raw === 'object')) {
+      refusals += 1;
+      throw new CpError('ERR_CANONICAL_JSON', 'non-finite number Infinity at /usage_raw/x', {
+        hint: 'JSON numbers must be finite',
+      });
+    }
+    return realAppendBatch(inputs, options);
+  };
+  const admitted = await h.router.admit({
+    request: { ...request(), provider_id: 'mock', model_id: 'mock-model-1' },
+    bounds: { estimated_input_tokens: 10, max_output_tokens: 10 },
+    contextHash: 'c'.repeat(64),
+  });
+  assert.equal(admitted.ok, true);
+  if (!admitted.ok) return;
+  const usage = { input_tokens: 3, output_tokens: 2, cache_read_tokens: 0, cache_write_tokens: 0, raw: { x: 1 } };
+  const concluded = await h.router.conclude(admitted.call, {
+    kind: 'answered',
+    answer: {
+      provider_id: 'mock',
+      model: 'mock-model-1',
+      content: 'hello',
+      stop_reason: 'stop',
+      raw_stop_reason: null,
+      usage,
+      request_id: null,
+      latency_ms: 0,
+    },
+    usageFinal: true,
+    attempts: [],
+    extra: { surface: 'anthropic' },
+  });
+  assert.equal(refusals, 1, 'a record fault is not retried as is');
+  assert.equal(concluded.unrecorded, null);
+  assert.notEqual(concluded.exchangeEntryId, '');
+  assert.match(concluded.warnings.map(warningText).join('\n'), /EXCHANGE_RECORD_DEGRADED/);
+  const [exchange] = h.ledger.query({ event_type: 'EXCHANGE' });
+  assert.equal(exchange?.id, concluded.exchangeEntryId);
+  assert.equal(exchange?.metadata.usage_raw, '[dropped: the ledger refused it]');
+  assert.equal(exchange?.metadata.surface, 'anthropic');
+  assert.equal(exchange?.metadata.usage_complete, true);
 });

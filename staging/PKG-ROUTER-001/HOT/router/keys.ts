@@ -1,0 +1,92 @@
+import type { RefusalCode } from '#kernel/catalogue/define.js';
+import { tokenDigest, tokenKeyIds, verifyConsoleToken, verifyToken, type AuthKeys, type AuthResult } from './auth.js';
+import { UNAUTHENTICATED_CODES } from './refusal-sampler.js';
+import type { PromptRequest } from './request.js';
+import type { RevocationCheck } from './revocations.js';
+
+export interface KeyCheckOptions {
+  /** Auth keys (kid → secret); none: no key verifies. */
+  authKeys?: AuthKeys | undefined;
+  /** Skip auth (the seed's dev_mode): every call is authorised and has no key scope. */
+  devMode?: boolean | undefined;
+  /** Revoked keys, checked on every authentication; none: nothing is revoked. */
+  revocations?: RevocationCheck | null | undefined;
+  clock: () => number;
+}
+
+/**
+ * The router's authentication, for route() and any surface in front of it (the HTTP gateway): signature,
+ * expiry, agent, contract and model scopes, then the revocation list. A list that cannot be trusted refuses.
+ */
+export class KeyCheck {
+  private readonly keys: AuthKeys;
+
+  constructor(private readonly options: KeyCheckOptions) {
+    this.keys = options.authKeys ?? {};
+  }
+
+  verifyKey(token: unknown, expect: { agentId: string; contractId: string; modelId: string }): AuthResult {
+    return this.notRevoked(token, verifyToken(token, this.keys, { ...expect, nowMs: this.options.clock() }));
+  }
+
+  /** A key that may read the console (scope `console:read`), checked against the revocation list like any key. */
+  verifyConsoleKey(token: unknown): AuthResult {
+    return this.notRevoked(token, verifyConsoleToken(token, this.keys, this.options.clock()));
+  }
+
+  /** Why the request may not make its call, or null (dev mode: never). */
+  authorise(request: PromptRequest & { model_id: string }): { code: RefusalCode; message: string } | null {
+    if (this.options.devMode) return null;
+    const result = this.verifyKey(request.auth_token, {
+      agentId: request.agent_id,
+      contractId: request.contract_id,
+      modelId: request.model_id,
+    });
+    return result.ok ? null : { code: result.code, message: result.message };
+  }
+
+  /** The authorised key's budget scope, to charge beside the session's (a dev-mode call has no key). */
+  budgetScope(request: PromptRequest & { model_id: string }): string | undefined {
+    if (this.options.devMode) return undefined;
+    const result = verifyToken(request.auth_token, this.keys, {
+      agentId: request.agent_id,
+      contractId: request.contract_id,
+      modelId: request.model_id,
+      nowMs: this.options.clock(),
+    });
+    if (!result.ok) return undefined;
+    // Every key has a scope: its budget_scope (shared by the keys that name it), else its own id, so a per-key
+    // limit or rate (limits.key / rate_limits.key default) holds however many session ids a client invents.
+    const own =
+      result.claims.jti === undefined ? tokenDigest(request.auth_token as string) : `key:${result.claims.jti}`;
+    return result.claims.budget_scope ?? own;
+  }
+
+  /** An auth refusal anyone could provoke, or a malformed request whose key (if any) does not verify. */
+  unauthenticated(code: string, token: unknown): boolean {
+    if (UNAUTHENTICATED_CODES.has(code)) return true;
+    if (code !== 'VALIDATION_FAILED') return false;
+    const result = verifyToken(token, this.keys, { agentId: '', contractId: '', nowMs: this.options.clock() });
+    return !result.ok && UNAUTHENTICATED_CODES.has(result.code);
+  }
+
+  private notRevoked(token: unknown, result: AuthResult): AuthResult {
+    const { revocations } = this.options;
+    if (!result.ok || !revocations) return result;
+    const ids = tokenKeyIds(token as string, result.claims);
+    try {
+      if (revocations.isRevoked(ids)) {
+        return { ok: false, code: 'AUTH_REVOKED', message: `auth key ${ids[0] as string} was revoked` };
+      }
+    } catch (error) {
+      const code =
+        typeof (error as { code?: unknown }).code === 'string' ? `${(error as { code: string }).code}: ` : '';
+      return {
+        ok: false,
+        code: 'AUTH_REVOCATION_LIST_INVALID',
+        message: `${code}${error instanceof Error ? error.message : String(error)}`,
+      };
+    }
+    return result;
+  }
+}
