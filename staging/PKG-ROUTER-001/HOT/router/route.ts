@@ -1,5 +1,6 @@
 import type { Warning } from '#kernel/catalogue/define.js';
 import { canonicalJson, sha256Hex } from '#kernel/canonical.js';
+import { sendOnce } from '#providers/contract.js';
 import type { Provider, ProviderRequest, ProviderResult } from '#providers/spec.js';
 import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
@@ -74,7 +75,7 @@ export async function routeOnce(deps: RouteDeps, input: unknown): Promise<Prompt
 
 /** The provider call itself, one attempt: the only place route() speaks the provider contract. */
 function send(provider: Provider, request: ProviderRequest, config: RouterConfig): Promise<ProviderResult> {
-  return provider.send(request, { timeoutMs: config.timeout_ms });
+  return sendOnce(provider, request, { timeoutMs: config.timeout_ms });
 }
 
 function providerRequest(request: PromptRequest, model: string, maxTokens: number): ProviderRequest {

@@ -1,6 +1,5 @@
-import { sendOnce } from '#providers/contract.js';
 import { isProviderError } from '#providers/errors.js';
-import type { Provider, ProviderRequest, ProviderResult } from '#providers/spec.js';
+import type { ProviderResult } from '#providers/spec.js';
 import type { RouterConfig } from './config.js';
 import type { AttemptRecord } from './records.js';
 import { retryDelay } from './retry.js';
@@ -21,9 +20,8 @@ export type SendResult<R = ProviderResult> =
   | { ok: true; result: R; attempts: AttemptRecord[] }
   | { ok: false; failure: SendFailure; attempts: AttemptRecord[] };
 
+/** What the one retry loop needs besides the one-attempt call it repeats. */
 export interface SendOptions {
-  provider: Provider;
-  request: ProviderRequest;
   config: RouterConfig;
   clock: () => number;
   random: () => number;
@@ -74,22 +72,11 @@ export function classify(error: unknown): SendFailure {
   };
 }
 
-/** The one retry loop: providers make one attempt per send; every attempt is recorded. */
-export function sendWithRetries(options: SendOptions): Promise<SendResult> {
-  return retryLoop(
-    () => sendOnce(options.provider, options.request, { timeoutMs: options.config.timeout_ms }),
-    options,
-  );
-}
-
 /**
  * The loop itself, around any one-attempt call (the gateway's wire call resolves when the reply's headers
  * arrived, so a retry never follows a byte sent to its client).
  */
-export async function retryLoop<R>(
-  call: () => Promise<R>,
-  options: Omit<SendOptions, 'provider' | 'request'>,
-): Promise<SendResult<R>> {
+export async function retryLoop<R>(call: () => Promise<R>, options: SendOptions): Promise<SendResult<R>> {
   const attempts: AttemptRecord[] = [];
   for (let attempt = 1; ; attempt += 1) {
     const started = options.clock();
