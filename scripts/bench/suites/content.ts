@@ -156,6 +156,15 @@ async function bookkeeping(tmp: string, quick: boolean, log: (line: string) => v
         .map((k) => `${k.event_type} ${k.n}×${Math.round(k.bytes / k.n)}B`)
         .join(', ')}`,
     );
+    for (const [name, db] of [
+      ['ledger', ledger.db],
+      ['budget', budgetDb],
+    ] as const) {
+      const tables = db
+        .prepare('SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 8')
+        .all() as { name: string; bytes: number }[];
+      log(`bookkeeping: ${name} ${tables.map((t) => `${t.name} ${t.bytes}`).join(', ')}`);
+    }
     return {
       name: 'call_bookkeeping_bytes',
       value: Math.round(perCall),
