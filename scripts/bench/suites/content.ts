@@ -1,6 +1,7 @@
 // The exchange content store: a scripted 200-turn coding-agent session through an in-process gateway with a
 // durable ledger (how much the ledger database grows against the session's unique and naive bytes), and the
 // cost of recording one ~150k-token request whose history is already stored, against hashing it once.
+import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -8,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Ledger as LedgerT } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
 import { fromDevRoot } from '../../lib/dev-root.js';
-import { assistantReply, codingSession, messagesAt, requestAt } from '../../lib/coding-session.js';
+import { assistantReply, codingSession, messagesAt, requestAt, type SessionShape } from '../../lib/coding-session.js';
 import { inProcessGateway, Ledger } from '../peers/in-process-gateway.js';
 import { defineSuite, percentile, type BenchRow } from '../row.js';
 
@@ -20,7 +21,7 @@ const { checkGeneration } =
 const TURNS = 200;
 
 /** Answers each turn with that turn's tool call, so every reply differs as a real agent's do. */
-function upstream(): Promise<Server> {
+function upstream(reply: (n: number) => unknown = assistantReply): Promise<Server> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -32,7 +33,7 @@ function upstream(): Promise<Server> {
         type: 'message',
         role: 'assistant',
         model: 'claude-sonnet-4-5',
-        content: assistantReply(n),
+        content: reply(n),
         stop_reason: 'tool_use',
         stop_sequence: null,
         usage: {
@@ -50,12 +51,134 @@ function upstream(): Promise<Server> {
 }
 
 /** The database's size once the WAL is folded in and truncated. */
-function dbBytes(ledger: LedgerT): number {
-  ledger.db.pragma('wal_checkpoint(TRUNCATE)');
-  return (
-    (ledger.db.pragma('page_count', { simple: true }) as number) *
-    (ledger.db.pragma('page_size', { simple: true }) as number)
-  );
+function dbBytes(ledger: LedgerT | Database.Database): number {
+  const db = 'db' in ledger ? ledger.db : ledger;
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  return (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
+}
+
+/** The turn's bytes a client would count as new: the conversation's unseen pieces and the reply. */
+function newContent(body: Record<string, unknown>, unique: Set<string>): number {
+  const gen = checkGeneration('anthropic.messages', body);
+  if (typeof gen === 'string') throw new Error(gen);
+  let bytes = 0;
+  for (const piece of gen.promptPieces) {
+    if (unique.has(piece)) continue;
+    unique.add(piece);
+    bytes += Buffer.byteLength(piece);
+  }
+  return bytes;
+}
+
+/** A small agent: each turn adds a short tool call and a short tool result, ~500 bytes of new content. */
+const SMALL_AGENT: SessionShape = { systemChars: 2_000, tools: 2, toolChars: 400, resultChars: 215 };
+
+/** The small agent's reply at turn `n`: one tool call, no remark. */
+function smallReply(n: number): { type: string; [k: string]: unknown }[] {
+  return [
+    { type: 'tool_use', id: `toolu_${String(n).padStart(6, '0')}`, name: `tool_${n % 2}`, input: { path: `f${n}` } },
+  ];
+}
+
+/** The small agent's request `n`: its own replies in the history, each followed by a short tool result. */
+function smallRequest(session: ReturnType<typeof codingSession>, n: number): Record<string, unknown> {
+  const messages: { role: string; content: unknown }[] = [{ role: 'user', content: session.task }];
+  for (let i = 0; i < n; i += 1) {
+    messages.push({ role: 'assistant', content: smallReply(i) });
+    messages.push({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: `toolu_${String(i).padStart(6, '0')}`, content: session.toolResult(i) },
+      ],
+    });
+  }
+  return { ...requestAt(session, 0), messages };
+}
+const BOOKKEEPING_WARMUP = 5;
+
+/**
+ * What a call costs the databases beyond its content: the ledger and the budget database's growth (each after a
+ * TRUNCATE checkpoint) over an agent session's turns, less the bytes each turn adds that were never sent before.
+ * The chain rows, their index entries and the budget rows are what is left.
+ */
+async function bookkeeping(tmp: string, quick: boolean, log: (line: string) => void): Promise<BenchRow> {
+  const up = await upstream(smallReply);
+  const roomy = { max_tokens: 1e10, max_cost: 1e6 };
+  const served = await inProcessGateway({
+    tmp,
+    name: 'bookkeeping',
+    upstreamUrl: `http://127.0.0.1:${(up.address() as AddressInfo).port}`,
+    budget: (base) => ({
+      ...base,
+      limits: { session: { default: roomy }, work_order: { default: roomy }, agent: { default: roomy } },
+      rate_limits: { session: { window_ms: 60_000, max_requests: 6000, max_tokens: 1e10 } },
+    }),
+  });
+  const ledger = served.ledger;
+  if (ledger === null) throw new Error('the bookkeeping bench runs on a SQLite ledger');
+  const budgetDb = new Database(join(tmp, 'bookkeeping-budget.sqlite'));
+  const script = codingSession(SMALL_AGENT);
+  const unique = new Set<string>();
+  const turns = quick ? 60 : 200;
+  try {
+    const turn = async (n: number): Promise<number> => {
+      const body = smallRequest(script, n);
+      const res = await fetch(`${served.url}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+          'x-api-key': served.key,
+          'x-cplane-session': 'SES-BOOKKEEPING',
+        },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`turn ${n} answered ${res.status}: ${text.slice(0, 200)}`);
+      const reply = Buffer.byteLength(JSON.stringify(smallReply(n)));
+      return newContent(body, unique) + reply;
+    };
+    // The first turns lay out the tables and the session's first pages: not per-call bookkeeping.
+    for (let n = 0; n < BOOKKEEPING_WARMUP; n += 1) await turn(n);
+    const ledgerBefore = dbBytes(ledger);
+    const budgetBefore = dbBytes(budgetDb);
+    let content = 0;
+    for (let n = BOOKKEEPING_WARMUP; n < BOOKKEEPING_WARMUP + turns; n += 1) content += await turn(n);
+    const ledgerGrowth = dbBytes(ledger) - ledgerBefore;
+    const budgetGrowth = dbBytes(budgetDb) - budgetBefore;
+    const growth = ledgerGrowth + budgetGrowth;
+    const perCall = (growth - content) / turns;
+    const kinds = ledger.db
+      .prepare('SELECT event_type, count(*) AS n, sum(length(metadata)) AS bytes FROM entries GROUP BY event_type')
+      .all() as { event_type: string; n: number; bytes: number }[];
+    log(
+      `bookkeeping: ${turns} turns, ${Math.round(content / turns)} B new content a turn, growth ${growth} B (ledger ${ledgerGrowth}, budget ${budgetGrowth}); entries ${kinds
+        .map((k) => `${k.event_type} ${k.n}×${Math.round(k.bytes / k.n)}B`)
+        .join(', ')}`,
+    );
+    for (const [name, db] of [
+      ['ledger', ledger.db],
+      ['budget', budgetDb],
+    ] as const) {
+      const tables = db
+        .prepare('SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC LIMIT 8')
+        .all() as { name: string; bytes: number }[];
+      log(`bookkeeping: ${name} ${tables.map((t) => `${t.name} ${t.bytes}`).join(', ')}`);
+    }
+    return {
+      name: 'call_bookkeeping_bytes',
+      value: Math.round(perCall),
+      unit: `bytes a call beyond its new content (ledger + budget db, ${Math.round(content / turns)} B new a turn)`,
+      baseline: Math.round(content / turns),
+      ratio: perCall / 1024,
+      target: '<= 1024',
+      ok: perCall <= 1024,
+    };
+  } finally {
+    budgetDb.close();
+    await served.close();
+    await new Promise((resolve) => up.close(resolve));
+  }
 }
 
 async function session(tmp: string, log: (line: string) => void): Promise<BenchRow[]> {
@@ -296,6 +419,7 @@ export default defineSuite({
   async run({ quick, tmp, log }) {
     const rows = await session(tmp, log);
     rows.push(
+      await bookkeeping(tmp, quick, log),
       ...largeAppend(tmp, quick, 'serve'),
       ...largeAppend(tmp, quick, 'growing'),
       ...largeAppend(tmp, quick, 'normal'),
