@@ -356,6 +356,7 @@ wireContract({
   name: 'AnthropicProvider (Messages API on 127.0.0.1)',
   secret: KEY,
   neutralSurface: 'anthropic.messages',
+  generation: ['anthropic.messages'],
   async open(clock) {
     const server = await ScriptedServer.start();
     return {

@@ -145,6 +145,7 @@ wireContract({
   name: 'MockProvider (in-process Anthropic and OpenAI surfaces)',
   secret: null,
   neutralSurface: 'anthropic.messages',
+  generation: ['anthropic.messages', 'openai.chat', 'openai.responses'],
   async open(clock) {
     const mock = new MockProvider({ clock });
     return {

@@ -265,6 +265,7 @@ wireContract({
   name: 'OpenAiProvider (Chat Completions and Responses on 127.0.0.1)',
   secret: KEY,
   neutralSurface: 'openai.chat',
+  generation: ['openai.chat', 'openai.responses'],
   async open(clock) {
     const server = await ScriptedServer.start();
     return {
