@@ -66,13 +66,17 @@ export function issueToken(claims: TokenClaims, keys: AuthKeys): string {
 /** The scope of a key that may read the console (`cplane serve` at /console/); it routes nothing. */
 export const CONSOLE_SCOPE = 'console:read';
 
-/** Verify a token for `agentId` calling `contractId` at `nowMs`. Never throws on hostile input. */
+/**
+ * Verify a token for `agentId` calling `contractId` at `nowMs`. Never throws on hostile input. With `cache`, a
+ * token verified before skips its signature check (VerifiedTokens), nothing else.
+ */
 export function verifyToken(
   token: unknown,
   keys: AuthKeys,
   expect: { agentId: string; contractId: string; modelId?: string; nowMs: number },
+  cache?: VerifiedTokens,
 ): AuthResult {
-  const signed = verifySigned(token, keys, expect.nowMs);
+  const signed = verifySigned(token, keys, expect.nowMs, cache);
   if (!signed.ok) return signed;
   const { claims } = signed;
   if (claims.sub !== expect.agentId)
@@ -103,8 +107,8 @@ export function verifyToken(
 }
 
 /** A key with `console:read` at `nowMs`: signature and lifetime as for routing; it names no agent or contract. */
-export function verifyConsoleToken(token: unknown, keys: AuthKeys, nowMs: number): AuthResult {
-  const signed = verifySigned(token, keys, nowMs);
+export function verifyConsoleToken(token: unknown, keys: AuthKeys, nowMs: number, cache?: VerifiedTokens): AuthResult {
+  const signed = verifySigned(token, keys, nowMs, cache);
   if (!signed.ok) return signed;
   if (!signed.claims.scopes.includes(CONSOLE_SCOPE))
     return { ok: false, code: 'AUTH_SCOPE', message: `auth token has no scope ${CONSOLE_SCOPE}` };
@@ -112,7 +116,20 @@ export function verifyConsoleToken(token: unknown, keys: AuthKeys, nowMs: number
 }
 
 /** Signature, shape and lifetime: what every key must pass whatever it is for. */
-function verifySigned(token: unknown, keys: AuthKeys, nowMs: number): AuthResult {
+function verifySigned(token: unknown, keys: AuthKeys, nowMs: number, cache?: VerifiedTokens): AuthResult {
+  const known = typeof token === 'string' ? cache?.get(token, keys) : undefined;
+  if (known !== undefined) return lifetime(known.claims, nowMs);
+  const signed = verifySignature(token, keys);
+  if (!signed.ok) return signed;
+  cache?.put(token as string, signed.claims, signed.secret);
+  return lifetime(signed.claims, nowMs);
+}
+
+/** Shape and signature: what does not change with the clock, so a verified token may be remembered. */
+function verifySignature(
+  token: unknown,
+  keys: AuthKeys,
+): { ok: true; claims: TokenClaims; secret: string } | Extract<AuthResult, { ok: false }> {
   if (typeof token !== 'string' || token.length === 0)
     return { ok: false, code: 'AUTH_MISSING', message: 'no auth token' };
   // Exactly the base64url alphabet: Node's decoder skips other characters, so `<mac>;x` would verify as `<mac>`
@@ -146,6 +163,11 @@ function verifySigned(token: unknown, keys: AuthKeys, nowMs: number): AuthResult
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     return { ok: false, code: 'AUTH_BAD_SIGNATURE', message: 'auth token signature does not verify' };
   }
+  return { ok: true, claims, secret };
+}
+
+/** Expiry and issue time against `nowMs`: checked on every use, remembered or not. */
+function lifetime(claims: TokenClaims, nowMs: number): AuthResult {
   const nowS = Math.floor(nowMs / 1000);
   if (claims.exp <= nowS)
     return {
@@ -156,6 +178,54 @@ function verifySigned(token: unknown, keys: AuthKeys, nowMs: number): AuthResult
   if (claims.iat > nowS + CLOCK_SKEW_S)
     return { ok: false, code: 'AUTH_NOT_YET_VALID', message: 'auth token is issued in the future' };
   return { ok: true, claims };
+}
+
+interface VerifiedToken {
+  claims: TokenClaims;
+  /** The secret its signature verified under: a key changed or removed since makes it unknown again. */
+  secret: string;
+  /** Its revocation ids (tokenKeyIds), computed on first use. */
+  ids: string[] | null;
+}
+
+/**
+ * Tokens whose shape and signature verified, by the token string: a key in use is HMAC-checked, decoded and
+ * parsed once, not on every call. Bounded, least recently used first out (a Map keeps insertion order, so a hit
+ * re-inserted is the newest and the first key the oldest: O(1) both ways). Only verified tokens enter, so a flood
+ * of forged ones costs its verification each time and evicts nothing. Lifetime, agent, scopes and revocation are
+ * still checked on every use; the claims are frozen, shared by every result that reads them.
+ */
+export class VerifiedTokens {
+  private readonly entries = new Map<string, VerifiedToken>();
+
+  constructor(readonly capacity = 4096) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(token: string, keys: AuthKeys): VerifiedToken | undefined {
+    const entry = this.entries.get(token);
+    if (entry === undefined) return undefined;
+    this.entries.delete(token);
+    if (secretFor(keys, entry.claims.kid ?? 'default') !== entry.secret) return undefined;
+    this.entries.set(token, entry);
+    return entry;
+  }
+
+  put(token: string, claims: TokenClaims, secret: string): void {
+    Object.freeze(claims.scopes);
+    this.entries.set(token, { claims: Object.freeze(claims), secret, ids: null });
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  /** tokenKeyIds of a token this cache holds, else computed afresh. */
+  keyIds(token: string, claims: TokenClaims): string[] {
+    const entry = this.entries.get(token);
+    if (entry === undefined || entry.claims !== claims) return tokenKeyIds(token, claims);
+    entry.ids ??= tokenKeyIds(token, claims);
+    return entry.ids;
+  }
 }
 
 /** Whether `part` is the one base64url spelling of the bytes it decodes to (no stray trailing bits). */

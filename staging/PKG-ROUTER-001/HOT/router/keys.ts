@@ -1,5 +1,5 @@
 import type { RefusalCode } from '#kernel/catalogue/define.js';
-import { tokenDigest, tokenKeyIds, verifyConsoleToken, verifyToken, type AuthKeys, type AuthResult } from './auth.js';
+import { type AuthKeys, type AuthResult, VerifiedTokens, verifyConsoleToken, verifyToken } from './auth.js';
 import { UNAUTHENTICATED_CODES } from './refusal-sampler.js';
 import type { PromptRequest } from './request.js';
 import type { RevocationCheck } from './revocations.js';
@@ -20,18 +20,23 @@ export interface KeyCheckOptions {
  */
 export class KeyCheck {
   private readonly keys: AuthKeys;
+  // A key is verified on each call (authorise, then budgetScope): its signature is checked once, then remembered.
+  private readonly verified = new VerifiedTokens();
 
   constructor(private readonly options: KeyCheckOptions) {
     this.keys = options.authKeys ?? {};
   }
 
   verifyKey(token: unknown, expect: { agentId: string; contractId: string; modelId: string }): AuthResult {
-    return this.notRevoked(token, verifyToken(token, this.keys, { ...expect, nowMs: this.options.clock() }));
+    return this.notRevoked(
+      token,
+      verifyToken(token, this.keys, { ...expect, nowMs: this.options.clock() }, this.verified),
+    );
   }
 
   /** A key that may read the console (scope `console:read`), checked against the revocation list like any key. */
   verifyConsoleKey(token: unknown): AuthResult {
-    return this.notRevoked(token, verifyConsoleToken(token, this.keys, this.options.clock()));
+    return this.notRevoked(token, verifyConsoleToken(token, this.keys, this.options.clock(), this.verified));
   }
 
   /** Why the request may not make its call, or null (dev mode: never). */
@@ -48,17 +53,24 @@ export class KeyCheck {
   /** The authorised key's budget scope, to charge beside the session's (a dev-mode call has no key). */
   budgetScope(request: PromptRequest & { model_id: string }): string | undefined {
     if (this.options.devMode) return undefined;
-    const result = verifyToken(request.auth_token, this.keys, {
-      agentId: request.agent_id,
-      contractId: request.contract_id,
-      modelId: request.model_id,
-      nowMs: this.options.clock(),
-    });
+    const result = verifyToken(
+      request.auth_token,
+      this.keys,
+      {
+        agentId: request.agent_id,
+        contractId: request.contract_id,
+        modelId: request.model_id,
+        nowMs: this.options.clock(),
+      },
+      this.verified,
+    );
     if (!result.ok) return undefined;
     // Every key has a scope: its budget_scope (shared by the keys that name it), else its own id, so a per-key
     // limit or rate (limits.key / rate_limits.key default) holds however many session ids a client invents.
     const own =
-      result.claims.jti === undefined ? tokenDigest(request.auth_token as string) : `key:${result.claims.jti}`;
+      result.claims.jti === undefined
+        ? (this.verified.keyIds(request.auth_token as string, result.claims)[0] as string)
+        : `key:${result.claims.jti}`;
     return result.claims.budget_scope ?? own;
   }
 
@@ -66,14 +78,19 @@ export class KeyCheck {
   unauthenticated(code: string, token: unknown): boolean {
     if (UNAUTHENTICATED_CODES.has(code)) return true;
     if (code !== 'VALIDATION_FAILED') return false;
-    const result = verifyToken(token, this.keys, { agentId: '', contractId: '', nowMs: this.options.clock() });
+    const result = verifyToken(
+      token,
+      this.keys,
+      { agentId: '', contractId: '', nowMs: this.options.clock() },
+      this.verified,
+    );
     return !result.ok && UNAUTHENTICATED_CODES.has(result.code);
   }
 
   private notRevoked(token: unknown, result: AuthResult): AuthResult {
     const { revocations } = this.options;
     if (!result.ok || !revocations) return result;
-    const ids = tokenKeyIds(token as string, result.claims);
+    const ids = this.verified.keyIds(token as string, result.claims);
     try {
       if (revocations.isRevoked(ids)) {
         return { ok: false, code: 'AUTH_REVOKED', message: `auth key ${ids[0] as string} was revoked` };
