@@ -40,20 +40,29 @@ export class Timestamps {
   }
 }
 
+/**
+ * An entry's hashed columns in the order hashInputOf takes them, which is also the order of the SQLite insert's
+ * columns after `seq`: the one list of what a row stores and its hash covers.
+ */
+export function hashedColumns(
+  entry: LedgerEntry,
+  metadataJson: string,
+): [string, string, string, string, string, string, string, string] {
+  return [
+    entry.id,
+    entry.event_type,
+    entry.submission_id,
+    entry.decision,
+    entry.reason,
+    metadataJson,
+    entry.timestamp,
+    entry.previous_hash,
+  ];
+}
+
 /** An entry's hash over its columns as stored: the one formula of every store. */
 export function entryHash(entry: LedgerEntry, metadataJson: string): string {
-  return sha256Hex(
-    hashInputOf(
-      entry.id,
-      entry.event_type,
-      entry.submission_id,
-      entry.decision,
-      entry.reason,
-      metadataJson,
-      entry.timestamp,
-      entry.previous_hash,
-    ),
-  );
+  return sha256Hex(hashInputOf(...hashedColumns(entry, metadataJson)));
 }
 
 /** Gives `entry` the id `id` and the hash that goes with it (a store drawing another id for a taken one). */

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { canonicalJson } from '../canonical.js';
 import { envError } from '../env-errors.js';
 import { CpError } from '../errors.js';
-import { type Built, reidentify } from './build.js';
+import { type Built, hashedColumns, reidentify } from './build.js';
 import type { ContentStore, ImportContent } from './content.js';
 import { entryIdValue, type IdSource, idDigits, type LedgerEntry } from './entry.js';
 import { ID_START_KEY, isCorruption } from './open.js';
@@ -26,18 +26,7 @@ export function insertWithFreshId(stmts: LedgerStatements, ids: IdSource, seq: n
   for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt += 1) {
     if (attempt > 0) reidentify(built, ids(seq, attempt));
     try {
-      stmts.insert.run(
-        seq,
-        entry.id,
-        entry.event_type,
-        entry.submission_id,
-        entry.decision,
-        entry.reason,
-        metadataJson,
-        entry.timestamp,
-        entry.previous_hash,
-        entry.entry_hash,
-      );
+      stmts.insert.run(seq, ...hashedColumns(entry, metadataJson), entry.entry_hash);
       return;
     } catch (error) {
       if (!isIdCollision(error)) throw error;
@@ -93,18 +82,7 @@ export function insertImported(
     store.insertRaw(content.blocks, content.lists);
   }
   entries.forEach((entry, index) => {
-    stmts.insert.run(
-      index + 1,
-      entry.id,
-      entry.event_type,
-      entry.submission_id,
-      entry.decision,
-      entry.reason,
-      canonicalJson(entry.metadata),
-      entry.timestamp,
-      entry.previous_hash,
-      entry.entry_hash,
-    );
+    stmts.insert.run(index + 1, ...hashedColumns(entry, canonicalJson(entry.metadata)), entry.entry_hash);
   });
   // Time ranges are found by binary search on seq only while timestamps are in chain order.
   if (entries.some((entry, index) => index > 0 && entry.timestamp < (entries[index - 1] as LedgerEntry).timestamp)) {
