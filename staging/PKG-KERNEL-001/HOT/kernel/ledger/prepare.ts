@@ -1,0 +1,142 @@
+import { canonicalJson } from '../canonical.js';
+import { CpError, type ErrorCode, show } from '../errors.js';
+import { wellFormed, wellFormedDeep } from '../text.js';
+import type { AppendInput } from './entry.js';
+import { contentRefs, prepareContent, type PreparedContent } from './content.js';
+import { validateAppendInput } from './validate.js';
+
+/** How an append treats records a crash may have left half-delivered (ledger.appendBatch, PgLedger.appendBatch). */
+export interface AppendOptions {
+  /**
+   * Event types appended at most once per (event_type, submission_id, decision): an input of one of these kinds
+   * that the chain already holds is left out, checked where appends are serialised, so two writers delivering
+   * the same record (a budget outbox drained while a spool is) record it once. Inputs with content are always
+   * appended. The entries returned are the ones appended.
+   */
+  once?: readonly string[];
+  /**
+   * Whether the commit must reach the disk before the append resolves (default true). False: written without its
+   * own fsync (SQLite synchronous=NORMAL, PostgreSQL synchronous_commit off), made durable by the next durable
+   * commit of the same store; a process crash keeps it, a power loss before that commit may not.
+   */
+  durable?: boolean;
+}
+
+/** An input the chain already holds by its (event_type, submission_id, decision), among those `once` names. */
+export function onceKey(
+  input: Pick<PreparedAppend, 'event_type' | 'submission_id' | 'decision' | 'content'>,
+  once: ReadonlySet<string>,
+): string | null {
+  return input.content === undefined && once.has(input.event_type)
+    ? JSON.stringify([input.event_type, input.submission_id, input.decision])
+    : null;
+}
+
+/**
+ * Removes from `prepared`, in place, the inputs of `once` kinds that `recorded` says the chain holds, and repeats of
+ * an earlier input of the batch: the one filter of every store, each asking its own database.
+ */
+export function dropRecorded(
+  prepared: PreparedAppend[],
+  once: ReadonlySet<string>,
+  recorded: (input: PreparedAppend) => boolean,
+): void {
+  const seen = new Set<string>();
+  let kept = 0;
+  for (const input of prepared) {
+    const key = onceKey(input, once);
+    if (key !== null) {
+      if (seen.has(key) || recorded(input)) continue;
+      seen.add(key);
+    }
+    prepared[kept] = input;
+    kept += 1;
+  }
+  prepared.length = kept;
+}
+
+/** An append validated, made well-formed and canonicalised: what any ledger store writes (and hashes). */
+export interface PreparedAppend {
+  event_type: string;
+  submission_id: string;
+  decision: string;
+  reason: string;
+  metadata: Record<string, unknown>;
+  metadataJson: string;
+  content?: PreparedContent;
+}
+
+/** Validates and canonicalises one append outside any lock: the same for every ledger store. */
+export function prepareAppend(input: AppendInput, index = 0): PreparedAppend {
+  return wellFormedAppend(validateAppendInput(input, index) as PreparedAppend, input, index);
+}
+
+/**
+ * The entry with every string (metadata keys too) well-formed, and its metadata's canonical JSON: what is
+ * hashed is exactly what SQLite stores and gives back. JSON.stringify writes a lone surrogate as a `\udXXX`
+ * escape, so metadata without that text needs no walk.
+ */
+export function wellFormedAppend(input: PreparedAppend, raw: AppendInput, index: number): PreparedAppend {
+  // Digests in metadata.content are the store's to write: a hand-made one would name content that is not there.
+  if (raw.content === undefined && contentRefs(input.metadata) !== undefined) {
+    throw new CpError(
+      'ERR_LEDGER_ENTRY_INVALID',
+      `metadata.content${index === 0 ? '' : ` (batch item ${index})`} holds content digests, which only the content store writes`,
+      {
+        hint: 'pass the text as content: {prompt: [...pieces], response: [...pieces]} and the ledger stores it',
+        details: { field: 'metadata.content' },
+      },
+    );
+  }
+  if (raw.content !== undefined) {
+    const content = prepareContent(raw.content, index === 0 ? 'content' : `content (batch item ${index})`);
+    const { prompt: _prompt, response: _response, ...rest } = input.metadata;
+    input.metadata = { ...rest, content: { prompt: content.prompt.head, response: content.response.head } };
+    input.content = content;
+  }
+  input.event_type = wellFormed(input.event_type);
+  input.submission_id = wellFormed(input.submission_id);
+  input.decision = wellFormed(input.decision);
+  input.reason = wellFormed(input.reason);
+  input.metadataJson = canonicalMetadata(input.metadata);
+  if (input.metadataJson.includes('\\ud')) {
+    input.metadata = wellFormedDeep(input.metadata, (key) => {
+      throw new CpError(
+        'ERR_LEDGER_ENTRY_INVALID',
+        `metadata${index === 0 ? '' : ` (batch item ${index})`} has two keys that both read ${show(key)} once their broken UTF-16 is replaced`,
+        {
+          hint: 'metadata keys must be well-formed text',
+          details: { field: 'metadata', key },
+        },
+      );
+    });
+    input.metadataJson = canonicalMetadata(input.metadata);
+  }
+  return input;
+}
+
+/**
+ * Metadata's canonical JSON. Metadata nested hundreds of thousands of levels (a JSON text of brackets) overflows
+ * the stack of any recursive walk: it is the entry's fault, refused as SQLite refuses anything past its limit.
+ */
+function canonicalMetadata(metadata: Record<string, unknown>): string {
+  try {
+    return canonicalJson(metadata);
+  } catch (error) {
+    if (error instanceof RangeError && /call stack/i.test(error.message))
+      throw tooDeep('ERR_LEDGER_ENTRY_INVALID', error);
+    throw error;
+  }
+}
+
+export function tooDeep(code: ErrorCode, cause: unknown): CpError {
+  return new CpError(
+    code,
+    "metadata is nested too deeply for SQLite's JSON functions (about 1000 levels); nothing was written",
+    {
+      hint: 'flatten the metadata, or store deep values as a string',
+      details: { field: 'metadata' },
+      cause,
+    },
+  );
+}
