@@ -27,7 +27,7 @@ const LEVELS = ['full', 'exchange', 'relaxed'] as const;
 const PER_CALL = { full: 2, exchange: 1, relaxed: 0 } as const;
 const CALLS = 10;
 /** As the worker's budget: 150 tokens a call. */
-const SESSION_LIMIT = 6000;
+const SESSION_LIMIT = 30_000;
 
 const skip = pgSkip();
 let server: PgServer | undefined;

@@ -20,7 +20,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const WORKER = join(HERE, 'fixtures', 'durability-worker.js');
 const HOT = join(HERE, '..', '..');
 /** As the worker's budget: 150 tokens a call. */
-const SESSION_LIMIT = 6000;
+const SESSION_LIMIT = 30_000;
 const CALLS = 10;
 const PER_CALL: Record<Durability, number> = { full: 2, exchange: 1, relaxed: 0 };
 
