@@ -3,13 +3,12 @@
 // each level loses nothing it acknowledged, the shared chain verifies, the budget is not overspent.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, pgQuery, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
-import { DEV_ROOT } from '../../scripts/lib/repo.js';
 
 const { PgLedger } = await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')>(
   'HOT/kernel/ledger/pg/pg-ledger.js',
@@ -22,12 +21,13 @@ const { openSharedStore } = await fromDevRoot<
   typeof import('../../staging/PKG-ROUTER-001/HOT/router/pg/shared-store.js')
 >('HOT/router/pg/shared-store.js');
 
-const WORKER = join(DEV_ROOT, 'HOT', 'tests', 'router', 'fixtures', 'durability-worker.js');
+const { DURABILITY_WORKER, runLoad, SESSION_LIMIT } = await fromDevRoot<
+  typeof import('../../staging/PKG-ROUTER-001/HOT/tests/router/fixtures/durability-load.js')
+>('HOT/tests/router/fixtures/durability-load.js');
+type Load = import('../../staging/PKG-ROUTER-001/HOT/tests/router/fixtures/durability-load.js').Load;
 const LEVELS = ['full', 'exchange', 'relaxed'] as const;
 const PER_CALL = { full: 2, exchange: 1, relaxed: 0 } as const;
 const CALLS = 10;
-/** As the worker's budget: 150 tokens a call. */
-const SESSION_LIMIT = 30_000;
 
 const skip = pgSkip();
 let server: PgServer | undefined;
@@ -47,46 +47,17 @@ const database = (): Promise<string> => createDatabase(server as PgServer, `dura
 for (const level of LEVELS) {
   test(`PostgreSQL, ${level}: ${PER_CALL[level]} durable commits per call, counted`, { skip }, async () => {
     const url = await database();
-    const r = spawnSync(process.execPath, [WORKER, work, level, 'count', String(CALLS), url], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [DURABILITY_WORKER, work, level, 'count', String(CALLS), url], {
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 0, r.stderr);
     assert.deepEqual(JSON.parse(r.stdout), { route: PER_CALL[level] * CALLS, governed: PER_CALL[level] * CALLS });
   });
 }
 
-/** The worker under load; SIGKILLed once `killAfter` answers were acknowledged (never, when null). */
-function load(
-  url: string,
-  level: string,
-  killAfter: number | null,
-): Promise<{ acked: string[]; ended: string | null; signal: NodeJS.Signals | null }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WORKER, work, level, 'load', '1000', url], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const acked: string[] = [];
-    let ended: string | null = null;
-    let buffered = '';
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    child.stdout.on('data', (d: Buffer) => {
-      buffered += d.toString();
-      const lines = buffered.split('\n');
-      buffered = lines.pop() ?? '';
-      for (const line of lines) {
-        const [word, value] = line.split(' ');
-        if (word === 'ack' && value) acked.push(value);
-        if (word === 'done') ended = value ?? null;
-      }
-      if (killAfter !== null && acked.length >= killAfter) child.kill('SIGKILL');
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (signal === null && code !== 0) reject(new Error(`worker exited ${code}: ${err}`));
-      else resolve({ acked, ended, signal });
-    });
-  });
+/** The worker under load on the store at `url`; SIGKILLed once `killAfter` answers were acknowledged (never, when null). */
+function load(url: string, level: string, killAfter: number | null): Promise<Load> {
+  return runLoad([work, level, 'load', '1000', url], killAfter);
 }
 
 for (const level of LEVELS) {

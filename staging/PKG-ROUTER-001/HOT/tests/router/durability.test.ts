@@ -3,7 +3,7 @@
 // SIGKILLed mid-load at each level loses nothing it acknowledged, its chain verifies, its budget holds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,12 +15,10 @@ import { CpError } from '#kernel/errors.js';
 import { Ledger, verifyLedger } from '#kernel/ledger/index.js';
 import { loadRouterConfig, parseRouterConfig } from '../../router/config.js';
 import { DURABILITY_LEVELS, type Durability, parseDurability } from '../../router/durability.js';
+import { DURABILITY_WORKER, type Load, runLoad, SESSION_LIMIT, TOKENS_PER_CALL } from './fixtures/durability-load.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const WORKER = join(HERE, 'fixtures', 'durability-worker.js');
 const HOT = join(HERE, '..', '..');
-/** As the worker's budget: 150 tokens a call. */
-const SESSION_LIMIT = 30_000;
 const CALLS = 10;
 const PER_CALL: Record<Durability, number> = { full: 2, exchange: 1, relaxed: 0 };
 
@@ -44,7 +42,7 @@ function tracedSyncs(trace: string, name: string): number {
 for (const level of DURABILITY_LEVELS) {
   test(`${level}: ${PER_CALL[level]} durable commits per call through route() and the gateway's admit/conclude, counted`, (t) => {
     const dir = workDir(t);
-    const args = [WORKER, dir, level, 'count', String(CALLS)];
+    const args = [DURABILITY_WORKER, dir, level, 'count', String(CALLS)];
     const trace = join(dir, 'trace.txt');
     const r = hasStrace
       ? spawnSync(
@@ -66,40 +64,9 @@ for (const level of DURABILITY_LEVELS) {
   });
 }
 
-interface Load {
-  acked: string[];
-  ended: string | null;
-  signal: NodeJS.Signals | null;
-}
-
-/** The worker under load; SIGKILLed once `killAfter` answers were acknowledged (never, when null). */
+/** The worker under load at `level`; SIGKILLed once `killAfter` answers were acknowledged (never, when null). */
 function load(dir: string, level: Durability, killAfter: number | null): Promise<Load> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WORKER, dir, level, 'load', '1000'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const acked: string[] = [];
-    let ended: string | null = null;
-    let buffered = '';
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    child.stdout.on('data', (d: Buffer) => {
-      buffered += d.toString();
-      const lines = buffered.split('\n');
-      buffered = lines.pop() ?? '';
-      for (const line of lines) {
-        const [word, value] = line.split(' ');
-        if (word === 'ack' && value) acked.push(value);
-        if (word === 'done') ended = value ?? null;
-      }
-      if (killAfter !== null && acked.length >= killAfter) child.kill('SIGKILL');
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (signal === null && code !== 0) reject(new Error(`worker exited ${code}: ${err}`));
-      else resolve({ acked, ended, signal });
-    });
-  });
+  return runLoad([dir, level, 'load', '1000'], killAfter);
 }
 
 for (const level of DURABILITY_LEVELS) {
@@ -145,7 +112,7 @@ for (const level of DURABILITY_LEVELS) {
       assert.equal(dbCharged, chainCharged, 'the budget file charges what the chain records');
       assert.ok(chainCharged <= SESSION_LIMIT, `charged ${chainCharged} of ${SESSION_LIMIT}`);
       assert.equal(
-        killed.acked.length + resumed.acked.length <= SESSION_LIMIT / 150,
+        killed.acked.length + resumed.acked.length <= SESSION_LIMIT / TOKENS_PER_CALL,
         true,
         'no more answers than the budget allows',
       );
