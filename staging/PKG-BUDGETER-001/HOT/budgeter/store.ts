@@ -256,11 +256,13 @@ function prepare(db: Database.Database) {
  * The WAL size, in pages, at which a commit checkpoints it (SQLite's default is 1,000). A checkpoint syncs the WAL
  * and the database file, two fsyncs inside whichever call's commit crosses the mark: at ~12 pages a call (reserve
  * and settle), the default put one in every ~80 calls, and they were most of the store's time on a call's path
- * (wall clock, even at synchronous=NORMAL). Ten times the pages makes that ten times rarer; the pages a checkpoint
- * copies are the distinct pages written since the last, so the few hot ones (totals, windows) are copied once.
- * The WAL, restarted from its start after each checkpoint, stays at about 40 MiB.
+ * (wall clock, even at synchronous=NORMAL). Four times the pages makes that four times rarer; the pages a
+ * checkpoint copies are the distinct pages written since the last, so the few hot ones (totals, windows) are copied
+ * once. More would be rarer still, but every read of a call then searches a larger WAL index: at 10,000 pages the
+ * budget bench's median cycle was ~8% slower. The WAL, restarted from its start after each checkpoint, stays at
+ * about 16 MiB.
  */
-export const BUDGET_WAL_CHECKPOINT_PAGES = 10_000;
+export const BUDGET_WAL_CHECKPOINT_PAGES = 4_000;
 
 export interface StoreOptions {
   synchronous: 'NORMAL' | 'FULL';
