@@ -62,6 +62,15 @@ export interface Usage {
   raw: Readonly<Record<string, unknown>> | null;
 }
 
+/** Usage that says nothing: the provider may have billed, nobody knows how much. */
+export const UNKNOWN_USAGE: Usage = Object.freeze({
+  input_tokens: null,
+  output_tokens: null,
+  cache_read_tokens: null,
+  cache_write_tokens: null,
+  raw: null,
+});
+
 /** Normalised stop reason; the provider's own value is kept in `raw_stop_reason`. */
 export type StopReason = 'stop' | 'length' | 'tool_use' | 'content_filter' | 'other';
 

@@ -35,15 +35,6 @@ export type GovernedOutcome =
       extra?: Record<string, unknown>;
     };
 
-/** Usage that says nothing: the provider may have billed, nobody knows how much. */
-export const UNKNOWN_USAGE: Usage = {
-  input_tokens: null,
-  output_tokens: null,
-  cache_read_tokens: null,
-  cache_write_tokens: null,
-  raw: null,
-};
-
 /**
  * The EXCHANGE an outcome leaves (`message`: the failure's, scrubbed). An answer whose raw usage cannot be
  * recorded is recorded without it, with a warning: the answer itself is never lost to its usage.

@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { envFault, faultMessage } from '#kernel/env-errors.js';
-import type { AppendInput, LedgerEntry } from '#kernel/ledger/index.js';
+import type { AppendInput } from '#kernel/ledger/index.js';
 import type { Warning } from '#kernel/catalogue/define.js';
 import type { BudgetPort } from '#budgeter/port.js';
-import type { ProviderResult, Usage } from '#providers/spec.js';
+import { type ProviderResult, UNKNOWN_USAGE, type Usage } from '#providers/spec.js';
 import type { BreakerPass, CircuitBreaker } from './breaker.js';
 import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
-import { callCommits, type CommitOptions } from './durability.js';
-import { exchangeFor, type GovernedOutcome, UNKNOWN_USAGE, wellTyped, withoutRawUsage } from './conclusion-records.js';
-import type { Recorded } from './exchange-writer.js';
-import type { Grouped } from './group-commit.js';
+import { callCommits } from './durability.js';
+import { exchangeFor, type GovernedOutcome, wellTyped, withoutRawUsage } from './conclusion-records.js';
+import type { ExchangeWriter, Recorded } from './exchange-writer.js';
 import { dispatchRecord, type ExchangeContext } from './records.js';
 import type { PromptRequest } from './request.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
@@ -94,23 +93,11 @@ export interface GovernedHost {
   authorise(request: PromptRequest): { code: string; message: string } | null;
   /** The budget scope of the request's key once it is authorised (charged as the `key` scope); none: undefined. */
   budgetScope(request: PromptRequest): string | undefined;
-  appendAll(records: AppendInput[], authToken?: unknown, commit?: CommitOptions): Promise<LedgerEntry>;
-  /** The single-batch path of a conclusion: retries, the degraded batch, the spool; never throws. */
-  record(
-    records: AppendInput[],
-    warnings: Warning[],
-    dispatchId: string,
-    secrets: readonly string[],
-    degraded: (() => AppendInput[]) | null,
-    failed?: { error: unknown },
-  ): Promise<Recorded>;
-  /** Append with the other batches ready in this turn (one transaction); records already scrubbed. */
-  commitGrouped(records: AppendInput[], commit?: CommitOptions): Promise<Grouped>;
-  /** A conclusion was committed (the spool, if it holds any, drains). */
-  committed(): void;
-  /** A call entered its admission commit, or left after its conclusion (or a failed admission commit). */
-  callStarted(): void;
-  callEnded(): void;
+  /**
+   * Where a call's records go: the admission and conclusion commits (grouped), the single-batch path of a
+   * conclusion (retries, the degraded batch, the spool), and the count of calls in flight the group commit reads.
+   */
+  exchanges: ExchangeWriter;
   reject(request: Partial<PromptRequest>, code: string, message: string, records: AppendInput[]): Promise<string>;
 }
 
@@ -177,14 +164,14 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
   }
   const secrets = secretList([...host.secrets, request.auth_token]);
   let dispatchId: string;
-  host.callStarted();
+  host.exchanges.callStarted();
   try {
     dispatchId = await commitAdmission(host, request, secrets, [
       ...reserved.records,
       dispatchRecord(request, request.provider_id, request.model_id),
     ]);
   } catch (error) {
-    host.callEnded();
+    host.exchanges.callEnded();
     breaker.releaseProbe(breakerPass);
     const warnings: Warning[] = [];
     await budget.release(host.budget, requestId, warnings);
@@ -239,10 +226,10 @@ async function commitAdmission(
 ): Promise<string> {
   const scrubbed = scrubRecords(batch, secrets, host.patterns);
   const commit = callCommits(host.config.durability).admission;
-  const grouped = await host.commitGrouped(scrubbed, commit);
+  const grouped = await host.exchanges.commitGrouped(scrubbed, commit);
   if (grouped.ok) return grouped.ids[grouped.ids.length - 1] as string;
   if (grouped.alone) throw grouped.error;
-  return (await host.appendAll(batch, request.auth_token, commit)).id;
+  return (await host.exchanges.appendAll(batch, request.auth_token, commit)).id;
 }
 
 function breakerWaitMs(host: GovernedHost, breaker: CircuitBreaker): number {
@@ -293,7 +280,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   const degraded =
     answered.kind === 'answered' ? (): AppendInput[] => [withoutRawUsage(exchange), ...settled.records] : null;
   const recorded = await commitConclusion(host, call, [exchange, ...settled.records], warnings, degraded);
-  host.callEnded();
+  host.exchanges.callEnded();
   return {
     exchangeEntryId: recorded.entryId,
     cost: settled.cost,
@@ -352,12 +339,14 @@ async function commitConclusion(
     scrubbed = null;
   }
   const grouped =
-    scrubbed === null ? null : await host.commitGrouped(scrubbed, callCommits(host.config.durability).conclusion);
+    scrubbed === null
+      ? null
+      : await host.exchanges.commitGrouped(scrubbed, callCommits(host.config.durability).conclusion);
   if (grouped?.ok) {
-    host.committed();
+    host.exchanges.committed();
     return { entryId: grouped.ids[0] ?? '', unrecorded: null };
   }
   // A group of this batch alone failed for this batch: that was its first attempt.
   const failed = grouped?.alone ? { error: grouped.error } : undefined;
-  return host.record(records, warnings, call.dispatchId, call.secrets, degraded, failed);
+  return host.exchanges.record(records, warnings, call.dispatchId, call.secrets, degraded, failed);
 }

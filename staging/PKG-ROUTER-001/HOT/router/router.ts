@@ -143,12 +143,7 @@ export class Router {
       breaker: (providerId, modelId) => this.breakers.for(providerId, modelId),
       authorise: (request) => this.keys.authorise(withModel(request)),
       budgetScope: (request) => this.keys.budgetScope(withModel(request)),
-      appendAll: (records, authToken, commit) => exchanges.appendAll(records, authToken, commit),
-      record: (...args) => exchanges.record(...args),
-      commitGrouped: (records, commit) => exchanges.commitGrouped(records, commit),
-      committed: () => exchanges.committed(),
-      callStarted: () => exchanges.callStarted(),
-      callEnded: () => exchanges.callEnded(),
+      exchanges,
       reject: async (request, code, message, records) => {
         const kept = refusalRecords(this.options.refusalSampler, this.keys, request, code, message, records);
         return kept === null ? '' : (await exchanges.appendAll(kept, request.auth_token)).id;

@@ -1,15 +1,7 @@
 import { boundJson, boundText } from '../bound.js';
 import { asObject, getString, parseJson, type JsonObject } from '../json.js';
-import type { StopReason, Usage } from '../spec.js';
+import { type StopReason, UNKNOWN_USAGE, type Usage } from '../spec.js';
 import type { WireReader, WireResult } from './spec.js';
-
-export const UNKNOWN_USAGE: Usage = {
-  input_tokens: null,
-  output_tokens: null,
-  cache_read_tokens: null,
-  cache_write_tokens: null,
-  raw: null,
-};
 
 /** The state every surface reader fills in; `result()` copies it out. */
 export function emptyResult(): WireResult {
