@@ -1,6 +1,6 @@
 import { defineCodes } from '../../staging/PKG-KERNEL-001/HOT/kernel/catalogue/define.js';
 
-/** The codes repo raises (README: Error codes; adding a code is one line here, then `npm run docs`). */
+/** The codes repo raises (docs/codes.md: Error codes; adding a code is one line here, then `npm run docs`). */
 export const CODES = defineCodes({
   ERR_NOT_BUILT: {
     kind: 'error',

@@ -1,6 +1,6 @@
 // A ledger export read the way a person reads it: each EXCHANGE written through the content store gets its
-// prompt and response text back from the export's own content lines. Written from the README's description of
-// the format alone (no kernel code), so tests using it also check that the export carries what it claims.
+// prompt and response text back from the export's own content lines. Written from the format's description alone
+// (docs/architecture/ledger.md, no kernel code), so tests using it also check that the export carries what it claims.
 import { createHash } from 'node:crypto';
 
 export interface ExportedEntry {

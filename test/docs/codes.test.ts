@@ -1,11 +1,11 @@
-// The README's code tables are generated from the one catalogue, and every code the code can raise is in it.
+// The code tables of docs/codes.md are generated from the one catalogue, and every code the code can raise is in it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO } from '../../scripts/lib/repo.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
-import { type CataloguedCode, mergedCatalogue, withTables } from '../../scripts/docs/catalogue.js';
+import { CODES_DOC, type CataloguedCode, mergedCatalogue, withTables } from '../../scripts/docs/catalogue.js';
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -15,18 +15,18 @@ function sources(dir: string): string[] {
   });
 }
 
-const readme = (): string => readFileSync(join(REPO, 'README.md'), 'utf8');
+const page = (): string => readFileSync(join(REPO, CODES_DOC), 'utf8');
 
-test('the README code tables are what the catalogue generates (run `npm run docs` after adding a code)', async () => {
+test('the docs/codes.md tables are what the catalogue generates (run `npm run docs` after adding a code)', async () => {
   const codes = await mergedCatalogue();
   assert.ok(codes.length > 150, `only ${codes.length} codes: the fragments were not found`);
-  const text = readme();
-  assert.equal(withTables(text, codes), text, 'README.md drifted from the catalogue: run `npm run docs`');
+  const text = page();
+  assert.equal(withTables(text, codes), text, 'docs/codes.md drifted from the catalogue: run `npm run docs`');
 });
 
-test('a README row edited, dropped or added by hand is drift; a missing marker is refused', async () => {
+test('a row of docs/codes.md edited, dropped or added by hand is drift; a missing marker is refused', async () => {
   const codes = await mergedCatalogue();
-  const text = withTables(readme(), codes);
+  const text = withTables(page(), codes);
   const edited = text.replace(
     '| `ERR_DISK_FULL` | 3 | the filesystem is full',
     '| `ERR_DISK_FULL` | 3 | the disk is full',
@@ -65,8 +65,8 @@ test('every ERR_ code raised by a package, a script, the bootstrap entry or the 
   assert.deepEqual(missing, [], `not catalogued as errors: ${missing.join(', ')}`);
 });
 
-test('every exit code the catalogue gives is one the README "Exit codes" table explains', async () => {
-  const text = readme();
+test('every exit code the catalogue gives is one the "Exit codes" table of docs/codes.md explains', async () => {
+  const text = page();
   const section = text.slice(text.indexOf('## Exit codes'), text.indexOf('## Error codes'));
   const documented = new Set([...section.matchAll(/^\| (\d+) \|/gm)].map((m) => Number(m[1])));
   assert.deepEqual(

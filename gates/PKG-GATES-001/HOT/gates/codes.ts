@@ -1,7 +1,7 @@
 import { defineCodes } from '#kernel/catalogue/define.js';
 
 /**
- * What the gates report (README: Gate finding codes). A finding FAILs its gate unless the gate lists it as a
+ * What the gates report (docs/codes.md: Gate finding codes). A finding FAILs its gate unless the gate lists it as a
  * warning (noted in the meaning); G6 also reports the router's SPOOL_* warnings as WARN findings.
  */
 export const CODES = defineCodes({

@@ -1,6 +1,6 @@
 /**
  * Provable upper bounds on the tokens a call can consume, so a reservation is never smaller than what the
- * provider can bill (README, token budgeter, "The reservation bound").
+ * provider can bill (docs/architecture/budgeter.md, "The reservation bound").
  *
  * Input: byte-level BPE tokenizers (Claude, GPT) map every token to at least one byte of the UTF-8 text they are
  * given, so a text of B bytes is at most B tokens. The chat template around the text adds tokens that are not in

@@ -1,6 +1,6 @@
 import { defineCodes } from '#kernel/catalogue/define.js';
 
-/** The codes PKG-BUDGETER-001 raises (README: Error codes; adding a code is one line here, then `npm run docs`). */
+/** The codes PKG-BUDGETER-001 raises (docs/codes.md: Error codes; adding a code is one line here, then `npm run docs`). */
 export const CODES = defineCodes({
   ERR_BUDGET_CONFIG_INVALID: {
     kind: 'error',

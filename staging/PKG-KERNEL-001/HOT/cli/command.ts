@@ -1,7 +1,7 @@
 import type { ArgumentsCamelCase, Argv, InferredOptionTypes, Options, PositionalOptions } from 'yargs';
 import { requireOptionValues } from './option-values.js';
 
-/** Exit codes, the README's "Exit codes" table: every handler returns one of these. */
+/** Exit codes, the "Exit codes" table of docs/codes.md: every handler returns one of these. */
 export const EXIT = {
   OK: 0,
   CHECK_FAILED: 1,

@@ -1,6 +1,6 @@
 import { defineCodes } from './catalogue/define.js';
 
-/** The codes PKG-KERNEL-001 raises (README: Error codes; adding a code is one line here, then `npm run docs`). */
+/** The codes PKG-KERNEL-001 raises (docs/codes.md: Error codes; adding a code is one line here, then `npm run docs`). */
 export const CODES = defineCodes({
   ERR_CONFIG_KEY_INVALID: {
     kind: 'error',

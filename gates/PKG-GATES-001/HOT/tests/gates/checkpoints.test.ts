@@ -148,7 +148,7 @@ test("a copy kept elsewhere catches a rewrite whose author also re-signed the ro
   rewriteExchange(root);
   rmSync(checkpointDir(root), { recursive: true });
   must([cplaneOf(root), 'ledger', 'checkpoint', '--root', root]);
-  // Inside the root everything agrees now: that is the limit the README's threat model states.
+  // Inside the root everything agrees now: that is the limit docs/threat-model.md states.
   assert.equal(verify(root).status, 0);
   assert.equal(gate(gateCheck(root).json, 'G4').status, 'PASS');
   const { status, json } = verify(root, ['--checkpoint', external]);

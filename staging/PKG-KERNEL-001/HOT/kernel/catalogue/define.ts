@@ -44,7 +44,7 @@ export interface Warning {
   message: string;
 }
 
-/** The exit code a command ends with when it reports a code of this kind (README "Exit codes"). */
+/** The exit code a command ends with when it reports a code of this kind (docs/codes.md, "Exit codes"). */
 export const KIND_EXIT: Readonly<Record<CodeKind, number>> = {
   error: 3,
   refusal: 1,

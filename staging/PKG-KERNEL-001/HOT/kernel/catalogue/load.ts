@@ -44,7 +44,7 @@ export async function lookUpCode(hot: string, code: string): Promise<CodeEntry |
   return codeEntry(code);
 }
 
-/** The exit code a command ends with when it reports this code (README "Exit codes"). */
+/** The exit code a command ends with when it reports this code (docs/codes.md, "Exit codes"). */
 export function exitCodeOf(entry: CodeEntry | undefined): number {
   return entry?.exit ?? KIND_EXIT[entry?.kind ?? 'error'];
 }

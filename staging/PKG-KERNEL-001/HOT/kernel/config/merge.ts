@@ -1,5 +1,5 @@
 /**
- * How operator overrides combine with a package's defaults (README "Operator configuration"):
+ * How operator overrides combine with a package's defaults (docs/architecture/packages-and-roots.md, "Operator configuration"):
  * objects merge key by key, recursively; an array or a scalar replaces the default whole; `null` removes the
  * key from the effective config (the default is unset). Nothing else is special.
  */

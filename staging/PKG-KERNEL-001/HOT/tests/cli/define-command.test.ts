@@ -43,7 +43,7 @@ export const typed = defineCommand({
 export const untyped = defineCommand({
   name: 'untyped',
   describe: 'a handler returns an EXIT constant, not any number',
-  // @ts-expect-error 5 is no exit code of the README's table
+  // @ts-expect-error 5 is no exit code of the table in docs/codes.md
   handler: () => 5,
 });
 

@@ -144,7 +144,7 @@ export default defineCommand({
   assert.equal(await runCli({ argv: ['refuse', 'bare', '--json'], ...io }), 3);
   assert.equal(JSON.parse(out.join('')).error.hint, KERNEL_CODES.ERR_LEDGER_NOT_FOUND.hint);
   err.length = 0;
-  assert.equal(await runCli({ argv: ['refuse', 'internal'], ...io }), 70, 'a bug exits 70, as the README says');
+  assert.equal(await runCli({ argv: ['refuse', 'internal'], ...io }), 70, 'a bug exits 70, as docs/codes.md says');
   assert.match(err.join('\n'), /ERR_INTERNAL: a bug/);
   err.length = 0;
   assert.equal(await runCli({ argv: ['refuse', 'stranger'], ...io }), 3);
