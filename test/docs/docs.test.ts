@@ -3,13 +3,22 @@
 // and print, in order, the lines of the ```text output block right after it. Every relative link and #anchor
 // between the pages resolves, every repository path they quote exists, and every component has its page. The
 // extending guide's example package, taken from its ```ts file=… blocks, builds, installs and serves a call.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,6 +30,7 @@ const CPLANE = join(REPO, 'bin', 'cplane.js');
 const SCRATCH = mkdtempSync(join(tmpdir(), 'cplane-docs-'));
 /** The root the README's tour bootstraps, relative to the scratch directory. */
 const TOUR_ROOT = join(SCRATCH, 'build', 'tour-root');
+after(() => rmSync(SCRATCH, { recursive: true, force: true }));
 
 function markdownFiles(): string[] {
   const walk = (dir: string): string[] =>
@@ -130,14 +140,14 @@ const slug = (heading: string): string =>
     .replace(/[^\p{L}\p{N}\s_-]/gu, '')
     .replace(/\s/g, '-');
 
-function prose(file: string): string {
-  return readFileSync(join(REPO, file), 'utf8')
-    .replace(/^```[\s\S]*?^```$/gm, '')
-    .replace(/`[^`\n]*`/g, '');
-}
+const withoutBlocks = (file: string): string =>
+  readFileSync(join(REPO, file), 'utf8').replace(/^```[\s\S]*?^```$/gm, '');
+
+/** The text links are taken from: no code blocks, no code spans. */
+const prose = (file: string): string => withoutBlocks(file).replace(/`[^`\n]*`/g, '');
 
 function anchors(file: string): Set<string> {
-  return new Set([...prose(file).matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1] as string)));
+  return new Set([...withoutBlocks(file).matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1] as string)));
 }
 
 test('every relative link and #anchor between the docs resolves', () => {
@@ -179,6 +189,14 @@ test('every component has its architecture page, the README stays short, and quo
   }
   const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
   assert.ok(readme.split('\n').length <= 201, 'README.md is over 200 lines: move the detail into docs/');
+  // The two commands are a contract (`.ci/run` runs the second): they stay, word for word, under their heading.
+  const commands = readme.slice(readme.indexOf('## The two commands'));
+  assert.match(
+    commands,
+    /^```sh\nnpm ci && npm run bootstrap {3}# the main job[^\n]*\nnpm ci && npm test {12}# the tests[^\n]*\n```$/m,
+  );
+  const ci = readFileSync(join(REPO, '.ci', 'run'), 'utf8');
+  assert.match(ci, /^npm ci --no-audit --no-fund\nnpm test\n$/m, ".ci/run runs the README's test command");
   const missing: string[] = [];
   for (const file of markdownFiles()) {
     for (const match of readFileSync(join(REPO, file), 'utf8').matchAll(
