@@ -93,11 +93,14 @@ function shimDir(): string {
   return dir;
 }
 
-/** The environment a reader starts from: none of cplane's or the providers' variables set. */
+/**
+ * The environment a reader starts from: none of cplane's or the providers' variables set. Nor c8's: the commands
+ * run the tour root's code, which no coverage report counts, and collecting it would only slow every one.
+ */
 function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (!/^(CPLANE_|ANTHROPIC_|OPENAI_|MISTRAL_|PG)/.test(k)) env[k] = v;
+    if (!/^(CPLANE_|ANTHROPIC_|OPENAI_|MISTRAL_|PG|NODE_V8_COVERAGE$)/.test(k)) env[k] = v;
   }
   return env;
 }
