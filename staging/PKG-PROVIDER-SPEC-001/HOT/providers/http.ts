@@ -32,6 +32,8 @@ export interface ExchangeArgs {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body: unknown;
+  /** The body's text when the caller serialised it already (a signature covers exactly these bytes). */
+  bodyText?: string | null;
   options: WireCallOptions;
   /** Strings that must never appear in an error message (API keys). */
   secrets: readonly string[];
@@ -125,7 +127,7 @@ async function exchange(args: ExchangeArgs): Promise<Opened> {
       headers: args.headers,
       signal: timers.controller.signal,
       redirect: 'error',
-      ...(args.method === 'POST' ? { body: JSON.stringify(args.body) } : {}),
+      ...(args.method === 'POST' ? { body: args.bodyText ?? JSON.stringify(args.body) } : {}),
       ...(options.whole === true ? { decode: true } : {}),
     });
   } catch (error) {

@@ -17,7 +17,10 @@ export function parseUsage(usage: JsonObject | null): Usage {
   return {
     input_tokens: input,
     output_tokens: getCount(usage, 'completion_tokens'),
-    cache_read_tokens: getCount(getObject(usage, 'prompt_tokens_details'), 'cached_tokens'),
+    // DeepSeek reports its cache hits as `prompt_cache_hit_tokens` (its prompt_tokens = hits + misses).
+    cache_read_tokens:
+      getCount(getObject(usage, 'prompt_tokens_details'), 'cached_tokens') ??
+      getCount(usage, 'prompt_cache_hit_tokens'),
     cache_write_tokens: input === null ? null : 0,
     raw: usage,
   };
