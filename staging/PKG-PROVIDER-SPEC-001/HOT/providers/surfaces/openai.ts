@@ -84,7 +84,8 @@ class ChatReader implements WireReader {
       this.state.stream_error = `${getString(error, 'type') ?? 'error'}: ${getString(error, 'message') ?? ''}`;
       return;
     }
-    this.state.model ??= shortField(chunk, 'model');
+    // Azure opens a stream with a prompt_filter_results chunk whose model is "": the first named model is the one.
+    if (!this.state.model) this.state.model = shortField(chunk, 'model') || null;
     const choice = Array.isArray(chunk.choices) ? asObject(chunk.choices[0]) : null;
     const delta = getObject(choice, 'delta');
     if (typeof delta?.content === 'string') this.text += delta.content;
