@@ -6,7 +6,7 @@ import { openWire } from './http.js';
 import type { FailureFacts } from './reply.js';
 import { asObject } from './json.js';
 import type { ProviderPackage, ProviderRequest, ProviderResult, SendOptions } from './spec.js';
-import { nodeHttpFetch, type WireFetch } from './transport.js';
+import { nodeHttpFetch, type ReplyHeaders, type WireFetch } from './transport.js';
 import {
   type WireCallOptions,
   type WireReader,
@@ -62,7 +62,8 @@ export interface ProviderEntry {
   headers(apiKey: string | null, request: WireRequest, route: WireRoute): Record<string, string>;
   /** The reply header carrying the upstream's request id. */
   readonly requestIdHeader: string;
-  errorFacts(text: string, headerRequestId: string | null): FailureFacts;
+  /** What an error reply says; `headers` for upstreams that name the error there (AWS's x-amzn-errortype). */
+  errorFacts(text: string, headerRequestId: string | null, headers: ReplyHeaders): FailureFacts;
   reader(surface: WireSurface): WireReader;
   /** The reply as the surface's reader and clients expect it, when the upstream frames it otherwise. */
   reply?(response: WireResponse, request: WireRequest): WireResponse;
@@ -164,6 +165,8 @@ export interface ConfiguredEntryInput {
   env: Readonly<Record<string, string | undefined>>;
   /** The provider config's `options` object (the package parses and bounds it), or undefined. */
   options: unknown;
+  /** The rest of the config (`base_url`, `api_key`), as `resolveEndpoint` will read it. */
+  endpoint: unknown;
 }
 
 /**
@@ -180,7 +183,7 @@ export function defineConfiguredProvider(spec: {
     ...(spec.optIn === undefined ? {} : { optIn: spec.optIn }),
     create(factory) {
       const { options, endpoint } = splitOptions(factory.config);
-      const entry = spec.entry({ id: factory.id, env: factory.env, options });
+      const entry = spec.entry({ id: factory.id, env: factory.env, options, endpoint });
       return new HttpProvider(entry, { id: factory.id, env: factory.env, config: endpoint });
     },
   };

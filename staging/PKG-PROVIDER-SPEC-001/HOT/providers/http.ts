@@ -42,7 +42,7 @@ export interface ExchangeArgs {
 
 export interface OpenWireArgs extends ExchangeArgs {
   /** The provider's reading of an error body. */
-  errorFacts: (text: string, headerRequestId: string | null) => FailureFacts;
+  errorFacts: (text: string, headerRequestId: string | null, headers: ReplyHeaders) => FailureFacts;
   requestIdHeader: string;
 }
 
@@ -212,7 +212,7 @@ export async function openWire(args: OpenWireArgs): Promise<WireResponse> {
       text,
       latencyMs: Math.max(0, args.clock.now() - opened.started),
     };
-    throw failureFromReply(args.providerId, failed, args.errorFacts(text, requestId), args.clock, args.secrets);
+    throw failureFromReply(args.providerId, failed, args.errorFacts(text, requestId, reply.headers), args.clock, args.secrets);
   }
   return {
     status,
