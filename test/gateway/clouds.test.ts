@@ -10,7 +10,7 @@ import {
   chunkFrame,
   streamReply,
 } from '../../staging/PKG-PROVIDER-BEDROCK-001/HOT/tests/providers/bedrock-fake.js';
-import { configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { cli, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
 
 const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY-served-must-not-leak';
 const AWS_TOKEN = 'IQoJb3JpZ2luX2VjEXAMPLE-served-token-must-not-leak';
@@ -141,4 +141,16 @@ test('a Bedrock throttle reaches the SDK as a 429; the AWS secret and session to
     JSON.stringify(ledgerEntries(served.root)) + served.stdout() + served.stderr() + JSON.stringify(error);
   assert.equal(everything.includes(AWS_SECRET), false, 'the AWS secret key is nowhere');
   assert.equal(everything.includes(AWS_TOKEN), false, 'the AWS session token is nowhere');
+});
+
+test('gateway.upstreams names an installed provider id per family; providers.<id>.options is an object', () => {
+  for (const [key, value] of [
+    ['gateway.upstreams.anthropic', 'Not An Id'],
+    ['gateway.upstreams.gemini', 'bedrock'],
+    ['providers.bedrock.options', '"us-east-1"'],
+  ] as const) {
+    const r = cli(['config', 'set', key, value, '--root', served.root]);
+    assert.notEqual(r.status, 0, `${key}=${value} was accepted`);
+    assert.match(r.stderr + r.stdout, /ERR_CONFIG_VALUE_INVALID/);
+  }
 });
