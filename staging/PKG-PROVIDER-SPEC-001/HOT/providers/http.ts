@@ -212,7 +212,13 @@ export async function openWire(args: OpenWireArgs): Promise<WireResponse> {
       text,
       latencyMs: Math.max(0, args.clock.now() - opened.started),
     };
-    throw failureFromReply(args.providerId, failed, args.errorFacts(text, requestId, reply.headers), args.clock, args.secrets);
+    throw failureFromReply(
+      args.providerId,
+      failed,
+      args.errorFacts(text, requestId, reply.headers),
+      args.clock,
+      args.secrets,
+    );
   }
   return {
     status,
