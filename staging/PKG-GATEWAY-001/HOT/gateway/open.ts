@@ -57,7 +57,7 @@ export async function openGateway(
   /** Problems met while serving that concern no one request (a failed reconciliation pass). */
   warn: (w: Warning) => void = () => {},
 ): Promise<OpenedGateway> {
-  const { providers, constructed, unavailable } = await providerRegistry(root, env);
+  const { providers, constructed, unavailable } = await providerRegistry(root, env, settings.upstreams);
   const opened = await openRouter(root, {
     provider: 'mock',
     providers: constructed,
@@ -132,14 +132,20 @@ function familyOfSurface(surface: string): Family | null {
 }
 
 /**
- * For each family, the installed providers that offer one of its surfaces, in the order they are tried: the one
- * named after the family first, then the others by id. A package that serves nothing (the mock) is never a candidate.
+ * For each family, the installed providers that offer one of its surfaces, in the order they are tried: the one the
+ * operator names for it (`gateway.upstreams`) alone, else the one named after the family first, then the others by
+ * id, leaving out the opt-in ones. A package that serves nothing (the mock) is never a candidate.
  */
-export function familyCandidates(installed: readonly InstalledProvider[]): Map<Family, string[]> {
+export function familyCandidates(
+  installed: readonly InstalledProvider[],
+  upstreams: Readonly<Partial<Record<Family, string>>> = {},
+): Map<Family, string[]> {
   const byFamily = new Map<Family, string[]>();
   for (const family of FAMILIES) {
+    const named = upstreams[family];
     const ids = installed
       .filter((p) => p.serves.some((surface) => familyOfSurface(surface) === family))
+      .filter((p) => (named === undefined ? p.optIn !== true : p.id === named))
       .map((p) => p.id)
       .sort((a, b) => Number(b === family) - Number(a === family) || a.localeCompare(b));
     if (ids.length > 0) byFamily.set(family, ids);
@@ -156,8 +162,9 @@ export function familyCandidates(installed: readonly InstalledProvider[]): Map<F
 async function providerRegistry(
   root: string,
   env: NodeJS.ProcessEnv,
+  upstreams: GatewayConfig['upstreams'],
 ): Promise<{ providers: Map<Family, WireProvider>; constructed: Provider[]; unavailable: string[] }> {
-  const byFamily = familyCandidates((await installedProviders(root)).providers);
+  const byFamily = familyCandidates((await installedProviders(root)).providers, upstreams);
   const providers = new Map<Family, WireProvider>();
   const constructed = new Map<string, WireProvider & Provider>();
   const unavailable: string[] = [];
@@ -172,7 +179,11 @@ async function providerRegistry(
     }
     if (!providers.has(family))
       unavailable.push(
-        problems.length > 0 ? `${family}: ${problems.join('; ')}` : `${family}: no installed provider serves it`,
+        problems.length > 0
+          ? `${family}: ${problems.join('; ')}`
+          : upstreams?.[family] !== undefined
+            ? `${family}: gateway.upstreams names ${upstreams[family]}, which is not an installed provider serving it`
+            : `${family}: no installed provider serves it`,
       );
   }
   return { providers, constructed: [...constructed.values()], unavailable };

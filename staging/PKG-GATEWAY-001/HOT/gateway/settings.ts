@@ -22,6 +22,8 @@ export interface GatewayConfig {
   checkpoint?: { every_entries: number; every_seconds: number };
   /** A postgres:// URL: the ledger, budgets, breakers and revocations shared by several hosts; absent: SQLite. */
   store?: string;
+  /** The provider serving each client family, by installed id (`bedrock` for the Anthropic surface); absent: the default. */
+  upstreams?: { anthropic?: string; openai?: string };
 }
 
 /** What a root without these keys in its default (one bootstrapped before they existed) gets. */

@@ -1,10 +1,12 @@
 import { systemClock, systemTimers, type Clock, type Timers } from './clock.js';
 import { resolveEndpoint, type EndpointSpec, type HttpProviderOptions } from './config.js';
 import { sendOverWire, type ModelProvider, type NeutralMapping } from './contract.js';
+import { isProviderError } from './errors.js';
 import { openWire } from './http.js';
 import type { FailureFacts } from './reply.js';
+import { asObject } from './json.js';
 import type { ProviderPackage, ProviderRequest, ProviderResult, SendOptions } from './spec.js';
-import { nodeHttpFetch, type WireFetch } from './transport.js';
+import { nodeHttpFetch, type ReplyHeaders, type WireFetch } from './transport.js';
 import {
   type WireCallOptions,
   type WireReader,
@@ -19,6 +21,28 @@ export interface WireRoute {
   path: string;
 }
 
+/** One call as it goes on the wire: what a request signature covers. */
+export interface OutgoingCall {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Readonly<Record<string, string>>;
+  /** The body's exact text as sent; null for a GET. */
+  body: string | null;
+}
+
+/**
+ * Credentials that are not one static key (a request signature, an OAuth access token): the call's headers are
+ * completed just before it is sent, and what they hold is scrubbed like a key.
+ */
+export interface CallAuth {
+  /** The headers to add to this call (they may depend on its URL, body and the time). */
+  sign(call: OutgoingCall): Promise<Record<string, string>>;
+  /** The upstream refused the credentials (HTTP 401): drop any cached ones; true when one fresh try is worth it. */
+  refused?(): boolean;
+  /** The strings that must never show in a result or error (tokens, secret keys). */
+  secrets(): readonly string[];
+}
+
 /**
  * An HTTP provider, declared: where it lives, how it authenticates, which surfaces it serves at which paths, how
  * its errors and replies read, and how a neutral request maps onto it. `defineProvider` builds the provider.
@@ -29,14 +53,20 @@ export interface ProviderEntry {
   /** Base URL and key: config first, then these environment variables, then the default base URL. */
   readonly endpoint: Omit<EndpointSpec, 'providerId'>;
   readonly routes: Readonly<Partial<Record<WireSurface, WireRoute>>>;
-  /** The full URL of a route's path under the configured base URL. */
-  url(baseUrl: string, path: string): string;
+  /** The full URL of a route's path under the configured base URL (it may name the request's model). */
+  url(baseUrl: string, path: string, request: WireRequest): string;
+  /** The body the upstream wants when it differs from the surface's (absent: the client's body as is). */
+  body?(request: WireRequest): Readonly<Record<string, unknown>>;
+  readonly auth?: CallAuth;
   /** The headers of one call: the key, and whatever of the client's headers the surface passes on. */
   headers(apiKey: string | null, request: WireRequest, route: WireRoute): Record<string, string>;
   /** The reply header carrying the upstream's request id. */
   readonly requestIdHeader: string;
-  errorFacts(text: string, headerRequestId: string | null): FailureFacts;
+  /** What an error reply says; `headers` for upstreams that name the error there (AWS's x-amzn-errortype). */
+  errorFacts(text: string, headerRequestId: string | null, headers: ReplyHeaders): FailureFacts;
   reader(surface: WireSurface): WireReader;
+  /** The reply as the surface's reader and clients expect it, when the upstream frames it otherwise. */
+  reply?(response: WireResponse, request: WireRequest): WireResponse;
   readonly neutral: NeutralMapping;
 }
 
@@ -78,20 +108,37 @@ export class HttpProvider implements ModelProvider {
     const route = entry.routes[request.surface];
     if (route === undefined)
       throw new Error(`surface ${JSON.stringify(request.surface)} is not served by provider ${this.id}`);
-    return openWire({
-      providerId: this.id,
-      fetch: this.#fetch,
-      clock: this.#clock,
-      timers: this.#timers,
-      options,
-      secrets: this.#secrets(),
-      url: `${entry.url(this.baseUrl, route.path)}${wireQuery(request)}`,
-      method: route.method,
-      headers: entry.headers(this.#apiKey, request, route),
-      body: request.body,
-      errorFacts: entry.errorFacts,
-      requestIdHeader: entry.requestIdHeader,
-    });
+    const url = `${entry.url(this.baseUrl, route.path, request)}${wireQuery(request)}`;
+    const body = route.method === 'POST' ? JSON.stringify(entry.body?.(request) ?? request.body) : null;
+    const headers = entry.headers(this.#apiKey, request, route);
+    const open = async (): Promise<WireResponse> =>
+      openWire({
+        providerId: this.id,
+        fetch: this.#fetch,
+        clock: this.#clock,
+        timers: this.#timers,
+        options,
+        secrets: this.#secrets(),
+        url,
+        method: route.method,
+        headers:
+          entry.auth === undefined
+            ? headers
+            : { ...headers, ...(await entry.auth.sign({ url, method: route.method, headers, body })) },
+        body: request.body,
+        bodyText: body,
+        errorFacts: entry.errorFacts,
+        requestIdHeader: entry.requestIdHeader,
+      });
+    let response: WireResponse;
+    try {
+      response = await open();
+    } catch (error) {
+      // Cached credentials the upstream no longer takes (an expired token) are renewed once, then the refusal stands.
+      if (!(isProviderError(error) && error.status === 401 && entry.auth?.refused?.() === true)) throw error;
+      response = await open();
+    }
+    return entry.reply === undefined ? response : entry.reply(response, request);
   }
 
   reader(surface: WireSurface): WireReader {
@@ -99,7 +146,8 @@ export class HttpProvider implements ModelProvider {
   }
 
   #secrets(): readonly string[] {
-    return this.#apiKey === null ? [] : [this.#apiKey];
+    const signed = this.#entry.auth?.secrets() ?? [];
+    return this.#apiKey === null ? signed : [this.#apiKey, ...signed];
   }
 }
 
@@ -109,4 +157,42 @@ export function defineProvider(entry: ProviderEntry): ProviderPackage {
     serves: Object.keys(entry.routes) as WireSurface[],
     create: (options) => new HttpProvider(entry, { id: options.id, env: options.env, config: options.config }),
   };
+}
+
+/** What builds the entry of a provider whose wiring depends on its config's `options` (a preset, a region). */
+export interface ConfiguredEntryInput {
+  id: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** The provider config's `options` object (the package parses and bounds it), or undefined. */
+  options: unknown;
+  /** The rest of the config (`base_url`, `api_key`), as `resolveEndpoint` will read it. */
+  endpoint: unknown;
+}
+
+/**
+ * A provider package whose entry is built from its config: `{base_url?, api_key?, options?}`, the endpoint part
+ * resolved as for every entry, `options` handed to `entry`.
+ */
+export function defineConfiguredProvider(spec: {
+  serves: readonly WireSurface[];
+  optIn?: boolean;
+  entry(input: ConfiguredEntryInput): ProviderEntry;
+}): ProviderPackage {
+  return {
+    serves: spec.serves,
+    ...(spec.optIn === undefined ? {} : { optIn: spec.optIn }),
+    create(factory) {
+      const { options, endpoint } = splitOptions(factory.config);
+      const entry = spec.entry({ id: factory.id, env: factory.env, options, endpoint });
+      return new HttpProvider(entry, { id: factory.id, env: factory.env, config: endpoint });
+    },
+  };
+}
+
+/** The config's `options` apart from its endpoint fields (which `resolveEndpoint` checks). */
+export function splitOptions(config: unknown): { options: unknown; endpoint: unknown } {
+  const obj = asObject(config);
+  if (obj === null || !('options' in obj)) return { options: undefined, endpoint: config };
+  const { options, ...endpoint } = obj;
+  return { options, endpoint };
 }

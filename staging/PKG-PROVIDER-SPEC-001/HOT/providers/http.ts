@@ -32,6 +32,8 @@ export interface ExchangeArgs {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body: unknown;
+  /** The body's text when the caller serialised it already (a signature covers exactly these bytes). */
+  bodyText?: string | null;
   options: WireCallOptions;
   /** Strings that must never appear in an error message (API keys). */
   secrets: readonly string[];
@@ -40,7 +42,7 @@ export interface ExchangeArgs {
 
 export interface OpenWireArgs extends ExchangeArgs {
   /** The provider's reading of an error body. */
-  errorFacts: (text: string, headerRequestId: string | null) => FailureFacts;
+  errorFacts: (text: string, headerRequestId: string | null, headers: ReplyHeaders) => FailureFacts;
   requestIdHeader: string;
 }
 
@@ -125,7 +127,7 @@ async function exchange(args: ExchangeArgs): Promise<Opened> {
       headers: args.headers,
       signal: timers.controller.signal,
       redirect: 'error',
-      ...(args.method === 'POST' ? { body: JSON.stringify(args.body) } : {}),
+      ...(args.method === 'POST' ? { body: args.bodyText ?? JSON.stringify(args.body) } : {}),
       ...(options.whole === true ? { decode: true } : {}),
     });
   } catch (error) {
@@ -210,7 +212,13 @@ export async function openWire(args: OpenWireArgs): Promise<WireResponse> {
       text,
       latencyMs: Math.max(0, args.clock.now() - opened.started),
     };
-    throw failureFromReply(args.providerId, failed, args.errorFacts(text, requestId), args.clock, args.secrets);
+    throw failureFromReply(
+      args.providerId,
+      failed,
+      args.errorFacts(text, requestId, reply.headers),
+      args.clock,
+      args.secrets,
+    );
   }
   return {
     status,

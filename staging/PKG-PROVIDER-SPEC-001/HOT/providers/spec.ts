@@ -120,5 +120,10 @@ export interface ProviderPackage {
    * the mock, which answers them in-process for tests but is never picked to serve clients.
    */
   readonly serves?: readonly WireSurface[];
+  /**
+   * Serve a gateway family only when the operator names the package for it (`gateway.upstreams`): a cloud route that
+   * ambient credentials (an AWS profile) would otherwise switch on unasked.
+   */
+  readonly optIn?: boolean;
   create(options: ProviderFactoryOptions): Provider;
 }

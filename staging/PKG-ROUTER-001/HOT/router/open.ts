@@ -224,6 +224,8 @@ export async function loadInstalledProvider(root: string, id: string, env: NodeJ
 export interface InstalledProvider {
   id: string;
   serves: readonly WireSurface[];
+  /** Serves a gateway family only when the operator names it (`ProviderPackage.optIn`). */
+  optIn?: boolean;
 }
 
 /**
@@ -244,7 +246,12 @@ export async function installedProviders(
       warnings.push(
         warning('PROVIDER_SKIPPED', `HOT/providers/${folder.name}/provider.js exports no provider package`),
       );
-    else providers.push({ id: folder.name, serves: contributed.serves ?? [] });
+    else
+      providers.push({
+        id: folder.name,
+        serves: contributed.serves ?? [],
+        ...(contributed.optIn === true ? { optIn: true } : {}),
+      });
   }
   return { providers, warnings };
 }

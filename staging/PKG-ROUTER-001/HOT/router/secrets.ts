@@ -29,7 +29,7 @@ export function authKeysFor(root: string | null, auth: RouterConfig['auth'], env
 
 export interface ProviderSettings {
   /** What the provider's constructor takes: `{base_url?, api_key?}`; absent fields fall back to its own variables. */
-  config: { base_url?: string; api_key?: string };
+  config: { base_url?: string; api_key?: string; options?: Record<string, unknown> };
   /** The models the operator lists for it, or null when none are listed. */
   models: string[] | null;
 }
@@ -55,6 +55,7 @@ export function providerSettings(root: string, providerId: string, env: NodeJS.P
       : {};
   const config: ProviderSettings['config'] = {};
   if (typeof entry.base_url === 'string') config.base_url = entry.base_url;
+  if (isPlainObject(entry.options)) config.options = entry.options as Record<string, unknown>;
   if (typeof entry.api_key_file === 'string') {
     config.api_key = readSecretFile(root, entry.api_key_file, `the ${providerId} API key file`);
   } else if (typeof entry.api_key_env === 'string') {

@@ -23,3 +23,20 @@ test('a family no installed package serves has no candidate; a compatible packag
     openai: ['compat'],
   });
 });
+
+test('an opt-in package (a cloud route) serves a family only when gateway.upstreams names it, and then alone', () => {
+  const installed = [
+    { id: 'anthropic', serves: ['anthropic.messages' as const] },
+    { id: 'bedrock', serves: ['anthropic.messages' as const], optIn: true },
+    { id: 'openai', serves: ['openai.chat' as const] },
+    { id: 'compatible', serves: ['openai.chat' as const], optIn: true },
+  ];
+  assert.deepEqual(Object.fromEntries(familyCandidates(installed)), { anthropic: ['anthropic'], openai: ['openai'] });
+  assert.deepEqual(Object.fromEntries(familyCandidates(installed, { anthropic: 'bedrock', openai: 'compatible' })), {
+    anthropic: ['bedrock'],
+    openai: ['compatible'],
+  });
+  assert.deepEqual(Object.fromEntries(familyCandidates(installed, { openai: 'missing' })), {
+    anthropic: ['anthropic'],
+  });
+});

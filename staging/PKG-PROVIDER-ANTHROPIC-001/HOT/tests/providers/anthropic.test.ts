@@ -10,6 +10,7 @@ import { ScriptedServer, type ScriptedReply } from '#tests/providers/fixtures/se
 import { anthropicWire } from '#tests/providers/fixtures/wire.js';
 import { surfaceReply } from '#tests/providers/fixtures/streams.js';
 import { wireContract } from '#tests/providers/wire-contract.js';
+import { wireExtras } from '#tests/providers/fixtures/wire-extras.js';
 
 const KEY = 'sk-ant-api03-TEST-KEY-must-never-leak-0123456789';
 
@@ -369,6 +370,19 @@ wireContract({
           body: anthropicWire.error('rate_limit_error', 'Number of request tokens has exceeded your rate limit'),
         }),
       received: () => server.received.length,
+      close: () => server.close(),
+    };
+  },
+});
+
+wireExtras({
+  name: 'AnthropicProvider',
+  surface: 'anthropic.messages',
+  async open() {
+    const server = await ScriptedServer.start();
+    return {
+      provider: new AnthropicProvider({ config: { base_url: server.url, api_key: KEY }, env: {}, clock: fixedClock() }),
+      server,
       close: () => server.close(),
     };
   },

@@ -11,6 +11,7 @@ import { ScriptedServer, type ScriptedReply } from '#tests/providers/fixtures/se
 import { openaiWire } from '#tests/providers/fixtures/wire.js';
 import { surfaceReply } from '#tests/providers/fixtures/streams.js';
 import { wireContract } from '#tests/providers/wire-contract.js';
+import { wireExtras } from '#tests/providers/fixtures/wire-extras.js';
 
 const KEY = 'sk-proj-TEST-KEY-must-never-leak-abcdef0123456789';
 
@@ -278,6 +279,19 @@ wireContract({
           body: openaiWire.error('Rate limit reached for requests', 'requests', 'rate_limit_exceeded'),
         }),
       received: () => server.received.length,
+      close: () => server.close(),
+    };
+  },
+});
+
+wireExtras({
+  name: 'OpenAiProvider',
+  surface: 'openai.chat',
+  async open() {
+    const server = await ScriptedServer.start();
+    return {
+      provider: new OpenAiProvider({ config: { base_url: server.url, api_key: KEY }, env: {}, clock: fixedClock() }),
+      server,
       close: () => server.close(),
     };
   },

@@ -17,7 +17,10 @@ export function parseUsage(usage: JsonObject | null): Usage {
   return {
     input_tokens: input,
     output_tokens: getCount(usage, 'completion_tokens'),
-    cache_read_tokens: getCount(getObject(usage, 'prompt_tokens_details'), 'cached_tokens'),
+    // DeepSeek reports its cache hits as `prompt_cache_hit_tokens` (its prompt_tokens = hits + misses).
+    cache_read_tokens:
+      getCount(getObject(usage, 'prompt_tokens_details'), 'cached_tokens') ??
+      getCount(usage, 'prompt_cache_hit_tokens'),
     cache_write_tokens: input === null ? null : 0,
     raw: usage,
   };
@@ -81,7 +84,8 @@ class ChatReader implements WireReader {
       this.state.stream_error = `${getString(error, 'type') ?? 'error'}: ${getString(error, 'message') ?? ''}`;
       return;
     }
-    this.state.model ??= shortField(chunk, 'model');
+    // Azure opens a stream with a prompt_filter_results chunk whose model is "": the first named model is the one.
+    if (!this.state.model) this.state.model = shortField(chunk, 'model') || null;
     const choice = Array.isArray(chunk.choices) ? asObject(chunk.choices[0]) : null;
     const delta = getObject(choice, 'delta');
     if (typeof delta?.content === 'string') this.text += delta.content;

@@ -1,0 +1,105 @@
+import { EventStreamCodec } from '@smithy/core/event-streams';
+import { show } from '#kernel/errors.js';
+import { ProviderError } from '#providers/errors.js';
+import type { WireResponse } from '#providers/wire/spec.js';
+
+type Message = ReturnType<EventStreamCodec['decode']>;
+
+/** AWS's eventstream limit for one message (prelude, headers and payload). */
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+const MIN_MESSAGE_BYTES = 16;
+
+const codec = new EventStreamCodec(
+  (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+  (text) => Buffer.from(text, 'utf8'),
+);
+const encoder = new TextEncoder();
+
+function broken(providerId: string, requestId: string | null, problem: string): ProviderError {
+  // After a 2xx status: the call may have been billed, so it is charged as unknown and never retried.
+  return new ProviderError({
+    kind: 'malformed_response',
+    providerId,
+    status: 200,
+    requestId,
+    afterSuccess: true,
+    message: `provider ${show(providerId)} sent a broken eventstream: ${problem}`,
+  });
+}
+
+function header(message: Message, name: string): string | null {
+  const value = message.headers[name];
+  return value?.type === 'string' ? value.value : null;
+}
+
+function sse(event: string, data: string): Uint8Array {
+  return encoder.encode(`event: ${event}\ndata: ${data}\n\n`);
+}
+
+/**
+ * One decoded message as the Anthropic SSE event it carries: a `chunk` holds `{"bytes": base64(event JSON)}`; an
+ * exception (`throttlingException`, `modelStreamErrorException`, …) becomes the `error` event Anthropic streams.
+ */
+function toSse(message: Message, fail: (problem: string) => ProviderError): Uint8Array {
+  const kind = header(message, ':message-type');
+  const payload = Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength).toString('utf8');
+  if (kind === 'event') {
+    if (header(message, ':event-type') !== 'chunk') return new Uint8Array(0);
+    let event: unknown;
+    try {
+      const bytes = (JSON.parse(payload) as { bytes?: unknown }).bytes;
+      if (typeof bytes !== 'string') throw new Error('no bytes');
+      const text = Buffer.from(bytes, 'base64').toString('utf8');
+      event = JSON.parse(text);
+      const type = (event as { type?: unknown }).type;
+      if (typeof type !== 'string' || !/^[a-z_]{1,64}$/.test(type)) throw new Error('no event type');
+      return sse(type, text);
+    } catch (error) {
+      throw fail(`a chunk is not {"bytes": base64 of an event} (${(error as Error).message})`);
+    }
+  }
+  const type = header(message, ':exception-type') ?? header(message, ':error-code') ?? 'unknown';
+  let said = header(message, ':error-message') ?? '';
+  try {
+    const m = (JSON.parse(payload) as { message?: unknown }).message;
+    if (typeof m === 'string') said = m;
+  } catch {
+    // An exception without a JSON body still ends the stream as an error event.
+  }
+  return sse('error', JSON.stringify({ type: 'error', error: { type, message: said } }));
+}
+
+/** The eventstream's messages, split by their length prefix and CRC-checked by the codec, as SSE bytes. */
+async function* eventsAsSse(
+  body: AsyncIterable<Uint8Array>,
+  fail: (problem: string) => ProviderError,
+): AsyncGenerator<Uint8Array> {
+  let pending: Buffer = Buffer.alloc(0);
+  for await (const chunk of body) {
+    pending = pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk]);
+    while (pending.length >= 4) {
+      const total = pending.readUInt32BE(0);
+      if (total < MIN_MESSAGE_BYTES || total > MAX_MESSAGE_BYTES) throw fail(`a message claims ${total} bytes`);
+      if (pending.length < total) break;
+      let message: Message;
+      try {
+        message = codec.decode(pending.subarray(0, total));
+      } catch (error) {
+        throw fail((error as Error).message);
+      }
+      pending = pending.subarray(total);
+      const out = toSse(message, fail);
+      if (out.byteLength > 0) yield out;
+    }
+  }
+  if (pending.length > 0) throw fail(`the stream ended inside a message (${pending.length} bytes left)`);
+}
+
+/** A streamed InvokeModel reply as the Anthropic Messages SSE stream its client and reader expect. */
+export function eventStreamReply(providerId: string, response: WireResponse): WireResponse {
+  return {
+    ...response,
+    contentType: 'text/event-stream; charset=utf-8',
+    body: eventsAsSse(response.body, (problem) => broken(providerId, response.requestId, problem)),
+  };
+}

@@ -1,0 +1,152 @@
+import { CpError, show } from '#kernel/errors.js';
+import { systemClock, type Clock } from '#providers/clock.js';
+import type { HttpProviderOptions } from '#providers/config.js';
+import {
+  defineConfiguredProvider,
+  HttpProvider,
+  splitOptions,
+  type ConfiguredEntryInput,
+  type ProviderEntry,
+  type WireRoute,
+} from '#providers/entry.js';
+import { asObject } from '#providers/json.js';
+import { ANTHROPIC } from '#providers/anthropic/provider.js';
+import type { WireRequest, WireSurface } from '#providers/wire/spec.js';
+import { readFileIfAny, resolveCredentials, resolveRegion, type ReadFile } from './credentials.js';
+import { bedrockErrorFacts } from './errors.js';
+import { eventStreamReply } from './eventstream.js';
+import { SigV4Auth } from './sigv4.js';
+
+export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
+
+/** The path is the model's: `url` builds `/model/{modelId}/invoke` or `/invoke-with-response-stream`. */
+const ROUTES: Partial<Record<WireSurface, WireRoute>> = {
+  'anthropic.messages': { method: 'POST', path: '/model' },
+};
+
+export interface BedrockOptions {
+  region?: string;
+  /** A profile of the shared credentials file (else $AWS_PROFILE, else `default`). */
+  profile?: string;
+  /** Client model name → Bedrock model id or inference profile (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`). */
+  models: Readonly<Record<string, string>>;
+}
+
+function fail(providerId: string, what: string): never {
+  throw new CpError('ERR_PROVIDER_CONFIG', `invalid options for provider ${show(providerId)}: ${what}`, {
+    hint: 'options: {"region": "us-east-1", "profile": "<name>", "models": {"<client model>": "<Bedrock model id>"}}',
+    details: { provider_id: providerId },
+  });
+}
+
+export function bedrockOptions(providerId: string, options: unknown): BedrockOptions {
+  const obj = options === undefined ? {} : (asObject(options) ?? fail(providerId, 'options must be an object'));
+  const unknown = Object.keys(obj).filter((k) => !['region', 'profile', 'models'].includes(k));
+  if (unknown.length > 0) fail(providerId, `unknown field(s) ${show(unknown)}`);
+  for (const k of ['region', 'profile'] as const)
+    if (obj[k] !== undefined && (typeof obj[k] !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(obj[k] as string)))
+      fail(providerId, `${k} must be a name, got ${show(obj[k])}`);
+  const models: Record<string, string> = {};
+  const listed = obj.models === undefined ? {} : (asObject(obj.models) ?? fail(providerId, 'models must be an object'));
+  for (const [model, id] of Object.entries(listed)) {
+    if (typeof id !== 'string' || id === '' || id.length > 2048) fail(providerId, `models.${model} must be a model id`);
+    models[model] = id;
+  }
+  return {
+    ...(obj.region === undefined ? {} : { region: obj.region as string }),
+    ...(obj.profile === undefined ? {} : { profile: obj.profile as string }),
+    models,
+  };
+}
+
+const streamed = (request: WireRequest): boolean => request.body?.stream === true;
+
+function modelId(options: BedrockOptions, request: WireRequest): string {
+  const model = typeof request.body?.model === 'string' ? request.body.model : '';
+  return Object.hasOwn(options.models, model) ? (options.models[model] as string) : model;
+}
+
+/**
+ * The Messages body as InvokeModel takes it: no `model` (it is in the URL) or `stream` (the path says it),
+ * `anthropic_version: bedrock-2023-05-31`, and the client's `anthropic-beta` header as `anthropic_beta`.
+ */
+export function invokeBody(request: WireRequest): Record<string, unknown> {
+  const { model: _model, stream: _stream, ...rest } = request.body ?? {};
+  const body: Record<string, unknown> = { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...rest };
+  const beta = request.headers['anthropic-beta'];
+  if (beta !== undefined && body.anthropic_beta === undefined)
+    body.anthropic_beta = beta
+      .split(',')
+      .map((b) => b.trim())
+      .filter((b) => b !== '');
+  return body;
+}
+
+export interface BedrockSetup {
+  env: Readonly<Record<string, string | undefined>>;
+  options: unknown;
+  clock: Clock;
+  readFile: ReadFile;
+}
+
+/**
+ * AWS Bedrock serving Anthropic's Messages API through InvokeModel: the model in the URL, requests signed with
+ * SigV4 for service `bedrock`, the streamed reply's eventstream turned into Anthropic's SSE events. Anthropic's
+ * readers and neutral mapping apply unchanged.
+ */
+export function bedrockEntry(id: string, setup: BedrockSetup): ProviderEntry {
+  const options = bedrockOptions(id, setup.options);
+  const region = resolveRegion(id, setup.env, options.region, options.profile, setup.readFile);
+  const credentials = resolveCredentials(id, setup.env, options.profile, setup.readFile);
+  return {
+    ...ANTHROPIC,
+    id,
+    endpoint: {
+      // The AWS SDKs' own variable for a service endpoint (a VPC endpoint, a local fake).
+      baseUrlVar: 'AWS_ENDPOINT_URL_BEDROCK_RUNTIME',
+      apiKeyVar: 'CPLANE_BEDROCK_API_KEY_UNUSED',
+      defaultBaseUrl: `https://bedrock-runtime.${region}.amazonaws.com`,
+      keyRequired: false,
+    },
+    routes: ROUTES,
+    url: (baseUrl, path, request) =>
+      `${baseUrl}${path}/${encodeURIComponent(modelId(options, request))}/${streamed(request) ? 'invoke-with-response-stream' : 'invoke'}`,
+    body: invokeBody,
+    headers: (_key, request) => ({
+      'content-type': 'application/json',
+      accept: streamed(request) ? 'application/vnd.amazon.eventstream' : 'application/json',
+    }),
+    auth: new SigV4Auth(credentials, region, 'bedrock', setup.clock),
+    requestIdHeader: 'x-amzn-requestid',
+    errorFacts: bedrockErrorFacts,
+    reply: (response, request) => (streamed(request) ? eventStreamReply(id, response) : response),
+  };
+}
+
+export interface BedrockProviderOptions extends HttpProviderOptions {
+  /** Reads the shared credentials/config files (null when absent); default: the real file system. */
+  readFile?: ReadFile;
+}
+
+/** Bedrock configured by `{base_url?, options?: {region, profile, models}}` and the AWS environment. */
+export class BedrockProvider extends HttpProvider {
+  constructor(options: BedrockProviderOptions = {}) {
+    const id = options.id ?? 'bedrock';
+    const { options: bedrock, endpoint } = splitOptions(options.config);
+    const entry = bedrockEntry(id, {
+      env: options.env ?? process.env,
+      options: bedrock,
+      clock: options.clock ?? systemClock,
+      readFile: options.readFile ?? readFileIfAny,
+    });
+    super(entry, { ...options, config: endpoint });
+  }
+}
+
+/** This package's contribution: opt-in, the operator names it in `gateway.upstreams.anthropic`. */
+export default defineConfiguredProvider({
+  serves: Object.keys(ROUTES) as WireSurface[],
+  optIn: true,
+  entry: ({ id, env, options }: ConfiguredEntryInput) =>
+    bedrockEntry(id, { env, options, clock: systemClock, readFile: readFileIfAny }),
+});

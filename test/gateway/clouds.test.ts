@@ -1,0 +1,156 @@
+// A cloud provider chosen by operator config (`gateway.upstreams`), behind `cplane serve` on a bootstrapped root:
+// the official Anthropic SDK streams through the gateway to a local Bedrock runtime speaking its eventstream format,
+// gets Anthropic's events, and each call is one EXCHANGE with exact usage; no AWS secret reaches the ledger.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import Anthropic from '@anthropic-ai/sdk';
+import { ScriptedServer } from '../../staging/PKG-PROVIDER-SPEC-001/HOT/tests/providers/fixtures/server.js';
+import {
+  bedrockError,
+  chunkFrame,
+  streamReply,
+} from '../../staging/PKG-PROVIDER-BEDROCK-001/HOT/tests/providers/bedrock-fake.js';
+import { cli, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+
+const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY-served-must-not-leak';
+const AWS_TOKEN = 'IQoJb3JpZ2luX2VjEXAMPLE-served-token-must-not-leak';
+const MODEL_ID = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+
+let served: Served;
+let bedrock: ScriptedServer;
+let key: string;
+
+before(async () => {
+  bedrock = await ScriptedServer.start();
+  served = await startServed(
+    [],
+    (root) => {
+      configSet(root, 'gateway.upstreams.anthropic', 'bedrock');
+      configSet(
+        root,
+        'providers.bedrock',
+        JSON.stringify({ base_url: bedrock.url, options: { models: { 'claude-sonnet-4-5': MODEL_ID } } }),
+      );
+    },
+    {
+      AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE',
+      AWS_SECRET_ACCESS_KEY: AWS_SECRET,
+      AWS_SESSION_TOKEN: AWS_TOKEN,
+      AWS_REGION: 'us-east-1',
+    },
+  );
+  key = issueKey('AGENT-CLOUD');
+});
+after(async () => {
+  await served.cleanup();
+  await bedrock.close();
+});
+
+test('gateway.upstreams.anthropic = bedrock: the Anthropic SDK streams through Bedrock; one EXCHANGE, exact usage', async () => {
+  const usage = { input_tokens: 25, cache_creation_input_tokens: 100, cache_read_input_tokens: 900, output_tokens: 1 };
+  bedrock.push(
+    streamReply('4b1e0c2a-bedrock-stream-1', [
+      chunkFrame({
+        type: 'message_start',
+        message: {
+          id: 'msg_bdrk_01',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-sonnet-4-5-20250929',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage,
+        },
+      }),
+      chunkFrame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+      chunkFrame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello from ' } }),
+      chunkFrame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Bedrock' } }),
+      chunkFrame({ type: 'content_block_stop', index: 0 }),
+      chunkFrame({
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 7 },
+      }),
+      chunkFrame({
+        type: 'message_stop',
+        'amazon-bedrock-invocationMetrics': {
+          inputTokenCount: 25,
+          outputTokenCount: 7,
+          invocationLatency: 500,
+          firstByteLatency: 200,
+        },
+      }),
+    ]),
+  );
+  const client = new Anthropic({
+    apiKey: key,
+    baseURL: served.url,
+    maxRetries: 0,
+    defaultHeaders: { 'x-cplane-session': 'SES-BEDROCK' },
+  });
+  const stream = client.messages.stream({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  const final = await stream.finalMessage();
+  assert.equal((final.content[0] as { text: string }).text, 'Hello from Bedrock');
+  assert.equal(final.usage.output_tokens, 7);
+  const [req] = bedrock.received;
+  assert.equal(req?.url, '/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke-with-response-stream');
+  assert.match(
+    String(req?.headers.authorization),
+    /^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\/\d{8}\/us-east-1\/bedrock\/aws4_request/,
+  );
+  assert.equal((req?.json as Record<string, unknown> | undefined)?.anthropic_version, 'bedrock-2023-05-31');
+  assert.equal(served.upstream.requests.length, 0, 'nothing went to the anthropic upstream');
+  const exchanges = ledgerEntries(served.root).filter(
+    (e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === 'SES-BEDROCK',
+  );
+  assert.equal(exchanges.length, 1);
+  const m = exchanges[0]?.metadata as Record<string, unknown>;
+  assert.deepEqual(
+    [m.input_tokens, m.cache_read_tokens, m.cache_write_tokens, m.output_tokens, m.usage_complete],
+    [1025, 900, 100, 7, true],
+  );
+});
+
+test('a Bedrock throttle reaches the SDK as a 429; the AWS secret and session token are in no record or response', async () => {
+  bedrock.push(
+    bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.', 'req-throttle'),
+  );
+  bedrock.push(
+    bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.', 'req-throttle-2'),
+  );
+  bedrock.push(
+    bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.', 'req-throttle-3'),
+  );
+  const client = new Anthropic({
+    apiKey: key,
+    baseURL: served.url,
+    maxRetries: 0,
+    defaultHeaders: { 'x-cplane-session': 'SES-THROTTLE' },
+  });
+  const error = await client.messages
+    .create({ model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] })
+    .catch((e: unknown) => e);
+  assert.ok(error instanceof Anthropic.APIError, String(error));
+  assert.ok([429, 503].includes(error.status ?? 0), `status ${error.status}`);
+  const everything =
+    JSON.stringify(ledgerEntries(served.root)) + served.stdout() + served.stderr() + JSON.stringify(error);
+  assert.equal(everything.includes(AWS_SECRET), false, 'the AWS secret key is nowhere');
+  assert.equal(everything.includes(AWS_TOKEN), false, 'the AWS session token is nowhere');
+});
+
+test('gateway.upstreams names an installed provider id per family; providers.<id>.options is an object', () => {
+  for (const [key, value] of [
+    ['gateway.upstreams.anthropic', 'Not An Id'],
+    ['gateway.upstreams.gemini', 'bedrock'],
+    ['providers.bedrock.options', '"us-east-1"'],
+  ] as const) {
+    const r = cli(['config', 'set', key, value, '--root', served.root]);
+    assert.notEqual(r.status, 0, `${key}=${value} was accepted`);
+    assert.match(r.stderr + r.stdout, /ERR_CONFIG_VALUE_INVALID/);
+  }
+});
