@@ -1,6 +1,8 @@
+import { show } from '#kernel/errors.js';
 import { systemClock, systemTimers, type Clock, type Timers } from './clock.js';
 import { resolveEndpoint, type EndpointSpec, type HttpProviderOptions } from './config.js';
 import { sendOverWire, type ModelProvider, type NeutralMapping } from './contract.js';
+import { ProviderError } from './errors.js';
 import { openWire } from './http.js';
 import type { FailureFacts } from './reply.js';
 import type { ProviderPackage, ProviderRequest, ProviderResult, SendOptions } from './spec.js';
@@ -11,12 +13,16 @@ import {
   type WireRequest,
   type WireResponse,
   type WireSurface,
+  wirePath,
   wireQuery,
 } from './wire/spec.js';
 
 export interface WireRoute {
   method: 'GET' | 'POST';
+  /** The path under the base URL; a `{name}` segment is filled from the request's `params` (`wirePath`). */
   path: string;
+  /** Query parameters the route always carries (Gemini's `alt=sse` on its streaming route). */
+  query?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -33,8 +39,8 @@ export interface ProviderEntry {
   url(baseUrl: string, path: string): string;
   /** The headers of one call: the key, and whatever of the client's headers the surface passes on. */
   headers(apiKey: string | null, request: WireRequest, route: WireRoute): Record<string, string>;
-  /** The reply header carrying the upstream's request id. */
-  readonly requestIdHeader: string;
+  /** The reply header carrying the upstream's request id; null for an API that sends none (Gemini). */
+  readonly requestIdHeader: string | null;
   errorFacts(text: string, headerRequestId: string | null): FailureFacts;
   reader(surface: WireSurface): WireReader;
   readonly neutral: NeutralMapping;
@@ -78,6 +84,14 @@ export class HttpProvider implements ModelProvider {
     const route = entry.routes[request.surface];
     if (route === undefined)
       throw new Error(`surface ${JSON.stringify(request.surface)} is not served by provider ${this.id}`);
+    const path = wirePath(route.path, request.params);
+    if ('missing' in path)
+      throw new ProviderError({
+        kind: 'invalid_request',
+        providerId: this.id,
+        message: `the ${show(request.surface)} call to provider ${show(this.id)} names no ${path.missing} for its URL`,
+      });
+    const query = route.query === undefined ? request : { ...request, query: { ...request.query, ...route.query } };
     return openWire({
       providerId: this.id,
       fetch: this.#fetch,
@@ -85,7 +99,7 @@ export class HttpProvider implements ModelProvider {
       timers: this.#timers,
       options,
       secrets: this.#secrets(),
-      url: `${entry.url(this.baseUrl, route.path)}${wireQuery(request)}`,
+      url: `${entry.url(this.baseUrl, path.path)}${wireQuery(query)}`,
       method: route.method,
       headers: entry.headers(this.#apiKey, request, route),
       body: request.body,
