@@ -61,10 +61,14 @@ export function configSet(root: string, key: string, value: string): void {
   assert.equal(r.status, 0, r.stderr);
 }
 
-/** A served root; `beforeStart` configures the bootstrapped root before `cplane serve` opens it. */
+/**
+ * A served root; `beforeStart` configures the bootstrapped root before `cplane serve` opens it; `extraEnv` is added
+ * to its environment (another upstream's base URL and key).
+ */
 export async function startServed(
   extraArgs: string[] = [],
   beforeStart: (root: string) => void = () => {},
+  extraEnv: NodeJS.ProcessEnv = {},
 ): Promise<Served> {
   const work = mkdtempSync(join(tmpdir(), 'cp-gateway-'));
   const root = join(work, 'root');
@@ -78,6 +82,7 @@ export async function startServed(
     ANTHROPIC_API_KEY: KEYS.anthropic,
     OPENAI_BASE_URL: upstream.url,
     OPENAI_API_KEY: KEYS.openai,
+    ...extraEnv,
   };
   // The root runs on its own: its entry script, not the repository's CLI.
   const child = spawn(
