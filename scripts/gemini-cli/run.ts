@@ -76,11 +76,10 @@ const asJson = (v: unknown): Json | null =>
 
 /** The CLI's declaration of `name` in a request's tools, if it offers it. */
 function declared(body: Json | null, name: string): Json | null {
-  for (const tool of Array.isArray(body?.tools) ? body.tools : [])
-    for (const fn of Array.isArray(asJson(tool)?.functionDeclarations)
-      ? (asJson(tool)?.functionDeclarations as unknown[])
-      : [])
-      if (asJson(fn)?.name === name) return asJson(fn);
+  for (const tool of Array.isArray(body?.tools) ? body.tools : []) {
+    const list = asJson(tool)?.functionDeclarations;
+    for (const fn of Array.isArray(list) ? list : []) if (asJson(fn)?.name === name) return asJson(fn);
+  }
   return null;
 }
 
