@@ -44,6 +44,9 @@ export function checkGeminiGeneration(surface: WireSurface, body: unknown, model
   );
   if (typeof max === 'string') return max;
   if (typeof candidates === 'string') return candidates;
+  // A stream's chunks interleave the candidates, and its end is the first candidate's finish: one only.
+  if (surface === 'gemini.stream' && candidates !== null && candidates > 1)
+    return 'generationConfig.candidateCount: streamGenerateContent is served for one candidate; use generateContent for more';
   const prompt: Record<string, unknown> = {};
   for (const key of PROMPT_KEYS) if (body[key] !== undefined) prompt[key] = body[key];
   const rest: Record<string, unknown> = {};

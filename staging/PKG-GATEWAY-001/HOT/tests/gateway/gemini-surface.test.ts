@@ -77,15 +77,15 @@ test('gemini bodies: the model from the path, the prompt its conversation fields
     systemInstruction: { parts: [{ text: 'terse' }] },
     tools: [{ functionDeclarations: [{ name: 'a' }, { name: 'b' }] }],
   };
-  const checked = gen(body, 'gemini.stream');
+  const checked = gen(body);
   assert.equal(checked.model, 'gemini-2.5-flash');
-  assert.equal(checked.stream, true);
+  assert.equal(checked.stream, false);
+  assert.equal(gen({ contents }, 'gemini.stream').stream, true);
   assert.equal(checked.upstreamBody, body, 'sent as the client sent it');
   assert.deepEqual(Object.keys(JSON.parse(checked.prompt)), ['tools', 'systemInstruction', 'contents']);
   assert.equal(checked.bounds.max_output_tokens, 600, 'each candidate is billed its own output');
   assert.equal(checked.outputLimit, null);
   assert.equal(gen({ contents }).bounds.max_output_tokens, DEFAULT_OUTPUT_BOUND);
-  assert.equal(gen({ contents }).stream, false);
   const plain = gen({ contents });
   assert.ok(plain.bounds.estimated_input_tokens >= Buffer.byteLength(JSON.stringify({ contents })));
   assert.equal(plain.inputLimit, plain.bounds.estimated_input_tokens);
@@ -108,6 +108,8 @@ test('gemini bodies: the model from the path, the prompt its conversation fields
     [{ contents, generationConfig: { candidateCount: 101 } }, /candidateCount/],
   ] as const)
     assert.match(String(checkGeminiGeneration('gemini.generate', bad, 'gemini-2.5-flash')), problem);
+  const several = { contents, generationConfig: { candidateCount: 2 } };
+  assert.match(String(checkGeminiGeneration('gemini.stream', several, 'gemini-2.5-flash')), /one candidate/);
 });
 
 test('gemini streams: the chunk with the finish reason (or a blocked prompt) is held, an error chunk is the last', () => {

@@ -287,6 +287,15 @@ test('gemini: a blocked prompt is a complete reply stopped by the content filter
     reader.body(generateResponse({ text: 'x', finishReason: raw }, 'm'));
     assert.equal(reader.result().stop_reason, stop, raw);
   }
+  const second = provider.reader('gemini.generate');
+  second.body({
+    candidates: [
+      { index: 1, content: { parts: [{ text: 'second' }], role: 'model' }, finishReason: 'MAX_TOKENS' },
+      { content: { parts: [{ text: 'first' }], role: 'model' }, finishReason: 'STOP' },
+    ],
+  });
+  assert.deepEqual(second.result().blocks, [{ type: 'text', text: 'first' }], 'the first candidate, wherever it is');
+  assert.equal(second.result().stop_reason, 'stop');
   const none = provider.reader('gemini.generate');
   none.body({ candidates: [] });
   assert.deepEqual(usageOf(none.result()), [null, null, null, null], 'no usageMetadata: unknown, never 0');

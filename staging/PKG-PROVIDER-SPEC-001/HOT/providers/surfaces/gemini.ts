@@ -107,7 +107,7 @@ class GenerateReader implements WireReader {
   private chunk(chunk: JsonObject): void {
     this.state.model = shortField(chunk, 'modelVersion') ?? this.state.model;
     this.state.response_id = shortField(chunk, 'responseId') ?? this.state.response_id ?? null;
-    const candidate = Array.isArray(chunk.candidates) ? asObject(chunk.candidates[0]) : null;
+    const candidate = firstCandidate(chunk);
     const parts = getObject(candidate, 'content')?.parts;
     if (Array.isArray(parts)) for (const part of parts) this.part(asObject(part));
     const finished =
@@ -142,4 +142,14 @@ class GenerateReader implements WireReader {
     if (last?.type === type) last[key] = `${String(last[key] ?? '')}${part.text}`;
     else this.blocks.push({ type, [key]: part.text });
   }
+}
+
+/** The reply's first candidate (`index` 0, which Gemini leaves out as a proto3 zero); the one a record keeps. */
+function firstCandidate(chunk: JsonObject): JsonObject | null {
+  if (!Array.isArray(chunk.candidates)) return null;
+  for (const item of chunk.candidates) {
+    const candidate = asObject(item);
+    if (candidate !== null && (candidate.index === undefined || candidate.index === 0)) return candidate;
+  }
+  return null;
 }
