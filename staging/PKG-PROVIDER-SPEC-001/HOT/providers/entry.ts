@@ -91,7 +91,7 @@ export class HttpProvider implements ModelProvider {
         providerId: this.id,
         message: `the ${show(request.surface)} call to provider ${show(this.id)} names no ${path.missing} for its URL`,
       });
-    const query = route.query === undefined ? request : { ...request, query: { ...request.query, ...route.query } };
+    const queried = route.query === undefined ? request : { ...request, query: { ...request.query, ...route.query } };
     return openWire({
       providerId: this.id,
       fetch: this.#fetch,
@@ -99,7 +99,7 @@ export class HttpProvider implements ModelProvider {
       timers: this.#timers,
       options,
       secrets: this.#secrets(),
-      url: `${entry.url(this.baseUrl, path.path)}${wireQuery(query)}`,
+      url: `${entry.url(this.baseUrl, path.path)}${wireQuery(queried)}`,
       method: route.method,
       headers: entry.headers(this.#apiKey, request, route),
       body: request.body,
