@@ -95,6 +95,8 @@ wireContract({
       provider: new GeminiProvider({ config: { base_url: server.url, api_key: KEY }, env: {}, clock }),
       answer: (_surface, a) => server.push({ answer: contractAnswer(a) }),
       rateLimited: (_requestId, seconds) => server.push({ status: 429, body: geminiErrors.rateLimited(`${seconds}s`) }),
+      toolCall: (_surface, tool) => server.push({ answer: { functionCall: { name: tool.name, args: tool.input } } }),
+      cutStream: () => server.push({ answer: { text: 'cut short here' }, cutAfterChunks: 1 }),
       received: () => server.seen.length,
       close: () => server.close(),
     };

@@ -20,9 +20,18 @@ export interface WireRig {
   answer(surface: WireSurface, answer: WireAnswer, stream: boolean): void | Promise<void>;
   /** The next call is refused with a 429 and `retry-after: <seconds>`. */
   rateLimited(requestId: string, retryAfterSeconds: number): void | Promise<void>;
+  /** Optional: the next call on `surface` is answered with a call of `tool`, as SSE events when `stream`. */
+  toolCall?(surface: WireSurface, tool: ToolCall, stream: boolean): void | Promise<void>;
+  /** Optional: the next streamed call on `surface` sends its first events, then its connection is cut. */
+  cutStream?(surface: WireSurface): void | Promise<void>;
   /** How many calls reached the far side so far. */
   received(): number;
   close(): Promise<void>;
+}
+
+export interface ToolCall {
+  name: string;
+  input: Record<string, unknown>;
 }
 
 export interface WireHarness {
@@ -184,6 +193,48 @@ export function wireContract(harness: WireHarness): void {
         assert.equal(rig.received(), 1);
         assertNoSecret(harness.secret, 'the error', error);
       }));
+
+    for (const surface of harness.generation) {
+      for (const stream of modesOf(surface)) {
+        const mode = stream ? 'streamed' : 'whole';
+        test(`${surface}, ${mode}: a tool call is a tool_use block with its name and input, stopped for tool use`, (t) =>
+          withRig(async (rig) => {
+            if (rig.toolCall === undefined) return t.skip('the rig cannot answer with a tool call');
+            await rig.toolCall(surface, { name: 'get_weather', input: { city: 'Paris' } }, stream);
+            const response = await rig.provider.call(clientRequest(surface, stream), { timeoutMs: 5000 });
+            const result = await read(rig.provider, surface, response, stream);
+            const calls = result.blocks.filter((b) => b.type === 'tool_use');
+            assert.deepEqual(
+              calls.map((b) => [b.name, b.input]),
+              [['get_weather', { city: 'Paris' }]],
+            );
+            assert.equal(result.stop_reason, 'tool_use');
+            assert.equal(result.complete, true);
+          }));
+        if (!stream) continue;
+        test(`${surface}, streamed: a reply cut mid-stream fails after success, incomplete, its usage not final`, (t) =>
+          withRig(async (rig) => {
+            if (rig.cutStream === undefined) return t.skip('the rig cannot cut a stream');
+            await rig.cutStream(surface);
+            const response = await rig.provider.call(clientRequest(surface, true), { timeoutMs: 5000 });
+            const reader = rig.provider.reader(surface);
+            const parser = new SseParser();
+            const failure = await (async () => {
+              for await (const chunk of response.body)
+                for (const frame of parser.push(chunk)) if (frame.data !== null) reader.event(frame.event, frame.data);
+            })().then(
+              () => null,
+              (e: unknown) => e,
+            );
+            assert.ok(isProviderError(failure), `the cut is a ProviderError: ${inspect(failure)}`);
+            assert.equal(failure.after_success, true, 'the upstream may have billed it');
+            assert.equal(failure.retryable, false);
+            const result = reader.result();
+            assert.equal(result.complete, false);
+            assert.equal(result.usage_final, false, 'charged as unknown, never as the running count');
+          }));
+      }
+    }
 
     test('the neutral send answers what a whole call on its surface answers', () =>
       withRig(async (rig) => {
