@@ -146,7 +146,7 @@ test('a Bedrock throttle reaches the SDK as a 429; the AWS secret and session to
 test('gateway.upstreams names an installed provider id per family; providers.<id>.options is an object', () => {
   for (const [key, value] of [
     ['gateway.upstreams.anthropic', 'Not An Id'],
-    ['gateway.upstreams.gemini', 'bedrock'],
+    ['gateway.upstreams.cohere', 'bedrock'],
     ['providers.bedrock.options', '"us-east-1"'],
   ] as const) {
     const r = cli(['config', 'set', key, value, '--root', served.root]);

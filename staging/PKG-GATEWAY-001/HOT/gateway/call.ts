@@ -13,6 +13,7 @@ import { classify, type SendFailure } from '#router/send.js';
 import { sendJson, write } from './http-io.js';
 import type { Identity } from './identity.js';
 import type { RequestLog } from './log.js';
+import { checkGeminiGeneration } from './gemini-body.js';
 import { failureFor } from './refusals.js';
 import { checkGeneration, describe, framePolicy, MODEL_ID, type Generation } from './request-body.js';
 import {
@@ -122,7 +123,7 @@ function passThroughRequest(ctx: CallContext): { model: string; query: Record<st
   const { body, endpoint } = ctx;
   if (endpoint.method === 'POST' && (typeof body !== 'object' || body === null || Array.isArray(body)))
     return 'the request body must be a JSON object';
-  const named = (body as { model?: unknown } | null)?.model;
+  const named = endpoint.params?.model ?? (body as { model?: unknown } | null)?.model;
   if (named !== undefined && (typeof named !== 'string' || !MODEL_ID.test(named)))
     return `model: 1-200 printable ASCII characters without spaces are required, got ${describe(named)}`;
   const query = passedQuery(endpoint.surface, ctx.search);
@@ -244,7 +245,13 @@ function callProvider(
   query: Record<string, string>,
 ): Promise<WireResponse> {
   return ctx.provider.call(
-    { surface: ctx.endpoint.surface, body, headers: passedHeaders(ctx.req), query },
+    {
+      surface: ctx.endpoint.surface,
+      body,
+      headers: passedHeaders(ctx.req),
+      query,
+      ...(ctx.endpoint.params === undefined ? {} : { params: ctx.endpoint.params }),
+    },
     {
       signal: ctx.signal,
       timeoutMs: ctx.upstreamTimeoutMs,
@@ -295,7 +302,10 @@ async function readAll(wire: WireResponse): Promise<Buffer> {
  */
 export async function handleGeneration(ctx: CallContext): Promise<void> {
   const { endpoint, identity, router } = ctx;
-  const gen = checkGeneration(endpoint.surface, ctx.body);
+  const gen =
+    endpoint.family === 'gemini'
+      ? checkGeminiGeneration(endpoint.surface, ctx.body, endpoint.params?.model ?? '')
+      : checkGeneration(endpoint.surface, ctx.body);
   if (typeof gen === 'string') {
     const { agent, session, workOrder, token } = identity;
     return refuseMalformed(
@@ -566,13 +576,15 @@ function answerOf(
     stop_reason: result.stop_reason,
     raw_stop_reason: result.raw_stop_reason,
     usage: result.usage,
-    request_id: wire.requestId,
+    // An upstream sending no request id header (Gemini) names the reply in its body.
+    request_id: wire.requestId ?? result.response_id ?? null,
     latency_ms: 0,
   };
 }
 
 function resultExtra(result: WireResult, extra: Record<string, unknown>): Record<string, unknown> {
-  return { ...extra, raw_stop_reason: result.raw_stop_reason };
+  const named = extra.upstream_request_id ?? result.response_id ?? null;
+  return { ...extra, upstream_request_id: named, raw_stop_reason: result.raw_stop_reason };
 }
 
 function noteConcluded(ctx: CallContext, concluded: Concluded, outcome: string, result?: WireResult): void {
@@ -602,6 +614,7 @@ function unrecorded(ctx: CallContext, concluded: Concluded): void {
       'api_error',
       'the exchange could not be recorded; the reply is withheld',
       ctx.requestId,
+      500,
     ),
     { [requestIdHeader(ctx.endpoint.family)]: ctx.requestId, 'x-should-retry': 'false' },
   );

@@ -18,13 +18,22 @@ function header(headers: IncomingHttpHeaders, name: string): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-/** The client's credential: `x-api-key`, else `Authorization: Bearer` (current SDKs send the latter). */
-export function credential(headers: IncomingHttpHeaders): string | null {
-  const key = header(headers, 'x-api-key');
-  if (key !== null && key.trim() !== '') return key.trim();
+/**
+ * The client's credential: `x-api-key`, else `Authorization: Bearer` (current SDKs send the latter). A Gemini
+ * client (`google`, with the request's query string without its '?') may send it as Google's SDKs and CLI do:
+ * `x-goog-api-key`, or `?key=` in the query. Elsewhere a key in the query is no credential.
+ */
+export function credential(headers: IncomingHttpHeaders, google?: { search: string }): string | null {
+  for (const name of google === undefined ? ['x-api-key'] : ['x-api-key', 'x-goog-api-key']) {
+    const key = header(headers, name);
+    if (key !== null && key.trim() !== '') return key.trim();
+  }
   const auth = header(headers, 'authorization');
   const match = auth === null ? null : /^Bearer\s+(\S+)\s*$/i.exec(auth);
-  return match?.[1] ?? null;
+  if (match?.[1] !== undefined) return match[1];
+  if (google === undefined || !google.search.includes('key=')) return null;
+  const key = new URLSearchParams(google.search).get('key');
+  return key === null || key.trim() === '' ? null : key.trim();
 }
 
 /** The `sub` claim of a cpt1 token without verifying it (the router verifies); '' when there is none. */
@@ -44,8 +53,8 @@ export function unverifiedSubject(token: string | null): string {
  * Session: `x-cplane-session`, else Claude Code's `x-claude-code-session-id`, else one derived from the key
  * (a digest, never the key). Work order from `x-cplane-work-order`.
  */
-export function identify(headers: IncomingHttpHeaders): Identity {
-  const token = credential(headers);
+export function identify(headers: IncomingHttpHeaders, google?: { search: string }): Identity {
+  const token = credential(headers, google);
   const named = [header(headers, 'x-cplane-session'), header(headers, 'x-claude-code-session-id')].find(
     (v) => v !== null && ID.test(v),
   );

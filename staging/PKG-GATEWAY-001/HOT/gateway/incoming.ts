@@ -50,7 +50,7 @@ export function requestLog(method: string, path: string, requestId: string): Req
 /** An error in the client's API shape, never to be retried as is. */
 export function failer({ res, requestId }: Incoming): Fail {
   return (family, status, kind, message, extra = {}) => {
-    sendJson(res, status, errorBody(family, kind, message, requestId), {
+    sendJson(res, status, errorBody(family, kind, message, requestId, status), {
       [requestIdHeader(family)]: requestId,
       'x-should-retry': 'false',
       ...extra,
@@ -67,6 +67,11 @@ export function refuser({ res, requestId, log }: Incoming, family: Family): Call
     if (retryAfterMs !== null && retryAfterMs !== undefined)
       headers['retry-after'] = String(Math.ceil(retryAfterMs / 1000));
     log.outcome = 'rejected';
-    sendJson(res, refusal.status, errorBody(family, refusal.kind, `${code}: ${message}`, requestId), headers);
+    sendJson(
+      res,
+      refusal.status,
+      errorBody(family, refusal.kind, `${code}: ${message}`, requestId, refusal.status),
+      headers,
+    );
   };
 }

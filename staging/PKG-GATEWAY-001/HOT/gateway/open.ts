@@ -123,7 +123,7 @@ export async function openGateway(
   return { gateway, opened, unavailable, close };
 }
 
-const FAMILIES: readonly Family[] = ['anthropic', 'openai'];
+const FAMILIES: readonly Family[] = ['anthropic', 'openai', 'gemini'];
 
 /** The API family a surface belongs to (`anthropic.messages` → anthropic), or null for one this gateway has none. */
 function familyOfSurface(surface: string): Family | null {

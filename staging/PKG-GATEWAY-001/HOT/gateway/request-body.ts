@@ -161,6 +161,7 @@ export function framePolicy(surface: WireSurface, clientWantsUsage: boolean): (f
       const type = eventType(f);
       return type === 'message_stop' ? 'hold' : type === 'error' ? 'last' : 'forward';
     };
+  if (surface === 'gemini.stream') return geminiFrame;
   if (surface === 'openai.responses') {
     return (f) => {
       const type = eventType(f);
@@ -177,6 +178,23 @@ export function framePolicy(surface: WireSurface, clientWantsUsage: boolean): (f
     if (f.data.includes('"error"') && eventJson(f.data)?.error !== undefined) return 'last';
     return 'forward';
   };
+}
+
+/**
+ * A Gemini chunk: the one carrying the finish reason (or a blocked prompt's reason) ends the reply and is held; one
+ * carrying an error ends it too. The cheap text checks spare parsing the many chunks that are neither.
+ */
+function geminiFrame(f: SseFrame): FrameAction {
+  const data = f.data;
+  if (data === null) return 'forward';
+  const ends = data.includes('"finishReason"') || data.includes('"blockReason"');
+  const failed = data.includes('"error"');
+  if (!ends && !failed) return 'forward';
+  const chunk = eventJson(data);
+  if (failed && chunk?.error !== undefined) return 'last';
+  const candidate = Array.isArray(chunk?.candidates) ? (chunk.candidates[0] as Record<string, unknown> | null) : null;
+  const blocked = isObject(chunk?.promptFeedback) && chunk.promptFeedback.blockReason !== undefined;
+  return (isObject(candidate) && typeof candidate.finishReason === 'string') || blocked ? 'hold' : 'forward';
 }
 
 /**

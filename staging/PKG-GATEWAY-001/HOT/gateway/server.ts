@@ -17,7 +17,7 @@ import { endpointFor, errorBody, familyOf, requestIdHeader, type Endpoint, type 
 
 export interface GatewayOptions {
   router: Router;
-  /** Wire providers by family (`anthropic`, `openai`); a family without one answers 503. */
+  /** Wire providers by family (`anthropic`, `openai`, `gemini`); a family without one answers 503. */
   providers: ReadonlyMap<Family, WireProvider>;
   bodyLimitBytes: number;
   drainTimeoutMs: number;
@@ -186,7 +186,7 @@ export class Gateway {
           (req.url ?? '/').split('?', 1)[0] ?? '/',
           typeof req.headers['anthropic-version'] === 'string',
         );
-        sendJson(res, 500, errorBody(family, 'api_error', `internal error (request ${requestId})`, requestId), {
+        sendJson(res, 500, errorBody(family, 'api_error', `internal error (request ${requestId})`, requestId, 500), {
           [requestIdHeader(family)]: requestId,
           'x-should-retry': 'false',
         });
@@ -270,9 +270,18 @@ export class Gateway {
       return fail(familyOf(path, anthropicVersion), 404, 'not_found', `no endpoint ${method} ${where}`);
     }
     log.surface = endpoint.surface;
+    if (endpoint.surface === 'gemini.stream' && new URLSearchParams(incoming.search).get('alt') !== 'sse') {
+      req.resume();
+      return fail(
+        'gemini',
+        400,
+        'invalid_request',
+        'streamGenerateContent is served as server-sent events only: add ?alt=sse',
+      );
+    }
     const provider = this.upstreamFor(incoming, endpoint, fail);
     if (provider === null) return;
-    const identity = identify(req.headers);
+    const identity = identify(req.headers, endpoint.family === 'gemini' ? { search: incoming.search } : undefined);
     log.session = identity.session;
     log.agent = identity.agent || null;
     const read = await this.readJson(incoming, endpoint, identity, fail);

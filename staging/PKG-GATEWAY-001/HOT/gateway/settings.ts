@@ -2,6 +2,7 @@ import { CpError } from '#kernel/errors.js';
 import { effectiveConfig } from '#kernel/config/effective.js';
 import { readOverrides } from '#kernel/config/overrides.js';
 import { validateSection } from '#kernel/config/section-schema.js';
+import type { Family } from './surfaces.js';
 
 /** The root's `gateway` config section (HOT/schemas/gateway-config.schema.json), as `cplane serve` uses it. */
 export interface GatewayConfig {
@@ -23,7 +24,7 @@ export interface GatewayConfig {
   /** A postgres:// URL: the ledger, budgets, breakers and revocations shared by several hosts; absent: SQLite. */
   store?: string;
   /** The provider serving each client family, by installed id (`bedrock` for the Anthropic surface); absent: the default. */
-  upstreams?: { anthropic?: string; openai?: string };
+  upstreams?: Partial<Record<Family, string>>;
 }
 
 /** What a root without these keys in its default (one bootstrapped before they existed) gets. */

@@ -1,7 +1,7 @@
 import type { WireSurface } from '#providers/wire/spec.js';
 
 /** Which API family a request speaks: it decides error shapes, the request-id header and the provider. */
-export type Family = 'anthropic' | 'openai';
+export type Family = 'anthropic' | 'openai' | 'gemini';
 
 export interface Endpoint {
   surface: WireSurface;
@@ -9,6 +9,8 @@ export interface Endpoint {
   method: 'GET' | 'POST';
   /** A generation: governed end to end (budget, breaker, DISPATCH, EXCHANGE). Others are authenticated pass-through. */
   generation: boolean;
+  /** What the path named for the upstream's own path (Gemini's `{model}`). */
+  params?: Readonly<Record<string, string>>;
 }
 
 const ENDPOINTS: Readonly<Record<string, Endpoint>> = {
@@ -23,15 +25,35 @@ const ENDPOINTS: Readonly<Record<string, Endpoint>> = {
   'POST /v1/responses': { surface: 'openai.responses', family: 'openai', method: 'POST', generation: true },
 };
 
+/** Gemini's methods on a model, `POST /v1beta/models/{model}:{method}`. */
+const GEMINI_METHODS: Readonly<Record<string, Pick<Endpoint, 'surface' | 'generation'>>> = {
+  generateContent: { surface: 'gemini.generate', generation: true },
+  streamGenerateContent: { surface: 'gemini.stream', generation: true },
+  countTokens: { surface: 'gemini.count_tokens', generation: false },
+};
+
+/** A model as Gemini's path names it (`gemini-2.5-flash`): its ids are lower-case words, digits, dots and dashes. */
+const GEMINI_MODEL_PATH = /^\/v1beta\/models\/([A-Za-z0-9][A-Za-z0-9._-]{0,199}):([A-Za-z]+)$/;
+
 /**
  * The endpoint for a method and path (the query string is ignored: Claude Code calls `/v1/messages?beta=true`).
- * `GET /v1/models` exists in both APIs: a request carrying `anthropic-version` is Anthropic's.
+ * `GET /v1/models` exists in both APIs: a request carrying `anthropic-version` is Anthropic's. Gemini names the
+ * model in the path: it is read here, and any other spelling of it (escapes, a second segment) is no endpoint.
  */
 export function endpointFor(method: string, path: string, anthropicVersion: boolean): Endpoint | null {
   if (method === 'GET' && path === '/v1/models') {
     return anthropicVersion
       ? { surface: 'anthropic.models', family: 'anthropic', method: 'GET', generation: false }
       : { surface: 'openai.models', family: 'openai', method: 'GET', generation: false };
+  }
+  if (path.startsWith('/v1beta/')) {
+    if (method === 'GET' && path === '/v1beta/models')
+      return { surface: 'gemini.models', family: 'gemini', method: 'GET', generation: false };
+    const match = method === 'POST' ? GEMINI_MODEL_PATH.exec(path) : null;
+    const name = match?.[2] ?? '';
+    const named = Object.hasOwn(GEMINI_METHODS, name) ? GEMINI_METHODS[name] : undefined;
+    if (match === null || named === undefined) return null;
+    return { ...named, family: 'gemini', method: 'POST', params: { model: match[1] ?? '' } };
   }
   return ENDPOINTS[`${method} ${path}`] ?? null;
 }
@@ -46,6 +68,11 @@ const QUERY_PARAMS: Partial<Record<WireSurface, Readonly<Record<string, RegExp>>
     limit: /^[1-9][0-9]{0,3}$/,
     after_id: /^[\x21-\x7e]{1,200}$/,
     before_id: /^[\x21-\x7e]{1,200}$/,
+  },
+  // `key` is never among them: the client's credential stays with the gateway.
+  'gemini.models': {
+    pageSize: /^[1-9][0-9]{0,3}$/,
+    pageToken: /^[\x21-\x7e]{1,500}$/,
   },
 };
 
@@ -66,6 +93,7 @@ export function passedQuery(surface: WireSurface, search: string): Record<string
 
 /** The family whose error shape a request gets when no endpoint matched. */
 export function familyOf(path: string, anthropicVersion: boolean): Family {
+  if (path.startsWith('/v1beta/')) return 'gemini';
   return anthropicVersion || path.startsWith('/v1/messages') ? 'anthropic' : 'openai';
 }
 
@@ -119,8 +147,33 @@ const OPENAI_TYPES: Record<ErrorKind, [type: string, code: string | null]> = {
   upstream: ['server_error', 'upstream_error'],
 };
 
-/** The error body in the family's own shape. */
-export function errorBody(family: Family, kind: ErrorKind, message: string, requestId: string): unknown {
+/** Google's canonical status for each kind, and the HTTP code it goes with when the caller names none. */
+const GOOGLE_STATUSES: Record<ErrorKind, [status: string, code: number]> = {
+  invalid_request: ['INVALID_ARGUMENT', 400],
+  authentication: ['UNAUTHENTICATED', 401],
+  permission: ['PERMISSION_DENIED', 403],
+  not_found: ['NOT_FOUND', 404],
+  too_large: ['INVALID_ARGUMENT', 413],
+  rate_limit: ['RESOURCE_EXHAUSTED', 429],
+  budget: ['RESOURCE_EXHAUSTED', 429],
+  overloaded: ['UNAVAILABLE', 503],
+  unavailable: ['UNAVAILABLE', 503],
+  api_error: ['INTERNAL', 500],
+  upstream: ['INTERNAL', 502],
+};
+
+/** The error body in the family's own shape (Google's carries the HTTP status it is sent with). */
+export function errorBody(
+  family: Family,
+  kind: ErrorKind,
+  message: string,
+  requestId: string,
+  status?: number,
+): unknown {
+  if (family === 'gemini') {
+    const [name, code] = GOOGLE_STATUSES[kind];
+    return { error: { code: status ?? code, message, status: name } };
+  }
   if (family === 'anthropic')
     return { type: 'error', error: { type: ANTHROPIC_TYPES[kind], message }, request_id: requestId };
   const [type, code] = OPENAI_TYPES[kind];
@@ -129,6 +182,8 @@ export function errorBody(family: Family, kind: ErrorKind, message: string, requ
 
 /** An SSE frame announcing an error mid-stream, in the family's shape (Anthropic's `event: error`). */
 export function errorFrame(family: Family, surface: WireSurface, message: string, requestId: string): string {
+  // Google's SDK reads a chunk holding `error` (its code 400-599) as a failure of the stream.
+  if (family === 'gemini') return `data: ${JSON.stringify(errorBody('gemini', 'upstream', message, requestId))}\n\n`;
   if (family === 'anthropic')
     return `event: error\ndata: ${JSON.stringify(errorBody('anthropic', 'upstream', message, requestId))}\n\n`;
   if (surface === 'openai.responses') {

@@ -24,6 +24,8 @@ export interface EndpointSpec {
   providerId: string;
   baseUrlVar: string;
   apiKeyVar: string;
+  /** Further variables read, in order, when `apiKeyVar` is unset (Gemini: GOOGLE_API_KEY, then GEMINI_API_KEY). */
+  apiKeyFallbackVars?: readonly string[];
   defaultBaseUrl: string;
   keyRequired: boolean;
 }
@@ -47,11 +49,13 @@ export function resolveEndpoint(
 ): Endpoint {
   const cfg = parseProviderConfig(spec.providerId, config);
   const baseUrl = nonEmpty(cfg.base_url) ?? nonEmpty(env[spec.baseUrlVar]) ?? spec.defaultBaseUrl;
-  const apiKey = nonEmpty(cfg.api_key) ?? nonEmpty(env[spec.apiKeyVar]) ?? null;
+  const keyVars = [spec.apiKeyVar, ...(spec.apiKeyFallbackVars ?? [])];
+  let apiKey = nonEmpty(cfg.api_key) ?? null;
+  for (const name of keyVars) apiKey ??= nonEmpty(env[name]) ?? null;
   if (apiKey === null && spec.keyRequired) {
     throw new CpError(
       'ERR_PROVIDER_CONFIG',
-      `provider ${show(spec.providerId)} has no API key: neither config api_key nor $${spec.apiKeyVar} is set`,
+      `provider ${show(spec.providerId)} has no API key: neither config api_key nor ${keyVars.map((v) => `$${v}`).join(' nor ')} is set`,
       {
         hint: `export ${spec.apiKeyVar}=… or set api_key in the provider config`,
         details: { provider_id: spec.providerId, env_var: spec.apiKeyVar },

@@ -31,6 +31,11 @@ export interface NeutralMapping {
   /** A simple request as the surface's body. */
   render(request: SimpleRequest): Record<string, unknown>;
   /**
+   * For an API that names the model in its URL (Gemini): the body's fields that travel as the route's path
+   * parameters, moved out of the body sent. Absent: the body is sent whole.
+   */
+  split?(body: Readonly<Record<string, unknown>>): { body: Record<string, unknown>; params: Record<string, string> };
+  /**
    * The whole reply's body, strictly: a body that is not the surface's format is a problem (malformed_response),
    * where the surface's reader, which only reports what a pass-through saw, would let it by.
    */
@@ -59,7 +64,11 @@ export async function sendOverWire(
   const checked = parseProviderRequest(request, provider.id, mapping.check);
   const body = isRenderedRequest(checked) ? checked.body : mapping.render(checked);
   const started = context.clock.now();
-  const response = await provider.call({ surface: mapping.surface, body, headers: {} }, { ...options, whole: true });
+  const sent = mapping.split === undefined ? { body, params: {} } : mapping.split(body);
+  const response = await provider.call(
+    { surface: mapping.surface, body: sent.body, headers: {}, params: sent.params },
+    { ...options, whole: true },
+  );
   const text = await readText(response.body, Number.POSITIVE_INFINITY);
   const reply = {
     status: response.status,
@@ -68,7 +77,8 @@ export async function sendOverWire(
   };
   const parsed = mapping.parse(text);
   if (typeof parsed === 'string') throw malformed(provider.id, reply, parsed, response.requestId, context.secrets);
-  return successResult(provider.id, reply, parsed, body.model, response.requestId, mapping.stopReason, context.secrets);
+  const requestId = response.requestId ?? parsed.requestId ?? null;
+  return successResult(provider.id, reply, parsed, body.model, requestId, mapping.stopReason, context.secrets);
 }
 
 /**

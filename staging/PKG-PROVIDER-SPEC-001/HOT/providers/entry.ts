@@ -1,7 +1,8 @@
+import { show } from '#kernel/errors.js';
 import { systemClock, systemTimers, type Clock, type Timers } from './clock.js';
 import { resolveEndpoint, type EndpointSpec, type HttpProviderOptions } from './config.js';
 import { sendOverWire, type ModelProvider, type NeutralMapping } from './contract.js';
-import { isProviderError } from './errors.js';
+import { isProviderError, ProviderError } from './errors.js';
 import { openWire } from './http.js';
 import type { FailureFacts } from './reply.js';
 import { asObject } from './json.js';
@@ -13,12 +14,16 @@ import {
   type WireRequest,
   type WireResponse,
   type WireSurface,
+  wirePath,
   wireQuery,
 } from './wire/spec.js';
 
 export interface WireRoute {
   method: 'GET' | 'POST';
+  /** The path under the base URL; a `{name}` segment is filled from the request's `params` (`wirePath`). */
   path: string;
+  /** Query parameters the route always carries (Gemini's `alt=sse` on its streaming route). */
+  query?: Readonly<Record<string, string>>;
 }
 
 /** One call as it goes on the wire: what a request signature covers. */
@@ -60,8 +65,8 @@ export interface ProviderEntry {
   readonly auth?: CallAuth;
   /** The headers of one call: the key, and whatever of the client's headers the surface passes on. */
   headers(apiKey: string | null, request: WireRequest, route: WireRoute): Record<string, string>;
-  /** The reply header carrying the upstream's request id. */
-  readonly requestIdHeader: string;
+  /** The reply header carrying the upstream's request id; null for an API that sends none (Gemini). */
+  readonly requestIdHeader: string | null;
   /** What an error reply says; `headers` for upstreams that name the error there (AWS's x-amzn-errortype). */
   errorFacts(text: string, headerRequestId: string | null, headers: ReplyHeaders): FailureFacts;
   reader(surface: WireSurface): WireReader;
@@ -108,7 +113,15 @@ export class HttpProvider implements ModelProvider {
     const route = entry.routes[request.surface];
     if (route === undefined)
       throw new Error(`surface ${JSON.stringify(request.surface)} is not served by provider ${this.id}`);
-    const url = `${entry.url(this.baseUrl, route.path, request)}${wireQuery(request)}`;
+    const path = wirePath(route.path, request.params);
+    if ('missing' in path)
+      throw new ProviderError({
+        kind: 'invalid_request',
+        providerId: this.id,
+        message: `the ${show(request.surface)} call to provider ${show(this.id)} names no ${path.missing} for its URL`,
+      });
+    const queried = route.query === undefined ? request : { ...request, query: { ...request.query, ...route.query } };
+    const url = `${entry.url(this.baseUrl, path.path, request)}${wireQuery(queried)}`;
     const body = route.method === 'POST' ? JSON.stringify(entry.body?.(request) ?? request.body) : null;
     const headers = entry.headers(this.#apiKey, request, route);
     const open = async (): Promise<WireResponse> =>

@@ -43,7 +43,8 @@ export interface ExchangeArgs {
 export interface OpenWireArgs extends ExchangeArgs {
   /** The provider's reading of an error body. */
   errorFacts: (text: string, headerRequestId: string | null, headers: ReplyHeaders) => FailureFacts;
-  requestIdHeader: string;
+  /** Null: the upstream sends no request id header. */
+  requestIdHeader: string | null;
 }
 
 /** An exchange whose status line arrived: its body still to read, through the timers and the size cap. */
@@ -195,7 +196,7 @@ export async function openWire(args: OpenWireArgs): Promise<WireResponse> {
   const opened = await exchange(args);
   const { reply, status } = opened;
   // The upstream's header, recorded with the exchange: bounded and without our key, like every field of its reply.
-  const sentId = reply.headers.get(args.requestIdHeader);
+  const sentId = args.requestIdHeader === null ? null : reply.headers.get(args.requestIdHeader);
   const requestId = sentId === null ? null : boundText(sentId, args.secrets);
   if (status < 200 || status > 299) {
     let text = '';

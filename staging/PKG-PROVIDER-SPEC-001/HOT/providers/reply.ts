@@ -14,9 +14,11 @@ export interface FailureFacts {
   requestId: string | null;
   /** A provider-specific refinement of the status-derived kind (spend limit, overloaded body). */
   kind?: ProviderErrorKind;
+  /** The wait the body asks for (Google's `RetryInfo.retryDelay`), used when no `retry-after` header says one. */
+  retryAfterMs?: number | null;
 }
 
-/** The ProviderError for a non-2xx reply, with `retry-after` parsed against the injected clock. */
+/** The ProviderError for a non-2xx reply, with `retry-after` parsed against the injected clock (else the body's wait). */
 export function failureFromReply(
   providerId: string,
   reply: HttpReply,
@@ -34,7 +36,7 @@ export function failureFromReply(
     kind,
     providerId,
     status: reply.status,
-    retryAfterMs: parseRetryAfter(reply.headers, clock),
+    retryAfterMs: parseRetryAfter(reply.headers, clock) ?? facts.retryAfterMs ?? null,
     requestId,
     providerErrorType: errorType,
     message: `provider ${show(providerId)} answered HTTP ${reply.status}${type}${said}`,
@@ -64,6 +66,10 @@ export interface ParsedReply {
   content: string;
   model: string | null;
   rawStopReason: string | null;
+  /** The normalised reason when the raw one alone does not say it (a Gemini `STOP` that called a function). */
+  stopReason?: StopReason;
+  /** The reply's id from its body, for an API whose headers carry none (Gemini's `responseId`). */
+  requestId?: string | null;
   usage: Usage;
 }
 
@@ -88,7 +94,7 @@ export function successResult(
     provider_id: providerId,
     model: boundText(parsed.model ?? String(requestedModel), secrets),
     content: boundText(parsed.content, secrets, Number.MAX_SAFE_INTEGER),
-    stop_reason: normaliseStopReason(parsed.rawStopReason),
+    stop_reason: parsed.stopReason ?? normaliseStopReason(parsed.rawStopReason),
     raw_stop_reason: parsed.rawStopReason === null ? null : boundText(parsed.rawStopReason, secrets),
     usage: { ...parsed.usage, raw },
     request_id: requestId === null ? null : boundText(requestId, secrets),

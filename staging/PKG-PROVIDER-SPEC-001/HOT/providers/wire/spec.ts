@@ -13,6 +13,10 @@ export const WIRE_SURFACES = [
   'openai.chat',
   'openai.responses',
   'openai.models',
+  'gemini.generate',
+  'gemini.stream',
+  'gemini.count_tokens',
+  'gemini.models',
 ] as const;
 export type WireSurface = (typeof WIRE_SURFACES)[number];
 
@@ -24,12 +28,34 @@ export interface WireRequest {
   headers: Readonly<Record<string, string>>;
   /** Query parameters passed through (a models list's paging), already checked by the caller. */
   query?: Readonly<Record<string, string>>;
+  /**
+   * Values for the `{name}` segments of the route's path (the model of an API that names it in the URL, such as
+   * Gemini's `/v1beta/models/{model}:generateContent`), already checked by the caller; each is percent-encoded.
+   */
+  params?: Readonly<Record<string, string>>;
 }
 
 /** The query string of a wire request: '' when it has none. */
 export function wireQuery(request: WireRequest): string {
   const search = new URLSearchParams(request.query ?? {}).toString();
   return search === '' ? '' : `?${search}`;
+}
+
+/**
+ * A route's path with its `{name}` segments filled from `params`, each value percent-encoded (a `/` or `..` in a
+ * value stays inside its segment), or the name of the first segment left without one.
+ */
+export function wirePath(
+  path: string,
+  params: Readonly<Record<string, string>> = {},
+): { path: string } | { missing: string } {
+  let missing: string | null = null;
+  const filled = path.replace(/\{([a-z_]+)\}/gi, (_, name: string) => {
+    const value = Object.hasOwn(params, name) ? params[name] : undefined;
+    if (value === undefined || value === '') missing ??= name;
+    return encodeURIComponent(value ?? '');
+  });
+  return missing === null ? { path: filled } : { missing };
 }
 
 export interface WireCallOptions extends SendOptions {
@@ -75,6 +101,8 @@ export interface WireResult {
   complete: boolean;
   /** An error event inside a 2xx stream (`event: error`, `response.failed`), as `type: message`. */
   stream_error: string | null;
+  /** The upstream's id for the reply from its body, for an API whose headers carry none (Gemini's `responseId`). */
+  response_id?: string | null;
 }
 
 /** Reads one reply of one surface: the whole JSON body, or its SSE events one by one. */

@@ -49,6 +49,8 @@ export interface ContractHarness {
   secret: string | null;
   /** Whether the wire format has a cache-write bucket (Chat Completions does not: writes are a known 0). */
   reportsCacheWrite: boolean;
+  /** Whether its error replies name a request id (Gemini's carry none, in headers or body); default true. */
+  errorRequestIds?: boolean;
   open(clock: Clock): Promise<ContractRig>;
 }
 
@@ -248,7 +250,7 @@ export function providerContract(harness: ContractHarness): void {
           assert.equal(error.status, f.scenario.status);
           assert.equal(error.retryable, f.retryable);
           assert.equal(error.retry_after_ms, f.retryAfterMs);
-          assert.equal(error.request_id, f.scenario.request_id);
+          assert.equal(error.request_id, harness.errorRequestIds === false ? null : f.scenario.request_id);
           assert.equal(error.provider_id, rig.provider.id);
           assert.equal(error.code, `ERR_PROVIDER_${f.kind.toUpperCase()}`);
           assert.equal(error.error_code, f.kind.toUpperCase());

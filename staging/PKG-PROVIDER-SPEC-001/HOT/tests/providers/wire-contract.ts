@@ -10,7 +10,7 @@ import { isProviderError } from '../../providers/errors.js';
 import { readText } from '../../providers/http.js';
 import type { Provider } from '../../providers/spec.js';
 import { SseParser } from '../../providers/wire/sse.js';
-import type { WireProvider, WireResponse, WireResult, WireSurface } from '../../providers/wire/spec.js';
+import type { WireProvider, WireRequest, WireResponse, WireResult, WireSurface } from '../../providers/wire/spec.js';
 import { fixedClock } from './fixtures/clock.js';
 import type { WireAnswer } from './fixtures/streams.js';
 
@@ -20,9 +20,18 @@ export interface WireRig {
   answer(surface: WireSurface, answer: WireAnswer, stream: boolean): void | Promise<void>;
   /** The next call is refused with a 429 and `retry-after: <seconds>`. */
   rateLimited(requestId: string, retryAfterSeconds: number): void | Promise<void>;
+  /** Optional: the next call on `surface` is answered with a call of `tool`, as SSE events when `stream`. */
+  toolCall?(surface: WireSurface, tool: ToolCall, stream: boolean): void | Promise<void>;
+  /** Optional: the next streamed call on `surface` sends its first events, then its connection is cut. */
+  cutStream?(surface: WireSurface): void | Promise<void>;
   /** How many calls reached the far side so far. */
   received(): number;
   close(): Promise<void>;
+}
+
+export interface ToolCall {
+  name: string;
+  input: Record<string, unknown>;
 }
 
 export interface WireHarness {
@@ -33,14 +42,39 @@ export interface WireHarness {
   neutralSurface: WireSurface;
   /** The generation surfaces the provider serves: each gets the contract's cases, and the provider must say so. */
   generation: readonly WireSurface[];
+  /** Whether its error replies name a request id (Gemini's carry none, in headers or body); default true. */
+  errorRequestIds?: boolean;
   open(clock: Clock): Promise<WireRig>;
 }
 
-const GENERATION: readonly WireSurface[] = ['anthropic.messages', 'openai.chat', 'openai.responses'];
+const GENERATION: readonly WireSurface[] = [
+  'anthropic.messages',
+  'openai.chat',
+  'openai.responses',
+  'gemini.generate',
+  'gemini.stream',
+];
+/** Surfaces that answer one way only (the API streams on a route of its own); the others answer both ways. */
+const ONE_WAY: Partial<Record<WireSurface, boolean>> = { 'gemini.generate': false, 'gemini.stream': true };
+const modesOf = (surface: WireSurface): readonly boolean[] => {
+  const only = ONE_WAY[surface];
+  return only === undefined ? [false, true] : [only];
+};
 const NOW = Date.parse('2026-03-04T05:06:07Z');
 const USAGE = { input_tokens: 1500, output_tokens: 42, cache_read_tokens: 1200, cache_write_tokens: 200 };
 
-/** A client's body for `surface`, as an SDK sends it. */
+/** A client's call on `surface`, as an SDK makes it. */
+function clientRequest(surface: WireSurface, stream: boolean): WireRequest {
+  if (surface === 'gemini.generate' || surface === 'gemini.stream')
+    return {
+      surface,
+      body: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: 64 } },
+      headers: {},
+      params: { model: 'model-under-test' },
+    };
+  return { surface, body: clientBody(surface, stream), headers: {} };
+}
+
 function clientBody(surface: WireSurface, stream: boolean): Record<string, unknown> {
   const streamed = stream ? { stream: true } : {};
   if (surface === 'anthropic.messages')
@@ -100,7 +134,7 @@ export function wireContract(harness: WireHarness): void {
       }));
 
     for (const surface of harness.generation) {
-      for (const stream of [false, true]) {
+      for (const stream of modesOf(surface)) {
         for (const stop of ['stop', 'length'] as const) {
           test(`${surface}, ${stream ? 'streamed' : 'whole'}, ${stop}: text, model, stop reason, request id and usage`, () =>
             withRig(async (rig) => {
@@ -112,14 +146,12 @@ export function wireContract(harness: WireHarness): void {
                 request_id: 'req-w-1',
               };
               await rig.answer(surface, answer, stream);
-              const response = await rig.provider.call(
-                { surface, body: clientBody(surface, stream), headers: {} },
-                { timeoutMs: 5000 },
-              );
+              const response = await rig.provider.call(clientRequest(surface, stream), { timeoutMs: 5000 });
               assert.equal(response.status, 200);
               assert.match(response.contentType, stream ? /^text\/event-stream/ : /json/);
-              assert.equal(response.requestId, 'req-w-1');
               const result = await read(rig.provider, surface, response, stream);
+              // The upstream's id: from its header, or (an API sending none) from the reply's body.
+              assert.equal(response.requestId ?? result.response_id, 'req-w-1');
               assert.equal(text(result), 'The answer is 42');
               assert.equal(result.model, 'model-v7');
               assert.equal(result.stop_reason, stop);
@@ -148,21 +180,61 @@ export function wireContract(harness: WireHarness): void {
       withRig(async (rig) => {
         const surface = rig.provider.surfaces.find((s) => GENERATION.includes(s)) as WireSurface;
         await rig.rateLimited('req-w-429', 7);
-        const error = await rig.provider
-          .call({ surface, body: clientBody(surface, true), headers: {} }, { timeoutMs: 5000 })
-          .then(
-            () => assert.fail('expected a ProviderError'),
-            (e: unknown) => e,
-          );
+        const error = await rig.provider.call(clientRequest(surface, true), { timeoutMs: 5000 }).then(
+          () => assert.fail('expected a ProviderError'),
+          (e: unknown) => e,
+        );
         assert.ok(isProviderError(error), inspect(error));
         assert.equal(error.kind, 'rate_limited');
         assert.equal(error.status, 429);
         assert.equal(error.retryable, true);
         assert.equal(error.retry_after_ms, 7000);
-        assert.equal(error.request_id, 'req-w-429');
+        assert.equal(error.request_id, harness.errorRequestIds === false ? null : 'req-w-429');
         assert.equal(rig.received(), 1);
         assertNoSecret(harness.secret, 'the error', error);
       }));
+
+    for (const surface of harness.generation) {
+      for (const stream of modesOf(surface)) {
+        const mode = stream ? 'streamed' : 'whole';
+        test(`${surface}, ${mode}: a tool call is a tool_use block with its name and input, stopped for tool use`, (t) =>
+          withRig(async (rig) => {
+            if (rig.toolCall === undefined) return t.skip('the rig cannot answer with a tool call');
+            await rig.toolCall(surface, { name: 'get_weather', input: { city: 'Paris' } }, stream);
+            const response = await rig.provider.call(clientRequest(surface, stream), { timeoutMs: 5000 });
+            const result = await read(rig.provider, surface, response, stream);
+            const calls = result.blocks.filter((b) => b.type === 'tool_use');
+            assert.deepEqual(
+              calls.map((b) => [b.name, b.input]),
+              [['get_weather', { city: 'Paris' }]],
+            );
+            assert.equal(result.stop_reason, 'tool_use');
+            assert.equal(result.complete, true);
+          }));
+        if (!stream) continue;
+        test(`${surface}, streamed: a reply cut mid-stream fails after success, incomplete, its usage not final`, (t) =>
+          withRig(async (rig) => {
+            if (rig.cutStream === undefined) return t.skip('the rig cannot cut a stream');
+            await rig.cutStream(surface);
+            const response = await rig.provider.call(clientRequest(surface, true), { timeoutMs: 5000 });
+            const reader = rig.provider.reader(surface);
+            const parser = new SseParser();
+            const failure = await (async () => {
+              for await (const chunk of response.body)
+                for (const frame of parser.push(chunk)) if (frame.data !== null) reader.event(frame.event, frame.data);
+            })().then(
+              () => null,
+              (e: unknown) => e,
+            );
+            assert.ok(isProviderError(failure), `the cut is a ProviderError: ${inspect(failure)}`);
+            assert.equal(failure.after_success, true, 'the upstream may have billed it');
+            assert.equal(failure.retryable, false);
+            const result = reader.result();
+            assert.equal(result.complete, false);
+            assert.equal(result.usage_final, false, 'charged as unknown, never as the running count');
+          }));
+      }
+    }
 
     test('the neutral send answers what a whole call on its surface answers', () =>
       withRig(async (rig) => {
@@ -178,7 +250,7 @@ export function wireContract(harness: WireHarness): void {
         const whole = await read(
           rig.provider,
           surface,
-          await rig.provider.call({ surface, body: clientBody(surface, false), headers: {} }, { timeoutMs: 5000 }),
+          await rig.provider.call(clientRequest(surface, false), { timeoutMs: 5000 }),
           false,
         );
         await rig.answer(surface, answer, false);

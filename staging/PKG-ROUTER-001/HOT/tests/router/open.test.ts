@@ -57,7 +57,7 @@ test('breaker state survives across router processes through the state file', as
 test('asking for a provider that is not installed is a coded error naming the installed ones', async (t) => {
   const dir = scratch(t);
   await assert.rejects(
-    openRouter(CODE_ROOT, { provider: 'gemini', ledgerPath: join(dir, 'l.sqlite') }),
+    openRouter(CODE_ROOT, { provider: 'not-installed', ledgerPath: join(dir, 'l.sqlite') }),
     (e: { code?: string; hint?: string }) => e.code === 'ERR_ROUTER_PROVIDER_UNAVAILABLE' && /mock/.test(e.hint ?? ''),
   );
 });
@@ -68,6 +68,7 @@ test('installed providers are discovered with the surfaces each serves, none con
   const serves = Object.fromEntries(providers.map((p) => [p.id, [...p.serves].sort()]));
   assert.deepEqual(serves.anthropic, ['anthropic.count_tokens', 'anthropic.messages', 'anthropic.models']);
   assert.deepEqual(serves.openai, ['openai.chat', 'openai.models', 'openai.responses']);
+  assert.deepEqual(serves.gemini, ['gemini.count_tokens', 'gemini.generate', 'gemini.models', 'gemini.stream']);
   assert.deepEqual(serves.mock, [], 'the mock offers the gateway nothing');
   // Each package builds a provider meeting the whole contract: a wire call and a reader beside send.
   const anthropic = await loadInstalledProvider(CODE_ROOT, 'anthropic', { ANTHROPIC_API_KEY: 'k-0123456789' });
