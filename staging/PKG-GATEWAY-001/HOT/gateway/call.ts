@@ -1,9 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sha256Hex } from '#kernel/canonical.js';
-import { SseParser } from '#providers/wire/sse.js';
+import { type SseFrame, SseParser } from '#providers/wire/sse.js';
 import type { WireProvider, WireResponse, WireResult } from '#providers/wire/spec.js';
 import { redact } from '#providers/redact.js';
+import { TranslationRefused, type Translator, type Untranslatable } from '#providers/translate/index.js';
 import type { ProviderResult } from '#providers/spec.js';
 import type { Concluded, GovernedCall, GovernedRequest } from '#router/governed.js';
 import type { AttemptRecord } from '#router/records.js';
@@ -24,10 +25,20 @@ import {
   type ErrorKind,
   type Family,
 } from './surfaces.js';
+import type { Targets } from './targets.js';
+
+/** What the server hands a call: the client family's provider (null: none configured) and the model → target choice. */
+export interface IncomingCall extends Omit<CallContext, 'provider' | 'translator'> {
+  provider: WireProvider | null;
+  targets: Targets;
+}
 
 export interface CallContext {
   router: Router;
+  /** The provider called: the client family's, or the one the model's family names (targets.ts). */
   provider: WireProvider;
+  /** Set when the provider speaks another format than the client: the request and the reply are translated. */
+  translator: Translator | null;
   endpoint: Endpoint;
   identity: Identity;
   body: unknown;
@@ -65,7 +76,11 @@ const NO_MODEL = 'models';
  * breaker, DISPATCH, the one retry loop, one EXCHANGE holding the upstream's answer — with a zero budget bound
  * (the upstream bills nothing for them) and zero usage.
  */
-export async function handlePassThrough(ctx: CallContext): Promise<void> {
+export async function handlePassThrough(incoming: IncomingCall): Promise<void> {
+  const { provider } = incoming;
+  // The server answers 503 before calling here when the family has no provider.
+  if (provider === null) throw new Error('a pass-through call reached its handler without a provider');
+  const ctx: CallContext = { ...incoming, provider, translator: null };
   const { endpoint, identity, router } = ctx;
   const checked = passThroughRequest(ctx);
   if (typeof checked === 'string') {
@@ -131,7 +146,11 @@ function passThroughRequest(ctx: CallContext): { model: string; query: Record<st
 }
 
 /** A request the surface cannot read: PROMPT_REJECTED (the key rides along, router/refusal-sampler.ts), then 400. */
-async function refuseMalformed(ctx: CallContext, request: Partial<PromptRequest>, problem: string): Promise<void> {
+async function refuseMalformed(
+  ctx: Pick<CallContext, 'router' | 'refuse'>,
+  request: Partial<PromptRequest>,
+  problem: string,
+): Promise<void> {
   await ctx.router.recordRefusal(request, 'VALIDATION_FAILED', problem);
   ctx.refuse('VALIDATION_FAILED', problem);
 }
@@ -244,7 +263,7 @@ function callProvider(
   query: Record<string, string>,
 ): Promise<WireResponse> {
   return ctx.provider.call(
-    { surface: ctx.endpoint.surface, body, headers: passedHeaders(ctx.req), query },
+    { surface: ctx.translator?.upstream ?? ctx.endpoint.surface, body, headers: passedHeaders(ctx.req), query },
     {
       signal: ctx.signal,
       timeoutMs: ctx.upstreamTimeoutMs,
@@ -293,13 +312,13 @@ async function readAll(wire: WireResponse): Promise<Buffer> {
  * the reply forwarded as it arrives, its terminal event held → EXCHANGE + settlement committed → the held
  * event (or the non-streaming body) released.
  */
-export async function handleGeneration(ctx: CallContext): Promise<void> {
-  const { endpoint, identity, router } = ctx;
-  const gen = checkGeneration(endpoint.surface, ctx.body);
+export async function handleGeneration(incoming: IncomingCall): Promise<void> {
+  const { endpoint, identity, router } = incoming;
+  const gen = checkGeneration(endpoint.surface, incoming.body);
   if (typeof gen === 'string') {
     const { agent, session, workOrder, token } = identity;
     return refuseMalformed(
-      ctx,
+      incoming,
       {
         contract_id: endpoint.surface,
         agent_id: agent || 'UNKNOWN',
@@ -310,7 +329,10 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
       gen,
     );
   }
-  ctx.log.model = gen.model;
+  incoming.log.model = gen.model;
+  const routed = await routeGeneration(incoming, gen);
+  if (routed === null) return;
+  const { ctx, upstreamBody } = routed;
   const admission = await router.admit({
     request: governedRequest(ctx, gen.prompt, gen.model),
     bounds: gen.bounds,
@@ -321,8 +343,13 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
   });
   if (!admission.ok) return ctx.refuse(admission.code, admission.message, admission.retryAfterMs);
   const call = admission.call;
-  const extra = { gateway_request_id: ctx.requestId, stream: gen.stream, surface: endpoint.surface };
-  const sent = await sendUpstream(ctx, call, gen.upstreamBody, extra);
+  const extra: Record<string, unknown> = {
+    gateway_request_id: ctx.requestId,
+    stream: gen.stream,
+    surface: endpoint.surface,
+  };
+  if (ctx.translator !== null) extra.upstream_surface = ctx.translator.upstream;
+  const sent = await sendUpstream(ctx, call, upstreamBody, extra);
   if (!sent.ok) return;
   const wire = sent.result;
   const attempts = sent.attempts;
@@ -332,6 +359,47 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
 }
 
 type Attempts = AttemptRecord[];
+
+/**
+ * The call's target (the model's provider family, targets.ts) and the body it is sent: the client's own, or its
+ * translation. Null once answered: no provider for that family (503), or a field the target's format cannot
+ * express (TRANSLATION_UNSUPPORTED, recorded as a refusal; nothing is sent upstream).
+ */
+async function routeGeneration(
+  incoming: IncomingCall,
+  gen: Generation,
+): Promise<{ ctx: CallContext; upstreamBody: Record<string, unknown> } | null> {
+  const { endpoint } = incoming;
+  const target = incoming.targets.targetFor(gen.model, endpoint.surface, endpoint.family);
+  if ('unavailable' in target) {
+    const message = `no ${target.unavailable} upstream is configured on this gateway (model ${JSON.stringify(gen.model)})`;
+    incoming.fail(endpoint.family, 503, 'api_error', message);
+    return null;
+  }
+  const ctx: CallContext = { ...incoming, provider: target.provider, translator: target.translator };
+  if (target.translator === null) return { ctx, upstreamBody: gen.upstreamBody };
+  const translated = target.translator.request(incoming.body as Record<string, unknown>);
+  if (translated.ok) return { ctx, upstreamBody: translated.value };
+  await refuseUntranslatable(ctx, target.translator, translated.refusal);
+  return null;
+}
+
+async function refuseUntranslatable(ctx: CallContext, translator: Translator, refusal: Untranslatable): Promise<void> {
+  const { identity } = ctx;
+  const message = `${refusal.field}: ${refusal.why} (a ${translator.client} request served by ${translator.upstream})`;
+  await ctx.router.recordRefusal(
+    {
+      contract_id: ctx.endpoint.surface,
+      agent_id: identity.agent || 'UNKNOWN',
+      session_id: identity.session,
+      ...(identity.workOrder === null ? {} : { work_order_id: identity.workOrder }),
+      ...(identity.token === null ? {} : { auth_token: identity.token }),
+    },
+    'TRANSLATION_UNSUPPORTED',
+    message,
+  );
+  ctx.refuse('TRANSLATION_UNSUPPORTED', message);
+}
 
 async function wholeReply(
   ctx: CallContext,
@@ -343,10 +411,12 @@ async function wholeReply(
 ): Promise<void> {
   const bytes = await readReply(ctx, call, wire, attempts, extra);
   if (bytes === null) return;
-  const reader = ctx.provider.reader(ctx.endpoint.surface);
+  const reader = ctx.provider.reader(ctx.translator?.upstream ?? ctx.endpoint.surface);
   let problem: string | null;
+  let json: unknown = null;
   try {
-    problem = reader.body(JSON.parse(bytes.toString('utf8')) as unknown);
+    json = JSON.parse(bytes.toString('utf8')) as unknown;
+    problem = reader.body(json);
   } catch {
     problem = 'not JSON';
   }
@@ -354,6 +424,8 @@ async function wholeReply(
   const content = problem === null ? recordableContent(result) : null;
   if (problem !== null || content === null)
     return failMalformed(ctx, call, wire, attempts, extra, problem ?? UNRECORDABLE);
+  const reply = clientReply(ctx.translator, json, bytes);
+  if (typeof reply === 'string') return failMalformed(ctx, call, wire, attempts, extra, reply);
   const concluded = await ctx.router.conclude(call, {
     kind: 'answered',
     answer: answerOf(ctx, gen, wire, result, content),
@@ -362,7 +434,15 @@ async function wholeReply(
     extra: resultExtra(result, extra),
   });
   noteConcluded(ctx, concluded, 'success', result);
-  releaseWhole(ctx, call, concluded, bytes);
+  releaseWhole(ctx, call, concluded, reply);
+}
+
+/** The whole reply the client gets: the upstream's bytes, or their translation (a problem string if it has none). */
+function clientReply(translator: Translator | null, json: unknown, bytes: Buffer): Buffer | string {
+  if (translator === null) return bytes;
+  const translated = translator.reply(json as Record<string, unknown>);
+  if (!translated.ok) return `untranslatable reply: ${translated.refusal.field}: ${translated.refusal.why}`;
+  return Buffer.from(JSON.stringify(translated.value), 'utf8');
 }
 
 function malformedReply(ctx: CallContext, wire: WireResponse, problem: string): SendFailure {
@@ -425,8 +505,9 @@ async function streamReply(
   extra: Record<string, unknown>,
 ): Promise<void> {
   const { res, endpoint } = ctx;
-  const reader = ctx.provider.reader(endpoint.surface);
+  const reader = ctx.provider.reader(ctx.translator?.upstream ?? endpoint.surface);
   const policy = framePolicy(endpoint.surface, gen.clientWantsUsage);
+  const translate = clientFrames(ctx.translator);
   const parser = new SseParser({ providerId: ctx.provider.id });
   const held: string[] = [];
   // A client that takes no bytes for the upstream idle timeout is given up on (the upstream is timed out by then).
@@ -445,16 +526,18 @@ async function streamReply(
     // The terminal event (or an error event) ends the reply: an upstream that holds its connection open past it (or
     // drops it before closing the body cleanly) is not waited on; leaving the loop closes the body and its connection.
     reading: for await (const chunk of wire.body) {
-      for (const frame of parser.push(chunk)) {
-        if (frame.data !== null) reader.event(frame.event, frame.data);
-        const action = policy(frame);
-        if (action === 'forward' || action === 'last') await send(withoutSecrets(frame.raw, call.secrets));
-        else if (action === 'hold') held.push(withoutSecrets(frame.raw, call.secrets));
-        if (action === 'hold' || action === 'last') break reading;
+      for (const upstream of parser.push(chunk)) {
+        if (upstream.data !== null) reader.event(upstream.event, upstream.data);
+        for (const frame of translate(upstream)) {
+          const action = policy(frame);
+          if (action === 'forward' || action === 'last') await send(withoutSecrets(frame.raw, call.secrets));
+          else if (action === 'hold') held.push(withoutSecrets(frame.raw, call.secrets));
+          if (action === 'hold' || action === 'last') break reading;
+        }
       }
     }
   } catch (error) {
-    failure = classify(error);
+    failure = error instanceof TranslationRefused ? malformedReply(ctx, wire, untranslatable(error)) : classify(error);
   }
   const result = reader.result();
   const content = recordableContent(result);
@@ -465,6 +548,17 @@ async function streamReply(
   // A client given up on as stalled is gone too (its response is destroyed; the abort it causes may come later).
   else await cutStream(ctx, call, ended, failure, stalled);
   res.end();
+}
+
+/** The client's frames for one upstream frame: itself, or its translation (a fresh translator per stream). */
+function clientFrames(translator: Translator | null): (frame: SseFrame) => SseFrame[] {
+  if (translator === null) return (frame) => [frame];
+  const stream = translator.stream();
+  return (frame) => stream.push(frame);
+}
+
+function untranslatable(error: TranslationRefused): string {
+  return `untranslatable reply: ${error.refusal.field}: ${error.refusal.why}`;
 }
 
 /** A stream whose reading ended: what the reader made of it, the frames held back, and how to write to the client. */

@@ -29,6 +29,11 @@ export interface ProviderEntry {
   /** Base URL and key: config first, then these environment variables, then the default base URL. */
   readonly endpoint: Omit<EndpointSpec, 'providerId'>;
   readonly routes: Readonly<Partial<Record<WireSurface, WireRoute>>>;
+  /**
+   * The models this provider serves, as patterns (`*` any characters, `[0-9]` a class): a gateway request for a
+   * model that matches is sent here whichever API family the client speaks, translated if need be.
+   */
+  readonly models?: readonly string[];
   /** The full URL of a route's path under the configured base URL. */
   url(baseUrl: string, path: string): string;
   /** The headers of one call: the key, and whatever of the client's headers the surface passes on. */
@@ -44,6 +49,7 @@ export interface ProviderEntry {
 export class HttpProvider implements ModelProvider {
   readonly id: string;
   readonly surfaces: readonly WireSurface[];
+  readonly models: readonly string[];
   readonly baseUrl: string;
   // Private fields: the key is not an own enumerable property, so JSON.stringify/inspect never show it.
   readonly #entry: ProviderEntry;
@@ -56,6 +62,7 @@ export class HttpProvider implements ModelProvider {
     this.#entry = entry;
     this.id = options.id ?? entry.id;
     this.surfaces = Object.keys(entry.routes) as WireSurface[];
+    this.models = entry.models ?? [];
     const endpoint = resolveEndpoint(
       { ...entry.endpoint, providerId: this.id },
       options.config,
