@@ -356,3 +356,47 @@ test('an untranslatable field is refused with TRANSLATION_UNSUPPORTED naming it;
   assert.equal(refusals.length, 2);
   assert.equal(exchangesOf('SES-T-REFUSE-O').length + exchangesOf('SES-T-REFUSE-A').length, 0);
 });
+
+test('an upstream error on a translated call reaches the client in its own API shape, its message kept', async () => {
+  const session = 'SES-T-UPSTREAM-400';
+  served.upstream.faults.push({
+    status: 400,
+    body: {
+      error: {
+        message: "Invalid 'messages[0].content': empty.",
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
+    },
+  });
+  await assert.rejects(
+    anthropic(session).messages.create({
+      model: 'gpt-4.1-mini',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'Hello' }],
+    }),
+    (e: unknown) => e instanceof Anthropic.BadRequestError && /messages\[0\]\.content/.test(e.message),
+  );
+  const [failed] = exchangesOf(session);
+  assert.equal(failed?.decision, 'ERROR');
+  assert.equal(failed?.metadata.upstream_surface, 'openai.chat');
+});
+
+test('a translated stream cut mid-way: the client gets an error, the EXCHANGE keeps the partial content, usage unknown', async () => {
+  const session = 'SES-T-DIED';
+  served.upstream.faults.push({ dieAfterFrames: 2 });
+  const stream = anthropic(session).messages.stream({
+    model: 'gpt-4.1-mini',
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'Hello' }],
+  });
+  await assert.rejects(stream.finalMessage(), (e: unknown) => {
+    assert.ok(!String(e).includes(served.upstream.url), "the client is not told the upstream's address");
+    return true;
+  });
+  const [cut] = exchangesOf(session);
+  assert.equal(cut?.decision, 'ERROR');
+  assert.equal(cut?.metadata.usage_complete, false);
+  assert.match(String(cut?.metadata.response), /Hello /);
+});
