@@ -1,10 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sha256Hex } from '#kernel/canonical.js';
-import { type SseFrame, SseParser } from '#providers/wire/sse.js';
+import { SseParser } from '#providers/wire/sse.js';
 import type { WireProvider, WireResponse, WireResult } from '#providers/wire/spec.js';
 import { redact } from '#providers/redact.js';
-import { TranslationRefused, type Translator, type Untranslatable } from '#providers/translate/index.js';
+import { TranslationRefused, type Translator } from '#providers/translate/index.js';
 import type { ProviderResult } from '#providers/spec.js';
 import type { Concluded, GovernedCall, GovernedRequest } from '#router/governed.js';
 import type { AttemptRecord } from '#router/records.js';
@@ -25,6 +25,7 @@ import {
   type ErrorKind,
   type Family,
 } from './surfaces.js';
+import { clientFrames, clientReply, routeGeneration, untranslatable } from './routed.js';
 import type { Targets } from './targets.js';
 
 /** What the server hands a call: the client family's provider (null: none configured) and the model → target choice. */
@@ -360,47 +361,6 @@ export async function handleGeneration(incoming: IncomingCall): Promise<void> {
 
 type Attempts = AttemptRecord[];
 
-/**
- * The call's target (the model's provider family, targets.ts) and the body it is sent: the client's own, or its
- * translation. Null once answered: no provider for that family (503), or a field the target's format cannot
- * express (TRANSLATION_UNSUPPORTED, recorded as a refusal; nothing is sent upstream).
- */
-async function routeGeneration(
-  incoming: IncomingCall,
-  gen: Generation,
-): Promise<{ ctx: CallContext; upstreamBody: Record<string, unknown> } | null> {
-  const { endpoint } = incoming;
-  const target = incoming.targets.targetFor(gen.model, endpoint.surface, endpoint.family);
-  if ('unavailable' in target) {
-    const message = `no ${target.unavailable} upstream is configured on this gateway (model ${JSON.stringify(gen.model)})`;
-    incoming.fail(endpoint.family, 503, 'api_error', message);
-    return null;
-  }
-  const ctx: CallContext = { ...incoming, provider: target.provider, translator: target.translator };
-  if (target.translator === null) return { ctx, upstreamBody: gen.upstreamBody };
-  const translated = target.translator.request(incoming.body as Record<string, unknown>);
-  if (translated.ok) return { ctx, upstreamBody: translated.value };
-  await refuseUntranslatable(ctx, target.translator, translated.refusal);
-  return null;
-}
-
-async function refuseUntranslatable(ctx: CallContext, translator: Translator, refusal: Untranslatable): Promise<void> {
-  const { identity } = ctx;
-  const message = `${refusal.field}: ${refusal.why} (a ${translator.client} request served by ${translator.upstream})`;
-  await ctx.router.recordRefusal(
-    {
-      contract_id: ctx.endpoint.surface,
-      agent_id: identity.agent || 'UNKNOWN',
-      session_id: identity.session,
-      ...(identity.workOrder === null ? {} : { work_order_id: identity.workOrder }),
-      ...(identity.token === null ? {} : { auth_token: identity.token }),
-    },
-    'TRANSLATION_UNSUPPORTED',
-    message,
-  );
-  ctx.refuse('TRANSLATION_UNSUPPORTED', message);
-}
-
 async function wholeReply(
   ctx: CallContext,
   call: GovernedCall,
@@ -435,14 +395,6 @@ async function wholeReply(
   });
   noteConcluded(ctx, concluded, 'success', result);
   releaseWhole(ctx, call, concluded, reply);
-}
-
-/** The whole reply the client gets: the upstream's bytes, or their translation (a problem string if it has none). */
-function clientReply(translator: Translator | null, json: unknown, bytes: Buffer): Buffer | string {
-  if (translator === null) return bytes;
-  const translated = translator.reply(json as Record<string, unknown>);
-  if (!translated.ok) return `untranslatable reply: ${translated.refusal.field}: ${translated.refusal.why}`;
-  return Buffer.from(JSON.stringify(translated.value), 'utf8');
 }
 
 function malformedReply(ctx: CallContext, wire: WireResponse, problem: string): SendFailure {
@@ -548,17 +500,6 @@ async function streamReply(
   // A client given up on as stalled is gone too (its response is destroyed; the abort it causes may come later).
   else await cutStream(ctx, call, ended, failure, stalled);
   res.end();
-}
-
-/** The client's frames for one upstream frame: itself, or its translation (a fresh translator per stream). */
-function clientFrames(translator: Translator | null): (frame: SseFrame) => SseFrame[] {
-  if (translator === null) return (frame) => [frame];
-  const stream = translator.stream();
-  return (frame) => stream.push(frame);
-}
-
-function untranslatable(error: TranslationRefused): string {
-  return `untranslatable reply: ${error.refusal.field}: ${error.refusal.why}`;
 }
 
 /** A stream whose reading ended: what the reader made of it, the frames held back, and how to write to the client. */

@@ -20,19 +20,22 @@ export function chatUsageToAnthropic(usage: JsonObject | null): Record<string, n
 /**
  * Anthropic usage as Chat's: `prompt_tokens` is every prompt token (uncached, cache writes and reads), the reads
  * also in `prompt_tokens_details.cached_tokens`; the writes, which Chat has no field for, are carried in
- * `cache_creation_input_tokens` beside them (the name Anthropic gives them) so no bucket is lost.
+ * `cache_creation_input_tokens` beside them (the name Anthropic gives them) so no bucket is lost. Reasoning tokens
+ * are a known 0: a translated request never asks for thinking (`reasoning_effort` is refused), so none is billed.
  */
 export function anthropicUsageToChat(usage: JsonObject | null): Record<string, unknown> {
   const uncached = getCount(usage, 'input_tokens');
-  const write = getCount(usage, 'cache_creation_input_tokens') ?? 0;
-  const read = getCount(usage, 'cache_read_input_tokens') ?? 0;
-  const prompt = uncached === null ? null : uncached + write + read;
+  const write = getCount(usage, 'cache_creation_input_tokens');
+  const read = getCount(usage, 'cache_read_input_tokens');
+  // All prompt tokens, or unknown when a bucket is (as the EXCHANGE reads the same usage: providers/surfaces).
+  const prompt = uncached === null || write === null || read === null ? null : uncached + write + read;
   const completion = getCount(usage, 'output_tokens');
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt === null || completion === null ? null : prompt + completion,
     prompt_tokens_details: { cached_tokens: read },
+    completion_tokens_details: { reasoning_tokens: completion === null ? null : 0 },
     cache_creation_input_tokens: write,
   };
 }

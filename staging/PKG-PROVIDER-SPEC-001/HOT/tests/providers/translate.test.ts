@@ -408,6 +408,7 @@ test('whole replies: Chat → Messages and Messages → Chat, tool calls, stop r
       completion_tokens: 7,
       total_tokens: 62,
       prompt_tokens_details: { cached_tokens: 40 },
+      completion_tokens_details: { reasoning_tokens: 0 },
       cache_creation_input_tokens: 5,
     },
   });
@@ -573,6 +574,7 @@ test('stream Messages → Chat: role chunk, text and tool deltas, finish reason,
     completion_tokens: 12,
     total_tokens: 54,
     prompt_tokens_details: { cached_tokens: 30 },
+    completion_tokens_details: { reasoning_tokens: 0 },
     cache_creation_input_tokens: 2,
   });
   assert.ok(chunks.slice(0, -1).every((c) => c.id === 'chatcmpl-msg_1' && c.created === 1_700_000_000));
