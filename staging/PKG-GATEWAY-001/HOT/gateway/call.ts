@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sha256Hex } from '#kernel/canonical.js';
-import { SseParser } from '#providers/wire/sse.js';
+import { type SseFrame, SseParser } from '#providers/wire/sse.js';
 import type { WireProvider, WireResponse, WireResult } from '#providers/wire/spec.js';
 import { redact } from '#providers/redact.js';
 import { TranslationRefused, type Translator } from '#providers/translate/index.js';
@@ -15,7 +15,7 @@ import { sendJson, write } from './http-io.js';
 import type { Identity } from './identity.js';
 import type { RequestLog } from './log.js';
 import { failureFor } from './refusals.js';
-import { checkGeneration, describe, framePolicy, MODEL_ID, type Generation } from './request-body.js';
+import { checkGeneration, describe, type FrameAction, framePolicy, MODEL_ID, type Generation } from './request-body.js';
 import {
   errorBody,
   errorFrame,
@@ -480,12 +480,9 @@ async function streamReply(
     reading: for await (const chunk of wire.body) {
       for (const upstream of parser.push(chunk)) {
         if (upstream.data !== null) reader.event(upstream.event, upstream.data);
-        for (const frame of translate(upstream)) {
-          const action = policy(frame);
-          if (action === 'forward' || action === 'last') await send(withoutSecrets(frame.raw, call.secrets));
-          else if (action === 'hold') held.push(withoutSecrets(frame.raw, call.secrets));
-          if (action === 'hold' || action === 'last') break reading;
-        }
+        const { out, ended } = dispatchFrames(translate(upstream), policy, held, call.secrets);
+        if (out !== '') await send(out);
+        if (ended) break reading;
       }
     }
   } catch (error) {
@@ -500,6 +497,26 @@ async function streamReply(
   // A client given up on as stalled is gone too (its response is destroyed; the abort it causes may come later).
   else await cutStream(ctx, call, ended, failure, stalled);
   res.end();
+}
+
+/**
+ * The frames one upstream frame becomes (itself, or its translation), each as its policy says: the text to write now
+ * (in one write: a translation makes several frames of one), the frames held, and whether reading ends there.
+ */
+function dispatchFrames(
+  frames: readonly SseFrame[],
+  policy: (frame: SseFrame) => FrameAction,
+  held: string[],
+  secrets: readonly string[],
+): { out: string; ended: boolean } {
+  let out = '';
+  for (const frame of frames) {
+    const action = policy(frame);
+    if (action === 'forward' || action === 'last') out += withoutSecrets(frame.raw, secrets);
+    else if (action === 'hold') held.push(withoutSecrets(frame.raw, secrets));
+    if (action === 'hold' || action === 'last') return { out, ended: true };
+  }
+  return { out, ended: false };
 }
 
 /** A stream whose reading ended: what the reader made of it, the frames held back, and how to write to the client. */
