@@ -13,6 +13,8 @@ export interface StreamTranslator {
 
 /** Tool calls one reply may open: past it the stream is refused (a hostile upstream cannot grow the map). */
 export const MAX_STREAM_TOOL_CALLS = 1024;
+/** Content blocks of any kind one Messages stream may open, for the same reason. */
+export const MAX_STREAM_BLOCKS = 4096;
 
 function frame(event: string | null, data: unknown): SseFrame {
   const text = typeof data === 'string' ? data : JSON.stringify(data);
@@ -179,6 +181,7 @@ export class AnthropicToChatStream implements StreamTranslator {
     const index = json.index;
     const block = getObject(json, 'content_block');
     if (typeof index !== 'number' || block === null) return [];
+    if (this.blocks.size >= MAX_STREAM_BLOCKS) refuse('content_block', `more than ${MAX_STREAM_BLOCKS} content blocks`);
     if (block.type === 'text') {
       this.blocks.set(index, 'text');
       const text = getString(block, 'text') ?? '';

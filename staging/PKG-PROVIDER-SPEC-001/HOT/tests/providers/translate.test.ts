@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { translatorFor, type Translator } from '../../providers/translate/index.js';
-import { MAX_STREAM_TOOL_CALLS } from '../../providers/translate/stream.js';
+import { MAX_STREAM_BLOCKS, MAX_STREAM_TOOL_CALLS } from '../../providers/translate/stream.js';
 import { TranslationRefused } from '../../providers/translate/refusal.js';
 import type { SseFrame } from '../../providers/wire/sse.js';
 
@@ -615,4 +615,10 @@ test('hostile streams: a thinking block, an unknown delta, or more tool calls th
     'a call resumed after another began cannot keep its block',
   );
   assert.deepEqual(a2c.stream().push(sse(null, 'not json')), [], 'a frame that is not JSON yields nothing');
+  const blocks = c2a.stream();
+  blocks.push(start);
+  const text = (index: number) =>
+    sse('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+  for (let i = 0; i < MAX_STREAM_BLOCKS; i += 1) blocks.push(text(i));
+  assert.throws(() => blocks.push(text(MAX_STREAM_BLOCKS)), TranslationRefused);
 });
