@@ -83,6 +83,8 @@ function turn(value: unknown, at: string): Msg[] {
     refuse(`${at}.role`, `user or assistant is required, got ${shown(role)}`);
   if (typeof content === 'string') return [{ role, content }];
   const blocks = arrayAt(content, `${at}.content`);
+  // An empty turn would vanish in translation (a user turn becomes its tool messages and its parts).
+  if (blocks.length === 0) refuse(`${at}.content`, 'an empty content array has no Chat Completions equivalent');
   return role === 'assistant' ? [assistantTurn(blocks, at)] : userTurn(blocks, at);
 }
 

@@ -120,7 +120,9 @@ export class ChatToAnthropicStream implements StreamTranslator {
   }
 
   private end(): SseFrame[] {
-    const out = this.close();
+    // A stream with no chunk before `[DONE]` still opens its message: the SDKs refuse events before message_start.
+    const out = this.started ? this.close() : [named('message_start', { message: this.message({}) })];
+    this.started = true;
     const usage = chatUsageToAnthropic(this.usage);
     out.push(named('message_delta', { delta: { stop_reason: this.finish ?? 'end_turn', stop_sequence: null }, usage }));
     out.push(named('message_stop', {}));

@@ -154,6 +154,7 @@ test('Anthropic → Chat request: what Chat cannot express is refused, naming th
     ],
     [{ ...base, messages: [{ role: 'system', content: 'x' }] }, 'messages[0].role'],
     [{ ...base, messages: 'hi' }, 'messages'],
+    [{ ...base, messages: [{ role: 'user', content: [] }] }, 'messages[0].content'],
     [{ ...base, system: [{ type: 'image' }] }, 'system[0].type'],
   ];
   for (const [body, field] of cases) assert.equal(refusedField(a2c.request(body)), field, JSON.stringify(body));
@@ -506,6 +507,12 @@ test('stream Chat → Messages: text then two tool calls become blocks in order;
     delta: { stop_reason: 'tool_use', stop_sequence: null },
     usage: { input_tokens: 15, cache_creation_input_tokens: 0, cache_read_input_tokens: 5, output_tokens: 9 },
   });
+  const empty = payloads(a2c.stream().push(sse(null, '[DONE]')));
+  assert.deepEqual(
+    empty.map((e) => e.type),
+    ['message_start', 'message_delta', 'message_stop'],
+    'a stream with no chunk still opens its message',
+  );
   const error = a2c.stream().push(sse(null, { error: { message: 'boom', type: 'server_error' } }));
   assert.equal(error[0]?.event, 'error');
 });
