@@ -34,6 +34,8 @@ export class ChatToAnthropicStream implements StreamTranslator {
   private open: 'text' | number | null = null;
   private readonly tools = new Map<number, number>();
   private finish: string | null = null;
+  /** A refusal was streamed (`delta.refusal`): the message stops as a refusal, as a whole reply's would. */
+  private refused = false;
   private usage: JsonObject | null = null;
 
   push(f: SseFrame): SseFrame[] {
@@ -57,7 +59,9 @@ export class ChatToAnthropicStream implements StreamTranslator {
     if (choices.length > 1) refuse('choices', `one choice was asked for, the upstream streamed ${choices.length}`);
     const choice = asObject(choices[0]);
     const delta = getObject(choice, 'delta');
-    const text = getString(delta, 'content') ?? getString(delta, 'refusal');
+    const refusal = getString(delta, 'refusal');
+    this.refused ||= refusal !== null;
+    const text = getString(delta, 'content') ?? refusal;
     if (text !== null && text !== '') {
       if (this.open !== 'text') out.push(...this.close(), ...this.begin('text', { type: 'text', text: '' }));
       out.push(named('content_block_delta', { index: this.index, delta: { type: 'text_delta', text } }));
@@ -66,8 +70,7 @@ export class ChatToAnthropicStream implements StreamTranslator {
       for (const call of delta.tool_calls) out.push(...this.toolDelta(asObject(call)));
     const finish = getString(choice, 'finish_reason');
     if (finish !== null) {
-      this.finish =
-        getString(delta, 'refusal') !== null ? 'refusal' : stopFor(CHAT_TO_ANTHROPIC_STOP, finish, 'finish_reason');
+      this.finish = this.refused ? 'refusal' : stopFor(CHAT_TO_ANTHROPIC_STOP, finish, 'finish_reason');
       out.push(...this.close());
     }
     return out;

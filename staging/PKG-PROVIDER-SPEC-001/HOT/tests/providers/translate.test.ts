@@ -507,6 +507,19 @@ test('stream Chat → Messages: text then two tool calls become blocks in order;
     delta: { stop_reason: 'tool_use', stop_sequence: null },
     usage: { input_tokens: 15, cache_creation_input_tokens: 0, cache_read_input_tokens: 5, output_tokens: 9 },
   });
+  const refusing = a2c.stream();
+  const refusal = [
+    chunk([{ index: 0, delta: { role: 'assistant', refusal: '' }, finish_reason: null }]),
+    chunk([{ index: 0, delta: { refusal: "I can't help with that." }, finish_reason: null }]),
+    chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]),
+    sse(null, '[DONE]'),
+  ].flatMap((f) => payloads(refusing.push(f)));
+  assert.equal(refusal.find((e) => e.type === 'content_block_delta')?.delta.text, "I can't help with that.");
+  assert.equal(
+    refusal.find((e) => e.type === 'message_delta')?.delta.stop_reason,
+    'refusal',
+    'a streamed refusal stops as one',
+  );
   const empty = payloads(a2c.stream().push(sse(null, '[DONE]')));
   assert.deepEqual(
     empty.map((e) => e.type),
