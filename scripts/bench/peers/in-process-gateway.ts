@@ -25,6 +25,9 @@ const { loadRouterConfig } =
 const { AnthropicProvider } = await fromDevRoot<
   typeof import('../../../staging/PKG-PROVIDER-ANTHROPIC-001/HOT/providers/anthropic/provider.js')
 >('HOT/providers/anthropic/provider.js');
+const { OpenAiProvider } = await fromDevRoot<
+  typeof import('../../../staging/PKG-PROVIDER-OPENAI-001/HOT/providers/openai/provider.js')
+>('HOT/providers/openai/provider.js');
 const { Gateway } =
   await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/server.js')>('HOT/gateway/server.js');
 const { GATEWAY_LIMITS } =
@@ -63,6 +66,8 @@ export async function inProcessGateway(options: {
   store?: string;
   /** The router config's durability (default: the config's own, `full`). */
   durability?: 'full' | 'exchange' | 'relaxed';
+  /** An OpenAI-format upstream too (the same URL): `gpt-*` models go there, translated for Anthropic clients. */
+  openai?: boolean;
 }): Promise<InProcessGateway> {
   const base = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
     string,
@@ -101,9 +106,17 @@ export async function inProcessGateway(options: {
     authKeys: { default: secret },
   });
   const provider = new AnthropicProvider({ config: { base_url: options.upstreamUrl, api_key: UPSTREAM_KEY }, env: {} });
+  const providers = new Map<'anthropic' | 'openai', InstanceType<typeof AnthropicProvider | typeof OpenAiProvider>>([
+    ['anthropic', provider],
+  ]);
+  if (options.openai === true)
+    providers.set(
+      'openai',
+      new OpenAiProvider({ config: { base_url: options.upstreamUrl, api_key: UPSTREAM_KEY }, env: {} }),
+    );
   const gateway = new Gateway({
     router,
-    providers: new Map([['anthropic', provider]]),
+    providers,
     bodyLimitBytes: options.bodyLimitBytes ?? 1 << 20,
     drainTimeoutMs: 1000,
     ...GATEWAY_LIMITS,

@@ -1,9 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sha256Hex } from '#kernel/canonical.js';
-import { SseParser } from '#providers/wire/sse.js';
+import { type SseFrame, SseParser } from '#providers/wire/sse.js';
 import type { WireProvider, WireResponse, WireResult } from '#providers/wire/spec.js';
 import { redact } from '#providers/redact.js';
+import { TranslationRefused, type Translator } from '#providers/translate/index.js';
 import type { ProviderResult } from '#providers/spec.js';
 import type { Concluded, GovernedCall, GovernedRequest } from '#router/governed.js';
 import type { AttemptRecord } from '#router/records.js';
@@ -15,7 +16,7 @@ import type { Identity } from './identity.js';
 import type { RequestLog } from './log.js';
 import { checkGeminiGeneration } from './gemini-body.js';
 import { failureFor } from './refusals.js';
-import { checkGeneration, describe, framePolicy, MODEL_ID, type Generation } from './request-body.js';
+import { checkGeneration, describe, type FrameAction, framePolicy, MODEL_ID, type Generation } from './request-body.js';
 import {
   errorBody,
   errorFrame,
@@ -25,10 +26,21 @@ import {
   type ErrorKind,
   type Family,
 } from './surfaces.js';
+import { clientFrames, clientReply, routeGeneration, untranslatable } from './routed.js';
+import type { Targets } from './targets.js';
+
+/** What the server hands a call: the client family's provider (null: none configured) and the model → target choice. */
+export interface IncomingCall extends Omit<CallContext, 'provider' | 'translator'> {
+  provider: WireProvider | null;
+  targets: Targets;
+}
 
 export interface CallContext {
   router: Router;
+  /** The provider called: the client family's, or the one the model's family names (targets.ts). */
   provider: WireProvider;
+  /** Set when the provider speaks another format than the client: the request and the reply are translated. */
+  translator: Translator | null;
   endpoint: Endpoint;
   identity: Identity;
   body: unknown;
@@ -66,7 +78,11 @@ const NO_MODEL = 'models';
  * breaker, DISPATCH, the one retry loop, one EXCHANGE holding the upstream's answer — with a zero budget bound
  * (the upstream bills nothing for them) and zero usage.
  */
-export async function handlePassThrough(ctx: CallContext): Promise<void> {
+export async function handlePassThrough(incoming: IncomingCall): Promise<void> {
+  const { provider } = incoming;
+  // The server answers 503 before calling here when the family has no provider.
+  if (provider === null) throw new Error('a pass-through call reached its handler without a provider');
+  const ctx: CallContext = { ...incoming, provider, translator: null };
   const { endpoint, identity, router } = ctx;
   const checked = passThroughRequest(ctx);
   if (typeof checked === 'string') {
@@ -132,7 +148,11 @@ function passThroughRequest(ctx: CallContext): { model: string; query: Record<st
 }
 
 /** A request the surface cannot read: PROMPT_REJECTED (the key rides along, router/refusal-sampler.ts), then 400. */
-async function refuseMalformed(ctx: CallContext, request: Partial<PromptRequest>, problem: string): Promise<void> {
+async function refuseMalformed(
+  ctx: Pick<CallContext, 'router' | 'refuse'>,
+  request: Partial<PromptRequest>,
+  problem: string,
+): Promise<void> {
   await ctx.router.recordRefusal(request, 'VALIDATION_FAILED', problem);
   ctx.refuse('VALIDATION_FAILED', problem);
 }
@@ -246,7 +266,7 @@ function callProvider(
 ): Promise<WireResponse> {
   return ctx.provider.call(
     {
-      surface: ctx.endpoint.surface,
+      surface: ctx.translator?.upstream ?? ctx.endpoint.surface,
       body,
       headers: passedHeaders(ctx.req),
       query,
@@ -300,16 +320,16 @@ async function readAll(wire: WireResponse): Promise<Buffer> {
  * the reply forwarded as it arrives, its terminal event held → EXCHANGE + settlement committed → the held
  * event (or the non-streaming body) released.
  */
-export async function handleGeneration(ctx: CallContext): Promise<void> {
-  const { endpoint, identity, router } = ctx;
+export async function handleGeneration(incoming: IncomingCall): Promise<void> {
+  const { endpoint, identity, router } = incoming;
   const gen =
     endpoint.family === 'gemini'
-      ? checkGeminiGeneration(endpoint.surface, ctx.body, endpoint.params?.model ?? '')
-      : checkGeneration(endpoint.surface, ctx.body);
+      ? checkGeminiGeneration(endpoint.surface, incoming.body, endpoint.params?.model ?? '')
+      : checkGeneration(endpoint.surface, incoming.body);
   if (typeof gen === 'string') {
     const { agent, session, workOrder, token } = identity;
     return refuseMalformed(
-      ctx,
+      incoming,
       {
         contract_id: endpoint.surface,
         agent_id: agent || 'UNKNOWN',
@@ -320,7 +340,10 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
       gen,
     );
   }
-  ctx.log.model = gen.model;
+  incoming.log.model = gen.model;
+  const routed = await routeGeneration(incoming, gen);
+  if (routed === null) return;
+  const { ctx, upstreamBody } = routed;
   const admission = await router.admit({
     request: governedRequest(ctx, gen.prompt, gen.model),
     bounds: gen.bounds,
@@ -331,8 +354,13 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
   });
   if (!admission.ok) return ctx.refuse(admission.code, admission.message, admission.retryAfterMs);
   const call = admission.call;
-  const extra = { gateway_request_id: ctx.requestId, stream: gen.stream, surface: endpoint.surface };
-  const sent = await sendUpstream(ctx, call, gen.upstreamBody, extra);
+  const extra: Record<string, unknown> = {
+    gateway_request_id: ctx.requestId,
+    stream: gen.stream,
+    surface: endpoint.surface,
+  };
+  if (ctx.translator !== null) extra.upstream_surface = ctx.translator.upstream;
+  const sent = await sendUpstream(ctx, call, upstreamBody, extra);
   if (!sent.ok) return;
   const wire = sent.result;
   const attempts = sent.attempts;
@@ -353,10 +381,12 @@ async function wholeReply(
 ): Promise<void> {
   const bytes = await readReply(ctx, call, wire, attempts, extra);
   if (bytes === null) return;
-  const reader = ctx.provider.reader(ctx.endpoint.surface);
+  const reader = ctx.provider.reader(ctx.translator?.upstream ?? ctx.endpoint.surface);
   let problem: string | null;
+  let json: unknown = null;
   try {
-    problem = reader.body(JSON.parse(bytes.toString('utf8')) as unknown);
+    json = JSON.parse(bytes.toString('utf8')) as unknown;
+    problem = reader.body(json);
   } catch {
     problem = 'not JSON';
   }
@@ -364,6 +394,8 @@ async function wholeReply(
   const content = problem === null ? recordableContent(result) : null;
   if (problem !== null || content === null)
     return failMalformed(ctx, call, wire, attempts, extra, problem ?? UNRECORDABLE);
+  const reply = clientReply(ctx.translator, json, bytes);
+  if (typeof reply === 'string') return failMalformed(ctx, call, wire, attempts, extra, reply);
   const concluded = await ctx.router.conclude(call, {
     kind: 'answered',
     answer: answerOf(ctx, gen, wire, result, content),
@@ -372,7 +404,7 @@ async function wholeReply(
     extra: resultExtra(result, extra),
   });
   noteConcluded(ctx, concluded, 'success', result);
-  releaseWhole(ctx, call, concluded, bytes);
+  releaseWhole(ctx, call, concluded, reply);
 }
 
 function malformedReply(ctx: CallContext, wire: WireResponse, problem: string): SendFailure {
@@ -435,8 +467,9 @@ async function streamReply(
   extra: Record<string, unknown>,
 ): Promise<void> {
   const { res, endpoint } = ctx;
-  const reader = ctx.provider.reader(endpoint.surface);
+  const reader = ctx.provider.reader(ctx.translator?.upstream ?? endpoint.surface);
   const policy = framePolicy(endpoint.surface, gen.clientWantsUsage);
+  const translate = clientFrames(ctx.translator);
   const parser = new SseParser({ providerId: ctx.provider.id });
   const held: string[] = [];
   // A client that takes no bytes for the upstream idle timeout is given up on (the upstream is timed out by then).
@@ -455,16 +488,15 @@ async function streamReply(
     // The terminal event (or an error event) ends the reply: an upstream that holds its connection open past it (or
     // drops it before closing the body cleanly) is not waited on; leaving the loop closes the body and its connection.
     reading: for await (const chunk of wire.body) {
-      for (const frame of parser.push(chunk)) {
-        if (frame.data !== null) reader.event(frame.event, frame.data);
-        const action = policy(frame);
-        if (action === 'forward' || action === 'last') await send(withoutSecrets(frame.raw, call.secrets));
-        else if (action === 'hold') held.push(withoutSecrets(frame.raw, call.secrets));
-        if (action === 'hold' || action === 'last') break reading;
+      for (const upstream of parser.push(chunk)) {
+        if (upstream.data !== null) reader.event(upstream.event, upstream.data);
+        const { out, ended } = dispatchFrames(translate(upstream), policy, held, call.secrets);
+        if (out !== '') await send(out);
+        if (ended) break reading;
       }
     }
   } catch (error) {
-    failure = classify(error);
+    failure = error instanceof TranslationRefused ? malformedReply(ctx, wire, untranslatable(error)) : classify(error);
   }
   const result = reader.result();
   const content = recordableContent(result);
@@ -475,6 +507,26 @@ async function streamReply(
   // A client given up on as stalled is gone too (its response is destroyed; the abort it causes may come later).
   else await cutStream(ctx, call, ended, failure, stalled);
   res.end();
+}
+
+/**
+ * The frames one upstream frame becomes (itself, or its translation), each as its policy says: the text to write now
+ * (in one write: a translation makes several frames of one), the frames held, and whether reading ends there.
+ */
+function dispatchFrames(
+  frames: readonly SseFrame[],
+  policy: (frame: SseFrame) => FrameAction,
+  held: string[],
+  secrets: readonly string[],
+): { out: string; ended: boolean } {
+  let out = '';
+  for (const frame of frames) {
+    const action = policy(frame);
+    if (action === 'forward' || action === 'last') out += withoutSecrets(frame.raw, secrets);
+    else if (action === 'hold') held.push(withoutSecrets(frame.raw, secrets));
+    if (action === 'hold' || action === 'last') return { out, ended: true };
+  }
+  return { out, ended: false };
 }
 
 /** A stream whose reading ended: what the reader made of it, the frames held back, and how to write to the client. */

@@ -23,7 +23,7 @@ export function refusalFor(code: string): HttpRefusal {
   if (code.startsWith('AUTH_')) return { status: 403, kind: 'permission', noRetry: true };
   if (code === 'BUDGET_EXHAUSTED') return { status: 429, kind: 'budget', noRetry: true };
   if (code === 'RATE_LIMITED') return { status: 429, kind: 'rate_limit', noRetry: true };
-  if (code === 'BUDGET_PRICE_UNKNOWN' || code === 'VALIDATION_FAILED')
+  if (code === 'BUDGET_PRICE_UNKNOWN' || code === 'VALIDATION_FAILED' || code === 'TRANSLATION_UNSUPPORTED')
     return { status: 400, kind: 'invalid_request', noRetry: true };
   // The gateway cannot serve now, through no fault of the request: worth retrying after retry-after.
   if (code === 'CIRCUIT_OPEN' || code === 'BUDGET_UNAVAILABLE' || code === 'LEDGER_UNAVAILABLE')

@@ -7,12 +7,13 @@ import { CpError, show } from '#kernel/errors.js';
 import { parseJsonBounded } from '#kernel/json-depth.js';
 import type { WireProvider } from '#providers/wire/spec.js';
 import type { Router } from '#router/router.js';
-import { handleGeneration, handlePassThrough, type CallContext } from './call.js';
+import { handleGeneration, handlePassThrough, type IncomingCall } from './call.js';
 import { readBody, sendJson, unreadableBody } from './http-io.js';
 import type { ConsoleRoutes } from './console/routes.js';
 import { identify, type Identity } from './identity.js';
 import type { RequestLog } from './log.js';
 import { failer, type Fail, type Handler, type Incoming, refuser, requestLog } from './incoming.js';
+import { Targets } from './targets.js';
 import { endpointFor, errorBody, familyOf, requestIdHeader, type Endpoint, type Family } from './surfaces.js';
 
 export interface GatewayOptions {
@@ -93,8 +94,10 @@ export class Gateway {
   readonly server: Server;
   private readonly inFlight = new Set<InFlight>();
   private draining = false;
+  private readonly targets: Targets;
 
   constructor(private readonly options: GatewayOptions) {
+    this.targets = new Targets(options.providers);
     this.server = createServer({ keepAlive: true, connectionsCheckingInterval: 1000 }, (req, res) => {
       this.track(req, res);
     });
@@ -280,7 +283,7 @@ export class Gateway {
       );
     }
     const provider = this.upstreamFor(incoming, endpoint, fail);
-    if (provider === null) return;
+    if (provider === undefined) return;
     const identity = identify(req.headers, endpoint.family === 'gemini' ? { search: incoming.search } : undefined);
     log.session = identity.session;
     log.agent = identity.agent || null;
@@ -295,21 +298,24 @@ export class Gateway {
     }
   }
 
-  /** The upstream for the endpoint's family; null once the refusal is sent (draining, none configured). */
-  private upstreamFor(incoming: Incoming, endpoint: Endpoint, fail: Fail): WireProvider | null {
+  /**
+   * The upstream for the endpoint's family; undefined once the refusal is sent (draining, none configured). A
+   * generation may be served by another family (its model decides, targets.ts): its family may have none.
+   */
+  private upstreamFor(incoming: Incoming, endpoint: Endpoint, fail: Fail): WireProvider | null | undefined {
     const { family } = endpoint;
     if (this.draining) {
       incoming.req.resume();
       fail(family, 503, 'unavailable', 'the gateway is shutting down', { connection: 'close' });
-      return null;
+      return undefined;
     }
     const provider = this.options.providers.get(family);
-    if (provider === undefined) {
+    if (provider === undefined && !endpoint.generation) {
       incoming.req.resume();
       fail(family, 503, 'api_error', `no ${family} upstream is configured on this gateway`);
-      return null;
+      return undefined;
     }
-    return provider;
+    return provider ?? null;
   }
 
   /** A POST's body read (bounded) and parsed; a GET has none. Null once the refusal is sent. */
@@ -362,15 +368,16 @@ export class Gateway {
   private callContext(
     incoming: Incoming,
     endpoint: Endpoint,
-    provider: WireProvider,
+    provider: WireProvider | null,
     identity: Identity,
     read: { body: unknown; bytes: Buffer },
     fail: Fail,
-  ): CallContext {
+  ): IncomingCall {
     const { callDeadlineMs } = this.options;
     return {
       router: this.options.router,
       provider,
+      targets: this.targets,
       endpoint,
       identity,
       body: read.body,

@@ -43,6 +43,12 @@ export const CODES = defineCodes({
     meaning: 'a 2xx body that is not the wire format, or over 32 MiB; never retried',
   },
   ERR_PROVIDER_CANCELLED: { kind: 'error', meaning: "the caller's AbortSignal fired; never retried" },
+  TRANSLATION_UNSUPPORTED: {
+    kind: 'refusal',
+    meaning:
+      "a request's model is served by another API family and a field of the request has no exact equivalent there (the message names the field); nothing was sent upstream: HTTP 400",
+    hint: 'drop or change the named field, or ask for a model of the API family the client speaks (docs/translation.md lists every field)',
+  },
 });
 
 type Codes = typeof CODES;

@@ -58,6 +58,11 @@ export interface ProviderEntry {
   /** Base URL and key: config first, then these environment variables, then the default base URL. */
   readonly endpoint: Omit<EndpointSpec, 'providerId'>;
   readonly routes: Readonly<Partial<Record<WireSurface, WireRoute>>>;
+  /**
+   * The models this provider serves, as patterns (`*` any characters, `[0-9]` a class): a gateway request for a
+   * model that matches is sent here whichever API family the client speaks, translated if need be.
+   */
+  readonly models?: readonly string[];
   /** The full URL of a route's path under the configured base URL (it may name the request's model). */
   url(baseUrl: string, path: string, request: WireRequest): string;
   /** The body the upstream wants when it differs from the surface's (absent: the client's body as is). */
@@ -79,6 +84,7 @@ export interface ProviderEntry {
 export class HttpProvider implements ModelProvider {
   readonly id: string;
   readonly surfaces: readonly WireSurface[];
+  readonly models: readonly string[];
   readonly baseUrl: string;
   // Private fields: the key is not an own enumerable property, so JSON.stringify/inspect never show it.
   readonly #entry: ProviderEntry;
@@ -91,6 +97,7 @@ export class HttpProvider implements ModelProvider {
     this.#entry = entry;
     this.id = options.id ?? entry.id;
     this.surfaces = Object.keys(entry.routes) as WireSurface[];
+    this.models = entry.models ?? [];
     const endpoint = resolveEndpoint(
       { ...entry.endpoint, providerId: this.id },
       options.config,

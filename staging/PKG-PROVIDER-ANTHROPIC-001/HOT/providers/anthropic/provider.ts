@@ -16,6 +16,7 @@ export const ANTHROPIC: ProviderEntry = {
     defaultBaseUrl: ANTHROPIC_DEFAULT_BASE_URL,
     keyRequired: true,
   },
+  models: ['claude-*'],
   routes: ANTHROPIC_WIRE_PATHS,
   url: (baseUrl, path) => `${baseUrl}${path}`,
   // The client's `anthropic-version`/`anthropic-beta` passed on, our key added.

@@ -15,6 +15,7 @@ export const OPENAI: ProviderEntry = {
     defaultBaseUrl: OPENAI_DEFAULT_BASE_URL,
     keyRequired: false,
   },
+  models: ['gpt-*', 'o[0-9]*', 'chatgpt-*'],
   routes: OPENAI_WIRE_PATHS,
   url: v1Url,
   // Our key (if any) as the bearer; nothing of the client's headers is passed on.

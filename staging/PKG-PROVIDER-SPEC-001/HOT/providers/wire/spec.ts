@@ -117,6 +117,8 @@ export interface WireReader {
 export interface WireProvider {
   readonly id: string;
   readonly surfaces: readonly WireSurface[];
+  /** Model patterns this provider serves (ProviderEntry.models); absent: none declared. */
+  readonly models?: readonly string[];
   call(request: WireRequest, options: WireCallOptions): Promise<WireResponse>;
   reader(surface: WireSurface): WireReader;
 }

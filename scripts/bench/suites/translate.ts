@@ -1,0 +1,125 @@
+// translate_overhead_p50: an Anthropic client asking for a gpt model (its request translated to Chat Completions,
+// the reply back to a Message) against an OpenAI client asking for it as is (passed through), the same upstream
+// reply, the same in-process gateway, interleaved calls. The ratio of the two medians is held to 1.2.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { inProcessGateway } from '../peers/in-process-gateway.js';
+import { defineSuite, percentile, type BenchRow } from '../row.js';
+
+const usage = {
+  prompt_tokens: 20,
+  completion_tokens: 5,
+  total_tokens: 25,
+  prompt_tokens_details: { cached_tokens: 0 },
+};
+const completion = JSON.stringify({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'gpt-4.1-mini',
+  choices: [
+    { index: 0, message: { role: 'assistant', content: 'Hi', refusal: null }, finish_reason: 'stop', logprobs: null },
+  ],
+  usage,
+});
+const chunk = (choices: unknown[], extra: Record<string, unknown> = {}): string =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4.1-mini', choices, ...extra })}\n\n`;
+const chunks = [
+  chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]),
+  chunk([{ index: 0, delta: { content: 'Hi' }, finish_reason: null }]),
+  chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]),
+  chunk([], { usage }),
+  'data: [DONE]\n\n',
+];
+
+/** A Chat Completions upstream: one reply, whole or streamed, whoever asks. */
+function upstream(): Promise<Server> {
+  const server = createServer((req, res) => {
+    const read: Buffer[] = [];
+    req.on('data', (c: Buffer) => read.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(read).toString('utf8')) as { stream?: boolean };
+      if (body.stream === true) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const c of chunks) res.write(c);
+        res.end();
+      } else {
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(completion)),
+        });
+        res.end(completion);
+      }
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+const MESSAGES = [{ role: 'user', content: 'Hello' }];
+
+/** One call to the gateway, to the end of its body, in ms; `anthropic`: as an Anthropic client would send it. */
+async function timed(url: string, key: string, i: number, anthropic: boolean, stream: boolean): Promise<number> {
+  const session = { 'x-cplane-session': `SES-BENCH-${i % 64}` };
+  const start = process.hrtime.bigint();
+  const res = await fetch(`${url}/v1/${anthropic ? 'messages' : 'chat/completions'}`, {
+    method: 'POST',
+    headers: anthropic
+      ? { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': key, ...session }
+      : { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...session },
+    body: JSON.stringify({
+      model: 'gpt-4.1-mini',
+      [anthropic ? 'max_tokens' : 'max_completion_tokens']: 64,
+      stream,
+      messages: MESSAGES,
+    }),
+  });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`bench call answered ${res.status}`);
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+function ratioRow(name: string, translated: number[], passed: number[]): BenchRow {
+  const value = percentile(translated, 50);
+  const baseline = percentile(passed, 50);
+  const ratio = value / baseline;
+  return {
+    name,
+    value: Math.round(value * 1000),
+    unit: 'µs (relaxed)',
+    baseline: Math.round(baseline * 1000),
+    ratio,
+    target: '<= 1.2 × pass-through',
+    ok: ratio <= 1.2,
+  };
+}
+
+export default defineSuite({
+  name: 'translate',
+  async run({ quick, tmp }) {
+    const n = quick ? 200 : 1000;
+    const up = await upstream();
+    const upstreamUrl = `http://127.0.0.1:${(up.address() as AddressInfo).port}`;
+    // Relaxed: no fsync on the call path, so the ratio is the translation's cost, not the disk's noise.
+    const served = await inProcessGateway({ tmp, name: 'translate', upstreamUrl, durability: 'relaxed', openai: true });
+    try {
+      const samples = { whole: [[], []] as number[][], stream: [[], []] as number[][] };
+      for (let i = 0; i < 20; i += 1) for (const a of [true, false]) await timed(served.url, served.key, i, a, false);
+      for (let i = 0; i < n; i += 1) {
+        // Each path leads a round in turn: neither is always the one timed right after the other's work.
+        const order = i % 2 === 0 ? [true, false] : [false, true];
+        for (const stream of [false, true])
+          for (const anthropic of order)
+            samples[stream ? 'stream' : 'whole'][anthropic ? 0 : 1]!.push(
+              await timed(served.url, served.key, i, anthropic, stream),
+            );
+      }
+      return [
+        ratioRow('translate_overhead_p50', samples.whole[0]!, samples.whole[1]!),
+        ratioRow('translate_stream_overhead_p50', samples.stream[0]!, samples.stream[1]!),
+      ];
+    } finally {
+      await served.close();
+      await new Promise((resolve) => up.close(resolve));
+    }
+  },
+});

@@ -1,0 +1,66 @@
+// A generation's target and, when the target speaks another format than the client, the translation of its
+// request, whole reply and stream frames (the translators live in #providers/translate/).
+import type { TranslationRefused, Translator, Untranslatable } from '#providers/translate/index.js';
+import type { SseFrame } from '#providers/wire/sse.js';
+import type { CallContext, IncomingCall } from './call.js';
+import type { Generation } from './request-body.js';
+
+/**
+ * The call's target (the model's provider family, targets.ts) and the body it is sent: the client's own, or its
+ * translation. Null once answered: no provider for that family (503), or a field the target's format cannot
+ * express (TRANSLATION_UNSUPPORTED, recorded as a refusal; nothing is sent upstream).
+ */
+export async function routeGeneration(
+  incoming: IncomingCall,
+  gen: Generation,
+): Promise<{ ctx: CallContext; upstreamBody: Record<string, unknown> } | null> {
+  const { endpoint } = incoming;
+  const target = incoming.targets.targetFor(gen.model, endpoint.surface, endpoint.family);
+  if ('unavailable' in target) {
+    const message = `no ${target.unavailable} upstream is configured on this gateway (model ${JSON.stringify(gen.model)})`;
+    incoming.fail(endpoint.family, 503, 'api_error', message);
+    return null;
+  }
+  const ctx: CallContext = { ...incoming, provider: target.provider, translator: target.translator };
+  if (target.translator === null) return { ctx, upstreamBody: gen.upstreamBody };
+  const translated = target.translator.request(incoming.body as Record<string, unknown>);
+  if (translated.ok) return { ctx, upstreamBody: translated.value };
+  await refuseUntranslatable(ctx, target.translator, translated.refusal);
+  return null;
+}
+
+async function refuseUntranslatable(ctx: CallContext, translator: Translator, refusal: Untranslatable): Promise<void> {
+  const { identity } = ctx;
+  const message = `${refusal.field}: ${refusal.why} (a ${translator.client} request served by ${translator.upstream})`;
+  await ctx.router.recordRefusal(
+    {
+      contract_id: ctx.endpoint.surface,
+      agent_id: identity.agent || 'UNKNOWN',
+      session_id: identity.session,
+      ...(identity.workOrder === null ? {} : { work_order_id: identity.workOrder }),
+      ...(identity.token === null ? {} : { auth_token: identity.token }),
+    },
+    'TRANSLATION_UNSUPPORTED',
+    message,
+  );
+  ctx.refuse('TRANSLATION_UNSUPPORTED', message);
+}
+
+/** The whole reply the client gets: the upstream's bytes, or their translation (a problem string if it has none). */
+export function clientReply(translator: Translator | null, json: unknown, bytes: Buffer): Buffer | string {
+  if (translator === null) return bytes;
+  const translated = translator.reply(json as Record<string, unknown>);
+  if (!translated.ok) return `untranslatable reply: ${translated.refusal.field}: ${translated.refusal.why}`;
+  return Buffer.from(JSON.stringify(translated.value), 'utf8');
+}
+
+/** The client's frames for one upstream frame: itself, or its translation (a fresh translator per stream). */
+export function clientFrames(translator: Translator | null): (frame: SseFrame) => SseFrame[] {
+  if (translator === null) return (frame) => [frame];
+  const stream = translator.stream();
+  return (frame) => stream.push(frame);
+}
+
+export function untranslatable(error: TranslationRefused): string {
+  return `untranslatable reply: ${error.refusal.field}: ${error.refusal.why}`;
+}

@@ -1,0 +1,80 @@
+// The model picks the provider family (each provider entry declares its model patterns); an unknown model keeps
+// the client's family, as does a client surface no translation exists for.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ANTHROPIC } from '#providers/anthropic/provider.js';
+import { OPENAI } from '#providers/openai/provider.js';
+import type { WireProvider } from '#providers/wire/spec.js';
+import { modelPattern, Targets } from '../../gateway/targets.js';
+import type { Family } from '../../gateway/surfaces.js';
+
+const provider = (id: string, models: readonly string[] | undefined): WireProvider => ({
+  id,
+  surfaces: [],
+  ...(models === undefined ? {} : { models }),
+  call: () => Promise.reject(new Error('not called')),
+  reader: () => {
+    throw new Error('not called');
+  },
+});
+
+const both = new Map<Family, WireProvider>([
+  ['anthropic', provider('anthropic', ANTHROPIC.models)],
+  ['openai', provider('openai', OPENAI.models)],
+]);
+
+test('model patterns: * any run, [0-9] a class, everything else literal', () => {
+  assert.ok(modelPattern('claude-*').test('claude-sonnet-4-5'));
+  assert.ok(!modelPattern('claude-*').test('xclaude-sonnet'));
+  assert.ok(modelPattern('o[0-9]*').test('o3-mini'));
+  assert.ok(!modelPattern('o[0-9]*').test('omni'));
+  assert.ok(modelPattern('gpt-4.1').test('gpt-4.1'));
+  assert.ok(!modelPattern('gpt-4.1').test('gpt-4x1'), 'a dot is literal');
+  assert.ok(!modelPattern('a(b').test('ab'), 'a stray bracket or parenthesis is literal');
+});
+
+test('the model picks the family; across families the translator is set and the upstream surface is its own', () => {
+  const targets = new Targets(both);
+  const cases: Array<[string, 'anthropic.messages' | 'openai.chat', Family, string, string | null]> = [
+    ['gpt-4.1-mini', 'anthropic.messages', 'anthropic', 'openai', 'openai.chat'],
+    ['o3-mini', 'anthropic.messages', 'anthropic', 'openai', 'openai.chat'],
+    ['chatgpt-4o-latest', 'anthropic.messages', 'anthropic', 'openai', 'openai.chat'],
+    ['claude-sonnet-4-5', 'openai.chat', 'openai', 'anthropic', 'anthropic.messages'],
+    ['claude-sonnet-4-5', 'anthropic.messages', 'anthropic', 'anthropic', null],
+    ['gpt-4.1-mini', 'openai.chat', 'openai', 'openai', null],
+    ['llama3', 'anthropic.messages', 'anthropic', 'anthropic', null],
+    ['llama3', 'openai.chat', 'openai', 'openai', null],
+  ];
+  for (const [model, surface, family, providerId, upstream] of cases) {
+    const target = targets.targetFor(model, surface, family);
+    assert.ok(!('unavailable' in target), model);
+    assert.equal(target.provider.id, providerId, `${model} from ${surface}`);
+    assert.equal(target.translator?.upstream ?? null, upstream, `${model} from ${surface}`);
+    assert.equal(target.surface, upstream ?? surface);
+  }
+});
+
+test('the Responses surface has no translation: a claude model asked there stays with the OpenAI family', () => {
+  const target = new Targets(both).targetFor('claude-sonnet-4-5', 'openai.responses', 'openai');
+  assert.ok(!('unavailable' in target));
+  assert.equal(target.provider.id, 'openai');
+  assert.equal(target.translator, null);
+});
+
+test('only configured providers claim models: a claude model on an OpenAI-only gateway stays with OpenAI (a compatible server may serve it); a family with no provider is unavailable', () => {
+  const onlyOpenai = new Targets(new Map([['openai', provider('openai', OPENAI.models)]]));
+  const claude = onlyOpenai.targetFor('claude-sonnet-4-5', 'openai.chat', 'openai');
+  assert.ok(!('unavailable' in claude));
+  assert.equal(claude.provider.id, 'openai');
+  assert.equal(claude.translator, null);
+  const served = onlyOpenai.targetFor('gpt-4.1-mini', 'anthropic.messages', 'anthropic');
+  assert.ok(!('unavailable' in served));
+  assert.equal(
+    served.provider.id,
+    'openai',
+    'an Anthropic client is served although no Anthropic upstream is configured',
+  );
+  assert.deepEqual(onlyOpenai.targetFor('llama3', 'anthropic.messages', 'anthropic'), { unavailable: 'anthropic' });
+  const undeclared = new Targets(new Map([['anthropic', provider('anthropic', undefined)]]));
+  assert.equal(undeclared.familyOf('claude-sonnet-4-5'), null, 'a provider declaring no models claims none');
+});

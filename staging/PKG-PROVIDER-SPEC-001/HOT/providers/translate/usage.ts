@@ -1,0 +1,41 @@
+// Usage carried across formats bucket by bucket: each count is the upstream's own, moved, never estimated.
+import { getCount, getObject, type JsonObject } from '../json.js';
+
+/**
+ * Chat usage as Anthropic's: Chat's `prompt_tokens` includes the cache reads, Anthropic's `input_tokens` does not;
+ * Chat has no cache-write bucket (its writes are plain input), so `cache_creation_input_tokens` is 0 when the
+ * prompt count is known. A count the upstream did not give stays null.
+ */
+export function chatUsageToAnthropic(usage: JsonObject | null): Record<string, number | null> {
+  const prompt = getCount(usage, 'prompt_tokens');
+  const read = getCount(getObject(usage, 'prompt_tokens_details'), 'cached_tokens');
+  return {
+    input_tokens: prompt === null ? null : Math.max(0, prompt - (read ?? 0)),
+    cache_creation_input_tokens: prompt === null ? null : 0,
+    cache_read_input_tokens: read,
+    output_tokens: getCount(usage, 'completion_tokens'),
+  };
+}
+
+/**
+ * Anthropic usage as Chat's: `prompt_tokens` is every prompt token (uncached, cache writes and reads), the reads
+ * also in `prompt_tokens_details.cached_tokens`; the writes, which Chat has no field for, are carried in
+ * `cache_creation_input_tokens` beside them (the name Anthropic gives them) so no bucket is lost. Reasoning tokens
+ * are a known 0: a translated request never asks for thinking (`reasoning_effort` is refused), so none is billed.
+ */
+export function anthropicUsageToChat(usage: JsonObject | null): Record<string, unknown> {
+  const uncached = getCount(usage, 'input_tokens');
+  const write = getCount(usage, 'cache_creation_input_tokens');
+  const read = getCount(usage, 'cache_read_input_tokens');
+  // All prompt tokens, or unknown when a bucket is (as the EXCHANGE reads the same usage: providers/surfaces).
+  const prompt = uncached === null || write === null || read === null ? null : uncached + write + read;
+  const completion = getCount(usage, 'output_tokens');
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt === null || completion === null ? null : prompt + completion,
+    prompt_tokens_details: { cached_tokens: read },
+    completion_tokens_details: { reasoning_tokens: completion === null ? null : 0 },
+    cache_creation_input_tokens: write,
+  };
+}
