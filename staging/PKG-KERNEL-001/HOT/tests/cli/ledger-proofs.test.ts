@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { createPublicKey } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { runCli } from '../../cli/main.js';
 import { createRoot } from '../../kernel/installer/genesis.js';
@@ -245,4 +247,49 @@ test('export-tiles writes tlog-tiles paths, partial tiles as .p/W, entry bundles
     readFileSync(join(out, 'checkpoint'), 'utf8'),
     /^cplane\.ledger\/[0-9a-f]{32}\n600\n[A-Za-z0-9+/]{43}=\n\n\u2014 /,
   );
+});
+
+// Beside this test in the sources; tsc copies only the TypeScript to build/tsc.
+const PYTHON_VERIFIER = [dirname(fileURLToPath(import.meta.url))]
+  .flatMap((dir) => [
+    join(dir, 'proof_verifier.py'),
+    join(dir.replace(/[/\\]build[/\\]tsc[/\\]/, '/'), 'proof_verifier.py'),
+  ])
+  .find((path) => existsSync(path)) as string;
+
+test('an independent Python verifier written from docs/proofs.md accepts our proofs and refuses tampered ones', async (t) => {
+  const probe = spawnSync('python3', ['-c', 'import cryptography.hazmat.primitives.asymmetric.ed25519'], {
+    encoding: 'utf8',
+  });
+  if (probe.status !== 0) {
+    t.skip('python3 with the cryptography package is not installed');
+    return;
+  }
+  const dir = tempDir(t);
+  const { root, ids } = rootWith(dir, 'root', 1000);
+  await ok('ledger', 'export-tiles', '--root', root, join(dir, 'tiles'));
+  const vkey = join(dir, 'tiles', 'vkey');
+  const py = (file: string) => spawnSync('python3', [PYTHON_VERIFIER, file, vkey], { encoding: 'utf8' });
+  for (const id of [ids[0], ids[511], ids[999]] as string[]) {
+    const file = join(dir, `${id}.json`);
+    await ok('ledger', 'prove', '--root', root, '--entry', id, '--out', file);
+    assert.equal(py(file).stdout.trim(), 'ok', id);
+    const proof = JSON.parse(readFileSync(file, 'utf8'));
+    proof.entry.reason = 'rewritten';
+    writeFileSync(file, JSON.stringify(proof));
+    assert.equal(py(file).status, 1);
+  }
+  for (const [from, to] of [
+    ['1', '1001'],
+    ['256', '700'],
+    ['513', '1001'],
+  ] as const) {
+    const file = join(dir, `c-${from}-${to}.json`);
+    await ok('ledger', 'prove', '--root', root, '--from', from, '--to', to, '--out', file);
+    assert.equal(py(file).stdout.trim(), 'ok', `${from} → ${to}`);
+    const proof = JSON.parse(readFileSync(file, 'utf8'));
+    proof.consistency_path[0] = Buffer.alloc(32).toString('base64');
+    writeFileSync(file, JSON.stringify(proof));
+    assert.equal(py(file).status, 1);
+  }
 });
