@@ -28,7 +28,9 @@ export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
  * a tlog client holding the chain's entry hashes (the exported entry bundles) recomputes every leaf.
  */
 export function entryLeaf(entryHashHex: string): Buffer {
-  return leafHash(Buffer.from(entryHashHex, 'hex'));
+  // Decoded straight into the hash input: no buffer per entry on the append path.
+  if (leafInput.write(entryHashHex, 1, 'hex') !== HASH_SIZE) return leafHash(Buffer.from(entryHashHex, 'hex'));
+  return hash('sha256', leafInput, 'buffer') as Buffer;
 }
 
 /**

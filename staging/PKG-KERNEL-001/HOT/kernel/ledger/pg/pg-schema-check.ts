@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { show } from '../../errors.js';
-import { LEDGER_COLUMNS, LEDGER_FUNCTIONS, LEDGER_TRIGGERS } from './schema.js';
+import { ALL_LEDGER_TRIGGERS, LEDGER_COLUMNS, LEDGER_FUNCTIONS } from './schema.js';
 
 const TABLES = ['cplane_ledger_meta', ...Object.keys(LEDGER_COLUMNS)];
 const OIDS = 'SELECT to_regclass(n) FROM unnest($1::text[]) AS n';
@@ -37,7 +37,7 @@ export async function pgSchemaProblems(db: pg.Pool | pg.PoolClient): Promise<str
     [TABLES],
   );
   const rows = triggers.rows as { tbl: string; name: string; enabled: string; fn: string; src: string }[];
-  for (const want of LEDGER_TRIGGERS) {
+  for (const want of ALL_LEDGER_TRIGGERS) {
     const found = rows.find((r) => r.name === want.name && r.tbl === want.table);
     if (found === undefined) problems.push(`trigger ${want.name} on ${want.table} is missing`);
     // 'O' fires in every session as laid out ('A' too); 'D' is disabled and 'R' fires only on a replica.
@@ -47,7 +47,7 @@ export async function pgSchemaProblems(db: pg.Pool | pg.PoolClient): Promise<str
       problems.push(`trigger ${want.name} on ${want.table} runs ${show(found.fn)}, which is not cplane's ${want.fn}`);
   }
   for (const r of rows)
-    if (!LEDGER_TRIGGERS.some((t) => t.name === r.name && t.table === r.tbl))
+    if (!ALL_LEDGER_TRIGGERS.some((t) => t.name === r.name && t.table === r.tbl))
       problems.push(`table ${r.tbl} has a trigger cplane did not lay out: ${show(r.name)}`);
   const rules = await db.query(
     `SELECT c.relname AS tbl, r.rulename AS name FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
