@@ -293,3 +293,36 @@ test('an independent Python verifier written from docs/proofs.md accepts our pro
     assert.equal(py(file).status, 1);
   }
 });
+
+test('ledger verify accepts checkpoint notes beside JSON checkpoints, and names a bad one', async (t) => {
+  const dir = tempDir(t);
+  const { root } = rootWith(dir, 'root', 520);
+  await ok('ledger', 'export-tiles', '--root', root, join(dir, 'tiles'));
+  const note = join(dir, 'tiles', 'checkpoint');
+  const passed = JSON.parse((await ok('ledger', 'verify', '--root', root, '--checkpoint', note, '--json')).out);
+  assert.equal(passed.checkpoints.checked, 2, 'the root JSON checkpoint and the note');
+  assert.equal(passed.checkpoints.verified, 2);
+
+  const other = rootWith(dir, 'other', 2);
+  await ok('ledger', 'export-tiles', '--root', other.root, join(dir, 'other-tiles'));
+  const altered = join(dir, 'altered.checkpoint');
+  writeFileSync(altered, readFileSync(note, 'utf8').replace('\n521\n', '\n520\n'));
+  const problems = new Map<string, RegExp>([
+    [join(dir, 'other-tiles', 'checkpoint'), /UNTRUSTED_KEY|untrusted_key/],
+    [altered, /BAD_SIGNATURE|bad_signature/],
+  ]);
+  for (const [file, problem] of problems) {
+    const run = await cli('ledger', 'verify', '--root', root, '--checkpoint', file, '--json');
+    assert.notEqual(run.code, 0, file);
+    assert.match(run.out, problem);
+  }
+  // The tree rewritten under the note: its root at 521 is no longer the one signed.
+  const db = new Database(ledgerPathForRoot(root));
+  const bytes = db.prepare('SELECT hashes FROM merkle_tiles WHERE level = 1 AND idx = 0').pluck().get() as Buffer;
+  bytes.writeUInt8(bytes.readUInt8(5) ^ 1, 5);
+  db.prepare('UPDATE merkle_tiles SET hashes = ? WHERE level = 1 AND idx = 0').run(bytes);
+  db.close();
+  const rewritten = await cli('ledger', 'verify', '--root', root, '--checkpoint', note, '--json');
+  assert.notEqual(rewritten.code, 0);
+  assert.match(rewritten.out, /mismatch/);
+});
