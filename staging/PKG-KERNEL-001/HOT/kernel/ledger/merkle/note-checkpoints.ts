@@ -5,7 +5,7 @@ import type { RootCheckpointReport } from '../checkpoint-check.js';
 import type { Ledger } from '../ledger.js';
 import { ledgerOrigin } from './ledger-proofs.js';
 import { MAX_NOTE_BYTES, noteVerifier, openNote, parseCheckpointBody, splitNote } from './note.js';
-import { treeRoot, withLedgerTree } from './tree-view.js';
+import { type LedgerTree, treeRoot, withLedgerTree } from './tree-view.js';
 
 /** Whether a checkpoint file holds a C2SP signed note (its first line an origin) rather than cplane's JSON. */
 export function isNoteFile(path: string): boolean {
@@ -42,11 +42,7 @@ export function checkNoteCheckpoints(
   return { ...report, absent: report.absent && files.length === 0 };
 }
 
-function checkNote(
-  source: string,
-  keys: readonly CheckpointKey[],
-  tree: Parameters<Parameters<typeof withLedgerTree>[1]>[0],
-): CheckpointFinding | null {
+function checkNote(source: string, keys: readonly CheckpointKey[], tree: LedgerTree): CheckpointFinding | null {
   const found = (
     problem: CheckpointFinding['problem'],
     message: string,

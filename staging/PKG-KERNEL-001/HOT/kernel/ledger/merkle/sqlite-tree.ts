@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { CpError } from '../../errors.js';
 import { hashHex } from '../schema.js';
-import { entryLeaf } from './hash.js';
+import { entryLeaf, leafHash } from './hash.js';
 import { splitHashes, type TileSource, TILE_WIDTH, TreeEdge } from './tiles.js';
 
 /**
@@ -36,10 +36,11 @@ export function sqliteTileSource(db: Database.Database): TileSource {
   return {
     hashes(level, from, count) {
       if (level === 0) {
-        leaves ??= db
-          .prepare(`SELECT ${hashHex('entry_hash')} FROM entries WHERE seq > ? AND seq <= ? ORDER BY seq`)
-          .pluck();
-        const hashes = (leaves.all(from, from + count) as string[]).map(entryLeaf);
+        // The stored column as it is (32 bytes in a version 2 file, hex text in version 1): no hex round trip.
+        leaves ??= db.prepare('SELECT entry_hash FROM entries WHERE seq > ? AND seq <= ? ORDER BY seq').pluck();
+        const hashes = (leaves.all(from, from + count) as (Buffer | string)[]).map((h) =>
+          typeof h === 'string' ? entryLeaf(h) : leafHash(h),
+        );
         if (hashes.length !== count)
           throw treeDamaged(`the chain has no entries #${from + 1}…#${from + count}`, { from, count });
         return hashes;
