@@ -45,6 +45,12 @@ BEGIN
   END LOOP;
 END `;
 
+/** The functions the trigger calls, by name, with their bodies as the DDL writes them (checked as the trigger's is). */
+export const MERKLE_HELPERS: Readonly<Record<string, string>> = {
+  cplane_merkle_fold: FOLD_BODY,
+  cplane_merkle_push: PUSH_BODY,
+};
+
 export const MERKLE_APPEND_BODY = `
 DECLARE upto bigint;
 BEGIN

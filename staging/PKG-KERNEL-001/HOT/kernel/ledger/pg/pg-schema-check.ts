@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { show } from '../../errors.js';
+import { MERKLE_HELPERS } from './merkle-sql.js';
 import { ALL_LEDGER_TRIGGERS, LEDGER_COLUMNS, LEDGER_FUNCTIONS } from './schema.js';
 
 const TABLES = ['cplane_ledger_meta', ...Object.keys(LEDGER_COLUMNS)];
@@ -56,5 +57,17 @@ export async function pgSchemaProblems(db: pg.Pool | pg.PoolClient): Promise<str
   );
   for (const r of rules.rows as { tbl: string; name: string }[])
     problems.push(`table ${r.tbl} has a rule cplane did not lay out: ${show(r.name)}`);
+  // The Merkle trigger's helpers write the tiles: an edited one would keep a tree that is not the chain's.
+  const helpers = await db.query(
+    "SELECT proname AS name, prosrc AS src FROM pg_proc WHERE proname = ANY($1::text[]) AND pronamespace = (SELECT relnamespace FROM pg_class WHERE oid = to_regclass('cplane_entries'))",
+    [Object.keys(MERKLE_HELPERS)],
+  );
+  for (const [name, body] of Object.entries(MERKLE_HELPERS)) {
+    const found = (helpers.rows as { name: string; src: string }[]).filter((r) => r.name === name);
+    if (found.length !== 1 || found[0]?.src !== body)
+      problems.push(
+        `function ${name} is ${found.length === 0 ? 'missing' : "not cplane's"}: the Merkle tiles it writes cannot be trusted`,
+      );
+  }
   return problems;
 }
