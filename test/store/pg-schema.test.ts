@@ -69,6 +69,12 @@ const cases: [string, string, RegExp, { repairedByCreate?: boolean }?][] = [
     { repairedByCreate: true },
   ],
   [
+    "the Merkle tree's tile writer edited to write tiles that are not the chain's",
+    'CREATE OR REPLACE FUNCTION cplane_merkle_push(upto bigint) RETURNS void LANGUAGE plpgsql AS $$ BEGIN RETURN; END $$',
+    /function cplane_merkle_push is not cplane's/,
+    { repairedByCreate: true },
+  ],
+  [
     'a trigger rewriting rows as they are written',
     `CREATE FUNCTION rewrite() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.reason := 'x'::bytea; RETURN NEW; END $$;
      CREATE TRIGGER zz_rewrite BEFORE INSERT ON cplane_entries FOR EACH ROW EXECUTE FUNCTION rewrite()`,

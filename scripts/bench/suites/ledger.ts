@@ -15,6 +15,7 @@ import {
   LEDGER_FORMAT_VERSION,
 } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/schema.js';
 import { defineSuite, percentile, timeEach, type BenchRow } from '../row.js';
+import { inclusionProofRows, merkleOverheadRow } from '../merkle-rows.js';
 
 const SESSIONS = 10_000;
 const BATCH = 5_000;
@@ -264,6 +265,8 @@ export default defineSuite({
     rows.push(memoryCeilingRow(total));
     rows.push(verifyVsSha(big));
     rows.push(...querySession(big, total, quick ? 500 : 2000));
+    rows.push(...inclusionProofRows(big, total, quick ? 500 : 2000));
+    rows.push(merkleOverheadRow(tmp, exchangeInput, quick ? 10 : 40, BATCH));
     return rows;
   },
 });

@@ -212,6 +212,33 @@ export const CODES = defineCodes({
       'a `--checkpoint` file cannot be read, is over its size limit, or holds something that is not a checkpoint (schema `checkpoint.schema.json`)',
     hint: 'pass a checkpoint file written by `cplane ledger checkpoint --out` or `cplane ledger checkpoints --export`',
   },
+  ERR_LEDGER_TREE_DAMAGED: {
+    kind: 'error',
+    meaning: "the ledger's Merkle tiles disagree with its chain (a tile edited, missing or of the wrong width)",
+    hint: 'run `cplane ledger verify`; restore the ledger from a copy or an export',
+  },
+  ERR_PROOF_INVALID: {
+    kind: 'error',
+    meaning:
+      'a proof file is not a cplane proof, or it does not hold: a wrong audit path length, a tampered hash, a wrong tree size, a checkpoint whose signature does not verify with the key given',
+    hint: 'the reason names what failed; a proof that does not verify proves nothing: ask the ledger operator for a fresh one',
+  },
+  ERR_PROOF_KEY_INVALID: {
+    kind: 'error',
+    meaning: '`--key` is neither a C2SP note verifier key (`name+hash+base64`) nor an Ed25519 PEM public key',
+    hint: "pass the vkey file written by `cplane ledger export-tiles` or the root key's PEM public key",
+  },
+  ERR_PROOF_ENTRY_UNKNOWN: {
+    kind: 'error',
+    meaning: '`ledger prove` was asked about an entry or a tree size the ledger does not hold',
+    hint: 'pass an entry id from `cplane ledger query`, and sizes no larger than the head (`cplane ledger head`)',
+  },
+  ERR_WITNESS_REFUSED: {
+    kind: 'error',
+    meaning:
+      'the witness refused a checkpoint: older than the one it holds, a fork of it, or without a valid consistency proof or signature',
+    hint: 'the reason names what failed; a fork or a rollback means the log was rewritten',
+  },
   ERR_CHECKPOINT_NO_ROOT_KEY: {
     kind: 'error',
     meaning: '`ledger checkpoint` on a root bootstrapped before root keys existed',

@@ -11,11 +11,14 @@ import query from '../ledger/query.js';
 import redact from '../ledger/redact.js';
 import tail from '../ledger/tail.js';
 import verify from '../ledger/verify.js';
+import exportTiles from '../ledger/export-tiles.js';
+import prove from '../ledger/prove.js';
+import verifyProof from '../ledger/verify-proof.js';
 
 export default defineGroup({
   name: 'ledger',
   describe:
-    'the kernel ledger: append, verify, query, tail, head, export, import, orphans, checkpoint(s), redact, migrate',
+    'the kernel ledger: append, verify, query, tail, head, export, import, orphans, checkpoint(s), redact, migrate, prove, verify-proof, export-tiles',
   subcommands: [
     append,
     verify,
@@ -29,5 +32,8 @@ export default defineGroup({
     checkpoints,
     redact,
     migrate,
+    prove,
+    verifyProof,
+    exportTiles,
   ],
 });

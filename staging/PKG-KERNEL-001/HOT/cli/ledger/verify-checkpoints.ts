@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { checkLedgerCheckpoints, type Ledger, type RootCheckpointReport } from '../../kernel/ledger/index.js';
+import { gatherCheckpoints } from '../../kernel/ledger/checkpoint-check.js';
+import { checkNoteCheckpoints, isNoteFile } from '../../kernel/ledger/merkle/note-checkpoints.js';
 import type { CliContext } from '../command.js';
 import { resolveRoot } from '../root-option.js';
 import type { LedgerTargetArgs } from './target.js';
@@ -13,7 +15,8 @@ export const CHECKPOINT_OPTIONS = {
   checkpoint: {
     type: 'string',
     array: true,
-    describe: 'a checkpoint kept elsewhere (one JSON, or JSON Lines): the chain must match it (repeatable)',
+    describe:
+      'a checkpoint kept elsewhere (one JSON, JSON Lines, or a C2SP checkpoint note): the chain must match it (repeatable)',
   },
   'checkpoint-key': {
     type: 'string',
@@ -29,11 +32,13 @@ export function checkpointsFor(
   ctx: CliContext,
 ): RootCheckpointReport {
   const root = typeof args.ledger === 'string' && args.ledger.length > 0 ? null : resolveRoot(args.root, ctx);
-  return checkLedgerCheckpoints(ledger, {
-    root,
-    files: (args.checkpoint ?? []).map((f) => resolve(ctx.cwd, f)),
-    keyFiles: (args.checkpointKey ?? []).map((f) => resolve(ctx.cwd, f)),
-  });
+  const files = (args.checkpoint ?? []).map((f) => resolve(ctx.cwd, f));
+  const keyFiles = (args.checkpointKey ?? []).map((f) => resolve(ctx.cwd, f));
+  // C2SP checkpoint notes are checked against the Merkle tree, cplane's JSON checkpoints against the chain.
+  const notes = files.filter(isNoteFile);
+  const report = checkLedgerCheckpoints(ledger, { root, files: files.filter((f) => !notes.includes(f)), keyFiles });
+  if (notes.length === 0) return report;
+  return checkNoteCheckpoints(ledger, notes, gatherCheckpoints({ root, keyFiles }).keys, report);
 }
 
 export function checkpointLines(report: RootCheckpointReport): string[] {

@@ -22,6 +22,7 @@ import { TIMESTAMP_INDEX, TIMESTAMP_INDEX_DDL } from './schema.js';
 import { insertImported, insertWithFreshId, truncateWal } from './sqlite-write.js';
 import { refuseIllFormed } from './validate.js';
 import { LedgerReader } from './ledger-reader.js';
+import { SqliteTree } from './merkle/sqlite-tree.js';
 
 export type { Synchronous } from './open.js';
 export type { LedgerQuery } from './query.js';
@@ -54,6 +55,8 @@ export class Ledger extends LedgerReader {
   private readonly maxSkewMs: number;
   /** The commits of this connection's appends, made durable or not as each asks (commits.ts). */
   private readonly commits: SqliteCommits;
+  /** The Merkle tree over the chain, kept in each append's transaction (merkle/sqlite-tree.ts). */
+  private readonly tree: SqliteTree;
 
   private constructor(
     path: string,
@@ -66,6 +69,7 @@ export class Ledger extends LedgerReader {
   ) {
     super(path, db);
     this.commits = new SqliteCommits(db, synchronous);
+    this.tree = new SqliteTree(db);
     this.stamps = new Timestamps(clock, (ms, limitMs) => {
       throw clockAhead(ms, limitMs, maxSkewMs);
     });
@@ -98,6 +102,7 @@ export class Ledger extends LedgerReader {
       this.ensureTimestampIndex();
     }
     this.idSource ??= this.storedIdSource();
+    this.tree.prepare(seq);
     const entries = new Array<LedgerEntry>(prepared.length);
     let i = 0;
     for (const built of buildEntries(prepared, { seq, hash, latest }, this.idSource, this.stamps, limitMs)) {
@@ -108,9 +113,11 @@ export class Ledger extends LedgerReader {
         this.content.storeSide(content.response);
       }
       insertWithFreshId(this.stmts, this.idSource, seq + i + 1, built);
+      this.tree.push(built.entry.entry_hash);
       entries[i] = built.entry;
       i += 1;
     }
+    this.tree.flush();
     return entries;
   }
 
@@ -144,7 +151,8 @@ export class Ledger extends LedgerReader {
     const prepared = inputs.map((input, index) => prepareAppend(input, index));
     const once = options.once === undefined ? undefined : new Set(options.once);
     const entries = this.guard(
-      () => this.commits.run(options.durable !== false, () => this.appendTx.immediate(prepared, once)),
+      () =>
+        this.commits.run(options.durable !== false, () => this.treeKept(() => this.appendTx.immediate(prepared, once))),
       'ERR_LEDGER_ENTRY_INVALID',
     );
     // The caller gets the entry as a read shows it: the text beside the digests that stand for it.
@@ -180,7 +188,7 @@ export class Ledger extends LedgerReader {
       for (const digest of sorted) redacted += update.run(entry.id, digest).changes;
       return { entry, redacted };
     });
-    const { entry, redacted } = this.guard(() => run.immediate(), 'ERR_LEDGER_ENTRY_INVALID');
+    const { entry, redacted } = this.guard(() => this.treeKept(() => run.immediate()), 'ERR_LEDGER_ENTRY_INVALID');
     this.content.forget(sorted);
     return { entry, redacted, already: sorted.length - redacted, ...truncateWal(this.db, this.path) };
   }
@@ -218,10 +226,39 @@ export class Ledger extends LedgerReader {
         );
       }
       insertImported(this.db, this.stmts, this.content, entries, content);
+      this.tree.build(entries.length);
     });
-    this.guard(() => run.immediate(), 'ERR_LEDGER_IMPORT_INVALID');
+    this.guard(() => this.treeKept(() => run.immediate()), 'ERR_LEDGER_IMPORT_INVALID');
     if (!this.idsInjected) this.idSource = undefined;
     return this.head();
+  }
+
+  /** `commit` (a write transaction), the tree's edge forgotten when it rolls back: it may hold leaves never written. */
+  private treeKept<T>(commit: () => T): T {
+    try {
+      return commit();
+    } catch (error) {
+      this.tree.invalidate();
+      throw error;
+    }
+  }
+
+  /**
+   * The tree over the whole chain, laid out from the chain first when this ledger has none (a ledger from before
+   * trees): one write transaction, after which every append keeps it.
+   */
+  ensureTree(): void {
+    if (this.tree.has()) return;
+    const run = this.db.transaction(() => {
+      this.refuseAlteredSchema();
+      this.tree.prepare(this.head().seq);
+    });
+    this.guard(() => this.treeKept(() => run.immediate()), 'ERR_LEDGER_ENTRY_INVALID');
+  }
+
+  /** Whether the file holds the tree (written by an append, ensureTree or import). */
+  get hasTree(): boolean {
+    return this.tree.has();
   }
 
   private ensureTimestampIndex(): void {

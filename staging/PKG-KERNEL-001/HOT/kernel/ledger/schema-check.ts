@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { hashesAsText, LEDGER_DDL, LEDGER_V1_ENTRIES_DDL, TIMESTAMP_INDEX_DDL } from './schema.js';
 import { CONTENT_DDL, CONTENT_OBJECTS, LEGACY_BLOCKS_DDL } from './content.js';
+import { MERKLE_DDL } from './merkle/sqlite-tree.js';
 
 /**
  * The schema is part of the evidence: a dropped append-only trigger, an altered table or index, or an extra
@@ -57,7 +58,7 @@ function expectations(version: string): [Map<string, SchemaObject>, Map<string, 
     // The DDL ends its last statement with ';' and a newline, and triggers hold '; END': split on ';' + newline.
     expected = new Map(parseDdl(LEDGER_DDL).map((o) => [o.name, o]));
     expectedV1 = new Map([...expected, ...parseDdl(LEDGER_V1_ENTRIES_DDL).map((o) => [o.name, o] as const)]);
-    optional = new Map(parseDdl(`${TIMESTAMP_INDEX_DDL};\n${CONTENT_DDL}`).map((o) => [o.name, o]));
+    optional = new Map(parseDdl(`${TIMESTAMP_INDEX_DDL};\n${MERKLE_DDL};\n${CONTENT_DDL}`).map((o) => [o.name, o]));
   }
   return [hashesAsText(version) ? expectedV1 : expected, optional];
 }

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { show } from '../../errors.js';
-import { LEDGER_COLUMNS, LEDGER_FUNCTIONS, LEDGER_TRIGGERS } from './schema.js';
+import { MERKLE_HELPERS } from './merkle-sql.js';
+import { ALL_LEDGER_TRIGGERS, LEDGER_COLUMNS, LEDGER_FUNCTIONS } from './schema.js';
 
 const TABLES = ['cplane_ledger_meta', ...Object.keys(LEDGER_COLUMNS)];
 const OIDS = 'SELECT to_regclass(n) FROM unnest($1::text[]) AS n';
@@ -37,7 +38,7 @@ export async function pgSchemaProblems(db: pg.Pool | pg.PoolClient): Promise<str
     [TABLES],
   );
   const rows = triggers.rows as { tbl: string; name: string; enabled: string; fn: string; src: string }[];
-  for (const want of LEDGER_TRIGGERS) {
+  for (const want of ALL_LEDGER_TRIGGERS) {
     const found = rows.find((r) => r.name === want.name && r.tbl === want.table);
     if (found === undefined) problems.push(`trigger ${want.name} on ${want.table} is missing`);
     // 'O' fires in every session as laid out ('A' too); 'D' is disabled and 'R' fires only on a replica.
@@ -47,7 +48,7 @@ export async function pgSchemaProblems(db: pg.Pool | pg.PoolClient): Promise<str
       problems.push(`trigger ${want.name} on ${want.table} runs ${show(found.fn)}, which is not cplane's ${want.fn}`);
   }
   for (const r of rows)
-    if (!LEDGER_TRIGGERS.some((t) => t.name === r.name && t.table === r.tbl))
+    if (!ALL_LEDGER_TRIGGERS.some((t) => t.name === r.name && t.table === r.tbl))
       problems.push(`table ${r.tbl} has a trigger cplane did not lay out: ${show(r.name)}`);
   const rules = await db.query(
     `SELECT c.relname AS tbl, r.rulename AS name FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
@@ -56,5 +57,17 @@ export async function pgSchemaProblems(db: pg.Pool | pg.PoolClient): Promise<str
   );
   for (const r of rules.rows as { tbl: string; name: string }[])
     problems.push(`table ${r.tbl} has a rule cplane did not lay out: ${show(r.name)}`);
+  // The Merkle trigger's helpers write the tiles: an edited one would keep a tree that is not the chain's.
+  const helpers = await db.query(
+    "SELECT proname AS name, prosrc AS src FROM pg_proc WHERE proname = ANY($1::text[]) AND pronamespace = (SELECT relnamespace FROM pg_class WHERE oid = to_regclass('cplane_entries'))",
+    [Object.keys(MERKLE_HELPERS)],
+  );
+  for (const [name, body] of Object.entries(MERKLE_HELPERS)) {
+    const found = (helpers.rows as { name: string; src: string }[]).filter((r) => r.name === name);
+    if (found.length !== 1 || found[0]?.src !== body)
+      problems.push(
+        `function ${name} is ${found.length === 0 ? 'missing' : "not cplane's"}: the Merkle tiles it writes cannot be trusted`,
+      );
+  }
   return problems;
 }

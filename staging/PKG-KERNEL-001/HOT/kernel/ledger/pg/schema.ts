@@ -1,3 +1,5 @@
+import { MERKLE_APPEND_BODY, MERKLE_TRIGGER_FN, MERKLE_TRIGGER_NAME, PG_MERKLE_DDL } from './merkle-sql.js';
+
 /**
  * The ledger on PostgreSQL: the same entries, hashes and content store as the SQLite file, in `cplane_*` tables.
  * Free text (submission_id, decision, reason, block text) is stored as the UTF-8 bytes that are hashed (BYTEA):
@@ -28,6 +30,7 @@ END `;
 export const LEDGER_FUNCTIONS: Readonly<Record<string, string>> = {
   cplane_append_only: APPEND_ONLY_BODY,
   cplane_block_redact_only: REDACT_ONLY_BODY,
+  [MERKLE_TRIGGER_FN]: MERKLE_APPEND_BODY,
 };
 
 /** The triggers that keep the ledger's rows append-only (a block changes only by redaction): the only ones. */
@@ -69,6 +72,12 @@ export const LEDGER_TRIGGERS = [
   },
 ] as const;
 
+/** Every trigger the schema check expects: the append-only ones and the Merkle tree's (merkle-sql.ts). */
+export const ALL_LEDGER_TRIGGERS = [
+  ...LEDGER_TRIGGERS,
+  { name: MERKLE_TRIGGER_NAME, table: 'cplane_entries', fn: MERKLE_TRIGGER_FN },
+] as const;
+
 export const PG_LEDGER_DDL = `
 CREATE TABLE IF NOT EXISTS cplane_ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cplane_entries (
@@ -108,7 +117,7 @@ DO $$ BEGIN
 ${LEDGER_TRIGGERS.map((t) => `    CREATE TRIGGER ${t.name} ${t.when} ON ${t.table}\n      FOR EACH ${t.each} EXECUTE FUNCTION ${t.fn}();`).join('\n')}
   END IF;
 END $$;
-`;
+${PG_MERKLE_DDL}`;
 
 /** Which columns each table has, and of which type (format_type), in order. */
 export const LEDGER_COLUMNS: Readonly<Record<string, readonly string[]>> = {
@@ -128,4 +137,5 @@ export const LEDGER_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   ],
   cplane_content_blocks: ['digest bytea', 'size integer', 'text bytea', 'redacted_by text'],
   cplane_content_lists: ['digest bytea', 'parent bytea', 'block bytea'],
+  cplane_merkle_tiles: ['level integer', 'idx bigint', 'hashes bytea'],
 };

@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+import { Ledger } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/ledger.js';
+import type { AppendInput } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
+import { inclusionPath } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/merkle/proof.js';
+import { SqliteTree, sqliteTileSource } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/merkle/sqlite-tree.js';
+import { rangeHashOf } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/merkle/tiles.js';
+import { type BenchRow, percentile, timeEach } from './row.js';
+
+/**
+ * Issue 38's rows on the suite's big ledger: the audit path of a random entry read from the tiles (p50), and its
+ * size against 32 × ⌈log2 n⌉ bytes.
+ */
+export function inclusionProofRows(path: string, total: number, samples: number): BenchRow[] {
+  const ledger = Ledger.open(path, { readonly: true });
+  let x = 987_654_321;
+  let bytes = 0;
+  const ms = ledger.snapshot(() => {
+    const size = ledger.head().seq;
+    const range = rangeHashOf(sqliteTileSource(ledger.db));
+    return timeEach(samples, () => {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      bytes = Math.max(bytes, 32 * inclusionPath(x % size, size, range).length);
+    });
+  });
+  ledger.close();
+  const bound = 32 * Math.ceil(Math.log2(total));
+  return [
+    {
+      name: 'inclusion_proof_p50',
+      value: percentile(ms, 50),
+      unit: `ms (audit path of a random entry from the tiles, ${total} entries)`,
+      baseline: null,
+      ratio: null,
+      target: '<= 1',
+      ok: percentile(ms, 50) <= 1,
+    },
+    {
+      name: 'inclusion_proof_bytes',
+      value: bytes,
+      unit: `bytes (largest audit path sampled; 32 × ⌈log2 ${total}⌉ = ${bound}), plus the ~200-byte checkpoint`,
+      baseline: bound,
+      ratio: bytes / bound,
+      target: '<= 1',
+      ok: bytes <= bound,
+    },
+  ];
+}
+
+/**
+ * Durable batch appends to a ledger with its tree against one without (the tree's three append-path methods made
+ * no-ops on that one's turns), batches interleaved so the machine's load falls on both alike.
+ */
+export function merkleOverheadRow(
+  tmp: string,
+  input: (i: number) => AppendInput,
+  rounds: number,
+  batch: number,
+): BenchRow {
+  const methods = {
+    prepare: SqliteTree.prototype.prepare,
+    push: SqliteTree.prototype.push,
+    flush: SqliteTree.prototype.flush,
+  };
+  const withTree = Ledger.open(join(tmp, 'merkle-with.sqlite'), { create: true });
+  const without = Ledger.open(join(tmp, 'merkle-without.sqlite'), { create: true });
+  const ms = { with: 0, without: 0 };
+  let n = 0;
+  try {
+    for (let round = 0; round < rounds; round += 1) {
+      for (const kind of round % 2 === 0 ? (['with', 'without'] as const) : (['without', 'with'] as const)) {
+        if (kind === 'with') Object.assign(SqliteTree.prototype, methods);
+        else Object.assign(SqliteTree.prototype, { prepare() {}, push() {}, flush() {} });
+        const inputs = Array.from({ length: batch }, () => input(n++));
+        const t0 = process.hrtime.bigint();
+        (kind === 'with' ? withTree : without).appendBatch(inputs);
+        ms[kind] += Number(process.hrtime.bigint() - t0) / 1e6;
+      }
+    }
+  } finally {
+    Object.assign(SqliteTree.prototype, methods);
+    withTree.close();
+    without.close();
+  }
+  const ratio = ms.with / ms.without;
+  return {
+    name: 'merkle_append_overhead',
+    value: ratio,
+    unit: `x (durable batches of ${batch} with the tree / without, ${rounds} each, interleaved)`,
+    baseline: null,
+    ratio,
+    target: '<= 1.1',
+    ok: ratio <= 1.1,
+  };
+}

@@ -1,0 +1,160 @@
+import { foldRight, HASH_SIZE, nodeHash, rootOf } from './hash.js';
+import type { RangeHash } from './proof.js';
+
+/**
+ * The tree in C2SP tlog-tiles layout: a tile of level L holds up to 256 consecutive hashes of tree height 8·L (level
+ * 0: the leaf hashes; level 1: the roots of each 256 leaves; …). A full tile never changes; the rightmost tile of
+ * each level is partial (width 1–255) until it fills.
+ */
+export const TILE_HEIGHT = 8;
+export const TILE_WIDTH = 256;
+
+/** The tile path element of index `n`: 3-digit groups, every group but the last prefixed `x` (tlog-tiles). */
+export function tileIndexPath(n: number): string {
+  let path = String(n % 1000).padStart(3, '0');
+  for (let rest = Math.floor(n / 1000); rest > 0; rest = Math.floor(rest / 1000))
+    path = `x${String(rest % 1000).padStart(3, '0')}/${path}`;
+  return path;
+}
+
+/** `tile/<L>/<N>` for a full tile, `tile/<L>/<N>.p/<W>` for a partial one; `level` 'entries' for the entry bundles. */
+export function tilePath(level: number | 'entries', index: number, width: number): string {
+  return `tile/${level}/${tileIndexPath(index)}${width < TILE_WIDTH ? `.p/${width}` : ''}`;
+}
+
+/** The hashes of level `level` (tree height 8·level) at [from, from + count), as stored; the reader of a tree. */
+export interface TileSource {
+  hashes(level: number, from: number, count: number): Buffer[];
+}
+
+/** Folds 2^k hashes of one height into the root of their perfect subtree. */
+export function foldPerfect(hashes: readonly Buffer[]): Buffer {
+  let level = hashes as Buffer[];
+  while (level.length > 1) {
+    const next = new Array<Buffer>(level.length / 2);
+    for (let i = 0; i < next.length; i += 1) next[i] = nodeHash(level[2 * i] as Buffer, level[2 * i + 1] as Buffer);
+    level = next;
+  }
+  return level[0] as Buffer;
+}
+
+/** MTH of D[start:end) read from tiles: a perfect aligned range from one tile, any other split as RFC 9162 splits it. */
+export function rangeHashOf(source: TileSource): RangeHash {
+  const perfect = (height: number, index: number): Buffer => {
+    const level = Math.floor(height / TILE_HEIGHT);
+    const span = 2 ** (height - level * TILE_HEIGHT);
+    return foldPerfect(source.hashes(level, index * span, span));
+  };
+  const range: RangeHash = (start, end) => {
+    const n = end - start;
+    let p = 1;
+    let height = 0;
+    while (p * 2 <= n) {
+      p *= 2;
+      height += 1;
+    }
+    if (p === n && start % n === 0) return perfect(height, start / n);
+    const k = p === n ? p / 2 : p;
+    return nodeHash(range(start, start + k), range(start + k, end));
+  };
+  return range;
+}
+
+/** A tile the edge completed or changed, to be written: level ≥ 1 (level 0 is the chain's own entry hashes). */
+export interface TileWrite {
+  level: number;
+  index: number;
+  hashes: Buffer;
+}
+
+/**
+ * The tree's right edge in memory: the partial tile of each level. Appending a leaf is one push; every 256th push
+ * folds a full tile into one hash of the level above (255 node hashes per 256 leaves): amortised O(1) per entry.
+ */
+export class TreeEdge {
+  /** partial[L]: the hashes of the rightmost, partial tile of level L. */
+  private readonly partial: Buffer[][] = [[]];
+  private readonly dirty = new Set<number>();
+  private readonly full: TileWrite[] = [];
+
+  constructor(public size = 0) {}
+
+  /** The edge of a tree of `size` leaves, read from its tiles: at most one partial tile per level. */
+  static load(size: number, source: TileSource): TreeEdge {
+    const edge = new TreeEdge(size);
+    let width = size;
+    for (let level = 0; width > 0; level += 1) {
+      const count = width % TILE_WIDTH;
+      edge.partial[level] = count === 0 ? [] : source.hashes(level, width - count, count);
+      width = Math.floor(width / TILE_WIDTH);
+    }
+    return edge;
+  }
+
+  push(leaf: Buffer): void {
+    let hash = leaf;
+    this.size += 1;
+    for (let level = 0; ; level += 1) {
+      const tile = (this.partial[level] ??= []);
+      tile.push(hash);
+      if (level > 0) this.dirty.add(level);
+      if (tile.length < TILE_WIDTH) return;
+      const index = Math.floor(this.size / TILE_WIDTH ** (level + 1)) - 1;
+      if (level > 0) this.full.push({ level, index, hashes: Buffer.concat(tile) });
+      this.dirty.delete(level);
+      hash = foldPerfect(tile);
+      this.partial[level] = [];
+    }
+  }
+
+  /** The tiles of level ≥ 1 filled or changed since the last call: what a store writes with the entries. */
+  takeWrites(): TileWrite[] {
+    const writes = this.full.splice(0);
+    for (const level of this.dirty) {
+      const tile = this.partial[level] as Buffer[];
+      const index = Math.floor(this.size / TILE_WIDTH ** (level + 1));
+      writes.push({ level, index, hashes: Buffer.concat(tile) });
+    }
+    this.dirty.clear();
+    return writes;
+  }
+
+  /** The root of the tree of `size` leaves. */
+  root(): Buffer {
+    const roots: Buffer[] = [];
+    for (let level = this.partial.length - 1; level >= 0; level -= 1) {
+      const tile = this.partial[level] as Buffer[];
+      let at = 0;
+      for (let span = TILE_WIDTH / 2; span >= 1; span /= 2) {
+        if (tile.length - at >= span) {
+          roots.push(foldPerfect(tile.slice(at, at + span)));
+          at += span;
+        }
+      }
+    }
+    return foldRight(roots);
+  }
+}
+
+/** Splits a stored tile's bytes into its hashes. */
+export function splitHashes(bytes: Uint8Array): Buffer[] {
+  const out: Buffer[] = [];
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = 0; at + HASH_SIZE <= buf.length; at += HASH_SIZE) out.push(buf.subarray(at, at + HASH_SIZE));
+  return out;
+}
+
+/** Every tile of a tree whose leaves are in memory: a ledger read before it had its tree, a verifier's rebuild. */
+export function memoryTileSource(leaves: readonly Buffer[]): TileSource {
+  const levels: Buffer[][] = [leaves.slice()];
+  for (let l = 0; (levels[l] as Buffer[]).length >= TILE_WIDTH; l += 1) {
+    const below = levels[l] as Buffer[];
+    const up: Buffer[] = [];
+    for (let i = 0; i + TILE_WIDTH <= below.length; i += TILE_WIDTH)
+      up.push(foldPerfect(below.slice(i, i + TILE_WIDTH)));
+    levels.push(up);
+  }
+  return { hashes: (level, from, count) => (levels[level] ?? []).slice(from, from + count) };
+}
+
+export { rootOf };
