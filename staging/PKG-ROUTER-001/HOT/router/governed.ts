@@ -14,7 +14,8 @@ import { dispatchRecord, type ExchangeContext } from './records.js';
 import type { PromptRequest } from './request.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
 import type { SecretPattern } from './secret-patterns.js';
-import { mayHaveBilled, retryLoop, type SendResult } from './send.js';
+import type { RoutedTo, Unroutable } from './routing/resolver.js';
+import { mayHaveBilled, retryLoop, type SendFailure, type SendOptions, type SendResult } from './send.js';
 
 export type { GovernedOutcome } from './conclusion-records.js';
 
@@ -36,6 +37,23 @@ export interface GovernedRequest {
   contextHash: string;
   /** The prompt's pieces for the content store (their concatenation is `request.prompt`): one block each. */
   promptPieces?: readonly string[];
+  /** The call's way through a model alias's deployments (router/routing); absent: the family's one upstream. */
+  route?: Route | null;
+}
+
+/**
+ * A routed call's targets (router/routing/resolver.ts RoutePlan): the deployment it is on, with its breaker and
+ * the pass that breaker gave; the pipeline moves it on after a failure the config falls back on.
+ */
+export interface Route {
+  /** The model the budget is reserved under: the dearest target's, since any of them may answer. */
+  readonly reserveModel: string;
+  readonly breaker: CircuitBreaker;
+  readonly pass: BreakerPass | false;
+  start(): Unroutable | null;
+  next(failure: SendFailure): boolean;
+  attempted(): RoutedTo;
+  finish(tokens: number | null): void;
 }
 
 export interface GovernedCall {
@@ -44,9 +62,11 @@ export interface GovernedCall {
   readonly request: GovernedRequest['request'];
   readonly contextHash: string;
   readonly promptPieces: readonly string[] | undefined;
-  readonly breaker: CircuitBreaker;
+  /** The breaker of the upstream the call is on (a routed call's moves with it to the next deployment). */
+  breaker: CircuitBreaker;
   /** What the breaker's admit() gave this call: its outcomes count for a half-open breaker only if it is a probe. */
-  readonly breakerPass: BreakerPass;
+  breakerPass: BreakerPass;
+  readonly route: Route | null;
   readonly start: number;
   readonly secrets: readonly string[];
   readonly remainingTokens: number | null;
@@ -153,8 +173,16 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     const retryAfterMs = reserved.code === 'BUDGET_UNAVAILABLE' ? UNAVAILABLE_RETRY_MS : null;
     return refusal(host, request, reserved.code, reserved.message, reserved.records, retryAfterMs);
   }
-  const breaker = host.breaker(request.provider_id, request.model_id);
-  const breakerPass = breaker.pass();
+  const route = input.route ?? null;
+  const unroutable = route?.start() ?? null;
+  if (route !== null && unroutable !== null) {
+    const warnings: Warning[] = [];
+    const released = await budget.release(host.budget, requestId, warnings);
+    const { code, message, retryAfterMs } = unroutable;
+    return refusal(host, request, code, message, [...reserved.records, ...released], retryAfterMs, warnings);
+  }
+  const breaker = route?.breaker ?? host.breaker(request.provider_id, request.model_id);
+  const breakerPass = route === null ? breaker.pass() : route.pass;
   if (!breakerPass) {
     const warnings: Warning[] = [];
     const released = await budget.release(host.budget, requestId, warnings);
@@ -173,6 +201,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
   } catch (error) {
     host.exchanges.callEnded();
     breaker.releaseProbe(breakerPass);
+    route?.finish(null);
     const warnings: Warning[] = [];
     await budget.release(host.budget, requestId, warnings);
     const fault = envFault(error);
@@ -189,6 +218,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
       promptPieces: input.promptPieces,
       breaker,
       breakerPass,
+      route,
       start,
       secrets,
       remainingTokens: reserved.remaining_tokens,
@@ -205,7 +235,7 @@ function reservation(host: GovernedHost, input: GovernedRequest, requestId: stri
   return budget.reserve(host.budget, {
     request_id: requestId,
     session_id: request.session_id,
-    model: request.model_id,
+    model: input.route?.reserveModel ?? request.model_id,
     ...input.bounds,
     ...(request.work_order_id ? { work_order_id: request.work_order_id } : {}),
     ...(request.agent_id ? { agent_id: request.agent_id } : {}),
@@ -238,14 +268,22 @@ function breakerWaitMs(host: GovernedHost, breaker: CircuitBreaker): number {
   return Math.max(0, Date.parse(openedAt) + host.config.breaker.reset_timeout_ms - host.clock());
 }
 
-/** The one retry loop around the surface's one-attempt provider call, feeding the call's breaker. */
+/**
+ * The one retry loop around the surface's one-attempt provider call, feeding the call's breaker. A routed call
+ * moves to its next deployment after a failure its config falls back on (never after a reply began: the loop
+ * ends when the reply's headers arrive), and each attempt's record names where it went (`upstreamId`: the
+ * upstream's request id of a result).
+ */
 export function attempts<R>(
   host: GovernedHost,
   call: GovernedCall,
   attempt: () => Promise<R>,
   signal?: AbortSignal,
+  upstreamId?: (result: R) => string | null,
 ): Promise<SendResult<R>> {
+  const { route } = call;
   return retryLoop(attempt, {
+    ...(route === null ? {} : routedLoop(call, route, upstreamId)),
     ...(signal === undefined ? {} : { signal }),
     config: host.config,
     clock: host.clock,
@@ -257,6 +295,31 @@ export function attempts<R>(
     // Half-open, only the probes may reach the provider: a call admitted before the opening stops retrying too.
     mayRetry: () => call.breaker.snapshot().state === 'CLOSED',
   });
+}
+
+/** The retry loop's routing hooks: the attempt's target in its record, and the move to the next deployment. */
+function routedLoop<R>(
+  call: GovernedCall,
+  route: Route,
+  upstreamId: ((result: R) => string | null) | undefined,
+): Pick<SendOptions<R>, 'reroute' | 'target'> {
+  return {
+    target: (outcome) => {
+      const id = outcome.ok ? (upstreamId?.(outcome.result) ?? null) : upstreamIdOf(outcome.error);
+      return { ...route.attempted(), upstream_request_id: id };
+    },
+    reroute: (failure) => {
+      if (!route.next(failure)) return false;
+      call.breaker = route.breaker;
+      call.breakerPass = route.pass as BreakerPass;
+      return true;
+    },
+  };
+}
+
+function upstreamIdOf(error: unknown): string | null {
+  const id = (error as { request_id?: unknown } | null)?.request_id;
+  return typeof id === 'string' ? id : null;
 }
 
 /** EXCHANGE + settlement, one batch, group-committed with the others ready (or alone, or the spool). Never rejects. */
@@ -274,6 +337,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   };
   const answered = outcome.kind === 'answered' ? { ...outcome, answer: wellTyped(outcome.answer) } : outcome;
   noteBreaker(call, answered);
+  call.route?.finish(answered.kind === 'answered' ? usedTokens(answered.answer.usage) : null);
   const message = answered.kind === 'failed' ? scrubText(answered.failure.message, call.secrets) : '';
   const settled = await settlement(host, call, answered, warnings);
   const exchange = exchangeFor(ctx, answered, message, warnings);
@@ -298,6 +362,21 @@ function noteBreaker(call: GovernedCall, outcome: GovernedOutcome): void {
   else if (outcome.kind === 'cut' || !outcome.failure.retryable) call.breaker.releaseProbe(call.breakerPass);
 }
 
+/** What an answer counts against its deployment's TPM limit. */
+function usedTokens(usage: Usage): number {
+  return (usage.input_tokens ?? 0) + (usage.output_tokens ?? 0);
+}
+
+const NO_FAILURE: SendFailure = {
+  kind: 'none',
+  error_code: '',
+  status: null,
+  retryable: false,
+  retry_after_ms: null,
+  message: '',
+  after_success: false,
+};
+
 /**
  * The reservation's end, the one place a call's budget is settled: charged at the reply's final usage; charged as
  * unknown usage when the provider may have billed without saying how much (a reply without final usage, one cut
@@ -310,7 +389,10 @@ async function settlement(
   warnings: Warning[],
 ): Promise<budget.SettleStep> {
   let usage: Usage | null = UNKNOWN_USAGE;
-  if (outcome.kind === 'answered' && outcome.usageFinal) usage = outcome.answer.usage;
+  // A routed call answered after an attempt elsewhere that may have been billed (a timeout once the body was sent)
+  // keeps the whole reservation charged: it bounds the dearest target's cost, so it covers both.
+  const billedBefore = call.route !== null && mayHaveBilled(NO_FAILURE, outcome.attempts.slice(0, -1));
+  if (outcome.kind === 'answered' && outcome.usageFinal && !billedBefore) usage = outcome.answer.usage;
   else if (outcome.kind === 'failed') {
     const { failure } = outcome;
     const cancelledAfterSend = failure.kind === 'cancelled' && outcome.unsent !== true;
