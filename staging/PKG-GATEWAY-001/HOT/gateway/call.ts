@@ -14,6 +14,8 @@ import { sendJson, write } from './http-io.js';
 import type { Identity } from './identity.js';
 import type { RequestLog } from './log.js';
 import { failureFor } from './refusals.js';
+import type { GatewayRouting } from './routing.js';
+import type { RoutePlan } from '#router/routing/resolver.js';
 import { checkGeneration, describe, framePolicy, MODEL_ID, type Generation } from './request-body.js';
 import {
   errorBody,
@@ -27,7 +29,13 @@ import {
 
 export interface CallContext {
   router: Router;
+  /** The family's upstream; a routed call's is the deployment that answered, once one has. */
   provider: WireProvider;
+  routing: GatewayRouting | null;
+  /** A routed call's way through its alias's deployments (set before admission); null: not routed. */
+  plan?: RoutePlan<WireProvider> | null;
+  /** `deployment/model` of the deployment that answered a routed call (the x-cplane-served-by header). */
+  servedBy?: string | null;
   endpoint: Endpoint;
   identity: Identity;
   body: unknown;
@@ -77,10 +85,14 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
   ctx.log.model = model === NO_MODEL ? null : model;
   const post = endpoint.method === 'POST';
   const prompt = post ? ctx.bytes.toString('utf8') : new URLSearchParams(query).toString();
+  const request = governedRequest(ctx, prompt, model);
+  const route = await routeOf(ctx, request);
+  if (route === false) return;
   const admission = await router.admit({
-    request: governedRequest(ctx, prompt, model),
+    request,
     bounds: { estimated_input_tokens: 0, max_output_tokens: 0 },
     contextHash: sha256Hex(ctx.bytes),
+    route,
   });
   if (!admission.ok) return ctx.refuse(admission.code, admission.message, admission.retryAfterMs);
   const call = admission.call;
@@ -108,7 +120,7 @@ export async function handlePassThrough(ctx: CallContext): Promise<void> {
     },
     usageFinal: true,
     attempts: sent.attempts,
-    extra: { ...extra, upstream_request_id: wire.requestId },
+    extra: routedExtra(ctx, { ...extra, upstream_request_id: wire.requestId }),
   });
   noteConcluded(ctx, concluded, 'success');
   releaseWhole(ctx, call, concluded, text);
@@ -128,6 +140,39 @@ function passThroughRequest(ctx: CallContext): { model: string; query: Record<st
   const query = passedQuery(endpoint.surface, ctx.search);
   if (typeof query === 'string') return query;
   return { model: named ?? NO_MODEL, query };
+}
+
+/**
+ * A call's plan when its model is a routing alias (null when it is not: the family's upstream serves it); false
+ * once refused (an alias whose deployments do not speak the client's surface). The key's `model:` scopes apply to
+ * each deployment's upstream model as well as to the alias (the admission checks the alias).
+ */
+async function routeOf(
+  ctx: CallContext,
+  request: GovernedRequest['request'],
+): Promise<RoutePlan<WireProvider> | null | false> {
+  if (ctx.routing === null) return null;
+  const plan = ctx.routing.plan(request.model_id, ctx.endpoint.surface, (model) =>
+    ctx.router.mayUseModel(request, model),
+  );
+  if (typeof plan === 'string') {
+    await refuseMalformed(ctx, request, plan);
+    return false;
+  }
+  ctx.plan = plan;
+  return plan;
+}
+
+/** A routed call's EXCHANGE names the alias asked for and the deployment that served (the attempts name the rest). */
+function routedExtra(ctx: CallContext, extra: Record<string, unknown>): Record<string, unknown> {
+  const plan = ctx.plan;
+  if (plan === null || plan === undefined) return extra;
+  return { ...extra, model_alias: plan.alias, served_by: ctx.servedBy ?? null };
+}
+
+/** The header a routed reply carries: who served it. */
+function servedHeader(servedBy: string | null): Record<string, string> {
+  return servedBy === null ? {} : { 'x-cplane-served-by': servedBy };
 }
 
 /** A request the surface cannot read: PROMPT_REJECTED (the key rides along, router/refusal-sampler.ts), then 400. */
@@ -199,6 +244,7 @@ function releaseWhole(ctx: CallContext, call: GovernedCall, concluded: Concluded
     'content-length': String(reply.byteLength),
     [requestIdHeader(ctx.endpoint.family)]: ctx.requestId,
     'x-cplane-exchange-id': concluded.exchangeEntryId,
+    ...servedHeader(ctx.servedBy ?? null),
   });
   ctx.res.end(reply);
 }
@@ -223,13 +269,23 @@ async function sendUpstream(
       return callProvider(ctx, body, query);
     },
     ctx.signal,
+    (wire) => wire.requestId,
   );
-  if (sent.ok) return { ok: true, result: sent.result, attempts: sent.attempts };
+  if (sent.ok) {
+    const plan = ctx.plan;
+    if (plan) {
+      // The reply is read with the reader of the deployment that answered it.
+      const target = plan.target;
+      ctx.provider = target.provider;
+      ctx.servedBy = `${target.deployment}/${target.model}`;
+    }
+    return { ok: true, result: sent.result, attempts: sent.attempts };
+  }
   const concluded = await router.conclude(call, {
     kind: 'failed',
     failure: sent.failure,
     attempts: sent.attempts,
-    extra,
+    extra: routedExtra(ctx, extra),
     unsent: !sentUpstream,
   });
   noteConcluded(ctx, concluded, sent.failure.kind === 'cancelled' ? 'cancelled' : 'error');
@@ -243,8 +299,11 @@ function callProvider(
   body: Record<string, unknown> | null,
   query: Record<string, string>,
 ): Promise<WireResponse> {
-  return ctx.provider.call(
-    { surface: ctx.endpoint.surface, body, headers: passedHeaders(ctx.req), query },
+  const target = ctx.plan?.target;
+  // A routed attempt asks the deployment for its own model: the client named the alias.
+  const sent = target === undefined || body === null ? body : { ...body, model: target.model };
+  return (target?.provider ?? ctx.provider).call(
+    { surface: ctx.endpoint.surface, body: sent, headers: passedHeaders(ctx.req), query },
     {
       signal: ctx.signal,
       timeoutMs: ctx.upstreamTimeoutMs,
@@ -311,8 +370,12 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
     );
   }
   ctx.log.model = gen.model;
+  const request = governedRequest(ctx, gen.prompt, gen.model);
+  const route = await routeOf(ctx, request);
+  if (route === false) return;
   const admission = await router.admit({
-    request: governedRequest(ctx, gen.prompt, gen.model),
+    request,
+    route,
     bounds: gen.bounds,
     outputLimit: gen.outputLimit,
     inputLimit: gen.inputLimit,
@@ -326,7 +389,7 @@ export async function handleGeneration(ctx: CallContext): Promise<void> {
   if (!sent.ok) return;
   const wire = sent.result;
   const attempts = sent.attempts;
-  const finalExtra = { ...extra, upstream_request_id: wire.requestId };
+  const finalExtra = routedExtra(ctx, { ...extra, upstream_request_id: wire.requestId });
   if (gen.stream) return streamReply(ctx, call, gen, wire, attempts, finalExtra);
   return wholeReply(ctx, call, gen, wire, attempts, finalExtra);
 }
@@ -438,6 +501,7 @@ async function streamReply(
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     [requestIdHeader(endpoint.family)]: ctx.requestId,
+    ...servedHeader(ctx.servedBy ?? null),
   });
   res.flushHeaders();
   let failure: SendFailure | null = null;

@@ -22,6 +22,8 @@ export interface GatewayConfig {
   checkpoint?: { every_entries: number; every_seconds: number };
   /** A postgres:// URL: the ledger, budgets, breakers and revocations shared by several hosts; absent: SQLite. */
   store?: string;
+  /** Model aliases over upstream deployments (gateway/routing.ts parses it, docs/routing.md); absent: none. */
+  routing?: unknown;
 }
 
 /** What a root without these keys in its default (one bootstrapped before they existed) gets. */
