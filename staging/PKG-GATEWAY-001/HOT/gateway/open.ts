@@ -77,6 +77,15 @@ export async function openGateway(
   const ledgerPath = ledgerPathForRoot(root);
   const budgetPath = budgetDbPathForRoot(root);
   const { shared } = opened;
+  const routing = deployments === null ? null : gatewayRouting(deployments, opened.router.breakers, modelPrice(root));
+  // On a shared store a 429 one host sees rests the deployment on every host, as its breakers are shared.
+  if (routing !== null && shared)
+    try {
+      await shared.shareCooldowns(routing.resolver);
+    } catch (error) {
+      await opened.close();
+      throw error;
+    }
   // An answer spooled while the database was away is appended once it answers again.
   shared?.onHealthy(() => {
     if (opened.router.spooled() > 0) void opened.router.recoverSpool();
@@ -97,7 +106,7 @@ export async function openGateway(
     callDeadlineMs: settings.call_deadline_ms,
     log,
     ...(consoleRoutes === null ? {} : { console: consoleRoutes }),
-    ...(deployments === null ? {} : { routing: gatewayRouting(deployments, opened.router.breakers, modelPrice(root)) }),
+    ...(routing === null ? {} : { routing }),
     ready: () => {
       if (shared) return shared.problem();
       try {

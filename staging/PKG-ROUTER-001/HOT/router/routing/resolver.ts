@@ -90,7 +90,14 @@ export interface Unroutable {
  * The deployments and aliases of the routing config, and their state on this host. `plan()` is the one entry:
  * O(1) to find an alias, then a pick over its groups (the operator's list, never the call history).
  */
+/** A deployment rests at most this long whatever its upstream's retry-after says (or another host's clock). */
+export const MAX_COOLDOWN_MS = 3_600_000;
+
+/** Told of a cooldown this host started: the deployment's id and the epoch ms it ends at. */
+export type CooldownListener = (deployment: string, untilMs: number) => void;
+
 export class Resolver<P> {
+  private cooldownListener: CooldownListener | null = null;
   private readonly aliases = new Map<string, { spec: AliasSpec; groups: Deployment<P>[][]; reserveModel: string }>();
   readonly deployments = new Map<string, Deployment<P>>();
   readonly fallbackOn: ReadonlySet<FallbackClass>;
@@ -125,10 +132,30 @@ export class Resolver<P> {
     return this.options.breakers.byKey(deployment.breakerKey);
   }
 
-  /** A rate-limited answer rests the deployment for its retry-after (or the config's cooldown). */
+  /** A rate-limited answer rests the deployment for its retry-after (or the config's cooldown), on every host sharing it. */
   coolDown(deployment: Deployment<P>, failure: SendFailure): void {
     if (failure.kind !== 'rate_limited') return;
-    const until = this.options.clock() + (failure.retry_after_ms ?? this.options.config.cooldown_ms);
+    const rest = Math.min(failure.retry_after_ms ?? this.options.config.cooldown_ms, MAX_COOLDOWN_MS);
+    const until = this.options.clock() + rest;
+    if (until <= deployment.cooldownUntil) return;
+    deployment.cooldownUntil = until;
+    try {
+      this.cooldownListener?.(deployment.spec.id, until);
+    } catch {
+      // Sharing is best effort: this host rests the deployment whatever its listener does.
+    }
+  }
+
+  /** Who hears of this host's cooldowns (the shared store: router/pg/shared-cooldowns.ts); null: no one. */
+  onCooldown(listener: CooldownListener | null): void {
+    this.cooldownListener = listener;
+  }
+
+  /** A cooldown another host started: adopted if later than this host's, never announced again. */
+  adoptCooldown(deploymentId: string, untilMs: number): void {
+    const deployment = this.deployments.get(deploymentId);
+    if (deployment === undefined) return;
+    const until = Math.min(untilMs, this.options.clock() + MAX_COOLDOWN_MS);
     if (until > deployment.cooldownUntil) deployment.cooldownUntil = until;
   }
 }
