@@ -65,6 +65,8 @@ before(async () => {
       deployment('cb', B, 'ROUTE_ANT_B', 'cool-b'),
       deployment('w3', A, 'ROUTE_ANT_A', 'split-3', { weight: 3 }),
       deployment('w1', B, 'ROUTE_ANT_B', 'split-1', { weight: 1 }),
+      deployment('sa', A, 'ROUTE_ANT_A', 'slow-a'),
+      deployment('sb', B, 'ROUTE_ANT_B', 'slow-b'),
       deployment('oa', A, 'ROUTE_OAI_A', 'gpt-a'),
       deployment('ob', B, 'ROUTE_OAI_B', 'gpt-b'),
     ],
@@ -75,6 +77,7 @@ before(async () => {
       breaker: { targets: ['ba', 'bb'] },
       cool: { targets: ['ca', 'cb'] },
       split: { targets: [['w3', 'w1']] },
+      slow: { targets: ['sa', 'sb'] },
       'gpt-duo': { targets: ['oa', 'ob'] },
     },
   };
@@ -90,6 +93,8 @@ before(async () => {
   served = await startServed([], (root) => {
     configSet(root, 'budget.pricing', JSON.stringify(pricing));
     configSet(root, 'gateway.routing', JSON.stringify(routing));
+    // An upstream that has not begun its reply within 1.5 s is timed out (and the call falls back).
+    configSet(root, 'router.timeout_ms', '1500');
     configSet(
       root,
       'router.breaker',
@@ -192,7 +197,9 @@ test('Anthropic SDK, non-streaming: A answers 529 → B serves; header and body 
   assert.equal(attempts[1]?.upstream_request_id, 'req_upstream_1');
   assert.equal(attempts[0]?.provider, 'anthropic');
   const [settled] = settlementsOf(exchange, all);
-  assert.notEqual(settled?.metadata.usage_known, false, 'charged at the answer, not as unknown usage');
+  assert.equal(settled?.decision, 'SETTLED', 'charged at the answer, not as unknown usage');
+  // 12 uncached + 3 cache-write + 40 cache-read input, 17 output: B's usage, charged once (A's 529 costs nothing).
+  assert.match(String((settled as { reason?: unknown } | undefined)?.reason), /settled 72 tokens/);
 });
 
 test('Anthropic SDK, streaming: A answers 529 → the stream comes from B', async () => {
@@ -413,4 +420,53 @@ test('a model that is no alias goes to the family upstream exactly as without ro
   const [exchange] = exchangesOf('SES-ROUTE-PLAIN');
   assert.equal(exchange?.metadata.model_alias, undefined);
   assert.equal(attemptsOf(exchange as Entry)[0]?.deployment, undefined);
+});
+
+test('A times out before its reply began → B serves; A may have billed, so the reservation stays charged once', async () => {
+  const session = 'SES-ROUTE-TIMEOUT';
+  A.faults.push({ replyDelayMs: 4000 });
+  const message = await anthropic(session).messages.create({
+    model: 'slow',
+    max_tokens: 16,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  assert.equal(message.model, 'slow-b');
+  const all = ledgerEntries(served.root);
+  const [exchange, ...more] = exchangesOf(session, all);
+  assert.equal(more.length, 0);
+  assert.ok(exchange);
+  assert.deepEqual(
+    attemptsOf(exchange).map((a) => [a.deployment, a.outcome, a.status]),
+    [
+      ['sa', 'timeout', null],
+      ['sb', 'success', null],
+    ],
+  );
+  const settled = settlementsOf(exchange, all);
+  assert.equal(settled.length, 1, 'one settlement');
+  assert.equal(settled[0]?.decision, 'SETTLED_USAGE_UNKNOWN', 'the whole reservation, which covers both attempts');
+});
+
+test("a key's model scopes apply to the upstream models too: a deployment it may not use is never tried", async () => {
+  const scoped = issueKey('AGENT-ROUTE-SCOPED', ['route:*', 'model:duo', 'model:claude-b-model']);
+  const before = seen(A, 'claude-a-model');
+  const client = new Anthropic({ apiKey: scoped, baseURL: served.url, maxRetries: 0 });
+  for (let i = 0; i < 3; i += 1) {
+    const message = await client.messages.create({
+      model: 'duo',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    assert.equal(message.model, 'claude-b-model');
+  }
+  assert.equal(seen(A, 'claude-a-model'), before, 'A is never asked for a model the key may not use');
+  const narrow = issueKey('AGENT-ROUTE-NARROW', ['route:*', 'model:duo']);
+  await assert.rejects(
+    new Anthropic({ apiKey: narrow, baseURL: served.url, maxRetries: 0 }).messages.create({
+      model: 'duo',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+    (error: { status?: number; message?: string }) => error.status === 403 && /AUTH_SCOPE/.test(String(error.message)),
+  );
 });

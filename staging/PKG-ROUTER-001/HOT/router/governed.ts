@@ -14,10 +14,11 @@ import { dispatchRecord, type ExchangeContext } from './records.js';
 import type { PromptRequest } from './request.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
 import type { SecretPattern } from './secret-patterns.js';
-import type { RoutedTo, Unroutable } from './routing/resolver.js';
-import { mayHaveBilled, retryLoop, type SendFailure, type SendOptions, type SendResult } from './send.js';
+import { billedBeforeAnswer, type Route, routedLoop, usedTokens } from './routing/governed-route.js';
+import { mayHaveBilled, retryLoop, type SendResult } from './send.js';
 
 export type { GovernedOutcome } from './conclusion-records.js';
+export type { Route } from './routing/governed-route.js';
 
 /**
  * The one governed pipeline, for every surface (route(), the gateway's surfaces): `admit` runs auth → budget
@@ -39,21 +40,6 @@ export interface GovernedRequest {
   promptPieces?: readonly string[];
   /** The call's way through a model alias's deployments (router/routing); absent: the family's one upstream. */
   route?: Route | null;
-}
-
-/**
- * A routed call's targets (router/routing/resolver.ts RoutePlan): the deployment it is on, with its breaker and
- * the pass that breaker gave; the pipeline moves it on after a failure the config falls back on.
- */
-export interface Route {
-  /** The model the budget is reserved under: the dearest target's, since any of them may answer. */
-  readonly reserveModel: string;
-  readonly breaker: CircuitBreaker;
-  readonly pass: BreakerPass | false;
-  start(): Unroutable | null;
-  next(failure: SendFailure): boolean;
-  attempted(): RoutedTo;
-  finish(tokens: number | null): void;
 }
 
 export interface GovernedCall {
@@ -297,31 +283,6 @@ export function attempts<R>(
   });
 }
 
-/** The retry loop's routing hooks: the attempt's target in its record, and the move to the next deployment. */
-function routedLoop<R>(
-  call: GovernedCall,
-  route: Route,
-  upstreamId: ((result: R) => string | null) | undefined,
-): Pick<SendOptions<R>, 'reroute' | 'target'> {
-  return {
-    target: (outcome) => {
-      const id = outcome.ok ? (upstreamId?.(outcome.result) ?? null) : upstreamIdOf(outcome.error);
-      return { ...route.attempted(), upstream_request_id: id };
-    },
-    reroute: (failure) => {
-      if (!route.next(failure)) return false;
-      call.breaker = route.breaker;
-      call.breakerPass = route.pass as BreakerPass;
-      return true;
-    },
-  };
-}
-
-function upstreamIdOf(error: unknown): string | null {
-  const id = (error as { request_id?: unknown } | null)?.request_id;
-  return typeof id === 'string' ? id : null;
-}
-
 /** EXCHANGE + settlement, one batch, group-committed with the others ready (or alone, or the spool). Never rejects. */
 export async function conclude(host: GovernedHost, call: GovernedCall, outcome: GovernedOutcome): Promise<Concluded> {
   const latencyMs = host.clock() - call.start;
@@ -362,21 +323,6 @@ function noteBreaker(call: GovernedCall, outcome: GovernedOutcome): void {
   else if (outcome.kind === 'cut' || !outcome.failure.retryable) call.breaker.releaseProbe(call.breakerPass);
 }
 
-/** What an answer counts against its deployment's TPM limit. */
-function usedTokens(usage: Usage): number {
-  return (usage.input_tokens ?? 0) + (usage.output_tokens ?? 0);
-}
-
-const NO_FAILURE: SendFailure = {
-  kind: 'none',
-  error_code: '',
-  status: null,
-  retryable: false,
-  retry_after_ms: null,
-  message: '',
-  after_success: false,
-};
-
 /**
  * The reservation's end, the one place a call's budget is settled: charged at the reply's final usage; charged as
  * unknown usage when the provider may have billed without saying how much (a reply without final usage, one cut
@@ -391,7 +337,7 @@ async function settlement(
   let usage: Usage | null = UNKNOWN_USAGE;
   // A routed call answered after an attempt elsewhere that may have been billed (a timeout once the body was sent)
   // keeps the whole reservation charged: it bounds the dearest target's cost, so it covers both.
-  const billedBefore = call.route !== null && mayHaveBilled(NO_FAILURE, outcome.attempts.slice(0, -1));
+  const billedBefore = call.route !== null && billedBeforeAnswer(outcome.attempts);
   if (outcome.kind === 'answered' && outcome.usageFinal && !billedBefore) usage = outcome.answer.usage;
   else if (outcome.kind === 'failed') {
     const { failure } = outcome;
