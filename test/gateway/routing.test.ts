@@ -357,12 +357,15 @@ test('OpenAI SDK, chat completions, streaming and not: A answers 500 → B serve
   assert.equal(response.headers.get('x-cplane-served-by'), 'ob/gpt-b');
   assert.equal(B.requests.at(-1)?.headers.authorization, `Bearer ${KEYS_B.openai}`);
   A.faults.push(failure);
-  const stream = await openai('SES-ROUTE-OAI-STREAM').chat.completions.create({
-    model: 'gpt-duo',
-    messages: [{ role: 'user', content: 'hi' }],
-    stream: true,
-    stream_options: { include_usage: true },
-  });
+  const { data: stream, response: streamed } = await openai('SES-ROUTE-OAI-STREAM')
+    .chat.completions.create({
+      model: 'gpt-duo',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    .withResponse();
+  assert.equal(streamed.headers.get('x-cplane-served-by'), 'ob/gpt-b', 'a stream names who serves it in its headers');
   let text = '';
   for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
   assert.equal(text, 'Hello from upstream');
@@ -445,6 +448,8 @@ test('A times out before its reply began → B serves; A may have billed, so the
   const settled = settlementsOf(exchange, all);
   assert.equal(settled.length, 1, 'one settlement');
   assert.equal(settled[0]?.decision, 'SETTLED_USAGE_UNKNOWN', 'the whole reservation, which covers both attempts');
+  const exported = JSON.stringify(all);
+  for (const secret of Object.values(ENV)) assert.ok(!exported.includes(secret), 'no deployment key in the ledger');
 });
 
 test("a key's model scopes apply to the upstream models too: a deployment it may not use is never tried", async () => {
