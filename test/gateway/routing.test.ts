@@ -25,6 +25,14 @@ const ENV = {
   ANTHROPIC_KEY_BACKUP: KEYS_B.anthropic,
 };
 
+const DUO_B_PRICE = {
+  input_per_mtok: 1,
+  output_per_mtok: 5,
+  cache_read_per_mtok: 0.1,
+  cache_write_5m_per_mtok: 1.25,
+  cache_write_1h_per_mtok: 2,
+};
+
 let served: Served;
 let key: string;
 let A: Upstream;
@@ -89,7 +97,12 @@ before(async () => {
     cache_write_5m_per_mtok: 3.75,
     cache_write_1h_per_mtok: 6,
   };
-  const pricing = Object.fromEntries(routing.deployments.map((d) => [String(d.model), price]));
+  const pricing = {
+    ...Object.fromEntries(routing.deployments.map((d) => [String(d.model), price])),
+    // A dear and B cheap: the reservation covers A, the answer from B is charged at B's price.
+    'claude-a-model': { ...price, input_per_mtok: 15, output_per_mtok: 75 },
+    'claude-b-model': DUO_B_PRICE,
+  };
   served = await startServed([], (root) => {
     configSet(root, 'budget.pricing', JSON.stringify(pricing));
     configSet(root, 'gateway.routing', JSON.stringify(routing));
@@ -200,6 +213,10 @@ test('Anthropic SDK, non-streaming: A answers 529 → B serves; header and body 
   assert.equal(settled?.decision, 'SETTLED', 'charged at the answer, not as unknown usage');
   // 12 uncached + 3 cache-write + 40 cache-read input, 17 output: B's usage, charged once (A's 529 costs nothing).
   assert.match(String((settled as { reason?: unknown } | undefined)?.reason), /settled 72 tokens/);
+  // Priced at B, the model that answered: 12 × 1 + 3 × 1.25 + 40 × 0.1 + 17 × 5 per million tokens.
+  const cost = Number(settled?.metadata.cost);
+  assert.ok(Math.abs(cost - 104.75e-6) < 1e-12, `charged ${cost} at B's price`);
+  assert.ok(Number(settled?.metadata.reserved_cost) > cost, 'the reservation covered the dearer A');
 });
 
 test('Anthropic SDK, streaming: A answers 529 → the stream comes from B', async () => {

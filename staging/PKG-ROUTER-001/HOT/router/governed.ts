@@ -298,9 +298,10 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   };
   const answered = outcome.kind === 'answered' ? { ...outcome, answer: wellTyped(outcome.answer) } : outcome;
   noteBreaker(call, answered);
+  const pricedAs = call.route?.servedModel ?? null;
   call.route?.finish(answered.kind === 'answered' ? usedTokens(answered.answer.usage) : null);
   const message = answered.kind === 'failed' ? scrubText(answered.failure.message, call.secrets) : '';
-  const settled = await settlement(host, call, answered, warnings);
+  const settled = await settlement(host, call, answered, warnings, pricedAs);
   const exchange = exchangeFor(ctx, answered, message, warnings);
   const degraded =
     answered.kind === 'answered' ? (): AppendInput[] => [withoutRawUsage(exchange), ...settled.records] : null;
@@ -333,6 +334,7 @@ async function settlement(
   call: GovernedCall,
   outcome: GovernedOutcome,
   warnings: Warning[],
+  pricedAs: string | null,
 ): Promise<budget.SettleStep> {
   let usage: Usage | null = UNKNOWN_USAGE;
   // A routed call answered after an attempt elsewhere that may have been billed (a timeout once the body was sent)
@@ -346,7 +348,7 @@ async function settlement(
   }
   if (usage === null)
     return { records: await budget.release(host.budget, call.requestId, warnings), cost: null, remaining_tokens: null };
-  return budget.settle(host.budget, call.requestId, usage, warnings, call.outputLimit, call.inputLimit);
+  return budget.settle(host.budget, call.requestId, usage, warnings, call.outputLimit, call.inputLimit, pricedAs);
 }
 
 /**

@@ -14,6 +14,8 @@ import type { RoutedTo, Unroutable } from './resolver.js';
 export interface Route {
   /** The model the budget is reserved under: the dearest target's, since any of them may answer. */
   readonly reserveModel: string;
+  /** The upstream model of the deployment the call is on (null once it ended): what its answer is priced at. */
+  readonly servedModel: string | null;
   readonly breaker: CircuitBreaker;
   readonly pass: BreakerPass | false;
   start(): Unroutable | null;

@@ -216,6 +216,10 @@ export class RoutePlan<P> {
     };
   }
 
+  get servedModel(): string | null {
+    return this.current?.spec.model ?? null;
+  }
+
   get breaker(): CircuitBreaker {
     return this.resolver.breakerOf(this.current as Deployment<P>);
   }
