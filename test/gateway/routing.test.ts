@@ -492,3 +492,41 @@ test("a key's model scopes apply to the upstream models too: a deployment it may
     (error: { status?: number; message?: string }) => error.status === 403 && /AUTH_SCOPE/.test(String(error.message)),
   );
 });
+
+test("a prompt over A's window (its 400 says so) is answered by B, the larger target; a plain 400 is not moved", async () => {
+  A.faults.push({
+    status: 400,
+    body: {
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' },
+    },
+  });
+  const message = await anthropic('SES-ROUTE-WINDOW').messages.create({
+    model: 'duo',
+    max_tokens: 16,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  assert.equal(message.model, 'claude-b-model');
+  A.faults.push({
+    status: 400,
+    body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages: roles must alternate' } },
+  });
+  const before = seen(B, 'claude-b-model');
+  await assert.rejects(
+    anthropic('SES-ROUTE-400').messages.create({
+      model: 'duo',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+    (error: { status?: number }) => error.status === 400,
+  );
+  assert.equal(seen(B, 'claude-b-model'), before, 'the request itself is wrong: B is not asked');
+  const all = ledgerEntries(served.root);
+  assert.deepEqual(
+    attemptsOf(exchangesOf('SES-ROUTE-WINDOW', all)[0] as Entry).map((a) => [a.deployment, a.status]),
+    [
+      ['a', 400],
+      ['b', null],
+    ],
+  );
+});

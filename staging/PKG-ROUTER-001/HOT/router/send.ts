@@ -115,7 +115,9 @@ export async function retryLoop<R>(call: () => Promise<R>, options: SendOptions<
       };
       attempts.push(options.target ? targetedAttempt(record, options.target({ ok: false, error })) : record);
       options.onFailure(failure);
-      if (failure.retryable && options.reroute?.(failure)) {
+      // The route decides which failures move the call (a prompt over one model's window is not retryable, yet
+      // another target may take it).
+      if (options.reroute?.(failure)) {
         tries = 0;
         continue;
       }

@@ -51,6 +51,7 @@ test('defaults: weight 1, no limits, weighted, every fallback class, 5 s cooldow
     'rate_limited',
     'network',
     'breaker_open',
+    'context_too_long',
   ]);
 });
 

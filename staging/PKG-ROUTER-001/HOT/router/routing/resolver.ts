@@ -236,7 +236,7 @@ export class RoutePlan<P> {
   next(failure: SendFailure): boolean {
     const current = this.current as Deployment<P>;
     this.resolver.coolDown(current, failure);
-    const cls = fallbackClassOf(failure.kind);
+    const cls = fallbackClassOf(failure);
     if (cls === null || !this.resolver.fallbackOn.has(cls)) return false;
     const before = { current, pass: this.pass };
     if (!this.select(this.group)) {

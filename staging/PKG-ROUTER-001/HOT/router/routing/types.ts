@@ -11,6 +11,7 @@ export const FALLBACK_CLASSES = [
   'rate_limited',
   'network',
   'breaker_open',
+  'context_too_long',
 ] as const;
 export type FallbackClass = (typeof FALLBACK_CLASSES)[number];
 
@@ -45,9 +46,28 @@ export interface RoutingConfig {
   cooldown_ms: number;
 }
 
-/** The class of a provider failure kind, for `fallback_on`; null: never a reason to move (a 400, an auth failure). */
-export function fallbackClassOf(kind: string): FallbackClass | null {
-  return (FALLBACK_CLASSES as readonly string[]).includes(kind) && kind !== 'breaker_open'
+/** How the providers word a prompt over the model's window (Anthropic, OpenAI-compatible servers). */
+const CONTEXT_TOO_LONG = /prompt is too long|context_length_exceeded|maximum context length|context window/i;
+
+/**
+ * The class of a failure before the reply began, for `fallback_on`; null: never a reason to move (any other 400, an
+ * auth failure, anything after a 2xx). A prompt over the window is a 400 a target with a larger window can answer.
+ */
+export function fallbackClassOf(failure: {
+  kind: string;
+  status: number | null;
+  message: string;
+  after_success: boolean;
+}): FallbackClass | null {
+  if (failure.after_success) return null;
+  if (failure.kind === 'invalid_request')
+    return (failure.status === 400 || failure.status === 413) && CONTEXT_TOO_LONG.test(failure.message)
+      ? 'context_too_long'
+      : null;
+  const kind = failure.kind;
+  return (FALLBACK_CLASSES as readonly string[]).includes(kind) &&
+    kind !== 'breaker_open' &&
+    kind !== 'context_too_long'
     ? (kind as FallbackClass)
     : null;
 }

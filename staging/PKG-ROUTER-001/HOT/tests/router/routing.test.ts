@@ -245,6 +245,29 @@ test('fallback only on the classes named; a 400 or an unnamed class stays (the r
   assert.equal(plan?.next(failure('overloaded')), false, 'each deployment once per call');
 });
 
+test("a prompt over one model's window (a 400 saying so) moves to the next target; any other 400 stays", () => {
+  const clock = { now: 0 };
+  const { resolver: r } = resolver(
+    {
+      deployments: [deployment('small'), deployment('large')],
+      aliases: { m: { targets: [['small'], ['large']], strategy: 'weighted' } },
+    },
+    clock,
+  );
+  const tooLong = {
+    ...failure('invalid_request'),
+    status: 400,
+    retryable: false,
+    message: 'provider "anthropic" answered HTTP 400: prompt is too long: 210000 tokens > 200000 maximum',
+  };
+  const plan = r.plan('m', everyone);
+  assert.equal(plan?.start(), null);
+  assert.equal(plan?.next({ ...tooLong, message: 'messages: roles must alternate' }), false);
+  assert.equal(plan?.next({ ...tooLong, after_success: true }), false, 'never after a 2xx');
+  assert.equal(plan?.next(tooLong), true);
+  assert.equal(plan?.target.deployment, 'large');
+});
+
 test('the key scope on upstream models: a target the key may not use is skipped; none left: AUTH_SCOPE', () => {
   const clock = { now: 0 };
   const { resolver: r } = resolver(
