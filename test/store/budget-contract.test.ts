@@ -254,6 +254,31 @@ for (const backend of backends) {
       }
     });
 
+    test('a settlement priced at another model (a routed call answered by a cheaper target) costs that model', async () => {
+      const cheap = {
+        input_per_mtok: 1,
+        output_per_mtok: 1,
+        cache_read_per_mtok: 0,
+        cache_write_5m_per_mtok: 0,
+        cache_write_1h_per_mtok: 0,
+      };
+      const { port } = await backend.fresh(config({ pricing: { ...(config().pricing as object), m2: cheap } }));
+      try {
+        assert.ok((await port.reserve(request('r1'))).ok);
+        const settled = await port.settle({ request_id: 'r1', usage, model: 'm2' });
+        // 80 input + 20 output at 1 per million: 100e-6, not m1's 80 × 2 + 20 × 10 = 360e-6.
+        assert.ok(Math.abs((settled.cost ?? 0) - 100e-6) < 1e-12, `cost ${settled.cost}`);
+        assert.ok((await port.reserve(request('r2'))).ok);
+        assert.ok(Math.abs(((await port.settle({ request_id: 'r2', usage })).cost ?? 0) - 360e-6) < 1e-12);
+        await assert.rejects(
+          port.settle({ request_id: 'r2', usage, model: 'has space' }),
+          coded('ERR_BUDGET_INPUT_INVALID'),
+        );
+      } finally {
+        await port.close();
+      }
+    });
+
     test('reserve, settle and release replay per request id: replayed, no second record, no second charge', async () => {
       const { port } = await backend.fresh(config({ limits: { session: { default: { max_tokens: 1000 } } } }));
       try {

@@ -141,10 +141,10 @@ export class Budgeter {
   }
 
   /** Replace the reservation by the real usage's cost. Usage is untrusted: anything malformed makes it unknown. */
-  settle(request: { request_id: string; usage: unknown }): Settled {
-    const { requestId, usage } = readSettleRequest(request);
+  settle(request: { request_id: string; usage: unknown; model?: string | null }): Settled {
+    const { requestId, usage, model } = readSettleRequest(request);
     return this.store.immediate((): Settled => {
-      const outcome = settleStep(this.tx(), requestId, usage);
+      const outcome = settleStep(this.tx(), requestId, usage, model);
       this.keep(requestId, outcome.records, this.ledger);
       return { ...outcome, ledger_entry_ids: this.publish(outcome.records, 'settlement', requestId) };
     });

@@ -80,6 +80,13 @@ export function parseReserveInput(input: unknown): ReserveInput {
   return out;
 }
 
+/** The model a settlement is priced at, when not the reservation's (a routed call answered by a cheaper target). */
+export function parseModelId(value: unknown): string {
+  if (typeof value !== 'string' || !ID_PATTERN.test(value))
+    throw invalid('model', value, '1-200 printable ASCII characters without spaces');
+  return value;
+}
+
 export function parseRequestId(value: unknown): string {
   if (typeof value !== 'string' || !ID_PATTERN.test(value))
     throw invalid('request_id', value, '1-200 printable ASCII characters without spaces');

@@ -168,12 +168,14 @@ export function settleTx(
   requestId: string,
   rawUsage: unknown,
   unknownBecause?: string,
+  /** The model the usage is priced at, when not the reservation's (the target of a routed call that answered). */
+  pricedAs: string | null = null,
 ): SettleDecision {
   const { config, store, now } = ctx;
   const row = pending(store, requestId, 'settle');
   const reading =
     unknownBecause === undefined
-      ? readPricedUsage(config, row.model, rawUsage)
+      ? readPricedUsage(config, pricedAs ?? row.model, rawUsage)
       : { known: false as const, problems: [unknownBecause] };
   const usageKey = reading.known
     ? JSON.stringify([

@@ -11,7 +11,8 @@ import type { OutboxRow } from './kept-records.js';
 export interface BudgetPort {
   readonly backend: 'sqlite' | 'postgres';
   reserve(request: unknown): Promise<ReserveOutcome>;
-  settle(request: { request_id: string; usage: unknown }): Promise<Settled>;
+  /** `model`: price the usage at this model rather than the reservation's (a routed call's answering target). */
+  settle(request: { request_id: string; usage: unknown; model?: string | null }): Promise<Settled>;
   release(requestId: unknown): Promise<Released>;
   /** A pending reservation settled as unknown usage (stays charged); null when it is no longer pending. */
   chargeUnknown(requestId: unknown, reason: string, metadata?: Record<string, unknown>): Promise<Settled | null>;

@@ -1,5 +1,5 @@
 import type { AppendInput } from '#kernel/ledger/index.js';
-import { type ReserveInput, parseRequestId } from './input.js';
+import { type ReserveInput, parseModelId, parseRequestId } from './input.js';
 import { type TxContext, releaseTx, reserveTx, settleTx } from './operations.js';
 import { toMoney } from './pricing.js';
 import { type RecordContext, allocationRecord, exceededRecord, releaseRecord, settlementRecord } from './records.js';
@@ -45,17 +45,22 @@ export function reserveStep(ctx: StepContext, input: ReserveInput): ReserveOutco
   };
 }
 
-/** A settle request's id (validated) and its usage (untrusted: anything malformed makes it unknown). */
-export function readSettleRequest(request: unknown): { requestId: string; usage: unknown } {
+/**
+ * A settle request's id (validated), its usage (untrusted: anything malformed makes it unknown), and the model to
+ * price it at when not the reservation's (null: the reservation's).
+ */
+export function readSettleRequest(request: unknown): { requestId: string; usage: unknown; model: string | null } {
   const record = (typeof request === 'object' && request !== null ? request : {}) as {
     request_id?: unknown;
     usage?: unknown;
+    model?: unknown;
   };
-  return { requestId: parseRequestId(record.request_id), usage: record.usage };
+  const model = record.model === undefined || record.model === null ? null : parseModelId(record.model);
+  return { requestId: parseRequestId(record.request_id), usage: record.usage, model };
 }
 
-export function settleStep(ctx: StepContext, requestId: string, usage: unknown): Settled {
-  const decision = settleTx(ctx, requestId, usage);
+export function settleStep(ctx: StepContext, requestId: string, usage: unknown, model: string | null = null): Settled {
+  const decision = settleTx(ctx, requestId, usage, undefined, model);
   const reservation = toReservation(decision.row);
   const records: AppendInput[] = decision.replayed
     ? []

@@ -16,6 +16,8 @@ import type { Identity } from './identity.js';
 import type { RequestLog } from './log.js';
 import { checkGeminiGeneration } from './gemini-body.js';
 import { failureFor } from './refusals.js';
+import type { GatewayRouting } from './routing.js';
+import type { RoutePlan } from '#router/routing/resolver.js';
 import { checkGeneration, describe, type FrameAction, framePolicy, MODEL_ID, type Generation } from './request-body.js';
 import {
   errorBody,
@@ -37,10 +39,16 @@ export interface IncomingCall extends Omit<CallContext, 'provider' | 'translator
 
 export interface CallContext {
   router: Router;
-  /** The provider called: the client family's, or the one the model's family names (targets.ts). */
+  /** The provider called: the client family's, the one the model's family names (targets.ts), or a routed call's
+   * deployment that answered, once one has. */
   provider: WireProvider;
   /** Set when the provider speaks another format than the client: the request and the reply are translated. */
   translator: Translator | null;
+  routing: GatewayRouting | null;
+  /** A routed call's way through its alias's deployments (set before admission); null: not routed. */
+  plan?: RoutePlan<WireProvider> | null;
+  /** `deployment/model` of the deployment that answered a routed call (the x-cplane-served-by header). */
+  servedBy?: string | null;
   endpoint: Endpoint;
   identity: Identity;
   body: unknown;
@@ -94,10 +102,14 @@ export async function handlePassThrough(incoming: IncomingCall): Promise<void> {
   ctx.log.model = model === NO_MODEL ? null : model;
   const post = endpoint.method === 'POST';
   const prompt = post ? ctx.bytes.toString('utf8') : new URLSearchParams(query).toString();
+  const request = governedRequest(ctx, prompt, model);
+  const route = await routeOf(ctx, request);
+  if (route === false) return;
   const admission = await router.admit({
-    request: governedRequest(ctx, prompt, model),
+    request,
     bounds: { estimated_input_tokens: 0, max_output_tokens: 0 },
     contextHash: sha256Hex(ctx.bytes),
+    route,
   });
   if (!admission.ok) return ctx.refuse(admission.code, admission.message, admission.retryAfterMs);
   const call = admission.call;
@@ -125,7 +137,7 @@ export async function handlePassThrough(incoming: IncomingCall): Promise<void> {
     },
     usageFinal: true,
     attempts: sent.attempts,
-    extra: { ...extra, upstream_request_id: wire.requestId },
+    extra: routedExtra(ctx, { ...extra, upstream_request_id: wire.requestId }),
   });
   noteConcluded(ctx, concluded, 'success');
   releaseWhole(ctx, call, concluded, text);
@@ -145,6 +157,39 @@ function passThroughRequest(ctx: CallContext): { model: string; query: Record<st
   const query = passedQuery(endpoint.surface, ctx.search);
   if (typeof query === 'string') return query;
   return { model: named ?? NO_MODEL, query };
+}
+
+/**
+ * A call's plan when its model is a routing alias (null when it is not: the family's upstream serves it); false
+ * once refused (an alias whose deployments do not speak the client's surface). The key's `model:` scopes apply to
+ * each deployment's upstream model as well as to the alias (the admission checks the alias).
+ */
+async function routeOf(
+  ctx: CallContext,
+  request: GovernedRequest['request'],
+): Promise<RoutePlan<WireProvider> | null | false> {
+  if (ctx.routing === null) return null;
+  const plan = ctx.routing.plan(request.model_id, ctx.translator?.upstream ?? ctx.endpoint.surface, (model) =>
+    ctx.router.mayUseModel(request, model),
+  );
+  if (typeof plan === 'string') {
+    await refuseMalformed(ctx, request, plan);
+    return false;
+  }
+  ctx.plan = plan;
+  return plan;
+}
+
+/** A routed call's EXCHANGE names the alias asked for and the deployment that served (the attempts name the rest). */
+function routedExtra(ctx: CallContext, extra: Record<string, unknown>): Record<string, unknown> {
+  const plan = ctx.plan;
+  if (plan === null || plan === undefined) return extra;
+  return { ...extra, model_alias: plan.alias, served_by: ctx.servedBy ?? null };
+}
+
+/** The header a routed reply carries: who served it. */
+function servedHeader(servedBy: string | null): Record<string, string> {
+  return servedBy === null ? {} : { 'x-cplane-served-by': servedBy };
 }
 
 /** A request the surface cannot read: PROMPT_REJECTED (the key rides along, router/refusal-sampler.ts), then 400. */
@@ -220,6 +265,7 @@ function releaseWhole(ctx: CallContext, call: GovernedCall, concluded: Concluded
     'content-length': String(reply.byteLength),
     [requestIdHeader(ctx.endpoint.family)]: ctx.requestId,
     'x-cplane-exchange-id': concluded.exchangeEntryId,
+    ...servedHeader(ctx.servedBy ?? null),
   });
   ctx.res.end(reply);
 }
@@ -244,13 +290,23 @@ async function sendUpstream(
       return callProvider(ctx, body, query);
     },
     ctx.signal,
+    (wire) => wire.requestId,
   );
-  if (sent.ok) return { ok: true, result: sent.result, attempts: sent.attempts };
+  if (sent.ok) {
+    const plan = ctx.plan;
+    if (plan) {
+      // The reply is read with the reader of the deployment that answered it.
+      const target = plan.target;
+      ctx.provider = target.provider;
+      ctx.servedBy = `${target.deployment}/${target.model}`;
+    }
+    return { ok: true, result: sent.result, attempts: sent.attempts };
+  }
   const concluded = await router.conclude(call, {
     kind: 'failed',
     failure: sent.failure,
     attempts: sent.attempts,
-    extra,
+    extra: routedExtra(ctx, extra),
     unsent: !sentUpstream,
   });
   noteConcluded(ctx, concluded, sent.failure.kind === 'cancelled' ? 'cancelled' : 'error');
@@ -264,10 +320,13 @@ function callProvider(
   body: Record<string, unknown> | null,
   query: Record<string, string>,
 ): Promise<WireResponse> {
-  return ctx.provider.call(
+  const target = ctx.plan?.target;
+  // A routed attempt asks the deployment for its own model: the client named the alias.
+  const sent = target === undefined || body === null ? body : { ...body, model: target.model };
+  return (target?.provider ?? ctx.provider).call(
     {
       surface: ctx.translator?.upstream ?? ctx.endpoint.surface,
-      body,
+      body: sent,
       headers: passedHeaders(ctx.req),
       query,
       ...(ctx.endpoint.params === undefined ? {} : { params: ctx.endpoint.params }),
@@ -344,8 +403,12 @@ export async function handleGeneration(incoming: IncomingCall): Promise<void> {
   const routed = await routeGeneration(incoming, gen);
   if (routed === null) return;
   const { ctx, upstreamBody } = routed;
+  const request = governedRequest(ctx, gen.prompt, gen.model);
+  const route = await routeOf(ctx, request);
+  if (route === false) return;
   const admission = await router.admit({
-    request: governedRequest(ctx, gen.prompt, gen.model),
+    request,
+    route,
     bounds: gen.bounds,
     outputLimit: gen.outputLimit,
     inputLimit: gen.inputLimit,
@@ -364,7 +427,7 @@ export async function handleGeneration(incoming: IncomingCall): Promise<void> {
   if (!sent.ok) return;
   const wire = sent.result;
   const attempts = sent.attempts;
-  const finalExtra = { ...extra, upstream_request_id: wire.requestId };
+  const finalExtra = routedExtra(ctx, { ...extra, upstream_request_id: wire.requestId });
   if (gen.stream) return streamReply(ctx, call, gen, wire, attempts, finalExtra);
   return wholeReply(ctx, call, gen, wire, attempts, finalExtra);
 }
@@ -481,6 +544,7 @@ async function streamReply(
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     [requestIdHeader(endpoint.family)]: ctx.requestId,
+    ...servedHeader(ctx.servedBy ?? null),
   });
   res.flushHeaders();
   let failure: SendFailure | null = null;

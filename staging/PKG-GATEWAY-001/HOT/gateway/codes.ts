@@ -13,6 +13,12 @@ export const CODES = defineCodes({
     meaning: "the root's effective `gateway` config (package default with the operator's overrides) fails its schema",
     hint: 'see `cplane config show gateway`; fix the override with `cplane config set` or `cplane config unset`',
   },
+  ERR_ROUTING_CONFIG_INVALID: {
+    kind: 'error',
+    meaning:
+      "the gateway config's `routing` names a deployment twice, an alias target that is no deployment, a credential_env that is not set, or a provider that is not installed (or cannot serve as a gateway upstream)",
+    hint: 'see docs/routing.md; fix it with `cplane config set gateway.routing …`',
+  },
   ERR_CONSOLE_UNAUTHORIZED: {
     kind: 'error',
     meaning:

@@ -2,7 +2,8 @@ import type { Warning } from '#kernel/catalogue/define.js';
 import { accessSync, constants } from 'node:fs';
 import { isCpError, toCpError } from '#kernel/errors.js';
 import { ledgerPathForRoot } from '#kernel/ledger/index.js';
-import { budgetDbPathForRoot } from '#budgeter/config.js';
+import { budgetDbPathForRoot, loadBudgetConfigForRoot } from '#budgeter/config.js';
+import { priceFor } from '#budgeter/pricing.js';
 import type { Provider } from '#providers/spec.js';
 import { isWireProvider, type WireProvider } from '#providers/wire/spec.js';
 import {
@@ -27,6 +28,7 @@ import type { RequestLog } from './log.js';
 import type { GatewayConfig } from './settings.js';
 import { Gateway } from './server.js';
 import type { Family } from './surfaces.js';
+import { gatewayRouting, parseRouting, routingProviders, type RoutingProviders } from './routing.js';
 
 export interface OpenedGateway {
   gateway: Gateway;
@@ -58,6 +60,9 @@ export async function openGateway(
   warn: (w: Warning) => void = () => {},
 ): Promise<OpenedGateway> {
   const { providers, constructed, unavailable } = await providerRegistry(root, env, settings.upstreams);
+  const routingConfig = parseRouting(settings.routing, env);
+  const deployments = routingConfig === null ? null : await routingProviders(root, env, routingConfig);
+  if (deployments !== null) upstreamsOfDeployments(providers, deployments, unavailable);
   const opened = await openRouter(root, {
     provider: 'mock',
     providers: constructed,
@@ -66,11 +71,21 @@ export async function openGateway(
     store: settings.store ?? null,
     reserveWal: true,
     ...(settings.durability === undefined ? {} : { durability: settings.durability }),
+    ...(deployments === null ? {} : { secrets: deployments.secrets }),
   });
   const consoleRoutes = openConsole(root, opened, unavailable);
   const ledgerPath = ledgerPathForRoot(root);
   const budgetPath = budgetDbPathForRoot(root);
   const { shared } = opened;
+  const routing = deployments === null ? null : gatewayRouting(deployments, opened.router.breakers, modelPrice(root));
+  // On a shared store a 429 one host sees rests the deployment on every host, as its breakers are shared.
+  if (routing !== null && shared)
+    try {
+      await shared.shareCooldowns(routing.resolver);
+    } catch (error) {
+      await opened.close();
+      throw error;
+    }
   // An answer spooled while the database was away is appended once it answers again.
   shared?.onHealthy(() => {
     if (opened.router.spooled() > 0) void opened.router.recoverSpool();
@@ -91,6 +106,7 @@ export async function openGateway(
     callDeadlineMs: settings.call_deadline_ms,
     log,
     ...(consoleRoutes === null ? {} : { console: consoleRoutes }),
+    ...(routing === null ? {} : { routing }),
     ready: () => {
       if (shared) return shared.problem();
       try {
@@ -124,6 +140,33 @@ export async function openGateway(
 }
 
 const FAMILIES: readonly Family[] = ['anthropic', 'openai', 'gemini'];
+
+/**
+ * A family no installed provider is configured for (no key in the environment) is served by a deployment that
+ * speaks it: its aliases work, and a model that is no alias goes to that deployment's upstream.
+ */
+function upstreamsOfDeployments(
+  providers: Map<Family, WireProvider>,
+  deployments: RoutingProviders,
+  unavailable: string[],
+): void {
+  for (const provider of deployments.providers.values())
+    for (const family of FAMILIES) {
+      if (providers.has(family) || !provider.surfaces.some((s) => familyOfSurface(s) === family)) continue;
+      providers.set(family, provider);
+      const at = unavailable.findIndex((line) => line.startsWith(`${family}:`));
+      if (at >= 0) unavailable.splice(at, 1);
+    }
+}
+
+/** A model's price weight (input + output per Mtok) from the budget config, to reserve for a routed call's dearest target. */
+function modelPrice(root: string): (model: string) => number | null {
+  const config = loadBudgetConfigForRoot(root);
+  return (model) => {
+    const price = priceFor(config, model);
+    return price === null ? null : price.input_per_mtok + price.output_per_mtok;
+  };
+}
 
 /** The API family a surface belongs to (`anthropic.messages` → anthropic), or null for one this gateway has none. */
 function familyOfSurface(surface: string): Family | null {

@@ -1,3 +1,4 @@
+import type { GatewayRouting } from './routing.js';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -38,6 +39,8 @@ export interface GatewayOptions {
   ready: () => string | null;
   /** The read-only console at /console/ (absent: those paths are 404 like any other). */
   console?: ConsoleRoutes;
+  /** Model aliases over deployments (gateway/routing.ts); absent: each family's one upstream. */
+  routing?: GatewayRouting | null;
 }
 
 /** The latest response on each connection, so a parse error on it knows whether one is being written. */
@@ -378,6 +381,7 @@ export class Gateway {
       router: this.options.router,
       provider,
       targets: this.targets,
+      routing: this.options.routing ?? null,
       endpoint,
       identity,
       body: read.body,

@@ -25,6 +25,8 @@ export interface GatewayConfig {
   store?: string;
   /** The provider serving each client family, by installed id (`bedrock` for the Anthropic surface); absent: the default. */
   upstreams?: Partial<Record<Family, string>>;
+  /** Model aliases over upstream deployments (gateway/routing.ts parses it, docs/routing.md); absent: none. */
+  routing?: unknown;
 }
 
 /** What a root without these keys in its default (one bootstrapped before they existed) gets. */

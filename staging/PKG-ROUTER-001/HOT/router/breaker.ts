@@ -79,6 +79,20 @@ export class CircuitBreaker {
     return this.pass() !== false;
   }
 
+  /**
+   * Whether pass() would refuse now without asking the probe gate, with no side effect: a balancer skips such a
+   * breaker without taking a probe slot it would not use.
+   */
+  refusing(): boolean {
+    if (this.state === 'OPEN') return this.clock() - (this.openedAtMs ?? 0) < this.config.reset_timeout_ms;
+    return this.state === 'HALF_OPEN' && this.probes >= this.config.half_open_probes;
+  }
+
+  /** When an open breaker may next be probed (epoch ms), else null. */
+  reopensAt(): number | null {
+    return this.state === 'OPEN' ? (this.openedAtMs ?? 0) + this.config.reset_timeout_ms : null;
+  }
+
   /** admit(), handing the call its pass (false: refused), to give back with the call's outcome. */
   pass(): BreakerPass | false {
     if (this.state === 'OPEN') {

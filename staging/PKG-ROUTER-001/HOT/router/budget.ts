@@ -136,6 +136,8 @@ export async function settle(
   warnings: Warning[],
   outputLimit: number | null = null,
   inputLimit: number | null = null,
+  /** The model the usage is priced at when not the reservation's: the deployment that answered a routed call. */
+  pricedAs: string | null = null,
 ): Promise<SettleStep> {
   if (!budget) return { records: [], cost: null, remaining_tokens: null };
   const output = usage.output_tokens;
@@ -160,7 +162,11 @@ export async function settle(
       warnings,
     );
   try {
-    const settled = await budget.settle({ request_id: requestId, usage: budgetUsage(usage) });
+    const settled = await budget.settle({
+      request_id: requestId,
+      usage: budgetUsage(usage),
+      ...(pricedAs === null ? {} : { model: pricedAs }),
+    });
     if (!settled.usage_known)
       warnings.push(
         warning('BUDGET_USAGE_UNKNOWN', `${settled.usage_problems.join('; ')} (the reservation stays charged)`),

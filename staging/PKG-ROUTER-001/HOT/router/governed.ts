@@ -14,9 +14,11 @@ import { dispatchRecord, type ExchangeContext } from './records.js';
 import type { PromptRequest } from './request.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
 import type { SecretPattern } from './secret-patterns.js';
+import { billedBeforeAnswer, type Route, routedLoop, usedTokens } from './routing/governed-route.js';
 import { mayHaveBilled, retryLoop, type SendResult } from './send.js';
 
 export type { GovernedOutcome } from './conclusion-records.js';
+export type { Route } from './routing/governed-route.js';
 
 /**
  * The one governed pipeline, for every surface (route(), the gateway's surfaces): `admit` runs auth → budget
@@ -36,6 +38,8 @@ export interface GovernedRequest {
   contextHash: string;
   /** The prompt's pieces for the content store (their concatenation is `request.prompt`): one block each. */
   promptPieces?: readonly string[];
+  /** The call's way through a model alias's deployments (router/routing); absent: the family's one upstream. */
+  route?: Route | null;
 }
 
 export interface GovernedCall {
@@ -44,9 +48,11 @@ export interface GovernedCall {
   readonly request: GovernedRequest['request'];
   readonly contextHash: string;
   readonly promptPieces: readonly string[] | undefined;
-  readonly breaker: CircuitBreaker;
+  /** The breaker of the upstream the call is on (a routed call's moves with it to the next deployment). */
+  breaker: CircuitBreaker;
   /** What the breaker's admit() gave this call: its outcomes count for a half-open breaker only if it is a probe. */
-  readonly breakerPass: BreakerPass;
+  breakerPass: BreakerPass;
+  readonly route: Route | null;
   readonly start: number;
   readonly secrets: readonly string[];
   readonly remainingTokens: number | null;
@@ -153,8 +159,16 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     const retryAfterMs = reserved.code === 'BUDGET_UNAVAILABLE' ? UNAVAILABLE_RETRY_MS : null;
     return refusal(host, request, reserved.code, reserved.message, reserved.records, retryAfterMs);
   }
-  const breaker = host.breaker(request.provider_id, request.model_id);
-  const breakerPass = breaker.pass();
+  const route = input.route ?? null;
+  const unroutable = route?.start() ?? null;
+  if (route !== null && unroutable !== null) {
+    const warnings: Warning[] = [];
+    const released = await budget.release(host.budget, requestId, warnings);
+    const { code, message, retryAfterMs } = unroutable;
+    return refusal(host, request, code, message, [...reserved.records, ...released], retryAfterMs, warnings);
+  }
+  const breaker = route?.breaker ?? host.breaker(request.provider_id, request.model_id);
+  const breakerPass = route === null ? breaker.pass() : route.pass;
   if (!breakerPass) {
     const warnings: Warning[] = [];
     const released = await budget.release(host.budget, requestId, warnings);
@@ -173,6 +187,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
   } catch (error) {
     host.exchanges.callEnded();
     breaker.releaseProbe(breakerPass);
+    route?.finish(null);
     const warnings: Warning[] = [];
     await budget.release(host.budget, requestId, warnings);
     const fault = envFault(error);
@@ -189,6 +204,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
       promptPieces: input.promptPieces,
       breaker,
       breakerPass,
+      route,
       start,
       secrets,
       remainingTokens: reserved.remaining_tokens,
@@ -205,7 +221,7 @@ function reservation(host: GovernedHost, input: GovernedRequest, requestId: stri
   return budget.reserve(host.budget, {
     request_id: requestId,
     session_id: request.session_id,
-    model: request.model_id,
+    model: input.route?.reserveModel ?? request.model_id,
     ...input.bounds,
     ...(request.work_order_id ? { work_order_id: request.work_order_id } : {}),
     ...(request.agent_id ? { agent_id: request.agent_id } : {}),
@@ -238,14 +254,22 @@ function breakerWaitMs(host: GovernedHost, breaker: CircuitBreaker): number {
   return Math.max(0, Date.parse(openedAt) + host.config.breaker.reset_timeout_ms - host.clock());
 }
 
-/** The one retry loop around the surface's one-attempt provider call, feeding the call's breaker. */
+/**
+ * The one retry loop around the surface's one-attempt provider call, feeding the call's breaker. A routed call
+ * moves to its next deployment after a failure its config falls back on (never after a reply began: the loop
+ * ends when the reply's headers arrive), and each attempt's record names where it went (`upstreamId`: the
+ * upstream's request id of a result).
+ */
 export function attempts<R>(
   host: GovernedHost,
   call: GovernedCall,
   attempt: () => Promise<R>,
   signal?: AbortSignal,
+  upstreamId?: (result: R) => string | null,
 ): Promise<SendResult<R>> {
+  const { route } = call;
   return retryLoop(attempt, {
+    ...(route === null ? {} : routedLoop(call, route, upstreamId)),
     ...(signal === undefined ? {} : { signal }),
     config: host.config,
     clock: host.clock,
@@ -274,8 +298,10 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   };
   const answered = outcome.kind === 'answered' ? { ...outcome, answer: wellTyped(outcome.answer) } : outcome;
   noteBreaker(call, answered);
+  const pricedAs = call.route?.servedModel ?? null;
+  call.route?.finish(answered.kind === 'answered' ? usedTokens(answered.answer.usage) : null);
   const message = answered.kind === 'failed' ? scrubText(answered.failure.message, call.secrets) : '';
-  const settled = await settlement(host, call, answered, warnings);
+  const settled = await settlement(host, call, answered, warnings, pricedAs);
   const exchange = exchangeFor(ctx, answered, message, warnings);
   const degraded =
     answered.kind === 'answered' ? (): AppendInput[] => [withoutRawUsage(exchange), ...settled.records] : null;
@@ -308,9 +334,13 @@ async function settlement(
   call: GovernedCall,
   outcome: GovernedOutcome,
   warnings: Warning[],
+  pricedAs: string | null,
 ): Promise<budget.SettleStep> {
   let usage: Usage | null = UNKNOWN_USAGE;
-  if (outcome.kind === 'answered' && outcome.usageFinal) usage = outcome.answer.usage;
+  // A routed call answered after an attempt elsewhere that may have been billed (a timeout once the body was sent)
+  // keeps the whole reservation charged: it bounds the dearest target's cost, so it covers both.
+  const billedBefore = call.route !== null && billedBeforeAnswer(outcome.attempts);
+  if (outcome.kind === 'answered' && outcome.usageFinal && !billedBefore) usage = outcome.answer.usage;
   else if (outcome.kind === 'failed') {
     const { failure } = outcome;
     const cancelledAfterSend = failure.kind === 'cancelled' && outcome.unsent !== true;
@@ -318,7 +348,7 @@ async function settlement(
   }
   if (usage === null)
     return { records: await budget.release(host.budget, call.requestId, warnings), cost: null, remaining_tokens: null };
-  return budget.settle(host.budget, call.requestId, usage, warnings, call.outputLimit, call.inputLimit);
+  return budget.settle(host.budget, call.requestId, usage, warnings, call.outputLimit, call.inputLimit, pricedAs);
 }
 
 /**

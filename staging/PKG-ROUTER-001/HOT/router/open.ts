@@ -48,6 +48,8 @@ export interface OpenRouterOptions {
   store?: string | null;
   /** Overrides the router config's `durability` (`cplane serve --durability`). */
   durability?: Durability;
+  /** More values never written to a record (the keys of the gateway's routing deployments). */
+  secrets?: readonly string[];
 }
 
 export interface OpenedRouter {
@@ -135,7 +137,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     spoolDir: spool?.dir ?? null,
     spoolQuarantineDir: spool?.quarantineDir ?? null,
     // The keys the HTTP providers read from the environment: scrubbed from every record if echoed back.
-    secrets: [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY, settings?.config.api_key],
+    secrets: [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY, settings?.config.api_key, ...(options.secrets ?? [])],
     refusalSampler: options.refusalSampler ?? null,
     secretPatterns,
     // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint. On a shared store this root signs
@@ -218,6 +220,19 @@ export function reconcileProblem(error: unknown): string {
 export async function loadInstalledProvider(root: string, id: string, env: NodeJS.ProcessEnv): Promise<Provider> {
   const settings = id === 'mock' ? null : providerSettings(root, id, env);
   return (await loadProvider(rootPaths(root).providers, { provider: id, env }, settings?.config)).provider;
+}
+
+/**
+ * An installed provider constructed with an endpoint of the caller's ({base_url, api_key}) rather than its config
+ * section's: a routing deployment of the gateway.
+ */
+export async function createInstalledProvider(
+  root: string,
+  id: string,
+  env: NodeJS.ProcessEnv,
+  endpoint: { base_url: string; api_key: string },
+): Promise<Provider> {
+  return (await loadProvider(rootPaths(root).providers, { provider: id, env }, endpoint)).provider;
 }
 
 /** A provider package installed in a root, and the surfaces it offers the gateway (`ProviderPackage.serves`). */

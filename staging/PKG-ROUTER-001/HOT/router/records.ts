@@ -15,6 +15,35 @@ export interface AttemptRecord {
   kind: string | null;
   latency_ms: number;
   retry_after_ms: number | null;
+  /** A routed call's attempt: the deployment, its provider and upstream model, the upstream's request id. */
+  deployment?: string;
+  model?: string;
+  provider?: string;
+  upstream_request_id?: string | null;
+}
+
+/** Where a routed attempt went (router/routing). */
+export interface AttemptTarget {
+  deployment: string;
+  model: string;
+  provider: string;
+  upstream_request_id: string | null;
+}
+
+/** An attempt's record with its target, keys in sorted order like every router record. */
+export function targetedAttempt(record: AttemptRecord, target: AttemptTarget): AttemptRecord {
+  return {
+    attempt: record.attempt,
+    deployment: target.deployment,
+    kind: record.kind,
+    latency_ms: record.latency_ms,
+    model: target.model,
+    outcome: record.outcome,
+    provider: target.provider,
+    retry_after_ms: record.retry_after_ms,
+    status: record.status,
+    upstream_request_id: target.upstream_request_id,
+  };
 }
 
 /** PROMPT_REJECTED: exactly five metadata keys; no prompt text. */

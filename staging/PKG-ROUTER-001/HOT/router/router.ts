@@ -197,13 +197,22 @@ export class Router {
     return governed.authenticate(this.host, request);
   }
 
-  /** The one retry loop around an admitted call's one-attempt upstream call; `signal` cuts its waits short. */
+  /**
+   * The one retry loop around an admitted call's one-attempt upstream call; `signal` cuts its waits short;
+   * `upstreamId` reads the upstream's request id of a result, for a routed call's attempt records.
+   */
   attempts<R>(
     call: governed.GovernedCall,
     attempt: () => Promise<R>,
     signal?: AbortSignal,
+    upstreamId?: (result: R) => string | null,
   ): ReturnType<typeof governed.attempts<R>> {
-    return governed.attempts(this.host, call, attempt, signal);
+    return governed.attempts(this.host, call, attempt, signal, upstreamId);
+  }
+
+  /** Whether a request's key may use `model` (its `model:` scopes): a routed call's upstream model as well as its alias. */
+  mayUseModel(request: PromptRequest, model: string): boolean {
+    return this.host.authorise({ ...request, model_id: model }) === null;
   }
 
   /** EXCHANGE + budget settlement for an admitted call; never throws. */

@@ -1,7 +1,7 @@
 import { isProviderError } from '#providers/errors.js';
 import type { ProviderResult } from '#providers/spec.js';
 import type { RouterConfig } from './config.js';
-import type { AttemptRecord } from './records.js';
+import { targetedAttempt, type AttemptRecord, type AttemptTarget } from './records.js';
 import { retryDelay } from './retry.js';
 
 /** A failed round-trip, normalised: provider errors keep their kind; anything else is an internal fault. */
@@ -21,7 +21,7 @@ export type SendResult<R = ProviderResult> =
   | { ok: false; failure: SendFailure; attempts: AttemptRecord[] };
 
 /** What the one retry loop needs besides the one-attempt call it repeats. */
-export interface SendOptions {
+export interface SendOptions<R = unknown> {
   config: RouterConfig;
   clock: () => number;
   random: () => number;
@@ -35,6 +35,13 @@ export interface SendOptions {
    * at once, and the next attempt, made with this signal aborted, ends the loop as cancelled.
    */
   signal?: AbortSignal;
+  /** A routed call: where the attempt just made went, for its record. */
+  target?: (outcome: { ok: true; result: R } | { ok: false; error: unknown }) => AttemptTarget;
+  /**
+   * A routed call: after a failure (and onFailure), whether it moved to another deployment, to be tried at once
+   * (the wait and the attempt bound are for repeating one upstream; a move is bounded by the targets).
+   */
+  reroute?: (failure: SendFailure) => boolean;
 }
 
 /**
@@ -76,35 +83,46 @@ export function classify(error: unknown): SendFailure {
  * The loop itself, around any one-attempt call (the gateway's wire call resolves when the reply's headers
  * arrived, so a retry never follows a byte sent to its client).
  */
-export async function retryLoop<R>(call: () => Promise<R>, options: SendOptions): Promise<SendResult<R>> {
+export async function retryLoop<R>(call: () => Promise<R>, options: SendOptions<R>): Promise<SendResult<R>> {
   const attempts: AttemptRecord[] = [];
+  // Attempts on one upstream, for the retry bound: a move to another deployment starts its count again.
+  let tries = 0;
   for (let attempt = 1; ; attempt += 1) {
+    tries += 1;
     const started = options.clock();
     try {
       const result = await call();
       // Keys in canonical (sorted) order throughout the router's records: the ledger then stringifies them natively.
-      attempts.push({
+      const record: AttemptRecord = {
         attempt,
         kind: null,
         latency_ms: options.clock() - started,
         outcome: 'success',
         retry_after_ms: null,
         status: null,
-      });
+      };
+      attempts.push(options.target ? targetedAttempt(record, options.target({ ok: true, result })) : record);
       return { ok: true, result, attempts };
     } catch (error) {
       const failure = classify(error);
-      attempts.push({
+      const record: AttemptRecord = {
         attempt,
         kind: failure.kind,
         latency_ms: options.clock() - started,
         outcome: failure.kind === 'timeout' ? 'timeout' : 'error',
         retry_after_ms: failure.retry_after_ms,
         status: failure.status,
-      });
+      };
+      attempts.push(options.target ? targetedAttempt(record, options.target({ ok: false, error })) : record);
       options.onFailure(failure);
+      // The route decides which failures move the call (a prompt over one model's window is not retryable, yet
+      // another target may take it).
+      if (options.reroute?.(failure)) {
+        tries = 0;
+        continue;
+      }
       const delay = failure.retryable
-        ? retryDelay(options.config.retry, attempt, failure.retry_after_ms, options.random)
+        ? retryDelay(options.config.retry, tries, failure.retry_after_ms, options.random)
         : null;
       if (delay === null || (options.mayRetry && !options.mayRetry())) return { ok: false, failure, attempts };
       await backoff(options.sleep, delay, options.signal);

@@ -140,10 +140,10 @@ export class PgBudgeter implements BudgetPort {
     return outcome;
   }
 
-  async settle(request: { request_id: string; usage: unknown }): Promise<Settled> {
-    const { requestId, usage } = readSettleRequest(request);
+  async settle(request: { request_id: string; usage: unknown; model?: string | null }): Promise<Settled> {
+    const { requestId, usage, model } = readSettleRequest(request);
     return this.ending(requestId, () =>
-      this.step(requestId, this.keysOf, (ctx) => settleStep(ctx, requestId, usage), true),
+      this.step(requestId, this.keysOf, (ctx) => settleStep(ctx, requestId, usage, model), true),
     );
   }
 

@@ -8,6 +8,7 @@ import type { RouterStore } from '../router.js';
 import type { RevocationCheck } from '../revocations.js';
 import { PgRevocations } from './revocations.js';
 import { SharedBreakers } from './shared-breakers.js';
+import { type CooldownTarget, SharedCooldowns } from './shared-cooldowns.js';
 
 /** How often a host asks the database whether it answers (readyz), and how long an answer may take. */
 export const HEALTH_EVERY_MS = 1000;
@@ -27,6 +28,8 @@ export interface SharedStore {
   revocations: RevocationCheck;
   /** This router's breakers, shared with the other hosts (opened on one, refused on all). */
   shareBreakers(registry: BreakerRegistry): Promise<void>;
+  /** Share the routing deployments' 429 cooldowns with the other hosts (router/pg/shared-cooldowns.ts). */
+  shareCooldowns(target: CooldownTarget): Promise<void>;
   /** Null while the database answers, else why it does not (readyz reports not-ready). */
   problem(): string | null;
   /** Called after each health check that found the database answering (the spool is drained then). */
@@ -59,6 +62,7 @@ export async function openSharedStore(
   let budget: PgBudgeter | null = null;
   let revocations: PgRevocations | null = null;
   let breakers: SharedBreakers | null = null;
+  let cooldowns: SharedCooldowns | null = null;
   try {
     budget = await PgBudgeter.open(url, { config: options.budgetConfig, clock, create: true, poolSize: 8 });
     revocations = await PgRevocations.open(ledger.pool, { clock });
@@ -115,6 +119,9 @@ export async function openSharedStore(
     async shareBreakers(registry) {
       breakers ??= await SharedBreakers.start(ledger.pool, registry, { clock });
     },
+    async shareCooldowns(target) {
+      cooldowns ??= await SharedCooldowns.start(ledger.pool, target, { clock });
+    },
     // A chain that takes no appends fails every call: the host is not ready, though the database answers.
     problem: () => problem ?? ledger.alteredSchema(),
     onHealthy(listener) {
@@ -136,6 +143,7 @@ export async function openSharedStore(
       await checking;
       await reconciling?.catch(() => null);
       await breakers?.stop();
+      await cooldowns?.stop();
       await kept.revocations.stop();
       await kept.budget.close();
       await ledger.close();

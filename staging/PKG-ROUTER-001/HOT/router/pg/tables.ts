@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { ignoreDropped, storeError } from '#kernel/ledger/pg/pg-ledger.js';
 
-/** The router's shared tables: its open breakers and its revoked keys. */
+/** The router's shared tables: its open breakers, its deployments' 429 cooldowns and its revoked keys. */
 export const ROUTER_TABLES_DDL = `
 CREATE TABLE IF NOT EXISTS cplane_breakers (
   key TEXT PRIMARY KEY,
@@ -12,6 +12,11 @@ CREATE TABLE IF NOT EXISTS cplane_breakers (
   host TEXT NOT NULL
 );
 ALTER TABLE cplane_breakers ADD COLUMN IF NOT EXISTS probe_host TEXT, ADD COLUMN IF NOT EXISTS probe_until_ms BIGINT;
+CREATE TABLE IF NOT EXISTS cplane_cooldowns (
+  key TEXT PRIMARY KEY,
+  until_ms BIGINT NOT NULL,
+  host TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS cplane_revoked_keys (
   key_id TEXT PRIMARY KEY,
   revoked_at TEXT NOT NULL,

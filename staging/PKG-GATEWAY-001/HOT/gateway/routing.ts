@@ -1,0 +1,168 @@
+import { CpError, isCpError, show } from '#kernel/errors.js';
+import type { Provider } from '#providers/spec.js';
+import { isWireProvider, type WireProvider } from '#providers/wire/spec.js';
+import type { BreakerRegistry } from '#router/breaker.js';
+import { createInstalledProvider } from '#router/open.js';
+import { Resolver, type RoutePlan } from '#router/routing/resolver.js';
+import {
+  type AliasSpec,
+  type DeploymentSpec,
+  FALLBACK_CLASSES,
+  type FallbackClass,
+  type RoutingConfig,
+} from '#router/routing/types.js';
+
+/** Fallback classes when the config names none: every failure that says nothing about the request itself. */
+const DEFAULT_FALLBACK_ON: readonly FallbackClass[] = FALLBACK_CLASSES;
+export const DEFAULT_COOLDOWN_MS = 5000;
+
+function invalid(message: string, details: Record<string, unknown>): CpError {
+  return new CpError('ERR_ROUTING_CONFIG_INVALID', `gateway.routing: ${message}`, {
+    hint: 'see docs/routing.md; `cplane config get gateway.routing` shows it, `cplane config set gateway.routing …` fixes it',
+    details,
+  });
+}
+
+/**
+ * The gateway's `routing` section (schema-checked by `cplane config set`), checked for what a schema cannot say:
+ * ids unique, every target a deployment, an alias naming a deployment at most once, and every credential named
+ * set in the environment (its value is never read into an error). Null when there is no routing section.
+ */
+export function parseRouting(value: unknown, env: NodeJS.ProcessEnv): RoutingConfig | null {
+  if (value === undefined || value === null) return null;
+  const raw = value as {
+    deployments: Array<Omit<DeploymentSpec, 'weight' | 'rpm' | 'tpm' | 'region'> & Partial<DeploymentSpec>>;
+    aliases: Record<string, { targets: Array<string | string[]>; strategy?: AliasSpec['strategy'] }>;
+    fallback_on?: FallbackClass[];
+    cooldown_ms?: number;
+  };
+  const deployments: DeploymentSpec[] = [];
+  const ids = new Set<string>();
+  for (const d of raw.deployments) {
+    if (ids.has(d.id)) throw invalid(`deployment id ${show(d.id)} is used twice`, { deployment: d.id });
+    ids.add(d.id);
+    const secret = env[d.credential_env];
+    if (secret === undefined || secret === '')
+      throw invalid(`deployment ${show(d.id)} names credential_env ${show(d.credential_env)}, which is not set`, {
+        deployment: d.id,
+        credential_env: d.credential_env,
+      });
+    deployments.push({
+      id: d.id,
+      provider: d.provider,
+      base_url: d.base_url.replace(/\/+$/, ''),
+      credential_env: d.credential_env,
+      model: d.model,
+      weight: d.weight ?? 1,
+      rpm: d.rpm ?? null,
+      tpm: d.tpm ?? null,
+      region: d.region ?? null,
+    });
+  }
+  const aliases: Record<string, AliasSpec> = Object.create(null) as Record<string, AliasSpec>;
+  for (const [alias, spec] of Object.entries(raw.aliases)) {
+    const targets = spec.targets.map((t) => (typeof t === 'string' ? [t] : t));
+    const seen = new Set<string>();
+    for (const id of targets.flat()) {
+      if (!ids.has(id))
+        throw invalid(`alias ${show(alias)} names deployment ${show(id)}, which is not among the deployments`, {
+          alias,
+          deployment: id,
+          deployments: [...ids],
+        });
+      if (seen.has(id))
+        throw invalid(`alias ${show(alias)} names deployment ${show(id)} twice`, { alias, deployment: id });
+      seen.add(id);
+    }
+    aliases[alias] = { targets, strategy: spec.strategy ?? 'weighted' };
+  }
+  return {
+    deployments,
+    aliases,
+    fallback_on: raw.fallback_on ?? [...DEFAULT_FALLBACK_ON],
+    cooldown_ms: raw.cooldown_ms ?? DEFAULT_COOLDOWN_MS,
+  };
+}
+
+/** The deployments' providers, constructed before the router opens (their keys join the values never recorded). */
+export interface RoutingProviders {
+  config: RoutingConfig;
+  providers: Map<string, WireProvider & Provider>;
+  secrets: string[];
+}
+
+/** Each deployment's provider: its installed package with the deployment's base URL and the key its env var holds. */
+export async function routingProviders(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  config: RoutingConfig,
+): Promise<RoutingProviders> {
+  const providers = new Map<string, WireProvider & Provider>();
+  const secrets: string[] = [];
+  for (const d of config.deployments) {
+    const apiKey = env[d.credential_env] as string;
+    secrets.push(apiKey);
+    let provider: Provider;
+    try {
+      provider = await createInstalledProvider(root, d.provider, env, { base_url: d.base_url, api_key: apiKey });
+    } catch (error) {
+      if (!isCpError(error)) throw error;
+      throw invalid(`deployment ${show(d.id)}: ${error.code}: ${error.message}`, {
+        deployment: d.id,
+        cause: error.code,
+      });
+    }
+    if (!isWireProvider(provider) || provider.surfaces.length === 0)
+      throw invalid(`deployment ${show(d.id)}: provider ${show(d.provider)} cannot serve as a gateway upstream`, {
+        deployment: d.id,
+        provider: d.provider,
+      });
+    providers.set(d.id, provider);
+  }
+  return { config, providers, secrets };
+}
+
+/** The gateway's routing: the resolver, and the client surfaces each alias's deployments all speak. */
+export class GatewayRouting {
+  private readonly surfaces = new Map<string, ReadonlySet<string>>();
+
+  constructor(readonly resolver: Resolver<WireProvider>) {
+    for (const [alias, spec] of Object.entries(resolver.options.config.aliases)) {
+      const ids = spec.targets.flat();
+      const each = ids.map((id) => new Set<string>(resolver.options.providers.get(id)?.surfaces ?? []));
+      const common = [...(each[0] ?? [])].filter((surface) => each.every((s) => s.has(surface)));
+      this.surfaces.set(alias, new Set(common));
+    }
+  }
+
+  /**
+   * A call's plan if its model is an alias: null when it is not one (the family's upstream serves it, as without
+   * routing); a string when the alias's deployments do not all speak the client's surface (no translation here).
+   */
+  plan(alias: string, surface: string, mayServe: (model: string) => boolean): RoutePlan<WireProvider> | string | null {
+    const served = this.surfaces.get(alias);
+    if (served === undefined) return null;
+    if (!served.has(surface))
+      return `model alias ${show(alias)} is served by deployments that do not all speak ${surface}`;
+    return this.resolver.plan(alias, mayServe);
+  }
+}
+
+/** The routing of an opened router: the deployments' breakers are the router's, priced by the budget config. */
+export function gatewayRouting(
+  opened: RoutingProviders,
+  breakers: BreakerRegistry,
+  price: (model: string) => number | null,
+): GatewayRouting {
+  return new GatewayRouting(
+    new Resolver<WireProvider>({
+      config: opened.config,
+      providers: opened.providers,
+      providerId: (provider) => provider.id,
+      breakers,
+      clock: Date.now,
+      random: Math.random,
+      price,
+    }),
+  );
+}
