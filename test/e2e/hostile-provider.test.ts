@@ -16,6 +16,8 @@ import { configPath, rootPaths } from '../../staging/PKG-KERNEL-001/HOT/kernel/r
 
 const { Router } =
   await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/router.js')>('HOT/router/router.js');
+const { budgetRecordsOf } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/records.js')>('HOT/budgeter/records.js');
 const { loadRouterConfig } =
   await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/config.js')>('HOT/router/config.js');
 const { OpenAiProvider } = await fromDevRoot<
@@ -413,9 +415,8 @@ test(`hostile provider, in-process: ${CASES.length} cases end in success or a co
     assert.match(res.exchange_entry_id, /^LED-/, `${label}: the EXCHANGE is committed`);
     assert.equal(res.unrecorded_exchange, undefined, label);
     c.content?.(res.content);
-    const budgetRecords = ledger
-      .query({ event_type: 'BUDGET_SETTLED' })
-      .concat(ledger.query({ event_type: 'BUDGET_RELEASED' }))
+    const budgetRecords = budgetRecordsOf(ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_SETTLED' })
+      .concat(budgetRecordsOf(ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_RELEASED' }))
       .filter((e) => e.metadata.request_id === requestId);
     const billedUnknown = budgetRecords.some((e) => e.decision === 'SETTLED_USAGE_UNKNOWN');
     if (c.billed)

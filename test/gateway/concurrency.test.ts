@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cli, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { cli, issueKey, budgetEntries, ledgerEntries, startServed, type Served } from './harness.js';
 
 let served: Served;
 
@@ -52,7 +52,7 @@ test('200 concurrent streams from 4 processes: 200 EXCHANGEs, all settled, the c
   assert.ok(exchanges.every((e) => e.decision === 'SUCCESS' && e.metadata.usage_complete === true));
   assert.equal(entries.filter((e) => e.event_type === 'DISPATCH').length, 200);
   assert.equal(new Set(exchanges.map((e) => e.metadata.dispatch_entry_id)).size, 200, 'one EXCHANGE per DISPATCH');
-  const settled = ledgerEntries(served.root).filter((e) => e.event_type === 'BUDGET_SETTLED');
+  const settled = budgetEntries(served.root).filter((e) => e.event_type === 'BUDGET_SETTLED');
   const ids = new Set(exchanges.map((e) => e.metadata.gateway_request_id));
   assert.equal(settled.filter((e) => ids.has(e.metadata.request_id)).length, 200, 'every reservation settled');
   const verify = cli(['ledger', 'verify', '--root', served.root]);

@@ -2,7 +2,7 @@
 // the reservation stays charged; SIGTERM with a short --drain-timeout cancels what is still streaming and exits 0.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { configSet, issueKey, budgetEntries, ledgerEntries, startServed, type Served } from './harness.js';
 
 let served: Served;
 let key: string;
@@ -64,7 +64,7 @@ test('a client gone before the reply began: EXCHANGE cancelled, the upstream cal
   assert.equal(exchange.decision, 'CANCELLED');
   assert.equal(exchange.metadata.outcome, 'cancelled');
   assert.equal(exchange.metadata.error_code, 'CANCELLED');
-  const budget = ledgerEntries(served.root).filter(
+  const budget = budgetEntries(served.root).filter(
     (e) => e.metadata.request_id === exchange.metadata.gateway_request_id,
   );
   assert.deepEqual(
@@ -95,7 +95,7 @@ test('a client gone while the gateway waits out an upstream retry-after: the wai
   assert.equal(exchange.decision, 'CANCELLED');
   assert.equal(exchange.metadata.error_code, 'CANCELLED');
   assert.equal(served.upstream.requests.length, sent + 1, 'the retry was never sent');
-  const budget = ledgerEntries(served.root).filter(
+  const budget = budgetEntries(served.root).filter(
     (e) => e.metadata.request_id === exchange.metadata.gateway_request_id,
   );
   assert.equal(budget.length, 2, 'the reservation is concluded, not left held');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
+import { issueKey, KEYS, budgetEntries, ledgerEntries, startServed, type Served } from './harness.js';
 
 let served: Served;
 let key: string;
@@ -474,9 +474,10 @@ async function assertChargedAtReservation(session: string, prompt: string, probl
   );
   assert.equal(lied.status, 200, lied.text);
   const entries = ledgerEntries(served.root).filter((e) => e.metadata.session_id === session);
-  const allocated = entries.find((e) => e.event_type === 'BUDGET_ALLOCATED');
-  const settled = entries.find((e) => e.event_type === 'BUDGET_SETTLED');
-  assert.ok(allocated && settled, JSON.stringify(entries.map((e) => e.event_type)));
+  const budget = budgetEntries(served.root).filter((e) => e.metadata.session_id === session);
+  const allocated = budget.find((e) => e.event_type === 'BUDGET_ALLOCATED');
+  const settled = budget.find((e) => e.event_type === 'BUDGET_SETTLED');
+  assert.ok(allocated && settled, JSON.stringify(budget.map((e) => e.event_type)));
   assert.equal(
     settled.metadata.charged_tokens,
     allocated.metadata.reserved_tokens,

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { entriesFromExport } from '../../scripts/lib/export-entries.js';
+import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import { REPO } from '../../scripts/lib/repo.js';
 import { bootstrapSignedRoot, cplane } from '../lib/signed-root.js';
 import { startUpstream, type Upstream } from './upstream.js';
@@ -53,6 +54,14 @@ export function ledgerEntries(
   const r = cli(['ledger', 'export', '--root', root]);
   assert.equal(r.status, 0, r.stderr);
   return entriesFromExport(r.stdout);
+}
+
+const { chainBudgetRecords } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/records.js')>('HOT/budgeter/records.js');
+
+/** The root's budget records in chain order: standalone, or unfolded from the DISPATCH or EXCHANGE carrying them. */
+export function budgetEntries(root: string): ReturnType<typeof ledgerEntries> {
+  return chainBudgetRecords(ledgerEntries(root));
 }
 
 /** `cplane config set` on a root, as its operator would (the gateway reads it when it starts). */

@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
-import { issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { issueKey, budgetEntries, ledgerEntries, startServed, type Served } from './harness.js';
 import { USAGE } from './upstream.js';
 
 let served: Served;
@@ -341,7 +341,7 @@ test('faults: upstream dying mid-stream and a client aborting mid-stream each le
   assert.equal(cancelled?.decision, 'CANCELLED');
   assert.equal(cancelled?.metadata.outcome, 'cancelled');
   assert.equal(cancelled?.metadata.usage_complete, false);
-  const settled = ledgerEntries(served.root).filter(
+  const settled = budgetEntries(served.root).filter(
     (e) => e.event_type === 'BUDGET_SETTLED' && e.metadata.request_id === cancelled?.metadata.gateway_request_id,
   );
   assert.equal(settled.length, 1, 'the reservation is settled (charged as unknown), not left pending');

@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { configSet, issueKey, budgetEntries, ledgerEntries, startServed, type Served } from './harness.js';
 
 let served: Served;
 let key: string;
@@ -117,7 +117,7 @@ test('a stream client that stops reading is cut off after the upstream idle time
   assert.match(String(exchange.metadata.error_message), /read nothing for 1500 ms/);
   assert.equal(exchange.metadata.usage_complete, false);
   assert.equal(exchangesOf('SES-SLOW-STALL').length, 1, 'exactly one EXCHANGE');
-  const budget = ledgerEntries(served.root)
+  const budget = budgetEntries(served.root)
     .filter((e) => e.metadata.request_id === exchange.metadata.gateway_request_id)
     .map((e) => e.event_type);
   assert.deepEqual(budget, ['BUDGET_ALLOCATED', 'BUDGET_SETTLED'], 'charged, never released');

@@ -2,7 +2,7 @@
 // charged (as unknown usage), where a reply the upstream refused (a 5xx) gives it back.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { configSet, issueKey, budgetEntries, ledgerEntries, startServed, type Served } from './harness.js';
 
 let served: Served;
 let key: string;
@@ -35,7 +35,9 @@ function budgetSteps(session: string): string[] {
   const entries = ledgerEntries(served.root);
   const exchange = entries.find((e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === session);
   assert.ok(exchange, `an EXCHANGE for ${session}`);
-  return entries.filter((e) => e.metadata.request_id === exchange.metadata.gateway_request_id).map((e) => e.event_type);
+  return budgetEntries(served.root)
+    .filter((e) => e.metadata.request_id === exchange.metadata.gateway_request_id)
+    .map((e) => e.event_type);
 }
 
 test('a call the upstream held past the deadline stays charged; one it refused with a 5xx is released', async () => {

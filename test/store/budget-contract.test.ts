@@ -43,6 +43,9 @@ const { reconcilePending, sqliteCallLedger } =
   await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/reconcile.js')>(
     'HOT/budgeter/reconcile.js',
   );
+const { foldBudget } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/records.js')>('HOT/budgeter/records.js');
+type AppendInputT = import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js').AppendInput;
 const { pgCallLedger } = await fromDevRoot<
   typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/reconcile-pg.js')
 >('HOT/budgeter/pg/reconcile-pg.js');
@@ -457,6 +460,66 @@ for (const backend of backends) {
         await one.close();
         await two.close();
         await other.close();
+        await port.close();
+      }
+    });
+
+    test('a call whose records ride folded: its landed settlement is never delivered again, its orphan DISPATCH is found', async () => {
+      const clock = clockAt();
+      const { port, ledger } = await backend.fresh(config(), clock.now);
+      const one = await ledger();
+      try {
+        const dispatchOf = async (id: string): Promise<string> => {
+          const reserved = await port.reserve(request(id));
+          const allocation = reserved.records.find((r) => r.event_type === 'BUDGET_ALLOCATED') as AppendInputT;
+          const dispatch = foldBudget(
+            {
+              event_type: 'DISPATCH',
+              submission_id: 'PRC-1',
+              decision: 'DISPATCHED',
+              reason: 'Dispatching to mock/m1',
+              metadata: { agent_id: 'A1', contract_id: 'PRC-1', session_id: 'S1' },
+            },
+            allocation,
+          );
+          return ((await one.calls.appendBatch([dispatch]))[0] as { id: string }).id;
+        };
+        // f1: its EXCHANGE landed carrying the settlement; the process died before reporting it.
+        const f1 = await dispatchOf('f1');
+        const settled = await port.settle({ request_id: 'f1', usage });
+        const exchange = foldBudget(
+          {
+            event_type: 'EXCHANGE',
+            submission_id: 'PRC-1',
+            decision: 'SUCCESS',
+            reason: 'Exchange completed',
+            metadata: { agent_id: 'A1', contract_id: 'PRC-1', dispatch_entry_id: f1, session_id: 'S1' },
+          },
+          settled.records[0] as AppendInputT,
+        );
+        await one.calls.appendBatch([exchange]);
+        // f2: the process died mid-call, after its DISPATCH.
+        const f2 = await dispatchOf('f2');
+        clock.advance(10_000);
+        const now = T0 + 10_000;
+        assert.deepEqual(
+          (await port.recordsDue(now - 5000)).map((r) => r.request_id),
+          ['f1'],
+        );
+        const passed = await reconcilePending(port, one.calls, { timeoutMs: 5000, now });
+        assert.deepEqual(
+          passed.map((r) => [r.request_id, r.dispatch_entry_id, r.exchange_entry_id]),
+          [['f2', f2, null]],
+          'f1 was in the chain already; f2 is an orphan of its folded DISPATCH',
+        );
+        assert.deepEqual(
+          (await one.events('BUDGET_SETTLED')).map((r) => r.submission_id),
+          ['f2'],
+          'no standalone settlement of f1 beside the folded one',
+        );
+        assert.deepEqual(await port.recordsDue(now + 60_000), [], 'nothing kept');
+      } finally {
+        await one.close();
         await port.close();
       }
     });

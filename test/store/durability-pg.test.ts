@@ -17,6 +17,8 @@ const { verifyStore } =
   await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/store.js')>(
     'HOT/kernel/ledger/store.js',
   );
+const { chainBudgetRecords } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/records.js')>('HOT/budgeter/records.js');
 const { openSharedStore } = await fromDevRoot<
   typeof import('../../staging/PKG-ROUTER-001/HOT/router/pg/shared-store.js')
 >('HOT/router/pg/shared-store.js');
@@ -82,7 +84,10 @@ for (const level of LEVELS) {
       for (const id of [...killed.acked, ...resumed.acked])
         assert.equal((await ledger.get(id))?.event_type, 'EXCHANGE', `acknowledged ${id}`);
       assert.equal((await verifyStore(ledger)).ok, true);
-      const settled = await ledger.query({ event_type: 'BUDGET_SETTLED' });
+      // Settlements as the chain holds them: folded into their EXCHANGEs, standalone where a reconciliation made them.
+      const settled = chainBudgetRecords(await ledger.query({ order: 'oldest' })).filter(
+        (e) => e.event_type === 'BUDGET_SETTLED',
+      );
       const chainCharged = settled.reduce((sum, e) => sum + Number(e.metadata.charged_tokens ?? 0), 0);
       const db = await pgQuery(
         url,

@@ -13,6 +13,10 @@ import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scri
 import { bootstrapSignedRoot } from '../lib/signed-root.js';
 import { AUTH_SECRET, cli, configSet, issueKey, KEYS } from '../gateway/harness.js';
 import { startUpstream, type Upstream } from '../gateway/upstream.js';
+import { fromDevRoot } from '../../scripts/lib/dev-root.js';
+
+const { chainBudgetRecords } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/records.js')>('HOT/budgeter/records.js');
 
 const skip = pgSkip();
 
@@ -107,6 +111,26 @@ async function entries(eventType: string, session?: string): Promise<Array<Recor
   }));
 }
 
+/** The session's budget records as entries() shows them: standalone, or unfolded from its DISPATCHes and EXCHANGEs. */
+async function budgetEntries(eventType: string, session: string): Promise<Array<Record<string, unknown>>> {
+  const rows = await db.query(
+    'SELECT id, event_type, submission_id, decision, metadata FROM cplane_entries WHERE session_id = $1 ORDER BY seq',
+    [Buffer.from(session, 'utf8')],
+  );
+  const chain = rows.rows.map(
+    (r: { id: string; event_type: string; submission_id: Buffer; decision: Buffer; metadata: string }) => ({
+      id: r.id,
+      event_type: r.event_type,
+      submission_id: r.submission_id.toString('utf8'),
+      decision: r.decision.toString('utf8'),
+      metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+    }),
+  );
+  return chainBudgetRecords(chain)
+    .filter((r) => r.event_type === eventType)
+    .map((r) => ({ ...r.metadata, id: r.id, decision: r.decision }));
+}
+
 function verifyStore(): void {
   const r = cli(['ledger', 'verify', '--store', storeUrl, '--json']);
   assert.equal(r.status, 0, r.stdout + r.stderr);
@@ -163,7 +187,7 @@ describe('three gateway hosts on one PostgreSQL database', { skip, concurrency: 
   });
 
   test('a budget sized for exactly 100 calls: 100 succeed, 200 are refused, settled spend within the limit', async () => {
-    const [allocation] = await entries('BUDGET_ALLOCATED', 'SES-3H-0');
+    const [allocation] = await budgetEntries('BUDGET_ALLOCATED', 'SES-3H-0');
     const bound = (allocation?.reserved_tokens ?? 0) as number;
     assert.ok(bound > 550, `each call reserves its bound (${bound})`);
     const limit = bound * 100;
@@ -204,7 +228,7 @@ describe('three gateway hosts on one PostgreSQL database', { skip, concurrency: 
     assert.equal(results.filter((r) => r === 'ok').length, 100);
     assert.equal(results.filter((r) => r === 'refused').length, 200);
     assert.equal(upstream.requests.length - seen, 100, 'no refused call reached the upstream');
-    const settled = await entries('BUDGET_SETTLED', 'SES-100');
+    const settled = await budgetEntries('BUDGET_SETTLED', 'SES-100');
     assert.equal(settled.length, 100);
     const spent = settled.reduce((sum, s) => sum + ((s.charged_tokens as number) ?? 0), 0);
     assert.ok(spent <= limit, `settled ${spent} <= limit ${limit}`);

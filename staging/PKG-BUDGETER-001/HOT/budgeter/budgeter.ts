@@ -155,6 +155,11 @@ export class Budgeter {
     return this.store.stalePending(new Date(cutoffMs).toISOString(), limit);
   }
 
+  /** The session a reservation was made under, or null when the budget holds no such request. */
+  sessionOf(requestId: string): string | null {
+    return this.store.getReservation(requestId)?.session_id ?? null;
+  }
+
   /**
    * Settle a pending reservation whose real usage will never be known (its process died mid-call) as unknown
    * usage: it stays charged, never released. `ledger` records it when the budgeter has none of its own, inside

@@ -4,7 +4,7 @@ import { type AppendInput, type AppendOptions, DEFAULT_ORPHAN_TIMEOUT_MS, type L
 import { Budgeter } from './budgeter.js';
 import { budgetDbPathForRoot } from './config.js';
 import type { BudgetPort } from './port.js';
-import { BUDGET_EVENTS, DELIVERED_ONCE } from './records.js';
+import { BUDGET_EVENTS, DELIVERED_ONCE, foldsInto } from './records.js';
 import type { OutboxRow } from './kept-records.js';
 
 export interface ReconcileOptions {
@@ -27,12 +27,61 @@ export interface ReconciledReservation {
   ledger_entry_ids: string[];
 }
 
-// The router appends a call's BUDGET_ALLOCATED and its DISPATCH in one appendBatch (one transaction), so the
-// DISPATCH is the entry right after the allocation. DISPATCH carries only the seed's three metadata fields.
+// A call's DISPATCH carries its reservation folded (metadata.budget), found through the session's index. In roots
+// written before, the router appended a call's BUDGET_ALLOCATED and its DISPATCH in one appendBatch (one
+// transaction), so the DISPATCH is the entry right after the allocation.
 const DISPATCH_OF_REQUEST_SQL = `SELECT d.id FROM entries AS a JOIN entries AS d ON d.seq = a.seq + 1
   WHERE a.submission_id = ? AND a.event_type = '${BUDGET_EVENTS.allocated}' AND d.event_type = 'DISPATCH'
   ORDER BY a.seq DESC LIMIT 1`;
+const FOLDED_IN_SESSION_SQL = (kind: string): string =>
+  `SELECT id FROM entries WHERE session_id = ? AND event_type = '${kind}'
+  AND json_extract(metadata, '$.budget.request_id') = ? ORDER BY seq DESC LIMIT 1`;
+// A reservation whose session the budget no longer knows: every DISPATCH is read (reconciliation only, never a call).
+const FOLDED_DISPATCH_ANY_SQL = `SELECT id FROM entries WHERE event_type = 'DISPATCH'
+  AND json_extract(metadata, '$.budget.request_id') = ? ORDER BY seq DESC LIMIT 1`;
 const EXCHANGE_OF_DISPATCH_SQL = `SELECT id FROM entries WHERE dispatch_entry_id = ? AND event_type = 'EXCHANGE' LIMIT 1`;
+
+/** The SQLite chain's DISPATCH of a request (folded or after its BUDGET_ALLOCATED) and its EXCHANGE. */
+function sqliteCallOf(ledger: Ledger, requestId: string, sessionId: string | null): CallEntries {
+  const folded =
+    sessionId === null
+      ? ledger.statement(FOLDED_DISPATCH_ANY_SQL).pluck().get(requestId)
+      : ledger.statement(FOLDED_IN_SESSION_SQL('DISPATCH')).pluck().get(sessionId, requestId);
+  const dispatch =
+    (folded as string | undefined) ??
+    (ledger.statement(DISPATCH_OF_REQUEST_SQL).pluck().get(requestId) as string | undefined) ??
+    null;
+  const exchange =
+    dispatch === null
+      ? null
+      : ((ledger.statement(EXCHANGE_OF_DISPATCH_SQL).pluck().get(dispatch) as string | undefined) ?? null);
+  return { dispatch, exchange };
+}
+
+/** Whether an EXCHANGE of the session carries this request's settlement (or release) folded. */
+function sqliteFoldedSettlement(ledger: Ledger, requestId: string, sessionId: string): boolean {
+  return ledger.statement(FOLDED_IN_SESSION_SQL('EXCHANGE')).pluck().get(sessionId, requestId) !== undefined;
+}
+
+export interface CallEntries {
+  dispatch: string | null;
+  exchange: string | null;
+}
+
+/** The settlement (or release) a kept row holds, with its session: what a call's EXCHANGE may carry folded. */
+function keptSettlement(row: OutboxRow): { record: AppendInput; sessionId: string } | null {
+  const record = row.records.find((r) => foldsInto(r) === 'EXCHANGE');
+  const sessionId = record?.metadata?.session_id;
+  return record === undefined || typeof sessionId !== 'string' ? null : { record, sessionId };
+}
+
+/**
+ * A kept row's records less the settlement (or release) the chain already holds folded into the call's EXCHANGE
+ * (its caller appended the EXCHANGE and died before reporting it): never settled twice in the chain.
+ */
+function withoutFolded(row: OutboxRow, kept: { record: AppendInput } | null, folded: boolean): OutboxRow {
+  return kept === null || !folded ? row : { ...row, records: row.records.filter((r) => r !== kept.record) };
+}
 
 /** The orphan timeout and the reference time, checked: a bad one is the caller's usage error. */
 function reconcileWindow(options: ReconcileOptions): { timeoutMs: number; now: number } {
@@ -112,16 +161,18 @@ export function reconcileStaleReservations(
       out.push(delivered(row, [], timeoutMs));
       continue;
     }
-    const entries = ledger.appendBatch(row.records, { once: DELIVERED_ONCE });
+    const kept = keptSettlement(row);
+    const due = withoutFolded(
+      row,
+      kept,
+      kept !== null && sqliteFoldedSettlement(ledger, row.request_id, kept.sessionId),
+    );
+    const entries = due.records.length === 0 ? [] : ledger.appendBatch(due.records, { once: DELIVERED_ONCE });
     budgeter.forgetRecords([row.request_id]);
-    if (entries.length > 0) out.push(delivered(row, entries, timeoutMs));
+    if (entries.length > 0) out.push(delivered(due, entries, timeoutMs));
   }
   for (const requestId of budgeter.stalePending(now - timeoutMs)) {
-    const dispatch = (ledger.statement(DISPATCH_OF_REQUEST_SQL).pluck().get(requestId) as string | undefined) ?? null;
-    const exchange =
-      dispatch === null
-        ? null
-        : ((ledger.statement(EXCHANGE_OF_DISPATCH_SQL).pluck().get(dispatch) as string | undefined) ?? null);
+    const { dispatch, exchange } = sqliteCallOf(ledger, requestId, budgeter.sessionOf(requestId));
     const reason = describe(dispatch, exchange, timeoutMs);
     const settled = budgeter.chargeUnknown(
       requestId,
@@ -136,25 +187,28 @@ export function reconcileStaleReservations(
 }
 
 /**
- * What reconciling needs of a ledger on any store: the call a request made (its DISPATCH, the entry right after
- * its BUDGET_ALLOCATED; that DISPATCH's EXCHANGE) and a place to append the settlement record.
+ * What reconciling needs of a ledger on any store: the call a request made (its DISPATCH, carrying the reservation
+ * or, in older roots, the entry right after its BUDGET_ALLOCATED; that DISPATCH's EXCHANGE), whether that EXCHANGE
+ * carries the settlement, and a place to append the settlement record.
  */
 export interface CallLedger {
-  callOf(requestId: string): Promise<{ dispatch: string | null; exchange: string | null }>;
+  callOf(requestId: string): Promise<CallEntries>;
+  /** Whether an EXCHANGE of the session carries the request's settlement (or release) folded (budget.records.ts). */
+  foldedSettlement(requestId: string, sessionId: string): Promise<boolean>;
   appendBatch(records: readonly AppendInput[], options?: AppendOptions): Promise<readonly { id: string }[]>;
 }
 
-/** The SQLite ledger as a CallLedger (the same lookups reconcileStaleReservations makes). */
-export function sqliteCallLedger(ledger: Ledger): CallLedger {
+/**
+ * The SQLite ledger as a CallLedger (the same lookups reconcileStaleReservations makes); `sessionOf` names a
+ * reservation's session, so its folded DISPATCH is found through the session's index.
+ */
+export function sqliteCallLedger(
+  ledger: Ledger,
+  sessionOf: (requestId: string) => string | null = () => null,
+): CallLedger {
   return {
-    async callOf(requestId) {
-      const dispatch = (ledger.statement(DISPATCH_OF_REQUEST_SQL).pluck().get(requestId) as string | undefined) ?? null;
-      const exchange =
-        dispatch === null
-          ? null
-          : ((ledger.statement(EXCHANGE_OF_DISPATCH_SQL).pluck().get(dispatch) as string | undefined) ?? null);
-      return { dispatch, exchange };
-    },
+    callOf: async (requestId) => sqliteCallOf(ledger, requestId, sessionOf(requestId)),
+    foldedSettlement: async (requestId, sessionId) => sqliteFoldedSettlement(ledger, requestId, sessionId),
     appendBatch: async (records, options) => ledger.appendBatch(records, options),
   };
 }
@@ -187,9 +241,12 @@ export async function reconcilePending(
       out.push(delivered(row, [], timeoutMs));
       continue;
     }
-    const entries = await ledger.appendBatch(row.records, { once: DELIVERED_ONCE });
+    const kept = keptSettlement(row);
+    const folded = kept !== null && (await ledger.foldedSettlement(row.request_id, kept.sessionId));
+    const due = withoutFolded(row, kept, folded);
+    const entries = due.records.length === 0 ? [] : await ledger.appendBatch(due.records, { once: DELIVERED_ONCE });
     await budget.forgetRecords([row.request_id]);
-    if (entries.length > 0) out.push(delivered(row, entries, timeoutMs));
+    if (entries.length > 0) out.push(delivered(due, entries, timeoutMs));
   }
   const alive = options.inFlight ?? new Set<string>();
   // Asked for as many more as are alive, so calls in flight never crowd the orphans out of a pass.

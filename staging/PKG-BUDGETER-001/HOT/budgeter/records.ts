@@ -116,3 +116,192 @@ export function releaseRecord(r: Reservation, ctx: RecordContext): AppendInput {
     metadata: { ...identity(r, ctx), reserved_tokens: r.reserved_tokens, reserved_cost: r.reserved_cost },
   };
 }
+
+/**
+ * A governed call's reservation rides in its DISPATCH and its settlement (or release) in its EXCHANGE, as
+ * `metadata.budget`: two chain records per call instead of four. The folded form is the budget record's metadata
+ * with its decision, less what its host record already says (the session, agent and work order) and what the
+ * partner says (a settlement does not repeat the reservation's model, mode, currency or reserved amounts, nor a
+ * charge equal to the usage's cost), less nulls and empty lists. `unfoldBudget` rebuilds the standalone record from the host (and, for a settlement, its DISPATCH), so
+ * budget state is rebuilt from the chain alone, whichever form a root holds.
+ */
+export const FOLDED_BUDGET_KEY = 'budget';
+
+/** The decision of a folded budget record names its kind: none is shared between two kinds. */
+const FOLDED_KIND: Readonly<Record<string, string>> = {
+  RESERVED: BUDGET_EVENTS.allocated,
+  RESERVED_OVER_BUDGET: BUDGET_EVENTS.allocated,
+  SETTLED: BUDGET_EVENTS.settled,
+  SETTLED_USAGE_UNKNOWN: BUDGET_EVENTS.settled,
+  RELEASED: BUDGET_EVENTS.released,
+};
+
+/** What a host record's own metadata says about the call: left out of its folded budget. */
+const HOST_IDENTITY = ['session_id', 'agent_id', 'work_order_id'] as const;
+/** What a settlement repeats from its reservation (folded into the call's DISPATCH). */
+const FROM_RESERVATION = ['model', 'mode', 'currency', 'reserved_tokens', 'reserved_cost'] as const;
+/** A settlement's charge, left out when it is what the usage cost (a known usage is charged as it is). */
+const CHARGED = [
+  ['charged_tokens', 'tokens'],
+  ['charged_cost', 'cost'],
+] as const;
+
+/** The host record's kind a budget record of this kind folds into: DISPATCH for a reservation, EXCHANGE otherwise. */
+export function foldsInto(record: AppendInput): 'DISPATCH' | 'EXCHANGE' | null {
+  if (record.event_type === BUDGET_EVENTS.allocated) return 'DISPATCH';
+  if (record.event_type === BUDGET_EVENTS.settled || record.event_type === BUDGET_EVENTS.released) return 'EXCHANGE';
+  return null;
+}
+
+/** `host` with `record` folded in as metadata.budget (keys in sorted order, the ledger's fast path). */
+export function foldBudget(host: AppendInput, record: AppendInput): AppendInput {
+  const hostMetadata = host.metadata ?? {};
+  const source = record.metadata ?? {};
+  const dropped = new Set<string>(HOST_IDENTITY);
+  if (record.event_type !== BUDGET_EVENTS.allocated) for (const key of FROM_RESERVATION) dropped.add(key);
+  const folded: Record<string, unknown> = {};
+  for (const key of [...Object.keys(source), 'decision'].sort()) {
+    const value = key === 'decision' ? record.decision : source[key];
+    if (dropped.has(key) || value === null || value === undefined) continue;
+    if (Array.isArray(value) && value.length === 0) continue;
+    folded[key] = value;
+  }
+  for (const [charged, actual] of CHARGED) if (folded[charged] === folded[actual]) delete folded[charged];
+  // A work order the host does not name (a DISPATCH names none) stays in the folded form.
+  const workOrder = source.work_order_id;
+  if (typeof workOrder === 'string' && hostMetadata.work_order_id !== workOrder) folded.work_order_id = workOrder;
+  const merged: Record<string, unknown> = {};
+  const all: Record<string, unknown> = { ...hostMetadata, [FOLDED_BUDGET_KEY]: sortedKeys(folded) };
+  for (const key of Object.keys(all).sort()) merged[key] = all[key];
+  return { ...host, metadata: merged };
+}
+
+function sortedKeys(value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) out[key] = value[key];
+  return out;
+}
+
+/** A record's folded budget (metadata.budget) when it holds one of a known kind, else null. */
+export function foldedBudget(metadata: Record<string, unknown> | undefined): Record<string, unknown> | null {
+  const folded = metadata?.[FOLDED_BUDGET_KEY];
+  if (typeof folded !== 'object' || folded === null || Array.isArray(folded)) return null;
+  const record = folded as Record<string, unknown>;
+  return typeof record.request_id === 'string' && typeof record.decision === 'string' && FOLDED_KIND[record.decision]
+    ? record
+    : null;
+}
+
+/** The request id whose settlement (or release) an EXCHANGE carries folded, else null. */
+export function foldedSettlement(input: { event_type: string; metadata?: Record<string, unknown> }): string | null {
+  if (input.event_type !== 'EXCHANGE') return null;
+  const folded = foldedBudget(input.metadata);
+  return folded === null ? null : (folded.request_id as string);
+}
+
+/** `exchange` without its folded settlement (the chain already holds the standalone record). */
+export function withoutFoldedBudget(exchange: AppendInput): AppendInput {
+  const { [FOLDED_BUDGET_KEY]: _dropped, ...rest } = exchange.metadata ?? {};
+  return { ...exchange, metadata: rest };
+}
+
+const SETTLEMENT_COUNTS = [
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_write_5m_tokens',
+  'cache_write_1h_tokens',
+] as const;
+
+/**
+ * The standalone budget record a DISPATCH or EXCHANGE carries folded, as the budgeter made it (reason aside), or
+ * null when it carries none. A settlement's reservation fields come from its call's DISPATCH (`dispatch`).
+ */
+export function unfoldBudget(
+  host: { event_type: string; metadata: Record<string, unknown> },
+  dispatch?: { metadata: Record<string, unknown> },
+): { event_type: string; submission_id: string; decision: string; metadata: Record<string, unknown> } | null {
+  const folded = foldedBudget(host.metadata);
+  if (folded === null) return null;
+  const { decision, ...rest } = folded as Record<string, unknown> & { decision: string };
+  const event = FOLDED_KIND[decision] as string;
+  const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
+  const metadata: Record<string, unknown> = {
+    session_id: host.metadata.session_id,
+    work_order_id: text(host.metadata.work_order_id),
+    agent_id: text(host.metadata.agent_id),
+    ...rest,
+  };
+  if (event === BUDGET_EVENTS.allocated) {
+    metadata.reserved_cost ??= null;
+    metadata.warnings ??= [];
+  } else {
+    const reservation = dispatch === undefined ? null : foldedBudget(dispatch.metadata);
+    for (const key of FROM_RESERVATION) metadata[key] ??= reservation?.[key] ?? null;
+    if (event === BUDGET_EVENTS.settled) {
+      for (const key of [...SETTLEMENT_COUNTS, 'tokens', 'cost']) metadata[key] ??= null;
+      for (const [charged, actual] of CHARGED) metadata[charged] ??= metadata[actual];
+      metadata.usage_problems ??= [];
+    }
+  }
+  return { event_type: event, submission_id: folded.request_id as string, decision, metadata };
+}
+
+/** A chain entry as any read of the ledger gives it. */
+export interface ChainEntry {
+  id: string;
+  event_type: string;
+  /** A ledger export's line may leave it out; an unfolded record has it. */
+  submission_id?: string;
+  decision: string;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * Every budget record a stretch of the chain holds, in chain order, standalone or folded (unfolded): what budget
+ * state is rebuilt from, whichever form a root wrote. Entries are read oldest first; a settlement's reservation
+ * fields come from its DISPATCH when the stretch holds it.
+ */
+export function chainBudgetRecords<T extends ChainEntry>(entries: Iterable<T>): T[] {
+  const out: T[] = [];
+  const dispatches = new Map<string, { metadata: Record<string, unknown> }>();
+  for (const entry of entries) {
+    if (entry.event_type.startsWith('BUDGET_')) {
+      out.push(entry);
+      continue;
+    }
+    if (entry.event_type !== 'DISPATCH' && entry.event_type !== 'EXCHANGE') continue;
+    if (entry.event_type === 'DISPATCH') dispatches.set(entry.id, entry);
+    const link = entry.metadata.dispatch_entry_id;
+    const record = unfoldBudget(entry, typeof link === 'string' ? dispatches.get(link) : undefined);
+    if (record !== null) out.push({ ...entry, ...record, reason: reasonOf(record) } as T);
+  }
+  return out;
+}
+
+/** The reason the budgeter writes on a standalone record, rebuilt from its unfolded metadata. */
+function reasonOf(record: { event_type: string; decision: string; metadata: Record<string, unknown> }): string {
+  const m = record.metadata;
+  if (record.event_type === BUDGET_EVENTS.allocated) return `reserved ${m.reserved_tokens} tokens for ${m.model}`;
+  if (record.event_type === BUDGET_EVENTS.released)
+    return `released ${m.reserved_tokens} reserved tokens: the call never happened`;
+  if (record.decision === 'SETTLED') return `settled ${m.tokens} tokens for ${m.model}`;
+  return `usage unknown (${(m.usage_problems as string[]).join('; ')}); reservation kept charged`;
+}
+
+/**
+ * The budget records of entries read oldest first (chainBudgetRecords), filtered and ordered as a ledger query
+ * would: newest first unless `order: 'oldest'`.
+ */
+export function budgetRecordsOf<T extends ChainEntry>(
+  entries: Iterable<T>,
+  query: { event_type?: string; submission_id?: string; order?: 'newest' | 'oldest'; limit?: number } = {},
+): T[] {
+  const found = chainBudgetRecords(entries).filter(
+    (r) =>
+      (query.event_type === undefined || r.event_type === query.event_type) &&
+      (query.submission_id === undefined || r.submission_id === query.submission_id),
+  ) as T[];
+  const ordered = query.order === 'oldest' ? found : found.reverse();
+  return query.limit === undefined ? ordered : ordered.slice(0, query.limit);
+}

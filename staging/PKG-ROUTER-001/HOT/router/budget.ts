@@ -3,6 +3,7 @@ import { envFault, faultMessage } from '#kernel/env-errors.js';
 import { isCpError, show } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import type { BudgetPort } from '#budgeter/port.js';
+import { foldBudget, foldsInto } from '#budgeter/records.js';
 import { bodyInputBounds, bodyOutputBound, bodyOutputLimit, promptInputBound } from '#budgeter/bound.js';
 import { uncachedInputTokens, type Usage } from '#providers/spec.js';
 import type { PromptRequest } from './request.js';
@@ -195,4 +196,21 @@ async function settleUnknown(
     warnings.push(warning('BUDGET_SETTLE_FAILED', `${error instanceof Error ? error.message : String(error)}`));
     return { records: [], cost: null, remaining_tokens: null };
   }
+}
+
+/**
+ * A call's batch with its budget step folded into its own record (`host`: its DISPATCH or its EXCHANGE): the
+ * reservation rides in the DISPATCH, the settlement or release in the EXCHANGE (budgeter/records.ts foldBudget).
+ * Records that fold into neither (a BUDGET_EXCEEDED) stay standalone, before a DISPATCH and after an EXCHANGE, where
+ * the budget step put them. Returns the batch and the host's index in it.
+ */
+export function folded(host: AppendInput, records: readonly AppendInput[]): { batch: AppendInput[]; at: number } {
+  const kind = host.event_type === 'DISPATCH' ? 'DISPATCH' : 'EXCHANGE';
+  let record = host;
+  const rest: AppendInput[] = [];
+  for (const r of records) {
+    if (record === host && foldsInto(r) === kind) record = foldBudget(host, r);
+    else rest.push(r);
+  }
+  return kind === 'DISPATCH' ? { batch: [...rest, record], at: rest.length } : { batch: [record, ...rest], at: 0 };
 }

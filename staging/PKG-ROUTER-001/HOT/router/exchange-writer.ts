@@ -2,7 +2,7 @@ import { type Warning, warning } from '#kernel/catalogue/define.js';
 import { show } from '#kernel/errors.js';
 import { inlineContent, type AppendInput, type LedgerEntry } from '#kernel/ledger/index.js';
 import type { LedgerStore } from '#kernel/ledger/store.js';
-import { DELIVERED_ONCE } from '#budgeter/records.js';
+import { BUDGET_EVENTS, DELIVERED_ONCE, foldedSettlement, withoutFoldedBudget } from '#budgeter/records.js';
 import type { CommitOptions } from './durability.js';
 import { type Grouped, GroupCommit } from './group-commit.js';
 import { isRecordFault } from './record-fault.js';
@@ -231,11 +231,23 @@ export class ExchangeWriter {
     const refused = await this.unspooled(records[0] as AppendInput);
     if (refused !== null) return { refused };
     // A process that died between appending an entry and removing it left it behind: never append twice.
-    if (await this.alreadyRecorded(records[0])) return undefined;
     // The budget's records may have been delivered from its outbox meanwhile (a spool older than the orphan
-    // timeout): appended only if the chain does not hold them.
+    // timeout): appended only if the chain does not hold them; a settlement folded into the EXCHANGE is dropped
+    // from it then, so the reservation is settled once.
+    const exchange = records[0] as AppendInput;
+    if (await this.alreadyRecorded(exchange)) return undefined;
+    const requestId = foldedSettlement(exchange);
+    if (requestId !== null && (await this.settledStandalone(requestId))) records[0] = withoutFoldedBudget(exchange);
     await this.options.writer.appendBatch(records, { once: DELIVERED_ONCE });
     return undefined;
+  }
+
+  /** Whether the chain holds a standalone settlement (or release) of the request (an EXCHANGE carries it folded). */
+  private settledStandalone(requestId: string): Promise<boolean> {
+    const ends: readonly string[] = [BUDGET_EVENTS.settled, BUDGET_EVENTS.released];
+    return this.options.writer
+      .query({ submission_id: requestId })
+      .then((found) => found.some((entry) => ends.includes(entry.event_type)));
   }
 
   /**

@@ -23,7 +23,7 @@ export type { Route } from './routing/governed-route.js';
 /**
  * The one governed pipeline, for every surface (route(), the gateway's surfaces): `admit` runs auth → budget
  * reservation → breaker → DISPATCH; the surface makes its provider call through `attempts` (the one retry loop);
- * `conclude` writes the EXCHANGE and the budget settlement in one batch (or spools it). A surface validates its
+ * `conclude` writes the EXCHANGE carrying the budget settlement (or spools it). A surface validates its
  * own input into a GovernedRequest and turns the outcome into its own output; it holds no governance.
  */
 export interface GovernedRequest {
@@ -180,10 +180,8 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
   let dispatchId: string;
   host.exchanges.callStarted();
   try {
-    dispatchId = await commitAdmission(host, request, secrets, [
-      ...reserved.records,
-      dispatchRecord(request, request.provider_id, request.model_id),
-    ]);
+    const dispatch = dispatchRecord(request, request.provider_id, request.model_id);
+    dispatchId = await commitAdmission(host, request, secrets, budget.folded(dispatch, reserved.records).batch);
   } catch (error) {
     host.exchanges.callEnded();
     breaker.releaseProbe(breakerPass);
@@ -283,7 +281,7 @@ export function attempts<R>(
   });
 }
 
-/** EXCHANGE + settlement, one batch, group-committed with the others ready (or alone, or the spool). Never rejects. */
+/** EXCHANGE carrying the settlement, one batch, group-committed with the others ready (or alone, or the spool). Never rejects. */
 export async function conclude(host: GovernedHost, call: GovernedCall, outcome: GovernedOutcome): Promise<Concluded> {
   const latencyMs = host.clock() - call.start;
   const warnings: Warning[] = [];
@@ -302,10 +300,12 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
   call.route?.finish(answered.kind === 'answered' ? usedTokens(answered.answer.usage) : null);
   const message = answered.kind === 'failed' ? scrubText(answered.failure.message, call.secrets) : '';
   const settled = await settlement(host, call, answered, warnings, pricedAs);
-  const exchange = exchangeFor(ctx, answered, message, warnings);
+  const { batch } = budget.folded(exchangeFor(ctx, answered, message, warnings), settled.records);
   const degraded =
-    answered.kind === 'answered' ? (): AppendInput[] => [withoutRawUsage(exchange), ...settled.records] : null;
-  const recorded = await commitConclusion(host, call, [exchange, ...settled.records], warnings, degraded);
+    answered.kind === 'answered'
+      ? (): AppendInput[] => [withoutRawUsage(batch[0] as AppendInput), ...batch.slice(1)]
+      : null;
+  const recorded = await commitConclusion(host, call, batch, warnings, degraded);
   host.exchanges.callEnded();
   return {
     exchangeEntryId: recorded.entryId,

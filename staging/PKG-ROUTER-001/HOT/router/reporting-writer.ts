@@ -1,9 +1,11 @@
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { type LedgerStore, withAppendBatch } from '#kernel/ledger/store.js';
+import { foldedSettlement } from '#budgeter/records.js';
 
 /**
  * The writer with a report of what landed: after a batch is appended, `landed` hears the submission ids of its
- * records of the given kinds (the budget's records, so the budget store drops the copies it kept until now).
+ * records of the given kinds (the budget's records, so the budget store drops the copies it kept until now), and
+ * the request ids whose settlement an EXCHANGE of the batch carries folded (the same copies, in their other form).
  * Reported only once the append resolved: a batch that failed, or was spooled instead, stays kept.
  */
 export function reportingWriter(
@@ -14,7 +16,14 @@ export function reportingWriter(
   const watched = new Set(kinds);
   return withAppendBatch(store, async (batch: readonly AppendInput[], options) => {
     const entries = await store.appendBatch(batch, options);
-    const ids = batch.filter((input) => watched.has(input.event_type)).map((input) => input.submission_id);
+    const ids: string[] = [];
+    for (const input of batch) {
+      if (watched.has(input.event_type)) ids.push(input.submission_id);
+      else {
+        const folded = foldedSettlement(input);
+        if (folded !== null) ids.push(folded);
+      }
+    }
     if (ids.length > 0) landed(ids);
     return entries;
   });

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { ignoreDropped, PgLedger, storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { parseStoredMetadata } from '#kernel/ledger/rows.js';
 import { loadBudgetConfigForRoot } from '../config.js';
-import { BUDGET_EVENTS } from '../records.js';
+import { BUDGET_EVENTS, foldedBudget } from '../records.js';
 import {
   type CallLedger,
   type PendingReconcileOptions,
@@ -10,14 +11,21 @@ import {
 } from '../reconcile.js';
 import { PgBudgeter } from './pg-budgeter.js';
 
-// The router appends a call's BUDGET_ALLOCATED and its DISPATCH in one batch, so the DISPATCH is the entry right
-// after the allocation (as on SQLite). The session comes from the reservation (the budget tables live in the same
-// database): the allocation is then found through the session index, never by scanning every allocation.
+// In roots written before, the router appended a call's BUDGET_ALLOCATED and its DISPATCH in one batch, so the
+// DISPATCH is the entry right after the allocation (as on SQLite). The session comes from the reservation (the
+// budget tables live in the same database): the allocation is then found through the session index, never by
+// scanning every allocation.
 const DISPATCH_OF_REQUEST_SQL = `SELECT d.id FROM cplane_budget_reservations AS r
   JOIN cplane_entries AS a ON a.session_id = convert_to(r.session_id, 'UTF8')
     AND a.event_type = '${BUDGET_EVENTS.allocated}' AND a.submission_id = convert_to(r.request_id, 'UTF8')
   JOIN cplane_entries AS d ON d.seq = a.seq + 1 AND d.event_type = 'DISPATCH'
   WHERE r.request_id = $1 ORDER BY a.seq DESC LIMIT 1`;
+// A call's DISPATCH carries its reservation folded (metadata.budget), found through the reservation's session;
+// matched in the canonical JSON text (where the request id, a JSON string, is written as JSON.stringify writes it),
+// then checked parsed.
+const FOLDED_IN_SESSION_SQL = `SELECT e.id, e.metadata FROM cplane_entries AS e
+  WHERE e.session_id = $1 AND e.event_type = $2 AND strpos(e.metadata, $3) > 0 ORDER BY e.seq DESC`;
+const SESSION_OF_REQUEST_SQL = `SELECT session_id FROM cplane_budget_reservations WHERE request_id = $1`;
 // Matched in the canonical JSON text, as PgLedger.hasExchange does: jsonb refuses the \u0000 an EXCHANGE may hold.
 const EXCHANGE_OF_DISPATCH_SQL = `SELECT e.id FROM cplane_entries AS d
   JOIN cplane_entries AS e ON e.session_id = d.session_id AND e.seq > d.seq AND e.event_type = 'EXCHANGE'
@@ -26,11 +34,32 @@ const EXCHANGE_OF_DISPATCH_SQL = `SELECT e.id FROM cplane_entries AS d
 
 /** The PostgreSQL chain as a CallLedger: the lookups of the SQLite reconciliation, records appended to the chain. */
 export function pgCallLedger(ledger: PgLedger): CallLedger {
+  /** The newest entry of the kind in the session whose folded budget names the request. */
+  const folded = async (requestId: string, sessionId: string, kind: string): Promise<string | null> => {
+    const r = await ledger.pool.query<{ id: string; metadata: string }>(FOLDED_IN_SESSION_SQL, [
+      Buffer.from(sessionId, 'utf8'),
+      kind,
+      `"request_id":${JSON.stringify(requestId)}`,
+    ]);
+    for (const row of r.rows) if (foldedBudget(parseStoredMetadata(row))?.request_id === requestId) return row.id;
+    return null;
+  };
   return {
+    async foldedSettlement(requestId, sessionId) {
+      try {
+        return (await folded(requestId, sessionId, 'EXCHANGE')) !== null;
+      } catch (error) {
+        throw storeError(error);
+      }
+    },
     async callOf(requestId) {
       try {
-        const d = await ledger.pool.query<{ id: string }>(DISPATCH_OF_REQUEST_SQL, [requestId]);
-        const dispatch = d.rows[0]?.id ?? null;
+        const s = await ledger.pool.query<{ session_id: string }>(SESSION_OF_REQUEST_SQL, [requestId]);
+        const sessionId = s.rows[0]?.session_id;
+        const dispatch =
+          (sessionId === undefined ? null : await folded(requestId, sessionId, 'DISPATCH')) ??
+          (await ledger.pool.query<{ id: string }>(DISPATCH_OF_REQUEST_SQL, [requestId])).rows[0]?.id ??
+          null;
         if (dispatch === null) return { dispatch, exchange: null };
         const e = await ledger.pool.query<{ id: string }>(EXCHANGE_OF_DISPATCH_SQL, [
           dispatch,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { Budgeter } from '../../budgeter/index.js';
 import { outboxRow } from '../../budgeter/kept-records.js';
+import { chainBudgetRecords, foldBudget } from '../../budgeter/records.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { manualClock, request, tempDir, testConfig } from './helpers.js';
 
@@ -113,4 +114,75 @@ test('kept records are read back only as the records a budget step makes for tha
   } finally {
     b.close();
   }
+});
+
+test('a reservation folded into its DISPATCH and a settlement or release into its EXCHANGE unfold to the records the budgeter made', (t) => {
+  const b = Budgeter.open({
+    dbPath: join(tempDir(t), 'f.sqlite'),
+    config: testConfig({ mode: 'warn', limits: { session: { by_id: { tight: { max_tokens: 100 } } } } }),
+  });
+  t.after(() => b.close());
+  const call = (requestId: string, extra: Record<string, unknown>, end: (id: string) => readonly AppendInput[]) => {
+    const reserved = b.reserve(request(requestId, extra));
+    assert.equal(reserved.ok, true);
+    const allocation = reserved.records.filter((r) => r.event_type === 'BUDGET_ALLOCATED');
+    const settlement = end(requestId).filter((r) => r.event_type !== 'BUDGET_EXCEEDED');
+    const identity = {
+      agent_id: typeof extra.agent_id === 'string' ? extra.agent_id : '',
+      session_id: typeof extra.session_id === 'string' ? extra.session_id : 'S1',
+    };
+    const dispatch = foldBudget(
+      {
+        event_type: 'DISPATCH',
+        submission_id: 'PRC-1',
+        decision: 'DISPATCHED',
+        reason: 'Dispatching to mock/m1',
+        metadata: { ...identity, contract_id: 'PRC-1' },
+      },
+      allocation[0] as AppendInput,
+    );
+    const exchange = foldBudget(
+      {
+        event_type: 'EXCHANGE',
+        submission_id: 'PRC-1',
+        decision: 'SUCCESS',
+        reason: 'Exchange completed',
+        metadata: {
+          ...identity,
+          dispatch_entry_id: 'LED-d',
+          work_order_id: typeof extra.work_order_id === 'string' ? extra.work_order_id : '',
+        },
+      },
+      settlement[0] as AppendInput,
+    );
+    const chain = [
+      { id: 'LED-d', ...dispatch, metadata: dispatch.metadata ?? {} },
+      { id: 'LED-e', ...exchange, metadata: exchange.metadata ?? {} },
+    ];
+    const unfolded = chainBudgetRecords(chain).map(({ event_type, submission_id, decision, reason, metadata }) => ({
+      event_type,
+      submission_id,
+      decision,
+      reason,
+      metadata,
+    }));
+    assert.deepEqual(unfolded, [...allocation, ...settlement], requestId);
+    check(unfolded as AppendInput[]);
+    // What rides folded leaves out what the host record says and what the reservation already said.
+    const folded = exchange.metadata?.budget as Record<string, unknown>;
+    for (const key of ['session_id', 'agent_id', 'mode', 'currency', 'reserved_tokens', 'reserved_cost'])
+      assert.equal(key in folded, false, `${requestId}: ${key}`);
+  };
+  call(
+    'R1',
+    { work_order_id: 'WO', agent_id: 'A' },
+    (id) => b.settle({ request_id: id, usage: { input_tokens: 1, output_tokens: 2, cache_write_tokens: 3 } }).records,
+  );
+  call('R2', { agent_id: 'A' }, (id) => b.settle({ request_id: id, usage: 'garbage' }).records);
+  call('R3', { session_id: 'tight', model: 'unpriced' }, (id) => b.release(id).records);
+  call(
+    'R4',
+    { session_id: 'tight', estimated_input_tokens: 10, max_output_tokens: 0 },
+    (id) => b.settle({ request_id: id, usage: { input_tokens: 500, output_tokens: 0 } }).records,
+  );
 });

@@ -180,14 +180,16 @@ export class PgConsoleData implements ConsoleData {
     const latencies: unknown[] = [];
     for (const row of rows) {
       const metadata = parseStoredMetadata({ id: row.id as string, metadata: row.metadata as string });
+      let settled: Record<string, unknown> | null = metadata;
       if (row.event_type === 'EXCHANGE') {
         latencies.push(jsonExtract(metadata.latency_ms));
-        continue;
+        settled = settlementOf(metadata.budget);
+        if (settled === null) continue;
       }
       const hour = `${(row.timestamp as string).slice(0, 13)}:00:00Z`;
       let sum = spend.get(hour);
       if (sum === undefined) spend.set(hour, (sum = new SqliteSum()));
-      sum.add(jsonExtract(metadata.cost));
+      sum.add(jsonExtract(settled.cost));
     }
     return {
       // Hours in byte order, as SQLite's ORDER BY sorts text.
@@ -214,4 +216,11 @@ export class PgConsoleData implements ConsoleData {
       throw storeError(error);
     }
   }
+}
+
+/** The settlement an EXCHANGE carries folded (metadata.budget), null when it carries none (or a release). */
+function settlementOf(folded: unknown): Record<string, unknown> | null {
+  if (typeof folded !== 'object' || folded === null) return null;
+  const decision = (folded as { decision?: unknown }).decision;
+  return typeof decision === 'string' && decision.startsWith('SETTLED') ? (folded as Record<string, unknown>) : null;
 }

@@ -196,8 +196,12 @@ export class SqliteConsoleData implements ConsoleData {
     const from = Math.max(1, head - RECENT_WINDOW + 1);
     const spend = ledger
       .statement(
-        `SELECT substr(timestamp, 1, 13) || ':00:00Z' AS hour, total(json_extract(metadata, '$.cost'))
-         FROM entries WHERE seq >= ? AND event_type = 'BUDGET_SETTLED' GROUP BY hour ORDER BY hour`,
+        `SELECT hour, total(cost) FROM (SELECT substr(timestamp, 1, 13) || ':00:00Z' AS hour,
+           CASE WHEN event_type = 'EXCHANGE' THEN json_extract(metadata, '$.budget.cost')
+             ELSE json_extract(metadata, '$.cost') END AS cost,
+           CASE WHEN event_type = 'EXCHANGE' THEN json_extract(metadata, '$.budget.decision') END AS folded
+         FROM entries WHERE seq >= ? AND event_type IN ('BUDGET_SETTLED', 'EXCHANGE'))
+         WHERE folded IS NULL OR folded LIKE 'SETTLED%' GROUP BY hour ORDER BY hour`,
       )
       .raw()
       .all(from) as [string, number][];

@@ -74,7 +74,8 @@ const SUMMARY_SQL = `SELECT
   total(CASE WHEN event_type = 'EXCHANGE' THEN json_extract(metadata, '$.cache_read_tokens') END),
   total(CASE WHEN event_type = 'EXCHANGE' THEN json_extract(metadata, '$.cache_write_tokens') END),
   total(CASE WHEN event_type = 'EXCHANGE' THEN json_extract(metadata, '$.output_tokens') END),
-  sum(CASE WHEN event_type = 'BUDGET_SETTLED' THEN json_extract(metadata, '$.cost') END),
+  sum(CASE WHEN event_type = 'BUDGET_SETTLED' THEN json_extract(metadata, '$.cost')
+    WHEN event_type = 'EXCHANGE' THEN json_extract(metadata, '$.budget.cost') END),
   min(timestamp) FILTER (WHERE event_type = 'EXCHANGE'),
   max(timestamp) FILTER (WHERE event_type = 'EXCHANGE'),
   json_group_array(DISTINCT agent_id) FILTER (WHERE event_type = 'EXCHANGE' AND agent_id IS NOT NULL)
@@ -202,7 +203,8 @@ export function sessionTurns(
         "SELECT metadata FROM entries WHERE session_id = ? AND event_type = 'EXCHANGE' AND seq < ? ORDER BY seq DESC LIMIT 1",
       )
       .pluck();
-    // The router appends a call's settlement in the EXCHANGE's own batch, right after it.
+    // The settlement rides in the EXCHANGE (metadata.budget); in roots written before, the router appended it in
+    // the EXCHANGE's own batch, right after it.
     const settled = ledger
       .statement(
         "SELECT json_extract(metadata, '$.cost') FROM entries WHERE seq = ? AND event_type = 'BUDGET_SETTLED' AND session_id = ?",
@@ -234,7 +236,8 @@ export function sessionTurns(
         };
       }
       since = refs?.prompt;
-      turns.push(turnOf({ seq, id, timestamp, decision, reason }, metadata, read, settled.get(seq + 1, sessionId)));
+      const cost = foldedCost(metadata) ?? settled.get(seq + 1, sessionId);
+      turns.push(turnOf({ seq, id, timestamp, decision, reason }, metadata, read, cost));
     }
     const last = turns[turns.length - 1];
     return { turns, next_after: more && last !== undefined ? last.seq : null };
@@ -274,6 +277,18 @@ export interface TurnContent {
  * before content addressing, with the prompt and response inline). The reads are the store's own (sync on SQLite,
  * async on PostgreSQL); this is the part they share, so both build the same turn from the same history.
  */
+/**
+ * The settled cost an EXCHANGE carries folded (metadata.budget, budgeter/records.ts foldBudget); undefined when it
+ * carries no settlement (look for a standalone BUDGET_SETTLED), null when settled at no known price.
+ */
+export function foldedCost(metadata: Record<string, unknown>): unknown {
+  const folded = metadata.budget;
+  if (typeof folded !== 'object' || folded === null) return undefined;
+  const { decision, cost } = folded as { decision?: unknown; cost?: unknown };
+  if (typeof decision !== 'string' || !decision.startsWith('SETTLED')) return undefined;
+  return cost ?? null;
+}
+
 export function turnOf(
   row: { seq: number; id: string; timestamp: string; decision: string; reason: string },
   metadata: Record<string, unknown>,

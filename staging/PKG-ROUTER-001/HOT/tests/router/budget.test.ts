@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
+import { budgetRecordsOf } from '#budgeter/records.js';
 import { MESSAGE_OVERHEAD_TOKENS, bodyInputBound } from '#budgeter/bound.js';
 import type { RouterConfig } from '../../router/config.js';
 import { harness, request, type Step } from './harness.js';
@@ -33,7 +34,7 @@ test('a CJK prompt reserves its UTF-8 bytes plus the template overhead and max_t
   const prompt = '予算は決して超えてはならない'.repeat(10); // 140 characters, 420 bytes
   const res = await router.route(request({ prompt, max_tokens: 100 }));
   assert.equal(res.outcome, 'success', JSON.stringify(res));
-  const [allocated] = ledger.query({ event_type: 'BUDGET_ALLOCATED' });
+  const [allocated] = budgetRecordsOf(ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_ALLOCATED' });
   assert.equal(allocated?.metadata.reserved_tokens, 420 + 2 * MESSAGE_OVERHEAD_TOKENS + 100);
 });
 
@@ -49,7 +50,7 @@ test('a compiled body reserves the bound of its canonical JSON and the max_token
     request({ prompt: '質問です', max_tokens: 10, compiled: { stable_prefix_hash: 'b'.repeat(64), body } }),
   );
   assert.equal(res.outcome, 'success', JSON.stringify(res));
-  const [allocated] = ledger.query({ event_type: 'BUDGET_ALLOCATED' });
+  const [allocated] = budgetRecordsOf(ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_ALLOCATED' });
   assert.equal(
     allocated?.metadata.reserved_tokens,
     bodyInputBound(body) + 700,
@@ -88,7 +89,7 @@ test('output beyond the max_tokens the provider was given is a lie: usage unknow
     lied.warnings.some((w) => /101 output tokens, more than the 100/.test(warningText(w))),
     JSON.stringify(lied.warnings),
   );
-  const settled = ledger.query({ event_type: 'BUDGET_SETTLED', order: 'oldest' });
+  const settled = budgetRecordsOf(ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_SETTLED', order: 'oldest' });
   assert.equal(settled[0]?.metadata.charged_tokens, 10 + 100, 'an honest count is charged as reported');
   const reserved = Buffer.byteLength(request().prompt) + 2 * MESSAGE_OVERHEAD_TOKENS + 100;
   assert.equal(settled[1]?.metadata.charged_tokens, reserved, 'the lie is charged at its reservation');
@@ -114,7 +115,7 @@ test('prompt tokens beyond what the request could hold are a lie: usage unknown,
       JSON.stringify(lied.warnings),
     );
   }
-  const settled = ledger.query({ event_type: 'BUDGET_SETTLED', order: 'oldest' });
+  const settled = budgetRecordsOf(ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_SETTLED', order: 'oldest' });
   assert.equal(settled[0]?.metadata.charged_tokens, bound + 5, 'an honest count is charged as reported');
   assert.equal(settled[1]?.metadata.charged_tokens, bound + 100, 'the lie is charged at its reservation');
   assert.equal(settled[2]?.metadata.charged_tokens, bound + 100, 'a cache bucket past the bound is a lie too');
@@ -135,7 +136,7 @@ test('a settlement that fails is retried as unknown usage, so the reservation is
     ['BUDGET_SETTLE_FAILED', 'BUDGET_USAGE_UNKNOWN'],
   );
   assert.equal(budget.status({ session_id: 'SES-1' }).pending_reservations, 0);
-  const [settled] = ledger.query({ event_type: 'BUDGET_SETTLED' });
+  const [settled] = budgetRecordsOf(ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_SETTLED' });
   assert.equal(settled?.decision, 'SETTLED_USAGE_UNKNOWN');
   assert.deepEqual(settled?.metadata.usage_problems, ['settlement failed (settlement store hiccup); usage unknown']);
   assert.equal(
@@ -206,13 +207,13 @@ test('a call whose attempts ran out of the deadline upstream stays charged: a sl
   const agent = budget.status({ session_id: 'SES-1' }).scopes.find((s) => s.scope === 'agent');
   assert.equal(agent?.reserved_tokens, 0, 'nothing left pending');
   assert.equal(agent?.settled_tokens, bound, 'the timed-out call is charged at its bound, the refused one not at all');
-  const settled = ledger.query({ event_type: 'BUDGET_SETTLED' });
+  const settled = budgetRecordsOf(ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_SETTLED' });
   assert.deepEqual(
     settled.map((e) => e.submission_id),
     ['REQ-TIMED-OUT'],
   );
   assert.deepEqual(
-    ledger.query({ event_type: 'BUDGET_RELEASED' }).map((e) => e.submission_id),
+    budgetRecordsOf(ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_RELEASED' }).map((e) => e.submission_id),
     ['REQ-REFUSED-UPSTREAM'],
   );
 });

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { Budgeter } from '#budgeter/index.js';
 import { reconcileStaleReservations } from '#budgeter/reconcile.js';
+import { chainBudgetRecords } from '#budgeter/records.js';
 import { CpError } from '#kernel/errors.js';
 import { Ledger, verifyLedger } from '#kernel/ledger/index.js';
 import { loadRouterConfig, parseRouterConfig } from '../../router/config.js';
@@ -99,7 +100,10 @@ for (const level of DURABILITY_LEVELS) {
       const verified = verifyLedger(ledger);
       assert.equal(verified.ok, true);
       for (const id of [...killed.acked, ...resumed.acked]) assert.ok(ledger.get(id), `acknowledged ${id}`);
-      const settled = ledger.query({ event_type: 'BUDGET_SETTLED' });
+      // Settlements as the chain holds them: folded into their EXCHANGEs, standalone where a reconciliation made them.
+      const settled = chainBudgetRecords(ledger.query({ order: 'oldest' })).filter(
+        (e) => e.event_type === 'BUDGET_SETTLED',
+      );
       const chainCharged = settled.reduce((sum, e) => sum + Number(e.metadata.charged_tokens ?? 0), 0);
       const db = new Database(join(dir, 'budget.sqlite'), { readonly: true });
       const dbCharged = db

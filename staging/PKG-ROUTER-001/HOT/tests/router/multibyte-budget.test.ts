@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { budgetRecordsOf } from '#budgeter/records.js';
 import { Ledger, verifyLedger } from '#kernel/ledger/index.js';
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'multibyte-worker.js');
@@ -81,7 +82,7 @@ test(`${PROCESSES} processes routing CJK and emoji prompts with the most usage a
   const ledger = Ledger.open(join(dir, 'ledger.sqlite'));
   t.after(() => ledger.close());
   assert.equal(verifyLedger(ledger).ok, true);
-  const records = ledger.query({ event_type: 'BUDGET_SETTLED', limit: 10_000 });
+  const records = budgetRecordsOf(ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_SETTLED', limit: 10_000 });
   assert.equal(
     records.reduce((sum, e) => sum + (e.metadata.charged_tokens as number), 0),
     all.tokens,

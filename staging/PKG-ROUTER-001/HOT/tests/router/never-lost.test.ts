@@ -17,6 +17,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
+import { budgetRecordsOf } from '#budgeter/records.js';
 import { reconcileStaleReservations } from '#budgeter/reconcile.js';
 import { warningText } from '#kernel/catalogue/define.js';
 import { CpError } from '#kernel/errors.js';
@@ -91,14 +92,40 @@ test('a spooled exchange whose settlement record was delivered meanwhile from th
     delivered.map((r) => [r.request_id, r.ledger_entry_ids.length]),
     [['REQ-SPOOLED', 1]],
   );
-  assert.equal(h.ledger.query({ event_type: 'BUDGET_SETTLED' }).length, 1);
+  assert.equal(budgetRecordsOf(h.ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_SETTLED' }).length, 1);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 0);
   // The spool then drains: the EXCHANGE lands, the settlement is not appended a second time.
   assert.equal((await h.router.recoverSpool()).drained, 1);
   assert.equal(h.ledger.query({ event_type: 'EXCHANGE' }).length, 1);
   assert.deepEqual(
-    h.ledger.query({ event_type: 'BUDGET_SETTLED' }).map((e) => e.submission_id),
+    budgetRecordsOf(h.ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_SETTLED' }).map((e) => e.submission_id),
     ['REQ-SPOOLED'],
+  );
+  assertVerifies(h);
+});
+
+test('an EXCHANGE that landed carrying its settlement, whose process died before reporting it: reconciliation drops the kept copy, never settles twice', async (t) => {
+  const h0 = harness(t);
+  const budget = budgeter(t, h0.dir);
+  // The process dies right after the append: the budget never hears the settlement landed.
+  budget.recorded = () => {};
+  const h = harness(t, { router: { budget } });
+  const res = await h.router.route(request({ request_id: 'REQ-UNREPORTED' }));
+  assert.equal(res.outcome, 'success');
+  const chain = h.ledger.query({ order: 'oldest' });
+  assert.deepEqual(
+    chain.map((e) => e.event_type),
+    ['DISPATCH', 'EXCHANGE'],
+  );
+  const now = Date.now() + 1000;
+  assert.equal(budget.recordsDue(now).length, 1, 'the settlement is kept until reported');
+  assert.deepEqual(reconcileStaleReservations(budget, h.ledger, { timeoutMs: 0, now }), []);
+  assert.equal(budget.recordsDue(now).length, 0, 'the kept copy is dropped: the chain holds it');
+  assert.equal(h.ledger.query({}).length, 2, 'no record appended');
+  const settled = budgetRecordsOf(h.ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_SETTLED' });
+  assert.deepEqual(
+    settled.map((e) => [e.submission_id, e.id]),
+    [['REQ-UNREPORTED', chain[1]?.id]],
   );
   assertVerifies(h);
 });
@@ -253,13 +280,17 @@ test('a reply cut off after HTTP 200 keeps its reservation charged as unknown; o
   assert.equal(cut.outcome, 'error');
   assert.equal(h.provider.calls.length, 1, 'a possibly billed call is not retried');
   assert.match(cut.warnings.map(warningText).join('\n'), /BUDGET_USAGE_UNKNOWN/);
-  const settled = h.ledger.query({ event_type: 'BUDGET_SETTLED' });
+  const settled = budgetRecordsOf(h.ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_SETTLED' });
   assert.equal(settled.length, 1);
   assert.equal(settled[0]?.decision, 'SETTLED_USAGE_UNKNOWN');
-  assert.equal(h.ledger.query({ event_type: 'BUDGET_RELEASED' }).length, 0);
+  assert.equal(budgetRecordsOf(h.ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_RELEASED' }).length, 0);
   const refused = await h.router.route(request({ request_id: 'REQ-400', max_tokens: 500 }));
   assert.equal(refused.error_code, 'INVALID_REQUEST');
-  assert.equal(h.ledger.query({ event_type: 'BUDGET_RELEASED' }).length, 1, 'a refusal before any 2xx is released');
+  assert.equal(
+    budgetRecordsOf(h.ledger.query({ order: 'oldest' }), { event_type: 'BUDGET_RELEASED' }).length,
+    1,
+    'a refusal before any 2xx is released',
+  );
   assertVerifies(h);
 });
 

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Budgeter } from '#budgeter/index.js';
+import { chainBudgetRecords } from '#budgeter/records.js';
 import { harness, request } from './harness.js';
 import { warningText } from '#kernel/catalogue/define.js';
 import { configPath } from '#kernel/root/layout.js';
@@ -111,17 +112,19 @@ test('budget: reserved with the DISPATCH, settled with the EXCHANGE, released af
   assert.equal(typeof ok.cost_incurred, 'number');
   const failed = await h.router.route(request({ request_id: 'R2' }));
   assert.equal(failed.outcome, 'error');
+  // Two records a call: the reservation rides in the DISPATCH, the settlement or release in the EXCHANGE.
+  const chain = h.ledger.query({ order: 'oldest' });
   assert.deepEqual(
-    h.ledger.query({ order: 'oldest' }).map((e) => e.event_type),
+    chain.map((e) => e.event_type),
+    ['DISPATCH', 'EXCHANGE', 'DISPATCH', 'EXCHANGE'],
+  );
+  assert.deepEqual(
+    chainBudgetRecords(chain).map((e) => [e.event_type, e.submission_id, e.id]),
     [
-      'BUDGET_ALLOCATED',
-      'DISPATCH',
-      'EXCHANGE',
-      'BUDGET_SETTLED',
-      'BUDGET_ALLOCATED',
-      'DISPATCH',
-      'EXCHANGE',
-      'BUDGET_RELEASED',
+      ['BUDGET_ALLOCATED', 'R1', chain[0]?.id],
+      ['BUDGET_SETTLED', 'R1', chain[1]?.id],
+      ['BUDGET_ALLOCATED', 'R2', chain[2]?.id],
+      ['BUDGET_RELEASED', 'R2', chain[3]?.id],
     ],
   );
   const status = budget.status({ session_id: 'SES-1' });

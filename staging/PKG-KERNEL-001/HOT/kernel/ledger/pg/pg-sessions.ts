@@ -9,6 +9,7 @@ import {
   summarise,
   type TurnContent,
   type TurnPage,
+  foldedCost,
   turnOf,
   turnPageFull,
 } from '../sessions.js';
@@ -151,6 +152,8 @@ async function summaryRows(store: PgLedger, sessions: string[], head: number): P
       acc.cost.add(jsonExtract(metadata.cost));
       continue;
     }
+    const folded = metadata.budget;
+    if (typeof folded === 'object' && folded !== null) acc.cost.add(jsonExtract((folded as { cost?: unknown }).cost));
     acc.requests += 1;
     if (row.decision.toString('utf8') !== 'SUCCESS') acc.errors += 1;
     for (const [i, field] of TOKEN_FIELDS.entries()) acc.sums[i]?.add(jsonExtract(metadata[field]));
@@ -206,7 +209,8 @@ export async function pgSessionTurns(
       const previous = before.rows[0] as { id: string; metadata: string } | undefined;
       since = previous === undefined ? undefined : contentRefs(parseStoredMetadata(previous))?.prompt;
     }
-    // The router appends a call's settlement in the EXCHANGE's own batch, right after it.
+    // The settlement rides in the EXCHANGE (metadata.budget); in roots written before, the router appended it in
+    // the EXCHANGE's own batch, right after it.
     const settled = new Map<number, unknown>();
     if (page.length > 0) {
       const r = await store.pool.query(
@@ -244,7 +248,7 @@ export async function pgSessionTurns(
         decision: row.decision.toString('utf8'),
         reason: row.reason.toString('utf8'),
       };
-      turns.push(turnOf(fields, metadata, read, settled.get(seq + 1)));
+      turns.push(turnOf(fields, metadata, read, foldedCost(metadata) ?? settled.get(seq + 1)));
     }
     const last = turns[turns.length - 1];
     return { turns, next_after: more && last !== undefined ? last.seq : null };
