@@ -64,6 +64,11 @@ export function budgetEntries(root: string): ReturnType<typeof ledgerEntries> {
   return chainBudgetRecords(ledgerEntries(root));
 }
 
+/** The budget records among entries already read, folded ones unfolded (`budgetEntries` without a second export). */
+export function budgetRecordsIn(entries: ReturnType<typeof ledgerEntries>): ReturnType<typeof ledgerEntries> {
+  return chainBudgetRecords(entries);
+}
+
 /** `cplane config set` on a root, as its operator would (the gateway reads it when it starts). */
 export function configSet(root: string, key: string, value: string): void {
   const r = cli(['config', 'set', key, value, '--root', root]);

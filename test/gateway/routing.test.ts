@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { REPO } from '../../scripts/lib/repo.js';
-import { configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { budgetRecordsIn, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
 import { startUpstream, type Upstream } from './upstream.js';
 
 const KEYS_A = { anthropic: 'sk-ant-route-A-0123456789abcdef', openai: 'sk-oai-route-A-0123456789abcdef' };
@@ -137,7 +137,7 @@ type Entry = ReturnType<typeof ledgerEntries>[number];
 const exchangesOf = (session: string, all = ledgerEntries(served.root)): Entry[] =>
   all.filter((e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === session);
 const settlementsOf = (exchange: Entry, all: Entry[]): Entry[] =>
-  all.filter(
+  budgetRecordsIn(all).filter(
     (e) => e.event_type === 'BUDGET_SETTLED' && e.metadata.request_id === exchange.metadata.gateway_request_id,
   );
 const seen = (upstream: Upstream, model: string): number =>

@@ -9,7 +9,7 @@ import {
   GeminiServer,
   geminiErrors,
 } from '../../staging/PKG-PROVIDER-GEMINI-001/HOT/tests/providers/fixtures/gemini-server.js';
-import { cli, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { budgetEntries, cli, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
 
 const UPSTREAM_KEY = 'AIzaSyUPSTREAM-gemini-SECRET-0123456789';
 
@@ -76,7 +76,7 @@ test('generateContent: the SDK gets the reply; one EXCHANGE with exact usage, th
   assert.equal(meta.upstream_request_id, 'xtSfaIRs8_Sf2Q-skYe5Dg', "the reply's responseId names it");
   assert.deepEqual(Object.keys(JSON.parse(String(meta.prompt))), ['systemInstruction', 'contents']);
   // Priced from the shipped table (gemini-2.5-flash: 0.30 in, 2.50 out, 0.03 cache read per million tokens).
-  const [settled, ...more] = ledgerEntries(served.root).filter(
+  const [settled, ...more] = budgetEntries(served.root).filter(
     (e) => e.event_type === 'BUDGET_SETTLED' && e.metadata.request_id === meta.gateway_request_id,
   );
   assert.equal(more.length, 0);
@@ -248,7 +248,7 @@ test('a stream the upstream cuts mid-reply: the client told in an error chunk, o
   const meta = oneExchange(session);
   assert.equal(meta.outcome, 'error');
   assert.equal(meta.usage_complete, false);
-  const settled = ledgerEntries(served.root).filter(
+  const settled = budgetEntries(served.root).filter(
     (e) => e.event_type === 'BUDGET_SETTLED' && e.metadata.request_id === meta.gateway_request_id,
   );
   assert.deepEqual(
