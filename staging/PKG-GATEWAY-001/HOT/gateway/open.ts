@@ -2,7 +2,8 @@ import type { Warning } from '#kernel/catalogue/define.js';
 import { accessSync, constants } from 'node:fs';
 import { isCpError, toCpError } from '#kernel/errors.js';
 import { ledgerPathForRoot } from '#kernel/ledger/index.js';
-import { budgetDbPathForRoot } from '#budgeter/config.js';
+import { budgetDbPathForRoot, loadBudgetConfigForRoot } from '#budgeter/config.js';
+import { loadRouterConfigForRoot } from '#router/config.js';
 import type { Provider } from '#providers/spec.js';
 import { isWireProvider, type WireProvider } from '#providers/wire/spec.js';
 import {
@@ -24,6 +25,7 @@ import { SqliteConsoleData } from './console/sqlite-data.js';
 import { PgBudgeter } from '#budgeter/pg/pg-budgeter.js';
 import { ConsoleRoutes } from './console/routes.js';
 import type { RequestLog } from './log.js';
+import { GatewayMetrics } from './metrics/gateway-metrics.js';
 import type { GatewayConfig } from './settings.js';
 import { Gateway } from './server.js';
 import type { Family } from './surfaces.js';
@@ -58,7 +60,17 @@ export async function openGateway(
   warn: (w: Warning) => void = () => {},
 ): Promise<OpenedGateway> {
   const { providers, constructed, unavailable } = await providerRegistry(root, env);
+  let router: OpenedRouter | null = null;
+  const metrics = new GatewayMetrics(
+    {
+      breakers: () => router?.router.breakerStates() ?? [],
+      spooled: () => router?.router.spooled() ?? 0,
+      headSeq: async () => headSeq(router),
+    },
+    { models: metricModels(root), providers: ['mock', ...constructed.map((p) => p.id)] },
+  );
   const opened = await openRouter(root, {
+    observer: metrics,
     provider: 'mock',
     providers: constructed,
     env,
@@ -67,6 +79,7 @@ export async function openGateway(
     reserveWal: true,
     ...(settings.durability === undefined ? {} : { durability: settings.durability }),
   });
+  router = opened;
   const consoleRoutes = openConsole(root, opened, unavailable);
   const ledgerPath = ledgerPathForRoot(root);
   const budgetPath = budgetDbPathForRoot(root);
@@ -91,6 +104,7 @@ export async function openGateway(
     callDeadlineMs: settings.call_deadline_ms,
     log,
     ...(consoleRoutes === null ? {} : { console: consoleRoutes }),
+    metrics,
     ready: () => {
       if (shared) return shared.problem();
       try {
@@ -121,6 +135,26 @@ export async function openGateway(
     return [...problems, ...(await opened.close())];
   };
   return { gateway, opened, unavailable, close };
+}
+
+/**
+ * The models a metric may name: the price table's and the router's default; any other model a client asks for is
+ * counted as `other`, so the number of series is fixed by the operator's config, not by clients.
+ */
+function metricModels(root: string): string[] {
+  const models = [loadRouterConfigForRoot(root).default_model];
+  try {
+    models.push(...Object.keys(loadBudgetConfigForRoot(root).pricing));
+  } catch {
+    // A root without a readable budget config prices nothing: its models are the router's default only.
+  }
+  return models;
+}
+
+async function headSeq(opened: OpenedRouter | null): Promise<number | null> {
+  if (opened === null) return null;
+  if (opened.ledger !== null) return opened.ledger.head().seq;
+  return opened.shared === null ? null : (await opened.shared.chain.headAnchor()).seq;
 }
 
 const FAMILIES: readonly Family[] = ['anthropic', 'openai'];

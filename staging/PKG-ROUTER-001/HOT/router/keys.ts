@@ -1,5 +1,12 @@
 import type { RefusalCode } from '#kernel/catalogue/define.js';
-import { type AuthKeys, type AuthResult, VerifiedTokens, verifyConsoleToken, verifyToken } from './auth.js';
+import {
+  type AuthKeys,
+  type AuthResult,
+  VerifiedTokens,
+  verifyConsoleToken,
+  verifyScopedToken,
+  verifyToken,
+} from './auth.js';
 import { UNAUTHENTICATED_CODES } from './refusal-sampler.js';
 import type { PromptRequest } from './request.js';
 import type { RevocationCheck } from './revocations.js';
@@ -37,6 +44,11 @@ export class KeyCheck {
   /** A key that may read the console (scope `console:read`), checked against the revocation list like any key. */
   verifyConsoleKey(token: unknown): AuthResult {
     return this.notRevoked(token, verifyConsoleToken(token, this.keys, this.options.clock(), this.verified));
+  }
+
+  /** A key holding `scope` (an operator's: `metrics:read`, `keys:admin`), checked against the revocation list. */
+  verifyScopedKey(token: unknown, scope: string): AuthResult {
+    return this.notRevoked(token, verifyScopedToken(token, this.keys, this.options.clock(), scope, this.verified));
   }
 
   /** Why the request may not make its call, or null (dev mode: never). */

@@ -1,3 +1,4 @@
+import type { GovernedObserver } from './observer.js';
 import { existsSync } from 'node:fs';
 import { writeFileAtomic } from '#kernel/atomic.js';
 import { type Warning, type WarningCode, warning } from '#kernel/catalogue/define.js';
@@ -48,6 +49,8 @@ export interface OpenRouterOptions {
   store?: string | null;
   /** Overrides the router config's `durability` (`cplane serve --durability`). */
   durability?: Durability;
+  /** Told of every governed call and refusal (the gateway's metrics). */
+  observer?: GovernedObserver;
 }
 
 export interface OpenedRouter {
@@ -138,6 +141,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     secrets: [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY, settings?.config.api_key],
     refusalSampler: options.refusalSampler ?? null,
     secretPatterns,
+    ...(options.observer === undefined ? {} : { observer: options.observer }),
     // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint. On a shared store this root signs
     // the shared chain's head (every host its own root).
     ...(options.ledgerPath
