@@ -26,6 +26,8 @@ import { PgBudgeter } from '#budgeter/pg/pg-budgeter.js';
 import { ConsoleRoutes } from './console/routes.js';
 import type { RequestLog } from './log.js';
 import { GatewayMetrics } from './metrics/gateway-metrics.js';
+import { KeyAdminRoutes } from './admin-keys.js';
+import { keyAdminPorts } from './key-admin-ports.js';
 import type { GatewayConfig } from './settings.js';
 import { Gateway } from './server.js';
 import type { Family } from './surfaces.js';
@@ -53,8 +55,11 @@ export const RECONCILE_EVERY_MS = 60_000;
 export async function openGateway(
   root: string,
   env: NodeJS.ProcessEnv,
-  /** The gateway section, and the durability `cplane serve --durability` asks for (else the router config's). */
-  settings: GatewayConfig & { durability?: Durability },
+  /**
+   * The gateway section, the durability `cplane serve --durability` asks for (else the router config's), and the
+   * clock keys, revocations and budgets are judged by (tests inject one; default Date.now).
+   */
+  settings: GatewayConfig & { durability?: Durability; clock?: () => number },
   log: (e: RequestLog) => void,
   /** Problems met while serving that concern no one request (a failed reconciliation pass). */
   warn: (w: Warning) => void = () => {},
@@ -78,9 +83,11 @@ export async function openGateway(
     store: settings.store ?? null,
     reserveWal: true,
     ...(settings.durability === undefined ? {} : { durability: settings.durability }),
+    ...(settings.clock === undefined ? {} : { clock: settings.clock }),
   });
   router = opened;
-  const consoleRoutes = openConsole(root, opened, unavailable);
+  const data = consoleData(root, opened, unavailable);
+  const consoleRoutes = data === null ? null : openConsole(root, opened, data, unavailable);
   const ledgerPath = ledgerPathForRoot(root);
   const budgetPath = budgetDbPathForRoot(root);
   const { shared } = opened;
@@ -105,6 +112,7 @@ export async function openGateway(
     log,
     ...(consoleRoutes === null ? {} : { console: consoleRoutes }),
     metrics,
+    keyAdmin: new KeyAdminRoutes(opened.router, keyAdminPorts(root, opened, data)),
     ready: () => {
       if (shared) return shared.problem();
       try {
@@ -231,20 +239,21 @@ async function construct(
 }
 
 /**
- * The read-only console, on the store the router writes: the root's SQLite ledger, or the shared chain and budgets
- * (through the router's own pools); null (and said why) when the router has neither.
+ * What the console (and the key inventory's spend) reads, on the store the router writes: the root's SQLite ledger,
+ * or the shared chain and budgets (through the router's own pools); null (and said why) when the router has neither.
  */
-function openConsole(root: string, opened: OpenedRouter, unavailable: string[]): ConsoleRoutes | null {
+function consoleData(root: string, opened: OpenedRouter, unavailable: string[]): ConsoleData | null {
   const { ledger, shared } = opened;
   const breakers = () => opened.router.breakers.snapshot();
-  let data: ConsoleData;
-  if (ledger !== null) data = new SqliteConsoleData({ root, ledger, breakers });
-  else if (shared !== null && shared.store.budget instanceof PgBudgeter)
-    data = new PgConsoleData({ root, ledger: shared.chain, budget: shared.store.budget, breakers });
-  else {
-    unavailable.push('console: this gateway has no ledger it can read');
-    return null;
-  }
+  if (ledger !== null) return new SqliteConsoleData({ root, ledger, breakers });
+  if (shared !== null && shared.store.budget instanceof PgBudgeter)
+    return new PgConsoleData({ root, ledger: shared.chain, budget: shared.store.budget, breakers });
+  unavailable.push('console: this gateway has no ledger it can read');
+  return null;
+}
+
+/** The read-only console on that data. */
+function openConsole(root: string, opened: OpenedRouter, data: ConsoleData, unavailable: string[]): ConsoleRoutes {
   const assets = loadConsoleAssets(root);
   if (!assets.ok) unavailable.push(`console: ${assets.problem}`);
   return new ConsoleRoutes({ data, assets, verify: (token) => opened.router.verifyConsoleKey(token) });

@@ -9,6 +9,7 @@ import type { WireProvider } from '#providers/wire/spec.js';
 import { METRICS_SCOPE } from '#router/auth.js';
 import type { Router } from '#router/router.js';
 import { handleGeneration, handlePassThrough, type CallContext } from './call.js';
+import { ADMIN_KEYS_PATH, type KeyAdminRoutes } from './admin-keys.js';
 import { readBody, sendJson, unreadableBody } from './http-io.js';
 import type { ConsoleRoutes } from './console/routes.js';
 import { identify, type Identity } from './identity.js';
@@ -42,6 +43,8 @@ export interface GatewayOptions {
   console?: ConsoleRoutes;
   /** The Prometheus exposition at GET /metrics (a `metrics:read` key); absent: that path is 404 like any other. */
   metrics?: { render(): Promise<string> };
+  /** The key admin API under /admin/keys (a `keys:admin` key); absent: those paths are 404 like any other. */
+  keyAdmin?: KeyAdminRoutes;
 }
 
 /** The latest response on each connection, so a parse error on it knows whether one is being written. */
@@ -217,11 +220,15 @@ export class Gateway {
 
   private readonly api: Handler = (incoming) => this.apiCall(incoming);
 
+  private readonly keyAdmin: Handler = (incoming) => this.options.keyAdmin?.handle(incoming);
+
   private handlerFor(method: string, path: string): Handler {
     const exact = this.exact.get(`${method} ${path}`);
     if (exact !== undefined) return exact;
     if (this.options.console !== undefined && (path === '/console' || path.startsWith('/console/')))
       return this.console;
+    if (this.options.keyAdmin !== undefined && (path === ADMIN_KEYS_PATH || path.startsWith(`${ADMIN_KEYS_PATH}/`)))
+      return this.keyAdmin;
     return this.api;
   }
 

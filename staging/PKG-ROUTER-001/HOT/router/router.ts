@@ -253,6 +253,11 @@ export class Router {
     return this.keys.verifyConsoleKey(token);
   }
 
+  /** When the key (its jti) last authorised a call on this host, if recently (ms). */
+  keyLastUsed(keyId: string): number | null {
+    return this.keys.lastUsed(keyId);
+  }
+
   /** A key holding `scope` (`metrics:read`, `keys:admin`), checked against the revocation list like any key. */
   verifyScopedKey(token: unknown, scope: string): AuthResult {
     return this.keys.verifyScopedKey(token, scope);

@@ -6,10 +6,10 @@ import { resolveRoot } from '#cli/root-option.js';
 import { BUDGET_SCOPE, drawKeyId, issueToken, OPERATOR_SCOPES, type TokenClaims } from '../../router/auth.js';
 import { loadRouterConfigForRoot } from '../../router/config.js';
 import { authKeysFor } from '../../router/secrets.js';
-
-/** A year: a route token is a short-lived credential, and `exp` must stay a safe integer of seconds. */
-const MAX_TTL_S = 366 * 24 * 3600;
-const SCOPE = /^(route|model):(\*|[^\s]{1,256})$|^console:read$|^metrics:read$|^keys:admin$/;
+import { MAX_TTL_S, SCOPE } from '../../router/key-admin.js';
+import { keyIssuedRecord } from '../../router/key-records.js';
+import { explicitStoreUrl } from '#kernel/config/root-store.js';
+import { STORE_OPTION, withInventory } from './inventory.js';
 
 export default defineCommand({
   name: 'issue',
@@ -27,10 +27,12 @@ export default defineCommand({
     ttl: { type: 'number', default: 3600, describe: `lifetime in seconds (1 to ${MAX_TTL_S})` },
     root: {
       type: 'string',
-      describe: "sign with the root's configured auth secret (router.auth), not $CPLANE_AUTH_SECRET",
+      describe:
+        "sign with the root's configured auth secret (router.auth), not $CPLANE_AUTH_SECRET, and record the key in its inventory (KEY_ISSUED)",
     },
+    store: { ...STORE_OPTION, describe: `record the key in this store's inventory: ${STORE_OPTION.describe}` },
   },
-  handler(args, ctx) {
+  async handler(args, ctx) {
     const root = typeof args.root === 'string' || ctx.defaultRoot ? resolveRoot(args.root, ctx) : null;
     const keys = authKeysFor(root, root === null ? undefined : loadRouterConfigForRoot(root).auth, ctx.env);
     if (!keys.default) {
@@ -65,7 +67,14 @@ export default defineCommand({
       ...(budgetScope === undefined ? {} : { budget_scope: budgetScope }),
     };
     const token = issueToken(claims, keys);
-    ctx.report(args, { token, claims }, token);
+    // With a root (or a store), the key joins the inventory the key admin API lists; the record never holds the token.
+    let entryId: string | null = null;
+    if (root !== null || explicitStoreUrl(ctx.env, args.store) !== undefined)
+      entryId = await withInventory(args, ctx, async (ports) => {
+        const [entry] = await ports.ledger.appendBatch([keyIssuedRecord(claims, null)]);
+        return entry?.id ?? null;
+      });
+    ctx.report(args, { token, claims, entry_id: entryId }, token);
     return EXIT.OK;
   },
 });
