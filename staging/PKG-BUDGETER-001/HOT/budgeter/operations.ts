@@ -10,7 +10,7 @@ import {
   totalTokens,
   usageCost,
 } from './pricing.js';
-import { chargeRate, rateViolations, readWindows, refundRate } from './rate.js';
+import { chargeRate, rateViolations, readWindows, refundRate, settleRate } from './rate.js';
 import { type BudgetViolation, describeViolation, toViolation } from './results.js';
 import { type Remaining, addUse, limitViolations, readUse, remainingOf, scopesFor } from './scopes.js';
 import type { BudgetState, ReservationRow } from './store.js';
@@ -206,6 +206,8 @@ export function settleTx(
       unknown_cost_requests: actualCost === null ? 1 : 0,
     },
   );
+  if (config.mode !== 'off')
+    settleRate(config, store, scopes, row.reserved_tokens, chargedTokens, Date.parse(row.created_at));
   const after = addUse(uses, chargedTokens - row.reserved_tokens, (chargedCost ?? 0) - (row.reserved_cost ?? 0));
   // Checking a zero-size charge against the new totals finds every limit the real usage pushed past.
   const exceeded = config.mode === 'off' ? [] : limitViolations(after, 0, 0).map(toViolation);

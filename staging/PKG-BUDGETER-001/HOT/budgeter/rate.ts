@@ -88,6 +88,34 @@ export function refundRate(
   tokens: number,
   chargedAt: number,
 ): void {
+  adjustWindows(config, store, scopes, chargedAt, -1, -tokens);
+}
+
+/**
+ * A settled request's window holds what it used, not its reservation: the reservation's upper bound is replaced by
+ * the charged tokens (the settled usage; unknown usage is charged as the reservation, so it stays in full), if the
+ * window it was counted in is still current. A window since rolled over was never charged for it.
+ */
+export function settleRate(
+  config: BudgetConfig,
+  store: BudgetState,
+  scopes: readonly Scope[],
+  reservedTokens: number,
+  chargedTokens: number,
+  chargedAt: number,
+): void {
+  if (chargedTokens !== reservedTokens)
+    adjustWindows(config, store, scopes, chargedAt, 0, chargedTokens - reservedTokens);
+}
+
+function adjustWindows(
+  config: BudgetConfig,
+  store: BudgetState,
+  scopes: readonly Scope[],
+  chargedAt: number,
+  requests: number,
+  tokens: number,
+): void {
   for (const scope of scopes) {
     const rate = config.rate_limits[scope.key.kind];
     if (!rate) continue;
@@ -95,8 +123,8 @@ export function refundRate(
     if (!row || row.window_start !== Math.floor(chargedAt / rate.window_ms) * rate.window_ms) continue;
     store.putWindow(scope.key, {
       window_start: row.window_start,
-      requests: Math.max(0, row.requests - 1),
-      tokens: Math.max(0, row.tokens - tokens),
+      requests: Math.max(0, row.requests + requests),
+      tokens: Math.max(0, row.tokens + tokens),
     });
   }
 }
