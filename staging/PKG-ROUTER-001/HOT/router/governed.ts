@@ -153,7 +153,8 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
   const requestId = request.request_id ?? randomUUID();
   const reserved = await reservation(host, input, requestId);
   if (!reserved.ok) {
-    const retryAfterMs = reserved.code === 'BUDGET_UNAVAILABLE' ? UNAVAILABLE_RETRY_MS : null;
+    const retryAfterMs =
+      reserved.code === 'BUDGET_UNAVAILABLE' ? UNAVAILABLE_RETRY_MS : (reserved.retry_after_ms ?? null);
     return refusal(host, request, reserved.code, reserved.message, reserved.records, retryAfterMs);
   }
   const breaker = host.breaker(request.provider_id, request.model_id);
