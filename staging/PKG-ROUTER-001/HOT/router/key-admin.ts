@@ -163,8 +163,10 @@ export async function listKeys(ports: KeyAdminPorts): Promise<KeyView[]> {
 async function inventoried(ports: KeyAdminPorts, keyId: string): Promise<KeyView> {
   if (!isKeyId(keyId))
     throw new CpError('ERR_TOKEN_INVALID', `${show(keyId)} is not a key id`, { details: { key_id: keyId } });
-  const { spend: _spend, ...withoutSpend } = ports;
-  const found = (await listKeys(withoutSpend)).find((k) => k.key_id === keyId);
+  // The key's own records only (the ledger's submission_id index): not the whole inventory.
+  const read = (event_type: string) => ports.ledger.query({ event_type, submission_id: keyId, limit: 100 });
+  const [issued, rotated, revoked] = await Promise.all([read('KEY_ISSUED'), read('KEY_ROTATED'), read('KEY_REVOKED')]);
+  const found = foldInventory(issued, rotated, revoked, ports.clock())[0];
   if (found === undefined)
     throw new CpError('ERR_KEY_UNKNOWN', `no key ${show(keyId)} in the key inventory (no KEY_ISSUED record)`, {
       hint: 'GET /admin/keys (or `cplane token list`) lists the keys; `token revoke --key-id` revokes any key id',
