@@ -29,7 +29,7 @@ describe('requests per minute per key', { concurrency: false }, () => {
   let served: Served;
   before(async () => {
     served = await startServed([], (root) => {
-      configSet(root, 'budget.rate_limits.key', '{"window_ms": 60000, "max_requests": 5}');
+      configSet(root, 'budget.rate_limits.key', '{"window_ms": 60000, "max_requests": 5, "max_in_flight": 2}');
     });
   });
   after(async () => {
@@ -48,6 +48,29 @@ describe('requests per minute per key', { concurrency: false }, () => {
     const retry = Number(sixth.headers.get('retry-after'));
     assert.ok(retry >= 1 && retry <= 60, `retry-after ${sixth.headers.get('retry-after')}`);
     assert.equal((await ask(served, b, 'SES-RPM-B', 'Hi')).status, 200, 'another key is served');
+  });
+
+  test('with max_in_flight 2 the third concurrent call of a key is 429; a call that ends frees its place', async () => {
+    const c = issueKey('AGENT-INFLIGHT');
+    let open = (): void => {};
+    served.upstream.gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const held = [ask(served, c, 'SES-INFLIGHT', 'one'), ask(served, c, 'SES-INFLIGHT', 'two')];
+    while (
+      served.upstream.requests.filter(
+        (r) => JSON.stringify(r.body).includes('"one"') || JSON.stringify(r.body).includes('"two"'),
+      ).length < 2
+    )
+      await new Promise((r) => setTimeout(r, 20));
+    const third = await ask(served, c, 'SES-INFLIGHT', 'three');
+    assert.equal(third.status, 429, third.text);
+    assert.match(third.text, /max_in_flight 2: used 2 in flight/);
+    assert.equal(third.headers.get('retry-after'), '1');
+    open();
+    served.upstream.gate = null;
+    for (const r of await Promise.all(held)) assert.equal(r.status, 200, r.text);
+    assert.equal((await ask(served, c, 'SES-INFLIGHT', 'four')).status, 200, 'the calls ended: places are free');
   });
 });
 

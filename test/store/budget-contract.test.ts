@@ -415,6 +415,39 @@ for (const backend of backends) {
       }
     });
 
+    test('max_in_flight 2: the third call in flight is RATE_LIMITED; a settle, a release or chargeUnknown frees a place', async () => {
+      const clock = clockAt();
+      const { port, open } = await backend.fresh(
+        config({ rate_limits: { key: { window_ms: 60_000, max_in_flight: 2 } } }),
+        clock.now,
+      );
+      const other = await open();
+      try {
+        const key = { budget_scope: 'key:A' };
+        assert.equal((await port.reserve(request('f1', key))).ok, true);
+        assert.equal((await other.reserve(request('f2', key))).ok, true, 'another host, the same key');
+        const third = await port.reserve(request('f3', key));
+        assert.ok(!third.ok);
+        assert.equal(third.code, 'RATE_LIMITED');
+        assert.equal(third.violations[0]?.limit, 'max_in_flight');
+        assert.equal(third.violations[0]?.used, 2);
+        assert.equal(third.retry_after_ms, 1000);
+        assert.match(third.message, /max_in_flight 2: used 2 in flight/);
+        assert.equal((await port.reserve(request('g1', { budget_scope: 'key:B' }))).ok, true, 'another key');
+        await port.settle({ request_id: 'f1', usage });
+        assert.equal((await other.reserve(request('f3', key))).ok, true, 'a settled call frees its place');
+        assert.equal((await port.reserve(request('f4', key))).ok, false);
+        await other.release('f3');
+        assert.equal((await port.reserve(request('f4', key))).ok, true, 'so does a released one');
+        await port.chargeUnknown('f2', 'host died');
+        assert.equal((await port.reserve(request('f5', key))).ok, true, 'and one charged as unknown');
+        assert.equal((await port.reserve(request('f6', key))).ok, false);
+      } finally {
+        await other.close();
+        await port.close();
+      }
+    });
+
     test('chargeUnknown keeps the reservation charged, once; stalePending lists what is still pending', async () => {
       const clock = clockAt();
       const { port } = await backend.fresh(

@@ -34,6 +34,8 @@ export interface RateLimit {
   window_ms: number;
   max_requests?: number;
   max_tokens?: number;
+  /** Calls of one scope id in flight (reserved, not yet settled or released) at most. */
+  max_in_flight?: number;
 }
 
 /** The persisted configuration (`HOT/config/budget.json`), validated by `HOT/schemas/budget-config.schema.json`. */

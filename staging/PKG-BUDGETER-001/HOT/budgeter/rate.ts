@@ -1,17 +1,72 @@
 import type { BudgetConfig, ScopeKind } from './config.js';
 import type { Scope } from './scopes.js';
-import type { BudgetState, WindowRow } from './store.js';
+import type { BudgetState, ScopeKey, WindowRow } from './store.js';
 
 export interface RateViolation {
   code: 'RATE_LIMITED';
   scope: ScopeKind;
   scope_id: string;
-  limit: 'max_requests' | 'max_tokens';
+  limit: 'max_requests' | 'max_tokens' | 'max_in_flight';
   limit_value: number;
   used: number;
   requested: number;
   window_ms: number;
   retry_after_ms: number;
+}
+
+/** When a call refused for `max_in_flight` is told to try again: a call in flight may end any moment. */
+export const IN_FLIGHT_RETRY_MS = 1000;
+
+/**
+ * A scope's count of calls in flight is kept beside its rate window, in the same table, under the scope's key with a
+ * suffix: each store (SQLite, and PostgreSQL under the step's scope locks) reads and writes it like a window.
+ */
+export function inFlightKey(key: ScopeKey): ScopeKey {
+  return { ...key, scope: `${key.scope}\u001fin_flight` };
+}
+
+/** The in-flight counters a step on these scopes touches (the scopes whose kind caps calls in flight). */
+export function inFlightKeys(config: BudgetConfig, keys: readonly ScopeKey[]): ScopeKey[] {
+  return keys.filter((key) => config.rate_limits[key.kind]?.max_in_flight !== undefined).map(inFlightKey);
+}
+
+/** The scopes whose kind caps calls in flight, with how many are in flight now. */
+export function readInFlight(
+  config: BudgetConfig,
+  store: BudgetState,
+  scopes: readonly Scope[],
+): { scope: Scope; max: number; count: number }[] {
+  const out: { scope: Scope; max: number; count: number }[] = [];
+  for (const scope of scopes) {
+    const max = config.rate_limits[scope.key.kind]?.max_in_flight;
+    if (max !== undefined) out.push({ scope, max, count: store.window(inFlightKey(scope.key))?.requests ?? 0 });
+  }
+  return out;
+}
+
+export function inFlightViolations(
+  counts: ReturnType<typeof readInFlight>,
+  windowMs: (s: Scope) => number,
+): RateViolation[] {
+  return counts
+    .filter(({ max, count }) => count + 1 > max)
+    .map(({ scope, max, count }) => ({
+      code: 'RATE_LIMITED' as const,
+      scope: scope.key.kind,
+      scope_id: scope.id,
+      limit: 'max_in_flight' as const,
+      limit_value: max,
+      used: count,
+      requested: 1,
+      window_ms: windowMs(scope),
+      retry_after_ms: IN_FLIGHT_RETRY_MS,
+    }));
+}
+
+/** One more (or, `by` -1, one fewer) call in flight in each capped scope. */
+export function addInFlight(config: BudgetConfig, store: BudgetState, scopes: readonly Scope[], by: number): void {
+  for (const { scope, count } of readInFlight(config, store, scopes))
+    store.putWindow(inFlightKey(scope.key), { window_start: 0, requests: Math.max(0, count + by), tokens: 0 });
 }
 
 /** Fixed windows aligned to the epoch: `floor(now / window_ms)`; the window row resets when a new window starts. */
