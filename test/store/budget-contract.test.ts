@@ -448,6 +448,45 @@ for (const backend of backends) {
       }
     });
 
+    test("a key's own rate limit (by_id) overrides its kind's; other keys keep the kind's", async () => {
+      const clock = clockAt();
+      const { port } = await backend.fresh(
+        config({
+          rate_limits: {
+            key: { window_ms: 60_000, max_requests: 3, by_id: { 'team-a': { max_requests: 1, max_in_flight: 1 } } },
+          },
+        }),
+        clock.now,
+      );
+      try {
+        const team = { budget_scope: 'team-a' };
+        assert.equal((await port.reserve(request('t1', team))).ok, true);
+        const inFlight = await port.reserve(request('t2', team));
+        assert.ok(!inFlight.ok);
+        assert.deepEqual(
+          inFlight.violations.map((v) => v.limit),
+          ['max_requests', 'max_in_flight'],
+        );
+        await port.settle({ request_id: 't1', usage });
+        const rpm = await port.reserve(request('t2', team));
+        assert.ok(!rpm.ok);
+        assert.deepEqual(
+          rpm.violations.map((v) => [v.limit, v.limit_value]),
+          [['max_requests', 1]],
+        );
+        for (const id of ['o1', 'o2', 'o3'])
+          assert.equal((await port.reserve(request(id, { budget_scope: 'other' }))).ok, true);
+        assert.equal((await port.reserve(request('o4', { budget_scope: 'other' }))).ok, false, 'the kind default: 3');
+        assert.equal(
+          (await port.reserve(request('p1', { budget_scope: '__proto__' }))).ok,
+          true,
+          'no prototype lookup',
+        );
+      } finally {
+        await port.close();
+      }
+    });
+
     test('chargeUnknown keeps the reservation charged, once; stalePending lists what is still pending', async () => {
       const clock = clockAt();
       const { port } = await backend.fresh(

@@ -16,6 +16,7 @@ import {
   inFlightViolations,
   rateViolations,
   readInFlight,
+  rateFor,
   readWindows,
   refundRate,
   settleRate,
@@ -99,10 +100,7 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
       : [
           ...limitViolations(uses, tokens, cost),
           ...rateViolations(config, windows, tokens, now),
-          ...inFlightViolations(
-            readInFlight(config, store, scopes),
-            (s) => config.rate_limits[s.key.kind]?.window_ms ?? 0,
-          ),
+          ...inFlightViolations(readInFlight(config, store, scopes), (s) => rateFor(config, s)?.window_ms ?? 0),
         ].map(toViolation);
   if (config.mode === 'enforce' && violations.length > 0) {
     return { kind: 'refused', violations, message: violations.map(describeViolation).join('; ') };

@@ -1,4 +1,4 @@
-import type { BudgetConfig, ScopeKind } from './config.js';
+import type { BudgetConfig, RateLimit, ScopeKind } from './config.js';
 import type { Scope } from './scopes.js';
 import type { BudgetState, ScopeKey, WindowRow } from './store.js';
 
@@ -14,6 +14,24 @@ export interface RateViolation {
   retry_after_ms: number;
 }
 
+/**
+ * A scope's rate limit: its kind's, with the values its own id overrides (`by_id`: this key, this team). The window
+ * length is the kind's, so every id's windows stay aligned.
+ */
+export function rateFor(config: BudgetConfig, scope: Scope): RateLimit | undefined {
+  const base = config.rate_limits[scope.key.kind];
+  // The id's own entry only: an id of "__proto__" or "constructor" must not reach Object.prototype.
+  const own = base?.by_id !== undefined && Object.hasOwn(base.by_id, scope.id) ? base.by_id[scope.id] : undefined;
+  return own === undefined ? base : { ...base, ...own, window_ms: (base as RateLimit).window_ms };
+}
+
+/** Whether a kind's rate limit caps calls in flight, by default or for some id. */
+function capsInFlight(rate: RateLimit | undefined): boolean {
+  if (rate === undefined) return false;
+  if (rate.max_in_flight !== undefined) return true;
+  return Object.values(rate.by_id ?? {}).some((own) => own.max_in_flight !== undefined);
+}
+
 /** When a call refused for `max_in_flight` is told to try again: a call in flight may end any moment. */
 export const IN_FLIGHT_RETRY_MS = 1000;
 
@@ -27,7 +45,7 @@ export function inFlightKey(key: ScopeKey): ScopeKey {
 
 /** The in-flight counters a step on these scopes touches (the scopes whose kind caps calls in flight). */
 export function inFlightKeys(config: BudgetConfig, keys: readonly ScopeKey[]): ScopeKey[] {
-  return keys.filter((key) => config.rate_limits[key.kind]?.max_in_flight !== undefined).map(inFlightKey);
+  return keys.filter((key) => capsInFlight(config.rate_limits[key.kind])).map(inFlightKey);
 }
 
 /** The scopes whose kind caps calls in flight, with how many are in flight now. */
@@ -38,7 +56,7 @@ export function readInFlight(
 ): { scope: Scope; max: number; count: number }[] {
   const out: { scope: Scope; max: number; count: number }[] = [];
   for (const scope of scopes) {
-    const max = config.rate_limits[scope.key.kind]?.max_in_flight;
+    const max = rateFor(config, scope)?.max_in_flight;
     if (max !== undefined) out.push({ scope, max, count: store.window(inFlightKey(scope.key))?.requests ?? 0 });
   }
   return out;
@@ -91,7 +109,7 @@ export function readWindows(
 ): ScopeWindow[] {
   const out: ScopeWindow[] = [];
   for (const scope of scopes) {
-    const rate = config.rate_limits[scope.key.kind];
+    const rate = rateFor(config, scope);
     if (rate) out.push({ scope, windowMs: rate.window_ms, window: currentWindow(store, scope, rate.window_ms, now) });
   }
   return out;
@@ -105,7 +123,7 @@ export function rateViolations(
 ): RateViolation[] {
   const out: RateViolation[] = [];
   for (const { scope, window } of windows) {
-    const rate = config.rate_limits[scope.key.kind];
+    const rate = rateFor(config, scope);
     if (!rate) continue;
     const base = {
       code: 'RATE_LIMITED' as const,
@@ -172,7 +190,7 @@ function adjustWindows(
   tokens: number,
 ): void {
   for (const scope of scopes) {
-    const rate = config.rate_limits[scope.key.kind];
+    const rate = rateFor(config, scope);
     if (!rate) continue;
     const row = store.window(scope.key);
     if (!row || row.window_start !== Math.floor(chargedAt / rate.window_ms) * rate.window_ms) continue;
