@@ -154,7 +154,31 @@ test('after a scripted run the counters equal the ledger and budget status, with
   // Cost: what `budget status` says the sessions were charged.
   const status = cli(['budget', 'status', '--root', served.root, '--json']);
   assert.equal(status.status, 0, status.stderr);
-  const scopes = (JSON.parse(status.stdout) as { scopes: { scope: string; settled_cost: number }[] }).scopes;
+  const scopes = (
+    JSON.parse(status.stdout) as {
+      scopes: {
+        scope: string;
+        state: string;
+        settled_cost: number;
+        reserved_tokens: number;
+        settled_tokens: number;
+        limit: { max_tokens?: number } | null;
+      }[];
+    }
+  ).scopes;
+  // Budget gauges: the scopes by kind and state, and each kind's tightest remaining tokens, as budget status says.
+  for (const kind of new Set(scopes.map((s) => s.scope)))
+    for (const state of new Set(scopes.map((s) => s.state)))
+      assert.equal(
+        total(samples, 'cplane_budget_scopes', { scope_kind: kind, state }),
+        scopes.filter((s) => s.scope === kind && s.state === state).length,
+        `${kind} ${state}`,
+      );
+  const sessionsLeft = scopes
+    .filter((s) => s.scope === 'session' && s.limit?.max_tokens !== undefined)
+    .map((s) => (s.limit?.max_tokens as number) - s.reserved_tokens - s.settled_tokens);
+  assert.ok(sessionsLeft.length > 0);
+  assert.equal(total(samples, 'cplane_budget_remaining_tokens', { scope_kind: 'session' }), Math.min(...sessionsLeft));
   const settled = scopes.filter((s) => s.scope === 'session').reduce((n, s) => n + s.settled_cost, 0);
   assert.ok(settled > 0);
   assert.ok(

@@ -66,11 +66,16 @@ export async function openGateway(
 ): Promise<OpenedGateway> {
   const { providers, constructed, unavailable } = await providerRegistry(root, env);
   let router: OpenedRouter | null = null;
+  let data: ConsoleData | null = null;
   const metrics = new GatewayMetrics(
     {
       breakers: () => router?.router.breakerStates() ?? [],
       spooled: () => router?.router.spooled() ?? 0,
       headSeq: async () => headSeq(router),
+      budgets: async () => {
+        if (data === null) throw new Error('no budget data');
+        return data.budgets();
+      },
     },
     { models: metricModels(root), providers: ['mock', ...constructed.map((p) => p.id)] },
   );
@@ -86,7 +91,7 @@ export async function openGateway(
     ...(settings.clock === undefined ? {} : { clock: settings.clock }),
   });
   router = opened;
-  const data = consoleData(root, opened, unavailable);
+  data = consoleData(root, opened, unavailable);
   const consoleRoutes = data === null ? null : openConsole(root, opened, data, unavailable);
   const ledgerPath = ledgerPathForRoot(root);
   const budgetPath = budgetDbPathForRoot(root);

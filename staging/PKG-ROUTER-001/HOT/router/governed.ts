@@ -292,7 +292,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
     answered.kind === 'answered' ? (): AppendInput[] => [withoutRawUsage(exchange), ...settled.records] : null;
   const recorded = await commitConclusion(host, call, [exchange, ...settled.records], warnings, degraded);
   host.exchanges.callEnded();
-  const seen = { exchange, cost: settled.cost, remainingTokens: settled.remaining_tokens, latencyMs };
+  const seen = { exchange, cost: settled.cost, latencyMs };
   notify(host.observer, (o) => o.concluded(call, seen));
   return {
     exchangeEntryId: recorded.entryId,

@@ -155,7 +155,8 @@ export async function listKeys(ports: KeyAdminPorts): Promise<KeyView[]> {
   for (const view of views) {
     const used = ports.lastUsed?.(view.key_id) ?? null;
     view.last_used_at = used === null ? null : new Date(used).toISOString();
-    if (spend !== null) view.spend = spend.get(view.budget_scope ?? `key:${view.key_id}`) ?? { tokens: 0, cost: 0 };
+    // A scope the budget status does not list has never been charged, or is past the rows it reads: unknown, not 0.
+    if (spend !== null) view.spend = spend.get(view.budget_scope ?? `key:${view.key_id}`) ?? null;
   }
   return views;
 }

@@ -64,7 +64,10 @@ export interface KeyView {
   state: 'active' | 'grace' | 'revoked' | 'expired';
   /** The last authenticated call this host saw with it since it started; null: none. */
   last_used_at: string | null;
-  /** What the key's budget scope has been charged (its own, or the one it shares with the keys naming it). */
+  /**
+   * What the key's budget scope has been charged (its own, or the one it shares with the keys naming it); null when
+   * the budget status read lists no such scope (never charged, or past the rows it reads).
+   */
   spend: { tokens: number; cost: number } | null;
 }
 

@@ -12,8 +12,6 @@ export interface ObservedConclusion {
   exchange: AppendInput;
   /** The settled cost in currency units; null when unknown or unpriced (or no budget). */
   cost: number | null;
-  /** Tokens left in the tightest scope the call was charged to, after settlement; null: none settled or unlimited. */
-  remainingTokens: number | null;
   latencyMs: number;
 }
 

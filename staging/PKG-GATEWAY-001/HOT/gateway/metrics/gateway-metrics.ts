@@ -1,3 +1,4 @@
+import type { BudgetStatus } from '#budgeter/status.js';
 import type { BreakerSnapshot } from '#router/breaker.js';
 import type { GovernedObserver, ObservedCall, ObservedConclusion } from '#router/observer.js';
 import type { PromptRequest } from '#router/request.js';
@@ -12,6 +13,8 @@ export interface MetricSources {
   spooled(): number;
   /** The ledger's head sequence number (the shared chain's on PostgreSQL); null when it cannot be read. */
   headSeq(): Promise<number | null>;
+  /** The budget status the console reads (every session's scope and every key's); absent: no budget gauges. */
+  budgets?(): Promise<BudgetStatus>;
 }
 
 /** Seconds: from a cache hit's few milliseconds to a long agent turn's minutes. */
@@ -83,7 +86,13 @@ export class GatewayMetrics implements GovernedObserver {
   );
   private readonly budgetRemaining = this.registry.gauge(
     'cplane_budget_remaining_tokens',
-    'Tokens left in the tightest limited scope charged by the latest settlement (absent until one is).',
+    'Tokens left in the tightest token-limited scope of each kind (of those budget status lists).',
+    ['scope_kind'],
+  );
+  private readonly budgetScopes = this.registry.gauge(
+    'cplane_budget_scopes',
+    'Scopes budget status lists, by kind and state (ok, near_limit, exhausted, unlimited).',
+    ['scope_kind', 'state'],
   );
   private readonly spool = this.registry.gauge('cplane_spool_depth', 'Exchanges spooled, waiting for the ledger.');
   private readonly head = this.registry.gauge('cplane_ledger_head_seq', "The ledger's head sequence number.");
@@ -132,7 +141,6 @@ export class GatewayMetrics implements GovernedObserver {
         ATTEMPT_OUTCOMES.has(attempt.outcome as string) ? (attempt.outcome as string) : 'error',
       ]);
     this.duration.observe(series, seen.latencyMs / 1000);
-    if (seen.remainingTokens !== null) this.budgetRemaining.set([], seen.remainingTokens);
   }
 
   /** The exposition, with the gauges read now. */
@@ -155,6 +163,24 @@ export class GatewayMetrics implements GovernedObserver {
       if (seenBefore === undefined || seenBefore.value < value) worst.set(key, { labels, value });
     }
     for (const { labels, value } of worst.values()) this.breakerState.set(labels, value);
+    await this.readBudgets();
     return this.registry.render();
+  }
+
+  /** Per scope kind: the tightest remaining tokens and the count of scopes in each state (a scrape-time read). */
+  private async readBudgets(): Promise<void> {
+    const status = await this.sources.budgets?.().catch(() => null);
+    if (status === null || status === undefined) return;
+    this.budgetRemaining.reset();
+    this.budgetScopes.reset();
+    const tightest = new Map<string, number>();
+    for (const scope of status.scopes) {
+      this.budgetScopes.add([scope.scope, scope.state], 1);
+      const max = scope.limit?.max_tokens;
+      if (max === undefined) continue;
+      const left = Math.max(0, max - scope.reserved_tokens - scope.settled_tokens);
+      tightest.set(scope.scope, Math.min(left, tightest.get(scope.scope) ?? left));
+    }
+    for (const [kind, left] of tightest) this.budgetRemaining.set([kind], left);
   }
 }
