@@ -122,6 +122,26 @@ test('a bad request is refused with the field it names; an unknown key id is 404
   assert.equal((await api('POST', '/admin/keys/AAAAAAAAAAAAAAAAAAAAAA/rotate', admin, { grace_s: 1 })).status, 404);
   assert.equal((await api('DELETE', '/admin/keys/AAAAAAAAAAAAAAAAAAAAAA', admin)).status, 404);
   assert.equal((await api('PUT', '/admin/keys', admin, {})).status, 405);
+  assert.equal((await api('DELETE', '/admin/keys', admin)).status, 405);
+  assert.equal((await api('GET', '/admin/keys/AAAAAAAAAAAAAAAAAAAAAA/rotate', admin)).status, 405);
+  assert.equal((await api('GET', '/admin/keys/a%2F..%2Fb', admin)).status, 404, 'not a key id path');
+  const unknownField = await api('POST', '/admin/keys', admin, { agent: 'A', admin: true });
+  assert.equal(unknownField.status, 400);
+  assert.match((unknownField.json.error as { message: string }).message, /unknown field "admin"/);
+  const grace = await api('POST', '/admin/keys/AAAAAAAAAAAAAAAAAAAAAA/rotate', admin, { grace_s: -1 });
+  assert.equal(grace.status, 400, 'the grace is checked before the key is looked up');
+  const notJson = await fetch(`${url}/admin/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    body: '{"agent":',
+  });
+  assert.equal(notJson.status, 400);
+  const huge = await fetch(`${url}/admin/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agent: 'x'.repeat(100_000) }),
+  });
+  assert.equal(huge.status, 413);
 });
 
 test('issue, use, rotate with 60 s grace (clock injected), list, delete', async () => {
