@@ -378,6 +378,143 @@ for (const backend of backends) {
       }
     });
 
+    test('a rate window holds what a settled call used, not its reservation; unknown usage stays charged in full', async () => {
+      const clock = clockAt();
+      const { port } = await backend.fresh(
+        config({ rate_limits: { session: { window_ms: 60_000, max_tokens: 300 } } }),
+        clock.now,
+      );
+      try {
+        assert.equal((await port.reserve(request('w1'))).ok, true, '150 reserved');
+        await port.settle({ request_id: 'w1', usage });
+        assert.equal((await port.reserve(request('w2'))).ok, true, 'w1 counts its 100 used, not its 150: 250 of 300');
+        const refused = await port.reserve(request('w3'));
+        assert.ok(!refused.ok);
+        assert.equal(refused.code, 'RATE_LIMITED');
+        assert.equal(
+          refused.violations[0]?.used,
+          250,
+          'the window shows the settled usage (100) and w2 in flight (150)',
+        );
+        await port.chargeUnknown('w2', 'usage never arrived');
+        const still = await port.reserve(request('w3'));
+        assert.ok(!still.ok);
+        assert.equal(still.violations[0]?.used, 250, 'unknown usage keeps its whole reservation in the window');
+        // A call settled after its window rolled over changes nothing in the new one.
+        assert.equal(
+          (await port.reserve(request('w4', { estimated_input_tokens: 0, max_output_tokens: 50 }))).ok,
+          true,
+        );
+        clock.advance(60_000);
+        await port.settle({ request_id: 'w4', usage: { input_tokens: 0, output_tokens: 1 } });
+        assert.equal(
+          (await port.reserve(request('w5', { estimated_input_tokens: 250, max_output_tokens: 50 }))).ok,
+          true,
+        );
+      } finally {
+        await port.close();
+      }
+    });
+
+    test("a key's 6th request in a minute at 5 requests a minute is RATE_LIMITED with retry-after; another key is served", async () => {
+      const clock = clockAt();
+      const { port } = await backend.fresh(
+        config({ rate_limits: { key: { window_ms: 60_000, max_requests: 5 } } }),
+        clock.now,
+      );
+      try {
+        for (let i = 0; i < 5; i += 1) {
+          const granted = await port.reserve(request(`k${i}`, { budget_scope: 'key:A' }));
+          assert.equal(granted.ok, true, `request ${i + 1}`);
+          await port.settle({ request_id: `k${i}`, usage });
+          clock.advance(1000);
+        }
+        const sixth = await port.reserve(request('k5', { budget_scope: 'key:A' }));
+        assert.ok(!sixth.ok);
+        assert.equal(sixth.code, 'RATE_LIMITED');
+        assert.equal(sixth.violations[0]?.scope, 'key');
+        assert.equal(sixth.violations[0]?.limit, 'max_requests');
+        assert.equal(sixth.retry_after_ms, 55_000);
+        assert.equal((await port.reserve(request('b1', { budget_scope: 'key:B' }))).ok, true, 'another key is served');
+        clock.advance(55_000);
+        assert.equal((await port.reserve(request('k5', { budget_scope: 'key:A' }))).ok, true, 'the next minute');
+      } finally {
+        await port.close();
+      }
+    });
+
+    test('max_in_flight 2: the third call in flight is RATE_LIMITED; a settle, a release or chargeUnknown frees a place', async () => {
+      const clock = clockAt();
+      const { port, open } = await backend.fresh(
+        config({ rate_limits: { key: { window_ms: 60_000, max_in_flight: 2 } } }),
+        clock.now,
+      );
+      const other = await open();
+      try {
+        const key = { budget_scope: 'key:A' };
+        assert.equal((await port.reserve(request('f1', key))).ok, true);
+        assert.equal((await other.reserve(request('f2', key))).ok, true, 'another host, the same key');
+        const third = await port.reserve(request('f3', key));
+        assert.ok(!third.ok);
+        assert.equal(third.code, 'RATE_LIMITED');
+        assert.equal(third.violations[0]?.limit, 'max_in_flight');
+        assert.equal(third.violations[0]?.used, 2);
+        assert.equal(third.retry_after_ms, 1000);
+        assert.match(third.message, /max_in_flight 2: used 2 in flight/);
+        assert.equal((await port.reserve(request('g1', { budget_scope: 'key:B' }))).ok, true, 'another key');
+        await port.settle({ request_id: 'f1', usage });
+        assert.equal((await other.reserve(request('f3', key))).ok, true, 'a settled call frees its place');
+        assert.equal((await port.reserve(request('f4', key))).ok, false);
+        await other.release('f3');
+        assert.equal((await port.reserve(request('f4', key))).ok, true, 'so does a released one');
+        await port.chargeUnknown('f2', 'host died');
+        assert.equal((await port.reserve(request('f5', key))).ok, true, 'and one charged as unknown');
+        assert.equal((await port.reserve(request('f6', key))).ok, false);
+      } finally {
+        await other.close();
+        await port.close();
+      }
+    });
+
+    test("a key's own rate limit (by_id) overrides its kind's; other keys keep the kind's", async () => {
+      const clock = clockAt();
+      const { port } = await backend.fresh(
+        config({
+          rate_limits: {
+            key: { window_ms: 60_000, max_requests: 3, by_id: { 'team-a': { max_requests: 1, max_in_flight: 1 } } },
+          },
+        }),
+        clock.now,
+      );
+      try {
+        const team = { budget_scope: 'team-a' };
+        assert.equal((await port.reserve(request('t1', team))).ok, true);
+        const inFlight = await port.reserve(request('t2', team));
+        assert.ok(!inFlight.ok);
+        assert.deepEqual(
+          inFlight.violations.map((v) => v.limit),
+          ['max_requests', 'max_in_flight'],
+        );
+        await port.settle({ request_id: 't1', usage });
+        const rpm = await port.reserve(request('t2', team));
+        assert.ok(!rpm.ok);
+        assert.deepEqual(
+          rpm.violations.map((v) => [v.limit, v.limit_value]),
+          [['max_requests', 1]],
+        );
+        for (const id of ['o1', 'o2', 'o3'])
+          assert.equal((await port.reserve(request(id, { budget_scope: 'other' }))).ok, true);
+        assert.equal((await port.reserve(request('o4', { budget_scope: 'other' }))).ok, false, 'the kind default: 3');
+        assert.equal(
+          (await port.reserve(request('p1', { budget_scope: '__proto__' }))).ok,
+          true,
+          'no prototype lookup',
+        );
+      } finally {
+        await port.close();
+      }
+    });
+
     test('chargeUnknown keeps the reservation charged, once; stalePending lists what is still pending', async () => {
       const clock = clockAt();
       const { port } = await backend.fresh(

@@ -10,7 +10,17 @@ import {
   totalTokens,
   usageCost,
 } from './pricing.js';
-import { chargeRate, rateViolations, readWindows, refundRate } from './rate.js';
+import {
+  addInFlight,
+  chargeRate,
+  inFlightViolations,
+  rateViolations,
+  readInFlight,
+  rateFor,
+  readWindows,
+  refundRate,
+  settleRate,
+} from './rate.js';
 import { type BudgetViolation, describeViolation, toViolation } from './results.js';
 import { type Remaining, addUse, limitViolations, readUse, remainingOf, scopesFor } from './scopes.js';
 import type { BudgetState, ReservationRow } from './store.js';
@@ -87,7 +97,11 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
   const violations =
     config.mode === 'off'
       ? []
-      : [...limitViolations(uses, tokens, cost), ...rateViolations(config, windows, tokens, now)].map(toViolation);
+      : [
+          ...limitViolations(uses, tokens, cost),
+          ...rateViolations(config, windows, tokens, now),
+          ...inFlightViolations(readInFlight(config, store, scopes), (s) => rateFor(config, s)?.window_ms ?? 0),
+        ].map(toViolation);
   if (config.mode === 'enforce' && violations.length > 0) {
     return { kind: 'refused', violations, message: violations.map(describeViolation).join('; ') };
   }
@@ -120,6 +134,7 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
     { reserved_tokens: tokens, reserved_cost: cost ?? 0, requests: 1 },
   );
   chargeRate(store, windows, tokens);
+  if (config.mode !== 'off') addInFlight(config, store, scopes, 1);
   return {
     kind: 'granted',
     row,
@@ -208,6 +223,10 @@ export function settleTx(
       unknown_cost_requests: actualCost === null ? 1 : 0,
     },
   );
+  if (config.mode !== 'off') {
+    settleRate(config, store, scopes, row.reserved_tokens, chargedTokens, Date.parse(row.created_at));
+    addInFlight(config, store, scopes, -1);
+  }
   const after = addUse(uses, chargedTokens - row.reserved_tokens, (chargedCost ?? 0) - (row.reserved_cost ?? 0));
   // Checking a zero-size charge against the new totals finds every limit the real usage pushed past.
   const exceeded = config.mode === 'off' ? [] : limitViolations(after, 0, 0).map(toViolation);
@@ -256,7 +275,10 @@ export function releaseTx(ctx: TxContext, requestId: string): { row: Reservation
     },
   );
   // The call never reached the provider, so it should not hold a rate-limit slot either.
-  if (ctx.config.mode !== 'off') refundRate(ctx.config, store, scopes, row.reserved_tokens, Date.parse(row.created_at));
+  if (ctx.config.mode !== 'off') {
+    refundRate(ctx.config, store, scopes, row.reserved_tokens, Date.parse(row.created_at));
+    addInFlight(ctx.config, store, scopes, -1);
+  }
   const finished: ReservationRow = { ...row, state: 'released', finished_at: new Date(now).toISOString() };
   store.finishReservation(finished);
   return { row: finished, replayed: false };

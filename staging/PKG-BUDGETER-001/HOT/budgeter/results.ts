@@ -123,6 +123,6 @@ export function describeViolation(v: BudgetViolation): string {
   if (v.code === 'BUDGET_PRICE_UNKNOWN') {
     return `${v.scope} ${v.scope_id} has a cost limit (${v.limit_value}) but the model has no price, so the cost is unknown`;
   }
-  const window = v.code === 'RATE_LIMITED' ? ' in this window' : '';
+  const window = v.code !== 'RATE_LIMITED' ? '' : v.limit === 'max_in_flight' ? ' in flight' : ' in this window';
   return `${v.scope} ${v.scope_id} ${v.limit} ${v.limit_value}: used ${v.used}${window}, requested ${v.requested ?? 'unknown'}`;
 }

@@ -537,7 +537,10 @@ async function streamReply(
   const held: string[] = [];
   // A client that takes no bytes for the upstream idle timeout is given up on (the upstream is timed out by then).
   let stalled = false;
+  let first = true;
   const send = async (text: string): Promise<void> => {
+    if (first) ctx.router.firstToken(call);
+    first = false;
     stalled ||= await write(res, text, { signal: ctx.signal, stallMs: ctx.upstreamTimeoutMs });
   };
   res.writeHead(200, {

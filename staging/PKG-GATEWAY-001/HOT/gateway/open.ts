@@ -4,6 +4,7 @@ import { isCpError, toCpError } from '#kernel/errors.js';
 import { ledgerPathForRoot } from '#kernel/ledger/index.js';
 import { budgetDbPathForRoot, loadBudgetConfigForRoot } from '#budgeter/config.js';
 import { priceFor } from '#budgeter/pricing.js';
+import { loadRouterConfigForRoot } from '#router/config.js';
 import type { Provider } from '#providers/spec.js';
 import { isWireProvider, type WireProvider } from '#providers/wire/spec.js';
 import {
@@ -25,6 +26,9 @@ import { SqliteConsoleData } from './console/sqlite-data.js';
 import { PgBudgeter } from '#budgeter/pg/pg-budgeter.js';
 import { ConsoleRoutes } from './console/routes.js';
 import type { RequestLog } from './log.js';
+import { GatewayMetrics } from './metrics/gateway-metrics.js';
+import { KeyAdminRoutes } from './admin-keys.js';
+import { keyAdminPorts } from './key-admin-ports.js';
 import type { GatewayConfig } from './settings.js';
 import { Gateway } from './server.js';
 import type { Family } from './surfaces.js';
@@ -53,8 +57,11 @@ export const RECONCILE_EVERY_MS = 60_000;
 export async function openGateway(
   root: string,
   env: NodeJS.ProcessEnv,
-  /** The gateway section, and the durability `cplane serve --durability` asks for (else the router config's). */
-  settings: GatewayConfig & { durability?: Durability },
+  /**
+   * The gateway section, the durability `cplane serve --durability` asks for (else the router config's), and the
+   * clock keys, revocations and budgets are judged by (tests inject one; default Date.now).
+   */
+  settings: GatewayConfig & { durability?: Durability; clock?: () => number },
   log: (e: RequestLog) => void,
   /** Problems met while serving that concern no one request (a failed reconciliation pass). */
   warn: (w: Warning) => void = () => {},
@@ -63,7 +70,22 @@ export async function openGateway(
   const routingConfig = parseRouting(settings.routing, env);
   const deployments = routingConfig === null ? null : await routingProviders(root, env, routingConfig);
   if (deployments !== null) upstreamsOfDeployments(providers, deployments, unavailable);
+  let router: OpenedRouter | null = null;
+  let data: ConsoleData | null = null;
+  const metrics = new GatewayMetrics(
+    {
+      breakers: () => router?.router.breakerStates() ?? [],
+      spooled: () => router?.router.spooled() ?? 0,
+      headSeq: async () => headSeq(router),
+      budgets: async () => {
+        if (data === null) throw new Error('no budget data');
+        return data.budgets();
+      },
+    },
+    { models: metricModels(root), providers: ['mock', ...constructed.map((p) => p.id)] },
+  );
   const opened = await openRouter(root, {
+    observer: metrics,
     provider: 'mock',
     providers: constructed,
     env,
@@ -72,8 +94,11 @@ export async function openGateway(
     reserveWal: true,
     ...(settings.durability === undefined ? {} : { durability: settings.durability }),
     ...(deployments === null ? {} : { secrets: deployments.secrets }),
+    ...(settings.clock === undefined ? {} : { clock: settings.clock }),
   });
-  const consoleRoutes = openConsole(root, opened, unavailable);
+  router = opened;
+  data = consoleData(root, opened, unavailable);
+  const consoleRoutes = data === null ? null : openConsole(root, opened, data, unavailable);
   const ledgerPath = ledgerPathForRoot(root);
   const budgetPath = budgetDbPathForRoot(root);
   const { shared } = opened;
@@ -107,6 +132,8 @@ export async function openGateway(
     log,
     ...(consoleRoutes === null ? {} : { console: consoleRoutes }),
     ...(routing === null ? {} : { routing }),
+    metrics,
+    keyAdmin: new KeyAdminRoutes(opened.router, keyAdminPorts(root, opened, data)),
     ready: () => {
       if (shared) return shared.problem();
       try {
@@ -166,6 +193,26 @@ function modelPrice(root: string): (model: string) => number | null {
     const price = priceFor(config, model);
     return price === null ? null : price.input_per_mtok + price.output_per_mtok;
   };
+}
+
+/**
+ * The models a metric may name: the price table's and the router's default; any other model a client asks for is
+ * counted as `other`, so the number of series is fixed by the operator's config, not by clients.
+ */
+function metricModels(root: string): string[] {
+  const models = [loadRouterConfigForRoot(root).default_model];
+  try {
+    models.push(...Object.keys(loadBudgetConfigForRoot(root).pricing));
+  } catch {
+    // A root without a readable budget config prices nothing: its models are the router's default only.
+  }
+  return models;
+}
+
+async function headSeq(opened: OpenedRouter | null): Promise<number | null> {
+  if (opened === null) return null;
+  if (opened.ledger !== null) return opened.ledger.head().seq;
+  return opened.shared === null ? null : (await opened.shared.chain.headAnchor()).seq;
 }
 
 /** The API family a surface belongs to (`anthropic.messages` → anthropic), or null for one this gateway has none. */
@@ -251,20 +298,21 @@ async function construct(
 }
 
 /**
- * The read-only console, on the store the router writes: the root's SQLite ledger, or the shared chain and budgets
- * (through the router's own pools); null (and said why) when the router has neither.
+ * What the console (and the key inventory's spend) reads, on the store the router writes: the root's SQLite ledger,
+ * or the shared chain and budgets (through the router's own pools); null (and said why) when the router has neither.
  */
-function openConsole(root: string, opened: OpenedRouter, unavailable: string[]): ConsoleRoutes | null {
+function consoleData(root: string, opened: OpenedRouter, unavailable: string[]): ConsoleData | null {
   const { ledger, shared } = opened;
   const breakers = () => opened.router.breakers.snapshot();
-  let data: ConsoleData;
-  if (ledger !== null) data = new SqliteConsoleData({ root, ledger, breakers });
-  else if (shared !== null && shared.store.budget instanceof PgBudgeter)
-    data = new PgConsoleData({ root, ledger: shared.chain, budget: shared.store.budget, breakers });
-  else {
-    unavailable.push('console: this gateway has no ledger it can read');
-    return null;
-  }
+  if (ledger !== null) return new SqliteConsoleData({ root, ledger, breakers });
+  if (shared !== null && shared.store.budget instanceof PgBudgeter)
+    return new PgConsoleData({ root, ledger: shared.chain, budget: shared.store.budget, breakers });
+  unavailable.push('console: this gateway has no ledger it can read');
+  return null;
+}
+
+/** The read-only console on that data. */
+function openConsole(root: string, opened: OpenedRouter, data: ConsoleData, unavailable: string[]): ConsoleRoutes {
   const assets = loadConsoleAssets(root);
   if (!assets.ok) unavailable.push(`console: ${assets.problem}`);
   return new ConsoleRoutes({ data, assets, verify: (token) => opened.router.verifyConsoleKey(token) });

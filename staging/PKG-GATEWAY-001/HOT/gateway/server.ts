@@ -7,12 +7,16 @@ import { performance } from 'node:perf_hooks';
 import { CpError, show } from '#kernel/errors.js';
 import { parseJsonBounded } from '#kernel/json-depth.js';
 import type { WireProvider } from '#providers/wire/spec.js';
+import { METRICS_SCOPE } from '#router/auth.js';
 import type { Router } from '#router/router.js';
 import { handleGeneration, handlePassThrough, type IncomingCall } from './call.js';
+import { ADMIN_KEYS_PATH, type KeyAdminRoutes } from './admin-keys.js';
 import { readBody, sendJson, unreadableBody } from './http-io.js';
 import type { ConsoleRoutes } from './console/routes.js';
 import { identify, type Identity } from './identity.js';
 import type { RequestLog } from './log.js';
+import { CONTENT_TYPE } from './metrics/exposition.js';
+import { operatorAuthorised } from './operator-auth.js';
 import { failer, type Fail, type Handler, type Incoming, refuser, requestLog } from './incoming.js';
 import { Targets } from './targets.js';
 import { endpointFor, errorBody, familyOf, requestIdHeader, type Endpoint, type Family } from './surfaces.js';
@@ -41,6 +45,10 @@ export interface GatewayOptions {
   console?: ConsoleRoutes;
   /** Model aliases over deployments (gateway/routing.ts); absent: each family's one upstream. */
   routing?: GatewayRouting | null;
+  /** The Prometheus exposition at GET /metrics (a `metrics:read` key); absent: that path is 404 like any other. */
+  metrics?: { render(): Promise<string> };
+  /** The key admin API under /admin/keys (a `keys:admin` key); absent: those paths are 404 like any other. */
+  keyAdmin?: KeyAdminRoutes;
 }
 
 /** The latest response on each connection, so a parse error on it knows whether one is being written. */
@@ -210,6 +218,7 @@ export class Gateway {
   private readonly exact: ReadonlyMap<string, Handler> = new Map<string, Handler>([
     ['GET /healthz', (incoming) => sendJson(incoming.res, 200, { status: 'ok' })],
     ['GET /readyz', (incoming) => this.readiness(incoming)],
+    ['GET /metrics', (incoming) => this.scrape(incoming)],
   ]);
 
   private readonly console: Handler = (incoming) =>
@@ -217,11 +226,15 @@ export class Gateway {
 
   private readonly api: Handler = (incoming) => this.apiCall(incoming);
 
+  private readonly keyAdmin: Handler = (incoming) => this.options.keyAdmin?.handle(incoming);
+
   private handlerFor(method: string, path: string): Handler {
     const exact = this.exact.get(`${method} ${path}`);
     if (exact !== undefined) return exact;
     if (this.options.console !== undefined && (path === '/console' || path.startsWith('/console/')))
       return this.console;
+    if (this.options.keyAdmin !== undefined && (path === ADMIN_KEYS_PATH || path.startsWith(`${ADMIN_KEYS_PATH}/`)))
+      return this.keyAdmin;
     return this.api;
   }
 
@@ -262,6 +275,17 @@ export class Gateway {
       problem === null ? 200 : 503,
       problem === null ? { status: 'ready' } : { status: 'not_ready', problem },
     );
+  }
+
+  private async scrape(incoming: Incoming): Promise<void> {
+    const { req, res } = incoming;
+    const { metrics } = this.options;
+    if (metrics === undefined) return this.apiCall(incoming);
+    if (!operatorAuthorised(this.options.router, req, res, METRICS_SCOPE)) return;
+    const text = await metrics.render();
+    if (res.headersSent || res.destroyed) return;
+    res.writeHead(200, { 'content-type': CONTENT_TYPE, 'content-length': String(Buffer.byteLength(text)) });
+    res.end(text);
   }
 
   /** A provider API call: endpoint → upstream → identity → body → the surface's handler (call.ts) → checkpoint. */

@@ -106,12 +106,30 @@ export function verifyToken(
   return { ok: true, claims };
 }
 
+/** The scope of a key that may scrape `GET /metrics`; it routes nothing. */
+export const METRICS_SCOPE = 'metrics:read';
+/** The scope of a key that may issue, list, rotate and revoke keys over `/admin/keys`; it routes nothing. */
+export const KEYS_ADMIN_SCOPE = 'keys:admin';
+/** Scopes that name an operator's surface, not a route: a key holding one is not given `route:*` by default. */
+export const OPERATOR_SCOPES: readonly string[] = [CONSOLE_SCOPE, METRICS_SCOPE, KEYS_ADMIN_SCOPE];
+
 /** A key with `console:read` at `nowMs`: signature and lifetime as for routing; it names no agent or contract. */
 export function verifyConsoleToken(token: unknown, keys: AuthKeys, nowMs: number, cache?: VerifiedTokens): AuthResult {
+  return verifyScopedToken(token, keys, nowMs, CONSOLE_SCOPE, cache);
+}
+
+/** A key holding `scope` at `nowMs`: signature and lifetime as for routing; it names no agent or contract. */
+export function verifyScopedToken(
+  token: unknown,
+  keys: AuthKeys,
+  nowMs: number,
+  scope: string,
+  cache?: VerifiedTokens,
+): AuthResult {
   const signed = verifySigned(token, keys, nowMs, cache);
   if (!signed.ok) return signed;
-  if (!signed.claims.scopes.includes(CONSOLE_SCOPE))
-    return { ok: false, code: 'AUTH_SCOPE', message: `auth token has no scope ${CONSOLE_SCOPE}` };
+  if (!signed.claims.scopes.includes(scope))
+    return { ok: false, code: 'AUTH_SCOPE', message: `auth token has no scope ${scope}` };
   return signed;
 }
 

@@ -78,7 +78,14 @@ export function callBounds(request: PromptRequest, maxTokens: number): CallBound
 
 export type Reserved =
   | { ok: true; records: AppendInput[]; remaining_tokens: number | null }
-  | { ok: false; code: RefusalCode; message: string; records: AppendInput[] };
+  | {
+      ok: false;
+      code: RefusalCode;
+      message: string;
+      records: AppendInput[];
+      /** When the refused call may be made again (a rate window's end); absent: not said. */
+      retry_after_ms?: number | null;
+    };
 
 export async function reserve(budget: BudgetPort | null, request: Record<string, unknown>): Promise<Reserved> {
   if (!budget) return { ok: true, records: [], remaining_tokens: null };
@@ -97,7 +104,13 @@ export async function reserve(budget: BudgetPort | null, request: Record<string,
     }
     return outcome.ok
       ? { ok: true, records: outcome.records, remaining_tokens: outcome.remaining_tokens }
-      : { ok: false, code: outcome.code, message: outcome.message, records: outcome.records };
+      : {
+          ok: false,
+          code: outcome.code,
+          message: outcome.message,
+          records: outcome.records,
+          retry_after_ms: outcome.retry_after_ms,
+        };
   } catch (error) {
     // The budgeter's coded refusals (a bad request, its database or ledger) refuse the call, a fault of the
     // machine (a full disk) as one that may be retried; anything else is a bug and stays one (ERR_INTERNAL),

@@ -27,6 +27,17 @@ export const CODES = defineCodes({
     meaning: '`token revoke --token` of something that is not a cpt1 token, or `--key-id` that is not a key id',
     hint: 'pass the whole token as `token issue` printed it, or its `claims.jti` as --key-id',
   },
+  ERR_KEY_REQUEST_INVALID: {
+    kind: 'error',
+    meaning:
+      'a key issue or rotate request (`POST /admin/keys`, `token issue`, `token rotate`) names a bad agent, scope, ttl_s, budget_scope or grace_s',
+    hint: 'agent: 1-200 printable characters; scopes: route:*|route:<id>|model:*|model:<id>|console:read|metrics:read|keys:admin; ttl_s 1-31622400; grace_s 0-2592000',
+  },
+  ERR_KEY_UNKNOWN: {
+    kind: 'error',
+    meaning: 'a key id the key inventory has no KEY_ISSUED record of (rotate or delete)',
+    hint: 'list the keys with `GET /admin/keys` or `cplane token list`; a key issued before the inventory existed can still be revoked with `token revoke`',
+  },
   ERR_REVOCATION_LIST_INVALID: {
     kind: 'error',
     meaning:

@@ -10,6 +10,7 @@ import type { RouterConfig } from './config.js';
 import { callCommits } from './durability.js';
 import { exchangeFor, type GovernedOutcome, wellTyped, withoutRawUsage } from './conclusion-records.js';
 import type { ExchangeWriter, Recorded } from './exchange-writer.js';
+import { type GovernedObserver, notify } from './observer.js';
 import { dispatchRecord, type ExchangeContext } from './records.js';
 import type { PromptRequest } from './request.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
@@ -105,6 +106,8 @@ export interface GovernedHost {
    */
   exchanges: ExchangeWriter;
   reject(request: Partial<PromptRequest>, code: string, message: string, records: AppendInput[]): Promise<string>;
+  /** Told of each call's admission, first byte and conclusion (metrics, traces); absent: nobody watches. */
+  observer?: GovernedObserver | undefined;
 }
 
 /** A request refused before auth could judge it (a body that is not the surface's format): PROMPT_REJECTED. */
@@ -156,7 +159,8 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
   const requestId = request.request_id ?? randomUUID();
   const reserved = await reservation(host, input, requestId);
   if (!reserved.ok) {
-    const retryAfterMs = reserved.code === 'BUDGET_UNAVAILABLE' ? UNAVAILABLE_RETRY_MS : null;
+    const retryAfterMs =
+      reserved.code === 'BUDGET_UNAVAILABLE' ? UNAVAILABLE_RETRY_MS : (reserved.retry_after_ms ?? null);
     return refusal(host, request, reserved.code, reserved.message, reserved.records, retryAfterMs);
   }
   const route = input.route ?? null;
@@ -192,7 +196,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     if (fault === null) throw error;
     return refusal(host, request, 'LEDGER_UNAVAILABLE', faultMessage(fault), [], UNAVAILABLE_RETRY_MS, warnings);
   }
-  return {
+  const admitted: Admission & { ok: true } = {
     ok: true,
     call: {
       requestId,
@@ -210,6 +214,13 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
       inputLimit: input.inputLimit === undefined ? input.bounds.estimated_input_tokens : input.inputLimit,
     },
   };
+  notify(host.observer, (o) => o.admitted(admitted.call));
+  return admitted;
+}
+
+/** A streamed reply's first byte released to the client (the time-to-first-token an observer measures). */
+export function firstToken(host: GovernedHost, call: GovernedCall): void {
+  notify(host.observer, (o) => o.firstToken(call, host.clock() - call.start));
 }
 
 /** The one place a call's budget is reserved: its bounds, under its session, agent, work order and key scope. */
@@ -307,6 +318,8 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
       : null;
   const recorded = await commitConclusion(host, call, batch, warnings, degraded);
   host.exchanges.callEnded();
+  const seen = { exchange: batch[0] as AppendInput, cost: settled.cost, latencyMs };
+  notify(host.observer, (o) => o.concluded(call, seen));
   return {
     exchangeEntryId: recorded.entryId,
     cost: settled.cost,

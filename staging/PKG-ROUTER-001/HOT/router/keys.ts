@@ -1,8 +1,17 @@
 import type { RefusalCode } from '#kernel/catalogue/define.js';
-import { type AuthKeys, type AuthResult, VerifiedTokens, verifyConsoleToken, verifyToken } from './auth.js';
+import {
+  type AuthKeys,
+  type AuthResult,
+  VerifiedTokens,
+  verifyConsoleToken,
+  verifyScopedToken,
+  verifyToken,
+} from './auth.js';
 import { UNAUTHENTICATED_CODES } from './refusal-sampler.js';
 import type { PromptRequest } from './request.js';
 import type { RevocationCheck } from './revocations.js';
+
+const LAST_USED_CAPACITY = 4096;
 
 export interface KeyCheckOptions {
   /** Auth keys (kid → secret); none: no key verifies. */
@@ -22,6 +31,8 @@ export class KeyCheck {
   private readonly keys: AuthKeys;
   // A key is verified on each call (authorise, then budgetScope): its signature is checked once, then remembered.
   private readonly verified = new VerifiedTokens();
+  /** When each key (by jti) last authorised a call here: bounded, least recently used first out (O(1) both ways). */
+  private readonly used = new Map<string, number>();
 
   constructor(private readonly options: KeyCheckOptions) {
     this.keys = options.authKeys ?? {};
@@ -39,6 +50,11 @@ export class KeyCheck {
     return this.notRevoked(token, verifyConsoleToken(token, this.keys, this.options.clock(), this.verified));
   }
 
+  /** A key holding `scope` (an operator's: `metrics:read`, `keys:admin`), checked against the revocation list. */
+  verifyScopedKey(token: unknown, scope: string): AuthResult {
+    return this.notRevoked(token, verifyScopedToken(token, this.keys, this.options.clock(), scope, this.verified));
+  }
+
   /** Why the request may not make its call, or null (dev mode: never). */
   authorise(request: PromptRequest & { model_id: string }): { code: RefusalCode; message: string } | null {
     if (this.options.devMode) return null;
@@ -47,7 +63,19 @@ export class KeyCheck {
       contractId: request.contract_id,
       modelId: request.model_id,
     });
-    return result.ok ? null : { code: result.code, message: result.message };
+    if (!result.ok) return { code: result.code, message: result.message };
+    const jti = result.claims.jti;
+    if (jti !== undefined) {
+      this.used.delete(jti);
+      this.used.set(jti, this.options.clock());
+      if (this.used.size > LAST_USED_CAPACITY) this.used.delete(this.used.keys().next().value as string);
+    }
+    return null;
+  }
+
+  /** When the key last authorised a call on this host (ms), if it is among the most recently used. */
+  lastUsed(keyId: string): number | null {
+    return this.used.get(keyId) ?? null;
   }
 
   /** The authorised key's budget scope, to charge beside the session's (a dev-mode call has no key). */
@@ -92,7 +120,7 @@ export class KeyCheck {
     if (!result.ok || !revocations) return result;
     const ids = this.verified.keyIds(token as string, result.claims);
     try {
-      if (revocations.isRevoked(ids)) {
+      if (revocations.isRevoked(ids, this.options.clock())) {
         return { ok: false, code: 'AUTH_REVOKED', message: `auth key ${ids[0] as string} was revoked` };
       }
     } catch (error) {

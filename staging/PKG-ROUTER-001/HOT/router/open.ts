@@ -1,3 +1,4 @@
+import type { GovernedObserver } from './observer.js';
 import { existsSync } from 'node:fs';
 import { writeFileAtomic } from '#kernel/atomic.js';
 import { type Warning, type WarningCode, warning } from '#kernel/catalogue/define.js';
@@ -17,7 +18,7 @@ import type { RefusalSampler } from './refusal-sampler.js';
 import { BUILTIN_SECRET_PATTERNS, secretPatternsNamed, type SecretPattern } from './secret-patterns.js';
 import { loadRouterConfigForRoot } from './config.js';
 import { type Durability, durableCommits, parseDurability } from './durability.js';
-import { revocationList } from './revocations.js';
+import { effectiveMs, revocationList } from './revocations.js';
 import { authKeysFor, providerSettings } from './secrets.js';
 import { Router } from './router.js';
 import { spoolDirs } from './spool.js';
@@ -50,6 +51,10 @@ export interface OpenRouterOptions {
   durability?: Durability;
   /** More values never written to a record (the keys of the gateway's routing deployments). */
   secrets?: readonly string[];
+  /** Told of every governed call and refusal (the gateway's metrics). */
+  observer?: GovernedObserver;
+  /** The clock keys, revocations and budgets are judged by (tests inject one); default Date.now. */
+  clock?: () => number;
 }
 
 export interface OpenedRouter {
@@ -60,6 +65,9 @@ export interface OpenedRouter {
   shared: SharedStore | null;
   /** Provider packages the module loader refused: skipped, each named once. */
   warnings: Warning[];
+  /** The keys this router verifies with (kid → secret): the key admin API signs new keys with them. */
+  authKeys: AuthKeys;
+  clock: () => number;
   /** Durable commits (fsyncs, WAL flushes) this process made through the ledger and budget store (durability.ts). */
   durableCommits(): number;
   /** Saves breaker state and closes; returns what failed (as warnings) instead of throwing. */
@@ -108,7 +116,10 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const secretPatterns = loadSecretPatterns(root);
   const shared =
     options.store && !options.ledgerPath
-      ? await openSharedStore(options.store, { budgetConfig: loadBudgetConfigForRoot(root) })
+      ? await openSharedStore(options.store, {
+          budgetConfig: loadBudgetConfigForRoot(root),
+          ...(options.clock === undefined ? {} : { clock: options.clock }),
+        })
       : null;
   const ledger = shared
     ? null
@@ -118,7 +129,10 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
         reserveWal: options.reserveWal ?? false,
       });
   // A scratch ledger (the G7 gate) gets no budget: it must not spend the root's.
-  const budget = options.ledgerPath || shared ? null : Budgeter.open({ root });
+  const budget =
+    options.ledgerPath || shared
+      ? null
+      : Budgeter.open({ root, ...(options.clock === undefined ? {} : { clock: options.clock }) });
   // Each host spools to its own root: an answer that arrived while the shared store was away.
   const spool = options.ledgerPath ? null : spoolDirs(root);
   const router = new Router({
@@ -132,7 +146,9 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
       ? null
       : (shared?.revocations ??
         revocationList(root, () =>
-          (ledger as Ledger).query({ event_type: 'KEY_REVOKED' }).map((e) => e.submission_id),
+          (ledger as Ledger)
+            .query({ event_type: 'KEY_REVOKED' })
+            .map((e) => ({ key_id: e.submission_id, effective_ms: effectiveMs(e.metadata.effective_at) })),
         )),
     spoolDir: spool?.dir ?? null,
     spoolQuarantineDir: spool?.quarantineDir ?? null,
@@ -140,6 +156,8 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     secrets: [env.ANTHROPIC_API_KEY, env.OPENAI_API_KEY, settings?.config.api_key, ...(options.secrets ?? [])],
     refusalSampler: options.refusalSampler ?? null,
     secretPatterns,
+    ...(options.observer === undefined ? {} : { observer: options.observer }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
     // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint. On a shared store this root signs
     // the shared chain's head (every host its own root).
     ...(options.ledgerPath
@@ -181,6 +199,8 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     ledger,
     shared,
     warnings,
+    authKeys,
+    clock: options.clock ?? Date.now,
     durableCommits: () => (shared ? durableCommits(shared.store) : durableCommits({ ledger, budget: budget ?? null })),
     async close() {
       // Runs after an answer may already be in hand: a failure here is reported, never lets it be lost.

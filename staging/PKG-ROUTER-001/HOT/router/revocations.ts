@@ -20,6 +20,41 @@ export interface RevokedKey {
   key_id: string;
   revoked_at: string;
   reason: string | null;
+  /**
+   * When the revocation takes effect (ISO), for a key rotated with a grace period; absent: at once. A reader that
+   * does not know the field refuses the key at once: it fails closed.
+   */
+  effective_at?: string;
+}
+
+/** A revocation as checked: its key id and when it takes effect (ms; -Infinity: at once). */
+export interface Revocation {
+  key_id: string;
+  effective_ms: number;
+}
+
+/** When an entry's revocation takes effect (ms): at once unless it names a valid time. */
+export function effectiveMs(effectiveAt: unknown): number {
+  const ms = typeof effectiveAt === 'string' ? Date.parse(effectiveAt) : Number.NaN;
+  return Number.isFinite(ms) ? ms : Number.NEGATIVE_INFINITY;
+}
+
+/** Revocations by key id, the earliest taking effect kept when a key id is named twice. */
+export function revocationMap(revocations: Iterable<Revocation>): Map<string, number> {
+  const map = new Map<string, number>();
+  for (const { key_id, effective_ms } of revocations) {
+    const known = map.get(key_id);
+    if (known === undefined || effective_ms < known) map.set(key_id, effective_ms);
+  }
+  return map;
+}
+
+/** Whether any of the ids is revoked at `nowMs` in a revocation map. */
+export function revokedIn(map: ReadonlyMap<string, number>, keyIds: readonly string[], nowMs: number): boolean {
+  return keyIds.some((id) => {
+    const at = map.get(id);
+    return at !== undefined && at <= nowMs;
+  });
 }
 
 const DIGEST_ID = /^sha256:[0-9a-f]{64}$/;
@@ -61,11 +96,20 @@ function parseList(bytes: Buffer): RevokedKey[] {
       entry === null ||
       !isKeyId(e.key_id) ||
       typeof e.revoked_at !== 'string' ||
-      !(e.reason === null || typeof e.reason === 'string')
+      !(e.reason === null || typeof e.reason === 'string') ||
+      !(
+        e.effective_at === undefined ||
+        (typeof e.effective_at === 'string' && Number.isFinite(Date.parse(e.effective_at)))
+      )
     ) {
-      throw invalid(`entry ${i} is not {key_id, revoked_at, reason}: ${show(entry)}`);
+      throw invalid(`entry ${i} is not {key_id, revoked_at, reason, effective_at?}: ${show(entry)}`);
     }
-    return { key_id: e.key_id, revoked_at: e.revoked_at, reason: e.reason as string | null };
+    return {
+      key_id: e.key_id,
+      revoked_at: e.revoked_at,
+      reason: e.reason as string | null,
+      ...(e.effective_at === undefined ? {} : { effective_at: e.effective_at as string }),
+    };
   });
 }
 
@@ -85,8 +129,11 @@ export function readRevocations(root: string): RevocationFile {
 }
 
 export interface RevocationCheck {
-  /** True when any of the ids is revoked; throws a coded error when the list cannot be trusted. */
-  isRevoked(keyIds: readonly string[]): boolean;
+  /**
+   * True when any of the ids is revoked at `nowMs` (default: now); throws a coded error when the list cannot be
+   * trusted. A key rotated with a grace period is revoked from the grace's end.
+   */
+  isRevoked(keyIds: readonly string[], nowMs?: number): boolean;
 }
 
 /**
@@ -95,12 +142,12 @@ export interface RevocationCheck {
  * `recorded`: the key ids the ledger's KEY_REVOKED records name. They stay revoked whatever the file says:
  * deleting it, or an entry from it, must not bring a revoked key back (nothing ever unrevokes one).
  */
-export function revocationList(root: string, recorded: () => readonly string[] = () => []): RevocationCheck {
+export function revocationList(root: string, recorded: () => readonly Revocation[] = () => []): RevocationCheck {
   const path = rootPaths(root).revokedKeys;
   let signature = '';
-  let revoked = new Set<string>();
+  let revoked = new Map<string, number>();
   return {
-    isRevoked(keyIds) {
+    isRevoked(keyIds, nowMs = Date.now()) {
       let stat: import('node:fs').BigIntStats | null;
       try {
         stat = lstatSync(path, { bigint: true });
@@ -111,10 +158,14 @@ export function revocationList(root: string, recorded: () => readonly string[] =
       const now =
         stat === null ? 'absent' : `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.mode}`;
       if (now !== signature) {
-        revoked = new Set([...readRevocations(root).entries.map((e) => e.key_id), ...recorded()]);
+        const listed = readRevocations(root).entries.map((e) => ({
+          key_id: e.key_id,
+          effective_ms: effectiveMs(e.effective_at),
+        }));
+        revoked = revocationMap([...listed, ...recorded()]);
         signature = now;
       }
-      return keyIds.some((id) => revoked.has(id));
+      return revokedIn(revoked, keyIds, nowMs);
     },
   };
 }
@@ -180,15 +231,23 @@ export function revokeKey(
   keyId: string,
   reason: string | null,
   clock: () => number = Date.now,
+  /** When the revocation takes effect (a rotation's grace end); absent: at once. */
+  effectiveAtMs?: number,
 ): RevokeResult {
   const why = revocationReason(keyId, reason);
   const lock = acquireRootLock(root, { timeoutMs: 10_000 });
   try {
     const before = readRevocations(root);
     const existing = before.entries.find((e) => e.key_id === keyId);
-    if (existing) return { key_id: keyId, changed: false, entry_id: null, revoked_at: existing.revoked_at };
+    // A key already revoked stays as it is, unless this revocation takes effect sooner (a rotated key deleted).
+    if (existing && effectiveMs(existing.effective_at) <= (effectiveAtMs ?? Number.NEGATIVE_INFINITY))
+      return { key_id: keyId, changed: false, entry_id: null, revoked_at: existing.revoked_at };
     const revokedAt = new Date(clock()).toISOString();
-    const entries = [...before.entries, { key_id: keyId, revoked_at: revokedAt, reason: why }];
+    const effective = effectiveAtMs === undefined ? {} : { effective_at: new Date(effectiveAtMs).toISOString() };
+    const entries = [
+      ...before.entries.filter((e) => e.key_id !== keyId),
+      { key_id: keyId, revoked_at: revokedAt, reason: why, ...effective },
+    ];
     const bytes = Buffer.from(`${JSON.stringify({ schema_version: '1', revoked: entries }, null, 2)}\n`, 'utf8');
     const path = rootPaths(root).revokedKeys;
     writeFileAtomic(path, bytes);
@@ -198,6 +257,7 @@ export function revokeKey(
       try {
         entry = ledger.append(
           keyRevokedRecord(keyId, revokedAt, why, {
+            ...effective,
             revoked_count: entries.length,
             before_digest: before.bytes === null ? null : `sha256:${sha256Hex(before.bytes)}`,
             after_digest: `sha256:${sha256Hex(bytes)}`,

@@ -14,6 +14,7 @@ import { ExchangeWriter } from './exchange-writer.js';
 import * as governed from './governed.js';
 import type { GroupCommit } from './group-commit.js';
 import { KeyCheck } from './keys.js';
+import { notify, type GovernedObserver } from './observer.js';
 import type { RefusalSampler } from './refusal-sampler.js';
 import { refusalRecords } from './rejections.js';
 import { reportingWriter } from './reporting-writer.js';
@@ -68,6 +69,8 @@ export interface RouterOptions {
   refusalSampler?: RefusalSampler | null;
   /** Secret shapes scrubbed from every record (router/secret-patterns.ts); default: all the built-in ones. */
   secretPatterns?: readonly SecretPattern[];
+  /** Told of every governed call and refusal (the gateway's metrics); none: nobody watches. */
+  observer?: GovernedObserver;
 }
 
 const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
@@ -144,7 +147,9 @@ export class Router {
       authorise: (request) => this.keys.authorise(withModel(request)),
       budgetScope: (request) => this.keys.budgetScope(withModel(request)),
       exchanges,
+      observer: this.options.observer,
       reject: async (request, code, message, records) => {
+        notify(this.options.observer, (o) => o.refused(request, code));
         const kept = refusalRecords(this.options.refusalSampler, this.keys, request, code, message, records);
         return kept === null ? '' : (await exchanges.appendAll(kept, request.auth_token)).id;
       },
@@ -215,6 +220,11 @@ export class Router {
     return this.host.authorise({ ...request, model_id: model }) === null;
   }
 
+  /** A streamed reply's first byte released to the client (for the observer's time-to-first-token). */
+  firstToken(call: governed.GovernedCall): void {
+    governed.firstToken(this.host, call);
+  }
+
   /** EXCHANGE + budget settlement for an admitted call; never throws. */
   conclude(call: governed.GovernedCall, outcome: governed.GovernedOutcome): Promise<governed.Concluded> {
     return governed.conclude(this.host, call, outcome);
@@ -250,6 +260,16 @@ export class Router {
   /** A key that may read the console (scope `console:read`), checked against the revocation list like any key. */
   verifyConsoleKey(token: unknown): AuthResult {
     return this.keys.verifyConsoleKey(token);
+  }
+
+  /** When the key (its jti) last authorised a call on this host, if recently (ms). */
+  keyLastUsed(keyId: string): number | null {
+    return this.keys.lastUsed(keyId);
+  }
+
+  /** A key holding `scope` (`metrics:read`, `keys:admin`), checked against the revocation list like any key. */
+  verifyScopedKey(token: unknown, scope: string): AuthResult {
+    return this.keys.verifyScopedKey(token, scope);
   }
 }
 

@@ -16,6 +16,7 @@ import { scopeIds } from '../operations.js';
 import type { BudgetPort } from '../port.js';
 import type { Released, ReserveOutcome, Settled } from '../results.js';
 import { type OutboxRow, outboxRow } from '../kept-records.js';
+import { inFlightKeys } from '../rate.js';
 import { scopesFor } from '../scopes.js';
 import { type BudgetStatus, statusFromRows } from '../status.js';
 import {
@@ -133,7 +134,7 @@ export class PgBudgeter implements BudgetPort {
 
   async reserve(request: unknown): Promise<ReserveOutcome> {
     const input = parseReserveInput(request);
-    const keys = scopesFor(this.config, input).map((s) => s.key);
+    const keys = this.lockedKeys(scopesFor(this.config, input).map((s) => s.key));
     const outcome = await this.step(input.request_id, keys, (ctx) => reserveStep(ctx, input));
     // A replay grants nothing new: the call holding the reservation may be another host's, or a dead one's.
     if (outcome.ok && !outcome.replayed) this.open.add(input.request_id);
@@ -264,7 +265,13 @@ export class PgBudgeter implements BudgetPort {
 
   /** The scopes a settle/release/chargeUnknown charges are the reservation's own (none when it does not exist). */
   private readonly keysOf = (row: ReservationRow | undefined): ScopeKey[] =>
-    row === undefined ? [] : scopesFor(this.config, scopeIds(row)).map((s) => s.key);
+    row === undefined ? [] : this.lockedKeys(scopesFor(this.config, scopeIds(row)).map((s) => s.key));
+
+  /** A step's scopes and their in-flight counters (rate.ts inFlightKey), all read and locked by the step. */
+  private lockedKeys(keys: ScopeKey[]): ScopeKey[] {
+    const counters = inFlightKeys(this.config, keys);
+    return counters.length === 0 ? keys : [...keys, ...counters];
+  }
 
   /**
    * Queue a step: the steps that become ready while a group is in the database run together as the next group,

@@ -3,13 +3,13 @@ import { CpError, show } from '#kernel/errors.js';
 import { defineCommand, EXIT } from '#cli/command.js';
 import { intOption } from '#cli/option-values.js';
 import { resolveRoot } from '#cli/root-option.js';
-import { BUDGET_SCOPE, CONSOLE_SCOPE, drawKeyId, issueToken, type TokenClaims } from '../../router/auth.js';
+import { BUDGET_SCOPE, drawKeyId, issueToken, OPERATOR_SCOPES, type TokenClaims } from '../../router/auth.js';
 import { loadRouterConfigForRoot } from '../../router/config.js';
 import { authKeysFor } from '../../router/secrets.js';
-
-/** A year: a route token is a short-lived credential, and `exp` must stay a safe integer of seconds. */
-const MAX_TTL_S = 366 * 24 * 3600;
-const SCOPE = /^(route|model):(\*|[^\s]{1,256})$|^console:read$/;
+import { MAX_TTL_S, SCOPE } from '../../router/key-admin.js';
+import { keyIssuedRecord } from '../../router/key-records.js';
+import { explicitStoreUrl } from '#kernel/config/root-store.js';
+import { STORE_OPTION, withInventory } from './inventory.js';
 
 export default defineCommand({
   name: 'issue',
@@ -21,16 +21,18 @@ export default defineCommand({
       array: true,
       default: ['route:*'],
       describe:
-        'route:* | route:<contract_id> | model:* | model:<model_id> | console:read (route:* is added when neither a route nor the console scope is named; a console key routes nothing)',
+        'route:* | route:<contract_id> | model:* | model:<model_id> | console:read | metrics:read | keys:admin (route:* is added when neither a route nor an operator scope is named; an operator key routes nothing)',
     },
     'budget-scope': { type: 'string', describe: "the budget scope the key's calls are charged to" },
     ttl: { type: 'number', default: 3600, describe: `lifetime in seconds (1 to ${MAX_TTL_S})` },
     root: {
       type: 'string',
-      describe: "sign with the root's configured auth secret (router.auth), not $CPLANE_AUTH_SECRET",
+      describe:
+        "sign with the root's configured auth secret (router.auth), not $CPLANE_AUTH_SECRET, and record the key in its inventory (KEY_ISSUED)",
     },
+    store: { ...STORE_OPTION, describe: `record the key in this store's inventory: ${STORE_OPTION.describe}` },
   },
-  handler(args, ctx) {
+  async handler(args, ctx) {
     const root = typeof args.root === 'string' || ctx.defaultRoot ? resolveRoot(args.root, ctx) : null;
     const keys = authKeysFor(root, root === null ? undefined : loadRouterConfigForRoot(root).auth, ctx.env);
     if (!keys.default) {
@@ -44,10 +46,12 @@ export default defineCommand({
       throw new CpError('ERR_USAGE', '--agent must not be empty', { hint: 'e.g. --agent AGENT-1' });
     const given = args.scope.map(String);
     if (given.length === 0 || given.some((s) => !SCOPE.test(s))) {
-      const what = `--scope takes route:* | route:<contract_id> | model:* | model:<model_id> | console:read, got ${show(given)}`;
+      const what = `--scope takes route:* | route:<contract_id> | model:* | model:<model_id> | console:read | metrics:read | keys:admin, got ${show(given)}`;
       throw new CpError('ERR_USAGE', what, { hint: 'e.g. --scope route:* --scope model:claude-sonnet-4-5' });
     }
-    const scopes = given.some((s) => s.startsWith('route:') || s === CONSOLE_SCOPE) ? given : ['route:*', ...given];
+    const scopes = given.some((s) => s.startsWith('route:') || OPERATOR_SCOPES.includes(s))
+      ? given
+      : ['route:*', ...given];
     const budgetScope = args.budgetScope;
     if (budgetScope !== undefined && !BUDGET_SCOPE.test(budgetScope)) {
       const what = `--budget-scope must be 1 to 200 printable ASCII characters without spaces, got ${show(budgetScope)}`;
@@ -63,7 +67,14 @@ export default defineCommand({
       ...(budgetScope === undefined ? {} : { budget_scope: budgetScope }),
     };
     const token = issueToken(claims, keys);
-    ctx.report(args, { token, claims }, token);
+    // With a root (or a store), the key joins the inventory the key admin API lists; the record never holds the token.
+    let entryId: string | null = null;
+    if (root !== null || explicitStoreUrl(ctx.env, args.store) !== undefined)
+      entryId = await withInventory(args, ctx, async (ports) => {
+        const [entry] = await ports.ledger.appendBatch([keyIssuedRecord(claims, null)]);
+        return entry?.id ?? null;
+      });
+    ctx.report(args, { token, claims, entry_id: entryId }, token);
     return EXIT.OK;
   },
 });

@@ -7,7 +7,9 @@ import {
   readRevocations,
   type RevocationCheck,
   type RevokeResult,
+  revocationMap,
   revocationReason,
+  revokedIn,
 } from '../revocations.js';
 import { describeError, ensureRouterTables } from './tables.js';
 
@@ -33,10 +35,10 @@ export interface PgRevocationsStatus {
   revoked: number;
 }
 
-const READ_SQL = 'SELECT key_id FROM cplane_revoked_keys';
+const READ_SQL = 'SELECT key_id, effective_at_ms FROM cplane_revoked_keys';
 
 export class PgRevocations implements RevocationCheck {
-  private revoked: ReadonlySet<string>;
+  private revoked: ReadonlyMap<string, number>;
   private refreshedAtMs: number;
   private lastError: string | null = null;
   private refreshing: Promise<void> | null = null;
@@ -51,7 +53,7 @@ export class PgRevocations implements RevocationCheck {
     private readonly clock: () => number,
     private readonly maxStaleMs: number,
     pollMs: number,
-    initial: ReadonlySet<string>,
+    initial: ReadonlyMap<string, number>,
     readAtMs: number,
   ) {
     this.revoked = initial;
@@ -75,7 +77,7 @@ export class PgRevocations implements RevocationCheck {
     return new PgRevocations(pool, clock, options.maxStaleMs ?? 10_000, options.pollMs ?? 1000, initial, readAtMs);
   }
 
-  isRevoked(keyIds: readonly string[]): boolean {
+  isRevoked(keyIds: readonly string[], nowMs = this.clock()): boolean {
     const age = this.clock() - this.refreshedAtMs;
     if (age > this.maxStaleMs) {
       throw new CpError(
@@ -87,7 +89,7 @@ export class PgRevocations implements RevocationCheck {
         },
       );
     }
-    return keyIds.some((id) => this.revoked.has(id));
+    return revokedIn(this.revoked, keyIds, nowMs);
   }
 
   /** Read the list now (the timer does this every pollMs); a failure is kept in status(), never thrown. */
@@ -124,9 +126,14 @@ export class PgRevocations implements RevocationCheck {
   }
 }
 
-async function readRevoked(pool: pg.Pool): Promise<Set<string>> {
-  const result = await pool.query<{ key_id: string }>(READ_SQL);
-  return new Set(result.rows.map((row) => row.key_id));
+async function readRevoked(pool: pg.Pool): Promise<Map<string, number>> {
+  const result = await pool.query<{ key_id: string; effective_at_ms: string | null }>(READ_SQL);
+  return revocationMap(
+    result.rows.map((row) => ({
+      key_id: row.key_id,
+      effective_ms: row.effective_at_ms === null ? Number.NEGATIVE_INFINITY : Number(row.effective_at_ms),
+    })),
+  );
 }
 
 /** Where KEY_REVOKED goes: a ledger store (PgLedger on the same database, in a gateway). */
@@ -147,6 +154,8 @@ export async function revokeKeyPg(
   keyId: string,
   reason: string | null,
   clock: () => number = Date.now,
+  /** When the revocation takes effect (a rotation's grace end); absent: at once. */
+  effectiveAtMs?: number,
 ): Promise<RevokeResult> {
   const why = revocationReason(keyId, reason);
   await ensureRouterTables(pool);
@@ -164,11 +173,16 @@ export async function revokeKeyPg(
     let count: number;
     try {
       await client.query('BEGIN');
+      // A key already revoked stays as it is, unless this revocation takes effect sooner (a rotated key deleted).
       inserted =
         (
           await client.query(
-            'INSERT INTO cplane_revoked_keys (key_id, revoked_at, reason) VALUES ($1, $2, $3) ON CONFLICT (key_id) DO NOTHING',
-            [keyId, revokedAt, why],
+            `INSERT INTO cplane_revoked_keys AS r (key_id, revoked_at, reason, effective_at_ms) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (key_id) DO UPDATE SET revoked_at = EXCLUDED.revoked_at, reason = EXCLUDED.reason,
+               effective_at_ms = EXCLUDED.effective_at_ms
+             WHERE r.effective_at_ms IS NOT NULL
+               AND (EXCLUDED.effective_at_ms IS NULL OR EXCLUDED.effective_at_ms < r.effective_at_ms)`,
+            [keyId, revokedAt, why, effectiveAtMs ?? null],
           )
         ).rowCount ?? 0;
       if (inserted === 0) {
@@ -187,7 +201,11 @@ export async function revokeKeyPg(
     let entry: LedgerEntry | undefined;
     try {
       [entry] = await ledger.appendBatch([
-        keyRevokedRecord(keyId, revokedAt, why, { revoked_count: count, store: 'postgres' }),
+        keyRevokedRecord(keyId, revokedAt, why, {
+          ...(effectiveAtMs === undefined ? {} : { effective_at: new Date(effectiveAtMs).toISOString() }),
+          revoked_count: count,
+          store: 'postgres',
+        }),
       ]);
     } catch (error) {
       await client.query('ROLLBACK').catch((rollback: Error) => {

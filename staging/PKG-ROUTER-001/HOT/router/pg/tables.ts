@@ -21,7 +21,8 @@ CREATE TABLE IF NOT EXISTS cplane_revoked_keys (
   key_id TEXT PRIMARY KEY,
   revoked_at TEXT NOT NULL,
   reason TEXT
-);`;
+);
+ALTER TABLE cplane_revoked_keys ADD COLUMN IF NOT EXISTS effective_at_ms BIGINT;`;
 
 /** 'cprt': not the ledger's lock, so a router starting does not wait on a ledger being laid out. */
 const ROUTER_TABLES_LOCK = 0x63707274;
