@@ -348,5 +348,5 @@ test("the extending guide's example package builds, installs, routes to a Mistra
     { id: 'mistral', serves: ['openai.chat', 'openai.models'] },
   );
   const gates = await cplane(['gate-check', '--root', TOUR_ROOT, '--gate', 'G0', 'G1', 'G2', 'X1']);
-  assert.match(gates, /X1 PROVIDERS: PASS — 4 providers load: anthropic, mistral, mock, openai/);
+  assert.match(gates, /X1 PROVIDERS: PASS — \d+ providers load: (\w+, )*mistral(, \w+)*\n/);
 });
