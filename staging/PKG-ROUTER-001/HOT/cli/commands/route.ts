@@ -21,7 +21,12 @@ export default defineCommand({
       type: 'string',
       describe: 'a compiled prompt JSON file (from `cplane prompt compile --format anthropic --json`)',
     },
-    provider: { type: 'string', default: 'mock', describe: 'mock | anthropic | openai' },
+    provider: {
+      type: 'string',
+      default: 'mock',
+      describe:
+        'the id of an installed provider package (mock, anthropic, openai, gemini, …; `cplane list` shows the packages)',
+    },
     model: { type: 'string', describe: 'model id (default from HOT/config/router.json)' },
     session: { type: 'string', default: 'SES-CLI', describe: 'session id' },
     agent: { type: 'string', default: 'AGENT-CLI', describe: 'agent id' },
