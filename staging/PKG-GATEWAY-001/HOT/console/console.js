@@ -104,11 +104,14 @@ function fromReport(name, params) {
   if (name === 'exchange') {
     for (const turns of Object.values(REPORT.turns)) {
       let prompt = [];
+      let items = [];
       for (const t of turns) {
         prompt = t.continues ? prompt.slice(0, -1).concat(t.prompt_new) : t.prompt_new.slice();
+        if (!t.continues) items = t.conversation;
+        else items = items === null || t.conversation === null ? null : items.concat(t.conversation);
         if (t.id === params.id) {
-          const { prompt_new: _n, continues: _c, cost: _k, ...rest } = t;
-          return { ...rest, prompt, truncated: false };
+          const { prompt_new: _n, continues: _c, cost: _k, conversation: _v, ...rest } = t;
+          return { ...rest, prompt, conversation: items, truncated: false };
         }
       }
     }
@@ -117,89 +120,91 @@ function fromReport(name, params) {
   return REPORT[name];
 }
 
-// ---- rendering a prompt piece: a message, a tool, a system block ----------------------------------------------
+// ---- rendering a prompt: the conversation the server read from it (conversation.ts) ---------------------------
 
-/** The JSON value a piece carries (its leading punctuation dropped), or undefined when it is not one. */
-function pieceValue(text) {
-  let start = -1;
-  for (let tries = 0; tries < 3; tries += 1) {
-    const found = text.slice(start + 1).search(/[[{]/);
-    if (found === -1) return undefined;
-    start += 1 + found;
-    for (const end of [text.length, text.length - 1, text.length - 2]) {
-      try {
-        const value = JSON.parse(text.slice(start, end));
-        if (typeof value === 'object' && value !== null) return value;
-      } catch {
-        // not this cut
-      }
-    }
-  }
-  return undefined;
+function part(p) {
+  if (p.kind === 'text') return el('pre', {}, p.text);
+  if (p.kind === 'tool_call')
+    return el(
+      'div',
+      { class: 'call' },
+      el('div', { class: 'role' }, `→ tool call ${p.name}${p.id ? ` (${p.id})` : ''}`),
+      el('pre', {}, p.input),
+    );
+  if (p.kind === 'tool_result')
+    return el(
+      'div',
+      { class: 'call' },
+      el('div', { class: 'role' }, `← tool result${p.id ? ` ${p.id}` : ''}${p.is_error ? ' (error)' : ''}`),
+      p.parts.map(part),
+    );
+  return el('details', {}, el('summary', {}, p.label), el('pre', {}, p.text));
 }
 
-function block(b) {
-  if (typeof b === 'string') return el('pre', {}, b);
-  if (b === null || typeof b !== 'object') return el('pre', {}, JSON.stringify(b));
-  if (b.type === 'text' && typeof b.text === 'string') return el('pre', {}, b.text);
-  if (b.type === 'tool_use')
+function item(x) {
+  const redacted = /\[REDACTED:/.test(JSON.stringify(x)) ? 'piece redacted' : 'piece';
+  if (x.kind === 'message')
+    return el('div', { class: redacted, 'data-role': x.role }, el('div', { class: 'role' }, x.role), x.parts.map(part));
+  if (x.kind === 'system')
     return el(
       'div',
-      {},
-      el('div', { class: 'role' }, `→ tool call ${b.name ?? ''}`),
-      el('pre', {}, JSON.stringify(b.input, null, 2)),
+      { class: redacted, 'data-role': 'system' },
+      el('div', { class: 'role' }, 'system'),
+      x.parts.map(part),
     );
-  if (b.type === 'tool_result') {
-    const content = Array.isArray(b.content) ? b.content.map(block) : [block(b.content ?? '')];
+  if (x.kind === 'tool')
     return el(
       'div',
-      {},
-      el('div', { class: 'role' }, `← tool result ${b.tool_use_id ?? ''}${b.is_error ? ' (error)' : ''}`),
-      content,
+      { class: redacted, 'data-tool': x.name },
+      el('div', { class: 'role' }, `tool ${x.name}`),
+      el('pre', {}, x.description),
+      el('details', {}, el('summary', {}, 'schema'), el('pre', {}, x.schema)),
     );
-  }
-  if (b.type === 'function' && b.function) {
-    return el(
-      'div',
-      {},
-      el('div', { class: 'role' }, `→ tool call ${b.function.name ?? ''}`),
-      el('pre', {}, b.function.arguments ?? ''),
-    );
-  }
-  return el('pre', {}, JSON.stringify(b, null, 2));
+  return null;
 }
 
-function piece(text) {
-  const parsed = pieceValue(text);
-  // `{"tools":[{…}` parses from its second brace: a one-element array is its element.
-  const value = Array.isArray(parsed) && parsed.length === 1 ? parsed[0] : parsed;
-  const redacted = /\[REDACTED:/.test(text) ? 'piece redacted' : 'piece';
-  if (value && typeof value === 'object' && !Array.isArray(value)) {
-    if (typeof value.role === 'string') {
-      const parts = Array.isArray(value.content) ? value.content.map(block) : [block(value.content ?? '')];
-      const calls = Array.isArray(value.tool_calls) ? value.tool_calls.map(block) : [];
-      return el('div', { class: redacted }, el('div', { class: 'role' }, value.role), parts, calls);
-    }
-    if (typeof value.name === 'string' && (value.input_schema || value.parameters || value.function)) {
-      return el(
-        'div',
-        { class: redacted },
-        el('div', { class: 'role' }, `tool ${value.name}`),
-        el('pre', {}, value.description ?? ''),
-        el('details', {}, el('summary', {}, 'schema'), el('pre', {}, JSON.stringify(value, null, 2))),
-      );
-    }
-    if (value.type === 'text' && typeof value.text === 'string')
-      return el('div', { class: redacted }, el('div', { class: 'role' }, 'system'), el('pre', {}, value.text));
-  }
-  return el('div', { class: redacted }, el('pre', {}, text));
+/** Messages, tools and calls; the request's other fields on one line; raw pieces when it could not be read. */
+function conversation(items, pieces) {
+  if (items === null || items === undefined)
+    return pieces.map((text) =>
+      el('div', { class: /\[REDACTED:/.test(text) ? 'piece redacted' : 'piece' }, el('pre', {}, text)),
+    );
+  const settings = items.filter((x) => x.kind === 'setting').map((x) => `${x.name}: ${x.value}`);
+  return [
+    settings.length > 0 ? el('p', { class: 'muted mono', 'data-field': 'settings' }, settings.join(' · ')) : null,
+    items.map(item),
+  ];
 }
 
 function response(text) {
-  const value = pieceValue(text);
-  if (Array.isArray(value))
-    return el('div', { class: 'piece' }, el('div', { class: 'role' }, 'assistant'), value.map(block));
-  return el('div', { class: 'piece' }, el('div', { class: 'role' }, 'assistant'), el('pre', {}, text));
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const blocks = Array.isArray(value) ? value : null;
+  return el(
+    'div',
+    { class: 'piece' },
+    el('div', { class: 'role' }, 'assistant'),
+    blocks === null ? el('pre', {}, text) : blocks.map(responseBlock),
+  );
+}
+
+/** A response block: Anthropic content blocks and Chat tool calls as the gateway records a response. */
+function responseBlock(b) {
+  if (b && b.type === 'text' && typeof b.text === 'string') return el('pre', {}, b.text);
+  if (b && b.type === 'tool_use')
+    return part({ kind: 'tool_call', id: b.id ?? null, name: b.name ?? '', input: JSON.stringify(b.input, null, 2) });
+  if (b && b.type === 'function' && b.function)
+    return part({
+      kind: 'tool_call',
+      id: b.id ?? null,
+      name: b.function.name ?? '',
+      input: String(b.function.arguments ?? ''),
+    });
+  return el('pre', {}, JSON.stringify(b, null, 2));
 }
 
 // ---- plots, drawn here as SVG -------------------------------------------------------------------------------
@@ -462,7 +467,7 @@ function turnView(t, index) {
         {},
         t.continues ? `new in this turn (${t.prompt_new.length} pieces)` : `prompt (${t.prompt_new.length} pieces)`,
       ),
-      t.prompt_new.map(piece),
+      conversation(t.conversation, t.prompt_new),
     ),
     response(t.response),
   );
@@ -521,7 +526,7 @@ async function exchangeView(id) {
       ? el('p', { class: 'bad' }, 'Cut for display: the ledger holds the whole text (cplane ledger query).')
       : null,
     el('h2', {}, 'Prompt'),
-    x.prompt.map(piece),
+    conversation(x.conversation, x.prompt),
     el('details', {}, el('summary', {}, 'prompt as sent'), el('pre', { 'data-field': 'prompt' }, x.prompt.join(''))),
     el('h2', {}, 'Response'),
     response(x.response),

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
-import type { Anchor, Checkpoint, SessionPage, SessionQuery, TurnPage } from '#kernel/ledger/index.js';
+import type { Anchor, Checkpoint, SessionPage, SessionQuery, SessionTurn, TurnPage } from '#kernel/ledger/index.js';
 import { exchangeText } from '#kernel/ledger/sessions.js';
 import type { ReadPieces, ReadSide } from '#kernel/ledger/content.js';
 import { type InstalledPackage, installedPackages } from '#kernel/registry/receipt.js';
@@ -8,6 +8,7 @@ import { rootPaths } from '#kernel/root/layout.js';
 import type { BudgetStatus } from '#budgeter/index.js';
 import type { BreakerSnapshot } from '#router/breaker.js';
 import { spoolDirs, spoolEntries } from '#router/spool.js';
+import { conversationOf, conversationOfPieces, type Item } from './conversation.js';
 
 /**
  * What the console shows, as JSON (snake_case, as on the wire): read from a root's ledger, budget store,
@@ -49,10 +50,24 @@ export interface ExchangeView {
   metadata: Record<string, unknown>;
   /** The prompt block by block (a message, a tool definition, a system block), oldest first. */
   prompt: string[];
+  /** The prompt read as a conversation (conversation.ts); null when it is not JSON of a known shape, or was cut. */
+  conversation: Item[] | null;
   response: string;
   redacted_by: string[];
   /** Whether the text was cut at MAX_EXCHANGE_CHARS. */
   truncated: boolean;
+}
+
+/** A session's turn as the console shows it: its new pieces also read as a conversation (null: show the pieces). */
+export type ConsoleTurn = SessionTurn & { conversation: Item[] | null };
+export type ConsoleTurnPage = Omit<TurnPage, 'turns'> & { turns: ConsoleTurn[] };
+
+/** A page of turns with each turn's new pieces read as conversation items. */
+export function consoleTurnPage(page: TurnPage): ConsoleTurnPage {
+  return {
+    ...page,
+    turns: page.turns.map((t) => ({ ...t, conversation: conversationOfPieces(t.prompt_new, t.continues) })),
+  };
 }
 
 export interface BreakersView {
@@ -91,7 +106,7 @@ export interface ConsoleData {
   /** Runs verify over the whole chain and keeps the result for the root view (until the head moves). */
   verify(): Promise<VerifySummary>;
   sessions(query: SessionQuery): Promise<SessionPage>;
-  session(sessionId: string, options: { after?: number; limit?: number }): Promise<TurnPage>;
+  session(sessionId: string, options: { after?: number; limit?: number }): Promise<ConsoleTurnPage>;
   exchange(id: string): Promise<ExchangeView | null>;
   budgets(): Promise<BudgetStatus>;
   breakers(): Promise<BreakersView>;
@@ -140,6 +155,7 @@ export function exchangeViewOf(
     reason: row.reason,
     metadata,
     prompt: cut.pieces,
+    conversation: cut.truncated ? null : conversationOf(cut.pieces.join('')),
     response: cutResponse,
     redacted_by: redacted,
     truncated: cut.truncated || cutResponse !== response,

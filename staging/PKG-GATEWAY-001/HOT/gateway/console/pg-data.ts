@@ -5,7 +5,6 @@ import {
   parseStoredMetadata,
   type SessionPage,
   type SessionQuery,
-  type TurnPage,
 } from '#kernel/ledger/index.js';
 import { pgReadPieces, pgReadSide } from '#kernel/ledger/pg/pg-content-read.js';
 import { verifyPgChain } from '#kernel/ledger/pg/pg-checks.js';
@@ -17,6 +16,8 @@ import type { BreakerSnapshot } from '#router/breaker.js';
 import {
   type BreakersView,
   type ConsoleData,
+  type ConsoleTurnPage,
+  consoleTurnPage,
   type ExchangeView,
   exchangeViewOf,
   latencyBuckets,
@@ -106,8 +107,8 @@ export class PgConsoleData implements ConsoleData {
     return pgListSessions(this.source.ledger, query);
   }
 
-  async session(sessionId: string, options: { after?: number; limit?: number }): Promise<TurnPage> {
-    return pgSessionTurns(this.source.ledger, sessionId, options);
+  async session(sessionId: string, options: { after?: number; limit?: number }): Promise<ConsoleTurnPage> {
+    return consoleTurnPage(await pgSessionTurns(this.source.ledger, sessionId, options));
   }
 
   async exchange(id: string): Promise<ExchangeView | null> {

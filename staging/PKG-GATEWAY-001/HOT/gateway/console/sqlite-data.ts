@@ -10,7 +10,6 @@ import {
   type Ledger,
   type SessionPage,
   type SessionQuery,
-  type TurnPage,
 } from '#kernel/ledger/index.js';
 import { Budgeter, budgetDbPathForRoot, loadBudgetConfigForRoot } from '#budgeter/index.js';
 import type { BudgetStatus } from '#budgeter/index.js';
@@ -18,6 +17,8 @@ import type { BreakerSnapshot } from '#router/breaker.js';
 import {
   type BreakersView,
   type ConsoleData,
+  type ConsoleTurnPage,
+  consoleTurnPage,
   type ExchangeView,
   exchangeViewOf,
   latencyBuckets,
@@ -123,8 +124,8 @@ export class SqliteConsoleData implements ConsoleData {
     return listSessions(this.source.ledger, query);
   }
 
-  async session(sessionId: string, options: { after?: number; limit?: number }): Promise<TurnPage> {
-    return sessionTurns(this.source.ledger, sessionId, options);
+  async session(sessionId: string, options: { after?: number; limit?: number }): Promise<ConsoleTurnPage> {
+    return consoleTurnPage(await sessionTurns(this.source.ledger, sessionId, options));
   }
 
   async exchange(id: string): Promise<ExchangeView | null> {
