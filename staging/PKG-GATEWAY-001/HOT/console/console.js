@@ -117,6 +117,8 @@ function fromReport(name, params) {
     }
     throw new Error('no EXCHANGE with that id in this report');
   }
+  if (name === 'keys')
+    throw new Error('The key inventory is shown by a gateway’s console (cplane serve), not in a report.');
   return REPORT[name];
 }
 
@@ -170,10 +172,9 @@ function conversation(items, pieces) {
       el('div', { class: /\[REDACTED:/.test(text) ? 'piece redacted' : 'piece' }, el('pre', {}, text)),
     );
   const settings = items.filter((x) => x.kind === 'setting').map((x) => `${x.name}: ${x.value}`);
-  return [
-    settings.length > 0 ? el('p', { class: 'muted mono', 'data-field': 'settings' }, settings.join(' · ')) : null,
-    items.map(item),
-  ];
+  const shown = items.map(item).filter(Boolean);
+  if (settings.length === 0) return shown;
+  return [el('p', { class: 'muted mono', 'data-field': 'settings' }, settings.join(' · ')), ...shown];
 }
 
 function response(text) {
@@ -512,6 +513,12 @@ async function exchangeView(id) {
       ['decision', x.decision, 'decision'],
       ['reason', x.reason, 'reason'],
       ['model', m.model_id ?? '—', 'model_id'],
+      ...(m.model_alias === undefined
+        ? []
+        : [
+            ['alias asked for', m.model_alias ?? '—', 'model_alias'],
+            ['served by', m.served_by ?? 'no deployment answered', 'served_by'],
+          ]),
       ['input tokens', num(m.input_tokens), 'input_tokens'],
       ['cache read tokens', num(m.cache_read_tokens), 'cache_read_tokens'],
       ['cache write tokens', num(m.cache_write_tokens), 'cache_write_tokens'],
@@ -522,6 +529,8 @@ async function exchangeView(id) {
       ['stable prefix', m.stable_prefix_hash ?? '—', 'stable_prefix_hash'],
       ['redacted by', x.redacted_by.length > 0 ? x.redacted_by.join(', ') : 'nothing redacted', 'redacted_by'],
     ]),
+    proofLink(x.id),
+    attemptsTable(m.attempts),
     x.truncated
       ? el('p', { class: 'bad' }, 'Cut for display: the ledger holds the whole text (cplane ledger query).')
       : null,
@@ -531,6 +540,60 @@ async function exchangeView(id) {
     el('h2', {}, 'Response'),
     response(x.response),
     el('details', {}, el('summary', {}, 'response as received'), el('pre', { 'data-field': 'response' }, x.response)),
+  ];
+}
+
+/** "download proof": the console's proof route on a SQLite root; said plainly where there is none. */
+function proofLink(id) {
+  const offered = REPORT === null && document.getElementById('view')?.dataset.proofs === '1';
+  if (!offered)
+    return el(
+      'p',
+      { class: 'muted', id: 'proof' },
+      REPORT === null
+        ? 'Inclusion proofs are not available on this store (PostgreSQL).'
+        : `Inclusion proof: cplane ledger prove --entry ${id}`,
+    );
+  // The one link not to a view: built here with the route's own path, never from data but the encoded id.
+  const link = el('a', { id: 'proof', download: '' }, 'download proof');
+  link.setAttribute('href', `/console/api/proof?${new URLSearchParams({ id })}`);
+  return el('p', {}, link, ' (check it offline: cplane ledger verify-proof FILE --key VKEY)');
+}
+
+/** Every upstream attempt of a call, in order: where it went, how it ended, how long it took. */
+function attemptsTable(attempts) {
+  if (!Array.isArray(attempts) || attempts.length === 0) return null;
+  return [
+    el('h2', {}, 'Attempts'),
+    table(
+      [
+        '#attempt',
+        'deployment',
+        'provider',
+        'model',
+        'outcome',
+        '#status',
+        'kind',
+        '#latency ms',
+        'upstream request id',
+      ],
+      attempts.map((a) =>
+        el(
+          'tr',
+          { 'data-attempt': a.attempt },
+          cell(a.attempt, 'attempt'),
+          cell(a.deployment ?? '—', 'deployment'),
+          cell(a.provider ?? '—', 'provider'),
+          cell(a.model ?? '—', 'model'),
+          cell(a.outcome, 'outcome', a.outcome === 'success' ? 'ok' : 'bad'),
+          cell(a.status ?? '—', 'status', 'num'),
+          cell(a.kind ?? '—', 'kind'),
+          cell(num(a.latency_ms), 'latency_ms', 'num'),
+          cell(a.upstream_request_id ?? '—', 'upstream_request_id', 'mono'),
+        ),
+      ),
+      { 'data-table': 'attempts' },
+    ),
   ];
 }
 
@@ -624,12 +687,71 @@ async function activityView() {
       p.spend.map((s) => s.hour),
       { title: 'spend per hour' },
     ),
+    el('h2', {}, 'Fallbacks per alias'),
+    p.fallbacks.length === 0
+      ? el(
+          'p',
+          { class: 'muted' },
+          'No routed calls in this window (gateway.routing names no alias, or none was asked for).',
+        )
+      : table(
+          ['alias', '#calls', '#answered after a fallback', '#fallback rate'],
+          p.fallbacks.map((f) =>
+            el(
+              'tr',
+              { 'data-alias': f.alias },
+              cell(f.alias, 'alias'),
+              cell(num(f.calls), 'calls', 'num'),
+              cell(num(f.fallbacks), 'fallbacks', 'num'),
+              cell(pct(f.rate), 'rate', 'num'),
+            ),
+          ),
+          { 'data-table': 'fallbacks' },
+        ),
     el('h2', {}, 'Latency distribution'),
     barChart(
       p.latency.map((b) => b.count),
       p.latency.map((b) => (b.le_ms === null ? '> 60000 ms' : `≤ ${b.le_ms} ms`)),
       { title: 'latency distribution' },
     ),
+  ];
+}
+
+async function keysView() {
+  const { keys } = await api('keys');
+  return [
+    el('h1', {}, 'Keys'),
+    el(
+      'p',
+      { class: 'muted' },
+      'The key inventory (KEY_ISSUED, KEY_ROTATED, KEY_REVOKED records). Keys themselves are never recorded or shown.',
+    ),
+    table(
+      ['key id', 'agent', 'scopes', 'budget scope', 'state', 'expires', 'created', 'last used', '#spend'],
+      keys.map((k) =>
+        el(
+          'tr',
+          { 'data-key': k.key_id },
+          cell(k.key_id, 'key_id', 'mono'),
+          cell(k.agent, 'agent'),
+          cell(k.scopes.join(' '), 'scopes'),
+          cell(k.budget_scope ?? `key:${k.key_id}`, 'budget_scope'),
+          cell(
+            k.rotated_to ? `${k.state} (rotated to ${k.rotated_to})` : k.state,
+            'state',
+            k.state === 'active' ? 'ok' : k.state === 'grace' ? undefined : 'bad',
+          ),
+          cell(k.expires_at, 'expires_at'),
+          cell(k.created_at, 'created_at'),
+          cell(k.last_used_at ?? 'not since this gateway started', 'last_used_at'),
+          cell(k.spend === null || k.spend === undefined ? 'none recorded' : money(k.spend.cost), 'spend', 'num'),
+        ),
+      ),
+      { 'data-table': 'keys' },
+    ),
+    keys.length === 0
+      ? el('p', { class: 'muted' }, 'No key was issued through the key admin API or `cplane token issue`.')
+      : null,
   ];
 }
 
@@ -648,6 +770,7 @@ async function route() {
     else if (parts[0] === 'budgets') content = await budgetsView();
     else if (parts[0] === 'breakers') content = await breakersView();
     else if (parts[0] === 'activity') content = await activityView();
+    else if (parts[0] === 'keys') content = await keysView();
     else content = await rootView(params);
   } catch (error) {
     content = [el('p', { class: 'bad', id: 'error' }, String(error instanceof Error ? error.message : error))];

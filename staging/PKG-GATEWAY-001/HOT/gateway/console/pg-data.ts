@@ -20,10 +20,12 @@ import {
   consoleTurnPage,
   type ExchangeView,
   exchangeViewOf,
+  fallbackRates,
   latencyBuckets,
   type PlotsView,
   RECENT_WINDOW,
   type RootView,
+  type RoutedRow,
   rootViewOf,
   type VerifySummary,
 } from './data.js';
@@ -179,11 +181,17 @@ export class PgConsoleData implements ConsoleData {
     );
     const spend = new Map<string, SqliteSum>();
     const latencies: unknown[] = [];
+    const routed: RoutedRow[] = [];
     for (const row of rows) {
       const metadata = parseStoredMetadata({ id: row.id as string, metadata: row.metadata as string });
       let settled: Record<string, unknown> | null = metadata;
       if (row.event_type === 'EXCHANGE') {
         latencies.push(jsonExtract(metadata.latency_ms));
+        const attempts = metadata.attempts;
+        const first = Array.isArray(attempts)
+          ? (attempts[0] as { deployment?: unknown } | undefined)?.deployment
+          : null;
+        routed.push([jsonExtract(metadata.model_alias), jsonExtract(metadata.served_by), jsonExtract(first)]);
         settled = settlementOf(metadata.budget);
         if (settled === null) continue;
       }
@@ -198,6 +206,7 @@ export class PgConsoleData implements ConsoleData {
         .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
         .map((hour) => ({ hour, cost: (spend.get(hour) as SqliteSum).total() })),
       latency: latencyBuckets(latencies),
+      fallbacks: fallbackRates(routed),
       window_entries: head - from + 1,
     };
   }
