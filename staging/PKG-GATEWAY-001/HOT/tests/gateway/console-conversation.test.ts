@@ -11,6 +11,13 @@ const roles = (items: Item[] | null): string[] =>
     x.kind === 'message' ? `${x.kind}:${x.role}` : x.kind === 'tool' ? `tool:${x.name}` : x.kind,
   );
 
+/** The message at `i`, asserted to be one. */
+function message(items: Item[] | null, i: number): Extract<Item, { kind: 'message' }> {
+  const x = items?.[i];
+  assert.ok(x !== undefined && x.kind === 'message', `item ${i} is a message`);
+  return x;
+}
+
 const anthropic = {
   model: 'claude-sonnet-4-5',
   max_tokens: 1024,
@@ -66,7 +73,7 @@ test('an Anthropic Messages prompt: system, tools, messages, a tool call and its
     name: 'get_weather',
     input: JSON.stringify({ location: 'San Francisco, CA' }, null, 2),
   });
-  const result = (items?.[6] as Extract<Item, { kind: 'message' }>).parts[0];
+  const result = message(items, 6).parts[0];
   assert.deepEqual(result, {
     kind: 'tool_result',
     id: 'toolu_01A09q90qw90lq917835lq9',
@@ -123,14 +130,14 @@ test('Chat Completions: tool_calls and a role "tool" message', () => {
     'message:tool',
     'tool:get_weather',
   ]);
-  const call = (items?.[3] as Extract<Item, { kind: 'message' }>).parts[0];
+  const call = message(items, 3).parts[0];
   assert.deepEqual(call, {
     kind: 'tool_call',
     id: 'call_12345xyz',
     name: 'get_weather',
     input: JSON.stringify({ location: 'Paris, France' }, null, 2),
   });
-  const result = (items?.[4] as Extract<Item, { kind: 'message' }>).parts[0];
+  const result = message(items, 4).parts[0];
   assert.deepEqual(result, {
     kind: 'tool_result',
     id: 'call_12345xyz',
@@ -160,10 +167,8 @@ test('Responses: instructions, input items, function_call and function_call_outp
     'message:tool',
     'tool:get_weather',
   ]);
-  assert.deepEqual((items?.[2] as Extract<Item, { kind: 'message' }>).parts, [
-    { kind: 'text', text: 'Weather in Bogotá?' },
-  ]);
-  assert.equal(((items?.[4] as Extract<Item, { kind: 'message' }>).parts[0] as { kind: string }).kind, 'tool_result');
+  assert.deepEqual(message(items, 2).parts, [{ kind: 'text', text: 'Weather in Bogotá?' }]);
+  assert.equal((message(items, 4).parts[0] as { kind: string }).kind, 'tool_result');
   assert.deepEqual(roles(conversationOf('{"model":"m","input":"hi"}')), ['setting', 'message:user']);
 });
 
@@ -180,6 +185,6 @@ test('Gemini contents: systemInstruction, functionCall and functionResponse part
     }),
   );
   assert.deepEqual(roles(items), ['system', 'message:user', 'message:model', 'message:user', 'tool:dim_lights']);
-  assert.equal(((items?.[2] as Extract<Item, { kind: 'message' }>).parts[0] as { name: string }).name, 'dim_lights');
-  assert.equal(((items?.[3] as Extract<Item, { kind: 'message' }>).parts[0] as { kind: string }).kind, 'tool_result');
+  assert.equal((message(items, 2).parts[0] as { name: string }).name, 'dim_lights');
+  assert.equal((message(items, 3).parts[0] as { kind: string }).kind, 'tool_result');
 });
