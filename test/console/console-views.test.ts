@@ -260,6 +260,8 @@ test('the keys view lists the inventory as GET /admin/keys does, and never a key
       expires_at: string;
       created_at: string;
       last_used_at: string | null;
+      state: string;
+      spend: { cost: number } | null;
     }[];
   };
   const mine = api.keys.find((k) => k.key_id === issued.key_id);
@@ -272,6 +274,9 @@ test('the keys view lists the inventory as GET /admin/keys does, and never a key
   assert.equal(await row.locator('[data-field="expires_at"]').textContent(), mine.expires_at);
   assert.equal(await row.locator('[data-field="created_at"]').textContent(), mine.created_at);
   assert.equal(await row.locator('[data-field="last_used_at"]').textContent(), mine.last_used_at);
+  assert.equal(await row.locator('[data-field="state"]').textContent(), mine.state);
+  assert.ok(mine.spend !== null, 'the key was charged');
+  assert.equal(await row.locator('[data-field="spend"]').textContent(), mine.spend.cost.toFixed(6));
   assert.equal(await page.locator('[data-table="keys"] tbody tr').count(), api.keys.length);
   assert.ok(!(await page.content()).includes(issued.token), 'the key itself is not on the page');
   const raw = await page.evaluate(async () => (await fetch('/console/api/keys')).text());
