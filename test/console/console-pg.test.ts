@@ -202,6 +202,26 @@ describe('the console on a gateway whose store is PostgreSQL', { skip, concurren
     assert.equal(root.body.ledger.verify?.entries, root.body.ledger.head.seq);
   });
 
+  test('the keys view reads the shared inventory; proofs are said to be unavailable on PostgreSQL', async () => {
+    const admin = issueKey('OPS', ['keys:admin']);
+    const res = await fetch(`${(served as Served).url}/admin/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'AGENT-PG-KEYED', scopes: ['route:*'], ttl_s: 600 }),
+    });
+    assert.equal(res.status, 201);
+    const issued = (await res.json()) as { token: string; key_id: string };
+    const keys = await get<{ keys: { key_id: string; agent: string }[] }>('/console/api/keys');
+    assert.equal(keys.status, 200);
+    assert.equal(keys.body.keys.find((k) => k.key_id === issued.key_id)?.agent, 'AGENT-PG-KEYED');
+    assert.ok(!JSON.stringify(keys.body).includes(issued.token), 'a key is never shown');
+    assert.equal((await get('/console/api/keys', null)).status, 401);
+    const [exchange] = exchanges() as [Entry];
+    const proof = await get<{ error: { message: string } }>(`/console/api/proof?id=${exchange.id}`);
+    assert.equal(proof.status, 501);
+    assert.match(proof.body.error.message, /not available on a PostgreSQL store/);
+  });
+
   test('`cplane report --html --store` embeds the shared views: sessions, turns, budgets, breakers', async () => {
     const root = (served as Served).root;
     // A breaker another host published: the report reads the shared table, not this root's breakers.json.

@@ -48,7 +48,15 @@ function call(
   session: string,
   agent: string,
   turn: number,
-  options: { cost?: number | null; fail?: boolean; latency?: number; answer?: string; note?: string } = {},
+  options: {
+    cost?: number | null;
+    fail?: boolean;
+    latency?: number;
+    answer?: string;
+    note?: string;
+    /** A routed call: the deployments its attempts went to, the last one serving. */
+    routed?: string[];
+  } = {},
 ): AppendInput[] {
   const pieces = ['{"system":"be brief","messages":['];
   for (let i = 0; i <= turn; i += 1) pieces.push(`${i > 0 ? ',' : ''}{"role":"user","content":"${session} m${i}"}`);
@@ -71,6 +79,7 @@ function call(
       outcome: fail ? 'upstream_error' : 'success',
       ...(fail ? { error_code: 'ERR_UPSTREAM_400', error_message: 'the upstream said \u0000 bad' } : {}),
       ...(options.note === undefined ? {} : { note: options.note }),
+      ...(options.routed === undefined ? {} : routedMetadata(options.routed)),
     },
     content: { prompt: pieces, response: [options.answer ?? `answer ${session} ${turn}`] },
   };
@@ -87,6 +96,26 @@ function call(
   ];
 }
 
+/** What a routed EXCHANGE adds (router/records.ts, gateway/call.ts): the alias, who served, every attempt. */
+function routedMetadata(deployments: string[]): Record<string, unknown> {
+  return {
+    model_alias: 'duo',
+    served_by: `${deployments.at(-1)}/claude-sonnet-4-5`,
+    attempts: deployments.map((deployment, i) => ({
+      attempt: i + 1,
+      deployment,
+      kind: i === deployments.length - 1 ? null : 'overloaded',
+      latency_ms: 10 + i,
+      model: 'claude-sonnet-4-5',
+      outcome: i === deployments.length - 1 ? 'success' : 'error',
+      provider: 'anthropic',
+      retry_after_ms: null,
+      status: i === deployments.length - 1 ? null : 529,
+      upstream_request_id: `req_${deployment}_${i}`,
+    })),
+  };
+}
+
 /** The history both stores receive, batch by batch. */
 const HISTORY: AppendInput[][] = [
   [{ event_type: 'NOTE', submission_id: 'boot', decision: 'OK', reason: 'start', metadata: { n: 0 } }],
@@ -96,8 +125,8 @@ const HISTORY: AppendInput[][] = [
   call('SES-C', 'AGENT-1', 0, { cost: null, fail: true, latency: 45_000 }),
   call('SES-B', 'AGENT-1', 1, { cost: 0.000123 }),
   call('SES-A', 'AGENT-1', 2, { cost: 0.7 }),
-  call('SES-D', 'AGENT-3', 0),
-  call('SES-E', 'AGENT-2', 0, { cost: 2, latency: 99_000 }),
+  call('SES-D', 'AGENT-3', 0, { routed: ['first', 'second'] }),
+  call('SES-E', 'AGENT-2', 0, { cost: 2, latency: 99_000, routed: ['first'] }),
   call('SES-C', 'AGENT-1', 1, { cost: 1e-7, fail: true }),
   call('SES-A', 'AGENT-1', 3, { cost: 0.1 }),
   [{ event_type: 'NOTE', submission_id: 'end', decision: 'OK', reason: 'done', metadata: { text: 'x\u0000y' } }],
@@ -231,6 +260,10 @@ describe('the console reads the same views on SQLite and PostgreSQL', { skip, co
     assert.equal(whole.turns.length, 4);
     assert.equal(whole.turns[1]?.continues, true);
     assert.deepEqual(whole.turns[2]?.prompt_new, [',{"role":"user","content":"SES-A m2"}', ']}']);
+    // Read as a conversation, the continuing turn adds one message and no punctuation.
+    assert.deepEqual(whole.turns[2]?.conversation, [
+      { kind: 'message', role: 'user', parts: [{ kind: 'text', text: 'SES-A m2' }] },
+    ]);
     assert.match(whole.turns[1]?.response ?? '', /^\[REDACTED:LED-/);
     assert.equal(whole.turns[1]?.redacted_by.length, 1);
     assert.equal(whole.turns[0]?.cost, 0.1);
@@ -269,6 +302,7 @@ describe('the console reads the same views on SQLite and PostgreSQL', { skip, co
     const plots = await same((d) => d.plots());
     assert.ok(plots.spend.length >= 2, 'the settlements span several hours');
     assert.ok(plots.latency.some((b) => b.le_ms === null && b.count === 1));
+    assert.deepEqual(plots.fallbacks, [{ alias: 'duo', calls: 2, fallbacks: 1, rate: 0.5 }]);
     const breakers = await same((d) => d.breakers());
     assert.deepEqual(
       breakers.recent_failures.map((f) => [f.session_id, f.error_code, f.outcome]),

@@ -104,102 +104,108 @@ function fromReport(name, params) {
   if (name === 'exchange') {
     for (const turns of Object.values(REPORT.turns)) {
       let prompt = [];
+      let items = [];
       for (const t of turns) {
         prompt = t.continues ? prompt.slice(0, -1).concat(t.prompt_new) : t.prompt_new.slice();
+        if (!t.continues) items = t.conversation;
+        else items = items === null || t.conversation === null ? null : items.concat(t.conversation);
         if (t.id === params.id) {
-          const { prompt_new: _n, continues: _c, cost: _k, ...rest } = t;
-          return { ...rest, prompt, truncated: false };
+          const { prompt_new: _n, continues: _c, cost: _k, conversation: _v, ...rest } = t;
+          return { ...rest, prompt, conversation: items, truncated: false };
         }
       }
     }
     throw new Error('no EXCHANGE with that id in this report');
   }
+  if (name === 'keys')
+    throw new Error('The key inventory is shown by a gateway’s console (cplane serve), not in a report.');
   return REPORT[name];
 }
 
-// ---- rendering a prompt piece: a message, a tool, a system block ----------------------------------------------
+// ---- rendering a prompt: the conversation the server read from it (conversation.ts) ---------------------------
 
-/** The JSON value a piece carries (its leading punctuation dropped), or undefined when it is not one. */
-function pieceValue(text) {
-  let start = -1;
-  for (let tries = 0; tries < 3; tries += 1) {
-    const found = text.slice(start + 1).search(/[[{]/);
-    if (found === -1) return undefined;
-    start += 1 + found;
-    for (const end of [text.length, text.length - 1, text.length - 2]) {
-      try {
-        const value = JSON.parse(text.slice(start, end));
-        if (typeof value === 'object' && value !== null) return value;
-      } catch {
-        // not this cut
-      }
-    }
-  }
-  return undefined;
+function part(p) {
+  if (p.kind === 'text') return el('pre', {}, p.text);
+  if (p.kind === 'tool_call')
+    return el(
+      'div',
+      { class: 'call' },
+      el('div', { class: 'role' }, `→ tool call ${p.name}${p.id ? ` (${p.id})` : ''}`),
+      el('pre', {}, p.input),
+    );
+  if (p.kind === 'tool_result')
+    return el(
+      'div',
+      { class: 'call' },
+      el('div', { class: 'role' }, `← tool result${p.id ? ` ${p.id}` : ''}${p.is_error ? ' (error)' : ''}`),
+      p.parts.map(part),
+    );
+  return el('details', {}, el('summary', {}, p.label), el('pre', {}, p.text));
 }
 
-function block(b) {
-  if (typeof b === 'string') return el('pre', {}, b);
-  if (b === null || typeof b !== 'object') return el('pre', {}, JSON.stringify(b));
-  if (b.type === 'text' && typeof b.text === 'string') return el('pre', {}, b.text);
-  if (b.type === 'tool_use')
+function item(x) {
+  const redacted = /\[REDACTED:/.test(JSON.stringify(x)) ? 'piece redacted' : 'piece';
+  if (x.kind === 'message')
+    return el('div', { class: redacted, 'data-role': x.role }, el('div', { class: 'role' }, x.role), x.parts.map(part));
+  if (x.kind === 'system')
     return el(
       'div',
-      {},
-      el('div', { class: 'role' }, `→ tool call ${b.name ?? ''}`),
-      el('pre', {}, JSON.stringify(b.input, null, 2)),
+      { class: redacted, 'data-role': 'system' },
+      el('div', { class: 'role' }, 'system'),
+      x.parts.map(part),
     );
-  if (b.type === 'tool_result') {
-    const content = Array.isArray(b.content) ? b.content.map(block) : [block(b.content ?? '')];
+  if (x.kind === 'tool')
     return el(
       'div',
-      {},
-      el('div', { class: 'role' }, `← tool result ${b.tool_use_id ?? ''}${b.is_error ? ' (error)' : ''}`),
-      content,
+      { class: redacted, 'data-tool': x.name },
+      el('div', { class: 'role' }, `tool ${x.name}`),
+      el('pre', {}, x.description),
+      el('details', {}, el('summary', {}, 'schema'), el('pre', {}, x.schema)),
     );
-  }
-  if (b.type === 'function' && b.function) {
-    return el(
-      'div',
-      {},
-      el('div', { class: 'role' }, `→ tool call ${b.function.name ?? ''}`),
-      el('pre', {}, b.function.arguments ?? ''),
-    );
-  }
-  return el('pre', {}, JSON.stringify(b, null, 2));
+  return null;
 }
 
-function piece(text) {
-  const parsed = pieceValue(text);
-  // `{"tools":[{…}` parses from its second brace: a one-element array is its element.
-  const value = Array.isArray(parsed) && parsed.length === 1 ? parsed[0] : parsed;
-  const redacted = /\[REDACTED:/.test(text) ? 'piece redacted' : 'piece';
-  if (value && typeof value === 'object' && !Array.isArray(value)) {
-    if (typeof value.role === 'string') {
-      const parts = Array.isArray(value.content) ? value.content.map(block) : [block(value.content ?? '')];
-      const calls = Array.isArray(value.tool_calls) ? value.tool_calls.map(block) : [];
-      return el('div', { class: redacted }, el('div', { class: 'role' }, value.role), parts, calls);
-    }
-    if (typeof value.name === 'string' && (value.input_schema || value.parameters || value.function)) {
-      return el(
-        'div',
-        { class: redacted },
-        el('div', { class: 'role' }, `tool ${value.name}`),
-        el('pre', {}, value.description ?? ''),
-        el('details', {}, el('summary', {}, 'schema'), el('pre', {}, JSON.stringify(value, null, 2))),
-      );
-    }
-    if (value.type === 'text' && typeof value.text === 'string')
-      return el('div', { class: redacted }, el('div', { class: 'role' }, 'system'), el('pre', {}, value.text));
-  }
-  return el('div', { class: redacted }, el('pre', {}, text));
+/** Messages, tools and calls; the request's other fields on one line; raw pieces when it could not be read. */
+function conversation(items, pieces) {
+  if (items === null || items === undefined)
+    return pieces.map((text) =>
+      el('div', { class: /\[REDACTED:/.test(text) ? 'piece redacted' : 'piece' }, el('pre', {}, text)),
+    );
+  const settings = items.filter((x) => x.kind === 'setting').map((x) => `${x.name}: ${x.value}`);
+  const shown = items.map(item).filter(Boolean);
+  if (settings.length === 0) return shown;
+  return [el('p', { class: 'muted mono', 'data-field': 'settings' }, settings.join(' · ')), ...shown];
 }
 
 function response(text) {
-  const value = pieceValue(text);
-  if (Array.isArray(value))
-    return el('div', { class: 'piece' }, el('div', { class: 'role' }, 'assistant'), value.map(block));
-  return el('div', { class: 'piece' }, el('div', { class: 'role' }, 'assistant'), el('pre', {}, text));
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const blocks = Array.isArray(value) ? value : null;
+  return el(
+    'div',
+    { class: 'piece' },
+    el('div', { class: 'role' }, 'assistant'),
+    blocks === null ? el('pre', {}, text) : blocks.map(responseBlock),
+  );
+}
+
+/** A response block: Anthropic content blocks and Chat tool calls as the gateway records a response. */
+function responseBlock(b) {
+  if (b && b.type === 'text' && typeof b.text === 'string') return el('pre', {}, b.text);
+  if (b && b.type === 'tool_use')
+    return part({ kind: 'tool_call', id: b.id ?? null, name: b.name ?? '', input: JSON.stringify(b.input, null, 2) });
+  if (b && b.type === 'function' && b.function)
+    return part({
+      kind: 'tool_call',
+      id: b.id ?? null,
+      name: b.function.name ?? '',
+      input: String(b.function.arguments ?? ''),
+    });
+  return el('pre', {}, JSON.stringify(b, null, 2));
 }
 
 // ---- plots, drawn here as SVG -------------------------------------------------------------------------------
@@ -462,7 +468,7 @@ function turnView(t, index) {
         {},
         t.continues ? `new in this turn (${t.prompt_new.length} pieces)` : `prompt (${t.prompt_new.length} pieces)`,
       ),
-      t.prompt_new.map(piece),
+      conversation(t.conversation, t.prompt_new),
     ),
     response(t.response),
   );
@@ -507,6 +513,12 @@ async function exchangeView(id) {
       ['decision', x.decision, 'decision'],
       ['reason', x.reason, 'reason'],
       ['model', m.model_id ?? '—', 'model_id'],
+      ...(m.model_alias === undefined
+        ? []
+        : [
+            ['alias asked for', m.model_alias ?? '—', 'model_alias'],
+            ['served by', m.served_by ?? 'no deployment answered', 'served_by'],
+          ]),
       ['input tokens', num(m.input_tokens), 'input_tokens'],
       ['cache read tokens', num(m.cache_read_tokens), 'cache_read_tokens'],
       ['cache write tokens', num(m.cache_write_tokens), 'cache_write_tokens'],
@@ -517,15 +529,71 @@ async function exchangeView(id) {
       ['stable prefix', m.stable_prefix_hash ?? '—', 'stable_prefix_hash'],
       ['redacted by', x.redacted_by.length > 0 ? x.redacted_by.join(', ') : 'nothing redacted', 'redacted_by'],
     ]),
+    proofLink(x.id),
+    attemptsTable(m.attempts),
     x.truncated
       ? el('p', { class: 'bad' }, 'Cut for display: the ledger holds the whole text (cplane ledger query).')
       : null,
     el('h2', {}, 'Prompt'),
-    x.prompt.map(piece),
+    conversation(x.conversation, x.prompt),
     el('details', {}, el('summary', {}, 'prompt as sent'), el('pre', { 'data-field': 'prompt' }, x.prompt.join(''))),
     el('h2', {}, 'Response'),
     response(x.response),
     el('details', {}, el('summary', {}, 'response as received'), el('pre', { 'data-field': 'response' }, x.response)),
+  ];
+}
+
+/** "download proof": the console's proof route on a SQLite root; said plainly where there is none. */
+function proofLink(id) {
+  const offered = REPORT === null && document.getElementById('view')?.dataset.proofs === '1';
+  if (!offered)
+    return el(
+      'p',
+      { class: 'muted', id: 'proof' },
+      REPORT === null
+        ? 'Inclusion proofs are not available on this store (PostgreSQL).'
+        : `Inclusion proof: cplane ledger prove --entry ${id}`,
+    );
+  // The one link not to a view: built here with the route's own path, never from data but the encoded id.
+  const link = el('a', { id: 'proof', download: '' }, 'download proof');
+  link.setAttribute('href', `/console/api/proof?${new URLSearchParams({ id })}`);
+  return el('p', {}, link, ' (check it offline: cplane ledger verify-proof FILE --key VKEY)');
+}
+
+/** Every upstream attempt of a call, in order: where it went, how it ended, how long it took. */
+function attemptsTable(attempts) {
+  if (!Array.isArray(attempts) || attempts.length === 0) return null;
+  return [
+    el('h2', {}, 'Attempts'),
+    table(
+      [
+        '#attempt',
+        'deployment',
+        'provider',
+        'model',
+        'outcome',
+        '#status',
+        'kind',
+        '#latency ms',
+        'upstream request id',
+      ],
+      attempts.map((a) =>
+        el(
+          'tr',
+          { 'data-attempt': a.attempt },
+          cell(a.attempt, 'attempt'),
+          cell(a.deployment ?? '—', 'deployment'),
+          cell(a.provider ?? '—', 'provider'),
+          cell(a.model ?? '—', 'model'),
+          cell(a.outcome, 'outcome', a.outcome === 'success' ? 'ok' : 'bad'),
+          cell(a.status ?? '—', 'status', 'num'),
+          cell(a.kind ?? '—', 'kind'),
+          cell(num(a.latency_ms), 'latency_ms', 'num'),
+          cell(a.upstream_request_id ?? '—', 'upstream_request_id', 'mono'),
+        ),
+      ),
+      { 'data-table': 'attempts' },
+    ),
   ];
 }
 
@@ -619,12 +687,71 @@ async function activityView() {
       p.spend.map((s) => s.hour),
       { title: 'spend per hour' },
     ),
+    el('h2', {}, 'Fallbacks per alias'),
+    p.fallbacks.length === 0
+      ? el(
+          'p',
+          { class: 'muted' },
+          'No routed calls in this window (gateway.routing names no alias, or none was asked for).',
+        )
+      : table(
+          ['alias', '#calls', '#answered after a fallback', '#fallback rate'],
+          p.fallbacks.map((f) =>
+            el(
+              'tr',
+              { 'data-alias': f.alias },
+              cell(f.alias, 'alias'),
+              cell(num(f.calls), 'calls', 'num'),
+              cell(num(f.fallbacks), 'fallbacks', 'num'),
+              cell(pct(f.rate), 'rate', 'num'),
+            ),
+          ),
+          { 'data-table': 'fallbacks' },
+        ),
     el('h2', {}, 'Latency distribution'),
     barChart(
       p.latency.map((b) => b.count),
       p.latency.map((b) => (b.le_ms === null ? '> 60000 ms' : `≤ ${b.le_ms} ms`)),
       { title: 'latency distribution' },
     ),
+  ];
+}
+
+async function keysView() {
+  const { keys } = await api('keys');
+  return [
+    el('h1', {}, 'Keys'),
+    el(
+      'p',
+      { class: 'muted' },
+      'The key inventory (KEY_ISSUED, KEY_ROTATED, KEY_REVOKED records). Keys themselves are never recorded or shown.',
+    ),
+    table(
+      ['key id', 'agent', 'scopes', 'budget scope', 'state', 'expires', 'created', 'last used', '#spend'],
+      keys.map((k) =>
+        el(
+          'tr',
+          { 'data-key': k.key_id },
+          cell(k.key_id, 'key_id', 'mono'),
+          cell(k.agent, 'agent'),
+          cell(k.scopes.join(' '), 'scopes'),
+          cell(k.budget_scope ?? `key:${k.key_id}`, 'budget_scope'),
+          cell(
+            k.rotated_to ? `${k.state} (rotated to ${k.rotated_to})` : k.state,
+            'state',
+            k.state === 'active' ? 'ok' : k.state === 'grace' ? undefined : 'bad',
+          ),
+          cell(k.expires_at, 'expires_at'),
+          cell(k.created_at, 'created_at'),
+          cell(k.last_used_at ?? 'not since this gateway started', 'last_used_at'),
+          cell(k.spend === null || k.spend === undefined ? 'none recorded' : money(k.spend.cost), 'spend', 'num'),
+        ),
+      ),
+      { 'data-table': 'keys' },
+    ),
+    keys.length === 0
+      ? el('p', { class: 'muted' }, 'No key was issued through the key admin API or `cplane token issue`.')
+      : null,
   ];
 }
 
@@ -643,6 +770,7 @@ async function route() {
     else if (parts[0] === 'budgets') content = await budgetsView();
     else if (parts[0] === 'breakers') content = await breakersView();
     else if (parts[0] === 'activity') content = await activityView();
+    else if (parts[0] === 'keys') content = await keysView();
     else content = await rootView(params);
   } catch (error) {
     content = [el('p', { class: 'bad', id: 'error' }, String(error instanceof Error ? error.message : error))];

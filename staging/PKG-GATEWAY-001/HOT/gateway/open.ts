@@ -29,6 +29,7 @@ import type { RequestLog } from './log.js';
 import { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { KeyAdminRoutes } from './admin-keys.js';
 import { keyAdminPorts } from './key-admin-ports.js';
+import { type KeyAdminPorts, listKeys } from '#router/key-admin.js';
 import type { GatewayConfig } from './settings.js';
 import { Gateway } from './server.js';
 import type { Family } from './surfaces.js';
@@ -98,7 +99,8 @@ export async function openGateway(
   });
   router = opened;
   data = consoleData(root, opened, unavailable);
-  const consoleRoutes = data === null ? null : openConsole(root, opened, data, unavailable);
+  const keyPorts = keyAdminPorts(root, opened, data);
+  const consoleRoutes = data === null ? null : openConsole(root, opened, data, unavailable, keyPorts);
   const ledgerPath = ledgerPathForRoot(root);
   const budgetPath = budgetDbPathForRoot(root);
   const { shared } = opened;
@@ -133,7 +135,7 @@ export async function openGateway(
     ...(consoleRoutes === null ? {} : { console: consoleRoutes }),
     ...(routing === null ? {} : { routing }),
     metrics,
-    keyAdmin: new KeyAdminRoutes(opened.router, keyAdminPorts(root, opened, data)),
+    keyAdmin: new KeyAdminRoutes(opened.router, keyPorts),
     ready: () => {
       if (shared) return shared.problem();
       try {
@@ -312,10 +314,22 @@ function consoleData(root: string, opened: OpenedRouter, unavailable: string[]):
 }
 
 /** The read-only console on that data. */
-function openConsole(root: string, opened: OpenedRouter, data: ConsoleData, unavailable: string[]): ConsoleRoutes {
+function openConsole(
+  root: string,
+  opened: OpenedRouter,
+  data: ConsoleData,
+  unavailable: string[],
+  keyPorts: KeyAdminPorts,
+): ConsoleRoutes {
   const assets = loadConsoleAssets(root);
   if (!assets.ok) unavailable.push(`console: ${assets.problem}`);
-  return new ConsoleRoutes({ data, assets, verify: (token) => opened.router.verifyConsoleKey(token) });
+  return new ConsoleRoutes({
+    data,
+    assets,
+    verify: (token) => opened.router.verifyConsoleKey(token),
+    // The keys view reads the inventory as GET /admin/keys does, on the same store.
+    keys: () => listKeys(keyPorts),
+  });
 }
 
 /** The gateway's checkpoint schedule (its config's `checkpoint`), run after each recorded exchange, on either store. */

@@ -1,13 +1,15 @@
 import { existsSync } from 'node:fs';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
-import type { Anchor, Checkpoint, SessionPage, SessionQuery, TurnPage } from '#kernel/ledger/index.js';
+import type { Anchor, Checkpoint, SessionPage, SessionQuery, SessionTurn, TurnPage } from '#kernel/ledger/index.js';
 import { exchangeText } from '#kernel/ledger/sessions.js';
 import type { ReadPieces, ReadSide } from '#kernel/ledger/content.js';
 import { type InstalledPackage, installedPackages } from '#kernel/registry/receipt.js';
 import { rootPaths } from '#kernel/root/layout.js';
+import type { InclusionProofFile } from '#kernel/ledger/merkle/ledger-proofs.js';
 import type { BudgetStatus } from '#budgeter/index.js';
 import type { BreakerSnapshot } from '#router/breaker.js';
 import { spoolDirs, spoolEntries } from '#router/spool.js';
+import { conversationOf, conversationOfPieces, type Item } from './conversation.js';
 
 /**
  * What the console shows, as JSON (snake_case, as on the wire): read from a root's ledger, budget store,
@@ -49,10 +51,24 @@ export interface ExchangeView {
   metadata: Record<string, unknown>;
   /** The prompt block by block (a message, a tool definition, a system block), oldest first. */
   prompt: string[];
+  /** The prompt read as a conversation (conversation.ts); null when it is not JSON of a known shape, or was cut. */
+  conversation: Item[] | null;
   response: string;
   redacted_by: string[];
   /** Whether the text was cut at MAX_EXCHANGE_CHARS. */
   truncated: boolean;
+}
+
+/** A session's turn as the console shows it: its new pieces also read as a conversation (null: show the pieces). */
+export type ConsoleTurn = SessionTurn & { conversation: Item[] | null };
+export type ConsoleTurnPage = Omit<TurnPage, 'turns'> & { turns: ConsoleTurn[] };
+
+/** A page of turns with each turn's new pieces read as conversation items. */
+export function consoleTurnPage(page: TurnPage): ConsoleTurnPage {
+  return {
+    ...page,
+    turns: page.turns.map((t) => ({ ...t, conversation: conversationOfPieces(t.prompt_new, t.continues) })),
+  };
 }
 
 export interface BreakersView {
@@ -73,6 +89,11 @@ export interface PlotsView {
   spend: { hour: string; cost: number }[];
   /** EXCHANGE latencies over the same window, in buckets (upper bounds in ms; the last is open). */
   latency: { le_ms: number | null; count: number }[];
+  /**
+   * Routed calls per alias over the same window, and how many were answered by a deployment other than the one
+   * their first attempt went to (a fallback), alias order.
+   */
+  fallbacks: { alias: string; calls: number; fallbacks: number; rate: number }[];
   window_entries: number;
 }
 
@@ -91,11 +112,16 @@ export interface ConsoleData {
   /** Runs verify over the whole chain and keeps the result for the root view (until the head moves). */
   verify(): Promise<VerifySummary>;
   sessions(query: SessionQuery): Promise<SessionPage>;
-  session(sessionId: string, options: { after?: number; limit?: number }): Promise<TurnPage>;
+  session(sessionId: string, options: { after?: number; limit?: number }): Promise<ConsoleTurnPage>;
   exchange(id: string): Promise<ExchangeView | null>;
   budgets(): Promise<BudgetStatus>;
   breakers(): Promise<BreakersView>;
   plots(): Promise<PlotsView>;
+  /**
+   * An inclusion proof of entry `id` in a fresh checkpoint of the head, as `cplane ledger prove --entry ID` writes
+   * it; null when there is no such entry. Absent on a store the proof code has no path for (PostgreSQL).
+   */
+  proof?(id: string): Promise<InclusionProofFile | null>;
 }
 
 /** The root's own files a root view shows beside the chain's head (the same on every store). */
@@ -140,6 +166,7 @@ export function exchangeViewOf(
     reason: row.reason,
     metadata,
     prompt: cut.pieces,
+    conversation: cut.truncated ? null : conversationOf(cut.pieces.join('')),
     response: cutResponse,
     redacted_by: redacted,
     truncated: cut.truncated || cutResponse !== response,
@@ -156,6 +183,28 @@ export function latencyBuckets(latencies: Iterable<unknown>): PlotsView['latency
     counts[at] = (counts[at] ?? 0) + 1;
   }
   return counts.map((count, i) => ({ le_ms: LATENCY_BUCKETS[i] ?? null, count }));
+}
+
+/** What one routed EXCHANGE says of its routing: the alias asked for, who served, the first attempt's deployment. */
+export type RoutedRow = [alias: unknown, servedBy: unknown, firstDeployment: unknown];
+
+/** Fallback counts per alias from routed EXCHANGEs (rows without an alias are not routed and are left out). */
+export function fallbackRates(rows: Iterable<RoutedRow>): PlotsView['fallbacks'] {
+  const byAlias = new Map<string, { calls: number; fallbacks: number }>();
+  for (const [alias, servedBy, first] of rows) {
+    if (typeof alias !== 'string') continue;
+    let counts = byAlias.get(alias);
+    if (counts === undefined) byAlias.set(alias, (counts = { calls: 0, fallbacks: 0 }));
+    counts.calls += 1;
+    if (typeof servedBy === 'string' && typeof first === 'string' && !servedBy.startsWith(`${first}/`))
+      counts.fallbacks += 1;
+  }
+  return [...byAlias.keys()]
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map((alias) => {
+      const { calls, fallbacks } = byAlias.get(alias) as { calls: number; fallbacks: number };
+      return { alias, calls, fallbacks, rate: fallbacks / calls };
+    });
 }
 
 /** The last gate-check recorded on the root; a file that is not JSON is shown as that, not thrown. */

@@ -13,11 +13,11 @@ export function escapeHtml(text: string): string {
 }
 
 const NAV = `<nav>
-  <a href="#/root">Root</a><a href="#/sessions">Sessions</a><a href="#/budgets">Budgets</a><a href="#/breakers">Breakers</a><a href="#/activity">Activity</a>
+  <a href="#/root">Root</a><a href="#/sessions">Sessions</a><a href="#/budgets">Budgets</a><a href="#/breakers">Breakers</a><a href="#/activity">Activity</a><a href="#/keys">Keys</a>
 </nav>`;
 
 /** The page a gateway serves at /console/: the shell console.js fills in. */
-export function shellPage(): string {
+export function shellPage(options: { proofs: boolean } = { proofs: false }): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>cplane console</title>
@@ -26,7 +26,7 @@ export function shellPage(): string {
 </head><body>
 <header><strong>cplane console</strong>${NAV}
 <form method="post" action="/console/logout"><button type="submit">Sign out</button></form></header>
-<main id="view" aria-live="polite">Loading…</main>
+<main id="view" aria-live="polite"${options.proofs ? ' data-proofs="1"' : ''}>Loading…</main>
 </body></html>`;
 }
 

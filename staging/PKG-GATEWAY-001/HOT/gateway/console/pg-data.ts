@@ -5,7 +5,6 @@ import {
   parseStoredMetadata,
   type SessionPage,
   type SessionQuery,
-  type TurnPage,
 } from '#kernel/ledger/index.js';
 import { pgReadPieces, pgReadSide } from '#kernel/ledger/pg/pg-content-read.js';
 import { verifyPgChain } from '#kernel/ledger/pg/pg-checks.js';
@@ -17,12 +16,16 @@ import type { BreakerSnapshot } from '#router/breaker.js';
 import {
   type BreakersView,
   type ConsoleData,
+  type ConsoleTurnPage,
+  consoleTurnPage,
   type ExchangeView,
   exchangeViewOf,
+  fallbackRates,
   latencyBuckets,
   type PlotsView,
   RECENT_WINDOW,
   type RootView,
+  type RoutedRow,
   rootViewOf,
   type VerifySummary,
 } from './data.js';
@@ -106,8 +109,8 @@ export class PgConsoleData implements ConsoleData {
     return pgListSessions(this.source.ledger, query);
   }
 
-  async session(sessionId: string, options: { after?: number; limit?: number }): Promise<TurnPage> {
-    return pgSessionTurns(this.source.ledger, sessionId, options);
+  async session(sessionId: string, options: { after?: number; limit?: number }): Promise<ConsoleTurnPage> {
+    return consoleTurnPage(await pgSessionTurns(this.source.ledger, sessionId, options));
   }
 
   async exchange(id: string): Promise<ExchangeView | null> {
@@ -178,11 +181,17 @@ export class PgConsoleData implements ConsoleData {
     );
     const spend = new Map<string, SqliteSum>();
     const latencies: unknown[] = [];
+    const routed: RoutedRow[] = [];
     for (const row of rows) {
       const metadata = parseStoredMetadata({ id: row.id as string, metadata: row.metadata as string });
       let settled: Record<string, unknown> | null = metadata;
       if (row.event_type === 'EXCHANGE') {
         latencies.push(jsonExtract(metadata.latency_ms));
+        const attempts = metadata.attempts;
+        const first = Array.isArray(attempts)
+          ? (attempts[0] as { deployment?: unknown } | undefined)?.deployment
+          : null;
+        routed.push([jsonExtract(metadata.model_alias), jsonExtract(metadata.served_by), jsonExtract(first)]);
         settled = settlementOf(metadata.budget);
         if (settled === null) continue;
       }
@@ -197,6 +206,7 @@ export class PgConsoleData implements ConsoleData {
         .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
         .map((hour) => ({ hour, cost: (spend.get(hour) as SqliteSum).total() })),
       latency: latencyBuckets(latencies),
+      fallbacks: fallbackRates(routed),
       window_entries: head - from + 1,
     };
   }

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { CpError, show } from '#kernel/errors.js';
-import { Ledger, ledgerPathForRoot, type SessionSummary, type SessionTurn, turnChars } from '#kernel/ledger/index.js';
+import { Ledger, ledgerPathForRoot, type SessionSummary, turnChars } from '#kernel/ledger/index.js';
 import { PgLedger, storeError } from '#kernel/ledger/pg/pg-ledger.js';
 import { type BudgetStatus, loadBudgetConfigForRoot } from '#budgeter/index.js';
 import { PgBudgeter } from '#budgeter/pg/pg-budgeter.js';
 import { breakerStatePath, readBreakerStates } from '#router/open.js';
 import { readSharedBreakers } from '#router/pg/read-breakers.js';
-import type { ConsoleData } from './data.js';
+import type { ConsoleData, ConsoleTurn } from './data.js';
 import { PgConsoleData } from './pg-data.js';
 import { SqliteConsoleData } from './sqlite-data.js';
 
@@ -43,11 +43,11 @@ export async function reportData(
     before = page.next_before;
   }
   // Keyed by the client's own session ids: no prototype, so "__proto__" is a session like any other.
-  const turns = Object.create(null) as Record<string, SessionTurn[]>;
+  const turns = Object.create(null) as Record<string, ConsoleTurn[]>;
   const cut = Object.create(null) as Record<string, number>;
   let text = 0;
   for (const s of sessions) {
-    const list: SessionTurn[] = [];
+    const list: ConsoleTurn[] = [];
     let after: number | undefined;
     while (list.length < limits.turns) {
       // Here the session has turns not yet read: its first, or those after a page that named a next one.

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isCpError } from '#kernel/errors.js';
 import type { AuthResult } from '#router/auth.js';
+import type { KeyView } from '#router/key-records.js';
 import { readBody, sendJson } from '../http-io.js';
 import type { ConsoleAssets } from './assets.js';
 import type { ConsoleData } from './data.js';
@@ -14,6 +15,8 @@ export interface ConsoleOptions {
   assets: ConsoleAssets;
   /** The router's check of a console key (signature, expiry, scope console:read, revocation). */
   verify: (token: string) => AuthResult;
+  /** The key inventory as the key admin API lists it (router/key-admin.ts listKeys); absent: no keys view. */
+  keys?: () => Promise<KeyView[]>;
   clock?: () => number;
 }
 
@@ -76,8 +79,9 @@ export class ConsoleRoutes {
     if (path === '/console/') {
       if (!this.options.assets.ok)
         return this.html(res, 503, loginPage(`The console cannot start: ${this.options.assets.problem}`));
-      return this.html(res, 200, shellPage());
+      return this.html(res, 200, shellPage({ proofs: this.options.data.proof !== undefined }));
     }
+    if (path === '/console/api/proof') return this.proof(res, search);
     if (path.startsWith('/console/api/')) return this.api(res, path.slice('/console/api/'.length), search);
     return this.json(res, 404, problem('ERR_CONSOLE_QUERY', `no console page ${JSON.stringify(path).slice(0, 200)}`));
   }
@@ -126,9 +130,47 @@ export class ConsoleRoutes {
         return [200, await data.breakers()];
       case 'plots':
         return [200, await data.plots()];
+      case 'keys':
+        if (this.options.keys === undefined)
+          return [404, problem('ERR_CONSOLE_QUERY', 'this console has no key inventory (it is read by a gateway)')];
+        // Each key's id, agent, scopes, budget, dates and spend: the inventory records never hold a token.
+        return [200, { keys: await this.options.keys() }];
       default:
         return [404, problem('ERR_CONSOLE_QUERY', `no console API ${JSON.stringify(name).slice(0, 200)}`)];
     }
+  }
+
+  /** An inclusion proof file of one entry, as `cplane ledger prove --entry ID` writes it, as a download. */
+  private async proof(res: ServerResponse, search: string): Promise<void> {
+    const { data } = this.options;
+    if (data.proof === undefined)
+      return this.json(
+        res,
+        501,
+        problem(
+          'ERR_CONSOLE_QUERY',
+          'inclusion proofs are not available on a PostgreSQL store',
+          'the Merkle tree and `cplane ledger prove` read a SQLite ledger',
+        ),
+      );
+    let id: string;
+    try {
+      const q = consoleQuery(search);
+      id = q.required('id', q.id);
+    } catch (error) {
+      if (!(error instanceof QueryError)) throw error;
+      return this.json(res, 400, problem('ERR_CONSOLE_QUERY', error.message, error.hint));
+    }
+    const proof = await data.proof(id);
+    if (proof === null) return this.json(res, 404, problem('ERR_CONSOLE_QUERY', 'no entry with that id'));
+    // Only letters, digits, `-` and `_` reach the header's quoted file name.
+    const name = `${id.replace(/[^A-Za-z0-9_-]/g, '_')}.proof.json`;
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'content-type': 'application/json; charset=utf-8',
+      'content-disposition': `attachment; filename="${name}"`,
+    });
+    res.end(`${JSON.stringify(proof, null, 2)}\n`);
   }
 
   private async login(req: IncomingMessage, res: ServerResponse): Promise<void> {

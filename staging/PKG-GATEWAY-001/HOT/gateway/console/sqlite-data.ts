@@ -10,20 +10,26 @@ import {
   type Ledger,
   type SessionPage,
   type SessionQuery,
-  type TurnPage,
 } from '#kernel/ledger/index.js';
+import { CpError, isCpError, show } from '#kernel/errors.js';
+import { type InclusionProofFile, proveInclusion, rootNoteSigner } from '#kernel/ledger/merkle/ledger-proofs.js';
+import { readTrustedRootKey, rootKeyPath } from '#kernel/signing/index.js';
 import { Budgeter, budgetDbPathForRoot, loadBudgetConfigForRoot } from '#budgeter/index.js';
 import type { BudgetStatus } from '#budgeter/index.js';
 import type { BreakerSnapshot } from '#router/breaker.js';
 import {
   type BreakersView,
   type ConsoleData,
+  type ConsoleTurnPage,
+  consoleTurnPage,
   type ExchangeView,
   exchangeViewOf,
+  fallbackRates,
   latencyBuckets,
   type PlotsView,
   RECENT_WINDOW,
   type RootView,
+  type RoutedRow,
   rootViewOf,
   type VerifySummary,
 } from './data.js';
@@ -123,8 +129,8 @@ export class SqliteConsoleData implements ConsoleData {
     return listSessions(this.source.ledger, query);
   }
 
-  async session(sessionId: string, options: { after?: number; limit?: number }): Promise<TurnPage> {
-    return sessionTurns(this.source.ledger, sessionId, options);
+  async session(sessionId: string, options: { after?: number; limit?: number }): Promise<ConsoleTurnPage> {
+    return consoleTurnPage(await sessionTurns(this.source.ledger, sessionId, options));
   }
 
   async exchange(id: string): Promise<ExchangeView | null> {
@@ -143,6 +149,28 @@ export class SqliteConsoleData implements ConsoleData {
         ? undefined
         : { prompt: ledger.content.readPieces(refs.prompt), response: ledger.content.read(refs.response) };
     return exchangeViewOf({ id, seq, timestamp, decision, reason }, stored, content);
+  }
+
+  async proof(id: string): Promise<InclusionProofFile | null> {
+    const { root, ledger } = this.source;
+    const key = readTrustedRootKey(root);
+    if (key === null)
+      throw new CpError(
+        'ERR_CHECKPOINT_NO_ROOT_KEY',
+        `root ${show(root)} has no root key (${show(rootKeyPath(root))})`,
+        {
+          hint: 'bootstrap a new root to get checkpoints and proofs',
+          details: { root },
+        },
+      );
+    // A ledger from before trees gains its tree here, once, from its chain (as `ledger prove` does).
+    ledger.ensureTree();
+    try {
+      return proveInclusion(ledger, id, (origin) => rootNoteSigner(key, origin));
+    } catch (error) {
+      if (isCpError(error) && error.code === 'ERR_PROOF_ENTRY_UNKNOWN') return null;
+      throw error;
+    }
   }
 
   async budgets(): Promise<BudgetStatus> {
@@ -211,9 +239,18 @@ export class SqliteConsoleData implements ConsoleData {
       )
       .pluck()
       .all(from) as unknown[];
+    const routed = ledger
+      .statement(
+        `SELECT json_extract(metadata, '$.model_alias'), json_extract(metadata, '$.served_by'),
+           json_extract(metadata, '$.attempts[0].deployment')
+         FROM entries WHERE seq >= ? AND event_type = 'EXCHANGE' AND json_extract(metadata, '$.model_alias') IS NOT NULL`,
+      )
+      .raw()
+      .all(from) as RoutedRow[];
     return {
       spend: spend.map(([hour, cost]) => ({ hour, cost })),
       latency: latencyBuckets(latencies),
+      fallbacks: fallbackRates(routed),
       window_entries: head - from + 1,
     };
   }
