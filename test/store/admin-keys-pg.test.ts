@@ -93,6 +93,9 @@ describe('the key admin API on three PostgreSQL-backed hosts', { skip, concurren
       const address = await gateway.gateway.listen('127.0.0.1', 0);
       hosts.push({ gateway, url: `http://127.0.0.1:${address.port}` });
     }
+    // The gateways' clock starts when they are up: keys the harness signs with the real clock are then not from
+    // its future, however long the bootstrap above took on a loaded machine.
+    now = Date.now();
     admin = issueKey('AGENT-OPERATOR', ['keys:admin']);
   });
   after(async () => {
