@@ -75,7 +75,7 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
   const { config, store, now } = ctx;
   const key = paramsKey(input);
   const existing = store.getReservation(input.request_id);
-  const scopes = scopesFor(config, input);
+  const scopes = scopesFor(config, input, now);
   const uses = readUse(store, scopes);
   if (existing) {
     if (existing.params_key !== key) throw conflict(input.request_id, 'reserved');
@@ -130,7 +130,7 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
   };
   store.insertReservation(row);
   store.addTotals(
-    scopes.map((s) => s.key),
+    scopes.map((s) => s.totals),
     { reserved_tokens: tokens, reserved_cost: cost ?? 0, requests: 1 },
   );
   chargeRate(store, windows, tokens);
@@ -201,7 +201,7 @@ export function settleTx(
         reading.usage.cache_write_1h_tokens,
       ])
     : JSON.stringify(['unknown', ...reading.problems]);
-  const scopes = scopesFor(config, scopeIds(row));
+  const scopes = scopesFor(config, scopeIds(row), Date.parse(row.created_at));
   const uses = readUse(store, scopes);
   const usageProblems = reading.known ? [] : reading.problems;
   if (row.state === 'settled') {
@@ -214,7 +214,7 @@ export function settleTx(
   const chargedTokens = actualTokens ?? row.reserved_tokens;
   const chargedCost = reading.known ? actualCost : row.reserved_cost;
   store.addTotals(
-    scopes.map((s) => s.key),
+    scopes.map((s) => s.totals),
     {
       reserved_tokens: -row.reserved_tokens,
       reserved_cost: -(row.reserved_cost ?? 0),
@@ -265,9 +265,9 @@ export function releaseTx(ctx: TxContext, requestId: string): { row: Reservation
   const row = pending(store, requestId, 'release');
   if (row.state === 'released') return { row, replayed: true };
   if (row.state !== 'reserved') throw wrongState(row, 'release');
-  const scopes = scopesFor(ctx.config, scopeIds(row));
+  const scopes = scopesFor(ctx.config, scopeIds(row), Date.parse(row.created_at));
   store.addTotals(
-    scopes.map((s) => s.key),
+    scopes.map((s) => s.totals),
     {
       reserved_tokens: -row.reserved_tokens,
       reserved_cost: -(row.reserved_cost ?? 0),

@@ -2,6 +2,7 @@ import type { CommitCount } from '#kernel/ledger/index.js';
 import type { Budgeter } from './budgeter.js';
 import type { Released, ReserveOutcome, Settled } from './results.js';
 import type { OutboxRow } from './kept-records.js';
+import type { BudgetStatus } from './status.js';
 
 /**
  * The budgeter as a router on any store uses it: the SQLite file (one process's synchronous transactions, wrapped)
@@ -27,6 +28,8 @@ export interface BudgetPort {
   recordsDue(cutoffMs: number, limit?: number): Promise<OutboxRow[]>;
   /** Drops kept records now (a reconciliation pass that delivered them). */
   forgetRecords(requestIds: readonly string[]): Promise<void>;
+  /** Every session's own scope and every key's, or one session's scopes, in their current periods. */
+  status(options?: { session_id?: string | undefined; limit?: number }): Promise<BudgetStatus>;
   /** Transactions this process committed, fsynced (the config's durability "full") or not. */
   commitCount(): Readonly<CommitCount>;
   close(): Promise<void>;
@@ -44,6 +47,7 @@ export function sqliteBudgetPort(budgeter: Budgeter): BudgetPort {
     recorded: (requestIds) => budgeter.recorded(requestIds),
     recordsDue: async (cutoffMs, limit) => budgeter.recordsDue(cutoffMs, limit),
     forgetRecords: async (requestIds) => budgeter.forgetRecords(requestIds),
+    status: async (options) => budgeter.status(options),
     commitCount: () => budgeter.commitCount,
     close: async () => budgeter.close(),
   };
