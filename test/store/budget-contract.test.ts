@@ -571,6 +571,38 @@ for (const backend of backends) {
       }
     });
 
+    test('a step that takes a scope past its warn fraction or to its limit says so, named by scope and period', async () => {
+      const clock = clockAt(Date.UTC(2026, 0, 31, 12));
+      const { port } = await backend.fresh(
+        config({ warn_at_fraction: 0.5, limits: { key: { period: 'month', default: { max_tokens: 300 } } } }),
+        clock.now,
+      );
+      const team = { budget_scope: 'team-a' };
+      try {
+        const first = await port.reserve(request('c1', team));
+        assert.deepEqual(
+          first.crossed?.map((c) => [c.alert, c.scope, c.scope_id, c.period?.start, c.used_fraction, c.dedupe_key]),
+          [['budget_warn', 'key', 'team-a', '2026-01-01T00:00:00.000Z', 0.5, 'budget_warn/key///team-a/2026-01-01']],
+        );
+        const settled = await port.settle({ request_id: 'c1', usage });
+        assert.equal(settled.crossed, undefined, 'down to a third: nothing crossed');
+        assert.ok((await port.reserve(request('c2', team))).ok);
+        const refused = await port.reserve(request('c3', team));
+        assert.ok(!refused.ok);
+        assert.deepEqual(
+          refused.crossed?.map((c) => c.dedupe_key),
+          ['budget_exhausted/key///team-a/2026-01-01'],
+        );
+        const exhausted = await port.settle({ request_id: 'c2', usage: { input_tokens: 200, output_tokens: 0 } });
+        assert.deepEqual(
+          exhausted.crossed?.map((c) => [c.alert, c.used_fraction]),
+          [['budget_exhausted', 1]],
+        );
+      } finally {
+        await port.close();
+      }
+    });
+
     test("a key's own limit (by_id) with its own period: weekly from Monday, daily for the kind", async () => {
       // Sunday 2026-01-04 23:00 UTC.
       const clock = clockAt(Date.UTC(2026, 0, 4, 23));
