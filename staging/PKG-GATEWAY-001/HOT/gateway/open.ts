@@ -89,7 +89,7 @@ export async function openGateway(
   const alerts = openAlerts(root, settings.alerts, env, settings.clock ?? Date.now);
   const opened = await openRouter(root, {
     observer: metrics,
-    ...(alerts === null ? {} : { budgetWatch: alerts.budgetWatch }),
+    ...(alerts === null ? {} : { budgetWatch: alerts.budgetWatch, onQuarantine: alerts.quarantineWatch }),
     provider: 'mock',
     providers: constructed,
     env,

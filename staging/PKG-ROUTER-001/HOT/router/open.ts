@@ -56,6 +56,8 @@ export interface OpenRouterOptions {
   observer?: GovernedObserver;
   /** Told of every scope a budget step took past its warn fraction or to its limit (the gateway's alerts). */
   budgetWatch?: (crossed: readonly BudgetCrossing[]) => void;
+  /** Told of spooled entries a drain set aside as unreadable (their quarantine paths): the gateway's alerts. */
+  onQuarantine?: (paths: readonly string[]) => void;
   /** The clock keys, revocations and budgets are judged by (tests inject one); default Date.now. */
   clock?: () => number;
 }
@@ -161,6 +163,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     secretPatterns,
     ...(options.observer === undefined ? {} : { observer: options.observer }),
     ...(options.budgetWatch === undefined ? {} : { budgetWatch: options.budgetWatch }),
+    ...(options.onQuarantine === undefined ? {} : { onQuarantine: options.onQuarantine }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint. On a shared store this root signs
     // the shared chain's head (every host its own root).

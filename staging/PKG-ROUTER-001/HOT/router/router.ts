@@ -61,6 +61,8 @@ export interface RouterOptions {
   clock?: () => number;
   /** Told of every scope a budget step took past its warn fraction or to its limit (the gateway's alerts). */
   budgetWatch?: (crossed: readonly BudgetCrossing[]) => void;
+  /** Told of spooled entries a drain set aside as unreadable (their quarantine paths): the gateway's alerts. */
+  onQuarantine?: (paths: readonly string[]) => void;
   random?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Called after every route (a periodic checkpoint); a returned warning rides on the response. */
@@ -121,6 +123,7 @@ export class Router {
       writer,
       spoolDir: options.spoolDir,
       spoolQuarantineDir: options.spoolQuarantineDir,
+      onQuarantine: options.onQuarantine,
       secrets,
       patterns,
       writeAttempts: options.config.ledger_write_attempts,

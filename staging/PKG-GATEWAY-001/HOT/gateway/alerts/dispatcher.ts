@@ -41,6 +41,8 @@ export class AlertDispatcher {
   private delivering = false;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Delivery waits for start(): its ALERT_SENT records need the router's ledger. */
+  private started = false;
   private readonly fetch: typeof fetch;
   private readonly clock: () => number;
   /** Alerts dropped because the in-memory queue was full. */
@@ -70,6 +72,7 @@ export class AlertDispatcher {
 
   /** Start delivering what the outbox holds (alerts a previous process left undelivered). */
   start(): void {
+    this.started = true;
     this.wake(0);
   }
 
@@ -86,7 +89,7 @@ export class AlertDispatcher {
   }
 
   private wake(delayMs: number): void {
-    if (this.closed || this.delivering) return;
+    if (this.closed || this.delivering || !this.started) return;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.deliverDue(), Math.max(0, delayMs));
     this.timer.unref();

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { BudgetCrossing } from '#budgeter/crossings.js';
 import { CpError, show } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
@@ -24,6 +24,8 @@ export interface OpenedAlerts {
   budgetWatch: (crossed: readonly BudgetCrossing[]) => void;
   /** For the breaker registry (BreakerRegistry.onTransition). */
   breakerWatch: (snapshot: BreakerSnapshot) => void;
+  /** For the router's spool (RouterOptions.onQuarantine): entries set aside as unreadable. */
+  quarantineWatch: (paths: readonly string[]) => void;
   /** Where ALERT_SENT records go, once the router's ledger is open. */
   recordTo(append: (records: AppendInput[]) => Promise<unknown>): void;
   close(): void;
@@ -72,6 +74,9 @@ export function openAlerts(
       for (const c of crossed) dispatcher.enqueue(budgetAlert(c, at()));
     },
     breakerWatch: (snapshot) => dispatcher.enqueue(breakerAlert(snapshot, clock())),
+    quarantineWatch: (paths) => {
+      for (const path of paths) dispatcher.enqueue(quarantineAlert(path, at()));
+    },
     recordTo(fn) {
       append = fn;
       dispatcher.start();
@@ -101,5 +106,16 @@ function breakerAlert(snapshot: BreakerSnapshot, now: number): Alert {
     type: opened ? 'breaker_opened' : 'breaker_closed',
     occurred_at: new Date(now).toISOString(),
     detail: { breaker: snapshot.key, state: snapshot.state, consecutive_failures: snapshot.consecutive_failures },
+  };
+}
+
+/** A quarantined spool entry, named by its file (unique in the quarantine directory); the root's path stays local. */
+function quarantineAlert(path: string, occurredAt: string): Alert {
+  const file = basename(path);
+  return {
+    id: `spool_quarantined/${file}`,
+    type: 'spool_quarantined',
+    occurred_at: occurredAt,
+    detail: { entry: file, directory: 'HOT/registries/router-spool-quarantine' },
   };
 }

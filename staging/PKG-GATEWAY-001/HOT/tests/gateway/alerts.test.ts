@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { AlertDispatcher } from '../../gateway/alerts/dispatcher.js';
 import { type Alert, AlertOutbox } from '../../gateway/alerts/outbox.js';
+import { openAlerts } from '../../gateway/alerts/open-alerts.js';
+import { BreakerRegistry } from '#router/breaker.js';
 
 const SECRET = 'alert-secret-0123456789abcdef';
 
@@ -139,4 +141,42 @@ test('a full outbox drops new alerts and counts them', async (t) => {
   assert.equal(outbox.pending(), 2);
   assert.equal(outbox.dropped, 1);
   outbox.close();
+});
+
+test('a breaker opening and closing and a quarantined spool entry are alerts; a missing secret refuses to start', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'cp-alerts-root-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const port = await freePort();
+  const settings = { url: `http://127.0.0.1:${port}/`, secret_env: 'ALERT_SECRET', retry_min_ms: 20 };
+  assert.throws(() => openAlerts(root, settings, {}, Date.now), { code: 'ERR_GATEWAY_CONFIG_INVALID' });
+  const got: Received[] = [];
+  const server = await receiver(port, got);
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  let now = Date.UTC(2026, 0, 31, 12);
+  const alerts = openAlerts(root, settings, { ALERT_SECRET: SECRET }, () => now);
+  assert.ok(alerts);
+  const records: AppendInput[] = [];
+  alerts.recordTo(async (r) => records.push(...r));
+  const breakers = new BreakerRegistry(
+    { failure_threshold: 2, reset_timeout_ms: 1000, half_open_probes: 1 },
+    () => now,
+  );
+  breakers.onTransition(alerts.breakerWatch);
+  const breaker = breakers.for('mock', 'm1');
+  breaker.recordFailure();
+  breaker.recordFailure();
+  now += 2000;
+  const pass = breaker.pass();
+  assert.ok(pass);
+  breaker.recordSuccess(pass);
+  alerts.quarantineWatch(['/somewhere/HOT/registries/router-spool-quarantine/ex-1.json']);
+  await until('three alerts', () => got.length >= 3);
+  assert.deepEqual(got.map((g) => (JSON.parse(g.body) as Alert).type).sort(), [
+    'breaker_closed',
+    'breaker_opened',
+    'spool_quarantined',
+  ]);
+  assert.ok(!got.some((g) => g.body.includes('/somewhere')), 'the root path stays local');
+  await until('three records', () => records.length >= 3);
+  alerts.close();
 });
