@@ -515,6 +515,137 @@ for (const backend of backends) {
       }
     });
 
+    test('a monthly budget resets at the UTC month boundary; a reservation across it settles in the old month', async () => {
+      // 23:59:00 on the last day of January, UTC.
+      const clock = clockAt(Date.UTC(2026, 0, 31, 23, 59));
+      const { port } = await backend.fresh(
+        config({ limits: { key: { period: 'month', default: { max_tokens: 350 } } } }),
+        clock.now,
+      );
+      const team = { budget_scope: 'team-a' };
+      try {
+        assert.ok((await port.reserve(request('j1', team))).ok);
+        await port.settle({ request_id: 'j1', usage });
+        assert.ok((await port.reserve(request('j2', team))).ok, '100 settled + 150 reserved of 350');
+        const full = await port.reserve(request('j3', team));
+        assert.ok(!full.ok, '100 + 150 + 150 > 350 in January');
+        assert.equal(full.code, 'BUDGET_EXHAUSTED');
+        let status = await port.status();
+        const january = status.scopes.find((s) => s.scope === 'key');
+        assert.deepEqual(january?.period, {
+          every: 'month',
+          start: '2026-01-01T00:00:00.000Z',
+          end: '2026-02-01T00:00:00.000Z',
+        });
+        assert.deepEqual([january?.settled_tokens, january?.reserved_tokens], [100, 150]);
+        clock.advance(60_000);
+        // February: the limit starts again at zero while j2, reserved in January, is still in flight.
+        const february = await port.reserve(request('f1', team));
+        assert.ok(february.ok);
+        assert.equal(february.remaining_tokens, 200, "only February's own reservation counts");
+        const settled = await port.settle({ request_id: 'j2', usage: { input_tokens: 350, output_tokens: 0 } });
+        assert.equal(settled.reservation.charged_tokens, 350);
+        assert.deepEqual(
+          settled.exceeded.map((v) => [v.limit, v.used]),
+          [['max_tokens', 450]],
+          "January's totals",
+        );
+        status = await port.status();
+        const now = status.scopes.find((s) => s.scope === 'key');
+        assert.deepEqual(now?.period, {
+          every: 'month',
+          start: '2026-02-01T00:00:00.000Z',
+          end: '2026-03-01T00:00:00.000Z',
+        });
+        assert.deepEqual(
+          [now?.settled_tokens, now?.reserved_tokens, now?.requests],
+          [0, 150, 1],
+          "j2's settlement stayed in January",
+        );
+        assert.ok((await port.reserve(request('f2', team))).ok, '150 + 150 of 350 in February');
+        assert.ok(!(await port.reserve(request('f3', team))).ok, '450 > 350');
+        // A session's lifetime limit (no period) shows none.
+        assert.equal(status.scopes.find((s) => s.scope === 'session')?.period, null);
+      } finally {
+        await port.close();
+      }
+    });
+
+    test('a step that takes a scope past its warn fraction or to its limit says so, named by scope and period', async () => {
+      const clock = clockAt(Date.UTC(2026, 0, 31, 12));
+      const { port } = await backend.fresh(
+        config({ warn_at_fraction: 0.5, limits: { key: { period: 'month', default: { max_tokens: 300 } } } }),
+        clock.now,
+      );
+      const team = { budget_scope: 'team-a' };
+      try {
+        const first = await port.reserve(request('c1', team));
+        assert.deepEqual(
+          first.crossed?.map((c) => [c.alert, c.scope, c.scope_id, c.period?.start, c.used_fraction, c.dedupe_key]),
+          [['budget_warn', 'key', 'team-a', '2026-01-01T00:00:00.000Z', 0.5, 'budget_warn/key///team-a/2026-01-01']],
+        );
+        const settled = await port.settle({ request_id: 'c1', usage });
+        assert.equal(settled.crossed, undefined, 'down to a third: nothing crossed');
+        assert.ok((await port.reserve(request('c2', team))).ok);
+        const refused = await port.reserve(request('c3', team));
+        assert.ok(!refused.ok);
+        assert.deepEqual(
+          refused.crossed?.map((c) => c.dedupe_key),
+          ['budget_exhausted/key///team-a/2026-01-01'],
+        );
+        const exhausted = await port.settle({ request_id: 'c2', usage: { input_tokens: 200, output_tokens: 0 } });
+        assert.deepEqual(
+          exhausted.crossed?.map((c) => [c.alert, c.used_fraction]),
+          [['budget_exhausted', 1]],
+        );
+      } finally {
+        await port.close();
+      }
+    });
+
+    test("a key's own limit (by_id) with its own period: weekly from Monday, daily for the kind", async () => {
+      // Sunday 2026-01-04 23:00 UTC.
+      const clock = clockAt(Date.UTC(2026, 0, 4, 23));
+      const { port } = await backend.fresh(
+        config({
+          limits: {
+            key: {
+              period: 'day',
+              default: { max_tokens: 150 },
+              by_id: {
+                big: { max_tokens: 300, period: 'week' },
+                fixed: { max_tokens: 150, period: { days: 3, from: '2026-01-03' } },
+              },
+            },
+          },
+        }),
+        clock.now,
+      );
+      try {
+        const as = (id: string) => ({ budget_scope: id });
+        assert.ok((await port.reserve(request('d1', as('small')))).ok);
+        assert.ok(!(await port.reserve(request('d2', as('small')))).ok, 'the kind default: 150 a day');
+        assert.ok((await port.reserve(request('w1', as('big')))).ok);
+        assert.ok((await port.reserve(request('w2', as('big')))).ok, 'its own 300');
+        assert.ok((await port.reserve(request('x1', as('fixed')))).ok);
+        clock.advance(3_600_000);
+        // Monday 00:00: a new day and a new ISO week; the 3-day period from 2026-01-03 runs to the 6th.
+        assert.ok((await port.reserve(request('d2', as('small')))).ok, 'a new day');
+        assert.ok((await port.reserve(request('w3', as('big')))).ok, 'a new week');
+        assert.ok(!(await port.reserve(request('x2', as('fixed')))).ok, 'the 3-day period goes on');
+        const status = await port.status();
+        const fixed = status.scopes.find((s) => s.scope_id === 'fixed');
+        assert.deepEqual(fixed?.period, {
+          every: '3 days',
+          start: '2026-01-03T00:00:00.000Z',
+          end: '2026-01-06T00:00:00.000Z',
+        });
+        assert.equal(status.scopes.find((s) => s.scope_id === 'big')?.period?.start, '2026-01-05T00:00:00.000Z');
+      } finally {
+        await port.close();
+      }
+    });
+
     test('chargeUnknown keeps the reservation charged, once; stalePending lists what is still pending', async () => {
       const clock = clockAt();
       const { port } = await backend.fresh(

@@ -191,7 +191,7 @@ export class Budgeter {
   }
 
   status(options: { session_id?: string | undefined; limit?: number } = {}): BudgetStatus {
-    return statusOf(this.config, this.store, this.dbPath, options);
+    return statusOf(this.config, this.store, this.dbPath, options, this.clock());
   }
 
   /** This process's transactions on the budget database, fsynced or not (the config's durability). */

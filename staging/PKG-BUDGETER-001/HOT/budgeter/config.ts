@@ -6,6 +6,7 @@ import { effectiveConfig } from '#kernel/config/effective.js';
 import { parseJsonBounded } from '#kernel/json-depth.js';
 import { readOverrides } from '#kernel/config/overrides.js';
 import { configPath, rootPaths } from '#kernel/root/layout.js';
+import { type Period, checkPeriod } from './periods.js';
 
 export type BudgetMode = 'enforce' | 'warn' | 'off';
 /** `key`: every call made with a key carrying this `budget_scope`, across sessions (one budget per virtual key). */
@@ -23,9 +24,13 @@ export interface ModelPrice {
 export interface Limit {
   max_tokens?: number;
   max_cost?: number;
+  /** This limit's own period (a by_id entry's); otherwise the kind's. */
+  period?: Period;
 }
 
 export interface ScopeLimits {
+  /** Every limit of the kind resets each period; none: a lifetime limit. */
+  period?: Period;
   default?: Limit;
   by_id?: Record<string, Limit>;
 }
@@ -82,7 +87,7 @@ function describeError(error: ErrorObject): string {
 /** Validate a parsed config; the error names the JSON pointer of the first offending value. */
 export function parseBudgetConfig(value: unknown, source = '<config>'): BudgetConfig {
   const validate = schemaValidator();
-  if (validate(value)) return value as BudgetConfig;
+  if (validate(value)) return checkPeriods(value as BudgetConfig);
   const first = validate.errors?.[0];
   const pointer = first?.instancePath || '/';
   const reason = first ? describeError(first) : 'invalid';
@@ -151,4 +156,25 @@ export function limitFor(config: BudgetConfig, kind: ScopeKind, id: string): Lim
   const byId = scope?.by_id;
   const own = byId !== undefined && Object.hasOwn(byId, id) ? byId[id] : undefined;
   return own ?? scope?.default ?? null;
+}
+
+/** The period a scope's limit resets on: its own entry's, else its kind's; null for a lifetime limit. */
+export function periodFor(config: BudgetConfig, kind: ScopeKind, id: string): Period | null {
+  const scope = config.limits[kind];
+  if (scope === undefined) return null;
+  const byId = scope.by_id;
+  const own = byId !== undefined && Object.hasOwn(byId, id) ? byId[id] : undefined;
+  return own?.period ?? (own === undefined ? scope.default?.period : undefined) ?? scope.period ?? null;
+}
+
+function checkPeriods(config: BudgetConfig): BudgetConfig {
+  for (const kind of SCOPE_KINDS) {
+    const scope = config.limits[kind];
+    if (scope === undefined) continue;
+    if (scope.period !== undefined) checkPeriod(scope.period, `/limits/${kind}/period`);
+    if (scope.default?.period !== undefined) checkPeriod(scope.default.period, `/limits/${kind}/default/period`);
+    for (const [id, limit] of Object.entries(scope.by_id ?? {}))
+      if (limit.period !== undefined) checkPeriod(limit.period, `/limits/${kind}/by_id/${id}/period`);
+  }
+  return config;
 }

@@ -17,3 +17,5 @@ export type { Usage, NormalizedUsage } from './pricing.js';
 export type { Reservation, BudgetViolation, ReserveOutcome, Granted, Refused, Settled, Released } from './results.js';
 export { BUDGET_EVENTS } from './records.js';
 export type { BudgetStatus, ScopeStatus } from './status.js';
+export type { BudgetCrossing } from './crossings.js';
+export type { Period, PeriodSpan } from './periods.js';

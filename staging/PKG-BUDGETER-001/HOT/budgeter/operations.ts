@@ -1,5 +1,6 @@
 import { CpError, show } from '#kernel/errors.js';
 import type { BudgetConfig } from './config.js';
+import { type BudgetCrossing, crossingsOf, exhaustedBy } from './crossings.js';
 import type { ReserveInput } from './input.js';
 import {
   MAX_USAGE_TOKENS,
@@ -27,8 +28,15 @@ import type { BudgetState, ReservationRow } from './store.js';
 
 /** What one transaction decided; turned into the public outcome (and ledger records) after it commits. */
 export type ReserveDecision =
-  | { kind: 'granted'; row: ReservationRow; replayed: boolean; warnings: BudgetViolation[]; remaining: Remaining }
-  | { kind: 'refused'; violations: BudgetViolation[]; message: string };
+  | {
+      kind: 'granted';
+      row: ReservationRow;
+      replayed: boolean;
+      warnings: BudgetViolation[];
+      remaining: Remaining;
+      crossed: BudgetCrossing[];
+    }
+  | { kind: 'refused'; violations: BudgetViolation[]; message: string; crossed: BudgetCrossing[] };
 
 export interface TxContext {
   config: BudgetConfig;
@@ -75,11 +83,11 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
   const { config, store, now } = ctx;
   const key = paramsKey(input);
   const existing = store.getReservation(input.request_id);
-  const scopes = scopesFor(config, input);
+  const scopes = scopesFor(config, input, now);
   const uses = readUse(store, scopes);
   if (existing) {
     if (existing.params_key !== key) throw conflict(input.request_id, 'reserved');
-    return { kind: 'granted', row: existing, replayed: true, warnings: [], remaining: remainingOf(uses) };
+    return { kind: 'granted', row: existing, replayed: true, warnings: [], remaining: remainingOf(uses), crossed: [] };
   }
   const tokens = input.estimated_input_tokens + input.max_output_tokens;
   const cost = reservationCost(priceFor(config, input.model), input.estimated_input_tokens, input.max_output_tokens);
@@ -94,16 +102,18 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
     );
   }
   const windows = config.mode === 'off' ? [] : readWindows(config, store, scopes, now);
+  const broken = config.mode === 'off' ? [] : limitViolations(uses, tokens, cost);
   const violations =
     config.mode === 'off'
       ? []
       : [
-          ...limitViolations(uses, tokens, cost),
+          ...broken,
           ...rateViolations(config, windows, tokens, now),
           ...inFlightViolations(readInFlight(config, store, scopes), (s) => rateFor(config, s)?.window_ms ?? 0),
         ].map(toViolation);
   if (config.mode === 'enforce' && violations.length > 0) {
-    return { kind: 'refused', violations, message: violations.map(describeViolation).join('; ') };
+    const message = violations.map(describeViolation).join('; ');
+    return { kind: 'refused', violations, message, crossed: exhaustedBy(config, uses, broken) };
   }
   const row: ReservationRow = {
     request_id: input.request_id,
@@ -128,9 +138,10 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
     allocation_entry_id: null,
     settlement_entry_id: null,
   };
+  const after = addUse(uses, tokens, cost ?? 0);
   store.insertReservation(row);
   store.addTotals(
-    scopes.map((s) => s.key),
+    scopes.map((s) => s.totals),
     { reserved_tokens: tokens, reserved_cost: cost ?? 0, requests: 1 },
   );
   chargeRate(store, windows, tokens);
@@ -140,7 +151,8 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
     row,
     replayed: false,
     warnings: violations,
-    remaining: remainingOf(addUse(uses, tokens, cost ?? 0)),
+    remaining: remainingOf(after),
+    crossed: crossingsOf(config, uses, after),
   };
 }
 
@@ -150,6 +162,7 @@ export interface SettleDecision {
   usageProblems: string[];
   exceeded: BudgetViolation[];
   remaining: Remaining;
+  crossed: BudgetCrossing[];
 }
 
 function pending(store: BudgetState, requestId: string, action: string): ReservationRow {
@@ -201,12 +214,12 @@ export function settleTx(
         reading.usage.cache_write_1h_tokens,
       ])
     : JSON.stringify(['unknown', ...reading.problems]);
-  const scopes = scopesFor(config, scopeIds(row));
+  const scopes = scopesFor(config, scopeIds(row), Date.parse(row.created_at));
   const uses = readUse(store, scopes);
   const usageProblems = reading.known ? [] : reading.problems;
   if (row.state === 'settled') {
     if (row.usage_key !== usageKey) throw conflict(requestId, 'settled');
-    return { row, replayed: true, usageProblems, exceeded: [], remaining: remainingOf(uses) };
+    return { row, replayed: true, usageProblems, exceeded: [], remaining: remainingOf(uses), crossed: [] };
   }
   if (row.state !== 'reserved') throw wrongState(row, 'settle');
   const actualTokens = reading.known ? totalTokens(reading.usage) : null;
@@ -214,7 +227,7 @@ export function settleTx(
   const chargedTokens = actualTokens ?? row.reserved_tokens;
   const chargedCost = reading.known ? actualCost : row.reserved_cost;
   store.addTotals(
-    scopes.map((s) => s.key),
+    scopes.map((s) => s.totals),
     {
       reserved_tokens: -row.reserved_tokens,
       reserved_cost: -(row.reserved_cost ?? 0),
@@ -243,7 +256,8 @@ export function settleTx(
     finished_at: new Date(now).toISOString(),
   };
   store.finishReservation(finished);
-  return { row: finished, replayed: false, usageProblems, exceeded, remaining: remainingOf(after) };
+  const crossed = crossingsOf(config, uses, after);
+  return { row: finished, replayed: false, usageProblems, exceeded, remaining: remainingOf(after), crossed };
 }
 
 /** Usage with its cost; a cost too large to count in nano-units exactly makes the usage unknown, like any other malformed value. */
@@ -265,9 +279,9 @@ export function releaseTx(ctx: TxContext, requestId: string): { row: Reservation
   const row = pending(store, requestId, 'release');
   if (row.state === 'released') return { row, replayed: true };
   if (row.state !== 'reserved') throw wrongState(row, 'release');
-  const scopes = scopesFor(ctx.config, scopeIds(row));
+  const scopes = scopesFor(ctx.config, scopeIds(row), Date.parse(row.created_at));
   store.addTotals(
-    scopes.map((s) => s.key),
+    scopes.map((s) => s.totals),
     {
       reserved_tokens: -row.reserved_tokens,
       reserved_cost: -(row.reserved_cost ?? 0),

@@ -2,6 +2,8 @@ import type { CommitCount } from '#kernel/ledger/index.js';
 import type { Budgeter } from './budgeter.js';
 import type { Released, ReserveOutcome, Settled } from './results.js';
 import type { OutboxRow } from './kept-records.js';
+import type { BudgetStatus } from './status.js';
+import type { BudgetCrossing } from './crossings.js';
 
 /**
  * The budgeter as a router on any store uses it: the SQLite file (one process's synchronous transactions, wrapped)
@@ -27,6 +29,8 @@ export interface BudgetPort {
   recordsDue(cutoffMs: number, limit?: number): Promise<OutboxRow[]>;
   /** Drops kept records now (a reconciliation pass that delivered them). */
   forgetRecords(requestIds: readonly string[]): Promise<void>;
+  /** Every session's own scope and every key's, or one session's scopes, in their current periods. */
+  status(options?: { session_id?: string | undefined; limit?: number }): Promise<BudgetStatus>;
   /** Transactions this process committed, fsynced (the config's durability "full") or not. */
   commitCount(): Readonly<CommitCount>;
   close(): Promise<void>;
@@ -44,7 +48,39 @@ export function sqliteBudgetPort(budgeter: Budgeter): BudgetPort {
     recorded: (requestIds) => budgeter.recorded(requestIds),
     recordsDue: async (cutoffMs, limit) => budgeter.recordsDue(cutoffMs, limit),
     forgetRecords: async (requestIds) => budgeter.forgetRecords(requestIds),
+    status: async (options) => budgeter.status(options),
     commitCount: () => budgeter.commitCount,
     close: async () => budgeter.close(),
+  };
+}
+
+/**
+ * The port with every step's crossings (a scope past its warn fraction or at its limit) handed to `watch` once the
+ * step has committed: what alerts are made of. `watch` runs on the call path, so it only queues (and its throw is
+ * dropped, never failing the call).
+ */
+export function watchBudget(port: BudgetPort, watch: (crossed: readonly BudgetCrossing[]) => void): BudgetPort {
+  const seen = <T extends { crossed?: BudgetCrossing[] } | null>(outcome: T): T => {
+    if (outcome?.crossed !== undefined)
+      try {
+        watch(outcome.crossed);
+      } catch {
+        // A watcher's fault is its own.
+      }
+    return outcome;
+  };
+  return {
+    backend: port.backend,
+    reserve: async (request) => seen(await port.reserve(request)),
+    settle: async (request) => seen(await port.settle(request)),
+    release: (requestId) => port.release(requestId),
+    chargeUnknown: async (requestId, reason, metadata) => seen(await port.chargeUnknown(requestId, reason, metadata)),
+    stalePending: (cutoffMs, limit) => port.stalePending(cutoffMs, limit),
+    recorded: (requestIds) => port.recorded(requestIds),
+    recordsDue: (cutoffMs, limit) => port.recordsDue(cutoffMs, limit),
+    forgetRecords: (requestIds) => port.forgetRecords(requestIds),
+    status: (options) => port.status(options),
+    commitCount: () => port.commitCount(),
+    close: () => port.close(),
   };
 }

@@ -1,4 +1,5 @@
 import type { AppendInput } from '#kernel/ledger/index.js';
+import type { BudgetCrossing } from './crossings.js';
 import type { NormalizedUsage } from './pricing.js';
 import { toMoney } from './pricing.js';
 import type { LimitViolation } from './scopes.js';
@@ -41,6 +42,8 @@ export interface BudgetViolation {
 }
 
 interface Outcome {
+  /** Scopes this step took past their warn fraction or to their limit (absent when none): what alerts report. */
+  crossed?: BudgetCrossing[];
   /** Ledger records describing this step; already appended when the budgeter has a ledger, else for the caller to batch. */
   records: AppendInput[];
   ledger_entry_ids: string[];

@@ -1,12 +1,18 @@
-import { type BudgetConfig, type Limit, type ScopeKind, limitFor } from './config.js';
+import { type BudgetConfig, type Limit, type ScopeKind, limitFor, periodFor } from './config.js';
+import { type PeriodSpan, periodAt } from './periods.js';
 import { fromMoney } from './pricing.js';
 import { type BudgetState, type ScopeKey, type TotalsRow, scopeKeyOf } from './store.js';
 
-/** One scope a request is charged to: its key in the store, its own id, and its configured limit. */
+/**
+ * One scope a request is charged to: its key in the store (its rate window and calls in flight), the key of its
+ * totals (the key with the period of a limit that resets), its own id, its configured limit and that period.
+ */
 export interface Scope {
   key: ScopeKey;
+  totals: ScopeKey;
   id: string;
   limit: Limit | null;
+  period: PeriodSpan | null;
 }
 
 export interface ScopeIds {
@@ -17,39 +23,43 @@ export interface ScopeIds {
 }
 
 /**
- * The nested scopes of a request: its session, its work order within the session (when given), and its
- * agent within that work order (or directly within the session when there is no work order); and, for a call
- * made with a key that names a budget scope, that key scope.
+ * The nested scopes of a request made at `at` (epoch ms): its session, its work order within the session (when
+ * given), and its agent within that work order (or directly within the session when there is no work order); and,
+ * for a call made with a key that names a budget scope, that key scope. A step on a reservation passes the time it
+ * was made, so its settlement counts in the period it was reserved in.
  */
-export function scopesFor(config: BudgetConfig, ids: ScopeIds): Scope[] {
+export function scopesFor(config: BudgetConfig, ids: ScopeIds, at: number): Scope[] {
   const session = ids.session_id;
   const workOrder = ids.work_order_id ?? '';
-  const out: Scope[] = [
-    { key: key('session', session, '', ''), id: session, limit: limitFor(config, 'session', session) },
-  ];
-  if (ids.work_order_id !== undefined) {
-    out.push({
-      key: key('work_order', session, workOrder, ''),
-      id: workOrder,
-      limit: limitFor(config, 'work_order', workOrder),
-    });
-  }
-  if (ids.agent_id !== undefined) {
-    out.push({
-      key: key('agent', session, workOrder, ids.agent_id),
-      id: ids.agent_id,
-      limit: limitFor(config, 'agent', ids.agent_id),
-    });
-  }
+  const out: Scope[] = [scope(config, 'session', session, session, '', '', at)];
+  if (ids.work_order_id !== undefined) out.push(scope(config, 'work_order', workOrder, session, workOrder, '', at));
+  if (ids.agent_id !== undefined) out.push(scope(config, 'agent', ids.agent_id, session, workOrder, ids.agent_id, at));
   if (ids.budget_scope !== undefined) {
     // Not nested in the session: a key's budget spans every session it is used in.
-    out.push({
-      key: key('key', '', '', ids.budget_scope),
-      id: ids.budget_scope,
-      limit: limitFor(config, 'key', ids.budget_scope),
-    });
+    out.push(scope(config, 'key', ids.budget_scope, '', '', ids.budget_scope, at));
   }
   return out;
+}
+
+function scope(
+  config: BudgetConfig,
+  kind: ScopeKind,
+  id: string,
+  session: string,
+  workOrder: string,
+  agent: string,
+  at: number,
+): Scope {
+  const every = periodFor(config, kind, id);
+  const period = every === null ? null : periodAt(every, at);
+  const base = key(kind, session, workOrder, agent);
+  return {
+    key: base,
+    totals: period === null ? base : key(kind, session, workOrder, agent, period.label),
+    id,
+    limit: limitFor(config, kind, id),
+    period,
+  };
 }
 
 const key = scopeKeyOf;
@@ -74,7 +84,7 @@ export interface ScopeUse {
 
 /** Read each scope's totals once per transaction; checks and "remaining" work on this snapshot. */
 export function readUse(store: BudgetState, scopes: readonly Scope[]): ScopeUse[] {
-  const totals: TotalsRow[] = store.totals(scopes.map((s) => s.key));
+  const totals: TotalsRow[] = store.totals(scopes.map((s) => s.totals));
   return scopes.map((scope, i) => {
     const t = totals[i] as TotalsRow;
     return { scope, tokens: t.reserved_tokens + t.settled_tokens, cost: t.reserved_cost + t.settled_cost };

@@ -1,4 +1,5 @@
-import { type BudgetConfig, type BudgetMode, type Limit, limitFor } from './config.js';
+import { type BudgetConfig, type BudgetMode, type Limit, limitFor, periodFor } from './config.js';
+import { periodAt, periodLabelOf, periodView } from './periods.js';
 import { fromMoney, toMoney } from './pricing.js';
 import type { BudgetStore, TotalsRow } from './store.js';
 
@@ -16,6 +17,8 @@ export interface ScopeStatus {
   /** Settled requests whose real cost is unknown (not included in settled_cost beyond their reservation). */
   unknown_cost_requests: number;
   limit: Limit | null;
+  /** The current period of a limit that resets (the figures are this period's); null for a lifetime limit. */
+  period: { every: string; start: string; end: string } | null;
   /** Largest used/limit fraction over the scope's limits; null when unlimited. */
   used_fraction: number | null;
   state: 'ok' | 'near_limit' | 'exhausted' | 'unlimited';
@@ -41,9 +44,16 @@ function fraction(used: number, max: number): number {
   return max === 0 ? 1 : used / max;
 }
 
-function scopeStatus(config: BudgetConfig, row: TotalsRow): ScopeStatus {
-  const id = ownId(row);
-  const limit = limitFor(config, row.kind, id);
+/**
+ * A scope's figures in its current period: `row` is its latest period's totals (the stores' status queries read
+ * the latest row of each scope), which count for nothing once that period has ended.
+ */
+function scopeStatus(config: BudgetConfig, latest: TotalsRow, now: number): ScopeStatus {
+  const id = ownId(latest);
+  const limit = limitFor(config, latest.kind, id);
+  const every = periodFor(config, latest.kind, id);
+  const period = every === null ? null : periodAt(every, now);
+  const row = period === null || periodLabelOf(latest.scope) === period.label ? latest : emptied(latest);
   const fractions: number[] = [];
   if (limit?.max_tokens !== undefined)
     fractions.push(fraction(row.reserved_tokens + row.settled_tokens, limit.max_tokens));
@@ -65,6 +75,7 @@ function scopeStatus(config: BudgetConfig, row: TotalsRow): ScopeStatus {
     settled_cost: toMoney(row.settled_cost) as number,
     unknown_cost_requests: row.unknown_cost_requests,
     limit,
+    period: period === null ? null : periodView(period),
     used_fraction: used,
     state,
   };
@@ -76,10 +87,23 @@ export function statusOf(
   store: BudgetStore,
   dbPath: string,
   options: { session_id?: string | undefined; limit?: number },
+  now: number,
 ): BudgetStatus {
   const session = options.session_id ?? null;
   const rows = session === null ? store.sessions(options.limit ?? 100) : store.sessionTotals(session);
-  return statusFromRows(config, dbPath, session, rows, store.pendingCount(session));
+  return statusFromRows(config, dbPath, session, rows, store.pendingCount(session), now);
+}
+
+function emptied(row: TotalsRow): TotalsRow {
+  return {
+    ...row,
+    reserved_tokens: 0,
+    reserved_cost: 0,
+    settled_tokens: 0,
+    settled_cost: 0,
+    requests: 0,
+    unknown_cost_requests: 0,
+  };
 }
 
 /** The status of rows read from either store (SQLite here, PostgreSQL in pg/pg-status.ts): one shape for both. */
@@ -89,6 +113,7 @@ export function statusFromRows(
   session: string | null,
   rows: readonly TotalsRow[],
   pending: number,
+  now: number,
 ): BudgetStatus {
   return {
     mode: config.mode,
@@ -96,6 +121,6 @@ export function statusFromRows(
     db_path: dbPath,
     session_id: session,
     pending_reservations: pending,
-    scopes: rows.map((row) => scopeStatus(config, row)),
+    scopes: rows.map((row) => scopeStatus(config, row, now)),
   };
 }

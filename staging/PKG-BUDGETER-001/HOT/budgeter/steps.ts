@@ -1,4 +1,5 @@
 import type { AppendInput } from '#kernel/ledger/index.js';
+import type { BudgetCrossing } from './crossings.js';
 import { type ReserveInput, parseModelId, parseRequestId } from './input.js';
 import { type TxContext, releaseTx, reserveTx, settleTx } from './operations.js';
 import { toMoney } from './pricing.js';
@@ -24,7 +25,8 @@ export interface StepContext extends TxContext {
 
 export function reserveStep(ctx: StepContext, input: ReserveInput): ReserveOutcome {
   const decision = reserveTx(ctx, input);
-  if (decision.kind === 'refused') return refusal(input, decision.violations, decision.message, ctx.records);
+  if (decision.kind === 'refused')
+    return { ...refusal(input, decision.violations, decision.message, ctx.records), ...crossedOf(decision.crossed) };
   const reservation = toReservation(decision.row);
   const records: AppendInput[] = decision.replayed
     ? []
@@ -42,7 +44,13 @@ export function reserveStep(ctx: StepContext, input: ReserveInput): ReserveOutco
     warnings: decision.warnings,
     records,
     ledger_entry_ids: [],
+    ...crossedOf(decision.crossed),
   };
+}
+
+/** Present only when a scope crossed a mark: the outcomes of most steps keep their shape. */
+function crossedOf(crossed: BudgetCrossing[]): { crossed?: BudgetCrossing[] } {
+  return crossed.length === 0 ? {} : { crossed };
 }
 
 /**
@@ -80,6 +88,7 @@ export function settleStep(ctx: StepContext, requestId: string, usage: unknown, 
     exceeded: decision.exceeded,
     records,
     ledger_entry_ids: [],
+    ...crossedOf(decision.crossed),
   };
 }
 
@@ -104,6 +113,7 @@ export function chargeUnknownStep(
     exceeded: decision.exceeded,
     records: [{ ...record, metadata: { ...record.metadata, ...metadata } }],
     ledger_entry_ids: [],
+    ...crossedOf(decision.crossed),
   };
 }
 

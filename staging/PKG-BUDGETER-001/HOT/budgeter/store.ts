@@ -86,9 +86,19 @@ export interface ScopeKey {
   agent_id: string;
 }
 
-export function scopeKeyOf(kind: ScopeKind, session_id: string, work_order_id: string, agent_id: string): ScopeKey {
+/**
+ * `period`: the label of the period a limit that resets counts in (periods.ts): its totals are a row of their own,
+ * found by one key like any scope's, so a new period starts at zero and an old one keeps what it spent.
+ */
+export function scopeKeyOf(
+  kind: ScopeKind,
+  session_id: string,
+  work_order_id: string,
+  agent_id: string,
+  period = '',
+): ScopeKey {
   return {
-    scope: `${kind}\u001f${session_id}\u001f${work_order_id}\u001f${agent_id}`,
+    scope: `${kind}\u001f${session_id}\u001f${work_order_id}\u001f${agent_id}${period === '' ? '' : `\u001f${period}`}`,
     kind,
     session_id,
     work_order_id,
@@ -225,12 +235,17 @@ function prepare(db: Database.Database) {
         reserved_tokens = reserved_tokens + excluded.reserved_tokens, reserved_cost = reserved_cost + excluded.reserved_cost,
         settled_tokens = settled_tokens + excluded.settled_tokens, settled_cost = settled_cost + excluded.settled_cost,
         requests = requests + excluded.requests, unknown_cost_requests = unknown_cost_requests + excluded.unknown_cost_requests`),
+    // Each scope's latest period (a limit that resets has a row per period; its key sorts after the lifetime one).
     sessionTotals: db.prepare(
-      "SELECT * FROM scope_totals WHERE session_id = ? ORDER BY kind = 'agent', kind = 'work_order', work_order_id, agent_id",
+      `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY kind, work_order_id, agent_id ORDER BY scope DESC) AS latest
+       FROM scope_totals WHERE session_id = ?) WHERE latest = 1
+       ORDER BY kind = 'agent', kind = 'work_order', work_order_id, agent_id`,
     ),
     // Every session's own scope, then every key's (a key spans sessions).
     sessionList: db.prepare(
-      `SELECT * FROM scope_totals WHERE kind IN ('session', 'key') ORDER BY kind = 'key', session_id, agent_id LIMIT ?`,
+      `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY kind, session_id, agent_id ORDER BY scope DESC) AS latest
+       FROM scope_totals WHERE kind IN ('session', 'key')) WHERE latest = 1
+       ORDER BY kind = 'key', session_id, agent_id LIMIT ?`,
     ),
     pendingCount: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved' AND session_id = ?`).pluck(),
     pendingTotal: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved'`).pluck(),

@@ -27,6 +27,8 @@ import { PgBudgeter } from '#budgeter/pg/pg-budgeter.js';
 import { ConsoleRoutes } from './console/routes.js';
 import type { RequestLog } from './log.js';
 import { GatewayMetrics } from './metrics/gateway-metrics.js';
+import { type OpenedAlerts, openAlerts } from './alerts/open-alerts.js';
+import { sqliteLedgerStore } from '#kernel/ledger/store.js';
 import { KeyAdminRoutes } from './admin-keys.js';
 import { keyAdminPorts } from './key-admin-ports.js';
 import { type KeyAdminPorts, listKeys } from '#router/key-admin.js';
@@ -85,8 +87,10 @@ export async function openGateway(
     },
     { models: metricModels(root), providers: ['mock', ...constructed.map((p) => p.id)] },
   );
+  const alerts = openAlerts(root, settings.alerts, env, settings.clock ?? Date.now);
   const opened = await openRouter(root, {
     observer: metrics,
+    ...(alerts === null ? {} : { budgetWatch: alerts.budgetWatch, onQuarantine: alerts.quarantineWatch }),
     provider: 'mock',
     providers: constructed,
     env,
@@ -96,8 +100,12 @@ export async function openGateway(
     ...(settings.durability === undefined ? {} : { durability: settings.durability }),
     ...(deployments === null ? {} : { secrets: deployments.secrets }),
     ...(settings.clock === undefined ? {} : { clock: settings.clock }),
+  }).catch((error: unknown) => {
+    alerts?.close();
+    throw error;
   });
   router = opened;
+  if (alerts !== null) watchForAlerts(alerts, opened);
   data = consoleData(root, opened, unavailable);
   const keyPorts = keyAdminPorts(root, opened, data);
   const consoleRoutes = data === null ? null : openConsole(root, opened, data, unavailable, keyPorts);
@@ -163,9 +171,17 @@ export async function openGateway(
         ),
       );
     }
+    alerts?.close();
     return [...problems, ...(await opened.close())];
   };
   return { gateway, opened, unavailable, close };
+}
+
+/** Breaker transitions go to the alert webhook, and each delivery is an ALERT_SENT record in the router's ledger. */
+function watchForAlerts(alerts: OpenedAlerts, opened: OpenedRouter): void {
+  opened.router.breakers.onTransition(alerts.breakerWatch);
+  const ledger = opened.ledger !== null ? sqliteLedgerStore(opened.ledger) : (opened.shared?.chain ?? null);
+  if (ledger !== null) alerts.recordTo((records) => ledger.appendBatch(records));
 }
 
 const FAMILIES: readonly Family[] = ['anthropic', 'openai', 'gemini'];

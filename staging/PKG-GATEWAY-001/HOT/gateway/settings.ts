@@ -3,6 +3,7 @@ import { effectiveConfig } from '#kernel/config/effective.js';
 import { readOverrides } from '#kernel/config/overrides.js';
 import { validateSection } from '#kernel/config/section-schema.js';
 import type { Family } from './surfaces.js';
+import type { AlertSettings } from './alerts/open-alerts.js';
 
 /** The root's `gateway` config section (HOT/schemas/gateway-config.schema.json), as `cplane serve` uses it. */
 export interface GatewayConfig {
@@ -27,6 +28,8 @@ export interface GatewayConfig {
   upstreams?: Partial<Record<Family, string>>;
   /** Model aliases over upstream deployments (gateway/routing.ts parses it, docs/routing.md); absent: none. */
   routing?: unknown;
+  /** The operator's alert webhook (gateway/alerts/, docs/production.md); absent: no alerts. */
+  alerts?: AlertSettings;
 }
 
 /** What a root without these keys in its default (one bootstrapped before they existed) gets. */

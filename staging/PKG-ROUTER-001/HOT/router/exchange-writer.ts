@@ -24,6 +24,8 @@ export interface ExchangeWriterOptions {
   patterns: readonly SecretPattern[];
   /** Appends of one batch before it is spooled (RouterConfig.ledger_write_attempts). */
   writeAttempts: number;
+  /** Told of the entries a drain set aside (their quarantine paths): the gateway's alerts. */
+  onQuarantine?: ((paths: readonly string[]) => void) | undefined;
 }
 
 /**
@@ -223,6 +225,12 @@ export class ExchangeWriter {
       });
     const drained = await this.draining;
     this.pendingWarnings.push(...drained.warnings);
+    if (drained.quarantined.length > 0)
+      try {
+        this.options.onQuarantine?.(drained.quarantined);
+      } catch {
+        // A watcher's fault is its own: the drain's result stands.
+      }
     return drained;
   }
 

@@ -8,6 +8,7 @@ import { assertRootShape } from '#kernel/root/shape.js';
 import { Ledger, ledgerPathForRoot, type Synchronous } from '#kernel/ledger/index.js';
 import { Budgeter, loadBudgetConfigForRoot } from '#budgeter/index.js';
 import { reconcileStaleReservations } from '#budgeter/reconcile.js';
+import type { BudgetCrossing } from '#budgeter/crossings.js';
 import { contributionFolders, importContribution, type Contribution } from '#kernel/loader/discover.js';
 import type { Provider, ProviderPackage } from '#providers/spec.js';
 import type { WireSurface } from '#providers/wire/spec.js';
@@ -53,6 +54,10 @@ export interface OpenRouterOptions {
   secrets?: readonly string[];
   /** Told of every governed call and refusal (the gateway's metrics). */
   observer?: GovernedObserver;
+  /** Told of every scope a budget step took past its warn fraction or to its limit (the gateway's alerts). */
+  budgetWatch?: (crossed: readonly BudgetCrossing[]) => void;
+  /** Told of spooled entries a drain set aside as unreadable (their quarantine paths): the gateway's alerts. */
+  onQuarantine?: (paths: readonly string[]) => void;
   /** The clock keys, revocations and budgets are judged by (tests inject one); default Date.now. */
   clock?: () => number;
 }
@@ -157,6 +162,8 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
     refusalSampler: options.refusalSampler ?? null,
     secretPatterns,
     ...(options.observer === undefined ? {} : { observer: options.observer }),
+    ...(options.budgetWatch === undefined ? {} : { budgetWatch: options.budgetWatch }),
+    ...(options.onQuarantine === undefined ? {} : { onQuarantine: options.onQuarantine }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     // A scratch ledger (the G7 gate) is not the root's: nothing to checkpoint. On a shared store this root signs
     // the shared chain's head (every host its own root).

@@ -3,7 +3,8 @@ import { CpError } from '#kernel/errors.js';
 import type { Ledger } from '#kernel/ledger/index.js';
 import { sqliteLedgerStore, type LedgerStore } from '#kernel/ledger/store.js';
 import type { Budgeter } from '#budgeter/index.js';
-import { sqliteBudgetPort, type BudgetPort } from '#budgeter/port.js';
+import { sqliteBudgetPort, type BudgetPort, watchBudget } from '#budgeter/port.js';
+import type { BudgetCrossing } from '#budgeter/crossings.js';
 import { DELIVERED_ONCE } from '#budgeter/records.js';
 import type { Provider } from '#providers/spec.js';
 import type { AuthKeys, AuthResult } from './auth.js';
@@ -58,6 +59,10 @@ export interface RouterOptions {
    */
   secrets?: readonly (string | null | undefined)[];
   clock?: () => number;
+  /** Told of every scope a budget step took past its warn fraction or to its limit (the gateway's alerts). */
+  budgetWatch?: (crossed: readonly BudgetCrossing[]) => void;
+  /** Told of spooled entries a drain set aside as unreadable (their quarantine paths): the gateway's alerts. */
+  onQuarantine?: (paths: readonly string[]) => void;
   random?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Called after every route (a periodic checkpoint); a returned warning rides on the response. */
@@ -104,7 +109,8 @@ export class Router {
     this.clock = options.clock ?? Date.now;
     this.breakers = new BreakerRegistry(options.config.breaker, this.clock);
     for (const provider of options.providers) this.providers.set(provider.id, provider);
-    const { writer, budget } = routerStore(options);
+    const { writer, budget: port } = routerStore(options);
+    const budget = port !== null && options.budgetWatch ? watchBudget(port, options.budgetWatch) : port;
     const secrets = secretList([...(options.secrets ?? []), ...Object.values(options.authKeys ?? {})]);
     const patterns = options.secretPatterns ?? BUILTIN_SECRET_PATTERNS;
     this.keys = new KeyCheck({
@@ -117,6 +123,7 @@ export class Router {
       writer,
       spoolDir: options.spoolDir,
       spoolQuarantineDir: options.spoolQuarantineDir,
+      onQuarantine: options.onQuarantine,
       secrets,
       patterns,
       writeAttempts: options.config.ledger_write_attempts,

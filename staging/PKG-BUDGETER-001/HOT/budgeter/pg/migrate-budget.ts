@@ -86,7 +86,7 @@ export async function copyBudgetState(sqlitePath: string, target: PgBudgeter): P
       reservations += fresh.size;
       present += rows.length - fresh.size;
       for (const row of rows) {
-        const keys = scopesFor(target.config, scopeIds(row)).map((s) => s.key);
+        const keys = scopesFor(target.config, scopeIds(row), Date.parse(row.created_at)).map((s) => s.totals);
         addShare(sums, keys, row);
         if (fresh.has(row.request_id)) addShare(shares, keys, row);
       }

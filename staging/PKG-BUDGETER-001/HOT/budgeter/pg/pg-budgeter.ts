@@ -17,7 +17,7 @@ import type { BudgetPort } from '../port.js';
 import type { Released, ReserveOutcome, Settled } from '../results.js';
 import { type OutboxRow, outboxRow } from '../kept-records.js';
 import { inFlightKeys } from '../rate.js';
-import { scopesFor } from '../scopes.js';
+import { type Scope, scopesFor } from '../scopes.js';
 import { type BudgetStatus, statusFromRows } from '../status.js';
 import {
   type StepContext,
@@ -134,7 +134,8 @@ export class PgBudgeter implements BudgetPort {
 
   async reserve(request: unknown): Promise<ReserveOutcome> {
     const input = parseReserveInput(request);
-    const keys = this.lockedKeys(scopesFor(this.config, input).map((s) => s.key));
+    // The scopes at the time the group decides: a period that ends meanwhile is not the one the step reads.
+    const keys = (_row: ReservationRow | undefined, now: number) => this.lockedKeys(scopesFor(this.config, input, now));
     const outcome = await this.step(input.request_id, keys, (ctx) => reserveStep(ctx, input));
     // A replay grants nothing new: the call holding the reservation may be another host's, or a dead one's.
     if (outcome.ok && !outcome.replayed) this.open.add(input.request_id);
@@ -238,12 +239,16 @@ export class PgBudgeter implements BudgetPort {
       const rows =
         session === null
           ? await this.pool.query(
-              `SELECT * FROM cplane_budget_scope_totals WHERE kind IN ('session', 'key')
+              `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY kind, session_id, agent_id
+                 ORDER BY scope COLLATE "C" DESC) AS latest
+               FROM cplane_budget_scope_totals WHERE kind IN ('session', 'key')) AS t WHERE latest = 1
                ORDER BY kind = 'key', session_id COLLATE "C", agent_id COLLATE "C" LIMIT $1`,
               [options.limit ?? 100],
             )
           : await this.pool.query(
-              `SELECT * FROM cplane_budget_scope_totals WHERE session_id = $1
+              `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY kind, work_order_id, agent_id
+                 ORDER BY scope COLLATE "C" DESC) AS latest
+               FROM cplane_budget_scope_totals WHERE session_id = $1) AS t WHERE latest = 1
                ORDER BY kind = 'agent', kind = 'work_order', work_order_id COLLATE "C", agent_id COLLATE "C"`,
               [session],
             );
@@ -257,6 +262,7 @@ export class PgBudgeter implements BudgetPort {
         session,
         (rows.rows as Record<string, unknown>[]).map(toTotalsRow),
         int((pending.rows[0] as { n: unknown }).n),
+        this.clock(),
       );
     } catch (error) {
       throw storeError(error);
@@ -265,12 +271,16 @@ export class PgBudgeter implements BudgetPort {
 
   /** The scopes a settle/release/chargeUnknown charges are the reservation's own (none when it does not exist). */
   private readonly keysOf = (row: ReservationRow | undefined): ScopeKey[] =>
-    row === undefined ? [] : this.lockedKeys(scopesFor(this.config, scopeIds(row)).map((s) => s.key));
+    row === undefined ? [] : this.lockedKeys(scopesFor(this.config, scopeIds(row), Date.parse(row.created_at)));
 
-  /** A step's scopes and their in-flight counters (rate.ts inFlightKey), all read and locked by the step. */
-  private lockedKeys(keys: ScopeKey[]): ScopeKey[] {
-    const counters = inFlightKeys(this.config, keys);
-    return counters.length === 0 ? keys : [...keys, ...counters];
+  /**
+   * A step's scopes (their rate windows), their totals (a period's own row where the limit resets) and their
+   * in-flight counters (rate.ts inFlightKey), all read and locked by the step.
+   */
+  private lockedKeys(scopes: readonly Scope[]): ScopeKey[] {
+    const keys = scopes.map((s) => s.key);
+    const periods = scopes.filter((s) => s.totals !== s.key).map((s) => s.totals);
+    return [...keys, ...periods, ...inFlightKeys(this.config, keys)];
   }
 
   /**
@@ -280,7 +290,7 @@ export class PgBudgeter implements BudgetPort {
    */
   private step<T>(
     requestId: string,
-    scopesOf: ScopeKey[] | ((row: ReservationRow | undefined) => ScopeKey[]),
+    scopesOf: ScopeKey[] | ((row: ReservationRow | undefined, now: number) => ScopeKey[]),
     run: (ctx: StepContext) => T,
     keep = false,
   ): Promise<T> {
@@ -386,9 +396,10 @@ export class PgBudgeter implements BudgetPort {
     ]);
     const reservations = new Map<string, ReservationRow | undefined>(requestIds.map((id) => [id, undefined]));
     for (const row of found.rows) reservations.set(row.request_id as string, toReservationRow(row));
+    const now = this.clock();
     const keys = new Map<string, ScopeKey>();
     for (const step of group) {
-      const own = Array.isArray(step.scopesOf) ? step.scopesOf : step.scopesOf(reservations.get(step.requestId));
+      const own = Array.isArray(step.scopesOf) ? step.scopesOf : step.scopesOf(reservations.get(step.requestId), now);
       for (const key of own) keys.set(key.scope, key);
     }
     const scopes = [...keys.values()];
@@ -407,7 +418,6 @@ export class PgBudgeter implements BudgetPort {
           ]),
       ),
     );
-    const now = this.clock();
     const outcomes = group.map((step): StepOutcome => {
       const restore = state.save();
       try {
@@ -433,7 +443,7 @@ interface QueuedStep {
   requestId: string;
   /** Whether the step's records are kept in the outbox (settle, release, chargeUnknown). */
   keep: boolean;
-  scopesOf: ScopeKey[] | ((row: ReservationRow | undefined) => ScopeKey[]);
+  scopesOf: ScopeKey[] | ((row: ReservationRow | undefined, now: number) => ScopeKey[]);
   run: (ctx: StepContext) => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;

@@ -15,8 +15,9 @@ function scopeLine(s: ScopeStatus, currency: string): string {
   const unknown = s.unknown_cost_requests > 0 ? ` (+${s.unknown_cost_requests} of unknown cost)` : '';
   const pct = s.used_fraction === null ? '' : ` ${(s.used_fraction * 100).toFixed(1)}%`;
   const money = (n: number): string => n.toFixed(6);
+  const period = s.period === null ? '' : ` (${s.period.every} ${s.period.start} to ${s.period.end})`;
   return (
-    `${indent}${s.scope} ${s.scope_id}: ${s.requests} req, tokens ${s.settled_tokens} settled + ${s.reserved_tokens} reserved` +
+    `${indent}${s.scope} ${s.scope_id}${period}: ${s.requests} req, tokens ${s.settled_tokens} settled + ${s.reserved_tokens} reserved` +
     ` = ${s.settled_tokens + s.reserved_tokens}${tokenLimit}, cost ${currency} ${money(s.settled_cost)} settled + ${money(s.reserved_cost)} reserved` +
     ` = ${money(s.settled_cost + s.reserved_cost)}${costLimit}${unknown} [${s.state}${pct}]`
   );

@@ -61,3 +61,17 @@ test('a config file that is missing or not JSON is the same coded error', (t) =>
   writeFileSync(join(dir, 'ok.json'), JSON.stringify(testConfig()));
   assert.equal(loadBudgetConfig(join(dir, 'ok.json')).currency, 'USD');
 });
+
+test('a period that is no period, or a 3-day period from a day that does not exist, is refused where it is', () => {
+  assert.equal(configError(testConfig({ limits: { key: { period: 'year' as 'day' } } })).pointer, '/limits/key/period');
+  assert.equal(
+    configError(testConfig({ limits: { key: { by_id: { t: { max_tokens: 1, period: { days: 0 } } } } } })).pointer,
+    '/limits/key/by_id/t/period',
+  );
+  const e = configError(
+    testConfig({ limits: { key: { by_id: { t: { max_tokens: 1, period: { days: 3, from: '2026-02-30' } } } } } }),
+  );
+  assert.equal(e.code, 'ERR_BUDGET_CONFIG_INVALID');
+  assert.equal(e.pointer, '/limits/key/by_id/t/period/from');
+  assert.match(e.message, /"2026-02-30" is no date/);
+});
