@@ -177,7 +177,9 @@ test('prices import: one CONFIG_CHANGED, shipped prices kept and listed, the tab
   const over = await cli(['prices', 'import', file, '--root', root, '--override-shipped']);
   assert.equal(over.code, 0, over.err);
   assert.match(over.out, /~ gpt-4\.1-mini: in 0\.4 .* -> in 0\.45 /);
-  const after = JSON.parse((await cli(['prices', 'list', '--root', root, '--json', '--model', 'gpt-4.1-mini'])).out);
+  const listed = JSON.parse((await cli(['prices', 'list', '--root', root, '--json', '--model', 'gpt-4.1-mini'])).out);
+  // --model matches ids containing it (the dated gpt-4.1-mini-2025-04-14 too): the one the file priced is asked for.
+  const after = (listed as Array<{ model: string }>).filter((r) => r.model === 'gpt-4.1-mini');
   assert.deepEqual(after, [
     {
       model: 'gpt-4.1-mini',
