@@ -113,13 +113,13 @@ test('set, get, show, diff and unset round-trip; each change is one CONFIG_CHANG
     cache_write_5m_per_mtok: 2.5,
     cache_write_1h_per_mtok: 4,
   };
-  ok(root, ['config', 'set', 'budget.pricing["gpt-4.1"]', JSON.stringify(price), '--root', root]);
+  ok(root, ['config', 'set', 'budget.pricing["acme-4.1"]', JSON.stringify(price), '--root', root]);
   ok(root, ['config', 'set', 'gateway.host', '0.0.0.0', '--root', root]);
-  assert.equal(json<{ value: number }>(root, ['config', 'get', 'budget.pricing["gpt-4.1"].output_per_mtok']).value, 8);
+  assert.equal(json<{ value: number }>(root, ['config', 'get', 'budget.pricing["acme-4.1"].output_per_mtok']).value, 8);
   assert.equal(json<{ value: string }>(root, ['config', 'get', 'gateway.host']).value, '0.0.0.0');
   const shown = json<{ overrides: Record<string, unknown>; digest: string }>(root, ['config', 'show']);
   assert.deepEqual(shown.overrides, {
-    budget: { pricing: { 'gpt-4.1': price } },
+    budget: { pricing: { 'acme-4.1': price } },
     gateway: { host: '0.0.0.0' },
     router: { timeout_ms: 5000 },
   });
@@ -160,7 +160,7 @@ test('set, get, show, diff and unset round-trip; each change is one CONFIG_CHANG
     (changes[1] as Entry).metadata.changed_keys,
     Object.keys(price)
       .sort()
-      .map((k) => `budget.pricing["gpt-4.1"].${k}`),
+      .map((k) => `budget.pricing["acme-4.1"].${k}`),
   );
   assert.equal(JSON.stringify(changes).includes('0.0.0.0'), false, 'a CONFIG_CHANGED never carries a value');
 });

@@ -84,7 +84,7 @@ test("unknown paths are 404 in the surface's shape; a body over the limit 413; m
   assert.equal(a.status, 404);
   assert.equal((JSON.parse(a.text) as { type: string; error: { type: string } }).error.type, 'not_found_error');
   assert.ok(a.headers.get('request-id'));
-  const o = await call('/v1/embeddings', { headers: { authorization: `Bearer ${key}` }, body: '{}' });
+  const o = await call('/v1/images/generations', { headers: { authorization: `Bearer ${key}` }, body: '{}' });
   assert.equal(o.status, 404);
   assert.equal((JSON.parse(o.text) as { error: { code: string } }).error.code, 'unknown_url');
   assert.ok(o.headers.get('x-request-id'));

@@ -38,6 +38,17 @@ export const CODES = defineCodes({
     meaning: 'the attached ledger refused a budget record; the budget change was rolled back',
     hint: 'fix the ledger (see the cause) and repeat the call; nothing was charged',
   },
+  ERR_PRICES_FILE_INVALID: {
+    kind: 'error',
+    meaning:
+      'a price file given to `prices import`/`prices diff` is unreadable, not JSON, neither a LiteLLM nor a models.dev catalogue, or holds a price that is not a finite number in 0..1000000 per million tokens (`details.model`, `details.field`); nothing was imported',
+    hint: 'fix or fetch the file again; nothing was imported',
+  },
+  ERR_PRICES_IMPORT_TOO_LARGE: {
+    kind: 'error',
+    meaning: 'an import would put more prices in the operator config than it may hold; nothing was imported',
+    hint: 'narrow the import with --provider (e.g. --provider openai --provider anthropic)',
+  },
   BUDGET_EXHAUSTED: {
     kind: 'refusal',
     meaning: 'a token or cost limit of a budget scope would be exceeded by the reservation',

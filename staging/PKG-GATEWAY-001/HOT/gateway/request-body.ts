@@ -3,6 +3,7 @@ import { getString } from '#providers/json.js';
 import { eventJson } from '#providers/wire/reader.js';
 import type { SseFrame } from '#providers/wire/sse.js';
 import type { WireSurface } from '#providers/wire/spec.js';
+import { checkEmbeddings } from './embeddings.js';
 
 /** A generation request, checked and prepared for the upstream. */
 export interface Generation {
@@ -43,6 +44,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** Check a generation body at the edge; a problem string names what is wrong. */
 export function checkGeneration(surface: WireSurface, body: unknown): Generation | string {
+  if (surface === 'openai.embeddings') return checkEmbeddings(body);
   if (!isObject(body)) return 'the request body must be a JSON object';
   const model = body.model;
   if (typeof model !== 'string' || !MODEL_ID.test(model))

@@ -23,6 +23,7 @@ const ENDPOINTS: Readonly<Record<string, Endpoint>> = {
   },
   'POST /v1/chat/completions': { surface: 'openai.chat', family: 'openai', method: 'POST', generation: true },
   'POST /v1/responses': { surface: 'openai.responses', family: 'openai', method: 'POST', generation: true },
+  'POST /v1/embeddings': { surface: 'openai.embeddings', family: 'openai', method: 'POST', generation: true },
 };
 
 /** Gemini's methods on a model, `POST /v1beta/models/{model}:{method}`. */

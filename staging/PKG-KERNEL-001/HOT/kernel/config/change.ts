@@ -4,7 +4,8 @@ import { CpError, show } from '../errors.js';
 import { Ledger, ledgerPathForRoot, type LedgerEntry } from '../ledger/index.js';
 import { acquireRootLock } from '../root/lock.js';
 import { truncateText } from '../text.js';
-import { rootPaths } from '../root/layout.js';
+import { OPERATOR_CONFIG_REL, rootPaths } from '../root/layout.js';
+import { READ_LIMITS } from '../bounded-read.js';
 import { effectiveConfig, configSections } from './effective.js';
 import { formatKeyPath } from './key-path.js';
 import { changedPaths, getAt, isPlainObject, setAt, unsetAt, type JsonObject } from './merge.js';
@@ -28,6 +29,8 @@ export interface ConfigChangeResult {
 export interface ConfigChangeOptions {
   /** How long to wait for an installer or another config change holding the root lock. */
   lockTimeoutMs?: number;
+  /** What made the change when not `config set` (`prices import FILE`): its CONFIG_CHANGED says so. */
+  via?: { reason: string; metadata: Record<string, unknown> };
 }
 
 /** The section must be one a package ships a default and a schema for: a typo never becomes a silent no-op. */
@@ -108,6 +111,17 @@ export function changeConfig(
     }
     const changedKeys = changedPaths(beforeEffective, afterEffective).map((p) => formatKeyPath([section, ...p]));
     const bytes = serializeOverrides(nextFile);
+    if (bytes.length > READ_LIMITS.config) {
+      // Published, it would be refused by every reader of the root's settings.
+      throw new CpError(
+        'ERR_CONFIG_VALUE_INVALID',
+        `config ${show(key)} would make ${OPERATOR_CONFIG_REL} ${bytes.length} bytes, over its limit of ${READ_LIMITS.config}`,
+        {
+          hint: 'set fewer or smaller values',
+          details: { key, size_bytes: bytes.length, limit_bytes: READ_LIMITS.config },
+        },
+      );
+    }
     if (before.bytes !== null && bytes.equals(before.bytes)) {
       return {
         key,
@@ -135,7 +149,14 @@ export function changeConfig(
     const afterDigest = digestOf(bytes);
     let entry: LedgerEntry;
     try {
-      entry = recordChange(root, { key, op: change.op, before: before.digest, after: afterDigest, changedKeys });
+      entry = recordChange(root, {
+        key,
+        op: change.op,
+        before: before.digest,
+        after: afterDigest,
+        changedKeys,
+        via: options.via,
+      });
     } catch (error) {
       if (before.bytes === null) rmSync(path, { force: true });
       else writeFileAtomic(path, before.bytes);
@@ -157,7 +178,14 @@ export function changeConfig(
 
 function recordChange(
   root: string,
-  c: { key: string; op: string; before: string | null; after: string | null; changedKeys: string[] },
+  c: {
+    key: string;
+    op: string;
+    before: string | null;
+    after: string | null;
+    changedKeys: string[];
+    via?: ConfigChangeOptions['via'];
+  },
 ): LedgerEntry {
   const ledger = Ledger.open(ledgerPathForRoot(root));
   try {
@@ -165,13 +193,15 @@ function recordChange(
       event_type: 'CONFIG_CHANGED',
       submission_id: 'operator-config',
       decision: 'APPLIED',
-      reason: truncateText(`config ${c.op} ${c.key}`, 500),
+      reason: truncateText(c.via?.reason ?? `config ${c.op} ${c.key}`, 500),
       metadata: {
         op: c.op,
         key: c.key,
         before_digest: c.before,
         after_digest: c.after,
         changed_keys: c.changedKeys.slice(0, 256),
+        ...(c.changedKeys.length > 256 ? { changed_keys_total: c.changedKeys.length } : {}),
+        ...(c.via ? { via: c.via.metadata } : {}),
       },
     });
   } finally {

@@ -16,6 +16,7 @@ export const AZURE_API_VERSION = '2024-10-21';
 
 const ROUTES: Partial<Record<WireSurface, WireRoute>> = {
   'openai.chat': { method: 'POST', path: '/chat/completions' },
+  'openai.embeddings': { method: 'POST', path: '/embeddings' },
 };
 
 export interface AzureOptions {

@@ -285,5 +285,5 @@ test('azure: no endpoint, no credentials or bad options are ERR_PROVIDER_CONFIG,
       String(message),
     );
   assert.equal(pkg.optIn, true);
-  assert.deepEqual(pkg.serves, ['openai.chat']);
+  assert.deepEqual(pkg.serves, ['openai.chat', 'openai.embeddings']);
 });

@@ -10,6 +10,7 @@ import type { Preset } from './presets.js';
 const COMPATIBLE_ROUTES: Partial<Record<WireSurface, WireRoute>> = {
   'openai.chat': { method: 'POST', path: '/chat/completions' },
   'openai.models': { method: 'GET', path: '/models' },
+  'openai.embeddings': { method: 'POST', path: '/embeddings' },
 };
 
 /**

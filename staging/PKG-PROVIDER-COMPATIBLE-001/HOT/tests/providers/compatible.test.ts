@@ -220,7 +220,7 @@ test('compatible: a missing or unknown preset, a bad record or a missing key is 
 
 test('compatible: the package is opt-in and serves Chat Completions and the model list; the factory reads options', () => {
   assert.equal(provider.optIn, true);
-  assert.deepEqual(provider.serves, ['openai.chat', 'openai.models']);
+  assert.deepEqual(provider.serves, ['openai.chat', 'openai.models', 'openai.embeddings']);
   const made = provider.create({
     id: 'compatible',
     env: { XAI_API_KEY: 'xai-1' },

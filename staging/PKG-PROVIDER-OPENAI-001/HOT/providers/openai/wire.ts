@@ -8,6 +8,7 @@ export const OPENAI_WIRE_PATHS: Partial<Record<WireSurface, WireRoute>> = {
   'openai.chat': { method: 'POST', path: '/chat/completions' },
   'openai.responses': { method: 'POST', path: '/responses' },
   'openai.models': { method: 'GET', path: '/models' },
+  'openai.embeddings': { method: 'POST', path: '/embeddings' },
 };
 
 /** `{base}/v1{path}`, whether or not the configured base already ends in /v1. */

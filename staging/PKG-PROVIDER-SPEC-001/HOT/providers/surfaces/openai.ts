@@ -5,6 +5,7 @@ import { stopReasonNormaliser } from '../reply.js';
 import type { Usage } from '../spec.js';
 import { boundedRaw, emptyResult, eventJson, passThroughReader, shortField, toolInput } from '../wire/reader.js';
 import type { WireReader, WireResult, WireSurface } from '../wire/spec.js';
+import { EmbeddingsReader } from './openai-embeddings.js';
 
 /**
  * `prompt_tokens` already includes cached tokens; `prompt_tokens_details.cached_tokens` is the cache
@@ -37,6 +38,7 @@ export const normaliseStopReason = stopReasonNormaliser({
 export function openAiReader(surface: WireSurface): WireReader {
   if (surface === 'openai.chat') return new ChatReader();
   if (surface === 'openai.responses') return new ResponsesReader();
+  if (surface === 'openai.embeddings') return new EmbeddingsReader();
   return passThroughReader();
 }
 

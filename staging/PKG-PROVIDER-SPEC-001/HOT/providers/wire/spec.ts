@@ -13,6 +13,7 @@ export const WIRE_SURFACES = [
   'openai.chat',
   'openai.responses',
   'openai.models',
+  'openai.embeddings',
   'gemini.generate',
   'gemini.stream',
   'gemini.count_tokens',

@@ -67,7 +67,7 @@ test('installed providers are discovered with the surfaces each serves, none con
   assert.deepEqual(warnings, []);
   const serves = Object.fromEntries(providers.map((p) => [p.id, [...p.serves].sort()]));
   assert.deepEqual(serves.anthropic, ['anthropic.count_tokens', 'anthropic.messages', 'anthropic.models']);
-  assert.deepEqual(serves.openai, ['openai.chat', 'openai.models', 'openai.responses']);
+  assert.deepEqual(serves.openai, ['openai.chat', 'openai.embeddings', 'openai.models', 'openai.responses']);
   assert.deepEqual(serves.gemini, ['gemini.count_tokens', 'gemini.generate', 'gemini.models', 'gemini.stream']);
   assert.deepEqual(serves.mock, [], 'the mock offers the gateway nothing');
   // Each package builds a provider meeting the whole contract: a wire call and a reader beside send.
