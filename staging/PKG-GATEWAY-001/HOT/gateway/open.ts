@@ -27,6 +27,9 @@ import { PgBudgeter } from '#budgeter/pg/pg-budgeter.js';
 import { ConsoleRoutes } from './console/routes.js';
 import type { RequestLog } from './log.js';
 import { GatewayMetrics } from './metrics/gateway-metrics.js';
+import { traceSettings } from './traces/config.js';
+import { GatewayTracer } from './traces/tracer.js';
+import { observers } from '#router/observer.js';
 import { KeyAdminRoutes } from './admin-keys.js';
 import { keyAdminPorts } from './key-admin-ports.js';
 import type { GatewayConfig } from './settings.js';
@@ -72,6 +75,8 @@ export async function openGateway(
   if (deployments !== null) upstreamsOfDeployments(providers, deployments, unavailable);
   let router: OpenedRouter | null = null;
   let data: ConsoleData | null = null;
+  const traced = traceSettings(env);
+  const tracer = traced === null ? null : new GatewayTracer(traced);
   const metrics = new GatewayMetrics(
     {
       breakers: () => router?.router.breakerStates() ?? [],
@@ -81,11 +86,12 @@ export async function openGateway(
         if (data === null) throw new Error('no budget data');
         return data.budgets();
       },
+      ...(tracer === null ? {} : { spans: () => tracer.counts }),
     },
     { models: metricModels(root), providers: ['mock', ...constructed.map((p) => p.id)] },
   );
   const opened = await openRouter(root, {
-    observer: metrics,
+    observer: observers(metrics, tracer ?? undefined),
     provider: 'mock',
     providers: constructed,
     env,
@@ -133,6 +139,7 @@ export async function openGateway(
     ...(consoleRoutes === null ? {} : { console: consoleRoutes }),
     ...(routing === null ? {} : { routing }),
     metrics,
+    ...(tracer === null ? {} : { traces: tracer }),
     keyAdmin: new KeyAdminRoutes(opened.router, keyAdminPorts(root, opened, data)),
     ready: () => {
       if (shared) return shared.problem();
@@ -161,6 +168,8 @@ export async function openGateway(
         ),
       );
     }
+    // Spans still queued get one try (bounded by the exporter's timeout) after the last call concluded.
+    await tracer?.shutdown().catch(() => {});
     return [...problems, ...(await opened.close())];
   };
   return { gateway, opened, unavailable, close };
