@@ -117,7 +117,7 @@ export class GatewayTracer implements GovernedObserver {
     if (this.settings.captureContent) span.setAttributes(contentAttributes(call, seen));
     if (seen.exchange.decision !== 'SUCCESS')
       span.setStatus({ code: SpanStatusCode.ERROR, message: seen.exchange.reason.slice(0, 200) });
-    this.attemptSpans(span, pending.attempts, seen);
+    this.attemptSpans(span, pending.attempts, seen, call.request.model_id);
     pending.concluded = true;
     if (pending.released) span.end(this.now());
   }
@@ -132,11 +132,11 @@ export class GatewayTracer implements GovernedObserver {
   }
 
   /** A child per attempt the EXCHANGE lists, from when it was sent for as long as its record says it took. */
-  private attemptSpans(span: Span, starts: readonly number[], seen: ObservedConclusion): void {
+  private attemptSpans(span: Span, starts: readonly number[], seen: ObservedConclusion, requested: string): void {
     const meta = (seen.exchange.metadata ?? {}) as Record<string, unknown>;
     const records = Array.isArray(meta.attempts) ? (meta.attempts as Record<string, unknown>[]) : [];
     const parent = trace.setSpan(ROOT_CONTEXT, span);
-    const model = (meta.model_id as string | undefined) ?? '';
+    const model = typeof meta.model_id === 'string' && meta.model_id !== '' ? meta.model_id : requested;
     records.forEach((record, i) => {
       const start = starts[i] ?? this.now();
       const took = typeof record.latency_ms === 'number' && record.latency_ms >= 0 ? record.latency_ms : 0;
