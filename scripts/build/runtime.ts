@@ -52,10 +52,18 @@ const DROP_DIRS = new Set([
 const DROP_FILE =
   /(\.tsbuildinfo|\.d\.ts|\.d\.mts|\.d\.cts|\.map|\.md|\.markdown|\.ts|\.mts|\.cts|\.gyp|\.gypi|\.cc|\.cpp|\.hpp|\.h|\.c)$/i;
 
+/**
+ * OpenTelemetry packages ship three builds; Node loads `build/src` (CommonJS: their `main`, and the `default` of
+ * those with an `exports` map), never `build/esm` or `build/esnext` (the bundler-only `module`/`esnext` fields).
+ */
+const BUNDLER_ONLY = new Set(['build/esm/', 'build/esnext/']);
+
 function skipFor(name: string): (rel: string) => boolean {
   const native = name === 'better-sqlite3';
+  const otel = name.startsWith('@opentelemetry/');
   return (rel) => {
     if (rel.endsWith('/')) {
+      if (otel && BUNDLER_ONLY.has(rel)) return true;
       const top = rel.split('/')[0] as string;
       if (
         native &&

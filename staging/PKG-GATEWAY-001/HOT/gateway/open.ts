@@ -29,6 +29,9 @@ import type { RequestLog } from './log.js';
 import { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { type OpenedAlerts, openAlerts } from './alerts/open-alerts.js';
 import { sqliteLedgerStore } from '#kernel/ledger/store.js';
+import { traceSettings } from './traces/config.js';
+import { GatewayTracer } from './traces/tracer.js';
+import { observers } from '#router/observer.js';
 import { KeyAdminRoutes } from './admin-keys.js';
 import { keyAdminPorts } from './key-admin-ports.js';
 import { type KeyAdminPorts, listKeys } from '#router/key-admin.js';
@@ -75,6 +78,8 @@ export async function openGateway(
   if (deployments !== null) upstreamsOfDeployments(providers, deployments, unavailable);
   let router: OpenedRouter | null = null;
   let data: ConsoleData | null = null;
+  const traced = traceSettings(env);
+  const tracer = traced === null ? null : new GatewayTracer(traced);
   const metrics = new GatewayMetrics(
     {
       breakers: () => router?.router.breakerStates() ?? [],
@@ -84,12 +89,13 @@ export async function openGateway(
         if (data === null) throw new Error('no budget data');
         return data.budgets();
       },
+      ...(tracer === null ? {} : { spans: () => tracer.counts }),
     },
     { models: metricModels(root), providers: ['mock', ...constructed.map((p) => p.id)] },
   );
   const alerts = openAlerts(root, settings.alerts, env, settings.clock ?? Date.now);
   const opened = await openRouter(root, {
-    observer: metrics,
+    observer: observers(metrics, tracer ?? undefined),
     ...(alerts === null ? {} : { budgetWatch: alerts.budgetWatch, onQuarantine: alerts.quarantineWatch }),
     provider: 'mock',
     providers: constructed,
@@ -143,6 +149,7 @@ export async function openGateway(
     ...(consoleRoutes === null ? {} : { console: consoleRoutes }),
     ...(routing === null ? {} : { routing }),
     metrics,
+    ...(tracer === null ? {} : { traces: tracer }),
     keyAdmin: new KeyAdminRoutes(opened.router, keyPorts),
     ready: () => {
       if (shared) return shared.problem();
@@ -172,6 +179,8 @@ export async function openGateway(
       );
     }
     alerts?.close();
+    // Spans still queued get one try (bounded by the exporter's timeout) after the last call concluded.
+    await tracer?.shutdown().catch(() => {});
     return [...problems, ...(await opened.close())];
   };
   return { gateway, opened, unavailable, close };

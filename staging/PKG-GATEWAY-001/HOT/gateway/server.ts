@@ -1,6 +1,12 @@
 import type { GatewayRouting } from './routing.js';
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
@@ -47,6 +53,8 @@ export interface GatewayOptions {
   routing?: GatewayRouting | null;
   /** The Prometheus exposition at GET /metrics (a `metrics:read` key); absent: that path is 404 like any other. */
   metrics?: { render(): Promise<string> };
+  /** Told of each request before it is handled (its trace context; its response's close ends its span). */
+  traces?: { inbound(requestId: string, headers: IncomingHttpHeaders, response: ServerResponse): void };
   /** The key admin API under /admin/keys (a `keys:admin` key); absent: those paths are 404 like any other. */
   keyAdmin?: KeyAdminRoutes;
 }
@@ -186,6 +194,7 @@ export class Gateway {
     const controller = new AbortController();
     const entry: InFlight = { abort: () => controller.abort(), done: Promise.resolve() };
     const requestId = `req_${randomUUID().replace(/-/g, '')}`;
+    this.options.traces?.inbound(requestId, req.headers, res);
     entry.done = this.handle(req, res, controller, requestId)
       .catch((error: unknown) => {
         process.stderr.write(

@@ -6,7 +6,7 @@ import { CpError, isCpError } from '../kernel/errors.js';
 import { exitCodeOf, lookUpCode } from '../kernel/catalogue/load.js';
 import { envError } from '../kernel/env-errors.js';
 import { contributionsIn, importContribution } from '../kernel/loader/discover.js';
-import { isModuleRefusal } from '../kernel/loader/register.js';
+import { isModuleRefusal, linkedFiles } from '../kernel/loader/register.js';
 import { EXIT, type CliCommand, type CliContext, type ExitCode } from './command.js';
 
 export interface RunCliOptions {
@@ -129,6 +129,7 @@ export async function runCli(options: RunCliOptions): Promise<ExitCode> {
         err(`cplane: warning: ${cmd.refusal.code}: ${cmd.refusal.message} (command ${cmd.name} skipped)`);
     }
   }
+  for (const link of linkedFiles()) err(`cplane: warning: ${link.code}: ${link.message}`);
 
   let exitCode: ExitCode = EXIT.OK;
   let cli: Argv = yargs([...argv])

@@ -277,7 +277,15 @@ export function attempts<R>(
   upstreamId?: (result: R) => string | null,
 ): Promise<SendResult<R>> {
   const { route } = call;
-  return retryLoop(attempt, {
+  const { observer } = host;
+  const observed =
+    observer?.attemptStarted === undefined
+      ? attempt
+      : () => {
+          notify(observer, (o) => o.attemptStarted?.(call));
+          return attempt();
+        };
+  return retryLoop(observed, {
     ...(route === null ? {} : routedLoop(call, route, upstreamId)),
     ...(signal === undefined ? {} : { signal }),
     config: host.config,
@@ -318,7 +326,7 @@ export async function conclude(host: GovernedHost, call: GovernedCall, outcome: 
       : null;
   const recorded = await commitConclusion(host, call, batch, warnings, degraded);
   host.exchanges.callEnded();
-  const seen = { exchange: batch[0] as AppendInput, cost: settled.cost, latencyMs };
+  const seen = { exchange: batch[0] as AppendInput, exchangeId: recorded.entryId, cost: settled.cost, latencyMs };
   notify(host.observer, (o) => o.concluded(call, seen));
   return {
     exchangeEntryId: recorded.entryId,

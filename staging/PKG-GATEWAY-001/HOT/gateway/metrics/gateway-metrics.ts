@@ -15,6 +15,8 @@ export interface MetricSources {
   headSeq(): Promise<number | null>;
   /** The budget status the console reads (every session's scope and every key's); absent: no budget gauges. */
   budgets?(): Promise<BudgetStatus>;
+  /** The trace exporter's running counts (gateway/traces); absent: traces are off. */
+  spans?(): { exported: number; droppedQueueFull: number; droppedExportFailed: number };
 }
 
 /** Seconds: from a cache hit's few milliseconds to a long agent turn's minutes. */
@@ -96,7 +98,17 @@ export class GatewayMetrics implements GovernedObserver {
   );
   private readonly spool = this.registry.gauge('cplane_spool_depth', 'Exchanges spooled, waiting for the ledger.');
   private readonly head = this.registry.gauge('cplane_ledger_head_seq', "The ledger's head sequence number.");
+  private readonly spansExported = this.registry.counter(
+    'cplane_trace_spans_exported_total',
+    'Trace spans an OTLP receiver accepted.',
+  );
+  private readonly spansDropped = this.registry.counter(
+    'cplane_trace_spans_dropped_total',
+    'Trace spans lost: the export queue was full (queue_full), or the receiver refused or could not be reached (export_failed).',
+    ['reason'],
+  );
   private inFlight = 0;
+  private spansSeen = { exported: 0, droppedQueueFull: 0, droppedExportFailed: 0 };
 
   constructor(
     private readonly sources: MetricSources,
@@ -164,7 +176,19 @@ export class GatewayMetrics implements GovernedObserver {
     }
     for (const { labels, value } of worst.values()) this.breakerState.set(labels, value);
     await this.readBudgets();
+    this.readSpans();
     return this.registry.render();
+  }
+
+  /** The trace exporter's counts since the last scrape, added to the counters. */
+  private readSpans(): void {
+    const now = this.sources.spans?.();
+    if (now === undefined) return;
+    const seen = this.spansSeen;
+    this.spansExported.inc([], now.exported - seen.exported);
+    this.spansDropped.inc(['queue_full'], now.droppedQueueFull - seen.droppedQueueFull);
+    this.spansDropped.inc(['export_failed'], now.droppedExportFailed - seen.droppedExportFailed);
+    this.spansSeen = { ...now };
   }
 
   /** Per scope kind: the tightest remaining tokens and the count of scopes in each state (a scrape-time read). */

@@ -122,6 +122,15 @@ function report(error: Error & { code: string; hint?: string; details?: unknown 
   }
 }
 
+/** The links the start-up seal found where a package's non-code file belongs (seal.ts): every command names them. */
+export function linkedFiles(): Array<Error & { code: string }> {
+  const state = shared[STATE];
+  if (state === undefined) return [];
+  return [...state.refusals.values()].filter(
+    (error) => (error as { details?: { link?: unknown } }).details?.link === true,
+  );
+}
+
 /** The gate this process loads through, or null (a development root, or no entry turned it on). */
 export function activeModuleGate(): ModuleGate | null {
   return shared[STATE]?.gate ?? null;

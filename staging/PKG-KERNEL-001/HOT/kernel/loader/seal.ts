@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { CpError, show } from '../errors.js';
 import { LAYOUT, STATE_DIRS } from '../root/layout.js';
@@ -51,7 +51,13 @@ export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string 
         if (entry.name === 'node_modules') gate.checkOwnedDirectory(path);
         walk(path, relPath, cjs);
       } else if (entry.isSymbolicLink()) {
-        // A link could stand in for an owned file or directory and lead anywhere; nothing vouches for its target.
+        // A link where a file that is no code lay (a JSON example, a prompt, a stylesheet) is refused alone: nothing
+        // imports it, so the root's commands still run and gate-check names it. Where it could be code, steer
+        // resolution or hide a tree (a directory), nothing vouches for where it leads: the process is refused.
+        if (!mayLoadThrough(path, entry.name, rel)) {
+          refusals.set(relPath, linkRefusal(relPath, gate.root));
+          continue;
+        }
         throw new CpError(
           'ERR_MODULE_UNOWNED',
           `${show(relPath)} is a symbolic link inside the root's code; no package owns where it leads, so nothing is loaded`,
@@ -83,6 +89,29 @@ export function sealCheck(gate: ModuleGate): Map<string, Error & { code: string 
   };
   walk(hot, LAYOUT.hot, false);
   return refusals;
+}
+
+/** Whether a link could be loaded as code or change how code resolves (its name, or a target that is a directory). */
+function mayLoadThrough(path: string, name: string, rel: string): boolean {
+  if (name === 'package.json' || name === 'node_modules' || rel.includes('/node_modules')) return true;
+  if (CODE.has(extname(name)) && extname(name) !== '.json') return true;
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    // A dangling link leads nowhere to load from.
+    return false;
+  }
+}
+
+function linkRefusal(relPath: string, root: string): Error & { code: string } {
+  return new CpError(
+    'ERR_MODULE_UNOWNED',
+    `${show(relPath)} is a symbolic link where a package's file belongs; no package owns where it leads, so it is not read`,
+    {
+      hint: 'remove the link and reinstall the package that owns the path (cplane gate-check names it)',
+      details: { path: relPath, root, link: true },
+    },
+  ) as Error & { code: string };
 }
 
 function readType(path: string): unknown {
