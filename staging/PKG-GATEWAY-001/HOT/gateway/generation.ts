@@ -1,7 +1,7 @@
 import { sha256Hex } from '#kernel/canonical.js';
 import type { IncomingCall } from './call.js';
 import { checkGeminiGeneration } from './gemini-body.js';
-import { governedRequest, refuseMalformed } from './governed-request.js';
+import { governedRequest, refusedRequest, refuseMalformed } from './governed-request.js';
 import { checkGeneration } from './request-body.js';
 import { routedExtra, routeOf } from './route-plan.js';
 import { routeGeneration } from './routed.js';
@@ -16,25 +16,12 @@ import { wholeReply } from './whole-reply.js';
  * event (or the non-streaming body) released.
  */
 export async function handleGeneration(incoming: IncomingCall): Promise<void> {
-  const { endpoint, identity, router } = incoming;
+  const { endpoint, router } = incoming;
   const gen =
     endpoint.family === 'gemini'
       ? checkGeminiGeneration(endpoint.surface, incoming.body, endpoint.params?.model ?? '')
       : checkGeneration(endpoint.surface, incoming.body);
-  if (typeof gen === 'string') {
-    const { agent, session, workOrder, token } = identity;
-    return refuseMalformed(
-      incoming,
-      {
-        contract_id: endpoint.surface,
-        agent_id: agent || 'UNKNOWN',
-        session_id: session,
-        ...(workOrder === null ? {} : { work_order_id: workOrder }),
-        ...(token === null ? {} : { auth_token: token }),
-      },
-      gen,
-    );
-  }
+  if (typeof gen === 'string') return refuseMalformed(incoming, refusedRequest(incoming), gen);
   incoming.log.model = gen.model;
   const routed = await routeGeneration(incoming, gen);
   if (routed === null) return;

@@ -12,6 +12,20 @@ export async function refuseMalformed(
   ctx.refuse('VALIDATION_FAILED', problem);
 }
 
+/** What a refusal before admission names: the surface and the client's identity headers. */
+export function refusedRequest({
+  endpoint,
+  identity,
+}: Pick<CallContext, 'endpoint' | 'identity'>): Partial<PromptRequest> {
+  return {
+    contract_id: endpoint.surface,
+    agent_id: identity.agent || 'UNKNOWN',
+    session_id: identity.session,
+    ...(identity.workOrder === null ? {} : { work_order_id: identity.workOrder }),
+    ...(identity.token === null ? {} : { auth_token: identity.token }),
+  };
+}
+
 /** What the records name for a call on this surface, from the client's identity headers. */
 export function governedRequest(ctx: CallContext, prompt: string, model: string): GovernedRequest['request'] {
   const { identity } = ctx;
