@@ -32,7 +32,13 @@ import { keyAdminPorts } from './key-admin-ports.js';
 import type { GatewayConfig } from './settings.js';
 import { Gateway } from './server.js';
 import type { Family } from './surfaces.js';
-import { gatewayRouting, parseRouting, routingProviders, type RoutingProviders } from './routing.js';
+import {
+  type GatewayRouting,
+  gatewayRouting,
+  parseRouting,
+  routingProviders,
+  type RoutingProviders,
+} from './routing.js';
 
 export interface OpenedGateway {
   gateway: Gateway;
@@ -72,17 +78,11 @@ export async function openGateway(
   if (deployments !== null) upstreamsOfDeployments(providers, deployments, unavailable);
   let router: OpenedRouter | null = null;
   let data: ConsoleData | null = null;
-  const metrics = new GatewayMetrics(
-    {
-      breakers: () => router?.router.breakerStates() ?? [],
-      spooled: () => router?.router.spooled() ?? 0,
-      headSeq: async () => headSeq(router),
-      budgets: async () => {
-        if (data === null) throw new Error('no budget data');
-        return data.budgets();
-      },
-    },
-    { models: metricModels(root), providers: ['mock', ...constructed.map((p) => p.id)] },
+  const metrics = gatewayMetrics(
+    root,
+    constructed,
+    () => router,
+    () => data,
   );
   const opened = await openRouter(root, {
     observer: metrics,
@@ -99,25 +99,8 @@ export async function openGateway(
   router = opened;
   data = consoleData(root, opened, unavailable);
   const consoleRoutes = data === null ? null : openConsole(root, opened, data, unavailable);
-  const ledgerPath = ledgerPathForRoot(root);
-  const budgetPath = budgetDbPathForRoot(root);
-  const { shared } = opened;
   const routing = deployments === null ? null : gatewayRouting(deployments, opened.router.breakers, modelPrice(root));
-  // On a shared store a 429 one host sees rests the deployment on every host, as its breakers are shared.
-  if (routing !== null && shared)
-    try {
-      await shared.shareCooldowns(routing.resolver);
-    } catch (error) {
-      await opened.close();
-      throw error;
-    }
-  // An answer spooled while the database was away is appended once it answers again.
-  shared?.onHealthy(() => {
-    if (opened.router.spooled() > 0) void opened.router.recoverSpool();
-  });
-  shared?.reconcileEvery(RECONCILE_EVERY_MS, (error) =>
-    warn(warning('BUDGET_RECONCILE_FAILED', reconcileProblem(error))),
-  );
+  await joinSharedStore(opened, routing, warn);
   const gateway = new Gateway({
     router: opened.router,
     providers,
@@ -134,36 +117,92 @@ export async function openGateway(
     ...(routing === null ? {} : { routing }),
     metrics,
     keyAdmin: new KeyAdminRoutes(opened.router, keyAdminPorts(root, opened, data)),
-    ready: () => {
-      if (shared) return shared.problem();
-      try {
-        accessSync(ledgerPath, constants.W_OK);
-        accessSync(budgetPath, constants.W_OK);
-        opened.ledger?.head();
-        return null;
-      } catch (error) {
-        // Said to whoever asks /readyz, without credentials: what is wrong and its code, never the root's paths.
-        const code = (error as { code?: unknown } | null)?.code;
-        return `the ledger or the budget file cannot be written${typeof code === 'string' ? ` (${code})` : ''}`;
-      }
-    },
+    ready: readiness(root, opened),
   });
-  const close = async (): Promise<Warning[]> => {
-    const problems: Warning[] = [];
+  return { gateway, opened, unavailable, close: () => closeGateway(opened) };
+}
+
+/**
+ * A shared store's hooks: cooldowns shared across hosts, the spool recovered once the database answers again, and
+ * orphaned reservations reconciled on a schedule. A failure to share the cooldowns closes the router and throws.
+ */
+async function joinSharedStore(
+  opened: OpenedRouter,
+  routing: GatewayRouting | null,
+  warn: (w: Warning) => void,
+): Promise<void> {
+  const { shared } = opened;
+  // On a shared store a 429 one host sees rests the deployment on every host, as its breakers are shared.
+  if (routing !== null && shared)
     try {
-      await opened.router.flushRefusals();
+      await shared.shareCooldowns(routing.resolver);
     } catch (error) {
-      const coded = toCpError(error);
-      problems.push(
-        warning(
-          'REFUSALS_NOT_SUMMARISED',
-          `the count of unrecorded refusals was lost (${coded.code}: ${coded.message})`,
-        ),
-      );
+      await opened.close();
+      throw error;
     }
-    return [...problems, ...(await opened.close())];
+  // An answer spooled while the database was away is appended once it answers again.
+  shared?.onHealthy(() => {
+    if (opened.router.spooled() > 0) void opened.router.recoverSpool();
+  });
+  shared?.reconcileEvery(RECONCILE_EVERY_MS, (error) =>
+    warn(warning('BUDGET_RECONCILE_FAILED', reconcileProblem(error))),
+  );
+}
+
+/** What /readyz asks: null when the ledger and the budget store are open and writable, else what is wrong. */
+function readiness(root: string, opened: OpenedRouter): () => string | null {
+  const ledgerPath = ledgerPathForRoot(root);
+  const budgetPath = budgetDbPathForRoot(root);
+  const { shared } = opened;
+  return () => {
+    if (shared) return shared.problem();
+    try {
+      accessSync(ledgerPath, constants.W_OK);
+      accessSync(budgetPath, constants.W_OK);
+      opened.ledger?.head();
+      return null;
+    } catch (error) {
+      // Said to whoever asks /readyz, without credentials: what is wrong and its code, never the root's paths.
+      const code = (error as { code?: unknown } | null)?.code;
+      return `the ledger or the budget file cannot be written${typeof code === 'string' ? ` (${code})` : ''}`;
+    }
   };
-  return { gateway, opened, unavailable, close };
+}
+
+/** The gateway's close: the unrecorded refusals' count summarised, then the router closed. */
+async function closeGateway(opened: OpenedRouter): Promise<Warning[]> {
+  const problems: Warning[] = [];
+  try {
+    await opened.router.flushRefusals();
+  } catch (error) {
+    const coded = toCpError(error);
+    problems.push(
+      warning('REFUSALS_NOT_SUMMARISED', `the count of unrecorded refusals was lost (${coded.code}: ${coded.message})`),
+    );
+  }
+  return [...problems, ...(await opened.close())];
+}
+
+/** The metrics observer, reading the router and the console data once they are open (the router needs it first). */
+function gatewayMetrics(
+  root: string,
+  constructed: readonly Provider[],
+  router: () => OpenedRouter | null,
+  data: () => ConsoleData | null,
+): GatewayMetrics {
+  return new GatewayMetrics(
+    {
+      breakers: () => router()?.router.breakerStates() ?? [],
+      spooled: () => router()?.router.spooled() ?? 0,
+      headSeq: async () => headSeq(router()),
+      budgets: async () => {
+        const read = data();
+        if (read === null) throw new Error('no budget data');
+        return read.budgets();
+      },
+    },
+    { models: metricModels(root), providers: ['mock', ...constructed.map((p) => p.id)] },
+  );
 }
 
 const FAMILIES: readonly Family[] = ['anthropic', 'openai', 'gemini'];
