@@ -38,7 +38,13 @@ import { type KeyAdminPorts, listKeys } from '#router/key-admin.js';
 import type { GatewayConfig } from './settings.js';
 import { Gateway } from './server.js';
 import type { Family } from './surfaces.js';
-import { gatewayRouting, parseRouting, routingProviders, type RoutingProviders } from './routing.js';
+import {
+  type GatewayRouting,
+  gatewayRouting,
+  parseRouting,
+  routingProviders,
+  type RoutingProviders,
+} from './routing.js';
 
 export interface OpenedGateway {
   gateway: Gateway;
@@ -80,18 +86,12 @@ export async function openGateway(
   let data: ConsoleData | null = null;
   const traced = traceSettings(env);
   const tracer = traced === null ? null : new GatewayTracer(traced);
-  const metrics = new GatewayMetrics(
-    {
-      breakers: () => router?.router.breakerStates() ?? [],
-      spooled: () => router?.router.spooled() ?? 0,
-      headSeq: async () => headSeq(router),
-      budgets: async () => {
-        if (data === null) throw new Error('no budget data');
-        return data.budgets();
-      },
-      ...(tracer === null ? {} : { spans: () => tracer.counts }),
-    },
-    { models: metricModels(root), providers: ['mock', ...constructed.map((p) => p.id)] },
+  const metrics = gatewayMetrics(
+    root,
+    constructed,
+    () => router,
+    () => data,
+    tracer,
   );
   const alerts = openAlerts(root, settings.alerts, env, settings.clock ?? Date.now);
   const opened = await openRouter(root, {
@@ -115,25 +115,8 @@ export async function openGateway(
   data = consoleData(root, opened, unavailable);
   const keyPorts = keyAdminPorts(root, opened, data);
   const consoleRoutes = data === null ? null : openConsole(root, opened, data, unavailable, keyPorts);
-  const ledgerPath = ledgerPathForRoot(root);
-  const budgetPath = budgetDbPathForRoot(root);
-  const { shared } = opened;
   const routing = deployments === null ? null : gatewayRouting(deployments, opened.router.breakers, modelPrice(root));
-  // On a shared store a 429 one host sees rests the deployment on every host, as its breakers are shared.
-  if (routing !== null && shared)
-    try {
-      await shared.shareCooldowns(routing.resolver);
-    } catch (error) {
-      await opened.close();
-      throw error;
-    }
-  // An answer spooled while the database was away is appended once it answers again.
-  shared?.onHealthy(() => {
-    if (opened.router.spooled() > 0) void opened.router.recoverSpool();
-  });
-  shared?.reconcileEvery(RECONCILE_EVERY_MS, (error) =>
-    warn(warning('BUDGET_RECONCILE_FAILED', reconcileProblem(error))),
-  );
+  await joinSharedStore(opened, routing, warn);
   const gateway = new Gateway({
     router: opened.router,
     providers,
@@ -151,39 +134,101 @@ export async function openGateway(
     metrics,
     ...(tracer === null ? {} : { traces: tracer }),
     keyAdmin: new KeyAdminRoutes(opened.router, keyPorts),
-    ready: () => {
-      if (shared) return shared.problem();
-      try {
-        accessSync(ledgerPath, constants.W_OK);
-        accessSync(budgetPath, constants.W_OK);
-        opened.ledger?.head();
-        return null;
-      } catch (error) {
-        // Said to whoever asks /readyz, without credentials: what is wrong and its code, never the root's paths.
-        const code = (error as { code?: unknown } | null)?.code;
-        return `the ledger or the budget file cannot be written${typeof code === 'string' ? ` (${code})` : ''}`;
-      }
-    },
+    ready: readiness(root, opened),
   });
-  const close = async (): Promise<Warning[]> => {
-    const problems: Warning[] = [];
+  return { gateway, opened, unavailable, close: () => closeGateway(opened, alerts, tracer) };
+}
+
+/**
+ * A shared store's hooks: cooldowns shared across hosts, the spool recovered once the database answers again, and
+ * orphaned reservations reconciled on a schedule. A failure to share the cooldowns closes the router and throws.
+ */
+async function joinSharedStore(
+  opened: OpenedRouter,
+  routing: GatewayRouting | null,
+  warn: (w: Warning) => void,
+): Promise<void> {
+  const { shared } = opened;
+  // On a shared store a 429 one host sees rests the deployment on every host, as its breakers are shared.
+  if (routing !== null && shared)
     try {
-      await opened.router.flushRefusals();
+      await shared.shareCooldowns(routing.resolver);
     } catch (error) {
-      const coded = toCpError(error);
-      problems.push(
-        warning(
-          'REFUSALS_NOT_SUMMARISED',
-          `the count of unrecorded refusals was lost (${coded.code}: ${coded.message})`,
-        ),
-      );
+      await opened.close();
+      throw error;
     }
-    alerts?.close();
-    // Spans still queued get one try (bounded by the exporter's timeout) after the last call concluded.
-    await tracer?.shutdown().catch(() => {});
-    return [...problems, ...(await opened.close())];
+  // An answer spooled while the database was away is appended once it answers again.
+  shared?.onHealthy(() => {
+    if (opened.router.spooled() > 0) void opened.router.recoverSpool();
+  });
+  shared?.reconcileEvery(RECONCILE_EVERY_MS, (error) =>
+    warn(warning('BUDGET_RECONCILE_FAILED', reconcileProblem(error))),
+  );
+}
+
+/** What /readyz asks: null when the ledger and the budget store are open and writable, else what is wrong. */
+function readiness(root: string, opened: OpenedRouter): () => string | null {
+  const ledgerPath = ledgerPathForRoot(root);
+  const budgetPath = budgetDbPathForRoot(root);
+  const { shared } = opened;
+  return () => {
+    if (shared) return shared.problem();
+    try {
+      accessSync(ledgerPath, constants.W_OK);
+      accessSync(budgetPath, constants.W_OK);
+      opened.ledger?.head();
+      return null;
+    } catch (error) {
+      // Said to whoever asks /readyz, without credentials: what is wrong and its code, never the root's paths.
+      const code = (error as { code?: unknown } | null)?.code;
+      return `the ledger or the budget file cannot be written${typeof code === 'string' ? ` (${code})` : ''}`;
+    }
   };
-  return { gateway, opened, unavailable, close };
+}
+
+/** The gateway's close: the unrecorded refusals' count summarised, then the router closed. */
+async function closeGateway(
+  opened: OpenedRouter,
+  alerts: OpenedAlerts | null,
+  tracer: GatewayTracer | null,
+): Promise<Warning[]> {
+  const problems: Warning[] = [];
+  try {
+    await opened.router.flushRefusals();
+  } catch (error) {
+    const coded = toCpError(error);
+    problems.push(
+      warning('REFUSALS_NOT_SUMMARISED', `the count of unrecorded refusals was lost (${coded.code}: ${coded.message})`),
+    );
+  }
+  alerts?.close();
+  // Spans still queued get one try (bounded by the exporter's timeout) after the last call concluded.
+  await tracer?.shutdown().catch(() => {});
+  return [...problems, ...(await opened.close())];
+}
+
+/** The metrics observer, reading the router and the console data once they are open (the router needs it first). */
+function gatewayMetrics(
+  root: string,
+  constructed: readonly Provider[],
+  router: () => OpenedRouter | null,
+  data: () => ConsoleData | null,
+  tracer: GatewayTracer | null,
+): GatewayMetrics {
+  return new GatewayMetrics(
+    {
+      breakers: () => router()?.router.breakerStates() ?? [],
+      spooled: () => router()?.router.spooled() ?? 0,
+      headSeq: async () => headSeq(router()),
+      budgets: async () => {
+        const read = data();
+        if (read === null) throw new Error('no budget data');
+        return read.budgets();
+      },
+      ...(tracer === null ? {} : { spans: () => tracer.counts }),
+    },
+    { models: metricModels(root), providers: ['mock', ...constructed.map((p) => p.id)] },
+  );
 }
 
 /** Breaker transitions go to the alert webhook, and each delivery is an ALERT_SENT record in the router's ledger. */

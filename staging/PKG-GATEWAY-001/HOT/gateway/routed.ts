@@ -3,6 +3,7 @@
 import type { TranslationRefused, Translator, Untranslatable } from '#providers/translate/index.js';
 import type { SseFrame } from '#providers/wire/sse.js';
 import type { CallContext, IncomingCall } from './call.js';
+import { refusedRequest } from './governed-request.js';
 import type { Generation } from './request-body.js';
 
 /**
@@ -30,19 +31,8 @@ export async function routeGeneration(
 }
 
 async function refuseUntranslatable(ctx: CallContext, translator: Translator, refusal: Untranslatable): Promise<void> {
-  const { identity } = ctx;
   const message = `${refusal.field}: ${refusal.why} (a ${translator.client} request served by ${translator.upstream})`;
-  await ctx.router.recordRefusal(
-    {
-      contract_id: ctx.endpoint.surface,
-      agent_id: identity.agent || 'UNKNOWN',
-      session_id: identity.session,
-      ...(identity.workOrder === null ? {} : { work_order_id: identity.workOrder }),
-      ...(identity.token === null ? {} : { auth_token: identity.token }),
-    },
-    'TRANSLATION_UNSUPPORTED',
-    message,
-  );
+  await ctx.router.recordRefusal(refusedRequest(ctx), 'TRANSLATION_UNSUPPORTED', message);
   ctx.refuse('TRANSLATION_UNSUPPORTED', message);
 }
 

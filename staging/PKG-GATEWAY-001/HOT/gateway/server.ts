@@ -8,15 +8,17 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { CpError, show } from '#kernel/errors.js';
 import { parseJsonBounded } from '#kernel/json-depth.js';
 import type { WireProvider } from '#providers/wire/spec.js';
 import { METRICS_SCOPE } from '#router/auth.js';
 import type { Router } from '#router/router.js';
-import { handleGeneration, handlePassThrough, type IncomingCall } from './call.js';
+import type { IncomingCall } from './call.js';
+import { handleGeneration } from './generation.js';
+import { handlePassThrough } from './pass-through.js';
 import { ADMIN_KEYS_PATH, type KeyAdminRoutes } from './admin-keys.js';
+import { answerClientError, noteResponding } from './client-error.js';
 import { readBody, sendJson, unreadableBody } from './http-io.js';
 import type { ConsoleRoutes } from './console/routes.js';
 import { identify, type Identity } from './identity.js';
@@ -59,47 +61,6 @@ export interface GatewayOptions {
   keyAdmin?: KeyAdminRoutes;
 }
 
-/** The latest response on each connection, so a parse error on it knows whether one is being written. */
-const responding = new WeakMap<Duplex, ServerResponse>();
-
-/** Node's own answers to a request it could not parse, each with the status node gives it. */
-const CLIENT_ERRORS: Readonly<Record<string, [status: number, reason: string, what: string]>> = {
-  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'its headers are over the size limit'],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'it was not received within the request deadline'],
-};
-
-/**
- * A request node refused before the gateway saw it (malformed framing, both Content-Length and
- * Transfer-Encoding, headers too large, too slow) is answered with a JSON error body both SDKs parse (node's
- * own answer has none), then the connection is closed. Which API the client speaks is unknown here: the
- * body is Anthropic's shape, whose `error.message` the OpenAI SDK reads too.
- */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  // A response already begun on this connection cannot be followed by another one.
-  const current = responding.get(socket);
-  const begun = current !== undefined && current.headersSent && !current.writableFinished;
-  if (error.code === 'ECONNRESET' || !socket.writable || begun) {
-    socket.destroy();
-    return;
-  }
-  const [status, reason, what] = CLIENT_ERRORS[error.code ?? ''] ?? [
-    400,
-    'Bad Request',
-    `it is not well-formed HTTP/1.1 (${error.code ?? 'unknown'})`,
-  ];
-  const body = JSON.stringify({
-    type: 'error',
-    error: { type: 'invalid_request_error', message: `the request is refused: ${what}`, param: null, code: null },
-  });
-  // A client too slow to send its request may well manage on a retry; a malformed one never will.
-  const retry = status === 408 ? '' : 'x-should-retry: false\r\n';
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `${retry}connection: close\r\n\r\n${body}`,
-    () => socket.destroy(),
-  );
-}
-
 interface InFlight {
   abort(): void;
   done: Promise<void>;
@@ -107,7 +68,7 @@ interface InFlight {
 
 /**
  * `cplane serve`: node:http, no framework (the overhead budget is sub-millisecond and it adds no dependency
- * to the governed runtime). Every generation goes through the router's pipeline (call.ts).
+ * to the governed runtime). Every provider call goes through the router's pipeline (generation.ts, pass-through.ts).
  */
 export class Gateway {
   readonly server: Server;
@@ -190,7 +151,7 @@ export class Gateway {
   }
 
   private track(req: IncomingMessage, res: ServerResponse): void {
-    responding.set(req.socket, res);
+    noteResponding(req.socket, res);
     const controller = new AbortController();
     const entry: InFlight = { abort: () => controller.abort(), done: Promise.resolve() };
     const requestId = `req_${randomUUID().replace(/-/g, '')}`;
@@ -297,7 +258,10 @@ export class Gateway {
     res.end(text);
   }
 
-  /** A provider API call: endpoint → upstream → identity → body → the surface's handler (call.ts) → checkpoint. */
+  /**
+   * A provider API call: endpoint → upstream → identity → body → the surface's handler (generation.ts,
+   * pass-through.ts) → checkpoint.
+   */
   private async apiCall(incoming: Incoming): Promise<void> {
     const { req, path, method, log } = incoming;
     const anthropicVersion = typeof req.headers['anthropic-version'] === 'string';

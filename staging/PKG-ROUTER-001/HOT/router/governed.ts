@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { envFault, faultMessage } from '#kernel/env-errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import type { Warning } from '#kernel/catalogue/define.js';
 import type { BudgetPort } from '#budgeter/port.js';
@@ -10,8 +9,9 @@ import type { RouterConfig } from './config.js';
 import { callCommits } from './durability.js';
 import { exchangeFor, type GovernedOutcome, wellTyped, withoutRawUsage } from './conclusion-records.js';
 import type { ExchangeWriter, Recorded } from './exchange-writer.js';
+import { breakerWaitMs, commitDispatch, refusal, reservation, UNAVAILABLE_RETRY_MS } from './admission.js';
 import { type GovernedObserver, notify } from './observer.js';
-import { dispatchRecord, type ExchangeContext } from './records.js';
+import type { ExchangeContext } from './records.js';
 import type { PromptRequest } from './request.js';
 import { scrubRecords, scrubText, secretList } from './scrub.js';
 import type { SecretPattern } from './secret-patterns.js';
@@ -20,6 +20,7 @@ import { mayHaveBilled, retryLoop, type SendResult } from './send.js';
 
 export type { GovernedOutcome } from './conclusion-records.js';
 export type { Route } from './routing/governed-route.js';
+export { UNAVAILABLE_RETRY_MS } from './admission.js';
 
 /**
  * The one governed pipeline, for every surface (route(), the gateway's surfaces): `admit` runs auth → budget
@@ -130,27 +131,6 @@ export async function authenticate(
   return { ok: false, ...denied, entryId: await host.reject(request, denied.code, denied.message, []) };
 }
 
-/** When a caller refused for a fault of the machine (a full disk) is told to try again. */
-export const UNAVAILABLE_RETRY_MS = 30_000;
-
-/** A refused admission, recorded (PROMPT_REJECTED after `records`) unless the machine will not let it be. */
-async function refusal(
-  host: GovernedHost,
-  request: Partial<PromptRequest>,
-  code: string,
-  message: string,
-  records: AppendInput[] = [],
-  retryAfterMs: number | null = null,
-  warnings: Warning[] = [],
-): Promise<Admission> {
-  const entryId = await host.reject(request, code, message, records).catch((error: unknown) => {
-    // A ledger the machine will not let us write cannot hold the refusal either: the caller still gets it.
-    if (envFault(error) === null) throw error;
-    return '';
-  });
-  return { ok: false, code, message, entryId, retryAfterMs, warnings };
-}
-
 export async function admit(host: GovernedHost, input: GovernedRequest): Promise<Admission> {
   const start = host.clock();
   const { request } = input;
@@ -181,21 +161,8 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     return refusal(host, request, 'CIRCUIT_OPEN', message, [...reserved.records, ...released], retryAfterMs, warnings);
   }
   const secrets = secretList([...host.secrets, request.auth_token]);
-  let dispatchId: string;
-  host.exchanges.callStarted();
-  try {
-    const dispatch = dispatchRecord(request, request.provider_id, request.model_id);
-    dispatchId = await commitAdmission(host, request, secrets, budget.folded(dispatch, reserved.records).batch);
-  } catch (error) {
-    host.exchanges.callEnded();
-    breaker.releaseProbe(breakerPass);
-    route?.finish(null);
-    const warnings: Warning[] = [];
-    await budget.release(host.budget, requestId, warnings);
-    const fault = envFault(error);
-    if (fault === null) throw error;
-    return refusal(host, request, 'LEDGER_UNAVAILABLE', faultMessage(fault), [], UNAVAILABLE_RETRY_MS, warnings);
-  }
+  const dispatchId = await commitDispatch(host, request, requestId, secrets, reserved, breaker, breakerPass, route);
+  if (typeof dispatchId !== 'string') return dispatchId;
   const admitted: Admission & { ok: true } = {
     ok: true,
     call: {
@@ -221,46 +188,6 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
 /** A streamed reply's first byte released to the client (the time-to-first-token an observer measures). */
 export function firstToken(host: GovernedHost, call: GovernedCall): void {
   notify(host.observer, (o) => o.firstToken(call, host.clock() - call.start));
-}
-
-/** The one place a call's budget is reserved: its bounds, under its session, agent, work order and key scope. */
-function reservation(host: GovernedHost, input: GovernedRequest, requestId: string): Promise<budget.Reserved> {
-  const { request } = input;
-  const scope = host.budgetScope(request);
-  return budget.reserve(host.budget, {
-    request_id: requestId,
-    session_id: request.session_id,
-    model: input.route?.reserveModel ?? request.model_id,
-    ...input.bounds,
-    ...(request.work_order_id ? { work_order_id: request.work_order_id } : {}),
-    ...(request.agent_id ? { agent_id: request.agent_id } : {}),
-    ...(scope === undefined ? {} : { budget_scope: scope }),
-  });
-}
-
-/**
- * The admission batch (the reservation's records and the DISPATCH) committed before anything is sent: grouped with
- * the other calls admitted in this turn; alone if another batch sank the group; throws if it cannot be written.
- * Returns the DISPATCH's id.
- */
-async function commitAdmission(
-  host: GovernedHost,
-  request: PromptRequest,
-  secrets: readonly string[],
-  batch: AppendInput[],
-): Promise<string> {
-  const scrubbed = scrubRecords(batch, secrets, host.patterns);
-  const commit = callCommits(host.config.durability).admission;
-  const grouped = await host.exchanges.commitGrouped(scrubbed, commit);
-  if (grouped.ok) return grouped.ids[grouped.ids.length - 1] as string;
-  if (grouped.alone) throw grouped.error;
-  return (await host.exchanges.appendAll(batch, request.auth_token, commit)).id;
-}
-
-function breakerWaitMs(host: GovernedHost, breaker: CircuitBreaker): number {
-  const openedAt = breaker.snapshot().opened_at;
-  if (openedAt === null) return 0;
-  return Math.max(0, Date.parse(openedAt) + host.config.breaker.reset_timeout_ms - host.clock());
 }
 
 /**

@@ -94,8 +94,8 @@ const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
 
 /**
  * The prompt router: one governed pipeline (router/governed.ts) behind every surface. route() (router/route.ts)
- * and the gateway (gateway/call.ts) are adapters over it; this class wires the pipeline to its ledger writer
- * (router/exchange-writer.ts), its keys (router/keys.ts), its budgets and breakers.
+ * and the gateway (gateway/generation.ts, gateway/pass-through.ts) are adapters over it; this class wires the
+ * pipeline to its ledger writer (router/exchange-writer.ts), its keys (router/keys.ts), its budgets and breakers.
  */
 export class Router {
   readonly breakers: BreakerRegistry;
