@@ -45,13 +45,13 @@ test('install, uninstall, route and ledger append killed at random moments: the 
   const dir = mkdtempSync(join(tmpdir(), 'cp-faults-kill-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const root = copyRoot(join(dir, 'root'));
-  const installed = (): boolean => existsSync(receiptPath(root, 'PKG-PROVIDER-OPENAI-001'));
+  const installed = (): boolean => existsSync(receiptPath(root, 'PKG-PROVIDER-GEMINI-001'));
   const rounds = 3;
   for (let round = 0; round < rounds; round += 1) {
     const commands: Array<[string, string[]]> = [
       installed()
-        ? ['uninstall', ['uninstall', 'PKG-PROVIDER-OPENAI-001', '--root', root]]
-        : ['install', ['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', root, '--dev']],
+        ? ['uninstall', ['uninstall', 'PKG-PROVIDER-GEMINI-001', '--root', root]]
+        : ['install', ['install', archive('PKG-PROVIDER-GEMINI-001'), '--root', root, '--dev']],
       ['route', ['route', '--root', root, '--prompt', `killed ${round}`, '--dev']],
       [
         'ledger append',
@@ -84,6 +84,6 @@ test('install, uninstall, route and ledger append killed at random moments: the 
   }
   // Whatever was interrupted, the package is now wholly installed or wholly absent, and installing works.
   if (!installed())
-    assert.equal(run(['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', root, '--dev']).status, 0);
+    assert.equal(run(['install', archive('PKG-PROVIDER-GEMINI-001'), '--root', root, '--dev']).status, 0);
   assertGatesPass(root, `after ${rounds * 3} kills (seed ${seed})`);
 });

@@ -62,7 +62,7 @@ function prepareInputs(root: string, dir: string): Inputs {
 /** Every writing command, against root R, writing new files under `out` (on the same faulty filesystem). */
 function writingCommands(root: string, out: string, inputs: Inputs, tag: string): Array<[string, string[]]> {
   return [
-    ['install', ['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', root, '--dev', '--json']],
+    ['install', ['install', archive('PKG-PROVIDER-GEMINI-001'), '--root', root, '--dev', '--json']],
     ['uninstall', ['uninstall', 'PKG-PROVIDER-ANTHROPIC-001', '--root', root, '--json']],
     ['route', ['route', '--root', root, '--prompt', `fault ${tag}`, '--dev', '--json']],
     [
@@ -155,8 +155,9 @@ test('disk full (tmpfs): every writing command ends coded or OK, and the root is
     const root = copyRoot(join(mnt, 'root'));
     const out = join(mnt, 'out');
     mkdirSync(out, { recursive: true });
+    // A leaf package: nothing installed depends on it, so it can be uninstalled and installed again.
     assert.equal(
-      run(['uninstall', 'PKG-PROVIDER-OPENAI-001', '--root', root]).status,
+      run(['uninstall', 'PKG-PROVIDER-GEMINI-001', '--root', root]).status,
       0,
       'prepare: a package to install',
     );
@@ -200,7 +201,7 @@ test('disk full (injected ENOSPC on every file write): every writing command end
   const out = join(dir, 'out');
   mkdirSync(out);
   const inputs = prepareInputs(root, join(dir, 'inputs'));
-  assert.equal(run(['uninstall', 'PKG-PROVIDER-OPENAI-001', '--root', root]).status, 0);
+  assert.equal(run(['uninstall', 'PKG-PROVIDER-GEMINI-001', '--root', root]).status, 0);
   const env = { NODE_OPTIONS: `--import ${preload}` };
   for (const [name, args] of writingCommands(root, out, inputs, 'inj')) {
     const outcome = tally.record(`injected ENOSPC: ${name}`, run(args, dir, env));
@@ -217,7 +218,7 @@ test('over-long names: every path argument with a 300-byte segment ends in a cod
   const inputs = prepareInputs(root, join(dir, 'inputs'));
   const cases: Array<[string, string[]]> = [
     ['install archive', ['install', join(dir, `${long}.tar.gz`), '--root', root, '--dev', '--json']],
-    ['install root', ['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', join(dir, long), '--dev', '--json']],
+    ['install root', ['install', archive('PKG-PROVIDER-GEMINI-001'), '--root', join(dir, long), '--dev', '--json']],
     ['bootstrap root', ['bootstrap', buildOnce().bootstrap, '--root', join(dir, long, 'r'), '--dev', '--json']],
     ['route root', ['route', '--root', join(dir, long), '--prompt', 'x', '--dev', '--json']],
     ['route compiled', ['route', '--root', root, '--compiled', join(dir, long), '--dev', '--json']],
@@ -337,7 +338,7 @@ test('damaged databases (budget, dispatch, ownership registry, root lock): coded
       'ownership',
       'HOT/registries/ownership.sqlite',
       [
-        ['install', (r) => ['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', r, '--dev', '--json']],
+        ['install', (r) => ['install', archive('PKG-PROVIDER-GEMINI-001'), '--root', r, '--dev', '--json']],
         ['uninstall', (r) => ['uninstall', 'PKG-PROVIDER-ANTHROPIC-001', '--root', r, '--json']],
         ['verify', (r) => ['verify', '--root', r, '--json']],
         ['list', (r) => ['list', '--root', r, '--json']],
@@ -348,7 +349,7 @@ test('damaged databases (budget, dispatch, ownership registry, root lock): coded
       'lock',
       'HOT/registries/lock.sqlite',
       [
-        ['install', (r) => ['install', archive('PKG-PROVIDER-OPENAI-001'), '--root', r, '--dev', '--json']],
+        ['install', (r) => ['install', archive('PKG-PROVIDER-GEMINI-001'), '--root', r, '--dev', '--json']],
         ['uninstall', (r) => ['uninstall', 'PKG-PROVIDER-ANTHROPIC-001', '--root', r, '--json']],
       ],
     ],
@@ -361,7 +362,7 @@ test('damaged databases (budget, dispatch, ownership registry, root lock): coded
   );
   assert.equal(run(['route', '--root', prepared, '--prompt', 'prepare', '--dev']).status, 0, 'prepare: a budget store');
   assert.equal(
-    run(['uninstall', 'PKG-PROVIDER-OPENAI-001', '--root', prepared]).status,
+    run(['uninstall', 'PKG-PROVIDER-GEMINI-001', '--root', prepared]).status,
     0,
     'prepare: a package to install',
   );
