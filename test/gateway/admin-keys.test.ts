@@ -38,12 +38,12 @@ before(async () => {
     OPENAI_BASE_URL: upstream.url,
     OPENAI_API_KEY: KEYS.openai,
   };
+  // The gateways' clock starts as they open: keys the harness signs with the real clock are then not from its
+  // future, however long the bootstrap above took on a loaded machine.
+  now = Date.now();
   served = await openGateway(root, env, { ...loadGatewayConfig(root), clock: () => now }, () => {});
   const address = await served.gateway.listen('127.0.0.1', 0);
   url = `http://127.0.0.1:${address.port}`;
-  // The gateways' clock starts when they are up: keys the harness signs with the real clock are then not from
-  // its future, however long the bootstrap above took on a loaded machine.
-  now = Date.now();
   admin = issueKey('AGENT-OPERATOR', ['keys:admin']);
 });
 after(async () => {

@@ -86,6 +86,9 @@ describe('the key admin API on three PostgreSQL-backed hosts', { skip, concurren
       OPENAI_BASE_URL: upstream.url,
       OPENAI_API_KEY: KEYS.openai,
     };
+    // The gateways' clock starts as they open: keys the harness signs with the real clock are then not from its
+    // future, however long the bootstrap above took on a loaded machine.
+    now = Date.now();
     for (const i of [0, 1, 2]) {
       const root = join(work, `root-${i}`);
       const settings = { ...loadGatewayConfig(root), store: storeUrl, clock: () => now };
@@ -93,9 +96,6 @@ describe('the key admin API on three PostgreSQL-backed hosts', { skip, concurren
       const address = await gateway.gateway.listen('127.0.0.1', 0);
       hosts.push({ gateway, url: `http://127.0.0.1:${address.port}` });
     }
-    // The gateways' clock starts when they are up: keys the harness signs with the real clock are then not from
-    // its future, however long the bootstrap above took on a loaded machine.
-    now = Date.now();
     admin = issueKey('AGENT-OPERATOR', ['keys:admin']);
   });
   after(async () => {

@@ -79,6 +79,7 @@ wireContract({
   neutralSurface: 'gemini.generate',
   generation: ['gemini.generate', 'gemini.stream'],
   errorRequestIds: false,
+  scripted: true,
   async open(clock) {
     const server = await GeminiServer.start(KEY);
     return {
