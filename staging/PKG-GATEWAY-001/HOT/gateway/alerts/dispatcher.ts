@@ -40,6 +40,7 @@ export class AlertDispatcher {
   private flushing = false;
   private delivering = false;
   private timer: NodeJS.Timeout | null = null;
+  private flushTimer: NodeJS.Timeout | null = null;
   private closed = false;
   /** Delivery waits for start(): its ALERT_SENT records need the router's ledger. */
   private started = false;
@@ -78,11 +79,20 @@ export class AlertDispatcher {
 
   private flush(): void {
     this.flushing = false;
+    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
     if (this.queue.length === 0) return;
+    const batch = this.queue.splice(0);
     try {
-      this.options.outbox.add(this.queue.splice(0), this.clock());
+      this.options.outbox.add(batch, this.clock());
     } catch {
-      // The outbox file refused the write: these alerts are lost to this process; the next crossing tries again.
+      // The outbox file refused the write (a full disk): `seen` keeps a later crossing of these ids out of the
+      // queue, so they wait here (the queue's bound still holds) and are written again after the retry delay.
+      this.queue.unshift(...batch);
+      if (this.closed) return;
+      this.flushing = true;
+      this.flushTimer = setTimeout(() => this.flush(), this.options.retryMinMs ?? 1000);
+      this.flushTimer.unref();
       return;
     }
     this.wake(0);
@@ -161,8 +171,8 @@ export class AlertDispatcher {
 
   /** Writes what is queued to the outbox and stops delivering (a delivery under way finishes on its own). */
   close(): void {
-    this.flush();
     this.closed = true;
+    this.flush();
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
   }
