@@ -75,12 +75,26 @@ async function* eventsAsSse(
   fail: (problem: string) => ProviderError,
 ): AsyncGenerator<Uint8Array> {
   let pending: Buffer = Buffer.alloc(0);
+  // Chunks of a message not yet whole wait in a list and are joined once it is: joining on every chunk would copy a
+  // large message dripped in small chunks over and over (quadratic in its size).
+  let waiting: Buffer[] = [];
+  let waitingBytes = 0;
+  let needed = 0;
   for await (const chunk of body) {
-    pending = pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk]);
+    waiting.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    waitingBytes += chunk.byteLength;
+    if (pending.length + waitingBytes < needed) continue;
+    pending = Buffer.concat([pending, ...waiting]);
+    waiting = [];
+    waitingBytes = 0;
+    needed = 0;
     while (pending.length >= 4) {
       const total = pending.readUInt32BE(0);
       if (total < MIN_MESSAGE_BYTES || total > MAX_MESSAGE_BYTES) throw fail(`a message claims ${total} bytes`);
-      if (pending.length < total) break;
+      if (pending.length < total) {
+        needed = total;
+        break;
+      }
       let message: Message;
       try {
         message = codec.decode(pending.subarray(0, total));
@@ -92,7 +106,8 @@ async function* eventsAsSse(
       if (out.byteLength > 0) yield out;
     }
   }
-  if (pending.length > 0) throw fail(`the stream ended inside a message (${pending.length} bytes left)`);
+  const left = pending.length + waitingBytes;
+  if (left > 0) throw fail(`the stream ended inside a message (${left} bytes left)`);
 }
 
 /** A streamed InvokeModel reply as the Anthropic Messages SSE stream its client and reader expect. */

@@ -5,6 +5,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { isCpError } from '#kernel/errors.js';
 import { isProviderError } from '#providers/errors.js';
 import { SseParser } from '#providers/wire/sse.js';
+import { eventStreamReply } from '../../providers/bedrock/eventstream.js';
 import pkg, { BedrockProvider } from '../../providers/bedrock/provider.js';
 import { fixedClock } from '#tests/providers/fixtures/clock.js';
 import { ScriptedServer, type ReceivedRequest } from '#tests/providers/fixtures/server.js';
@@ -223,6 +224,55 @@ test('bedrock: a message with a bad CRC is a ProviderError after success (charge
   assert.equal(error.retryable, false);
   assert.equal(error.request_id, 'req-crc');
   assert.match(error.message, /checksum|crc/i);
+});
+
+test('bedrock: messages split at any byte (one byte at a time, a 1 MiB message in 1 KiB pieces) read as whole events', async () => {
+  const big = 'x'.repeat(1 << 20);
+  const events = [
+    { type: 'ping' },
+    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: big } },
+    { type: 'message_stop' },
+  ];
+  const wire = Buffer.concat(events.map((e) => chunkFrame(e)));
+  const read = async (size: (i: number) => number): Promise<string> => {
+    async function* drip(): AsyncGenerator<Uint8Array> {
+      const first = wire.subarray(0, 300);
+      for (let at = 0; at < first.length; at += 1) yield first.subarray(at, at + 1);
+      for (let at = 300, i = 0; at < wire.length; i += 1) {
+        const n = size(i);
+        yield wire.subarray(at, at + n);
+        at += n;
+      }
+    }
+    const reply = eventStreamReply('bedrock', {
+      status: 200,
+      contentType: 'application/vnd.amazon.eventstream',
+      requestId: 'req-drip',
+      body: drip(),
+      cancel: () => undefined,
+    });
+    const out: Buffer[] = [];
+    for await (const bytes of reply.body) out.push(Buffer.from(bytes));
+    return Buffer.concat(out).toString('utf8');
+  };
+  const expected = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+  assert.equal(await read(() => 1024), expected);
+  assert.equal(await read((i) => 1 + (i % 13) * 977), expected);
+  const truncated = eventStreamReply('bedrock', {
+    status: 200,
+    contentType: 'application/vnd.amazon.eventstream',
+    requestId: 'req-cut',
+    body: (async function* () {
+      yield wire.subarray(0, wire.length - 10);
+    })(),
+    cancel: () => undefined,
+  });
+  await assert.rejects(
+    (async () => {
+      for await (const _ of truncated.body);
+    })(),
+    (e: unknown) => isProviderError(e) && /ended inside a message \(\d+ bytes left\)/.test(e.message),
+  );
 });
 
 test('bedrock: its exceptions map to the router’s kinds with x-amzn-requestid', async (t) => {
