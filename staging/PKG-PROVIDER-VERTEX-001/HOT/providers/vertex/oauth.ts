@@ -13,6 +13,7 @@ export const GOOGLE_TOKEN_URI = 'https://oauth2.googleapis.com/token';
 const REFRESH_MARGIN_MS = 5 * 60_000;
 const TOKEN_TIMEOUT_MS = 10_000;
 const MAX_TOKEN_REPLY_BYTES = 64 * 1024;
+const MAX_TOKEN_LIFETIME_S = 86_400;
 
 export interface ServiceAccount {
   client_email: string;
@@ -144,7 +145,11 @@ export class ServiceAccountAuth implements CallAuth {
     const parsed = parseJson(text);
     const body = parsed.ok ? asObject(parsed.value) : null;
     const token = getString(body, 'access_token');
-    const expiresIn = typeof body?.expires_in === 'number' ? body.expires_in : 3600;
+    // A token endpoint's lifetime is trusted only within a day: a huge one would pin a token until a 401, a
+    // negative or absent one would make every call exchange a new token.
+    const lifetime = body?.expires_in;
+    const expiresIn =
+      typeof lifetime === 'number' && lifetime > 0 && lifetime <= MAX_TOKEN_LIFETIME_S ? lifetime : 3600;
     if (status === 200 && token !== null && /^[\x21-\x7e]{1,4096}$/.test(token))
       return { value: token, renewAt: started + Math.max(0, expiresIn * 1000 - REFRESH_MARGIN_MS) };
     // `{"error":"invalid_grant","error_description":"Invalid JWT Signature."}`: the key was revoked or is wrong.

@@ -218,6 +218,27 @@ test('vertex: the token is renewed shortly before it expires, and once on a 401;
   assert.ok(!JSON.stringify(error).includes('test-access-token') && !error.message.includes('PRIVATE KEY'));
 });
 
+test('vertex: a lifetime the token endpoint should not send (huge, negative, not a number) counts as an hour', async (t) => {
+  let now = Date.parse('2026-11-28T21:00:00Z');
+  const r = await rig({ now: () => now });
+  t.after(r.close);
+  const send = () => r.provider.send({ model: 'claude-sonnet-4-5', max_tokens: 8, prompt: 'x' }, { timeoutMs: 5000 });
+  for (const lifetime of [1e12, -5, 'forever']) {
+    const before = r.google.received.length;
+    r.google.push({ ...tokenReply(), body: { access_token: `tok-${String(lifetime)}`, expires_in: lifetime } });
+    r.vertex.push(message(), message(), message());
+    await send();
+    now += 54 * 60_000;
+    await send();
+    assert.equal(r.google.received.length, before + 1, `${lifetime}: one exchange inside the hour`);
+    now += 2 * 60_000;
+    r.google.push(tokenReply());
+    await send();
+    assert.equal(r.google.received.length, before + 2, `${lifetime}: renewed near the hour`);
+    now += 60 * 60_000;
+  }
+});
+
 test('vertex: a token endpoint refusal is an auth ProviderError before anything reaches Vertex', async (t) => {
   const r = await rig();
   t.after(r.close);
