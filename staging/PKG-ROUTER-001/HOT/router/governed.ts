@@ -144,7 +144,7 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     return refusal(host, request, reserved.code, reserved.message, reserved.records, retryAfterMs);
   }
   const route = input.route ?? null;
-  const unroutable = route?.start() ?? null;
+  const unroutable = (await route?.start()) ?? null;
   if (route !== null && unroutable !== null) {
     const warnings: Warning[] = [];
     const released = await budget.release(host.budget, requestId, warnings);
