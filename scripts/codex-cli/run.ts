@@ -6,67 +6,15 @@
 // usage), which answers the task with a call of the CLI's own shell tool, then with text once the CLI sends the
 // tool's output. The check: the CLI exits 0 with that answer, every generation is one EXCHANGE on openai.responses,
 // the tool round trip is among them, nothing was refused, no key reached the ledger, and the chain verifies.
-import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { entriesFromExport } from '../lib/export-entries.js';
-import { BUILD, REPO } from '../lib/repo.js';
-import { bootstrapServedRoot, cplaneCli, startServe, stopAll } from '../lib/served-root.js';
+import { type AgentCheck, fail, runAgentCheck } from '../lib/agent-check.js';
 
-const SOURCE = join(REPO, 'scripts', 'codex-cli', 'pin');
-const DIR = join(BUILD, 'peers', 'codex-cli');
-const AUTH_SECRET = 'codex-cli-check-auth-secret-0123456789';
 const UPSTREAM_KEY = 'sk-upstream-codex-cli-CHECK-0123456789';
 const ANSWER = 'The directory holds notes.txt.';
 const MODEL = 'gpt-5.1-codex';
-
-function fail(message: string): never {
-  process.stderr.write(`codex-cli check: FAIL: ${message}\n`);
-  process.exit(1);
-}
-
-/** A child's exit status and output, without blocking this process's event loop; killed after `timeout` ms. */
-function runAsync(
-  command: string,
-  args: string[],
-  options: { cwd: string; timeout: number; env: NodeJS.ProcessEnv },
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString('utf8');
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString('utf8');
-    });
-    const timer = setTimeout(() => child.kill('SIGTERM'), options.timeout);
-    child.once('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
-
-/** The CLI from the pinned lockfile; its launcher picks the platform's native binary from an optional dependency. */
-function install(): string {
-  const lock = join(SOURCE, 'package-lock.json');
-  const entry = join(DIR, 'node_modules', '@openai', 'codex', 'bin', 'codex.js');
-  const current = existsSync(join(DIR, 'package-lock.json')) && readFileSync(join(DIR, 'package-lock.json'), 'utf8');
-  if (!existsSync(entry) || current !== readFileSync(lock, 'utf8')) {
-    mkdirSync(DIR, { recursive: true });
-    for (const file of ['package.json', 'package-lock.json']) copyFileSync(join(SOURCE, file), join(DIR, file));
-    process.stderr.write('codex-cli check: installing Codex CLI from scripts/codex-cli/pin/package-lock.json…\n');
-    const npm = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: DIR, stdio: 'inherit' });
-    if (npm.status !== 0) fail(`npm ci exited ${npm.status}`);
-  }
-  if (!existsSync(entry)) fail(`no Codex CLI at ${entry}`);
-  return entry;
-}
 
 type Json = Record<string, unknown>;
 const asJson = (v: unknown): Json | null =>
@@ -158,82 +106,71 @@ async function fakeResponses(): Promise<Fake> {
   return { url, bodies, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-const entry = install();
-const work = mkdtempSync(join(tmpdir(), 'cp-codex-cli-'));
-const workdir = join(work, 'project');
-mkdirSync(workdir);
-writeFileSync(join(workdir, 'notes.txt'), 'cplane\n');
-const { root, key } = bootstrapServedRoot(work, AUTH_SECRET, 'AGENT-CODEX-CLI');
-const upstream = await fakeResponses();
-const served = await startServe(root, {
-  CPLANE_AUTH_SECRET: AUTH_SECRET,
-  OPENAI_BASE_URL: upstream.url,
-  OPENAI_API_KEY: UPSTREAM_KEY,
-});
-let code = 0;
-try {
-  const home = join(work, 'codex-home');
-  mkdirSync(home, { recursive: true });
-  writeFileSync(
-    join(home, 'config.toml'),
-    [
-      `model = "${MODEL}"`,
-      'model_provider = "cplane"',
-      '',
-      '[model_providers.cplane]',
-      'name = "cplane"',
-      `base_url = "${served.url}/v1"`,
-      'env_key = "CPLANE_KEY"',
-      'wire_api = "responses"',
-      'request_max_retries = 0',
-      'stream_max_retries = 0',
-      '',
-    ].join('\n'),
-  );
-  const run = await runAsync(
-    process.execPath,
-    [
-      entry,
-      'exec',
-      '--skip-git-repo-check',
-      '--dangerously-bypass-approvals-and-sandbox',
-      'List the files in this directory.',
-    ],
-    {
-      cwd: workdir,
-      timeout: Number(process.env.CODEX_CLI_TIMEOUT_MS ?? 180_000),
-      env: { PATH: process.env.PATH, HOME: work, CODEX_HOME: home, CPLANE_KEY: key, NO_COLOR: '1' },
-    },
-  );
-  process.stderr.write(
-    `codex-cli check: codex exec exited ${run.status} (${upstream.bodies.length} upstream requests)\n${run.stderr.slice(-4000)}`,
-  );
-  const entries = entriesFromExport(cplaneCli(['ledger', 'export', '--root', root]));
-  const exchanges = entries.filter((e) => e.event_type === 'EXCHANGE');
-  const refused = entries.filter((e) => e.event_type === 'PROMPT_REJECTED');
-  if (run.status !== 0) fail(`codex exec exited ${run.status}: ${run.stdout.slice(-2000)}`);
-  if (!run.stdout.includes(ANSWER)) fail(`the answer is not the upstream's: ${run.stdout.slice(-2000)}`);
-  if (refused.length > 0) fail(`refusals: ${JSON.stringify(refused.map((e) => e.metadata.error_message))}`);
-  const governed = exchanges.filter((e) => e.metadata.surface === 'openai.responses');
-  if (governed.length === 0 || governed.length !== upstream.bodies.length)
-    fail(`${upstream.bodies.length} generations reached the upstream, ${governed.length} EXCHANGEs recorded them`);
-  const called = governed.filter((e) => e.metadata.finish_reason === 'tool_use');
-  const returned = upstream.bodies.some((b) => JSON.stringify(b.input ?? []).includes('"function_call_output"'));
-  if (called.length === 0 || !returned) fail('no tool round trip went through the gateway');
-  if (governed.some((e) => e.metadata.usage_complete !== true)) fail('an EXCHANGE has incomplete usage');
-  const exported = JSON.stringify(entries);
-  if (exported.includes(key) || exported.includes(UPSTREAM_KEY)) fail('a key reached the ledger');
-  cplaneCli(['ledger', 'verify', '--root', root]);
-  process.stdout.write(
-    `codex-cli check: PASS: Codex CLI answered through the Responses surface; ${governed.length} EXCHANGEs ` +
-      `(tool calls: ${called.length}); ledger verified\n`,
-  );
-} catch (error) {
-  code = 1;
-  process.stderr.write(`codex-cli check: FAIL: ${error instanceof Error ? error.message : String(error)}\n`);
-} finally {
-  await stopAll([served.child]);
-  await upstream.close();
-  rmSync(work, { recursive: true, force: true });
-}
-process.exit(code);
+let upstream: Fake | null = null;
+const check: AgentCheck = {
+  name: 'codex-cli',
+  product: 'Codex CLI',
+  command: 'codex exec',
+  // Its launcher picks the platform's native binary from an optional dependency (whose install scripts run).
+  entry: ['node_modules', '@openai', 'codex', 'bin', 'codex.js'],
+  viaNode: true,
+  npmArgs: [],
+  agent: 'AGENT-CODEX-CLI',
+  timeoutEnv: 'CODEX_CLI_TIMEOUT_MS',
+  debugEnv: 'CODEX_CLI_DEBUG',
+  async upstream(work) {
+    writeFileSync(join(work.project, 'notes.txt'), 'cplane\n');
+    const started = await fakeResponses();
+    upstream = started;
+    return {
+      serveEnv: { OPENAI_BASE_URL: started.url, OPENAI_API_KEY: UPSTREAM_KEY },
+      secrets: [UPSTREAM_KEY],
+      describe: () => `${started.bodies.length} upstream requests`,
+      close: () => started.close(),
+    };
+  },
+  invocation(work, gateway) {
+    const home = join(work.work, 'codex-home');
+    mkdirSync(home, { recursive: true });
+    writeFileSync(
+      join(home, 'config.toml'),
+      [
+        `model = "${MODEL}"`,
+        'model_provider = "cplane"',
+        '',
+        '[model_providers.cplane]',
+        'name = "cplane"',
+        `base_url = "${gateway.url}/v1"`,
+        'env_key = "CPLANE_KEY"',
+        'wire_api = "responses"',
+        'request_max_retries = 0',
+        'stream_max_retries = 0',
+        '',
+      ].join('\n'),
+    );
+    return {
+      args: [
+        'exec',
+        '--skip-git-repo-check',
+        '--dangerously-bypass-approvals-and-sandbox',
+        'List the files in this directory.',
+      ],
+      cwd: work.project,
+      env: { PATH: process.env.PATH, HOME: work.work, CODEX_HOME: home, CPLANE_KEY: gateway.key, NO_COLOR: '1' },
+    };
+  },
+  check(run, ledger) {
+    const bodies = (upstream as Fake).bodies;
+    if (!run.stdout.includes(ANSWER)) fail(`the answer is not the upstream's: ${run.stdout.slice(-2000)}`);
+    const governed = ledger.exchanges.filter((e) => e.metadata.surface === 'openai.responses');
+    if (governed.length === 0 || governed.length !== bodies.length)
+      fail(`${bodies.length} generations reached the upstream, ${governed.length} EXCHANGEs recorded them`);
+    const called = governed.filter((e) => e.metadata.finish_reason === 'tool_use');
+    const returned = bodies.some((b) => JSON.stringify(b.input ?? []).includes('"function_call_output"'));
+    if (called.length === 0 || !returned) fail('no tool round trip went through the gateway');
+    if (governed.some((e) => e.metadata.usage_complete !== true)) fail('an EXCHANGE has incomplete usage');
+    return `through the Responses surface; ${governed.length} EXCHANGEs (tool calls: ${called.length})`;
+  },
+};
+
+process.exit(await runAgentCheck(check));

@@ -33,6 +33,8 @@ export interface Upstream {
   url: string;
   requests: SeenRequest[];
   faults: Fault[];
+  /** Asked when no fault is queued: a fault for every request while it returns one (an upstream overloaded a while). */
+  standing?: (() => Fault | undefined) | undefined;
   /** Replies whose client (the gateway) hung up before they were complete. */
   aborted: number;
   /** While set, every request waits for it before it is answered. */
@@ -97,7 +99,7 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
       return;
     }
     if (state.gate !== null) await state.gate;
-    const fault = state.faults.shift();
+    const fault = state.faults.shift() ?? state.standing?.();
     if (fault && 'raw' in fault) {
       res.writeHead(fault.status ?? 200, { 'content-type': fault.contentType ?? 'application/json' });
       if (fault.ending === undefined) res.end(fault.raw);

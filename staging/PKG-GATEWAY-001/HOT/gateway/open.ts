@@ -149,10 +149,11 @@ async function joinSharedStore(
   warn: (w: Warning) => void,
 ): Promise<void> {
   const { shared } = opened;
-  // On a shared store a 429 one host sees rests the deployment on every host, as its breakers are shared.
+  // On a shared store a 429 one host sees rests the deployment on every host, as its breakers are shared, and a
+  // deployment's RPM/TPM is counted once across the hosts.
   if (routing !== null && shared)
     try {
-      await shared.shareCooldowns(routing.resolver);
+      await shared.shareRouting(routing.resolver);
     } catch (error) {
       await opened.close();
       throw error;

@@ -144,7 +144,9 @@ export async function admit(host: GovernedHost, input: GovernedRequest): Promise
     return refusal(host, request, reserved.code, reserved.message, reserved.records, retryAfterMs);
   }
   const route = input.route ?? null;
-  const unroutable = route?.start() ?? null;
+  // A promise only when a shared RPM/TPM count is asked: no extra turn of the event loop otherwise.
+  const starting = route?.start() ?? null;
+  const unroutable = starting instanceof Promise ? await starting : starting;
   if (route !== null && unroutable !== null) {
     const warnings: Warning[] = [];
     const released = await budget.release(host.budget, requestId, warnings);

@@ -41,7 +41,7 @@ export interface SendOptions<R = unknown> {
    * A routed call: after a failure (and onFailure), whether it moved to another deployment, to be tried at once
    * (the wait and the attempt bound are for repeating one upstream; a move is bounded by the targets).
    */
-  reroute?: (failure: SendFailure) => boolean;
+  reroute?: (failure: SendFailure) => boolean | Promise<boolean>;
 }
 
 /**
@@ -117,7 +117,7 @@ export async function retryLoop<R>(call: () => Promise<R>, options: SendOptions<
       options.onFailure(failure);
       // The route decides which failures move the call (a prompt over one model's window is not retryable, yet
       // another target may take it).
-      if (options.reroute?.(failure)) {
+      if (await options.reroute?.(failure)) {
         tries = 0;
         continue;
       }

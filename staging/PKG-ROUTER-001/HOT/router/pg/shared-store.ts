@@ -9,6 +9,7 @@ import type { RevocationCheck } from '../revocations.js';
 import { PgRevocations } from './revocations.js';
 import { SharedBreakers } from './shared-breakers.js';
 import { type CooldownTarget, SharedCooldowns } from './shared-cooldowns.js';
+import { type LimitsTarget, SharedRateCounts } from './shared-limits.js';
 
 /** How often a host asks the database whether it answers (readyz), and how long an answer may take. */
 export const HEALTH_EVERY_MS = 1000;
@@ -28,8 +29,11 @@ export interface SharedStore {
   revocations: RevocationCheck;
   /** This router's breakers, shared with the other hosts (opened on one, refused on all). */
   shareBreakers(registry: BreakerRegistry): Promise<void>;
-  /** Share the routing deployments' 429 cooldowns with the other hosts (router/pg/shared-cooldowns.ts). */
-  shareCooldowns(target: CooldownTarget): Promise<void>;
+  /**
+   * Share the routing deployments' 429 cooldowns (router/pg/shared-cooldowns.ts) and their RPM/TPM counts
+   * (router/pg/shared-limits.ts) with the other hosts.
+   */
+  shareRouting(target: CooldownTarget & LimitsTarget): Promise<void>;
   /** Null while the database answers, else why it does not (readyz reports not-ready). */
   problem(): string | null;
   /** Called after each health check that found the database answering (the spool is drained then). */
@@ -63,6 +67,7 @@ export async function openSharedStore(
   let revocations: PgRevocations | null = null;
   let breakers: SharedBreakers | null = null;
   let cooldowns: SharedCooldowns | null = null;
+  let limits: { counts: SharedRateCounts; target: LimitsTarget } | null = null;
   try {
     budget = await PgBudgeter.open(url, { config: options.budgetConfig, clock, create: true, poolSize: 8 });
     revocations = await PgRevocations.open(ledger.pool, { clock });
@@ -119,8 +124,9 @@ export async function openSharedStore(
     async shareBreakers(registry) {
       breakers ??= await SharedBreakers.start(ledger.pool, registry, { clock });
     },
-    async shareCooldowns(target) {
+    async shareRouting(target) {
       cooldowns ??= await SharedCooldowns.start(ledger.pool, target, { clock });
+      limits ??= { counts: await SharedRateCounts.start(ledger.pool, target, { clock }), target };
     },
     // A chain that takes no appends fails every call: the host is not ready, though the database answers.
     problem: () => problem ?? ledger.alteredSchema(),
@@ -144,6 +150,7 @@ export async function openSharedStore(
       await reconciling?.catch(() => null);
       await breakers?.stop();
       await cooldowns?.stop();
+      await limits?.counts.stop(limits.target);
       await kept.revocations.stop();
       await kept.budget.close();
       await ledger.close();

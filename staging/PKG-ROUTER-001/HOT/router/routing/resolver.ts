@@ -1,5 +1,6 @@
 import type { BreakerPass, BreakerRegistry, CircuitBreaker } from '../breaker.js';
 import type { SendFailure } from '../send.js';
+import { limited, SHARED_FULL_MS, type SharedLimits } from './limits.js';
 import { pick } from './pick.js';
 import {
   type AliasSpec,
@@ -18,6 +19,8 @@ export class Deployment<P> {
   inFlight = 0;
   /** Epoch ms before which the deployment takes nothing (its upstream said rate-limited). */
   cooldownUntil = 0;
+  /** Epoch ms before which the deployment is skipped: its RPM/TPM shared across hosts was found used up. */
+  sharedFullUntil = 0;
   readonly requests = new MinuteWindow();
   readonly tokens = new MinuteWindow();
   readonly weight: number;
@@ -34,7 +37,7 @@ export class Deployment<P> {
 
   blocked(now: number, breaker: CircuitBreaker): Blocked | null {
     if (breaker.refusing()) return 'breaker_open';
-    if (now < this.cooldownUntil) return 'rate_limited';
+    if (now < this.cooldownUntil || now < this.sharedFullUntil) return 'rate_limited';
     const { rpm, tpm } = this.spec;
     if (rpm !== null && this.requests.sum(now) >= rpm) return 'rate_limited';
     if (tpm !== null && this.tokens.sum(now) >= tpm) return 'rate_limited';
@@ -98,6 +101,8 @@ export type CooldownListener = (deployment: string, untilMs: number) => void;
 
 export class Resolver<P> {
   private cooldownListener: CooldownListener | null = null;
+  /** The RPM/TPM counts shared with other hosts (router/pg/shared-limits.ts); null: this host's own. */
+  limits: SharedLimits | null = null;
   private readonly aliases = new Map<string, { spec: AliasSpec; groups: Deployment<P>[][]; reserveModel: string }>();
   readonly deployments = new Map<string, Deployment<P>>();
   readonly fallbackOn: ReadonlySet<FallbackClass>;
@@ -149,6 +154,11 @@ export class Resolver<P> {
   /** Who hears of this host's cooldowns (the shared store: router/pg/shared-cooldowns.ts); null: no one. */
   onCooldown(listener: CooldownListener | null): void {
     this.cooldownListener = listener;
+  }
+
+  /** Count the deployments' RPM/TPM with the other hosts sharing `limits`; null: each host its own. */
+  shareLimits(limits: SharedLimits | null): void {
+    this.limits = limits;
   }
 
   /** A cooldown another host started: adopted if later than this host's, never announced again. */
@@ -224,28 +234,37 @@ export class RoutePlan<P> {
     return this.resolver.breakerOf(this.current as Deployment<P>);
   }
 
-  /** The first deployment, or why none can take the call. */
-  start(): Unroutable | null {
-    return this.select(0) ? null : this.unroutable();
+  /**
+   * The first deployment, or why none can take the call. Synchronous unless a deployment with an RPM/TPM limit is
+   * picked while the limits are shared across hosts (one round trip to count it there).
+   */
+  start(): Unroutable | null | Promise<Unroutable | null> {
+    const selected = this.select(0);
+    if (typeof selected === 'boolean') return selected ? null : this.unroutable();
+    return selected.then((ok) => (ok ? null : this.unroutable()));
   }
 
   /**
    * After a failed attempt: rest a rate-limited deployment, then move to another deployment of the group or the
    * next group, if the failure's class is one the config falls back on. False: stay (the retry loop decides).
    */
-  next(failure: SendFailure): boolean {
+  next(failure: SendFailure): boolean | Promise<boolean> {
     const current = this.current as Deployment<P>;
     this.resolver.coolDown(current, failure);
     const cls = fallbackClassOf(failure);
     if (cls === null || !this.resolver.fallbackOn.has(cls)) return false;
-    const before = { current, pass: this.pass };
-    if (!this.select(this.group)) {
-      this.current = before.current;
-      this.pass = before.pass;
-      return false;
-    }
-    current.inFlight -= 1;
-    return true;
+    const pass = this.pass;
+    const moved = (ok: boolean): boolean => {
+      if (!ok) {
+        this.current = current;
+        this.pass = pass;
+        return false;
+      }
+      current.inFlight -= 1;
+      return true;
+    };
+    const selected = this.select(this.group);
+    return typeof selected === 'boolean' ? moved(selected) : selected.then(moved);
   }
 
   /** An attempt was made on the current deployment: what its record names. */
@@ -259,17 +278,23 @@ export class RoutePlan<P> {
     const d = this.current;
     if (d === null) return;
     d.inFlight -= 1;
-    if (tokens !== null && tokens > 0) d.tokens.add(this.resolver.options.clock(), tokens);
+    if (tokens !== null && tokens > 0) {
+      d.tokens.add(this.resolver.options.clock(), tokens);
+      if (d.spec.tpm !== null) this.resolver.limits?.addTokens(d.spec.id, tokens);
+    }
     this.current = null;
   }
 
-  /** The first free, permitted, untried deployment from group `from` on; moves past a group only as fallback_on allows. */
-  private select(from: number): boolean {
+  /**
+   * The first free, permitted, untried deployment from group `from` on; moves past a group only as fallback_on
+   * allows. `carried`: why deployments of group `from` were passed over before a shared count was asked.
+   */
+  private select(from: number, carried?: ReadonlySet<Blocked>): boolean | Promise<boolean> {
     const { clock, random } = this.resolver.options;
     for (let g = from; g < this.groups.length; g += 1) {
       const group = this.groups[g] as Deployment<P>[];
       const now = clock();
-      const blocked = new Set<Blocked>();
+      const blocked = new Set<Blocked>(g === from ? carried : undefined);
       const eligible = (d: Deployment<P>): boolean => {
         if (this.tried.has(d) || !this.mayServe(d.spec.model)) return false;
         const why = d.blocked(now, this.resolver.breakerOf(d));
@@ -281,22 +306,54 @@ export class RoutePlan<P> {
         if (index < 0) break;
         const chosen = group[index] as Deployment<P>;
         this.tried.add(chosen);
-        // The probe gate (shared breakers) may still say no: the next one of the group is picked.
-        const pass = this.resolver.breakerOf(chosen).pass();
-        if (pass === false) {
-          blocked.add('breaker_open');
-          continue;
-        }
-        chosen.inFlight += 1;
-        chosen.requests.add(now, 1);
-        this.current = chosen;
-        this.pass = pass;
-        this.group = g;
-        return true;
+        const limits = this.resolver.limits;
+        if (limits !== null && limited(chosen.spec)) return this.claim(limits, chosen, g, now, blocked);
+        if (this.take(chosen, g, now)) return true;
+        blocked.add('breaker_open');
       }
       for (const why of blocked) if (!this.resolver.fallbackOn.has(why)) return false;
     }
     return false;
+  }
+
+  /** The call goes to `chosen` if its breaker lets it (the probe gate of shared breakers may still say no). */
+  private take(chosen: Deployment<P>, g: number, now: number): boolean {
+    const pass = this.resolver.breakerOf(chosen).pass();
+    if (pass === false) return false;
+    chosen.inFlight += 1;
+    chosen.requests.add(now, 1);
+    this.current = chosen;
+    this.pass = pass;
+    this.group = g;
+    return true;
+  }
+
+  /**
+   * `chosen` counted against its RPM/TPM shared across hosts before it is taken; used up there, it is skipped for
+   * SHARED_FULL_MS on this host and the pick goes on in its group. Counted before the breaker's pass, so a refused
+   * count never holds a probe slot (a pass then refused leaves one request counted that was not sent).
+   */
+  private async claim(
+    limits: SharedLimits,
+    chosen: Deployment<P>,
+    g: number,
+    now: number,
+    blocked: Set<Blocked>,
+  ): Promise<boolean> {
+    let granted = true;
+    try {
+      granted = await limits.claim(chosen.spec, now);
+    } catch {
+      // A store that fails leaves each host its own windows (as with no shared store).
+    }
+    if (granted) {
+      if (this.take(chosen, g, this.resolver.options.clock())) return true;
+      blocked.add('breaker_open');
+    } else {
+      chosen.sharedFullUntil = this.resolver.options.clock() + SHARED_FULL_MS;
+      blocked.add('rate_limited');
+    }
+    return this.select(g, blocked);
   }
 
   /** Why no deployment can take the call: open breakers, or rest and limits (the soonest free one's wait). */
