@@ -324,3 +324,45 @@ test('OpenAI SDK → gemini-2.5-flash (through Messages): a chat completion with
   assertGeminiUsage(meta);
   assert.equal(meta.surface, 'openai.chat');
 });
+
+test('OpenAI SDK → gemini-2.5-flash streamed with a tool (through Messages): the call and the usage chunk exact', async () => {
+  const session = 'SES-GT-O-GEMINI-STREAM';
+  const stream = await openai(session).chat.completions.create({
+    model: 'gemini-2.5-flash',
+    max_completion_tokens: 128,
+    stream: true,
+    stream_options: { include_usage: true },
+    tools: [
+      {
+        type: 'function',
+        function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+      },
+    ],
+    messages: [{ role: 'user', content: 'weather in Paris?' }],
+  });
+  let args = '';
+  const names: string[] = [];
+  let finish: string | null = null;
+  let usage: OpenAI.CompletionUsage | null | undefined = null;
+  for await (const chunk of stream) {
+    const choice = chunk.choices[0];
+    for (const call of choice?.delta.tool_calls ?? []) {
+      if (call.function?.name) names.push(call.function.name);
+      args += call.function?.arguments ?? '';
+    }
+    finish = choice?.finish_reason ?? finish;
+    if (chunk.usage) usage = chunk.usage;
+  }
+  assert.equal(gemini.seen.at(-1)?.path, '/v1beta/models/gemini-2.5-flash:streamGenerateContent');
+  assert.deepEqual(names, ['get_weather']);
+  assert.deepEqual(JSON.parse(args), { city: 'Paris' });
+  assert.equal(finish, 'tool_calls');
+  const u = DEFAULT_USAGE;
+  assert.equal(usage?.prompt_tokens, u.prompt);
+  assert.equal(usage?.prompt_tokens_details?.cached_tokens, u.cached);
+  assert.equal(usage?.completion_tokens, u.candidates + (u.thoughts ?? 0));
+  const meta = oneExchange(session);
+  assertGeminiUsage(meta);
+  assert.equal(meta.upstream_surface, 'gemini.stream');
+  assert.equal(meta.finish_reason, 'tool_use');
+});
