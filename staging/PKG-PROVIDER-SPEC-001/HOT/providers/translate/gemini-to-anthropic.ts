@@ -115,22 +115,34 @@ function systemBlocks(value: unknown): Msg[] {
  * answers the earliest unanswered call of its name, as Gemini pairs them.
  */
 class CallNames {
-  private readonly open: Array<{ id: string; name: string }> = [];
+  /** Unanswered calls: id → name. */
+  private readonly open = new Map<string, string>();
+  /** Each name's call ids in order, and how many at its head are answered (amortised O(1) a response). */
+  private readonly byName = new Map<string, { ids: string[]; head: number }>();
 
   called(id: string | null, name: string, at: string): string {
     const chosen = id ?? at.replace(/^contents\[(\d+)\]\.parts\[(\d+)\]$/, 'call_$1_$2');
-    this.open.push({ id: chosen, name });
+    this.open.set(chosen, name);
+    const queue = this.byName.get(name) ?? { ids: [], head: 0 };
+    queue.ids.push(chosen);
+    this.byName.set(name, queue);
     return chosen;
   }
 
   answered(id: string | null, name: string, at: string): string {
-    const k = this.open.findIndex((c) => (id === null ? c.name === name : c.id === id));
-    if (k === -1) {
-      if (id !== null) return id;
-      return refuse(`${at}.functionResponse.id`, `no earlier functionCall named ${shown(name)} is unanswered`);
+    // An id is passed on as it is (one the conversation's calls do not show, the upstream judges).
+    if (id !== null) {
+      this.open.delete(id);
+      return id;
     }
-    const [found] = this.open.splice(k, 1);
-    return found?.id ?? refuse(at, 'unreachable');
+    const queue = this.byName.get(name);
+    while (queue !== undefined && queue.head < queue.ids.length && !this.open.has(queue.ids[queue.head] ?? ''))
+      queue.head += 1;
+    const found = queue?.ids[queue.head];
+    if (found === undefined)
+      return refuse(`${at}.functionResponse.id`, `no earlier functionCall named ${shown(name)} is unanswered`);
+    this.open.delete(found);
+    return found;
   }
 }
 
