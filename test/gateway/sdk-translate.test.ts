@@ -327,6 +327,69 @@ test('OpenAI SDK → claude-sonnet-4-5, a tool round trip over two turns: ids ke
   for (const e of exchanges) assertAnthropicUpstreamUsage(e.metadata);
 });
 
+test('a Claude-Code-like turn after a failed tool (is_error: true) reaches a gpt model; the tool message says Error', async () => {
+  const session = 'SES-T-TOOL-ERROR';
+  // As Claude Code sends it: its beta header, cached system blocks and tools, the failed Bash call's result.
+  const res = await fetch(`${served.url}/v1/messages`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': key,
+      'anthropic-version': '2023-06-01',
+      'anthropic-beta': 'claude-code-20250219,interleaved-thinking-2025-05-14',
+      'x-cplane-session': session,
+    },
+    body: JSON.stringify({
+      model: 'gpt-4.1-mini',
+      max_tokens: 32000,
+      system: [
+        { type: 'text', text: 'You are Claude Code.', cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'Working directory: /repo' },
+      ],
+      tools: [
+        {
+          name: 'Bash',
+          description: 'Run a command',
+          input_schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+          cache_control: { type: 'ephemeral' },
+        },
+      ],
+      metadata: { user_id: 'user_abc_account__session_123' },
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'run the tests' }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_01', name: 'Bash', input: { command: 'npm t' } }],
+        },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_01',
+              is_error: true,
+              content: [{ type: 'text', text: 'Exit code 1\nnpm ERR! Missing script: "t"' }],
+            },
+          ],
+        },
+      ],
+    }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  const message = (await res.json()) as { content: unknown };
+  assert.deepEqual(message.content, [{ type: 'text', text: 'Hello from upstream' }]);
+  const sent = served.upstream.requests.at(-1)?.body;
+  assert.deepEqual((sent?.messages as unknown[] | undefined)?.at(-1), {
+    role: 'tool',
+    tool_call_id: 'toolu_01',
+    content: 'Error: Exit code 1\nnpm ERR! Missing script: "t"',
+  });
+  const [exchange, ...more] = exchangesOf(session);
+  assert.equal(more.length, 0);
+  assert.ok(exchange);
+  assertChatUpstreamUsage(exchange.metadata);
+});
+
 test('an untranslatable field is refused with TRANSLATION_UNSUPPORTED naming it; nothing reaches the upstream', async () => {
   const before = served.upstream.requests.length;
   await assert.rejects(

@@ -57,21 +57,45 @@ function upstream(): Promise<Server> {
 
 const MESSAGES = [{ role: 'user', content: 'Hello' }];
 
-/** One call to the gateway, to the end of its body, in ms; `anthropic`: as an Anthropic client would send it. */
-async function timed(url: string, key: string, i: number, anthropic: boolean, stream: boolean): Promise<number> {
-  const session = { 'x-cplane-session': `SES-BENCH-${i % 64}` };
-  const start = process.hrtime.bigint();
-  const res = await fetch(`${url}/v1/${anthropic ? 'messages' : 'chat/completions'}`, {
-    method: 'POST',
+type Client = 'anthropic' | 'openai' | 'gemini';
+
+/** The request a client of each API sends for the same question (Gemini names the model and streaming in its path). */
+function request(
+  client: Client,
+  key: string,
+  stream: boolean,
+): { path: string; headers: Record<string, string>; body: unknown } {
+  const json = { 'content-type': 'application/json' };
+  if (client === 'gemini')
+    return {
+      path: `/v1beta/models/gpt-4.1-mini:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+      headers: { ...json, 'x-goog-api-key': key },
+      body: { contents: [{ role: 'user', parts: [{ text: 'Hello' }] }], generationConfig: { maxOutputTokens: 64 } },
+    };
+  const anthropic = client === 'anthropic';
+  return {
+    path: `/v1/${anthropic ? 'messages' : 'chat/completions'}`,
     headers: anthropic
-      ? { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': key, ...session }
-      : { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...session },
-    body: JSON.stringify({
+      ? { ...json, 'anthropic-version': '2023-06-01', 'x-api-key': key }
+      : { ...json, authorization: `Bearer ${key}` },
+    body: {
       model: 'gpt-4.1-mini',
       [anthropic ? 'max_tokens' : 'max_completion_tokens']: 64,
       stream,
       messages: MESSAGES,
-    }),
+    },
+  };
+}
+
+/** One call to the gateway, to the end of its body, in ms, as a client of that API would send it. */
+async function timed(url: string, key: string, i: number, client: Client, stream: boolean): Promise<number> {
+  const session = { 'x-cplane-session': `SES-BENCH-${i % 64}` };
+  const { path, headers, body } = request(client, key, stream);
+  const start = process.hrtime.bigint();
+  const res = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { ...headers, ...session },
+    body: JSON.stringify(body),
   });
   await res.arrayBuffer();
   if (res.status !== 200) throw new Error(`bench call answered ${res.status}`);
@@ -102,20 +126,25 @@ export default defineSuite({
     // Relaxed: no fsync on the call path, so the ratio is the translation's cost, not the disk's noise.
     const served = await inProcessGateway({ tmp, name: 'translate', upstreamUrl, durability: 'relaxed', openai: true });
     try {
-      const samples = { whole: [[], []] as number[][], stream: [[], []] as number[][] };
-      for (let i = 0; i < 20; i += 1) for (const a of [true, false]) await timed(served.url, served.key, i, a, false);
+      const clients: Client[] = ['anthropic', 'openai', 'gemini'];
+      const samples = {
+        whole: { anthropic: [], openai: [], gemini: [] } as Record<Client, number[]>,
+        stream: { anthropic: [], openai: [], gemini: [] } as Record<Client, number[]>,
+      };
+      for (let i = 0; i < 20; i += 1) for (const c of clients) await timed(served.url, served.key, i, c, false);
       for (let i = 0; i < n; i += 1) {
-        // Each path leads a round in turn: neither is always the one timed right after the other's work.
-        const order = i % 2 === 0 ? [true, false] : [false, true];
+        // Each path leads a round in turn: none is always the one timed right after another's work.
+        const order = clients.map((_, k) => clients[(i + k) % clients.length] as Client);
         for (const stream of [false, true])
-          for (const anthropic of order)
-            samples[stream ? 'stream' : 'whole'][anthropic ? 0 : 1]!.push(
-              await timed(served.url, served.key, i, anthropic, stream),
-            );
+          for (const client of order)
+            samples[stream ? 'stream' : 'whole'][client].push(await timed(served.url, served.key, i, client, stream));
       }
       return [
-        ratioRow('translate_overhead_p50', samples.whole[0]!, samples.whole[1]!),
-        ratioRow('translate_stream_overhead_p50', samples.stream[0]!, samples.stream[1]!),
+        ratioRow('translate_overhead_p50', samples.whole.anthropic, samples.whole.openai),
+        ratioRow('translate_stream_overhead_p50', samples.stream.anthropic, samples.stream.openai),
+        // A Gemini client for the same gpt model: translated to Messages, then to Chat Completions (the pivot).
+        ratioRow('translate_gemini_overhead_p50', samples.whole.gemini, samples.whole.openai),
+        ratioRow('translate_gemini_stream_overhead_p50', samples.stream.gemini, samples.stream.openai),
       ];
     } finally {
       await served.close();

@@ -22,6 +22,8 @@ export interface CallContext {
   provider: WireProvider;
   /** Set when the provider speaks another format than the client: the request and the reply are translated. */
   translator: Translator | null;
+  /** The upstream path's `{name}` values when they are not the client's (a translated call to Gemini: its model). */
+  upstreamParams?: Readonly<Record<string, string>>;
   routing: GatewayRouting | null;
   /** A routed call's way through its alias's deployments (set before admission); null: not routed. */
   plan?: RoutePlan<WireProvider> | null;

@@ -16,7 +16,7 @@ export async function routeGeneration(
   gen: Generation,
 ): Promise<{ ctx: CallContext; upstreamBody: Record<string, unknown> } | null> {
   const { endpoint } = incoming;
-  const target = incoming.targets.targetFor(gen.model, endpoint.surface, endpoint.family);
+  const target = incoming.targets.targetFor(gen.model, endpoint.surface, endpoint.family, gen.stream);
   if ('unavailable' in target) {
     const message = `no ${target.unavailable} upstream is configured on this gateway (model ${JSON.stringify(gen.model)})`;
     incoming.fail(endpoint.family, 503, 'api_error', message);
@@ -24,7 +24,14 @@ export async function routeGeneration(
   }
   const ctx: CallContext = { ...incoming, provider: target.provider, translator: target.translator };
   if (target.translator === null) return { ctx, upstreamBody: gen.upstreamBody };
-  const translated = target.translator.request(incoming.body as Record<string, unknown>);
+  // Gemini names the model in its path: a translated call to it fills the path from the client's model.
+  if (target.surface === 'gemini.generate' || target.surface === 'gemini.stream')
+    ctx.upstreamParams = { model: gen.model };
+  const translated = target.translator.request(incoming.body as Record<string, unknown>, {
+    model: gen.model,
+    stream: gen.stream,
+    defaultMaxTokens: gen.bounds.max_output_tokens,
+  });
   if (translated.ok) return { ctx, upstreamBody: translated.value };
   await refuseUntranslatable(ctx, target.translator, translated.refusal);
   return null;

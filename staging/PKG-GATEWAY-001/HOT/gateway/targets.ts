@@ -15,11 +15,11 @@ export interface NoTarget {
   unavailable: Family;
 }
 
-/** The surface a family's provider is called on for each client surface it can serve by translation. */
-const SURFACE_OF: Readonly<Record<Family, WireSurface>> = {
-  anthropic: 'anthropic.messages',
-  openai: 'openai.chat',
-  gemini: 'gemini.generate',
+/** The surface a family's provider is called on for a translated generation, whole or streamed (Gemini's method). */
+const SURFACE_OF: Readonly<Record<Family, readonly [WireSurface, WireSurface]>> = {
+  anthropic: ['anthropic.messages', 'anthropic.messages'],
+  openai: ['openai.chat', 'openai.chat'],
+  gemini: ['gemini.generate', 'gemini.stream'],
 };
 
 /** A model pattern (`claude-*`, `o[0-9]*`) as an anchored expression: `*` any run, `[…]` a class, the rest literal. */
@@ -59,9 +59,10 @@ export class Targets {
    * client speaks another; a model nobody declares, or a surface with no translation (the Responses API), keeps
    * the client's own family.
    */
-  targetFor(model: string, clientSurface: WireSurface, clientFamily: Family): Target | NoTarget {
+  targetFor(model: string, clientSurface: WireSurface, clientFamily: Family, stream = false): Target | NoTarget {
     const family = this.familyOf(model) ?? clientFamily;
-    const translator = family === clientFamily ? null : translatorFor(clientSurface, SURFACE_OF[family], this.clock);
+    const surface = SURFACE_OF[family][stream ? 1 : 0];
+    const translator = family === clientFamily ? null : translatorFor(clientSurface, surface, this.clock);
     const chosen = translator === null ? clientFamily : family;
     const provider = this.providers.get(chosen);
     if (provider === undefined) return { unavailable: chosen };

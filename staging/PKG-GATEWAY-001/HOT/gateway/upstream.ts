@@ -96,7 +96,9 @@ function callProvider(
       body: sent,
       headers: passedHeaders(ctx.req),
       query,
-      ...(ctx.endpoint.params === undefined ? {} : { params: ctx.endpoint.params }),
+      ...((ctx.upstreamParams ?? ctx.endpoint.params) === undefined
+        ? {}
+        : { params: ctx.upstreamParams ?? ctx.endpoint.params }),
     },
     {
       signal: ctx.signal,

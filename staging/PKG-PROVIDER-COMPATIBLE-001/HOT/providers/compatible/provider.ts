@@ -1,6 +1,9 @@
 import type { HttpProviderOptions } from '#providers/config.js';
 import { defineConfiguredProvider, HttpProvider, splitOptions, type ProviderEntry } from '#providers/entry.js';
 import { OPENAI } from '#providers/openai/provider.js';
+import { parseCompletion } from '#providers/openai/reply.js';
+import { openAiReader } from '#providers/openai/wire.js';
+import { compatibleUsage } from '#providers/surfaces/openai.js';
 import type { WireRoute } from '#providers/entry.js';
 import type { WireSurface } from '#providers/wire/spec.js';
 import { presetFromOptions } from './preset.js';
@@ -39,6 +42,9 @@ export function compatibleEntry(id: string, name: string, preset: Preset): Provi
       return headers;
     },
     requestIdHeader: preset.request_id_header,
+    // A reply naming no cached part is read as zero cache reads, not unknown (surfaces/openai.ts compatibleUsage).
+    reader: (surface) => openAiReader(surface, compatibleUsage),
+    neutral: { ...OPENAI.neutral, parse: (text) => parseCompletion(text, compatibleUsage) },
   };
 }
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { isCpError } from '#kernel/errors.js';
 import provider, { CompatibleProvider } from '../../providers/compatible/provider.js';
 import { PRESETS } from '../../providers/compatible/presets.js';
+import { OpenAiProvider } from '#providers/openai/provider.js';
 import { providerContract } from '#tests/providers/contract.js';
 import { fixedClock } from '#tests/providers/fixtures/clock.js';
 import { httpHarness, retryAfterHeader } from '#tests/providers/fixtures/http-harness.js';
@@ -190,6 +191,66 @@ test('compatible: DeepSeek cache hits (prompt_cache_hit_tokens) are the cache-re
     [result.usage.input_tokens, result.usage.cache_read_tokens, result.usage.output_tokens],
     [1200, 1024, 7],
   );
+});
+
+// Mistral's documented chat completion (docs.mistral.ai API reference, "Chat Completion" response example): its
+// usage names no cached part, so no prompt_tokens_details.
+const MISTRAL_REPLY = {
+  id: 'cmpl-e5cc70bb28c444948073e77776eb30ef',
+  object: 'chat.completion',
+  model: 'mistral-small-latest',
+  usage: { prompt_tokens: 16, completion_tokens: 34, total_tokens: 50 },
+  created: 1702256327,
+  choices: [
+    {
+      index: 0,
+      message: { content: 'string', tool_calls: null, prefix: false, role: 'assistant' },
+      finish_reason: 'stop',
+    },
+  ],
+};
+
+test('compatible: a reply with no prompt_tokens_details (Mistral) reads zero cache reads, whole and streamed', async (t) => {
+  const server = await ScriptedServer.start();
+  t.after(() => server.close());
+  server.push({ status: 200, body: MISTRAL_REPLY });
+  const mistral = new CompatibleProvider({
+    config: { base_url: server.url, options: { preset: 'mistral' } },
+    env: { MISTRAL_API_KEY: 'k-1' },
+  });
+  const sent = await mistral.send({ model: 'mistral-small-latest', max_tokens: 8, prompt: 'x' }, { timeoutMs: 5000 });
+  const buckets = (u: typeof sent.usage) => [
+    u.input_tokens,
+    u.cache_read_tokens,
+    u.cache_write_tokens,
+    u.output_tokens,
+  ];
+  assert.deepEqual(buckets(sent.usage), [16, 0, 0, 34]);
+  const whole = mistral.reader('openai.chat');
+  assert.equal(whole.body(MISTRAL_REPLY), null);
+  assert.deepEqual(buckets(whole.result().usage), [16, 0, 0, 34]);
+  // Mistral's stream: the last chunk carries the usage object, then [DONE].
+  const streamed = mistral.reader('openai.chat');
+  const chunk = (delta: unknown, finish: string | null, usage?: unknown) =>
+    JSON.stringify({
+      id: 'cmpl-1',
+      object: 'chat.completion.chunk',
+      created: 1702256327,
+      model: 'mistral-small-latest',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...(usage === undefined ? {} : { usage }),
+    });
+  streamed.event(null, chunk({ role: 'assistant', content: '' }, null));
+  streamed.event(null, chunk({ content: 'ok' }, 'stop', MISTRAL_REPLY.usage));
+  streamed.event(null, '[DONE]');
+  assert.deepEqual(buckets(streamed.result().usage), [16, 0, 0, 34]);
+  // No usage at all stays unknown, every bucket; and OpenAI itself, which always sends the details, keeps the gap.
+  const bare = mistral.reader('openai.chat');
+  bare.body({ ...MISTRAL_REPLY, usage: undefined });
+  assert.deepEqual(buckets(bare.result().usage), [null, null, null, null]);
+  const openaiReader = new OpenAiProvider({ config: { base_url: server.url } }).reader('openai.chat');
+  openaiReader.body(MISTRAL_REPLY);
+  assert.equal(openaiReader.result().usage.cache_read_tokens, null);
 });
 
 test('compatible: a missing or unknown preset, a bad record or a missing key is ERR_PROVIDER_CONFIG', () => {

@@ -20,6 +20,8 @@ export const GEMINI: ProviderEntry = {
     defaultBaseUrl: GEMINI_DEFAULT_BASE_URL,
     keyRequired: true,
   },
+  // Gemini and Gemma models are served by the Gemini API (a request for one on another surface is translated).
+  models: ['gemini-*', 'gemma-*'],
   routes: GEMINI_WIRE_PATHS,
   url: geminiUrl,
   // Our key; nothing of the client's headers is passed on.

@@ -1,5 +1,6 @@
-import { asObject, getObject, getString, parseJson } from '#providers/json.js';
+import { asObject, getObject, getString, type JsonObject, parseJson } from '#providers/json.js';
 import type { FailureFacts, ParsedReply } from '#providers/reply.js';
+import type { Usage } from '#providers/spec.js';
 import { normaliseStopReason, parseUsage } from '#providers/surfaces/openai.js';
 
 export { normaliseStopReason, parseUsage };
@@ -7,7 +8,10 @@ export { normaliseStopReason, parseUsage };
 export type ParsedCompletion = ParsedReply;
 
 /** Parse a Chat Completions success body (first choice); returns a problem string when it is not one. */
-export function parseCompletion(text: string): ParsedCompletion | string {
+export function parseCompletion(
+  text: string,
+  readUsage: (u: JsonObject | null) => Usage = parseUsage,
+): ParsedCompletion | string {
   const parsed = parseJson(text);
   if (!parsed.ok) return `not JSON (${parsed.error.message})`;
   const body = asObject(parsed.value);
@@ -23,7 +27,7 @@ export function parseCompletion(text: string): ParsedCompletion | string {
     content: content ?? '',
     model: getString(body, 'model'),
     rawStopReason: getString(choice, 'finish_reason'),
-    usage: parseUsage(getObject(body, 'usage')),
+    usage: readUsage(getObject(body, 'usage')),
   };
 }
 

@@ -27,6 +27,20 @@ export function parseUsage(usage: JsonObject | null): Usage {
   };
 }
 
+/**
+ * Usage from an OpenAI-compatible server (the compatible presets): as `parseUsage`, except that a reply with a
+ * prompt count but no cache-read count (no `prompt_tokens_details`, or no `cached_tokens` in it, as Mistral,
+ * Together, Ollama and vLLM answer) reads zero cache reads rather than unknown. `prompt_tokens` is every prompt
+ * token, and a server that names no cached part bills none at a discount, so zero reads prices the whole prompt
+ * at the input price: what the vendor's own usage line charges, and never less. OpenAI itself always sends the
+ * details, so its readers keep an absent count unknown (a change in its reply is noticed, not priced away).
+ */
+export function compatibleUsage(usage: JsonObject | null): Usage {
+  const parsed = parseUsage(usage);
+  if (parsed.cache_read_tokens === null && parsed.input_tokens !== null) parsed.cache_read_tokens = 0;
+  return parsed;
+}
+
 export const normaliseStopReason = stopReasonNormaliser({
   stop: 'stop',
   length: 'length',
@@ -35,8 +49,9 @@ export const normaliseStopReason = stopReasonNormaliser({
   content_filter: 'content_filter',
 });
 
-export function openAiReader(surface: WireSurface): WireReader {
-  if (surface === 'openai.chat') return new ChatReader();
+/** The reader of an OpenAI surface; `usage` reads Chat usage (`compatibleUsage` for compatible servers). */
+export function openAiReader(surface: WireSurface, usage: (u: JsonObject | null) => Usage = parseUsage): WireReader {
+  if (surface === 'openai.chat') return new ChatReader(usage);
   if (surface === 'openai.responses') return new ResponsesReader();
   if (surface === 'openai.embeddings') return new EmbeddingsReader();
   return passThroughReader();
@@ -54,6 +69,8 @@ class ChatReader implements WireReader {
   private text = '';
   private readonly calls = new Map<number, ToolCall>();
   private usage: JsonObject | null = null;
+
+  constructor(private readonly parse: (u: JsonObject | null) => Usage) {}
 
   body(value: unknown): string | null {
     const body = asObject(value);
@@ -110,7 +127,7 @@ class ChatReader implements WireReader {
     for (const call of [...this.calls.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1])) {
       blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toolInput(call.args) });
     }
-    return { ...this.state, blocks, usage: usageOf(this.usage, parseUsage) };
+    return { ...this.state, blocks, usage: usageOf(this.usage, this.parse) };
   }
 
   private toolDelta(index: number, call: JsonObject | null): void {

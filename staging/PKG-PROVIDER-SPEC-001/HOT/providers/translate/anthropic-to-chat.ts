@@ -129,8 +129,8 @@ function imageUrl(value: unknown, at: string): string {
 
 function toolResult(block: JsonObject, at: string): Msg {
   onlyKnown(block, new Set(['type', 'tool_use_id', 'content', 'is_error', 'cache_control']), at);
-  if (block.is_error === true)
-    refuse(`${at}.is_error`, 'a Chat Completions tool message cannot mark its result as an error');
+  if (block.is_error !== undefined && typeof block.is_error !== 'boolean')
+    refuse(`${at}.is_error`, `a boolean is required, got ${shown(block.is_error)}`);
   const id = stringAt(block.tool_use_id, `${at}.tool_use_id`);
   const { content } = block;
   let text: string;
@@ -149,7 +149,19 @@ function toolResult(block: JsonObject, at: string): Msg {
         return stringAt(part.text, `${at}.content[${k}].text`);
       })
       .join('');
-  return { role: 'tool', tool_call_id: id, content: text };
+  return { role: 'tool', tool_call_id: id, content: block.is_error === true ? failedToolText(text) : text };
+}
+
+/** The prefix a failed tool's result carries in a Chat tool message, which has no error flag of its own. */
+export const TOOL_ERROR_PREFIX = 'Error: ';
+
+/**
+ * A failed tool's result as the text a Chat model reads: Chat's tool message has no error flag, so the failure
+ * is said in the content, where the model sees it (as OpenAI's own function-calling guide has tools report
+ * errors), behind a fixed prefix; with no text of its own the result is the bare word.
+ */
+function failedToolText(text: string): string {
+  return text === '' ? 'Error' : `${TOOL_ERROR_PREFIX}${text}`;
 }
 
 function assistantTurn(blocks: unknown[], at: string): Msg {

@@ -39,3 +39,52 @@ export function anthropicUsageToChat(usage: JsonObject | null): Record<string, u
     cache_creation_input_tokens: write,
   };
 }
+
+/**
+ * Gemini's usageMetadata as Anthropic's usage. `promptTokenCount` holds the cached tokens (`cachedContentTokenCount`,
+ * the cache read) and not the tool-use prompt (`toolUsePromptTokenCount`); thinking (`thoughtsTokenCount`) is apart
+ * from `candidatesTokenCount` and billed as output, as Anthropic's `output_tokens` counts thinking. Proto3 JSON leaves
+ * a zero out, so once the prompt count is there an absent count is a known 0; Gemini has no cache-write bucket.
+ */
+export function geminiUsageToAnthropic(usage: JsonObject | null): Record<string, number | null> {
+  const prompt = getCount(usage, 'promptTokenCount');
+  if (prompt === null)
+    return {
+      input_tokens: null,
+      cache_creation_input_tokens: null,
+      cache_read_input_tokens: null,
+      output_tokens: null,
+    };
+  const count = (key: string): number | null => (usage?.[key] === undefined ? 0 : getCount(usage, key));
+  const read = count('cachedContentTokenCount');
+  const toolUse = count('toolUsePromptTokenCount');
+  const candidates = count('candidatesTokenCount');
+  const thoughts = count('thoughtsTokenCount');
+  return {
+    input_tokens: read === null || toolUse === null ? null : Math.max(0, prompt - read) + toolUse,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: read,
+    output_tokens: candidates === null || thoughts === null ? null : candidates + thoughts,
+  };
+}
+
+/**
+ * Anthropic usage as Gemini's usageMetadata: `promptTokenCount` is every prompt token (uncached, cache writes and
+ * reads), the reads also in `cachedContentTokenCount`; the writes, which Gemini has no field for, are carried beside
+ * them as `cacheCreationInputTokenCount` so no bucket is lost (the SDKs keep unknown fields). No thinking is asked for
+ * (a translated request refuses it), so every output token is a candidate token. A count not given is left out.
+ */
+export function anthropicUsageToGemini(usage: JsonObject | null): Record<string, number> {
+  const uncached = getCount(usage, 'input_tokens');
+  const write = getCount(usage, 'cache_creation_input_tokens');
+  const read = getCount(usage, 'cache_read_input_tokens');
+  const output = getCount(usage, 'output_tokens');
+  const out: Record<string, number> = {};
+  const prompt = uncached === null || write === null || read === null ? null : uncached + write + read;
+  if (prompt !== null) out.promptTokenCount = prompt;
+  if (read !== null) out.cachedContentTokenCount = read;
+  if (output !== null) out.candidatesTokenCount = output;
+  if (prompt !== null && output !== null) out.totalTokenCount = prompt + output;
+  if (write !== null) out.cacheCreationInputTokenCount = write;
+  return out;
+}

@@ -107,6 +107,39 @@ test('Anthropic → Chat request: system blocks, images both ways, tool results 
 });
 
 const base = { model: 'gpt-4.1-mini', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
+
+test('Anthropic → Chat request: a failed tool (is_error: true) is a tool message whose content says so', () => {
+  // Claude Code's turn after a tool failed: the failure as a tool_result with is_error, text blocks as content.
+  const body = {
+    model: 'gpt-4.1-mini',
+    max_tokens: 32000,
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'run the tests' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_01Bash', name: 'Bash', input: { command: 'npm test' } }],
+      },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_01Bash',
+            is_error: true,
+            content: [{ type: 'text', text: 'Exit code 1\nnpm ERR! missing script: test' }],
+          },
+          { type: 'tool_result', tool_use_id: 'toolu_02', is_error: true },
+          { type: 'tool_result', tool_use_id: 'toolu_03', is_error: false, content: 'fine' },
+        ],
+      },
+    ],
+  };
+  assert.deepEqual((ok(a2c.request(body)).messages as unknown[]).slice(2), [
+    { role: 'tool', tool_call_id: 'toolu_01Bash', content: 'Error: Exit code 1\nnpm ERR! missing script: test' },
+    { role: 'tool', tool_call_id: 'toolu_02', content: 'Error' },
+    { role: 'tool', tool_call_id: 'toolu_03', content: 'fine' },
+  ]);
+});
 const userBlocks = (block: unknown) => ({ ...base, messages: [{ role: 'user', content: [block] }] });
 
 test('Anthropic → Chat request: what Chat cannot express is refused, naming the field', () => {
@@ -126,7 +159,7 @@ test('Anthropic → Chat request: what Chat cannot express is refused, naming th
       'messages[0].content[0].source.media_type',
     ],
     [
-      userBlocks({ type: 'tool_result', tool_use_id: 't', is_error: true, content: 'e' }),
+      userBlocks({ type: 'tool_result', tool_use_id: 't', is_error: 'yes', content: 'e' }),
       'messages[0].content[0].is_error',
     ],
     [
