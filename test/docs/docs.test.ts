@@ -118,7 +118,9 @@ test('every runnable shell block in README.md and docs/ runs and prints what the
       cwd: SCRATCH,
       env,
       encoding: 'utf8',
-      timeout: 60_000,
+      // The tour's first block builds, signs and bootstraps every package: ~30 s on a quiet 2-core machine, over a
+      // minute when the suite's other files share the cores. The bound only catches a block that hangs.
+      timeout: 300_000,
     });
     const output = `${r.stdout}${r.stderr}`;
     assert.equal(
