@@ -3,6 +3,10 @@
 // the histograms hold one observation per call, and no label holds a session, agent or key.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO } from '../../scripts/lib/repo.js';
+import { METRICS } from '../../staging/PKG-GATEWAY-001/HOT/gateway/metrics/catalogue.js';
 import { cli, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
 
 let served: Served;
@@ -217,4 +221,15 @@ test('after a scripted run the counters equal the ledger and budget status, with
     for (const value of Object.values(s.labels))
       assert.ok(!forbidden.some((f) => value.includes(f)), `${s.name} label ${value}`);
   assert.ok(!forbidden.some((f) => scraped.text.includes(f)));
+});
+
+test('the exposition names exactly the metric catalogue, and the operating docs list every metric in it', async () => {
+  const scraped = await scrape(metricsKey);
+  assert.equal(scraped.status, 200);
+  const exposed = new Set([...scraped.text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1] as string));
+  const catalogued = Object.values(METRICS).map((spec) => spec.name);
+  assert.deepEqual([...exposed].sort(), [...catalogued].sort());
+  const docs = readFileSync(join(REPO, 'docs', 'production.md'), 'utf8');
+  const undocumented = catalogued.filter((name) => !docs.includes(`\`${name}\``));
+  assert.deepEqual(undocumented, [], 'docs/production.md lists every metric');
 });
