@@ -29,7 +29,7 @@ import type { RequestLog } from './log.js';
 import { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { type OpenedAlerts, openAlerts } from './alerts/open-alerts.js';
 import { sqliteLedgerStore } from '#kernel/ledger/store.js';
-import { traceSettings } from './traces/config.js';
+import { gatewayTraceSettings } from './traces/config.js';
 import { GatewayTracer } from './traces/tracer.js';
 import { observers } from '#router/observer.js';
 import { KeyAdminRoutes } from './admin-keys.js';
@@ -84,7 +84,7 @@ export async function openGateway(
   if (deployments !== null) upstreamsOfDeployments(providers, deployments, unavailable);
   let router: OpenedRouter | null = null;
   let data: ConsoleData | null = null;
-  const traced = traceSettings(env);
+  const traced = gatewayTraceSettings(settings.traces, env);
   const tracer = traced === null ? null : new GatewayTracer(traced);
   const metrics = gatewayMetrics(
     root,

@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import type { ObservedCall, ObservedConclusion } from '#router/observer.js';
-import { traceSettings } from '../../gateway/traces/config.js';
+import { gatewayTraceSettings, traceSettings } from '../../gateway/traces/config.js';
 import { GatewayTracer } from '../../gateway/traces/tracer.js';
 
 test('settings: off unless asked; endpoints, protocol, headers and service name as the specification reads them', () => {
@@ -42,6 +42,55 @@ test('settings: off unless asked; endpoints, protocol, headers and service name 
   assert.throws(
     () => traceSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'file:///etc/passwd' }),
     (e: Error & { code?: string }) => e.code === 'ERR_GATEWAY_CONFIG_INVALID',
+  );
+});
+
+test('settings from the gateway config: the section alone decides, headers read from the variables it names', () => {
+  const env = {
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://from-env:4318',
+    OTEL_EXPORTER_OTLP_HEADERS: 'x-env=1',
+    OTEL_SERVICE_NAME: 'env-name',
+    OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+    COLLECTOR_KEY: 'k-123',
+  };
+  assert.equal(
+    gatewayTraceSettings(undefined, env)?.url,
+    'http://from-env:4318/v1/traces',
+    'no section: the variables',
+  );
+  const defaults = gatewayTraceSettings({}, env);
+  assert.deepEqual(defaults, {
+    url: 'http://localhost:4318/v1/traces',
+    protocol: 'http/protobuf',
+    headers: {},
+    serviceName: 'cplane-gateway',
+    timeoutMs: 10_000,
+    captureContent: false,
+  });
+  const configured = gatewayTraceSettings(
+    {
+      endpoint: 'http://collector:9999/custom',
+      protocol: 'http/json',
+      headers: [{ name: 'X-Collector-Key', value_env: 'COLLECTOR_KEY' }],
+      service_name: 'gw',
+      timeout_ms: 2500,
+      capture_content: true,
+    },
+    env,
+  );
+  assert.equal(configured?.url, 'http://collector:9999/custom', 'used as is');
+  assert.equal(configured?.protocol, 'http/json');
+  assert.deepEqual(configured?.headers, { 'x-collector-key': 'k-123' });
+  assert.equal(configured?.serviceName, 'gw');
+  assert.equal(configured?.timeoutMs, 2500);
+  assert.equal(configured?.captureContent, true);
+  assert.equal(gatewayTraceSettings({ enabled: false }, env), null);
+  assert.equal(gatewayTraceSettings({}, { OTEL_SDK_DISABLED: 'true' })?.protocol, 'http/protobuf');
+  assert.throws(
+    () => gatewayTraceSettings({ headers: [{ name: 'authorization', value_env: 'MISSING_VAR' }] }, env),
+    (e: Error & { code?: string }) =>
+      e.code === 'ERR_GATEWAY_CONFIG_INVALID' && /MISSING_VAR/.test(e.message) && /authorization/.test(e.message),
   );
 });
 
