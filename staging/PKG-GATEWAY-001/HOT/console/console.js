@@ -636,6 +636,66 @@ async function budgetsView() {
   ];
 }
 
+/** "in 3 d 4 h": how long until a period ends (as of this page's clock). */
+function until(iso) {
+  const ms = Date.parse(iso) - Date.now();
+  if (!Number.isFinite(ms)) return '—';
+  if (ms <= 0) return 'now';
+  const minutes = Math.floor(ms / 60_000);
+  const [d, h, m] = [Math.floor(minutes / 1440), Math.floor((minutes % 1440) / 60), minutes % 60];
+  return `in ${d > 0 ? `${d} d ${h} h` : h > 0 ? `${h} h ${m} min` : `${m} min`}`;
+}
+
+async function periodsView() {
+  const b = await api('budgets');
+  const scopes = b.scopes.filter((s) => s.period);
+  return [
+    el('h1', {}, 'Budget periods'),
+    el(
+      'p',
+      { class: 'muted' },
+      'Scopes whose limit starts again each period (UTC): what the current period has spent against its limit, and when it resets. A call settles in the period it was admitted in.',
+    ),
+    scopes.length === 0
+      ? el('p', { class: 'muted' }, 'No limit resets: set a period on a budget.limits kind (docs/production.md).')
+      : table(
+          [
+            'scope',
+            'id',
+            'period',
+            'from',
+            '#tokens',
+            '#token limit',
+            '#cost',
+            '#cost limit',
+            '#used',
+            'state',
+            'resets at',
+            'resets',
+          ],
+          scopes.map((s) =>
+            el(
+              'tr',
+              { 'data-period': `${s.scope}:${s.scope_id}` },
+              cell(s.scope, 'scope'),
+              cell(s.scope_id, 'scope_id'),
+              cell(s.period.every, 'every'),
+              cell(s.period.start, 'start'),
+              cell(num(s.settled_tokens + s.reserved_tokens), 'tokens', 'num'),
+              cell(s.limit?.max_tokens === undefined ? 'none' : num(s.limit.max_tokens), 'max_tokens', 'num'),
+              cell(money(s.settled_cost + s.reserved_cost), 'cost', 'num'),
+              cell(s.limit?.max_cost === undefined ? 'none' : money(s.limit.max_cost), 'max_cost', 'num'),
+              cell(pct(s.used_fraction), 'used', 'num'),
+              cell(s.state, 'state', s.state),
+              cell(s.period.end, 'end'),
+              cell(until(s.period.end), 'resets_in'),
+            ),
+          ),
+          { 'data-table': 'periods' },
+        ),
+  ];
+}
+
 async function breakersView() {
   const b = await api('breakers');
   return [
@@ -768,6 +828,7 @@ async function route() {
     else if (parts[0] === 'session' && parts[1]) content = await sessionView(decodeURIComponent(parts[1]), params);
     else if (parts[0] === 'exchange' && parts[1]) content = await exchangeView(decodeURIComponent(parts[1]));
     else if (parts[0] === 'budgets') content = await budgetsView();
+    else if (parts[0] === 'periods') content = await periodsView();
     else if (parts[0] === 'breakers') content = await breakersView();
     else if (parts[0] === 'activity') content = await activityView();
     else if (parts[0] === 'keys') content = await keysView();
