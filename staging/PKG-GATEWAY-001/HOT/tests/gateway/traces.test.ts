@@ -143,7 +143,11 @@ const conclusion: ObservedConclusion = {
 };
 
 test('the span ends when the response closes, after the EXCHANGE; without a response, at conclusion', async () => {
-  let now = 1_000;
+  // Epoch milliseconds, as the gateway's clock gives: the SDK reads a number no later than performance.now() as a
+  // performance timestamp (time since the process started), so a small fake time turns wall-clock once the test
+  // process has run that long.
+  const T0 = 1_700_000_000_000;
+  let now = T0 + 1_000;
   const exporter = new Captured();
   const tracer = new GatewayTracer(SETTINGS, exporter, { maxQueue: 10, maxBatch: 10, delayMs: 1 }, () => now);
   const response = new EventEmitter();
@@ -151,7 +155,7 @@ test('the span ends when the response closes, after the EXCHANGE; without a resp
   const call = observed('req-1');
   tracer.admitted(call);
   tracer.attemptStarted(call);
-  now = 1_010;
+  now = T0 + 1_010;
   tracer.concluded(call, conclusion);
   await tracer.shutdown().catch(() => {});
   assert.equal(exporter.spans.filter((s) => s.name === 'chat gpt-4.1-mini' && s.parentSpanContext).length, 1);
@@ -166,11 +170,11 @@ test('the span ends when the response closes, after the EXCHANGE; without a resp
   second.inbound('req-2', {}, res);
   const call2 = observed('req-2');
   second.admitted(call2);
-  now = 1_020;
+  now = T0 + 1_020;
   second.concluded(call2, conclusion);
-  now = 1_500;
+  now = T0 + 1_500;
   res.emit('close');
-  now = 1_600;
+  now = T0 + 1_600;
   const direct = observed('route-1');
   second.admitted(direct);
   second.concluded(direct, { ...conclusion, exchangeId: 'E-2' });
@@ -178,8 +182,8 @@ test('the span ends when the response closes, after the EXCHANGE; without a resp
   const spans = later.spans.filter((s) => s.attributes['cplane.exchange_id'] !== undefined);
   const [gateway, route] = ['E-1', 'E-2'].map((id) => spans.find((s) => s.attributes['cplane.exchange_id'] === id));
   assert.ok(gateway && route);
-  assert.deepEqual(gateway.endTime, [1, 500_000_000], 'ended when the response closed (t=1.5 s)');
-  assert.deepEqual(route.endTime, [1, 600_000_000], 'a call with no response ends at its conclusion');
+  assert.deepEqual(gateway.endTime, [1_700_000_001, 500_000_000], 'ended when the response closed (t=1.5 s)');
+  assert.deepEqual(route.endTime, [1_700_000_001, 600_000_000], 'a call with no response ends at its conclusion');
 });
 
 test('a full queue drops spans and counts them; a failed export is counted lost', async () => {
