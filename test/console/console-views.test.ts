@@ -67,7 +67,12 @@ before(async () => {
     ],
     aliases: { duo: { targets: ['first', 'second'] } },
   };
-  served = await startServed([], (root) => configSet(root, 'gateway.routing', JSON.stringify(routing)));
+  served = await startServed([], (root) => {
+    configSet(root, 'gateway.routing', JSON.stringify(routing));
+    // Limits that reset (the periods view): every key's monthly, one session's weekly.
+    configSet(root, 'budget.limits.key', '{"period": "month", "default": {"max_cost": 50}}');
+    configSet(root, 'budget.limits.session.by_id', '{"SES-ROUTED": {"max_tokens": 1000000, "period": "week"}}');
+  });
   const anthropic = (session: string, apiKey = issueKey('AGENT-V')): Anthropic =>
     new Anthropic({ apiKey, baseURL: served.url, maxRetries: 0, defaultHeaders: { 'x-cplane-session': session } });
   // A conversation with a system prompt, a tool, a tool call and a hostile tool result, over two turns.
@@ -281,6 +286,56 @@ test('the keys view lists the inventory as GET /admin/keys does, and never a key
   assert.ok(!(await page.content()).includes(issued.token), 'the key itself is not on the page');
   const raw = await page.evaluate(async () => (await fetch('/console/api/keys')).text());
   assert.ok(!raw.includes(issued.token), 'nor in the API answer');
+});
+
+test('the periods view shows each scope whose limit resets: its window, spent against its limit, its reset', {
+  skip: browserMissing,
+}, async () => {
+  await open('#/periods', '[data-table="periods"] tbody tr');
+  const api = (await page.evaluate(async () => (await fetch('/console/api/budgets')).json())) as {
+    scopes: {
+      scope: string;
+      scope_id: string;
+      settled_tokens: number;
+      reserved_tokens: number;
+      settled_cost: number;
+      reserved_cost: number;
+      limit: { max_tokens?: number; max_cost?: number } | null;
+      period: { every: string; start: string; end: string } | null;
+      state: string;
+    }[];
+  };
+  const periodic = api.scopes.filter((s) => s.period !== null);
+  assert.equal(await page.locator('[data-table="periods"] tbody tr').count(), periodic.length);
+  // The windows, computed here from the UTC calendar, not read from the gateway.
+  const now = new Date();
+  const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+  const monthEnd = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
+  const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const weekStart = new Date(midnight - ((now.getUTCDay() + 6) % 7) * 86_400_000).toISOString();
+  const key = `key:key:${issued.key_id}`;
+  const field = async (scope: string, name: string) =>
+    page.locator(`[data-period="${scope}"] [data-field="${name}"]`).textContent();
+  assert.deepEqual(
+    [await field(key, 'every'), await field(key, 'start'), await field(key, 'end')],
+    ['month', monthStart, monthEnd],
+  );
+  assert.equal(await field(key, 'max_cost'), (50).toFixed(6));
+  const routed = 'session:SES-ROUTED';
+  assert.deepEqual([await field(routed, 'every'), await field(routed, 'start')], ['week', weekStart]);
+  assert.equal(await field(routed, 'max_tokens'), (1_000_000).toLocaleString('en-US'));
+  assert.equal(await page.locator('[data-period="session:SES-CONV"]').count(), 0, 'a lifetime limit has no period');
+  for (const s of periodic) {
+    const row = page.locator(`[data-period="${s.scope}:${s.scope_id}"]`);
+    const text = async (name: string) => row.locator(`[data-field="${name}"]`).textContent();
+    assert.equal(await text('end'), s.period?.end);
+    assert.equal(await text('tokens'), (s.settled_tokens + s.reserved_tokens).toLocaleString('en-US'));
+    assert.equal(await text('cost'), (s.settled_cost + s.reserved_cost).toFixed(6));
+    assert.equal(await text('state'), s.state);
+    assert.match((await text('resets_in')) ?? '', /^in \d+ (d|h|min)/);
+  }
+  const spent = periodic.find((s) => s.scope_id === `key:${issued.key_id}`);
+  assert.ok(spent && spent.settled_cost > 0, 'the key spent in this period');
 });
 
 test('"download proof" gives the file `ledger prove --entry` writes, which verify-proof accepts', {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import protobuf from 'protobufjs';
-import { issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { cli, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
 
 /** The opentelemetry-proto messages a trace export holds (opentelemetry/proto/{collector/trace,trace,common,resource}/v1). */
 const OTLP_PROTO = `
@@ -134,8 +134,8 @@ after(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-async function serveTraced(env: NodeJS.ProcessEnv): Promise<Served> {
-  const served = await startServed([], () => {}, env);
+async function serveTraced(env: NodeJS.ProcessEnv, configure: (root: string) => void = () => {}): Promise<Served> {
+  const served = await startServed([], configure, env);
   cleanups.push(() => served.cleanup());
   return served;
 }
@@ -276,6 +276,66 @@ test('content capture is an operator switch: prompt and answer on the span, scru
   assert.ok(!input.includes(key), 'the client key is scrubbed');
   const output = JSON.parse(span.attributes['gen_ai.output.messages'] as string) as { role: string }[];
   assert.equal(output[0]?.role, 'assistant');
+});
+
+test('configured by `cplane config set gateway.traces.…` alone: spans arrive; the OTEL_* variables are not read', async () => {
+  const configured = await startReceiver();
+  const ambient = await startReceiver();
+  cleanups.push(
+    () => configured.close(),
+    () => ambient.close(),
+  );
+  const served = await serveTraced(
+    {
+      // The variables would send elsewhere: the operator's section is the whole story (OpenTelemetry's own rule for a
+      // config file), so the ambient receiver hears nothing.
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: ambient.url,
+      OTEL_SERVICE_NAME: 'from-the-environment',
+      COLLECTOR_TEAM_KEY: 'team key 42',
+    },
+    (root) => {
+      configSet(root, 'gateway.traces.endpoint', `${configured.url}/v1/traces`);
+      configSet(root, 'gateway.traces.protocol', 'http/json');
+      configSet(root, 'gateway.traces.service_name', 'gateway-from-config');
+      configSet(root, 'gateway.traces.headers', '[{"name": "x-collector-key", "value_env": "COLLECTOR_TEAM_KEY"}]');
+      configSet(root, 'gateway.traces.capture_content', 'true');
+      // A header's value is never config: a key-shaped value is refused before it is written.
+      const refused = cli([
+        'config',
+        'set',
+        'gateway.traces.headers',
+        '[{"name": "authorization", "value_env": "X", "value": "Bearer sk-live-0123456789abcdef"}]',
+        '--root',
+        root,
+      ]);
+      assert.notEqual(refused.status, 0);
+      assert.match(refused.stderr, /ERR_CONFIG_SECRET/);
+    },
+  );
+  const key = issueKey('AGENT-TRACES');
+  const headers = { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'x-cplane-session': 'SES-CONFIG' };
+  const body = { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hello config' }] };
+  assert.equal(await post(served, '/v1/messages', headers, body), 200);
+  assert.equal(await post(served, '/v1/messages', headers, { ...body, stream: true }), 200);
+  const exchanges = ledgerEntries(served.root).filter((e) => e.event_type === 'EXCHANGE');
+  assert.equal(exchanges.length, 2);
+  const spans = await until('a span per call', () => {
+    const found = configured.spans.filter((s) => s.attributes['cplane.exchange_id'] !== undefined);
+    return found.length >= 2 ? found : null;
+  });
+  assert.deepEqual(spans.map((s) => s.attributes['cplane.exchange_id']).sort(), exchanges.map((e) => e.id).sort());
+  for (const span of spans) {
+    assert.equal(span.service, 'gateway-from-config');
+    assert.equal(span.attributes['gen_ai.conversation.id'], 'SES-CONFIG');
+    assert.match(span.attributes['gen_ai.input.messages'] as string, /Hello config/, 'content capture from config');
+  }
+  assert.ok(configured.requests.length > 0);
+  for (const r of configured.requests) {
+    assert.ok(r.contentType.startsWith('application/json'), 'the configured protocol (http/json)');
+    assert.equal(r.headers['x-collector-key'], 'team key 42', 'the header read from the variable the config names');
+  }
+  assert.equal(ambient.requests.length, 0, 'OTEL_EXPORTER_OTLP_ENDPOINT is not read when the section is set');
 });
 
 test('with the receiver down, calls succeed and the lost spans are counted in /metrics', async () => {

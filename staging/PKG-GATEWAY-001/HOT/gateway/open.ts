@@ -28,8 +28,9 @@ import { ConsoleRoutes } from './console/routes.js';
 import type { RequestLog } from './log.js';
 import { GatewayMetrics } from './metrics/gateway-metrics.js';
 import { type OpenedAlerts, openAlerts } from './alerts/open-alerts.js';
+import { PgAlertClaims } from './alerts/pg-claims.js';
 import { sqliteLedgerStore } from '#kernel/ledger/store.js';
-import { traceSettings } from './traces/config.js';
+import { gatewayTraceSettings } from './traces/config.js';
 import { GatewayTracer } from './traces/tracer.js';
 import { observers } from '#router/observer.js';
 import { KeyAdminRoutes } from './admin-keys.js';
@@ -84,7 +85,7 @@ export async function openGateway(
   if (deployments !== null) upstreamsOfDeployments(providers, deployments, unavailable);
   let router: OpenedRouter | null = null;
   let data: ConsoleData | null = null;
-  const traced = traceSettings(env);
+  const traced = gatewayTraceSettings(settings.traces, env);
   const tracer = traced === null ? null : new GatewayTracer(traced);
   const metrics = gatewayMetrics(
     root,
@@ -111,7 +112,12 @@ export async function openGateway(
     throw error;
   });
   router = opened;
-  if (alerts !== null) watchForAlerts(alerts, opened);
+  if (alerts !== null)
+    await watchForAlerts(alerts, opened).catch(async (error: unknown) => {
+      alerts.close();
+      await opened.close();
+      throw error;
+    });
   data = consoleData(root, opened, unavailable);
   const keyPorts = keyAdminPorts(root, opened, data);
   const consoleRoutes = data === null ? null : openConsole(root, opened, data, unavailable, keyPorts);
@@ -232,11 +238,16 @@ function gatewayMetrics(
   );
 }
 
-/** Breaker transitions go to the alert webhook, and each delivery is an ALERT_SENT record in the router's ledger. */
-function watchForAlerts(alerts: OpenedAlerts, opened: OpenedRouter): void {
+/**
+ * Breaker transitions go to the alert webhook, and each delivery is an ALERT_SENT record in the router's ledger. On
+ * a shared store the hosts claim each alert there, so one of them sends it (gateway/alerts/pg-claims.ts).
+ */
+async function watchForAlerts(alerts: OpenedAlerts, opened: OpenedRouter): Promise<void> {
   opened.router.breakers.onTransition(alerts.breakerWatch);
-  const ledger = opened.ledger !== null ? sqliteLedgerStore(opened.ledger) : (opened.shared?.chain ?? null);
-  if (ledger !== null) alerts.recordTo((records) => ledger.appendBatch(records));
+  const chain = opened.shared?.chain ?? null;
+  const claims = chain === null ? null : await PgAlertClaims.open(chain.pool);
+  const ledger = opened.ledger !== null ? sqliteLedgerStore(opened.ledger) : chain;
+  if (ledger !== null) alerts.recordTo((records) => ledger.appendBatch(records), claims);
 }
 
 const FAMILIES: readonly Family[] = ['anthropic', 'openai', 'gemini'];

@@ -4,6 +4,7 @@ import { readOverrides } from '#kernel/config/overrides.js';
 import { validateSection } from '#kernel/config/section-schema.js';
 import type { Family } from './surfaces.js';
 import type { AlertSettings } from './alerts/open-alerts.js';
+import type { TraceConfig } from './traces/config.js';
 
 /** The root's `gateway` config section (HOT/schemas/gateway-config.schema.json), as `cplane serve` uses it. */
 export interface GatewayConfig {
@@ -30,6 +31,8 @@ export interface GatewayConfig {
   routing?: unknown;
   /** The operator's alert webhook (gateway/alerts/, docs/production.md); absent: no alerts. */
   alerts?: AlertSettings;
+  /** The trace export (gateway/traces/config.ts, docs/production.md); absent: the OTEL_* environment variables. */
+  traces?: TraceConfig;
 }
 
 /** What a root without these keys in its default (one bootstrapped before they existed) gets. */

@@ -41,7 +41,7 @@ export default defineCommand({
     const turns = intOption('turns', args.turns, 1, MAX_TURNS) ?? 500;
     const out = resolve(ctx.cwd, args.html);
     const assets = loadConsoleAssets(root);
-    const js = assets.ok ? assets.files.get('console.js') : undefined;
+    const js = assets.ok ? assets.script : undefined;
     const css = assets.ok ? assets.files.get('console.css') : undefined;
     if (js === undefined || css === undefined) {
       throw new CpError(

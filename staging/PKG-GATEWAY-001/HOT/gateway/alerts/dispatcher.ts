@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import type { Alert, AlertOutbox } from './outbox.js';
+import type { AlertClaims } from './pg-claims.js';
 
 export interface AlertDispatcherOptions {
   outbox: AlertOutbox;
@@ -49,6 +50,10 @@ export class AlertDispatcher {
   /** Alerts dropped because the in-memory queue was full. */
   dropped = 0;
   sent = 0;
+  /** Alerts another host delivered (the shared claims said so): not sent by this one. */
+  deduped = 0;
+  /** On a shared store, who of the hosts sends each alert; null: this host sends all it holds. */
+  claims: AlertClaims | null = null;
 
   constructor(private readonly options: AlertDispatcherOptions) {
     this.fetch = options.fetch ?? globalThis.fetch;
@@ -127,19 +132,47 @@ export class AlertDispatcher {
   }
 
   private async deliver(alert: Alert, attempts: number): Promise<void> {
+    const { claims } = this;
+    if (claims !== null && !(await this.claimed(claims, alert, attempts))) return;
     const problem = await this.post(alert);
     const now = this.clock();
     if (problem !== null) {
       this.options.outbox.markFailed(alert.id, now + this.backoff(attempts + 1), problem);
+      // Any host may try it next; a release that fails leaves the lease to run out.
+      await claims?.release(alert).catch(() => undefined);
       return;
     }
     this.options.outbox.markSent(alert.id, now);
     this.sent += 1;
+    // Unmarked (the database away), another host delivers it again once the lease ran out: at least once.
+    await claims?.sent(alert, now).catch(() => undefined);
     try {
       await this.options.record([sentRecord(alert, attempts + 1, this.options.url)]);
     } catch {
       // Delivered: the record is what failed, and delivering again would send the alert twice.
     }
+  }
+
+  /** Whether this host delivers the alert now; else the outbox is told when to ask again (or that it is done). */
+  private async claimed(claims: AlertClaims, alert: Alert, attempts: number): Promise<boolean> {
+    const now = this.clock();
+    // Longer than one delivery attempt can take, so a claim is not taken over while its host is still posting.
+    const leaseMs = 2 * (this.options.timeoutMs ?? 10_000) + 5000;
+    try {
+      const verdict = await claims.claim(alert, now, leaseMs);
+      if (verdict.kind === 'mine') return true;
+      if (verdict.kind === 'done') {
+        this.options.outbox.markSent(alert.id, now);
+        this.deduped += 1;
+      } else {
+        // Asked again before the lease ends: the holder usually finishes within a second.
+        this.options.outbox.defer(alert.id, Math.min(verdict.retryAt, now + Math.max(this.backoff(1), 1000)));
+      }
+    } catch {
+      // The shared store is away: nothing is sent unclaimed (it would be sent by every host); tried again later.
+      this.options.outbox.markFailed(alert.id, now + this.backoff(attempts + 1), 'the alert claims did not answer');
+    }
+    return false;
   }
 
   /** Null when the receiver answered 2xx; else what went wrong (never the secret). */

@@ -6,6 +6,7 @@ import { rootPaths } from '#kernel/root/layout.js';
 import type { BreakerSnapshot } from '#router/breaker.js';
 import { AlertDispatcher } from './dispatcher.js';
 import { type Alert, AlertOutbox } from './outbox.js';
+import type { AlertClaims } from './pg-claims.js';
 
 /** The gateway config's `alerts` section (HOT/schemas/gateway-config.schema.json). */
 export interface AlertSettings {
@@ -26,8 +27,11 @@ export interface OpenedAlerts {
   breakerWatch: (snapshot: BreakerSnapshot) => void;
   /** For the router's spool (RouterOptions.onQuarantine): entries set aside as unreadable. */
   quarantineWatch: (paths: readonly string[]) => void;
-  /** Where ALERT_SENT records go, once the router's ledger is open. */
-  recordTo(append: (records: AppendInput[]) => Promise<unknown>): void;
+  /**
+   * Where ALERT_SENT records go, once the router's ledger is open, and on a shared store the claims that make one
+   * host of several send each alert; delivery starts then.
+   */
+  recordTo(append: (records: AppendInput[]) => Promise<unknown>, claims?: AlertClaims | null): void;
   close(): void;
 }
 
@@ -77,8 +81,9 @@ export function openAlerts(
     quarantineWatch: (paths) => {
       for (const path of paths) dispatcher.enqueue(quarantineAlert(path, at()));
     },
-    recordTo(fn) {
+    recordTo(fn, claims = null) {
       append = fn;
+      dispatcher.claims = claims;
       dispatcher.start();
     },
     close() {

@@ -52,6 +52,7 @@ export class AlertOutbox {
       ),
       next: this.db.prepare('SELECT MIN(next_at) FROM alert_outbox WHERE sent_at IS NULL').pluck(),
       sent: this.db.prepare('UPDATE alert_outbox SET sent_at = ?, attempts = attempts + 1 WHERE id = ?'),
+      defer: this.db.prepare('UPDATE alert_outbox SET next_at = ? WHERE id = ? AND sent_at IS NULL'),
       failed: this.db.prepare(
         'UPDATE alert_outbox SET attempts = attempts + 1, next_at = ?, last_error = ? WHERE id = ? AND sent_at IS NULL',
       ),
@@ -90,6 +91,11 @@ export class AlertOutbox {
 
   markSent(id: string, now: number): void {
     this.stmts.sent.run(now, id);
+  }
+
+  /** Try it again at `nextAt`, no attempt counted (another host is delivering it). */
+  defer(id: string, nextAt: number): void {
+    this.stmts.defer.run(nextAt, id);
   }
 
   markFailed(id: string, nextAt: number, error: string): void {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256Hex } from '#kernel/canonical.js';
 import { readReceipt } from '#kernel/registry/receipt.js';
+import { bundleModules } from './bundle.js';
 
 /** The console's files as the gateway package ships them (root-relative). */
 export const CONSOLE_ASSET_DIR = 'HOT/console/';
@@ -14,7 +15,9 @@ export interface ConsoleAsset {
   csp: string;
 }
 
-export type ConsoleAssets = { ok: true; files: Map<string, ConsoleAsset> } | { ok: false; problem: string };
+export type ConsoleAssets =
+  /** `files` served one by one (console.js imports its modules); `script` all of them in one, for a report. */
+  { ok: true; files: Map<string, ConsoleAsset>; script: ConsoleAsset } | { ok: false; problem: string };
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -42,10 +45,16 @@ export function loadConsoleAssets(root: string): ConsoleAssets {
     }
     if (`sha256:${sha256Hex(bytes)}` !== file.sha256)
       return { ok: false, problem: `${file.path} does not match the digest ${CONSOLE_PACKAGE} installed` };
-    const csp = `sha256-${Buffer.from(sha256Hex(bytes), 'hex').toString('base64')}`;
-    files.set(name, { bytes, type, csp });
+    files.set(name, asset(bytes, type));
   }
-  for (const needed of ['console.js', 'console.css'])
-    if (!files.has(needed)) return { ok: false, problem: `${CONSOLE_ASSET_DIR}${needed} is not in ${CONSOLE_PACKAGE}` };
-  return { ok: true, files };
+  if (!files.has('console.css'))
+    return { ok: false, problem: `${CONSOLE_ASSET_DIR}console.css is not in ${CONSOLE_PACKAGE}` };
+  // Every module console.js reaches is owned and checked above: one missing fails the console as a whole.
+  const bundled = bundleModules('console.js', (name) => files.get(name)?.bytes.toString('utf8'));
+  if (!bundled.ok) return { ok: false, problem: `${CONSOLE_ASSET_DIR}: ${bundled.problem} in ${CONSOLE_PACKAGE}` };
+  return { ok: true, files, script: asset(Buffer.from(bundled.script, 'utf8'), TYPES['.js'] as string) };
+}
+
+function asset(bytes: Buffer, type: string): ConsoleAsset {
+  return { bytes, type, csp: `sha256-${Buffer.from(sha256Hex(bytes), 'hex').toString('base64')}` };
 }

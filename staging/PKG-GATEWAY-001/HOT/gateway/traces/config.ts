@@ -1,6 +1,6 @@
-import { CpError } from '#kernel/errors.js';
+import { CpError, show } from '#kernel/errors.js';
 
-/** Where and how spans are exported, read from the standard OpenTelemetry environment variables. */
+/** Where and how spans are exported: from the gateway config's `traces` section, else the OTEL_* variables. */
 export interface TraceSettings {
   url: string;
   protocol: 'http/json' | 'http/protobuf';
@@ -11,7 +11,59 @@ export interface TraceSettings {
   captureContent: boolean;
 }
 
+/** The gateway config's `traces` section (HOT/schemas/gateway-config.schema.json). */
+export interface TraceConfig {
+  enabled?: boolean;
+  endpoint?: string;
+  protocol?: TraceSettings['protocol'];
+  /** Each header's value is read from the environment variable it names: a collector's key never sits in config. */
+  headers?: { name: string; value_env: string }[];
+  service_name?: string;
+  timeout_ms?: number;
+  capture_content?: boolean;
+}
+
 const DEFAULT_BASE = 'http://localhost:4318';
+const DEFAULT_SERVICE = 'cplane-gateway';
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/**
+ * The trace export of a gateway: its config's `traces` section when the operator set one, else the environment.
+ * The section, when present, is the whole story and the OTEL_* variables are not read, as OpenTelemetry's
+ * declarative configuration treats a config file (an explicit operator choice is never overridden by an ambient
+ * variable); only the header variables it names are read from the environment.
+ */
+export function gatewayTraceSettings(config: TraceConfig | undefined, env: NodeJS.ProcessEnv): TraceSettings | null {
+  return config === undefined ? traceSettings(env) : traceSettingsFromConfig(config, env);
+}
+
+export function traceSettingsFromConfig(config: TraceConfig, env: NodeJS.ProcessEnv): TraceSettings | null {
+  if (config.enabled === false) return null;
+  const url = config.endpoint ?? `${DEFAULT_BASE}/v1/traces`;
+  checkUrl(url);
+  const headers: Record<string, string> = {};
+  for (const { name, value_env } of config.headers ?? []) {
+    const value = set(env[value_env]);
+    if (value === undefined)
+      throw new CpError(
+        'ERR_GATEWAY_CONFIG_INVALID',
+        `the traces header ${show(name)} reads the environment variable ${show(value_env)}, which is not set`,
+        {
+          hint: `export ${value_env} in the gateway's environment, or remove the header with \`cplane config set gateway.traces.headers …\``,
+          details: { pointer: '/traces/headers', problem: 'header variable not set' },
+        },
+      );
+    headers[name.toLowerCase()] = value;
+  }
+  return {
+    url,
+    protocol: config.protocol ?? 'http/protobuf',
+    headers,
+    serviceName: config.service_name ?? DEFAULT_SERVICE,
+    timeoutMs: config.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+    captureContent: config.capture_content === true,
+  };
+}
 const PROTOCOLS: ReadonlySet<string> = new Set(['http/json', 'http/protobuf']);
 
 const set = (value: string | undefined): string | undefined => {
@@ -43,7 +95,9 @@ export function traceSettings(env: NodeJS.ProcessEnv): TraceSettings | null {
     );
   const url = signalEndpoint ?? `${(baseEndpoint ?? DEFAULT_BASE).replace(/\/+$/, '')}/v1/traces`;
   checkUrl(url);
-  const timeout = Number(set(env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT) ?? set(env.OTEL_EXPORTER_OTLP_TIMEOUT) ?? 10_000);
+  const timeout = Number(
+    set(env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT) ?? set(env.OTEL_EXPORTER_OTLP_TIMEOUT) ?? DEFAULT_TIMEOUT_MS,
+  );
   return {
     url,
     protocol: protocol as TraceSettings['protocol'],
@@ -51,8 +105,8 @@ export function traceSettings(env: NodeJS.ProcessEnv): TraceSettings | null {
       ...parseHeaders(set(env.OTEL_EXPORTER_OTLP_HEADERS)),
       ...parseHeaders(set(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS)),
     },
-    serviceName: set(env.OTEL_SERVICE_NAME) ?? 'cplane-gateway',
-    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? Math.min(timeout, 60_000) : 10_000,
+    serviceName: set(env.OTEL_SERVICE_NAME) ?? DEFAULT_SERVICE,
+    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? Math.min(timeout, 60_000) : DEFAULT_TIMEOUT_MS,
     captureContent: set(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)?.toLowerCase() === 'true',
   };
 }
@@ -68,7 +122,9 @@ function checkUrl(url: string): void {
     throw new CpError(
       'ERR_GATEWAY_CONFIG_INVALID',
       `the OTLP traces endpoint ${JSON.stringify(url.slice(0, 200))} is not an http(s) URL`,
-      { hint: 'set OTEL_EXPORTER_OTLP_ENDPOINT to the collector, e.g. http://localhost:4318' },
+      {
+        hint: 'set gateway.traces.endpoint or OTEL_EXPORTER_OTLP_ENDPOINT to the collector, e.g. http://localhost:4318',
+      },
     );
 }
 

@@ -12,6 +12,7 @@ import type { AppendInput } from '#kernel/ledger/index.js';
 import { AlertDispatcher } from '../../gateway/alerts/dispatcher.js';
 import { type Alert, AlertOutbox } from '../../gateway/alerts/outbox.js';
 import { openAlerts } from '../../gateway/alerts/open-alerts.js';
+import { conditionOf, judge } from '../../gateway/alerts/pg-claims.js';
 import { BreakerRegistry } from '#router/breaker.js';
 
 const SECRET = 'alert-secret-0123456789abcdef';
@@ -179,4 +180,40 @@ test('a breaker opening and closing and a quarantined spool entry are alerts; a 
   assert.ok(!got.some((g) => g.body.includes('/somewhere')), 'the root path stays local');
   await until('three records', () => records.length >= 3);
   alerts.close();
+});
+
+test('shared claims: one condition per budget alert and per breaker; who sends is judged on the condition row', () => {
+  const opened = (at: string): Alert => ({
+    id: `breaker_opened/anthropic/m/${at}`,
+    type: 'breaker_opened',
+    occurred_at: at,
+    detail: { breaker: 'anthropic/m', state: 'OPEN', consecutive_failures: 3 },
+  });
+  const warn: Alert = { id: 'budget_warn/session/S//', type: 'budget_warn', occurred_at: 't', detail: {} };
+  assert.equal(conditionOf(warn), warn.id);
+  assert.equal(conditionOf(opened('1')), conditionOf(opened('2')), "two hosts' openings: one condition");
+  assert.equal(conditionOf({ ...opened('3'), type: 'breaker_closed' }), 'breaker/anthropic/m');
+  const row = (type: string, host: string, lease: number, sent: number | null) => ({
+    alert_id: 'x',
+    type,
+    host,
+    lease_until_ms: String(lease),
+    sent_at_ms: sent === null ? null : String(sent),
+  });
+  const now = 10_000;
+  // The same type: done once sent; held while another host's lease runs; taken over once it ran out.
+  assert.deepEqual(judge(row('breaker_opened', 'A', 0, 5), opened('2'), 'B', now), { kind: 'done' });
+  assert.deepEqual(judge(row('breaker_opened', 'A', 20_000, null), opened('2'), 'B', now), {
+    kind: 'held',
+    retryAt: 20_000,
+  });
+  assert.deepEqual(judge(row('breaker_opened', 'A', 9_000, null), opened('2'), 'B', now), { kind: 'mine' });
+  assert.deepEqual(judge(row('breaker_opened', 'B', 20_000, null), opened('2'), 'B', now), { kind: 'mine' });
+  // The breaker moved on (closed after an opening was sent): the closing is new; not while the opening is in flight.
+  const closed = { ...opened('4'), type: 'breaker_closed' as const };
+  assert.deepEqual(judge(row('breaker_opened', 'A', 20_000, 5), closed, 'B', now), { kind: 'mine' });
+  assert.deepEqual(judge(row('breaker_opened', 'A', 20_000, null), closed, 'B', now), {
+    kind: 'held',
+    retryAt: 20_000,
+  });
 });

@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import type { ObservedCall, ObservedConclusion } from '#router/observer.js';
-import { traceSettings } from '../../gateway/traces/config.js';
+import { gatewayTraceSettings, traceSettings } from '../../gateway/traces/config.js';
 import { GatewayTracer } from '../../gateway/traces/tracer.js';
 
 test('settings: off unless asked; endpoints, protocol, headers and service name as the specification reads them', () => {
@@ -42,6 +42,55 @@ test('settings: off unless asked; endpoints, protocol, headers and service name 
   assert.throws(
     () => traceSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'file:///etc/passwd' }),
     (e: Error & { code?: string }) => e.code === 'ERR_GATEWAY_CONFIG_INVALID',
+  );
+});
+
+test('settings from the gateway config: the section alone decides, headers read from the variables it names', () => {
+  const env = {
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://from-env:4318',
+    OTEL_EXPORTER_OTLP_HEADERS: 'x-env=1',
+    OTEL_SERVICE_NAME: 'env-name',
+    OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+    COLLECTOR_KEY: 'k-123',
+  };
+  assert.equal(
+    gatewayTraceSettings(undefined, env)?.url,
+    'http://from-env:4318/v1/traces',
+    'no section: the variables',
+  );
+  const defaults = gatewayTraceSettings({}, env);
+  assert.deepEqual(defaults, {
+    url: 'http://localhost:4318/v1/traces',
+    protocol: 'http/protobuf',
+    headers: {},
+    serviceName: 'cplane-gateway',
+    timeoutMs: 10_000,
+    captureContent: false,
+  });
+  const configured = gatewayTraceSettings(
+    {
+      endpoint: 'http://collector:9999/custom',
+      protocol: 'http/json',
+      headers: [{ name: 'X-Collector-Key', value_env: 'COLLECTOR_KEY' }],
+      service_name: 'gw',
+      timeout_ms: 2500,
+      capture_content: true,
+    },
+    env,
+  );
+  assert.equal(configured?.url, 'http://collector:9999/custom', 'used as is');
+  assert.equal(configured?.protocol, 'http/json');
+  assert.deepEqual(configured?.headers, { 'x-collector-key': 'k-123' });
+  assert.equal(configured?.serviceName, 'gw');
+  assert.equal(configured?.timeoutMs, 2500);
+  assert.equal(configured?.captureContent, true);
+  assert.equal(gatewayTraceSettings({ enabled: false }, env), null);
+  assert.equal(gatewayTraceSettings({}, { OTEL_SDK_DISABLED: 'true' })?.protocol, 'http/protobuf');
+  assert.throws(
+    () => gatewayTraceSettings({ headers: [{ name: 'authorization', value_env: 'MISSING_VAR' }] }, env),
+    (e: Error & { code?: string }) =>
+      e.code === 'ERR_GATEWAY_CONFIG_INVALID' && /MISSING_VAR/.test(e.message) && /authorization/.test(e.message),
   );
 });
 
@@ -94,7 +143,11 @@ const conclusion: ObservedConclusion = {
 };
 
 test('the span ends when the response closes, after the EXCHANGE; without a response, at conclusion', async () => {
-  let now = 1_000;
+  // Epoch milliseconds, as the gateway's clock gives: the SDK reads a number no later than performance.now() as a
+  // performance timestamp (time since the process started), so a small fake time turns wall-clock once the test
+  // process has run that long.
+  const T0 = 1_700_000_000_000;
+  let now = T0 + 1_000;
   const exporter = new Captured();
   const tracer = new GatewayTracer(SETTINGS, exporter, { maxQueue: 10, maxBatch: 10, delayMs: 1 }, () => now);
   const response = new EventEmitter();
@@ -102,7 +155,7 @@ test('the span ends when the response closes, after the EXCHANGE; without a resp
   const call = observed('req-1');
   tracer.admitted(call);
   tracer.attemptStarted(call);
-  now = 1_010;
+  now = T0 + 1_010;
   tracer.concluded(call, conclusion);
   await tracer.shutdown().catch(() => {});
   assert.equal(exporter.spans.filter((s) => s.name === 'chat gpt-4.1-mini' && s.parentSpanContext).length, 1);
@@ -117,11 +170,11 @@ test('the span ends when the response closes, after the EXCHANGE; without a resp
   second.inbound('req-2', {}, res);
   const call2 = observed('req-2');
   second.admitted(call2);
-  now = 1_020;
+  now = T0 + 1_020;
   second.concluded(call2, conclusion);
-  now = 1_500;
+  now = T0 + 1_500;
   res.emit('close');
-  now = 1_600;
+  now = T0 + 1_600;
   const direct = observed('route-1');
   second.admitted(direct);
   second.concluded(direct, { ...conclusion, exchangeId: 'E-2' });
@@ -129,8 +182,8 @@ test('the span ends when the response closes, after the EXCHANGE; without a resp
   const spans = later.spans.filter((s) => s.attributes['cplane.exchange_id'] !== undefined);
   const [gateway, route] = ['E-1', 'E-2'].map((id) => spans.find((s) => s.attributes['cplane.exchange_id'] === id));
   assert.ok(gateway && route);
-  assert.deepEqual(gateway.endTime, [1, 500_000_000], 'ended when the response closed (t=1.5 s)');
-  assert.deepEqual(route.endTime, [1, 600_000_000], 'a call with no response ends at its conclusion');
+  assert.deepEqual(gateway.endTime, [1_700_000_001, 500_000_000], 'ended when the response closed (t=1.5 s)');
+  assert.deepEqual(route.endTime, [1_700_000_001, 600_000_000], 'a call with no response ends at its conclusion');
 });
 
 test('a full queue drops spans and counts them; a failed export is counted lost', async () => {
