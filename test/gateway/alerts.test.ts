@@ -111,4 +111,12 @@ test('a webhook down while a budget crosses its marks gets each alert once when 
   });
   assert.deepEqual(sent.map((e) => e.metadata.alert_id).sort(), got.map((g) => g.id).sort());
   assert.ok(!served.stderr().includes(SECRET) && !JSON.stringify(sent).includes(SECRET));
+  // The scrape says the same: two sent, none waiting, none lost.
+  const metrics = await fetch(`${served.url}/metrics`, {
+    headers: { authorization: `Bearer ${issueKey('AGENT-ALERT-SCRAPER', ['metrics:read'])}` },
+  }).then((r) => r.text());
+  const sample = (name: string): string | undefined => new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1];
+  assert.equal(sample('cplane_alerts_sent_total'), '2');
+  assert.equal(sample('cplane_alerts_pending'), '0');
+  assert.equal(sample('cplane_alerts_dropped_total\\{reason="queue_full"\\}'), '0');
 });

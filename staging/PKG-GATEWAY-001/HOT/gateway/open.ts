@@ -85,6 +85,7 @@ export async function openGateway(
   if (deployments !== null) upstreamsOfDeployments(providers, deployments, unavailable);
   let router: OpenedRouter | null = null;
   let data: ConsoleData | null = null;
+  const alerts = openAlerts(root, settings.alerts, env, settings.clock ?? Date.now);
   const traced = gatewayTraceSettings(settings.traces, env);
   const tracer = traced === null ? null : new GatewayTracer(traced);
   const metrics = gatewayMetrics(
@@ -93,8 +94,8 @@ export async function openGateway(
     () => router,
     () => data,
     tracer,
+    alerts,
   );
-  const alerts = openAlerts(root, settings.alerts, env, settings.clock ?? Date.now);
   const opened = await openRouter(root, {
     observer: observers(metrics, tracer ?? undefined),
     ...(alerts === null ? {} : { budgetWatch: alerts.budgetWatch, onQuarantine: alerts.quarantineWatch }),
@@ -221,6 +222,7 @@ function gatewayMetrics(
   router: () => OpenedRouter | null,
   data: () => ConsoleData | null,
   tracer: GatewayTracer | null,
+  alerts: OpenedAlerts | null,
 ): GatewayMetrics {
   return new GatewayMetrics(
     {
@@ -233,6 +235,7 @@ function gatewayMetrics(
         return read.budgets();
       },
       ...(tracer === null ? {} : { spans: () => tracer.counts }),
+      ...(alerts === null ? {} : { alerts: () => alerts.counts() }),
     },
     { models: metricModels(root), providers: ['mock', ...constructed.map((p) => p.id)] },
   );

@@ -32,7 +32,17 @@ export interface OpenedAlerts {
    * host of several send each alert; delivery starts then.
    */
   recordTo(append: (records: AppendInput[]) => Promise<unknown>, claims?: AlertClaims | null): void;
+  /** Running counts for /metrics (the outbox's pending count is read now; null when its file cannot be read). */
+  counts(): AlertCounts;
   close(): void;
+}
+
+export interface AlertCounts {
+  sent: number;
+  droppedQueueFull: number;
+  droppedOutboxFull: number;
+  deduped: number;
+  pending: number | null;
 }
 
 export function alertsPath(root: string): string {
@@ -85,6 +95,21 @@ export function openAlerts(
       append = fn;
       dispatcher.claims = claims;
       dispatcher.start();
+    },
+    counts() {
+      let pending: number | null = null;
+      try {
+        pending = outbox.pending();
+      } catch {
+        // A scrape reports what it can; the outbox's own errors surface on delivery.
+      }
+      return {
+        sent: dispatcher.sent,
+        droppedQueueFull: dispatcher.dropped,
+        droppedOutboxFull: outbox.dropped,
+        deduped: dispatcher.deduped,
+        pending,
+      };
     },
     close() {
       dispatcher.close();

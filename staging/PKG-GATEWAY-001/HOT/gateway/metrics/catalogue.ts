@@ -114,6 +114,30 @@ export const METRICS = {
     help: 'Trace spans lost: the export queue was full (queue_full), or the receiver refused or could not be reached (export_failed).',
     labels: ['reason'],
   },
+  alertsSent: {
+    type: 'counter',
+    name: 'cplane_alerts_sent_total',
+    help: 'Alerts the webhook accepted (a 2xx), each one ALERT_SENT record.',
+    labels: [],
+  },
+  alertsDropped: {
+    type: 'counter',
+    name: 'cplane_alerts_dropped_total',
+    help: 'Alerts lost before the outbox: the in-memory queue was full (queue_full) or the outbox held its maximum pending (outbox_full).',
+    labels: ['reason'],
+  },
+  alertsDeduped: {
+    type: 'counter',
+    name: 'cplane_alerts_deduped_total',
+    help: 'Alerts this host did not send because another host sharing the PostgreSQL store claimed them.',
+    labels: [],
+  },
+  alertsPending: {
+    type: 'gauge',
+    name: 'cplane_alerts_pending',
+    help: "Alerts in this host's outbox not yet delivered.",
+    labels: [],
+  },
 } as const satisfies Record<string, MetricSpec>;
 
 type Family<S extends MetricSpec> = S['type'] extends 'counter'

@@ -1,4 +1,5 @@
 import type { BudgetStatus } from '#budgeter/status.js';
+import type { AlertCounts } from '../alerts/open-alerts.js';
 import type { BreakerSnapshot } from '#router/breaker.js';
 import type { GovernedObserver, ObservedCall, ObservedConclusion } from '#router/observer.js';
 import type { PromptRequest } from '#router/request.js';
@@ -18,6 +19,8 @@ export interface MetricSources {
   budgets?(): Promise<BudgetStatus>;
   /** The trace exporter's running counts (gateway/traces); absent: traces are off. */
   spans?(): { exported: number; droppedQueueFull: number; droppedExportFailed: number };
+  /** The alert webhook's running counts (gateway/alerts); absent: no webhook configured. */
+  alerts?(): AlertCounts;
 }
 
 const TOKEN_BUCKETS = ['input', 'output', 'cache_read', 'cache_write'] as const;
@@ -40,6 +43,7 @@ export class GatewayMetrics implements GovernedObserver {
   private readonly m: Families = registerMetrics(this.registry);
   private inFlight = 0;
   private spansSeen = { exported: 0, droppedQueueFull: 0, droppedExportFailed: 0 };
+  private alertsSeen: AlertCounts = { sent: 0, droppedQueueFull: 0, droppedOutboxFull: 0, deduped: 0, pending: 0 };
 
   constructor(
     private readonly sources: MetricSources,
@@ -108,6 +112,7 @@ export class GatewayMetrics implements GovernedObserver {
     for (const { labels, value } of worst.values()) this.m.breakerState.set(labels, value);
     await this.readBudgets();
     this.readSpans();
+    this.readAlerts();
     return this.registry.render();
   }
 
@@ -120,6 +125,19 @@ export class GatewayMetrics implements GovernedObserver {
     this.m.spansDropped.inc(['queue_full'], now.droppedQueueFull - seen.droppedQueueFull);
     this.m.spansDropped.inc(['export_failed'], now.droppedExportFailed - seen.droppedExportFailed);
     this.spansSeen = { ...now };
+  }
+
+  /** The alert webhook's counts since the last scrape, added to the counters; its outbox depth as read now. */
+  private readAlerts(): void {
+    const now = this.sources.alerts?.();
+    if (now === undefined) return;
+    const seen = this.alertsSeen;
+    this.m.alertsSent.inc([], now.sent - seen.sent);
+    this.m.alertsDropped.inc(['queue_full'], now.droppedQueueFull - seen.droppedQueueFull);
+    this.m.alertsDropped.inc(['outbox_full'], now.droppedOutboxFull - seen.droppedOutboxFull);
+    this.m.alertsDeduped.inc([], now.deduped - seen.deduped);
+    if (now.pending !== null) this.m.alertsPending.set([], now.pending);
+    this.alertsSeen = { ...now };
   }
 
   /** Per scope kind: the tightest remaining tokens and the count of scopes in each state (a scrape-time read). */
