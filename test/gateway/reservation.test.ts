@@ -1,0 +1,120 @@
+// What a call reserves through `cplane serve`: an OpenAI-family model's body counted with its tokenizer, so a dozen
+// concurrent calls whose real usage fits a small session budget are all admitted (the byte bound admitted three);
+// a gateway that serves no OpenAI-family model never loads the tokenizer.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { encodeChat } from 'gpt-tokenizer/encoding/o200k_base';
+import { fromDevRoot } from '../../scripts/lib/dev-root.js';
+import { budgetEntries, configSet, issueKey, startServed, type Served } from './harness.js';
+
+const { bodyInputBounds } =
+  await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/bound.js')>('HOT/budgeter/bound.js');
+
+const SESSION = 'SES-R-12';
+const MAX_TOKENS = 256;
+/** An agent's system prompt of about 6 KB of prose and code. */
+const SYSTEM = Array.from(
+  { length: 60 },
+  (_, i) => `Rule ${i}: read the file before you edit it; run \`npm test -- --grep case${i}\` and report the result.`,
+).join('\n');
+const chatBody = (i: number) => ({
+  model: 'gpt-4.1-mini',
+  max_tokens: MAX_TOKENS,
+  messages: [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: `Task ${i}: fix the failing test in src/parser.ts.` },
+  ],
+});
+/** Room for a dozen calls' token-counted reservations (about 1.6k tokens each), not for four byte-bounded ones. */
+const SESSION_LIMIT = 24_000;
+
+let work: string;
+let resolveLog: string;
+let served: Served;
+let key: string;
+
+before(async () => {
+  // Each module the gateway resolves whose name holds `gpt-tokenizer` is noted, from the gateway's own process.
+  work = mkdtempSync(join(tmpdir(), 'cp-reserve-'));
+  resolveLog = join(work, 'resolved.log');
+  writeFileSync(resolveLog, '');
+  writeFileSync(
+    join(work, 'hooks.mjs'),
+    `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  if (specifier.includes('gpt-tokenizer')) appendFileSync(${JSON.stringify(resolveLog)}, specifier + '\\n');
+  return next(specifier, context);
+}\n`,
+  );
+  writeFileSync(
+    join(work, 'register.mjs'),
+    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(work, 'hooks.mjs')).href)});\n`,
+  );
+  served = await startServed(
+    [],
+    (root) =>
+      configSet(root, 'budget.limits.session', JSON.stringify({ by_id: { [SESSION]: { max_tokens: SESSION_LIMIT } } })),
+    { NODE_OPTIONS: `--import ${pathToFileURL(join(work, 'register.mjs')).href}` },
+  );
+  key = issueKey('AGENT-RESERVE');
+});
+after(async () => {
+  await served.cleanup();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const post = (path: string, body: unknown, session: string, headers: Record<string, string>) =>
+  fetch(`${served.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-cplane-session': session, ...headers },
+    body: JSON.stringify(body),
+  });
+
+test('a gateway serving only Anthropic models never loads the tokenizer', async () => {
+  const res = await post(
+    '/v1/messages',
+    { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] },
+    'SES-R-ANT',
+    { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+  );
+  assert.equal(res.status, 200, await res.text());
+  assert.equal(readFileSync(resolveLog, 'utf8'), '', 'nothing of gpt-tokenizer was resolved');
+});
+
+test('a dozen concurrent calls whose usage fits the session budget are all admitted, each reserving its token count', async () => {
+  const byteBound = bodyInputBounds(chatBody(0)).bound + MAX_TOKENS;
+  assert.ok(4 * byteBound > SESSION_LIMIT, `the byte bound (${byteBound} a call) would refuse the fourth`);
+  const before = served.upstream.requests.length;
+  let open!: () => void;
+  served.upstream.gate = new Promise<void>((r) => {
+    open = r;
+  });
+  let answered = 0;
+  const calls = Array.from({ length: 12 }, (_, i) =>
+    post('/v1/chat/completions', chatBody(i), SESSION, { authorization: `Bearer ${key}` }).then(async (res) => {
+      answered += 1;
+      return { status: res.status, text: await res.text() };
+    }),
+  );
+  // Every call holds its reservation at once: the upstream answers none until all twelve reached it.
+  while (served.upstream.requests.length - before < 12 && answered === 0) await new Promise((r) => setTimeout(r, 20));
+  open();
+  served.upstream.gate = null;
+  const results = await Promise.all(calls);
+  for (const r of results) assert.equal(r.status, 200, r.text);
+  const allocated = budgetEntries(served.root).filter(
+    (e) => e.event_type === 'BUDGET_ALLOCATED' && e.metadata.session_id === SESSION,
+  );
+  assert.equal(allocated.length, 12);
+  for (const [i, e] of allocated.entries()) {
+    const reserved = e.metadata.reserved_tokens as number;
+    const counted = encodeChat(chatBody(i).messages, 'gpt-4o').length;
+    assert.ok(reserved >= counted + MAX_TOKENS, `reserved ${reserved}, the tokenizer counts ${counted}`);
+    assert.ok(reserved < byteBound / 2, `reserved ${reserved}: the count, not the ${byteBound} of the byte bound`);
+  }
+  assert.match(readFileSync(resolveLog, 'utf8'), /gpt-tokenizer\/encoding\/o200k_base/);
+});
