@@ -13,6 +13,9 @@ import { budgetEntries, configSet, issueKey, startServed, type Served } from './
 
 const { bodyInputBounds } =
   await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/bound.js')>('HOT/budgeter/bound.js');
+const { withMargin } = await fromDevRoot<typeof import('../../staging/PKG-GATEWAY-001/HOT/gateway/anthropic-count.js')>(
+  'HOT/gateway/anthropic-count.js',
+);
 
 const SESSION = 'SES-R-12';
 const MAX_TOKENS = 256;
@@ -56,8 +59,10 @@ export async function resolve(specifier, context, next) {
   );
   served = await startServed(
     [],
-    (root) =>
-      configSet(root, 'budget.limits.session', JSON.stringify({ by_id: { [SESSION]: { max_tokens: SESSION_LIMIT } } })),
+    (root) => {
+      configSet(root, 'budget.limits.session', JSON.stringify({ by_id: { [SESSION]: { max_tokens: SESSION_LIMIT } } }));
+      configSet(root, 'gateway.count_input_tokens', JSON.stringify({ anthropic: true, timeout_ms: 300 }));
+    },
     { NODE_OPTIONS: `--import ${pathToFileURL(join(work, 'register.mjs')).href}` },
   );
   key = issueKey('AGENT-RESERVE');
@@ -117,4 +122,62 @@ test('a dozen concurrent calls whose usage fits the session budget are all admit
     assert.ok(reserved < byteBound / 2, `reserved ${reserved}: the count, not the ${byteBound} of the byte bound`);
   }
   assert.match(readFileSync(resolveLog, 'utf8'), /gpt-tokenizer\/encoding\/o200k_base/);
+});
+
+const anthropicHeaders = () => ({ 'x-api-key': key, 'anthropic-version': '2023-06-01' });
+const messagesBody = (topic: string) => ({
+  model: 'claude-sonnet-4-5',
+  max_tokens: 64,
+  system: SYSTEM,
+  messages: [{ role: 'user', content: `Review ${topic}: ${'check every call site. '.repeat(100)}` }],
+});
+
+async function reservedFor(session: string, body: unknown): Promise<number> {
+  const res = await post('/v1/messages', body, session, anthropicHeaders());
+  assert.equal(res.status, 200, await res.text());
+  const allocated = budgetEntries(served.root).filter(
+    (e) => e.event_type === 'BUDGET_ALLOCATED' && e.metadata.session_id === session,
+  );
+  assert.equal(allocated.length, 1);
+  return allocated[0]?.metadata.reserved_tokens as number;
+}
+
+test("with count_tokens switched on, an Anthropic call reserves the upstream's count and its margin", async () => {
+  const before = served.upstream.requests.length;
+  served.upstream.faults.push({ status: 200, body: { input_tokens: 100 } });
+  const reserved = await reservedFor('SES-R-CT-1', messagesBody('the parser'));
+  const counted = served.upstream.requests.slice(before).find((r) => r.path === '/v1/messages/count_tokens');
+  assert.ok(counted, 'count_tokens was asked');
+  assert.equal(counted.headers['anthropic-version'], '2023-06-01');
+  assert.deepEqual(
+    Object.keys(counted.body ?? {}).sort(),
+    ['messages', 'model', 'system'],
+    'no max_tokens: count_tokens refuses it',
+  );
+  assert.equal(reserved, withMargin(100) + 64);
+});
+
+test("a count_tokens that fails or is slower than its timeout: the conversation's counted prefix and the bytes of the rest", async () => {
+  const first = messagesBody('the parser');
+  const added = (i: number) => [
+    { role: 'assistant', content: `Looked at call site ${i}.` },
+    { role: 'user', content: `tool result ${i}: ${'export const x = 1;\n'.repeat(60)}` },
+  ];
+  const rest = (messages: unknown[]) => bodyInputBounds({ messages }).bound;
+  // The next turn of the conversation counted 100 above; its own count is refused (overloaded).
+  served.upstream.faults.push({
+    status: 529,
+    body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+  });
+  const second = { ...first, messages: [...first.messages, ...added(1)] };
+  assert.equal(await reservedFor('SES-R-CT-2', second), withMargin(100) + rest(added(1)) + 64);
+  // The turn after: its count would come after 3 s, so it is given up at 300 ms and the call served meanwhile.
+  served.upstream.faults.push({ replyDelayMs: 3000 });
+  const third = { ...second, messages: [...second.messages, ...added(2)] };
+  assert.equal(await reservedFor('SES-R-CT-3', third), withMargin(100) + rest([...added(1), ...added(2)]) + 64);
+  // A conversation nothing was counted for, its count refused: the byte bound (the gateway's adds one byte for the
+  // brace its prompt and the rest of the body each carry).
+  served.upstream.faults.push({ status: 500, body: { type: 'error', error: { type: 'api_error', message: 'x' } } });
+  const fresh = messagesBody('the printer');
+  assert.equal(await reservedFor('SES-R-CT-4', fresh), bodyInputBounds(fresh).bound + 1 + 64);
 });
