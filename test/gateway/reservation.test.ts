@@ -9,13 +9,15 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { encodeChat } from 'gpt-tokenizer/encoding/o200k_base';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
+import { GeminiServer } from '../../staging/PKG-PROVIDER-GEMINI-001/HOT/tests/providers/fixtures/gemini-server.js';
 import { budgetEntries, configSet, issueKey, startServed, type Served } from './harness.js';
 
 const { bodyInputBounds } =
   await fromDevRoot<typeof import('../../staging/PKG-BUDGETER-001/HOT/budgeter/bound.js')>('HOT/budgeter/bound.js');
-const { withMargin } = await fromDevRoot<typeof import('../../staging/PKG-GATEWAY-001/HOT/gateway/anthropic-count.js')>(
-  'HOT/gateway/anthropic-count.js',
-);
+const { withMargin } =
+  await fromDevRoot<typeof import('../../staging/PKG-GATEWAY-001/HOT/gateway/input-counts.js')>(
+    'HOT/gateway/input-counts.js',
+  );
 
 const SESSION = 'SES-R-12';
 const MAX_TOKENS = 256;
@@ -38,11 +40,14 @@ const SESSION_LIMIT = 24_000;
 let work: string;
 let resolveLog: string;
 let served: Served;
+let gemini: GeminiServer;
 let key: string;
+const GEMINI_KEY = 'AIzaSyUPSTREAM-gemini-SECRET-0123456789';
 
 before(async () => {
   // Each module the gateway resolves whose name holds `gpt-tokenizer` is noted, from the gateway's own process.
   work = mkdtempSync(join(tmpdir(), 'cp-reserve-'));
+  gemini = await GeminiServer.start(GEMINI_KEY);
   resolveLog = join(work, 'resolved.log');
   writeFileSync(resolveLog, '');
   writeFileSync(
@@ -61,14 +66,19 @@ export async function resolve(specifier, context, next) {
     [],
     (root) => {
       configSet(root, 'budget.limits.session', JSON.stringify({ by_id: { [SESSION]: { max_tokens: SESSION_LIMIT } } }));
-      configSet(root, 'gateway.count_input_tokens', JSON.stringify({ anthropic: true, timeout_ms: 300 }));
+      configSet(root, 'gateway.count_input_tokens', JSON.stringify({ anthropic: true, gemini: true, timeout_ms: 300 }));
     },
-    { NODE_OPTIONS: `--import ${pathToFileURL(join(work, 'register.mjs')).href}` },
+    {
+      NODE_OPTIONS: `--import ${pathToFileURL(join(work, 'register.mjs')).href}`,
+      GOOGLE_GEMINI_BASE_URL: gemini.url,
+      GEMINI_API_KEY: GEMINI_KEY,
+    },
   );
   key = issueKey('AGENT-RESERVE');
 });
 after(async () => {
   await served.cleanup();
+  await gemini.close();
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -180,4 +190,32 @@ test("a count_tokens that fails or is slower than its timeout: the conversation'
   served.upstream.faults.push({ status: 500, body: { type: 'error', error: { type: 'api_error', message: 'x' } } });
   const fresh = messagesBody('the printer');
   assert.equal(await reservedFor('SES-R-CT-4', fresh), bodyInputBounds(fresh).bound + 1 + 64);
+});
+
+test("with countTokens switched on, a Gemini call reserves the whole request's count (system and tools included) and its margin", async () => {
+  const seen = gemini.seen.length;
+  const body = {
+    systemInstruction: { parts: [{ text: SYSTEM }] },
+    contents: [{ role: 'user', parts: [{ text: `Summarise: ${'the budget holds. '.repeat(100)}` }] }],
+    generationConfig: { maxOutputTokens: 128 },
+  };
+  const res = await post('/v1beta/models/gemini-2.5-flash:generateContent', body, 'SES-R-GEM', {
+    'x-goog-api-key': key,
+  });
+  assert.equal(res.status, 200, await res.text());
+  const count = gemini.seen.slice(seen).find((s) => s.path.endsWith(':countTokens'));
+  assert.ok(count, 'countTokens was asked');
+  assert.equal(count.path, '/v1beta/models/gemini-2.5-flash:countTokens');
+  assert.deepEqual(count.body, {
+    generateContentRequest: {
+      model: 'models/gemini-2.5-flash',
+      systemInstruction: body.systemInstruction,
+      contents: body.contents,
+    },
+  });
+  const allocated = budgetEntries(served.root).filter(
+    (e) => e.event_type === 'BUDGET_ALLOCATED' && e.metadata.session_id === 'SES-R-GEM',
+  );
+  // The fake Gemini API counts every request 11 tokens.
+  assert.equal(allocated[0]?.metadata.reserved_tokens, withMargin(11) + 128);
 });

@@ -33,7 +33,7 @@ import { traceSettings } from './traces/config.js';
 import { GatewayTracer } from './traces/tracer.js';
 import { observers } from '#router/observer.js';
 import { KeyAdminRoutes } from './admin-keys.js';
-import { anthropicCountsOption } from './anthropic-count.js';
+import { inputCountsOption } from './input-counts.js';
 import { keyAdminPorts } from './key-admin-ports.js';
 import { type KeyAdminPorts, listKeys } from '#router/key-admin.js';
 import type { GatewayConfig } from './settings.js';
@@ -135,7 +135,7 @@ export async function openGateway(
     metrics,
     ...(tracer === null ? {} : { traces: tracer }),
     keyAdmin: new KeyAdminRoutes(opened.router, keyPorts),
-    ...anthropicCountsOption(settings.count_input_tokens),
+    ...inputCountsOption(settings.count_input_tokens),
     ready: readiness(root, opened),
   });
   return { gateway, opened, unavailable, close: () => closeGateway(opened, alerts, tracer) };

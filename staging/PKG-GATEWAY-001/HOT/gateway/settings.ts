@@ -31,7 +31,7 @@ export interface GatewayConfig {
   /** The operator's alert webhook (gateway/alerts/, docs/production.md); absent: no alerts. */
   alerts?: AlertSettings;
   /** Input counted upstream for reservations (docs/production.md, "How much a call reserves"); absent: off. */
-  count_input_tokens?: { anthropic?: boolean; timeout_ms?: number };
+  count_input_tokens?: { anthropic?: boolean; gemini?: boolean; timeout_ms?: number };
 }
 
 /** What a root without these keys in its default (one bootstrapped before they existed) gets. */
