@@ -58,12 +58,17 @@ const DROP_FILE =
  */
 const BUNDLER_ONLY = new Set(['build/esm/', 'build/esnext/']);
 
+/** gpt-tokenizer is imported as ESM only; its CommonJS build, raw rank files and sources are never loaded. */
+const TOKENIZER_UNUSED = new Set(['cjs/', 'data/', 'src/']);
+
 function skipFor(name: string): (rel: string) => boolean {
   const native = name === 'better-sqlite3';
   const otel = name.startsWith('@opentelemetry/');
+  const tokenizer = name === 'gpt-tokenizer';
   return (rel) => {
     if (rel.endsWith('/')) {
       if (otel && BUNDLER_ONLY.has(rel)) return true;
+      if (tokenizer && TOKENIZER_UNUSED.has(rel)) return true;
       const top = rel.split('/')[0] as string;
       if (
         native &&

@@ -106,6 +106,9 @@ test('the runtime package is platform-tagged, holds the production dependencies,
     !paths.some((p) => p.startsWith('HOT/node_modules/c8/') || p.startsWith('HOT/node_modules/typescript/')),
     'no dev dependencies',
   );
+  // gpt-tokenizer is imported as ESM: its CommonJS build, raw rank files and sources stay out.
+  assert.ok(paths.includes('HOT/node_modules/gpt-tokenizer/esm/encoding/o200k_base.js'));
+  assert.ok(!paths.some((p) => /^HOT\/node_modules\/gpt-tokenizer\/(cjs|data|src)\//.test(p)));
 });
 
 test('a root holding the runtime package imports every runtime dependency without the repository', async () => {
@@ -125,6 +128,8 @@ test('a root holding the runtime package imports every runtime dependency withou
       "import Database from 'better-sqlite3'; import { Ajv } from 'ajv'; import addFormats from 'ajv-formats'; import * as tar from 'tar';",
       "import yargs from 'yargs'; import semver from 'semver'; import canonicalize from 'canonicalize';",
       "import ssri from 'ssri';",
+      "import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'; import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';",
+      "if (countTokens('hello world') !== 2 || !(O200K_TOKEN_SPLIT_REGEX instanceof RegExp)) throw new Error('gpt-tokenizer does not count');",
       "const db = new Database(':memory:'); const row = db.prepare('select 41 + 1 as n').get();",
       "const ok = new Ajv().compile({ type: 'integer' })(row.n) && semver.satisfies('1.2.3', '^1') && canonicalize({ b: 1, a: 2 }) === '{\"a\":2,\"b\":1}';",
       "if (ssri.checkData('x', ssri.fromData('x')) === false) throw new Error('ssri does not check');",

@@ -4,6 +4,7 @@ import type { Translator } from '#providers/translate/index.js';
 import type { Router } from '#router/router.js';
 import type { RoutePlan } from '#router/routing/resolver.js';
 import type { Identity } from './identity.js';
+import type { UpstreamCounts } from './input-counts.js';
 import type { RequestLog } from './log.js';
 import type { GatewayRouting } from './routing.js';
 import type { Endpoint, ErrorKind, Family } from './surfaces.js';
@@ -42,6 +43,8 @@ export interface CallContext {
   signal: AbortSignal;
   log: RequestLog;
   upstreamTimeoutMs: number;
+  /** Input counts by the upstream's count endpoint for reservations (gateway.count_input_tokens); absent: none. */
+  inputCounts?: UpstreamCounts | null;
   /** The call's deadline (GatewayOptions.callDeadlineMs), and the performance.now() it falls at; null: none. */
   deadline: { ms: number; at: number } | null;
   refuse(code: string, message: string, retryAfterMs?: number | null): void;

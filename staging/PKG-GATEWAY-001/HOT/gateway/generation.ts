@@ -3,6 +3,7 @@ import type { IncomingCall } from './call.js';
 import { checkGeminiGeneration } from './gemini-body.js';
 import { governedRequest, refusedRequest, refuseMalformed } from './governed-request.js';
 import { checkGeneration } from './request-body.js';
+import { reservedBounds } from './reservation.js';
 import { routedExtra, routeOf } from './route-plan.js';
 import { routeGeneration } from './routed.js';
 import { streamReply } from './stream-reply.js';
@@ -32,7 +33,7 @@ export async function handleGeneration(incoming: IncomingCall): Promise<void> {
   const admission = await router.admit({
     request,
     route,
-    bounds: gen.bounds,
+    bounds: await reservedBounds(ctx, gen, upstreamBody),
     outputLimit: gen.outputLimit,
     inputLimit: gen.inputLimit,
     contextHash: sha256Hex(ctx.bytes),

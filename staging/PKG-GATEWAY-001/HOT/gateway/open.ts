@@ -34,6 +34,7 @@ import { gatewayTraceSettings } from './traces/config.js';
 import { GatewayTracer } from './traces/tracer.js';
 import { observers } from '#router/observer.js';
 import { KeyAdminRoutes } from './admin-keys.js';
+import { inputCountsOption } from './input-counts.js';
 import { keyAdminPorts } from './key-admin-ports.js';
 import { type KeyAdminPorts, listKeys } from '#router/key-admin.js';
 import type { GatewayConfig } from './settings.js';
@@ -141,6 +142,7 @@ export async function openGateway(
     metrics,
     ...(tracer === null ? {} : { traces: tracer }),
     keyAdmin: new KeyAdminRoutes(opened.router, keyPorts),
+    ...inputCountsOption(settings.count_input_tokens),
     ready: readiness(root, opened),
   });
   return { gateway, opened, unavailable, close: () => closeGateway(opened, alerts, tracer) };

@@ -18,6 +18,7 @@ import type { IncomingCall } from './call.js';
 import { handleGeneration } from './generation.js';
 import { handlePassThrough } from './pass-through.js';
 import { ADMIN_KEYS_PATH, type KeyAdminRoutes } from './admin-keys.js';
+import type { UpstreamCounts } from './input-counts.js';
 import { answerClientError, noteResponding } from './client-error.js';
 import { readBody, sendJson, unreadableBody } from './http-io.js';
 import type { ConsoleRoutes } from './console/routes.js';
@@ -57,6 +58,8 @@ export interface GatewayOptions {
   metrics?: { render(): Promise<string> };
   /** Told of each request before it is handled (its trace context; its response's close ends its span). */
   traces?: { inbound(requestId: string, headers: IncomingHttpHeaders, response: ServerResponse): void };
+  /** Input counts by the upstream's count endpoint for reservations (gateway.count_input_tokens); absent: none. */
+  inputCounts?: UpstreamCounts | null;
   /** The key admin API under /admin/keys (a `keys:admin` key); absent: those paths are 404 like any other. */
   keyAdmin?: KeyAdminRoutes;
 }
@@ -390,6 +393,7 @@ export class Gateway {
       signal: incoming.signal,
       log: incoming.log,
       upstreamTimeoutMs: this.options.upstreamTimeoutMs,
+      inputCounts: this.options.inputCounts ?? null,
       deadline: callDeadlineMs === undefined ? null : { ms: callDeadlineMs, at: incoming.started + callDeadlineMs },
       refuse: refuser(incoming, endpoint.family),
       fail,

@@ -33,6 +33,8 @@ export interface GatewayConfig {
   alerts?: AlertSettings;
   /** The trace export (gateway/traces/config.ts, docs/production.md); absent: the OTEL_* environment variables. */
   traces?: TraceConfig;
+  /** Input counted upstream for reservations (docs/production.md, "How much a call reserves"); absent: off. */
+  count_input_tokens?: { anthropic?: boolean; gemini?: boolean; timeout_ms?: number };
 }
 
 /** What a root without these keys in its default (one bootstrapped before they existed) gets. */

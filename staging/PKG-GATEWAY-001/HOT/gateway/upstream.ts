@@ -9,7 +9,7 @@ import { routedExtra } from './route-plan.js';
 import { failUpstream } from './upstream-failure.js';
 
 /** Headers the upstream must see as the client sent them. */
-function passedHeaders(req: IncomingMessage): Record<string, string> {
+export function passedHeaders(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of ['anthropic-version', 'anthropic-beta']) {
     const value = req.headers[name];
