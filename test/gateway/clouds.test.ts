@@ -138,6 +138,19 @@ test('gateway.upstreams.anthropic = bedrock: the Anthropic SDK streams through B
   );
 });
 
+test('count_tokens through Bedrock: the Anthropic SDK counts a Claude prompt via /model/{id}/count-tokens', async () => {
+  bedrock.push({ status: 200, headers: { 'x-amzn-requestid': 'req-count-1' }, body: { inputTokens: 14 } });
+  const client = new Anthropic({ apiKey: key, baseURL: served.url, maxRetries: 0 });
+  const counted = await client.messages.countTokens({
+    model: 'claude-sonnet-4-5',
+    messages: [{ role: 'user', content: 'How many tokens?' }],
+  });
+  assert.equal(counted.input_tokens, 14);
+  const req = bedrock.received.at(-1);
+  assert.equal(req?.url, `/model/${encodeURIComponent(MODEL_ID)}/count-tokens`);
+  assert.match(String(req?.headers.authorization), /^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\//);
+});
+
 test('a Bedrock throttle reaches the SDK as a 429; the AWS secret and session token are in no record or response', async () => {
   bedrock.push(
     bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.', 'req-throttle'),

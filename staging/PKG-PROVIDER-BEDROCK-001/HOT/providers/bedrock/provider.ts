@@ -14,6 +14,7 @@ import { ANTHROPIC } from '#providers/anthropic/provider.js';
 import type { WireRequest, WireSurface } from '#providers/wire/spec.js';
 import { readFileIfAny, resolveCredentials, resolveRegion, type ReadFile } from './credentials.js';
 import { converseBody, converseReply } from './converse/route.js';
+import { countTokensBody, countTokensReply } from './count-tokens.js';
 import { bedrockErrorFacts } from './errors.js';
 import { eventStreamReply } from './eventstream.js';
 import { SigV4Auth } from './sigv4.js';
@@ -22,10 +23,12 @@ export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 
 /**
  * The path is the model's: `url` builds `/model/{modelId}/invoke` or `/invoke-with-response-stream` (InvokeModel,
- * Anthropic's own body), or `/converse` or `/converse-stream` (Converse, every other model).
+ * Anthropic's own body), or `/converse` or `/converse-stream` (Converse, every other model); count_tokens goes to
+ * `/count-tokens`.
  */
 const ROUTES: Partial<Record<WireSurface, WireRoute>> = {
   'anthropic.messages': { method: 'POST', path: '/model' },
+  'anthropic.count_tokens': { method: 'POST', path: '/model' },
 };
 
 /** Which API a model is called through: by its id (`auto`), or one for every model. */
@@ -72,6 +75,14 @@ export function bedrockOptions(providerId: string, options: unknown): BedrockOpt
 }
 
 const streamed = (request: WireRequest): boolean => request.body?.stream === true;
+const counting = (request: WireRequest): boolean => request.surface === 'anthropic.count_tokens';
+
+/** The operation a call goes to under `/model/{modelId}/`. */
+function action(converse: boolean, request: WireRequest): string {
+  if (counting(request)) return 'count-tokens';
+  if (converse) return streamed(request) ? 'converse-stream' : 'converse';
+  return streamed(request) ? 'invoke-with-response-stream' : 'invoke';
+}
 
 function modelId(options: BedrockOptions, request: WireRequest): string {
   const model = typeof request.body?.model === 'string' ? request.body.model : '';
@@ -142,17 +153,13 @@ export function bedrockEntry(id: string, setup: BedrockSetup): ProviderEntry {
     routes: ROUTES,
     url: (baseUrl, path, request) => {
       const model = modelId(options, request);
-      const action = usesConverse(options, model)
-        ? streamed(request)
-          ? 'converse-stream'
-          : 'converse'
-        : streamed(request)
-          ? 'invoke-with-response-stream'
-          : 'invoke';
-      return `${baseUrl}${path}/${encodeURIComponent(model)}/${action}`;
+      return `${baseUrl}${path}/${encodeURIComponent(model)}/${action(usesConverse(options, model), request)}`;
     },
-    body: (request) =>
-      usesConverse(options, modelId(options, request)) ? converseBody(id, request) : invokeBody(request),
+    body: (request) => {
+      const converse = usesConverse(options, modelId(options, request));
+      if (counting(request)) return countTokensBody(id, request, converse, invokeBody);
+      return converse ? converseBody(id, request) : invokeBody(request);
+    },
     headers: (_key, request) => ({
       'content-type': 'application/json',
       accept: streamed(request) ? 'application/vnd.amazon.eventstream' : 'application/json',
@@ -161,6 +168,7 @@ export function bedrockEntry(id: string, setup: BedrockSetup): ProviderEntry {
     requestIdHeader: 'x-amzn-requestid',
     errorFacts: bedrockErrorFacts,
     reply: (response, request) => {
+      if (counting(request)) return countTokensReply(id, response);
       const model = modelId(options, request);
       if (usesConverse(options, model)) return converseReply(id, response, model, streamed(request));
       return streamed(request) ? eventStreamReply(id, response) : response;

@@ -452,3 +452,47 @@ test('bedrock: Claude ids stay on InvokeModel; `api` sends every model one way',
   }
   assert.throws(() => make(server.url, fixedClock(), { api: 'sometimes' }), /api must be one of/);
 });
+
+test('count-tokens: /model/{id}/count-tokens with the InvokeModel body (Claude) or the Converse request, answered as Anthropic', async (t) => {
+  const server = await ScriptedServer.start();
+  t.after(() => server.close());
+  const claude = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+  const provider = make(server.url, fixedClock(), { models: { claude, llama: LLAMA } });
+  const messages = [{ role: 'user', content: 'How many tokens is this?' }];
+  const count = async (model: string, inputTokens: number) => {
+    server.push({ status: 200, headers: { 'x-amzn-requestid': `req-count-${model}` }, body: { inputTokens } });
+    const body = { model, system: 'Be brief.', messages };
+    const response = await provider.call({ surface: 'anthropic.count_tokens', body, headers: {} }, { timeoutMs: 5000 });
+    assert.equal(response.requestId, `req-count-${model}`);
+    return JSON.parse(await readText(response.body, Number.POSITIVE_INFINITY));
+  };
+  assert.deepEqual(await count('claude', 19), { input_tokens: 19 });
+  const invoke = server.received[0] as ReceivedRequest;
+  assert.equal(invoke.url, `/model/${encodeURIComponent(claude)}/count-tokens`);
+  const inner = (invoke.json as { input: { invokeModel: { body: string } } }).input.invokeModel.body;
+  assert.deepEqual(JSON.parse(inner), {
+    anthropic_version: 'bedrock-2023-05-31',
+    system: 'Be brief.',
+    messages,
+    max_tokens: 1,
+  });
+  assert.deepEqual(await count('llama', 23), { input_tokens: 23 });
+  assert.equal(server.received[1]?.url, `/model/${encodeURIComponent(LLAMA)}/count-tokens`);
+  assert.deepEqual(server.received[1]?.json, {
+    input: {
+      converse: {
+        messages: [{ role: 'user', content: [{ text: 'How many tokens is this?' }] }],
+        system: [{ text: 'Be brief.' }],
+      },
+    },
+  });
+  server.push({ status: 200, body: { tokens: 5 } });
+  const bad = await provider.call(
+    { surface: 'anthropic.count_tokens', body: { model: 'llama', messages }, headers: {} },
+    { timeoutMs: 5000 },
+  );
+  await assert.rejects(
+    readText(bad.body, Number.POSITIVE_INFINITY),
+    (e: unknown) => isProviderError(e) && e.kind === 'malformed_response',
+  );
+});
