@@ -21,6 +21,8 @@ export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
 
 const ROUTES: Partial<Record<WireSurface, WireRoute>> = {
   'anthropic.messages': { method: 'POST', path: '/v1' },
+  // One endpoint for every model (`…/publishers/anthropic/models/count-tokens:rawPredict`), the model in the body.
+  'anthropic.count_tokens': { method: 'POST', path: '/v1' },
 };
 
 export interface VertexOptions {
@@ -83,6 +85,15 @@ const streamed = (request: WireRequest): boolean => request.body?.stream === tru
 
 function modelOf(options: VertexOptions, request: WireRequest): string {
   return vertexModel(options, typeof request.body?.model === 'string' ? request.body.model : '');
+}
+
+const counting = (request: WireRequest): boolean => request.surface === 'anthropic.count_tokens';
+
+/** The count_tokens body: the client's, its model named as Vertex names it, with `anthropic_version`. */
+function countTokensBody(options: VertexOptions, request: WireRequest): Record<string, unknown> {
+  const { model, ...rest } = request.body ?? {};
+  const name = typeof model === 'string' && Object.hasOwn(options.models, model) ? options.models[model] : model;
+  return { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest, model: name };
 }
 
 /** The Messages body as rawPredict takes it: no `model` (it is in the URL), `anthropic_version: vertex-2023-10-16`. */
@@ -157,8 +168,10 @@ export function vertexEntry(id: string, setup: VertexSetup): ProviderEntry {
     endpoint: vertexEndpoint(host),
     routes: ROUTES,
     url: (baseUrl, path, request) =>
-      `${baseUrl}${path}${prefix}${modelOf(options, request)}:${streamed(request) ? 'streamRawPredict' : 'rawPredict'}`,
-    body: rawPredictBody,
+      counting(request)
+        ? `${baseUrl}${path}${prefix}count-tokens:rawPredict`
+        : `${baseUrl}${path}${prefix}${modelOf(options, request)}:${streamed(request) ? 'streamRawPredict' : 'rawPredict'}`,
+    body: (request) => (counting(request) ? countTokensBody(options, request) : rawPredictBody(request)),
     headers(_key, request) {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (request.headers['anthropic-beta'] !== undefined)
