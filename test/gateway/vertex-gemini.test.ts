@@ -1,4 +1,4 @@
-// Gemini on Vertex AI chosen by operator config (`gateway.upstreams.gemini = vertex-gemini`), behind `cplane serve` on
+// Gemini on Vertex AI chosen by operator config (`gateway.upstreams.gemini = vertex_gemini`), behind `cplane serve` on
 // a bootstrapped root: the official @google/genai SDK reaches a local Vertex (its publishers/google path, a bearer it
 // issued at a local OAuth2 token endpoint); each call is one EXCHANGE with exact usage, and neither the service
 // account's private key nor the access token reaches the ledger or the logs.
@@ -49,10 +49,10 @@ before(async () => {
     }),
   );
   served = await startServed([], (root) => {
-    configSet(root, 'gateway.upstreams.gemini', 'vertex-gemini');
+    configSet(root, 'gateway.upstreams.gemini', 'vertex_gemini');
     configSet(
       root,
-      'providers.vertex-gemini',
+      'providers.vertex_gemini',
       JSON.stringify({
         base_url: vertex.url,
         options: {
@@ -83,7 +83,7 @@ function oneExchange(session: string): Record<string, unknown> {
   return exchanges[0]?.metadata ?? {};
 }
 
-test('@google/genai through vertex-gemini: generateContent and a stream reach Vertex with its bearer; exact usage', async () => {
+test('@google/genai through vertex_gemini: generateContent and a stream reach Vertex with its bearer; exact usage', async () => {
   const reply = await client('SES-VG-1').models.generateContent({
     model: 'gemini-2.5-flash',
     contents: 'Hello',

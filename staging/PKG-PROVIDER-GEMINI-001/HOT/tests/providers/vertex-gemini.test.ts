@@ -9,7 +9,7 @@ import { readText } from '#providers/http.js';
 import { fixedClock } from '#tests/providers/fixtures/clock.js';
 import { ScriptedServer } from '#tests/providers/fixtures/server.js';
 import { wireContract } from '#tests/providers/wire-contract.js';
-import pkg, { VertexGeminiProvider } from '../../providers/vertex-gemini/provider.js';
+import pkg, { VertexGeminiProvider } from '../../providers/vertex_gemini/provider.js';
 import { contractAnswer, GeminiServer, geminiErrors } from './fixtures/gemini-server.js';
 
 const { privateKey } = generateKeyPairSync('rsa', {
@@ -90,7 +90,7 @@ const BODY = {
   generationConfig: { maxOutputTokens: 32, temperature: 0.1 },
 };
 
-test('vertex-gemini: the Gemini body as is, at the publishers/google path, with one cached OAuth token', async (t) => {
+test('vertex_gemini: the Gemini body as is, at the publishers/google path, with one cached OAuth token', async (t) => {
   const r = await rig();
   t.after(r.close);
   for (const [surface, method] of [
@@ -117,7 +117,7 @@ test('vertex-gemini: the Gemini body as is, at the publishers/google path, with 
   assert.equal(grant.get('grant_type'), 'urn:ietf:params:oauth:grant-type:jwt-bearer');
 });
 
-test('vertex-gemini: countTokens, and Google errors mapped as the Gemini API reads them', async (t) => {
+test('vertex_gemini: countTokens, and Google errors mapped as the Gemini API reads them', async (t) => {
   const r = await rig();
   t.after(r.close);
   const counted = await r.provider.call(
@@ -147,7 +147,7 @@ test('vertex-gemini: countTokens, and Google errors mapped as the Gemini API rea
   }
 });
 
-test('vertex-gemini: the package serves the Gemini surfaces, opt-in', () => {
+test('vertex_gemini: the package serves the Gemini surfaces, opt-in', () => {
   assert.deepEqual([...(pkg.serves ?? [])].sort(), ['gemini.count_tokens', 'gemini.generate', 'gemini.stream']);
   assert.equal(pkg.optIn, true);
 });

@@ -62,7 +62,7 @@ export function vertexGeminiEntry(id: string, setup: VertexSetup): ProviderEntry
 /** Gemini on Vertex configured as Vertex is: `{base_url?, options: {project, region, service_account_file, models}}`. */
 export class VertexGeminiProvider extends HttpProvider {
   constructor(options: VertexProviderOptions = {}) {
-    const id = options.id ?? 'vertex-gemini';
+    const id = options.id ?? 'vertex_gemini';
     const { options: vertex, endpoint } = splitOptions(options.config);
     const entry = vertexGeminiEntry(id, {
       env: options.env ?? process.env,
