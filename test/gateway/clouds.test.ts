@@ -4,17 +4,24 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { ScriptedServer } from '../../staging/PKG-PROVIDER-SPEC-001/HOT/tests/providers/fixtures/server.js';
 import {
   bedrockError,
   chunkFrame,
   streamReply,
 } from '../../staging/PKG-PROVIDER-BEDROCK-001/HOT/tests/providers/bedrock-fake.js';
+import {
+  converseStream,
+  converseWhole,
+  toolEvents,
+} from '../../staging/PKG-PROVIDER-BEDROCK-001/HOT/tests/providers/converse-fake.js';
 import { cli, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
 
 const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY-served-must-not-leak';
 const AWS_TOKEN = 'IQoJb3JpZ2luX2VjEXAMPLE-served-token-must-not-leak';
 const MODEL_ID = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+const LLAMA_ID = 'meta.llama3-3-70b-instruct-v1:0';
 
 let served: Served;
 let bedrock: ScriptedServer;
@@ -26,10 +33,25 @@ before(async () => {
     [],
     (root) => {
       configSet(root, 'gateway.upstreams.anthropic', 'bedrock');
+      // Bedrock's on-demand price for Llama 3.3 70B (us-east-1): $0.72 per million tokens in and out.
+      configSet(
+        root,
+        'budget.pricing.llama-3-3-70b',
+        JSON.stringify({
+          input_per_mtok: 0.72,
+          output_per_mtok: 0.72,
+          cache_read_per_mtok: 0.72,
+          cache_write_5m_per_mtok: 0.72,
+          cache_write_1h_per_mtok: 0.72,
+        }),
+      );
       configSet(
         root,
         'providers.bedrock',
-        JSON.stringify({ base_url: bedrock.url, options: { models: { 'claude-sonnet-4-5': MODEL_ID } } }),
+        JSON.stringify({
+          base_url: bedrock.url,
+          options: { models: { 'claude-sonnet-4-5': MODEL_ID, 'llama-3-3-70b': LLAMA_ID } },
+        }),
       );
     },
     {
@@ -116,6 +138,19 @@ test('gateway.upstreams.anthropic = bedrock: the Anthropic SDK streams through B
   );
 });
 
+test('count_tokens through Bedrock: the Anthropic SDK counts a Claude prompt via /model/{id}/count-tokens', async () => {
+  bedrock.push({ status: 200, headers: { 'x-amzn-requestid': 'req-count-1' }, body: { inputTokens: 14 } });
+  const client = new Anthropic({ apiKey: key, baseURL: served.url, maxRetries: 0 });
+  const counted = await client.messages.countTokens({
+    model: 'claude-sonnet-4-5',
+    messages: [{ role: 'user', content: 'How many tokens?' }],
+  });
+  assert.equal(counted.input_tokens, 14);
+  const req = bedrock.received.at(-1);
+  assert.equal(req?.url, `/model/${encodeURIComponent(MODEL_ID)}/count-tokens`);
+  assert.match(String(req?.headers.authorization), /^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\//);
+});
+
 test('a Bedrock throttle reaches the SDK as a 429; the AWS secret and session token are in no record or response', async () => {
   bedrock.push(
     bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.', 'req-throttle'),
@@ -141,6 +176,111 @@ test('a Bedrock throttle reaches the SDK as a 429; the AWS secret and session to
     JSON.stringify(ledgerEntries(served.root)) + served.stdout() + served.stderr() + JSON.stringify(error);
   assert.equal(everything.includes(AWS_SECRET), false, 'the AWS secret key is nowhere');
   assert.equal(everything.includes(AWS_TOKEN), false, 'the AWS session token is nowhere');
+});
+
+function exchangesOf(session: string): Record<string, unknown>[] {
+  return ledgerEntries(served.root)
+    .filter((e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === session)
+    .map((e) => e.metadata as Record<string, unknown>);
+}
+
+const WEATHER_TOOL = {
+  name: 'get_weather',
+  description: 'Weather for a city',
+  input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] },
+};
+
+test('a Llama on Bedrock: the Anthropic SDK streams a tool call through ConverseStream; one EXCHANGE, exact usage', async () => {
+  const call = { id: 'tooluse_kZJMlvQmRJ6eAyJE5GIl7Q', name: 'get_weather', input: { city: 'Paris' } };
+  bedrock.push(
+    converseStream(
+      'c0ffee00-converse-stream-1',
+      toolEvents(call, { inputTokens: 310, outputTokens: 48, cacheReadInputTokens: 0, cacheWriteInputTokens: 0 }),
+    ),
+  );
+  const client = new Anthropic({
+    apiKey: key,
+    baseURL: served.url,
+    maxRetries: 0,
+    defaultHeaders: { 'x-cplane-session': 'SES-CONVERSE' },
+  });
+  const final = await client.messages
+    .stream({
+      model: 'llama-3-3-70b',
+      max_tokens: 256,
+      tools: [WEATHER_TOOL],
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+    })
+    .finalMessage();
+  assert.deepEqual(
+    final.content.map((b) => (b.type === 'tool_use' ? [b.type, b.id, b.name, b.input] : [b.type])),
+    [['text'], ['tool_use', call.id, 'get_weather', { city: 'Paris' }]],
+  );
+  assert.equal(final.stop_reason, 'tool_use');
+  assert.deepEqual([final.usage.input_tokens, final.usage.output_tokens], [310, 48]);
+  const req = bedrock.received.at(-1);
+  assert.equal(req?.url, `/model/${encodeURIComponent(LLAMA_ID)}/converse-stream`);
+  const sent = req?.json as { toolConfig?: { tools?: { toolSpec?: { name?: string } }[] } } | undefined;
+  assert.equal(sent?.toolConfig?.tools?.[0]?.toolSpec?.name, 'get_weather');
+  const exchanges = exchangesOf('SES-CONVERSE');
+  assert.equal(exchanges.length, 1);
+  const m = exchanges[0] as Record<string, unknown>;
+  assert.deepEqual(
+    [m.input_tokens, m.cache_read_tokens, m.cache_write_tokens, m.output_tokens, m.usage_complete],
+    [310, 0, 0, 48, true],
+  );
+});
+
+test('a Llama on Bedrock: the OpenAI SDK is translated to Messages, then to Converse; the tool result goes back', async () => {
+  bedrock.push(
+    converseWhole('c0ffee00-converse-2', [{ text: 'It is 18°C and clear in Paris.' }], 'end_turn', {
+      inputTokens: 402,
+      outputTokens: 12,
+    }),
+  );
+  const client = new OpenAI({
+    apiKey: key,
+    baseURL: `${served.url}/v1`,
+    maxRetries: 0,
+    defaultHeaders: { 'x-cplane-session': 'SES-CONVERSE-CHAT' },
+  });
+  const reply = await client.chat.completions.create({
+    model: 'llama-3-3-70b',
+    max_tokens: 128,
+    tools: [
+      {
+        type: 'function',
+        function: { name: 'get_weather', description: 'Weather for a city', parameters: WEATHER_TOOL.input_schema },
+      },
+    ],
+    messages: [
+      { role: 'user', content: 'Weather in Paris?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: '18°C, clear' },
+    ],
+  });
+  assert.equal(reply.choices[0]?.message.content, 'It is 18°C and clear in Paris.');
+  assert.equal(reply.choices[0]?.finish_reason, 'stop');
+  assert.deepEqual([reply.usage?.prompt_tokens, reply.usage?.completion_tokens], [402, 12]);
+  const req = bedrock.received.at(-1);
+  assert.equal(req?.url, `/model/${encodeURIComponent(LLAMA_ID)}/converse`);
+  const sent = req?.json as { messages: { role: string; content: Record<string, unknown>[] }[] };
+  assert.deepEqual(sent.messages[1]?.content.at(-1), {
+    toolUse: { toolUseId: 'call_1', name: 'get_weather', input: { city: 'Paris' } },
+  });
+  assert.deepEqual(sent.messages[2]?.content, [
+    { toolResult: { toolUseId: 'call_1', content: [{ text: '18°C, clear' }] } },
+  ]);
+  const exchanges = exchangesOf('SES-CONVERSE-CHAT');
+  assert.equal(exchanges.length, 1);
+  const m = exchanges[0] as Record<string, unknown>;
+  assert.deepEqual([m.input_tokens, m.output_tokens, m.usage_complete], [402, 12, true]);
 });
 
 test('gateway.upstreams names an installed provider id per family; providers.<id>.options is an object', () => {

@@ -3,7 +3,7 @@ import { show } from '#kernel/errors.js';
 import { ProviderError } from '#providers/errors.js';
 import type { WireResponse } from '#providers/wire/spec.js';
 
-type Message = ReturnType<EventStreamCodec['decode']>;
+export type Message = ReturnType<EventStreamCodec['decode']>;
 
 /** AWS's eventstream limit for one message (prelude, headers and payload). */
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -15,7 +15,7 @@ const codec = new EventStreamCodec(
 );
 const encoder = new TextEncoder();
 
-function broken(providerId: string, requestId: string | null, problem: string): ProviderError {
+export function broken(providerId: string, requestId: string | null, problem: string): ProviderError {
   // After a 2xx status: the call may have been billed, so it is charged as unknown and never retried.
   return new ProviderError({
     kind: 'malformed_response',
@@ -27,12 +27,12 @@ function broken(providerId: string, requestId: string | null, problem: string): 
   });
 }
 
-function header(message: Message, name: string): string | null {
+export function header(message: Message, name: string): string | null {
   const value = message.headers[name];
   return value?.type === 'string' ? value.value : null;
 }
 
-function sse(event: string, data: string): Uint8Array {
+export function sse(event: string, data: string): Uint8Array {
   return encoder.encode(`event: ${event}\ndata: ${data}\n\n`);
 }
 
@@ -42,7 +42,7 @@ function sse(event: string, data: string): Uint8Array {
  */
 function toSse(message: Message, fail: (problem: string) => ProviderError): Uint8Array {
   const kind = header(message, ':message-type');
-  const payload = Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength).toString('utf8');
+  const payload = payloadText(message);
   if (kind === 'event') {
     if (header(message, ':event-type') !== 'chunk') return new Uint8Array(0);
     let event: unknown;
@@ -58,6 +58,11 @@ function toSse(message: Message, fail: (problem: string) => ProviderError): Uint
       throw fail(`a chunk is not {"bytes": base64 of an event} (${(error as Error).message})`);
     }
   }
+  return exceptionSse(message, payload);
+}
+
+/** An exception message (`throttlingException`, `modelStreamErrorException`, …) as Anthropic's `error` event. */
+export function exceptionSse(message: Message, payload: string): Uint8Array {
   const type = header(message, ':exception-type') ?? header(message, ':error-code') ?? 'unknown';
   let said = header(message, ':error-message') ?? '';
   try {
@@ -69,11 +74,16 @@ function toSse(message: Message, fail: (problem: string) => ProviderError): Uint
   return sse('error', JSON.stringify({ type: 'error', error: { type, message: said } }));
 }
 
-/** The eventstream's messages, split by their length prefix and CRC-checked by the codec, as SSE bytes. */
-async function* eventsAsSse(
+/** A message's payload as text. */
+export function payloadText(message: Message): string {
+  return Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength).toString('utf8');
+}
+
+/** The eventstream's messages, split by their length prefix and CRC-checked by the codec. */
+export async function* eventStreamMessages(
   body: AsyncIterable<Uint8Array>,
   fail: (problem: string) => ProviderError,
-): AsyncGenerator<Uint8Array> {
+): AsyncGenerator<Message> {
   let pending: Buffer = Buffer.alloc(0);
   // Chunks of a message not yet whole wait in a list and are joined once it is: joining on every chunk would copy a
   // large message dripped in small chunks over and over (quadratic in its size).
@@ -102,12 +112,21 @@ async function* eventsAsSse(
         throw fail((error as Error).message);
       }
       pending = pending.subarray(total);
-      const out = toSse(message, fail);
-      if (out.byteLength > 0) yield out;
+      yield message;
     }
   }
   const left = pending.length + waitingBytes;
   if (left > 0) throw fail(`the stream ended inside a message (${left} bytes left)`);
+}
+
+async function* eventsAsSse(
+  body: AsyncIterable<Uint8Array>,
+  fail: (problem: string) => ProviderError,
+): AsyncGenerator<Uint8Array> {
+  for await (const message of eventStreamMessages(body, fail)) {
+    const out = toSse(message, fail);
+    if (out.byteLength > 0) yield out;
+  }
 }
 
 /** A streamed InvokeModel reply as the Anthropic Messages SSE stream its client and reader expect. */

@@ -13,19 +13,31 @@ import { asObject } from '#providers/json.js';
 import { ANTHROPIC } from '#providers/anthropic/provider.js';
 import type { WireRequest, WireSurface } from '#providers/wire/spec.js';
 import { readFileIfAny, resolveCredentials, resolveRegion, type ReadFile } from './credentials.js';
+import { converseBody, converseReply } from './converse/route.js';
+import { countTokensBody, countTokensReply } from './count-tokens.js';
 import { bedrockErrorFacts } from './errors.js';
 import { eventStreamReply } from './eventstream.js';
 import { SigV4Auth } from './sigv4.js';
 
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 
-/** The path is the model's: `url` builds `/model/{modelId}/invoke` or `/invoke-with-response-stream`. */
+/**
+ * The path is the model's: `url` builds `/model/{modelId}/invoke` or `/invoke-with-response-stream` (InvokeModel,
+ * Anthropic's own body), or `/converse` or `/converse-stream` (Converse, every other model); count_tokens goes to
+ * `/count-tokens`.
+ */
 const ROUTES: Partial<Record<WireSurface, WireRoute>> = {
   'anthropic.messages': { method: 'POST', path: '/model' },
+  'anthropic.count_tokens': { method: 'POST', path: '/model' },
 };
+
+/** Which API a model is called through: by its id (`auto`), or one for every model. */
+export type BedrockApi = 'auto' | 'invoke' | 'converse';
+const APIS: readonly BedrockApi[] = ['auto', 'invoke', 'converse'];
 
 export interface BedrockOptions {
   region?: string;
+  api: BedrockApi;
   /** A profile of the shared credentials file (else $AWS_PROFILE, else `default`). */
   profile?: string;
   /** Client model name → Bedrock model id or inference profile (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`). */
@@ -34,18 +46,20 @@ export interface BedrockOptions {
 
 function fail(providerId: string, what: string): never {
   throw new CpError('ERR_PROVIDER_CONFIG', `invalid options for provider ${show(providerId)}: ${what}`, {
-    hint: 'options: {"region": "us-east-1", "profile": "<name>", "models": {"<client model>": "<Bedrock model id>"}}',
+    hint: 'options: {"region": "us-east-1", "profile": "<name>", "api": "auto|invoke|converse", "models": {"<client model>": "<Bedrock model id>"}}',
     details: { provider_id: providerId },
   });
 }
 
 export function bedrockOptions(providerId: string, options: unknown): BedrockOptions {
   const obj = options === undefined ? {} : (asObject(options) ?? fail(providerId, 'options must be an object'));
-  const unknown = Object.keys(obj).filter((k) => !['region', 'profile', 'models'].includes(k));
+  const unknown = Object.keys(obj).filter((k) => !['region', 'profile', 'api', 'models'].includes(k));
   if (unknown.length > 0) fail(providerId, `unknown field(s) ${show(unknown)}`);
   for (const k of ['region', 'profile'] as const)
     if (obj[k] !== undefined && (typeof obj[k] !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(obj[k] as string)))
       fail(providerId, `${k} must be a name, got ${show(obj[k])}`);
+  if (obj.api !== undefined && !APIS.includes(obj.api as BedrockApi))
+    fail(providerId, `api must be one of ${show(APIS)}, got ${show(obj.api)}`);
   const models: Record<string, string> = {};
   const listed = obj.models === undefined ? {} : (asObject(obj.models) ?? fail(providerId, 'models must be an object'));
   for (const [model, id] of Object.entries(listed)) {
@@ -53,6 +67,7 @@ export function bedrockOptions(providerId: string, options: unknown): BedrockOpt
     models[model] = id;
   }
   return {
+    api: (obj.api as BedrockApi | undefined) ?? 'auto',
     ...(obj.region === undefined ? {} : { region: obj.region as string }),
     ...(obj.profile === undefined ? {} : { profile: obj.profile as string }),
     models,
@@ -60,10 +75,34 @@ export function bedrockOptions(providerId: string, options: unknown): BedrockOpt
 }
 
 const streamed = (request: WireRequest): boolean => request.body?.stream === true;
+const counting = (request: WireRequest): boolean => request.surface === 'anthropic.count_tokens';
+
+/** The operation a call goes to under `/model/{modelId}/`. */
+function action(converse: boolean, request: WireRequest): string {
+  if (counting(request)) return 'count-tokens';
+  if (converse) return streamed(request) ? 'converse-stream' : 'converse';
+  return streamed(request) ? 'invoke-with-response-stream' : 'invoke';
+}
 
 function modelId(options: BedrockOptions, request: WireRequest): string {
   const model = typeof request.body?.model === 'string' ? request.body.model : '';
   return Object.hasOwn(options.models, model) ? (options.models[model] as string) : model;
+}
+
+/** The geographic prefixes of cross-region inference profiles (`us.amazon.nova-pro-v1:0`). */
+const GEOS = new Set(['us', 'us-gov', 'eu', 'apac', 'jp', 'au', 'ca', 'global']);
+
+/**
+ * Whether a model is called through Converse. `auto`: a Bedrock model id (`vendor.model`, perhaps behind a
+ * cross-region prefix or in an ARN) of any vendor but Anthropic; Anthropic's models take their own Messages body
+ * through InvokeModel (every Messages feature passes as is), and so does a name that is no Bedrock id.
+ */
+export function usesConverse(options: BedrockOptions, id: string): boolean {
+  if (options.api !== 'auto') return options.api === 'converse';
+  const parts = id.slice(id.lastIndexOf('/') + 1).split('.');
+  if (parts.length < 2) return false;
+  const vendor = parts.length > 2 && GEOS.has(parts[0] as string) ? parts[1] : parts[0];
+  return vendor !== 'anthropic';
 }
 
 /**
@@ -90,9 +129,10 @@ export interface BedrockSetup {
 }
 
 /**
- * AWS Bedrock serving Anthropic's Messages API through InvokeModel: the model in the URL, requests signed with
- * SigV4 for service `bedrock`, the streamed reply's eventstream turned into Anthropic's SSE events. Anthropic's
- * readers and neutral mapping apply unchanged.
+ * AWS Bedrock serving Anthropic's Messages API: Claude through InvokeModel, other models through Converse (the
+ * request mapped field by field, the reply mapped back). The model is in the URL, requests are signed with SigV4 for
+ * service `bedrock`, a streamed reply's eventstream is turned into Anthropic's SSE events, so Anthropic's readers and
+ * neutral mapping apply unchanged.
  */
 export function bedrockEntry(id: string, setup: BedrockSetup): ProviderEntry {
   const options = bedrockOptions(id, setup.options);
@@ -108,10 +148,18 @@ export function bedrockEntry(id: string, setup: BedrockSetup): ProviderEntry {
       defaultBaseUrl: `https://bedrock-runtime.${region}.amazonaws.com`,
       keyRequired: false,
     },
+    // The configured names too: a Chat client asking for a Llama on Bedrock is sent here, translated.
+    models: [...(ANTHROPIC.models ?? []), ...Object.keys(options.models)],
     routes: ROUTES,
-    url: (baseUrl, path, request) =>
-      `${baseUrl}${path}/${encodeURIComponent(modelId(options, request))}/${streamed(request) ? 'invoke-with-response-stream' : 'invoke'}`,
-    body: invokeBody,
+    url: (baseUrl, path, request) => {
+      const model = modelId(options, request);
+      return `${baseUrl}${path}/${encodeURIComponent(model)}/${action(usesConverse(options, model), request)}`;
+    },
+    body: (request) => {
+      const converse = usesConverse(options, modelId(options, request));
+      if (counting(request)) return countTokensBody(id, request, converse, invokeBody);
+      return converse ? converseBody(id, request) : invokeBody(request);
+    },
     headers: (_key, request) => ({
       'content-type': 'application/json',
       accept: streamed(request) ? 'application/vnd.amazon.eventstream' : 'application/json',
@@ -119,7 +167,12 @@ export function bedrockEntry(id: string, setup: BedrockSetup): ProviderEntry {
     auth: new SigV4Auth(credentials, region, 'bedrock', setup.clock),
     requestIdHeader: 'x-amzn-requestid',
     errorFacts: bedrockErrorFacts,
-    reply: (response, request) => (streamed(request) ? eventStreamReply(id, response) : response),
+    reply: (response, request) => {
+      if (counting(request)) return countTokensReply(id, response);
+      const model = modelId(options, request);
+      if (usesConverse(options, model)) return converseReply(id, response, model, streamed(request));
+      return streamed(request) ? eventStreamReply(id, response) : response;
+    },
   };
 }
 

@@ -373,7 +373,7 @@ test('bedrock: no credentials, no region or bad options are ERR_PROVIDER_CONFIG 
       String(message),
     );
   assert.equal(pkg.optIn, true);
-  assert.deepEqual(pkg.serves, ['anthropic.messages']);
+  assert.deepEqual(pkg.serves, ['anthropic.messages', 'anthropic.count_tokens']);
 });
 
 test('bedrock: the cache buckets of a streamed reply are read from the Anthropic events the chunks carry', async (t) => {

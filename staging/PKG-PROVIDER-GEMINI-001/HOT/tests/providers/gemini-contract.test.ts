@@ -5,39 +5,9 @@ import { httpHarness } from '#tests/providers/fixtures/http-harness.js';
 import type { ScriptedReply } from '#tests/providers/fixtures/server.js';
 import { wireContract } from '#tests/providers/wire-contract.js';
 import { GeminiProvider } from '../../providers/gemini/provider.js';
-import {
-  type GeminiAnswer,
-  GeminiServer,
-  geminiErrors,
-  generateResponse,
-  googleError,
-} from './fixtures/gemini-server.js';
+import { contractAnswer, GeminiServer, geminiErrors, generateResponse, googleError } from './fixtures/gemini-server.js';
 
 const KEY = 'AIzaSyTEST-gemini-key-must-never-leak-0123456';
-
-/** The contract's usage in Gemini's buckets: thinking is output beside the candidates, the cache read inside the prompt. */
-function contractAnswer(s: {
-  text: string;
-  model: string;
-  stop: string;
-  usage: { input_tokens: number; output_tokens: number; cache_read_tokens: number };
-  request_id: string;
-}): GeminiAnswer {
-  const thoughts = Math.min(12, s.usage.output_tokens);
-  return {
-    text: s.text,
-    model: s.model,
-    finishReason: s.stop === 'length' ? 'MAX_TOKENS' : 'STOP',
-    ...(s.stop === 'tool_use' ? { functionCall: { name: 'lookup', args: { q: 'life' } } } : {}),
-    usage: {
-      prompt: s.usage.input_tokens,
-      cached: s.usage.cache_read_tokens,
-      candidates: s.usage.output_tokens - thoughts,
-      thoughts,
-    },
-    responseId: s.request_id,
-  };
-}
 
 const CONTRACT_ERRORS: Record<string, (status: number) => unknown> = {
   rate_limited: () => geminiErrors.rateLimited('7s'),

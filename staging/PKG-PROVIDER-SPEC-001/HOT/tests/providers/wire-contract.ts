@@ -42,6 +42,11 @@ export interface WireHarness {
   neutralSurface: WireSurface;
   /** The generation surfaces the provider serves: each gets the contract's cases, and the provider must say so. */
   generation: readonly WireSurface[];
+  /**
+   * The model a reply is read as naming when the upstream's replies name none (Bedrock's Converse): the model id the
+   * call addressed. Absent: the model the upstream's reply names.
+   */
+  replyModel?: string;
   /** Whether its error replies name a request id (Gemini's carry none, in headers or body); default true. */
   errorRequestIds?: boolean;
   /**
@@ -158,7 +163,7 @@ export function wireContract(harness: WireHarness): void {
               // The upstream's id: from its header, or (an API sending none) from the reply's body.
               assert.equal(response.requestId ?? result.response_id, 'req-w-1');
               assert.equal(text(result), 'The answer is 42');
-              assert.equal(result.model, 'model-v7');
+              assert.equal(result.model, harness.replyModel ?? 'model-v7');
               assert.equal(result.stop_reason, stop);
               assert.equal(result.complete, true);
               assert.equal(result.usage_final, true);

@@ -21,6 +21,8 @@ export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
 
 const ROUTES: Partial<Record<WireSurface, WireRoute>> = {
   'anthropic.messages': { method: 'POST', path: '/v1' },
+  // One endpoint for every model (`…/publishers/anthropic/models/count-tokens:rawPredict`), the model in the body.
+  'anthropic.count_tokens': { method: 'POST', path: '/v1' },
 };
 
 export interface VertexOptions {
@@ -82,9 +84,16 @@ export function vertexOptions(
 const streamed = (request: WireRequest): boolean => request.body?.stream === true;
 
 function modelOf(options: VertexOptions, request: WireRequest): string {
-  const model = typeof request.body?.model === 'string' ? request.body.model : '';
-  const name = Object.hasOwn(options.models, model) ? (options.models[model] as string) : model;
-  return MODEL.test(name) ? name : encodeURIComponent(name);
+  return vertexModel(options, typeof request.body?.model === 'string' ? request.body.model : '');
+}
+
+const counting = (request: WireRequest): boolean => request.surface === 'anthropic.count_tokens';
+
+/** The count_tokens body: the client's, its model named as Vertex names it, with `anthropic_version`. */
+function countTokensBody(options: VertexOptions, request: WireRequest): Record<string, unknown> {
+  const { model, ...rest } = request.body ?? {};
+  const name = typeof model === 'string' && Object.hasOwn(options.models, model) ? options.models[model] : model;
+  return { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest, model: name };
 }
 
 /** The Messages body as rawPredict takes it: no `model` (it is in the URL), `anthropic_version: vertex-2023-10-16`. */
@@ -101,12 +110,15 @@ export interface VertexSetup {
   readFile: (path: string) => string;
 }
 
-/**
- * Anthropic's Messages API on Vertex AI: `…/projects/{p}/locations/{region}/publishers/anthropic/models/{model}:rawPredict`
- * (`:streamRawPredict` for a stream, whose reply is Anthropic's own SSE), the bearer an OAuth2 access token of a
- * service account. Anthropic's readers and neutral mapping apply unchanged.
- */
-export function vertexEntry(id: string, setup: VertexSetup): ProviderEntry {
+/** What every Vertex entry shares: its options, its host, and the service account's token source. */
+export interface VertexAccess {
+  options: VertexOptions;
+  host: string;
+  auth: ServiceAccountAuth;
+}
+
+/** The options, host and token source of a Vertex provider (the key file read once). */
+export function vertexAccess(id: string, setup: VertexSetup): VertexAccess {
   let keyText: string | null = null;
   const keyFile = (file: string): string => {
     keyText ??= setup.readFile(file);
@@ -120,33 +132,60 @@ export function vertexEntry(id: string, setup: VertexSetup): ProviderEntry {
   const account = parseServiceAccount(id, show(options.serviceAccountFile), keyFile(options.serviceAccountFile));
   const host =
     options.region === 'global' ? 'aiplatform.googleapis.com' : `${options.region}-aiplatform.googleapis.com`;
-  const prefix = `/projects/${options.project}/locations/${options.region}/publishers/anthropic/models/`;
+  const auth = new ServiceAccountAuth(id, account, options.tokenUri ?? account.token_uri, setup.fetch, setup.clock);
+  return { options, host, auth };
+}
+
+/** Where a Vertex entry lives: `https://{region}-aiplatform.googleapis.com` unless configured (`VERTEX_BASE_URL`). */
+export const vertexEndpoint = (host: string): ProviderEntry['endpoint'] => ({
+  baseUrlVar: 'VERTEX_BASE_URL',
+  apiKeyVar: 'CPLANE_VERTEX_API_KEY_UNUSED',
+  defaultBaseUrl: `https://${host}`,
+  keyRequired: false,
+});
+
+/** A publisher's model path under the project and region: `/projects/{p}/locations/{r}/publishers/{publisher}/models/`. */
+export const publisherPath = (options: VertexOptions, publisher: string): string =>
+  `/projects/${options.project}/locations/${options.region}/publishers/${publisher}/models/`;
+
+/** A model as the URL names it: the configured Vertex name for a client's model, else the name itself. */
+export function vertexModel(options: VertexOptions, model: string): string {
+  const name = Object.hasOwn(options.models, model) ? (options.models[model] as string) : model;
+  return MODEL.test(name) ? name : encodeURIComponent(name);
+}
+
+/**
+ * Anthropic's Messages API on Vertex AI: `…/projects/{p}/locations/{region}/publishers/anthropic/models/{model}:rawPredict`
+ * (`:streamRawPredict` for a stream, whose reply is Anthropic's own SSE), the bearer an OAuth2 access token of a
+ * service account. Anthropic's readers and neutral mapping apply unchanged.
+ */
+export function vertexEntry(id: string, setup: VertexSetup): ProviderEntry {
+  const { options, host, auth } = vertexAccess(id, setup);
+  const prefix = publisherPath(options, 'anthropic');
   return {
     ...ANTHROPIC,
     id,
-    endpoint: {
-      baseUrlVar: 'VERTEX_BASE_URL',
-      apiKeyVar: 'CPLANE_VERTEX_API_KEY_UNUSED',
-      defaultBaseUrl: `https://${host}`,
-      keyRequired: false,
-    },
+    endpoint: vertexEndpoint(host),
     routes: ROUTES,
     url: (baseUrl, path, request) =>
-      `${baseUrl}${path}${prefix}${modelOf(options, request)}:${streamed(request) ? 'streamRawPredict' : 'rawPredict'}`,
-    body: rawPredictBody,
+      counting(request)
+        ? `${baseUrl}${path}${prefix}count-tokens:rawPredict`
+        : `${baseUrl}${path}${prefix}${modelOf(options, request)}:${streamed(request) ? 'streamRawPredict' : 'rawPredict'}`,
+    body: (request) => (counting(request) ? countTokensBody(options, request) : rawPredictBody(request)),
     headers(_key, request) {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (request.headers['anthropic-beta'] !== undefined)
         headers['anthropic-beta'] = request.headers['anthropic-beta'];
       return headers;
     },
-    auth: new ServiceAccountAuth(id, account, options.tokenUri ?? account.token_uri, setup.fetch, setup.clock),
+    auth,
     requestIdHeader: 'request-id',
     errorFacts: vertexErrorFacts,
   };
 }
 
-function readKeyFile(path: string): string {
+/** The service-account key file's text, bounded. */
+export function readKeyFile(path: string): string {
   return readTextBounded(path, { maxBytes: READ_LIMITS.key * 16, what: 'the service account key file' });
 }
 

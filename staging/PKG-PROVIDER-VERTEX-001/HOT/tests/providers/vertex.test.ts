@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createVerify, generateKeyPairSync } from 'node:crypto';
 import { isCpError } from '#kernel/errors.js';
 import { isProviderError } from '#providers/errors.js';
+import { readText } from '#providers/http.js';
 import pkg, { VertexProvider } from '../../providers/vertex/provider.js';
 import { fixedClock } from '#tests/providers/fixtures/clock.js';
 import { ScriptedServer, type ScriptedReply } from '#tests/providers/fixtures/server.js';
@@ -341,5 +342,28 @@ test('vertex: region, project and key file come from options or the environment;
       String(message),
     );
   assert.equal(pkg.optIn, true);
-  assert.deepEqual(pkg.serves, ['anthropic.messages']);
+  assert.deepEqual(pkg.serves, ['anthropic.messages', 'anthropic.count_tokens']);
+});
+
+test('vertex: count_tokens goes to count-tokens:rawPredict with the Vertex model in the body; Anthropic’s reply as is', async (t) => {
+  const r = await rig();
+  t.after(r.close);
+  r.google.push(tokenReply());
+  r.vertex.push({ status: 200, headers: { 'request-id': 'req_vrtx_count' }, body: { input_tokens: 17 } });
+  const body = { model: 'claude-sonnet-4-5', system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }] };
+  const response = await r.provider.call({ surface: 'anthropic.count_tokens', body, headers: {} }, { timeoutMs: 5000 });
+  assert.equal(response.requestId, 'req_vrtx_count');
+  assert.deepEqual(JSON.parse(await readText(response.body, Number.POSITIVE_INFINITY)), { input_tokens: 17 });
+  const [req] = r.vertex.received;
+  assert.equal(
+    req?.url,
+    '/v1/projects/acme-prod-4711/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict',
+  );
+  assert.deepEqual(req?.json, {
+    anthropic_version: 'vertex-2023-10-16',
+    system: 'Be brief.',
+    messages: [{ role: 'user', content: 'hi' }],
+    model: 'claude-sonnet-4-5@20250929',
+  });
+  assert.match(String(req?.headers.authorization), /^Bearer ya29\./);
 });
