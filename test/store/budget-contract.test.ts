@@ -137,7 +137,13 @@ interface Backend {
   fresh(
     config: unknown,
     clock?: () => number,
-  ): Promise<{ port: BudgetPort; open: () => Promise<BudgetPort>; ledger: () => Promise<CallsLedger> }>;
+  ): Promise<{
+    port: BudgetPort;
+    open: () => Promise<BudgetPort>;
+    ledger: () => Promise<CallsLedger>;
+    /** One statement on the budget's reservations table (named `reservations` in `sql`, $1… parameters). */
+    reservations: (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
+  }>;
 }
 
 const backends: Backend[] = [
@@ -160,7 +166,18 @@ const backends: Backend[] = [
           close: async () => l.close(),
         };
       };
-      return { port: await open(), open, ledger };
+      const reservations = async (sql: string, params: unknown[]): Promise<Record<string, unknown>[]> => {
+        const db = new Database(dbPath);
+        try {
+          const statement = db.prepare(sql.replace(/\$\d+/g, '?'));
+          if (statement.reader) return statement.all(...params) as Record<string, unknown>[];
+          statement.run(...params);
+          return [];
+        } finally {
+          db.close();
+        }
+      };
+      return { port: await open(), open, ledger, reservations };
     },
   },
   {
@@ -188,7 +205,17 @@ const backends: Backend[] = [
           close: () => l.close(),
         };
       };
-      return { port: await open(), open, ledger };
+      const reservations = async (sql: string, params: unknown[]): Promise<Record<string, unknown>[]> => {
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        try {
+          const r = await client.query(sql.replace(/\breservations\b/g, 'cplane_budget_reservations'), params);
+          return r.rows as Record<string, unknown>[];
+        } finally {
+          await client.end();
+        }
+      };
+      return { port: await open(), open, ledger, reservations };
     },
   },
 ];
@@ -328,6 +355,55 @@ for (const backend of backends) {
         await assert.rejects(port.release('nope'), coded('ERR_BUDGET_UNKNOWN_REQUEST'));
         await assert.rejects(port.reserve(request('r2', { max_output_tokens: -1 })), coded('ERR_BUDGET_INPUT_INVALID'));
         await assert.rejects(port.release('has space'), coded('ERR_BUDGET_INPUT_INVALID'));
+      } finally {
+        await port.close();
+      }
+    });
+
+    test('a settled row keeps its usage once and a digest of its values; replays match it, and rows written whole', async () => {
+      const { port, reservations } = await backend.fresh(config());
+      try {
+        await port.reserve(request('r1'));
+        await port.reserve(request('r2'));
+        const cached = { input_tokens: 80, output_tokens: 20, cache_read_tokens: 7, cache_write_5m_tokens: 3 };
+        const first = await port.settle({ request_id: 'r1', usage: cached });
+        const [row] = await reservations(
+          'SELECT params_key, usage, usage_key FROM reservations WHERE request_id = $1',
+          ['r1'],
+        );
+        assert.equal(row?.usage, null);
+        assert.equal(String(row?.params_key).length, 22);
+        const again = await port.settle({ request_id: 'r1', usage: cached });
+        assert.equal(again.replayed, true);
+        assert.deepEqual(again.reservation.usage, first.reservation.usage);
+        assert.deepEqual(again.reservation.usage, {
+          input_tokens: 80,
+          output_tokens: 20,
+          cache_read_tokens: 7,
+          cache_write_5m_tokens: 3,
+          cache_write_1h_tokens: 0,
+        });
+        // Rows as a budget written before the digest holds them: the whole key, the usage as JSON.
+        const wholeKey = JSON.stringify(['S1', null, null, 'm1', 100, 50]);
+        await reservations('UPDATE reservations SET params_key = $1 WHERE request_id IN ($2, $3)', [
+          wholeKey,
+          'r1',
+          'r2',
+        ]);
+        await reservations('UPDATE reservations SET usage = $1 WHERE request_id = $2', [
+          JSON.stringify(first.reservation.usage),
+          'r1',
+        ]);
+        const replayed = await port.reserve(request('r2'));
+        assert.ok(replayed.ok && replayed.replayed);
+        await assert.rejects(
+          port.reserve(request('r2', { max_output_tokens: 51 })),
+          coded('ERR_BUDGET_REQUEST_CONFLICT'),
+        );
+        const old = await port.settle({ request_id: 'r1', usage: cached });
+        assert.equal(old.replayed, true);
+        assert.deepEqual(old.reservation.usage, first.reservation.usage);
+        await assert.rejects(port.settle({ request_id: 'r1', usage }), coded('ERR_BUDGET_REQUEST_CONFLICT'));
       } finally {
         await port.close();
       }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { CpError, show } from '#kernel/errors.js';
 import type { BudgetConfig } from './config.js';
 import { type BudgetCrossing, crossingsOf, exhaustedBy } from './crossings.js';
@@ -58,6 +59,19 @@ function paramsKey(input: ReserveInput): string {
   ]);
 }
 
+/**
+ * What a reservation row keeps of its key: 128 bits of its SHA-256 (base64url, 22 characters). The key repeats
+ * the row's own columns, so the row holds only what tells a different replay apart.
+ */
+function storedParamsKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest().subarray(0, 16).toString('base64url');
+}
+
+/** Whether a stored key is `key`'s: a row written before the digest holds the key itself (a JSON array). */
+function sameParams(stored: string, key: string): boolean {
+  return stored.startsWith('[') ? stored === key : stored === storedParamsKey(key);
+}
+
 function conflict(requestId: string, what: string): CpError {
   return new CpError(
     'ERR_BUDGET_REQUEST_CONFLICT',
@@ -86,7 +100,7 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
   const scopes = scopesFor(config, input, now);
   const uses = readUse(store, scopes);
   if (existing) {
-    if (existing.params_key !== key) throw conflict(input.request_id, 'reserved');
+    if (!sameParams(existing.params_key, key)) throw conflict(input.request_id, 'reserved');
     return { kind: 'granted', row: existing, replayed: true, warnings: [], remaining: remainingOf(uses), crossed: [] };
   }
   const tokens = input.estimated_input_tokens + input.max_output_tokens;
@@ -122,7 +136,7 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
     agent_id: input.agent_id ?? '',
     budget_scope: input.budget_scope ?? '',
     model: input.model,
-    params_key: key,
+    params_key: storedParamsKey(key),
     state: 'reserved',
     reserved_tokens: tokens,
     reserved_cost: cost,
@@ -205,15 +219,7 @@ export function settleTx(
     unknownBecause === undefined
       ? readPricedUsage(config, pricedAs ?? row.model, rawUsage)
       : { known: false as const, problems: [unknownBecause] };
-  const usageKey = reading.known
-    ? JSON.stringify([
-        reading.usage.input_tokens,
-        reading.usage.output_tokens,
-        reading.usage.cache_read_tokens,
-        reading.usage.cache_write_5m_tokens,
-        reading.usage.cache_write_1h_tokens,
-      ])
-    : JSON.stringify(['unknown', ...reading.problems]);
+  const usageKey = reading.known ? usageKeyOf(reading.usage) : JSON.stringify(['unknown', ...reading.problems]);
   const scopes = scopesFor(config, scopeIds(row), Date.parse(row.created_at));
   const uses = readUse(store, scopes);
   const usageProblems = reading.known ? [] : reading.problems;
@@ -250,7 +256,8 @@ export function settleTx(
     charged_cost: chargedCost,
     actual_tokens: actualTokens,
     actual_cost: actualCost,
-    usage: reading.known ? JSON.stringify(reading.usage) : null,
+    // The usage is its key's five counts (usageOfRow reads it back): the row keeps them once.
+    usage: null,
     usage_key: usageKey,
     over_budget: row.over_budget === 1 || exceeded.length > 0 ? 1 : 0,
     finished_at: new Date(now).toISOString(),
@@ -258,6 +265,17 @@ export function settleTx(
   store.finishReservation(finished);
   const crossed = crossingsOf(config, uses, after);
   return { row: finished, replayed: false, usageProblems, exceeded, remaining: remainingOf(after), crossed };
+}
+
+/** A known usage's settle key: its five counts in a fixed order (usageOfRow reads them back). */
+function usageKeyOf(usage: NormalizedUsage): string {
+  return JSON.stringify([
+    usage.input_tokens,
+    usage.output_tokens,
+    usage.cache_read_tokens,
+    usage.cache_write_5m_tokens,
+    usage.cache_write_1h_tokens,
+  ]);
 }
 
 /** Usage with its cost; a cost too large to count in nano-units exactly makes the usage unknown, like any other malformed value. */

@@ -87,6 +87,25 @@ export interface Released extends Outcome {
   reservation: Reservation;
 }
 
+/**
+ * A settled row's known usage: the `usage` column on rows written before it was left out, else the five counts
+ * of its settle key (a key that starts with "unknown" says the usage was not known).
+ */
+export function usageOfRow(row: Pick<ReservationRow, 'usage' | 'usage_key'>): NormalizedUsage | null {
+  if (row.usage !== null) return JSON.parse(row.usage) as NormalizedUsage;
+  if (row.usage_key === null) return null;
+  const counts = JSON.parse(row.usage_key) as unknown[];
+  if (counts.length !== 5 || !counts.every((n) => typeof n === 'number')) return null;
+  const [input, output, cacheRead, write5m, write1h] = counts as number[];
+  return {
+    input_tokens: input as number,
+    output_tokens: output as number,
+    cache_read_tokens: cacheRead as number,
+    cache_write_5m_tokens: write5m as number,
+    cache_write_1h_tokens: write1h as number,
+  };
+}
+
 export function toReservation(row: ReservationRow): Reservation {
   return {
     request_id: row.request_id,
@@ -99,7 +118,7 @@ export function toReservation(row: ReservationRow): Reservation {
     reserved_cost: toMoney(row.reserved_cost),
     charged_tokens: row.charged_tokens,
     charged_cost: toMoney(row.charged_cost),
-    usage: row.usage === null ? null : (JSON.parse(row.usage) as NormalizedUsage),
+    usage: usageOfRow(row),
     actual_tokens: row.actual_tokens,
     cost: toMoney(row.actual_cost),
     over_budget: row.over_budget === 1,
