@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
+import { createDatabase, pgQuery, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import type { AppendInput } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/entry.js';
 
@@ -207,4 +207,69 @@ test('prove and export-tiles read a PostgreSQL chain: proofs verify, tiles match
   assert.deepEqual([...fromPg.keys()].sort(), [...fromSqlite.keys()].sort());
   for (const [path, bytes] of fromPg) assert.ok(bytes.equals(fromSqlite.get(path) as Buffer), `${path} differs`);
   assert.deepEqual(JSON.parse(readFileSync(against, 'utf8')), sqliteProof);
+});
+
+interface VerifyReport {
+  tree: {
+    ok: boolean;
+    tiles: number;
+    root: string;
+    problems: { code: string; path: string; problem: string; message: string }[];
+  };
+  checkpoints: { verified: number; checked: number; findings: unknown[] };
+}
+
+test('ledger verify --store re-checks the PostgreSQL tiles against the chain and names a damaged one', {
+  skip,
+}, async () => {
+  const url = await createDatabase(server as PgServer, 'merkle_verify');
+  const root = join(work, 'verify-root');
+  createRoot(root);
+  // The root's checkpoints sign the chain its gateway records into: the PostgreSQL one.
+  rmSync(join(root, 'HOT', 'ledger', 'checkpoints'), { recursive: true, force: true });
+  const store = await PgLedger.open(url, { create: true });
+  try {
+    await store.appendBatch(Array.from({ length: 1301 }, (_, i) => input(i)));
+  } finally {
+    await store.close();
+  }
+  await ok('ledger', 'checkpoint', '--root', root, '--store', url);
+  const tiles = join(work, 'verify-tiles');
+  await ok('ledger', 'export-tiles', '--root', root, '--store', url, tiles);
+  const note = join(tiles, 'checkpoint');
+  const verify = async (): Promise<{ code: number; report: VerifyReport }> => {
+    const run = await cli('ledger', 'verify', '--root', root, '--store', url, '--checkpoint', note, '--json');
+    return { code: run.code, report: JSON.parse(run.out) };
+  };
+  const intact = await verify();
+  assert.equal(intact.code, 0, JSON.stringify(intact.report.checkpoints));
+  assert.equal(intact.report.tree.ok, true);
+  assert.equal(intact.report.tree.tiles, 1);
+  assert.equal(intact.report.tree.root, readFileSync(note, 'utf8').split('\n')[2]);
+  assert.equal(intact.report.checkpoints.verified, intact.report.checkpoints.checked);
+
+  const [row] = (await pgQuery(url, 'SELECT hashes FROM cplane_merkle_tiles WHERE level = 1 AND idx = 0')).rows as {
+    hashes: Buffer;
+  }[];
+  const edited = Buffer.from(row?.hashes as Buffer);
+  edited[2 * 32 + 7] = (edited[2 * 32 + 7] as number) ^ 0x80;
+  await pgQuery(url, 'UPDATE cplane_merkle_tiles SET hashes = $1 WHERE level = 1 AND idx = 0', [edited]);
+  const damaged = await verify();
+  assert.equal(damaged.code, 1);
+  assert.deepEqual(
+    damaged.report.tree.problems.map((p) => [p.code, p.path, p.problem]),
+    [['ERR_LEDGER_TREE_DAMAGED', 'tile/1/000.p/5', 'edited']],
+  );
+  assert.match(damaged.report.tree.problems[0]?.message ?? '', /hash 2 \(over entries #513…#768\)/);
+  // The chain still has the signed root, the tiles do not: the note names the tiles, not a rewrite.
+  assert.equal(damaged.report.checkpoints.findings.length, 1);
+  assert.match(JSON.stringify(damaged.report.checkpoints.findings), /stored Merkle tiles do not give the root/);
+
+  await pgQuery(url, 'DELETE FROM cplane_merkle_tiles');
+  const missing = await verify();
+  assert.equal(missing.code, 1);
+  assert.deepEqual(
+    missing.report.tree.problems.map((p) => [p.path, p.problem]),
+    [['tile/1/000.p/5', 'missing']],
+  );
 });

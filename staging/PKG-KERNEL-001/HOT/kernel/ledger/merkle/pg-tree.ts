@@ -8,6 +8,8 @@ import { entryLeaf } from './hash.js';
 import { treeDamaged } from './sqlite-tree.js';
 import { splitHashes, type TileSource, TILE_WIDTH } from './tiles.js';
 import type { LedgerTree } from './tree-view.js';
+import type { ChainRoots } from './note-checkpoints.js';
+import { noTree, type TreeCheck, TreeChecker } from './tree-check.js';
 
 /** Thrown by a snapshot's TileSource for a tile not read yet: `compute` reads it and runs its function again. */
 class TileMiss {
@@ -105,6 +107,17 @@ export class PgTreeSnapshot {
     return row === undefined ? undefined : entryRowOf(row);
   }
 
+  /** Every stored tile of level ≥ 1 (`level/index` → bytes), or null when the store has no tile table. */
+  async storedTiles(): Promise<Map<string, Buffer> | null> {
+    const table = await coded(this.client.query("SELECT to_regclass('cplane_merkle_tiles') IS NOT NULL AS present"));
+    if ((table.rows[0] as { present: boolean }).present !== true) return null;
+    const r = await coded(this.client.query('SELECT level, idx, hashes FROM cplane_merkle_tiles'));
+    const tiles = new Map<string, Buffer>();
+    for (const row of r.rows as { level: number; idx: string; hashes: Buffer }[])
+      tiles.set(`${row.level}/${row.idx}`, row.hashes);
+    return tiles;
+  }
+
   private async storedTile(level: number, index: number): Promise<Buffer[]> {
     const r = await coded(
       this.client.query('SELECT hashes FROM cplane_merkle_tiles WHERE level = $1 AND idx = $2', [level, index]),
@@ -135,4 +148,31 @@ export class PgTreeSnapshot {
       },
     };
   }
+}
+
+/** Entries read per query when the chain is walked. */
+const WALK_CHUNK = 4096;
+
+/** checkLedgerTree on PostgreSQL: the stored tiles against the tree recomputed from the chain, in one snapshot. */
+export async function checkPgTree(
+  store: PgReader,
+  sizes: ReadonlySet<number>,
+): Promise<{ check: TreeCheck; roots: ChainRoots }> {
+  return PgTreeSnapshot.open(store, async (snapshot) => {
+    const { size, ledgerId } = snapshot.tree;
+    const stored = await snapshot.storedTiles();
+    const checker = new TreeChecker(stored ?? new Map(), sizes);
+    for (let from = 0; from < size; from += WALK_CHUNK)
+      for (const hash of await snapshot.entryHashes(from, WALK_CHUNK)) checker.push(hash);
+    const check = stored === null ? noTree(size) : checker.finish();
+    return {
+      check,
+      roots: {
+        ledgerId,
+        size,
+        rootAt: (s) => checker.rootAt(s),
+        tilesDamagedFrom: stored === null ? Number.POSITIVE_INFINITY : checker.damagedFrom,
+      },
+    };
+  });
 }

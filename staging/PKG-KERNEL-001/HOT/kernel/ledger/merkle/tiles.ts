@@ -107,6 +107,11 @@ export class TreeEdge {
     }
   }
 
+  /** The full tiles of level ≥ 1 completed since the last call, without the partial edge (a checker's stream). */
+  takeFull(): TileWrite[] {
+    return this.full.splice(0);
+  }
+
   /** The tiles of level ≥ 1 filled or changed since the last call: what a store writes with the entries. */
   takeWrites(): TileWrite[] {
     const writes = this.full.splice(0);
