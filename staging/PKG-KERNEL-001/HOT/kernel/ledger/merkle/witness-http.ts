@@ -1,5 +1,5 @@
 import { createHash, verify } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../atomic.js';
 import { isCpError } from '../../errors.js';
@@ -78,7 +78,16 @@ export function addCheckpoint(state: WitnessState, body: string, keyText: string
 
 /** The witness over HTTP: POST <prefix>/add-checkpoint, each request judged in turn. */
 export function witnessServer(state: WitnessState, keyText: string, now: () => number = Date.now): Server {
-  return createServer((req, res) => {
+  return createServer(witnessHandler(state, keyText, now));
+}
+
+/** The request listener of witnessServer. */
+export function witnessHandler(
+  state: WitnessState,
+  keyText: string,
+  now: () => number = Date.now,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
     const send = (r: WitnessReply): void => {
       res.writeHead(r.status, { 'content-type': r.contentType, 'content-length': Buffer.byteLength(r.body) });
       res.end(r.body);
@@ -102,7 +111,7 @@ export function witnessServer(state: WitnessState, keyText: string, now: () => n
       if (size <= MAX_ADD_CHECKPOINT_BYTES)
         send(addCheckpoint(state, Buffer.concat(chunks).toString('utf8'), keyText, now()));
     });
-  });
+  };
 }
 
 /**

@@ -113,12 +113,13 @@ export class WitnessPusher {
   private async send(lane: Lane, note: string): Promise<void> {
     const attempts = this.options.attempts ?? 4;
     let resends = 0;
+    let lastError = '';
     for (let attempt = 1; ; ) {
       let outcome: Outcome;
       try {
         outcome = await this.attempt(lane, note);
       } catch (error) {
-        this.options.log?.(`witness ${lane.target.url}: ${(error as Error).message}`);
+        lastError = (error as Error).message;
         outcome = 'retry';
       }
       if (outcome === 'done') return;
@@ -130,7 +131,9 @@ export class WitnessPusher {
       }
       if (attempt >= attempts || this.closed) {
         lane.counts.failed += 1;
-        this.options.log?.(`witness ${lane.target.url}: gave up on the checkpoint after ${attempt} attempts`);
+        this.options.log?.(
+          `witness ${lane.target.url}: gave up on the checkpoint after ${attempt} attempts (${lastError})`,
+        );
         return;
       }
       lane.counts.retried += 1;
