@@ -46,7 +46,7 @@ export function gatewayWitnesses(
   const dir = cosignedDir(root);
   const pusher = new WitnessPusher({
     witnesses: targets,
-    consistency: (old, size) => onTree((tree) => consistencyPath(old, size, rangeHashOf(tree.source))),
+    consistency: (old, size) => onTree((tree) => consistencyPath(old, size, rangeHashOf(tree.source, size))),
     record: (note, lines) => {
       try {
         recordCosignatures(dir, note, lines);

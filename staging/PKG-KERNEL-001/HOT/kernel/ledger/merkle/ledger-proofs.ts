@@ -132,7 +132,7 @@ export function inclusionProof(
   const sign = signer(ledgerOrigin(tree.ledgerId));
   const size = note === undefined ? tree.size : noteSize(note, sign, tree);
   if (seq > size) throw unknown(`entry ${id} (#${seq}) came after the checkpoint's ${size} entries`, { id, seq, size });
-  const path = inclusionPath(seq - 1, size, rangeHashOf(tree.source));
+  const path = inclusionPath(seq - 1, size, rangeHashOf(tree.source, size));
   return {
     kind: INCLUSION_KIND,
     version: 1,
@@ -180,7 +180,7 @@ export function consistencyProof(
     version: 1,
     old_size: oldSize,
     new_size: size,
-    consistency_path: consistencyPath(oldSize, size, rangeHashOf(tree.source)).map((h) => h.toString('base64')),
+    consistency_path: consistencyPath(oldSize, size, rangeHashOf(tree.source, size)).map((h) => h.toString('base64')),
     old_checkpoint: noteOf(from, oldSize),
     new_checkpoint: to === undefined ? checkpointNote(tree, size, sign) : noteOf(to, size),
   };
