@@ -38,6 +38,7 @@ import { inputCountsOption } from './input-counts.js';
 import { keyAdminPorts } from './key-admin-ports.js';
 import { type KeyAdminPorts, listKeys } from '#router/key-admin.js';
 import type { GatewayConfig } from './settings.js';
+import { type GatewayWitnesses, gatewayWitnesses } from './witnesses.js';
 import { Gateway } from './server.js';
 import type { Family } from './surfaces.js';
 import {
@@ -125,6 +126,7 @@ export async function openGateway(
   const consoleRoutes = data === null ? null : openConsole(root, opened, data, unavailable, keyPorts);
   const routing = deployments === null ? null : gatewayRouting(deployments, opened.router.breakers, modelPrice(root));
   await joinSharedStore(opened, routing, warn);
+  const witnesses = gatewayWitnesses(root, opened, settings, warn);
   const gateway = new Gateway({
     router: opened.router,
     providers,
@@ -133,7 +135,7 @@ export async function openGateway(
     maxConnections: settings.max_connections,
     headersTimeoutMs: settings.headers_timeout_ms,
     requestTimeoutMs: settings.request_timeout_ms,
-    ...afterExchange(root, opened, settings),
+    ...afterExchange(root, opened, settings, witnesses),
     upstreamTimeoutMs: opened.router.config.timeout_ms,
     callDeadlineMs: settings.call_deadline_ms,
     log,
@@ -145,7 +147,7 @@ export async function openGateway(
     ...inputCountsOption(settings.count_input_tokens),
     ready: readiness(root, opened),
   });
-  return { gateway, opened, unavailable, close: () => closeGateway(opened, alerts, tracer) };
+  return { gateway, opened, unavailable, close: () => closeGateway(opened, alerts, tracer, witnesses) };
 }
 
 /**
@@ -201,6 +203,7 @@ async function closeGateway(
   opened: OpenedRouter,
   alerts: OpenedAlerts | null,
   tracer: GatewayTracer | null,
+  witnesses: GatewayWitnesses | null,
 ): Promise<Warning[]> {
   const problems: Warning[] = [];
   try {
@@ -212,6 +215,8 @@ async function closeGateway(
     );
   }
   alerts?.close();
+  // Pushes in flight end (their retries cut short) before the ledger they read closes.
+  await witnesses?.pusher.close();
   // Spans still queued get one try (bounded by the exporter's timeout) after the last call concluded.
   await tracer?.shutdown().catch(() => {});
   return [...problems, ...(await opened.close())];
@@ -424,10 +429,17 @@ function afterExchange(
   root: string,
   opened: OpenedRouter,
   settings: GatewayConfig,
+  witnesses: GatewayWitnesses | null,
 ): { afterExchange?: () => string | null | Promise<string | null> } {
+  const onWritten = witnesses === null ? {} : { onWritten: (seq: number) => witnesses.written(seq) };
   if (opened.shared) {
     // The shared chain's head, signed into this host's root (each host its own root, its own checkpoints).
-    const checkpoint = storeCheckpointer({ root, store: opened.shared.chain, config: settings.checkpoint });
+    const checkpoint = storeCheckpointer({
+      root,
+      store: opened.shared.chain,
+      config: settings.checkpoint,
+      ...onWritten,
+    });
     if (checkpoint === undefined) return {};
     return {
       afterExchange: async () => {
@@ -437,7 +449,7 @@ function afterExchange(
     };
   }
   if (opened.ledger === null) return {};
-  const checkpoint = routerCheckpointer({ root, ledger: opened.ledger, config: settings.checkpoint });
+  const checkpoint = routerCheckpointer({ root, ledger: opened.ledger, config: settings.checkpoint, ...onWritten });
   if (checkpoint === undefined) return {};
   return {
     afterExchange: () => {

@@ -5,6 +5,7 @@ import { validateSection } from '#kernel/config/section-schema.js';
 import type { Family } from './surfaces.js';
 import type { AlertSettings } from './alerts/open-alerts.js';
 import type { TraceConfig } from './traces/config.js';
+import type { WitnessTarget } from '#kernel/ledger/merkle/witness-push.js';
 
 /** The root's `gateway` config section (HOT/schemas/gateway-config.schema.json), as `cplane serve` uses it. */
 export interface GatewayConfig {
@@ -22,7 +23,7 @@ export interface GatewayConfig {
   call_deadline_ms: number;
   /** Refusals without an authentic key recorded one by one per second; the rest are counted. */
   unauthenticated_refusals_per_second: number;
-  checkpoint?: { every_entries: number; every_seconds: number };
+  checkpoint?: { every_entries: number; every_seconds: number; witnesses?: WitnessTarget[] };
   /** A postgres:// URL: the ledger, budgets, breakers and revocations shared by several hosts; absent: SQLite. */
   store?: string;
   /** The provider serving each client family, by installed id (`bedrock` for the Anthropic surface); absent: the default. */

@@ -17,6 +17,8 @@ export interface RouterCheckpointOptions {
   ledger: Ledger;
   config: RouterConfig['checkpoint'];
   clock?: () => number;
+  /** Told the size of each checkpoint newly written (the gateway pushes it to its witnesses). */
+  onWritten?: (seq: number) => void;
 }
 
 /**
@@ -66,7 +68,9 @@ export function routerCheckpointer(options: RouterCheckpointOptions): (() => War
     try {
       const head = ledger.head().seq;
       if (!schedule.maybeDue(head) || !schedule.dueNow(head)) return null;
-      schedule.written(writeRootCheckpoint(root, ledger, { now: clock }));
+      const written = writeRootCheckpoint(root, ledger, { now: clock });
+      schedule.written(written);
+      if (written?.written) options.onWritten?.(written.checkpoint.seq);
       return null;
     } catch (error) {
       return failed(error);
@@ -80,6 +84,8 @@ export interface StoreCheckpointOptions {
   store: PgLedger;
   config: RouterConfig['checkpoint'];
   clock?: () => number;
+  /** Told the size of each checkpoint newly written. */
+  onWritten?: (seq: number) => void;
 }
 
 /**
@@ -97,7 +103,9 @@ export function storeCheckpointer(options: StoreCheckpointOptions): (() => Promi
     try {
       const head: CheckpointHead | null = await pgCheckpointHead(store);
       if (head === null || !schedule.maybeDue(head.seq) || !schedule.dueNow(head.seq)) return null;
-      schedule.written(writeRootCheckpointOf(root, () => head, { now: clock }));
+      const written = writeRootCheckpointOf(root, () => head, { now: clock });
+      schedule.written(written);
+      if (written?.written) options.onWritten?.(written.checkpoint.seq);
       return null;
     } catch (error) {
       return failed(error);

@@ -137,6 +137,11 @@ export const CODES = defineCodes({
       'a pass settling orphaned budget reservations on the shared store failed; they stay pending until the next pass',
   },
   CHECKPOINT_FAILED: { kind: 'warning', meaning: 'the periodic checkpoint of the ledger head could not be written' },
+  WITNESS_PUSH_FAILED: {
+    kind: 'warning',
+    meaning:
+      'a witness refused a checkpoint the gateway pushed (a fork, a bad proof, an unknown log) or could not be reached after every retry; calls are not affected',
+  },
   BREAKER_STATE_NOT_SAVED: {
     kind: 'warning',
     meaning: '`HOT/registries/breakers.json` could not be written when the router closed',

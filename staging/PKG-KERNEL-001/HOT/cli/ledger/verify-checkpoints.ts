@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { checkLedgerCheckpoints, type Ledger, type RootCheckpointReport } from '../../kernel/ledger/index.js';
 import { gatherCheckpoints } from '../../kernel/ledger/checkpoint-check.js';
-import { checkNoteCheckpoints, isNoteFile } from '../../kernel/ledger/merkle/note-checkpoints.js';
+import { type ChainRoots, checkNoteCheckpoints, isNoteFile } from '../../kernel/ledger/merkle/note-checkpoints.js';
 import type { CliContext } from '../command.js';
 import { resolveRoot } from '../root-option.js';
 import type { LedgerTargetArgs } from './target.js';
@@ -25,20 +25,30 @@ export const CHECKPOINT_OPTIONS = {
   },
 } as const;
 
-/** The root's checkpoints (with --root) and every --checkpoint file, checked against the open ledger. */
+/** The checkpoint files the arguments name (C2SP notes apart) and the keys given. */
+export function checkpointArgs(args: CheckpointArgs, ctx: CliContext) {
+  const files = (args.checkpoint ?? []).map((f) => resolve(ctx.cwd, f));
+  // C2SP checkpoint notes are checked against the Merkle tree, cplane's JSON checkpoints against the chain.
+  const notes = files.filter(isNoteFile);
+  return {
+    files: files.filter((f) => !notes.includes(f)),
+    notes,
+    keyFiles: (args.checkpointKey ?? []).map((f) => resolve(ctx.cwd, f)),
+  };
+}
+
+/** The root's checkpoints (with --root) and every --checkpoint file, checked against the open ledger and its tree. */
 export function checkpointsFor(
   ledger: Ledger,
   args: LedgerTargetArgs & CheckpointArgs,
   ctx: CliContext,
+  tree: ChainRoots,
 ): RootCheckpointReport {
   const root = typeof args.ledger === 'string' && args.ledger.length > 0 ? null : resolveRoot(args.root, ctx);
-  const files = (args.checkpoint ?? []).map((f) => resolve(ctx.cwd, f));
-  const keyFiles = (args.checkpointKey ?? []).map((f) => resolve(ctx.cwd, f));
-  // C2SP checkpoint notes are checked against the Merkle tree, cplane's JSON checkpoints against the chain.
-  const notes = files.filter(isNoteFile);
-  const report = checkLedgerCheckpoints(ledger, { root, files: files.filter((f) => !notes.includes(f)), keyFiles });
+  const { files, notes, keyFiles } = checkpointArgs(args, ctx);
+  const report = checkLedgerCheckpoints(ledger, { root, files, keyFiles });
   if (notes.length === 0) return report;
-  return checkNoteCheckpoints(ledger, notes, gatherCheckpoints({ root, keyFiles }).keys, report);
+  return checkNoteCheckpoints(tree, notes, gatherCheckpoints({ root, keyFiles }).keys, report);
 }
 
 export function checkpointLines(report: RootCheckpointReport): string[] {

@@ -1,10 +1,20 @@
-import { resolve } from 'node:path';
 import { type CliContext, defineCommand, EXIT, type ExitCode } from '../command.js';
-import { formatAnchor, parseAnchor, verifyLedger } from '../../kernel/ledger/index.js';
+import { formatAnchor, type Ledger, parseAnchor, verifyLedger } from '../../kernel/ledger/index.js';
+import { gatherCheckpoints } from '../../kernel/ledger/checkpoint-check.js';
+import { type ChainRoots, checkNoteCheckpoints, noteSizes } from '../../kernel/ledger/merkle/note-checkpoints.js';
+import { checkPgTree } from '../../kernel/ledger/merkle/pg-tree.js';
+import { type TreeCheck, treeLines, treeUnreadable } from '../../kernel/ledger/merkle/tree-check.js';
+import { checkLedgerTree } from '../../kernel/ledger/merkle/tree-view.js';
 import { verifyPgChain } from '../../kernel/ledger/pg/pg-checks.js';
 import { PgLedger } from '../../kernel/ledger/pg/pg-ledger.js';
 import { resolveRoot } from '../root-option.js';
-import { type CheckpointArgs, CHECKPOINT_OPTIONS, checkpointLines, checkpointsFor } from './verify-checkpoints.js';
+import {
+  type CheckpointArgs,
+  CHECKPOINT_OPTIONS,
+  checkpointArgs,
+  checkpointLines,
+  checkpointsFor,
+} from './verify-checkpoints.js';
 import { LEDGER_TARGET_OPTIONS, type LedgerTargetArgs, withLedger } from './target.js';
 
 export default defineCommand({
@@ -24,12 +34,11 @@ export default defineCommand({
   async handler(args, ctx) {
     if (args.store !== undefined) return verifyPostgres(args.store, args, ctx);
     const anchor = args.anchor === undefined ? undefined : parseAnchor(args.anchor);
-    const [result, checkpoints] = withLedger(
-      args,
-      ctx,
-      { readonly: true },
-      (ledger) => [verifyLedger(ledger, anchor ? { anchor } : {}), checkpointsFor(ledger, args, ctx)] as const,
-    );
+    const [result, tree, checkpoints] = withLedger(args, ctx, { readonly: true }, (ledger) => {
+      const result = verifyLedger(ledger, anchor ? { anchor } : {});
+      const { check, roots } = treeOf(ledger, noteSizes(checkpointArgs(args, ctx).notes));
+      return [result, check, checkpointsFor(ledger, args, ctx, roots)] as const;
+    });
     const bad = result.first_bad;
     const lines = bad
       ? [
@@ -49,10 +58,23 @@ export default defineCommand({
       );
       for (const problem of content.problems) lines.push(`content ${problem.kind.toUpperCase()}: ${problem.message}`);
     }
-    ctx.report(args, { ...result, checkpoints }, [...lines, ...checkpointLines(checkpoints)]);
-    return result.ok && checkpoints.ok ? EXIT.OK : EXIT.CHECK_FAILED;
+    ctx.report(args, { ...result, tree, checkpoints }, [...lines, ...treeLines(tree), ...checkpointLines(checkpoints)]);
+    return result.ok && tree.ok && checkpoints.ok ? EXIT.OK : EXIT.CHECK_FAILED;
   },
 });
+
+/** The tree re-checked against the chain; a ledger too damaged to walk is reported, never a crash of verify. */
+function treeOf(ledger: Ledger, sizes: ReadonlySet<number>): { check: TreeCheck; roots: ChainRoots } {
+  try {
+    return checkLedgerTree(ledger, sizes);
+  } catch (error) {
+    const size = ledger.head().seq;
+    return {
+      check: treeUnreadable(size, error),
+      roots: { ledgerId: '', size, rootAt: () => undefined, tilesDamagedFrom: 0 },
+    };
+  }
+}
 
 /** The chain in a PostgreSQL store, re-hashed end to end, and checked against the root's checkpoints. */
 async function verifyPostgres(
@@ -63,11 +85,16 @@ async function verifyPostgres(
   const store = await PgLedger.open(url);
   try {
     const root = args.root === undefined && !ctx.defaultRoot ? null : resolveRoot(args.root, ctx);
-    const { result, checkpoints } = await verifyPgChain(store, {
-      root,
-      files: (args.checkpoint ?? []).map((f) => resolve(ctx.cwd, f)),
-      keyFiles: (args.checkpointKey ?? []).map((f) => resolve(ctx.cwd, f)),
-    });
+    const { files, notes, keyFiles } = checkpointArgs(args, ctx);
+    const { result, checkpoints: chained } = await verifyPgChain(store, { root, files, keyFiles });
+    const { check: tree, roots } = await checkPgTree(store, noteSizes(notes)).catch((error: unknown) => ({
+      check: treeUnreadable(result.entries, error),
+      roots: { ledgerId: '', size: 0, rootAt: () => undefined, tilesDamagedFrom: 0 },
+    }));
+    const checkpoints =
+      notes.length === 0
+        ? chained
+        : checkNoteCheckpoints(roots, notes, gatherCheckpoints({ root, keyFiles }).keys, chained);
     const bad = result.first_bad;
     const lines = bad
       ? [`ledger BROKEN at ${bad.id}: ${bad.problem}`, `  ${bad.message}`, `  last good: ${formatAnchor(result.head)}`]
@@ -80,8 +107,8 @@ async function verifyPostgres(
         `content: ${content.blocks} blocks (${content.redacted_blocks} redacted), ${content.lists} list nodes, ${result.content_problems.length === 0 ? 'intact' : `${result.content_problems.length} problems`}`,
       );
     for (const problem of result.content_problems) lines.push(`content: ${problem}`);
-    ctx.report(args, { ...result, checkpoints }, [...lines, ...checkpointLines(checkpoints)]);
-    return result.ok && checkpoints.ok ? EXIT.OK : EXIT.CHECK_FAILED;
+    ctx.report(args, { ...result, tree, checkpoints }, [...lines, ...treeLines(tree), ...checkpointLines(checkpoints)]);
+    return result.ok && tree.ok && checkpoints.ok ? EXIT.OK : EXIT.CHECK_FAILED;
   } finally {
     await store.close();
   }

@@ -3,7 +3,11 @@ import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../../atomic.js';
 import type { Ledger } from '../ledger.js';
 import { type NoteSigner, formatVkey } from './note.js';
-import { checkpointNote, ledgerOrigin, withLedgerTree } from './ledger-proofs.js';
+import { checkpointNote, type LedgerTree, ledgerOrigin, withLedgerTree } from './ledger-proofs.js';
+import type { PgReader } from '../pg/pg-reader.js';
+import { entryLeaf } from './hash.js';
+import { PgTreeSnapshot } from './pg-tree.js';
+import { treeDamaged } from './sqlite-tree.js';
 import { tilePath, TILE_WIDTH } from './tiles.js';
 
 export interface TilesExport {
@@ -23,36 +27,94 @@ export interface TilesExport {
  */
 export function exportTiles(ledger: Ledger, dir: string, signer: (origin: string) => NoteSigner): TilesExport {
   return withLedgerTree(ledger, (tree) => {
-    const sign = signer(ledgerOrigin(tree.ledgerId));
-    let tiles = 0;
-    let unchanged = 0;
-    const put = (path: string, bytes: Buffer, full: boolean): void => {
-      const file = join(dir, path);
-      tiles += 1;
-      if (full && sameFile(file, bytes)) {
-        unchanged += 1;
-        return;
+    const out = new TilesWriter(dir);
+    for (const tile of treeTiles(tree.size)) {
+      out.put(tile, Buffer.concat(tree.source.hashes(tile.level, tile.index * TILE_WIDTH, tile.count)));
+      if (tile.level === 0) {
+        const hashes: string[] = [];
+        for (let i = 1; i <= tile.count; i += 1) hashes.push(ledger.entryHashAt(tile.index * TILE_WIDTH + i) as string);
+        out.put({ ...tile, level: 'entries' }, entryBundle(hashes));
       }
-      mkdirSync(dirname(file), { recursive: true });
-      writeFileAtomic(file, bytes);
-    };
-    let width = tree.size;
-    for (let level = 0; width > 0; level += 1) {
-      for (let index = 0; index * TILE_WIDTH < width; index += 1) {
-        const count = Math.min(TILE_WIDTH, width - index * TILE_WIDTH);
-        const hashes = tree.source.hashes(level, index * TILE_WIDTH, count);
-        put(tilePath(level, index, count), Buffer.concat(hashes), count === TILE_WIDTH);
-        if (level === 0)
-          put(tilePath('entries', index, count), entryBundle(ledger, index * TILE_WIDTH, count), count === TILE_WIDTH);
-      }
-      width = Math.floor(width / TILE_WIDTH);
     }
-    const vkey = formatVkey(sign);
-    writeFileAtomic(join(dir, 'vkey'), `${vkey}\n`);
-    const checkpoint = checkpointNote(tree, tree.size, sign);
-    writeFileAtomic(join(dir, 'checkpoint'), checkpoint);
-    return { size: tree.size, tiles, unchanged, checkpoint, vkey };
+    return out.finish(tree, signer);
   });
+}
+
+/** exportTiles of a PostgreSQL ledger, read in one snapshot: the same files as a SQLite ledger of the same chain. */
+export async function exportPgTiles(
+  store: PgReader,
+  dir: string,
+  signer: (origin: string) => NoteSigner,
+): Promise<TilesExport> {
+  return PgTreeSnapshot.open(store, async (snapshot) => {
+    const out = new TilesWriter(dir);
+    for (const tile of treeTiles(snapshot.tree.size)) {
+      if (tile.level === 0) {
+        const hashes = await snapshot.entryHashes(tile.index * TILE_WIDTH, tile.count);
+        out.put(tile, Buffer.concat(hashes.map(entryLeaf)));
+        out.put({ ...tile, level: 'entries' }, entryBundle(hashes));
+        continue;
+      }
+      const hashes = await snapshot.tile(tile.level, tile.index);
+      if (hashes.length < tile.count)
+        throw treeDamaged(
+          `Merkle tile ${tile.level}/${tile.index} holds ${hashes.length} hashes, the tree needs ${tile.count}`,
+          {
+            level: tile.level,
+            index: tile.index,
+          },
+        );
+      out.put(tile, Buffer.concat(hashes.slice(0, tile.count)));
+    }
+    // The checkpoint's root reads the right edge of each level: level ≥ 1 tiles are cached, level 0 is read again.
+    return snapshot.compute((tree) => out.finish(tree, signer));
+  });
+}
+
+interface TileAt {
+  level: number | 'entries';
+  index: number;
+  /** Its width: 256 for a full tile, 1–255 for the partial tile at a level's right edge. */
+  count: number;
+}
+
+/** Every tile of the tree of `size` leaves, level by level, left to right. */
+function* treeTiles(size: number): Generator<TileAt & { level: number }> {
+  let width = size;
+  for (let level = 0; width > 0; level += 1) {
+    for (let index = 0; index * TILE_WIDTH < width; index += 1)
+      yield { level, index, count: Math.min(TILE_WIDTH, width - index * TILE_WIDTH) };
+    width = Math.floor(width / TILE_WIDTH);
+  }
+}
+
+/** The files of one export: tiles as they come (a full one already there with the same bytes is left), then the notes. */
+class TilesWriter {
+  private tiles = 0;
+  private unchanged = 0;
+
+  constructor(private readonly dir: string) {}
+
+  put(tile: TileAt, bytes: Buffer): void {
+    const file = join(this.dir, tilePath(tile.level, tile.index, tile.count));
+    this.tiles += 1;
+    if (tile.count === TILE_WIDTH && sameFile(file, bytes)) {
+      this.unchanged += 1;
+      return;
+    }
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileAtomic(file, bytes);
+  }
+
+  /** `vkey`, then last `checkpoint`, so a client that reads the checkpoint finds every tile it needs. */
+  finish(tree: LedgerTree, signer: (origin: string) => NoteSigner): TilesExport {
+    const sign = signer(ledgerOrigin(tree.ledgerId));
+    const vkey = formatVkey(sign);
+    writeFileAtomic(join(this.dir, 'vkey'), `${vkey}\n`);
+    const checkpoint = checkpointNote(tree, tree.size, sign);
+    writeFileAtomic(join(this.dir, 'checkpoint'), checkpoint);
+    return { size: tree.size, tiles: this.tiles, unchanged: this.unchanged, checkpoint, vkey };
+  }
 }
 
 function sameFile(path: string, bytes: Buffer): boolean {
@@ -63,13 +125,12 @@ function sameFile(path: string, bytes: Buffer): boolean {
   }
 }
 
-/** Entries [from, from + count) as a tlog-tiles entry bundle: each a big-endian uint16 length and its bytes. */
-function entryBundle(ledger: Ledger, from: number, count: number): Buffer {
-  const out = Buffer.alloc(count * 34);
-  for (let i = 0; i < count; i += 1) {
-    const hash = ledger.entryHashAt(from + i + 1) as string;
+/** Entry hashes (hex) as a tlog-tiles entry bundle: each entry a big-endian uint16 length and its 32 bytes. */
+function entryBundle(hashes: readonly string[]): Buffer {
+  const out = Buffer.alloc(hashes.length * 34);
+  hashes.forEach((hash, i) => {
     out.writeUInt16BE(32, i * 34);
     Buffer.from(hash, 'hex').copy(out, i * 34 + 2);
-  }
+  });
   return out;
 }

@@ -114,24 +114,34 @@ export function proveInclusion(
 ): InclusionProofFile {
   return withLedgerTree(ledger, (tree) => {
     const seq = ledger.db.prepare('SELECT seq FROM entries WHERE id = ?').pluck().get(id) as number | undefined;
-    if (seq === undefined) throw unknown(`no entry ${show(id)} in the ledger`, { id });
-    const sign = signer(ledgerOrigin(tree.ledgerId));
-    const size = note === undefined ? tree.size : noteSize(note, sign, tree);
-    if (seq > size)
-      throw unknown(`entry ${id} (#${seq}) came after the checkpoint's ${size} entries`, { id, seq, size });
-    const [row] = ledger.rows(seq, 1);
-    if (row === undefined) throw unknown(`no entry ${show(id)} in the ledger`, { id });
-    const path = inclusionPath(seq - 1, size, rangeHashOf(tree.source));
-    return {
-      kind: INCLUSION_KIND,
-      version: 1,
-      entry: storedEntry(row),
-      leaf_index: seq - 1,
-      tree_size: size,
-      audit_path: path.map((h) => h.toString('base64')),
-      checkpoint: note ?? checkpointNote(tree, size, sign),
-    };
+    const [row] = seq === undefined ? [] : ledger.rows(seq, 1);
+    return inclusionProof(tree, id, row, signer, note);
   });
+}
+
+/** The inclusion proof of the stored entry `row` (undefined: no entry `id`) in one snapshot of a ledger's tree. */
+export function inclusionProof(
+  tree: LedgerTree,
+  id: string,
+  row: EntryRow | undefined,
+  signer: (origin: string) => NoteSigner,
+  note?: string,
+): InclusionProofFile {
+  if (row === undefined) throw unknown(`no entry ${show(id)} in the ledger`, { id });
+  const seq = row.seq;
+  const sign = signer(ledgerOrigin(tree.ledgerId));
+  const size = note === undefined ? tree.size : noteSize(note, sign, tree);
+  if (seq > size) throw unknown(`entry ${id} (#${seq}) came after the checkpoint's ${size} entries`, { id, seq, size });
+  const path = inclusionPath(seq - 1, size, rangeHashOf(tree.source, size));
+  return {
+    kind: INCLUSION_KIND,
+    version: 1,
+    entry: storedEntry(row),
+    leaf_index: seq - 1,
+    tree_size: size,
+    audit_path: path.map((h) => h.toString('base64')),
+    checkpoint: note ?? checkpointNote(tree, size, sign),
+  };
 }
 
 /** A tree size, or a checkpoint note naming one (its signature and root checked against the ledger's tree). */
@@ -144,26 +154,34 @@ export function proveConsistency(
   to: TreeRef | undefined,
   signer: (origin: string) => NoteSigner,
 ): ConsistencyProofFile {
-  return withLedgerTree(ledger, (tree) => {
-    const sign = signer(ledgerOrigin(tree.ledgerId));
-    const sizeOf = (ref: TreeRef): number => (typeof ref === 'number' ? ref : noteSize(ref.note, sign, tree));
-    const noteOf = (ref: TreeRef, size: number): string =>
-      typeof ref === 'number' ? checkpointNote(tree, size, sign) : ref.note;
-    const oldSize = sizeOf(from);
-    const size = to === undefined ? tree.size : sizeOf(to);
-    if (!(oldSize >= 1 && oldSize <= size && size <= tree.size))
-      throw unknown(`cannot prove ${oldSize} → ${size} entries on a ledger of ${tree.size}`, {
-        oldSize,
-        newSize: size,
-      });
-    return {
-      kind: CONSISTENCY_KIND,
-      version: 1,
-      old_size: oldSize,
-      new_size: size,
-      consistency_path: consistencyPath(oldSize, size, rangeHashOf(tree.source)).map((h) => h.toString('base64')),
-      old_checkpoint: noteOf(from, oldSize),
-      new_checkpoint: to === undefined ? checkpointNote(tree, size, sign) : noteOf(to, size),
-    };
-  });
+  return withLedgerTree(ledger, (tree) => consistencyProof(tree, from, to, signer));
+}
+
+/** proveConsistency on one snapshot of a ledger's tree. */
+export function consistencyProof(
+  tree: LedgerTree,
+  from: TreeRef,
+  to: TreeRef | undefined,
+  signer: (origin: string) => NoteSigner,
+): ConsistencyProofFile {
+  const sign = signer(ledgerOrigin(tree.ledgerId));
+  const sizeOf = (ref: TreeRef): number => (typeof ref === 'number' ? ref : noteSize(ref.note, sign, tree));
+  const noteOf = (ref: TreeRef, size: number): string =>
+    typeof ref === 'number' ? checkpointNote(tree, size, sign) : ref.note;
+  const oldSize = sizeOf(from);
+  const size = to === undefined ? tree.size : sizeOf(to);
+  if (!(oldSize >= 1 && oldSize <= size && size <= tree.size))
+    throw unknown(`cannot prove ${oldSize} → ${size} entries on a ledger of ${tree.size}`, {
+      oldSize,
+      newSize: size,
+    });
+  return {
+    kind: CONSISTENCY_KIND,
+    version: 1,
+    old_size: oldSize,
+    new_size: size,
+    consistency_path: consistencyPath(oldSize, size, rangeHashOf(tree.source, size)).map((h) => h.toString('base64')),
+    old_checkpoint: noteOf(from, oldSize),
+    new_checkpoint: to === undefined ? checkpointNote(tree, size, sign) : noteOf(to, size),
+  };
 }

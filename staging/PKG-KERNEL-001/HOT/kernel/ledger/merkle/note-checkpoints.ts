@@ -2,10 +2,8 @@ import { readTextBounded } from '../../bounded-read.js';
 import { isCpError } from '../../errors.js';
 import type { CheckpointFinding, CheckpointKey } from '../checkpoint.js';
 import type { RootCheckpointReport } from '../checkpoint-check.js';
-import type { Ledger } from '../ledger.js';
 import { ledgerOrigin } from './ledger-proofs.js';
 import { MAX_NOTE_BYTES, noteVerifier, openNote, parseCheckpointBody, splitNote } from './note.js';
-import { type LedgerTree, treeRoot, withLedgerTree } from './tree-view.js';
 
 /** Whether a checkpoint file holds a C2SP signed note (its first line an origin) rather than cplane's JSON. */
 export function isNoteFile(path: string): boolean {
@@ -17,32 +15,54 @@ export function isNoteFile(path: string): boolean {
   }
 }
 
+/** The chain's tree as verify recomputed it: its identity, size, and root at the sizes the notes sign. */
+export interface ChainRoots {
+  ledgerId: string;
+  size: number;
+  rootAt(size: number): Buffer | undefined;
+  /** The smallest size at which the stored tiles give another root than the chain's (Infinity: none). */
+  tilesDamagedFrom: number;
+}
+
+/** The sizes the notes name (unverified, read only to keep the chain's roots at them while it is walked). */
+export function noteSizes(files: readonly string[]): Set<number> {
+  const sizes = new Set<number>();
+  for (const file of files) {
+    try {
+      const line = readTextBounded(file, { maxBytes: MAX_NOTE_BYTES, what: 'checkpoint note' }).split('\n', 2)[1];
+      if (line !== undefined && /^[0-9]{1,15}$/.test(line)) sizes.add(Number(line));
+    } catch {
+      // Judged (and reported) by checkNoteCheckpoints.
+    }
+  }
+  return sizes;
+}
+
 /**
- * Checkpoint notes checked against the ledger's tree: signed by one of `keys` (under the note's own key name), of
- * this ledger's origin, of a size the chain reaches, with the root its tree has at that size. Added to `report`
- * as the JSON checkpoints' findings are.
+ * Checkpoint notes checked against the chain's tree: signed by one of `keys` (under the note's own key name), of
+ * this ledger's origin, of a size the chain reaches, with the root the chain's tree has at that size (recomputed
+ * from the chain, so a damaged tile does not hide or fake a rewrite). Added to `report` as the JSON checkpoints'
+ * findings are.
  */
 export function checkNoteCheckpoints(
-  ledger: Ledger,
+  tree: ChainRoots,
   files: readonly string[],
   keys: readonly CheckpointKey[],
   report: RootCheckpointReport,
 ): RootCheckpointReport {
-  withLedgerTree(ledger, (tree) => {
-    for (const source of files) {
-      const finding = checkNote(source, keys, tree);
-      report.checked += 1;
-      if (finding === null) report.verified += 1;
-      else {
-        report.findings.push(finding);
-        report.ok = false;
-      }
+  for (const source of files) {
+    const finding = checkNote(source, keys, tree);
+    report.checked += 1;
+    if (finding === null) report.verified += 1;
+    else {
+      report.findings.push(finding);
+      report.ok = false;
     }
-  });
+  }
   return { ...report, absent: report.absent && files.length === 0 };
 }
 
-function checkNote(source: string, keys: readonly CheckpointKey[], tree: LedgerTree): CheckpointFinding | null {
+function checkNote(source: string, keys: readonly CheckpointKey[], tree: ChainRoots): CheckpointFinding | null {
   const found = (
     problem: CheckpointFinding['problem'],
     message: string,
@@ -98,10 +118,17 @@ function checkNote(source: string, keys: readonly CheckpointKey[], tree: LedgerT
       `the note signs a tree of ${head.size} entries; the ledger ends at #${tree.size}: entries were removed from the tail`,
       head.size,
     );
-  if (!treeRoot(tree, head.size).equals(head.root))
+  if (!tree.rootAt(head.size)?.equals(head.root))
     return found(
       'mismatch',
       `the ledger's tree of ${head.size} entries does not have the root the note signs: the chain was rewritten up to it`,
+      head.size,
+    );
+  // The chain holds the signed tree; proofs are read from the tiles, which must give it too.
+  if (tree.tilesDamagedFrom <= head.size)
+    return found(
+      'mismatch',
+      `the ledger's stored Merkle tiles do not give the root the note signs at ${head.size} entries (the chain's own tree does): the tiles were damaged, see the tree's findings`,
       head.size,
     );
   return null;

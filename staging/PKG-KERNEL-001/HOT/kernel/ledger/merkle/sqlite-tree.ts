@@ -28,12 +28,21 @@ export function treeDamaged(message: string, details: Record<string, unknown>): 
   });
 }
 
+/** Per open database: the folds of its upper tiles (TileSource.memo). */
+const memos = new WeakMap<Database.Database, Map<string, Buffer>>();
+
 /** The tiles of a SQLite ledger as a TileSource: level 0 from the chain, the rest from merkle_tiles. */
 export function sqliteTileSource(db: Database.Database): TileSource {
+  let memo = memos.get(db);
+  if (memo === undefined) {
+    memo = new Map();
+    memos.set(db, memo);
+  }
   // Prepared on first use: merkle_tiles does not exist until a ledger's first append lays it out.
   let leaves: Database.Statement | undefined;
   let tile: Database.Statement | undefined;
   return {
+    memo,
     hashes(level, from, count) {
       if (level === 0) {
         // The stored column as it is (32 bytes in a version 2 file, hex text in version 1): no hex round trip.

@@ -25,7 +25,15 @@ export function tilePath(level: number | 'entries', index: number, width: number
 /** The hashes of level `level` (tree height 8·level) at [from, from + count), as stored; the reader of a tree. */
 export interface TileSource {
   hashes(level: number, from: number, count: number): Buffer[];
+  /**
+   * Roots of perfect subtrees above level 0 already folded, by `height/index`, shared by the readers of one store. A
+   * perfect subtree inside the chain never changes (the chain only grows), so a proof reuses the upper tiles' folds.
+   */
+  memo?: Map<string, Buffer>;
 }
+
+/** Perfect subtree roots a store's memo keeps; the oldest goes first (Map order: O(1) eviction). */
+const MEMO_LIMIT = 65_536;
 
 /** Folds 2^k hashes of one height into the root of their perfect subtree. */
 export function foldPerfect(hashes: readonly Buffer[]): Buffer {
@@ -38,12 +46,38 @@ export function foldPerfect(hashes: readonly Buffer[]): Buffer {
   return level[0] as Buffer;
 }
 
-/** MTH of D[start:end) read from tiles: a perfect aligned range from one tile, any other split as RFC 9162 splits it. */
-export function rangeHashOf(source: TileSource): RangeHash {
+/**
+ * MTH of D[start:end) read from tiles: a perfect aligned range from one tile, any other split as RFC 9162 splits it.
+ * Given the tree's `size`, a level-0 tile is read whole, once for the consecutive ranges inside it (a proof asks
+ * for up to 8 of them), clipped to the size.
+ */
+export function rangeHashOf(source: TileSource, size?: number): RangeHash {
+  const memo = source.memo;
+  let leafTile: { index: number; hashes: Buffer[] } | undefined;
+  const leaves = (from: number, count: number): Buffer[] => {
+    const index = Math.floor(from / TILE_WIDTH);
+    if (size === undefined || index !== Math.floor((from + count - 1) / TILE_WIDTH))
+      return source.hashes(0, from, count);
+    if (leafTile?.index !== index) {
+      const start = index * TILE_WIDTH;
+      leafTile = { index, hashes: source.hashes(0, start, Math.min(TILE_WIDTH, size - start)) };
+    }
+    const offset = from - index * TILE_WIDTH;
+    return leafTile.hashes.slice(offset, offset + count);
+  };
   const perfect = (height: number, index: number): Buffer => {
     const level = Math.floor(height / TILE_HEIGHT);
     const span = 2 ** (height - level * TILE_HEIGHT);
-    return foldPerfect(source.hashes(level, index * span, span));
+    if (level === 0) return foldPerfect(leaves(index * span, span));
+    if (memo === undefined) return foldPerfect(source.hashes(level, index * span, span));
+    const key = `${height}/${index}`;
+    let hash = memo.get(key);
+    if (hash === undefined) {
+      hash = foldPerfect(source.hashes(level, index * span, span));
+      if (memo.size >= MEMO_LIMIT) memo.delete(memo.keys().next().value as string);
+      memo.set(key, hash);
+    }
+    return hash;
   };
   const range: RangeHash = (start, end) => {
     const n = end - start;
@@ -105,6 +139,11 @@ export class TreeEdge {
       hash = foldPerfect(tile);
       this.partial[level] = [];
     }
+  }
+
+  /** The full tiles of level ≥ 1 completed since the last call, without the partial edge (a checker's stream). */
+  takeFull(): TileWrite[] {
+    return this.full.splice(0);
   }
 
   /** The tiles of level ≥ 1 filled or changed since the last call: what a store writes with the entries. */

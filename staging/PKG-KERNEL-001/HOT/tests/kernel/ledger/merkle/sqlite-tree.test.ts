@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Ledger, type LedgerEntry } from '../../../../kernel/ledger/index.js';
 import { entryLeaf, rootOf } from '../../../../kernel/ledger/merkle/hash.js';
+import { consistencyPath, inclusionPath } from '../../../../kernel/ledger/merkle/proof.js';
+import { memoryTileSource, rangeHashOf } from '../../../../kernel/ledger/merkle/tiles.js';
 import { treeRoot, withLedgerTree } from '../../../../kernel/ledger/merkle/tree-view.js';
 import { appendN, tempDir, tempLedger } from '../helpers.js';
 
@@ -98,4 +100,27 @@ test('an imported chain gets its tree in the import transaction', (t) => {
   target.importEntries(entries);
   assert.equal(target.hasTree, true);
   assert.deepEqual(storedRoot(target), chainRoot(source));
+});
+
+test("proofs read with the tree's size (a leaf's tile read once) and the store's memo of upper folds are the proofs of the chain", (t) => {
+  const ledger = tempLedger(t);
+  for (const n of [700, 300, 514]) appendN(ledger, n);
+  const leaves = [...ledger.rows()].map((row) => entryLeaf(row.entry_hash));
+  const plain = rangeHashOf(memoryTileSource(leaves));
+  withLedgerTree(ledger, (tree) => {
+    assert.ok(tree.source.memo, 'a SQLite source shares its memo');
+    // Twice: the second round reads the upper folds from the memo the first filled.
+    for (const round of [1, 2])
+      for (const size of [1, 255, 256, 257, 1000, 1513, tree.size]) {
+        const tiled = rangeHashOf(tree.source, size);
+        for (const index of [0, 1, 128, 255, 256, 600, size - 1].filter((i) => i < size))
+          assert.deepEqual(
+            inclusionPath(index, size, tiled),
+            inclusionPath(index, size, plain),
+            `round ${round}: ${index} of ${size}`,
+          );
+        for (const old of [1, 256, 700].filter((o) => o < size))
+          assert.deepEqual(consistencyPath(old, size, tiled), consistencyPath(old, size, plain), `${old} → ${size}`);
+      }
+  });
 });
