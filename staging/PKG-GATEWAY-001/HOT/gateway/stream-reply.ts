@@ -8,7 +8,7 @@ import { classify, type SendFailure } from '#router/send.js';
 import type { CallContext } from './call.js';
 import { answerOf, logUnrecorded, noteConcluded, recordableContent, resultExtra, UNRECORDABLE } from './conclusion.js';
 import { dropRest } from './body-rest.js';
-import { write } from './http-io.js';
+import { flushed, write } from './http-io.js';
 import { type FrameAction, framePolicy, type Generation } from './request-body.js';
 import { servedHeader } from './route-plan.js';
 import { clientFrames, untranslatable } from './routed.js';
@@ -74,6 +74,8 @@ export async function streamReply(
     // Left early by a failure: the body is closed, and its connection with it (as a for-await loop would).
     if (open) await body.return?.()?.catch(() => undefined);
   }
+  // The frames forwarded so far go out now, not after the commit the conclusion below waits for.
+  await flushed();
   const result = reader.result();
   const content = recordableContent(result);
   const answer = answerOf(ctx, gen, wire, result, content ?? '[]');
