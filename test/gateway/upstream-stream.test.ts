@@ -148,6 +148,18 @@ for (const c of [
   });
 }
 
+test('streams that end their body after the terminal event leave their upstream connection to the next call', async () => {
+  const before = served.upstream.connections;
+  for (let i = 0; i < 3; i += 1) {
+    const reply = await messages(`SES-UP-KEEPALIVE-${i}`);
+    assert.equal(reply.status, 200, reply.text);
+    assert.match(reply.text, /"type":"message_stop"/);
+    // The rest of the body (its chunked terminator) is read aside after the reply: give it a moment to land.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.ok(served.upstream.connections - before <= 1, `${served.upstream.connections - before} new connections`);
+});
+
 test('an OpenAI chat stream held open after [DONE]: the reply completes, one SUCCESS EXCHANGE with exact usage', async () => {
   const session = 'SES-UP-END-CHAT';
   const aborted = served.upstream.aborted;

@@ -37,6 +37,8 @@ export interface Upstream {
   standing?: (() => Fault | undefined) | undefined;
   /** Replies whose client (the gateway) hung up before they were complete. */
   aborted: number;
+  /** TCP connections accepted (a client that keeps its connections alive opens few). */
+  connections: number;
   /** While set, every request waits for it before it is answered. */
   gate: Promise<void> | null;
   close(): Promise<void>;
@@ -60,7 +62,15 @@ function lastUserText(body: Record<string, unknown>): string {
 }
 
 export async function startUpstream(keys: { anthropic: string; openai: string }): Promise<Upstream> {
-  const state: Upstream = { url: '', requests: [], faults: [], aborted: 0, gate: null, close: async () => {} };
+  const state: Upstream = {
+    url: '',
+    requests: [],
+    faults: [],
+    aborted: 0,
+    connections: 0,
+    gate: null,
+    close: async () => {},
+  };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -187,6 +197,9 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
     }
     res.end();
   }
+  server.on('connection', () => {
+    state.connections += 1;
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   state.close = () =>

@@ -97,3 +97,12 @@ export function write(res: ServerResponse, text: string | Uint8Array, options: W
     options.signal.addEventListener('abort', taken, { once: true });
   });
 }
+
+/**
+ * Resolves once the writes made to responses so far have left for their sockets. Node corks a response's writes
+ * until the next tick, and a tick waits for every pending promise continuation: a stream's frames written just
+ * before its conclusion would otherwise reach the client only after that conclusion's synchronous (fsynced) commit.
+ */
+export function flushed(): Promise<void> {
+  return new Promise((resolve) => process.nextTick(resolve));
+}

@@ -7,7 +7,8 @@ import type { AttemptRecord } from '#router/records.js';
 import { classify, type SendFailure } from '#router/send.js';
 import type { CallContext } from './call.js';
 import { answerOf, logUnrecorded, noteConcluded, recordableContent, resultExtra, UNRECORDABLE } from './conclusion.js';
-import { write } from './http-io.js';
+import { dropRest } from './body-rest.js';
+import { flushed, write } from './http-io.js';
 import { type FrameAction, framePolicy, type Generation } from './request-body.js';
 import { servedHeader } from './route-plan.js';
 import { clientFrames, untranslatable } from './routed.js';
@@ -47,20 +48,34 @@ export async function streamReply(
   });
   res.flushHeaders();
   let failure: SendFailure | null = null;
+  const body = wire.body[Symbol.asyncIterator]();
+  // Whether the body is still to be closed here: not once it ended, failed, or was handed to dropRest.
+  let open = true;
   try {
     // The terminal event (or an error event) ends the reply: an upstream that holds its connection open past it (or
-    // drops it before closing the body cleanly) is not waited on; leaving the loop closes the body and its connection.
-    reading: for await (const chunk of wire.body) {
-      for (const upstream of parser.push(chunk)) {
+    // drops it before closing the body cleanly) is not waited on; the rest of its body is read (or cut) aside.
+    reading: for (;;) {
+      const next = await body.next();
+      if (next.done === true) break;
+      for (const upstream of parser.push(next.value)) {
         if (upstream.data !== null) reader.event(upstream.event, upstream.data);
         const { out, ended } = dispatchFrames(translate(upstream), policy, held, call.secrets);
         if (out !== '') await send(out);
-        if (ended) break reading;
+        if (ended) {
+          dropRest(body, wire.cancel);
+          break reading;
+        }
       }
     }
+    open = false;
   } catch (error) {
     failure = error instanceof TranslationRefused ? malformedReply(ctx, wire, untranslatable(error)) : classify(error);
+  } finally {
+    // Left early by a failure: the body is closed, and its connection with it (as a for-await loop would).
+    if (open) await body.return?.()?.catch(() => undefined);
   }
+  // The frames forwarded so far go out now, not after the commit the conclusion below waits for.
+  await flushed();
   const result = reader.result();
   const content = recordableContent(result);
   const answer = answerOf(ctx, gen, wire, result, content ?? '[]');
