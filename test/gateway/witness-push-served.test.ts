@@ -140,4 +140,19 @@ test('each checkpoint is cosigned by the witnesses that follow the log; refusing
     () => served.stderr().includes(`WITNESS_PUSH_FAILED: witness ${down}: gave up`),
     'the witness that is down given up on',
   );
+  // The scrape counts the same outcomes per witness (named by its vkey; the down one shares a's name, so it is #3).
+  const metrics = await fetch(`${served.url}/metrics`, {
+    headers: { authorization: `Bearer ${issueKey('witness-scraper', ['metrics:read'])}` },
+  }).then((r) => r.text());
+  const count = (witness: string, outcome: string): number =>
+    Number(
+      new RegExp(`^cplane_witness_checkpoints_total\\{witness="${witness}",outcome="${outcome}"\\} (\\d+)$`, 'm').exec(
+        metrics,
+      )?.[1] ?? -1,
+    );
+  assert.ok(count('w.example/a', 'cosigned') >= 2, metrics);
+  assert.ok(count('w.example/b', 'cosigned') >= 2, metrics);
+  assert.ok(count('w.example/forked', 'refused') >= 1, metrics);
+  assert.ok(count('w.example/a#3', 'failed') >= 1, metrics);
+  assert.equal(count('w.example/forked', 'cosigned'), 0);
 });

@@ -87,6 +87,7 @@ export async function openGateway(
   if (deployments !== null) upstreamsOfDeployments(providers, deployments, unavailable);
   let router: OpenedRouter | null = null;
   let data: ConsoleData | null = null;
+  let witnesses: GatewayWitnesses | null = null;
   const alerts = openAlerts(root, settings.alerts, env, settings.clock ?? Date.now);
   const traced = gatewayTraceSettings(settings.traces, env);
   const tracer = traced === null ? null : new GatewayTracer(traced);
@@ -97,6 +98,7 @@ export async function openGateway(
     () => data,
     tracer,
     alerts,
+    () => witnesses,
   );
   const opened = await openRouter(root, {
     observer: observers(metrics, tracer ?? undefined),
@@ -126,7 +128,7 @@ export async function openGateway(
   const consoleRoutes = data === null ? null : openConsole(root, opened, data, unavailable, keyPorts);
   const routing = deployments === null ? null : gatewayRouting(deployments, opened.router.breakers, modelPrice(root));
   await joinSharedStore(opened, routing, warn);
-  const witnesses = gatewayWitnesses(root, opened, settings, warn);
+  witnesses = gatewayWitnesses(root, opened, settings, warn);
   const gateway = new Gateway({
     router: opened.router,
     providers,
@@ -230,6 +232,7 @@ function gatewayMetrics(
   data: () => ConsoleData | null,
   tracer: GatewayTracer | null,
   alerts: OpenedAlerts | null,
+  witnesses: () => GatewayWitnesses | null,
 ): GatewayMetrics {
   return new GatewayMetrics(
     {
@@ -243,6 +246,7 @@ function gatewayMetrics(
       },
       ...(tracer === null ? {} : { spans: () => tracer.counts }),
       ...(alerts === null ? {} : { alerts: () => alerts.counts() }),
+      witnesses: () => witnesses()?.counts() ?? [],
     },
     { models: metricModels(root), providers: ['mock', ...constructed.map((p) => p.id)] },
   );

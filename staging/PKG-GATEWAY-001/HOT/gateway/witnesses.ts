@@ -6,7 +6,7 @@ import type { LedgerTree } from '#kernel/ledger/merkle/tree-view.js';
 import { PgTreeSnapshot } from '#kernel/ledger/merkle/pg-tree.js';
 import { consistencyPath } from '#kernel/ledger/merkle/proof.js';
 import { rangeHashOf } from '#kernel/ledger/merkle/tiles.js';
-import { recordCosignatures, WitnessPusher } from '#kernel/ledger/merkle/witness-push.js';
+import { type PushCounts, recordCosignatures, WitnessPusher } from '#kernel/ledger/merkle/witness-push.js';
 import { rootPaths } from '#kernel/root/layout.js';
 import { readTrustedRootKey } from '#kernel/signing/root-key.js';
 import type { OpenedRouter } from '#router/open.js';
@@ -22,6 +22,8 @@ export interface GatewayWitnesses {
   /** A checkpoint of `seq` entries was written: push it (returns at once). */
   written(seq: number): void;
   pusher: WitnessPusher;
+  /** Each configured witness's counts, named by its vkey's name (a bounded label: one per configured witness). */
+  counts(): { witness: string; counts: PushCounts }[];
 }
 
 /**
@@ -58,6 +60,19 @@ export function gatewayWitnesses(
   });
   return {
     pusher,
+    counts() {
+      const byUrl = pusher.counts();
+      const named = new Set<string>();
+      return targets.flatMap((t, i) => {
+        const counts = byUrl[t.url];
+        if (counts === undefined) return [];
+        // Two targets may share a vkey (one witness behind two URLs): the later one is told apart by its position.
+        const name = t.vkey.split('+')[0] ?? '';
+        const witness = named.has(name) ? `${name}#${i}` : name;
+        named.add(witness);
+        return [{ witness, counts }];
+      });
+    },
     written(seq) {
       onTree((tree) => checkpointNote(tree, seq, rootNoteSigner(key, ledgerOrigin(tree.ledgerId)))).then(
         (note) => pusher.push(note),

@@ -138,6 +138,18 @@ export const METRICS = {
     help: "Alerts in this host's outbox not yet delivered.",
     labels: [],
   },
+  witnessCheckpoints: {
+    type: 'counter',
+    name: 'cplane_witness_checkpoints_total',
+    help: 'Checkpoints pushed to each configured witness, by outcome: cosigned, refused (a fork, a bad proof), failed (given up after retries), superseded (a newer one replaced it before it was sent).',
+    labels: ['witness', 'outcome'],
+  },
+  witnessRetries: {
+    type: 'counter',
+    name: 'cplane_witness_retries_total',
+    help: 'Pushes to a witness tried again after a failure (down, timing out, 5xx).',
+    labels: ['witness'],
+  },
 } as const satisfies Record<string, MetricSpec>;
 
 type Family<S extends MetricSpec> = S['type'] extends 'counter'

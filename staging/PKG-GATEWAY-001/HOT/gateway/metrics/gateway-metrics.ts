@@ -1,4 +1,5 @@
 import type { BudgetStatus } from '#budgeter/status.js';
+import type { PushCounts } from '#kernel/ledger/merkle/witness-push.js';
 import type { AlertCounts } from '../alerts/open-alerts.js';
 import type { BreakerSnapshot } from '#router/breaker.js';
 import type { GovernedObserver, ObservedCall, ObservedConclusion } from '#router/observer.js';
@@ -21,11 +22,14 @@ export interface MetricSources {
   spans?(): { exported: number; droppedQueueFull: number; droppedExportFailed: number };
   /** The alert webhook's running counts (gateway/alerts); absent: no webhook configured. */
   alerts?(): AlertCounts;
+  /** Each witness's push counts (gateway/witnesses.ts); empty when none are configured. */
+  witnesses?(): { witness: string; counts: PushCounts }[];
 }
 
 const TOKEN_BUCKETS = ['input', 'output', 'cache_read', 'cache_write'] as const;
 /** An attempt record's outcomes (router/records.ts AttemptRecord). */
 const ATTEMPT_OUTCOMES: ReadonlySet<string> = new Set(['success', 'error', 'timeout']);
+const WITNESS_OUTCOMES = ['cosigned', 'refused', 'failed', 'superseded'] as const;
 const BREAKER_VALUE: Readonly<Record<string, number>> = { CLOSED: 0, HALF_OPEN: 1, OPEN: 2 };
 
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
@@ -43,6 +47,7 @@ export class GatewayMetrics implements GovernedObserver {
   private readonly m: Families = registerMetrics(this.registry);
   private inFlight = 0;
   private spansSeen = { exported: 0, droppedQueueFull: 0, droppedExportFailed: 0 };
+  private readonly witnessesSeen = new Map<string, PushCounts>();
   private alertsSeen: AlertCounts = { sent: 0, droppedQueueFull: 0, droppedOutboxFull: 0, deduped: 0, pending: 0 };
 
   constructor(
@@ -113,6 +118,7 @@ export class GatewayMetrics implements GovernedObserver {
     await this.readBudgets();
     this.readSpans();
     this.readAlerts();
+    this.readWitnesses();
     return this.registry.render();
   }
 
@@ -138,6 +144,24 @@ export class GatewayMetrics implements GovernedObserver {
     this.m.alertsDeduped.inc([], now.deduped - seen.deduped);
     if (now.pending !== null) this.m.alertsPending.set([], now.pending);
     this.alertsSeen = { ...now };
+  }
+
+  /** Each witness's push counts since the last scrape, added to the counters. */
+  private readWitnesses(): void {
+    for (const { witness, counts } of this.sources.witnesses?.() ?? []) {
+      const seen = this.witnessesSeen.get(witness) ?? {
+        ...counts,
+        cosigned: 0,
+        refused: 0,
+        failed: 0,
+        retried: 0,
+        superseded: 0,
+      };
+      for (const outcome of WITNESS_OUTCOMES)
+        this.m.witnessCheckpoints.inc([witness, outcome], counts[outcome] - seen[outcome]);
+      this.m.witnessRetries.inc([witness], counts.retried - seen.retried);
+      this.witnessesSeen.set(witness, { ...counts });
+    }
   }
 
   /** Per scope kind: the tightest remaining tokens and the count of scopes in each state (a scrape-time read). */
