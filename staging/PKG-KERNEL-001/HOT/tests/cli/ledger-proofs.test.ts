@@ -9,31 +9,10 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { runCli } from '../../cli/main.js';
+import { cli, type Run } from './run-cli.js';
 import { createRoot } from '../../kernel/installer/genesis.js';
 import { Ledger, ledgerPathForRoot, type LedgerEntry } from '../../kernel/ledger/index.js';
 import { readRootKey } from '../../kernel/signing/index.js';
-
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function cli(...argv: string[]): Promise<Run> {
-  let out = '';
-  let err = '';
-  const code = await runCli({
-    argv,
-    stdout: (t) => {
-      out += `${t}\n`;
-    },
-    stderr: (t) => {
-      err += `${t}\n`;
-    },
-  });
-  return { code, out, err };
-}
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'cp-proofs-'));

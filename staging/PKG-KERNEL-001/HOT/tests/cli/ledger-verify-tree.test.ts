@@ -8,30 +8,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { runCli } from '../../cli/main.js';
+import { cli, type Run } from './run-cli.js';
 import { createRoot } from '../../kernel/installer/genesis.js';
 import { Ledger, ledgerPathForRoot } from '../../kernel/ledger/index.js';
-
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function cli(...argv: string[]): Promise<Run> {
-  let out = '';
-  let err = '';
-  const code = await runCli({
-    argv,
-    stdout: (t) => {
-      out += `${t}\n`;
-    },
-    stderr: (t) => {
-      err += `${t}\n`;
-    },
-  });
-  return { code, out, err };
-}
 
 interface TreeReport {
   present: boolean;

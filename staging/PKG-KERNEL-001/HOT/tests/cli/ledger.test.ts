@@ -7,29 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { runCli } from '../../cli/main.js';
+import { cli } from './run-cli.js';
 import { rootPaths } from '../../kernel/root/layout.js';
 import { Ledger } from '../../kernel/ledger/index.js';
-
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function cli(...argv: string[]): Promise<Run> {
-  let out = '';
-  let err = '';
-  const code = await runCli({
-    argv,
-    stdout: (t) => {
-      out += `${t}\n`;
-    },
-    stderr: (t) => {
-      err += `${t}\n`;
-    },
-  });
-  return { code, out, err };
-}
 
 function tempRoot(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'cp-ledger-cli-'));

@@ -4,30 +4,9 @@ import Database from 'better-sqlite3';
 import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { runCli } from '../../../cli/main.js';
+import { cli } from '../../cli/run-cli.js';
 import { Ledger, verifyLedger } from '../../../kernel/ledger/index.js';
 import { tempDir, tempLedger, appendN } from './helpers.js';
-
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function cli(...argv: string[]): Promise<Run> {
-  let out = '';
-  let err = '';
-  const code = await runCli({
-    argv,
-    stdout: (t) => {
-      out += `${t}\n`;
-    },
-    stderr: (t) => {
-      err += `${t}\n`;
-    },
-  });
-  return { code, out, err };
-}
 
 /** A ledger with a few entries, closed (so no -wal beside it), and its path. */
 function closedLedger(t: { after: (fn: () => void) => void }, n = 5): string {
