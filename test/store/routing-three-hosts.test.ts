@@ -1,5 +1,6 @@
 // Routing on three `cplane serve` hosts sharing one PostgreSQL database: a 429 with retry-after that one host sees
 // from deployment A stops the other two from using A until the retry-after has passed; the calls go to B meanwhile.
+// And a deployment's RPM is counted once across the hosts: the call past it, on whichever host, goes to the next.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -57,14 +58,16 @@ function start(root: string): Promise<Host> {
   });
 }
 
-const ask = (host: Host, session: string) =>
+const RPM = 4;
+
+const ask = (host: Host, session: string, model = 'cool') =>
   new Anthropic({
     apiKey: key,
     baseURL: host.url,
     maxRetries: 0,
     defaultHeaders: { 'x-cplane-session': session },
-  }).messages.create({ model: 'cool', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
-const toA = (): number => A.requests.filter((r) => r.body?.model === 'cool-a').length;
+  }).messages.create({ model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
+const toA = (model = 'cool-a'): number => A.requests.filter((r) => r.body?.model === model).length;
 
 describe('routing on three gateway hosts sharing PostgreSQL', { skip, concurrency: false }, () => {
   before(async () => {
@@ -86,20 +89,30 @@ describe('routing on three gateway hosts sharing PostgreSQL', { skip, concurrenc
       cache_write_5m_per_mtok: 3.75,
       cache_write_1h_per_mtok: 6,
     };
-    configSet(first, 'budget.pricing', JSON.stringify({ 'cool-a': price, 'cool-b': price }));
-    const deployment = (id: string, url: string, env: string, model: string) => ({
+    configSet(
+      first,
+      'budget.pricing',
+      JSON.stringify({ 'cool-a': price, 'cool-b': price, 'metered-a': price, 'metered-b': price }),
+    );
+    const deployment = (id: string, url: string, env: string, model: string, rpm?: number) => ({
       id,
       provider: 'anthropic',
       base_url: url,
       credential_env: env,
       model,
+      ...(rpm === undefined ? {} : { rpm }),
     });
     configSet(
       first,
       'gateway.routing',
       JSON.stringify({
-        deployments: [deployment('ca', A.url, 'ROUTE_3H_A', 'cool-a'), deployment('cb', B.url, 'ROUTE_3H_B', 'cool-b')],
-        aliases: { cool: { targets: ['ca', 'cb'] } },
+        deployments: [
+          deployment('ca', A.url, 'ROUTE_3H_A', 'cool-a'),
+          deployment('cb', B.url, 'ROUTE_3H_B', 'cool-b'),
+          deployment('ma', A.url, 'ROUTE_3H_A', 'metered-a', RPM),
+          deployment('mb', B.url, 'ROUTE_3H_B', 'metered-b'),
+        ],
+        aliases: { cool: { targets: ['ca', 'cb'] }, metered: { targets: ['ma', 'mb'] } },
       }),
     );
     cpSync(first, join(work, 'root-1'), { recursive: true });
@@ -138,5 +151,17 @@ describe('routing on three gateway hosts sharing PostgreSQL', { skip, concurrenc
     assert.equal(toA(), seenByA, 'no host sent A anything during its cooldown');
     await new Promise((r) => setTimeout(r, Math.max(0, limitedAt + 3300 - Date.now())));
     assert.equal((await ask(hosts[2] as Host, 'SES-3H-AGAIN')).model, 'cool-a', 'A takes traffic again');
+  });
+
+  test('an RPM of 4 on A: the 5th call across the hosts goes to B, and so do the next ones on every host', async () => {
+    const served: string[] = [];
+    for (let i = 0; i < RPM + 1; i += 1)
+      served.push((await ask(hosts[i % 3] as Host, `SES-RPM-3H-${i}`, 'metered')).model);
+    assert.deepEqual(served, [...Array.from({ length: RPM }, () => 'metered-a'), 'metered-b']);
+    for (const [i, host] of hosts.entries())
+      assert.equal((await ask(host, `SES-RPM-3H-NEXT-${i}`, 'metered')).model, 'metered-b');
+    assert.equal(toA('metered-a'), RPM, 'A was sent exactly its RPM, counted across the hosts');
+    const rows = await db.query<{ requests: string }>("SELECT requests FROM cplane_rate_counts WHERE key = 'ma'");
+    assert.equal(Number(rows.rows[0]?.requests), RPM, 'one row for A, counting the calls it took');
   });
 });
