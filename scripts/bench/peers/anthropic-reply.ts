@@ -1,4 +1,7 @@
 // One Anthropic Messages reply, whole and as its SSE frames: what the benches' local upstreams answer.
+/** The key the benches' clients and gateways present to the local upstream (which does not check it). */
+export const UPSTREAM_KEY = 'bench-upstream-key';
+
 const usage = { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 5 };
 export const message = JSON.stringify({
   id: 'msg_1',

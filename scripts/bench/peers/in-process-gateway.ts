@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Ledger as LedgerT } from '../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js';
 import { fromDevRoot } from '../../lib/dev-root.js';
 import { DEV_ROOT } from '../../lib/repo.js';
+import { UPSTREAM_KEY } from './anthropic-reply.js';
 
 export const { Ledger } =
   await fromDevRoot<typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js')>(
@@ -42,7 +43,7 @@ const { PgBudgeter } = await fromDevRoot<
   typeof import('../../../staging/PKG-BUDGETER-001/HOT/budgeter/pg/pg-budgeter.js')
 >('HOT/budgeter/pg/pg-budgeter.js');
 
-export const UPSTREAM_KEY = 'bench-upstream-key';
+export { UPSTREAM_KEY };
 
 export interface InProcessGateway {
   url: string;

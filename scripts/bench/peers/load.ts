@@ -5,6 +5,7 @@ import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { TSC_OUT } from '../../lib/repo.js';
 import { startProcess } from '../../lib/served-root.js';
+import type { ServedSpec } from './served-child.js';
 
 /** The local Anthropic upstream (peers/upstream.ts) in its own process; its URL. */
 export async function startUpstreamProcess(): Promise<{ child: ChildProcess; url: string }> {
@@ -12,6 +13,21 @@ export async function startUpstreamProcess(): Promise<{ child: ChildProcess; url
     const m = /\{"port":(\d+)\}/.exec(o);
     return m ? `http://127.0.0.1:${m[1]}` : null;
   });
+}
+
+/** A server under test (peers/served-child.ts) in its own process: its URL, cplane key and durable-commit count. */
+export async function startServedProcess(
+  spec: ServedSpec,
+): Promise<{ child: ChildProcess; url: string; key: string; durableCommits: () => Promise<number> }> {
+  const { child, url } = await startProcess(
+    process.execPath,
+    [join(TSC_OUT, 'scripts', 'bench', 'peers', 'served-child.js'), JSON.stringify(spec)],
+    {},
+    (o) => /^\{"url".*\}$/m.exec(o)?.[0] ?? null,
+  );
+  const started = JSON.parse(url) as { url: string; key: string; control: string };
+  const durableCommits = async (): Promise<number> => Number(await (await fetch(`${started.control}/commits`)).text());
+  return { child, url: started.url, key: started.key, durableCommits };
 }
 
 const BODY = JSON.stringify({

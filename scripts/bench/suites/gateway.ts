@@ -1,38 +1,15 @@
 // The gateway's added latency: the same local upstream called directly, through a bare node:http forwarder and
-// through an in-process Gateway at each durability level with the root's budget config, sequential calls,
-// interleaved, same process. Its targets are the floors measured in the same run: the bare forwarder's
-// overhead (what any Node gateway pays) and one fdatasync on the ledger's disk (what a durable commit pays).
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { frames, message } from '../peers/anthropic-reply.js';
-import { bareProxy } from '../peers/bare-proxy.js';
+// through a Gateway at each durability level with the root's budget config, sequential calls, interleaved. The
+// upstream, the forwarder and each gateway run in their own processes and the client in the bench's, so a reply's
+// first byte is timed when the server writes it, not when the server's synchronous commit returns. Its targets are
+// the floors measured in the same run: the bare forwarder's overhead (what any Node gateway pays) and one fdatasync
+// on the ledger's disk (what a durable commit pays).
+import type { ChildProcess } from 'node:child_process';
+import { stopAll } from '../../lib/served-root.js';
+import { UPSTREAM_KEY } from '../peers/anthropic-reply.js';
 import { fsyncFloor } from '../peers/fsync-floor.js';
-import { type InProcessGateway, inProcessGateway, UPSTREAM_KEY } from '../peers/in-process-gateway.js';
+import { startServedProcess, startUpstreamProcess } from '../peers/load.js';
 import { defineSuite, growthRow, percentile, type BenchRow } from '../row.js';
-
-function upstream(): Promise<Server> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { stream?: boolean };
-      if (body.stream === true) {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        for (const frame of frames) res.write(frame);
-        res.end();
-      } else {
-        res.writeHead(200, {
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(message)),
-        });
-        res.end(message);
-      }
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
-const url = (server: Server): string => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 const HELLO = [{ role: 'user', content: 'Hello' }];
 
@@ -158,8 +135,8 @@ async function interleaved(
 }
 
 /**
- * A few turns of the event loop between calls: what a path defers past its reply (the budget's outbox, a
- * socket's cleanup) runs before the next call is timed instead of landing on it, whichever path that is.
+ * A few turns of the client's event loop between calls: what it defers past a reply (a socket's cleanup) runs
+ * before the next call is timed instead of landing on it, whichever path that is.
  */
 async function settle(): Promise<void> {
   for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
@@ -176,24 +153,35 @@ export default defineSuite({
   name: 'gateway',
   async run({ quick, tmp, log }) {
     const n = quick ? 200 : 1000;
-    const up = await upstream();
-    const bare = await bareProxy(url(up));
+    const children: ChildProcess[] = [];
     const floor = fsyncFloor(tmp);
-    const served = await Promise.all(
-      LEVELS.map((level) =>
-        inProcessGateway({ tmp, name: `gateway-${level.label}`, upstreamUrl: url(up), durability: level.label }),
-      ),
-    );
-    const paths = [
-      { target: url(up), headers: () => direct },
-      { target: bare.url, headers: () => direct },
-      ...served.map((s) => ({ target: s.url, headers: governedBy(s.key) })),
-    ];
     const rows: BenchRow[] = [];
     try {
+      const up = await startUpstreamProcess();
+      children.push(up.child);
+      const bare = await startServedProcess({ kind: 'bare', upstreamUrl: up.url });
+      children.push(bare.child);
+      const served = await Promise.all(
+        LEVELS.map((level) =>
+          startServedProcess({
+            kind: 'gateway',
+            tmp,
+            name: `gateway-${level.label}`,
+            upstreamUrl: up.url,
+            durability: level.label,
+          }),
+        ),
+      );
+      children.push(...served.map((s) => s.child));
+      const paths = [
+        { target: up.url, headers: () => direct },
+        { target: bare.url, headers: () => direct },
+        ...served.map((s) => ({ target: s.url, headers: governedBy(s.key) })),
+      ];
       for (let i = 0; i < 20; i += 1) for (const path of paths) await timed(path.target, path.headers(i), false);
-      const before = served.map((s) => s.durableCommits());
+      const before = await Promise.all(served.map((s) => s.durableCommits()));
       const { samples, fsyncs } = await interleaved(n, paths, floor.sample);
+      const after = await Promise.all(served.map((s) => s.durableCommits()));
       const [plain, viaBare, ...viaLevels] = samples as [PathSamples, PathSamples, ...PathSamples[]];
       const floors: Floors = {
         bare: us(percentile(viaBare.whole, 50) - percentile(plain.whole, 50)),
@@ -206,21 +194,17 @@ export default defineSuite({
         report('fsync_floor_p50', floors.fsync, 'µs (4 KiB overwrite + fdatasync)'),
       );
       LEVELS.forEach((level, k) => {
-        const counted = ((served[k] as InProcessGateway).durableCommits() - (before[k] as number)) / (2 * n);
+        const counted = ((after[k] as number) - (before[k] as number)) / (2 * n);
         rows.push(
           ...levelRows(level.label, level.fsyncs, level.ttftFsyncs, viaLevels[k] as PathSamples, plain, floors),
           fsyncsRow(level.label, level.fsyncs, counted),
         );
       });
+      await stopAll(children.splice(1));
+      rows.push(await growth(tmp, up.url, quick ? 5_000 : 50_000, log));
     } finally {
-      for (const s of served) await s.close();
-      await bare.close();
+      await stopAll(children);
       floor.close();
-    }
-    try {
-      rows.push(await growth(tmp, url(up), quick ? 5_000 : 50_000, log));
-    } finally {
-      await new Promise((resolve) => up.close(resolve));
     }
     return rows;
   },
@@ -258,17 +242,13 @@ function growthBody(i: number): Record<string, unknown> {
  * disk's fsyncs would drown the ratio in noise (the rows above hold the durable levels to the disk's floor).
  */
 async function growth(tmp: string, upstreamUrl: string, calls: number, log: (line: string) => void): Promise<BenchRow> {
-  const roomy = { max_tokens: 1e12, max_cost: 1e6 };
-  const served = await inProcessGateway({
+  const served = await startServedProcess({
+    kind: 'gateway',
     tmp,
     name: 'gateway-growth',
     upstreamUrl,
     durability: 'relaxed',
-    budget: (base) => ({
-      ...base,
-      limits: { session: { default: roomy }, work_order: { default: roomy }, agent: { default: roomy } },
-      rate_limits: { session: { window_ms: 60_000, max_requests: 1e6, max_tokens: 1e12 } },
-    }),
+    roomy: true,
   });
   const headers = governedBy(served.key);
   const started = Date.now();
@@ -293,6 +273,6 @@ async function growth(tmp: string, upstreamUrl: string, calls: number, log: (lin
     const row = growthRow('gateway_overhead_growth', calls, first, last);
     return { ...row, unit: `${row.unit}, relaxed` };
   } finally {
-    await served.close();
+    await stopAll([served.child]);
   }
 }
