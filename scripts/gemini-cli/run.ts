@@ -6,21 +6,20 @@
 // the tool's result. The check: the CLI exits 0 with that answer, every generation it made is one EXCHANGE on the
 // surface it used, the tool round trip is among them, nothing was refused, no key reached the ledger, and the chain
 // verifies.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import {
   type GeminiAnswer,
   type GeminiSeen,
   GeminiServer,
 } from '../../staging/PKG-PROVIDER-GEMINI-001/HOT/tests/providers/fixtures/gemini-server.js';
 import { type AgentCheck, fail, runAgentCheck } from '../lib/agent-check.js';
+import { asJson, cliAnswered, geminiCli, type Json } from './cli.js';
+import { translateCheck } from './translate.js';
 
 const UPSTREAM_KEY = 'AIzaSyUPSTREAM-gemini-cli-CHECK-0123456789';
 const ANSWER = 'The directory holds notes.txt.';
-
-type Json = Record<string, unknown>;
-const asJson = (v: unknown): Json | null =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : null;
 
 /** The CLI's declaration of `name` in a request's tools, if it offers it. */
 function declared(body: Json | null, name: string): Json | null {
@@ -57,17 +56,8 @@ function responder(workdir: string): (seen: GeminiSeen) => GeminiAnswer | undefi
 }
 
 let upstream: GeminiServer | null = null;
-const check: AgentCheck = {
-  name: 'gemini-cli',
-  product: 'Gemini CLI',
-  command: 'gemini -p',
-  // The CLI's bundle (its optional native helpers, for terminals and keychains, are not needed).
-  entry: ['node_modules', '@google', 'gemini-cli', 'bundle', 'gemini.js'],
-  viaNode: true,
-  npmArgs: ['--ignore-scripts'],
-  agent: 'AGENT-GEMINI-CLI',
-  timeoutEnv: 'GEMINI_CLI_TIMEOUT_MS',
-  debugEnv: 'GEMINI_CLI_DEBUG',
+const plain: AgentCheck = {
+  ...geminiCli('gemini-2.5-flash'),
   async upstream(work) {
     writeFileSync(join(work.project, 'notes.txt'), 'cplane\n');
     const started = await GeminiServer.start(UPSTREAM_KEY, responder(work.project));
@@ -80,53 +70,10 @@ const check: AgentCheck = {
       close: () => started.close(),
     };
   },
-  invocation(work, gateway) {
-    const home = join(work.work, 'home');
-    // API-key auth chosen in the user's settings (with a base URL set, the CLI would otherwise pick its `gateway`
-    // auth type, which headless mode refuses); no usage statistics or update checks leave the machine.
-    mkdirSync(join(home, '.gemini'), { recursive: true });
-    writeFileSync(
-      join(home, '.gemini', 'settings.json'),
-      JSON.stringify({
-        security: { auth: { selectedType: 'gemini-api-key' } },
-        privacy: { usageStatisticsEnabled: false },
-        general: { disableAutoUpdate: true, disableUpdateNag: true },
-      }),
-    );
-    return {
-      args: [
-        '-p',
-        'List the files in this directory.',
-        '--model',
-        'gemini-2.5-flash',
-        '--output-format',
-        'json',
-        '--approval-mode',
-        'yolo',
-        ...(process.env.GEMINI_CLI_DEBUG ? ['--debug'] : []),
-      ],
-      cwd: work.project,
-      env: {
-        PATH: process.env.PATH,
-        HOME: home,
-        GOOGLE_GEMINI_BASE_URL: gateway.url,
-        GEMINI_API_KEY: gateway.key,
-        // Headless, the CLI runs tools only in a trusted folder.
-        GEMINI_CLI_TRUST_WORKSPACE: 'true',
-        GEMINI_CLI_NO_RELAUNCH: 'true',
-        NO_BROWSER: 'true',
-        CI: '1',
-      },
-    };
-  },
   check(run, ledger) {
     const seen = (upstream as GeminiServer).seen;
     const generations = seen.filter((s) => /:(generateContent|streamGenerateContent)$/.test(s.path));
-    const answer = JSON.parse(run.stdout.slice(run.stdout.indexOf('{'))) as { response?: string; error?: unknown };
-    if (answer.error !== undefined && answer.error !== null)
-      fail(`Gemini CLI reported an error: ${run.stdout.slice(-2000)}`);
-    if (!String(answer.response ?? '').includes(ANSWER))
-      fail(`the answer is not the upstream's: ${run.stdout.slice(-2000)}`);
+    const response = cliAnswered(run, ANSWER);
     const governed = ledger.exchanges.filter(
       (e) => e.metadata.surface === 'gemini.generate' || e.metadata.surface === 'gemini.stream',
     );
@@ -138,10 +85,11 @@ const check: AgentCheck = {
     if (governed.some((e) => e.metadata.usage_complete !== true)) fail('an EXCHANGE has incomplete usage');
     const streamed = governed.filter((e) => e.metadata.stream === true).length;
     return (
-      `${JSON.stringify(answer.response ?? '').slice(0, 120)}; ` +
+      `${JSON.stringify(response).slice(0, 120)}; ` +
       `${ledger.exchanges.length} EXCHANGEs (${governed.length} generations, streamed: ${streamed}, tool calls: ${called.length})`
     );
   },
 };
 
-process.exit(await runAgentCheck(check));
+const { values } = parseArgs({ options: { translate: { type: 'boolean', default: false } } });
+process.exit(await runAgentCheck(values.translate ? translateCheck() : plain));

@@ -29,8 +29,22 @@ export interface SeenRequest {
   body: Record<string, unknown> | null;
 }
 
+/** A tool call an Anthropic answer carries: the tool's name and input, streamed in these `partial_json` pieces. */
+export interface ToolUse {
+  name: string;
+  input: Record<string, unknown>;
+  pieces: string[];
+}
+
+const WEATHER: ToolUse = { name: 'get_weather', input: { city: 'Paris' }, pieces: ['{"city": "Pa', 'ris"}'] };
+
 export interface Upstream {
   url: string;
+  /**
+   * Asked of every Anthropic messages request when set: the tool call to answer with, or null for text. Unset, a
+   * last user turn that mentions the weather (and carries no tool result) gets a `get_weather` call.
+   */
+  toolUse?: ((body: Record<string, unknown>) => ToolUse | null) | undefined;
   requests: SeenRequest[];
   faults: Fault[];
   /** Asked when no fault is queued: a fault for every request while it returns one (an upstream overloaded a while). */
@@ -157,10 +171,12 @@ export async function startUpstream(keys: { anthropic: string; openai: string })
     const model = String(body.model);
     const last = lastUserText(body);
     const tool = last.includes('weather') && !last.includes('tool_result');
-    if (path === '/v1/messages')
+    if (path === '/v1/messages') {
+      const use = state.toolUse === undefined ? (tool ? WEATHER : null) : state.toolUse(body);
       return body.stream === true
-        ? frames(res, anthropicFrames(model, tool), stream)
-        : json(res, anthropicMessage(model, tool), 200, { 'request-id': 'req_upstream_1' });
+        ? frames(res, anthropicFrames(model, use), stream)
+        : json(res, anthropicMessage(model, use), 200, { 'request-id': 'req_upstream_1' });
+    }
     if (path === '/v1/chat/completions') {
       const usage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
       return body.stream === true
@@ -217,9 +233,9 @@ const anthropicUsage = {
   output_tokens: USAGE.output,
 };
 
-function anthropicMessage(model: string, tool: boolean): unknown {
+function anthropicMessage(model: string, tool: ToolUse | null): unknown {
   const content: unknown[] = [{ type: 'text', text: 'Hello from upstream' }];
-  if (tool) content.push({ type: 'tool_use', id: 'toolu_01', name: 'get_weather', input: { city: 'Paris' } });
+  if (tool) content.push({ type: 'tool_use', id: 'toolu_01', name: tool.name, input: tool.input });
   return {
     id: 'msg_01',
     type: 'message',
@@ -232,7 +248,7 @@ function anthropicMessage(model: string, tool: boolean): unknown {
   };
 }
 
-function anthropicFrames(model: string, tool: boolean): string[] {
+function anthropicFrames(model: string, tool: ToolUse | null): string[] {
   const out = [
     sse('message_start', {
       type: 'message_start',
@@ -266,18 +282,15 @@ function anthropicFrames(model: string, tool: boolean): string[] {
       sse('content_block_start', {
         type: 'content_block_start',
         index: 1,
-        content_block: { type: 'tool_use', id: 'toolu_01', name: 'get_weather', input: {} },
+        content_block: { type: 'tool_use', id: 'toolu_01', name: tool.name, input: {} },
       }),
-      sse('content_block_delta', {
-        type: 'content_block_delta',
-        index: 1,
-        delta: { type: 'input_json_delta', partial_json: '{"city": "Pa' },
-      }),
-      sse('content_block_delta', {
-        type: 'content_block_delta',
-        index: 1,
-        delta: { type: 'input_json_delta', partial_json: 'ris"}' },
-      }),
+      ...tool.pieces.map((piece) =>
+        sse('content_block_delta', {
+          type: 'content_block_delta',
+          index: 1,
+          delta: { type: 'input_json_delta', partial_json: piece },
+        }),
+      ),
       sse('content_block_stop', { type: 'content_block_stop', index: 1 }),
     );
   }

@@ -157,7 +157,18 @@ function turn(value: unknown, at: string, names: CallNames): Msg {
   return { role: role === 'model' ? 'assistant' : 'user', content: blocks };
 }
 
-function part(p: JsonObject, at: string, role: string, names: CallNames): Msg {
+/**
+ * Google's documented placeholder for a part that has no signature from the model (Gemini CLI sets it on calls in its
+ * history): it holds no thought, so nothing is lost without it. A signature the model minted is refused.
+ */
+const PLACEHOLDER_SIGNATURE = 'skip_thought_signature_validator';
+
+function part(signed: JsonObject, at: string, role: string, names: CallNames): Msg {
+  let p = signed;
+  if (signed.thoughtSignature === PLACEHOLDER_SIGNATURE) {
+    const { thoughtSignature: _, ...rest } = signed;
+    p = rest;
+  }
   if (p.text !== undefined) {
     onlyKnown(p, new Set(['text']), at);
     return { type: 'text', text: stringAt(p.text, `${at}.text`) };

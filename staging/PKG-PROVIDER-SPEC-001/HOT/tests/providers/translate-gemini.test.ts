@@ -162,6 +162,46 @@ test('Gemini → Messages / Chat request: what the target cannot express is refu
   });
 });
 
+test("Gemini → Messages request: Google's placeholder thought signature on a call carries no thought; a real one is refused", () => {
+  // Gemini CLI marks the first call of each model turn in its active loop with Google's documented placeholder when it
+  // has no signature from the model (https://ai.google.dev/gemini-api/docs/thought-signatures).
+  const history = (signature: Record<string, string>) => ({
+    contents: [
+      { role: 'user', parts: [{ text: 'List the files.' }] },
+      {
+        role: 'model',
+        parts: [
+          { text: 'Listing.' },
+          { functionCall: { name: 'list_directory', args: { dir_path: '/w' } }, ...signature },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [{ functionResponse: { name: 'list_directory', response: { output: 'notes.txt' } } }],
+      },
+    ],
+  });
+  const placeholder = history({ thoughtSignature: 'skip_thought_signature_validator' });
+  const minted = history({ thoughtSignature: 'CiQBcsjafQ==' });
+  assert.deepEqual(ok(g2a.request(placeholder, call)), ok(g2a.request(history({}), call)));
+  assert.deepEqual(ok(g2a.request(placeholder, call)).messages, [
+    { role: 'user', content: [{ type: 'text', text: 'List the files.' }] },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Listing.' },
+        { type: 'tool_use', id: 'call_1_1', name: 'list_directory', input: { dir_path: '/w' } },
+      ],
+    },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1_1', content: 'notes.txt' }] },
+  ]);
+  // A signature the model minted holds thoughts only Gemini can read: refused, on every target.
+  assert.equal(refused(g2a.request(minted, call)), 'contents[1].parts[1].thoughtSignature');
+  const gpt = { ...call, model: 'gpt-4.1-mini' };
+  assert.equal(refused(g2c.request(minted, gpt)), 'contents[1].parts[1].thoughtSignature');
+  ok(g2c.request(placeholder, gpt));
+});
+
 test('Messages → Gemini request: system, parts in order, tool calls by id, results by name, choices; refusals', () => {
   const body = {
     model: 'gemini-2.5-flash',

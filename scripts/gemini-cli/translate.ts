@@ -1,0 +1,104 @@
+// `npm run gemini-cli -- --translate`: Gemini CLI asks for a Claude model, and the gateway translates its Gemini
+// requests into Anthropic Messages for the tests' local Anthropic upstream (test/gateway/upstream.ts: Anthropic's
+// wire format, SSE streaming, tool use, usage with cache buckets), which answers a turn offering the CLI's own
+// `list_directory` tool with a call of it, then with text once the CLI sends the tool's result. The check: the CLI
+// exits 0 with that answer, every Messages call is one EXCHANGE on the Gemini surface the CLI used, with the
+// upstream's usage bucket by bucket, the tool round trip is among them, nothing was refused (a field the
+// translation cannot carry would be a PROMPT_REJECTED naming it), no key reached the ledger, and the chain verifies.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startUpstream, type ToolUse, USAGE, type Upstream } from '../../test/gateway/upstream.js';
+import { type AgentCheck, fail } from '../lib/agent-check.js';
+import { asJson, cliAnswered, geminiCli, type Json } from './cli.js';
+
+const KEYS = { anthropic: 'sk-ant-upstream-gemini-cli-CHECK-0123456789', openai: 'sk-openai-unused-CHECK-0123456789' };
+const MODEL = 'claude-sonnet-4-5';
+const ANSWER = 'Hello from upstream';
+
+/**
+ * The fake model's choice for one Messages request: text once the last turn carries a tool's result, else a call of
+ * `list_directory` on the work directory when the request offers it, its required parameters filled.
+ */
+function listing(workdir: string): (body: Json) => ToolUse | null {
+  return (body) => {
+    const messages = Array.isArray(body.messages) ? (body.messages as Json[]) : [];
+    const content = messages.at(-1)?.content;
+    if (Array.isArray(content) && content.some((c) => asJson(c)?.type === 'tool_result')) return null;
+    const tools = Array.isArray(body.tools) ? body.tools : [];
+    const tool = tools.map(asJson).find((t) => t?.name === 'list_directory');
+    if (tool === undefined || tool === null) return null;
+    const required = asJson(tool.input_schema)?.required;
+    const input: Json = {};
+    for (const name of Array.isArray(required) && required.length > 0 ? (required as string[]) : ['dir_path'])
+      input[name] = workdir;
+    const json = JSON.stringify(input);
+    const half = Math.floor(json.length / 2);
+    return { name: 'list_directory', input, pieces: [json.slice(0, half), json.slice(half)] };
+  };
+}
+
+/**
+ * The CLI's chat requests ask for thoughts (`thinkingConfig: {includeThoughts: true}`, its `chat-base` default for a
+ * model it does not know), which the translation refuses: Claude's thinking blocks carry signatures Gemini cannot
+ * carry back. The user's settings turn them off for the Claude model, as a user pointing the CLI at Claude would.
+ */
+const NO_THOUGHTS = {
+  customOverrides: [
+    {
+      match: { model: MODEL },
+      modelConfig: { generateContentConfig: { thinkingConfig: { includeThoughts: false } } },
+    },
+  ],
+};
+
+/** The translated check: the CLI's Gemini requests for a Claude model, served by an Anthropic upstream. */
+export function translateCheck(): AgentCheck {
+  let upstream: Upstream | null = null;
+  return {
+    ...geminiCli(MODEL, NO_THOUGHTS),
+    async upstream(work) {
+      writeFileSync(join(work.project, 'notes.txt'), 'cplane\n');
+      const started = await startUpstream(KEYS);
+      started.toolUse = listing(work.project);
+      upstream = started;
+      return {
+        serveEnv: { ANTHROPIC_BASE_URL: started.url, ANTHROPIC_API_KEY: KEYS.anthropic },
+        secrets: [KEYS.anthropic],
+        describe: () =>
+          `${started.requests.length} upstream requests: ${[...new Set(started.requests.map((r) => r.path))].join(' ')}`,
+        close: () => started.close(),
+      };
+    },
+    check(run, ledger) {
+      const seen = (upstream as Upstream).requests.filter((r) => r.path === '/v1/messages');
+      const response = cliAnswered(run, ANSWER);
+      const governed = ledger.exchanges.filter(
+        (e) => e.metadata.surface === 'gemini.generate' || e.metadata.surface === 'gemini.stream',
+      );
+      if (governed.length === 0 || governed.length !== seen.length)
+        fail(`${seen.length} Messages calls reached the upstream, ${governed.length} EXCHANGEs recorded them`);
+      const prompt = USAGE.input + USAGE.cacheWrite + USAGE.cacheRead;
+      for (const e of governed) {
+        const m = e.metadata;
+        const got = [m.upstream_surface, m.model_id, m.input_tokens, m.cache_read_tokens, m.cache_write_tokens];
+        const want = ['anthropic.messages', MODEL, prompt, USAGE.cacheRead, USAGE.cacheWrite];
+        if (
+          JSON.stringify([...got, m.output_tokens, m.usage_complete]) !== JSON.stringify([...want, USAGE.output, true])
+        )
+          fail(`an EXCHANGE is not the upstream's Messages call with its usage: ${JSON.stringify(m)}`);
+      }
+      const called = governed.filter((e) => e.metadata.finish_reason === 'tool_use');
+      // The tool's result, as the CLI ran it on the work directory, went back to the model.
+      const answered = seen.some((s) => {
+        const messages = JSON.stringify(s.body?.messages ?? []);
+        return messages.includes('"tool_result"') && messages.includes('notes.txt');
+      });
+      if (called.length === 0 || !answered) fail('no tool round trip went through the gateway');
+      const streamed = governed.filter((e) => e.metadata.stream === true).length;
+      return (
+        `${JSON.stringify(response).slice(0, 120)} from ${MODEL} through Anthropic Messages; ` +
+        `${ledger.exchanges.length} EXCHANGEs (${governed.length} generations, streamed: ${streamed}, tool calls: ${called.length})`
+      );
+    },
+  };
+}
