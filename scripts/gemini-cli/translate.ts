@@ -37,25 +37,12 @@ function listing(workdir: string): (body: Json) => ToolUse | null {
   };
 }
 
-/**
- * The CLI's chat requests ask for thoughts (`thinkingConfig: {includeThoughts: true}`, its `chat-base` default for a
- * model it does not know), which the translation refuses: Claude's thinking blocks carry signatures Gemini cannot
- * carry back. The user's settings turn them off for the Claude model, as a user pointing the CLI at Claude would.
- */
-const NO_THOUGHTS = {
-  customOverrides: [
-    {
-      match: { model: MODEL },
-      modelConfig: { generateContentConfig: { thinkingConfig: { includeThoughts: false } } },
-    },
-  ],
-};
-
 /** The translated check: the CLI's Gemini requests for a Claude model, served by an Anthropic upstream. */
 export function translateCheck(): AgentCheck {
   let upstream: Upstream | null = null;
   return {
-    ...geminiCli(MODEL, NO_THOUGHTS),
+    // The CLI as installed: its requests for a model it does not know carry `thinkingConfig: {includeThoughts: true}`.
+    ...geminiCli(MODEL),
     async upstream(work) {
       writeFileSync(join(work.project, 'notes.txt'), 'cplane\n');
       const started = await startUpstream(KEYS);

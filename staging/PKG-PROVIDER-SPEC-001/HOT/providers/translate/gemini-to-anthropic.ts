@@ -91,9 +91,16 @@ function sampling(config: JsonObject, options: GeminiToAnthropicOptions): Msg {
   if (config.thinkingConfig !== undefined) {
     const thinking = objectAt(config.thinkingConfig, at('thinkingConfig'));
     onlyKnown(thinking, new Set(['thinkingBudget', 'includeThoughts']), at('thinkingConfig'));
-    // No thinking asked for translates; thoughts would come back as blocks with signatures Gemini cannot carry.
-    if (thinking.includeThoughts === true || (thinking.thinkingBudget !== undefined && thinking.thinkingBudget !== 0))
-      refuse(at('thinkingConfig'), 'thinking has no exact equivalent (only {thinkingBudget: 0} translates)');
+    // A budget asks the target to think, and its thoughts would come back as blocks with signatures Gemini cannot
+    // carry. `includeThoughts` alone asks for none: the target is not asked to think, so there are none to include
+    // (Gemini CLI sends it on every request for a model it does not know).
+    if (thinking.thinkingBudget !== undefined && thinking.thinkingBudget !== 0)
+      refuse(
+        at('thinkingConfig'),
+        'thinking has no exact equivalent (only no budget or {thinkingBudget: 0} translates)',
+      );
+    if (thinking.includeThoughts !== undefined && typeof thinking.includeThoughts !== 'boolean')
+      refuse(at('thinkingConfig.includeThoughts'), `a boolean, got ${shown(thinking.includeThoughts)}`);
   }
   return out;
 }

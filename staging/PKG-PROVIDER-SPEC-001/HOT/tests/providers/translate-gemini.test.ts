@@ -119,7 +119,11 @@ test('Gemini → Messages / Chat request: what the target cannot express is refu
     [{ ...gBase, generationConfig: { candidateCount: 2 } }, 'generationConfig.candidateCount'],
     [{ ...gBase, generationConfig: { responseMimeType: 'application/json' } }, 'generationConfig.responseMimeType'],
     [{ ...gBase, generationConfig: { temperature: 1.5 } }, 'generationConfig.temperature'],
-    [{ ...gBase, generationConfig: { thinkingConfig: { includeThoughts: true } } }, 'generationConfig.thinkingConfig'],
+    [{ ...gBase, generationConfig: { thinkingConfig: { thinkingBudget: 1024 } } }, 'generationConfig.thinkingConfig'],
+    [
+      { ...gBase, generationConfig: { thinkingConfig: { includeThoughts: 'yes' } } },
+      'generationConfig.thinkingConfig.includeThoughts',
+    ],
     [{ ...gBase, generationConfig: { seed: 7 } }, 'generationConfig.seed'],
     [{ contents: [{ role: 'user', parts: [{ fileData: { fileUri: 'gs://x' } }] }] }, 'contents[0].parts[0].fileData'],
     [
