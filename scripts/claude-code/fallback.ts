@@ -4,7 +4,9 @@
 // the plain run's: each of Claude Code's requests is one EXCHANGE; while the primary is overloaded it lists the
 // primary's 529 attempt then the secondary's answer and names the secondary as who served; afterwards the primary
 // serves alone; at least one request fell back; neither upstream key reached the ledger.
-import { type Fault, startUpstream, type Upstream } from '../../test/gateway/upstream.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Fault, startUpstream, type ToolUse, type Upstream } from '../../test/gateway/upstream.js';
 import { type AgentCheck, type AgentLedger, fail } from '../lib/agent-check.js';
 import { cplaneCli } from '../lib/served-root.js';
 import { CLAUDE_CODE, claudeAnswered, claudeSummary } from './agent.js';
@@ -70,6 +72,20 @@ function shapeOf(e: AgentLedger['exchanges'][number]): 'fallback' | 'primary' {
   return fail(`an EXCHANGE is neither a fallback from the primary's 529 nor the primary's answer: ${seen}`);
 }
 
+/** The fake model's choice: a call of Claude Code's `Read` on `file` while the request offers it and no result came. */
+function readFirst(file: string): (body: Record<string, unknown>) => ToolUse | null {
+  return (body) => {
+    const messages = Array.isArray(body.messages) ? (body.messages as { content?: unknown }[]) : [];
+    const content = messages.at(-1)?.content;
+    if (Array.isArray(content) && content.some((c) => (c as { type?: unknown })?.type === 'tool_result')) return null;
+    const tools = Array.isArray(body.tools) ? (body.tools as { name?: unknown }[]) : [];
+    if (!tools.some((t) => t?.name === 'Read')) return null;
+    const input = { file_path: file };
+    const json = JSON.stringify(input);
+    return { name: 'Read', input, pieces: [json.slice(0, 5), json.slice(5)] };
+  };
+}
+
 /**
  * The fallback run of `agent` (Claude Code; a stand-in in the runner's own test): the primary answers 529 for
  * `overloadedMs` from the agent's start. The primary's breaker threshold is set out of reach, so every request of the
@@ -87,7 +103,7 @@ export function fallbackCheck(
   const messages = (u: Upstream | null): number => (u?.requests ?? []).filter((r) => r.path === '/v1/messages').length;
   return {
     ...agent,
-    async upstream() {
+    async upstream(work) {
       [primary, secondary] = await Promise.all([
         startUpstream({ anthropic: PRIMARY_KEY, openai: 'unused-openai-key-primary' }),
         startUpstream({ anthropic: SECONDARY_KEY, openai: 'unused-openai-key-secondary' }),
@@ -98,6 +114,10 @@ export function fallbackCheck(
         return OVERLOADED;
       };
       const [p, s] = [primary, secondary];
+      // A task of more than one request: Claude Code is asked to Read a file first, so its requests span the window.
+      const notes = join(work.project, 'notes.txt');
+      writeFileSync(notes, 'cplane\n');
+      p.toolUse = s.toolUse = readFirst(notes);
       return {
         // A model that is no alias goes to the family's upstream: the secondary (the check then names it).
         serveEnv: {
