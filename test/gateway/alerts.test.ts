@@ -119,4 +119,13 @@ test('a webhook down while a budget crosses its marks gets each alert once when 
   assert.equal(sample('cplane_alerts_sent_total'), '2');
   assert.equal(sample('cplane_alerts_pending'), '0');
   assert.equal(sample('cplane_alerts_dropped_total\\{reason="queue_full"\\}'), '0');
+  // And the console's operations view lists both deliveries, newest first, from the same records.
+  const view = (await fetch(`${served.url}/console/api/breakers`, {
+    headers: { authorization: `Bearer ${issueKey('AGENT-ALERT-CONSOLE', ['console:read'])}` },
+  }).then((r) => r.json())) as { recent_alerts: { id: string; type: string; alert_id: string; attempts: number }[] };
+  assert.deepEqual(
+    view.recent_alerts.map((a) => [a.id, a.alert_id, a.type]),
+    [...sent].reverse().map((e) => [e.id, e.metadata.alert_id, e.metadata.type]),
+  );
+  assert.ok(view.recent_alerts.every((a) => a.attempts >= 1));
 });

@@ -82,6 +82,30 @@ export interface BreakersView {
     error_code: string | null;
     session_id: string | null;
   }[];
+  /** Alerts delivered to the webhook (ALERT_SENT) among the newest RECENT_WINDOW entries, newest first. */
+  recent_alerts: AlertSentView[];
+}
+
+/** An ALERT_SENT entry as the operations view lists it: fields of the wrong type read as absent. */
+export function alertSentView(id: string, timestamp: string, m: Record<string, unknown>): AlertSentView {
+  const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+  return {
+    id,
+    timestamp,
+    type: text(m.type),
+    alert_id: text(m.alert_id),
+    attempts: typeof m.attempts === 'number' && Number.isFinite(m.attempts) ? m.attempts : null,
+    occurred_at: text(m.occurred_at),
+  };
+}
+
+export interface AlertSentView {
+  id: string;
+  timestamp: string;
+  type: string | null;
+  alert_id: string | null;
+  attempts: number | null;
+  occurred_at: string | null;
 }
 
 export interface PlotsView {

@@ -14,6 +14,7 @@ import { jsonExtract, SqliteSum } from '#kernel/ledger/pg/sqlite-aggregates.js';
 import type { BudgetStatus } from '#budgeter/index.js';
 import type { BreakerSnapshot } from '#router/breaker.js';
 import {
+  alertSentView,
   type BreakersView,
   type ConsoleData,
   type ConsoleTurnPage,
@@ -155,7 +156,16 @@ export class PgConsoleData implements ConsoleData {
        WHERE seq >= $1 AND seq <= $2 AND event_type = 'EXCHANGE' AND decision <> $3 ORDER BY seq DESC LIMIT 50`,
       [from, head, Buffer.from('SUCCESS', 'utf8')],
     );
+    const alerts = await this.query(
+      `SELECT id, timestamp, metadata FROM cplane_entries
+       WHERE seq >= $1 AND seq <= $2 AND event_type = 'ALERT_SENT' ORDER BY seq DESC LIMIT 50`,
+      [from, head],
+    );
     return {
+      recent_alerts: alerts.map((row) => {
+        const metadata = parseStoredMetadata({ id: row.id as string, metadata: row.metadata as string });
+        return alertSentView(row.id as string, row.timestamp as string, metadata);
+      }),
       breakers: this.source.breakers(),
       recent_failures: rows.map((row) => {
         const metadata = parseStoredMetadata({ id: row.id as string, metadata: row.metadata as string });

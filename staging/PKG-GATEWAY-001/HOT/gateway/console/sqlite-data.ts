@@ -18,6 +18,7 @@ import { Budgeter, budgetDbPathForRoot, loadBudgetConfigForRoot } from '#budgete
 import type { BudgetStatus } from '#budgeter/index.js';
 import type { BreakerSnapshot } from '#router/breaker.js';
 import {
+  alertSentView,
   type BreakersView,
   type ConsoleData,
   type ConsoleTurnPage,
@@ -205,7 +206,18 @@ export class SqliteConsoleData implements ConsoleData {
       )
       .raw()
       .all(from) as [string, string, string | null, string | null, string | null, string | null][];
+    const alerts = ledger
+      .statement(
+        `SELECT id, timestamp, json_extract(metadata, '$.type'), json_extract(metadata, '$.alert_id'),
+           json_extract(metadata, '$.attempts'), json_extract(metadata, '$.occurred_at')
+         FROM entries WHERE seq >= ? AND event_type = 'ALERT_SENT' ORDER BY seq DESC LIMIT 50`,
+      )
+      .raw()
+      .all(from) as [string, string, unknown, unknown, unknown, unknown][];
     return {
+      recent_alerts: alerts.map(([id, timestamp, type, alertId, attempts, occurredAt]) =>
+        alertSentView(id, timestamp, { type, alert_id: alertId, attempts, occurred_at: occurredAt }),
+      ),
       breakers: this.source.breakers(),
       recent_failures: rows.map(([id, timestamp, model, outcome, code, session]) => ({
         id,
