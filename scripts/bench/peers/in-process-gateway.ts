@@ -35,6 +35,14 @@ const { GATEWAY_LIMITS } =
   await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/settings.js')>(
     'HOT/gateway/settings.js',
   );
+const { GatewayTracer } =
+  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/traces/tracer.js')>(
+    'HOT/gateway/traces/tracer.js',
+  );
+const { traceSettingsFromConfig } =
+  await fromDevRoot<typeof import('../../../staging/PKG-GATEWAY-001/HOT/gateway/traces/config.js')>(
+    'HOT/gateway/traces/config.js',
+  );
 
 const { PgLedger } = await fromDevRoot<
   typeof import('../../../staging/PKG-KERNEL-001/HOT/kernel/ledger/pg/pg-ledger.js')
@@ -69,6 +77,8 @@ export async function inProcessGateway(options: {
   durability?: 'full' | 'exchange' | 'relaxed';
   /** An OpenAI-format upstream too (the same URL): `gpt-*` models go there, translated for Anthropic clients. */
   openai?: boolean;
+  /** OpenTelemetry spans exported to this OTLP/HTTP URL (as `gateway.traces.endpoint`); absent: no tracer. */
+  tracesUrl?: string;
 }): Promise<InProcessGateway> {
   const base = JSON.parse(readFileSync(join(DEV_ROOT, 'HOT', 'config', 'budget.json'), 'utf8')) as Record<
     string,
@@ -100,8 +110,11 @@ export async function inProcessGateway(options: {
       await pgLedger.close();
     };
   }
+  const traced = options.tracesUrl === undefined ? null : traceSettingsFromConfig({ endpoint: options.tracesUrl }, {});
+  const tracer = traced === null ? null : new GatewayTracer(traced);
   const router = new Router({
     ...stores,
+    ...(tracer === null ? {} : { observer: tracer }),
     config: { ...loadRouterConfig(), ...(options.durability === undefined ? {} : { durability: options.durability }) },
     providers: [],
     authKeys: { default: secret },
@@ -124,6 +137,7 @@ export async function inProcessGateway(options: {
     upstreamTimeoutMs: 60_000,
     log: () => {},
     ready: () => null,
+    ...(tracer === null ? {} : { traces: tracer }),
   });
   const address = await gateway.listen('127.0.0.1', 0);
   const now = Math.floor(Date.now() / 1000);
@@ -138,6 +152,7 @@ export async function inProcessGateway(options: {
         : durableCommits({ ledger: stores.ledger ?? null, budget: stores.budget ?? null }),
     async close() {
       await gateway.drain();
+      await tracer?.shutdown().catch(() => {});
       await closeStores();
     },
   };

@@ -16,6 +16,8 @@ export type ServedSpec =
       durability: 'full' | 'exchange' | 'relaxed';
       /** Budget and rate limits no call reaches (the growth row's thousands of calls). */
       roomy?: boolean;
+      /** Spans exported to this OTLP/HTTP URL (one nothing listens on: a receiver that is down). */
+      tracesUrl?: string;
     };
 
 const roomy = { max_tokens: 1e12, max_cost: 1e6 };
@@ -38,6 +40,7 @@ async function serve(spec: ServedSpec): Promise<Served> {
     name: spec.name,
     upstreamUrl: spec.upstreamUrl,
     durability: spec.durability,
+    ...(spec.tracesUrl === undefined ? {} : { tracesUrl: spec.tracesUrl }),
     ...(spec.roomy === true
       ? {
           budget: (base: Record<string, unknown>) => ({

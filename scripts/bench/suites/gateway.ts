@@ -5,6 +5,8 @@
 // the floors measured in the same run: the bare forwarder's overhead (what any Node gateway pays) and one fdatasync
 // on the ledger's disk (what a durable commit pays).
 import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { stopAll } from '../../lib/served-root.js';
 import { UPSTREAM_KEY } from '../peers/anthropic-reply.js';
 import { fsyncFloor } from '../peers/fsync-floor.js';
@@ -173,10 +175,21 @@ export default defineSuite({
         ),
       );
       children.push(...served.map((s) => s.child));
+      // Relaxed again, with spans exported to a receiver that is down: an exporter's failures must cost a call nothing.
+      const traced = await startServedProcess({
+        kind: 'gateway',
+        tmp,
+        name: 'gateway-traced',
+        upstreamUrl: up.url,
+        durability: 'relaxed',
+        tracesUrl: `http://127.0.0.1:${await closedPort()}/v1/traces`,
+      });
+      children.push(traced.child);
       const paths = [
         { target: up.url, headers: () => direct },
         { target: bare.url, headers: () => direct },
         ...served.map((s) => ({ target: s.url, headers: governedBy(s.key) })),
+        { target: traced.url, headers: governedBy(traced.key) },
       ];
       for (let i = 0; i < 20; i += 1) for (const path of paths) await timed(path.target, path.headers(i), false);
       const before = await Promise.all(served.map((s) => s.durableCommits()));
@@ -200,6 +213,7 @@ export default defineSuite({
           fsyncsRow(level.label, level.fsyncs, counted),
         );
       });
+      rows.push(tracedRow(viaLevels[3] as PathSamples, viaLevels[2] as PathSamples));
       await stopAll(children.splice(1));
       rows.push(await growth(tmp, up.url, quick ? 5_000 : 50_000, log));
     } finally {
@@ -220,6 +234,29 @@ function fsyncsRow(label: string, expected: number, counted: number): BenchRow {
     ratio: null,
     target: `<= ${expected}`,
     ok: counted <= expected,
+  };
+}
+
+/** A port nothing listens on: connections to it are refused at once, as to a receiver that is down. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** The relaxed gateway with its trace receiver down against the same gateway without traces, whole calls' p50. */
+function tracedRow(traced: PathSamples, relaxed: PathSamples): BenchRow {
+  const ratio = percentile(traced.whole, 50) / percentile(relaxed.whole, 50);
+  return {
+    name: 'gateway_traced_receiver_down_p50',
+    value: ratio,
+    unit: 'x (relaxed, spans exported to a receiver that refuses connections / no tracer; whole-call p50)',
+    baseline: us(percentile(relaxed.whole, 50)),
+    ratio,
+    target: '<= 1.1',
+    ok: ratio <= 1.1,
   };
 }
 
