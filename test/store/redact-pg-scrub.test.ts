@@ -80,11 +80,12 @@ test('ledger redact --store as a role that neither owns the blocks table nor may
   const s = server as PgServer;
   const secret = `sk-live-PGROLE-${randomBytes(8).toString('hex')}`;
   const { url, digest } = await storeWithSecret('redact_role', secret);
-  // What `ledger redact --store` needs and no more: read the ledger, append the entry, empty a block's text.
+  // What `ledger redact --store` needs and no more: read the ledger (its Merkle tiles too: `ledger verify` re-checks
+  // them), append the entry, empty a block's text.
   await pgQuery(url, 'CREATE ROLE cplane_redactor LOGIN');
   await pgQuery(
     url,
-    'GRANT SELECT ON cplane_entries, cplane_content_blocks, cplane_content_lists, cplane_ledger_meta TO cplane_redactor',
+    'GRANT SELECT ON cplane_entries, cplane_content_blocks, cplane_content_lists, cplane_ledger_meta, cplane_merkle_tiles TO cplane_redactor',
   );
   await pgQuery(url, 'GRANT INSERT ON cplane_entries TO cplane_redactor');
   await pgQuery(url, 'GRANT UPDATE (text, redacted_by) ON cplane_content_blocks TO cplane_redactor');
