@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type pg from 'pg';
-import { ignoreDropped, storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { committedTransaction } from '#kernel/ledger/pg/pg-transaction.js';
 import type { Alert } from './outbox.js';
 
 /** What a host may do with an alert it holds, as the shared claims say. */
@@ -93,7 +94,7 @@ export class PgAlertClaims implements AlertClaims {
   ) {}
 
   static async open(pool: pg.Pool, host = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`) {
-    await inTransaction(pool, async (client) => {
+    await committedTransaction(pool, async (client) => {
       await client.query(`SELECT pg_advisory_xact_lock(${DDL_LOCK})`);
       await client.query(ALERT_CLAIMS_DDL);
     });
@@ -103,7 +104,7 @@ export class PgAlertClaims implements AlertClaims {
   claim(alert: Alert, now: number, leaseMs: number): Promise<ClaimVerdict> {
     const condition = conditionOf(alert);
     const values = [condition, alert.id, alert.type, this.host, now + leaseMs];
-    return inTransaction(this.pool, async (client) => {
+    return committedTransaction(this.pool, async (client) => {
       if ((await client.query(INSERT_SQL, values)).rowCount === 1) return { kind: 'mine' } as const;
       const row = (await client.query<ClaimRow>(LOCK_SQL, [condition])).rows[0];
       if (row === undefined) return { kind: 'held', retryAt: now } as const;
@@ -123,30 +124,5 @@ export class PgAlertClaims implements AlertClaims {
     await this.pool.query(RELEASE_SQL, [conditionOf(alert), alert.id, this.host]).catch((e: unknown) => {
       throw storeError(e);
     });
-  }
-}
-
-async function inTransaction<T>(from: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  let client: pg.PoolClient;
-  try {
-    client = await from.connect();
-  } catch (error) {
-    throw storeError(error);
-  }
-  client.on('error', ignoreDropped);
-  let failed: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    failed = error as Error;
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw storeError(error);
-  } finally {
-    // A connection that failed mid-transaction is dropped, not handed to the next query.
-    client.off('error', ignoreDropped);
-    client.release(failed);
   }
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { ignoreDropped, storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { storeError } from '#kernel/ledger/pg/pg-ledger.js';
+import { committedTransaction } from '#kernel/ledger/pg/pg-transaction.js';
 
 /**
  * The router's shared tables: its open breakers, its deployments' 429 cooldowns and RPM/TPM counts, its revoked keys.
@@ -44,28 +45,10 @@ const ROUTER_TABLES_LOCK = 0x63707274;
  * would otherwise race on CREATE TABLE IF NOT EXISTS and one would get a unique violation in the catalogue.
  */
 export async function ensureRouterTables(pool: pg.Pool): Promise<void> {
-  let client: pg.PoolClient;
-  try {
-    client = await pool.connect();
-  } catch (error) {
-    throw storeError(error);
-  }
-  client.on('error', ignoreDropped);
-  let failed: Error | undefined;
-  try {
-    await client.query('BEGIN');
+  await committedTransaction(pool, async (client) => {
     await client.query(`SELECT pg_advisory_xact_lock(${ROUTER_TABLES_LOCK})`);
     await client.query(ROUTER_TABLES_DDL);
-    await client.query('COMMIT');
-  } catch (error) {
-    failed = error as Error;
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw storeError(error);
-  } finally {
-    // A connection that failed mid-transaction is dropped, not handed to the next query.
-    client.off('error', ignoreDropped);
-    client.release(failed);
-  }
+  });
 }
 
 /** What a failed query leaves in a status: its code when it has one, and its message. */

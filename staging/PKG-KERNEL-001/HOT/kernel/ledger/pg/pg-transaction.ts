@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { connectionUnusable, ignoreDropped, timedOut } from './pg-errors.js';
+import { connectionUnusable, ignoreDropped, storeError, timedOut } from './pg-errors.js';
 
 /**
  * `work` in one transaction on one connection of `pool`: committed when it says so, else rolled back, and rolled
@@ -28,4 +28,13 @@ export async function pgTransaction<T>(
     client.off('error', ignoreDropped);
     client.release(failure !== undefined && connectionUnusable(failure) ? (failure as Error) : undefined);
   }
+}
+
+/** `work` committed in one transaction; any failure, the connection's included, as the store's coded error. */
+export function committedTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return pgTransaction(pool, async (client) => ({ commit: true, value: await work(client) })).catch(
+    (error: unknown) => {
+      throw storeError(error);
+    },
+  );
 }
