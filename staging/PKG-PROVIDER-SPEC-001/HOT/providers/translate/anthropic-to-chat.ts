@@ -1,25 +1,12 @@
 // An Anthropic Messages request as a Chat Completions request: every field mapped exactly, or refused by name.
 import type { JsonObject } from '../json.js';
 import { arrayAt, objectAt, onlyKnown, refuse, shown, stringAt } from './refusal.js';
+import { messagesFields } from './messages-fields.js';
 
 type Msg = Record<string, unknown>;
 
-const TOP = new Set([
-  'model',
-  'messages',
-  'system',
-  'max_tokens',
-  'stop_sequences',
-  'stream',
-  'temperature',
-  'top_p',
-  'tools',
-  'tool_choice',
-  'metadata',
-  'thinking',
-  // A caching hint: Chat servers cache prompt prefixes on their own, and the reply is the same either way.
-  'cache_control',
-]);
+// A caching hint: Chat servers cache prompt prefixes on their own, and the reply is the same either way.
+const TOP = messagesFields('cache_control');
 
 /** Chat Completions takes at most four stop sequences. */
 export const CHAT_MAX_STOP = 4;

@@ -3,25 +3,11 @@
 // method (the gateway picks them); the body carries neither.
 import type { JsonObject } from '../json.js';
 import { arrayAt, objectAt, onlyKnown, refuse, shown, stringAt } from './refusal.js';
+import { messagesFields } from './messages-fields.js';
 
 type Msg = Record<string, unknown>;
 
-const TOP = new Set([
-  'model',
-  'messages',
-  'system',
-  'max_tokens',
-  'stop_sequences',
-  'stream',
-  'temperature',
-  'top_p',
-  'top_k',
-  'tools',
-  'tool_choice',
-  'metadata',
-  'thinking',
-  'cache_control',
-]);
+const TOP = messagesFields('top_k', 'cache_control');
 
 /** Gemini takes at most five stop sequences. */
 export const GEMINI_MAX_STOP = 5;

@@ -1,23 +1,11 @@
 // An Anthropic Messages request as a Bedrock Converse request: every field mapped exactly, or refused by name.
 import type { JsonObject } from '#providers/json.js';
 import { arrayAt, objectAt, onlyKnown, refuse, shown, stringAt } from '#providers/translate/refusal.js';
+import { messagesFields } from '#providers/translate/messages-fields.js';
 
 type Block = Record<string, unknown>;
 
-const TOP = new Set([
-  'model',
-  'messages',
-  'system',
-  'max_tokens',
-  'stop_sequences',
-  'stream',
-  'temperature',
-  'top_p',
-  'tools',
-  'tool_choice',
-  'metadata',
-  'thinking',
-]);
+const TOP = messagesFields();
 
 /** Converse's image formats: the media type's subtype (`image/png` → `png`). */
 const IMAGE_FORMATS = new Set(['png', 'jpeg', 'gif', 'webp']);
