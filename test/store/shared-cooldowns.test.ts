@@ -5,13 +5,8 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
-import type { RoutingConfig } from '../../staging/PKG-ROUTER-001/HOT/router/routing/types.js';
+import { aliasConfig, deployment, resolverHost, type ResolverHost } from './resolver-hosts.js';
 
-const { BreakerRegistry } =
-  await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/breaker.js')>('HOT/router/breaker.js');
-const { Resolver } = await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/routing/resolver.js')>(
-  'HOT/router/routing/resolver.js',
-);
 const { SharedCooldowns } = await fromDevRoot<
   typeof import('../../staging/PKG-ROUTER-001/HOT/router/pg/shared-cooldowns.js')
 >('HOT/router/pg/shared-cooldowns.js');
@@ -25,23 +20,7 @@ after(() => server?.stop());
 
 const now = { ms: 1_800_000_000_000 };
 const clock = (): number => now.ms;
-const deployment = (id: string) => ({
-  id,
-  provider: 'anthropic',
-  base_url: `http://127.0.0.1/${id}`,
-  credential_env: `KEY_${id.toUpperCase()}`,
-  model: `model-${id}`,
-  weight: 1,
-  rpm: null,
-  tpm: null,
-  region: null,
-});
-const CONFIG: RoutingConfig = {
-  deployments: [deployment('a'), deployment('b')],
-  aliases: { m: { targets: [['a'], ['b']], strategy: 'weighted' } },
-  fallback_on: ['rate_limited'],
-  cooldown_ms: 5000,
-};
+const CONFIG = aliasConfig([deployment('a'), deployment('b')]);
 const rateLimited = {
   kind: 'rate_limited',
   error_code: 'RATE_LIMITED',
@@ -52,22 +31,9 @@ const rateLimited = {
   after_success: false,
 };
 
-function host() {
-  const breakers = new BreakerRegistry({ failure_threshold: 3, reset_timeout_ms: 30_000, half_open_probes: 1 }, clock);
-  return new Resolver({
-    config: CONFIG,
-    providers: new Map([
-      ['a', 'anthropic'],
-      ['b', 'anthropic'],
-    ]),
-    providerId: (p: string) => p,
-    breakers,
-    clock,
-    random: Math.random,
-  });
-}
+const host = () => resolverHost(CONFIG, clock);
 
-const firstPick = (r: ReturnType<typeof host>): string => {
+const firstPick = (r: ResolverHost): string => {
   const plan = r.plan('m', () => true);
   assert.ok(plan);
   assert.equal(plan.start(), null);
@@ -94,10 +60,7 @@ test('three hosts: A answers one host 429 (retry-after 2 s); the other two stop 
     plan?.finish(0);
     // Within a poll the other hosts have adopted the cooldown (a bounded wait, never a fixed sleep).
     const deadline = Date.now() + 10_000;
-    while (
-      firstPick(hosts[1] as ReturnType<typeof host>) === 'a' ||
-      firstPick(hosts[2] as ReturnType<typeof host>) === 'a'
-    ) {
+    while (firstPick(hosts[1] as ResolverHost) === 'a' || firstPick(hosts[2] as ResolverHost) === 'a') {
       assert.ok(Date.now() < deadline, 'the cooldown reached the other hosts');
       await new Promise((r) => setTimeout(r, 20));
     }

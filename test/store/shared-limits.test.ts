@@ -7,13 +7,9 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scripts/lib/pg-server.js';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
-import type { DeploymentSpec, RoutingConfig } from '../../staging/PKG-ROUTER-001/HOT/router/routing/types.js';
+import type { RoutingConfig } from '../../staging/PKG-ROUTER-001/HOT/router/routing/types.js';
+import { aliasConfig, deployment, resolverHost, type ResolverHost } from './resolver-hosts.js';
 
-const { BreakerRegistry } =
-  await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/breaker.js')>('HOT/router/breaker.js');
-const { Resolver } = await fromDevRoot<typeof import('../../staging/PKG-ROUTER-001/HOT/router/routing/resolver.js')>(
-  'HOT/router/routing/resolver.js',
-);
 const { SharedRateCounts } = await fromDevRoot<
   typeof import('../../staging/PKG-ROUTER-001/HOT/router/pg/shared-limits.js')
 >('HOT/router/pg/shared-limits.js');
@@ -27,31 +23,7 @@ after(() => server?.stop());
 
 const now = { ms: 1_800_000_000_000 };
 const clock = (): number => now.ms;
-const deployment = (id: string, limits: Partial<DeploymentSpec>): DeploymentSpec => ({
-  id,
-  provider: 'anthropic',
-  base_url: `http://127.0.0.1/${id}`,
-  credential_env: `KEY_${id.toUpperCase()}`,
-  model: `model-${id}`,
-  weight: 1,
-  rpm: null,
-  tpm: null,
-  region: null,
-  ...limits,
-});
-
-function host(config: RoutingConfig) {
-  const breakers = new BreakerRegistry({ failure_threshold: 3, reset_timeout_ms: 30_000, half_open_probes: 1 }, clock);
-  return new Resolver({
-    config,
-    providers: new Map(config.deployments.map((d) => [d.id, 'anthropic'])),
-    providerId: (p: string) => p,
-    breakers,
-    clock,
-    random: Math.random,
-  });
-}
-type Host = ReturnType<typeof host>;
+type Host = ResolverHost;
 
 /** One call on a host: the deployment it went to ('' when refused), ending with `tokens` used. */
 async function call(r: Host, tokens = 0): Promise<string> {
@@ -69,7 +41,7 @@ async function threeHosts(
   run: (hosts: Host[], pools: pg.Pool[]) => Promise<void>,
 ) {
   const url = await createDatabase(server as PgServer, name);
-  const hosts = [host(config), host(config), host(config)];
+  const hosts = [resolverHost(config, clock), resolverHost(config, clock), resolverHost(config, clock)];
   const pools = hosts.map(() => new pg.Pool({ connectionString: url, max: 2 }));
   const shared = await Promise.all(hosts.map((r, i) => SharedRateCounts.start(pools[i] as pg.Pool, r, { clock })));
   try {
@@ -83,12 +55,7 @@ async function threeHosts(
 test('an RPM of 3 across three hosts: the 4th pick on any host goes to B; the next minute frees A', {
   skip,
 }, async () => {
-  const config: RoutingConfig = {
-    deployments: [deployment('a', { rpm: 3 }), deployment('b', {})],
-    aliases: { m: { targets: [['a'], ['b']], strategy: 'weighted' } },
-    fallback_on: ['rate_limited'],
-    cooldown_ms: 5000,
-  };
+  const config = aliasConfig([deployment('a', { rpm: 3 }), deployment('b', {})]);
   await threeHosts('limits_rpm', config, async (hosts) => {
     const [h0, h1, h2] = hosts as [Host, Host, Host];
     // Each host alone is far below 3: only the shared count can send the 4th call elsewhere.
@@ -106,12 +73,7 @@ test('an RPM of 3 across three hosts: the 4th pick on any host goes to B; the ne
 });
 
 test('calls at once on three hosts never take more than the RPM between them', { skip }, async () => {
-  const config: RoutingConfig = {
-    deployments: [deployment('a', { rpm: 5 }), deployment('b', {})],
-    aliases: { m: { targets: [['a'], ['b']], strategy: 'weighted' } },
-    fallback_on: ['rate_limited'],
-    cooldown_ms: 5000,
-  };
+  const config = aliasConfig([deployment('a', { rpm: 5 }), deployment('b', {})]);
   await threeHosts('limits_race', config, async (hosts) => {
     const served = await Promise.all(hosts.flatMap((h) => Array.from({ length: 6 }, () => call(h))));
     assert.equal(served.filter((d) => d === 'a').length, 5);
@@ -122,12 +84,7 @@ test('calls at once on three hosts never take more than the RPM between them', {
 test("tokens one host's call used count against the TPM on the others; without a fallback the call is refused", {
   skip,
 }, async () => {
-  const config: RoutingConfig = {
-    deployments: [deployment('a', { tpm: 1000 })],
-    aliases: { m: { targets: [['a']], strategy: 'weighted' } },
-    fallback_on: ['rate_limited'],
-    cooldown_ms: 5000,
-  };
+  const config = aliasConfig([deployment('a', { tpm: 1000 })]);
   await threeHosts('limits_tpm', config, async (hosts, pools) => {
     const [h0, h1, h2] = hosts as [Host, Host, Host];
     assert.equal(await call(h0, 600), 'a');
