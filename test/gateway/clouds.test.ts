@@ -12,8 +12,10 @@ import {
   streamReply,
 } from '../../staging/PKG-PROVIDER-BEDROCK-001/HOT/tests/providers/bedrock-fake.js';
 import {
+  converseEvent,
   converseStream,
   converseWhole,
+  textEvents,
   toolEvents,
 } from '../../staging/PKG-PROVIDER-BEDROCK-001/HOT/tests/providers/converse-fake.js';
 import { cli, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
@@ -22,6 +24,7 @@ const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY-served-must-not-le
 const AWS_TOKEN = 'IQoJb3JpZ2luX2VjEXAMPLE-served-token-must-not-leak';
 const MODEL_ID = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 const LLAMA_ID = 'meta.llama3-3-70b-instruct-v1:0';
+const HAIKU_ID = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
 
 let served: Served;
 let bedrock: ScriptedServer;
@@ -50,7 +53,9 @@ before(async () => {
         'providers.bedrock',
         JSON.stringify({
           base_url: bedrock.url,
-          options: { models: { 'claude-sonnet-4-5': MODEL_ID, 'llama-3-3-70b': LLAMA_ID } },
+          options: {
+            models: { 'claude-sonnet-4-5': MODEL_ID, 'claude-haiku-4-5': HAIKU_ID, 'llama-3-3-70b': LLAMA_ID },
+          },
         }),
       );
     },
@@ -293,4 +298,132 @@ test('gateway.upstreams names an installed provider id per family; providers.<id
     assert.notEqual(r.status, 0, `${key}=${value} was accepted`);
     assert.match(r.stderr + r.stdout, /ERR_CONFIG_VALUE_INVALID/);
   }
+});
+
+/** A valid frame with one payload byte flipped: its message CRC no longer matches. */
+function crcBroken(frame: Uint8Array): Uint8Array {
+  const copy = Buffer.from(frame);
+  copy[copy.length - 6] = (copy[copy.length - 6] as number) ^ 0xff;
+  return copy;
+}
+
+const HOSTILE_START = chunkFrame({
+  type: 'message_start',
+  message: {
+    id: 'msg_bdrk_hostile',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-5-20250929',
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: { input_tokens: 12, output_tokens: 1 },
+  },
+});
+const HOSTILE_TEXT = [
+  chunkFrame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+  chunkFrame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial' } }),
+];
+const oddBytes: [name: string, model: string, frames: Uint8Array[]][] = [
+  ['a frame whose CRC does not match', 'claude-haiku-4-5', [HOSTILE_START, ...HOSTILE_TEXT.map(crcBroken)]],
+  ['a length prefix of 4 GiB', 'claude-haiku-4-5', [HOSTILE_START, Buffer.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0])]],
+  [
+    'a chunk that is not base64 of an event',
+    'claude-haiku-4-5',
+    [HOSTILE_START, ...HOSTILE_TEXT, converseEvent('chunk', { bytes: '%%% not base64 {' })],
+  ],
+  [
+    'a usage of 1e300 output tokens',
+    'claude-haiku-4-5',
+    [
+      HOSTILE_START,
+      ...HOSTILE_TEXT,
+      chunkFrame({ type: 'content_block_stop', index: 0 }),
+      chunkFrame({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1e300 } }),
+      chunkFrame({ type: 'message_stop' }),
+    ],
+  ],
+  [
+    'ConverseStream usage before messageStop',
+    'llama-3-3-70b',
+    [
+      converseEvent('messageStart', { role: 'assistant' }),
+      converseEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'partial' } }),
+      converseEvent('metadata', { usage: { inputTokens: 5, outputTokens: 2, totalTokens: 7 } }),
+    ],
+  ],
+  [
+    'ConverseStream with a negative block index',
+    'llama-3-3-70b',
+    [
+      converseEvent('messageStart', { role: 'assistant' }),
+      converseEvent('contentBlockDelta', { contentBlockIndex: -1, delta: { text: 'x' } }),
+    ],
+  ],
+];
+
+/** A whole, well-formed stream for `model` (InvokeModel's chunks for Claude, ConverseStream's events otherwise). */
+function goodStream(model: string, text: string): Uint8Array[] {
+  const u = { inputTokens: 3, outputTokens: 2, cacheReadInputTokens: 0, cacheWriteInputTokens: 0 };
+  if (model !== 'claude-haiku-4-5') return textEvents(text, 'end_turn', u);
+  return [
+    HOSTILE_START,
+    chunkFrame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    chunkFrame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }),
+    chunkFrame({ type: 'content_block_stop', index: 0 }),
+    chunkFrame({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 2 } }),
+    chunkFrame({ type: 'message_stop' }),
+  ];
+}
+
+test(`odd bytes from Bedrock through \`cplane serve\`: ${oddBytes.length} cases each end in an error or unknown usage, recorded and charged as unknown; the next call is served, exact`, async () => {
+  const client = new Anthropic({ apiKey: key, baseURL: served.url, maxRetries: 0 });
+  const stream = (model: string, session: string) =>
+    client.messages
+      .stream(
+        { model, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] },
+        { headers: { 'x-cplane-session': session } },
+      )
+      .finalMessage();
+  for (const [i, [name, model, frames]] of oddBytes.entries()) {
+    bedrock.push(streamReply(`odd-${i}`, frames));
+    const failed = await stream(model, `SES-ODD-${i}`).then(
+      (m) => m,
+      (e: unknown) => e,
+    );
+    const exchanges = exchangesOf(`SES-ODD-${i}`);
+    assert.equal(exchanges.length, 1, `${name}: one EXCHANGE`);
+    const m = exchanges[0] as {
+      outcome: string;
+      error_code?: string;
+      output_tokens: number | null;
+      upstream_request_id: string;
+      budget: { decision: string; charged_tokens: number; reason?: string };
+    };
+    assert.equal(m.upstream_request_id, `odd-${i}`, name);
+    assert.equal(
+      m.budget.decision,
+      'SETTLED_USAGE_UNKNOWN',
+      `${name}: charged as unknown, ${JSON.stringify(m.budget)}`,
+    );
+    assert.ok(m.budget.charged_tokens > 0 && m.budget.charged_tokens < 1000, `${name}: the reservation, not the claim`);
+    if (name.includes('1e300')) {
+      // The stream itself was whole: the client has it as sent; only its count is not believed.
+      assert.ok(!(failed instanceof Error), `${name}: ${String(failed)}`);
+      assert.deepEqual([m.outcome, m.output_tokens], ['success', null], name);
+      assert.match(JSON.stringify(m.budget), /output_tokens not a token count in the provider's usage \(it sent .*1e\+300/, name);
+    } else {
+      assert.ok(failed instanceof Error, `${name}: the SDK's stream fails, got ${JSON.stringify(failed)}`);
+      assert.deepEqual([m.outcome, m.error_code], ['error', 'MALFORMED_RESPONSE'], name);
+    }
+    bedrock.push(streamReply(`good-${i}`, goodStream(model, `served after ${i}`)));
+    const next = await stream(model, `SES-ODD-NEXT-${i}`);
+    assert.equal((next.content[0] as { text: string }).text, `served after ${i}`, `${name}: the next call is served`);
+    const n = exchangesOf(`SES-ODD-NEXT-${i}`)[0] as Record<string, unknown>;
+    // Claude on Bedrock without cache counts (none cached): zero, so the call is priced exactly.
+    const exact = model === 'claude-haiku-4-5' ? [12, 0, 0, 2] : [3, 0, 0, 2];
+    assert.deepEqual([n.input_tokens, n.cache_read_tokens, n.cache_write_tokens, n.output_tokens], exact, name);
+    assert.equal((n.budget as { decision: string }).decision, 'SETTLED', name);
+  }
+  assert.doesNotMatch(served.stderr(), /ERR_INTERNAL/);
 });

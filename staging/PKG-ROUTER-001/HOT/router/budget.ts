@@ -175,6 +175,18 @@ export async function settle(
       `the provider reported ${claimed} input tokens, more than the ${inputLimit} the request could hold`,
       warnings,
     );
+  // A count the reply carried that could not be read (a string, 1e300): the budgeter would only see it missing.
+  if (usage.raw !== null && (usage.input_tokens === null || usage.output_tokens === null)) {
+    const unread = usage.input_tokens === null ? ['input_tokens'] : [];
+    if (usage.output_tokens === null) unread.push('output_tokens');
+    const sent = show(usage.raw);
+    return settleUnknown(
+      budget,
+      requestId,
+      `${unread.join(' and ')} not a token count in the provider's usage (it sent ${sent})`,
+      warnings,
+    );
+  }
   try {
     const settled = await budget.settle({
       request_id: requestId,

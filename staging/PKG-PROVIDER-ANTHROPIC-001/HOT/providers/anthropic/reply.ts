@@ -1,13 +1,18 @@
 import { asObject, getObject, getString, parseJson } from '#providers/json.js';
 import type { FailureFacts, ParsedReply } from '#providers/reply.js';
+import type { JsonObject } from '#providers/json.js';
 import { normaliseStopReason, parseUsage } from '#providers/surfaces/anthropic.js';
+import type { Usage } from '#providers/spec.js';
 
 export { normaliseStopReason, parseUsage };
 
 export type ParsedMessage = ParsedReply;
 
-/** Parse a Messages API success body; returns a problem string when it is not one. */
-export function parseMessage(text: string): ParsedMessage | string {
+/** Parse a Messages API success body (its usage read by `readUsage`); returns a problem string when it is not one. */
+export function parseMessage(
+  text: string,
+  readUsage: (u: JsonObject | null) => Usage = parseUsage,
+): ParsedMessage | string {
   const parsed = parseJson(text);
   if (!parsed.ok) return `not JSON (${parsed.error.message})`;
   const body = asObject(parsed.value);
@@ -27,7 +32,7 @@ export function parseMessage(text: string): ParsedMessage | string {
     content: texts.join(''),
     model: getString(body, 'model'),
     rawStopReason: getString(body, 'stop_reason'),
-    usage: parseUsage(getObject(body, 'usage')),
+    usage: readUsage(getObject(body, 'usage')),
   };
 }
 

@@ -11,6 +11,8 @@ import {
 } from '#providers/entry.js';
 import { asObject } from '#providers/json.js';
 import { ANTHROPIC } from '#providers/anthropic/provider.js';
+import { parseMessage } from '#providers/anthropic/reply.js';
+import { anthropicReader, omittedCacheUsage } from '#providers/surfaces/anthropic.js';
 import type { WireRequest, WireSurface } from '#providers/wire/spec.js';
 import { readFileIfAny, resolveCredentials, resolveRegion, type ReadFile } from './credentials.js';
 import { converseBody, converseReply } from './converse/route.js';
@@ -165,6 +167,9 @@ export function bedrockEntry(id: string, setup: BedrockSetup): ProviderEntry {
       accept: streamed(request) ? 'application/vnd.amazon.eventstream' : 'application/json',
     }),
     auth: new SigV4Auth(credentials, region, 'bedrock', setup.clock),
+    // Claude on Bedrock leaves the cache counts out when nothing was cached: zero, not unknown.
+    reader: (surface) => anthropicReader(surface, omittedCacheUsage),
+    neutral: { ...ANTHROPIC.neutral, parse: (text) => parseMessage(text, omittedCacheUsage) },
     requestIdHeader: 'x-amzn-requestid',
     errorFacts: bedrockErrorFacts,
     reply: (response, request) => {

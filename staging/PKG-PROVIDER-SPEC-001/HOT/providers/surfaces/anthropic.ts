@@ -23,6 +23,17 @@ export function parseUsage(usage: JsonObject | null): Usage {
   };
 }
 
+/**
+ * Usage from Claude on AWS Bedrock's InvokeModel: as `parseUsage`, except that a cache count left out reads zero
+ * rather than unknown. AWS sends the cache counts only when the prompt used the cache (its Converse `TokenUsage`
+ * documents them as optional the same way); Anthropic's own API always sends both, so its readers keep an absent
+ * count unknown. A count that is present but not a count stays unknown.
+ */
+export function omittedCacheUsage(usage: JsonObject | null): Usage {
+  if (usage === null) return parseUsage(null);
+  return { ...parseUsage({ cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage }), raw: usage };
+}
+
 export const normaliseStopReason = stopReasonNormaliser({
   end_turn: 'stop',
   stop_sequence: 'stop',
@@ -31,9 +42,12 @@ export const normaliseStopReason = stopReasonNormaliser({
   refusal: 'content_filter',
 });
 
-export function anthropicReader(surface: WireSurface): WireReader {
-  return surface === 'anthropic.messages' ? new MessagesReader() : passThroughReader();
+/** The reader of an Anthropic surface; `usage` reads Messages usage (`omittedCacheUsage` for Bedrock). */
+export function anthropicReader(surface: WireSurface, usage: UsageParser = parseUsage): WireReader {
+  return surface === 'anthropic.messages' ? new MessagesReader(usage) : passThroughReader();
 }
+
+type UsageParser = (usage: JsonObject | null) => Usage;
 
 interface OpenBlock {
   block: Record<string, unknown>;
@@ -51,6 +65,8 @@ class MessagesReader implements WireReader {
   private usage: Record<string, unknown> = {};
   private readonly open = new Map<number, OpenBlock>();
   private readonly order: OpenBlock[] = [];
+
+  constructor(private readonly parse: UsageParser) {}
 
   body(value: unknown): string | null {
     const body = asObject(value);
@@ -119,7 +135,7 @@ class MessagesReader implements WireReader {
     for (const open of this.order)
       if (open.json !== null && open.block.input === undefined) open.block.input = toolInput(open.json);
     const raw = Object.keys(this.usage).length === 0 ? null : (this.usage as JsonObject);
-    const usage = raw === null ? { ...this.state.usage } : { ...parseUsage(raw), raw: boundedRaw(raw) };
+    const usage = raw === null ? { ...this.state.usage } : { ...this.parse(raw), raw: boundedRaw(raw) };
     return { ...this.state, usage, blocks: this.order.map((o) => o.block) };
   }
 
