@@ -151,6 +151,7 @@ export function bedrockEntry(id: string, setup: BedrockSetup): ProviderEntry {
     // The configured names too: a Chat client asking for a Llama on Bedrock is sent here, translated.
     models: [...(ANTHROPIC.models ?? []), ...Object.keys(options.models)],
     routes: ROUTES,
+    listModels: () => Object.keys(options.models),
     url: (baseUrl, path, request) => {
       const model = modelId(options, request);
       return `${baseUrl}${path}/${encodeURIComponent(model)}/${action(usesConverse(options, model), request)}`;
