@@ -24,8 +24,11 @@ const IMAGE_FORMATS = new Set(['png', 'jpeg', 'gif', 'webp']);
 /** Converse's `requestMetadata` values are at most 256 characters. */
 const MAX_METADATA_VALUE = 256;
 
-/** The Converse body for a Messages body (the model goes in the URL, streaming is the path's choice). */
-export function messagesToConverse(body: JsonObject): Record<string, unknown> {
+/**
+ * The Converse body for a Messages body (the model goes in the URL, streaming is the path's choice). `claude`: the
+ * model is Anthropic's, which takes extended thinking through `additionalModelRequestFields` as AWS documents it.
+ */
+export function messagesToConverse(body: JsonObject, claude = false): Record<string, unknown> {
   onlyKnown(body, TOP, '');
   const out: Record<string, unknown> = {
     messages: arrayAt(body.messages, 'messages').map((m, i) => message(m, `messages[${i}]`)),
@@ -52,9 +55,24 @@ export function messagesToConverse(body: JsonObject): Record<string, unknown> {
       out.requestMetadata = { user_id: user };
     }
   }
-  if (body.thinking !== undefined && objectAt(body.thinking, 'thinking').type !== 'disabled')
-    refuse('thinking', 'extended thinking is not part of Converse for every model (use InvokeModel for Claude)');
+  const thinking = thinkingFields(body.thinking, claude);
+  if (thinking !== null) out.additionalModelRequestFields = { thinking };
   return out;
+}
+
+/** Anthropic's `thinking` as Claude takes it in `additionalModelRequestFields`; null when off or absent. */
+function thinkingFields(value: unknown, claude: boolean): Record<string, unknown> | null {
+  if (value === undefined) return null;
+  const thinking = objectAt(value, 'thinking');
+  if (thinking.type === 'disabled') return null;
+  if (!claude) refuse('thinking', "Anthropic's extended thinking reaches only Claude models through Converse");
+  onlyKnown(thinking, new Set(['type', 'budget_tokens']), 'thinking');
+  if (thinking.type !== 'enabled')
+    refuse('thinking.type', `Converse documents thinking type enabled, got ${shown(thinking.type)}`);
+  const budget = thinking.budget_tokens;
+  if (typeof budget !== 'number' || !Number.isSafeInteger(budget) || budget < 1)
+    refuse('thinking.budget_tokens', `a positive integer is required, got ${shown(budget)}`);
+  return { type: 'enabled', budget_tokens: budget };
 }
 
 /** A cache breakpoint: Anthropic marks the block, Converse follows it with a `cachePoint` block. */
@@ -111,6 +129,17 @@ function contentBlock(value: unknown, at: string): Block[] {
     return [{ toolUse }, ...cachePoint(block, at)];
   }
   if (type === 'tool_result') return [toolResult(block, at), ...cachePoint(block, at)];
+  if (type === 'thinking') {
+    // Sent back unmodified with its signature, as Converse requires of a reasoning block in a later turn.
+    onlyKnown(block, new Set(['type', 'thinking', 'signature']), at);
+    const text = stringAt(block.thinking, `${at}.thinking`);
+    const signature = block.signature === undefined ? {} : { signature: stringAt(block.signature, `${at}.signature`) };
+    return [{ reasoningContent: { reasoningText: { text, ...signature } } }];
+  }
+  if (type === 'redacted_thinking') {
+    onlyKnown(block, new Set(['type', 'data']), at);
+    return [{ reasoningContent: { redactedContent: stringAt(block.data, `${at}.data`) } }];
+  }
   return refuse(`${at}.type`, `a ${shown(type)} block has no Converse equivalent`);
 }
 
