@@ -30,8 +30,9 @@ const MAX_METADATA_VALUE = 256;
  */
 export function messagesToConverse(body: JsonObject, claude = false): Record<string, unknown> {
   onlyKnown(body, TOP, '');
+  const documents: Documents = { count: 0 };
   const out: Record<string, unknown> = {
-    messages: arrayAt(body.messages, 'messages').map((m, i) => message(m, `messages[${i}]`)),
+    messages: arrayAt(body.messages, 'messages').map((m, i) => message(m, `messages[${i}]`, documents)),
   };
   if (body.system !== undefined) out.system = system(body.system);
   const inference: Record<string, unknown> = {};
@@ -96,7 +97,12 @@ function system(value: unknown): Block[] {
   });
 }
 
-function message(value: unknown, at: string): Block {
+/** The documents of the request being mapped, numbered in order for the ones with no title. */
+interface Documents {
+  count: number;
+}
+
+function message(value: unknown, at: string, documents: Documents): Block {
   const msg = objectAt(value, at);
   onlyKnown(msg, new Set(['role', 'content']), at);
   if (msg.role !== 'user' && msg.role !== 'assistant')
@@ -104,11 +110,11 @@ function message(value: unknown, at: string): Block {
   const content =
     typeof msg.content === 'string'
       ? [{ text: msg.content }]
-      : arrayAt(msg.content, `${at}.content`).flatMap((b, k) => contentBlock(b, `${at}.content[${k}]`));
+      : arrayAt(msg.content, `${at}.content`).flatMap((b, k) => contentBlock(b, `${at}.content[${k}]`, documents));
   return { role: msg.role, content };
 }
 
-function contentBlock(value: unknown, at: string): Block[] {
+function contentBlock(value: unknown, at: string, documents: Documents): Block[] {
   const block = objectAt(value, at);
   const type = block.type;
   if (type === 'text') {
@@ -129,6 +135,7 @@ function contentBlock(value: unknown, at: string): Block[] {
     return [{ toolUse }, ...cachePoint(block, at)];
   }
   if (type === 'tool_result') return [toolResult(block, at), ...cachePoint(block, at)];
+  if (type === 'document') return [document(block, at, documents), ...cachePoint(block, at)];
   if (type === 'thinking') {
     // Sent back unmodified with its signature, as Converse requires of a reasoning block in a later turn.
     onlyKnown(block, new Set(['type', 'thinking', 'signature']), at);
@@ -141,6 +148,43 @@ function contentBlock(value: unknown, at: string): Block[] {
     return [{ reasoningContent: { redactedContent: stringAt(block.data, `${at}.data`) } }];
   }
   return refuse(`${at}.type`, `a ${shown(type)} block has no Converse equivalent`);
+}
+
+/** DocumentBlock's name: letters, digits, single whitespace, hyphens, parentheses, square brackets; 1-200 long. */
+const DOCUMENT_NAME = /^(?:[A-Za-z0-9()[\]-]|\s(?!\s)){1,200}$/;
+
+/**
+ * A document: a base64 PDF as `{format: "pdf", source: {bytes}}`, plain text as `{format: "txt", source: {text}}`,
+ * its `title` as the name Converse requires (a neutral `Document <n>`, by its place in the request, when it has none)
+ * and its `context` as is. Citations would come back as blocks Messages cannot carry here, so enabling them is refused.
+ */
+function document(block: JsonObject, at: string, documents: Documents): Block {
+  onlyKnown(block, new Set(['type', 'source', 'title', 'context', 'citations', 'cache_control']), at);
+  const source = objectAt(block.source, `${at}.source`);
+  onlyKnown(source, new Set(['type', 'media_type', 'data']), `${at}.source`);
+  let converted: Block;
+  if (source.type === 'base64' && source.media_type === 'application/pdf')
+    converted = { format: 'pdf', source: { bytes: stringAt(source.data, `${at}.source.data`) } };
+  else if (source.type === 'text' && source.media_type === 'text/plain')
+    converted = { format: 'txt', source: { text: stringAt(source.data, `${at}.source.data`) } };
+  else
+    return refuse(
+      `${at}.source.type`,
+      `Converse takes a base64 PDF or plain text document, got ${shown(source.type)} ${shown(source.media_type)}`,
+    );
+  const title = block.title === undefined || block.title === null ? null : stringAt(block.title, `${at}.title`);
+  if (title !== null && !DOCUMENT_NAME.test(title))
+    refuse(`${at}.title`, 'a Converse document name takes letters, digits, single spaces, - ( ) [ ], up to 200');
+  documents.count += 1;
+  const out: Block = { name: title ?? `Document ${documents.count}`, ...converted };
+  if (block.context !== undefined && block.context !== null) out.context = stringAt(block.context, `${at}.context`);
+  if (block.citations !== undefined) {
+    const citations = objectAt(block.citations, `${at}.citations`);
+    onlyKnown(citations, new Set(['enabled']), `${at}.citations`);
+    if (citations.enabled === true)
+      refuse(`${at}.citations`, 'cited replies come back as Converse citation blocks Messages cannot carry here');
+  }
+  return { document: out };
 }
 
 /** A base64 image: Converse takes the bytes (base64 in its JSON) and the format; URLs and files do not translate. */
