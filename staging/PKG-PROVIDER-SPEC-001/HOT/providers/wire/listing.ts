@@ -26,7 +26,7 @@ function listingBody(surface: WireSurface, providerId: string, ids: readonly str
         models: ids.map((id) => ({
           name: `models/${id}`,
           displayName: id,
-          supportedGenerationMethods: ['generateContent', 'countTokens'],
+          supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
         })),
       };
     default:
