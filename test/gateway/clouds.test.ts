@@ -156,6 +156,24 @@ test('count_tokens through Bedrock: the Anthropic SDK counts a Claude prompt via
   assert.match(String(req?.headers.authorization), /^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\//);
 });
 
+test('models through Bedrock: the Anthropic SDK lists the configured models; one EXCHANGE, nothing sent to Bedrock', async () => {
+  const before = bedrock.received.length;
+  const client = new Anthropic({
+    apiKey: key,
+    baseURL: served.url,
+    maxRetries: 0,
+    defaultHeaders: { 'x-cplane-session': 'SES-BEDROCK-MODELS' },
+  });
+  const ids: string[] = [];
+  for await (const model of client.models.list()) ids.push(model.id);
+  assert.deepEqual(ids, ['claude-sonnet-4-5', 'llama-3-3-70b']);
+  assert.equal(bedrock.received.length, before, 'Bedrock runtime has no listing of these names: none was asked');
+  const exchanges = ledgerEntries(served.root).filter(
+    (e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === 'SES-BEDROCK-MODELS',
+  );
+  assert.equal(exchanges.length, 1);
+});
+
 test('a Bedrock throttle reaches the SDK as a 429; the AWS secret and session token are in no record or response', async () => {
   bedrock.push(
     bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.', 'req-throttle'),

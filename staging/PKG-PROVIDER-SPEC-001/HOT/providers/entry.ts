@@ -8,6 +8,7 @@ import type { FailureFacts } from './reply.js';
 import { asObject } from './json.js';
 import type { ProviderPackage, ProviderRequest, ProviderResult, SendOptions } from './spec.js';
 import { nodeHttpFetch, type ReplyHeaders, type WireFetch } from './transport.js';
+import { LISTING_SURFACES, localListing } from './wire/listing.js';
 import {
   type WireCallOptions,
   type WireReader,
@@ -63,6 +64,11 @@ export interface ProviderEntry {
    * model that matches is sent here whichever API family the client speaks, translated if need be.
    */
   readonly models?: readonly string[];
+  /**
+   * The model names the provider's configuration gives it (Bedrock's and Vertex's model maps, Azure's deployments):
+   * the answer to its family's models listing when it has no route for one, as those upstreams list no such names.
+   */
+  listModels?(): readonly string[];
   /** The full URL of a route's path under the configured base URL (it may name the request's model). */
   url(baseUrl: string, path: string, request: WireRequest): string;
   /** The body the upstream wants when it differs from the surface's (absent: the client's body as is). */
@@ -118,6 +124,8 @@ export class HttpProvider implements ModelProvider {
   async call(request: WireRequest, options: WireCallOptions): Promise<WireResponse> {
     const entry = this.#entry;
     const route = entry.routes[request.surface];
+    if (route === undefined && entry.listModels !== undefined && LISTING_SURFACES.has(request.surface))
+      return localListing(request.surface, this.id, entry.listModels());
     if (route === undefined)
       throw new Error(`surface ${JSON.stringify(request.surface)} is not served by provider ${this.id}`);
     const path = wirePath(route.path, request.params);

@@ -83,6 +83,7 @@ export function azureEntry(id: string, options: AzureOptions): ProviderEntry {
       keyRequired: true,
     },
     routes: ROUTES,
+    listModels: () => Object.keys(options.deployments),
     url: (baseUrl, path, request) =>
       `${baseUrl}/openai/deployments/${deploymentOf(options, request)}${path}?api-version=${options.api_version}`,
     headers(apiKey, _request, route) {

@@ -167,6 +167,23 @@ test('azure: the deployment URL names the model’s deployment and the api-versi
   );
 });
 
+test("azure: a models listing names the configured deployments' models, answered without a call to Azure", async (t) => {
+  const server = await ScriptedServer.start();
+  t.after(() => server.close());
+  const provider = make(server.url, fixedClock(), { deployments: { 'gpt-4.1-mini': 'chat-prod', 'gpt-5': 'five' } });
+  const reply = await provider.call({ surface: 'openai.models', body: null, headers: {} }, { timeoutMs: 5000 });
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of reply.body) chunks.push(chunk);
+  const listed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { object: string; data: { id: string }[] };
+  assert.equal(reply.status, 200);
+  assert.equal(listed.object, 'list');
+  assert.deepEqual(
+    listed.data.map((m) => m.id),
+    ['gpt-4.1-mini', 'gpt-5'],
+  );
+  assert.equal(server.received.length, 0);
+});
+
 test('azure: with auth "entra" an Entra access token ($AZURE_OPENAI_AD_TOKEN) is the bearer, no api-key sent', async (t) => {
   const server = await ScriptedServer.start();
   t.after(() => server.close());

@@ -18,9 +18,10 @@ export function countTokensBody(
   request: WireRequest,
   converse: boolean,
   invokeBody: (request: WireRequest) => Record<string, unknown>,
+  modelId: string,
 ): Record<string, unknown> {
   if (converse) {
-    const { messages, system, toolConfig } = converseBody(providerId, request);
+    const { messages, system, toolConfig } = converseBody(providerId, request, modelId);
     return { input: { converse: { messages, system, toolConfig } } };
   }
   const body = invokeBody(request);

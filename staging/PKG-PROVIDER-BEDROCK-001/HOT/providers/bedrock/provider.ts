@@ -20,6 +20,7 @@ import { countTokensBody, countTokensReply } from './count-tokens.js';
 import { bedrockErrorFacts } from './errors.js';
 import { eventStreamReply } from './eventstream.js';
 import { SigV4Auth } from './sigv4.js';
+import { bedrockVendor } from './vendor.js';
 
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 
@@ -91,9 +92,6 @@ function modelId(options: BedrockOptions, request: WireRequest): string {
   return Object.hasOwn(options.models, model) ? (options.models[model] as string) : model;
 }
 
-/** The geographic prefixes of cross-region inference profiles (`us.amazon.nova-pro-v1:0`). */
-const GEOS = new Set(['us', 'us-gov', 'eu', 'apac', 'jp', 'au', 'ca', 'global']);
-
 /**
  * Whether a model is called through Converse. `auto`: a Bedrock model id (`vendor.model`, perhaps behind a
  * cross-region prefix or in an ARN) of any vendor but Anthropic; Anthropic's models take their own Messages body
@@ -101,10 +99,8 @@ const GEOS = new Set(['us', 'us-gov', 'eu', 'apac', 'jp', 'au', 'ca', 'global'])
  */
 export function usesConverse(options: BedrockOptions, id: string): boolean {
   if (options.api !== 'auto') return options.api === 'converse';
-  const parts = id.slice(id.lastIndexOf('/') + 1).split('.');
-  if (parts.length < 2) return false;
-  const vendor = parts.length > 2 && GEOS.has(parts[0] as string) ? parts[1] : parts[0];
-  return vendor !== 'anthropic';
+  const vendor = bedrockVendor(id);
+  return vendor !== null && vendor !== 'anthropic';
 }
 
 /**
@@ -153,14 +149,15 @@ export function bedrockEntry(id: string, setup: BedrockSetup): ProviderEntry {
     // The configured names too: a Chat client asking for a Llama on Bedrock is sent here, translated.
     models: [...(ANTHROPIC.models ?? []), ...Object.keys(options.models)],
     routes: ROUTES,
+    listModels: () => Object.keys(options.models),
     url: (baseUrl, path, request) => {
       const model = modelId(options, request);
       return `${baseUrl}${path}/${encodeURIComponent(model)}/${action(usesConverse(options, model), request)}`;
     },
     body: (request) => {
       const converse = usesConverse(options, modelId(options, request));
-      if (counting(request)) return countTokensBody(id, request, converse, invokeBody);
-      return converse ? converseBody(id, request) : invokeBody(request);
+      if (counting(request)) return countTokensBody(id, request, converse, invokeBody, modelId(options, request));
+      return converse ? converseBody(id, request, modelId(options, request)) : invokeBody(request);
     },
     headers: (_key, request) => ({
       'content-type': 'application/json',

@@ -373,7 +373,9 @@ test('converse: a field Converse cannot take is refused by name before anything 
         messages: [
           {
             role: 'user',
-            content: [{ type: 'document', source: { type: 'text', data: 'x', media_type: 'text/plain' } }],
+            content: [
+              { type: 'search_result', source: 'https://x/y', title: 'y', content: [{ type: 'text', text: 'x' }] },
+            ],
           },
         ],
       },

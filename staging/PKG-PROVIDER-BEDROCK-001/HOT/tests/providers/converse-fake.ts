@@ -139,3 +139,31 @@ export function converseError(status: number, type: string, text: string, reques
     body: { message: text },
   };
 }
+
+/**
+ * A streamed reply with reasoning (API_runtime_ReasoningContentBlockDelta): the reasoning text in deltas, then its
+ * signature, a redacted reasoning block (its bytes base64 in the JSON payload), then the answer's text.
+ */
+export function reasoningEvents(
+  thought: [string, string],
+  signature: string,
+  redacted: string,
+  text: string,
+  u: ConverseUsage,
+): Uint8Array[] {
+  const reasoning = (index: number, delta: Record<string, string>) =>
+    converseEvent('contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: delta } });
+  return [
+    converseEvent('messageStart', { role: 'assistant' }),
+    reasoning(0, { text: thought[0] }),
+    reasoning(0, { text: thought[1] }),
+    reasoning(0, { signature }),
+    converseEvent('contentBlockStop', { contentBlockIndex: 0 }),
+    reasoning(1, { redactedContent: redacted }),
+    converseEvent('contentBlockStop', { contentBlockIndex: 1 }),
+    converseEvent('contentBlockDelta', { contentBlockIndex: 2, delta: { text } }),
+    converseEvent('contentBlockStop', { contentBlockIndex: 2 }),
+    converseEvent('messageStop', { stopReason: 'end_turn' }),
+    converseEvent('metadata', { usage: usage(u), metrics: { latencyMs: 950 } }),
+  ];
+}

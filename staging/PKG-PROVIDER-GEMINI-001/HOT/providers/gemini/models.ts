@@ -5,6 +5,8 @@
  * the two together. Gemini bills no cache writes per token (explicit caches by storage time), so the write buckets,
  * always 0 in its usage, are priced as input. Longer prompts cost more on the Pro models (2.5 Pro: 2.50 / 15.00 /
  * 0.25; 3 and 3.1 Pro: 4.00 / 18.00 / 0.40), which a flat table cannot say: see docs/providers/gemini.md.
+ * The `-latest` aliases and customtools are models.dev's figures at anomalyco/models.dev
+ * f3fc692299671838c7c65fd8126bf84d81a2e817 (2026-07-02), providers/google/models/<id>.toml.
  */
 export interface GeminiModel {
   context_window: number;
@@ -73,6 +75,28 @@ export const GEMINI_MODELS: Readonly<Record<string, GeminiModel>> = {
     input_per_mtok: 2,
     output_per_mtok: 12,
     cache_read_per_mtok: 0.2,
+  },
+  // gemini-3.1-pro-preview tuned to prefer the caller's custom tools, at its price.
+  'gemini-3.1-pro-preview-customtools': {
+    context_window: M,
+    max_output_tokens: 65_536,
+    input_per_mtok: 2,
+    output_per_mtok: 12,
+    cache_read_per_mtok: 0.2,
+  },
+  'gemini-flash-latest': {
+    context_window: M,
+    max_output_tokens: 65_536,
+    input_per_mtok: 0.3,
+    output_per_mtok: 2.5,
+    cache_read_per_mtok: 0.075,
+  },
+  'gemini-flash-lite-latest': {
+    context_window: M,
+    max_output_tokens: 65_536,
+    input_per_mtok: 0.1,
+    output_per_mtok: 0.4,
+    cache_read_per_mtok: 0.025,
   },
   'gemini-3.1-flash-lite': {
     context_window: M,

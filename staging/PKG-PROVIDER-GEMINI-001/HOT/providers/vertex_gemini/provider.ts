@@ -49,6 +49,7 @@ export function vertexGeminiEntry(id: string, setup: VertexSetup): ProviderEntry
     id,
     endpoint: vertexEndpoint(host),
     routes: ROUTES,
+    listModels: () => Object.keys(options.models),
     url: (baseUrl, path, request) => {
       const action = path.slice(path.lastIndexOf(':'));
       return `${baseUrl}${prefix}${vertexModel(options, request.params?.model ?? '')}${action}`;

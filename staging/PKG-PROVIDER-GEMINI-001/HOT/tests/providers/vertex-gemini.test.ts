@@ -117,6 +117,22 @@ test('vertex_gemini: the Gemini body as is, at the publishers/google path, with 
   assert.equal(grant.get('grant_type'), 'urn:ietf:params:oauth:grant-type:jwt-bearer');
 });
 
+test('vertex_gemini: GET /v1beta/models lists the configured models, answered without a call to Vertex', async (t) => {
+  const r = await rig();
+  t.after(r.close);
+  const response = await r.provider.call({ surface: 'gemini.models', body: null, headers: {} }, { timeoutMs: 5000 });
+  const listed = JSON.parse(await readText(response.body, Number.POSITIVE_INFINITY)) as {
+    models: { name: string; supportedGenerationMethods: string[] }[];
+  };
+  assert.deepEqual(
+    listed.models.map((m) => m.name),
+    ['models/model-under-test', 'models/flash'],
+  );
+  assert.ok(listed.models.every((m) => m.supportedGenerationMethods.includes('streamGenerateContent')));
+  assert.equal(r.vertex.seen.length, 0);
+  assert.equal(r.google.received.length, 0, 'no token is needed for a listing');
+});
+
 test('vertex_gemini: countTokens, and Google errors mapped as the Gemini API reads them', async (t) => {
   const r = await rig();
   t.after(r.close);

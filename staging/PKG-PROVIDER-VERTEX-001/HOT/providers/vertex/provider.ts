@@ -167,6 +167,7 @@ export function vertexEntry(id: string, setup: VertexSetup): ProviderEntry {
     id,
     endpoint: vertexEndpoint(host),
     routes: ROUTES,
+    listModels: () => Object.keys(options.models),
     url: (baseUrl, path, request) =>
       counting(request)
         ? `${baseUrl}${path}${prefix}count-tokens:rawPredict`

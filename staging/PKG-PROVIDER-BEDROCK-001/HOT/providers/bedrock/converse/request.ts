@@ -12,11 +12,15 @@ const IMAGE_FORMATS = new Set(['png', 'jpeg', 'gif', 'webp']);
 /** Converse's `requestMetadata` values are at most 256 characters. */
 const MAX_METADATA_VALUE = 256;
 
-/** The Converse body for a Messages body (the model goes in the URL, streaming is the path's choice). */
-export function messagesToConverse(body: JsonObject): Record<string, unknown> {
+/**
+ * The Converse body for a Messages body (the model goes in the URL, streaming is the path's choice). `claude`: the
+ * model is Anthropic's, which takes extended thinking through `additionalModelRequestFields` as AWS documents it.
+ */
+export function messagesToConverse(body: JsonObject, claude = false): Record<string, unknown> {
   onlyKnown(body, TOP, '');
+  const documents: Documents = { count: 0 };
   const out: Record<string, unknown> = {
-    messages: arrayAt(body.messages, 'messages').map((m, i) => message(m, `messages[${i}]`)),
+    messages: arrayAt(body.messages, 'messages').map((m, i) => message(m, `messages[${i}]`, documents)),
   };
   if (body.system !== undefined) out.system = system(body.system);
   const inference: Record<string, unknown> = {};
@@ -40,9 +44,24 @@ export function messagesToConverse(body: JsonObject): Record<string, unknown> {
       out.requestMetadata = { user_id: user };
     }
   }
-  if (body.thinking !== undefined && objectAt(body.thinking, 'thinking').type !== 'disabled')
-    refuse('thinking', 'extended thinking is not part of Converse for every model (use InvokeModel for Claude)');
+  const thinking = thinkingFields(body.thinking, claude);
+  if (thinking !== null) out.additionalModelRequestFields = { thinking };
   return out;
+}
+
+/** Anthropic's `thinking` as Claude takes it in `additionalModelRequestFields`; null when off or absent. */
+function thinkingFields(value: unknown, claude: boolean): Record<string, unknown> | null {
+  if (value === undefined) return null;
+  const thinking = objectAt(value, 'thinking');
+  if (thinking.type === 'disabled') return null;
+  if (!claude) refuse('thinking', "Anthropic's extended thinking reaches only Claude models through Converse");
+  onlyKnown(thinking, new Set(['type', 'budget_tokens']), 'thinking');
+  if (thinking.type !== 'enabled')
+    refuse('thinking.type', `Converse documents thinking type enabled, got ${shown(thinking.type)}`);
+  const budget = thinking.budget_tokens;
+  if (typeof budget !== 'number' || !Number.isSafeInteger(budget) || budget < 1)
+    refuse('thinking.budget_tokens', `a positive integer is required, got ${shown(budget)}`);
+  return { type: 'enabled', budget_tokens: budget };
 }
 
 /** A cache breakpoint: Anthropic marks the block, Converse follows it with a `cachePoint` block. */
@@ -66,7 +85,12 @@ function system(value: unknown): Block[] {
   });
 }
 
-function message(value: unknown, at: string): Block {
+/** The documents of the request being mapped, numbered in order for the ones with no title. */
+interface Documents {
+  count: number;
+}
+
+function message(value: unknown, at: string, documents: Documents): Block {
   const msg = objectAt(value, at);
   onlyKnown(msg, new Set(['role', 'content']), at);
   if (msg.role !== 'user' && msg.role !== 'assistant')
@@ -74,11 +98,11 @@ function message(value: unknown, at: string): Block {
   const content =
     typeof msg.content === 'string'
       ? [{ text: msg.content }]
-      : arrayAt(msg.content, `${at}.content`).flatMap((b, k) => contentBlock(b, `${at}.content[${k}]`));
+      : arrayAt(msg.content, `${at}.content`).flatMap((b, k) => contentBlock(b, `${at}.content[${k}]`, documents));
   return { role: msg.role, content };
 }
 
-function contentBlock(value: unknown, at: string): Block[] {
+function contentBlock(value: unknown, at: string, documents: Documents): Block[] {
   const block = objectAt(value, at);
   const type = block.type;
   if (type === 'text') {
@@ -99,7 +123,56 @@ function contentBlock(value: unknown, at: string): Block[] {
     return [{ toolUse }, ...cachePoint(block, at)];
   }
   if (type === 'tool_result') return [toolResult(block, at), ...cachePoint(block, at)];
+  if (type === 'document') return [document(block, at, documents), ...cachePoint(block, at)];
+  if (type === 'thinking') {
+    // Sent back unmodified with its signature, as Converse requires of a reasoning block in a later turn.
+    onlyKnown(block, new Set(['type', 'thinking', 'signature']), at);
+    const text = stringAt(block.thinking, `${at}.thinking`);
+    const signature = block.signature === undefined ? {} : { signature: stringAt(block.signature, `${at}.signature`) };
+    return [{ reasoningContent: { reasoningText: { text, ...signature } } }];
+  }
+  if (type === 'redacted_thinking') {
+    onlyKnown(block, new Set(['type', 'data']), at);
+    return [{ reasoningContent: { redactedContent: stringAt(block.data, `${at}.data`) } }];
+  }
   return refuse(`${at}.type`, `a ${shown(type)} block has no Converse equivalent`);
+}
+
+/** DocumentBlock's name: letters, digits, single whitespace, hyphens, parentheses, square brackets; 1-200 long. */
+const DOCUMENT_NAME = /^(?:[A-Za-z0-9()[\]-]|\s(?!\s)){1,200}$/;
+
+/**
+ * A document: a base64 PDF as `{format: "pdf", source: {bytes}}`, plain text as `{format: "txt", source: {text}}`,
+ * its `title` as the name Converse requires (a neutral `Document <n>`, by its place in the request, when it has none)
+ * and its `context` as is. Citations would come back as blocks Messages cannot carry here, so enabling them is refused.
+ */
+function document(block: JsonObject, at: string, documents: Documents): Block {
+  onlyKnown(block, new Set(['type', 'source', 'title', 'context', 'citations', 'cache_control']), at);
+  const source = objectAt(block.source, `${at}.source`);
+  onlyKnown(source, new Set(['type', 'media_type', 'data']), `${at}.source`);
+  let converted: Block;
+  if (source.type === 'base64' && source.media_type === 'application/pdf')
+    converted = { format: 'pdf', source: { bytes: stringAt(source.data, `${at}.source.data`) } };
+  else if (source.type === 'text' && source.media_type === 'text/plain')
+    converted = { format: 'txt', source: { text: stringAt(source.data, `${at}.source.data`) } };
+  else
+    return refuse(
+      `${at}.source.type`,
+      `Converse takes a base64 PDF or plain text document, got ${shown(source.type)} ${shown(source.media_type)}`,
+    );
+  const title = block.title === undefined || block.title === null ? null : stringAt(block.title, `${at}.title`);
+  if (title !== null && !DOCUMENT_NAME.test(title))
+    refuse(`${at}.title`, 'a Converse document name takes letters, digits, single spaces, - ( ) [ ], up to 200');
+  documents.count += 1;
+  const out: Block = { name: title ?? `Document ${documents.count}`, ...converted };
+  if (block.context !== undefined && block.context !== null) out.context = stringAt(block.context, `${at}.context`);
+  if (block.citations !== undefined) {
+    const citations = objectAt(block.citations, `${at}.citations`);
+    onlyKnown(citations, new Set(['enabled']), `${at}.citations`);
+    if (citations.enabled === true)
+      refuse(`${at}.citations`, 'cited replies come back as Converse citation blocks Messages cannot carry here');
+  }
+  return { document: out };
 }
 
 /** A base64 image: Converse takes the bytes (base64 in its JSON) and the format; URLs and files do not translate. */

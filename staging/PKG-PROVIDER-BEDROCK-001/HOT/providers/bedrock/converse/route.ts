@@ -7,16 +7,20 @@ import { asObject, parseJson } from '#providers/json.js';
 import { TranslationRefused } from '#providers/translate/refusal.js';
 import type { WireRequest, WireResponse } from '#providers/wire/spec.js';
 import { broken, eventStreamMessages, exceptionSse, header, payloadText, sse } from '../eventstream.js';
+import { bedrockVendor } from '../vendor.js';
 import { converseReplyToMessages } from './reply.js';
 import { messagesToConverse } from './request.js';
 import { ConverseToMessages } from './stream.js';
 
 const encoder = new TextEncoder();
 
-/** The Converse body for the client's Messages body, or an invalid_request naming the field Converse cannot take. */
-export function converseBody(providerId: string, request: WireRequest): Record<string, unknown> {
+/**
+ * The Converse body for the client's Messages body sent to `modelId`, or an invalid_request naming the field
+ * Converse cannot take.
+ */
+export function converseBody(providerId: string, request: WireRequest, modelId: string): Record<string, unknown> {
   try {
-    return messagesToConverse(request.body ?? {});
+    return messagesToConverse(request.body ?? {}, bedrockVendor(modelId) === 'anthropic');
   } catch (error) {
     if (!(error instanceof TranslationRefused)) throw error;
     const { field, why } = error.refusal;

@@ -6,7 +6,7 @@ import { converseUsage, stopReason } from './reply.js';
 
 export type MessagesEvent = [name: string, data: Record<string, unknown>];
 
-type Kind = 'text' | 'tool_use' | 'thinking';
+type Kind = 'text' | 'tool_use' | 'thinking' | 'redacted_thinking';
 
 /**
  * One ConverseStream reply as Messages events: `messageStart` opens the message; a text or reasoning delta opens
@@ -111,6 +111,12 @@ export class ConverseToMessages {
     if (thought !== null) return this.delta(at, 'thinking', thinking, { type: 'thinking_delta', thinking: thought });
     const signature = getString(reasoning, 'signature');
     if (signature !== null) return this.delta(at, 'thinking', thinking, { type: 'signature_delta', signature });
+    const redacted = getString(reasoning, 'redactedContent');
+    if (redacted !== null) {
+      // Messages carries redacted thinking whole in its block start: one redacted delta is one block.
+      if (this.open.has(at)) refuse('contentBlockDelta.delta.reasoningContent.redactedContent', 'a second part');
+      return this.begin(at, 'redacted_thinking', { type: 'redacted_thinking', data: redacted });
+    }
     return refuse('contentBlockDelta.delta', `a delta ${shown(Object.keys(delta ?? {}))} has no Messages equivalent`);
   }
 
