@@ -22,15 +22,33 @@ const NEUTRAL: Readonly<Record<string, (v: unknown) => boolean>> = {
   truncation: (v) => v === 'disabled' || v === null,
   service_tier: (v) => v === 'auto' || v === 'default' || v === null,
   metadata: (v) => v === null || (isObject(v) && Object.keys(v).length === 0),
-  include: (v) => v === null || (Array.isArray(v) && v.length === 0),
-  reasoning: (v) => v === null || (isObject(v) && Object.values(v).every((x) => x === null)),
+  // Reasoning items' encrypted content: a translated request asks for no reasoning (below), so there is none to add.
+  include: (v) => v === null || (Array.isArray(v) && v.every((x) => x === 'reasoning.encrypted_content')),
+  reasoning: (v) => v === null || (isObject(v) && noReasoning(v)),
   text: (v) => v === null || (isObject(v) && Object.keys(v).every((k) => k === 'format') && plainText(v.format)),
+  // Codex CLI's tags of its own request (installation, thread and turn ids): the model reads nothing from them.
+  client_metadata: (v) => v === null || (isObject(v) && Object.values(v).every((x) => typeof x === 'string')),
   // A hint routing the request to a warm OpenAI prompt cache: the answer is the same without it.
   prompt_cache_key: (v) => typeof v === 'string' || v === null,
   // Obfuscation pads OpenAI's delta events; a translated stream carries none, so either value is honoured.
   stream_options: (v) => v === null || (isObject(v) && Object.keys(v).every((k) => k === 'include_obfuscation')),
   parallel_tool_calls: (v) => typeof v === 'boolean' || v === null,
 };
+
+/**
+ * Reasoning settings asking for no reasoning: no effort (the model's default, which for Claude is not to think) or
+ * `none`. A summary setting then asks for nothing (there is no reasoning to summarise), as Codex CLI sends it.
+ */
+function noReasoning(reasoning: Record<string, unknown>): boolean {
+  const summary = (v: unknown): boolean =>
+    v === undefined || v === null || v === 'auto' || v === 'concise' || v === 'detailed';
+  return (
+    Object.keys(reasoning).every((k) => k === 'effort' || k === 'summary' || k === 'generate_summary') &&
+    (reasoning.effort === undefined || reasoning.effort === null || reasoning.effort === 'none') &&
+    summary(reasoning.summary) &&
+    summary(reasoning.generate_summary)
+  );
+}
 
 const plainText = (format: unknown): boolean =>
   format === undefined || format === null || (isObject(format) && format.type === 'text');

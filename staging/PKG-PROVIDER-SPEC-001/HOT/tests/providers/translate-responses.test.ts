@@ -136,6 +136,31 @@ test('Responses → Messages request: instructions and leading developer text, t
     metadata: { user_id: 'u-1' },
     stream: true,
   });
+  // What Codex CLI sends beside its conversation (no reasoning asked for, so no summary or encrypted content to give).
+  const codex = ok(
+    r2a.request(
+      {
+        model: 'm',
+        input: 'hi',
+        tool_choice: 'auto',
+        parallel_tool_calls: true,
+        reasoning: { summary: 'auto' },
+        store: false,
+        include: ['reasoning.encrypted_content'],
+        prompt_cache_key: '01a2',
+        client_metadata: { thread_id: '01a2', turn_id: '01a3' },
+        stream: true,
+      },
+      CALL,
+    ),
+  );
+  assert.deepEqual(codex, {
+    model: 'm',
+    max_tokens: 4096,
+    messages: [{ role: 'user', content: 'hi' }],
+    tool_choice: { type: 'auto' },
+    stream: true,
+  });
   const bare = ok(r2a.request({ model: 'm', input: 'hi', max_output_tokens: 9, tool_choice: 'none' }, CALL));
   assert.deepEqual(bare, {
     model: 'm',
@@ -156,7 +181,9 @@ test('Responses → Messages request: what Messages cannot express is refused, n
     [{ tool_choice: { type: 'web_search_preview' } }, 'tool_choice.type'],
     [{ temperature: 1.5 }, 'temperature'],
     [{ reasoning: { effort: 'high' } }, 'reasoning'],
-    [{ include: ['reasoning.encrypted_content'] }, 'include'],
+    [{ include: ['message.output_text.logprobs'] }, 'include'],
+    [{ reasoning: { summary: 'auto', effort: 'low' } }, 'reasoning'],
+    [{ client_metadata: { n: 1 } }, 'client_metadata'],
     [{ previous_response_id: 'resp_1' }, 'previous_response_id'],
     [{ conversation: 'conv_1' }, 'conversation'],
     [{ store: true }, 'store'],
