@@ -241,3 +241,36 @@ test('what Messages cannot express is refused with TRANSLATION_UNSUPPORTED namin
   );
   assert.equal(refusals.length, 3);
 });
+
+test('an upstream error on a translated call reaches the Responses client in OpenAI’s error shape, its message kept', async () => {
+  const session = 'SES-R-UPSTREAM-400';
+  served.upstream.faults.push({
+    status: 400,
+    body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.0.content: empty' } },
+  });
+  await assert.rejects(
+    openai(session).responses.create({ model: 'claude-sonnet-4-5', input: 'Hello', max_output_tokens: 16 }),
+    (e: unknown) => e instanceof OpenAI.BadRequestError && /messages\.0\.content: empty/.test(e.message),
+  );
+  const [failed] = exchangesIn(served.root, session);
+  assert.equal(failed?.decision, 'ERROR');
+  assert.equal(failed?.metadata.upstream_surface, 'anthropic.messages');
+});
+
+test('a translated stream cut mid-way: the SDK stream fails, the EXCHANGE keeps the partial text, usage unknown', async () => {
+  const session = 'SES-R-DIED';
+  served.upstream.faults.push({ dieAfterFrames: 4 });
+  const stream = openai(session).responses.stream({
+    model: 'claude-sonnet-4-5',
+    input: 'Hello',
+    max_output_tokens: 64,
+  });
+  await assert.rejects(stream.finalResponse(), (e: unknown) => {
+    assert.ok(!String(e).includes(served.upstream.url), "the client is not told the upstream's address");
+    return true;
+  });
+  const [cut] = exchangesIn(served.root, session);
+  assert.equal(cut?.decision, 'ERROR');
+  assert.equal(cut?.metadata.usage_complete, false);
+  assert.match(String(cut?.metadata.response), /Hello /);
+});
