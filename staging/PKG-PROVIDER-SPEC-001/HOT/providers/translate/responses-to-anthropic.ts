@@ -89,18 +89,32 @@ export function responsesRequestToAnthropic(body: JsonObject, call: TranslationC
     refuse('temperature', `Anthropic takes 0 to 1, got ${body.temperature}`);
   for (const key of ['temperature', 'top_p'] as const)
     if (body[key] !== undefined && body[key] !== null) out[key] = body[key];
-  if (body.tools !== undefined && body.tools !== null) {
-    const tools = arrayAt(body.tools, 'tools').map((t, i) => tool(t, `tools[${i}]`));
-    if (tools.length > 0) out.tools = tools;
-  }
-  const choice = body.tool_choice === undefined || body.tool_choice === null ? null : toolChoice(body.tool_choice);
-  if (body.parallel_tool_calls === false)
-    out.tool_choice = { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true };
-  else if (choice !== null) out.tool_choice = choice;
+  Object.assign(out, toolFields(body));
   const user = endUser(body);
   if (user !== null) out.metadata = { user_id: user };
   if (body.stream === true) out.stream = true;
   return out;
+}
+
+/**
+ * `tools`, `tool_choice` and `parallel_tool_calls` as Messages' `tools` and `tool_choice`. Messages takes a tool
+ * choice only beside tools: with none offered, `auto` / `none` and the parallel flag ask nothing and are not sent,
+ * and a choice that requires a call is refused.
+ */
+function toolFields(body: JsonObject): Msg {
+  const tools =
+    body.tools === undefined || body.tools === null
+      ? []
+      : arrayAt(body.tools, 'tools').map((t, i) => tool(t, `tools[${i}]`));
+  const choice = body.tool_choice === undefined || body.tool_choice === null ? null : toolChoice(body.tool_choice);
+  if (tools.length === 0) {
+    if (choice !== null && choice.type !== 'auto' && choice.type !== 'none')
+      refuse('tool_choice', `a call of a tool is required (${shown(body.tool_choice)}), but no tools are offered`);
+    return {};
+  }
+  if (body.parallel_tool_calls === false)
+    return { tools, tool_choice: { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true } };
+  return choice === null ? { tools } : { tools, tool_choice: choice };
 }
 
 /** `user` (deprecated) or `safety_identifier`: the end user Anthropic's `metadata.user_id` names. */

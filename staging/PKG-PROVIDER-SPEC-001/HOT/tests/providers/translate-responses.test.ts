@@ -154,20 +154,15 @@ test('Responses → Messages request: instructions and leading developer text, t
       CALL,
     ),
   );
-  assert.deepEqual(codex, {
-    model: 'm',
-    max_tokens: 4096,
-    messages: [{ role: 'user', content: 'hi' }],
-    tool_choice: { type: 'auto' },
-    stream: true,
-  });
-  const bare = ok(r2a.request({ model: 'm', input: 'hi', max_output_tokens: 9, tool_choice: 'none' }, CALL));
-  assert.deepEqual(bare, {
-    model: 'm',
-    max_tokens: 9,
-    messages: [{ role: 'user', content: 'hi' }],
-    tool_choice: { type: 'none' },
-  });
+  assert.deepEqual(codex, { model: 'm', max_tokens: 4096, messages: [{ role: 'user', content: 'hi' }], stream: true });
+  // Messages takes a tool choice only beside tools: without any, `none` and the parallel flag ask nothing.
+  const bare = ok(
+    r2a.request(
+      { model: 'm', input: 'hi', max_output_tokens: 9, tools: [], tool_choice: 'none', parallel_tool_calls: false },
+      CALL,
+    ),
+  );
+  assert.deepEqual(bare, { model: 'm', max_tokens: 9, messages: [{ role: 'user', content: 'hi' }] });
 });
 
 test('Responses → Messages request: what Messages cannot express is refused, naming the field', () => {
@@ -179,6 +174,7 @@ test('Responses → Messages request: what Messages cannot express is refused, n
     [{ tools: [tool({ defer_loading: true })] }, 'tools[0].defer_loading'],
     [{ tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [] } }, 'tool_choice.type'],
     [{ tool_choice: { type: 'web_search_preview' } }, 'tool_choice.type'],
+    [{ tool_choice: 'required' }, 'tool_choice'],
     [{ temperature: 1.5 }, 'temperature'],
     [{ reasoning: { effort: 'high' } }, 'reasoning'],
     [{ include: ['message.output_text.logprobs'] }, 'include'],
