@@ -6,28 +6,24 @@
 // usage), which answers the task with a call of the CLI's own shell tool, then with text once the CLI sends the
 // tool's output. The check: the CLI exits 0 with that answer, every generation is one EXCHANGE on openai.responses,
 // the tool round trip is among them, nothing was refused, no key reached the ledger, and the chain verifies.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// `--translate`: the CLI asks for a Claude model instead, served by an Anthropic upstream (translate.ts).
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { type AgentCheck, fail, runAgentCheck } from '../lib/agent-check.js';
+import { asJson, codexCli, type Json, shellCall } from './cli.js';
+import { translateCheck } from './translate.js';
 
 const UPSTREAM_KEY = 'sk-upstream-codex-cli-CHECK-0123456789';
 const ANSWER = 'The directory holds notes.txt.';
 const MODEL = 'gpt-5.1-codex';
 
-type Json = Record<string, unknown>;
-const asJson = (v: unknown): Json | null =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : null;
-
-/** A call of the CLI's shell tool, whichever of its spellings this version offers; null when it offers none. */
-function shellCall(body: Json): { name: string; args: Json } | null {
+/** The tool names a Responses request offers. */
+function toolNames(body: Json): Set<string> {
   const tools = Array.isArray(body.tools) ? (body.tools as Json[]) : [];
-  const names = new Set(tools.map((t) => String(t.name ?? asJson(t.function)?.name ?? '')));
-  if (names.has('shell')) return { name: 'shell', args: { command: ['ls'] } };
-  if (names.has('shell_command')) return { name: 'shell_command', args: { command: 'ls' } };
-  if (names.has('exec_command')) return { name: 'exec_command', args: { cmd: 'ls' } };
-  return null;
+  return new Set(tools.map((t) => String(t.name ?? asJson(t.function)?.name ?? '')));
 }
 
 const sse = (type: string, data: Json): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
@@ -79,7 +75,7 @@ async function fakeResponses(): Promise<Fake> {
       bodies.push(body);
       const input = Array.isArray(body.input) ? (body.input as Json[]) : [];
       const answered = input.some((i) => i.type === 'function_call_output');
-      const call = answered ? null : shellCall(body);
+      const call = answered ? null : shellCall(toolNames(body));
       const item: Json =
         call === null
           ? {
@@ -108,16 +104,7 @@ async function fakeResponses(): Promise<Fake> {
 
 let upstream: Fake | null = null;
 const check: AgentCheck = {
-  name: 'codex-cli',
-  product: 'Codex CLI',
-  command: 'codex exec',
-  // Its launcher picks the platform's native binary from an optional dependency (whose install scripts run).
-  entry: ['node_modules', '@openai', 'codex', 'bin', 'codex.js'],
-  viaNode: true,
-  npmArgs: [],
-  agent: 'AGENT-CODEX-CLI',
-  timeoutEnv: 'CODEX_CLI_TIMEOUT_MS',
-  debugEnv: 'CODEX_CLI_DEBUG',
+  ...codexCli(MODEL),
   async upstream(work) {
     writeFileSync(join(work.project, 'notes.txt'), 'cplane\n');
     const started = await fakeResponses();
@@ -127,36 +114,6 @@ const check: AgentCheck = {
       secrets: [UPSTREAM_KEY],
       describe: () => `${started.bodies.length} upstream requests`,
       close: () => started.close(),
-    };
-  },
-  invocation(work, gateway) {
-    const home = join(work.work, 'codex-home');
-    mkdirSync(home, { recursive: true });
-    writeFileSync(
-      join(home, 'config.toml'),
-      [
-        `model = "${MODEL}"`,
-        'model_provider = "cplane"',
-        '',
-        '[model_providers.cplane]',
-        'name = "cplane"',
-        `base_url = "${gateway.url}/v1"`,
-        'env_key = "CPLANE_KEY"',
-        'wire_api = "responses"',
-        'request_max_retries = 0',
-        'stream_max_retries = 0',
-        '',
-      ].join('\n'),
-    );
-    return {
-      args: [
-        'exec',
-        '--skip-git-repo-check',
-        '--dangerously-bypass-approvals-and-sandbox',
-        'List the files in this directory.',
-      ],
-      cwd: work.project,
-      env: { PATH: process.env.PATH, HOME: work.work, CODEX_HOME: home, CPLANE_KEY: gateway.key, NO_COLOR: '1' },
     };
   },
   check(run, ledger) {
@@ -173,4 +130,5 @@ const check: AgentCheck = {
   },
 };
 
-process.exit(await runAgentCheck(check));
+const { values } = parseArgs({ options: { translate: { type: 'boolean', default: false } } });
+process.exit(await runAgentCheck(values.translate ? translateCheck() : check));

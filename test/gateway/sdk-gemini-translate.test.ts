@@ -366,3 +366,43 @@ test('OpenAI SDK → gemini-2.5-flash streamed with a tool (through Messages): t
   assert.equal(meta.upstream_surface, 'gemini.stream');
   assert.equal(meta.finish_reason, 'tool_use');
 });
+
+test('OpenAI SDK responses.stream → gemini-2.5-flash with a function tool (through Messages): events, call, usage exact', async () => {
+  const session = 'SES-GT-R-GEMINI-STREAM';
+  const stream = openai(session).responses.stream({
+    model: 'gemini-2.5-flash',
+    instructions: 'Be brief.',
+    input: 'weather in Paris?',
+    max_output_tokens: 128,
+    tools: [
+      {
+        type: 'function',
+        name: 'get_weather',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        strict: false,
+      },
+    ],
+  });
+  const events: string[] = [];
+  for await (const event of stream) events.push(event.type);
+  const final = await stream.finalResponse();
+  const seen = gemini.seen.at(-1);
+  assert.equal(seen?.path, '/v1beta/models/gemini-2.5-flash:streamGenerateContent');
+  assert.deepEqual(seen?.body?.systemInstruction, { parts: [{ text: 'Be brief.' }] });
+  assert.deepEqual(seen?.body?.contents, [{ role: 'user', parts: [{ text: 'weather in Paris?' }] }]);
+  assert.equal(events[0], 'response.created');
+  assert.equal(events.at(-1), 'response.completed');
+  assert.ok(events.includes('response.function_call_arguments.done'));
+  const call = final.output.find((item) => item.type === 'function_call');
+  assert.ok(call?.type === 'function_call');
+  assert.equal(call.name, 'get_weather');
+  assert.deepEqual(JSON.parse(call.arguments), { city: 'Paris' });
+  const u = DEFAULT_USAGE;
+  assert.equal(final.usage?.input_tokens, u.prompt);
+  assert.equal(final.usage?.input_tokens_details.cached_tokens, u.cached);
+  assert.equal(final.usage?.output_tokens, u.candidates + (u.thoughts ?? 0));
+  const meta = oneExchange(session);
+  assertGeminiUsage(meta);
+  assert.equal(meta.surface, 'openai.responses');
+  assert.equal(meta.upstream_surface, 'gemini.stream');
+});

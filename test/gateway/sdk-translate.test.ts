@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { assertAnthropicUpstreamUsage, exchangesIn } from './translated.js';
 import { USAGE } from './upstream.js';
 
 let served: Served;
@@ -28,8 +29,7 @@ after(async () => {
   await served.cleanup();
 });
 
-const exchangesOf = (session: string) =>
-  ledgerEntries(served.root).filter((e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === session);
+const exchangesOf = (session: string) => exchangesIn(served.root, session);
 
 /** The EXCHANGE's usage is the upstream's, bucket by bucket, whatever format the client read it in. */
 function assertChatUpstreamUsage(meta: Record<string, unknown>): void {
@@ -40,16 +40,6 @@ function assertChatUpstreamUsage(meta: Record<string, unknown>): void {
   assert.equal(meta.usage_complete, true);
   assert.equal(meta.upstream_surface, 'openai.chat');
   assert.equal(meta.model_id, 'gpt-4.1-mini', 'priced for the model that served');
-}
-
-function assertAnthropicUpstreamUsage(meta: Record<string, unknown>): void {
-  assert.equal(meta.input_tokens, USAGE.input + USAGE.cacheWrite + USAGE.cacheRead);
-  assert.equal(meta.output_tokens, USAGE.output);
-  assert.equal(meta.cache_read_tokens, USAGE.cacheRead);
-  assert.equal(meta.cache_write_tokens, USAGE.cacheWrite);
-  assert.equal(meta.usage_complete, true);
-  assert.equal(meta.upstream_surface, 'anthropic.messages');
-  assert.equal(meta.model_id, 'claude-sonnet-4-5');
 }
 
 const weatherTool = {

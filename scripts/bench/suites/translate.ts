@@ -1,8 +1,10 @@
 // translate_overhead_p50: an Anthropic client asking for a gpt model (its request translated to Chat Completions,
 // the reply back to a Message) against an OpenAI client asking for it as is (passed through), the same upstream
-// reply, the same in-process gateway, interleaved calls. The ratio of the two medians is held to 1.2.
+// reply, the same in-process gateway, interleaved calls. The ratio of the two medians is held to 1.2. The same for a
+// Responses API client asking for a Claude model (translated to Messages) against an Anthropic client asking for it.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { frames as anthropicFrames, message as anthropicMessage } from '../peers/anthropic-reply.js';
 import { inProcessGateway } from '../peers/in-process-gateway.js';
 import { defineSuite, percentile, type BenchRow } from '../row.js';
 
@@ -32,23 +34,22 @@ const chunks = [
   'data: [DONE]\n\n',
 ];
 
-/** A Chat Completions upstream: one reply, whole or streamed, whoever asks. */
+/** A Chat Completions and Messages upstream: one reply of each, whole or streamed, whoever asks. */
 function upstream(): Promise<Server> {
   const server = createServer((req, res) => {
     const read: Buffer[] = [];
     req.on('data', (c: Buffer) => read.push(c));
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(read).toString('utf8')) as { stream?: boolean };
+      const messages = req.url?.startsWith('/v1/messages') === true;
       if (body.stream === true) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        for (const c of chunks) res.write(c);
+        for (const c of messages ? anthropicFrames : chunks) res.write(c);
         res.end();
       } else {
-        res.writeHead(200, {
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(completion)),
-        });
-        res.end(completion);
+        const reply = messages ? anthropicMessage : completion;
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(reply)) });
+        res.end(reply);
       }
     });
   });
@@ -57,7 +58,8 @@ function upstream(): Promise<Server> {
 
 const MESSAGES = [{ role: 'user', content: 'Hello' }];
 
-type Client = 'anthropic' | 'openai' | 'gemini';
+/** Who asks: a client of each API for the gpt model, and a Responses and an Anthropic client for the Claude one. */
+type Client = 'anthropic' | 'openai' | 'gemini' | 'responses' | 'claude';
 
 /** The request a client of each API sends for the same question (Gemini names the model and streaming in its path). */
 function request(
@@ -66,20 +68,26 @@ function request(
   stream: boolean,
 ): { path: string; headers: Record<string, string>; body: unknown } {
   const json = { 'content-type': 'application/json' };
+  if (client === 'responses')
+    return {
+      path: '/v1/responses',
+      headers: { ...json, authorization: `Bearer ${key}` },
+      body: { model: 'claude-sonnet-4-5', max_output_tokens: 64, stream, input: MESSAGES },
+    };
   if (client === 'gemini')
     return {
       path: `/v1beta/models/gpt-4.1-mini:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
       headers: { ...json, 'x-goog-api-key': key },
       body: { contents: [{ role: 'user', parts: [{ text: 'Hello' }] }], generationConfig: { maxOutputTokens: 64 } },
     };
-  const anthropic = client === 'anthropic';
+  const anthropic = client === 'anthropic' || client === 'claude';
   return {
     path: `/v1/${anthropic ? 'messages' : 'chat/completions'}`,
     headers: anthropic
       ? { ...json, 'anthropic-version': '2023-06-01', 'x-api-key': key }
       : { ...json, authorization: `Bearer ${key}` },
     body: {
-      model: 'gpt-4.1-mini',
+      model: client === 'claude' ? 'claude-sonnet-4-5' : 'gpt-4.1-mini',
       [anthropic ? 'max_tokens' : 'max_completion_tokens']: 64,
       stream,
       messages: MESSAGES,
@@ -126,10 +134,10 @@ export default defineSuite({
     // Relaxed: no fsync on the call path, so the ratio is the translation's cost, not the disk's noise.
     const served = await inProcessGateway({ tmp, name: 'translate', upstreamUrl, durability: 'relaxed', openai: true });
     try {
-      const clients: Client[] = ['anthropic', 'openai', 'gemini'];
+      const clients: Client[] = ['anthropic', 'openai', 'gemini', 'responses', 'claude'];
       const samples = {
-        whole: { anthropic: [], openai: [], gemini: [] } as Record<Client, number[]>,
-        stream: { anthropic: [], openai: [], gemini: [] } as Record<Client, number[]>,
+        whole: Object.fromEntries(clients.map((c) => [c, []])) as unknown as Record<Client, number[]>,
+        stream: Object.fromEntries(clients.map((c) => [c, []])) as unknown as Record<Client, number[]>,
       };
       for (let i = 0; i < 20; i += 1) for (const c of clients) await timed(served.url, served.key, i, c, false);
       for (let i = 0; i < n; i += 1) {
@@ -145,6 +153,9 @@ export default defineSuite({
         // A Gemini client for the same gpt model: translated to Messages, then to Chat Completions (the pivot).
         ratioRow('translate_gemini_overhead_p50', samples.whole.gemini, samples.whole.openai),
         ratioRow('translate_gemini_stream_overhead_p50', samples.stream.gemini, samples.stream.openai),
+        // A Responses API client for a Claude model (translated to Messages) against an Anthropic client asking for it.
+        ratioRow('translate_responses_overhead_p50', samples.whole.responses, samples.whole.claude),
+        ratioRow('translate_responses_stream_overhead_p50', samples.stream.responses, samples.stream.claude),
       ];
     } finally {
       await served.close();

@@ -56,8 +56,8 @@ export class Targets {
 
   /**
    * The target for a model asked for on a client surface: the family declaring the model, translated when the
-   * client speaks another; a model nobody declares, or a surface with no translation (the Responses API), keeps
-   * the client's own family.
+   * client speaks another; a model nobody declares, or a pair of surfaces with no translation, keeps the client's
+   * own family.
    */
   targetFor(model: string, clientSurface: WireSurface, clientFamily: Family, stream = false): Target | NoTarget {
     const family = this.familyOf(model) ?? clientFamily;

@@ -54,11 +54,17 @@ test('the model picks the family; across families the translator is set and the 
   }
 });
 
-test('the Responses surface has no translation: a claude model asked there stays with the OpenAI family', () => {
+test('the Responses surface: a claude model asked there is translated to Messages; a gpt model stays as it is', () => {
   const target = new Targets(both).targetFor('claude-sonnet-4-5', 'openai.responses', 'openai');
   assert.ok(!('unavailable' in target));
-  assert.equal(target.provider.id, 'openai');
-  assert.equal(target.translator, null);
+  assert.equal(target.provider.id, 'anthropic');
+  assert.equal(target.surface, 'anthropic.messages');
+  assert.equal(target.translator?.client, 'openai.responses');
+  const own = new Targets(both).targetFor('gpt-4.1-mini', 'openai.responses', 'openai');
+  assert.ok(!('unavailable' in own));
+  assert.equal(own.provider.id, 'openai');
+  assert.equal(own.surface, 'openai.responses');
+  assert.equal(own.translator, null);
 });
 
 test('only configured providers claim models: a claude model on an OpenAI-only gateway stays with OpenAI (a compatible server may serve it); a family with no provider is unavailable', () => {

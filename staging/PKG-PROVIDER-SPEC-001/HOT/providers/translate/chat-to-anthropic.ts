@@ -33,7 +33,7 @@ const TOP = new Set([
 ]);
 
 /** Anthropic's tool_use ids: what a chat client's tool_call_id must look like to be sent on. */
-const TOOL_ID = /^[a-zA-Z0-9_-]{1,200}$/;
+export const TOOL_ID = /^[a-zA-Z0-9_-]{1,200}$/;
 
 /** The Messages body for a Chat Completions body (already checked by the gateway: model, output limits, messages). */
 export function chatRequestToAnthropic(body: JsonObject): Record<string, unknown> {
@@ -137,13 +137,17 @@ function imageSource(value: unknown, at: string): Msg {
   onlyKnown(image, new Set(['url', 'detail']), at);
   if (image.detail !== undefined && image.detail !== 'auto')
     refuse(`${at}.detail`, `Anthropic has no image detail setting, got ${shown(image.detail)}`);
-  const url = stringAt(image.url, `${at}.url`);
+  return imageUrlSource(stringAt(image.url, `${at}.url`), `${at}.url`);
+}
+
+/** An image URL (a base64 data URL or an http(s) one) as Anthropic's image source; `at` names the URL's field. */
+export function imageUrlSource(url: string, at: string): Msg {
   if (url.startsWith('data:')) {
     const match = DATA_URL.exec(url);
-    if (match === null) refuse(`${at}.url`, 'a base64 data URL of a jpeg, png, gif or webp image is required');
+    if (match === null) refuse(at, 'a base64 data URL of a jpeg, png, gif or webp image is required');
     return { type: 'base64', media_type: match[1], data: match[2] };
   }
-  if (!/^https?:\/\//.test(url)) refuse(`${at}.url`, `an http(s) or data: URL is required, got ${shown(url)}`);
+  if (!/^https?:\/\//.test(url)) refuse(at, `an http(s) or data: URL is required, got ${shown(url)}`);
   return { type: 'url', url };
 }
 

@@ -1,5 +1,5 @@
 // Translation between client and upstream formats: one translator per ordered pair of surfaces, Gemini ⇄ Chat
-// Completions through Messages (compose.ts).
+// Completions and Responses → Chat / Gemini through Messages (compose.ts).
 import type { JsonObject } from '../json.js';
 import type { WireSurface } from '../wire/spec.js';
 import { anthropicRequestToChat } from './anthropic-to-chat.js';
@@ -11,6 +11,9 @@ import { AnthropicToGeminiStream, GeminiToAnthropicStream } from './gemini-strea
 import { geminiRequestToAnthropic } from './gemini-to-anthropic.js';
 import { attempt, type Untranslatable } from './refusal.js';
 import { anthropicReplyToChat, chatReplyToAnthropic } from './replies.js';
+import { anthropicReplyToResponses } from './responses-replies.js';
+import { AnthropicToResponsesStream } from './responses-stream.js';
+import { responsesRequestToAnthropic } from './responses-to-anthropic.js';
 import { AnthropicToChatStream, ChatToAnthropicStream, type StreamTranslator } from './stream.js';
 
 export { TranslationRefused, type Untranslatable } from './refusal.js';
@@ -81,6 +84,19 @@ export function translatorFor(
       reply: (body) => attempt(() => geminiReplyToAnthropic(body)),
       stream: () => new GeminiToAnthropicStream(),
     };
+  if (client === 'openai.responses' && upstream === 'anthropic.messages')
+    return {
+      client,
+      upstream,
+      request: (body, call) => attempt(() => responsesRequestToAnthropic(body, responsesCall(body, call))),
+      reply: (body) => attempt(() => anthropicReplyToResponses(body, clock())),
+      stream: () => new AnthropicToResponsesStream(clock()),
+    };
+  if (client === 'openai.responses' && (isGemini(upstream) || upstream === 'openai.chat'))
+    return compose(
+      translatorFor(client, 'anthropic.messages', clock) as Translator,
+      translatorFor('anthropic.messages', upstream, clock) as Translator,
+    );
   if (isGemini(client) && upstream === 'openai.chat')
     // Chat takes temperatures up to 2, as Gemini does: the Messages step lets them through.
     return compose(geminiToAnthropic(client, 2), translatorFor('anthropic.messages', upstream, clock) as Translator);
@@ -90,6 +106,11 @@ export function translatorFor(
       translatorFor('anthropic.messages', upstream, clock) as Translator,
     );
   return null;
+}
+
+/** A Responses body's call facts when the caller gave none: the body's own model and stream flag. */
+function responsesCall(body: JsonObject, call: TranslationCall | undefined): TranslationCall {
+  return call ?? { model: String(body.model ?? ''), stream: body.stream === true, defaultMaxTokens: 32_000 };
 }
 
 function geminiToAnthropic(client: WireSurface, maxTemperature: number): Translator {

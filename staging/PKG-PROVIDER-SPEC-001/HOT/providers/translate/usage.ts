@@ -88,3 +88,23 @@ export function anthropicUsageToGemini(usage: JsonObject | null): Record<string,
   if (write !== null) out.cacheCreationInputTokenCount = write;
   return out;
 }
+
+/**
+ * Anthropic usage as the Responses API's: `input_tokens` is every prompt token (uncached, cache writes and reads),
+ * the reads in `input_tokens_details.cached_tokens` and the writes in its `cache_write_tokens`. No thinking is asked
+ * for (a translated request refuses `reasoning`), so reasoning tokens are a known 0. A count not given stays null.
+ */
+export function anthropicUsageToResponses(usage: JsonObject | null): Record<string, unknown> {
+  const uncached = getCount(usage, 'input_tokens');
+  const write = getCount(usage, 'cache_creation_input_tokens');
+  const read = getCount(usage, 'cache_read_input_tokens');
+  const prompt = uncached === null || write === null || read === null ? null : uncached + write + read;
+  const output = getCount(usage, 'output_tokens');
+  return {
+    input_tokens: prompt,
+    input_tokens_details: { cached_tokens: read, cache_write_tokens: write },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: output === null ? null : 0 },
+    total_tokens: prompt === null || output === null ? null : prompt + output,
+  };
+}

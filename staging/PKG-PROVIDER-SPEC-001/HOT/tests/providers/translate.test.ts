@@ -21,9 +21,9 @@ function refusedField(result: ReturnType<Translator['request']>): string {
 
 const PNG = 'iVBORw0KGgo=';
 
-test('no translator between a surface and itself, nor for the Responses surface', () => {
+test('no translator between a surface and itself, nor to the Responses surface', () => {
   assert.equal(translatorFor('openai.chat', 'openai.chat'), null);
-  assert.equal(translatorFor('openai.responses', 'anthropic.messages'), null);
+  assert.equal(translatorFor('anthropic.messages', 'openai.responses'), null);
 });
 
 test('Anthropic → Chat request: system blocks, images both ways, tool results first as tool messages, tools and choices', () => {
