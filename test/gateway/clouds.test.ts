@@ -166,7 +166,7 @@ test('models through Bedrock: the Anthropic SDK lists the configured models; one
   });
   const ids: string[] = [];
   for await (const model of client.models.list()) ids.push(model.id);
-  assert.deepEqual(ids, ['claude-sonnet-4-5', 'llama-3-3-70b']);
+  assert.deepEqual(ids, ['claude-haiku-4-5', 'claude-sonnet-4-5', 'llama-3-3-70b']);
   assert.equal(bedrock.received.length, before, 'Bedrock runtime has no listing of these names: none was asked');
   const exchanges = ledgerEntries(served.root).filter(
     (e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === 'SES-BEDROCK-MODELS',
