@@ -6,7 +6,7 @@ import type { Provider, ProviderRequest, ProviderResult } from '#providers/spec.
 import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
 import { describe } from './exchange-writer.js';
-import { tightInputBound } from './input-count.js';
+import { type CountedInput, tightInputBound } from './input-count.js';
 import * as governed from './governed.js';
 import { validateOutput, type OutputValidation } from './output.js';
 import { checkRequest, type PromptRequest } from './request.js';
@@ -51,9 +51,10 @@ export async function routeOnce(deps: RouteDeps, input: unknown): Promise<Prompt
   const maxTokens = request.max_tokens ?? config.default_max_tokens;
   const bounds = budget.callBounds(request, maxTokens);
   const sending = providerRequest(request, modelId, maxTokens);
+  const counted = countedInput(provider, sending);
   const admission = await governed.admit(host, {
     request,
-    bounds: await reservedBounds(provider, sending, bounds.reservation),
+    bounds: counted === null ? bounds.reservation : await tightened(counted, bounds.reservation),
     outputLimit: bounds.outputLimit,
     inputLimit: bounds.inputLimit,
     contextHash: sha256Hex(request.compiled?.body ? canonicalJson(request.compiled.body) : request.prompt),
@@ -79,21 +80,24 @@ function send(provider: Provider, request: ProviderRequest, config: RouterConfig
   return sendOnce(provider, request, { timeoutMs: config.timeout_ms });
 }
 
+/** What the provider is sent, to be counted; null when it does not say (the mock): the byte bound is reserved. */
+function countedInput(provider: Provider, sending: ProviderRequest): CountedInput | null {
+  if (!isWireProvider(provider)) return null;
+  const wire = sentWireRequest(provider, sending);
+  if (wire === null || wire.body === null) return null;
+  const model = typeof wire.body.model === 'string' ? wire.body.model : wire.params?.model;
+  return model === undefined ? null : { provider, surface: wire.surface, body: wire.body, model };
+}
+
 /**
  * What the call reserves: its byte bound, or the tight count of the body the provider is sent (the gateway's one
- * counting path, router/input-count.ts) when that is smaller. A provider that does not say what it sends keeps the
- * byte bound.
+ * counting path, router/input-count.ts) when that is smaller.
  */
-async function reservedBounds(
-  provider: Provider,
-  sending: ProviderRequest,
+async function tightened(
+  input: CountedInput,
   bounds: budget.CallBounds['reservation'],
 ): Promise<budget.CallBounds['reservation']> {
-  if (!isWireProvider(provider)) return bounds;
-  const wire = sentWireRequest(provider, sending);
-  const model = typeof wire?.body?.model === 'string' ? wire.body.model : wire?.params?.model;
-  if (wire === null || wire.body === null || model === undefined) return bounds;
-  const counted = await tightInputBound({ provider, surface: wire.surface, body: wire.body, model });
+  const counted = await tightInputBound(input);
   if (counted === null || counted >= bounds.estimated_input_tokens) return bounds;
   return { ...bounds, estimated_input_tokens: counted };
 }
