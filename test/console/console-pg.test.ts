@@ -13,6 +13,7 @@ import { createDatabase, pgSkip, startPgServer, type PgServer } from '../../scri
 import { cli, issueKey, startServed, type Served } from '../gateway/harness.js';
 import type { SessionPage, TurnPage } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/sessions.js';
 import type {
+  AlertsView,
   BreakersView,
   ExchangeView,
   PlotsView,
@@ -59,6 +60,7 @@ interface ReportData {
   turns_cut: Record<string, number>;
   budgets: BudgetStatus;
   breakers: BreakersView;
+  alerts: AlertsView;
   plots: PlotsView;
 }
 
@@ -181,6 +183,10 @@ describe('the console on a gateway whose store is PostgreSQL', { skip, concurren
       [[failed.id, 'SES-PG-GAMMA']],
     );
     assert.ok(Array.isArray(breakers.body.breakers));
+    // The alerts page reads the shared chain too: no webhook is configured here, so nothing was delivered.
+    const alerts = await get<AlertsView>('/console/api/alerts');
+    assert.equal(alerts.status, 200);
+    assert.deepEqual(alerts.body, { recent_alerts: [] });
     const plots = await get<PlotsView>('/console/api/plots');
     assert.equal(
       plots.body.latency.reduce((n, b) => n + b.count, 0),
@@ -255,6 +261,7 @@ describe('the console on a gateway whose store is PostgreSQL', { skip, concurren
         'turns_cut',
         'budgets',
         'breakers',
+        'alerts',
         'plots',
       ]);
       assert.deepEqual(data.turns_cut, {}, 'a small history is embedded whole');
@@ -297,6 +304,7 @@ describe('the console on a gateway whose store is PostgreSQL', { skip, concurren
         (await get<BreakersView>('/console/api/breakers')).body.recent_failures,
       );
       assert.equal(data.breakers.recent_failures[0]?.session_id, 'SES-PG-GAMMA');
+      assert.deepEqual(data.alerts, (await get<AlertsView>('/console/api/alerts')).body);
       assert.deepEqual(data.plots, (await get<PlotsView>('/console/api/plots')).body);
       assert.equal(data.root.root, root);
       assert.equal(data.root.ledger.verify?.ok, true);

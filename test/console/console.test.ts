@@ -187,6 +187,7 @@ test('the console API bounds its queries and never shows keys', async () => {
     '/console/api/session?id=SES-ALPHA',
     '/console/api/budgets',
     '/console/api/breakers',
+    '/console/api/alerts',
     '/console/api/plots',
   ]) {
     const text = await (await get(path, bearer(consoleKey))).text();
@@ -354,10 +355,11 @@ test('in Chromium: sign in, then root → sessions → a session → an exchange
   await shot(page, '5-hostile');
   assert.equal(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned), undefined);
   assert.equal(await page.locator('#view img, #view script, #view a[href^="javascript"]').count(), 0);
-  // Budgets, breakers, activity draw.
+  // Budgets, breakers, alerts (none delivered here: the empty table), activity draw.
   for (const [hash, selector] of [
     ['#/budgets', '[data-table="budgets"] tbody tr'],
     ['#/breakers', '[data-table="breakers"] tbody tr'],
+    ['#/alerts', '[data-table="alerts"]'],
     ['#/activity', 'svg rect'],
   ] as const) {
     await page.click(`a[href="${hash}"]`);

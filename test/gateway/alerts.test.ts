@@ -119,8 +119,8 @@ test('a webhook down while a budget crosses its marks gets each alert once when 
   assert.equal(sample('cplane_alerts_sent_total'), '2');
   assert.equal(sample('cplane_alerts_pending'), '0');
   assert.equal(sample('cplane_alerts_dropped_total\\{reason="queue_full"\\}'), '0');
-  // And the console's operations view lists both deliveries, newest first, from the same records.
-  const view = (await fetch(`${served.url}/console/api/breakers`, {
+  // And the console's alerts view lists both deliveries, newest first, from the same records.
+  const view = (await fetch(`${served.url}/console/api/alerts`, {
     headers: { authorization: `Bearer ${issueKey('AGENT-ALERT-CONSOLE', ['console:read'])}` },
   }).then((r) => r.json())) as { recent_alerts: { id: string; type: string; alert_id: string; attempts: number }[] };
   assert.deepEqual(

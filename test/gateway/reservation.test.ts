@@ -1,6 +1,6 @@
 // What a call reserves through `cplane serve`: an OpenAI-family model's body counted with its tokenizer, so a dozen
-// concurrent calls whose real usage fits a small session budget are all admitted (the byte bound admitted three);
-// a gateway that serves no OpenAI-family model never loads the tokenizer.
+// concurrent calls whose real usage fits a small session budget are all admitted (the byte bound admitted three).
+// Whether the tokenizer loads at open: reservation-routed.test.ts.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -88,17 +88,6 @@ const post = (path: string, body: unknown, session: string, headers: Record<stri
     headers: { 'content-type': 'application/json', 'x-cplane-session': session, ...headers },
     body: JSON.stringify(body),
   });
-
-test('a gateway serving only Anthropic models never loads the tokenizer', async () => {
-  const res = await post(
-    '/v1/messages',
-    { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] },
-    'SES-R-ANT',
-    { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
-  );
-  assert.equal(res.status, 200, await res.text());
-  assert.equal(readFileSync(resolveLog, 'utf8'), '', 'nothing of gpt-tokenizer was resolved');
-});
 
 test('a dozen concurrent calls whose usage fits the session budget are all admitted, each reserving its token count', async () => {
   const byteBound = bodyInputBounds(chatBody(0)).bound + MAX_TOKENS;

@@ -1,4 +1,4 @@
-// The operator's views: budgets, their periods, breakers, activity and keys.
+// The operator's views: budgets, their periods, breakers, activity and keys (alerts: console-alerts.js).
 import { barChart } from './console-charts.js';
 import { api } from './console-data.js';
 import { cell, el, money, num, pct, svg, table } from './console-dom.js';
@@ -138,25 +138,6 @@ export async function breakersView() {
         ),
       ),
       { 'data-table': 'failures' },
-    ),
-    el('h2', {}, 'Alerts delivered'),
-    b.recent_alerts.length === 0
-      ? el('p', { class: 'muted' }, 'No alert has been delivered to the webhook recently.')
-      : null,
-    table(
-      ['time', 'type', 'alert', 'attempts', 'occurred'],
-      b.recent_alerts.map((a) =>
-        el(
-          'tr',
-          { 'data-alert': a.alert_id ?? '' },
-          cell(a.timestamp),
-          cell(a.type ?? '—', 'type'),
-          cell(a.alert_id ?? '—', 'alert_id'),
-          cell(a.attempts ?? '—', 'attempts', 'num'),
-          cell(a.occurred_at ?? '—'),
-        ),
-      ),
-      { 'data-table': 'alerts' },
     ),
   ];
 }

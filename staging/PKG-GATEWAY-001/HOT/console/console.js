@@ -1,6 +1,7 @@
 // The cplane console: draws each view from the gateway's /console/api/* (or, in a report, from the JSON the
 // page embeds) with DOM text nodes only. No markup is ever built from data, so prompt text stays text. Each job is
 // a module of its own (console-*.js); this one routes the page's hash to a view.
+import { alertsView } from './console-alerts.js';
 import { el } from './console-dom.js';
 import { exchangeView } from './console-exchange.js';
 import { activityView, breakersView, budgetsView, keysView, periodsView } from './console-operations.js';
@@ -21,6 +22,7 @@ async function route() {
     else if (parts[0] === 'budgets') content = await budgetsView();
     else if (parts[0] === 'periods') content = await periodsView();
     else if (parts[0] === 'breakers') content = await breakersView();
+    else if (parts[0] === 'alerts') content = await alertsView();
     else if (parts[0] === 'activity') content = await activityView();
     else if (parts[0] === 'keys') content = await keysView();
     else content = await rootView(params);

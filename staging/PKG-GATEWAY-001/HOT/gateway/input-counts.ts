@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import { bodyInputBounds } from '#budgeter/bound.js';
 import { Lru } from '#budgeter/tokens/lru.js';
+import type { CountCall, CountEndpoint, CountEndpoints } from '#router/input-count.js';
 import { geminiInputBounds } from './gemini-body.js';
+
+export type { CountCall };
 
 /**
  * Anthropic's count_tokens is an estimate ("may differ by a small amount" from what a message is billed), and
@@ -14,9 +17,6 @@ export const COUNT_MARGIN_TOKENS = 64;
 export const DEFAULT_COUNT_TIMEOUT_MS = 500;
 /** Counts kept per API, by the hash of the conversation they count (44 characters and a number each). */
 export const COUNT_CACHE_ENTRIES = 4096;
-
-/** One count round trip: the body's input tokens, or a throw (refused, unreachable, malformed, too slow). */
-export type CountCall = (body: Record<string, unknown>, signal: AbortSignal) => Promise<number>;
 
 /** How one API's bodies are counted: where the conversation is, what else is counted, the count request's body. */
 export interface CountShape {
@@ -62,7 +62,7 @@ export function withMargin(counted: number): number {
  * turn resends that conversation with turns added: when its own count fails or is too slow, the longest counted
  * prefix is reserved at its count and the turns after it by their bytes.
  */
-export class InputCounts {
+export class InputCounts implements CountEndpoint {
   private readonly cache = new Lru<number>(COUNT_CACHE_ENTRIES);
 
   constructor(
@@ -108,7 +108,7 @@ export class InputCounts {
 }
 
 /** The counts the operator switched on (`gateway.count_input_tokens`), by API; none by default. */
-export interface UpstreamCounts {
+export interface UpstreamCounts extends CountEndpoints {
   anthropic?: InputCounts;
   gemini?: InputCounts;
 }

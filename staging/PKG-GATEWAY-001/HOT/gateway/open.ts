@@ -35,6 +35,7 @@ import { GatewayTracer } from './traces/tracer.js';
 import { observers } from '#router/observer.js';
 import { KeyAdminRoutes } from './admin-keys.js';
 import { inputCountsOption } from './input-counts.js';
+import { warmTokenizer } from './tokenizer-warmup.js';
 import { keyAdminPorts } from './key-admin-ports.js';
 import { type KeyAdminPorts, listKeys } from '#router/key-admin.js';
 import type { GatewayConfig } from './settings.js';
@@ -85,6 +86,7 @@ export async function openGateway(
   const routingConfig = parseRouting(settings.routing, env);
   const deployments = routingConfig === null ? null : await routingProviders(root, env, routingConfig);
   if (deployments !== null) upstreamsOfDeployments(providers, deployments, unavailable);
+  warmTokenizer(providers, deployments?.providers.values() ?? []);
   let router: OpenedRouter | null = null;
   let data: ConsoleData | null = null;
   let witnesses: GatewayWitnesses | null = null;

@@ -12,7 +12,7 @@ import {
   type SimpleRequest,
   type StopReason,
 } from './spec.js';
-import type { WireProvider, WireSurface } from './wire/spec.js';
+import type { WireProvider, WireRequest, WireSurface } from './wire/spec.js';
 
 /**
  * The one provider contract. The wire call (`call` + `reader`: one attempt, a whole or streamed reply, its usage
@@ -61,14 +61,9 @@ export async function sendOverWire(
   options: SendOptions,
   context: SendContext,
 ): Promise<ProviderResult> {
-  const checked = parseProviderRequest(request, provider.id, mapping.check);
-  const body = isRenderedRequest(checked) ? checked.body : mapping.render(checked);
+  const { wire, body } = neutralWire(provider, mapping, request);
   const started = context.clock.now();
-  const sent = mapping.split === undefined ? { body, params: {} } : mapping.split(body);
-  const response = await provider.call(
-    { surface: mapping.surface, body: sent.body, headers: {}, params: sent.params },
-    { ...options, whole: true },
-  );
+  const response = await provider.call(wire, { ...options, whole: true });
   const text = await readText(response.body, Number.POSITIVE_INFINITY);
   const reply = {
     status: response.status,
@@ -79,6 +74,35 @@ export async function sendOverWire(
   if (typeof parsed === 'string') throw malformed(provider.id, reply, parsed, response.requestId, context.secrets);
   const requestId = response.requestId ?? parsed.requestId ?? null;
   return successResult(provider.id, reply, parsed, body.model, requestId, mapping.stopReason, context.secrets);
+}
+
+/**
+ * The wire request a neutral request is sent as (checked, rendered, split), and the body before the split (its
+ * `model` names what was asked for). A problem with the request throws ProviderError `invalid_request`.
+ */
+export function neutralWire(
+  provider: { readonly id: string },
+  mapping: NeutralMapping,
+  request: ProviderRequest,
+): { wire: WireRequest; body: Record<string, unknown> } {
+  const checked = parseProviderRequest(request, provider.id, mapping.check);
+  const body = isRenderedRequest(checked) ? checked.body : mapping.render(checked);
+  const sent = mapping.split === undefined ? { body, params: {} } : mapping.split(body);
+  return { wire: { surface: mapping.surface, body: sent.body, headers: {}, params: sent.params }, body };
+}
+
+/**
+ * The wire request `provider.send` would make for `request`, for a reservation to count what the upstream reads;
+ * null when the provider does not say (the mock) or the request would be refused before it is sent.
+ */
+export function sentWireRequest(provider: Provider, request: ProviderRequest): WireRequest | null {
+  const neutral = (provider as { neutralRequest?: (r: ProviderRequest) => WireRequest }).neutralRequest;
+  if (typeof neutral !== 'function') return null;
+  try {
+    return neutral.call(provider, request);
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { show } from '#kernel/errors.js';
 import { systemClock, systemTimers, type Clock, type Timers } from './clock.js';
 import { resolveEndpoint, type EndpointSpec, type HttpProviderOptions } from './config.js';
-import { sendOverWire, type ModelProvider, type NeutralMapping } from './contract.js';
+import { neutralWire, sendOverWire, type ModelProvider, type NeutralMapping } from './contract.js';
 import { isProviderError, ProviderError } from './errors.js';
 import { openWire } from './http.js';
 import type { FailureFacts } from './reply.js';
@@ -92,6 +92,8 @@ export class HttpProvider implements ModelProvider {
   readonly surfaces: readonly WireSurface[];
   readonly models: readonly string[];
   readonly baseUrl: string;
+  /** Whether config or the environment named its endpoint or key (false: the entry's defaults alone, no key). */
+  readonly configured: boolean;
   // Private fields: the key is not an own enumerable property, so JSON.stringify/inspect never show it.
   readonly #entry: ProviderEntry;
   readonly #apiKey: string | null;
@@ -111,10 +113,16 @@ export class HttpProvider implements ModelProvider {
     );
     this.baseUrl = endpoint.baseUrl;
     this.#apiKey = endpoint.apiKey;
+    this.configured = endpoint.apiKey !== null || endpoint.baseUrl !== entry.endpoint.defaultBaseUrl;
     // The injected fetch if any (a fetch Response is a reply), else node:http(s) with keep-alive.
     this.#fetch = options.fetch ?? nodeHttpFetch();
     this.#clock = options.clock ?? systemClock;
     this.#timers = options.timers ?? systemTimers;
+  }
+
+  /** The wire request `send` makes for a neutral request (contract.ts sentWireRequest). */
+  neutralRequest(request: ProviderRequest): WireRequest {
+    return neutralWire(this, this.#entry.neutral, request).wire;
   }
 
   send(request: ProviderRequest, options: SendOptions): Promise<ProviderResult> {

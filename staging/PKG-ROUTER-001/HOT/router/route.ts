@@ -1,10 +1,12 @@
 import type { Warning } from '#kernel/catalogue/define.js';
 import { canonicalJson, sha256Hex } from '#kernel/canonical.js';
-import { sendOnce } from '#providers/contract.js';
+import { sendOnce, sentWireRequest } from '#providers/contract.js';
+import { isWireProvider } from '#providers/wire/spec.js';
 import type { Provider, ProviderRequest, ProviderResult } from '#providers/spec.js';
 import * as budget from './budget.js';
 import type { RouterConfig } from './config.js';
 import { describe } from './exchange-writer.js';
+import { type CountedInput, tightInputBound } from './input-count.js';
 import * as governed from './governed.js';
 import { validateOutput, type OutputValidation } from './output.js';
 import { checkRequest, type PromptRequest } from './request.js';
@@ -48,9 +50,11 @@ export async function routeOnce(deps: RouteDeps, input: unknown): Promise<Prompt
   const request = { ...checked.request, provider_id: providerId, model_id: modelId };
   const maxTokens = request.max_tokens ?? config.default_max_tokens;
   const bounds = budget.callBounds(request, maxTokens);
+  const sending = providerRequest(request, modelId, maxTokens);
+  const counted = countedInput(provider, sending);
   const admission = await governed.admit(host, {
     request,
-    bounds: bounds.reservation,
+    bounds: counted === null ? bounds.reservation : await tightened(counted, bounds.reservation),
     outputLimit: bounds.outputLimit,
     inputLimit: bounds.inputLimit,
     contextHash: sha256Hex(request.compiled?.body ? canonicalJson(request.compiled.body) : request.prompt),
@@ -60,9 +64,7 @@ export async function routeOnce(deps: RouteDeps, input: unknown): Promise<Prompt
     return rejected(base, host, start, admission.code, admission.message, admission.entryId);
   }
   const { call } = admission;
-  const sent = await governed.attempts(host, call, () =>
-    send(provider, providerRequest(request, modelId, maxTokens), config),
-  );
+  const sent = await governed.attempts(host, call, () => send(provider, sending, config));
   const concluded = await governed.conclude(
     host,
     call,
@@ -76,6 +78,28 @@ export async function routeOnce(deps: RouteDeps, input: unknown): Promise<Prompt
 /** The provider call itself, one attempt: the only place route() speaks the provider contract. */
 function send(provider: Provider, request: ProviderRequest, config: RouterConfig): Promise<ProviderResult> {
   return sendOnce(provider, request, { timeoutMs: config.timeout_ms });
+}
+
+/** What the provider is sent, to be counted; null when it does not say (the mock): the byte bound is reserved. */
+function countedInput(provider: Provider, sending: ProviderRequest): CountedInput | null {
+  if (!isWireProvider(provider)) return null;
+  const wire = sentWireRequest(provider, sending);
+  if (wire === null || wire.body === null) return null;
+  const model = typeof wire.body.model === 'string' ? wire.body.model : wire.params?.model;
+  return model === undefined ? null : { provider, surface: wire.surface, body: wire.body, model };
+}
+
+/**
+ * What the call reserves: its byte bound, or the tight count of the body the provider is sent (the gateway's one
+ * counting path, router/input-count.ts) when that is smaller.
+ */
+async function tightened(
+  input: CountedInput,
+  bounds: budget.CallBounds['reservation'],
+): Promise<budget.CallBounds['reservation']> {
+  const counted = await tightInputBound(input);
+  if (counted === null || counted >= bounds.estimated_input_tokens) return bounds;
+  return { ...bounds, estimated_input_tokens: counted };
 }
 
 function providerRequest(request: PromptRequest, model: string, maxTokens: number): ProviderRequest {

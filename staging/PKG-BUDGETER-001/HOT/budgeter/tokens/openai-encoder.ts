@@ -66,6 +66,14 @@ function tokenizer(encoding: OpenAiEncoding): Promise<Tokenizer> {
   return found;
 }
 
+/**
+ * Start loading an encoding's tokenizer without waiting for it (a gateway with an OpenAI-family upstream opens so, and
+ * its first call finds it loaded); a failure is met again, and answered, by the first count.
+ */
+export function preloadEncoder(encoding: OpenAiEncoding): void {
+  tokenizer(encoding).catch(() => {});
+}
+
 /** Whether an encoding's tokenizer was loaded (start-up pays nothing until an OpenAI-family model is called). */
 export function encoderLoaded(encoding: OpenAiEncoding): boolean {
   return loading.has(encoding);

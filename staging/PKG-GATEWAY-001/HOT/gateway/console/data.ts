@@ -82,11 +82,14 @@ export interface BreakersView {
     error_code: string | null;
     session_id: string | null;
   }[];
+}
+
+export interface AlertsView {
   /** Alerts delivered to the webhook (ALERT_SENT) among the newest RECENT_WINDOW entries, newest first. */
   recent_alerts: AlertSentView[];
 }
 
-/** An ALERT_SENT entry as the operations view lists it: fields of the wrong type read as absent. */
+/** An ALERT_SENT entry as the alerts view lists it: fields of the wrong type read as absent. */
 export function alertSentView(id: string, timestamp: string, m: Record<string, unknown>): AlertSentView {
   const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
   return {
@@ -140,6 +143,7 @@ export interface ConsoleData {
   exchange(id: string): Promise<ExchangeView | null>;
   budgets(): Promise<BudgetStatus>;
   breakers(): Promise<BreakersView>;
+  alerts(): Promise<AlertsView>;
   plots(): Promise<PlotsView>;
   /**
    * An inclusion proof of entry `id` in a fresh checkpoint of the head, as `cplane ledger prove --entry ID` writes

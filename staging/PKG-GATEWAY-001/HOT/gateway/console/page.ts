@@ -13,7 +13,7 @@ export function escapeHtml(text: string): string {
 }
 
 const NAV = `<nav>
-  <a href="#/root">Root</a><a href="#/sessions">Sessions</a><a href="#/budgets">Budgets</a><a href="#/periods">Periods</a><a href="#/breakers">Breakers</a><a href="#/activity">Activity</a><a href="#/keys">Keys</a>
+  <a href="#/root">Root</a><a href="#/sessions">Sessions</a><a href="#/budgets">Budgets</a><a href="#/periods">Periods</a><a href="#/breakers">Breakers</a><a href="#/alerts">Alerts</a><a href="#/activity">Activity</a><a href="#/keys">Keys</a>
 </nav>`;
 
 /** The page a gateway serves at /console/: the shell console.js fills in. */

@@ -15,6 +15,7 @@ import type { BudgetStatus } from '#budgeter/index.js';
 import type { BreakerSnapshot } from '#router/breaker.js';
 import {
   alertSentView,
+  type AlertsView,
   type BreakersView,
   type ConsoleData,
   type ConsoleTurnPage,
@@ -148,14 +149,9 @@ export class PgConsoleData implements ConsoleData {
     }
   }
 
-  async breakers(): Promise<BreakersView> {
+  async alerts(): Promise<AlertsView> {
     const head = (await this.head()).seq;
     const from = Math.max(1, head - RECENT_WINDOW + 1);
-    const rows = await this.query(
-      `SELECT id, timestamp, metadata, session_id FROM cplane_entries
-       WHERE seq >= $1 AND seq <= $2 AND event_type = 'EXCHANGE' AND decision <> $3 ORDER BY seq DESC LIMIT 50`,
-      [from, head, Buffer.from('SUCCESS', 'utf8')],
-    );
     const alerts = await this.query(
       `SELECT id, timestamp, metadata FROM cplane_entries
        WHERE seq >= $1 AND seq <= $2 AND event_type = 'ALERT_SENT' ORDER BY seq DESC LIMIT 50`,
@@ -166,6 +162,18 @@ export class PgConsoleData implements ConsoleData {
         const metadata = parseStoredMetadata({ id: row.id as string, metadata: row.metadata as string });
         return alertSentView(row.id as string, row.timestamp as string, metadata);
       }),
+    };
+  }
+
+  async breakers(): Promise<BreakersView> {
+    const head = (await this.head()).seq;
+    const from = Math.max(1, head - RECENT_WINDOW + 1);
+    const rows = await this.query(
+      `SELECT id, timestamp, metadata, session_id FROM cplane_entries
+       WHERE seq >= $1 AND seq <= $2 AND event_type = 'EXCHANGE' AND decision <> $3 ORDER BY seq DESC LIMIT 50`,
+      [from, head, Buffer.from('SUCCESS', 'utf8')],
+    );
+    return {
       breakers: this.source.breakers(),
       recent_failures: rows.map((row) => {
         const metadata = parseStoredMetadata({ id: row.id as string, metadata: row.metadata as string });

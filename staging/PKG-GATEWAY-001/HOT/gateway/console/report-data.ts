@@ -74,6 +74,7 @@ export async function reportData(
     turns_cut: cut,
     budgets: await view.budgets(),
     breakers: await view.breakers(),
+    alerts: await view.alerts(),
     plots: await view.plots(),
   };
 }

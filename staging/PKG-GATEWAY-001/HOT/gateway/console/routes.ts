@@ -128,6 +128,8 @@ export class ConsoleRoutes {
         return [200, await data.budgets()];
       case 'breakers':
         return [200, await data.breakers()];
+      case 'alerts':
+        return [200, await data.alerts()];
       case 'plots':
         return [200, await data.plots()];
       case 'keys':

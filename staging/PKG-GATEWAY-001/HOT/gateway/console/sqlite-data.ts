@@ -19,6 +19,7 @@ import type { BudgetStatus } from '#budgeter/index.js';
 import type { BreakerSnapshot } from '#router/breaker.js';
 import {
   alertSentView,
+  type AlertsView,
   type BreakersView,
   type ConsoleData,
   type ConsoleTurnPage,
@@ -195,17 +196,9 @@ export class SqliteConsoleData implements ConsoleData {
     }
   }
 
-  async breakers(): Promise<BreakersView> {
+  async alerts(): Promise<AlertsView> {
     const { ledger } = this.source;
     const from = Math.max(1, ledger.head().seq - RECENT_WINDOW + 1);
-    const rows = ledger
-      .statement(
-        `SELECT id, timestamp, json_extract(metadata, '$.model_id'), json_extract(metadata, '$.outcome'),
-           json_extract(metadata, '$.error_code'), session_id
-         FROM entries WHERE seq >= ? AND event_type = 'EXCHANGE' AND decision <> 'SUCCESS' ORDER BY seq DESC LIMIT 50`,
-      )
-      .raw()
-      .all(from) as [string, string, string | null, string | null, string | null, string | null][];
     const alerts = ledger
       .statement(
         `SELECT id, timestamp, json_extract(metadata, '$.type'), json_extract(metadata, '$.alert_id'),
@@ -218,6 +211,21 @@ export class SqliteConsoleData implements ConsoleData {
       recent_alerts: alerts.map(([id, timestamp, type, alertId, attempts, occurredAt]) =>
         alertSentView(id, timestamp, { type, alert_id: alertId, attempts, occurred_at: occurredAt }),
       ),
+    };
+  }
+
+  async breakers(): Promise<BreakersView> {
+    const { ledger } = this.source;
+    const from = Math.max(1, ledger.head().seq - RECENT_WINDOW + 1);
+    const rows = ledger
+      .statement(
+        `SELECT id, timestamp, json_extract(metadata, '$.model_id'), json_extract(metadata, '$.outcome'),
+           json_extract(metadata, '$.error_code'), session_id
+         FROM entries WHERE seq >= ? AND event_type = 'EXCHANGE' AND decision <> 'SUCCESS' ORDER BY seq DESC LIMIT 50`,
+      )
+      .raw()
+      .all(from) as [string, string, string | null, string | null, string | null, string | null][];
+    return {
       breakers: this.source.breakers(),
       recent_failures: rows.map(([id, timestamp, model, outcome, code, session]) => ({
         id,

@@ -20,6 +20,7 @@ test('a session whose id is an Object.prototype name keeps its turns in the repo
     rootView: async () => ({}),
     budgets: async () => ({}),
     breakers: async () => ({}),
+    alerts: async () => ({}),
     plots: async () => ({}),
   } as unknown as ConsoleData;
   const data = await reportData(view, { sessions: 10, turns: 10 });
@@ -56,6 +57,7 @@ test('a report stops embedding turns at MAX_REPORT_TEXT_CHARS and says whose tur
     rootView: async () => ({}),
     budgets: async () => ({}),
     breakers: async () => ({}),
+    alerts: async () => ({}),
     plots: async () => ({}),
   } as unknown as ConsoleData;
   const data = (await reportData(view, { sessions: 100, turns: 500 })) as {

@@ -1,5 +1,6 @@
 import type { BreakerPass, BreakerRegistry, CircuitBreaker } from '../breaker.js';
 import type { SendFailure } from '../send.js';
+import { type Candidate, candidates, dearest } from './cover.js';
 import { limited, SHARED_FULL_MS, type SharedLimits } from './limits.js';
 import { pick } from './pick.js';
 import {
@@ -103,7 +104,10 @@ export class Resolver<P> {
   private cooldownListener: CooldownListener | null = null;
   /** The RPM/TPM counts shared with other hosts (router/pg/shared-limits.ts); null: this host's own. */
   limits: SharedLimits | null = null;
-  private readonly aliases = new Map<string, { spec: AliasSpec; groups: Deployment<P>[][]; reserveModel: string }>();
+  private readonly aliases = new Map<
+    string,
+    { spec: AliasSpec; groups: Deployment<P>[][]; reserveModel: string; candidates: Candidate<P>[] }
+  >();
   readonly deployments = new Map<string, Deployment<P>>();
   readonly fallbackOn: ReadonlySet<FallbackClass>;
 
@@ -116,7 +120,13 @@ export class Resolver<P> {
     }
     for (const [alias, spec] of Object.entries(config.aliases)) {
       const groups = spec.targets.map((ids) => ids.map((id) => this.deployments.get(id) as Deployment<P>));
-      this.aliases.set(alias, { spec, groups, reserveModel: dearest(groups.flat(), options.price) });
+      const reserveModel = dearest(groups.flat(), options.price);
+      this.aliases.set(alias, {
+        spec,
+        groups,
+        reserveModel,
+        candidates: candidates(groups.flat(), options.providerId),
+      });
     }
     this.fallbackOn = new Set(config.fallback_on);
   }
@@ -130,7 +140,7 @@ export class Resolver<P> {
   plan(alias: string, mayServe: (model: string) => boolean): RoutePlan<P> | null {
     const found = this.aliases.get(alias);
     if (found === undefined) return null;
-    return new RoutePlan(this, alias, found.spec, found.groups, found.reserveModel, mayServe);
+    return new RoutePlan(this, alias, found, mayServe);
   }
 
   breakerOf(deployment: Deployment<P>): CircuitBreaker {
@@ -170,20 +180,6 @@ export class Resolver<P> {
   }
 }
 
-/** The dearest model among the targets (the reservation must cover any that may answer); unpriced: the first. */
-function dearest<P>(deployments: readonly Deployment<P>[], price?: (model: string) => number | null): string {
-  let best = deployments[0]?.spec.model ?? '';
-  let bestPrice = Number.NEGATIVE_INFINITY;
-  for (const d of deployments) {
-    const p = price?.(d.spec.model) ?? null;
-    if (p !== null && p > bestPrice) {
-      bestPrice = p;
-      best = d.spec.model;
-    }
-  }
-  return best;
-}
-
 /**
  * One call's way through an alias: the deployment it is on now (with that deployment's breaker pass), the ones it
  * has tried, and the group it is in. A deployment is tried at most once per call by a fallback; the retry loop may
@@ -197,15 +193,28 @@ export class RoutePlan<P> {
   /** The key's scope on each upstream model, asked once per call (a key check is not free). */
   private readonly permitted = new Map<string, boolean>();
 
+  private readonly spec: AliasSpec;
+  private readonly groups: readonly Deployment<P>[][];
+  /** The model the call's budget is reserved under: the dearest of its targets. */
+  readonly reserveModel: string;
+  private readonly served: readonly Candidate<P>[];
+
   constructor(
     private readonly resolver: Resolver<P>,
     readonly alias: string,
-    private readonly spec: AliasSpec,
-    private readonly groups: readonly Deployment<P>[][],
-    /** The model the call's budget is reserved under: the dearest of its targets. */
-    readonly reserveModel: string,
+    found: { spec: AliasSpec; groups: Deployment<P>[][]; reserveModel: string; candidates: Candidate<P>[] },
     private readonly scope: (model: string) => boolean,
-  ) {}
+  ) {
+    this.spec = found.spec;
+    this.groups = found.groups;
+    this.reserveModel = found.reserveModel;
+    this.served = found.candidates;
+  }
+
+  /** Every provider + model this call may be served by, fallbacks included: those within the key's model scopes. */
+  candidates(): Candidate<P>[] {
+    return this.served.filter((c) => this.mayServe(c.model));
+  }
 
   private mayServe(model: string): boolean {
     let allowed = this.permitted.get(model);
