@@ -29,7 +29,8 @@ export type CosignedProblem =
   | 'misnamed'
   | 'bad_cosignature'
   | 'unknown_witness'
-  | 'config';
+  | 'config'
+  | 'unjudged';
 
 /** One cosigned file, or one cosignature in it, that does not hold (or is not trusted). */
 export interface CosignedFinding {
@@ -77,6 +78,7 @@ const HINTS: Record<CosignedProblem, string> = {
     "the cosignature line does not verify with the witness's vkey in gateway.checkpoint.witnesses: the line was altered, or the vkey configured is not the witness's key",
   unknown_witness:
     'not trusted: no witness in gateway.checkpoint.witnesses has this key; add its vkey there if it is a witness you rely on',
+  unjudged: "the chain's tree could not be recomputed (see the tree's findings): repair the ledger, then verify again",
   config:
     'fix the gateway config (`cplane config show gateway`); witness keys are read from gateway.checkpoint.witnesses',
 };
@@ -145,7 +147,13 @@ export function checkCosigned(
   };
   for (const problem of witnesses.problems)
     add(check.problems, { file: '', size: null, witness: null, problem: 'config', message: problem });
-  for (const file of files) checkFile(file, tree, keys, witnesses.cosigners, check, add);
+  for (const file of files) {
+    // A chain whose tree could not be recomputed has no root to judge a file by: say so rather than guess.
+    if (tree.ledgerId === '') {
+      const message = `${file}: not judged: the chain's tree could not be recomputed`;
+      add(check.problems, { file, size: null, witness: null, problem: 'unjudged', message });
+    } else checkFile(file, tree, keys, witnesses.cosigners, check, add);
+  }
   check.ok = check.problems.length === 0;
   return check;
 }
