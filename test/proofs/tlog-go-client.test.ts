@@ -2,7 +2,7 @@
 // golang.org/x/mod (the checksum database's own client libraries, sumdb/note and sumdb/tlog, where C2SP signed notes
 // and tlog tiles come from), opens the exported checkpoint with the exported vkey, recomputes the tree hash from the
 // exported tiles, proves records from them, and checks cplane's inclusion and consistency proofs with
-// tlog.CheckRecord and tlog.CheckTree. It accepts what cplane wrote and rejects a tampered tile, a tampered proof
+// tlog.CheckRecord and tlog.CheckTree. It accepts what cplane wrote (a checkpoint a witness cosigned too) and rejects a tampered tile, a tampered proof
 // and a checkpoint signed by another key. Under CI (CI=true) a missing Go toolchain fails the test; elsewhere it skips.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -135,6 +135,16 @@ test('Go sumdb/tlog reads the exported tiles and checks cplane proofs; tampering
   const consistency = goClient('consistency', f('log/vkey'), f('consistency.json'));
   assert.ok(consistency.ok, consistency.out);
   assert.match(consistency.out, new RegExp(`tree of ${size} extends the tree of ${oldSize}`));
+
+  // A checkpoint a witness cosigned (`cplane witness`): Go's note.Open takes it with the log's vkey alone, ignoring the
+  // cosignature line of a key it does not know.
+  await cplane('witness', '--key', f('log/vkey'), '--state', f('witness'), f('log/checkpoint'));
+  const cosigned = readFileSync(f('witness/cosigned'), 'utf8');
+  assert.equal(cosigned.split('\n\u2014 ').length, 3);
+  cpSync(f('log'), f('cosigned-log'), { recursive: true });
+  writeFileSync(f('cosigned-log/checkpoint'), cosigned);
+  const witnessed = goClient('tiles', f('cosigned-log'));
+  assert.ok(witnessed.ok, witnessed.out);
 
   // A tile edited: one hash in the level-1 tile (the root no longer follows), one in the first level-0 tile.
   const tampered = (name: string, path: string, at: number): string => {
