@@ -1,21 +1,15 @@
-import { dirname, join } from 'node:path';
 import { type Warning, warning } from '#kernel/catalogue/define.js';
 import { toCpError } from '#kernel/errors.js';
+import { cosignedDir } from '#kernel/ledger/merkle/cosigned-check.js';
 import { checkpointNote, ledgerOrigin, rootNoteSigner, withLedgerTree } from '#kernel/ledger/merkle/ledger-proofs.js';
 import type { LedgerTree } from '#kernel/ledger/merkle/tree-view.js';
 import { PgTreeSnapshot } from '#kernel/ledger/merkle/pg-tree.js';
 import { consistencyPath } from '#kernel/ledger/merkle/proof.js';
 import { rangeHashOf } from '#kernel/ledger/merkle/tiles.js';
 import { type PushCounts, recordCosignatures, WitnessPusher } from '#kernel/ledger/merkle/witness-push.js';
-import { rootPaths } from '#kernel/root/layout.js';
 import { readTrustedRootKey } from '#kernel/signing/root-key.js';
 import type { OpenedRouter } from '#router/open.js';
 import type { GatewayConfig } from './settings.js';
-
-/** Where the cosigned checkpoints are kept: beside the root's checkpoints, outside the ledger database. */
-export function cosignedDir(root: string): string {
-  return join(dirname(rootPaths(root).checkpoints), 'cosigned');
-}
 
 /** The gateway's witnesses: each checkpoint it writes, signed as a C2SP note and pushed to them in the background. */
 export interface GatewayWitnesses {

@@ -233,6 +233,12 @@ export const CODES = defineCodes({
     meaning: '`ledger prove` was asked about an entry or a tree size the ledger does not hold',
     hint: 'pass an entry id from `cplane ledger query`, and sizes no larger than the head (`cplane ledger head`)',
   },
+  ERR_COSIGNED_INVALID: {
+    kind: 'error',
+    meaning:
+      "a cosigned checkpoint in HOT/ledger/cosigned does not hold: unreadable, not signed by the root's key, of a tree the ledger no longer has (rewritten after the witnesses cosigned it), or with a cosignature that does not verify with the witness's configured vkey; a cosignature by a key not in gateway.checkpoint.witnesses is reported and not trusted",
+    hint: 'the finding names the file, the tree size and the witness; `cplane ledger verify --json` lists every one',
+  },
   ERR_WITNESS_REFUSED: {
     kind: 'error',
     meaning:

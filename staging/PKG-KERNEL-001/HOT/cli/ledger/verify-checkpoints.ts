@@ -1,6 +1,12 @@
 import { resolve } from 'node:path';
 import { checkLedgerCheckpoints, type Ledger, type RootCheckpointReport } from '../../kernel/ledger/index.js';
 import { gatherCheckpoints } from '../../kernel/ledger/checkpoint-check.js';
+import {
+  checkCosigned,
+  configuredCosigners,
+  type CosignedCheck,
+  cosignedFiles,
+} from '../../kernel/ledger/merkle/cosigned-check.js';
 import { type ChainRoots, checkNoteCheckpoints, isNoteFile } from '../../kernel/ledger/merkle/note-checkpoints.js';
 import type { CliContext } from '../command.js';
 import { resolveRoot } from '../root-option.js';
@@ -44,7 +50,7 @@ export function checkpointsFor(
   ctx: CliContext,
   tree: ChainRoots,
 ): RootCheckpointReport {
-  const root = typeof args.ledger === 'string' && args.ledger.length > 0 ? null : resolveRoot(args.root, ctx);
+  const root = verifiedRoot(args, ctx);
   const { files, notes, keyFiles } = checkpointArgs(args, ctx);
   const report = checkLedgerCheckpoints(ledger, { root, files, keyFiles });
   if (notes.length === 0) return report;
@@ -65,3 +71,22 @@ export function checkpointLines(report: RootCheckpointReport): string[] {
   );
   return lines;
 }
+
+/** The root of a verify run: none with --ledger FILE (a bare ledger has no root beside it). */
+export function verifiedRoot(args: LedgerTargetArgs, ctx: CliContext): string | null {
+  return typeof args.ledger === 'string' && args.ledger.length > 0 ? null : resolveRoot(args.root, ctx);
+}
+
+/** The root's cosigned checkpoints (HOT/ledger/cosigned) judged against the chain's tree; none without a root. */
+export function cosignedFor(
+  root: string | null,
+  files: readonly string[],
+  tree: ChainRoots,
+  keyFiles: readonly string[],
+): CosignedCheck {
+  if (root === null || files.length === 0)
+    return { ok: true, files: 0, verified: 0, cosignatures: {}, newest: null, problems: [], untrusted: [] };
+  return checkCosigned(tree, files, gatherCheckpoints({ root, keyFiles }).keys, configuredCosigners(root));
+}
+
+export { cosignedFiles };

@@ -14,7 +14,11 @@ import {
   checkpointArgs,
   checkpointLines,
   checkpointsFor,
+  cosignedFiles,
+  cosignedFor,
+  verifiedRoot,
 } from './verify-checkpoints.js';
+import { cosignedLines } from '../../kernel/ledger/merkle/cosigned-check.js';
 import { LEDGER_TARGET_OPTIONS, type LedgerTargetArgs, withLedger } from './target.js';
 
 export default defineCommand({
@@ -34,10 +38,18 @@ export default defineCommand({
   async handler(args, ctx) {
     if (args.store !== undefined) return verifyPostgres(args.store, args, ctx);
     const anchor = args.anchor === undefined ? undefined : parseAnchor(args.anchor);
-    const [result, tree, checkpoints] = withLedger(args, ctx, { readonly: true }, (ledger) => {
+    const root = verifiedRoot(args, ctx);
+    const cosignedAt = root === null ? [] : cosignedFiles(root);
+    const { notes, keyFiles } = checkpointArgs(args, ctx);
+    const [result, tree, checkpoints, cosigned] = withLedger(args, ctx, { readonly: true }, (ledger) => {
       const result = verifyLedger(ledger, anchor ? { anchor } : {});
-      const { check, roots } = treeOf(ledger, noteSizes(checkpointArgs(args, ctx).notes));
-      return [result, check, checkpointsFor(ledger, args, ctx, roots)] as const;
+      const { check, roots } = treeOf(ledger, noteSizes([...notes, ...cosignedAt]));
+      return [
+        result,
+        check,
+        checkpointsFor(ledger, args, ctx, roots),
+        cosignedFor(root, cosignedAt, roots, keyFiles),
+      ] as const;
     });
     const bad = result.first_bad;
     const lines = bad
@@ -58,8 +70,13 @@ export default defineCommand({
       );
       for (const problem of content.problems) lines.push(`content ${problem.kind.toUpperCase()}: ${problem.message}`);
     }
-    ctx.report(args, { ...result, tree, checkpoints }, [...lines, ...treeLines(tree), ...checkpointLines(checkpoints)]);
-    return result.ok && tree.ok && checkpoints.ok ? EXIT.OK : EXIT.CHECK_FAILED;
+    ctx.report(args, { ...result, tree, checkpoints, cosigned }, [
+      ...lines,
+      ...treeLines(tree),
+      ...checkpointLines(checkpoints),
+      ...cosignedLines(cosigned),
+    ]);
+    return result.ok && tree.ok && checkpoints.ok && cosigned.ok ? EXIT.OK : EXIT.CHECK_FAILED;
   },
 });
 
@@ -87,14 +104,18 @@ async function verifyPostgres(
     const root = args.root === undefined && !ctx.defaultRoot ? null : resolveRoot(args.root, ctx);
     const { files, notes, keyFiles } = checkpointArgs(args, ctx);
     const { result, checkpoints: chained } = await verifyPgChain(store, { root, files, keyFiles });
-    const { check: tree, roots } = await checkPgTree(store, noteSizes(notes)).catch((error: unknown) => ({
-      check: treeUnreadable(result.entries, error),
-      roots: { ledgerId: '', size: 0, rootAt: () => undefined, tilesDamagedFrom: 0 },
-    }));
+    const cosignedAt = root === null ? [] : cosignedFiles(root);
+    const { check: tree, roots } = await checkPgTree(store, noteSizes([...notes, ...cosignedAt])).catch(
+      (error: unknown) => ({
+        check: treeUnreadable(result.entries, error),
+        roots: { ledgerId: '', size: 0, rootAt: () => undefined, tilesDamagedFrom: 0 },
+      }),
+    );
     const checkpoints =
       notes.length === 0
         ? chained
         : checkNoteCheckpoints(roots, notes, gatherCheckpoints({ root, keyFiles }).keys, chained);
+    const cosigned = cosignedFor(root, cosignedAt, roots, keyFiles);
     const bad = result.first_bad;
     const lines = bad
       ? [`ledger BROKEN at ${bad.id}: ${bad.problem}`, `  ${bad.message}`, `  last good: ${formatAnchor(result.head)}`]
@@ -107,8 +128,13 @@ async function verifyPostgres(
         `content: ${content.blocks} blocks (${content.redacted_blocks} redacted), ${content.lists} list nodes, ${result.content_problems.length === 0 ? 'intact' : `${result.content_problems.length} problems`}`,
       );
     for (const problem of result.content_problems) lines.push(`content: ${problem}`);
-    ctx.report(args, { ...result, tree, checkpoints }, [...lines, ...treeLines(tree), ...checkpointLines(checkpoints)]);
-    return result.ok && tree.ok && checkpoints.ok ? EXIT.OK : EXIT.CHECK_FAILED;
+    ctx.report(args, { ...result, tree, checkpoints, cosigned }, [
+      ...lines,
+      ...treeLines(tree),
+      ...checkpointLines(checkpoints),
+      ...cosignedLines(cosigned),
+    ]);
+    return result.ok && tree.ok && checkpoints.ok && cosigned.ok ? EXIT.OK : EXIT.CHECK_FAILED;
   } finally {
     await store.close();
   }

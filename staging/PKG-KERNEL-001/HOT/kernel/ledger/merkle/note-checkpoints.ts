@@ -3,7 +3,15 @@ import { isCpError } from '../../errors.js';
 import type { CheckpointFinding, CheckpointKey } from '../checkpoint.js';
 import type { RootCheckpointReport } from '../checkpoint-check.js';
 import { ledgerOrigin } from './ledger-proofs.js';
-import { MAX_NOTE_BYTES, noteVerifier, openNote, parseCheckpointBody, splitNote } from './note.js';
+import {
+  MAX_NOTE_BYTES,
+  type NoteSignature,
+  noteVerifier,
+  openNote,
+  parseCheckpointBody,
+  splitNote,
+  type TreeHead,
+} from './note.js';
 
 /** Whether a checkpoint file holds a C2SP signed note (its first line an origin) rather than cplane's JSON. */
 export function isNoteFile(path: string): boolean {
@@ -63,34 +71,48 @@ export function checkNoteCheckpoints(
 }
 
 function checkNote(source: string, keys: readonly CheckpointKey[], tree: ChainRoots): CheckpointFinding | null {
-  const found = (
-    problem: CheckpointFinding['problem'],
-    message: string,
-    seq: number | null = null,
-  ): CheckpointFinding => ({
-    problem,
-    source,
-    seq,
-    message: `${source}: ${message}`,
-  });
   let note: string;
-  let origin: string;
   try {
     note = readTextBounded(source, {
       maxBytes: MAX_NOTE_BYTES,
       what: 'checkpoint note',
       unreadableCode: 'ERR_CHECKPOINT_INVALID',
     });
+  } catch (error) {
+    if (!isCpError(error)) throw error;
+    return { problem: 'invalid', source, seq: null, message: `${source}: ${error.message}` };
+  }
+  const judged = judgeNote(source, note, keys, tree);
+  return 'finding' in judged ? judged.finding : null;
+}
+
+/**
+ * A note's text judged against the chain's tree: its finding, or its head with the text it signs and the other
+ * signatures it carries (a witness's cosignatures, for the caller to judge).
+ */
+export function judgeNote(
+  source: string,
+  note: string,
+  keys: readonly CheckpointKey[],
+  tree: ChainRoots,
+): { finding: CheckpointFinding } | { head: TreeHead; text: string; others: NoteSignature[] } {
+  const found = (
+    problem: CheckpointFinding['problem'],
+    message: string,
+    seq: number | null = null,
+  ): { finding: CheckpointFinding } => ({ finding: { problem, source, seq, message: `${source}: ${message}` } });
+  let origin: string;
+  try {
     origin = splitNote(note).text.split('\n', 1)[0] ?? '';
   } catch (error) {
     if (!isCpError(error)) throw error;
     return found('invalid', error.message);
   }
-  let opened: string | undefined;
+  let opened: { text: string; others: NoteSignature[] } | undefined;
   let lastError = 'no checkpoint key of this root signed it';
   for (const key of keys) {
     try {
-      opened = openNote(note, noteVerifier(origin, key.public_key)).text;
+      opened = openNote(note, noteVerifier(origin, key.public_key));
       break;
     } catch (error) {
       if (!isCpError(error)) throw error;
@@ -99,9 +121,9 @@ function checkNote(source: string, keys: readonly CheckpointKey[], tree: ChainRo
   }
   if (opened === undefined)
     return found(/does not verify/.test(lastError) ? 'bad_signature' : 'untrusted_key', lastError);
-  let head: ReturnType<typeof parseCheckpointBody>;
+  let head: TreeHead;
   try {
-    head = parseCheckpointBody(opened);
+    head = parseCheckpointBody(opened.text);
   } catch (error) {
     if (!isCpError(error)) throw error;
     return found('invalid', error.message);
@@ -131,5 +153,5 @@ function checkNote(source: string, keys: readonly CheckpointKey[], tree: ChainRo
       `the ledger's stored Merkle tiles do not give the root the note signs at ${head.size} entries (the chain's own tree does): the tiles were damaged, see the tree's findings`,
       head.size,
     );
-  return null;
+  return { head, ...opened };
 }

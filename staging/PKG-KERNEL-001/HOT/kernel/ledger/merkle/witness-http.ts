@@ -1,4 +1,4 @@
-import { createHash, verify } from 'node:crypto';
+import { createHash, type KeyObject, verify } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../atomic.js';
@@ -114,32 +114,54 @@ export function witnessHandler(
   };
 }
 
+/** A witness's cosigning key, from its vkey `name+id+base64(0x04 ‖ key)`. */
+export interface Cosigner {
+  name: string;
+  keyId: Buffer;
+  publicKey: KeyObject;
+}
+
+/** The witness key a vkey names; null when it is not a well-formed tlog-cosignature v1 vkey. */
+export function parseCosignerVkey(vkey: string): Cosigner | null {
+  // The base64 key may itself hold '+': the name and the key ID are the first two fields.
+  const parts = /^([^+\s]+)\+([0-9a-f]{8})\+(\S+)$/.exec(vkey.trim());
+  if (parts === null) return null;
+  const [, name, id, key] = parts as unknown as [string, string, string, string];
+  const raw = Buffer.from(key, 'base64');
+  if (raw.length !== 33 || raw[0] !== COSIGNATURE_TYPE) return null;
+  const keyId = createHash('sha256')
+    .update(name)
+    .update(Buffer.from([0x0a, COSIGNATURE_TYPE]))
+    .update(raw.subarray(1))
+    .digest()
+    .subarray(0, 4);
+  if (keyId.toString('hex') !== id) return null;
+  return { name, keyId, publicKey: ed25519FromRaw(raw.subarray(1)) };
+}
+
+/** Whether `signature` (a signature line's bytes after the key ID: time ‖ Ed25519) cosigns the checkpoint `text`. */
+export function cosignatureHolds(cosigner: Cosigner, text: string, signature: Buffer): boolean {
+  if (signature.length !== 8 + 64) return false;
+  const message = Buffer.from(`cosignature/v1\ntime ${signature.readBigUInt64BE(0)}\n${text}`, 'utf8');
+  try {
+    return verify(null, message, cosigner.publicKey, signature.subarray(8));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The cosignatures in `lines` (an add-checkpoint reply) that the witness of `vkey` (`name+id+base64(0x04 ‖ key)`)
  * made over `note`: tlog-cosignature v1, the signature over `cosignature/v1`, `time T` and the checkpoint text.
  */
 export function verifiedCosignatures(vkey: string, note: string, lines: string): string[] {
-  // The base64 key may itself hold '+': the name and the key ID are the first two fields.
-  const parts = /^([^+\s]+)\+([0-9a-f]{8})\+(\S+)$/.exec(vkey.trim());
-  if (parts === null) return [];
-  const [, name, id, key] = parts as unknown as [string, string, string, string];
-  const raw = Buffer.from(key, 'base64');
-  if (raw.length !== 33 || raw[0] !== COSIGNATURE_TYPE) return [];
-  const keyId = createHash('sha256')
-    .update(name)
-    .update(Buffer.from([0x0a, COSIGNATURE_TYPE]))
-    .update(raw.subarray(1))
-    .digest();
-  if (keyId.subarray(0, 4).toString('hex') !== id) return [];
-  const publicKey = ed25519FromRaw(raw.subarray(1));
+  const cosigner = parseCosignerVkey(vkey);
+  if (cosigner === null) return [];
   const { text } = splitNote(note);
   return lines.split('\n').filter((line) => {
     const match = /^\u2014 (\S+) (\S+)$/u.exec(line);
-    if (match === null || match[1] !== name) return false;
+    if (match === null || match[1] !== cosigner.name) return false;
     const bytes = Buffer.from(match[2] as string, 'base64');
-    if (bytes.length !== 4 + 8 + 64 || !bytes.subarray(0, 4).equals(keyId.subarray(0, 4))) return false;
-    const time = bytes.readBigUInt64BE(4);
-    const message = Buffer.from(`cosignature/v1\ntime ${time}\n${text}`, 'utf8');
-    return verify(null, message, publicKey, bytes.subarray(12));
+    return bytes.subarray(0, 4).equals(cosigner.keyId) && cosignatureHolds(cosigner, text, bytes.subarray(4));
   });
 }
