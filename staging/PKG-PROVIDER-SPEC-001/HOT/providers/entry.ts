@@ -203,6 +203,26 @@ export interface ConfiguredEntryInput {
   options: unknown;
   /** The rest of the config (`base_url`, `api_key`), as `resolveEndpoint` will read it. */
   endpoint: unknown;
+  /** The clock and fetch the provider was given (tests and benches inject them), else the real ones. */
+  clock: Clock;
+  fetch: WireFetch;
+}
+
+/**
+ * The entry and provider options of a configured provider created with `options`: its config split into `options`
+ * (handed to `build`) and the endpoint part, which `resolveEndpoint` checks as for every entry.
+ */
+export function configuredEntry(
+  options: HttpProviderOptions,
+  defaultId: string,
+  build: (input: ConfiguredEntryInput) => ProviderEntry,
+): [ProviderEntry, HttpProviderOptions] {
+  const id = options.id ?? defaultId;
+  const { options: own, endpoint } = splitOptions(options.config);
+  const env = options.env ?? process.env;
+  const clock = options.clock ?? systemClock;
+  const entry = build({ id, env, options: own, endpoint, clock, fetch: options.fetch ?? nodeHttpFetch() });
+  return [entry, { ...options, id, env, config: endpoint }];
 }
 
 /**
@@ -217,11 +237,10 @@ export function defineConfiguredProvider(spec: {
   return {
     serves: spec.serves,
     ...(spec.optIn === undefined ? {} : { optIn: spec.optIn }),
-    create(factory) {
-      const { options, endpoint } = splitOptions(factory.config);
-      const entry = spec.entry({ id: factory.id, env: factory.env, options, endpoint });
-      return new HttpProvider(entry, { id: factory.id, env: factory.env, config: endpoint });
-    },
+    create: (factory) =>
+      new HttpProvider(
+        ...configuredEntry({ id: factory.id, env: factory.env, config: factory.config }, factory.id, spec.entry),
+      ),
   };
 }
 

@@ -1,9 +1,10 @@
 import { CpError, show } from '#kernel/errors.js';
 import type { HttpProviderOptions } from '#providers/config.js';
 import {
+  configuredEntry,
   defineConfiguredProvider,
+  type ConfiguredEntryInput,
   HttpProvider,
-  splitOptions,
   type ProviderEntry,
   type WireRoute,
 } from '#providers/entry.js';
@@ -97,12 +98,13 @@ export function azureEntry(id: string, options: AzureOptions): ProviderEntry {
   };
 }
 
+/** Azure OpenAI's entry from its config's `options`. */
+const fromConfig = ({ id, options }: ConfiguredEntryInput): ProviderEntry => azureEntry(id, azureOptions(id, options));
+
 /** Azure OpenAI configured by `{base_url?, api_key?, options?: {api_version, deployments, auth}}`. */
 export class AzureOpenAiProvider extends HttpProvider {
   constructor(options: HttpProviderOptions = {}) {
-    const id = options.id ?? 'azure';
-    const { options: azure, endpoint } = splitOptions(options.config);
-    super(azureEntry(id, azureOptions(id, azure)), { ...options, config: endpoint });
+    super(...configuredEntry(options, 'azure', fromConfig));
   }
 }
 
@@ -110,5 +112,5 @@ export class AzureOpenAiProvider extends HttpProvider {
 export default defineConfiguredProvider({
   serves: Object.keys(ROUTES) as WireSurface[],
   optIn: true,
-  entry: ({ id, options }) => azureEntry(id, azureOptions(id, options)),
+  entry: fromConfig,
 });

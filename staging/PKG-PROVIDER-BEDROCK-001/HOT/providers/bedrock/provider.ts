@@ -1,11 +1,10 @@
 import { CpError, show } from '#kernel/errors.js';
-import { systemClock, type Clock } from '#providers/clock.js';
+import type { Clock } from '#providers/clock.js';
 import type { HttpProviderOptions } from '#providers/config.js';
 import {
+  configuredEntry,
   defineConfiguredProvider,
   HttpProvider,
-  splitOptions,
-  type ConfiguredEntryInput,
   type ProviderEntry,
   type WireRoute,
 } from '#providers/entry.js';
@@ -186,15 +185,11 @@ export interface BedrockProviderOptions extends HttpProviderOptions {
 /** Bedrock configured by `{base_url?, options?: {region, profile, models}}` and the AWS environment. */
 export class BedrockProvider extends HttpProvider {
   constructor(options: BedrockProviderOptions = {}) {
-    const id = options.id ?? 'bedrock';
-    const { options: bedrock, endpoint } = splitOptions(options.config);
-    const entry = bedrockEntry(id, {
-      env: options.env ?? process.env,
-      options: bedrock,
-      clock: options.clock ?? systemClock,
-      readFile: options.readFile ?? readFileIfAny,
-    });
-    super(entry, { ...options, config: endpoint });
+    super(
+      ...configuredEntry(options, 'bedrock', (input) =>
+        bedrockEntry(input.id, { ...input, readFile: options.readFile ?? readFileIfAny }),
+      ),
+    );
   }
 }
 
@@ -202,6 +197,5 @@ export class BedrockProvider extends HttpProvider {
 export default defineConfiguredProvider({
   serves: Object.keys(ROUTES) as WireSurface[],
   optIn: true,
-  entry: ({ id, env, options }: ConfiguredEntryInput) =>
-    bedrockEntry(id, { env, options, clock: systemClock, readFile: readFileIfAny }),
+  entry: (input) => bedrockEntry(input.id, { ...input, readFile: readFileIfAny }),
 });

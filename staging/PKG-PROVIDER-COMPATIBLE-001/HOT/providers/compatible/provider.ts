@@ -1,5 +1,11 @@
 import type { HttpProviderOptions } from '#providers/config.js';
-import { defineConfiguredProvider, HttpProvider, splitOptions, type ProviderEntry } from '#providers/entry.js';
+import {
+  configuredEntry,
+  defineConfiguredProvider,
+  HttpProvider,
+  type ConfiguredEntryInput,
+  type ProviderEntry,
+} from '#providers/entry.js';
 import { OPENAI } from '#providers/openai/provider.js';
 import { parseCompletion } from '#providers/openai/reply.js';
 import { openAiReader } from '#providers/openai/wire.js';
@@ -48,13 +54,16 @@ export function compatibleEntry(id: string, name: string, preset: Preset): Provi
   };
 }
 
+/** A compatible server's entry from its config's `options` (its preset). */
+function fromConfig({ id, options }: ConfiguredEntryInput): ProviderEntry {
+  const { name, preset } = presetFromOptions(id, options);
+  return compatibleEntry(id, name, preset);
+}
+
 /** An OpenAI-compatible server configured by `{base_url?, api_key?, options: {preset, presets?}}`. */
 export class CompatibleProvider extends HttpProvider {
   constructor(options: HttpProviderOptions = {}) {
-    const id = options.id ?? 'compatible';
-    const { options: presetOptions, endpoint } = splitOptions(options.config);
-    const { name, preset } = presetFromOptions(id, presetOptions);
-    super(compatibleEntry(id, name, preset), { ...options, config: endpoint });
+    super(...configuredEntry(options, 'compatible', fromConfig));
   }
 }
 
@@ -62,8 +71,5 @@ export class CompatibleProvider extends HttpProvider {
 export default defineConfiguredProvider({
   serves: Object.keys(COMPATIBLE_ROUTES) as WireSurface[],
   optIn: true,
-  entry({ id, options }) {
-    const { name, preset } = presetFromOptions(id, options);
-    return compatibleEntry(id, name, preset);
-  },
+  entry: fromConfig,
 });

@@ -1,14 +1,11 @@
-import { systemClock } from '#providers/clock.js';
 import {
+  configuredEntry,
   defineConfiguredProvider,
   HttpProvider,
-  splitOptions,
-  type ConfiguredEntryInput,
   type ProviderEntry,
   type WireRoute,
 } from '#providers/entry.js';
 import type { FailureFacts } from '#providers/reply.js';
-import { nodeHttpFetch } from '#providers/transport.js';
 import type { WireSurface } from '#providers/wire/spec.js';
 import { vertexErrorFacts } from '#providers/vertex/errors.js';
 import {
@@ -63,16 +60,11 @@ export function vertexGeminiEntry(id: string, setup: VertexSetup): ProviderEntry
 /** Gemini on Vertex configured as Vertex is: `{base_url?, options: {project, region, service_account_file, models}}`. */
 export class VertexGeminiProvider extends HttpProvider {
   constructor(options: VertexProviderOptions = {}) {
-    const id = options.id ?? 'vertex_gemini';
-    const { options: vertex, endpoint } = splitOptions(options.config);
-    const entry = vertexGeminiEntry(id, {
-      env: options.env ?? process.env,
-      options: vertex,
-      clock: options.clock ?? systemClock,
-      fetch: options.fetch ?? nodeHttpFetch(),
-      readFile: options.readFile ?? readKeyFile,
-    });
-    super(entry, { ...options, config: endpoint });
+    super(
+      ...configuredEntry(options, 'vertex_gemini', (input) =>
+        vertexGeminiEntry(input.id, { ...input, readFile: options.readFile ?? readKeyFile }),
+      ),
+    );
   }
 }
 
@@ -80,6 +72,5 @@ export class VertexGeminiProvider extends HttpProvider {
 export default defineConfiguredProvider({
   serves: Object.keys(ROUTES) as WireSurface[],
   optIn: true,
-  entry: ({ id, env, options }: ConfiguredEntryInput) =>
-    vertexGeminiEntry(id, { env, options, clock: systemClock, fetch: nodeHttpFetch(), readFile: readKeyFile }),
+  entry: (input) => vertexGeminiEntry(input.id, { ...input, readFile: readKeyFile }),
 });

@@ -1,17 +1,16 @@
 import { CpError, show } from '#kernel/errors.js';
-import { systemClock, type Clock } from '#providers/clock.js';
+import type { Clock } from '#providers/clock.js';
 import type { HttpProviderOptions } from '#providers/config.js';
 import {
+  configuredEntry,
   defineConfiguredProvider,
   HttpProvider,
-  splitOptions,
-  type ConfiguredEntryInput,
   type ProviderEntry,
   type WireRoute,
 } from '#providers/entry.js';
 import { asObject } from '#providers/json.js';
 import { ANTHROPIC } from '#providers/anthropic/provider.js';
-import { nodeHttpFetch, type WireFetch } from '#providers/transport.js';
+import type { WireFetch } from '#providers/transport.js';
 import type { WireRequest, WireSurface } from '#providers/wire/spec.js';
 import { READ_LIMITS, readTextBounded } from '#kernel/bounded-read.js';
 import { vertexErrorFacts } from './errors.js';
@@ -198,16 +197,11 @@ export interface VertexProviderOptions extends HttpProviderOptions {
 /** Vertex configured by `{base_url?, options: {project, region, service_account_file, models, token_uri}}`. */
 export class VertexProvider extends HttpProvider {
   constructor(options: VertexProviderOptions = {}) {
-    const id = options.id ?? 'vertex';
-    const { options: vertex, endpoint } = splitOptions(options.config);
-    const entry = vertexEntry(id, {
-      env: options.env ?? process.env,
-      options: vertex,
-      clock: options.clock ?? systemClock,
-      fetch: options.fetch ?? nodeHttpFetch(),
-      readFile: options.readFile ?? readKeyFile,
-    });
-    super(entry, { ...options, config: endpoint });
+    super(
+      ...configuredEntry(options, 'vertex', (input) =>
+        vertexEntry(input.id, { ...input, readFile: options.readFile ?? readKeyFile }),
+      ),
+    );
   }
 }
 
@@ -215,6 +209,5 @@ export class VertexProvider extends HttpProvider {
 export default defineConfiguredProvider({
   serves: Object.keys(ROUTES) as WireSurface[],
   optIn: true,
-  entry: ({ id, env, options }: ConfiguredEntryInput) =>
-    vertexEntry(id, { env, options, clock: systemClock, fetch: nodeHttpFetch(), readFile: readKeyFile }),
+  entry: (input) => vertexEntry(input.id, { ...input, readFile: readKeyFile }),
 });
