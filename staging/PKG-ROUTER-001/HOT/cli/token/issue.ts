@@ -47,7 +47,7 @@ export default defineCommand({
     const given = args.scope.map(String);
     if (given.length === 0 || given.some((s) => !SCOPE.test(s))) {
       const what = `--scope takes route:* | route:<contract_id> | model:* | model:<model_id> | console:read | metrics:read | keys:admin, got ${show(given)}`;
-      throw new CpError('ERR_USAGE', what, { hint: 'e.g. --scope route:* --scope model:claude-sonnet-4-5' });
+      throw new CpError('ERR_USAGE', what, { hint: 'e.g. --scope route:* --scope model:claude-sonnet-4-6' });
     }
     const scopes = given.some((s) => s.startsWith('route:') || OPERATOR_SCOPES.includes(s))
       ? given
