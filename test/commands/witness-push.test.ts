@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import { REPO } from '../../scripts/lib/repo.js';
+import { growLedger as appendTo } from '../../staging/PKG-KERNEL-001/HOT/tests/cli/grow-ledger.js';
 
 type Kernel = typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/ledger/index.js');
 const { Ledger, ledgerPathForRoot } = await fromDevRoot<Kernel>('HOT/kernel/ledger/index.js');
@@ -82,23 +83,6 @@ async function startWitness(name: string, vkeyFile: string): Promise<Witness> {
     if (url !== undefined && vkey !== undefined) return { child, url, vkey };
   }
   throw new Error(`witness ${name} exited: ${out}`);
-}
-
-function appendTo(file: string, n: number, tag: string): void {
-  const ledger = Ledger.open(file);
-  try {
-    ledger.appendBatch(
-      Array.from({ length: n }, (_, i) => ({
-        event_type: 'EXCHANGE',
-        submission_id: `${tag}-${i}`,
-        decision: 'OK',
-        reason: tag,
-        metadata: { n: i },
-      })),
-    );
-  } finally {
-    ledger.close();
-  }
 }
 
 let root = '';

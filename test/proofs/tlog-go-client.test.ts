@@ -13,6 +13,9 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fromDevRoot } from '../../scripts/lib/dev-root.js';
 import { REPO } from '../../scripts/lib/repo.js';
+import { growLedger } from '../../staging/PKG-KERNEL-001/HOT/tests/cli/grow-ledger.js';
+
+const grow = (root: string, n: number, tag: string): void => growLedger(ledgerPathForRoot(root), n, tag);
 
 const { createRoot } = await fromDevRoot<typeof import('../../staging/PKG-KERNEL-001/HOT/kernel/installer/genesis.js')>(
   'HOT/kernel/installer/genesis.js',
@@ -65,23 +68,6 @@ async function cplane(...argv: string[]): Promise<void> {
 function goClient(...args: string[]): { ok: boolean; out: string } {
   const r = spawnSync(client, args, { encoding: 'utf8' });
   return { ok: r.status === 0, out: `${r.stdout}${r.stderr}` };
-}
-
-function grow(root: string, n: number, tag: string): void {
-  const ledger = Ledger.open(ledgerPathForRoot(root));
-  try {
-    ledger.appendBatch(
-      Array.from({ length: n }, (_, i) => ({
-        event_type: 'EXCHANGE',
-        submission_id: `${tag}-${i}`,
-        decision: 'OK',
-        reason: tag,
-        metadata: { n: i },
-      })),
-    );
-  } finally {
-    ledger.close();
-  }
 }
 
 let root = '';

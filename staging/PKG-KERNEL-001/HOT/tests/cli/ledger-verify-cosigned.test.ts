@@ -10,9 +10,10 @@ import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { growLedger as grow } from './grow-ledger.js';
 import { cli } from './run-cli.js';
 import { createRoot } from '../../kernel/installer/genesis.js';
-import { Ledger, ledgerPathForRoot } from '../../kernel/ledger/index.js';
+import { ledgerPathForRoot } from '../../kernel/ledger/index.js';
 
 interface Finding {
   code: string;
@@ -31,23 +32,6 @@ interface Cosigned {
   newest: number | null;
   problems: Finding[];
   untrusted: Finding[];
-}
-
-function grow(file: string, n: number, tag: string): void {
-  const ledger = Ledger.open(file);
-  try {
-    ledger.appendBatch(
-      Array.from({ length: n }, (_, i) => ({
-        event_type: 'EXCHANGE',
-        submission_id: `${tag}-${i}`,
-        decision: 'OK',
-        reason: tag,
-        metadata: { n: i },
-      })),
-    );
-  } finally {
-    ledger.close();
-  }
 }
 
 /** A note signed as c2sp.org/signed-note says: key ID = SHA-256(name ‖ 0x0A ‖ 0x01 ‖ key)[:4], Ed25519 over text. */
