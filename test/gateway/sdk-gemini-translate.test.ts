@@ -4,14 +4,14 @@
 // Google's reference and the SDK's recordings). One EXCHANGE per call, with the upstream's own usage.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import Anthropic from '@anthropic-ai/sdk';
 import { ApiError, type Content, GoogleGenAI } from '@google/genai';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import {
   DEFAULT_USAGE,
   GeminiServer,
 } from '../../staging/PKG-PROVIDER-GEMINI-001/HOT/tests/providers/fixtures/gemini-server.js';
 import { issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { sdkClients } from './translated.js';
 import { USAGE } from './upstream.js';
 
 const UPSTREAM_KEY = 'AIzaSyUPSTREAM-gemini-SECRET-0123456789';
@@ -22,15 +22,7 @@ let key: string;
 
 const genai = (session: string): GoogleGenAI =>
   new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: served.url, headers: { 'x-cplane-session': session } } });
-const anthropic = (session: string): Anthropic =>
-  new Anthropic({ apiKey: key, baseURL: served.url, maxRetries: 0, defaultHeaders: { 'x-cplane-session': session } });
-const openai = (session: string): OpenAI =>
-  new OpenAI({
-    apiKey: key,
-    baseURL: `${served.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: { 'x-cplane-session': session },
-  });
+const { anthropic, openai } = sdkClients(() => ({ url: served.url, key }));
 
 before(async () => {
   gemini = await GeminiServer.start(UPSTREAM_KEY);

@@ -7,18 +7,12 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses/responses';
 import { issueKey, ledgerEntries, startServed, type Served } from './harness.js';
-import { assertAnthropicUpstreamUsage, exchangesIn } from './translated.js';
+import { assertAnthropicUpstreamUsage, exchangesIn, sdkClients } from './translated.js';
 import { USAGE } from './upstream.js';
 
 let served: Served;
 let key: string;
-const openai = (session: string): OpenAI =>
-  new OpenAI({
-    apiKey: key,
-    baseURL: `${served.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: { 'x-cplane-session': session },
-  });
+const { openai } = sdkClients(() => ({ url: served.url, key }));
 
 before(async () => {
   served = await startServed();

@@ -6,20 +6,12 @@ import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { issueKey, ledgerEntries, startServed, type Served } from './harness.js';
-import { assertAnthropicUpstreamUsage, exchangesIn } from './translated.js';
+import { assertAnthropicUpstreamUsage, exchangesIn, sdkClients } from './translated.js';
 import { USAGE } from './upstream.js';
 
 let served: Served;
 let key: string;
-const anthropic = (session: string): Anthropic =>
-  new Anthropic({ apiKey: key, baseURL: served.url, maxRetries: 0, defaultHeaders: { 'x-cplane-session': session } });
-const openai = (session: string): OpenAI =>
-  new OpenAI({
-    apiKey: key,
-    baseURL: `${served.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: { 'x-cplane-session': session },
-  });
+const { anthropic, openai } = sdkClients(() => ({ url: served.url, key }));
 
 before(async () => {
   served = await startServed();
