@@ -6,6 +6,7 @@ import { envError } from '#kernel/env-errors.js';
 import { type AppendInput, commitCount } from '#kernel/ledger/index.js';
 import type { ScopeKind } from './config.js';
 import { type OutboxRow, outboxRow } from './kept-records.js';
+import { addTotalsStatement, budgetStatements, hasBudgetScope, reservationOf, totalsOf } from './store-statements.js';
 
 export const BUDGET_DB_FORMAT = 'cplane-budget';
 export const BUDGET_DB_VERSION = '2';
@@ -213,60 +214,6 @@ export function zeroTotals(key: ScopeKey): TotalsRow {
   };
 }
 
-function hasBudgetScope(db: Database.Database): boolean {
-  return (db.prepare('PRAGMA table_info(reservations)').all() as { name: string }[]).some(
-    (c) => c.name === 'budget_scope',
-  );
-}
-
-function prepare(db: Database.Database) {
-  return {
-    getReservation: db.prepare('SELECT * FROM reservations WHERE request_id = ?'),
-    finishReservation:
-      db.prepare(`UPDATE reservations SET state = ?, charged_tokens = ?, charged_cost = ?, actual_tokens = ?,
-      actual_cost = ?, usage = ?, usage_key = ?, over_budget = ?, finished_at = ? WHERE request_id = ? AND state = 'reserved'`),
-    setAllocationEntry: db.prepare('UPDATE reservations SET allocation_entry_id = ? WHERE request_id = ?'),
-    setSettlementEntry: db.prepare('UPDATE reservations SET settlement_entry_id = ? WHERE request_id = ?'),
-    getTotals: db.prepare('SELECT * FROM scope_totals WHERE scope = ?'),
-    addTotals:
-      db.prepare(`INSERT INTO scope_totals (scope, kind, session_id, work_order_id, agent_id, reserved_tokens, reserved_cost,
-      settled_tokens, settled_cost, requests, unknown_cost_requests) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (scope) DO UPDATE SET
-        reserved_tokens = reserved_tokens + excluded.reserved_tokens, reserved_cost = reserved_cost + excluded.reserved_cost,
-        settled_tokens = settled_tokens + excluded.settled_tokens, settled_cost = settled_cost + excluded.settled_cost,
-        requests = requests + excluded.requests, unknown_cost_requests = unknown_cost_requests + excluded.unknown_cost_requests`),
-    // Each scope's latest period (a limit that resets has a row per period; its key sorts after the lifetime one).
-    sessionTotals: db.prepare(
-      `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY kind, work_order_id, agent_id ORDER BY scope DESC) AS latest
-       FROM scope_totals WHERE session_id = ?) WHERE latest = 1
-       ORDER BY kind = 'agent', kind = 'work_order', work_order_id, agent_id`,
-    ),
-    // Every session's own scope, then every key's (a key spans sessions).
-    sessionList: db.prepare(
-      `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY kind, session_id, agent_id ORDER BY scope DESC) AS latest
-       FROM scope_totals WHERE kind IN ('session', 'key')) WHERE latest = 1
-       ORDER BY kind = 'key', session_id, agent_id LIMIT ?`,
-    ),
-    pendingCount: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved' AND session_id = ?`).pluck(),
-    pendingTotal: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved'`).pluck(),
-    stalePending: db
-      .prepare(
-        `SELECT request_id FROM reservations WHERE state = 'reserved' AND created_at <= ? ORDER BY created_at LIMIT ?`,
-      )
-      .pluck(),
-    getWindow: db.prepare('SELECT window_start, requests, tokens FROM rate_windows WHERE scope = ?'),
-    putOutbox: db.prepare(
-      'INSERT INTO record_outbox (request_id, finished_at, records) VALUES (?, ?, ?) ON CONFLICT (request_id) DO NOTHING',
-    ),
-    dropOutbox: db.prepare('DELETE FROM record_outbox WHERE request_id = ?'),
-    outboxDue: db.prepare(
-      'SELECT request_id, records FROM record_outbox WHERE finished_at <= ? ORDER BY finished_at, request_id LIMIT ?',
-    ),
-    putWindow: db.prepare(`INSERT INTO rate_windows (scope, window_start, requests, tokens) VALUES (?, ?, ?, ?)
-      ON CONFLICT (scope) DO UPDATE SET window_start = excluded.window_start, requests = excluded.requests, tokens = excluded.tokens`),
-  };
-}
-
 /**
  * The WAL size, in pages, at which a commit checkpoints it (SQLite's default is 1,000). A checkpoint syncs the WAL
  * and the database file, two fsyncs inside whichever call's commit crosses the mark: at ~12 pages a call (reserve
@@ -288,8 +235,9 @@ export interface StoreOptions {
 /** The budget database: plain SQL over one better-sqlite3 connection; transactions belong to the caller. */
 export class BudgetStore implements BudgetState {
   readonly db: Database.Database;
-  private readonly stmts: ReturnType<typeof prepare>;
+  private readonly stmts: ReturnType<typeof budgetStatements>;
   private insertStmt: Database.Statement | undefined;
+  private readonly addByCount: (Database.Statement | undefined)[] = [];
   // Built once: better-sqlite3 builds a wrapper per db.transaction() call, which costs more than the statements.
   private readonly runInTx: Database.Transaction<(fn: () => unknown) => unknown>;
   /** Transactions committed, fsynced (synchronous=FULL) or not (NORMAL): a call's fsyncs are counted here. */
@@ -300,7 +248,7 @@ export class BudgetStore implements BudgetState {
     private readonly durable: boolean,
   ) {
     this.db = db;
-    this.stmts = prepare(db);
+    this.stmts = budgetStatements(db);
     this.runInTx = db.transaction((fn: () => unknown) => fn());
   }
 
@@ -350,7 +298,8 @@ export class BudgetStore implements BudgetState {
   }
 
   getReservation(requestId: string): ReservationRow | undefined {
-    return this.stmts.getReservation.get(requestId) as ReservationRow | undefined;
+    const row = this.stmts.getReservation.get(requestId) as unknown[] | undefined;
+    return row === undefined ? undefined : reservationOf(row);
   }
 
   insertReservation(row: NewReservation): void {
@@ -394,27 +343,34 @@ export class BudgetStore implements BudgetState {
 
   /** Totals of each key, in the order given; a scope never charged reads as zeros. */
   totals(keys: readonly ScopeKey[]): TotalsRow[] {
-    // One primary-key lookup per scope: an OR over keys cannot use the key of a WITHOUT ROWID table and would scan.
-    return keys.map((key) => (this.stmts.getTotals.get(key.scope) as TotalsRow | undefined) ?? zeroTotals(key));
+    return keys.map((key) => {
+      const row = this.stmts.getTotals.get(key.scope) as unknown[] | undefined;
+      return row === undefined ? zeroTotals(key) : totalsOf(key, row);
+    });
   }
 
   /** Add the same delta to every key's totals. */
   addTotals(keys: readonly ScopeKey[], delta: TotalsDelta): void {
-    for (const key of keys) {
-      this.stmts.addTotals.run(
-        key.scope,
-        key.kind,
-        key.session_id,
-        key.work_order_id,
-        key.agent_id,
-        delta.reserved_tokens ?? 0,
-        delta.reserved_cost ?? 0,
-        delta.settled_tokens ?? 0,
-        delta.settled_cost ?? 0,
-        delta.requests ?? 0,
-        delta.unknown_cost_requests ?? 0,
-      );
+    if (keys.length === 0) return;
+    const rt = delta.reserved_tokens ?? 0;
+    const rc = delta.reserved_cost ?? 0;
+    const st = delta.settled_tokens ?? 0;
+    const sc = delta.settled_cost ?? 0;
+    const rq = delta.requests ?? 0;
+    const uc = delta.unknown_cost_requests ?? 0;
+    const params: (string | number)[] = [];
+    for (const k of keys)
+      params.push(k.scope, k.kind, k.session_id, k.work_order_id, k.agent_id, rt, rc, st, sc, rq, uc);
+    this.addStatement(keys.length).run(params);
+  }
+
+  private addStatement(n: number): Database.Statement {
+    let made = this.addByCount[n];
+    if (made === undefined) {
+      made = addTotalsStatement(this.db, n);
+      this.addByCount[n] = made;
     }
+    return made;
   }
 
   sessionTotals(sessionId: string): TotalsRow[] {
@@ -436,7 +392,8 @@ export class BudgetStore implements BudgetState {
   }
 
   window(key: ScopeKey): WindowRow | undefined {
-    return this.stmts.getWindow.get(key.scope) as WindowRow | undefined;
+    const row = this.stmts.getWindow.get(key.scope) as [number, number, number] | undefined;
+    return row === undefined ? undefined : { window_start: row[0], requests: row[1], tokens: row[2] };
   }
 
   /** Keeps a step's records until their caller reports them in the ledger (see OUTBOX_DDL). */

@@ -25,11 +25,18 @@ export function durableCommitsOf(counts: readonly (CommitCount | null | undefine
  * WAL carries them to the disk with it (a checkpoint in between syncs them under NORMAL too). Never OFF: a
  * checkpoint under OFF does not sync the database file before the WAL restarts over its frames. The connection's
  * own level (set at open) is the most any commit gets.
+ *
+ * The level is changed only when a commit needs the other one: a run of lazy commits (every append of a `relaxed`
+ * router) stays at NORMAL, and a durable commit, or any other write made on the connection (`atOwnLevel`), puts
+ * the connection's level back first. Each switch is a statement of its own, two per lazy commit when it was put
+ * back after each.
  */
 export class SqliteCommits {
   readonly count = commitCount();
   private lower: Database.Statement | undefined;
   private restore: Database.Statement | undefined;
+  /** The connection is at NORMAL below its own FULL: the last commit was lazy. */
+  private lowered = false;
 
   constructor(
     private readonly db: Database.Database,
@@ -39,18 +46,26 @@ export class SqliteCommits {
   /** `commit` (one transaction) with its durability; counted once it committed. */
   run<T>(durable: boolean, commit: () => T): T {
     if (durable || this.synchronous !== 'FULL') {
-      const value = commit();
+      const value = this.atOwnLevel(commit);
       if (durable && this.synchronous === 'FULL') this.count.durable += 1;
       else this.count.lazy += 1;
       return value;
     }
-    (this.lower ??= this.db.prepare('PRAGMA synchronous = NORMAL')).run();
-    try {
-      const value = commit();
-      this.count.lazy += 1;
-      return value;
-    } finally {
-      (this.restore ??= this.db.prepare('PRAGMA synchronous = FULL')).run();
+    if (!this.lowered) {
+      (this.lower ??= this.db.prepare('PRAGMA synchronous = NORMAL')).run();
+      this.lowered = true;
     }
+    const value = commit();
+    this.count.lazy += 1;
+    return value;
+  }
+
+  /** A write that is not an append (a redaction, an import, laying out the tree) at the connection's own level. */
+  atOwnLevel<T>(write: () => T): T {
+    if (this.lowered) {
+      (this.restore ??= this.db.prepare('PRAGMA synchronous = FULL')).run();
+      this.lowered = false;
+    }
+    return write();
   }
 }

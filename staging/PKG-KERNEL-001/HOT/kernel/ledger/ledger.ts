@@ -188,7 +188,10 @@ export class Ledger extends LedgerReader {
       for (const digest of sorted) redacted += update.run(entry.id, digest).changes;
       return { entry, redacted };
     });
-    const { entry, redacted } = this.guard(() => this.treeKept(() => run.immediate()), 'ERR_LEDGER_ENTRY_INVALID');
+    const { entry, redacted } = this.guard(
+      () => this.commits.atOwnLevel(() => this.treeKept(() => run.immediate())),
+      'ERR_LEDGER_ENTRY_INVALID',
+    );
     this.content.forget(sorted);
     return { entry, redacted, already: sorted.length - redacted, ...truncateWal(this.db, this.path) };
   }
@@ -228,7 +231,7 @@ export class Ledger extends LedgerReader {
       insertImported(this.db, this.stmts, this.content, entries, content);
       this.tree.build(entries.length);
     });
-    this.guard(() => this.treeKept(() => run.immediate()), 'ERR_LEDGER_IMPORT_INVALID');
+    this.guard(() => this.commits.atOwnLevel(() => this.treeKept(() => run.immediate())), 'ERR_LEDGER_IMPORT_INVALID');
     if (!this.idsInjected) this.idSource = undefined;
     return this.head();
   }
@@ -253,7 +256,7 @@ export class Ledger extends LedgerReader {
       this.refuseAlteredSchema();
       this.tree.prepare(this.head().seq);
     });
-    this.guard(() => this.treeKept(() => run.immediate()), 'ERR_LEDGER_ENTRY_INVALID');
+    this.guard(() => this.commits.atOwnLevel(() => this.treeKept(() => run.immediate())), 'ERR_LEDGER_ENTRY_INVALID');
   }
 
   /** Whether the file holds the tree (written by an append, ensureTree or import). */
