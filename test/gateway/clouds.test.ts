@@ -429,7 +429,11 @@ test(`odd bytes from Bedrock through \`cplane serve\`: ${oddBytes.length} cases 
       // The stream itself was whole: the client has it as sent; only its count is not believed.
       assert.ok(!(failed instanceof Error), `${name}: ${String(failed)}`);
       assert.deepEqual([m.outcome, m.output_tokens], ['success', null], name);
-      assert.match(JSON.stringify(m.budget), /output_tokens not a token count in the provider's usage \(it sent .*1e\+300/, name);
+      assert.match(
+        JSON.stringify(m.budget),
+        /output_tokens not a token count in the provider's usage \(it sent .*1e\+300/,
+        name,
+      );
     } else {
       assert.ok(failed instanceof Error, `${name}: the SDK's stream fails, got ${JSON.stringify(failed)}`);
       assert.deepEqual([m.outcome, m.error_code], ['error', 'MALFORMED_RESPONSE'], name);
