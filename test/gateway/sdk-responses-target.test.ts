@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
+import { configSet, issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
 import { RESPONSES_USAGE as U, type ResponsesUpstream, startResponsesUpstream } from './responses-upstream.js';
 import { exchangesIn } from './translated.js';
 
@@ -27,7 +27,11 @@ const openai = (session: string): OpenAI =>
 
 before(async () => {
   upstream = await startResponsesUpstream(KEYS.openai);
-  served = await startServed([], () => {}, { OPENAI_BASE_URL: upstream.url });
+  // The operator's list in place of the shipped one: o3-pro as shipped, and a model OpenAI serves on both APIs.
+  const only = JSON.stringify({ responses_only_models: ['o3-pro*', 'gpt-4.1-nano'] });
+  served = await startServed([], (root) => configSet(root, 'providers.openai.options', only), {
+    OPENAI_BASE_URL: upstream.url,
+  });
   key = issueKey('AGENT-RESPONSES-TARGET');
 });
 after(async () => {
@@ -245,9 +249,7 @@ test('a field the Responses API cannot express is refused by name before anythin
       messages: [{ role: 'user', content: 'Hello' }],
     }),
     (e: unknown) =>
-      e instanceof Anthropic.BadRequestError &&
-      /TRANSLATION_UNSUPPORTED/.test(e.message) &&
-      /stop_sequences/.test(e.message),
+      e instanceof Anthropic.BadRequestError && /TRANSLATION_UNSUPPORTED: stop_sequences: /.test(e.message),
   );
   await assert.rejects(
     anthropic('SES-RT-REFUSE-T').messages.create({
@@ -256,8 +258,7 @@ test('a field the Responses API cannot express is refused by name before anythin
       thinking: { type: 'enabled', budget_tokens: 1024 },
       messages: [{ role: 'user', content: 'Hello' }],
     }),
-    (e: unknown) =>
-      e instanceof Anthropic.BadRequestError && /TRANSLATION_UNSUPPORTED/.test(e.message) && /thinking/.test(e.message),
+    (e: unknown) => e instanceof Anthropic.BadRequestError && /TRANSLATION_UNSUPPORTED: thinking: /.test(e.message),
   );
   await assert.rejects(
     openai('SES-RT-REFUSE-O').chat.completions.create({
@@ -266,14 +267,34 @@ test('a field the Responses API cannot express is refused by name before anythin
       stop: ['END'],
       messages: [{ role: 'user', content: 'Hello' }],
     }),
-    (e: unknown) =>
-      e instanceof OpenAI.BadRequestError && /TRANSLATION_UNSUPPORTED/.test(e.message) && /stop/.test(e.message),
+    (e: unknown) => e instanceof OpenAI.BadRequestError && /TRANSLATION_UNSUPPORTED: stop: /.test(e.message),
   );
   assert.equal(upstream.requests.length, before, 'the fake upstream saw no request');
   const refusals = ledgerEntries(served.root).filter(
     (e) => e.event_type === 'PROMPT_REJECTED' && JSON.stringify(e).includes('TRANSLATION_UNSUPPORTED'),
   );
   assert.equal(refusals.length, 3);
+});
+
+test("a model on the operator's responses_only_models goes to /v1/responses; one that is not stays on Chat", async () => {
+  const message = await anthropic('SES-RT-NANO').messages.create({
+    model: 'gpt-4.1-nano',
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'Hello' }],
+  });
+  assert.equal(upstream.requests.at(-1)?.path, '/v1/responses');
+  assert.deepEqual(message.content, [{ type: 'text', text: 'Sunny in Paris.' }]);
+  oneResponsesExchange('SES-RT-NANO');
+  await assert.rejects(
+    openai('SES-RT-CODEX').chat.completions.create({
+      model: 'gpt-5-codex',
+      max_completion_tokens: 64,
+      messages: [{ role: 'user', content: 'Hello' }],
+    }),
+    (e: unknown) => e instanceof OpenAI.NotFoundError,
+    'the shipped list is replaced: gpt-5-codex goes to Chat Completions, which this upstream does not serve',
+  );
+  assert.equal(upstream.requests.at(-1)?.path, '/v1/chat/completions');
 });
 
 test('a model served on Chat Completions still goes there (the fake serves no other path: OpenAI 404 comes back)', async () => {
