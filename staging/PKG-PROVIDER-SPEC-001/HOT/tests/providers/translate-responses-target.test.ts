@@ -368,3 +368,37 @@ test('a Responses stream: failures become error events; an event with no Message
     /output_index/,
   );
 });
+
+test('Gemini → Responses composes through Messages; a stream cut at max_output_tokens ends with max_tokens', () => {
+  const g2r = pair('gemini.generate');
+  assert.deepEqual(
+    ok(
+      g2r.request(
+        {
+          systemInstruction: { parts: [{ text: 'Be brief.' }] },
+          contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+          generationConfig: { maxOutputTokens: 32, temperature: 1.5 },
+        },
+        { model: 'o3-pro', stream: false, defaultMaxTokens: 32_000 },
+      ),
+    ),
+    {
+      model: 'o3-pro',
+      instructions: 'Be brief.',
+      input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
+      max_output_tokens: 32,
+      temperature: 1.5,
+      store: false,
+    },
+  );
+  const cut = responseObject([], { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+  const out = run([
+    { type: 'response.created', response: responseObject([], { status: 'in_progress', usage: null }) },
+    { type: 'response.incomplete', response: cut },
+  ]);
+  assert.deepEqual(out.at(-2), {
+    type: 'message_delta',
+    delta: { stop_reason: 'max_tokens', stop_sequence: null },
+    usage: { input_tokens: 200, cache_creation_input_tokens: 0, cache_read_input_tokens: 128, output_tokens: 52 },
+  });
+});
