@@ -69,6 +69,7 @@ test('Anthropic SDK → o3-pro, whole: sent to /v1/responses as a Responses body
       { type: 'text', text: 'Answer in English.', cache_control: { type: 'ephemeral' } },
     ],
     metadata: { user_id: 'user-7' },
+    output_config: { effort: 'high' },
     messages: [{ role: 'user', content: 'Weather in Paris?' }],
   });
   const seen = upstream.requests.at(-1);
@@ -80,6 +81,7 @@ test('Anthropic SDK → o3-pro, whole: sent to /v1/responses as a Responses body
     input: [{ type: 'message', role: 'user', content: 'Weather in Paris?' }],
     max_output_tokens: 512,
     safety_identifier: 'user-7',
+    reasoning: { effort: 'high' },
     store: false,
   });
   assert.deepEqual(message.content, [{ type: 'text', text: 'Sunny in Paris.' }]);

@@ -10,7 +10,10 @@ import { arrayAt, objectAt, onlyKnown, refuse, shown, stringAt } from './refusal
 type Item = Record<string, unknown>;
 
 // A caching hint: OpenAI caches prompt prefixes on its own, and the reply is the same either way.
-const TOP = messagesFields('cache_control');
+const TOP = messagesFields('cache_control', 'output_config');
+
+/** The effort levels Messages' `output_config.effort` and the Responses API's `reasoning.effort` both name. */
+const EFFORTS = new Set(['low', 'medium', 'high', 'xhigh', 'max']);
 
 const TEXT_KEYS = new Set(['type', 'text', 'cache_control']);
 const IMAGE_KEYS = new Set(['type', 'source', 'cache_control']);
@@ -43,6 +46,16 @@ export function anthropicRequestToResponses(body: JsonObject): Record<string, un
       'thinking',
       'a thinking budget has no exact Responses equivalent (reasoning takes an effort level, not a token budget)',
     );
+  if (body.output_config !== undefined) {
+    const config = objectAt(body.output_config, 'output_config');
+    onlyKnown(config, new Set(['effort']), 'output_config');
+    const { effort } = config;
+    if (effort !== undefined && effort !== null) {
+      if (typeof effort !== 'string' || !EFFORTS.has(effort))
+        refuse('output_config.effort', `low, medium, high, xhigh or max is required, got ${shown(effort)}`);
+      out.reasoning = { effort };
+    }
+  }
   if (body.stream === true) out.stream = true;
   // A Messages client keeps its own history and never names a stored response: nothing is kept at OpenAI.
   out.store = false;

@@ -36,6 +36,7 @@ test('Messages → Responses request: turns as input items in order, call ids ke
       temperature: 0.5,
       top_p: 0.9,
       thinking: { type: 'disabled' },
+      output_config: { effort: 'high' },
       tools: [
         { name: 'get_weather', description: 'weather', input_schema: schema, cache_control: { type: 'ephemeral' } },
       ],
@@ -113,6 +114,7 @@ test('Messages → Responses request: turns as input items in order, call ids ke
     top_p: 0.9,
     tools: [{ type: 'function', name: 'get_weather', description: 'weather', parameters: schema, strict: false }],
     tool_choice: { type: 'function', name: 'get_weather' },
+    reasoning: { effort: 'high' },
     store: false,
   });
 });
@@ -121,6 +123,8 @@ test('Messages → Responses refuses by name what the Responses API cannot expre
   const cases: Array<[Record<string, unknown>, string]> = [
     [{ ...base, stop_sequences: ['END'] }, 'stop_sequences'],
     [{ ...base, top_k: 5 }, 'top_k'],
+    [{ ...base, output_config: { effort: 'extreme' } }, 'output_config.effort'],
+    [{ ...base, output_config: { format: { type: 'json_schema', schema: {} } } }, 'output_config.format'],
     [{ ...base, thinking: { type: 'enabled', budget_tokens: 2048 } }, 'thinking'],
     [{ ...base, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'tools[0].type'],
     [
