@@ -1,7 +1,9 @@
 // translate_overhead_p50: an Anthropic client asking for a gpt model (its request translated to Chat Completions,
 // the reply back to a Message) against an OpenAI client asking for it as is (passed through), the same upstream
 // reply, the same in-process gateway, interleaved calls. The ratio of the two medians is held to 1.2. The same for a
-// Responses API client asking for a Claude model (translated to Messages) against an Anthropic client asking for it.
+// Responses API client asking for a Claude model (translated to Messages) against an Anthropic client asking for it,
+// and for an Anthropic client asking for a Responses-only model (o3-pro, translated to the Responses API) against a
+// Responses client asking for it as is.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { frames as anthropicFrames, message as anthropicMessage } from '../peers/anthropic-reply.js';
@@ -34,7 +36,40 @@ const chunks = [
   'data: [DONE]\n\n',
 ];
 
-/** A Chat Completions and Messages upstream: one reply of each, whole or streamed, whoever asks. */
+const responsesUsage = {
+  input_tokens: 20,
+  input_tokens_details: { cached_tokens: 0 },
+  output_tokens: 5,
+  output_tokens_details: { reasoning_tokens: 0 },
+  total_tokens: 25,
+};
+const part = { type: 'output_text', text: 'Hi', annotations: [] };
+const item = { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [part] };
+const responseObject = (status: string, output: unknown[]) => ({
+  id: 'resp_1',
+  object: 'response',
+  created_at: 1,
+  status,
+  error: null,
+  incomplete_details: null,
+  model: 'o3-pro-2025-06-10',
+  output,
+  usage: status === 'completed' ? responsesUsage : null,
+});
+const response = JSON.stringify(responseObject('completed', [item]));
+const at = { item_id: 'msg_1', output_index: 0, content_index: 0 };
+const responseEvents = [
+  { type: 'response.created', response: responseObject('in_progress', []) },
+  { type: 'response.output_item.added', output_index: 0, item: { ...item, status: 'in_progress', content: [] } },
+  { type: 'response.content_part.added', ...at, part: { ...part, text: '' } },
+  { type: 'response.output_text.delta', ...at, delta: 'Hi' },
+  { type: 'response.output_text.done', ...at, text: 'Hi' },
+  { type: 'response.content_part.done', ...at, part },
+  { type: 'response.output_item.done', output_index: 0, item },
+  { type: 'response.completed', response: responseObject('completed', [item]) },
+].map((e, n) => `event: ${e.type}\ndata: ${JSON.stringify({ ...e, sequence_number: n })}\n\n`);
+
+/** A Chat Completions, Messages and Responses upstream: one reply of each, whole or streamed, whoever asks. */
 function upstream(): Promise<Server> {
   const server = createServer((req, res) => {
     const read: Buffer[] = [];
@@ -42,12 +77,13 @@ function upstream(): Promise<Server> {
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(read).toString('utf8')) as { stream?: boolean };
       const messages = req.url?.startsWith('/v1/messages') === true;
+      const responses = req.url?.startsWith('/v1/responses') === true;
       if (body.stream === true) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        for (const c of messages ? anthropicFrames : chunks) res.write(c);
+        for (const c of messages ? anthropicFrames : responses ? responseEvents : chunks) res.write(c);
         res.end();
       } else {
-        const reply = messages ? anthropicMessage : completion;
+        const reply = messages ? anthropicMessage : responses ? response : completion;
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(reply)) });
         res.end(reply);
       }
@@ -58,8 +94,11 @@ function upstream(): Promise<Server> {
 
 const MESSAGES = [{ role: 'user', content: 'Hello' }];
 
-/** Who asks: a client of each API for the gpt model, and a Responses and an Anthropic client for the Claude one. */
-type Client = 'anthropic' | 'openai' | 'gemini' | 'responses' | 'claude';
+/**
+ * Who asks: a client of each API for the gpt model, a Responses and an Anthropic client for the Claude one, and an
+ * Anthropic and a Responses client for o3-pro (served only by the Responses API).
+ */
+type Client = 'anthropic' | 'openai' | 'gemini' | 'responses' | 'claude' | 'to-responses' | 'o3-pro-direct';
 
 /** The request a client of each API sends for the same question (Gemini names the model and streaming in its path). */
 function request(
@@ -68,11 +107,16 @@ function request(
   stream: boolean,
 ): { path: string; headers: Record<string, string>; body: unknown } {
   const json = { 'content-type': 'application/json' };
-  if (client === 'responses')
+  if (client === 'responses' || client === 'o3-pro-direct')
     return {
       path: '/v1/responses',
       headers: { ...json, authorization: `Bearer ${key}` },
-      body: { model: 'claude-sonnet-4-5', max_output_tokens: 64, stream, input: MESSAGES },
+      body: {
+        model: client === 'responses' ? 'claude-sonnet-4-5' : 'o3-pro',
+        max_output_tokens: 64,
+        stream,
+        input: MESSAGES,
+      },
     };
   if (client === 'gemini')
     return {
@@ -80,14 +124,14 @@ function request(
       headers: { ...json, 'x-goog-api-key': key },
       body: { contents: [{ role: 'user', parts: [{ text: 'Hello' }] }], generationConfig: { maxOutputTokens: 64 } },
     };
-  const anthropic = client === 'anthropic' || client === 'claude';
+  const anthropic = client === 'anthropic' || client === 'claude' || client === 'to-responses';
   return {
     path: `/v1/${anthropic ? 'messages' : 'chat/completions'}`,
     headers: anthropic
       ? { ...json, 'anthropic-version': '2023-06-01', 'x-api-key': key }
       : { ...json, authorization: `Bearer ${key}` },
     body: {
-      model: client === 'claude' ? 'claude-sonnet-4-5' : 'gpt-4.1-mini',
+      model: client === 'claude' ? 'claude-sonnet-4-5' : client === 'to-responses' ? 'o3-pro' : 'gpt-4.1-mini',
       [anthropic ? 'max_tokens' : 'max_completion_tokens']: 64,
       stream,
       messages: MESSAGES,
@@ -134,7 +178,15 @@ export default defineSuite({
     // Relaxed: no fsync on the call path, so the ratio is the translation's cost, not the disk's noise.
     const served = await inProcessGateway({ tmp, name: 'translate', upstreamUrl, durability: 'relaxed', openai: true });
     try {
-      const clients: Client[] = ['anthropic', 'openai', 'gemini', 'responses', 'claude'];
+      const clients: Client[] = [
+        'anthropic',
+        'openai',
+        'gemini',
+        'responses',
+        'claude',
+        'to-responses',
+        'o3-pro-direct',
+      ];
       const samples = {
         whole: Object.fromEntries(clients.map((c) => [c, []])) as unknown as Record<Client, number[]>,
         stream: Object.fromEntries(clients.map((c) => [c, []])) as unknown as Record<Client, number[]>,
@@ -156,6 +208,13 @@ export default defineSuite({
         // A Responses API client for a Claude model (translated to Messages) against an Anthropic client asking for it.
         ratioRow('translate_responses_overhead_p50', samples.whole.responses, samples.whole.claude),
         ratioRow('translate_responses_stream_overhead_p50', samples.stream.responses, samples.stream.claude),
+        // An Anthropic client for o3-pro (translated to the Responses API) against a Responses client asking for it.
+        ratioRow('translate_to_responses_overhead_p50', samples.whole['to-responses'], samples.whole['o3-pro-direct']),
+        ratioRow(
+          'translate_to_responses_stream_overhead_p50',
+          samples.stream['to-responses'],
+          samples.stream['o3-pro-direct'],
+        ),
       ];
     } finally {
       await served.close();

@@ -40,13 +40,18 @@ export function modelPattern(pattern: string): RegExp {
  */
 export class Targets {
   private readonly patterns: Array<{ family: Family; pattern: RegExp }> = [];
+  /** Per family, the models its provider serves only on its Responses API (WireProvider.responsesOnly). */
+  private readonly responsesOnly = new Map<Family, RegExp[]>();
 
   constructor(
     private readonly providers: ReadonlyMap<Family, WireProvider>,
     private readonly clock?: Seconds,
   ) {
-    for (const [family, provider] of providers)
+    for (const [family, provider] of providers) {
       for (const pattern of provider.models ?? []) this.patterns.push({ family, pattern: modelPattern(pattern) });
+      const only = (provider.responsesOnly ?? []).map(modelPattern);
+      if (only.length > 0) this.responsesOnly.set(family, only);
+    }
   }
 
   /** The family whose provider declares the model, or null for a model no provider declares. */
@@ -57,12 +62,17 @@ export class Targets {
   /**
    * The target for a model asked for on a client surface: the family declaring the model, translated when the
    * client speaks another; a model nobody declares, or a pair of surfaces with no translation, keeps the client's
-   * own family.
+   * own family. A model the family's provider serves only on its Responses API goes there, translated from any
+   * other surface (of its own family too).
    */
   targetFor(model: string, clientSurface: WireSurface, clientFamily: Family, stream = false): Target | NoTarget {
     const family = this.familyOf(model) ?? clientFamily;
-    const surface = SURFACE_OF[family][stream ? 1 : 0];
-    const translator = family === clientFamily ? null : translatorFor(clientSurface, surface, this.clock);
+    const responsesOnly = this.responsesOnly.get(family)?.some((p) => p.test(model)) === true;
+    const surface = responsesOnly ? 'openai.responses' : SURFACE_OF[family][stream ? 1 : 0];
+    const translator =
+      surface === clientSurface || (family === clientFamily && !responsesOnly)
+        ? null
+        : translatorFor(clientSurface, surface, this.clock);
     const chosen = translator === null ? clientFamily : family;
     const provider = this.providers.get(chosen);
     if (provider === undefined) return { unavailable: chosen };

@@ -65,6 +65,11 @@ export interface ProviderEntry {
    */
   readonly models?: readonly string[];
   /**
+   * The models (patterns, as `models`) the upstream serves only on its Responses API (`openai.responses`): a
+   * generation for one is sent there, translated from whatever the client speaks.
+   */
+  readonly responsesOnly?: readonly string[];
+  /**
    * The model names the provider's configuration gives it (Bedrock's and Vertex's model maps, Azure's deployments):
    * the answer to its family's models listing when it has no route for one, as those upstreams list no such names.
    */
@@ -91,6 +96,7 @@ export class HttpProvider implements ModelProvider {
   readonly id: string;
   readonly surfaces: readonly WireSurface[];
   readonly models: readonly string[];
+  readonly responsesOnly: readonly string[];
   readonly baseUrl: string;
   /** Whether config or the environment named its endpoint or key (false: the entry's defaults alone, no key). */
   readonly configured: boolean;
@@ -106,6 +112,7 @@ export class HttpProvider implements ModelProvider {
     this.id = options.id ?? entry.id;
     this.surfaces = Object.keys(entry.routes) as WireSurface[];
     this.models = entry.models ?? [];
+    this.responsesOnly = entry.responsesOnly ?? [];
     const endpoint = resolveEndpoint(
       { ...entry.endpoint, providerId: this.id },
       options.config,

@@ -3,8 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ANTHROPIC } from '#providers/anthropic/provider.js';
-import { OPENAI } from '#providers/openai/provider.js';
-import type { WireProvider } from '#providers/wire/spec.js';
+import { isCpError } from '#kernel/errors.js';
+import { OPENAI, OPENAI_RESPONSES_ONLY, responsesOnlyModels } from '#providers/openai/provider.js';
+import type { WireProvider, WireSurface } from '#providers/wire/spec.js';
 import { modelPattern, Targets } from '../../gateway/targets.js';
 import type { Family } from '../../gateway/surfaces.js';
 
@@ -83,4 +84,60 @@ test('only configured providers claim models: a claude model on an OpenAI-only g
   assert.deepEqual(onlyOpenai.targetFor('llama3', 'anthropic.messages', 'anthropic'), { unavailable: 'anthropic' });
   const undeclared = new Targets(new Map([['anthropic', provider('anthropic', undefined)]]));
   assert.equal(undeclared.familyOf('claude-sonnet-4-5'), null, 'a provider declaring no models claims none');
+});
+
+test('a Responses-only model goes to openai.responses from every surface; a Responses client passes through', () => {
+  const openai = { ...provider('openai', OPENAI.models), responsesOnly: OPENAI_RESPONSES_ONLY };
+  const targets = new Targets(
+    new Map<Family, WireProvider>([
+      ['anthropic', both.get('anthropic') as WireProvider],
+      ['openai', openai],
+    ]),
+  );
+  const cases: Array<[string, WireSurface, Family, WireSurface | null]> = [
+    ['o3-pro', 'anthropic.messages', 'anthropic', 'openai.responses'],
+    ['o3-pro', 'openai.chat', 'openai', 'openai.responses'],
+    ['gpt-5-codex', 'openai.chat', 'openai', 'openai.responses'],
+    ['gpt-5.5-pro-2026-04-23', 'gemini.stream', 'gemini', 'openai.responses'],
+    ['o3-pro', 'openai.responses', 'openai', null],
+    ['o3', 'openai.chat', 'openai', null],
+    ['gpt-5', 'anthropic.messages', 'anthropic', 'openai.chat'],
+  ];
+  for (const [model, surface, family, upstream] of cases) {
+    const target = targets.targetFor(model, surface, family, surface === 'gemini.stream');
+    assert.ok(!('unavailable' in target), model);
+    assert.equal(target.provider.id, 'openai', `${model} from ${surface}`);
+    assert.equal(target.translator?.upstream ?? null, upstream, `${model} from ${surface}`);
+    assert.equal(target.surface, upstream ?? surface, `${model} from ${surface}`);
+  }
+});
+
+test("the operator's responses_only_models replaces the shipped list; a malformed one is refused at construction", () => {
+  assert.deepEqual(responsesOnlyModels('openai', undefined), OPENAI_RESPONSES_ONLY);
+  assert.deepEqual(responsesOnlyModels('openai', { responses_only_models: ['gpt-4.1-*'] }), ['gpt-4.1-*']);
+  const openai = { ...provider('openai', OPENAI.models), responsesOnly: ['gpt-4.1-*'] };
+  const target = new Targets(new Map<Family, WireProvider>([['openai', openai]])).targetFor(
+    'gpt-4.1-mini',
+    'openai.chat',
+    'openai',
+  );
+  assert.ok(!('unavailable' in target));
+  assert.equal(target.surface, 'openai.responses');
+  const o3pro = new Targets(new Map<Family, WireProvider>([['openai', openai]])).targetFor(
+    'o3-pro',
+    'openai.chat',
+    'openai',
+  );
+  assert.ok(!('unavailable' in o3pro));
+  assert.equal(o3pro.surface, 'openai.chat', 'the shipped list is replaced, not extended');
+  for (const bad of [
+    { responses_only: [] },
+    { responses_only_models: 'o3-pro' },
+    { responses_only_models: ['a b'] },
+    7,
+  ])
+    assert.throws(
+      () => responsesOnlyModels('openai', bad),
+      (e: unknown) => isCpError(e) && e.code === 'ERR_PROVIDER_CONFIG',
+    );
 });

@@ -48,7 +48,7 @@ export function anthropicRequestToChat(body: JsonObject): Record<string, unknown
 }
 
 /** A system prompt: a string, or text blocks (their cache_control is a caching hint Chat servers apply themselves). */
-function systemText(system: unknown): string {
+export function systemText(system: unknown): string {
   if (typeof system === 'string') return system;
   return arrayAt(system, 'system')
     .map((b, i) => {
@@ -101,7 +101,8 @@ function userPart(block: JsonObject, at: string): Msg {
 
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
-function imageUrl(value: unknown, at: string): string {
+/** A Messages image source as the URL OpenAI's formats take: its own URL, or base64 data as a data URL. */
+export function imageUrl(value: unknown, at: string): string {
   const source = objectAt(value, at);
   if (source.type === 'url') {
     onlyKnown(source, new Set(['type', 'url']), at);
@@ -147,7 +148,7 @@ export const TOOL_ERROR_PREFIX = 'Error: ';
  * is said in the content, where the model sees it (as OpenAI's own function-calling guide has tools report
  * errors), behind a fixed prefix; with no text of its own the result is the bare word.
  */
-function failedToolText(text: string): string {
+export function failedToolText(text: string): string {
   return text === '' ? 'Error' : `${TOOL_ERROR_PREFIX}${text}`;
 }
 

@@ -15,11 +15,19 @@ const FROM_MESSAGES: ReadonlyArray<[RegExp, string]> = [
   [/^max_tokens$/, 'generationConfig.maxOutputTokens'],
 ];
 
-/** A refusal of the second step, named for the client when the first step is Gemini's (its parts line up 1:1). */
+/** The Chat Completions field for a pivot field that comes from exactly one of its own. */
+const CHAT_FROM_MESSAGES: ReadonlyArray<[RegExp, string]> = [
+  [/^stop_sequences/, 'stop'],
+  [/^max_tokens$/, 'max_completion_tokens'],
+  [/^metadata\.user_id$/, 'user'],
+];
+
+/** A refusal of the second step, named for the client where the fields line up (Gemini's parts do 1:1). */
 function relabel(refusal: Untranslatable, first: Translator, pivot: string): Untranslatable {
-  if (first.client === 'gemini.generate' || first.client === 'gemini.stream')
-    for (const [pattern, replacement] of FROM_MESSAGES)
-      if (pattern.test(refusal.field)) return { field: refusal.field.replace(pattern, replacement), why: refusal.why };
+  const gemini = first.client === 'gemini.generate' || first.client === 'gemini.stream';
+  const table = gemini ? FROM_MESSAGES : first.client === 'openai.chat' ? CHAT_FROM_MESSAGES : [];
+  for (const [pattern, replacement] of table)
+    if (pattern.test(refusal.field)) return { field: refusal.field.replace(pattern, replacement), why: refusal.why };
   return { field: refusal.field, why: `${refusal.why} (the field of its ${pivot} form)` };
 }
 

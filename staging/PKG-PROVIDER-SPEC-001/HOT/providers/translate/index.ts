@@ -1,9 +1,10 @@
 // Translation between client and upstream formats: one translator per ordered pair of surfaces, Gemini ⇄ Chat
-// Completions and Responses → Chat / Gemini through Messages (compose.ts).
+// Completions, Responses → Chat / Gemini and Chat / Gemini → Responses through Messages (compose.ts).
 import type { JsonObject } from '../json.js';
 import type { WireSurface } from '../wire/spec.js';
 import { anthropicRequestToChat } from './anthropic-to-chat.js';
 import { anthropicRequestToGemini } from './anthropic-to-gemini.js';
+import { anthropicRequestToResponses } from './anthropic-to-responses.js';
 import { chatRequestToAnthropic } from './chat-to-anthropic.js';
 import { compose } from './compose.js';
 import { anthropicReplyToGemini, geminiReplyToAnthropic } from './gemini-replies.js';
@@ -14,6 +15,8 @@ import { anthropicReplyToChat, chatReplyToAnthropic } from './replies.js';
 import { anthropicReplyToResponses } from './responses-replies.js';
 import { AnthropicToResponsesStream } from './responses-stream.js';
 import { responsesRequestToAnthropic } from './responses-to-anthropic.js';
+import { responsesReplyToAnthropic } from './responses-upstream.js';
+import { ResponsesToAnthropicStream } from './responses-upstream-stream.js';
 import { AnthropicToChatStream, ChatToAnthropicStream, type StreamTranslator } from './stream.js';
 
 export { TranslationRefused, type Untranslatable } from './refusal.js';
@@ -92,6 +95,22 @@ export function translatorFor(
       reply: (body) => attempt(() => anthropicReplyToResponses(body, clock())),
       stream: () => new AnthropicToResponsesStream(clock()),
     };
+  if (client === 'anthropic.messages' && upstream === 'openai.responses')
+    return {
+      client,
+      upstream,
+      request: (body) => attempt(() => anthropicRequestToResponses(body)),
+      reply: (body) => attempt(() => responsesReplyToAnthropic(body)),
+      stream: () => new ResponsesToAnthropicStream(),
+    };
+  if (client === 'openai.chat' && upstream === 'openai.responses')
+    return compose(
+      translatorFor(client, 'anthropic.messages', clock) as Translator,
+      translatorFor('anthropic.messages', upstream, clock) as Translator,
+    );
+  if (isGemini(client) && upstream === 'openai.responses')
+    // The Responses API takes temperatures up to 2, as Gemini does.
+    return compose(geminiToAnthropic(client, 2), translatorFor('anthropic.messages', upstream, clock) as Translator);
   if (client === 'openai.responses' && (isGemini(upstream) || upstream === 'openai.chat'))
     return compose(
       translatorFor(client, 'anthropic.messages', clock) as Translator,

@@ -60,14 +60,14 @@ export function chatReplyToAnthropic(body: JsonObject): Record<string, unknown> 
 }
 
 /** Tool arguments as the object Messages carries: the upstream's JSON, or a refusal when it is none. */
-export function toolArguments(text: string, at: string): JsonObject {
+export function toolArguments(text: string, at: string, field = `${at}.function.arguments`): JsonObject {
   let value: unknown;
   try {
     value = text.trim() === '' ? {} : JSON.parse(text);
   } catch {
-    return refuse(`${at}.function.arguments`, 'the tool arguments are not JSON');
+    return refuse(field, 'the tool arguments are not JSON');
   }
-  return asObject(value) ?? refuse(`${at}.function.arguments`, 'the tool arguments are not a JSON object');
+  return asObject(value) ?? refuse(field, 'the tool arguments are not a JSON object');
 }
 
 /** A Messages reply as a chat completion; `created` is the clock's seconds. */

@@ -108,3 +108,19 @@ export function anthropicUsageToResponses(usage: JsonObject | null): Record<stri
     total_tokens: prompt === null || output === null ? null : prompt + output,
   };
 }
+
+/**
+ * Responses usage as Anthropic's: `input_tokens` includes the cache reads (`input_tokens_details.cached_tokens`),
+ * Anthropic's does not; OpenAI bills no cache write, so `cache_creation_input_tokens` is 0 once the input count is
+ * known. `output_tokens` includes the reasoning tokens, as Anthropic's counts thinking. A count not given stays null.
+ */
+export function responsesUsageToAnthropic(usage: JsonObject | null): Record<string, number | null> {
+  const input = getCount(usage, 'input_tokens');
+  const read = getCount(getObject(usage, 'input_tokens_details'), 'cached_tokens');
+  return {
+    input_tokens: input === null || read === null ? input : Math.max(0, input - read),
+    cache_creation_input_tokens: input === null ? null : 0,
+    cache_read_input_tokens: read,
+    output_tokens: getCount(usage, 'output_tokens'),
+  };
+}

@@ -120,6 +120,8 @@ export interface WireProvider {
   readonly surfaces: readonly WireSurface[];
   /** Model patterns this provider serves (ProviderEntry.models); absent: none declared. */
   readonly models?: readonly string[];
+  /** Patterns of the models it serves only on `openai.responses` (ProviderEntry.responsesOnly); absent: none. */
+  readonly responsesOnly?: readonly string[];
   call(request: WireRequest, options: WireCallOptions): Promise<WireResponse>;
   reader(surface: WireSurface): WireReader;
 }

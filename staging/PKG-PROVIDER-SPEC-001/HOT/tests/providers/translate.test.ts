@@ -21,9 +21,9 @@ function refusedField(result: ReturnType<Translator['request']>): string {
 
 const PNG = 'iVBORw0KGgo=';
 
-test('no translator between a surface and itself, nor to the Responses surface', () => {
+test('no translator between a surface and itself, nor to a surface that is no generation', () => {
   assert.equal(translatorFor('openai.chat', 'openai.chat'), null);
-  assert.equal(translatorFor('anthropic.messages', 'openai.responses'), null);
+  assert.equal(translatorFor('anthropic.messages', 'openai.embeddings'), null);
 });
 
 test('Anthropic → Chat request: system blocks, images both ways, tool results first as tool messages, tools and choices', () => {
