@@ -4,8 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ANTHROPIC } from '#providers/anthropic/provider.js';
 import { OPENAI } from '#providers/openai/provider.js';
-import type { WireProvider } from '#providers/wire/spec.js';
-import { modelPattern, Targets } from '../../gateway/targets.js';
+import type { WireProvider, WireSurface } from '#providers/wire/spec.js';
+import { modelPattern, reach, Targets } from '../../gateway/targets.js';
 import type { Family } from '../../gateway/surfaces.js';
 
 const provider = (id: string, models: readonly string[] | undefined): WireProvider => ({
@@ -83,4 +83,25 @@ test('only configured providers claim models: a claude model on an OpenAI-only g
   assert.deepEqual(onlyOpenai.targetFor('llama3', 'anthropic.messages', 'anthropic'), { unavailable: 'anthropic' });
   const undeclared = new Targets(new Map([['anthropic', provider('anthropic', undefined)]]));
   assert.equal(undeclared.familyOf('claude-sonnet-4-5'), null, 'a provider declaring no models claims none');
+});
+
+test("reach: a provider serving the client's surface is called on it; another format through a translation; none: null", () => {
+  const openai = { surfaces: ['openai.chat', 'openai.responses', 'openai.models'] as const };
+  const anthropic = { surfaces: ['anthropic.messages', 'anthropic.count_tokens'] as const };
+  const gemini = { surfaces: ['gemini.generate', 'gemini.stream', 'gemini.count_tokens'] as const };
+  const embeddings = { surfaces: ['openai.embeddings'] as const };
+  const route = (p: { surfaces: readonly string[] }, client: string, stream: boolean) => {
+    const found = reach(p as WireProvider, client as WireSurface, stream);
+    return found === null ? null : [found.surface, found.translator?.client ?? null];
+  };
+  assert.deepEqual(route(openai, 'openai.chat', false), ['openai.chat', null]);
+  assert.deepEqual(route(openai, 'openai.responses', true), ['openai.responses', null]);
+  assert.deepEqual(route(openai, 'anthropic.messages', true), ['openai.chat', 'anthropic.messages']);
+  assert.deepEqual(route(anthropic, 'openai.chat', false), ['anthropic.messages', 'openai.chat']);
+  assert.deepEqual(route(gemini, 'anthropic.messages', false), ['gemini.generate', 'anthropic.messages']);
+  assert.deepEqual(route(gemini, 'anthropic.messages', true), ['gemini.stream', 'anthropic.messages']);
+  assert.deepEqual(route(anthropic, 'gemini.stream', true), ['anthropic.messages', 'gemini.stream']);
+  // No translation for the other surfaces (a count, a models list) nor to a provider without a generation surface.
+  assert.equal(route(openai, 'anthropic.count_tokens', false), null);
+  assert.equal(route(embeddings, 'anthropic.messages', false), null);
 });

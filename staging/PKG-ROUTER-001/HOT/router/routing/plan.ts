@@ -18,7 +18,7 @@ export class RoutePlan<P> {
   private group = 0;
   private readonly tried = new Set<Deployment<P>>();
   /** Deployments this call may not go to at all (the host cannot carry its request there), never picked. */
-  private readonly excluded = new Set<Deployment<P>>();
+  private excluded: Set<Deployment<P>> | null = null;
   /** The surface an attempt on a deployment is sent on, for its record; null: not recorded. */
   surfaceOf: ((deployment: string) => string | null) | null = null;
   /** The key's scope on each upstream model, asked once per call (a key check is not free). */
@@ -44,11 +44,12 @@ export class RoutePlan<P> {
 
   /** Every provider + model this call may be served by, fallbacks included: those within the key's model scopes. */
   candidates(): Candidate<P>[] {
+    const excluded = this.excluded;
     const served =
-      this.excluded.size === 0
+      excluded === null
         ? this.served
         : candidates(
-            this.groups.flat().filter((d) => !this.excluded.has(d)),
+            this.groups.flat().filter((d) => !excluded.has(d)),
             this.resolver.options.providerId,
           );
     return served.filter((c) => this.mayServe(c.model));
@@ -59,6 +60,7 @@ export class RoutePlan<P> {
     for (const id of ids) {
       const d = this.resolver.deployments.get(id);
       if (d === undefined) continue;
+      this.excluded ??= new Set();
       this.excluded.add(d);
       this.tried.add(d);
     }
@@ -228,7 +230,7 @@ export class RoutePlan<P> {
     let soonest = Number.POSITIVE_INFINITY;
     for (const group of this.groups)
       for (const d of group) {
-        if (this.excluded.has(d) || !this.mayServe(d.spec.model)) continue;
+        if (this.excluded?.has(d) === true || !this.mayServe(d.spec.model)) continue;
         const breaker = this.resolver.breakerOf(d);
         const why = d.blocked(now, breaker);
         if (why === 'breaker_open') breakers += 1;
