@@ -4,14 +4,34 @@
 // before the first byte; one EXCHANGE lists every attempt with the surface it went out on; usage exact.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { REPO } from '../../scripts/lib/repo.js';
 import { budgetRecordsIn, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
 import { startUpstream, type Upstream, USAGE } from './upstream.js';
 
 const KEYS_A = { anthropic: 'sk-ant-xroute-A-0123456789abcdef', openai: 'sk-oai-xroute-A-0123456789abcdef' };
 const KEYS_B = { anthropic: 'sk-ant-xroute-B-0123456789abcdef', openai: 'sk-oai-xroute-B-0123456789abcdef' };
-const ENV = { XROUTE_ANT_A: KEYS_A.anthropic, XROUTE_OAI_B: KEYS_B.openai };
+const ENV = {
+  XROUTE_ANT_A: KEYS_A.anthropic,
+  XROUTE_OAI_B: KEYS_B.openai,
+  // docs/routing.md's example across formats names these.
+  ANTHROPIC_KEY_PRIMARY: KEYS_A.anthropic,
+  OPENAI_KEY_FALLBACK: KEYS_B.openai,
+};
+
+/** docs/routing.md's example across formats (an Anthropic deployment, an OpenAI fallback), pointed at A and B. */
+function docsExample(): { deployments: Array<Record<string, unknown>>; aliases: Record<string, unknown> } {
+  const text = readFileSync(join(REPO, 'docs', 'routing.md'), 'utf8');
+  const section = text.slice(text.indexOf('## Across wire formats'));
+  const match = /cplane config set gateway\.routing '(\{[^']+)'/.exec(section);
+  assert.ok(match?.[1], 'docs/routing.md has the example across formats');
+  const config = JSON.parse(match[1]) as ReturnType<typeof docsExample>;
+  for (const d of config.deployments) d.base_url = d.provider === 'anthropic' ? A.url : B.url;
+  return config;
+}
 
 let served: Served;
 let key: string;
@@ -23,12 +43,15 @@ let B: Upstream;
 before(async () => {
   [A, B] = await Promise.all([startUpstream(KEYS_A), startUpstream(KEYS_B)]);
   Object.assign(process.env, ENV);
+  const example = docsExample();
   const routing = {
     deployments: [
+      ...example.deployments,
       { id: 'ant', provider: 'anthropic', base_url: A.url, credential_env: 'XROUTE_ANT_A', model: 'claude-x' },
       { id: 'oai', provider: 'openai', base_url: B.url, credential_env: 'XROUTE_OAI_B', model: 'gpt-4.1-mini' },
     ],
     aliases: {
+      ...example.aliases,
       // Anthropic first, OpenAI as its fallback.
       cross: { targets: ['ant', 'oai'] },
       // OpenAI first, Anthropic as its fallback.
@@ -43,7 +66,11 @@ before(async () => {
     cache_write_1h_per_mtok: 6,
   };
   served = await startServed([], (root) => {
-    configSet(root, 'budget.pricing', JSON.stringify({ 'claude-x': price, 'gpt-4.1-mini': price }));
+    configSet(
+      root,
+      'budget.pricing',
+      JSON.stringify({ 'claude-x': price, 'gpt-4.1-mini': price, 'claude-sonnet-4-5': price, 'gpt-4.1': price }),
+    );
     configSet(root, 'gateway.routing', JSON.stringify(routing));
   });
   key = issueKey('AGENT-XROUTE');
@@ -348,4 +375,25 @@ test('an untranslatable field with a mixed alias: refused before anything is sen
   assert.match(reason, /model alias \\"cross\\": ant \(anthropic\.messages\): generationConfig\.candidateCount/);
   assert.match(reason, /oai \(openai\.chat\): generationConfig\.candidateCount/);
   assert.equal(all.filter((e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === 'SES-XR-REFUSE-G').length, 0);
+});
+
+test("docs/routing.md's example across formats: Anthropic answers 529, the OpenAI fallback serves the Anthropic client", async () => {
+  const session = 'SES-XR-DOCS';
+  A.faults.push(overloaded);
+  const { data, response } = await anthropic(session)
+    .messages.create({ model: 'smart', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })
+    .withResponse();
+  assert.equal(response.headers.get('x-cplane-served-by'), 'gpt/gpt-4.1');
+  assert.deepEqual(data.content, [{ type: 'text', text: 'Hello from upstream' }]);
+  assert.equal(A.requests.at(-1)?.body?.model, 'claude-sonnet-4-5');
+  assert.equal(B.requests.at(-1)?.body?.model, 'gpt-4.1');
+  const { exchange } = oneExchange(session);
+  assert.deepEqual(
+    attemptsOf(exchange).map((a) => [a.deployment, a.status, a.upstream_surface]),
+    [
+      ['claude', 529, 'anthropic.messages'],
+      ['gpt', null, 'openai.chat'],
+    ],
+  );
+  assert.equal(exchange.metadata.upstream_surface, 'openai.chat');
 });
