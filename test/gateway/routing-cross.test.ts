@@ -9,6 +9,10 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { REPO } from '../../scripts/lib/repo.js';
+import {
+  DEFAULT_USAGE,
+  GeminiServer,
+} from '../../staging/PKG-PROVIDER-GEMINI-001/HOT/tests/providers/fixtures/gemini-server.js';
 import { budgetRecordsIn, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
 import { startUpstream, type Upstream, USAGE } from './upstream.js';
 
@@ -17,6 +21,7 @@ const KEYS_B = { anthropic: 'sk-ant-xroute-B-0123456789abcdef', openai: 'sk-oai-
 const ENV = {
   XROUTE_ANT_A: KEYS_A.anthropic,
   XROUTE_OAI_B: KEYS_B.openai,
+  XROUTE_GEMINI: 'AIzaSyXROUTE-gemini-SECRET-0123456789',
   // docs/routing.md's example across formats names these.
   ANTHROPIC_KEY_PRIMARY: KEYS_A.anthropic,
   OPENAI_KEY_FALLBACK: KEYS_B.openai,
@@ -39,9 +44,11 @@ let key: string;
 let A: Upstream;
 /** Speaks Chat Completions for the `oai` deployment. */
 let B: Upstream;
+/** Speaks the Gemini API for the `gem` deployment. */
+let G: GeminiServer;
 
 before(async () => {
-  [A, B] = await Promise.all([startUpstream(KEYS_A), startUpstream(KEYS_B)]);
+  [A, B, G] = await Promise.all([startUpstream(KEYS_A), startUpstream(KEYS_B), GeminiServer.start(ENV.XROUTE_GEMINI)]);
   Object.assign(process.env, ENV);
   const example = docsExample();
   const routing = {
@@ -49,6 +56,7 @@ before(async () => {
       ...example.deployments,
       { id: 'ant', provider: 'anthropic', base_url: A.url, credential_env: 'XROUTE_ANT_A', model: 'claude-x' },
       { id: 'oai', provider: 'openai', base_url: B.url, credential_env: 'XROUTE_OAI_B', model: 'gpt-4.1-mini' },
+      { id: 'gem', provider: 'gemini', base_url: G.url, credential_env: 'XROUTE_GEMINI', model: 'gemini-2.5-flash' },
     ],
     aliases: {
       ...example.aliases,
@@ -56,6 +64,8 @@ before(async () => {
       cross: { targets: ['ant', 'oai'] },
       // OpenAI first, Anthropic as its fallback.
       'cross-o': { targets: ['oai', 'ant'] },
+      // Anthropic first, Gemini as its fallback.
+      'cross-g': { targets: ['ant', 'gem'] },
     },
   };
   const price = {
@@ -69,7 +79,13 @@ before(async () => {
     configSet(
       root,
       'budget.pricing',
-      JSON.stringify({ 'claude-x': price, 'gpt-4.1-mini': price, 'claude-sonnet-4-5': price, 'gpt-4.1': price }),
+      JSON.stringify({
+        'claude-x': price,
+        'gpt-4.1-mini': price,
+        'claude-sonnet-4-5': price,
+        'gpt-4.1': price,
+        'gemini-2.5-flash': price,
+      }),
     );
     configSet(root, 'gateway.routing', JSON.stringify(routing));
   });
@@ -77,7 +93,7 @@ before(async () => {
 });
 after(async () => {
   await served?.cleanup();
-  await Promise.all([A?.close(), B?.close()]);
+  await Promise.all([A?.close(), B?.close(), G?.close()]);
   for (const name of Object.keys(ENV)) delete process.env[name];
 });
 
@@ -396,4 +412,40 @@ test("docs/routing.md's example across formats: Anthropic answers 529, the OpenA
     ],
   );
   assert.equal(exchange.metadata.upstream_surface, 'openai.chat');
+});
+
+test('Anthropic SDK, streamed: 529 → a Gemini deployment streams, its model in the path, translated into Messages events', async () => {
+  const session = 'SES-XR-GEMINI';
+  A.faults.push(overloaded);
+  const final = await anthropic(session)
+    .messages.stream({ model: 'cross-g', max_tokens: 256, messages: [{ role: 'user', content: 'Hello' }] })
+    .finalMessage();
+  const seen = G.seen.at(-1);
+  assert.equal(seen?.path, '/v1beta/models/gemini-2.5-flash:streamGenerateContent');
+  assert.equal(seen?.query.get('alt'), 'sse');
+  assert.equal(seen?.headers['x-goog-api-key'], ENV.XROUTE_GEMINI);
+  assert.deepEqual(seen?.body, {
+    contents: [{ role: 'user', parts: [{ text: 'Hello' }] }],
+    generationConfig: { maxOutputTokens: 256 },
+  });
+  assert.deepEqual(final.content, [{ type: 'text', text: 'Hello from Gemini' }]);
+  const u = DEFAULT_USAGE;
+  assert.equal(final.usage.input_tokens, u.prompt - (u.cached ?? 0));
+  assert.equal(final.usage.cache_read_input_tokens, u.cached);
+  assert.equal(final.usage.output_tokens, u.candidates + (u.thoughts ?? 0), 'thinking is billed as output');
+  const { exchange } = oneExchange(session);
+  assert.deepEqual(
+    attemptsOf(exchange).map((a) => [a.deployment, a.provider, a.status, a.upstream_surface]),
+    [
+      ['ant', 'anthropic', 529, 'anthropic.messages'],
+      ['gem', 'gemini', null, 'gemini.stream'],
+    ],
+  );
+  const meta = exchange.metadata;
+  assert.equal(meta.upstream_surface, 'gemini.stream');
+  assert.equal(meta.served_by, 'gem/gemini-2.5-flash');
+  assert.deepEqual(
+    [meta.input_tokens, meta.cache_read_tokens, meta.cache_write_tokens, meta.output_tokens, meta.usage_complete],
+    [u.prompt, u.cached, 0, u.candidates + (u.thoughts ?? 0), true],
+  );
 });
