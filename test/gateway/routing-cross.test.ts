@@ -449,3 +449,26 @@ test('Anthropic SDK, streamed: 529 → a Gemini deployment streams, its model in
     [u.prompt, u.cached, 0, u.candidates + (u.thoughts ?? 0), true],
   );
 });
+
+test('count_tokens on a mixed alias goes to the deployment that speaks it; an alias with none is refused', async () => {
+  const before = B.requests.length;
+  // OpenAI first: it has no count_tokens, so the Anthropic deployment counts, for its own model.
+  const counted = await anthropic('SES-XR-COUNT').messages.countTokens({
+    model: 'cross-o',
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  const seen = A.requests.at(-1);
+  assert.equal(seen?.path, '/v1/messages/count_tokens');
+  assert.equal(seen?.body?.model, 'claude-x');
+  assert.equal(counted.input_tokens, JSON.stringify(seen?.body).length, "the local upstream's count");
+  assert.equal(B.requests.length, before);
+  // Gemini's countTokens: neither deployment of `cross` speaks it.
+  const res = await fetch(`${served.url}/v1beta/models/cross:countTokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-goog-api-key': key },
+    body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
+  });
+  const text = await res.text();
+  assert.equal(res.status, 400, text);
+  assert.match(text, /VALIDATION_FAILED: model alias \\"cross\\" has no deployment that speaks gemini\.count_tokens/);
+});
