@@ -31,6 +31,8 @@ export async function routeOf(
       return false;
     }
     plan.exclude([...ways.unreachable, ...ways.ways.flatMap((w, i) => (i === own ? [] : w.deployments))]);
+    const surface = ctx.endpoint.surface;
+    plan.surfaceOf = () => surface;
   }
   ctx.plan = plan;
   return plan;

@@ -14,6 +14,8 @@ export interface Way {
 
 /** An alias's deployments as seen from one client surface (streamed or not), grouped by the surface each is called on. */
 export interface AliasWays {
+  /** The client's surface they are reached from. */
+  readonly client: WireSurface;
   readonly ways: readonly Way[];
   /** Deployment id → its index in `ways`. */
   readonly wayOf: ReadonlyMap<string, number>;
@@ -41,7 +43,7 @@ export function aliasWays(
     ways[index]?.deployments.push(id);
     wayOf.set(id, index);
   }
-  return { ways, wayOf, unreachable };
+  return { client: clientSurface, ways, wayOf, unreachable };
 }
 
 /** One deployment's leg of a call: the surface it is called on, the translator (null: none), the body it is sent. */
@@ -77,13 +79,12 @@ export class RoutedLegs {
     client: Record<string, unknown>,
     call: TranslationCall,
   ) {
-    const clientSurface = routes.ways.find((w) => w.translator !== null)?.translator?.client ?? null;
     for (const id of routes.unreachable)
       this.skipped.push({
         deployment: id,
         upstream_surface: null,
         field: null,
-        why: `no translation reaches its provider from ${clientSurface ?? "the client's surface"}`,
+        why: `no translation reaches its provider from ${routes.client}`,
       });
     for (const way of routes.ways) {
       const translated = way.translator === null ? null : way.translator.request(client, call);
