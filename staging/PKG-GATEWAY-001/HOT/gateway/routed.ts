@@ -1,5 +1,6 @@
 // A generation's target and, when the target speaks another format than the client, the translation of its
-// request, whole reply and stream frames (the translators live in #providers/translate/).
+// request, whole reply and stream frames (the translators live in #providers/translate/); for a model alias, the
+// legs to each of its deployments (routed-legs.ts).
 import type { TranslationRefused, Translator, Untranslatable } from '#providers/translate/index.js';
 import type { SseFrame } from '#providers/wire/sse.js';
 import type { WireProvider } from '#providers/wire/spec.js';
@@ -10,7 +11,7 @@ import type { Generation } from './request-body.js';
 
 /**
  * The call's target (the model's provider family, targets.ts) and the body it is sent: the client's own, or its
- * translation. Null once answered: no provider for that family (503), or a field the target's format cannot
+ * translation; a model alias goes to its deployments instead, each spoken to in its own format. Null once answered: no provider for that family (503), or a field the target's format cannot
  * express (TRANSLATION_UNSUPPORTED, recorded as a refusal; nothing is sent upstream).
  */
 export async function routeGeneration(
