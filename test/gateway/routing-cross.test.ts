@@ -472,3 +472,29 @@ test('count_tokens on a mixed alias goes to the deployment that speaks it; an al
   assert.equal(res.status, 400, text);
   assert.match(text, /VALIDATION_FAILED: model alias \\"cross\\" has no deployment that speaks gemini\.count_tokens/);
 });
+
+test('a stream from the Anthropic deployment cut after its first bytes is not restarted on the OpenAI one', async () => {
+  const session = 'SES-XR-MIDSTREAM';
+  A.faults.push({ dieAfterFrames: 3 });
+  const before = B.requests.length;
+  const stream = anthropic(session).messages.stream({
+    model: 'cross',
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  await assert.rejects(stream.finalMessage());
+  assert.equal(B.requests.length, before, 'no attempt on the OpenAI deployment');
+  let exchanges: Entry[] = [];
+  for (let i = 0; i < 10 && exchanges.length === 0; i += 1) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 100));
+    exchanges = ledgerEntries(served.root).filter(
+      (e) => e.event_type === 'EXCHANGE' && e.metadata.session_id === session,
+    );
+  }
+  assert.equal(exchanges.length, 1);
+  assert.notEqual(exchanges[0]?.decision, 'SUCCESS');
+  assert.deepEqual(
+    attemptsOf(exchanges[0] as Entry).map((a) => a.deployment),
+    ['ant'],
+  );
+});
