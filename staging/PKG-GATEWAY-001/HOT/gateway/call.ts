@@ -6,6 +6,7 @@ import type { RoutePlan } from '#router/routing/resolver.js';
 import type { Identity } from './identity.js';
 import type { UpstreamCounts } from './input-counts.js';
 import type { RequestLog } from './log.js';
+import type { RoutedLegs } from './routed-legs.js';
 import type { GatewayRouting } from './routing.js';
 import type { Endpoint, ErrorKind, Family } from './surfaces.js';
 import type { Targets } from './targets.js';
@@ -28,6 +29,8 @@ export interface CallContext {
   routing: GatewayRouting | null;
   /** A routed call's way through its alias's deployments (set before admission); null: not routed. */
   plan?: RoutePlan<WireProvider> | null;
+  /** A routed generation's legs: how each deployment is spoken to and the body it is sent (routed-legs.ts). */
+  legs?: RoutedLegs | null;
   /** `deployment/model` of the deployment that answered a routed call (the x-cplane-served-by header). */
   servedBy?: string | null;
   endpoint: Endpoint;

@@ -7,7 +7,8 @@ import { passedHeaders } from './upstream.js';
  * What a generation reserves (docs/production.md, "How much a call reserves"): the byte bound of its body
  * (request-body.ts), or, where the model's tokens can be counted (router/input-count.ts), that count of the body
  * actually sent upstream plus its margins, whichever is smaller (both are upper bounds). A routed call counts the
- * body each of its alias's deployments would receive and reserves the largest: its deployments may tokenize apart.
+ * body each of its alias's deployments would receive (translated into its format where it speaks another) and
+ * reserves the largest: its deployments may tokenize apart.
  */
 export async function reservedBounds(
   ctx: CallContext,
@@ -35,10 +36,16 @@ function countedInput(
   };
   const plan = ctx.plan;
   if (plan === null || plan === undefined) return tightInputBound(input);
-  // Each deployment is asked for its own model (upstream.ts callProvider): its body is counted as it is sent.
+  // Each deployment is asked for its own model in its own format (upstream.ts callProvider): its body is counted as
+  // it is sent — translated for a deployment of another format, the model in the path for Gemini.
+  const legs = ctx.legs ?? null;
   return tightestCover(
-    plan
-      .candidates()
-      .map((c) => ({ ...input, provider: c.provider, model: c.model, body: { ...body, model: c.model } })),
+    plan.candidates().map((c) => {
+      const leg = legs?.leg(c.deployment) ?? null;
+      const surface = leg?.surface ?? input.surface;
+      const sent = leg?.body ?? body;
+      const own = surface.startsWith('gemini.') ? sent : { ...sent, model: c.model };
+      return { ...input, provider: c.provider, model: c.model, surface, body: own };
+    }),
   );
 }

@@ -1,14 +1,17 @@
 // A generation's target and, when the target speaks another format than the client, the translation of its
-// request, whole reply and stream frames (the translators live in #providers/translate/).
+// request, whole reply and stream frames (the translators live in #providers/translate/); for a model alias, the
+// legs to each of its deployments (routed-legs.ts).
 import type { TranslationRefused, Translator, Untranslatable } from '#providers/translate/index.js';
 import type { SseFrame } from '#providers/wire/sse.js';
+import type { WireProvider } from '#providers/wire/spec.js';
 import type { CallContext, IncomingCall } from './call.js';
-import { refusedRequest } from './governed-request.js';
+import { refusedRequest, refuseMalformed } from './governed-request.js';
+import { type AliasWays, RoutedLegs } from './routed-legs.js';
 import type { Generation } from './request-body.js';
 
 /**
  * The call's target (the model's provider family, targets.ts) and the body it is sent: the client's own, or its
- * translation. Null once answered: no provider for that family (503), or a field the target's format cannot
+ * translation; a model alias goes to its deployments instead, each spoken to in its own format. Null once answered: no provider for that family (503), or a field the target's format cannot
  * express (TRANSLATION_UNSUPPORTED, recorded as a refusal; nothing is sent upstream).
  */
 export async function routeGeneration(
@@ -16,6 +19,8 @@ export async function routeGeneration(
   gen: Generation,
 ): Promise<{ ctx: CallContext; upstreamBody: Record<string, unknown> } | null> {
   const { endpoint } = incoming;
+  const ways = incoming.routing?.ways(gen.model, endpoint.surface, gen.stream) ?? null;
+  if (ways !== null) return routeAlias(incoming, gen, ways);
   const target = incoming.targets.targetFor(gen.model, endpoint.surface, endpoint.family, gen.stream);
   if ('unavailable' in target) {
     const message = `no ${target.unavailable} upstream is configured on this gateway (model ${JSON.stringify(gen.model)})`;
@@ -37,8 +42,54 @@ export async function routeGeneration(
   return null;
 }
 
-async function refuseUntranslatable(ctx: CallContext, translator: Translator, refusal: Untranslatable): Promise<void> {
-  const message = `${refusal.field}: ${refusal.why} (a ${translator.client} request served by ${translator.upstream})`;
+/**
+ * A generation for a model alias: each deployment's leg worked out (its body translated once per upstream surface)
+ * before anything is sent. A deployment the request cannot be carried to is left out of the call and named in its
+ * EXCHANGE; when none is left the call is refused — VALIDATION_FAILED if no translation reaches any,
+ * TRANSLATION_UNSUPPORTED naming the field if every translation refused one.
+ */
+async function routeAlias(
+  incoming: IncomingCall,
+  gen: Generation,
+  ways: AliasWays,
+): Promise<{ ctx: CallContext; upstreamBody: Record<string, unknown> } | null> {
+  const legs = new RoutedLegs(ways, gen.upstreamBody, incoming.body as Record<string, unknown>, {
+    model: gen.model,
+    stream: gen.stream,
+    defaultMaxTokens: gen.bounds.max_output_tokens,
+  });
+  const first = ways.ways[0]?.deployments[0];
+  const provider = first === undefined ? undefined : incoming.routing?.resolver.deployments.get(first)?.provider;
+  // The first deployment's provider names the call until an attempt answers (then the one that answered does).
+  const ctx: CallContext = { ...incoming, provider: provider ?? (incoming.provider as WireProvider), translator: null };
+  if (provider === undefined) {
+    const problem = `model alias ${JSON.stringify(gen.model)} has no deployment a ${incoming.endpoint.surface} request can be sent to`;
+    await refuseMalformed(ctx, refusedRequest(ctx), problem);
+    return null;
+  }
+  ctx.legs = legs;
+  if (legs.reachable) return { ctx, upstreamBody: gen.upstreamBody };
+  const refused = legs.refusal() as { refusal: Untranslatable; translator: Translator };
+  const each = legs.skipped.map(
+    (s) => `${s.deployment} (${s.upstream_surface ?? 'no translation'}): ${s.field ?? s.why}`,
+  );
+  await refuseUntranslatable(
+    ctx,
+    refused.translator,
+    refused.refusal,
+    `model alias ${JSON.stringify(gen.model)}: ${each.join('; ')}`,
+  );
+  return null;
+}
+
+async function refuseUntranslatable(
+  ctx: CallContext,
+  translator: Translator,
+  refusal: Untranslatable,
+  routed?: string,
+): Promise<void> {
+  const served = `a ${translator.client} request served by ${translator.upstream}`;
+  const message = `${refusal.field}: ${refusal.why} (${routed === undefined ? served : `${served}; ${routed}`})`;
   await ctx.router.recordRefusal(refusedRequest(ctx), 'TRANSLATION_UNSUPPORTED', message);
   ctx.refuse('TRANSLATION_UNSUPPORTED', message);
 }

@@ -1,6 +1,6 @@
 import { CpError, isCpError, show } from '#kernel/errors.js';
 import type { Provider } from '#providers/spec.js';
-import { isWireProvider, type WireProvider } from '#providers/wire/spec.js';
+import { isWireProvider, type WireProvider, type WireSurface } from '#providers/wire/spec.js';
 import type { BreakerRegistry } from '#router/breaker.js';
 import { createInstalledProvider } from '#router/open.js';
 import { Resolver, type RoutePlan } from '#router/routing/resolver.js';
@@ -11,6 +11,8 @@ import {
   type FallbackClass,
   type RoutingConfig,
 } from '#router/routing/types.js';
+import { type AliasWays, aliasWays } from './routed-legs.js';
+import { servingModel } from './targets.js';
 
 /** Fallback classes when the config names none: every failure that says nothing about the request itself. */
 const DEFAULT_FALLBACK_ON: readonly FallbackClass[] = FALLBACK_CLASSES;
@@ -122,28 +124,44 @@ export async function routingProviders(
   return { config, providers, secrets };
 }
 
-/** The gateway's routing: the resolver, and the client surfaces each alias's deployments all speak. */
+/**
+ * The gateway's routing: the resolver, and how each alias's deployments are reached from each client surface (in
+ * its own format or translated, routed-legs.ts), worked out once per alias, surface and streaming — a bounded set:
+ * the config's aliases times the gateway's surfaces.
+ */
 export class GatewayRouting {
-  private readonly surfaces = new Map<string, ReadonlySet<string>>();
+  private readonly reached = new Map<string, AliasWays>();
 
-  constructor(readonly resolver: Resolver<WireProvider>) {
-    for (const [alias, spec] of Object.entries(resolver.options.config.aliases)) {
-      const ids = spec.targets.flat();
-      const each = ids.map((id) => new Set<string>(resolver.options.providers.get(id)?.surfaces ?? []));
-      const common = [...(each[0] ?? [])].filter((surface) => each.every((s) => s.has(surface)));
-      this.surfaces.set(alias, new Set(common));
-    }
+  constructor(readonly resolver: Resolver<WireProvider>) {}
+
+  /** Whether a client's model name is an alias (else its family's upstream serves it, as without routing). */
+  has(alias: string): boolean {
+    return this.resolver.has(alias);
   }
 
-  /**
-   * A call's plan if its model is an alias: null when it is not one (the family's upstream serves it, as without
-   * routing); a string when the alias's deployments do not all speak the client's surface (no translation here).
-   */
-  plan(alias: string, surface: string, mayServe: (model: string) => boolean): RoutePlan<WireProvider> | string | null {
-    const served = this.surfaces.get(alias);
-    if (served === undefined) return null;
-    if (!served.has(surface))
-      return `model alias ${show(alias)} is served by deployments that do not all speak ${surface}`;
+  /** How the alias's deployments are reached from a client surface; null when the model is no alias. */
+  ways(alias: string, surface: WireSurface, stream: boolean): AliasWays | null {
+    const key = `${alias}\u0000${surface}\u0000${stream ? 1 : 0}`;
+    let found = this.reached.get(key);
+    if (found === undefined) {
+      const spec = this.resolver.options.config.aliases[alias];
+      if (spec === undefined || !this.resolver.has(alias)) return null;
+      const providers = this.resolver.options.providers;
+      const models = new Map(this.resolver.options.config.deployments.map((d) => [d.id, d.model]));
+      found = aliasWays(
+        spec.targets
+          .flat()
+          .map((id) => [id, servingModel(providers.get(id) as WireProvider, models.get(id) ?? '')] as const),
+        surface,
+        stream,
+      );
+      this.reached.set(key, found);
+    }
+    return found;
+  }
+
+  /** A call's plan if its model is an alias (null when it is not); `mayServe` is the key's scope on a model. */
+  plan(alias: string, mayServe: (model: string) => boolean): RoutePlan<WireProvider> | null {
     return this.resolver.plan(alias, mayServe);
   }
 }

@@ -22,6 +22,44 @@ const SURFACE_OF: Readonly<Record<Family, readonly [WireSurface, WireSurface]>> 
   gemini: ['gemini.generate', 'gemini.stream'],
 };
 
+/** How a provider is spoken to for a client surface: that surface itself, or a translation into one it serves. */
+export interface Reach {
+  surface: WireSurface;
+  translator: Translator | null;
+}
+
+/**
+ * The surface a provider is called on for a client's surface (streamed or not): the client's own when the provider
+ * serves it, else the first of its generation surfaces a translation reaches; null when none does.
+ */
+export function reach(
+  provider: Pick<WireProvider, 'surfaces'>,
+  clientSurface: WireSurface,
+  stream: boolean,
+  clock?: Seconds,
+): Reach | null {
+  if (provider.surfaces.includes(clientSurface)) return { surface: clientSurface, translator: null };
+  for (const pair of Object.values(SURFACE_OF)) {
+    const surface = pair[stream ? 1 : 0];
+    if (!provider.surfaces.includes(surface)) continue;
+    const translator = translatorFor(clientSurface, surface, clock);
+    if (translator !== null) return { surface: translator.upstream, translator };
+  }
+  // A model served only on OpenAI's Responses API (servingModel): reached through a translation there.
+  if (!provider.surfaces.includes('openai.responses')) return null;
+  const translator = translatorFor(clientSurface, 'openai.responses', clock);
+  return translator === null ? null : { surface: translator.upstream, translator };
+}
+
+/** A provider as it serves one model: without Chat Completions for a model it serves only on its Responses API. */
+export function servingModel(
+  provider: Pick<WireProvider, 'surfaces' | 'responsesOnly'>,
+  model: string,
+): Pick<WireProvider, 'surfaces'> {
+  if (!(provider.responsesOnly ?? []).some((pattern) => modelPattern(pattern).test(model))) return provider;
+  return { surfaces: provider.surfaces.filter((s) => s !== 'openai.chat') };
+}
+
 /** A model pattern (`claude-*`, `o[0-9]*`) as an anchored expression: `*` any run, `[…]` a class, the rest literal. */
 export function modelPattern(pattern: string): RegExp {
   let source = '';

@@ -62,10 +62,11 @@ export async function sendUpstream(
   if (sent.ok) {
     const plan = ctx.plan;
     if (plan) {
-      // The reply is read with the reader of the deployment that answered it.
+      // The reply is read with the reader of the deployment that answered it, translated back if it was sent one.
       const target = plan.target;
       ctx.provider = target.provider;
       ctx.servedBy = `${target.deployment}/${target.model}`;
+      if (ctx.legs) ctx.translator = ctx.legs.leg(target.deployment)?.translator ?? null;
     }
     return { ok: true, result: sent.result, attempts: sent.attempts };
   }
@@ -88,17 +89,22 @@ function callProvider(
   query: Record<string, string>,
 ): Promise<WireResponse> {
   const target = ctx.plan?.target;
-  // A routed attempt asks the deployment for its own model: the client named the alias.
-  const sent = target === undefined || body === null ? body : { ...body, model: target.model };
+  const leg = target === undefined ? null : (ctx.legs?.leg(target.deployment) ?? null);
+  const surface = leg?.surface ?? ctx.translator?.upstream ?? ctx.endpoint.surface;
+  let sent = leg?.body ?? body;
+  let params = ctx.upstreamParams ?? ctx.endpoint.params;
+  // A routed attempt asks the deployment for its own model: the client named the alias. Gemini names it in the path.
+  if (target !== undefined && sent !== null) {
+    if (surface.startsWith('gemini.')) params = { ...params, model: target.model };
+    else sent = { ...sent, model: target.model };
+  }
   return (target?.provider ?? ctx.provider).call(
     {
-      surface: ctx.translator?.upstream ?? ctx.endpoint.surface,
+      surface,
       body: sent,
       headers: passedHeaders(ctx.req),
       query,
-      ...((ctx.upstreamParams ?? ctx.endpoint.params) === undefined
-        ? {}
-        : { params: ctx.upstreamParams ?? ctx.endpoint.params }),
+      ...(params === undefined ? {} : { params }),
     },
     {
       signal: ctx.signal,

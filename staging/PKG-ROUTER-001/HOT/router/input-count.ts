@@ -37,37 +37,47 @@ export interface CountedInput {
 }
 
 export async function tightInputBound(input: CountedInput): Promise<number | null> {
+  return counter(input)?.() ?? null;
+}
+
+/** How the body can be counted for its surface and provider, or null when it cannot be here (the byte bound stands). */
+function counter(input: CountedInput): (() => Promise<number | null>) | null {
   const { surface, body, model, provider } = input;
   // A tokenizer that cannot be loaded (a damaged install) costs the call its tighter reservation, never the call.
   if (surface === 'openai.chat' || surface === 'openai.responses')
-    return openaiInputBound(body, model, surface).catch(() => null);
+    return () => openaiInputBound(body, model, surface).catch(() => null);
   if (surface === 'anthropic.messages') {
     const counts = input.counts?.anthropic;
     if (!counts || !provider.surfaces.includes('anthropic.count_tokens')) return null;
-    return counts.inputBound(body, countCall(input, 'anthropic.count_tokens', counts.timeoutMs, {}, 'input_tokens'));
+    return () =>
+      counts.inputBound(body, countCall(input, 'anthropic.count_tokens', counts.timeoutMs, {}, 'input_tokens'));
   }
   if (surface === 'gemini.generate' || surface === 'gemini.stream') {
     const counts = input.counts?.gemini;
     // Cached content is billed from the cache, which a count of the body does not see.
     if (!counts || body.cachedContent !== undefined || !provider.surfaces.includes('gemini.count_tokens')) return null;
     const call = countCall(input, 'gemini.count_tokens', counts.timeoutMs, { model }, 'totalTokens');
-    return counts.inputBound(body, call, `models/${model}`);
+    return () => counts.inputBound(body, call, `models/${model}`);
   }
   return null;
 }
 
 /**
  * The largest tight count over the targets a call may be served by (a routed alias's deployments, fallbacks
- * included): the reservation then holds whichever answers. Null when any of them cannot be counted.
+ * included, each with the body in its own format): the reservation then holds whichever answers. Each target is
+ * counted where a counter exists for it; one that has none keeps the byte bound, which is then the largest — so
+ * null (the caller's byte bound), decided before any target is counted.
  */
 export async function tightestCover(inputs: readonly CountedInput[]): Promise<number | null> {
-  const counted = await Promise.all(inputs.map(tightInputBound));
+  const counters = inputs.map(counter);
+  if (counters.length === 0 || counters.some((c) => c === null)) return null;
+  const counted = await Promise.all(counters.map((c) => (c as () => Promise<number | null>)()));
   let most = 0;
   for (const n of counted) {
     if (n === null) return null;
     most = Math.max(most, n);
   }
-  return counted.length === 0 ? null : most;
+  return most;
 }
 
 /** One count call to the call's own upstream (with the call's passed headers): its count. */

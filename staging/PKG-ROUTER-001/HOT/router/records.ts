@@ -19,6 +19,8 @@ export interface AttemptRecord {
   deployment?: string;
   model?: string;
   provider?: string;
+  /** The surface a routed attempt was sent on, when the gateway spoke to its deployment in another format. */
+  upstream_surface?: string;
   upstream_request_id?: string | null;
 }
 
@@ -27,6 +29,7 @@ export interface AttemptTarget {
   deployment: string;
   model: string;
   provider: string;
+  upstream_surface?: string;
   upstream_request_id: string | null;
 }
 
@@ -42,6 +45,7 @@ export function targetedAttempt(record: AttemptRecord, target: AttemptTarget): A
     provider: target.provider,
     retry_after_ms: record.retry_after_ms,
     status: record.status,
+    ...(target.upstream_surface === undefined ? {} : { upstream_surface: target.upstream_surface }),
     upstream_request_id: target.upstream_request_id,
   };
 }

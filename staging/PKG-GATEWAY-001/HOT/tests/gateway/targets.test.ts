@@ -6,7 +6,7 @@ import { ANTHROPIC } from '#providers/anthropic/provider.js';
 import { isCpError } from '#kernel/errors.js';
 import { OPENAI, OPENAI_RESPONSES_ONLY, responsesOnlyModels } from '#providers/openai/provider.js';
 import type { WireProvider, WireSurface } from '#providers/wire/spec.js';
-import { modelPattern, Targets } from '../../gateway/targets.js';
+import { modelPattern, reach, servingModel, Targets } from '../../gateway/targets.js';
 import type { Family } from '../../gateway/surfaces.js';
 
 const provider = (id: string, models: readonly string[] | undefined): WireProvider => ({
@@ -140,4 +140,41 @@ test("the operator's responses_only_models replaces the shipped list; a malforme
       () => responsesOnlyModels('openai', bad),
       (e: unknown) => isCpError(e) && e.code === 'ERR_PROVIDER_CONFIG',
     );
+});
+
+test("reach: a provider serving the client's surface is called on it; another format through a translation; none: null", () => {
+  const openai = { surfaces: ['openai.chat', 'openai.responses', 'openai.models'] as const };
+  const anthropic = { surfaces: ['anthropic.messages', 'anthropic.count_tokens'] as const };
+  const gemini = { surfaces: ['gemini.generate', 'gemini.stream', 'gemini.count_tokens'] as const };
+  const embeddings = { surfaces: ['openai.embeddings'] as const };
+  const route = (p: { surfaces: readonly string[] }, client: string, stream: boolean) => {
+    const found = reach(p as WireProvider, client as WireSurface, stream);
+    return found === null ? null : [found.surface, found.translator?.client ?? null];
+  };
+  assert.deepEqual(route(openai, 'openai.chat', false), ['openai.chat', null]);
+  assert.deepEqual(route(openai, 'openai.responses', true), ['openai.responses', null]);
+  assert.deepEqual(route(openai, 'anthropic.messages', true), ['openai.chat', 'anthropic.messages']);
+  assert.deepEqual(route(anthropic, 'openai.chat', false), ['anthropic.messages', 'openai.chat']);
+  assert.deepEqual(route(gemini, 'anthropic.messages', false), ['gemini.generate', 'anthropic.messages']);
+  assert.deepEqual(route(gemini, 'anthropic.messages', true), ['gemini.stream', 'anthropic.messages']);
+  assert.deepEqual(route(anthropic, 'gemini.stream', true), ['anthropic.messages', 'gemini.stream']);
+  // No translation for the other surfaces (a count, a models list) nor to a provider without a generation surface.
+  assert.equal(route(openai, 'anthropic.count_tokens', false), null);
+  assert.equal(route(embeddings, 'anthropic.messages', false), null);
+});
+
+test('a routed deployment of a Responses-only model is reached on openai.responses from every client surface', () => {
+  const openai = {
+    surfaces: ['openai.chat', 'openai.responses', 'openai.models'] as WireSurface[],
+    responsesOnly: OPENAI_RESPONSES_ONLY,
+  };
+  const route = (model: string, client: WireSurface, stream: boolean) => {
+    const found = reach(servingModel(openai, model) as WireProvider, client, stream);
+    return found === null ? null : [found.surface, found.translator?.client ?? null];
+  };
+  assert.deepEqual(route('o3-pro', 'anthropic.messages', true), ['openai.responses', 'anthropic.messages']);
+  assert.deepEqual(route('o3-pro', 'openai.chat', false), ['openai.responses', 'openai.chat']);
+  assert.deepEqual(route('o3-pro', 'openai.responses', true), ['openai.responses', null]);
+  assert.deepEqual(route('gpt-4.1', 'anthropic.messages', true), ['openai.chat', 'anthropic.messages']);
+  assert.deepEqual(route('gpt-4.1', 'openai.chat', false), ['openai.chat', null]);
 });

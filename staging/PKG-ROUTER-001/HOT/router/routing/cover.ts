@@ -18,6 +18,8 @@ export function dearest<P>(deployments: readonly Deployment<P>[], price?: (model
 
 /** A provider and model an alias's call may be served by: what its reservation counts the body for. */
 export interface Candidate<P> {
+  /** The first deployment serving this pair (the others speak the same provider package, so the same format). */
+  readonly deployment: string;
   readonly provider: P;
   readonly model: string;
 }
@@ -30,7 +32,7 @@ export function candidates<P>(
   const seen = new Map<string, Candidate<P>>();
   for (const d of deployments) {
     const key = `${providerId(d.provider)}\u0000${d.spec.model}`;
-    if (!seen.has(key)) seen.set(key, { provider: d.provider, model: d.spec.model });
+    if (!seen.has(key)) seen.set(key, { deployment: d.spec.id, provider: d.provider, model: d.spec.model });
   }
   return [...seen.values()];
 }

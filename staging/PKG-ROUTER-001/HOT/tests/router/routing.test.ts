@@ -289,6 +289,47 @@ test('the key scope on upstream models: a target the key may not use is skipped;
   assert.equal(started(r.plan('m', () => false)?.start())?.code, 'AUTH_SCOPE');
 });
 
+test('an excluded deployment (a request its format cannot carry) is never picked, counted or named as blocked', () => {
+  const clock = { now: 0 };
+  const { resolver: r, breakers } = resolver(
+    {
+      deployments: [deployment('a', { weight: 1000 }), deployment('b'), deployment('c')],
+      aliases: { m: { targets: [['a', 'b'], ['c']], strategy: 'weighted' } },
+    },
+    clock,
+  );
+  for (let i = 0; i < 20; i += 1) {
+    const plan = r.plan('m', everyone);
+    plan?.exclude(['a']);
+    assert.deepEqual(
+      plan?.candidates().map((c) => [c.deployment, c.model]),
+      [
+        ['b', 'model-b'],
+        ['c', 'model-c'],
+      ],
+    );
+    assert.equal(plan?.start(), null);
+    assert.equal(plan?.target.deployment, 'b', 'a outweighs b 1000:1, and is never picked');
+    assert.equal(plan?.next(failure('overloaded')), true);
+    assert.equal(plan?.target.deployment, 'c', 'the fallback skips it too');
+    plan?.finish(0);
+  }
+  // With b's and c's breakers open the call is refused until they reopen: the excluded a (free now) sets no retry-after.
+  for (const id of ['b', 'c'])
+    for (let i = 0; i < 3; i += 1) breakers.byKey(`deployment:${id}/model-${id}`).recordFailure();
+  const plan = r.plan('m', everyone);
+  plan?.exclude(['a']);
+  const refused = started(plan?.start());
+  assert.equal(refused?.code, 'CIRCUIT_OPEN');
+  assert.equal(refused?.retryAfterMs, 30_000);
+  // A host naming the surface of each attempt gets it in the attempt's record.
+  const named = r.plan('m', everyone);
+  assert.ok(named);
+  named.surfaceOf = (id) => (id === 'a' ? 'openai.chat' : null);
+  assert.equal(named.start(), null);
+  assert.equal(named.attempted().upstream_surface, 'openai.chat');
+});
+
 test('RPM and TPM limits: a deployment at its limit is skipped until the minute frees it', () => {
   const clock = { now: 0 };
   const { resolver: r } = resolver(
