@@ -185,14 +185,14 @@ test("the docs' worked example: primary answers 529, backup serves; the EXCHANGE
   A.faults.push(overloaded);
   const before = { a: A.requests.length, b: B.requests.length };
   const { data, response } = await anthropic(session)
-    .messages.create({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })
+    .messages.create({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })
     .withResponse();
   assert.equal((data.content[0] as { text: string }).text, 'Hello from upstream');
-  assert.equal(response.headers.get('x-cplane-served-by'), 'backup/claude-sonnet-4-5');
+  assert.equal(response.headers.get('x-cplane-served-by'), 'backup/claude-sonnet-4-6');
   assert.equal(A.requests.length, before.a + 1);
   assert.equal(B.requests.length, before.b + 1);
   assert.equal(B.requests.at(-1)?.headers['x-api-key'], KEYS_B.anthropic, 'backup gets its own key');
-  assertFellBack(session, 'primary', 'backup', 'claude-sonnet-4-5');
+  assertFellBack(session, 'primary', 'backup', 'claude-sonnet-4-6');
 });
 
 test('Anthropic SDK, non-streaming: A answers 529 → B serves; header and body name B; one EXCHANGE, one charge', async () => {
