@@ -98,7 +98,8 @@ export class WalCheckpointer {
       this.checkpointHere();
       return;
     }
-    if (frames - this.requestedAt < CHECKPOINT_FRAMES) return;
+    // One request at a time: a second would hold the checkpoint lock when the writer finishes the first.
+    if (frames - this.requestedAt < CHECKPOINT_FRAMES || this.stats.answered < this.stats.requested) return;
     this.requestedAt = frames;
     this.stats.requested += 1;
     this.post({ mode: frames >= RESTART_FRAMES ? 'RESTART' : 'PASSIVE' });
