@@ -12,6 +12,8 @@ const INLINE_FRAMES = 8 * CHECKPOINT_FRAMES;
 /** The wal-index header's mxFrame: the frames in the WAL, a native-order u32 at byte 16 of the -shm file. */
 const MX_FRAME_OFFSET = 16;
 const RESTART_BUSY_MS = 100;
+const WAL_HEADER_BYTES = 32;
+const WAL_FRAME_HEADER_BYTES = 24;
 /** The worker passes again while the writer committed more than this during its last pass (up to 4 passes). */
 const TAIL_FRAMES = 64;
 const STOP_WAIT_MS = 5000;
@@ -83,6 +85,10 @@ export class WalCheckpointer {
     worker.on('error', () => checkpointer.lost(worker));
     worker.on('exit', () => checkpointer.lost(worker));
     db.pragma('wal_autocheckpoint = 0');
+    // A writer that outran the worker for a while grew the WAL past its steady size: the first commit after the WAL
+    // starts over cuts the file back to RESTART_FRAMES' worth (SQLite keeps a WAL file at its largest otherwise).
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    db.pragma(`journal_size_limit = ${RESTART_FRAMES * (pageSize + WAL_FRAME_HEADER_BYTES) + WAL_HEADER_BYTES}`);
     return checkpointer;
   }
 
