@@ -111,6 +111,7 @@ export async function openGateway(
     refusalSampler: new RefusalSampler({ perSecond: settings.unauthenticated_refusals_per_second }),
     store: settings.store ?? null,
     reserveWal: true,
+    walCheckpoints: 'background',
     ...(settings.durability === undefined ? {} : { durability: settings.durability }),
     ...(deployments === null ? {} : { secrets: deployments.secrets }),
     ...(settings.clock === undefined ? {} : { clock: settings.clock }),

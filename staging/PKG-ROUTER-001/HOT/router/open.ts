@@ -42,6 +42,8 @@ export interface OpenRouterOptions {
   synchronous?: Synchronous;
   /** Grow the SQLite ledger's WAL to its steady size at open: the gateway's appends then never grow the file. */
   reserveWal?: boolean;
+  /** Run the SQLite ledger's WAL checkpoints on a worker thread, off the call path (kernel/ledger/wal-checkpointer.ts). */
+  walCheckpoints?: 'inline' | 'background';
   /** Providers constructed by the caller (the gateway's wire providers), registered beside `provider`. */
   providers?: readonly Provider[];
   /** Refusals without an authentic key recorded at a bounded rate (the gateway's); none: all recorded. */
@@ -132,6 +134,7 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
         create: true,
         synchronous: options.synchronous ?? 'FULL',
         reserveWal: options.reserveWal ?? false,
+        walCheckpoints: options.walCheckpoints ?? 'inline',
       });
   // A scratch ledger (the G7 gate) gets no budget: it must not spend the root's.
   const budget =

@@ -23,6 +23,7 @@ import { insertImported, insertWithFreshId, truncateWal } from './sqlite-write.j
 import { refuseIllFormed } from './validate.js';
 import { LedgerReader } from './ledger-reader.js';
 import { SqliteTree } from './merkle/sqlite-tree.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 
 export type { Synchronous } from './open.js';
 export type { LedgerQuery } from './query.js';
@@ -57,6 +58,8 @@ export class Ledger extends LedgerReader {
   private readonly commits: SqliteCommits;
   /** The Merkle tree over the chain, kept in each append's transaction (merkle/sqlite-tree.ts). */
   private readonly tree: SqliteTree;
+  /** The worker thread checkpointing this connection's WAL, when opened with walCheckpoints 'background'. */
+  private checkpointer: WalCheckpointer | null = null;
 
   private constructor(
     path: string,
@@ -125,7 +128,7 @@ export class Ledger extends LedgerReader {
     const maxSkewMs = clockSkewOption(options.maxClockSkewMs);
     const db = openLedgerDatabase(path, options);
     try {
-      return new Ledger(
+      const ledger = new Ledger(
         path,
         db,
         options.clock ?? Date.now,
@@ -134,6 +137,10 @@ export class Ledger extends LedgerReader {
         maxSkewMs,
         options.synchronous ?? 'FULL',
       );
+      if (options.walCheckpoints === 'background' && options.readonly !== true && path !== ':memory:' && path !== '') {
+        ledger.checkpointer = WalCheckpointer.start(db, path);
+      }
+      return ledger;
     } catch (cause) {
       db.close();
       throw isCorruption(cause) ? damaged(path, (cause as Error).message, cause) : notALedger(path, cause);
@@ -155,6 +162,7 @@ export class Ledger extends LedgerReader {
         this.commits.run(options.durable !== false, () => this.treeKept(() => this.appendTx.immediate(prepared, once))),
       'ERR_LEDGER_ENTRY_INVALID',
     );
+    this.checkpointer?.afterCommit();
     // The caller gets the entry as a read shows it: the text beside the digests that stand for it.
     for (let i = 0; i < entries.length; i += 1) {
       const content = (prepared[i] as PreparedAppend).content;
@@ -163,6 +171,17 @@ export class Ledger extends LedgerReader {
       entry.metadata = readView(entry.metadata, content.prompt.texts, content.response.texts);
     }
     return entries;
+  }
+
+  /** The worker thread checkpointing this connection's WAL (walCheckpoints 'background'), or null. */
+  get walCheckpointer(): WalCheckpointer | null {
+    return this.checkpointer;
+  }
+
+  /** Stops the checkpoint worker first (its last checkpoint runs here), then closes the connection. */
+  override close(): void {
+    this.checkpointer?.stop();
+    super.close();
   }
 
   /** Appends committed by this connection, durable (fsynced) or not. */

@@ -22,6 +22,12 @@ export interface ConnectionOptions {
    * as the gateway. Costs one write of a few MiB and an fsync, so a command that appends once leaves it off.
    */
   reserveWal?: boolean;
+  /**
+   * Where WAL checkpoints run: 'inline' (SQLite's autocheckpoint, inside the commit that crosses it) or
+   * 'background' (a worker thread, wal-checkpointer.ts): for a long-running writer such as the gateway, whose
+   * calls should not wait for a checkpoint. Default 'inline': a worker costs a thread start at open.
+   */
+  walCheckpoints?: 'inline' | 'background';
 }
 
 /** ledger_meta key: where this ledger's sequential ids start (8 hex digits). Ledgers made before it use random ids. */
