@@ -8,6 +8,15 @@ type Msg = Record<string, unknown>;
 // A caching hint: Chat servers cache prompt prefixes on their own, and the reply is the same either way.
 const TOP = messagesFields('cache_control');
 
+/** Messages' `metadata.user_id` (its end-user id for abuse detection), the only metadata a target can carry. */
+export function metadataUser(body: JsonObject): string | undefined {
+  if (body.metadata === undefined) return undefined;
+  const metadata = objectAt(body.metadata, 'metadata');
+  onlyKnown(metadata, new Set(['user_id']), 'metadata');
+  if (metadata.user_id === undefined || metadata.user_id === null) return undefined;
+  return stringAt(metadata.user_id, 'metadata.user_id');
+}
+
 /** Chat Completions takes at most four stop sequences. */
 export const CHAT_MAX_STOP = 4;
 
@@ -31,12 +40,8 @@ export function anthropicRequestToChat(body: JsonObject): Record<string, unknown
   for (const key of ['temperature', 'top_p'] as const) if (body[key] !== undefined) out[key] = body[key];
   if (body.tools !== undefined) out.tools = arrayAt(body.tools, 'tools').map((t, i) => tool(t, `tools[${i}]`));
   if (body.tool_choice !== undefined) Object.assign(out, toolChoice(body.tool_choice));
-  if (body.metadata !== undefined) {
-    const metadata = objectAt(body.metadata, 'metadata');
-    onlyKnown(metadata, new Set(['user_id']), 'metadata');
-    if (metadata.user_id !== undefined && metadata.user_id !== null)
-      out.user = stringAt(metadata.user_id, 'metadata.user_id');
-  }
+  const user = metadataUser(body);
+  if (user !== undefined) out.user = user;
   if (body.thinking !== undefined && objectAt(body.thinking, 'thinking').type !== 'disabled')
     refuse('thinking', 'Chat Completions returns no thinking blocks (extended thinking has no equivalent)');
   if (body.stream === true) {

@@ -3,7 +3,7 @@
 // per run of text and images, a `function_call` per tool_use and a `function_call_output` per tool_result, the call
 // ids kept as they are.
 import type { JsonObject } from '../json.js';
-import { failedToolText, imageUrl, systemText } from './anthropic-to-chat.js';
+import { failedToolText, imageUrl, metadataUser, systemText } from './anthropic-to-chat.js';
 import { messagesFields } from './messages-fields.js';
 import { arrayAt, objectAt, onlyKnown, refuse, shown, stringAt } from './refusal.js';
 
@@ -34,13 +34,9 @@ export function anthropicRequestToResponses(body: JsonObject): Record<string, un
   for (const key of ['temperature', 'top_p'] as const) if (body[key] !== undefined) out[key] = body[key];
   if (body.tools !== undefined) out.tools = arrayAt(body.tools, 'tools').map((t, i) => tool(t, `tools[${i}]`));
   if (body.tool_choice !== undefined) Object.assign(out, toolChoice(body.tool_choice));
-  if (body.metadata !== undefined) {
-    const metadata = objectAt(body.metadata, 'metadata');
-    onlyKnown(metadata, new Set(['user_id']), 'metadata');
-    // Anthropic's end-user id for abuse detection; OpenAI's field for the same purpose.
-    if (metadata.user_id !== undefined && metadata.user_id !== null)
-      out.safety_identifier = stringAt(metadata.user_id, 'metadata.user_id');
-  }
+  // Anthropic's end-user id for abuse detection; OpenAI's field for the same purpose.
+  const user = metadataUser(body);
+  if (user !== undefined) out.safety_identifier = user;
   if (body.thinking !== undefined && objectAt(body.thinking, 'thinking').type !== 'disabled')
     refuse(
       'thinking',
