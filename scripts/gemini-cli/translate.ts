@@ -5,15 +5,18 @@
 // exits 0 with that answer, every Messages call is one EXCHANGE on the Gemini surface the CLI used, with the
 // upstream's usage bucket by bucket, the tool round trip is among them, nothing was refused (a field the
 // translation cannot carry would be a PROMPT_REJECTED naming it), no key reached the ledger, and the chain verifies.
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { startUpstream, type ToolUse, USAGE, type Upstream } from '../../test/gateway/upstream.js';
-import { type AgentCheck, fail } from '../lib/agent-check.js';
+import type { ToolUse } from '../../test/gateway/upstream.js';
+import type { AgentCheck } from '../lib/agent-check.js';
+import {
+  afterToolResult,
+  streamedCall,
+  TRANSLATED_MODEL as MODEL,
+  TranslatedUpstream,
+  UPSTREAM_ANSWER as ANSWER,
+} from '../lib/translated-agent.js';
 import { asJson, cliAnswered, geminiCli, type Json } from './cli.js';
 
 const KEYS = { anthropic: 'sk-ant-upstream-gemini-cli-CHECK-0123456789', openai: 'sk-openai-unused-CHECK-0123456789' };
-const MODEL = 'claude-sonnet-4-5';
-const ANSWER = 'Hello from upstream';
 
 /**
  * The fake model's choice for one Messages request: text once the last turn carries a tool's result, else a call of
@@ -21,9 +24,7 @@ const ANSWER = 'Hello from upstream';
  */
 function listing(workdir: string): (body: Json) => ToolUse | null {
   return (body) => {
-    const messages = Array.isArray(body.messages) ? (body.messages as Json[]) : [];
-    const content = messages.at(-1)?.content;
-    if (Array.isArray(content) && content.some((c) => asJson(c)?.type === 'tool_result')) return null;
+    if (afterToolResult(body)) return null;
     const tools = Array.isArray(body.tools) ? body.tools : [];
     const tool = tools.map(asJson).find((t) => t?.name === 'list_directory');
     if (tool === undefined || tool === null) return null;
@@ -31,61 +32,21 @@ function listing(workdir: string): (body: Json) => ToolUse | null {
     const input: Json = {};
     for (const name of Array.isArray(required) && required.length > 0 ? (required as string[]) : ['dir_path'])
       input[name] = workdir;
-    const json = JSON.stringify(input);
-    const half = Math.floor(json.length / 2);
-    return { name: 'list_directory', input, pieces: [json.slice(0, half), json.slice(half)] };
+    return streamedCall('list_directory', input);
   };
 }
 
 /** The translated check: the CLI's Gemini requests for a Claude model, served by an Anthropic upstream. */
 export function translateCheck(): AgentCheck {
-  let upstream: Upstream | null = null;
+  const upstream = new TranslatedUpstream(KEYS, listing);
   return {
     // The CLI as installed: its requests for a model it does not know carry `thinkingConfig: {includeThoughts: true}`.
     ...geminiCli(MODEL),
-    async upstream(work) {
-      writeFileSync(join(work.project, 'notes.txt'), 'cplane\n');
-      const started = await startUpstream(KEYS);
-      started.toolUse = listing(work.project);
-      upstream = started;
-      return {
-        serveEnv: { ANTHROPIC_BASE_URL: started.url, ANTHROPIC_API_KEY: KEYS.anthropic },
-        secrets: [KEYS.anthropic],
-        describe: () =>
-          `${started.requests.length} upstream requests: ${[...new Set(started.requests.map((r) => r.path))].join(' ')}`,
-        close: () => started.close(),
-      };
-    },
+    upstream: (work) => upstream.start(work),
     check(run, ledger) {
-      const seen = (upstream as Upstream).requests.filter((r) => r.path === '/v1/messages');
       const response = cliAnswered(run, ANSWER);
-      const governed = ledger.exchanges.filter(
-        (e) => e.metadata.surface === 'gemini.generate' || e.metadata.surface === 'gemini.stream',
-      );
-      if (governed.length === 0 || governed.length !== seen.length)
-        fail(`${seen.length} Messages calls reached the upstream, ${governed.length} EXCHANGEs recorded them`);
-      const prompt = USAGE.input + USAGE.cacheWrite + USAGE.cacheRead;
-      for (const e of governed) {
-        const m = e.metadata;
-        const got = [m.upstream_surface, m.model_id, m.input_tokens, m.cache_read_tokens, m.cache_write_tokens];
-        const want = ['anthropic.messages', MODEL, prompt, USAGE.cacheRead, USAGE.cacheWrite];
-        if (
-          JSON.stringify([...got, m.output_tokens, m.usage_complete]) !== JSON.stringify([...want, USAGE.output, true])
-        )
-          fail(`an EXCHANGE is not the upstream's Messages call with its usage: ${JSON.stringify(m)}`);
-      }
-      const called = governed.filter((e) => e.metadata.finish_reason === 'tool_use');
-      // The tool's result, as the CLI ran it on the work directory, went back to the model.
-      const answered = seen.some((s) => {
-        const messages = JSON.stringify(s.body?.messages ?? []);
-        return messages.includes('"tool_result"') && messages.includes('notes.txt');
-      });
-      if (called.length === 0 || !answered) fail('no tool round trip went through the gateway');
-      const streamed = governed.filter((e) => e.metadata.stream === true).length;
-      return (
-        `${JSON.stringify(response).slice(0, 120)} from ${MODEL} through Anthropic Messages; ` +
-        `${ledger.exchanges.length} EXCHANGEs (${governed.length} generations, streamed: ${streamed}, tool calls: ${called.length})`
-      );
+      const served = upstream.check(ledger, ['gemini.generate', 'gemini.stream']);
+      return `${JSON.stringify(response).slice(0, 120)} from ${MODEL} through Anthropic Messages; ${served}`;
     },
   };
 }
