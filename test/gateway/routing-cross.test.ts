@@ -6,14 +6,14 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { REPO } from '../../scripts/lib/repo.js';
 import {
   DEFAULT_USAGE,
   GeminiServer,
 } from '../../staging/PKG-PROVIDER-GEMINI-001/HOT/tests/providers/fixtures/gemini-server.js';
 import { budgetRecordsIn, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { sdkClients } from './translated.js';
 import { startUpstream, type Upstream, USAGE } from './upstream.js';
 
 const KEYS_A = { anthropic: 'sk-ant-xroute-A-0123456789abcdef', openai: 'sk-oai-xroute-A-0123456789abcdef' };
@@ -97,15 +97,7 @@ after(async () => {
   for (const name of Object.keys(ENV)) delete process.env[name];
 });
 
-const anthropic = (session: string): Anthropic =>
-  new Anthropic({ apiKey: key, baseURL: served.url, maxRetries: 0, defaultHeaders: { 'x-cplane-session': session } });
-const openai = (session: string): OpenAI =>
-  new OpenAI({
-    apiKey: key,
-    baseURL: `${served.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: { 'x-cplane-session': session },
-  });
+const { anthropic, openai } = sdkClients(() => ({ url: served.url, key }));
 
 type Entry = ReturnType<typeof ledgerEntries>[number];
 interface Attempt {

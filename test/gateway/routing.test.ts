@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
 import { REPO } from '../../scripts/lib/repo.js';
 import { budgetRecordsIn, configSet, issueKey, ledgerEntries, startServed, type Served } from './harness.js';
+import { sdkClients } from './translated.js';
 import { startUpstream, type Upstream } from './upstream.js';
 
 const KEYS_A = { anthropic: 'sk-ant-route-A-0123456789abcdef', openai: 'sk-oai-route-A-0123456789abcdef' };
@@ -122,15 +122,7 @@ after(async () => {
   for (const name of Object.keys(ENV)) delete process.env[name];
 });
 
-const anthropic = (session: string): Anthropic =>
-  new Anthropic({ apiKey: key, baseURL: served.url, maxRetries: 0, defaultHeaders: { 'x-cplane-session': session } });
-const openai = (session: string): OpenAI =>
-  new OpenAI({
-    apiKey: key,
-    baseURL: `${served.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: { 'x-cplane-session': session },
-  });
+const { anthropic, openai } = sdkClients(() => ({ url: served.url, key }));
 
 type Entry = ReturnType<typeof ledgerEntries>[number];
 // An export spawns the CLI (a second or more): a test reads the ledger once and filters that.

@@ -9,21 +9,13 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { configSet, issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
 import { RESPONSES_USAGE as U, type ResponsesUpstream, startResponsesUpstream } from './responses-upstream.js';
-import { exchangesIn } from './translated.js';
+import { exchangesIn, sdkClients } from './translated.js';
 
 let served: Served;
 let upstream: ResponsesUpstream;
 let key: string;
 
-const anthropic = (session: string): Anthropic =>
-  new Anthropic({ apiKey: key, baseURL: served.url, maxRetries: 0, defaultHeaders: { 'x-cplane-session': session } });
-const openai = (session: string): OpenAI =>
-  new OpenAI({
-    apiKey: key,
-    baseURL: `${served.url}/v1`,
-    maxRetries: 0,
-    defaultHeaders: { 'x-cplane-session': session },
-  });
+const { anthropic, openai } = sdkClients(() => ({ url: served.url, key }));
 
 before(async () => {
   upstream = await startResponsesUpstream(KEYS.openai);
