@@ -19,7 +19,7 @@ const CLIENT_ERRORS: Readonly<Record<string, [status: number, reason: string, wh
 export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   // A response already begun on this connection cannot be followed by another one.
   const current = responding.get(socket);
-  const begun = current !== undefined && current.headersSent && !current.writableFinished;
+  const begun = current?.headersSent === true && !current.writableFinished;
   if (error.code === 'ECONNRESET' || !socket.writable || begun) {
     socket.destroy();
     return;

@@ -6,7 +6,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { runCli } from '../../cli/main.js';
 import { cli } from './run-cli.js';
 import { rootPaths } from '../../kernel/root/layout.js';
 import { Ledger } from '../../kernel/ledger/index.js';

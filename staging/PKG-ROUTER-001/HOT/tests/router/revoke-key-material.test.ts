@@ -46,12 +46,12 @@ test('a revocation reason holding the leaked key is recorded with the key scrubb
   const nowS = Math.floor(Date.now() / 1000);
   const token = issueToken({ sub: 'A', scopes: ['route:*'], iat: nowS, exp: nowS + 60 }, { default: 'x'.repeat(32) });
   const provider = `sk-ant-api03-${'K'.repeat(40)}`;
-  const reason = revocationReason('sha256:' + 'a'.repeat(64), `leaked in a log: ${token} and ${provider}`);
+  const reason = revocationReason(`sha256:${'a'.repeat(64)}`, `leaked in a log: ${token} and ${provider}`);
   assert.ok(reason !== null);
   assert.equal(reason.includes(token.slice(token.lastIndexOf('.') + 1)), false, reason);
   assert.equal(reason.includes('K'.repeat(32)), false, reason);
   assert.match(reason, /\[REDACTED:cplane_route_token\].*\[REDACTED:anthropic_api_key\]/);
   // A key straddling the length limit: scrubbed whole first, so no prefix of it survives the cut.
-  const long = revocationReason('sha256:' + 'a'.repeat(64), `${'x'.repeat(480)}${provider}`);
+  const long = revocationReason(`sha256:${'a'.repeat(64)}`, `${'x'.repeat(480)}${provider}`);
   assert.equal(long?.includes('sk-ant'), false, long ?? '');
 });
