@@ -5,14 +5,15 @@ import { type Catalogue, tokenPriced } from '#providers/catalogue.js';
  * write buckets (always 0 in its usage) are priced as input, except where the source states a write price; a model
  * with no cached-input discount prices its cache reads as input. Prompts over 272k tokens cost more on GPT-5.4, 5.5,
  * 5.5 pro and GPT-6 Astra (5.5: 10 / 45 / 1; 5.4: 5 / 22.5 / 0.5; 5.5 pro: 60 / 270; Astra: 20 / 75 / 2 / write 25),
- * GPT-6 Sol and Luna (2× input and cache, 1.5× output: Sol 4 / 15 / 0.4 / write 5; Luna 0.2 / 0.75 / 0.02 / write
- * 0.25) and Daybreak Blue (8 / 30 / 0.8 / write 10), which a flat table cannot say. A dated id carries the price of
+ * GPT-5.6, GPT-6 Sol and Luna (2× input and cache, 1.5× output: 5.6 Sol 8 / 30 / 0.8 / write 10, Terra 4 / 18 / 0.4 /
+ * write 5, Luna 0.4 / 1.8 / 0.04 / write 0.5; 6 Sol 4 / 15 / 0.4 / write 5; 6 Luna 0.2 / 0.75 / 0.02 / write 0.25) and
+ * Daybreak Blue (8 / 30 / 0.8 / write 10), which a flat table cannot say. A dated id carries the price of
  * the alias whose release date it names; the earlier generations' snapshots are priced where the source names them.
  */
 export const OPENAI_SOURCES = {
   MD: 'anomalyco/models.dev f3fc692299671838c7c65fd8126bf84d81a2e817 (2026-07-02), providers/openai/models/<id>.toml',
   GPT_5_6:
-    'anomalyco/models.dev 89b873ed9e9c2420f7d2c972c9d051ad223e8096 providers/openai/models/gpt-5.6-{sol,terra,luna}.toml',
+    'npm @pydantic/genai-prices 0.1.8 (2026-09-23) provider openai, the rates from 2026-07-30 (Terra, Luna) and 2026-08-21 (Sol), as ai-sdk-cost-calculator 7.1.14 states them; limits anomalyco/models.dev 89b873ed9e9c2420f7d2c972c9d051ad223e8096 providers/openai/models/gpt-5.6-{sol,terra,luna}.toml',
   GPT_6_ASTRA:
     'anomalyco/models.dev e2f67ad689b593eca60f55be618a3f438468cc43 providers/openai/models/gpt-6-astra.toml; limits 6cec76d0d5a530cceef297f6fda10ed0e5f8551a models/openai/gpt-6-astra.toml',
   GENAI: 'npm @pydantic/genai-prices 0.1.8 (2026-09-23), dist/index.js, provider openai',
@@ -37,9 +38,9 @@ export const OPENAI_CATALOGUE: Catalogue = {
     'gpt-5.6-cyber': gpt(12.5, 75, 1.25, 400_000, 128_000, 'CYBER', 15.625),
     'gpt-daybreak-blue-latest': gpt(4, 20, 0.4, null, null, 'AISDK', 5),
     'gpt-daybreak-red-latest': gpt(12.5, 75, 1.25, null, null, 'AISDK', 15.625),
-    'gpt-5.6-sol': gpt(5, 30, 0.5, 1_050_000, 128_000, 'GPT_5_6'),
-    'gpt-5.6-terra': gpt(2.5, 15, 0.25, 1_050_000, 128_000, 'GPT_5_6'),
-    'gpt-5.6-luna': gpt(1, 6, 0.1, 1_050_000, 128_000, 'GPT_5_6'),
+    'gpt-5.6-sol': gpt(4, 20, 0.4, 1_050_000, 128_000, 'GPT_5_6', 5),
+    'gpt-5.6-terra': gpt(2, 12, 0.2, 1_050_000, 128_000, 'GPT_5_6', 2.5),
+    'gpt-5.6-luna': gpt(0.2, 1.2, 0.02, 1_050_000, 128_000, 'GPT_5_6', 0.25),
     'gpt-5.5': gpt(5, 30, 0.5, 1_050_000, 128_000, MD),
     'gpt-5.5-2026-04-23': gpt(5, 30, 0.5, 1_050_000, 128_000, MD),
     'gpt-5.5-pro': gpt(30, 180, null, 1_050_000, 128_000, MD),
