@@ -17,32 +17,25 @@ const pricing = (
 
 const UNPRICED: Readonly<Record<'anthropic' | 'openai' | 'google', readonly string[]>> = {
   anthropic: [
-    // Listed by the SDK after the sources' snapshots: no price in models.dev (f3fc692 and the newer files its index
-    // holds) nor in LiteLLM's table read here. Haiku 5.5's models.dev entry states its limits but no price.
+    // No price in the sources read: models.dev (f3fc692 and the newer files its index holds), LiteLLM, and the npm
+    // packages @pydantic/genai-prices 0.1.8 and ai-sdk-cost-calculator 7.1.14 (both 2026-09-23). Haiku 5.5's
+    // models.dev entry states its limits but no price.
     'claude-haiku-5-5',
-    'claude-fable-5-1',
     'claude-fable-5-2',
-    'claude-mythos-5-1',
     'claude-mythos-5-2',
-    // Restricted-access research models with no public price.
-    'claude-mythos-5',
+    // A restricted-access research preview with no public price.
     'claude-mythos-preview',
   ],
   openai: [
-    // Newer than the sources: models.dev states GPT-6 Sol's limits but no price; the others have no entry.
-    'gpt-6-sol',
-    'gpt-6-luna',
+    // Newer than the sources: none of them names these.
     'gpt-6.1-sol',
     'gpt-6.1-terra',
-    'gpt-5.1-mini',
-    // Trusted-access programmes (cyber, life sciences, daybreak): no public price.
-    'gpt-5.6-cyber',
+    // Trusted-access programmes (cyber, life sciences) no source prices.
     'gpt-6-cyber',
     'gpt-rosalind-research',
     'gpt-6-rosalind',
-    'gpt-daybreak-blue-latest',
-    'gpt-daybreak-red-latest',
-    // Billed by other units than text tokens: audio tokens, search calls, computer-use sessions.
+    // Audio tokens are billed at their own rates (gpt-audio-mini: text 0.60 / 2.40, audio 10 / 20), which usage's input
+    // and output buckets do not separate; for the gpt-4o audio previews the sources state the text rates only.
     'gpt-audio-mini',
     'gpt-audio-mini-2025-12-15',
     'gpt-4o-audio-preview',
@@ -51,59 +44,33 @@ const UNPRICED: Readonly<Record<'anthropic' | 'openai' | 'google', readonly stri
     'gpt-4o-audio-preview-2025-06-03',
     'gpt-4o-mini-audio-preview',
     'gpt-4o-mini-audio-preview-2024-12-17',
+    // Each call of a search preview also pays a per-search fee ($25 per 1,000, ai-sdk-cost-calculator 7.1.14), most of
+    // a call's cost, which a per-token table cannot charge.
     'gpt-4o-search-preview',
     'gpt-4o-mini-search-preview',
     'gpt-4o-search-preview-2025-03-11',
     'gpt-4o-mini-search-preview-2025-03-11',
-    'computer-use-preview',
-    'computer-use-preview-2025-03-11',
-    // Earlier generations the SDK keeps in its union for old code (o1-preview/mini, GPT-4, GPT-3.5, their
-    // snapshots): not shipped; `cplane prices import` prices them from LiteLLM's or models.dev's file.
-    'o1-preview',
-    'o1-preview-2024-09-12',
-    'o1-mini',
-    'o1-mini-2024-09-12',
-    'gpt-4o-2024-05-13',
-    'chatgpt-4o-latest',
-    'codex-mini-latest',
-    'gpt-4-turbo',
-    'gpt-4-turbo-2024-04-09',
-    'gpt-4-0125-preview',
-    'gpt-4-turbo-preview',
-    'gpt-4-1106-preview',
-    'gpt-4-vision-preview',
-    'gpt-4',
-    'gpt-4-0314',
-    'gpt-4-0613',
-    'gpt-4-32k',
-    'gpt-4-32k-0314',
-    'gpt-4-32k-0613',
-    'gpt-3.5-turbo',
-    'gpt-3.5-turbo-16k',
-    'gpt-3.5-turbo-0301',
-    'gpt-3.5-turbo-0613',
-    'gpt-3.5-turbo-1106',
-    'gpt-3.5-turbo-0125',
-    'gpt-3.5-turbo-16k-0613',
   ],
   google: [
-    // Gemma on the Gemini API has no paid tier (models.dev: no cost).
+    // Gemma on the Gemini API has no paid tier (models.dev, genai-prices: no cost).
     'gemma-4-26b-a4b-it',
     'gemma-4-31b-it',
-    // Newer than the sources, or listed there without a price (Robotics-ER 1.6: limits only).
-    'gemini-3.5-flash-lite',
-    'gemini-3.6-flash',
+    // Newer than the sources: none of them names it.
     'gemini-4-argon',
+    // Priced by ai-sdk-cost-calculator 7.1.14 alone, which states no limits, and the Gemini package's catalogue holds
+    // each model with its window (its test: 1M tokens or more): Robotics-ER 2 at 2 / 10 / 0.2, 3.1 Flash TTS at 1 in /
+    // 20 audio out. Robotics-ER 1.6 was shut down on 2026-08-31 (same source) and bills audio input apart.
     'gemini-robotics-er-1.6-preview',
     'gemini-robotics-er-2-preview',
-    // Image, speech, music and video output, billed per image, per second or at media-token rates.
+    'gemini-3.1-flash-tts-preview',
+    // Image, speech, music and video output, billed per image, per second or at media-token rates that usage's
+    // output bucket does not separate (the 3.8 Flash TTS ids match genai-prices' 3.8 Flash text entry by prefix only).
     'gemini-2.5-flash-image',
     'gemini-3.1-flash-lite-image',
     'gemini-3-pro-image',
     'nano-banana-pro-preview',
     'gemini-3.1-flash-image',
     'gemini-nano-banana-2.1',
-    'gemini-3.1-flash-tts-preview',
     'gemini-3.8-flash-tts',
     'gemini-3.8-flash-lite-tts',
     'lyria-3-clip-preview',

@@ -1,10 +1,11 @@
 // sigv4_sign_p50: one Bedrock call signed with SigV4 (SigV4Auth over @smithy/signature-v4 and node's crypto) for a
-// 100 KB body, the p50 of many signings; its baseline is a bare SHA-256 of the same body in the same run (the part
-// of a signature no signer can skip), so the ratio is what canonicalisation and the HMAC chain add.
+// 100 KB body, the p50 of many signings; its baseline is the floor, a bare one-shot SHA-256 of the same body in the
+// same run (the part of a signature no signer can skip: the payload hash is signed), so value - baseline is what
+// canonicalisation and the HMAC chain add. Where the floor itself passes 50 µs the target cannot be met.
 // converse_stream_p50: one streamed Converse reply (200 text deltas) decoded and turned into Anthropic's SSE events;
 // its baseline is the same reply as InvokeModel streams it (chunks carrying Anthropic's events) decoded in the same
 // run, so the ratio is what mapping Converse's events costs over passing Anthropic's through.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EventStreamCodec } from '@smithy/core/event-streams';
@@ -131,22 +132,23 @@ export default defineSuite({
       signed.push(percentile(await timeEachAsync(iterations, async () => void (await auth.sign(call))), 50));
       hashed.push(
         percentile(
-          timeEach(iterations, () => void createHash('sha256').update(body).digest('hex')),
+          timeEach(iterations, () => void hash('sha256', body)),
           50,
         ),
       );
     }
     const value = medianOf(signed) * 1000;
     const baseline = medianOf(hashed) * 1000;
+    const above = `${(value - baseline).toFixed(1)} µs above the floor`;
     log(
-      `clouds: SigV4 of a ${body.length}-byte body ${value.toFixed(1)} µs p50, its SHA-256 alone ${baseline.toFixed(1)} µs`,
+      `clouds: SigV4 of a ${body.length}-byte body ${value.toFixed(1)} µs p50; the floor, its SHA-256 alone, ${baseline.toFixed(1)} µs; ${above}`,
     );
     return [
       await converseRow(quick, log),
       {
         name: 'sigv4_sign_p50',
         value: Math.round(value * 10) / 10,
-        unit: 'µs p50 (one Bedrock InvokeModel call, 100 KB body)',
+        unit: `µs p50 (one Bedrock InvokeModel call, 100 KB body; baseline: the SHA-256 floor, ${above})`,
         baseline: Math.round(baseline * 10) / 10,
         ratio: value / baseline,
         target: '<= 50 µs',

@@ -2,9 +2,14 @@
 // AWS's published Signature Version 4 test suite (aws-sig-v4-test-suite, 2015-08-30, AKIDEXAMPLE, region
 // us-east-1, service "service"), as carried by smithy-lang/smithy-typescript
 // packages/signature-v4/src/suite.fixture.ts: get-vanilla, post-vanilla, post-x-www-form-urlencoded,
-// post-sts-header-before, get-vanilla-query-order-key-case.
+// post-sts-header-before, get-vanilla-query-order-key-case. The signer's hash (sha256.ts) is checked against node's
+// crypto, and signatures with other credentials against @smithy/signature-v4 hashing with @smithy/core's own Hash.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash, createHmac } from 'node:crypto';
+import { Hash } from '@smithy/core/serde';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { sha256For } from '../../providers/bedrock/sha256.js';
 import { SigV4Auth } from '../../providers/bedrock/sigv4.js';
 import { fixedClock } from '#tests/providers/fixtures/clock.js';
 
@@ -90,4 +95,65 @@ test('sigv4: a changed body or time changes the signature; the secrets to scrub 
   const b = await auth.sign({ ...call, body: '{"a":2}' });
   assert.notEqual(a.authorization, b.authorization);
   assert.deepEqual(auth.secrets(), [CREDENTIALS.secretAccessKey, 'tok-1']);
+});
+
+test('sigv4: the signer hash gives node crypto SHA-256 and HMAC-SHA256, the remembered key-cache HMAC only for its pair', async () => {
+  const Sha = sha256For(CREDENTIALS);
+  const run = async (secret: string | Uint8Array | undefined, ...parts: (string | Uint8Array)[]) => {
+    const h = new Sha(secret);
+    for (const p of parts) h.update(typeof p === 'string' ? Buffer.from(p, 'utf8') : p);
+    return Buffer.from(await h.digest()).toString('hex');
+  };
+  const hmac = (key: string | Uint8Array, data: string) => createHmac('sha256', key).update(data).digest('hex');
+  const { accessKeyId: id, secretAccessKey: secret } = CREDENTIALS;
+  assert.equal(await run(secret, id), hmac(secret, id));
+  assert.equal(await run(secret, id, '/more'), hmac(secret, `${id}/more`));
+  assert.equal(await run(secret, 'AKIDOTHER'), hmac(secret, 'AKIDOTHER'));
+  assert.equal(await run(secret), hmac(secret, ''));
+  assert.equal(await run('another-secret', id), hmac('another-secret', id));
+  assert.equal(await run(Buffer.from(secret), id), hmac(secret, id));
+  assert.equal(await run(undefined, 'abc'), createHash('sha256').update('abc').digest('hex'));
+  const reused = new Sha(secret);
+  reused.update(Buffer.from(id));
+  await reused.digest();
+  reused.reset();
+  reused.update(Buffer.from('other'));
+  assert.equal(Buffer.from(await reused.digest()).toString('hex'), hmac(secret, 'other'));
+});
+
+test('sigv4: signatures with other credentials, interleaved, match @smithy/core hashing them itself', async () => {
+  const pairs = [
+    { accessKeyId: 'AKIDEXAMPLE2', secretAccessKey: 'second/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'tok-2' },
+    CREDENTIALS,
+    { accessKeyId: 'AKIDEXAMPLE3', secretAccessKey: 'third/K7MDENG+bPxRfiCYEXAMPLEKEY' },
+  ];
+  const call = {
+    url: 'https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke',
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json' },
+    body: '{"messages":[{"role":"user","content":"hi"}]}',
+  };
+  for (const credentials of [...pairs, ...pairs]) {
+    const ours = await new SigV4Auth(credentials, 'us-east-1', 'bedrock', AT).sign(call);
+    const url = new URL(call.url);
+    const reference = await new SignatureV4({
+      credentials,
+      region: 'us-east-1',
+      service: 'bedrock',
+      sha256: Hash.bind(null, 'sha256'),
+      applyChecksum: false,
+    }).sign(
+      {
+        method: call.method,
+        protocol: url.protocol,
+        hostname: url.hostname,
+        path: url.pathname,
+        query: {},
+        headers: { ...call.headers, host: url.host },
+        body: call.body,
+      },
+      { signingDate: new Date(AT.now()) },
+    );
+    assert.equal(ours.authorization, reference.headers.authorization, credentials.accessKeyId);
+  }
 });

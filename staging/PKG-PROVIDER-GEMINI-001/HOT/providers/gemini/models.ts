@@ -6,7 +6,9 @@
  * always 0 in its usage, are priced as input. Longer prompts cost more on the Pro models (2.5 Pro: 2.50 / 15.00 /
  * 0.25; 3 and 3.1 Pro: 4.00 / 18.00 / 0.40), which a flat table cannot say: see docs/providers/gemini.md.
  * The `-latest` aliases and customtools are models.dev's figures at anomalyco/models.dev
- * f3fc692299671838c7c65fd8126bf84d81a2e817 (2026-07-02), providers/google/models/<id>.toml.
+ * f3fc692299671838c7c65fd8126bf84d81a2e817 (2026-07-02), providers/google/models/<id>.toml. Gemini 3.5 Flash-Lite
+ * and 3.6 Flash are priced by npm @pydantic/genai-prices 0.1.8 (2026-09-23), provider google, with the limits of
+ * their model pages (ai.google.dev/gemini-api/docs/models/gemini-3.5-flash-lite, Vertex AI's 3-6-flash).
  */
 export interface GeminiModel {
   context_window: number;
@@ -121,6 +123,22 @@ export const GEMINI_MODELS: Readonly<Record<string, GeminiModel>> = {
   },
   // Introductory Standard pricing through 2026-12-31 (1.50 / 7.50 / 0.15 from 2027).
   'gemini-3.8-flash': {
+    context_window: M,
+    max_output_tokens: 65_536,
+    input_per_mtok: 0.75,
+    output_per_mtok: 3.75,
+    cache_read_per_mtok: 0.075,
+  },
+  'gemini-3.5-flash-lite': {
+    context_window: M,
+    max_output_tokens: 65_536,
+    input_per_mtok: 0.3,
+    output_per_mtok: 2.5,
+    cache_read_per_mtok: 0.03,
+  },
+  // Introductory Standard pricing through 2026-12-31 (1.50 / 7.50 / 0.15 from 2027; ai-sdk-cost-calculator 7.1.14
+  // already states those).
+  'gemini-3.6-flash': {
     context_window: M,
     max_output_tokens: 65_536,
     input_per_mtok: 0.75,

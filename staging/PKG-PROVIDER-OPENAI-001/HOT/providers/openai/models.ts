@@ -5,14 +5,23 @@ import { type Catalogue, tokenPriced } from '#providers/catalogue.js';
  * write buckets (always 0 in its usage) are priced as input, except where the source states a write price; a model
  * with no cached-input discount prices its cache reads as input. Prompts over 272k tokens cost more on GPT-5.4, 5.5,
  * 5.5 pro and GPT-6 Astra (5.5: 10 / 45 / 1; 5.4: 5 / 22.5 / 0.5; 5.5 pro: 60 / 270; Astra: 20 / 75 / 2 / write 25),
- * which a flat table cannot say. A dated id carries the price of the alias whose release date it names.
+ * GPT-5.6, GPT-6 Sol and Luna (2× input and cache, 1.5× output: 5.6 Sol 8 / 30 / 0.8 / write 10, Terra 4 / 18 / 0.4 /
+ * write 5, Luna 0.4 / 1.8 / 0.04 / write 0.5; 6 Sol 4 / 15 / 0.4 / write 5; 6 Luna 0.2 / 0.75 / 0.02 / write 0.25) and
+ * Daybreak Blue (8 / 30 / 0.8 / write 10), which a flat table cannot say. A dated id carries the price of
+ * the alias whose release date it names; the earlier generations' snapshots are priced where the source names them.
  */
 export const OPENAI_SOURCES = {
   MD: 'anomalyco/models.dev f3fc692299671838c7c65fd8126bf84d81a2e817 (2026-07-02), providers/openai/models/<id>.toml',
   GPT_5_6:
-    'anomalyco/models.dev 89b873ed9e9c2420f7d2c972c9d051ad223e8096 providers/openai/models/gpt-5.6-{sol,terra,luna}.toml',
+    'npm @pydantic/genai-prices 0.1.8 (2026-09-23) provider openai, the rates from 2026-07-30 (Terra, Luna) and 2026-08-21 (Sol), as ai-sdk-cost-calculator 7.1.14 states them; limits anomalyco/models.dev 89b873ed9e9c2420f7d2c972c9d051ad223e8096 providers/openai/models/gpt-5.6-{sol,terra,luna}.toml',
   GPT_6_ASTRA:
     'anomalyco/models.dev e2f67ad689b593eca60f55be618a3f438468cc43 providers/openai/models/gpt-6-astra.toml; limits 6cec76d0d5a530cceef297f6fda10ed0e5f8551a models/openai/gpt-6-astra.toml',
+  GENAI: 'npm @pydantic/genai-prices 0.1.8 (2026-09-23), dist/index.js, provider openai',
+  AISDK: 'npm ai-sdk-cost-calculator 7.1.14 (2026-09-23, prices verified 2026-09-22), dist/index.mjs openaiPricing',
+  GPT_6:
+    'npm @pydantic/genai-prices 0.1.8 (2026-09-23) provider openai; limits anomalyco/models.dev eac64550b692eb4a6a45cfb50c524e4569764aa4 models/openai/gpt-6-{sol,luna}.toml',
+  CYBER:
+    'npm ai-sdk-cost-calculator 7.1.14 (2026-09-23) openaiPricing; limits anomalyco/models.dev 589fdb0395145898f4d09c22198f64c7fbe116fe models/openai/gpt-5.6-cyber.toml',
 } as const;
 
 const gpt = tokenPriced;
@@ -23,9 +32,15 @@ export const OPENAI_CATALOGUE: Catalogue = {
   sources: OPENAI_SOURCES,
   models: {
     'gpt-6-astra': gpt(10, 50, 1, 1_050_000, 128_000, 'GPT_6_ASTRA', 12.5),
-    'gpt-5.6-sol': gpt(5, 30, 0.5, 1_050_000, 128_000, 'GPT_5_6'),
-    'gpt-5.6-terra': gpt(2.5, 15, 0.25, 1_050_000, 128_000, 'GPT_5_6'),
-    'gpt-5.6-luna': gpt(1, 6, 0.1, 1_050_000, 128_000, 'GPT_5_6'),
+    'gpt-6-sol': gpt(2, 10, 0.2, 1_050_000, 128_000, 'GPT_6', 2.5),
+    'gpt-6-luna': gpt(0.1, 0.5, 0.01, 1_050_000, 128_000, 'GPT_6', 0.125),
+    // Trusted-access programmes (cyber, Daybreak), at the rates the sources state.
+    'gpt-5.6-cyber': gpt(12.5, 75, 1.25, 400_000, 128_000, 'CYBER', 15.625),
+    'gpt-daybreak-blue-latest': gpt(4, 20, 0.4, null, null, 'AISDK', 5),
+    'gpt-daybreak-red-latest': gpt(12.5, 75, 1.25, null, null, 'AISDK', 15.625),
+    'gpt-5.6-sol': gpt(4, 20, 0.4, 1_050_000, 128_000, 'GPT_5_6', 5),
+    'gpt-5.6-terra': gpt(2, 12, 0.2, 1_050_000, 128_000, 'GPT_5_6', 2.5),
+    'gpt-5.6-luna': gpt(0.2, 1.2, 0.02, 1_050_000, 128_000, 'GPT_5_6', 0.25),
     'gpt-5.5': gpt(5, 30, 0.5, 1_050_000, 128_000, MD),
     'gpt-5.5-2026-04-23': gpt(5, 30, 0.5, 1_050_000, 128_000, MD),
     'gpt-5.5-pro': gpt(30, 180, null, 1_050_000, 128_000, MD),
@@ -46,6 +61,8 @@ export const OPENAI_CATALOGUE: Catalogue = {
     'gpt-5.1-chat-latest': gpt(1.25, 10, 0.125, 128_000, 16_384, MD),
     'gpt-5.1-codex': gpt(1.25, 10, 0.125, 400_000, 128_000, MD),
     'gpt-5.1-codex-max': gpt(1.25, 10, 0.125, 400_000, 128_000, MD),
+    // The source prices gpt-5.1-mini as gpt-5.1-codex-mini.
+    'gpt-5.1-mini': gpt(0.25, 2, 0.025, 400_000, null, 'GENAI'),
     'gpt-5': gpt(1.25, 10, 0.125, 400_000, 128_000, MD),
     'gpt-5-2025-08-07': gpt(1.25, 10, 0.125, 400_000, 128_000, MD),
     'gpt-5-chat-latest': gpt(1.25, 10, 0.125, 400_000, 128_000, MD),
@@ -83,6 +100,34 @@ export const OPENAI_CATALOGUE: Catalogue = {
     'gpt-4o-2024-08-06': gpt(2.5, 10, 1.25, 128_000, 16_384, MD),
     'gpt-4o-mini': gpt(0.15, 0.6, 0.075, 128_000, 16_384, MD),
     'gpt-4o-mini-2024-07-18': gpt(0.15, 0.6, 0.075, 128_000, 16_384, MD),
+    'gpt-4o-2024-05-13': gpt(5, 15, null, 128_000, null, 'GENAI'),
+    'chatgpt-4o-latest': gpt(5, 15, null, 128_000, null, 'GENAI'),
+    'codex-mini-latest': gpt(1.5, 6, 0.375, 200_000, null, 'GENAI'),
+    'computer-use-preview': gpt(3, 12, null, 8192, null, 'GENAI'),
+    'computer-use-preview-2025-03-11': gpt(3, 12, null, 8192, null, 'GENAI'),
+    'o1-preview': gpt(15, 60, 7.5, 128_000, null, 'GENAI'),
+    'o1-preview-2024-09-12': gpt(15, 60, 7.5, 128_000, null, 'GENAI'),
+    'o1-mini': gpt(1.1, 4.4, 0.55, 128_000, null, 'GENAI'),
+    'o1-mini-2024-09-12': gpt(1.1, 4.4, 0.55, 128_000, null, 'GENAI'),
+    'gpt-4-turbo': gpt(10, 30, null, 128_000, null, 'GENAI'),
+    'gpt-4-turbo-2024-04-09': gpt(10, 30, null, 128_000, null, 'GENAI'),
+    'gpt-4-turbo-preview': gpt(10, 30, null, 128_000, null, 'GENAI'),
+    'gpt-4-0125-preview': gpt(10, 30, null, 128_000, null, 'GENAI'),
+    'gpt-4-1106-preview': gpt(10, 30, null, 128_000, null, 'GENAI'),
+    'gpt-4-vision-preview': gpt(10, 30, null, 128_000, null, 'GENAI'),
+    'gpt-4': gpt(30, 60, null, 8192, null, 'GENAI'),
+    'gpt-4-0314': gpt(30, 60, null, 8192, null, 'GENAI'),
+    'gpt-4-0613': gpt(30, 60, null, 8192, null, 'GENAI'),
+    'gpt-4-32k': gpt(60, 120, null, 32_000, null, 'GENAI'),
+    'gpt-4-32k-0314': gpt(60, 120, null, 32_000, null, 'GENAI'),
+    'gpt-4-32k-0613': gpt(60, 120, null, 32_000, null, 'GENAI'),
+    'gpt-3.5-turbo': gpt(0.5, 1.5, null, 16_385, null, 'GENAI'),
+    'gpt-3.5-turbo-0125': gpt(0.5, 1.5, null, 16_385, null, 'GENAI'),
+    'gpt-3.5-turbo-1106': gpt(1, 2, null, 16_385, null, 'GENAI'),
+    'gpt-3.5-turbo-0613': gpt(1.5, 2, null, 16_385, null, 'GENAI'),
+    'gpt-3.5-turbo-0301': gpt(1.5, 2, null, null, null, 'GENAI'),
+    'gpt-3.5-turbo-16k': gpt(3, 4, null, 16_385, null, 'GENAI'),
+    'gpt-3.5-turbo-16k-0613': gpt(3, 4, null, 16_385, null, 'GENAI'),
     'text-embedding-3-small': gpt(0.02, 0, null, 8191, null, MD),
     'text-embedding-3-large': gpt(0.13, 0, null, 8191, null, MD),
     'text-embedding-ada-002': gpt(0.1, 0, null, 8192, null, MD),
