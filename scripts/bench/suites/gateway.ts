@@ -1,14 +1,16 @@
 // The gateway's added latency: the same local upstream called directly, through a bare node:http forwarder and
-// through a Gateway at each durability level with the root's budget config, sequential calls, interleaved. The
-// upstream, the forwarder and each gateway run in their own processes and the client in the bench's, so a reply's
-// first byte is timed when the server writes it, not when the server's synchronous commit returns. Its targets are
-// the floors measured in the same run: the bare forwarder's overhead (what any Node gateway pays) and one fdatasync
-// on the ledger's disk (what a durable commit pays).
+// through a Gateway at each durability level with the root's budget config, sequential calls. Each level is timed in
+// its own run, interleaved with the direct and bare paths after the same warm-up, so its targets are the floors
+// measured beside it: the bare forwarder's overhead (what any Node gateway pays) and one fdatasync on the ledger's
+// disk (what a durable commit pays). The upstream, the forwarder and each gateway run in their own processes and the
+// client in the bench's, so a reply's first byte is timed when the server writes it, not when the server's
+// synchronous commit returns.
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { stopAll } from '../../lib/served-root.js';
 import { UPSTREAM_KEY } from '../peers/anthropic-reply.js';
+import { commitFloor } from '../peers/commit-floor.js';
 import { fsyncFloor } from '../peers/fsync-floor.js';
 import { startServedProcess, startUpstreamProcess } from '../peers/load.js';
 import { defineSuite, growthRow, percentile, type BenchRow } from '../row.js';
@@ -56,6 +58,8 @@ interface Floors {
   bare: number;
   bareTtft: number;
   fsync: number;
+  /** A SQLite WAL commit that does not wait for the disk (peers/commit-floor.ts). */
+  commit: number;
 }
 
 const us = (ms: number): number => Math.round(ms * 1000);
@@ -115,11 +119,13 @@ function levelRows(
 /** Whole and streamed calls to each path in turn, one fsync sample per round: all see the same machine state. */
 async function interleaved(
   n: number,
-  paths: readonly { target: string; headers: (i: number) => Record<string, string> }[],
+  paths: readonly Path[],
   fsync: () => number,
-): Promise<{ samples: PathSamples[]; fsyncs: number[] }> {
+  commit: () => number,
+): Promise<{ samples: PathSamples[]; fsyncs: number[]; commits: number[] }> {
   const samples = paths.map((): PathSamples => ({ whole: [], ttft: [] }));
   const fsyncs: number[] = [];
+  const commits: number[] = [];
   for (let i = 0; i < n; i += 1) {
     // Each path leads a round in turn: none is always the one timed right after the gateway's work.
     const order = paths.map((_, k) => (i + k) % paths.length);
@@ -132,8 +138,9 @@ async function interleaved(
       await settle();
     }
     fsyncs.push(fsync());
+    commits.push(commit());
   }
-  return { samples, fsyncs };
+  return { samples, fsyncs, commits };
 }
 
 /**
@@ -142,6 +149,26 @@ async function interleaved(
  */
 async function settle(): Promise<void> {
   for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+}
+
+interface Path {
+  target: string;
+  headers: (i: number) => Record<string, string>;
+}
+
+/** `calls` untimed rounds over the paths, whole and streamed replies alike. */
+async function warmUp(paths: readonly Path[], calls: number): Promise<void> {
+  for (let i = 0; i < calls; i += 1) for (const path of paths) await timed(path.target, path.headers(i), i % 2 === 1);
+}
+
+/** One run's floors: the bare forwarder's added latency over the direct path, and the disk's fdatasync. */
+function floorsOf(plain: PathSamples, viaBare: PathSamples, fsyncs: number[], commits: number[]): Floors {
+  return {
+    commit: us(percentile(commits, 50)),
+    bare: us(percentile(viaBare.whole, 50) - percentile(plain.whole, 50)),
+    bareTtft: us(percentile(viaBare.ttft, 50) - percentile(plain.ttft, 50)),
+    fsync: us(percentile(fsyncs, 50)),
+  };
 }
 
 /** The levels measured, each with the durable commits its whole call and its stream's first byte wait for. */
@@ -155,8 +182,11 @@ export default defineSuite({
   name: 'gateway',
   async run({ quick, tmp, log }) {
     const n = quick ? 200 : 1000;
+    // A gateway's JIT settles over its first ~1,500 calls; timed before, its rows read its compiler, not its work.
+    const warm = quick ? 600 : 1500;
     const children: ChildProcess[] = [];
     const floor = fsyncFloor(tmp);
+    const commit = commitFloor(tmp);
     const rows: BenchRow[] = [];
     try {
       const up = await startUpstreamProcess();
@@ -185,40 +215,65 @@ export default defineSuite({
         tracesUrl: `http://127.0.0.1:${await closedPort()}/v1/traces`,
       });
       children.push(traced.child);
-      const paths = [
-        { target: up.url, headers: () => direct },
-        { target: bare.url, headers: () => direct },
-        ...served.map((s) => ({ target: s.url, headers: governedBy(s.key) })),
-        { target: traced.url, headers: governedBy(traced.key) },
-      ];
-      for (let i = 0; i < 20; i += 1) for (const path of paths) await timed(path.target, path.headers(i), false);
-      const before = await Promise.all(served.map((s) => s.durableCommits()));
-      const { samples, fsyncs } = await interleaved(n, paths, floor.sample);
-      const after = await Promise.all(served.map((s) => s.durableCommits()));
-      const [plain, viaBare, ...viaLevels] = samples as [PathSamples, PathSamples, ...PathSamples[]];
-      const floors: Floors = {
-        bare: us(percentile(viaBare.whole, 50) - percentile(plain.whole, 50)),
-        bareTtft: us(percentile(viaBare.ttft, 50) - percentile(plain.ttft, 50)),
-        fsync: us(percentile(fsyncs, 50)),
-      };
-      rows.push(
-        { ...report('bare_proxy_overhead_p50', floors.bare, 'µs'), baseline: us(percentile(plain.whole, 50)) },
-        { ...report('bare_proxy_ttft_overhead_p50', floors.bareTtft, 'µs'), baseline: us(percentile(plain.ttft, 50)) },
-        report('fsync_floor_p50', floors.fsync, 'µs (4 KiB overwrite + fdatasync)'),
-      );
-      LEVELS.forEach((level, k) => {
-        const counted = ((after[k] as number) - (before[k] as number)) / (2 * n);
-        rows.push(
-          ...levelRows(level.label, level.fsyncs, level.ttftFsyncs, viaLevels[k] as PathSamples, plain, floors),
+      const directPath: Path = { target: up.url, headers: () => direct };
+      const barePath: Path = { target: bare.url, headers: () => direct };
+      // Each level beside its own direct and bare paths: what one gateway does after its reply (its process's
+      // socket and memory clean-up) would otherwise land on the next gateway's timed call, not on its own.
+      const levelRowsOut: BenchRow[] = [];
+      const measured: Floors[] = [];
+      for (const [k, level] of LEVELS.entries()) {
+        const gateway = served[k]!;
+        const paths = [directPath, barePath, { target: gateway.url, headers: governedBy(gateway.key) }];
+        await warmUp(paths, warm);
+        const before = await gateway.durableCommits();
+        const { samples, fsyncs, commits } = await interleaved(n, paths, floor.sample, commit.sample);
+        const counted = ((await gateway.durableCommits()) - before) / (2 * n);
+        const [plain, viaBare, viaGateway] = samples as [PathSamples, PathSamples, PathSamples];
+        const floors = floorsOf(plain, viaBare, fsyncs, commits);
+        measured.push(floors);
+        levelRowsOut.push(
+          ...levelRows(level.label, level.fsyncs, level.ttftFsyncs, viaGateway, plain, floors),
           fsyncsRow(level.label, level.fsyncs, counted),
         );
-      });
-      rows.push(tracedRow(viaLevels[3] as PathSamples, viaLevels[2] as PathSamples));
+      }
+      const median = (pick: (f: Floors) => number): number => percentile(measured.map(pick), 50);
+      rows.push(
+        report(
+          'bare_proxy_overhead_p50',
+          median((f) => f.bare),
+          "µs (median of the levels' runs)",
+        ),
+        report(
+          'bare_proxy_ttft_overhead_p50',
+          median((f) => f.bareTtft),
+          "µs (median of the levels' runs)",
+        ),
+        report(
+          'fsync_floor_p50',
+          median((f) => f.fsync),
+          'µs (4 KiB overwrite + fdatasync)',
+        ),
+        report(
+          'sqlite_commit_floor_p50',
+          median((f) => f.commit),
+          'µs (one 1 KiB row, WAL, synchronous OFF: a relaxed call makes 4 such commits)',
+        ),
+        ...levelRowsOut,
+      );
+      const relaxed = served[LEVELS.findIndex((l) => l.label === 'relaxed')]!;
+      const tracedPaths = [
+        directPath,
+        ...[relaxed, traced].map((s) => ({ target: s.url, headers: governedBy(s.key) })),
+      ];
+      await warmUp(tracedPaths, warm);
+      const { samples: tracedSamples } = await interleaved(n, tracedPaths, floor.sample, commit.sample);
+      rows.push(tracedRow(tracedSamples[2] as PathSamples, tracedSamples[1] as PathSamples));
       await stopAll(children.splice(1));
       rows.push(await growth(tmp, up.url, quick ? 5_000 : 50_000, log));
     } finally {
       await stopAll(children);
       floor.close();
+      commit.close();
     }
     return rows;
   },
