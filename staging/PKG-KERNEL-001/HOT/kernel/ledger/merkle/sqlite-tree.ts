@@ -134,7 +134,7 @@ export class SqliteTree {
 
   /** One appended entry's leaf; written with flush(). */
   push(entryHash: string): void {
-    (this.edge as TreeEdge).push(entryLeaf(entryHash));
+    (this.edge as TreeEdge).pushEntry(entryHash);
   }
 
   /** The tiles the batch completed or changed, written in its transaction (most batches change none). */
@@ -159,7 +159,7 @@ export class SqliteTree {
     while (edge.size < size) {
       const hashes = this.stmts.chunk.all(edge.size, Math.min(CHUNK, size - edge.size)) as string[];
       if (hashes.length === 0) throw treeDamaged(`the chain ends before #${size}`, { size });
-      for (const hash of hashes) edge.push(entryLeaf(hash));
+      for (const hash of hashes) edge.pushEntry(hash);
       afterChunk?.();
     }
   }
