@@ -119,11 +119,10 @@ export class Ledger extends LedgerReader {
         this.content.storeSide(content.response);
       }
       insertWithFreshId(this.stmts, this.idSource, seq + i + 1, built);
-      tree?.push(built.entry.entry_hash);
       entries[i] = built.entry;
       i += 1;
     }
-    tree?.flush();
+    tree?.append(entries);
     return entries;
   }
 

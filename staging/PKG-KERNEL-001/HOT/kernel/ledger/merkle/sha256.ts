@@ -22,7 +22,8 @@ const IV = Int32Array.from([
 const W = new Int32Array(64);
 const H = new Int32Array(8);
 
-function compress(): void {
+/** W[0..15] expanded into the block's 64 schedule words. */
+function expand(): void {
   for (let t = 16; t < 64; t += 1) {
     const a = W[t - 15] as number;
     const b = W[t - 2] as number;
@@ -30,6 +31,11 @@ function compress(): void {
     const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
     W[t] = ((W[t - 16] as number) + s0 + (W[t - 7] as number) + s1) | 0;
   }
+}
+
+/** H += the 64 rounds from H over the schedule in W (expanded). */
+function compress(): void {
+  expand();
   let a = H[0] as number;
   let b = H[1] as number;
   let c = H[2] as number;
@@ -52,6 +58,53 @@ function compress(): void {
     b = a;
     a = (t1 + t2) | 0;
   }
+  addState(a, b, c, d, e, f, g, h);
+}
+
+/**
+ * A node's second block is its right hash's last byte, the padding and the length 520: 256 possible blocks. Their
+ * K + W, expanded once each when first met (64 KiB in all), spare each node one of its two schedules. The rounds
+ * are compress's over that table (a loop of its own: one over either array runs slower).
+ */
+const LAST_KW = new Int32Array(256 * 64);
+const LAST_READY = new Uint8Array(256);
+
+function compressLast(byte: number): void {
+  const at = byte * 64;
+  if (LAST_READY[byte] === 0) {
+    W[0] = (byte << 24) | 0x800000;
+    W.fill(0, 1, 15);
+    W[15] = 65 * 8;
+    expand();
+    for (let t = 0; t < 64; t += 1) LAST_KW[at + t] = ((K[t] as number) + (W[t] as number)) | 0;
+    LAST_READY[byte] = 1;
+  }
+  let a = H[0] as number;
+  let b = H[1] as number;
+  let c = H[2] as number;
+  let d = H[3] as number;
+  let e = H[4] as number;
+  let f = H[5] as number;
+  let g = H[6] as number;
+  let h = H[7] as number;
+  for (let t = 0; t < 64; t += 1) {
+    const s1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+    const t1 = (h + s1 + ((e & f) ^ (~e & g)) + (LAST_KW[at + t] as number)) | 0;
+    const s0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
+    const t2 = (s0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+    h = g;
+    g = f;
+    f = e;
+    e = (d + t1) | 0;
+    d = c;
+    c = b;
+    b = a;
+    a = (t1 + t2) | 0;
+  }
+  addState(a, b, c, d, e, f, g, h);
+}
+
+function addState(a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number): void {
   H[0] = ((H[0] as number) + a) | 0;
   H[1] = ((H[1] as number) + b) | 0;
   H[2] = ((H[2] as number) + c) | 0;
@@ -106,10 +159,7 @@ export function nodeInto(l: Uint8Array, lf: number, r: Uint8Array, rf: number, o
   for (let i = 9; i < 16; i += 1) W[i] = word(r, rf + 4 * (i - 8) - 1);
   const last = r[rf + 31] as number;
   compress();
-  W[0] = (last << 24) | 0x800000;
-  W.fill(0, 1, 15);
-  W[15] = 65 * 8;
-  compress();
+  compressLast(last);
   digestInto(out, at);
 }
 
