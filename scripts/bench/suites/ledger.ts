@@ -266,7 +266,7 @@ export default defineSuite({
     rows.push(verifyVsSha(big));
     rows.push(...querySession(big, total, quick ? 500 : 2000));
     rows.push(...inclusionProofRows(big, total, quick ? 500 : 2000));
-    rows.push(merkleOverheadRow(tmp, exchangeInput, quick ? 10 : 40, BATCH));
+    rows.push(merkleOverheadRow(tmp, exchangeInput, quick ? 16 : 40, BATCH));
     return rows;
   },
 });

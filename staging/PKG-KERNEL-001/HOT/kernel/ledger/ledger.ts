@@ -58,6 +58,8 @@ export class Ledger extends LedgerReader {
   private readonly commits: SqliteCommits;
   /** The Merkle tree over the chain, kept in each append's transaction (merkle/sqlite-tree.ts). */
   private readonly tree: SqliteTree;
+  /** Whether appends keep the tree: false only on Ledger.openWithoutTree, the bench's baseline. */
+  private keepsTree = true;
   /** The worker thread checkpointing this connection's WAL, when opened with walCheckpoints 'background'. */
   private checkpointer: WalCheckpointer | null = null;
 
@@ -105,7 +107,8 @@ export class Ledger extends LedgerReader {
       this.ensureTimestampIndex();
     }
     this.idSource ??= this.storedIdSource();
-    this.tree.prepare(seq);
+    const tree = this.appendTree();
+    tree?.prepare(seq);
     const entries = new Array<LedgerEntry>(prepared.length);
     let i = 0;
     for (const built of buildEntries(prepared, { seq, hash, latest }, this.idSource, this.stamps, limitMs)) {
@@ -116,12 +119,22 @@ export class Ledger extends LedgerReader {
         this.content.storeSide(content.response);
       }
       insertWithFreshId(this.stmts, this.idSource, seq + i + 1, built);
-      this.tree.push(built.entry.entry_hash);
       entries[i] = built.entry;
       i += 1;
     }
-    this.tree.flush();
+    tree?.append(entries);
     return entries;
+  }
+
+  /** The tree an append keeps, or none on a ledger opened without it (which must not leave a file's tree behind). */
+  private appendTree(): SqliteTree | undefined {
+    if (this.keepsTree) return this.tree;
+    if (this.tree.has())
+      throw new CpError('ERR_INTERNAL', `ledger ${show(this.path)} keeps a Merkle tree; it was opened without one`, {
+        hint: 'Ledger.openWithoutTree is a bench baseline for a new file; open this ledger with Ledger.open',
+        details: { path: this.path },
+      });
+    return undefined;
   }
 
   static open(path: string, options: LedgerOptions = {}): Ledger {
@@ -145,6 +158,18 @@ export class Ledger extends LedgerReader {
       db.close();
       throw isCorruption(cause) ? damaged(path, (cause as Error).message, cause) : notALedger(path, cause);
     }
+  }
+
+  /**
+   * A ledger whose appends keep no Merkle tree, running the same append code otherwise: the baseline the bench
+   * measures the tree's cost against (merkle_append_overhead). Not for a real ledger: its appends are refused on a
+   * file that has its tree, and a file it wrote gains the tree, built from the chain, at an ordinary open's first
+   * append. @internal
+   */
+  static openWithoutTree(path: string, options: LedgerOptions = {}): Ledger {
+    const ledger = Ledger.open(path, options);
+    ledger.keepsTree = false;
+    return ledger;
   }
 
   /** Append one entry in its own BEGIN IMMEDIATE transaction; concurrent appenders queue, never fork. */
@@ -248,7 +273,7 @@ export class Ledger extends LedgerReader {
         );
       }
       insertImported(this.db, this.stmts, this.content, entries, content);
-      this.tree.build(entries.length);
+      if (this.keepsTree) this.tree.build(entries.length);
     });
     this.guard(() => this.commits.atOwnLevel(() => this.treeKept(() => run.immediate())), 'ERR_LEDGER_IMPORT_INVALID');
     if (!this.idsInjected) this.idSource = undefined;

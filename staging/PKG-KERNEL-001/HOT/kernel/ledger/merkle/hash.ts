@@ -1,26 +1,27 @@
-import { createHash, hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { leafInto, nodeInto } from './sha256.js';
 
 /** RFC 9162 §2.1.1 hashing with SHA-256: a leaf is H(0x00 ‖ data), an interior node H(0x01 ‖ left ‖ right). */
 export const HASH_SIZE = 32;
-// One-shot hashing of a reused input buffer: about half the cost of createHash().update().digest() per node.
-const leafInput = Buffer.alloc(1 + HASH_SIZE);
-const nodeInput = Buffer.alloc(1 + 2 * HASH_SIZE, 0x01);
+const LEAF_PREFIX = Buffer.from([0x00]);
+const NODE_PREFIX = Buffer.from([0x01]);
 
 /** The root of the empty tree: SHA-256 of the empty string. */
 export const EMPTY_ROOT: Buffer = createHash('sha256').digest();
 
 export function leafHash(data: Uint8Array): Buffer {
-  if (data.length !== HASH_SIZE) return createHash('sha256').update(leafInput.subarray(0, 1)).update(data).digest();
-  leafInput.set(data, 1);
-  return hash('sha256', leafInput, 'buffer') as Buffer;
+  if (data.length !== HASH_SIZE) return createHash('sha256').update(LEAF_PREFIX).update(data).digest();
+  const out = Buffer.allocUnsafe(HASH_SIZE);
+  leafInto(data, 0, out, 0);
+  return out;
 }
 
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
   if (left.length !== HASH_SIZE || right.length !== HASH_SIZE)
-    return createHash('sha256').update(nodeInput.subarray(0, 1)).update(left).update(right).digest();
-  nodeInput.set(left, 1);
-  nodeInput.set(right, 1 + HASH_SIZE);
-  return hash('sha256', nodeInput, 'buffer') as Buffer;
+    return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+  const out = Buffer.allocUnsafe(HASH_SIZE);
+  nodeInto(left, 0, right, 0, out, 0);
+  return out;
 }
 
 /**
@@ -28,9 +29,15 @@ export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
  * a tlog client holding the chain's entry hashes (the exported entry bundles) recomputes every leaf.
  */
 export function entryLeaf(entryHashHex: string): Buffer {
-  // Decoded straight into the hash input: no buffer per entry on the append path.
-  if (leafInput.write(entryHashHex, 1, 'hex') !== HASH_SIZE) return leafHash(Buffer.from(entryHashHex, 'hex'));
-  return hash('sha256', leafInput, 'buffer') as Buffer;
+  const out = Buffer.allocUnsafe(HASH_SIZE);
+  entryLeafInto(entryHashHex, out, 0);
+  return out;
+}
+
+/** entryLeaf written at out[at…at+32): the hex decoded into that slot and hashed over itself, no buffer between. */
+export function entryLeafInto(entryHashHex: string, out: Buffer, at: number): void {
+  if (out.write(entryHashHex, at, HASH_SIZE, 'hex') === HASH_SIZE) leafInto(out, at, out, at);
+  else out.set(leafHash(Buffer.from(entryHashHex, 'hex')), at);
 }
 
 /**

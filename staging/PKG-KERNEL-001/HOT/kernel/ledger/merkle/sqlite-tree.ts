@@ -132,14 +132,15 @@ export class SqliteTree {
     this.edge = edge;
   }
 
-  /** One appended entry's leaf; written with flush(). */
-  push(entryHash: string): void {
-    (this.edge as TreeEdge).push(entryLeaf(entryHash));
-  }
-
-  /** The tiles the batch completed or changed, written in its transaction (most batches change none). */
-  flush(): void {
-    if (this.edge !== undefined) this.write(this.edge);
+  /**
+   * A batch's entries, inserted in the caller's transaction after prepare(): their leaves pushed and the tiles they
+   * completed or changed written, once per batch. Hashed together after the inserts, not between them, so the
+   * hashing runs in one tight loop (in cache) rather than one hash among each row's SQLite and JSON work.
+   */
+  append(entries: readonly { entry_hash: string }[]): void {
+    const edge = this.edge as TreeEdge;
+    for (let i = 0; i < entries.length; i += 1) edge.pushEntry((entries[i] as { entry_hash: string }).entry_hash);
+    this.write(edge);
   }
 
   /** After a rolled-back transaction the edge may hold leaves the chain does not: read it again next time. */
@@ -159,7 +160,7 @@ export class SqliteTree {
     while (edge.size < size) {
       const hashes = this.stmts.chunk.all(edge.size, Math.min(CHUNK, size - edge.size)) as string[];
       if (hashes.length === 0) throw treeDamaged(`the chain ends before #${size}`, { size });
-      for (const hash of hashes) edge.push(entryLeaf(hash));
+      for (const hash of hashes) edge.pushEntry(hash);
       afterChunk?.();
     }
   }

@@ -1,4 +1,5 @@
-import { foldRight, HASH_SIZE, nodeHash, rootOf } from './hash.js';
+import { entryLeafInto, foldRight, HASH_SIZE, nodeHash, rootOf } from './hash.js';
+import { nodeInto } from './sha256.js';
 import type { RangeHash } from './proof.js';
 
 /**
@@ -101,17 +102,32 @@ export interface TileWrite {
   hashes: Buffer;
 }
 
+const TILE_BYTES = TILE_WIDTH * HASH_SIZE;
+
+/** out[at…at+32) = the root of the 256 hashes of a full tile, folded through `scratch` (half a tile). */
+function foldTileInto(tile: Buffer, scratch: Buffer, out: Buffer, at: number): void {
+  for (let i = 0; i < TILE_WIDTH / 2; i += 1) nodeInto(tile, 64 * i, tile, 64 * i + 32, scratch, 32 * i);
+  for (let n = TILE_WIDTH / 4; n >= 1; n /= 2)
+    for (let i = 0; i < n; i += 1) nodeInto(scratch, 64 * i, scratch, 64 * i + 32, scratch, 32 * i);
+  scratch.copy(out, at, 0, HASH_SIZE);
+}
+
 /**
- * The tree's right edge in memory: the partial tile of each level. Appending a leaf is one push; every 256th push
- * folds a full tile into one hash of the level above (255 node hashes per 256 leaves): amortised O(1) per entry.
+ * The tree's right edge in memory: the partial tile of each level, one buffer of 256 hashes per level filled from
+ * the left. Appending a leaf is one hash written in place; every 256th folds a full tile into one hash of the level
+ * above (255 node hashes per 256 leaves): amortised O(1) per entry, no allocation but the tiles written.
  */
 export class TreeEdge {
-  /** partial[L]: the hashes of the rightmost, partial tile of level L. */
-  private readonly partial: Buffer[][] = [[]];
+  /** tiles[L]: the rightmost, partial tile of level L, its first counts[L] hashes filled. */
+  private readonly tiles: Buffer[] = [];
+  private readonly counts: number[] = [];
   private readonly dirty = new Set<number>();
   private readonly full: TileWrite[] = [];
+  private readonly scratch = Buffer.alloc(TILE_BYTES / 2);
 
-  constructor(public size = 0) {}
+  constructor(public size = 0) {
+    this.tileAt(0);
+  }
 
   /** The edge of a tree of `size` leaves, read from its tiles: at most one partial tile per level. */
   static load(size: number, source: TileSource): TreeEdge {
@@ -119,26 +135,55 @@ export class TreeEdge {
     let width = size;
     for (let level = 0; width > 0; level += 1) {
       const count = width % TILE_WIDTH;
-      edge.partial[level] = count === 0 ? [] : source.hashes(level, width - count, count);
+      const hashes = count === 0 ? [] : source.hashes(level, width - count, count);
+      const tile = edge.tileAt(level);
+      for (let i = 0; i < hashes.length; i += 1) tile.set(hashes[i] as Buffer, i * HASH_SIZE);
+      edge.counts[level] = hashes.length;
       width = Math.floor(width / TILE_WIDTH);
     }
     return edge;
   }
 
-  push(leaf: Buffer): void {
-    let hash = leaf;
+  /** Appends the leaf hash `leaf` (32 bytes). */
+  push(leaf: Uint8Array): void {
+    (this.tiles[0] as Buffer).set(leaf, (this.counts[0] as number) * HASH_SIZE);
+    this.added();
+  }
+
+  /** Appends the leaf of a ledger entry: SHA-256(0x00 ‖ the 32 bytes of `entryHashHex`), hashed into its tile. */
+  pushEntry(entryHashHex: string): void {
+    entryLeafInto(entryHashHex, this.tiles[0] as Buffer, (this.counts[0] as number) * HASH_SIZE);
+    this.added();
+  }
+
+  /** The leaf in tile 0's next slot is written: the size grows, and each tile it fills folds into the level above. */
+  private added(): void {
     this.size += 1;
     for (let level = 0; ; level += 1) {
-      const tile = (this.partial[level] ??= []);
-      tile.push(hash);
+      const count = (this.counts[level] as number) + 1;
       if (level > 0) this.dirty.add(level);
-      if (tile.length < TILE_WIDTH) return;
+      if (count < TILE_WIDTH) {
+        this.counts[level] = count;
+        return;
+      }
+      const tile = this.tiles[level] as Buffer;
       const index = Math.floor(this.size / TILE_WIDTH ** (level + 1)) - 1;
-      if (level > 0) this.full.push({ level, index, hashes: Buffer.concat(tile) });
+      if (level > 0) this.full.push({ level, index, hashes: Buffer.from(tile) });
       this.dirty.delete(level);
-      hash = foldPerfect(tile);
-      this.partial[level] = [];
+      this.counts[level] = 0;
+      const above = this.tileAt(level + 1);
+      foldTileInto(tile, this.scratch, above, (this.counts[level + 1] as number) * HASH_SIZE);
     }
+  }
+
+  private tileAt(level: number): Buffer {
+    let tile = this.tiles[level];
+    if (tile === undefined) {
+      tile = Buffer.alloc(TILE_BYTES);
+      this.tiles[level] = tile;
+      this.counts[level] = 0;
+    }
+    return tile;
   }
 
   /** The full tiles of level ≥ 1 completed since the last call, without the partial edge (a checker's stream). */
@@ -150,9 +195,9 @@ export class TreeEdge {
   takeWrites(): TileWrite[] {
     const writes = this.full.splice(0);
     for (const level of this.dirty) {
-      const tile = this.partial[level] as Buffer[];
+      const bytes = (this.tiles[level] as Buffer).subarray(0, (this.counts[level] as number) * HASH_SIZE);
       const index = Math.floor(this.size / TILE_WIDTH ** (level + 1));
-      writes.push({ level, index, hashes: Buffer.concat(tile) });
+      writes.push({ level, index, hashes: Buffer.from(bytes) });
     }
     this.dirty.clear();
     return writes;
@@ -161,8 +206,11 @@ export class TreeEdge {
   /** The root of the tree of `size` leaves. */
   root(): Buffer {
     const roots: Buffer[] = [];
-    for (let level = this.partial.length - 1; level >= 0; level -= 1) {
-      const tile = this.partial[level] as Buffer[];
+    for (let level = this.tiles.length - 1; level >= 0; level -= 1) {
+      // A copy: a root may be one of these hashes, and the tile is overwritten as it refills.
+      const tile = splitHashes(
+        Buffer.from((this.tiles[level] as Buffer).subarray(0, (this.counts[level] as number) * HASH_SIZE)),
+      );
       let at = 0;
       for (let span = TILE_WIDTH / 2; span >= 1; span /= 2) {
         if (tile.length - at >= span) {

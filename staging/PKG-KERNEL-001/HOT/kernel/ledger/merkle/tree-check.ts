@@ -1,4 +1,4 @@
-import { entryLeaf, HASH_SIZE } from './hash.js';
+import { HASH_SIZE } from './hash.js';
 import { tilePath, TILE_WIDTH, type TileWrite, TreeEdge } from './tiles.js';
 
 /** One stored tile that is not the tile the chain's tree has at its place. */
@@ -51,7 +51,7 @@ export class TreeChecker {
   ) {}
 
   push(entryHash: string): void {
-    this.edge.push(entryLeaf(entryHash));
+    this.edge.pushEntry(entryHash);
     if (this.edge.size % TILE_WIDTH === 0) for (const write of this.edge.takeFull()) this.compare(write);
     if (this.sizes.has(this.edge.size)) this.roots.set(this.edge.size, this.edge.root());
   }

@@ -91,6 +91,31 @@ test('a ledger from before trees gains its tree, built from its chain, at its ne
   assert.deepEqual(storedRoot(ledger, 512), chainRoot(ledger, 512));
 });
 
+test('a ledger opened without its tree appends no tiles; an ordinary open builds them from the chain, and one with a tree refuses it', (t) => {
+  const path = join(tempDir(t), 'without.sqlite');
+  const without = Ledger.openWithoutTree(path, { create: true });
+  appendN(without, 300);
+  appendN(without, 20);
+  assert.equal(without.hasTree, false);
+  without.close();
+  const raw = new Database(path, { readonly: true });
+  const tables = raw.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'merkle_tiles'").pluck().get();
+  raw.close();
+  assert.equal(tables, 0);
+  const ledger = Ledger.open(path);
+  t.after(() => ledger.close());
+  appendN(ledger, 1);
+  assert.equal(ledger.hasTree, true);
+  assert.deepEqual(storedRoot(ledger), chainRoot(ledger));
+  // The file keeps a tree now: an append that would leave it behind is refused, and the chain is unchanged.
+  const late = Ledger.openWithoutTree(path);
+  t.after(() => late.close());
+  assert.throws(() => appendN(late, 1), { code: 'ERR_INTERNAL', message: /keeps a Merkle tree/ });
+  assert.equal(ledger.head().seq, 321);
+  appendN(ledger, 300);
+  assert.deepEqual(storedRoot(ledger), chainRoot(ledger));
+});
+
 test('an imported chain gets its tree in the import transaction', (t) => {
   const source = tempLedger(t);
   appendN(source, 600);

@@ -209,6 +209,18 @@ test('proofs over tiled trees of many sizes verify for every leaf and size pair 
   }
 });
 
+test("an edge's root is a copy: pushing on, a tile refilling over the hashes it came from, does not change it", () => {
+  const leaves = Array.from({ length: 600 }, (_, i) => leafHash(Buffer.from(String(i))));
+  const edge = new TreeEdge();
+  edge.push(leaves[0] as Buffer);
+  const first = edge.root();
+  const kept = Buffer.from(first);
+  for (const leaf of leaves.slice(1)) edge.push(leaf);
+  assert.deepEqual(first, kept);
+  assert.deepEqual(first, leaves[0]);
+  assert.deepEqual(edge.root(), rootOf(leaves));
+});
+
 test('tile paths are encoded as tlog-tiles lays them out', () => {
   assert.equal(tilePath(0, 1234067, 256), 'tile/0/x001/x234/067');
   assert.equal(tilePath(0, 1234067, 8), 'tile/0/x001/x234/067.p/8');
