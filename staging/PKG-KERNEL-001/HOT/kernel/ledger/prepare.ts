@@ -91,7 +91,7 @@ export function wellFormedAppend(input: PreparedAppend, raw: AppendInput, index:
   if (raw.content !== undefined) {
     const content = prepareContent(raw.content, index === 0 ? 'content' : `content (batch item ${index})`);
     const { prompt: _prompt, response: _response, ...rest } = input.metadata;
-    input.metadata = { ...rest, content: { prompt: content.prompt.head, response: content.response.head } };
+    input.metadata = withContentRefs(rest, { prompt: content.prompt.head, response: content.response.head });
     input.content = content;
   }
   input.event_type = wellFormed(input.event_type);
@@ -113,6 +113,31 @@ export function wellFormedAppend(input: PreparedAppend, raw: AppendInput, index:
     input.metadataJson = canonicalMetadata(input.metadata);
   }
   return input;
+}
+
+/**
+ * `metadata` with `content` in its sorted place among keys already sorted (the router's records): its canonical
+ * JSON is then one native JSON.stringify (canonical.ts), where `content` last sent every EXCHANGE to the sorting
+ * serialiser. Keys out of order stay as they are: the serialiser sorts them either way.
+ */
+function withContentRefs(
+  metadata: Record<string, unknown>,
+  refs: { prompt: string; response: string },
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  let placed = false;
+  for (const key of Object.keys(metadata)) {
+    if (!placed && key > 'content') {
+      out.content = refs;
+      placed = true;
+    }
+    // defineProperty: a "__proto__" key stays data, never a prototype change.
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: metadata[key], enumerable: true, writable: true, configurable: true });
+    else out[key] = metadata[key];
+  }
+  if (!placed) out.content = refs;
+  return out;
 }
 
 /**
