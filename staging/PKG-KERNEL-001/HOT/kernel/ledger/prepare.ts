@@ -20,6 +20,12 @@ export interface AppendOptions {
    * commit of the same store; a process crash keeps it, a power loss before that commit may not.
    */
   durable?: boolean;
+  /**
+   * True: the entries come back as stored, `metadata.content` holding the digests of their text, where by default
+   * they show the text as a read does. A writer that keeps only the ids (the router's group commit) skips building
+   * a view nobody reads.
+   */
+  stored?: boolean;
 }
 
 /** An input the chain already holds by its (event_type, submission_id, decision), among those `once` names. */
