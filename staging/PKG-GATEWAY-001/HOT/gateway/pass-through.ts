@@ -68,7 +68,7 @@ export async function handlePassThrough(incoming: IncomingCall): Promise<void> {
     },
     usageFinal: true,
     attempts: sent.attempts,
-    extra: routedExtra(ctx, { ...extra, upstream_request_id: wire.requestId }),
+    extra: routedExtra(ctx, Object.assign({}, extra, { upstream_request_id: wire.requestId })),
   });
   noteConcluded(ctx, concluded, 'success');
   releaseWhole(ctx, call, concluded, text);

@@ -49,10 +49,11 @@ export function exchangeFor(
   if (outcome.kind === 'failed') {
     const record = exchangeErrorRecord(ctx, outcome.failure.error_code, message);
     if (outcome.failure.kind !== 'cancelled') return withExtra(record, outcome.extra);
-    const cancelled = { ...outcome.extra, outcome: 'cancelled', usage_complete: false };
+    // Object.assign, not a spread given new fields: that object gets a V8 map of its own on every call.
+    const cancelled = Object.assign({}, outcome.extra, { outcome: 'cancelled', usage_complete: false });
     return withExtra({ ...record, decision: 'CANCELLED' }, cancelled);
   }
-  const extra = outcome.extra && { ...outcome.extra, usage_complete: outcome.usageFinal };
+  const extra = outcome.extra && Object.assign({}, outcome.extra, { usage_complete: outcome.usageFinal });
   try {
     return withExtra(exchangeRecord(ctx, outcome.answer), extra);
   } catch (error) {
