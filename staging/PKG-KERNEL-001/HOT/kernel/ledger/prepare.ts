@@ -133,6 +133,8 @@ function withContentRefs(
   const out: Record<string, unknown> = {};
   let placed = false;
   for (const key of Object.keys(metadata)) {
+    // A `content` the writer also put in metadata is replaced, as the text's digests take its place.
+    if (key === 'content') continue;
     if (!placed && key > 'content') {
       out.content = refs;
       placed = true;
