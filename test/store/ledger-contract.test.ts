@@ -171,6 +171,33 @@ for (const backend of backends) {
       }
     });
 
+    test('stored: true gives the entries as the rows hold them (metadata.content, the digests), not the text view', async () => {
+      const { store } = await backend.fresh();
+      try {
+        const [viewed] = await store.appendBatch([exchange('S1', 0)]);
+        const [stored] = await store.appendBatch([exchange('S1', 1)], { stored: true });
+        assert.equal(typeof viewed?.metadata.prompt, 'string');
+        assert.equal('content' in (viewed?.metadata ?? {}), false);
+        const rows = [];
+        for await (const row of store.rows()) rows.push(row);
+        const row = rows.find((r) => r.id === stored?.id);
+        assert.deepEqual(stored?.metadata, JSON.parse(row?.metadata ?? 'null'));
+        assert.match(
+          JSON.stringify(stored?.metadata.content),
+          /^\{"prompt":"[0-9a-f]{64}","response":"[0-9a-f]{64}"\}$/,
+        );
+        assert.equal(stored?.entry_hash, row?.entry_hash);
+        // A read still shows the text.
+        const read = await store.get(stored?.id as string);
+        assert.equal(
+          read?.metadata.prompt,
+          '{"messages":[{"role":"user","content":"m0"},{"role":"user","content":"m1"}]}',
+        );
+      } finally {
+        await store.close();
+      }
+    });
+
     test('durable: false lands and chains as any append, one statement or COPY, and is counted apart from durable ones', async () => {
       const { store, open } = await backend.fresh();
       try {

@@ -53,3 +53,16 @@ export interface CallContext {
   refuse(code: string, message: string, retryAfterMs?: number | null): void;
   fail(family: Family, status: number, kind: ErrorKind, message: string, extra?: Record<string, string>): void;
 }
+
+/**
+ * A call's context: `incoming` with the provider and translator the call is made with. `translator` is laid out
+ * before the copied fields: an object spread and then given a field of its own gets a map of its own from V8 each
+ * time, and every later read of the context (dozens per call) would miss its inline cache.
+ */
+export function callContext(
+  incoming: IncomingCall,
+  provider: WireProvider,
+  translator: Translator | null,
+): CallContext {
+  return { translator, ...incoming, provider };
+}

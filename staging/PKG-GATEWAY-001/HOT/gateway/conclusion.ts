@@ -41,7 +41,8 @@ export function answerOf(
 
 export function resultExtra(result: WireResult, extra: Record<string, unknown>): Record<string, unknown> {
   const named = extra.upstream_request_id ?? result.response_id ?? null;
-  return { ...extra, upstream_request_id: named, raw_stop_reason: result.raw_stop_reason };
+  // Object.assign, not a spread given new fields: that object gets a V8 map of its own on every call (call.ts).
+  return Object.assign({}, extra, { upstream_request_id: named, raw_stop_reason: result.raw_stop_reason });
 }
 
 export function noteConcluded(ctx: CallContext, concluded: Concluded, outcome: string, result?: WireResult): void {

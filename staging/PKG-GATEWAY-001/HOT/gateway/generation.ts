@@ -51,7 +51,7 @@ export async function handleGeneration(incoming: IncomingCall): Promise<void> {
   if (!sent.ok) return;
   const wire = sent.result;
   const attempts = sent.attempts;
-  const finalExtra = routedExtra(ctx, { ...extra, upstream_request_id: wire.requestId });
+  const finalExtra = routedExtra(ctx, Object.assign({}, extra, { upstream_request_id: wire.requestId }));
   if (gen.stream) return streamReply(ctx, call, gen, wire, attempts, finalExtra);
   return wholeReply(ctx, call, gen, wire, attempts, finalExtra);
 }

@@ -1,5 +1,5 @@
 import { sha256Hex } from '#kernel/canonical.js';
-import type { CallContext, IncomingCall } from './call.js';
+import { type CallContext, callContext, type IncomingCall } from './call.js';
 import { noteConcluded } from './conclusion.js';
 import { governedRequest, refuseMalformed } from './governed-request.js';
 import { describe, MODEL_ID } from './request-body.js';
@@ -21,7 +21,7 @@ export async function handlePassThrough(incoming: IncomingCall): Promise<void> {
   const { provider } = incoming;
   // The server answers 503 before calling here when the family has no provider.
   if (provider === null) throw new Error('a pass-through call reached its handler without a provider');
-  const ctx: CallContext = { ...incoming, provider, translator: null };
+  const ctx = callContext(incoming, provider, null);
   const { endpoint, identity, router } = ctx;
   const checked = passThroughRequest(ctx);
   if (typeof checked === 'string') {
@@ -68,7 +68,7 @@ export async function handlePassThrough(incoming: IncomingCall): Promise<void> {
     },
     usageFinal: true,
     attempts: sent.attempts,
-    extra: routedExtra(ctx, { ...extra, upstream_request_id: wire.requestId }),
+    extra: routedExtra(ctx, Object.assign({}, extra, { upstream_request_id: wire.requestId })),
   });
   noteConcluded(ctx, concluded, 'success');
   releaseWhole(ctx, call, concluded, text);

@@ -4,7 +4,7 @@
 import type { TranslationRefused, Translator, Untranslatable } from '#providers/translate/index.js';
 import type { SseFrame } from '#providers/wire/sse.js';
 import type { WireProvider } from '#providers/wire/spec.js';
-import type { CallContext, IncomingCall } from './call.js';
+import { type CallContext, callContext, type IncomingCall } from './call.js';
 import { refusedRequest, refuseMalformed } from './governed-request.js';
 import { type AliasWays, RoutedLegs } from './routed-legs.js';
 import type { Generation } from './request-body.js';
@@ -27,7 +27,7 @@ export async function routeGeneration(
     incoming.fail(endpoint.family, 503, 'api_error', message);
     return null;
   }
-  const ctx: CallContext = { ...incoming, provider: target.provider, translator: target.translator };
+  const ctx = callContext(incoming, target.provider, target.translator);
   if (target.translator === null) return { ctx, upstreamBody: gen.upstreamBody };
   // Gemini names the model in its path: a translated call to it fills the path from the client's model.
   if (target.surface === 'gemini.generate' || target.surface === 'gemini.stream')
@@ -61,7 +61,7 @@ async function routeAlias(
   const first = ways.ways[0]?.deployments[0];
   const provider = first === undefined ? undefined : incoming.routing?.resolver.deployments.get(first)?.provider;
   // The first deployment's provider names the call until an attempt answers (then the one that answered does).
-  const ctx: CallContext = { ...incoming, provider: provider ?? (incoming.provider as WireProvider), translator: null };
+  const ctx = callContext(incoming, provider ?? (incoming.provider as WireProvider), null);
   if (provider === undefined) {
     const problem = `model alias ${JSON.stringify(gen.model)} has no deployment a ${incoming.endpoint.surface} request can be sent to`;
     await refuseMalformed(ctx, refusedRequest(ctx), problem);

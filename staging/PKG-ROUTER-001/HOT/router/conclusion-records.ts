@@ -49,10 +49,11 @@ export function exchangeFor(
   if (outcome.kind === 'failed') {
     const record = exchangeErrorRecord(ctx, outcome.failure.error_code, message);
     if (outcome.failure.kind !== 'cancelled') return withExtra(record, outcome.extra);
-    const cancelled = { ...outcome.extra, outcome: 'cancelled', usage_complete: false };
+    // Object.assign, not a spread given new fields: that object gets a V8 map of its own on every call.
+    const cancelled = Object.assign({}, outcome.extra, { outcome: 'cancelled', usage_complete: false });
     return withExtra({ ...record, decision: 'CANCELLED' }, cancelled);
   }
-  const extra = outcome.extra && { ...outcome.extra, usage_complete: outcome.usageFinal };
+  const extra = outcome.extra && Object.assign({}, outcome.extra, { usage_complete: outcome.usageFinal });
   try {
     return withExtra(exchangeRecord(ctx, outcome.answer), extra);
   } catch (error) {
@@ -89,10 +90,42 @@ function cutRecord(ctx: ExchangeContext, outcome: Extract<GovernedOutcome, { kin
 /** The EXCHANGE with the surface's extension fields, keys kept in sorted order (the ledger's fast path). */
 function withExtra(record: AppendInput, extra: Record<string, unknown> | undefined): AppendInput {
   if (extra === undefined) return record;
-  const merged: Record<string, unknown> = { ...(record.metadata ?? {}), ...extra };
+  const metadata = record.metadata ?? {};
+  return { ...record, metadata: sortedMerge(metadata, extra) ?? sortedCopy({ ...metadata, ...extra }) };
+}
+
+/**
+ * `base` and `extra` (whose value wins on a shared key) as one object, keys in sorted order: the few extra keys
+ * merged into the record's keys as they come, already sorted. Null when `base` is not sorted (sortedCopy then).
+ */
+function sortedMerge(base: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> | null {
+  const added = Object.keys(extra).sort();
+  const out: Record<string, unknown> = {};
+  let next = 0;
+  let previous: string | null = null;
+  for (const key of Object.keys(base)) {
+    if (previous !== null && !(previous < key)) return null;
+    previous = key;
+    for (; next < added.length && (added[next] as string) < key; next += 1) {
+      const name = added[next] as string;
+      out[name] = extra[name];
+    }
+    if (next < added.length && added[next] === key) {
+      out[key] = extra[key];
+      next += 1;
+    } else out[key] = base[key];
+  }
+  for (; next < added.length; next += 1) {
+    const name = added[next] as string;
+    out[name] = extra[name];
+  }
+  return out;
+}
+
+function sortedCopy(merged: Record<string, unknown>): Record<string, unknown> {
   const sorted: Record<string, unknown> = {};
   for (const key of Object.keys(merged).sort()) sorted[key] = merged[key];
-  return { ...record, metadata: sorted };
+  return sorted;
 }
 
 /** The EXCHANGE with its raw usage replaced by a marker (the key keeps its place in sorted order). */

@@ -36,7 +36,7 @@ export class GroupCommit {
   constructor(
     private readonly append: (
       records: AppendInput[],
-      options?: Pick<AppendOptions, 'durable'>,
+      options: Pick<AppendOptions, 'durable' | 'stored'>,
     ) => Promise<LedgerEntry[]>,
     private readonly lone: () => boolean = () => false,
   ) {}
@@ -70,7 +70,8 @@ export class GroupCommit {
     let entries: LedgerEntry[];
     try {
       const records = group.flatMap((w) => w.batch);
-      entries = await (group.some((w) => w.durable) ? this.append(records) : this.append(records, { durable: false }));
+      // Only the ids are read back: the entries come as stored, without the text view a read would build.
+      entries = await this.append(records, { durable: group.some((w) => w.durable), stored: true });
     } catch (error) {
       for (const waiting of group) waiting.resolve({ ok: false, error, alone: group.length === 1 });
       return;

@@ -48,10 +48,13 @@ async function write(store: LedgerStore, group: readonly Waiting[]): Promise<voi
   if (group.length > 1 && group.every((w) => w.options?.once === undefined)) {
     let entries: LedgerEntry[] | null = null;
     const durable = group.some((w) => w.options?.durable !== false);
+    const stored = group.every((w) => w.options?.stored === true);
+    const options: AppendOptions | undefined =
+      durable && !stored ? undefined : { ...(durable ? {} : { durable: false }), ...(stored ? { stored: true } : {}) };
     try {
       entries = await store.appendBatch(
         group.flatMap((w) => w.batch),
-        durable ? undefined : { durable: false },
+        options,
       );
     } catch (error) {
       if (isCpError(error) && error.code === 'ERR_STORE_UNAVAILABLE') {

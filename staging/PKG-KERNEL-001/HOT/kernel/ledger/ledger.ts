@@ -188,6 +188,7 @@ export class Ledger extends LedgerReader {
       'ERR_LEDGER_ENTRY_INVALID',
     );
     this.checkpointer?.afterCommit();
+    if (options.stored === true) return entries;
     // The caller gets the entry as a read shows it: the text beside the digests that stand for it.
     for (let i = 0; i < entries.length; i += 1) {
       const content = (prepared[i] as PreparedAppend).content;

@@ -20,6 +20,12 @@ export interface AppendOptions {
    * commit of the same store; a process crash keeps it, a power loss before that commit may not.
    */
   durable?: boolean;
+  /**
+   * True: the entries come back as stored, `metadata.content` holding the digests of their text, where by default
+   * they show the text as a read does. A writer that keeps only the ids (the router's group commit) skips building
+   * a view nobody reads.
+   */
+  stored?: boolean;
 }
 
 /** An input the chain already holds by its (event_type, submission_id, decision), among those `once` names. */
@@ -91,7 +97,7 @@ export function wellFormedAppend(input: PreparedAppend, raw: AppendInput, index:
   if (raw.content !== undefined) {
     const content = prepareContent(raw.content, index === 0 ? 'content' : `content (batch item ${index})`);
     const { prompt: _prompt, response: _response, ...rest } = input.metadata;
-    input.metadata = { ...rest, content: { prompt: content.prompt.head, response: content.response.head } };
+    input.metadata = withContentRefs(rest, { prompt: content.prompt.head, response: content.response.head });
     input.content = content;
   }
   input.event_type = wellFormed(input.event_type);
@@ -113,6 +119,33 @@ export function wellFormedAppend(input: PreparedAppend, raw: AppendInput, index:
     input.metadataJson = canonicalMetadata(input.metadata);
   }
   return input;
+}
+
+/**
+ * `metadata` with `content` in its sorted place among keys already sorted (the router's records): its canonical
+ * JSON is then one native JSON.stringify (canonical.ts), where `content` last sent every EXCHANGE to the sorting
+ * serialiser. Keys out of order stay as they are: the serialiser sorts them either way.
+ */
+function withContentRefs(
+  metadata: Record<string, unknown>,
+  refs: { prompt: string; response: string },
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  let placed = false;
+  for (const key of Object.keys(metadata)) {
+    // A `content` the writer also put in metadata is replaced, as the text's digests take its place.
+    if (key === 'content') continue;
+    if (!placed && key > 'content') {
+      out.content = refs;
+      placed = true;
+    }
+    // defineProperty: a "__proto__" key stays data, never a prototype change.
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: metadata[key], enumerable: true, writable: true, configurable: true });
+    else out[key] = metadata[key];
+  }
+  if (!placed) out.content = refs;
+  return out;
 }
 
 /**

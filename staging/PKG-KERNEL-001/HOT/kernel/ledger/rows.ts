@@ -54,13 +54,19 @@ export function readView(
   prompt: string | readonly string[],
   response: string | readonly string[],
 ): Record<string, unknown> {
-  const { content: _content, ...rest } = metadata;
   const out: Record<string, unknown> = {};
-  const text = { prompt, response } as const;
-  for (const key of [...Object.keys(rest), 'prompt', 'response'].sort()) {
-    const value = key === 'prompt' || key === 'response' ? text[key] : rest[key];
-    if (typeof value === 'string' || !(key === 'prompt' || key === 'response')) {
+  const keys = Object.keys(metadata).filter((key) => key !== 'content');
+  keys.push('prompt', 'response');
+  for (const key of keys.sort()) {
+    if (key !== 'prompt' && key !== 'response') {
       // defineProperty: a stored "__proto__" key stays data, never a prototype change.
+      if (key === '__proto__')
+        Object.defineProperty(out, key, { value: metadata[key], enumerable: true, writable: true, configurable: true });
+      else out[key] = metadata[key];
+      continue;
+    }
+    const value = key === 'prompt' ? prompt : response;
+    if (typeof value === 'string') {
       Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
       continue;
     }

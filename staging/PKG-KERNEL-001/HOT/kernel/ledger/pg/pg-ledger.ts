@@ -119,6 +119,7 @@ export class PgLedger extends PgReader implements LedgerStore, RedactionStore {
     );
     if (durable) this.commits.durable += 1;
     else this.commits.lazy += 1;
+    if (options.stored === true) return entries.map(({ entry }) => entry);
     return entries.map(({ entry }, i) => {
       const c = (prepared[i] as PreparedAppend).content;
       if (c !== undefined) entry.metadata = readView(entry.metadata, c.prompt.texts, c.response.texts);

@@ -120,6 +120,21 @@ test('a growing conversation is stored once: each turn adds only its new message
   assert.equal(result.content?.redacted_blocks, 0);
 });
 
+test('metadata keys in any order, a content key among them, keep their values; metadata.content is the digests', (t) => {
+  const ledger = tempLedger(t);
+  const input = turn(0);
+  const [entry] = ledger.appendBatch([
+    { ...input, metadata: { zone: 'z', content: 'stale', agent_id: 'A1', session_id: 'S1', prompt: 'dropped' } },
+  ]);
+  assert.equal(entry?.metadata.prompt, promptOf(input));
+  const stored = JSON.parse(
+    ledger.db.prepare('SELECT metadata FROM entries WHERE id = ?').pluck().get(entry?.id) as string,
+  ) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(stored), ['agent_id', 'content', 'session_id', 'zone']);
+  assert.match(JSON.stringify(stored.content), /^\{"prompt":"[0-9a-f]{64}","response":"[0-9a-f]{64}"\}$/);
+  assert.equal(verifyLedger(ledger).ok, true);
+});
+
 test('content is refused at the edge when it is not pieces of text; a lone surrogate is stored as U+FFFD and still verifies', (t) => {
   const ledger = tempLedger(t);
   const bad = (content: unknown): void => {
