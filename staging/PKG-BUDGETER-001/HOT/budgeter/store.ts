@@ -6,25 +6,48 @@ import { envError } from '#kernel/env-errors.js';
 import { type AppendInput, commitCount } from '#kernel/ledger/index.js';
 import type { ScopeKind } from './config.js';
 import { type OutboxRow, outboxRow } from './kept-records.js';
-import { addTotalsStatement, budgetStatements, hasBudgetScope, reservationOf, totalsOf } from './store-statements.js';
+import {
+  addTotalsStatement,
+  budgetStatements,
+  hasBudgetScope,
+  reservationOf,
+  totalsOf,
+  writeStatements,
+} from './store-statements.js';
 
 export const BUDGET_DB_FORMAT = 'cplane-budget';
-export const BUDGET_DB_VERSION = '2';
+export const BUDGET_DB_VERSION = '3';
 
 /**
- * The records of a settlement, release or unknown charge whose caller appends them to the ledger after this
- * transaction commits (the router batches them with its EXCHANGE): kept here in the same transaction until the
- * caller reports them appended, so a process that dies in between leaves them to be delivered (reconcile.ts), not
- * lost. A table of its own: older files gain it when next opened for writing, and older readers never look at it.
- * It holds only the calls in flight (and what a crash left), so reconciliation scans it: no index to keep on the
- * hot path.
+ * The requests still open in the budget: a reservation pending (`records` null, `since` its created_at), or a
+ * finished step's records whose caller appends them to the ledger after the transaction commits (the router batches
+ * them with its EXCHANGE), kept here in the same transaction until the caller reports them appended (`since` the
+ * step's finished_at), so a process that dies in between leaves them to be delivered (reconcile.ts), not lost.
+ *
+ * One small table for both, keyed by request id: a settlement turns the request's pending row into its kept row, one
+ * b-tree page written where a partial index on reservations and a table of its own wrote two, and a reservation adds
+ * one row here instead of one index entry. Triggers open and close a reservation's row inside the statement that
+ * changes the reservation (a statement of its own costs a step more than the row). It holds only the calls in flight
+ * (and what a crash left), so the orphan and delivery passes scan it; no index to keep on the hot path.
+ * `record_outbox` is its kept rows, as a view.
  */
-const OUTBOX_DDL = `
-CREATE TABLE IF NOT EXISTS record_outbox (
+const OPEN_DDL = `
+CREATE TABLE IF NOT EXISTS open_requests (
   request_id TEXT PRIMARY KEY,
-  finished_at TEXT NOT NULL,
-  records TEXT NOT NULL
+  since TEXT NOT NULL,
+  records TEXT
 ) STRICT, WITHOUT ROWID;
+CREATE VIEW IF NOT EXISTS record_outbox AS
+  SELECT request_id, since AS finished_at, records FROM open_requests WHERE records IS NOT NULL;
+CREATE TRIGGER IF NOT EXISTS reservation_opens AFTER INSERT ON reservations WHEN new.state = 'reserved'
+BEGIN
+  INSERT INTO open_requests (request_id, since, records) VALUES (new.request_id, new.created_at, NULL);
+END;
+CREATE TRIGGER IF NOT EXISTS reservation_closes AFTER UPDATE OF state ON reservations
+  WHEN old.state = 'reserved' AND new.state <> 'reserved'
+BEGIN
+  DELETE FROM open_requests WHERE request_id = new.request_id AND records IS NULL;
+END;
 `;
 
 // This is on the router's hot path: WITHOUT ROWID keeps each table one b-tree, and scopes are found by one text
@@ -55,7 +78,6 @@ CREATE TABLE IF NOT EXISTS reservations (
   allocation_entry_id TEXT,
   settlement_entry_id TEXT
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS reservations_pending ON reservations (created_at) WHERE state = 'reserved';
 CREATE TABLE IF NOT EXISTS scope_totals (
   scope TEXT PRIMARY KEY,
   kind TEXT NOT NULL,
@@ -76,7 +98,7 @@ CREATE TABLE IF NOT EXISTS rate_windows (
   requests INTEGER NOT NULL,
   tokens INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
-${OUTBOX_DDL}`;
+${OPEN_DDL}`;
 
 export interface ScopeKey {
   /** kind, session, work order and agent joined by U+001F (ids are printable ASCII, so this is unambiguous). */
@@ -236,7 +258,8 @@ export interface StoreOptions {
 export class BudgetStore implements BudgetState {
   readonly db: Database.Database;
   private readonly stmts: ReturnType<typeof budgetStatements>;
-  private insertStmt: Database.Statement | undefined;
+  /** Prepared on first write: an older file opened read-only has neither budget_scope nor open_requests. */
+  private writes: ReturnType<typeof writeStatements> | undefined;
   private readonly addByCount: (Database.Statement | undefined)[] = [];
   // Built once: better-sqlite3 builds a wrapper per db.transaction() call, which costs more than the statements.
   private readonly runInTx: Database.Transaction<(fn: () => unknown) => unknown>;
@@ -269,8 +292,8 @@ export class BudgetStore implements BudgetState {
           })
           .immediate();
       } else {
-        // Read-only (status, the gates): a version 1 file is read as it is; its first writer migrates it.
-        checkMeta(db, path, ['1']);
+        // Read-only (status, the gates): an older file is read as it is; its first writer migrates it.
+        checkMeta(db, path, ['1', '2']);
       }
       db.pragma(`synchronous = ${options.synchronous}`);
       return new BudgetStore(db, options.synchronous === 'FULL');
@@ -303,11 +326,7 @@ export class BudgetStore implements BudgetState {
   }
 
   insertReservation(row: NewReservation): void {
-    // Prepared on first use: a version 1 file opened read-only has no budget_scope column, and is never written.
-    this.insertStmt ??= this.db.prepare(`INSERT INTO reservations (request_id, session_id, work_order_id, agent_id,
-      budget_scope, model, params_key, state, reserved_tokens, reserved_cost, over_budget, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?)`);
-    this.insertStmt.run(
+    this.writeStatements().insertReservation.run(
       row.request_id,
       row.session_id,
       row.work_order_id,
@@ -323,7 +342,7 @@ export class BudgetStore implements BudgetState {
   }
 
   finishReservation(row: FinishedReservation): void {
-    this.stmts.finishReservation.run(
+    this.writeStatements().finishReservation.run(
       row.state,
       row.charged_tokens,
       row.charged_cost,
@@ -335,6 +354,11 @@ export class BudgetStore implements BudgetState {
       row.finished_at,
       row.request_id,
     );
+  }
+
+  private writeStatements(): ReturnType<typeof writeStatements> {
+    this.writes ??= writeStatements(this.db);
+    return this.writes;
   }
 
   setEntryId(which: 'allocation' | 'settlement', requestId: string, entryId: string): void {
@@ -396,13 +420,14 @@ export class BudgetStore implements BudgetState {
     return row === undefined ? undefined : { window_start: row[0], requests: row[1], tokens: row[2] };
   }
 
-  /** Keeps a step's records until their caller reports them in the ledger (see OUTBOX_DDL). */
+  /** Keeps a step's records until their caller reports them in the ledger (see OPEN_DDL). */
   putOutbox(requestId: string, finishedAt: string, records: readonly AppendInput[]): void {
-    this.stmts.putOutbox.run(requestId, finishedAt, JSON.stringify(records));
+    this.writeStatements().putOutbox.run(requestId, finishedAt, JSON.stringify(records));
   }
 
   dropOutbox(requestIds: readonly string[]): void {
-    for (const id of requestIds) this.stmts.dropOutbox.run(id);
+    const drop = this.writeStatements().dropOutbox;
+    for (const id of requestIds) drop.run(id);
   }
 
   /** Records kept since at or before `cutoffIso`, oldest first: their caller never reported them appended. */
@@ -430,14 +455,35 @@ function initialiseMeta(db: Database.Database, path: string): void {
   checkMeta(db, path);
 }
 
-/** Version 1 had no key scopes: its reservations gain an empty `budget_scope` (in the opener's transaction). */
+/**
+ * Version 1 had no key scopes: its reservations gain an empty `budget_scope`. Version 2 found pending reservations by
+ * a partial index on reservations and kept records in a table of their own: both move into open_requests. Run in the
+ * opener's transaction, so every process sees a file of one version.
+ */
 function migrate(db: Database.Database): void {
-  const version = db.prepare("SELECT value FROM budget_meta WHERE key = 'format_version'").get() as
-    | { value: string }
-    | undefined;
-  if (version?.value !== '1') return;
-  if (!hasBudgetScope(db)) db.exec("ALTER TABLE reservations ADD COLUMN budget_scope TEXT NOT NULL DEFAULT ''");
-  db.prepare("UPDATE budget_meta SET value = ? WHERE key = 'format_version'").run(BUDGET_DB_VERSION);
+  const version = () =>
+    (db.prepare("SELECT value FROM budget_meta WHERE key = 'format_version'").get() as { value: string } | undefined)
+      ?.value;
+  const setVersion = (to: string) =>
+    db.prepare("UPDATE budget_meta SET value = ? WHERE key = 'format_version'").run(to);
+  if (version() === '1') {
+    if (!hasBudgetScope(db)) db.exec("ALTER TABLE reservations ADD COLUMN budget_scope TEXT NOT NULL DEFAULT ''");
+    setVersion('2');
+  }
+  if (version() !== '2') return;
+  db.exec(`INSERT INTO open_requests (request_id, since, records)
+    SELECT request_id, created_at, NULL FROM reservations WHERE state = 'reserved' ON CONFLICT (request_id) DO NOTHING`);
+  const outboxTable = db
+    .prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'record_outbox'")
+    .pluck()
+    .get();
+  if (outboxTable !== 0) {
+    db.exec(`INSERT INTO open_requests (request_id, since, records)
+      SELECT request_id, finished_at, records FROM record_outbox WHERE true ON CONFLICT (request_id) DO NOTHING;
+      DROP TABLE record_outbox;`);
+  }
+  db.exec(`DROP INDEX IF EXISTS reservations_pending;${OPEN_DDL}`);
+  setVersion(BUDGET_DB_VERSION);
 }
 
 function checkMeta(db: Database.Database, path: string, alsoReadable: readonly string[] = []): void {

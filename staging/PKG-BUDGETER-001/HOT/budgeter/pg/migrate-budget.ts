@@ -120,10 +120,11 @@ export async function copyBudgetState(sqlitePath: string, target: PgBudgeter): P
       windows.map((w) => w.tokens),
     ]);
     // Delivered to the chain the ledger was migrated into by the store's reconciliation passes (only if the chain
-    // does not hold them already). A file laid out before the outbox has none.
+    // does not hold them already). A file laid out before the outbox has none; from version 3 it is a view of the
+    // open requests' kept rows.
     const hasOutbox =
       source.db
-        .prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'record_outbox'")
+        .prepare("SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = 'record_outbox'")
         .pluck()
         .get() !== 0;
     const kept = hasOutbox
