@@ -91,15 +91,21 @@ export function totalsOf(key: ScopeKey, r: unknown[]): TotalsRow {
  */
 export function addTotalsStatement(db: Database.Database, n: number): Database.Statement {
   const rows = Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-  return db.prepare(`INSERT INTO scope_totals (scope, kind, session_id, work_order_id, agent_id, reserved_tokens,
+  return db.prepare(`INSERT INTO scope_rows (scope, kind, session_id, work_order_id, agent_id, reserved_tokens,
     reserved_cost, settled_tokens, settled_cost, requests, unknown_cost_requests) VALUES ${rows.join(', ')}
-    ON CONFLICT (scope) DO UPDATE SET
+    ON CONFLICT (scope) DO UPDATE SET counted = 1,
       reserved_tokens = reserved_tokens + excluded.reserved_tokens, reserved_cost = reserved_cost + excluded.reserved_cost,
       settled_tokens = settled_tokens + excluded.settled_tokens, settled_cost = settled_cost + excluded.settled_cost,
       requests = requests + excluded.requests, unknown_cost_requests = unknown_cost_requests + excluded.unknown_cost_requests`);
 }
 
+/** Whether rate windows are kept in their scope's row (version 4 on); an older file is read as it is. */
+function hasMergedWindows(db: Database.Database): boolean {
+  return db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'scope_rows'").pluck().get() !== 0;
+}
+
 export function budgetStatements(db: Database.Database) {
+  const merged = hasMergedWindows(db);
   // A version 1 file (read-only openers read it as it is) has no budget_scope column: it reads as ''.
   const columns = RESERVATION_COLUMNS.map((c) =>
     c === 'budget_scope' && !hasBudgetScope(db) ? "'' AS budget_scope" : c,
@@ -109,7 +115,7 @@ export function budgetStatements(db: Database.Database) {
     getTotals: db
       .prepare(
         `SELECT reserved_tokens, reserved_cost, settled_tokens, settled_cost, requests, unknown_cost_requests
-         FROM scope_totals WHERE scope = ?`,
+         FROM ${merged ? 'scope_rows' : 'scope_totals'} WHERE scope = ?`,
       )
       .raw(),
     setAllocationEntry: db.prepare('UPDATE reservations SET allocation_entry_id = ? WHERE request_id = ?'),
@@ -127,9 +133,13 @@ export function budgetStatements(db: Database.Database) {
        ORDER BY kind = 'key', session_id, agent_id LIMIT ?`,
     ),
     ...openStatements(db),
-    getWindow: db.prepare('SELECT window_start, requests, tokens FROM rate_windows WHERE scope = ?').raw(),
-    putWindow: db.prepare(`INSERT INTO rate_windows (scope, window_start, requests, tokens) VALUES (?, ?, ?, ?)
-      ON CONFLICT (scope) DO UPDATE SET window_start = excluded.window_start, requests = excluded.requests, tokens = excluded.tokens`),
+    getWindow: db
+      .prepare(
+        merged
+          ? 'SELECT window_start, window_requests, window_tokens FROM scope_rows WHERE scope = ? AND window_start IS NOT NULL'
+          : 'SELECT window_start, requests, tokens FROM rate_windows WHERE scope = ?',
+      )
+      .raw(),
   };
 }
 
@@ -181,5 +191,10 @@ export function writeStatements(db: Database.Database) {
       'INSERT INTO open_requests (request_id, since, records) VALUES (?, ?, ?) ON CONFLICT (request_id) DO NOTHING',
     ),
     dropOutbox: db.prepare('DELETE FROM open_requests WHERE request_id = ? AND records IS NOT NULL'),
+    // A new row holds only the window (counted 0) until a step adds to its totals.
+    putWindow: db.prepare(`INSERT INTO scope_rows (scope, kind, session_id, work_order_id, agent_id, counted,
+      window_start, window_requests, window_tokens) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)
+      ON CONFLICT (scope) DO UPDATE SET window_start = excluded.window_start, window_requests = excluded.window_requests,
+        window_tokens = excluded.window_tokens`),
   };
 }

@@ -16,7 +16,7 @@ import {
 } from './store-statements.js';
 
 export const BUDGET_DB_FORMAT = 'cplane-budget';
-export const BUDGET_DB_VERSION = '3';
+export const BUDGET_DB_VERSION = '4';
 
 /**
  * The requests still open in the budget: a reservation pending (`records` null, `since` its created_at), or a
@@ -50,6 +50,37 @@ BEGIN
 END;
 `;
 
+/**
+ * A scope's rate window (and a count of calls in flight, under its own key: rate.ts inFlightKey) is kept in the row
+ * of its totals: a step that charges both rewrites one row, one b-tree page, where a table of windows wrote a second.
+ * `counted` is 0 for a row that holds only a window (a count in flight, or the window of a scope whose totals are
+ * kept per period): such a row is no scope's totals. `scope_totals` is the counted rows with their totals, as a view
+ * (what status and a copy to PostgreSQL read, as they read the table of totals before).
+ */
+const TOTALS_COLUMNS = `scope, kind, session_id, work_order_id, agent_id, reserved_tokens, reserved_cost, settled_tokens,
+  settled_cost, requests, unknown_cost_requests`;
+const SCOPE_DDL = `
+CREATE TABLE IF NOT EXISTS scope_rows (
+  scope TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  work_order_id TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  reserved_tokens INTEGER NOT NULL DEFAULT 0,
+  reserved_cost INTEGER NOT NULL DEFAULT 0,
+  settled_tokens INTEGER NOT NULL DEFAULT 0,
+  settled_cost INTEGER NOT NULL DEFAULT 0,
+  requests INTEGER NOT NULL DEFAULT 0,
+  unknown_cost_requests INTEGER NOT NULL DEFAULT 0,
+  counted INTEGER NOT NULL DEFAULT 1,
+  window_start INTEGER,
+  window_requests INTEGER,
+  window_tokens INTEGER
+) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS scope_rows_session ON scope_rows (session_id, kind);
+CREATE VIEW IF NOT EXISTS scope_totals AS SELECT ${TOTALS_COLUMNS} FROM scope_rows WHERE counted = 1;
+`;
+
 // This is on the router's hot path: WITHOUT ROWID keeps each table one b-tree, and scopes are found by one text
 // key (see scopeKeyOf), which SQLite looks up several times faster than a four-column key.
 // '' stands for "no work order / no agent".
@@ -78,27 +109,7 @@ CREATE TABLE IF NOT EXISTS reservations (
   allocation_entry_id TEXT,
   settlement_entry_id TEXT
 ) STRICT, WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS scope_totals (
-  scope TEXT PRIMARY KEY,
-  kind TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  work_order_id TEXT NOT NULL,
-  agent_id TEXT NOT NULL,
-  reserved_tokens INTEGER NOT NULL DEFAULT 0,
-  reserved_cost INTEGER NOT NULL DEFAULT 0,
-  settled_tokens INTEGER NOT NULL DEFAULT 0,
-  settled_cost INTEGER NOT NULL DEFAULT 0,
-  requests INTEGER NOT NULL DEFAULT 0,
-  unknown_cost_requests INTEGER NOT NULL DEFAULT 0
-) STRICT, WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS scope_totals_session ON scope_totals (session_id, kind);
-CREATE TABLE IF NOT EXISTS rate_windows (
-  scope TEXT PRIMARY KEY,
-  window_start INTEGER NOT NULL,
-  requests INTEGER NOT NULL,
-  tokens INTEGER NOT NULL
-) STRICT, WITHOUT ROWID;
-${OPEN_DDL}`;
+${SCOPE_DDL}${OPEN_DDL}`;
 
 export interface ScopeKey {
   /** kind, session, work order and agent joined by U+001F (ids are printable ASCII, so this is unambiguous). */
@@ -293,7 +304,7 @@ export class BudgetStore implements BudgetState {
           .immediate();
       } else {
         // Read-only (status, the gates): an older file is read as it is; its first writer migrates it.
-        checkMeta(db, path, ['1', '2']);
+        checkMeta(db, path, ['1', '2', '3']);
       }
       db.pragma(`synchronous = ${options.synchronous}`);
       return new BudgetStore(db, options.synchronous === 'FULL');
@@ -436,7 +447,16 @@ export class BudgetStore implements BudgetState {
   }
 
   putWindow(key: ScopeKey, row: WindowRow): void {
-    this.stmts.putWindow.run(key.scope, row.window_start, row.requests, row.tokens);
+    this.writeStatements().putWindow.run(
+      key.scope,
+      key.kind,
+      key.session_id,
+      key.work_order_id,
+      key.agent_id,
+      row.window_start,
+      row.requests,
+      row.tokens,
+    );
   }
 
   close(): void {
@@ -456,9 +476,8 @@ function initialiseMeta(db: Database.Database, path: string): void {
 }
 
 /**
- * Version 1 had no key scopes: its reservations gain an empty `budget_scope`. Version 2 found pending reservations by
- * a partial index on reservations and kept records in a table of their own: both move into open_requests. Run in the
- * opener's transaction, so every process sees a file of one version.
+ * Each older version's layout, brought to the next one in the opener's transaction, so every process sees a file of
+ * one version. Version 1 had no key scopes: its reservations gain an empty `budget_scope`.
  */
 function migrate(db: Database.Database): void {
   const version = () =>
@@ -470,7 +489,21 @@ function migrate(db: Database.Database): void {
     if (!hasBudgetScope(db)) db.exec("ALTER TABLE reservations ADD COLUMN budget_scope TEXT NOT NULL DEFAULT ''");
     setVersion('2');
   }
-  if (version() !== '2') return;
+  if (version() === '2') {
+    openRequestsFromVersion2(db);
+    setVersion('3');
+  }
+  if (version() === '3') {
+    mergeWindows(db);
+    setVersion('4');
+  }
+}
+
+/**
+ * Version 2 found pending reservations by a partial index on reservations and kept records in a table of their
+ * own: both move into open_requests (OPEN_DDL).
+ */
+function openRequestsFromVersion2(db: Database.Database): void {
   db.exec(`INSERT INTO open_requests (request_id, since, records)
     SELECT request_id, created_at, NULL FROM reservations WHERE state = 'reserved' ON CONFLICT (request_id) DO NOTHING`);
   const outboxTable = db
@@ -483,7 +516,34 @@ function migrate(db: Database.Database): void {
       DROP TABLE record_outbox;`);
   }
   db.exec(`DROP INDEX IF EXISTS reservations_pending;${OPEN_DDL}`);
-  setVersion(BUDGET_DB_VERSION);
+}
+
+/**
+ * Version 3 kept totals in the table scope_totals and rate windows in a table of their own: both move into
+ * scope_rows (SCOPE_DDL), windows into their scope's row, and scope_totals becomes its view.
+ */
+function mergeWindows(db: Database.Database): void {
+  const isTable = (name: string) =>
+    db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(name) !== 0;
+  if (isTable('scope_totals')) {
+    db.exec(`INSERT INTO scope_rows (${TOTALS_COLUMNS}) SELECT ${TOTALS_COLUMNS} FROM scope_totals WHERE true
+      ON CONFLICT (scope) DO NOTHING;
+      DROP TABLE scope_totals;${SCOPE_DDL}`);
+  }
+  if (!isTable('rate_windows')) return;
+  const put = writeStatements(db).putWindow;
+  const rows = db.prepare('SELECT scope, window_start, requests, tokens FROM rate_windows').raw().all() as [
+    string,
+    number,
+    number,
+    number,
+  ][];
+  // The key names its kind, session, work order and agent (scopeKeyOf), which a scope's row holds as columns.
+  for (const [scope, start, requests, tokens] of rows) {
+    const [kind = '', session = '', workOrder = '', agent = ''] = scope.split('\u001f');
+    put.run(scope, kind, session, workOrder, agent, start, requests, tokens);
+  }
+  db.exec('DROP TABLE rate_windows');
 }
 
 function checkMeta(db: Database.Database, path: string, alsoReadable: readonly string[] = []): void {

@@ -88,7 +88,7 @@ test('a version 2 file is read as it is and migrated by its first writer, pendin
   );
   const check = new Database(dbPath, { readonly: true });
   t.after(() => check.close());
-  assert.equal(check.prepare("SELECT value FROM budget_meta WHERE key = 'format_version'").pluck().get(), '3');
+  assert.equal(check.prepare("SELECT value FROM budget_meta WHERE key = 'format_version'").pluck().get(), '4');
   assert.deepEqual(
     check.prepare("SELECT type, name FROM sqlite_master WHERE name IN ('record_outbox', 'reservations_pending')").all(),
     [{ type: 'view', name: 'record_outbox' }],
