@@ -143,7 +143,7 @@ export function budgetStatements(db: Database.Database) {
   };
 }
 
-/** The reads of open requests: pending reservations and kept records (see store.ts OPEN_DDL). */
+/** The reads of open requests: pending reservations and kept records (see store-layout.ts OPEN_DDL). */
 function openStatements(db: Database.Database) {
   if (!hasOpenRequests(db)) {
     // An older file opened read-only (status): pending reservations by their state, kept records in their table.
