@@ -149,10 +149,10 @@ export function zeroTotals(key: ScopeKey): TotalsRow {
 
 /**
  * The WAL size, in pages, at which a commit checkpoints it (SQLite's default is 1,000). A checkpoint syncs the WAL
- * and the database file, two fsyncs inside whichever call's commit crosses the mark: at ~12 pages a call (reserve
- * and settle), the default put one in every ~80 calls, and they were most of the store's time on a call's path
+ * and the database file, two fsyncs inside whichever call's commit crosses the mark: at ~7 pages a call (reserve
+ * and settle), the default puts one in every ~140 calls, and they are most of the store's time on a call's path
  * (wall clock, even at synchronous=NORMAL). Four times the pages makes that four times rarer; the pages a
- * checkpoint copies are the distinct pages written since the last, so the few hot ones (totals, windows) are copied
+ * checkpoint copies are the distinct pages written since the last, so the few hot ones (scope rows) are copied
  * once. More would be rarer still, but every read of a call then searches a larger WAL index: at 10,000 pages the
  * budget bench's median cycle was ~8% slower. The WAL, restarted from its start after each checkpoint, stays at
  * about 16 MiB.
