@@ -1180,6 +1180,32 @@ test('PostgreSQL: a shared pool stays open; no password in the URL; a server awa
   await assert.rejects(PgBudgeter.open(url, { config: { mode: 'enforce' } }), coded('ERR_BUDGET_CONFIG_INVALID'));
 });
 
+test('a PostgreSQL budget an earlier cplane laid out (format_version 2) opens and charges as before', {
+  skip: skipPg,
+}, async () => {
+  const url = await createDatabase(server as PgServer, `budget_${(databases += 1)}`);
+  const first = await PgBudgeter.open(url, { config: config(), create: true });
+  assert.equal((await first.reserve(request('r1'))).ok, true);
+  await first.close();
+  // What cplane wrote before the SQLite file's layout changed (its tables here are the same).
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    await pool.query("UPDATE cplane_budget_meta SET value = '2' WHERE key = 'format_version'");
+  } finally {
+    await pool.end();
+  }
+  const reopened = await PgBudgeter.open(url, { config: config() });
+  try {
+    assert.equal((await reopened.reserve(request('r2'))).ok, true);
+    assert.equal(
+      (await reopened.settle({ request_id: 'r1', usage: { input_tokens: 1, output_tokens: 1 } })).replayed,
+      false,
+    );
+  } finally {
+    await reopened.close();
+  }
+});
+
 test('a SQLite budget copies into PostgreSQL; a rerun adds only the reservations made since, each counted once', {
   skip: skipPg,
 }, async () => {

@@ -16,8 +16,12 @@ import { type BudgetStatus, statusOf } from './status.js';
 import type { OutboxRow } from './kept-records.js';
 import { BudgetStore } from './store.js';
 
-/** Landed requests whose kept records one step's transaction drops together. */
-const LANDED_BATCH = 32;
+/**
+ * Landed requests whose kept records one step's transaction drops together. Few: a kept row is most of a kilobyte,
+ * and while open_requests holds only a handful, the step's own pending row shares their page, so the drop writes no
+ * page of its own; 32 of them spread the table over several pages that split and merge as rows come and go.
+ */
+const LANDED_BATCH = 4;
 
 export interface BudgeterOptions {
   /** A cplane root: state in ROOT/HOT/registries/budget.sqlite, config from ROOT/HOT/config/budget.json. */

@@ -4,7 +4,7 @@ import { show } from '#kernel/errors.js';
 import type { AppendInput } from '#kernel/ledger/index.js';
 import { DELIVERED_ONCE } from './records.js';
 
-/** Records a step handed to its caller that the ledger may not have yet (store.ts OUTBOX_DDL). */
+/** Records a step handed to its caller that the ledger may not have yet (store-layout.ts OPEN_DDL). */
 export interface OutboxRow {
   request_id: string;
   records: AppendInput[];

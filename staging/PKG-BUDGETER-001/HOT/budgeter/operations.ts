@@ -172,6 +172,8 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
 
 export interface SettleDecision {
   row: ReservationRow;
+  /** The row's usage as read (null unknown), or undefined on a replay (read from the row). */
+  usage?: NormalizedUsage | null;
   replayed: boolean;
   usageProblems: string[];
   exceeded: BudgetViolation[];
@@ -264,7 +266,8 @@ export function settleTx(
   };
   store.finishReservation(finished);
   const crossed = crossingsOf(config, uses, after);
-  return { row: finished, replayed: false, usageProblems, exceeded, remaining: remainingOf(after), crossed };
+  const usage = reading.known ? reading.usage : null;
+  return { row: finished, usage, replayed: false, usageProblems, exceeded, remaining: remainingOf(after), crossed };
 }
 
 /** A known usage's settle key: its five counts in a fixed order (usageOfRow reads them back). */

@@ -28,21 +28,10 @@ export interface RecordContext {
   currency: string;
 }
 
-function identity(
-  r: Pick<Reservation, 'request_id' | 'session_id' | 'work_order_id' | 'agent_id' | 'model'>,
-  ctx: RecordContext,
-) {
-  return {
-    request_id: r.request_id,
-    session_id: r.session_id,
-    work_order_id: r.work_order_id,
-    agent_id: r.agent_id,
-    model: r.model,
-    mode: ctx.mode,
-    currency: ctx.currency,
-  };
-}
-
+/**
+ * Every builder below writes its metadata's keys in sorted order: foldBudget and the ledger's canonical JSON then
+ * only check the order instead of sorting on every call.
+ */
 export function allocationRecord(
   r: Reservation,
   warnings: readonly BudgetViolation[],
@@ -54,10 +43,16 @@ export function allocationRecord(
     decision: r.over_budget ? 'RESERVED_OVER_BUDGET' : 'RESERVED',
     reason: `reserved ${r.reserved_tokens} tokens for ${r.model}`,
     metadata: {
-      ...identity(r, ctx),
-      reserved_tokens: r.reserved_tokens,
+      agent_id: r.agent_id,
+      currency: ctx.currency,
+      mode: ctx.mode,
+      model: r.model,
+      request_id: r.request_id,
       reserved_cost: r.reserved_cost,
+      reserved_tokens: r.reserved_tokens,
+      session_id: r.session_id,
       warnings: [...warnings],
+      work_order_id: r.work_order_id,
     },
   };
 }
@@ -75,7 +70,17 @@ export function exceededRecord(
     submission_id: r.request_id,
     decision,
     reason: `${first.code}: ${first.scope} ${first.scope_id} ${first.limit} ${first.limit_value}`,
-    metadata: { ...identity(r, ctx), code: first.code, violations: [...violations] },
+    metadata: {
+      agent_id: r.agent_id,
+      code: first.code,
+      currency: ctx.currency,
+      mode: ctx.mode,
+      model: r.model,
+      request_id: r.request_id,
+      session_id: r.session_id,
+      violations: [...violations],
+      work_order_id: r.work_order_id,
+    },
   };
 }
 
@@ -90,19 +95,25 @@ export function settlementRecord(r: Reservation, usageProblems: readonly string[
         ? `usage unknown (${usageProblems.join('; ')}); reservation kept charged`
         : `settled ${r.actual_tokens} tokens for ${r.model}`,
     metadata: {
-      ...identity(r, ctx),
-      input_tokens: usage?.input_tokens ?? null,
-      output_tokens: usage?.output_tokens ?? null,
+      agent_id: r.agent_id,
       cache_read_tokens: usage?.cache_read_tokens ?? null,
-      cache_write_5m_tokens: usage?.cache_write_5m_tokens ?? null,
       cache_write_1h_tokens: usage?.cache_write_1h_tokens ?? null,
-      tokens: r.actual_tokens,
-      cost: r.cost,
-      usage_problems: [...usageProblems],
-      reserved_tokens: r.reserved_tokens,
-      reserved_cost: r.reserved_cost,
-      charged_tokens: r.charged_tokens,
+      cache_write_5m_tokens: usage?.cache_write_5m_tokens ?? null,
       charged_cost: r.charged_cost,
+      charged_tokens: r.charged_tokens,
+      cost: r.cost,
+      currency: ctx.currency,
+      input_tokens: usage?.input_tokens ?? null,
+      mode: ctx.mode,
+      model: r.model,
+      output_tokens: usage?.output_tokens ?? null,
+      request_id: r.request_id,
+      reserved_cost: r.reserved_cost,
+      reserved_tokens: r.reserved_tokens,
+      session_id: r.session_id,
+      tokens: r.actual_tokens,
+      usage_problems: [...usageProblems],
+      work_order_id: r.work_order_id,
     },
   };
 }
@@ -113,7 +124,17 @@ export function releaseRecord(r: Reservation, ctx: RecordContext): AppendInput {
     submission_id: r.request_id,
     decision: 'RELEASED',
     reason: `released ${r.reserved_tokens} reserved tokens: the call never happened`,
-    metadata: { ...identity(r, ctx), reserved_tokens: r.reserved_tokens, reserved_cost: r.reserved_cost },
+    metadata: {
+      agent_id: r.agent_id,
+      currency: ctx.currency,
+      mode: ctx.mode,
+      model: r.model,
+      request_id: r.request_id,
+      reserved_cost: r.reserved_cost,
+      reserved_tokens: r.reserved_tokens,
+      session_id: r.session_id,
+      work_order_id: r.work_order_id,
+    },
   };
 }
 
@@ -146,6 +167,11 @@ const CHARGED = [
   ['charged_cost', 'cost'],
 ] as const;
 
+/** What a folded record of each kind leaves out, looked up once per key (this runs twice on every call). */
+const DROPPED_FROM_RESERVATION: ReadonlySet<string> = new Set(HOST_IDENTITY);
+const DROPPED_FROM_SETTLEMENT: ReadonlySet<string> = new Set([...HOST_IDENTITY, ...FROM_RESERVATION]);
+const CHARGED_AS: Readonly<Record<string, string>> = Object.fromEntries(CHARGED);
+
 /** The host record's kind a budget record of this kind folds into: DISPATCH for a reservation, EXCHANGE otherwise. */
 export function foldsInto(record: AppendInput): 'DISPATCH' | 'EXCHANGE' | null {
   if (record.event_type === BUDGET_EVENTS.allocated) return 'DISPATCH';
@@ -153,33 +179,54 @@ export function foldsInto(record: AppendInput): 'DISPATCH' | 'EXCHANGE' | null {
   return null;
 }
 
-/** `host` with `record` folded in as metadata.budget (keys in sorted order, the ledger's fast path). */
+/**
+ * `host` with `record` folded in as metadata.budget (keys in sorted order, the ledger's fast path). Objects are
+ * built in their final key order, never sorted after or deleted from: the records this folds are made with sorted
+ * keys, so a sort is only a check, and a delete would leave the object in V8's slow dictionary mode.
+ */
 export function foldBudget(host: AppendInput, record: AppendInput): AppendInput {
   const hostMetadata = host.metadata ?? {};
   const source = record.metadata ?? {};
-  const dropped = new Set<string>(HOST_IDENTITY);
-  if (record.event_type !== BUDGET_EVENTS.allocated) for (const key of FROM_RESERVATION) dropped.add(key);
+  const dropped = record.event_type === BUDGET_EVENTS.allocated ? DROPPED_FROM_RESERVATION : DROPPED_FROM_SETTLEMENT;
+  // A work order the host does not name (a DISPATCH names none) stays in the folded form.
+  const workOrder = typeof source.work_order_id === 'string' ? source.work_order_id : undefined;
+  const keepWorkOrder = workOrder !== undefined && hostMetadata.work_order_id !== workOrder;
   const folded: Record<string, unknown> = {};
-  for (const key of [...Object.keys(source), 'decision'].sort()) {
+  for (const key of sortedWith(Object.keys(source), 'decision')) {
+    if (key === 'work_order_id') {
+      if (keepWorkOrder) folded.work_order_id = workOrder;
+      continue;
+    }
     const value = key === 'decision' ? record.decision : source[key];
     if (dropped.has(key) || value === null || value === undefined) continue;
     if (Array.isArray(value) && value.length === 0) continue;
+    const actual = CHARGED_AS[key];
+    if (actual !== undefined && value === foldable(source[actual])) continue;
     folded[key] = value;
   }
-  for (const [charged, actual] of CHARGED) if (folded[charged] === folded[actual]) delete folded[charged];
-  // A work order the host does not name (a DISPATCH names none) stays in the folded form.
-  const workOrder = source.work_order_id;
-  if (typeof workOrder === 'string' && hostMetadata.work_order_id !== workOrder) folded.work_order_id = workOrder;
   const merged: Record<string, unknown> = {};
-  const all: Record<string, unknown> = { ...hostMetadata, [FOLDED_BUDGET_KEY]: sortedKeys(folded) };
-  for (const key of Object.keys(all).sort()) merged[key] = all[key];
+  for (const key of sortedWith(Object.keys(hostMetadata), FOLDED_BUDGET_KEY))
+    merged[key] = key === FOLDED_BUDGET_KEY ? folded : hostMetadata[key];
   return { ...host, metadata: merged };
 }
 
-function sortedKeys(value: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) out[key] = value[key];
-  return out;
+/** A value as the folded form keeps it: undefined for what it leaves out (nulls and empty lists). */
+function foldable(value: unknown): unknown {
+  return value === null || (Array.isArray(value) && value.length === 0) ? undefined : value;
+}
+
+/** `keys` with `extra` (replacing an equal key), sorted; keys already in order (the usual case) are only checked. */
+function sortedWith(keys: string[], extra: string): string[] {
+  let at = keys.length;
+  let sorted = true;
+  for (let i = 0; i < keys.length; i += 1) {
+    const key = keys[i] as string;
+    if (i > 0 && (keys[i - 1] as string) >= key) sorted = false;
+    if (at === keys.length && key >= extra) at = i;
+  }
+  if (!sorted) return [...new Set([...keys, extra])].sort();
+  if (keys[at] !== extra) keys.splice(at, 0, extra);
+  return keys;
 }
 
 /** A record's folded budget (metadata.budget) when it holds one of a known kind, else null. */

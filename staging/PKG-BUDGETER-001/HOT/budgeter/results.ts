@@ -106,7 +106,8 @@ export function usageOfRow(row: Pick<ReservationRow, 'usage' | 'usage_key'>): No
   };
 }
 
-export function toReservation(row: ReservationRow): Reservation {
+/** `usage`: the row's usage when the caller holds it already (a settle just read it), saving the parse of its key. */
+export function toReservation(row: ReservationRow, usage: NormalizedUsage | null = usageOfRow(row)): Reservation {
   return {
     request_id: row.request_id,
     session_id: row.session_id,
@@ -118,7 +119,7 @@ export function toReservation(row: ReservationRow): Reservation {
     reserved_cost: toMoney(row.reserved_cost),
     charged_tokens: row.charged_tokens,
     charged_cost: toMoney(row.charged_cost),
-    usage: usageOfRow(row),
+    usage,
     actual_tokens: row.actual_tokens,
     cost: toMoney(row.actual_cost),
     over_budget: row.over_budget === 1,

@@ -69,7 +69,7 @@ export function readSettleRequest(request: unknown): { requestId: string; usage:
 
 export function settleStep(ctx: StepContext, requestId: string, usage: unknown, model: string | null = null): Settled {
   const decision = settleTx(ctx, requestId, usage, undefined, model);
-  const reservation = toReservation(decision.row);
+  const reservation = toReservation(decision.row, decision.usage);
   const records: AppendInput[] = decision.replayed
     ? []
     : [
@@ -101,7 +101,7 @@ export function chargeUnknownStep(
 ): Settled | null {
   if (ctx.store.getReservation(requestId)?.state !== 'reserved') return null;
   const decision = settleTx(ctx, requestId, null, reason);
-  const reservation = toReservation(decision.row);
+  const reservation = toReservation(decision.row, decision.usage);
   const record = settlementRecord(reservation, decision.usageProblems, ctx.records);
   return {
     replayed: false,

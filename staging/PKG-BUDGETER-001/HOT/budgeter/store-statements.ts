@@ -1,6 +1,11 @@
 import type Database from 'better-sqlite3';
 import type { ReservationRow, ScopeKey, TotalsRow } from './store.js';
 
+/** Whether the file keeps open requests in their own table (version 3 on); an older one is read as it is. */
+function hasOpenRequests(db: Database.Database): boolean {
+  return db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'open_requests'").pluck().get() !== 0;
+}
+
 export function hasBudgetScope(db: Database.Database): boolean {
   return (db.prepare('PRAGMA table_info(reservations)').all() as { name: string }[]).some(
     (c) => c.name === 'budget_scope',
@@ -86,15 +91,21 @@ export function totalsOf(key: ScopeKey, r: unknown[]): TotalsRow {
  */
 export function addTotalsStatement(db: Database.Database, n: number): Database.Statement {
   const rows = Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-  return db.prepare(`INSERT INTO scope_totals (scope, kind, session_id, work_order_id, agent_id, reserved_tokens,
+  return db.prepare(`INSERT INTO scope_rows (scope, kind, session_id, work_order_id, agent_id, reserved_tokens,
     reserved_cost, settled_tokens, settled_cost, requests, unknown_cost_requests) VALUES ${rows.join(', ')}
-    ON CONFLICT (scope) DO UPDATE SET
+    ON CONFLICT (scope) DO UPDATE SET counted = 1,
       reserved_tokens = reserved_tokens + excluded.reserved_tokens, reserved_cost = reserved_cost + excluded.reserved_cost,
       settled_tokens = settled_tokens + excluded.settled_tokens, settled_cost = settled_cost + excluded.settled_cost,
       requests = requests + excluded.requests, unknown_cost_requests = unknown_cost_requests + excluded.unknown_cost_requests`);
 }
 
+/** Whether rate windows are kept in their scope's row (version 4 on); an older file is read as it is. */
+function hasMergedWindows(db: Database.Database): boolean {
+  return db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'scope_rows'").pluck().get() !== 0;
+}
+
 export function budgetStatements(db: Database.Database) {
+  const merged = hasMergedWindows(db);
   // A version 1 file (read-only openers read it as it is) has no budget_scope column: it reads as ''.
   const columns = RESERVATION_COLUMNS.map((c) =>
     c === 'budget_scope' && !hasBudgetScope(db) ? "'' AS budget_scope" : c,
@@ -104,12 +115,9 @@ export function budgetStatements(db: Database.Database) {
     getTotals: db
       .prepare(
         `SELECT reserved_tokens, reserved_cost, settled_tokens, settled_cost, requests, unknown_cost_requests
-         FROM scope_totals WHERE scope = ?`,
+         FROM ${merged ? 'scope_rows' : 'scope_totals'} WHERE scope = ?`,
       )
       .raw(),
-    finishReservation:
-      db.prepare(`UPDATE reservations SET state = ?, charged_tokens = ?, charged_cost = ?, actual_tokens = ?,
-      actual_cost = ?, usage = ?, usage_key = ?, over_budget = ?, finished_at = ? WHERE request_id = ? AND state = 'reserved'`),
     setAllocationEntry: db.prepare('UPDATE reservations SET allocation_entry_id = ? WHERE request_id = ?'),
     setSettlementEntry: db.prepare('UPDATE reservations SET settlement_entry_id = ? WHERE request_id = ?'),
     // Each scope's latest period (a limit that resets has a row per period; its key sorts after the lifetime one).
@@ -124,22 +132,69 @@ export function budgetStatements(db: Database.Database) {
        FROM scope_totals WHERE kind IN ('session', 'key')) WHERE latest = 1
        ORDER BY kind = 'key', session_id, agent_id LIMIT ?`,
     ),
-    pendingCount: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved' AND session_id = ?`).pluck(),
-    pendingTotal: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved'`).pluck(),
-    stalePending: db
+    ...openStatements(db),
+    getWindow: db
       .prepare(
-        `SELECT request_id FROM reservations WHERE state = 'reserved' AND created_at <= ? ORDER BY created_at LIMIT ?`,
+        merged
+          ? 'SELECT window_start, window_requests, window_tokens FROM scope_rows WHERE scope = ? AND window_start IS NOT NULL'
+          : 'SELECT window_start, requests, tokens FROM rate_windows WHERE scope = ?',
+      )
+      .raw(),
+  };
+}
+
+/** The reads of open requests: pending reservations and kept records (see store-layout.ts OPEN_DDL). */
+function openStatements(db: Database.Database) {
+  if (!hasOpenRequests(db)) {
+    // An older file opened read-only (status): pending reservations by their state, kept records in their table.
+    return {
+      pendingCount: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved' AND session_id = ?`).pluck(),
+      pendingTotal: db.prepare(`SELECT COUNT(*) FROM reservations WHERE state = 'reserved'`).pluck(),
+      stalePending: db
+        .prepare(
+          `SELECT request_id FROM reservations WHERE state = 'reserved' AND created_at <= ? ORDER BY created_at LIMIT ?`,
+        )
+        .pluck(),
+      outboxDue: db.prepare(
+        'SELECT request_id, records FROM record_outbox WHERE finished_at <= ? ORDER BY finished_at, request_id LIMIT ?',
+      ),
+    };
+  }
+  return {
+    pendingCount: db
+      .prepare(
+        `SELECT COUNT(*) FROM open_requests o JOIN reservations r ON r.request_id = o.request_id
+         WHERE o.records IS NULL AND r.session_id = ?`,
       )
       .pluck(),
-    getWindow: db.prepare('SELECT window_start, requests, tokens FROM rate_windows WHERE scope = ?').raw(),
-    putOutbox: db.prepare(
-      'INSERT INTO record_outbox (request_id, finished_at, records) VALUES (?, ?, ?) ON CONFLICT (request_id) DO NOTHING',
-    ),
-    dropOutbox: db.prepare('DELETE FROM record_outbox WHERE request_id = ?'),
+    pendingTotal: db.prepare('SELECT COUNT(*) FROM open_requests WHERE records IS NULL').pluck(),
+    stalePending: db
+      .prepare('SELECT request_id FROM open_requests WHERE records IS NULL AND since <= ? ORDER BY since LIMIT ?')
+      .pluck(),
     outboxDue: db.prepare(
-      'SELECT request_id, records FROM record_outbox WHERE finished_at <= ? ORDER BY finished_at, request_id LIMIT ?',
+      `SELECT request_id, records FROM open_requests WHERE records IS NOT NULL AND since <= ?
+       ORDER BY since, request_id LIMIT ?`,
     ),
-    putWindow: db.prepare(`INSERT INTO rate_windows (scope, window_start, requests, tokens) VALUES (?, ?, ?, ?)
-      ON CONFLICT (scope) DO UPDATE SET window_start = excluded.window_start, requests = excluded.requests, tokens = excluded.tokens`),
+  };
+}
+
+/** What only a writer runs: prepared on its first write, when the file is of the current version. */
+export function writeStatements(db: Database.Database) {
+  return {
+    insertReservation: db.prepare(`INSERT INTO reservations (request_id, session_id, work_order_id, agent_id,
+      budget_scope, model, params_key, state, reserved_tokens, reserved_cost, over_budget, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?)`),
+    finishReservation:
+      db.prepare(`UPDATE reservations SET state = ?, charged_tokens = ?, charged_cost = ?, actual_tokens = ?,
+      actual_cost = ?, usage = ?, usage_key = ?, over_budget = ?, finished_at = ? WHERE request_id = ? AND state = 'reserved'`),
+    putOutbox: db.prepare(
+      'INSERT INTO open_requests (request_id, since, records) VALUES (?, ?, ?) ON CONFLICT (request_id) DO NOTHING',
+    ),
+    dropOutbox: db.prepare('DELETE FROM open_requests WHERE request_id = ? AND records IS NOT NULL'),
+    // A new row holds only the window (counted 0) until a step adds to its totals.
+    putWindow: db.prepare(`INSERT INTO scope_rows (scope, kind, session_id, work_order_id, agent_id, counted,
+      window_start, window_requests, window_tokens) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)
+      ON CONFLICT (scope) DO UPDATE SET window_start = excluded.window_start, window_requests = excluded.window_requests,
+        window_tokens = excluded.window_tokens`),
   };
 }

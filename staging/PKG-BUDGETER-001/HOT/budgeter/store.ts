@@ -6,77 +6,10 @@ import { envError } from '#kernel/env-errors.js';
 import { type AppendInput, commitCount } from '#kernel/ledger/index.js';
 import type { ScopeKind } from './config.js';
 import { type OutboxRow, outboxRow } from './kept-records.js';
-import { addTotalsStatement, budgetStatements, hasBudgetScope, reservationOf, totalsOf } from './store-statements.js';
+import { BUDGET_DDL, checkMeta, initialiseMeta } from './store-layout.js';
+import { addTotalsStatement, budgetStatements, reservationOf, totalsOf, writeStatements } from './store-statements.js';
 
-export const BUDGET_DB_FORMAT = 'cplane-budget';
-export const BUDGET_DB_VERSION = '2';
-
-/**
- * The records of a settlement, release or unknown charge whose caller appends them to the ledger after this
- * transaction commits (the router batches them with its EXCHANGE): kept here in the same transaction until the
- * caller reports them appended, so a process that dies in between leaves them to be delivered (reconcile.ts), not
- * lost. A table of its own: older files gain it when next opened for writing, and older readers never look at it.
- * It holds only the calls in flight (and what a crash left), so reconciliation scans it: no index to keep on the
- * hot path.
- */
-const OUTBOX_DDL = `
-CREATE TABLE IF NOT EXISTS record_outbox (
-  request_id TEXT PRIMARY KEY,
-  finished_at TEXT NOT NULL,
-  records TEXT NOT NULL
-) STRICT, WITHOUT ROWID;
-`;
-
-// This is on the router's hot path: WITHOUT ROWID keeps each table one b-tree, and scopes are found by one text
-// key (see scopeKeyOf), which SQLite looks up several times faster than a four-column key.
-// '' stands for "no work order / no agent".
-const DDL = `
-CREATE TABLE IF NOT EXISTS budget_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
-CREATE TABLE IF NOT EXISTS reservations (
-  request_id TEXT PRIMARY KEY,
-  session_id TEXT NOT NULL,
-  work_order_id TEXT NOT NULL,
-  agent_id TEXT NOT NULL,
-  model TEXT NOT NULL,
-  params_key TEXT NOT NULL,
-  budget_scope TEXT NOT NULL DEFAULT '',
-  state TEXT NOT NULL CHECK (state IN ('reserved', 'settled', 'released')),
-  reserved_tokens INTEGER NOT NULL,
-  reserved_cost INTEGER,
-  charged_tokens INTEGER,
-  charged_cost INTEGER,
-  actual_tokens INTEGER,
-  actual_cost INTEGER,
-  usage TEXT,
-  usage_key TEXT,
-  over_budget INTEGER NOT NULL DEFAULT 0,
-  created_at TEXT NOT NULL,
-  finished_at TEXT,
-  allocation_entry_id TEXT,
-  settlement_entry_id TEXT
-) STRICT, WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS reservations_pending ON reservations (created_at) WHERE state = 'reserved';
-CREATE TABLE IF NOT EXISTS scope_totals (
-  scope TEXT PRIMARY KEY,
-  kind TEXT NOT NULL,
-  session_id TEXT NOT NULL,
-  work_order_id TEXT NOT NULL,
-  agent_id TEXT NOT NULL,
-  reserved_tokens INTEGER NOT NULL DEFAULT 0,
-  reserved_cost INTEGER NOT NULL DEFAULT 0,
-  settled_tokens INTEGER NOT NULL DEFAULT 0,
-  settled_cost INTEGER NOT NULL DEFAULT 0,
-  requests INTEGER NOT NULL DEFAULT 0,
-  unknown_cost_requests INTEGER NOT NULL DEFAULT 0
-) STRICT, WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS scope_totals_session ON scope_totals (session_id, kind);
-CREATE TABLE IF NOT EXISTS rate_windows (
-  scope TEXT PRIMARY KEY,
-  window_start INTEGER NOT NULL,
-  requests INTEGER NOT NULL,
-  tokens INTEGER NOT NULL
-) STRICT, WITHOUT ROWID;
-${OUTBOX_DDL}`;
+export { BUDGET_DB_FORMAT, BUDGET_DB_VERSION } from './store-layout.js';
 
 export interface ScopeKey {
   /** kind, session, work order and agent joined by U+001F (ids are printable ASCII, so this is unambiguous). */
@@ -216,10 +149,10 @@ export function zeroTotals(key: ScopeKey): TotalsRow {
 
 /**
  * The WAL size, in pages, at which a commit checkpoints it (SQLite's default is 1,000). A checkpoint syncs the WAL
- * and the database file, two fsyncs inside whichever call's commit crosses the mark: at ~12 pages a call (reserve
- * and settle), the default put one in every ~80 calls, and they were most of the store's time on a call's path
+ * and the database file, two fsyncs inside whichever call's commit crosses the mark: at ~7 pages a call (reserve
+ * and settle), the default puts one in every ~140 calls, and they are most of the store's time on a call's path
  * (wall clock, even at synchronous=NORMAL). Four times the pages makes that four times rarer; the pages a
- * checkpoint copies are the distinct pages written since the last, so the few hot ones (totals, windows) are copied
+ * checkpoint copies are the distinct pages written since the last, so the few hot ones (scope rows) are copied
  * once. More would be rarer still, but every read of a call then searches a larger WAL index: at 10,000 pages the
  * budget bench's median cycle was ~8% slower. The WAL, restarted from its start after each checkpoint, stays at
  * about 16 MiB.
@@ -236,7 +169,8 @@ export interface StoreOptions {
 export class BudgetStore implements BudgetState {
   readonly db: Database.Database;
   private readonly stmts: ReturnType<typeof budgetStatements>;
-  private insertStmt: Database.Statement | undefined;
+  /** Prepared on first write: an older file opened read-only has neither budget_scope nor open_requests. */
+  private writes: ReturnType<typeof writeStatements> | undefined;
   private readonly addByCount: (Database.Statement | undefined)[] = [];
   // Built once: better-sqlite3 builds a wrapper per db.transaction() call, which costs more than the statements.
   private readonly runInTx: Database.Transaction<(fn: () => unknown) => unknown>;
@@ -264,13 +198,13 @@ export class BudgetStore implements BudgetState {
         const handle = db;
         handle
           .transaction(() => {
-            handle.exec(DDL);
+            handle.exec(BUDGET_DDL);
             initialiseMeta(handle, path);
           })
           .immediate();
       } else {
-        // Read-only (status, the gates): a version 1 file is read as it is; its first writer migrates it.
-        checkMeta(db, path, ['1']);
+        // Read-only (status, the gates): an older file is read as it is; its first writer migrates it.
+        checkMeta(db, path, ['1', '2', '3']);
       }
       db.pragma(`synchronous = ${options.synchronous}`);
       return new BudgetStore(db, options.synchronous === 'FULL');
@@ -303,11 +237,7 @@ export class BudgetStore implements BudgetState {
   }
 
   insertReservation(row: NewReservation): void {
-    // Prepared on first use: a version 1 file opened read-only has no budget_scope column, and is never written.
-    this.insertStmt ??= this.db.prepare(`INSERT INTO reservations (request_id, session_id, work_order_id, agent_id,
-      budget_scope, model, params_key, state, reserved_tokens, reserved_cost, over_budget, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?, ?)`);
-    this.insertStmt.run(
+    this.writeStatements().insertReservation.run(
       row.request_id,
       row.session_id,
       row.work_order_id,
@@ -323,7 +253,7 @@ export class BudgetStore implements BudgetState {
   }
 
   finishReservation(row: FinishedReservation): void {
-    this.stmts.finishReservation.run(
+    this.writeStatements().finishReservation.run(
       row.state,
       row.charged_tokens,
       row.charged_cost,
@@ -335,6 +265,11 @@ export class BudgetStore implements BudgetState {
       row.finished_at,
       row.request_id,
     );
+  }
+
+  private writeStatements(): ReturnType<typeof writeStatements> {
+    this.writes ??= writeStatements(this.db);
+    return this.writes;
   }
 
   setEntryId(which: 'allocation' | 'settlement', requestId: string, entryId: string): void {
@@ -396,13 +331,14 @@ export class BudgetStore implements BudgetState {
     return row === undefined ? undefined : { window_start: row[0], requests: row[1], tokens: row[2] };
   }
 
-  /** Keeps a step's records until their caller reports them in the ledger (see OUTBOX_DDL). */
+  /** Keeps a step's records until their caller reports them in the ledger (see store-layout.ts OPEN_DDL). */
   putOutbox(requestId: string, finishedAt: string, records: readonly AppendInput[]): void {
-    this.stmts.putOutbox.run(requestId, finishedAt, JSON.stringify(records));
+    this.writeStatements().putOutbox.run(requestId, finishedAt, JSON.stringify(records));
   }
 
   dropOutbox(requestIds: readonly string[]): void {
-    for (const id of requestIds) this.stmts.dropOutbox.run(id);
+    const drop = this.writeStatements().dropOutbox;
+    for (const id of requestIds) drop.run(id);
   }
 
   /** Records kept since at or before `cutoffIso`, oldest first: their caller never reported them appended. */
@@ -411,43 +347,19 @@ export class BudgetStore implements BudgetState {
   }
 
   putWindow(key: ScopeKey, row: WindowRow): void {
-    this.stmts.putWindow.run(key.scope, row.window_start, row.requests, row.tokens);
+    this.writeStatements().putWindow.run(
+      key.scope,
+      key.kind,
+      key.session_id,
+      key.work_order_id,
+      key.agent_id,
+      row.window_start,
+      row.requests,
+      row.tokens,
+    );
   }
 
   close(): void {
     if (this.db.open) this.db.close();
-  }
-}
-
-function initialiseMeta(db: Database.Database, path: string): void {
-  db.prepare('INSERT OR IGNORE INTO budget_meta (key, value) VALUES (?, ?), (?, ?)').run(
-    'format',
-    BUDGET_DB_FORMAT,
-    'format_version',
-    BUDGET_DB_VERSION,
-  );
-  migrate(db);
-  checkMeta(db, path);
-}
-
-/** Version 1 had no key scopes: its reservations gain an empty `budget_scope` (in the opener's transaction). */
-function migrate(db: Database.Database): void {
-  const version = db.prepare("SELECT value FROM budget_meta WHERE key = 'format_version'").get() as
-    | { value: string }
-    | undefined;
-  if (version?.value !== '1') return;
-  if (!hasBudgetScope(db)) db.exec("ALTER TABLE reservations ADD COLUMN budget_scope TEXT NOT NULL DEFAULT ''");
-  db.prepare("UPDATE budget_meta SET value = ? WHERE key = 'format_version'").run(BUDGET_DB_VERSION);
-}
-
-function checkMeta(db: Database.Database, path: string, alsoReadable: readonly string[] = []): void {
-  const rows = db.prepare('SELECT key, value FROM budget_meta').all() as { key: string; value: string }[];
-  const meta = new Map(rows.map((r) => [r.key, r.value]));
-  const version = meta.get('format_version') ?? '';
-  if (meta.get('format') !== BUDGET_DB_FORMAT || (version !== BUDGET_DB_VERSION && !alsoReadable.includes(version))) {
-    throw new CpError('ERR_BUDGET_DB', `${show(path)} is not a version ${BUDGET_DB_VERSION} cplane budget database`, {
-      hint: 'point the budgeter at HOT/registries/budget.sqlite of a cplane root',
-      details: { path, format: meta.get('format') ?? null },
-    });
   }
 }

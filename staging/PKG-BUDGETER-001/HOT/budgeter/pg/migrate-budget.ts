@@ -107,7 +107,20 @@ export async function copyBudgetState(sqlitePath: string, target: PgBudgeter): P
       const sum = sums.get(row.scope);
       return TOTALS_COUNTERS.some((c) => row[c] !== (sum?.[c] ?? 0));
     }).length;
-    const windows = source.db.prepare('SELECT scope, window_start, requests, tokens FROM rate_windows').all() as {
+    // From version 4 a window is kept in its scope's row (scope_rows; scope_totals is a view of their totals).
+    const merged =
+      source.db
+        .prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'rate_windows'")
+        .pluck()
+        .get() === 0;
+    const windows = source.db
+      .prepare(
+        merged
+          ? `SELECT scope, window_start, window_requests AS requests, window_tokens AS tokens FROM scope_rows
+             WHERE window_start IS NOT NULL`
+          : 'SELECT scope, window_start, requests, tokens FROM rate_windows',
+      )
+      .all() as {
       scope: string;
       window_start: number;
       requests: number;
@@ -120,10 +133,11 @@ export async function copyBudgetState(sqlitePath: string, target: PgBudgeter): P
       windows.map((w) => w.tokens),
     ]);
     // Delivered to the chain the ledger was migrated into by the store's reconciliation passes (only if the chain
-    // does not hold them already). A file laid out before the outbox has none.
+    // does not hold them already). A file laid out before the outbox has none; from version 3 it is a view of the
+    // open requests' kept rows.
     const hasOutbox =
       source.db
-        .prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'record_outbox'")
+        .prepare("SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = 'record_outbox'")
         .pluck()
         .get() !== 0;
     const kept = hasOutbox

@@ -27,15 +27,15 @@ import {
   reserveStep,
   settleStep,
 } from '../steps.js';
+import { BUDGET_DB_FORMAT, type ReservationRow, type ScopeKey, type TotalsRow, type WindowRow } from '../store.js';
 import {
-  BUDGET_DB_FORMAT,
-  BUDGET_DB_VERSION,
-  type ReservationRow,
-  type ScopeKey,
-  type TotalsRow,
-  type WindowRow,
-} from '../store.js';
-import { PG_BUDGET_DDL, PG_BUDGET_LOCK, PG_OUTBOX_DDL, RESERVATION_COLUMNS, TOTALS_COUNTERS } from './schema.js';
+  PG_BUDGET_DDL,
+  PG_BUDGET_LOCK,
+  PG_BUDGET_VERSION,
+  PG_OUTBOX_DDL,
+  RESERVATION_COLUMNS,
+  TOTALS_COUNTERS,
+} from './schema.js';
 import { SnapshotState } from './snapshot.js';
 
 export interface PgBudgeterOptions {
@@ -482,14 +482,14 @@ async function layOut(pool: pg.Pool, create: boolean): Promise<void> {
       await client.query(PG_BUDGET_DDL);
       await client.query(
         'INSERT INTO cplane_budget_meta (key, value) VALUES ($1, $2), ($3, $4) ON CONFLICT (key) DO NOTHING',
-        ['format', BUDGET_DB_FORMAT, 'format_version', BUDGET_DB_VERSION],
+        ['format', BUDGET_DB_FORMAT, 'format_version', PG_BUDGET_VERSION],
       );
       await client.query('COMMIT');
     }
     const meta = await client.query<{ key: string; value: string }>('SELECT key, value FROM cplane_budget_meta');
     const values = new Map(meta.rows.map((r) => [r.key, r.value]));
-    if (values.get('format') !== BUDGET_DB_FORMAT || values.get('format_version') !== BUDGET_DB_VERSION)
-      throw new CpError('ERR_BUDGET_DB', `the PostgreSQL budget is not a version ${BUDGET_DB_VERSION} cplane budget`, {
+    if (values.get('format') !== BUDGET_DB_FORMAT || values.get('format_version') !== PG_BUDGET_VERSION)
+      throw new CpError('ERR_BUDGET_DB', `the PostgreSQL budget is not a version ${PG_BUDGET_VERSION} cplane budget`, {
         hint: 'point the budgeter at a database laid out by this cplane',
         details: { format: values.get('format') ?? null, format_version: values.get('format_version') ?? null },
       });

@@ -1,12 +1,18 @@
 /**
- * The budget on PostgreSQL: the tables of store.ts with a `cplane_budget_` prefix (they may share a database with
+ * The budget on PostgreSQL: the tables of store-layout.ts with a `cplane_budget_` prefix (they may share a database with
  * the ledger's `cplane_*` tables). Token counts and nano-unit costs are BIGINT: a cost passes 2^31 quickly.
  */
+
+/**
+ * The version of these tables' layout, which is PostgreSQL's own: the SQLite file's format (store-layout.ts
+ * BUDGET_DB_VERSION) changes with its physical layout, which PostgreSQL does not share.
+ */
+export const PG_BUDGET_VERSION = '2';
 
 /** 'cpbg': the advisory lock laying out the tables and a migration's copy hold for their transaction. */
 export const PG_BUDGET_LOCK = 0x63706267;
 
-/** The records a step's caller has yet to report appended (store.ts OUTBOX_DDL); added to older databases on open. */
+/** The records a step's caller has yet to report appended (store-layout.ts OPEN_DDL); added to older databases on open. */
 export const PG_OUTBOX_DDL = `
 CREATE TABLE IF NOT EXISTS cplane_budget_outbox (
   request_id TEXT PRIMARY KEY,

@@ -60,6 +60,6 @@ test('a version 1 database is migrated by its first writer; its reservations set
   writer.settle({ request_id: 'OLD', usage: { input_tokens: 1, output_tokens: 1 } });
   const check = new Database(dbPath, { readonly: true });
   t.after(() => check.close());
-  assert.equal(check.prepare("SELECT value FROM budget_meta WHERE key = 'format_version'").pluck().get(), '2');
+  assert.equal(check.prepare("SELECT value FROM budget_meta WHERE key = 'format_version'").pluck().get(), '4');
   assert.equal(check.prepare("SELECT budget_scope FROM reservations WHERE request_id = 'OLD'").pluck().get(), '');
 });
