@@ -90,11 +90,17 @@ export async function inProcessGateway(options: {
   let closeStores: () => Promise<void>;
   let stores: Pick<ConstructorParameters<typeof Router>[0], 'ledger' | 'budget' | 'store'>;
   if (options.store === undefined) {
+    // WAL checkpoints on worker threads, as `cplane serve` opens its stores (gateway/open.ts).
     const sqlite = Ledger.open(join(options.tmp, `${options.name}-ledger.sqlite`), {
       create: true,
       synchronous: 'FULL',
+      walCheckpoints: 'background',
     });
-    const budget = Budgeter.open({ dbPath: join(options.tmp, `${options.name}-budget.sqlite`), config: budgetConfig });
+    const budget = Budgeter.open({
+      dbPath: join(options.tmp, `${options.name}-budget.sqlite`),
+      config: budgetConfig,
+      walCheckpoints: 'background',
+    });
     ledger = sqlite;
     stores = { ledger: sqlite, budget };
     closeStores = async () => {

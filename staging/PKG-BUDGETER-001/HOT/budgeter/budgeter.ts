@@ -1,5 +1,6 @@
 import { CpError } from '#kernel/errors.js';
 import type { AppendInput, CommitCount, Ledger } from '#kernel/ledger/index.js';
+import type { WalCheckpointer } from '#kernel/ledger/wal-checkpointer.js';
 import { type BudgetConfig, budgetDbPathForRoot, loadBudgetConfigForRoot, parseBudgetConfig } from './config.js';
 import { parseRequestId, parseReserveInput } from './input.js';
 import type { RecordContext } from './records.js';
@@ -37,6 +38,8 @@ export interface BudgeterOptions {
    */
   ledger?: Ledger | null;
   readonly?: boolean;
+  /** Where the budget file's WAL is checkpointed (StoreOptions.walCheckpoints): 'background' for a server. */
+  walCheckpoints?: 'inline' | 'background';
 }
 
 /**
@@ -84,8 +87,14 @@ export class Budgeter {
       synchronous: config.durability === 'full' ? 'FULL' : 'NORMAL',
       busyTimeoutMs: config.busy_timeout_ms ?? 10_000,
       readonly: options.readonly ?? false,
+      walCheckpoints: options.walCheckpoints ?? 'inline',
     });
     return new Budgeter(config, dbPath, store, options.clock ?? Date.now, options.ledger ?? null);
+  }
+
+  /** The worker thread checkpointing the budget file's WAL (walCheckpoints 'background'), or null. */
+  get walCheckpointer(): WalCheckpointer | null {
+    return this.store.walCheckpointer;
   }
 
   /** Requests whose records their caller reported in the ledger: forgotten by the next transaction (recorded()). */

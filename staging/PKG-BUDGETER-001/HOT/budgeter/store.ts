@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { WalCheckpointer } from '#kernel/ledger/wal-checkpointer.js';
 import { CpError, show } from '#kernel/errors.js';
 import { envError } from '#kernel/env-errors.js';
 import { type AppendInput, commitCount } from '#kernel/ledger/index.js';
@@ -163,6 +164,12 @@ export interface StoreOptions {
   synchronous: 'NORMAL' | 'FULL';
   busyTimeoutMs: number;
   readonly?: boolean;
+  /**
+   * 'background' (a server's writer: `cplane serve`): WAL checkpoints on a worker thread every ~1,000 frames, as the
+   * ledger's (kernel/ledger/wal-checkpointer.ts), so the copy and its two fsyncs never land in a call's step.
+   * 'inline' (default): SQLite's autocheckpoint at BUDGET_WAL_CHECKPOINT_PAGES, inside the commit that crosses it.
+   */
+  walCheckpoints?: 'inline' | 'background';
 }
 
 /** The budget database: plain SQL over one better-sqlite3 connection; transactions belong to the caller. */
@@ -176,6 +183,9 @@ export class BudgetStore implements BudgetState {
   private readonly runInTx: Database.Transaction<(fn: () => unknown) => unknown>;
   /** Transactions committed, fsynced (synchronous=FULL) or not (NORMAL): a call's fsyncs are counted here. */
   readonly commits = commitCount();
+
+  /** The worker thread checkpointing the WAL (walCheckpoints 'background'), or null. */
+  private checkpointer: WalCheckpointer | null = null;
 
   private constructor(
     db: Database.Database,
@@ -207,7 +217,11 @@ export class BudgetStore implements BudgetState {
         checkMeta(db, path, ['1', '2', '3']);
       }
       db.pragma(`synchronous = ${options.synchronous}`);
-      return new BudgetStore(db, options.synchronous === 'FULL');
+      const store = new BudgetStore(db, options.synchronous === 'FULL');
+      if (options.walCheckpoints === 'background' && options.readonly !== true) {
+        store.checkpointer = WalCheckpointer.start(db, path);
+      }
+      return store;
     } catch (cause) {
       db?.close();
       if (cause instanceof CpError) throw cause;
@@ -227,6 +241,7 @@ export class BudgetStore implements BudgetState {
     if (!this.db.inTransaction) {
       if (this.durable) this.commits.durable += 1;
       else this.commits.lazy += 1;
+      this.checkpointer?.afterCommit();
     }
     return value;
   }
@@ -359,7 +374,13 @@ export class BudgetStore implements BudgetState {
     );
   }
 
+  /** The worker thread checkpointing this store's WAL (walCheckpoints 'background'), or null. */
+  get walCheckpointer(): WalCheckpointer | null {
+    return this.checkpointer;
+  }
+
   close(): void {
+    this.checkpointer?.stop();
     if (this.db.open) this.db.close();
   }
 }

@@ -42,7 +42,7 @@ export interface OpenRouterOptions {
   synchronous?: Synchronous;
   /** Grow the SQLite ledger's WAL to its steady size at open: the gateway's appends then never grow the file. */
   reserveWal?: boolean;
-  /** Run the SQLite ledger's WAL checkpoints on a worker thread, off the call path (kernel/ledger/wal-checkpointer.ts). */
+  /** Run the SQLite ledger's and budget file's WAL checkpoints on worker threads, off the call path (kernel/ledger/wal-checkpointer.ts). */
   walCheckpoints?: 'inline' | 'background';
   /** Providers constructed by the caller (the gateway's wire providers), registered beside `provider`. */
   providers?: readonly Provider[];
@@ -140,7 +140,11 @@ export async function openRouter(root: string, options: OpenRouterOptions): Prom
   const budget =
     options.ledgerPath || shared
       ? null
-      : Budgeter.open({ root, ...(options.clock === undefined ? {} : { clock: options.clock }) });
+      : Budgeter.open({
+          root,
+          walCheckpoints: options.walCheckpoints ?? 'inline',
+          ...(options.clock === undefined ? {} : { clock: options.clock }),
+        });
   // Each host spools to its own root: an answer that arrived while the shared store was away.
   const spool = options.ledgerPath ? null : spoolDirs(root);
   const router = new Router({
