@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,66 +66,97 @@ for (const level of DURABILITY_LEVELS) {
 }
 
 /** The worker under load at `level`; SIGKILLed once `killAfter` answers were acknowledged (never, when null). */
-function load(dir: string, level: Durability, killAfter: number | null): Promise<Load> {
-  return runLoad([dir, level, 'load', '1000'], killAfter);
+function load(dir: string, level: Durability, killAfter: number | null, mode = 'load'): Promise<Load> {
+  return runLoad([dir, level, mode, '10000'], killAfter);
+}
+
+/** Rows a database file holds on its own: a copy read without the -wal the killed process left beside it. */
+function rowsWithoutWal(dir: string, file: string, table: string): number {
+  const copy = join(dir, `copy-of-${file}`);
+  copyFileSync(join(dir, file), copy);
+  const db = new Database(copy, { readonly: true });
+  try {
+    return db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * After `killed`: every acknowledged EXCHANGE is in a chain that verifies; then a restarted worker calls until the
+ * budget refuses, and the budget file charges what the chain records, within `limit` tokens.
+ */
+async function nothingLost(dir: string, level: Durability, killed: Load, mode: string, limit: number): Promise<void> {
+  assert.equal(killed.signal, 'SIGKILL');
+  assert.equal(killed.ended, null, 'killed mid-load, not after it');
+  const ledgerPath = join(dir, 'ledger.sqlite');
+  {
+    const ledger = Ledger.open(ledgerPath);
+    try {
+      for (const id of killed.acked) assert.equal(ledger.get(id)?.event_type, 'EXCHANGE', `acknowledged ${id}`);
+      assert.equal(verifyLedger(ledger).ok, true);
+    } finally {
+      ledger.close();
+    }
+  }
+  // Restarted: calls go on until the budget refuses one, on what the killed process left.
+  const resumed = await load(dir, level, null, mode);
+  assert.equal(resumed.ended, 'BUDGET_EXHAUSTED');
+  const ledger = Ledger.open(ledgerPath);
+  const budget = Budgeter.open({
+    dbPath: join(dir, 'budget.sqlite'),
+    config: JSON.parse(readFileSync(join(HOT, 'config', 'budget.json'), 'utf8')) as unknown,
+  });
+  try {
+    // The calls the kill cut short are charged at their bound, as a router's start would.
+    reconcileStaleReservations(budget, ledger, { timeoutMs: 0 });
+    const verified = verifyLedger(ledger);
+    assert.equal(verified.ok, true);
+    for (const id of [...killed.acked, ...resumed.acked]) assert.ok(ledger.get(id), `acknowledged ${id}`);
+    // Settlements as the chain holds them: folded into their EXCHANGEs, standalone where a reconciliation made them.
+    const settled = chainBudgetRecords(ledger.query({ order: 'oldest' })).filter(
+      (e) => e.event_type === 'BUDGET_SETTLED',
+    );
+    const chainCharged = settled.reduce((sum, e) => sum + Number(e.metadata.charged_tokens ?? 0), 0);
+    const db = new Database(join(dir, 'budget.sqlite'), { readonly: true });
+    const dbCharged = db
+      .prepare("SELECT coalesce(sum(charged_tokens), 0) FROM reservations WHERE session_id = 'SES-D'")
+      .pluck()
+      .get() as number;
+    const pending = db.prepare("SELECT count(*) FROM reservations WHERE state = 'reserved'").pluck().get() as number;
+    db.close();
+    assert.equal(pending, 0);
+    assert.equal(dbCharged, chainCharged, 'the budget file charges what the chain records');
+    assert.ok(chainCharged <= limit, `charged ${chainCharged} of ${limit}`);
+    assert.equal(
+      killed.acked.length + resumed.acked.length <= limit / TOKENS_PER_CALL,
+      true,
+      'no more answers than the budget allows',
+    );
+  } finally {
+    budget.close();
+    ledger.close();
+  }
 }
 
 for (const level of DURABILITY_LEVELS) {
   test(`${level}: SIGKILLed mid-load, nothing acknowledged is lost, the chain verifies, the budget is not overspent`, async (t) => {
     const dir = workDir(t);
-    const killed = await load(dir, level, 12);
-    assert.equal(killed.signal, 'SIGKILL');
-    assert.equal(killed.ended, null, 'killed mid-load, not after it');
-    const ledgerPath = join(dir, 'ledger.sqlite');
-    {
-      const ledger = Ledger.open(ledgerPath);
-      try {
-        for (const id of killed.acked) assert.equal(ledger.get(id)?.event_type, 'EXCHANGE', `acknowledged ${id}`);
-        assert.equal(verifyLedger(ledger).ok, true);
-      } finally {
-        ledger.close();
-      }
-    }
-    // Restarted: calls go on until the budget refuses one, on what the killed process left.
-    const resumed = await load(dir, level, null);
-    assert.equal(resumed.ended, 'BUDGET_EXHAUSTED');
-    const ledger = Ledger.open(ledgerPath);
-    const budget = Budgeter.open({
-      dbPath: join(dir, 'budget.sqlite'),
-      config: JSON.parse(readFileSync(join(HOT, 'config', 'budget.json'), 'utf8')) as unknown,
-    });
-    try {
-      // The calls the kill cut short are charged at their bound, as a router's start would.
-      reconcileStaleReservations(budget, ledger, { timeoutMs: 0 });
-      const verified = verifyLedger(ledger);
-      assert.equal(verified.ok, true);
-      for (const id of [...killed.acked, ...resumed.acked]) assert.ok(ledger.get(id), `acknowledged ${id}`);
-      // Settlements as the chain holds them: folded into their EXCHANGEs, standalone where a reconciliation made them.
-      const settled = chainBudgetRecords(ledger.query({ order: 'oldest' })).filter(
-        (e) => e.event_type === 'BUDGET_SETTLED',
-      );
-      const chainCharged = settled.reduce((sum, e) => sum + Number(e.metadata.charged_tokens ?? 0), 0);
-      const db = new Database(join(dir, 'budget.sqlite'), { readonly: true });
-      const dbCharged = db
-        .prepare("SELECT coalesce(sum(charged_tokens), 0) FROM reservations WHERE session_id = 'SES-D'")
-        .pluck()
-        .get() as number;
-      const pending = db.prepare("SELECT count(*) FROM reservations WHERE state = 'reserved'").pluck().get() as number;
-      db.close();
-      assert.equal(pending, 0);
-      assert.equal(dbCharged, chainCharged, 'the budget file charges what the chain records');
-      assert.ok(chainCharged <= SESSION_LIMIT, `charged ${chainCharged} of ${SESSION_LIMIT}`);
-      assert.equal(
-        killed.acked.length + resumed.acked.length <= SESSION_LIMIT / TOKENS_PER_CALL,
-        true,
-        'no more answers than the budget allows',
-      );
-    } finally {
-      budget.close();
-      ledger.close();
-    }
+    await nothingLost(dir, level, await load(dir, level, 12), 'load', SESSION_LIMIT);
   });
 }
+
+test("relaxed, checkpoints on worker threads as cplane serve runs them: SIGKILLed past both files' checkpoints, nothing acknowledged is lost", async (t) => {
+  const dir = workDir(t);
+  // 400 calls write some 4,000 ledger and 2,800 budget WAL frames: each file's worker has checkpointed by then.
+  const killed = await load(dir, 'relaxed', 400, 'load-background');
+  assert.ok(rowsWithoutWal(dir, 'ledger.sqlite', 'entries') > 0, 'the ledger was checkpointed before the kill');
+  assert.ok(
+    rowsWithoutWal(dir, 'budget.sqlite', 'reservations') > 0,
+    'the budget file was checkpointed before the kill',
+  );
+  await nothingLost(dir, 'relaxed', killed, 'load-background', 4 * SESSION_LIMIT);
+});
 
 test('a durability that is not a level is refused naming the value, in the config and as a flag', () => {
   const config = loadRouterConfig(join(HOT, 'config', 'router.json'));
