@@ -51,7 +51,8 @@ export function routedExtra(ctx: CallContext, extra: Record<string, unknown>): R
   return routed;
 }
 
-/** The header a routed reply carries: who served it. */
-export function servedHeader(servedBy: string | null): Record<string, string> {
-  return servedBy === null ? {} : { 'x-cplane-served-by': servedBy };
+/** `headers` with the header a routed reply carries last: who served it. */
+export function withServedHeader(headers: Record<string, string>, servedBy: string | null): Record<string, string> {
+  if (servedBy !== null) headers['x-cplane-served-by'] = servedBy;
+  return headers;
 }

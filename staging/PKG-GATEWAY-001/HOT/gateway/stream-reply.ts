@@ -10,7 +10,7 @@ import { answerOf, logUnrecorded, noteConcluded, recordableContent, resultExtra,
 import { dropRest } from './body-rest.js';
 import { flushed, write } from './http-io.js';
 import { type FrameAction, framePolicy, type Generation } from './request-body.js';
-import { servedHeader } from './route-plan.js';
+import { withServedHeader } from './route-plan.js';
 import { clientFrames, untranslatable } from './routed.js';
 import { errorFrame, requestIdHeader } from './surfaces.js';
 import { clientMessage, malformedReply } from './upstream-failure.js';
@@ -40,12 +40,12 @@ export async function streamReply(
     first = false;
     stalled ||= await write(res, text, { signal: ctx.signal, stallMs: ctx.upstreamTimeoutMs });
   };
-  res.writeHead(200, {
+  const headers: Record<string, string> = {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
-    [requestIdHeader(endpoint.family)]: ctx.requestId,
-    ...servedHeader(ctx.servedBy ?? null),
-  });
+  };
+  headers[requestIdHeader(endpoint.family)] = ctx.requestId;
+  res.writeHead(200, withServedHeader(headers, ctx.servedBy ?? null));
   res.flushHeaders();
   let failure: SendFailure | null = null;
   const body = wire.body[Symbol.asyncIterator]();

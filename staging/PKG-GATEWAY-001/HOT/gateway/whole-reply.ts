@@ -5,7 +5,7 @@ import type { AttemptRecord } from '#router/records.js';
 import type { CallContext } from './call.js';
 import { answerOf, noteConcluded, recordableContent, resultExtra, UNRECORDABLE, unrecorded } from './conclusion.js';
 import type { Generation } from './request-body.js';
-import { servedHeader } from './route-plan.js';
+import { withServedHeader } from './route-plan.js';
 import { clientReply } from './routed.js';
 import { requestIdHeader } from './surfaces.js';
 import { failMalformed } from './upstream-failure.js';
@@ -56,14 +56,15 @@ export function releaseWhole(ctx: CallContext, call: GovernedCall, concluded: Co
   }
   const reply = withoutSecrets(wellFormed(bytes), call.secrets);
   // 200 whatever 2xx the upstream said: both APIs answer 200, and a 205 (say) is a status clients read no body of.
-  ctx.res.writeHead(200, {
+  const headers: Record<string, string> = {
     // The body was parsed as JSON here: the upstream's label for it (text/html, say) would make an SDK read it as text.
     'content-type': 'application/json',
     'content-length': String(reply.byteLength),
-    [requestIdHeader(ctx.endpoint.family)]: ctx.requestId,
-    'x-cplane-exchange-id': concluded.exchangeEntryId,
-    ...servedHeader(ctx.servedBy ?? null),
-  });
+  };
+  // Set in turn, not a literal with a computed key and a spread (each a runtime call building the object's map).
+  headers[requestIdHeader(ctx.endpoint.family)] = ctx.requestId;
+  headers['x-cplane-exchange-id'] = concluded.exchangeEntryId;
+  ctx.res.writeHead(200, withServedHeader(headers, ctx.servedBy ?? null));
   ctx.res.end(reply);
 }
 
