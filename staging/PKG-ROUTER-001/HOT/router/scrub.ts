@@ -53,17 +53,22 @@ function scrubValue(value: unknown, scrub: Scrub, depth: number): unknown {
   if (typeof value !== 'object' || value === null || depth > MAX_SCRUB_DEPTH) return value;
   if (Array.isArray(value)) {
     let out: unknown[] | null = null;
-    value.forEach((item, i) => {
+    // forEach's order and holes (skipped), each element read once.
+    for (let i = 0; i < value.length; i += 1) {
+      if (!(i in value)) continue;
+      const item: unknown = value[i];
       const clean = scrubValue(item, scrub, depth + 1);
       if (clean !== item) (out ??= value.slice())[i] = clean;
-    });
+    }
     return out ?? value;
   }
   const source = value as Record<string, unknown>;
   let out: Record<string, unknown> | null = null;
   for (const key of Object.keys(source)) {
-    const clean = scrubValue(source[key], scrub, depth + 1);
-    if (clean === source[key]) continue;
+    // Read once: a record's keys are megamorphic loads here (every shape of every record meets this line).
+    const item = source[key];
+    const clean = scrubValue(item, scrub, depth + 1);
+    if (clean === item) continue;
     out ??= copyOf(source);
     setData(out, key, clean);
   }
