@@ -164,17 +164,17 @@ function batchAppend(path: string, total: number, plainRate: number, log: (line:
   ledger.close();
   const rate = total / seconds;
   log(`  ledger: ${total} entries in ${seconds.toFixed(1)} s`);
-  return {
-    ...row(
-      'ledger_batch_append',
-      rate,
-      `entries/s (durable, batches of ${BATCH}, ${total} entries)`,
-      plainRate,
-      '>= 100000',
-      (v) => v >= 100_000,
-    ),
-    ratio: rate / plainRate,
-  };
+  // Judged against plain batched INSERTs of the same rows into a table with the ledger's own indexes (plainTable lays
+  // out LEDGER_DDL), in the same run: the rate itself moves with the machine, the ratio is the ledger's own cost.
+  return row(
+    'ledger_batch_append',
+    rate,
+    `entries/s (durable, batches of ${BATCH}, ${total} entries; baseline: plain SQLite batches, same schema)`,
+    plainRate,
+    '>= 0.7',
+    (r) => r >= 0.7,
+    rate / plainRate,
+  );
 }
 
 /** verify over the whole ledger vs SHA-256 alone over the same canonical bytes (built untimed, chunk by chunk). */
