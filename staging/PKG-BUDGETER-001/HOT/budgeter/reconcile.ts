@@ -1,6 +1,12 @@
 import { existsSync } from 'node:fs';
 import { CpError, show } from '#kernel/errors.js';
-import { type AppendInput, type AppendOptions, DEFAULT_ORPHAN_TIMEOUT_MS, type Ledger } from '#kernel/ledger/index.js';
+import {
+  type AppendInput,
+  type AppendOptions,
+  DEFAULT_ORPHAN_TIMEOUT_MS,
+  exchangeOfDispatch,
+  type Ledger,
+} from '#kernel/ledger/index.js';
 import { Budgeter } from './budgeter.js';
 import { budgetDbPathForRoot } from './config.js';
 import type { BudgetPort } from './port.js';
@@ -39,7 +45,6 @@ const FOLDED_IN_SESSION_SQL = (kind: string): string =>
 // A reservation whose session the budget no longer knows: every DISPATCH is read (reconciliation only, never a call).
 const FOLDED_DISPATCH_ANY_SQL = `SELECT id FROM entries WHERE event_type = 'DISPATCH'
   AND json_extract(metadata, '$.budget.request_id') = ? ORDER BY seq DESC LIMIT 1`;
-const EXCHANGE_OF_DISPATCH_SQL = `SELECT id FROM entries WHERE dispatch_entry_id = ? AND event_type = 'EXCHANGE' LIMIT 1`;
 
 /** The SQLite chain's DISPATCH of a request (folded or after its BUDGET_ALLOCATED) and its EXCHANGE. */
 function sqliteCallOf(ledger: Ledger, requestId: string, sessionId: string | null): CallEntries {
@@ -51,10 +56,7 @@ function sqliteCallOf(ledger: Ledger, requestId: string, sessionId: string | nul
     (folded as string | undefined) ??
     (ledger.statement(DISPATCH_OF_REQUEST_SQL).pluck().get(requestId) as string | undefined) ??
     null;
-  const exchange =
-    dispatch === null
-      ? null
-      : ((ledger.statement(EXCHANGE_OF_DISPATCH_SQL).pluck().get(dispatch) as string | undefined) ?? null);
+  const exchange = dispatch === null ? null : (exchangeOfDispatch(ledger, dispatch) ?? null);
   return { dispatch, exchange };
 }
 

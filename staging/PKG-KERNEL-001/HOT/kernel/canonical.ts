@@ -7,7 +7,75 @@ import { CpError } from './errors.js';
  * JSON.stringify does (which is what JCS specifies), no whitespace.
  */
 export function canonicalJson(value: unknown): string {
-  return isStringifyCanonical(value) ? JSON.stringify(value) : serialize(value, []);
+  if (isStringifyCanonical(value)) return JSON.stringify(value);
+  const sorted = sortedCopy(value);
+  return sorted === UNSORTABLE ? serialize(value, []) : JSON.stringify(sorted);
+}
+
+/** What sortedCopy returns for a value only the serialiser takes: one to refuse, or a key JSON.stringify reorders. */
+const UNSORTABLE: unique symbol = Symbol('unsortable');
+
+/** The last key list sorted, and its sorted copy: a writer's records of one kind repeat the same keys in one order. */
+let lastKeys: readonly string[] = [];
+let lastSorted: readonly string[] = [];
+
+/** `keys` sorted by UTF-16 code units (JCS order), the sort skipped when they repeat the last list. */
+function sortedKeys(keys: string[]): readonly string[] {
+  if (keys.length === lastKeys.length) {
+    let same = true;
+    for (let i = 0; i < keys.length && same; i += 1) same = keys[i] === lastKeys[i];
+    if (same) return lastSorted;
+  }
+  lastKeys = keys;
+  lastSorted = [...keys].sort();
+  return lastSorted;
+}
+
+/**
+ * `value` rebuilt with every object's keys inserted in sorted order, for one native JSON.stringify: several times
+ * faster than the serialiser's string building on the records callers build unsorted. UNSORTABLE for anything the
+ * serialiser refuses (it then says where), and for a key starting with a digit, which may be an array index that
+ * JSON.stringify writes before every other key whatever the insertion order.
+ */
+function sortedCopy(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : UNSORTABLE;
+    case 'object': {
+      if (value === null) return value;
+      if (Array.isArray(value)) {
+        const out = new Array<unknown>(value.length);
+        for (let i = 0; i < value.length; i += 1) {
+          const item = sortedCopy(value[i]);
+          if (item === UNSORTABLE) return UNSORTABLE;
+          out[i] = item;
+        }
+        return out;
+      }
+      const proto = Object.getPrototypeOf(value) as unknown;
+      if (proto !== Object.prototype && proto !== null) return UNSORTABLE;
+      const record = value as Record<string, unknown>;
+      const keys = sortedKeys(Object.keys(record));
+      const out: Record<string, unknown> = {};
+      for (let i = 0; i < keys.length; i += 1) {
+        const key = keys[i] as string;
+        const first = key.charCodeAt(0);
+        if (first >= 48 && first <= 57) return UNSORTABLE;
+        const item = sortedCopy(record[key]);
+        if (item === UNSORTABLE) return UNSORTABLE;
+        // defineProperty: a "__proto__" key stays data, never a prototype change.
+        if (key === '__proto__')
+          Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+        else out[key] = item;
+      }
+      return out;
+    }
+    default:
+      return UNSORTABLE;
+  }
 }
 
 /**

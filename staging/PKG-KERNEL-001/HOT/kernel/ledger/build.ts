@@ -62,7 +62,36 @@ export function hashedColumns(
 
 /** An entry's hash over its columns as stored: the one formula of every store. */
 export function entryHash(entry: LedgerEntry, metadataJson: string): string {
-  return sha256Hex(hashInputOf(...hashedColumns(entry, metadataJson)));
+  // hashedColumns' order, passed without its array: the append path builds one hash per entry.
+  return sha256Hex(
+    hashInputOf(
+      entry.id,
+      entry.event_type,
+      entry.submission_id,
+      entry.decision,
+      entry.reason,
+      metadataJson,
+      entry.timestamp,
+      entry.previous_hash,
+    ),
+  );
+}
+
+/** Runs the SQLite insert (insertRowSql: seq, hashedColumns' order, entry_hash) for one built entry. */
+export function runInsert(insert: { run(...params: unknown[]): unknown }, seq: number, built: Built): void {
+  const { entry } = built;
+  insert.run(
+    seq,
+    entry.id,
+    entry.event_type,
+    entry.submission_id,
+    entry.decision,
+    entry.reason,
+    built.metadataJson,
+    entry.timestamp,
+    entry.previous_hash,
+    entry.entry_hash,
+  );
 }
 
 /** Gives `entry` the id `id` and the hash that goes with it (a store drawing another id for a taken one). */

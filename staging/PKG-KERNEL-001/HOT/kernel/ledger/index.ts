@@ -12,6 +12,7 @@ export {
 } from './jsonl.js';
 export * from './content.js';
 export { compileQuery, HISTORY_SQL, ROW_COLUMNS } from './query.js';
+export { DENSE_KINDS, isDenseKind } from './kinds.js';
 export { validateAppendInput } from './validate.js';
 export { schemaProblems, type SchemaProblem, type SchemaProblemKind } from './schema-check.js';
 export * from './future.js';

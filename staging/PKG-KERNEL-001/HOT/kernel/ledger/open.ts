@@ -6,6 +6,7 @@ import { PRIVATE_FILE_MODE } from '../atomic.js';
 import { envError } from '../env-errors.js';
 import { CpError, show } from '../errors.js';
 import { checkStructure, damaged, inspectLedgerFile, isCorruption, notALedger, probeLedgerFile } from './file-check.js';
+import { upgradeFormat } from './format-upgrade.js';
 import { reserveWal } from './wal-reserve.js';
 import { LEDGER_DDL, LEDGER_FORMAT, LEDGER_FORMAT_VERSION, LEDGER_FORMAT_VERSIONS } from './schema.js';
 
@@ -100,6 +101,7 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
     if (!readonly) db.pragma('secure_delete = ON');
     db.pragma(`synchronous = ${synchronous}`);
     initialise(db, path, creating);
+    if (!readonly) upgradeFormat(db);
     // A writer checks the file's structure once per open, so damage anywhere in a ledger of ordinary size stops
     // appends, not only damage on the pages an append happens to touch. Larger ledgers rely on SQLite's own
     // checks of the pages it reads, and on verify and G4, which check the whole file.

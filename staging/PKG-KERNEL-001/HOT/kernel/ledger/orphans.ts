@@ -12,11 +12,27 @@ export interface OrphanOptions {
   now?: number;
 }
 
-// DISPATCH rows come from the event_type index; the EXCHANGE lookup uses the dispatch_entry_id index.
+// An EXCHANGE names its DISPATCH (metadata.dispatch_entry_id) and is appended after it in the same session: found
+// among the DISPATCH's session's later EXCHANGEs (the session index; the first is nearly always it), or for a DISPATCH
+// without a session among the later EXCHANGEs without one, in chain order. No index on the link: a call's EXCHANGE
+// writes one index page fewer. DISPATCH rows themselves are read in chain order (a dense kind, kinds.ts).
+const LINKED_EXCHANGE = `e.event_type = 'EXCHANGE' AND e.dispatch_entry_id = d.id AND e.seq > d.seq`;
 const ORPHANS_SQL = `SELECT ${ROW_COLUMNS} FROM entries AS d
   WHERE d.event_type = 'DISPATCH' AND d.timestamp <= ?
-    AND NOT EXISTS (SELECT 1 FROM entries AS e WHERE e.dispatch_entry_id = d.id AND e.event_type = 'EXCHANGE')
+    AND NOT EXISTS (SELECT 1 FROM entries AS e WHERE e.session_id = d.session_id AND ${LINKED_EXCHANGE})
+    AND (d.session_id IS NOT NULL OR NOT EXISTS (SELECT 1 FROM entries AS e WHERE e.session_id IS NULL AND ${LINKED_EXCHANGE}))
   ORDER BY d.seq ASC`;
+// The same lookup for one DISPATCH, by id: its EXCHANGE's id, the first in chain order.
+const EXCHANGE_OF_DISPATCH_SQL = `SELECT e.id FROM entries AS d JOIN entries AS e ON e.session_id = d.session_id
+  WHERE d.id = ? AND ${LINKED_EXCHANGE} ORDER BY e.seq LIMIT 1`;
+const SESSIONLESS_EXCHANGE_OF_DISPATCH_SQL = `SELECT e.id FROM entries AS d JOIN entries AS e ON e.seq > d.seq
+  WHERE d.id = ? AND d.session_id IS NULL AND e.session_id IS NULL AND ${LINKED_EXCHANGE} ORDER BY e.seq LIMIT 1`;
+
+/** The EXCHANGE that answers a DISPATCH (by the DISPATCH's id), or undefined when none does (yet). */
+export function exchangeOfDispatch(ledger: Ledger, dispatchId: string): string | undefined {
+  return ((ledger.statement(EXCHANGE_OF_DISPATCH_SQL).pluck().get(dispatchId) as string | undefined) ??
+    ledger.statement(SESSIONLESS_EXCHANGE_OF_DISPATCH_SQL).pluck().get(dispatchId)) as string | undefined;
+}
 
 /** DISPATCH markers older than the timeout that no EXCHANGE links to (metadata.dispatch_entry_id), oldest first. */
 export function listOrphans(ledger: Ledger, options: OrphanOptions = {}): LedgerEntry[] {

@@ -1,4 +1,5 @@
 import { CpError, show } from '../errors.js';
+import { isDenseKind, RARE_KIND_SQL } from './kinds.js';
 import { hashHex } from './schema.js';
 import type { SeqRange } from './time-range.js';
 
@@ -76,7 +77,8 @@ export function checkQuery(query: LedgerQuery): CheckedQuery {
 }
 
 /**
- * Turn a query into SQL over indexed columns only; every filter is a bound parameter. A time range uses the
+ * Turn a query into SQL over indexed columns only; every filter is a bound parameter. A dense kind (kinds.ts) alone
+ * is found by walking the chain in the query's order, a few rows per match. A time range uses the
  * timestamp index, or with `time` a function, the chain positions it returns (ledgers whose timestamps are
  * in chain order have no timestamp index).
  */
@@ -84,9 +86,15 @@ export function compileQuery(query: LedgerQuery, time: TimeLookup = 'index'): Co
   const checked = checkQuery(query);
   const where: string[] = [];
   const params: (string | number)[] = [];
+  // Whether a filter other than a dense kind has an index SQLite may pick over the timestamp's.
+  let indexed = false;
   for (const [field, value] of checked.equal) {
     where.push(`${field} = ?`);
     params.push(value);
+    const dense = field === 'event_type' && isDenseKind(value);
+    // The rare-kind index's own condition, so SQLite may use it; a dense kind walks the chain or another index.
+    if (field === 'event_type' && !dense) where.push(RARE_KIND_SQL);
+    indexed ||= !dense;
   }
   let timeIndex = false;
   if (checked.since !== undefined || checked.until !== undefined) {
@@ -112,9 +120,9 @@ export function compileQuery(query: LedgerQuery, time: TimeLookup = 'index'): Co
     params.push(checked.limit);
   }
   const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
-  // With only a time range, SQLite would rather walk the primary key to skip the sort: a full scan.
-  const timeOnly = timeIndex && where.every((clause) => clause.startsWith('timestamp'));
-  const from = timeOnly ? 'entries INDEXED BY entries_timestamp' : 'entries';
+  // With only a time range (and perhaps a dense kind), SQLite would rather walk the primary key to skip the sort: a
+  // full scan.
+  const from = timeIndex && !indexed ? 'entries INDEXED BY entries_timestamp' : 'entries';
   return { sql: `SELECT ${ROW_COLUMNS} FROM ${from}${filter} ORDER BY seq ${checked.order}${limit}`, params };
 }
 

@@ -1,5 +1,12 @@
 import type Database from 'better-sqlite3';
-import { hashesAsText, LEDGER_DDL, LEDGER_V1_ENTRIES_DDL, TIMESTAMP_INDEX_DDL } from './schema.js';
+import {
+  hashesAsText,
+  LEDGER_DDL,
+  LEDGER_V1_ENTRIES_DDL,
+  LEDGER_V2_DDL,
+  legacyIndexes,
+  TIMESTAMP_INDEX_DDL,
+} from './schema.js';
 import { CONTENT_DDL, CONTENT_OBJECTS, LEGACY_BLOCKS_DDL } from './content.js';
 import { MERKLE_DDL } from './merkle/sqlite-tree.js';
 
@@ -46,21 +53,25 @@ function parseDdl(ddl: string): SchemaObject[] {
 }
 
 let expected: Map<string, SchemaObject> | undefined;
-/** A version 1 ledger's objects: the same, with its own entries table. */
+/** A version 2 ledger's objects: the same tables and triggers with the legacy indexes. */
+let expectedV2: Map<string, SchemaObject> | undefined;
+/** A version 1 ledger's objects: version 2's, with its own entries table. */
 let expectedV1: Map<string, SchemaObject> | undefined;
 let optional: Map<string, SchemaObject> | undefined;
 /** Earlier layouts of an object that a valid ledger may still have (content_blocks before compression). */
 let earlier: Map<string, SchemaObject> | undefined;
 
 function expectations(version: string): [Map<string, SchemaObject>, Map<string, SchemaObject>] {
-  if (!expected || !expectedV1 || !optional) {
+  if (!expected || !expectedV2 || !expectedV1 || !optional) {
     earlier = new Map(parseDdl(LEGACY_BLOCKS_DDL).map((o) => [o.name, o]));
     // The DDL ends its last statement with ';' and a newline, and triggers hold '; END': split on ';' + newline.
     expected = new Map(parseDdl(LEDGER_DDL).map((o) => [o.name, o]));
-    expectedV1 = new Map([...expected, ...parseDdl(LEDGER_V1_ENTRIES_DDL).map((o) => [o.name, o] as const)]);
+    expectedV2 = new Map(parseDdl(LEDGER_V2_DDL).map((o) => [o.name, o]));
+    expectedV1 = new Map([...expectedV2, ...parseDdl(LEDGER_V1_ENTRIES_DDL).map((o) => [o.name, o] as const)]);
     optional = new Map(parseDdl(`${TIMESTAMP_INDEX_DDL};\n${MERKLE_DDL};\n${CONTENT_DDL}`).map((o) => [o.name, o]));
   }
-  return [hashesAsText(version) ? expectedV1 : expected, optional];
+  const want = hashesAsText(version) ? expectedV1 : legacyIndexes(version) ? expectedV2 : expected;
+  return [want, optional];
 }
 
 /** Objects SQLite makes itself: UNIQUE/PRIMARY KEY autoindexes (no SQL) and ANALYZE's statistics tables. */

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { canonicalJson } from '../canonical.js';
 import { envError } from '../env-errors.js';
 import { CpError } from '../errors.js';
-import { type Built, hashedColumns, reidentify } from './build.js';
+import { type Built, hashedColumns, reidentify, runInsert } from './build.js';
 import type { ContentStore, ImportContent } from './content.js';
 import { entryIdValue, type IdSource, idDigits, type LedgerEntry } from './entry.js';
 import { ID_START_KEY, isCorruption } from './open.js';
@@ -22,11 +22,11 @@ function isIdCollision(error: unknown): boolean {
  * transaction carries on with a new id and hash.
  */
 export function insertWithFreshId(stmts: LedgerStatements, ids: IdSource, seq: number, built: Built): void {
-  const { entry, metadataJson } = built;
+  const insert = stmts.insert;
   for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt += 1) {
     if (attempt > 0) reidentify(built, ids(seq, attempt));
     try {
-      stmts.insert.run(seq, ...hashedColumns(entry, metadataJson), entry.entry_hash);
+      runInsert(insert, seq, built);
       return;
     } catch (error) {
       if (!isIdCollision(error)) throw error;

@@ -13,6 +13,16 @@ export interface ValidAppendInput {
   metadata: Record<string, unknown>;
 }
 
+const ENTRY_FIELDS: ReadonlySet<string> = new Set([...STRING_FIELDS, 'metadata', 'content']);
+const NONE: readonly string[] = [];
+
+/** The record's own keys that are no entry field (the shared empty list when there are none: appends are many). */
+function unknownFields(record: Record<string, unknown>): readonly string[] {
+  let extra: string[] | undefined;
+  for (const key of Object.keys(record)) if (!ENTRY_FIELDS.has(key)) (extra ??= []).push(key);
+  return extra ?? NONE;
+}
+
 /** Parse-and-validate at the edge: the ledger never stores a half-formed entry. */
 export function validateAppendInput(input: unknown, index = 0): ValidAppendInput {
   const where = index === 0 ? '' : ` (batch item ${index})`;
@@ -22,9 +32,7 @@ export function validateAppendInput(input: unknown, index = 0): ValidAppendInput
     });
   }
   const record = input as Record<string, unknown>;
-  const extra = Object.keys(record).filter(
-    (key) => !(STRING_FIELDS as readonly string[]).includes(key) && key !== 'metadata' && key !== 'content',
-  );
+  const extra = unknownFields(record);
   if (extra.length > 0) {
     throw new CpError('ERR_LEDGER_ENTRY_INVALID', `unknown ledger entry field(s)${where}: ${extra.join(', ')}`, {
       hint: 'the entry contract is fixed; put extra data in metadata',

@@ -106,6 +106,30 @@ test('canonicalJson matches the oracle on values built with sorted keys (the str
   );
 });
 
+test('canonicalJson matches the oracle on records of a few shapes built unsorted, one after another', () => {
+  // A writer's records repeat a handful of key lists: each list's sorted order is reused until another comes.
+  const rand = seeded(11);
+  const shapes = [
+    ['session_id', 'agent_id', 'work_order_id', 'prompt', 'response', 'input_tokens'],
+    ['session_id', 'agent_id', 'work_order_id', 'prompt', 'response', 'output_tokens'],
+    ['z', 'y', '__proto__', 'x'],
+    ['b', 'a', '10', '9'],
+    ['b', 'a'],
+  ];
+  for (let i = 0; i < 2000; i += 1) {
+    const shape = shapes[Math.floor(rand() * shapes.length)] as string[];
+    const value: Record<string, unknown> = {};
+    for (const key of shape)
+      Object.defineProperty(value, key, {
+        value: rand() < 0.3 ? { b: i, a: [i, { d: 1, c: 'x' }] } : randomValue(rand, 2),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    assert.equal(canonicalJson(value), oracle(value), JSON.stringify(value));
+  }
+});
+
 test('sorted-key values that JSON.stringify would quietly change are still refused', () => {
   const cases: [unknown, RegExp][] = [
     [{ a: 1, b: undefined }, /undefined at \/b/],

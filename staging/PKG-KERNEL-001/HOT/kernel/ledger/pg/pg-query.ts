@@ -18,7 +18,7 @@ export interface PgQuery {
 
 /**
  * A ledger query on PostgreSQL, checked as on SQLite (the same fields, errors and order). The session and agent
- * are indexed there, the event type only for rare kinds (schema.ts: DENSE_KINDS); the submission id and the work order are not (PostgreSQL keeps only the indexes the
+ * are indexed there, the event type only for rare kinds (kinds.ts: DENSE_KINDS); the submission id and the work order are not (PostgreSQL keeps only the indexes the
  * gateway reads by), and a time range filters on the timestamp, which holds for a migrated chain whose times are not
  * in chain order.
  */

@@ -1,3 +1,4 @@
+import { DENSE_KINDS } from '../kinds.js';
 import { MERKLE_APPEND_BODY, MERKLE_TRIGGER_FN, MERKLE_TRIGGER_NAME, PG_MERKLE_DDL } from './merkle-sql.js';
 
 /**
@@ -9,13 +10,8 @@ import { MERKLE_APPEND_BODY, MERKLE_TRIGGER_FN, MERKLE_TRIGGER_NAME, PG_MERKLE_D
 /** 'cpln': the advisory lock laying out the tables and a migration's batches hold for their transaction. */
 export const PG_LEDGER_LOCK = 0x63706c6e;
 
-/**
- * The kinds a governed call writes: DISPATCH and EXCHANGE, half of a gateway's chain each, and the budget records
- * older chains hold for every call (now folded into those two). A query for a dense kind reads a few rows per match
- * in chain order (the primary key), no slower than through an index on the kind, so only the other, rare kinds are
- * indexed by kind. The list is part of the index definition: changing it would change existing databases' schema.
- */
-export const DENSE_KINDS = ['BUDGET_ALLOCATED', 'DISPATCH', 'EXCHANGE', 'BUDGET_SETTLED'] as const;
+/** The kinds indexed by kind only when rare (kinds.ts): the same list as the SQLite file's. */
+export { DENSE_KINDS };
 
 const APPEND_ONLY_BODY = `
 BEGIN RAISE EXCEPTION 'cplane ledger rows are append-only (%)', TG_TABLE_NAME; END `;

@@ -61,3 +61,19 @@ export function tamper(path: string, sql: string, dropTriggers = true): void {
     db.close();
   }
 }
+
+/**
+ * A closed ledger file given the layout a version 2 cplane wrote: the same table and rows, version 2's indexes
+ * (copied, not derived from schema.ts) and its version.
+ */
+export function asVersionTwo(path: string): void {
+  const db = new Database(path);
+  try {
+    db.exec(`DROP INDEX entries_rare_kind;
+CREATE INDEX IF NOT EXISTS entries_event_type ON entries (event_type, seq);
+CREATE INDEX IF NOT EXISTS entries_dispatch_link ON entries (dispatch_entry_id) WHERE dispatch_entry_id IS NOT NULL;
+UPDATE ledger_meta SET value = '2' WHERE key = 'format_version';`);
+  } finally {
+    db.close();
+  }
+}

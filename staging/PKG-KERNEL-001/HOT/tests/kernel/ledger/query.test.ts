@@ -9,12 +9,15 @@ import {
   GENESIS_HASH,
   HISTORY_SQL,
   importLedger,
+  DENSE_KINDS,
+  exchangeOfDispatch,
   listOrphans,
   ORPHANS_SQL,
   type Ledger,
   type LedgerEntry,
   type LedgerQuery,
 } from '../../../kernel/ledger/index.js';
+import { RARE_KIND_SQL } from '../../../kernel/ledger/kinds.js';
 import { tempDir, tempLedger } from './helpers.js';
 
 function plan(ledger: Ledger, sql: string, params: unknown[]): string[] {
@@ -51,12 +54,15 @@ function conversation(ledger: Ledger): LedgerEntry[] {
       });
       out.push(dispatch, exchange);
     }
+    out.push(
+      ledger.append({ event_type: 'NOTE', submission_id: 'C-1', decision: 'OK', reason: `note ${turn}`, metadata: {} }),
+    );
   }
   return out;
 }
 
 const INDEXED_FORMS: [string, LedgerQuery][] = [
-  ['event type', { event_type: 'EXCHANGE' }],
+  ['event type (a rare kind: dense ones walk the chain, see below)', { event_type: 'NOTE' }],
   ['submission id', { submission_id: 'C-1' }],
   ['session', { session_id: 'S-A' }],
   ['agent', { agent_id: 'agent-S-A' }],
@@ -64,7 +70,7 @@ const INDEXED_FORMS: [string, LedgerQuery][] = [
   ['time range', { since: '2026-01-01T00:00:03Z', until: '2026-01-01T00:00:09Z' }],
   ['since only', { since: '2026-01-01T00:00:03Z' }],
   ['session + event type, newest first with limit', { session_id: 'S-B', event_type: 'EXCHANGE', limit: 2 }],
-  ['event type oldest first', { event_type: 'DISPATCH', order: 'oldest', limit: 3 }],
+  ['rare event type oldest first', { event_type: 'NOTE', order: 'oldest', limit: 3 }],
 ];
 
 test('every filtered query form is served by an index (no full scan)', (t) => {
@@ -91,15 +97,76 @@ test('every filtered query form is served by an index (no full scan)', (t) => {
     history.some((d) => /USING INDEX entries_session/.test(d)) && !history.some((d) => /TEMP B-TREE/.test(d)),
     history.join(' | '),
   );
+  // DISPATCH is a dense kind: read in chain order; each one's EXCHANGE is looked up through its session's index, or
+  // for a DISPATCH without a session from its own position onwards.
   const orphans = plan(ledger, ORPHANS_SQL, ['2026-01-01T00:00:00.000Z']);
   assert.ok(
-    orphans.some((d) => /SEARCH d USING INDEX entries_event_type/.test(d)),
+    orphans.some((d) => /SEARCH e USING INDEX entries_session \(session_id=\? AND seq>\?\)/.test(d)),
     orphans.join(' | '),
   );
   assert.ok(
-    orphans.some((d) => /SEARCH e USING INDEX entries_dispatch_link/.test(d)),
+    orphans.some((d) => /SEARCH e USING INTEGER PRIMARY KEY \(rowid>\?\)/.test(d)),
     orphans.join(' | '),
   );
+  assert.ok(!orphans.some((d) => /SCAN e\b/.test(d)), orphans.join(' | '));
+});
+
+test('dense kinds are left out of the kind index; a query by a dense kind walks the chain and returns its rows', (t) => {
+  const ledger = tempLedger(t);
+  const all = conversation(ledger);
+  for (const kind of ['BUDGET_ALLOCATED', 'BUDGET_SETTLED']) {
+    all.push(ledger.append({ event_type: kind, submission_id: 'req-1', decision: 'OK', reason: 'r', metadata: {} }));
+  }
+  // What the index holds, read from its own b-tree: one cell per rare entry, none for a dense one.
+  const cells = ledger.db
+    .prepare("SELECT sum(ncell) FROM dbstat WHERE name = 'entries_rare_kind' AND pagetype = 'leaf'")
+    .pluck()
+    .get();
+  const dense: readonly string[] = DENSE_KINDS;
+  const rare = all.filter((e) => !dense.includes(e.event_type));
+  assert.equal(rare.length, 4);
+  assert.equal(cells, rare.length);
+  assert.deepEqual(
+    ledger.db
+      .prepare(`SELECT event_type FROM entries INDEXED BY entries_rare_kind WHERE ${RARE_KIND_SQL} ORDER BY seq`)
+      .pluck()
+      .all(),
+    rare.map((e) => e.event_type),
+  );
+  const ids = (entries: LedgerEntry[]): string[] => entries.map((e) => e.id);
+  for (const kind of DENSE_KINDS) {
+    const expected = all.filter((e) => e.event_type === kind);
+    assert.deepEqual(ids(ledger.query({ event_type: kind })), ids([...expected].reverse()), kind);
+    assert.deepEqual(ids(ledger.query({ event_type: kind, order: 'oldest', limit: 3 })), ids(expected.slice(0, 3)));
+    // Alone, a dense kind walks the primary key in the query's order (no sort), stopping at the limit.
+    const { sql, params } = ledger.compile({ event_type: kind, limit: 2 });
+    assert.deepEqual(plan(ledger, sql, params), ['SCAN entries'], kind);
+  }
+  assert.deepEqual(
+    ids(ledger.query({ event_type: 'DISPATCH', session_id: 'S-A', limit: 2 })),
+    ids(
+      all
+        .filter((e) => e.event_type === 'DISPATCH' && e.metadata.session_id === 'S-A')
+        .slice(-2)
+        .reverse(),
+    ),
+  );
+  assert.deepEqual(
+    ids(
+      ledger.query({ event_type: 'EXCHANGE', since: all[3]?.timestamp as string, until: all[8]?.timestamp as string }),
+    ),
+    ids(
+      all
+        .slice(3, 9)
+        .filter((e) => e.event_type === 'EXCHANGE')
+        .reverse(),
+    ),
+  );
+  assert.deepEqual(
+    ids(ledger.query({ event_type: 'NOTE' })),
+    ids(rare.filter((e) => e.event_type === 'NOTE').reverse()),
+  );
+  assert.deepEqual(ledger.query({ event_type: 'NOTHING' }), []);
 });
 
 test('the unfiltered newest-first query walks the primary key backwards and stops at the limit', (t) => {
@@ -172,14 +239,16 @@ test('an empty identity value is not indexed: the partial indexes skip it and hi
     reason: 'r',
     metadata: { session_id: 'S', agent_id: 'A', work_order_id: 'W', dispatch_entry_id: 'LED-00000001' },
   });
-  for (const index of ['entries_session', 'entries_agent', 'entries_work_order', 'entries_dispatch_link']) {
-    const column = index === 'entries_dispatch_link' ? 'dispatch_entry_id' : `${index.slice('entries_'.length)}_id`;
+  for (const index of ['entries_session', 'entries_agent', 'entries_work_order']) {
+    const column = `${index.slice('entries_'.length)}_id`;
     assert.equal(
       ledger.db.prepare(`SELECT count(*) FROM entries INDEXED BY ${index} WHERE ${column} IS NOT NULL`).pluck().get(),
       1,
       index,
     );
   }
+  // The link has no index: its column keeps NULL for the empty value all the same.
+  assert.equal(ledger.db.prepare('SELECT count(*) FROM entries WHERE dispatch_entry_id IS NOT NULL').pluck().get(), 1);
   assert.deepEqual(ledger.history(''), []);
   assert.equal(ledger.query({ session_id: 'S' }).length, 1);
 });
@@ -279,6 +348,63 @@ test("history(session) is that session's EXCHANGE records in order", (t) => {
   assert.deepEqual(ledger.history('S-none'), []);
 });
 
+test("orphans: an EXCHANGE is found through its DISPATCH's session, or after a DISPATCH without one", (t) => {
+  const ledger = tempLedger(t);
+  const call = (session: string | undefined, answered: boolean): LedgerEntry => {
+    const meta = session === undefined ? {} : { session_id: session };
+    const dispatch = ledger.append({
+      event_type: 'DISPATCH',
+      submission_id: 'C-1',
+      decision: 'DISPATCHED',
+      reason: 'r',
+      metadata: meta,
+    });
+    if (answered)
+      ledger.append({
+        event_type: 'EXCHANGE',
+        submission_id: 'C-1',
+        decision: 'SUCCESS',
+        reason: 'r',
+        metadata: { ...meta, dispatch_entry_id: dispatch.id },
+      });
+    return dispatch;
+  };
+  // Interleaved: calls of two sessions and sessionless ones, some answered after other calls' records.
+  const a1 = call('S-1', false);
+  const none1 = call(undefined, true);
+  const b1 = call('S-2', true);
+  const none2 = call(undefined, false);
+  const a2 = call('S-1', true);
+  ledger.append({
+    event_type: 'EXCHANGE',
+    submission_id: 'C-1',
+    decision: 'SUCCESS',
+    reason: 'late',
+    metadata: { session_id: 'S-1', dispatch_entry_id: a1.id },
+  });
+  const lostA = call('S-1', false);
+  const lostNone = call(undefined, false);
+  // An EXCHANGE naming the DISPATCH from another session does not answer it (the chain's calls never do that).
+  ledger.append({
+    event_type: 'EXCHANGE',
+    submission_id: 'C-1',
+    decision: 'SUCCESS',
+    reason: 'r',
+    metadata: { session_id: 'S-9', dispatch_entry_id: lostA.id },
+  });
+  const far = Date.parse('2030-01-01T00:00:00Z');
+  assert.deepEqual(
+    listOrphans(ledger, { timeoutMs: 0, now: far }).map((e) => e.id),
+    [none2.id, lostA.id, lostNone.id],
+  );
+  for (const answered of [a1, none1, b1, a2]) {
+    const exchange = exchangeOfDispatch(ledger, answered.id);
+    assert.equal(ledger.get(exchange as string)?.metadata.dispatch_entry_id, answered.id);
+  }
+  for (const lost of [none2, lostA, lostNone]) assert.equal(exchangeOfDispatch(ledger, lost.id), undefined);
+  assert.equal(exchangeOfDispatch(ledger, 'LED-nothing'), undefined);
+});
+
 test('orphans: DISPATCH markers with no linking EXCHANGE after the timeout', (t) => {
   let now = Date.parse('2026-01-01T00:00:00Z');
   const ledger = tempLedger(t, { clock: () => now });
@@ -324,6 +450,8 @@ test('orphans: DISPATCH markers with no linking EXCHANGE after the timeout', (t)
     listOrphans(ledger).some((e) => e.id === lost.id),
     'defaults: 5 minutes before the wall clock',
   );
+  assert.equal(exchangeOfDispatch(ledger, answered.id), ledger.query({ event_type: 'EXCHANGE' })[0]?.id);
+  assert.equal(exchangeOfDispatch(ledger, lost.id), undefined);
   assert.throws(() => listOrphans(ledger, { timeoutMs: -1 }), { code: 'ERR_LEDGER_QUERY_INVALID' });
   assert.throws(() => listOrphans(ledger, { now: Number.NaN }), { code: 'ERR_LEDGER_QUERY_INVALID' });
 });
