@@ -6,6 +6,8 @@ import type { LedgerQuery } from './query.js';
 import { verifyLedger } from './verify.js';
 import type { RedactionStore } from './redaction.js';
 
+const HAS_EXCHANGE_SQL = `SELECT 1 FROM entries WHERE session_id = ? AND event_type = 'EXCHANGE' AND dispatch_entry_id = ? LIMIT 1`;
+
 /**
  * The ledger as every backend offers it (SQLite file, PostgreSQL): async, so one contract suite runs both.
  * The hash contract is the same, so a chain moved from one to the other keeps its head hash and its anchors.
@@ -72,10 +74,9 @@ export function sqliteLedgerStore(ledger: Ledger): LedgerStore & RedactionStore 
     headAnchor: async () => ledger.head(),
     get: async (id) => ledger.get(id),
     query: async (query) => ledger.query(query),
+    // Through the session's index, the link read from its stored column: no entry is read whole.
     hasExchange: async (sessionId, dispatchId) =>
-      ledger
-        .query({ event_type: 'EXCHANGE', session_id: sessionId })
-        .some((e) => e.metadata.dispatch_entry_id === dispatchId),
+      ledger.statement(HAS_EXCHANGE_SQL).get(sessionId, dispatchId) !== undefined,
     async *rows(fromSeq = 1) {
       yield* ledger.rows(fromSeq);
     },
