@@ -42,6 +42,9 @@ export interface BudgeterOptions {
   walCheckpoints?: 'inline' | 'background';
 }
 
+/** A grouped step's outcome (runGrouped): its value, or what it threw. */
+export type StepResult = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 /**
  * Token and cost budgets per session → work order → agent, shared by processes through one SQLite file.
  * Every state change is one BEGIN IMMEDIATE transaction and is idempotent per request_id.
@@ -201,6 +204,36 @@ export class Budgeter {
       this.keep(requestId, outcome.records, this.ledger);
       return { ...outcome, ledger_entry_ids: this.publish(outcome.records, 'settlement', requestId) };
     });
+  }
+
+  /**
+   * Steps in one BEGIN IMMEDIATE transaction (one commit), in the order given. A step is one of this budgeter's own
+   * (reserve, settle, release, chargeUnknown), whose transaction becomes a savepoint inside this one: it runs over the
+   * state the steps before it left, as it would alone in that order, and one that throws rolls back only itself.
+   * Throws (everything rolled back) when the transaction cannot be begun or committed, or when a step's failure ended
+   * the transaction itself. Only for a budgeter without a ledger of its own (grouped): records a step appended to a
+   * ledger could not be taken back with a group that fails to commit.
+   */
+  runGrouped(steps: readonly (() => unknown)[]): StepResult[] {
+    if (!this.grouped) throw new CpError('ERR_INTERNAL', 'a budgeter with a ledger of its own runs its steps alone');
+    return this.store.immediate(() => {
+      const results: StepResult[] = [];
+      for (const step of steps) {
+        try {
+          results.push({ ok: true, value: step() });
+        } catch (error) {
+          // SQLite ends the whole transaction on some faults (a full disk): the steps before this one went with it.
+          if (!this.store.db.inTransaction) throw error;
+          results.push({ ok: false, error });
+        }
+      }
+      return results;
+    });
+  }
+
+  /** Whether steps may share a transaction (runGrouped): the budgeter appends to no ledger of its own. */
+  get grouped(): boolean {
+    return this.ledger === null;
   }
 
   status(options: { session_id?: string | undefined; limit?: number } = {}): BudgetStatus {

@@ -2,13 +2,14 @@ import type { CommitCount } from '#kernel/ledger/index.js';
 import type { Budgeter } from './budgeter.js';
 import type { Released, ReserveOutcome, Settled } from './results.js';
 import type { OutboxRow } from './kept-records.js';
+import { StepGroup } from './step-group.js';
 import type { BudgetStatus } from './status.js';
 import type { BudgetCrossing } from './crossings.js';
 
 /**
- * The budgeter as a router on any store uses it: the SQLite file (one process's synchronous transactions, wrapped)
- * or PostgreSQL (several hosts, one database). Outcomes are the same values; records are handed back for the
- * caller to batch with its own, never appended here.
+ * The budgeter as a router on any store uses it: the SQLite file (one process's transactions, shared by the steps of
+ * the calls in flight: step-group.ts) or PostgreSQL (several hosts, one database). Outcomes are the same values;
+ * records are handed back for the caller to batch with its own, never appended here.
  */
 export interface BudgetPort {
   readonly backend: 'sqlite' | 'postgres';
@@ -36,14 +37,16 @@ export interface BudgetPort {
   close(): Promise<void>;
 }
 
+/** The SQLite budgeter as a port: the steps of calls in flight share transactions (step-group.ts). */
 export function sqliteBudgetPort(budgeter: Budgeter): BudgetPort {
+  const steps = new StepGroup(budgeter);
   return {
     backend: 'sqlite',
-    reserve: async (request) => budgeter.reserve(request),
-    settle: async (request) => budgeter.settle(request),
-    release: async (requestId) => budgeter.release(requestId),
-    chargeUnknown: async (requestId, reason, metadata = {}) =>
-      budgeter.chargeUnknown(requestId, reason, metadata, null),
+    reserve: (request) => steps.reserve(() => budgeter.reserve(request)),
+    settle: (request) => steps.finish(() => budgeter.settle(request)),
+    release: (requestId) => steps.finish(() => budgeter.release(requestId)),
+    chargeUnknown: (requestId, reason, metadata = {}) =>
+      steps.finish(() => budgeter.chargeUnknown(requestId, reason, metadata, null)),
     stalePending: async (cutoffMs, limit) => budgeter.stalePending(cutoffMs, limit),
     recorded: (requestIds) => budgeter.recorded(requestIds),
     recordsDue: async (cutoffMs, limit) => budgeter.recordsDue(cutoffMs, limit),

@@ -60,6 +60,12 @@ export class SqliteCommits {
     return value;
   }
 
+  /** A lazy commit since made durable by a sync of the WAL of its own (wal-sync.ts): counted as durable. */
+  madeDurable(): void {
+    this.count.lazy -= 1;
+    this.count.durable += 1;
+  }
+
   /** A write that is not an append (a redaction, an import, laying out the tree) at the connection's own level. */
   atOwnLevel<T>(write: () => T): T {
     if (this.lowered) {

@@ -24,6 +24,7 @@ import { refuseIllFormed } from './validate.js';
 import { LedgerReader } from './ledger-reader.js';
 import { SqliteTree } from './merkle/sqlite-tree.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
+import { WalSync } from './wal-sync.js';
 
 export type { Synchronous } from './open.js';
 export type { LedgerQuery } from './query.js';
@@ -62,6 +63,8 @@ export class Ledger extends LedgerReader {
   private keepsTree = true;
   /** The worker thread checkpointing this connection's WAL, when opened with walCheckpoints 'background'. */
   private checkpointer: WalCheckpointer | null = null;
+  /** The WAL synced on the thread pool (appendBatchDurably): a file-backed writer at FULL only. */
+  private walSync: WalSync | null = null;
 
   private constructor(
     path: string,
@@ -150,9 +153,11 @@ export class Ledger extends LedgerReader {
         maxSkewMs,
         options.synchronous ?? 'FULL',
       );
-      if (options.walCheckpoints === 'background' && options.readonly !== true && path !== ':memory:' && path !== '') {
+      const fileWriter = options.readonly !== true && path !== ':memory:' && path !== '';
+      if (options.walCheckpoints === 'background' && fileWriter) {
         ledger.checkpointer = WalCheckpointer.start(db, path);
       }
+      if (fileWriter && (options.synchronous ?? 'FULL') === 'FULL') ledger.walSync = new WalSync(path);
       return ledger;
     } catch (cause) {
       db.close();
@@ -199,6 +204,23 @@ export class Ledger extends LedgerReader {
     return entries;
   }
 
+  /**
+   * appendBatch, durable unless asked not to be, without holding the event loop for the disk: committed at NORMAL,
+   * then the WAL synced on the thread pool (wal-sync.ts); resolves once the entries are on the disk, as a FULL commit
+   * would return. After a sync failed, every append is refused before it commits. A ledger with no WAL file of its
+   * own (in memory) or below FULL appends as appendBatch does.
+   */
+  async appendBatchDurably(inputs: readonly AppendInput[], options: AppendOptions = {}): Promise<LedgerEntry[]> {
+    const sync = this.walSync;
+    if (sync === null) return this.appendBatch(inputs, options);
+    sync.refuseAfterFailure();
+    if (options.durable === false) return this.appendBatch(inputs, options);
+    const entries = this.appendBatch(inputs, { ...options, durable: false });
+    await sync.sync();
+    this.commits.madeDurable();
+    return entries;
+  }
+
   /** The worker thread checkpointing this connection's WAL (walCheckpoints 'background'), or null. */
   get walCheckpointer(): WalCheckpointer | null {
     return this.checkpointer;
@@ -207,6 +229,7 @@ export class Ledger extends LedgerReader {
   /** Stops the checkpoint worker first (its last checkpoint runs here), then closes the connection. */
   override close(): void {
     this.checkpointer?.stop();
+    this.walSync?.close();
     super.close();
   }
 

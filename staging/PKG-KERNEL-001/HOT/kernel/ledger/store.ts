@@ -69,8 +69,9 @@ export function sqliteLedgerStore(ledger: Ledger): LedgerStore & RedactionStore 
   return {
     ...ledger.redaction,
     backend: 'sqlite',
-    append: async (input) => ledger.append(input),
-    appendBatch: async (inputs, options) => ledger.appendBatch(inputs, options),
+    append: async (input) => (await ledger.appendBatchDurably([input]))[0] as LedgerEntry,
+    // Durable appends wait for the disk off the event loop (Ledger.appendBatchDurably).
+    appendBatch: (inputs, options) => ledger.appendBatchDurably(inputs, options),
     headAnchor: async () => ledger.head(),
     get: async (id) => ledger.get(id),
     query: async (query) => ledger.query(query),

@@ -2,7 +2,7 @@
 // redirect never followed, the caller's signal aborting a reply mid-body, a refused connection named by its code.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { nodeHttpFetch } from '../../providers/transport.js';
@@ -110,6 +110,82 @@ test("the caller's signal aborts a reply mid-body; a refused connection is an er
     return true;
   });
   await assert.rejects(nodeHttpFetch()('ftp://127.0.0.1/x', init()), /unsupported protocol/);
+});
+
+/**
+ * What node:http's own `signal` option gives, aborted with `reason`: the request's error (before the reply, or a
+ * signal already fired), or what reading the body throws (aborted at its first chunk).
+ */
+function nodeOwnAbort(url: string, reason: unknown, midBody: boolean, already = false): Promise<unknown> {
+  const controller = new AbortController();
+  if (already) controller.abort(reason);
+  return new Promise((resolve) => {
+    const req = request(`${url}/v1/messages`, { method: 'POST', signal: controller.signal }, (res) => {
+      (async () => {
+        for await (const _ of res) controller.abort(reason);
+      })().catch(resolve);
+    });
+    req.on('error', (error) => {
+      if (!midBody) resolve(error);
+    });
+    req.end('{}');
+    if (!midBody && !already) setTimeout(() => controller.abort(reason), 20);
+  });
+}
+
+function sameError(mine: unknown, node: unknown, reason: unknown | undefined): void {
+  const [a, b] = [mine as Error & { code?: string }, node as Error & { code?: string }];
+  assert.equal(a.constructor, b.constructor, 'the same class as node:http gives');
+  assert.ok(a instanceof b.constructor);
+  assert.deepEqual([a.name, a.code, a.message], [b.name, b.code, b.message]);
+  assert.deepEqual(Object.keys(a), Object.keys(b));
+  assert.equal(a.cause, reason);
+  assert.equal(b.cause, reason);
+}
+
+test("an abort rejects with the very error node:http's signal option gives: before the reply, mid-body, already aborted", async (t) => {
+  const { server, url } = await serve((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: 1\n\n');
+  });
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const silent = await serve(() => {});
+  t.after(() => {
+    silent.server.closeAllConnections();
+    silent.server.close();
+  });
+  // Before the reply: the server never answers.
+  const early = new AbortController();
+  const reasonEarly = new Error('deadline');
+  const pending = nodeHttpFetch()(`${silent.url}/v1/messages`, init(early.signal));
+  setTimeout(() => early.abort(reasonEarly), 20);
+  const earlyError = await pending.then(
+    () => assert.fail('resolved'),
+    (e: unknown) => e,
+  );
+  sameError(earlyError, await nodeOwnAbort(silent.url, reasonEarly, false), reasonEarly);
+  // Mid-body.
+  const mid = new AbortController();
+  const reasonMid = new Error('client gone');
+  const reply = await nodeHttpFetch()(`${url}/v1/messages`, init(mid.signal));
+  let midError: unknown;
+  try {
+    for await (const _ of reply.body ?? []) mid.abort(reasonMid);
+  } catch (e) {
+    midError = e;
+  }
+  // The body's read fails as node's does (the socket destroyed under it): its error carries no cause.
+  sameError(midError, await nodeOwnAbort(url, reasonMid, true), undefined);
+  // A signal that has already fired.
+  const reasonBefore = new Error('drained');
+  const before = await nodeHttpFetch()(`${silent.url}/v1/messages`, init(AbortSignal.abort(reasonBefore))).then(
+    () => assert.fail('resolved'),
+    (e: unknown) => e,
+  );
+  sameError(before, await nodeOwnAbort(silent.url, reasonBefore, false, true), reasonBefore);
 });
 
 test('a kept-alive connection the server drops just as it is reused: the request goes once more on a new one', async (t) => {
