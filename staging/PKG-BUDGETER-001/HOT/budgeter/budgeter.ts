@@ -3,6 +3,7 @@ import type { AppendInput, CommitCount, Ledger } from '#kernel/ledger/index.js';
 import type { WalCheckpointer } from '#kernel/ledger/wal-checkpointer.js';
 import { type BudgetConfig, budgetDbPathForRoot, loadBudgetConfigForRoot, parseBudgetConfig } from './config.js';
 import { parseRequestId, parseReserveInput } from './input.js';
+import { isoTime } from './iso-time.js';
 import type { RecordContext } from './records.js';
 import type { Released, ReserveOutcome, Settled } from './results.js';
 import {
@@ -116,8 +117,7 @@ export class Budgeter {
    * the caller reports them appended (recorded) or a reconciliation pass delivers them (deliverRecords).
    */
   private keep(requestId: string, records: readonly AppendInput[], ledger: Ledger | null): void {
-    if (ledger === null && records.length > 0)
-      this.store.putOutbox(requestId, new Date(this.clock()).toISOString(), records);
+    if (ledger === null && records.length > 0) this.store.putOutbox(requestId, isoTime(this.clock()), records);
   }
 
   /**
@@ -236,6 +236,9 @@ export class Budgeter {
     ledger: Ledger | null = this.ledger,
   ): string[] {
     if (!ledger || records.length === 0) return [];
+    // The step's scope rows are written before its records reach the ledger: a write failing after the append
+    // would roll the budget back under a record the ledger already holds.
+    this.store.writeStep();
     let ids: string[];
     try {
       ids = ledger.appendBatch(records).map((entry) => entry.id);
