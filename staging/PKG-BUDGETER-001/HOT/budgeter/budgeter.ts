@@ -143,13 +143,12 @@ export class Budgeter {
   reserve(request: unknown): ReserveOutcome {
     const input = parseReserveInput(request);
     return this.store.immediate((): ReserveOutcome => {
+      // A step's outcome is a new object of its own: its ledger ids are set in place, not copied into another.
       const outcome = reserveStep(this.tx(), input);
-      return {
-        ...outcome,
-        ledger_entry_ids: outcome.ok
-          ? this.publish(outcome.records, 'allocation', outcome.reservation.request_id)
-          : this.publish(outcome.records),
-      };
+      outcome.ledger_entry_ids = outcome.ok
+        ? this.publish(outcome.records, 'allocation', outcome.reservation.request_id)
+        : this.publish(outcome.records);
+      return outcome;
     });
   }
 
@@ -159,7 +158,8 @@ export class Budgeter {
     return this.store.immediate((): Settled => {
       const outcome = settleStep(this.tx(), requestId, usage, model);
       this.keep(requestId, outcome.records, this.ledger);
-      return { ...outcome, ledger_entry_ids: this.publish(outcome.records, 'settlement', requestId) };
+      outcome.ledger_entry_ids = this.publish(outcome.records, 'settlement', requestId);
+      return outcome;
     });
   }
 
