@@ -3,6 +3,7 @@ import type { AppendInput, CommitCount, Ledger } from '#kernel/ledger/index.js';
 import type { WalCheckpointer } from '#kernel/ledger/wal-checkpointer.js';
 import { type BudgetConfig, budgetDbPathForRoot, loadBudgetConfigForRoot, parseBudgetConfig } from './config.js';
 import { parseRequestId, parseReserveInput } from './input.js';
+import { isoTime } from './iso-time.js';
 import type { RecordContext } from './records.js';
 import type { Released, ReserveOutcome, Settled } from './results.js';
 import {
@@ -119,8 +120,7 @@ export class Budgeter {
    * the caller reports them appended (recorded) or a reconciliation pass delivers them (deliverRecords).
    */
   private keep(requestId: string, records: readonly AppendInput[], ledger: Ledger | null): void {
-    if (ledger === null && records.length > 0)
-      this.store.putOutbox(requestId, new Date(this.clock()).toISOString(), records);
+    if (ledger === null && records.length > 0) this.store.putOutbox(requestId, isoTime(this.clock()), records);
   }
 
   /**
@@ -146,13 +146,12 @@ export class Budgeter {
   reserve(request: unknown): ReserveOutcome {
     const input = parseReserveInput(request);
     return this.store.immediate((): ReserveOutcome => {
+      // A step's outcome is a new object of its own: its ledger ids are set in place, not copied into another.
       const outcome = reserveStep(this.tx(), input);
-      return {
-        ...outcome,
-        ledger_entry_ids: outcome.ok
-          ? this.publish(outcome.records, 'allocation', outcome.reservation.request_id)
-          : this.publish(outcome.records),
-      };
+      outcome.ledger_entry_ids = outcome.ok
+        ? this.publish(outcome.records, 'allocation', outcome.reservation.request_id)
+        : this.publish(outcome.records);
+      return outcome;
     });
   }
 
@@ -162,7 +161,8 @@ export class Budgeter {
     return this.store.immediate((): Settled => {
       const outcome = settleStep(this.tx(), requestId, usage, model);
       this.keep(requestId, outcome.records, this.ledger);
-      return { ...outcome, ledger_entry_ids: this.publish(outcome.records, 'settlement', requestId) };
+      outcome.ledger_entry_ids = this.publish(outcome.records, 'settlement', requestId);
+      return outcome;
     });
   }
 
@@ -269,6 +269,9 @@ export class Budgeter {
     ledger: Ledger | null = this.ledger,
   ): string[] {
     if (!ledger || records.length === 0) return [];
+    // The step's scope rows are written before its records reach the ledger: a write failing after the append
+    // would roll the budget back under a record the ledger already holds.
+    this.store.writeStep();
     let ids: string[];
     try {
       ids = ledger.appendBatch(records).map((entry) => entry.id);

@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { CpError, show } from '#kernel/errors.js';
 import type { BudgetConfig } from './config.js';
 import { type BudgetCrossing, crossingsOf, exhaustedBy } from './crossings.js';
 import type { ReserveInput } from './input.js';
+import { isoTime } from './iso-time.js';
 import {
   MAX_USAGE_TOKENS,
   type NormalizedUsage,
@@ -64,7 +65,7 @@ function paramsKey(input: ReserveInput): string {
  * the row's own columns, so the row holds only what tells a different replay apart.
  */
 function storedParamsKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest().subarray(0, 16).toString('base64url');
+  return hash('sha256', key, 'buffer').subarray(0, 16).toString('base64url');
 }
 
 /** Whether a stored key is `key`'s: a row written before the digest holds the key itself (a JSON array). */
@@ -147,7 +148,7 @@ export function reserveTx(ctx: TxContext, input: ReserveInput): ReserveDecision 
     usage: null,
     usage_key: null,
     over_budget: violations.length > 0 ? 1 : 0,
-    created_at: new Date(now).toISOString(),
+    created_at: isoTime(now),
     finished_at: null,
     allocation_entry_id: null,
     settlement_entry_id: null,
@@ -262,7 +263,7 @@ export function settleTx(
     usage: null,
     usage_key: usageKey,
     over_budget: row.over_budget === 1 || exceeded.length > 0 ? 1 : 0,
-    finished_at: new Date(now).toISOString(),
+    finished_at: isoTime(now),
   };
   store.finishReservation(finished);
   const crossed = crossingsOf(config, uses, after);
@@ -314,7 +315,7 @@ export function releaseTx(ctx: TxContext, requestId: string): { row: Reservation
     refundRate(ctx.config, store, scopes, row.reserved_tokens, Date.parse(row.created_at));
     addInFlight(ctx.config, store, scopes, -1);
   }
-  const finished: ReservationRow = { ...row, state: 'released', finished_at: new Date(now).toISOString() };
+  const finished: ReservationRow = { ...row, state: 'released', finished_at: isoTime(now) };
   store.finishReservation(finished);
   return { row: finished, replayed: false };
 }

@@ -13,8 +13,10 @@ export function hasBudgetScope(db: Database.Database): boolean {
 }
 
 /**
- * The hot reads return arrays (better-sqlite3's raw mode), made into objects here: an object literal of a fixed
- * shape costs a fraction of the row object the driver builds property by property (a tenth of a budget step).
+ * The hot reads return one JSON array (json_array, parsed here) made into an object of a fixed shape: the driver
+ * hands each value of a row to JavaScript through a call of its own (~1,200 instructions a value, measured with
+ * callgrind: a reservation's 21 read as a row 36K, as one JSON text 23K), and builds a row object property by
+ * property at several times that.
  */
 const RESERVATION_COLUMNS = [
   'request_id',
@@ -83,35 +85,18 @@ export function totalsOf(key: ScopeKey, r: unknown[]): TotalsRow {
   };
 }
 
-/**
- * Adding the same delta to the totals of `n` scopes (at most four: session, work order, agent, key) in one
- * statement: a statement per scope cost a fifth of a reserve or settle more. Two rows naming one scope are both
- * added, as two statements would. (Reads stay one primary-key lookup per scope: an IN list builds an ephemeral
- * table of its values first, slower than the lookups it saves.)
- */
-export function addTotalsStatement(db: Database.Database, n: number): Database.Statement {
-  const rows = Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-  return db.prepare(`INSERT INTO scope_rows (scope, kind, session_id, work_order_id, agent_id, reserved_tokens,
-    reserved_cost, settled_tokens, settled_cost, requests, unknown_cost_requests) VALUES ${rows.join(', ')}
-    ON CONFLICT (scope) DO UPDATE SET counted = 1,
-      reserved_tokens = reserved_tokens + excluded.reserved_tokens, reserved_cost = reserved_cost + excluded.reserved_cost,
-      settled_tokens = settled_tokens + excluded.settled_tokens, settled_cost = settled_cost + excluded.settled_cost,
-      requests = requests + excluded.requests, unknown_cost_requests = unknown_cost_requests + excluded.unknown_cost_requests`);
-}
-
 /** Whether rate windows are kept in their scope's row (version 4 on); an older file is read as it is. */
-function hasMergedWindows(db: Database.Database): boolean {
+export function hasMergedWindows(db: Database.Database): boolean {
   return db.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'scope_rows'").pluck().get() !== 0;
 }
 
 export function budgetStatements(db: Database.Database) {
   const merged = hasMergedWindows(db);
   // A version 1 file (read-only openers read it as it is) has no budget_scope column: it reads as ''.
-  const columns = RESERVATION_COLUMNS.map((c) =>
-    c === 'budget_scope' && !hasBudgetScope(db) ? "'' AS budget_scope" : c,
-  ).join(', ');
+  const columns = RESERVATION_COLUMNS.map((c) => (c === 'budget_scope' && !hasBudgetScope(db) ? "''" : c)).join(', ');
   return {
-    getReservation: db.prepare(`SELECT ${columns} FROM reservations WHERE request_id = ?`).raw(),
+    getReservation: db.prepare(`SELECT json_array(${columns}) FROM reservations WHERE request_id = ?`).pluck(),
+    // A step's reads of scope rows are step-rows.ts's; these read an older file opened read-only.
     getTotals: db
       .prepare(
         `SELECT reserved_tokens, reserved_cost, settled_tokens, settled_cost, requests, unknown_cost_requests

@@ -8,7 +8,8 @@ import { type AppendInput, commitCount } from '#kernel/ledger/index.js';
 import type { ScopeKind } from './config.js';
 import { type OutboxRow, outboxRow } from './kept-records.js';
 import { BUDGET_DDL, checkMeta, initialiseMeta } from './store-layout.js';
-import { addTotalsStatement, budgetStatements, reservationOf, totalsOf, writeStatements } from './store-statements.js';
+import { StepRows } from './step-rows.js';
+import { budgetStatements, hasMergedWindows, reservationOf, totalsOf, writeStatements } from './store-statements.js';
 
 export { BUDGET_DB_FORMAT, BUDGET_DB_VERSION } from './store-layout.js';
 
@@ -178,7 +179,8 @@ export class BudgetStore implements BudgetState {
   private readonly stmts: ReturnType<typeof budgetStatements>;
   /** Prepared on first write: an older file opened read-only has neither budget_scope nor open_requests. */
   private writes: ReturnType<typeof writeStatements> | undefined;
-  private readonly addByCount: (Database.Statement | undefined)[] = [];
+  /** A step's scope rows, read once and written together (null: an older file opened read-only, read as it is). */
+  private readonly rows: StepRows | null;
   // Built once: better-sqlite3 builds a wrapper per db.transaction() call, which costs more than the statements.
   private readonly runInTx: Database.Transaction<(fn: () => unknown) => unknown>;
   /** Transactions committed, fsynced (synchronous=FULL) or not (NORMAL): a call's fsyncs are counted here. */
@@ -193,6 +195,7 @@ export class BudgetStore implements BudgetState {
   ) {
     this.db = db;
     this.stmts = budgetStatements(db);
+    this.rows = hasMergedWindows(db) ? new StepRows(db) : null;
     this.runInTx = db.transaction((fn: () => unknown) => fn());
   }
 
@@ -235,9 +238,23 @@ export class BudgetStore implements BudgetState {
     }
   }
 
-  /** Run `fn` in a BEGIN IMMEDIATE transaction: the write lock is taken before anything is read. */
+  /**
+   * Run `fn` in a BEGIN IMMEDIATE transaction: the write lock is taken before anything is read. It is one step: the
+   * scope rows it reads are read once, and what it adds and puts to them is written when it ends (or at writeStep).
+   */
   immediate<T>(fn: () => T): T {
-    const value = this.runInTx.immediate(fn) as T;
+    const outer = !this.db.inTransaction;
+    let value: T;
+    if (outer) this.rows?.begin();
+    try {
+      value = this.runInTx.immediate(() => {
+        const result = fn();
+        if (outer) this.writeStep();
+        return result;
+      }) as T;
+    } finally {
+      if (outer) this.rows?.end();
+    }
     if (!this.db.inTransaction) {
       if (this.durable) this.commits.durable += 1;
       else this.commits.lazy += 1;
@@ -247,8 +264,8 @@ export class BudgetStore implements BudgetState {
   }
 
   getReservation(requestId: string): ReservationRow | undefined {
-    const row = this.stmts.getReservation.get(requestId) as unknown[] | undefined;
-    return row === undefined ? undefined : reservationOf(row);
+    const row = this.stmts.getReservation.get(requestId) as string | undefined;
+    return row === undefined ? undefined : reservationOf(JSON.parse(row) as unknown[]);
   }
 
   insertReservation(row: NewReservation): void {
@@ -291,8 +308,14 @@ export class BudgetStore implements BudgetState {
     (which === 'allocation' ? this.stmts.setAllocationEntry : this.stmts.setSettlementEntry).run(entryId, requestId);
   }
 
+  /** Writes the scope rows the step in progress changed (before its records go to a ledger in its transaction). */
+  writeStep(): void {
+    this.rows?.flush();
+  }
+
   /** Totals of each key, in the order given; a scope never charged reads as zeros. */
   totals(keys: readonly ScopeKey[]): TotalsRow[] {
+    if (this.rows !== null) return this.rows.totals(keys);
     return keys.map((key) => {
       const row = this.stmts.getTotals.get(key.scope) as unknown[] | undefined;
       return row === undefined ? zeroTotals(key) : totalsOf(key, row);
@@ -301,26 +324,16 @@ export class BudgetStore implements BudgetState {
 
   /** Add the same delta to every key's totals. */
   addTotals(keys: readonly ScopeKey[], delta: TotalsDelta): void {
-    if (keys.length === 0) return;
-    const rt = delta.reserved_tokens ?? 0;
-    const rc = delta.reserved_cost ?? 0;
-    const st = delta.settled_tokens ?? 0;
-    const sc = delta.settled_cost ?? 0;
-    const rq = delta.requests ?? 0;
-    const uc = delta.unknown_cost_requests ?? 0;
-    const params: (string | number)[] = [];
-    for (const k of keys)
-      params.push(k.scope, k.kind, k.session_id, k.work_order_id, k.agent_id, rt, rc, st, sc, rq, uc);
-    this.addStatement(keys.length).run(params);
+    this.writableRows().addTotals(keys, delta);
   }
 
-  private addStatement(n: number): Database.Statement {
-    let made = this.addByCount[n];
-    if (made === undefined) {
-      made = addTotalsStatement(this.db, n);
-      this.addByCount[n] = made;
+  private writableRows(): StepRows {
+    if (this.rows === null) {
+      throw new CpError('ERR_INTERNAL', 'a budget step wrote to an older budget file opened read-only', {
+        hint: 'a bug: only a writer, whose opening brings the file to the current version, runs budget steps',
+      });
     }
-    return made;
+    return this.rows;
   }
 
   sessionTotals(sessionId: string): TotalsRow[] {
@@ -342,6 +355,7 @@ export class BudgetStore implements BudgetState {
   }
 
   window(key: ScopeKey): WindowRow | undefined {
+    if (this.rows !== null) return this.rows.window(key);
     const row = this.stmts.getWindow.get(key.scope) as [number, number, number] | undefined;
     return row === undefined ? undefined : { window_start: row[0], requests: row[1], tokens: row[2] };
   }
@@ -362,16 +376,7 @@ export class BudgetStore implements BudgetState {
   }
 
   putWindow(key: ScopeKey, row: WindowRow): void {
-    this.writeStatements().putWindow.run(
-      key.scope,
-      key.kind,
-      key.session_id,
-      key.work_order_id,
-      key.agent_id,
-      row.window_start,
-      row.requests,
-      row.tokens,
-    );
+    this.writableRows().putWindow(key, row);
   }
 
   /** The worker thread checkpointing this store's WAL (walCheckpoints 'background'), or null. */
