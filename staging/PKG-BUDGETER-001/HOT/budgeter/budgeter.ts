@@ -216,7 +216,7 @@ export class Budgeter {
    */
   runGrouped(steps: readonly (() => unknown)[]): StepResult[] {
     if (!this.grouped) throw new CpError('ERR_INTERNAL', 'a budgeter with a ledger of its own runs its steps alone');
-    return this.store.immediate(() => {
+    return this.store.group(() => {
       const results: StepResult[] = [];
       for (const step of steps) {
         try {

@@ -181,6 +181,8 @@ export class BudgetStore implements BudgetState {
   private writes: ReturnType<typeof writeStatements> | undefined;
   /** A step's scope rows, read once and written together (null: an older file opened read-only, read as it is). */
   private readonly rows: StepRows | null;
+  /** A step (immediate) is running: steps it calls are part of it. */
+  private inStep = false;
   // Built once: better-sqlite3 builds a wrapper per db.transaction() call, which costs more than the statements.
   private readonly runInTx: Database.Transaction<(fn: () => unknown) => unknown>;
   /** Transactions committed, fsynced (synchronous=FULL) or not (NORMAL): a call's fsyncs are counted here. */
@@ -243,9 +245,13 @@ export class BudgetStore implements BudgetState {
    * scope rows it reads are read once, and what it adds and puts to them is written when it ends (or at writeStep).
    */
   immediate<T>(fn: () => T): T {
-    const outer = !this.db.inTransaction;
+    // A step nested in another (a step calling a step) is part of it; one in a group (group()) is a step of its own.
+    const outer = !this.inStep;
     let value: T;
-    if (outer) this.rows?.begin();
+    if (outer) {
+      this.rows?.begin();
+      this.inStep = true;
+    }
     try {
       value = this.runInTx.immediate(() => {
         const result = fn();
@@ -253,14 +259,33 @@ export class BudgetStore implements BudgetState {
         return result;
       }) as T;
     } finally {
-      if (outer) this.rows?.end();
+      if (outer) {
+        this.rows?.end();
+        this.inStep = false;
+      }
     }
-    if (!this.db.inTransaction) {
-      if (this.durable) this.commits.durable += 1;
-      else this.commits.lazy += 1;
-      this.checkpointer?.afterCommit();
-    }
+    this.committed();
     return value;
+  }
+
+  /**
+   * Several steps in one BEGIN IMMEDIATE transaction (Budgeter.runGrouped): each `immediate` inside is a step of its
+   * own in a savepoint, its scope rows read and written within it, so one that throws takes back its writes and
+   * its rows both, and the next step reads the file as the steps before it left it.
+   */
+  group<T>(fn: () => T): T {
+    if (this.inStep) throw new CpError('ERR_INTERNAL', 'a group of budget steps cannot run inside a step');
+    const value = this.runInTx.immediate(fn) as T;
+    this.committed();
+    return value;
+  }
+
+  /** Counts a commit when no transaction is left open (a nested step's savepoint is not one). */
+  private committed(): void {
+    if (this.db.inTransaction) return;
+    if (this.durable) this.commits.durable += 1;
+    else this.commits.lazy += 1;
+    this.checkpointer?.afterCommit();
   }
 
   getReservation(requestId: string): ReservationRow | undefined {

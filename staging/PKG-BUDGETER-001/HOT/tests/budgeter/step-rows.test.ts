@@ -125,3 +125,30 @@ test('outside a step each write reaches the file at once and each read reads the
   assert.equal(store.totals([session])[0]?.requests, 5);
   assert.deepEqual(store.window(session), window);
 });
+
+test('in a group of steps, one that throws after adding takes its additions back; the steps around it commit theirs', (t) => {
+  const { store, path } = openStore(t);
+  const seen = store.group(() => {
+    store.immediate(() => store.addTotals([session], { reserved_tokens: 10 }));
+    assert.throws(
+      () =>
+        store.immediate(() => {
+          store.addTotals([session, agent], { reserved_tokens: 1000 });
+          store.putWindow(session, window);
+          throw new Error('refused mid-step');
+        }),
+      /refused mid-step/,
+    );
+    return store.immediate(() => {
+      store.addTotals([session], { reserved_tokens: 5 });
+      return { tokens: store.totals([session])[0]?.reserved_tokens, window: store.window(session) };
+    });
+  });
+  assert.deepEqual(seen, { tokens: 15, window: undefined });
+  const rows = fileRows(t, path) as { scope: string; reserved_tokens: number; window_start: number | null }[];
+  assert.deepEqual(
+    rows.map((r) => [r.scope, r.reserved_tokens, r.window_start]),
+    [[session.scope, 15, null]],
+  );
+  assert.equal(store.commits.lazy + store.commits.durable, 1, 'one commit for the group');
+});
