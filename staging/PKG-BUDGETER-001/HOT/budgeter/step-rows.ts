@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { ScopeKey, TotalsDelta, TotalsRow, WindowRow } from './store.js';
+import { totalsOf } from './store-statements.js';
 
 /**
  * A scope's row of scope_rows as one step sees it: the counters and window read at its first use, what the step
@@ -103,7 +104,7 @@ export class StepRows {
 
   totals(keys: readonly ScopeKey[]): TotalsRow[] {
     this.load(keys);
-    const out = keys.map((key) => totalsRow(key, (this.rows.get(key.scope) as StepRow).counters));
+    const out = keys.map((key) => totalsOf(key, (this.rows.get(key.scope) as StepRow).counters));
     this.outsideStep();
     return out;
   }
@@ -231,20 +232,4 @@ export class StepRows {
     this.flush();
     this.rows.clear();
   }
-}
-
-function totalsRow(key: ScopeKey, c: number[]): TotalsRow {
-  return {
-    scope: key.scope,
-    kind: key.kind,
-    session_id: key.session_id,
-    work_order_id: key.work_order_id,
-    agent_id: key.agent_id,
-    reserved_tokens: c[0] as number,
-    reserved_cost: c[1] as number,
-    settled_tokens: c[2] as number,
-    settled_cost: c[3] as number,
-    requests: c[4] as number,
-    unknown_cost_requests: c[5] as number,
-  };
 }
