@@ -36,7 +36,7 @@ export class GroupCommit {
   constructor(
     private readonly append: (
       records: AppendInput[],
-      options: Pick<AppendOptions, 'durable' | 'stored'>,
+      options: Pick<AppendOptions, 'durable' | 'stored' | 'waitHere'>,
     ) => Promise<LedgerEntry[]>,
     private readonly lone: () => boolean = () => false,
   ) {}
@@ -71,7 +71,12 @@ export class GroupCommit {
     try {
       const records = group.flatMap((w) => w.batch);
       // Only the ids are read back: the entries come as stored, without the text view a read would build.
-      entries = await this.append(records, { durable: group.some((w) => w.durable), stored: true });
+      // A lone call's commit waits for the disk on this thread: no other call needs the event loop meanwhile.
+      entries = await this.append(records, {
+        durable: group.some((w) => w.durable),
+        stored: true,
+        waitHere: group.length === 1 && this.lone(),
+      });
     } catch (error) {
       for (const waiting of group) waiting.resolve({ ok: false, error, alone: group.length === 1 });
       return;

@@ -184,6 +184,8 @@ export class Ledger extends LedgerReader {
 
   /** Append many entries in one BEGIN IMMEDIATE transaction: all or none. */
   appendBatch(inputs: readonly AppendInput[], options: AppendOptions = {}): LedgerEntry[] {
+    // After a WAL sync failed no write is trusted to the disk, whichever path it takes (wal-sync.ts).
+    this.walSync?.refuseAfterFailure();
     // Validation and canonicalisation happen before taking the write lock, so other appenders wait less.
     const prepared = inputs.map((input, index) => prepareAppend(input, index));
     const once = options.once === undefined ? undefined : new Set(options.once);
@@ -208,13 +210,14 @@ export class Ledger extends LedgerReader {
    * appendBatch, durable unless asked not to be, without holding the event loop for the disk: committed at NORMAL,
    * then the WAL synced on the thread pool (wal-sync.ts); resolves once the entries are on the disk, as a FULL commit
    * would return. After a sync failed, every append is refused before it commits. A ledger with no WAL file of its
-   * own (in memory) or below FULL appends as appendBatch does.
+   * own (in memory) or below FULL appends as appendBatch does, and so does a durable append asked to wait here
+   * (`waitHere`: the caller has nothing else in flight, and the thread pool's round trip would only add to its wait).
    */
   async appendBatchDurably(inputs: readonly AppendInput[], options: AppendOptions = {}): Promise<LedgerEntry[]> {
     const sync = this.walSync;
     if (sync === null) return this.appendBatch(inputs, options);
     sync.refuseAfterFailure();
-    if (options.durable === false) return this.appendBatch(inputs, options);
+    if (options.durable === false || options.waitHere === true) return this.appendBatch(inputs, options);
     const entries = this.appendBatch(inputs, { ...options, durable: false });
     await sync.sync();
     this.commits.madeDurable();

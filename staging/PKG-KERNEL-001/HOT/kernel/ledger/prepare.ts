@@ -26,6 +26,13 @@ export interface AppendOptions {
    * a view nobody reads.
    */
   stored?: boolean;
+  /**
+   * True: a durable SQLite commit waits for the disk on the caller's thread (synchronous=FULL) instead of syncing the
+   * WAL on the thread pool while the event loop runs (Ledger.appendBatchDurably). For a caller with nothing else in
+   * flight, which the event loop would not serve meanwhile: the hand-off to the pool and back costs a lone call more
+   * than it frees. The same fsync either way; ignored by PostgreSQL.
+   */
+  waitHere?: boolean;
 }
 
 /** An input the chain already holds by its (event_type, submission_id, decision), among those `once` names. */

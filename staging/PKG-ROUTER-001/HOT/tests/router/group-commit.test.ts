@@ -76,6 +76,21 @@ test("a lone caller's batch is written without waiting for the next turn of the 
   assert.equal(turned, true, 'a caller with others in flight waits a turn for them');
 });
 
+test("a lone caller's commit waits for the disk on its own thread; a group's, or one beside other calls, does not", async () => {
+  const asked: (boolean | undefined)[] = [];
+  const append = async (records: AppendInput[], options: { waitHere?: boolean }): Promise<LedgerEntry[]> => {
+    asked.push(options.waitHere);
+    return records.map((_, i) => ({ id: `E${i}` }) as LedgerEntry);
+  };
+  let lone = true;
+  const group = new GroupCommit(append, () => lone);
+  await group.commit([record]);
+  lone = false;
+  await group.commit([record]);
+  await Promise.all([group.commit([record]), group.commit([record])]);
+  assert.deepEqual(asked, [true, false, false]);
+});
+
 test('a failed group tells each batch whether it was alone in it (its own fault) or not', async () => {
   const failing = new GroupCommit(async () => {
     throw new Error('disk I/O error');

@@ -58,5 +58,28 @@ test('after a WAL sync failed, the append is not acknowledged and every later on
   const head = ledger.head().seq;
   for (const durable of [true, false])
     await assert.rejects(store.appendBatch([note(`retried-${durable}`)], { durable }), /syncing the ledger WAL/);
+  await assert.rejects(store.appendBatch([note('lone')], { waitHere: true }), /syncing the ledger WAL/);
+  // Nor does a write that bypasses the store commit: the disk's state is unknown to every path.
+  assert.throws(() => ledger.appendBatch([note('direct')]), /syncing the ledger WAL/);
   assert.equal(ledger.head().seq, head, 'nothing committed after the failure');
+});
+
+test('a lone durable append (waitHere) commits at FULL and is durable before the call returns; others wait for the pool', async (t) => {
+  const ledger = tempLedger(t);
+  const store = sqliteLedgerStore(ledger);
+  const levels = recordLevels(ledger);
+  const before = ledger.commitCount.durable;
+  const lone = store.appendBatch([note('lone')], { waitHere: true });
+  // Counted before the promise is awaited: the fsync was made on this thread, inside the commit.
+  assert.equal(ledger.commitCount.durable - before, 1);
+  await lone;
+  const pooled = store.appendBatch([note('pooled')]);
+  assert.equal(ledger.commitCount.durable - before, 1, 'not durable until the pool synced the WAL');
+  await pooled;
+  assert.equal(ledger.commitCount.durable - before, 2);
+  // synchronous: 2 is FULL (its own fsync in the commit), 1 NORMAL (the WAL synced after it).
+  assert.deepEqual(levels(), [
+    ['lone', 2],
+    ['pooled', 1],
+  ]);
 });
