@@ -153,8 +153,19 @@ export function hashInputOf(
   timestamp: string,
   previousHash: string,
 ): string {
-  const q = JSON.stringify;
+  const q = quoted;
   return `{"decision":${q(decision)},"event_type":${q(eventType)},"id":${q(id)},"metadata":${metadataJson},"previous_hash":${q(previousHash)},"reason":${q(reason)},"submission_id":${q(submissionId)},"timestamp":${q(timestamp)}}`;
+}
+
+/** What JSON.stringify escapes in a string: a quote, a backslash, a control character, a surrogate (if lone). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * JSON.stringify(text), its call skipped for text with nothing to escape (ids, hex hashes, timestamps, kinds):
+ * then the JSON is the text between quotes. A paired surrogate also takes JSON.stringify, which keeps it as it is.
+ */
+export function quoted(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 export const HASH_PATTERN = /^[0-9a-f]{64}$/;

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalJson } from '../../../kernel/canonical.js';
 import { GENESIS_HASH, hashInput, hashInputFromColumns, type LedgerEntry } from '../../../kernel/ledger/index.js';
+import { quoted } from '../../../kernel/ledger/entry.js';
 import { appendN, tempLedger } from './helpers.js';
 
 // Strings that stress JSON string serialisation: escapes, controls, non-BMP, lone surrogates, DEL, U+2028.
@@ -68,6 +69,16 @@ test('the column-built hash input equals the canonical JSON of the entry (equiva
     const fast = hashInputFromColumns({ ...entry, metadata: canonicalJson(entry.metadata) });
     assert.equal(fast, hashInput(entry), `entry ${i}`);
   }
+});
+
+test('quoted writes every string as JSON.stringify does, its fast path included (each UTF-16 code unit, alone and in text)', () => {
+  for (let unit = 0; unit <= 0xffff; unit += 1) {
+    const char = String.fromCharCode(unit);
+    for (const text of [char, `LED-${char}0`, `${char}${char}`])
+      assert.equal(quoted(text), JSON.stringify(text), `U+${unit}`);
+  }
+  for (const text of [...NASTY, '\ud83d\ude00', '\udc00\ud800', 'a\ud83dz', GENESIS_HASH, '2026-01-01T00:00:00.000Z'])
+    assert.equal(quoted(text), JSON.stringify(text), JSON.stringify(text));
 });
 
 test('stored metadata is canonical JSON, so the stored columns rebuild the exact hash input', (t) => {
