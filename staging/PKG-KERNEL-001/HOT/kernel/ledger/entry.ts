@@ -153,6 +153,21 @@ export function hashInputOf(
   timestamp: string,
   previousHash: string,
 ): string {
+  const x = NEEDS_ESCAPE;
+  // The append path's columns (kinds, ids, hashes, timestamps) rarely hold anything to escape: quoted in the one
+  // template, each value is one piece of it rather than a quoted string of its own.
+  if (
+    !(
+      x.test(decision) ||
+      x.test(eventType) ||
+      x.test(id) ||
+      x.test(previousHash) ||
+      x.test(reason) ||
+      x.test(submissionId) ||
+      x.test(timestamp)
+    )
+  )
+    return `{"decision":"${decision}","event_type":"${eventType}","id":"${id}","metadata":${metadataJson},"previous_hash":"${previousHash}","reason":"${reason}","submission_id":"${submissionId}","timestamp":"${timestamp}"}`;
   const q = quoted;
   return `{"decision":${q(decision)},"event_type":${q(eventType)},"id":${q(id)},"metadata":${metadataJson},"previous_hash":${q(previousHash)},"reason":${q(reason)},"submission_id":${q(submissionId)},"timestamp":${q(timestamp)}}`;
 }
