@@ -3,7 +3,7 @@ import { CpError, type ErrorCode, show } from '../errors.js';
 import { wellFormed, wellFormedDeep } from '../text.js';
 import type { AppendInput } from './entry.js';
 import { contentRefs, prepareContent, type PreparedContent } from './content.js';
-import { validateAppendInput } from './validate.js';
+import { checkAppendInput } from './validate.js';
 
 /** How an append treats records a crash may have left half-delivered (ledger.appendBatch, PgLedger.appendBatch). */
 export interface AppendOptions {
@@ -76,12 +76,23 @@ export interface PreparedAppend {
   reason: string;
   metadata: Record<string, unknown>;
   metadataJson: string;
-  content?: PreparedContent;
+  content?: PreparedContent | undefined;
 }
 
 /** Validates and canonicalises one append outside any lock: the same for every ledger store. */
 export function prepareAppend(input: AppendInput, index = 0): PreparedAppend {
-  return wellFormedAppend(validateAppendInput(input, index) as PreparedAppend, input, index);
+  checkAppendInput(input, index);
+  // Every field set here, so every prepared append has one shape and nothing is added to it later.
+  const prepared: PreparedAppend = {
+    event_type: input.event_type,
+    submission_id: input.submission_id,
+    decision: input.decision,
+    reason: input.reason,
+    metadata: input.metadata ?? {},
+    metadataJson: '',
+    content: undefined,
+  };
+  return wellFormedAppend(prepared, input, index);
 }
 
 /**

@@ -16,15 +16,30 @@ export interface ValidAppendInput {
 const ENTRY_FIELDS: ReadonlySet<string> = new Set([...STRING_FIELDS, 'metadata', 'content']);
 const NONE: readonly string[] = [];
 
-/** The record's own keys that are no entry field (the shared empty list when there are none: appends are many). */
+/**
+ * The record's own keys that are no entry field (the shared empty list when there are none: appends are many).
+ * for…in walks the keys without the array Object.keys makes; an inherited key is skipped as Object.keys skips it.
+ */
 function unknownFields(record: Record<string, unknown>): readonly string[] {
   let extra: string[] | undefined;
-  for (const key of Object.keys(record)) if (!ENTRY_FIELDS.has(key)) (extra ??= []).push(key);
+  for (const key in record) if (!ENTRY_FIELDS.has(key) && Object.hasOwn(record, key)) (extra ??= []).push(key);
   return extra ?? NONE;
 }
 
 /** Parse-and-validate at the edge: the ledger never stores a half-formed entry. */
 export function validateAppendInput(input: unknown, index = 0): ValidAppendInput {
+  checkAppendInput(input, index);
+  return {
+    event_type: input.event_type,
+    submission_id: input.submission_id,
+    decision: input.decision,
+    reason: input.reason,
+    metadata: input.metadata ?? {},
+  };
+}
+
+/** validateAppendInput's checks without its copy (prepareAppend builds its own record of the fields). */
+export function checkAppendInput(input: unknown, index = 0): asserts input is AppendInput {
   const where = index === 0 ? '' : ` (batch item ${index})`;
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new CpError('ERR_LEDGER_ENTRY_INVALID', `ledger entry${where} must be an object, got ${show(input)}`, {
@@ -69,13 +84,6 @@ export function validateAppendInput(input: unknown, index = 0): ValidAppendInput
       details: { field: 'metadata' },
     });
   }
-  return {
-    event_type: record.event_type as string,
-    submission_id: record.submission_id as string,
-    decision: record.decision as string,
-    reason: record.reason as string,
-    metadata: metadata as Record<string, unknown>,
-  };
 }
 
 /**

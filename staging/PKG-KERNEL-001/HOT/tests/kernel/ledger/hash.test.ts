@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalJson } from '../../../kernel/canonical.js';
 import { GENESIS_HASH, hashInput, hashInputFromColumns, type LedgerEntry } from '../../../kernel/ledger/index.js';
+import { formatEntryId, idDigits, quoted } from '../../../kernel/ledger/entry.js';
 import { appendN, tempLedger } from './helpers.js';
 
 // Strings that stress JSON string serialisation: escapes, controls, non-BMP, lone surrogates, DEL, U+2028.
@@ -67,6 +68,41 @@ test('the column-built hash input equals the canonical JSON of the entry (equiva
     };
     const fast = hashInputFromColumns({ ...entry, metadata: canonicalJson(entry.metadata) });
     assert.equal(fast, hashInput(entry), `entry ${i}`);
+  }
+});
+
+test('quoted writes every string as JSON.stringify does, its fast path included (each UTF-16 code unit, alone and in text)', () => {
+  for (let unit = 0; unit <= 0xffff; unit += 1) {
+    const char = String.fromCharCode(unit);
+    for (const text of [char, `LED-${char}0`, `${char}${char}`])
+      assert.equal(quoted(text), JSON.stringify(text), `U+${unit}`);
+  }
+  for (const text of [...NASTY, '\ud83d\ude00', '\udc00\ud800', 'a\ud83dz', GENESIS_HASH, '2026-01-01T00:00:00.000Z'])
+    assert.equal(quoted(text), JSON.stringify(text), JSON.stringify(text));
+});
+
+test('ids are a value mod 2^32 as 8 lowercase hex digits', () => {
+  const rand = seeded(11);
+  const values = [
+    0,
+    1,
+    15,
+    16,
+    255,
+    256,
+    0x0fffffff,
+    0x10000000,
+    0xffffffff,
+    2 ** 32,
+    2 ** 32 + 7,
+    -1,
+    -5,
+    2 ** 40 + 3,
+  ];
+  for (let i = 0; i < 5000; i += 1) values.push(Math.floor(rand() * 2 ** 32));
+  for (const value of values) {
+    assert.equal(idDigits(value), (value >>> 0).toString(16).padStart(8, '0'), String(value));
+    assert.match(formatEntryId(value), /^LED-[0-9a-f]{8}$/);
   }
 });
 
