@@ -2,25 +2,7 @@
 // connection's FULL, however lazy and durable appends interleave (the level is switched only when it changes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Ledger } from '../../../kernel/ledger/index.js';
-import { tempLedger } from './helpers.js';
-
-/** The synchronous level each inserted entry was written under, read inside its own transaction by a temp trigger. */
-function recordLevels(ledger: Ledger): () => [string, number][] {
-  ledger.db.exec(`CREATE TEMP TABLE levels (submission_id TEXT, level INTEGER);
-    CREATE TEMP TRIGGER level_at_insert AFTER INSERT ON main.entries BEGIN
-      INSERT INTO levels VALUES (NEW.submission_id, (SELECT synchronous FROM pragma_synchronous()));
-    END;`);
-  return () => ledger.db.prepare('SELECT submission_id, level FROM levels').raw().all() as [string, number][];
-}
-
-const note = (id: string) => ({
-  event_type: 'NOTE',
-  submission_id: id,
-  decision: 'NOTED',
-  reason: 'test',
-  metadata: {},
-});
+import { levelNote as note, recordLevels, tempLedger } from './helpers.js';
 
 test('lazy appends commit under NORMAL and durable ones under FULL, in any order, and are counted apart', (t) => {
   const ledger = tempLedger(t);

@@ -77,3 +77,21 @@ UPDATE ledger_meta SET value = '2' WHERE key = 'format_version';`);
     db.close();
   }
 }
+
+/** The synchronous level each inserted entry was written under, read inside its own transaction by a temp trigger. */
+export function recordLevels(ledger: Ledger): () => [string, number][] {
+  ledger.db.exec(`CREATE TEMP TABLE levels (submission_id TEXT, level INTEGER);
+    CREATE TEMP TRIGGER level_at_insert AFTER INSERT ON main.entries BEGIN
+      INSERT INTO levels VALUES (NEW.submission_id, (SELECT synchronous FROM pragma_synchronous()));
+    END;`);
+  return () => ledger.db.prepare('SELECT submission_id, level FROM levels').raw().all() as [string, number][];
+}
+
+/** A NOTE whose submission id names it in recordLevels' rows. */
+export const levelNote = (id: string) => ({
+  event_type: 'NOTE',
+  submission_id: id,
+  decision: 'NOTED',
+  reason: 'test',
+  metadata: {},
+});
