@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { ScopeKey, TotalsDelta, TotalsRow, WindowRow } from './store.js';
+import { TOTALS_COUNTERS } from './pg/schema.js';
 import { totalsOf } from './store-statements.js';
 
 /**
@@ -21,18 +22,8 @@ interface StepRow {
   found: boolean;
 }
 
-const COUNTERS = 6;
-const ROW_COLUMNS = [
-  'reserved_tokens',
-  'reserved_cost',
-  'settled_tokens',
-  'settled_cost',
-  'requests',
-  'unknown_cost_requests',
-  'window_start',
-  'window_requests',
-  'window_tokens',
-];
+const COUNTERS = TOTALS_COUNTERS.length;
+const ROW_COLUMNS = [...TOTALS_COUNTERS, 'window_start', 'window_requests', 'window_tokens'];
 const WIDTH = ROW_COLUMNS.length;
 
 /**

@@ -215,9 +215,9 @@ export class Ledger extends LedgerReader {
    */
   async appendBatchDurably(inputs: readonly AppendInput[], options: AppendOptions = {}): Promise<LedgerEntry[]> {
     const sync = this.walSync;
-    if (sync === null) return this.appendBatch(inputs, options);
-    sync.refuseAfterFailure();
-    if (options.durable === false || options.waitHere === true) return this.appendBatch(inputs, options);
+    // appendBatch refuses first after a failed sync, whichever branch is taken.
+    if (sync === null || options.durable === false || options.waitHere === true)
+      return this.appendBatch(inputs, options);
     const entries = this.appendBatch(inputs, { ...options, durable: false });
     await sync.sync();
     this.commits.madeDurable();
