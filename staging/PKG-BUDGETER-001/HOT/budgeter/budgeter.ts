@@ -41,6 +41,8 @@ export interface BudgeterOptions {
   readonly?: boolean;
   /** Where the budget file's WAL is checkpointed (StoreOptions.walCheckpoints): 'background' for a server. */
   walCheckpoints?: 'inline' | 'background';
+  /** WAL frames between background checkpoints (StoreOptions.checkpointFrames). */
+  checkpointFrames?: number;
 }
 
 /** A grouped step's outcome (runGrouped): its value, or what it threw. */
@@ -92,6 +94,7 @@ export class Budgeter {
       busyTimeoutMs: config.busy_timeout_ms ?? 10_000,
       readonly: options.readonly ?? false,
       walCheckpoints: options.walCheckpoints ?? 'inline',
+      ...(options.checkpointFrames === undefined ? {} : { checkpointFrames: options.checkpointFrames }),
     });
     return new Budgeter(config, dbPath, store, options.clock ?? Date.now, options.ledger ?? null);
   }

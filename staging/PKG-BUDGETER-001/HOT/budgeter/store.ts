@@ -166,11 +166,13 @@ export interface StoreOptions {
   busyTimeoutMs: number;
   readonly?: boolean;
   /**
-   * 'background' (a server's writer: `cplane serve`): WAL checkpoints on a worker thread every ~1,000 frames, as the
-   * ledger's (kernel/ledger/wal-checkpointer.ts), so the copy and its two fsyncs never land in a call's step.
+   * 'background' (a server's writer: `cplane serve`): WAL checkpoints on a worker thread every CHECKPOINT_FRAMES, as
+   * the ledger's (kernel/ledger/wal-checkpointer.ts), so the copy and its two fsyncs never land in a call's step.
    * 'inline' (default): SQLite's autocheckpoint at BUDGET_WAL_CHECKPOINT_PAGES, inside the commit that crosses it.
    */
   walCheckpoints?: 'inline' | 'background';
+  /** WAL frames between background checkpoints (default CHECKPOINT_FRAMES; tests ask for fewer to stay quick). */
+  checkpointFrames?: number;
 }
 
 /** The budget database: plain SQL over one better-sqlite3 connection; transactions belong to the caller. */
@@ -224,7 +226,7 @@ export class BudgetStore implements BudgetState {
       db.pragma(`synchronous = ${options.synchronous}`);
       const store = new BudgetStore(db, options.synchronous === 'FULL');
       if (options.walCheckpoints === 'background' && options.readonly !== true) {
-        store.checkpointer = WalCheckpointer.start(db, path);
+        store.checkpointer = WalCheckpointer.start(db, path, options.checkpointFrames);
       }
       return store;
     } catch (cause) {

@@ -57,7 +57,8 @@ function reservationsWithoutWal(dir: string, dbPath: string): number {
 test('background checkpoints (a server): a worker thread copies the WAL into the file, never a step', async (t) => {
   const dir = tempDir(t);
   const dbPath = join(dir, 'budget.sqlite');
-  const b = Budgeter.open({ dbPath, config: testConfig(), walCheckpoints: 'background' });
+  // Every 1,000 frames (a server's are rarer, CHECKPOINT_FRAMES): the same mechanism, sooner.
+  const b = Budgeter.open({ dbPath, config: testConfig(), walCheckpoints: 'background', checkpointFrames: 1000 });
   t.after(() => b.close());
   let calls = 0;
   const checkpointer = b.walCheckpointer;

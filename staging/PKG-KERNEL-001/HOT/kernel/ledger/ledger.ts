@@ -155,7 +155,7 @@ export class Ledger extends LedgerReader {
       );
       const fileWriter = options.readonly !== true && path !== ':memory:' && path !== '';
       if (options.walCheckpoints === 'background' && fileWriter) {
-        ledger.checkpointer = WalCheckpointer.start(db, path);
+        ledger.checkpointer = WalCheckpointer.start(db, path, options.checkpointFrames);
       }
       if (fileWriter && (options.synchronous ?? 'FULL') === 'FULL') ledger.walSync = new WalSync(path);
       return ledger;

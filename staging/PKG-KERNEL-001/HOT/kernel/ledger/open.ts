@@ -7,6 +7,7 @@ import { envError } from '../env-errors.js';
 import { CpError, show } from '../errors.js';
 import { checkStructure, damaged, inspectLedgerFile, isCorruption, notALedger, probeLedgerFile } from './file-check.js';
 import { upgradeFormat } from './format-upgrade.js';
+import { CHECKPOINT_FRAMES } from './wal-checkpointer.js';
 import { reserveWal } from './wal-reserve.js';
 import { LEDGER_DDL, LEDGER_FORMAT, LEDGER_FORMAT_VERSION, LEDGER_FORMAT_VERSIONS } from './schema.js';
 
@@ -29,6 +30,8 @@ export interface ConnectionOptions {
    * calls should not wait for a checkpoint. Default 'inline': a worker costs a thread start at open.
    */
   walCheckpoints?: 'inline' | 'background';
+  /** WAL frames between background checkpoints (default CHECKPOINT_FRAMES; tests ask for fewer to stay quick). */
+  checkpointFrames?: number;
 }
 
 /** ledger_meta key: where this ledger's sequential ids start (8 hex digits). Ledgers made before it use random ids. */
@@ -106,7 +109,12 @@ export function openLedgerDatabase(path: string, options: ConnectionOptions): Da
     // appends, not only damage on the pages an append happens to touch. Larger ledgers rely on SQLite's own
     // checks of the pages it reads, and on verify and G4, which check the whole file.
     if (!readonly && !fresh && statSync(path).size <= OPEN_CHECK_MAX_BYTES) checkStructure(db, path);
-    if (!readonly && options.reserveWal === true) reserveWal(db, path);
+    if (!readonly && options.reserveWal === true)
+      reserveWal(
+        db,
+        path,
+        options.walCheckpoints === 'background' ? (options.checkpointFrames ?? CHECKPOINT_FRAMES) : null,
+      );
   } catch (cause) {
     db.close();
     throw cause instanceof CpError ? cause : openFailure(path, cause, readonly);

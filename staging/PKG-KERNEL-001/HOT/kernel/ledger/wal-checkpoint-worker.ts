@@ -25,14 +25,25 @@ const data = workerData as CheckpointWorkerData;
 const control = new Int32Array(data.control);
 const port = parentPort;
 if (port === null) throw new Error('wal-checkpoint-worker runs as a worker thread');
-const db = new Database(data.path, { fileMustExist: true });
-db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
-// A checkpoint syncs the WAL before copying it and the database file after, unless its connection is at OFF.
-db.pragma('synchronous = FULL');
-db.pragma('wal_autocheckpoint = 0');
+
+/** The connection and the -shm; a worker that cannot open them says it is stopped, so the writer's close need not wait. */
+function open(): { db: Database.Database; shm: number } {
+  try {
+    const db = new Database(data.path, { fileMustExist: true });
+    db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
+    // A checkpoint syncs the WAL before copying it and the database file after, unless its connection is at OFF.
+    db.pragma('synchronous = FULL');
+    db.pragma('wal_autocheckpoint = 0');
+    return { db, shm: openSync(`${data.path}-shm`, 'r') };
+  } catch (error) {
+    Atomics.store(control, STOPPED, 1);
+    Atomics.notify(control, STOPPED);
+    throw error;
+  }
+}
+const { db, shm } = open();
 const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 const restart = db.prepare('PRAGMA wal_checkpoint(RESTART)');
-const shm = openSync(`${data.path}-shm`, 'r');
 const word = new Uint32Array(1);
 
 /** The frames in the WAL now (the wal-index header's mxFrame, see wal-checkpointer.ts). */

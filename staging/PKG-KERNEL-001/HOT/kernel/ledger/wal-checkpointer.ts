@@ -3,12 +3,17 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { CheckpointReply, CheckpointRequest, CheckpointWorkerData } from './wal-checkpoint-worker.js';
 
-/** WAL frames between checkpoints: SQLite's own autocheckpoint (2 MiB of WAL at the ledger's 2 KiB pages). */
-export const CHECKPOINT_FRAMES = 1000;
-/** Past this the worker's checkpoint waits for readers (RESTART): a reader holding an old snapshot pins the WAL. */
-const RESTART_FRAMES = 4 * CHECKPOINT_FRAMES;
-/** Past this the worker has not kept up (starved, stuck): the writer checkpoints itself, as SQLite would have. */
-const INLINE_FRAMES = 8 * CHECKPOINT_FRAMES;
+/**
+ * WAL frames between checkpoints (8 MiB of WAL at the ledger's 2 KiB pages, as the budget file's inline
+ * autocheckpoint, BUDGET_WAL_CHECKPOINT_PAGES). Each checkpoint ends with the writer's tail, two fsyncs on its own
+ * thread: at SQLite's default 1,000 frames one in ~45 of a gateway's sequential calls carried one (its p99), at 4,000
+ * one in ~180. A checkpoint copies each page once however often the WAL rewrote it, so fewer also write less.
+ */
+export const CHECKPOINT_FRAMES = 4000;
+/** Past this many checkpoints' worth the worker's checkpoint waits for readers (RESTART): an old snapshot pins the WAL. */
+const RESTART_CHECKPOINTS = 4;
+/** Past this many the worker has not kept up (starved, stuck): the writer checkpoints itself, as SQLite would have. */
+const INLINE_CHECKPOINTS = 8;
 /** The wal-index header's mxFrame: the frames in the WAL, a native-order u32 at byte 16 of the -shm file. */
 const MX_FRAME_OFFSET = 16;
 const RESTART_BUSY_MS = 100;
@@ -32,12 +37,12 @@ export interface CheckpointStats {
 /**
  * WAL checkpoints off the writer's call path. SQLite's autocheckpoint runs inside the commit that crosses it, on
  * the writer's thread; here the connection's autocheckpoint is off and a worker thread with its own connection
- * runs a PASSIVE checkpoint each time the WAL has grown by CHECKPOINT_FRAMES, as often as SQLite's would, so what
- * a power loss can take from lazy commits (the frames since the last checkpoint, which syncs the WAL) is unchanged.
+ * runs a PASSIVE checkpoint each time the WAL has grown by CHECKPOINT_FRAMES, so what a power loss can take from
+ * lazy commits is the frames since the last checkpoint, which syncs the WAL (docs/operating.md, durability).
  * SQLite starts the WAL over only once a checkpoint has copied all of it, which one running beside a busy writer
  * never does: the worker passes again while the writer committed more than TAIL_FRAMES during its last pass, and
  * when it answers the writer copies the rest (what it committed during the last pass: a few dozen frames against
- * the thousand the worker copied, at a gateway's pace) in a task of its own, between calls, so its next commit
+ * the thousands the worker copied, at a gateway's pace) in a task of its own, between calls, so its next commit
  * starts the WAL over.
  * The writer counts frames after each commit by reading the wal-index header (one pread). A worker that dies
  * gives the connection its autocheckpoint back; one that falls far behind is stood in for by the writer.
@@ -48,7 +53,7 @@ export class WalCheckpointer {
   private readonly bytes = new Uint8Array(this.word.buffer);
   /** The frame count at the last request: the next is due CHECKPOINT_FRAMES later (a restarted WAL resets it). */
   private requestedAt = 0;
-  /** The frame count at the writer's last checkpoint of its own, which it repeats only CHECKPOINT_FRAMES later. */
+  /** The frame count at the writer's last checkpoint of its own, which it repeats only `frames` later. */
   private inlineAt = 0;
   private idle: (() => void)[] = [];
   private stopped = false;
@@ -60,10 +65,12 @@ export class WalCheckpointer {
     private readonly control: SharedArrayBuffer,
     /** The thread running the checkpoints; null once it is gone (the connection checkpoints itself again). */
     public worker: Worker | null,
+    /** WAL frames between checkpoints (CHECKPOINT_FRAMES unless a test asks for fewer). */
+    private readonly frames: number,
   ) {}
 
   /** Checkpoints for `db` on a worker thread; null (SQLite's autocheckpoint stays) when the -shm cannot be read. */
-  static start(db: Database.Database, path: string): WalCheckpointer | null {
+  static start(db: Database.Database, path: string, frames = CHECKPOINT_FRAMES): WalCheckpointer | null {
     let shm: number;
     try {
       shm = openSync(`${path}-shm`, 'r');
@@ -80,15 +87,16 @@ export class WalCheckpointer {
       return null;
     }
     worker.unref();
-    const checkpointer = new WalCheckpointer(db, shm, control, worker);
+    const checkpointer = new WalCheckpointer(db, shm, control, worker, frames);
     worker.on('message', (reply: CheckpointReply) => checkpointer.answered(reply));
     worker.on('error', () => checkpointer.lost(worker));
     worker.on('exit', () => checkpointer.lost(worker));
     db.pragma('wal_autocheckpoint = 0');
     // A writer that outran the worker for a while grew the WAL past its steady size: the first commit after the WAL
-    // starts over cuts the file back to RESTART_FRAMES' worth (SQLite keeps a WAL file at its largest otherwise).
+    // starts over cuts the file back to RESTART_CHECKPOINTS' worth (SQLite keeps a WAL file at its largest otherwise).
     const pageSize = db.pragma('page_size', { simple: true }) as number;
-    db.pragma(`journal_size_limit = ${RESTART_FRAMES * (pageSize + WAL_FRAME_HEADER_BYTES) + WAL_HEADER_BYTES}`);
+    const limit = RESTART_CHECKPOINTS * frames * (pageSize + WAL_FRAME_HEADER_BYTES) + WAL_HEADER_BYTES;
+    db.pragma(`journal_size_limit = ${limit}`);
     return checkpointer;
   }
 
@@ -98,17 +106,17 @@ export class WalCheckpointer {
     const frames = this.walFrames();
     if (frames < this.requestedAt) this.requestedAt = 0;
     if (frames < this.inlineAt) this.inlineAt = 0;
-    if (frames >= INLINE_FRAMES && frames - this.inlineAt >= CHECKPOINT_FRAMES) {
+    if (frames >= INLINE_CHECKPOINTS * this.frames && frames - this.inlineAt >= this.frames) {
       this.stats.inline += 1;
       this.inlineAt = frames;
       this.checkpointHere();
       return;
     }
     // One request at a time: a second would hold the checkpoint lock when the writer finishes the first.
-    if (frames - this.requestedAt < CHECKPOINT_FRAMES || this.stats.answered < this.stats.requested) return;
+    if (frames - this.requestedAt < this.frames || this.stats.answered < this.stats.requested) return;
     this.requestedAt = frames;
     this.stats.requested += 1;
-    this.post({ mode: frames >= RESTART_FRAMES ? 'RESTART' : 'PASSIVE' });
+    this.post({ mode: frames >= RESTART_CHECKPOINTS * this.frames ? 'RESTART' : 'PASSIVE' });
   }
 
   /** Resolves once the worker has answered every checkpoint asked of it (or is gone). */
@@ -164,7 +172,7 @@ export class WalCheckpointer {
   private lost(worker: Worker): void {
     if (this.worker !== worker) return;
     this.worker = null;
-    if (!this.stopped && this.db.open) this.db.pragma(`wal_autocheckpoint = ${CHECKPOINT_FRAMES}`);
+    if (!this.stopped && this.db.open) this.db.pragma(`wal_autocheckpoint = ${this.frames}`);
     this.release();
   }
 

@@ -7,7 +7,7 @@ import { openRegularFile } from '../regular-file.js';
  * extends the WAL makes its fsync commit the file's new size too (a filesystem journal commit on ext4 and the
  * like); a commit that overwrites pages the file already has only flushes them. SQLite restarts the WAL at its
  * start after each checkpoint and keeps the file, so a long-running writer pays for growth only until the file
- * first reaches its autocheckpoint size: this pays it once, at open, the way PostgreSQL fills WAL segments ahead.
+ * first reaches its checkpoint size: this pays it once, at open, the way PostgreSQL fills WAL segments ahead.
  *
  * SQLite has no call for it, so the pages are written the way SQLite itself writes pages that will not commit:
  * a write transaction too large for a tiny page cache spills its pages to the WAL, and is rolled back. Frames
@@ -16,12 +16,14 @@ import { openRegularFile } from '../regular-file.js';
  *
  * Best effort: a full disk, or another writer holding the lock, leaves the WAL as it was.
  */
-export function reserveWal(db: Database.Database, path: string): void {
+export function reserveWal(db: Database.Database, path: string, checkpointFrames: number | null = null): void {
   const pageSize = db.pragma('page_size', { simple: true }) as number;
-  const checkpointPages = db.pragma('wal_autocheckpoint', { simple: true }) as number;
+  const checkpointPages = checkpointFrames ?? (db.pragma('wal_autocheckpoint', { simple: true }) as number);
   if (checkpointPages <= 0) return;
-  // A checkpoint runs after the commit that crosses the threshold, so the WAL holds up to one more transaction.
-  const bytes = 2 * checkpointPages * (pageSize + WAL_FRAME_HEADER_BYTES);
+  // The WAL holds what the writer commits while a checkpoint runs, beyond the threshold: a quarter more (one
+  // transaction, for SQLite's own, which runs after the commit that crosses it; a busy gateway's during the
+  // worker's passes, at 64 clients).
+  const bytes = Math.ceil(1.25 * checkpointPages) * (pageSize + WAL_FRAME_HEADER_BYTES);
   const wal = `${path}-wal`;
   if (walSize(wal) >= bytes) return;
   const cacheSize = db.pragma('cache_size', { simple: true }) as number;

@@ -9,8 +9,10 @@ import { copyFileSync, openSync, readSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ledger, verifyLedger } from '../../../kernel/ledger/index.js';
-import { CHECKPOINT_FRAMES } from '../../../kernel/ledger/wal-checkpointer.js';
 import { tempDir } from './helpers.js';
+
+/** Checkpoints every 1,000 frames here (the server's are rarer, CHECKPOINT_FRAMES): the same mechanism, sooner. */
+const FRAMES = 1000;
 
 const pad = 'p'.repeat(1500);
 
@@ -61,7 +63,12 @@ for (const level of LEVELS) {
   test(`background checkpoints, ${level.name}: the WAL is checkpointed into the file and starts over`, async (t) => {
     const dir = tempDir(t);
     const path = join(dir, 'ledger.sqlite');
-    const ledger = Ledger.open(path, { create: true, synchronous: level.synchronous, walCheckpoints: 'background' });
+    const ledger = Ledger.open(path, {
+      create: true,
+      synchronous: level.synchronous,
+      walCheckpoints: 'background',
+      checkpointFrames: FRAMES,
+    });
     t.after(() => ledger.close());
     const checkpointer = ledger.walCheckpointer;
     assert.ok(checkpointer !== null);
@@ -95,7 +102,12 @@ for (const level of LEVELS) {
 test('a dead checkpoint worker hands checkpoints back to the connection: the WAL stays bounded', async (t) => {
   const dir = tempDir(t);
   const path = join(dir, 'ledger.sqlite');
-  const ledger = Ledger.open(path, { create: true, synchronous: 'FULL', walCheckpoints: 'background' });
+  const ledger = Ledger.open(path, {
+    create: true,
+    synchronous: 'FULL',
+    walCheckpoints: 'background',
+    checkpointFrames: FRAMES,
+  });
   t.after(() => ledger.close());
   const worker = ledger.walCheckpointer?.worker;
   assert.ok(worker);
@@ -104,14 +116,14 @@ test('a dead checkpoint worker hands checkpoints back to the connection: the WAL
   await worker.terminate();
   await exited;
   assert.equal(ledger.walCheckpointer?.worker, null);
-  assert.equal(ledger.db.pragma('wal_autocheckpoint', { simple: true }), CHECKPOINT_FRAMES);
+  assert.equal(ledger.db.pragma('wal_autocheckpoint', { simple: true }), FRAMES);
   let most = 0;
   for (let i = 0; i < 1500; i += 1) {
     await appendYielding(ledger, 1, false, 100 + i);
     most = Math.max(most, walFrames(path));
   }
-  // SQLite's own checkpoint, after the commit that crosses CHECKPOINT_FRAMES, starts the WAL over.
-  assert.ok(most < CHECKPOINT_FRAMES + 50, `at most ${most} frames in the WAL`);
+  // SQLite's own checkpoint, after the commit that crosses FRAMES, starts the WAL over.
+  assert.ok(most < FRAMES + 50, `at most ${most} frames in the WAL`);
   ledger.close();
   assert.equal(entriesWithoutWal(dir, path), 1600);
 });
@@ -122,14 +134,14 @@ for (const durable of [false, true]) {
   test(`a writer SIGKILLed while its worker checkpoints loses no committed append (durable: ${durable})`, async (t) => {
     const dir = tempDir(t);
     const path = join(dir, 'ledger.sqlite');
-    const child = spawn(process.execPath, [WRITER, path, durable ? '1' : '0'], {
+    const child = spawn(process.execPath, [WRITER, path, durable ? '1' : '0', String(FRAMES)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const acked: string[] = [];
     let buffered = '';
     const exited = once(child, 'exit');
     // Killed once it has crossed several checkpoint thresholds (each append writes at least two frames).
-    const target = 4 * CHECKPOINT_FRAMES;
+    const target = 4 * FRAMES;
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
       buffered += chunk;

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { Ledger, verifyLedger } from '../../../kernel/ledger/index.js';
 import { appendN, tempDir } from './helpers.js';
 
-/** What a reservation grows the WAL to: two autocheckpoints' worth of 2 KiB frames (24-byte headers). */
-const RESERVED = 2 * 1000 * (2048 + 24);
+/** What a reservation grows the WAL to: an autocheckpoint's worth of 2 KiB frames (24-byte headers) and a quarter. */
+const RESERVED = 1250 * (2048 + 24);
 
 const tables = (ledger: Ledger): string[] =>
   ledger.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[];
@@ -35,6 +35,21 @@ test('a writer opened with reserveWal finds its WAL grown, and appends overwrite
   assert.equal(statSync(`${path}-wal`).size, reserved);
   assert.equal(verifyLedger(ledger).ok, true);
   assert.equal(ledger.query({ order: 'oldest' }).length, 80);
+});
+
+test("a writer whose WAL a worker checkpoints reserves the worker's interval, not SQLite's", (t) => {
+  const dir = tempDir(t);
+  const path = join(dir, 'ledger.sqlite');
+  const ledger = Ledger.open(path, {
+    create: true,
+    reserveWal: true,
+    walCheckpoints: 'background',
+    checkpointFrames: 2000,
+  });
+  t.after(() => ledger.close());
+  const reserved = statSync(`${path}-wal`).size;
+  assert.ok(reserved >= 2500 * (2048 + 24), `WAL of ${reserved} bytes`);
+  assert.ok(reserved < 3000 * (2048 + 24), `WAL of ${reserved} bytes`);
 });
 
 test('a crash image of a reserved WAL recovers exactly the committed entries', (t) => {
