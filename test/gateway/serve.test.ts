@@ -7,6 +7,7 @@ import { statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { issueKey, KEYS, ledgerEntries, startServed, type Served } from './harness.js';
+import { CHECKPOINT_FRAMES } from '../../staging/PKG-KERNEL-001/HOT/kernel/ledger/wal-checkpointer.js';
 
 let served: Served;
 let key: string;
@@ -73,9 +74,9 @@ test('readyz, which anyone may ask, says what is wrong without naming the root o
 });
 
 test("the gateway's ledger WAL is grown to its steady size at start, so appends overwrite it instead of growing it", () => {
-  // Two autocheckpoints' worth of 2 KiB pages (24-byte frame headers): see wal-reserve.ts.
+  // The worker's checkpoint interval and a quarter, in 2 KiB pages (24-byte frame headers): see wal-reserve.ts.
   const size = statSync(join(served.root, 'HOT', 'ledger', 'ledger.sqlite-wal')).size;
-  assert.ok(size >= 2 * 1000 * (2048 + 24), `WAL of ${size} bytes`);
+  assert.ok(size >= 1.25 * CHECKPOINT_FRAMES * (2048 + 24), `WAL of ${size} bytes`);
 });
 
 test("unknown paths are 404 in the surface's shape; a body over the limit 413; malformed JSON 400 — nothing sent upstream", async () => {
