@@ -222,6 +222,51 @@ export function nodeInto(l: Uint8Array, lf: number, r: Uint8Array, rf: number, o
   digestInto(out, at);
 }
 
+/**
+ * leafInto and nodeInto over DataViews, for the tree's own tiles: a big-endian word is one load (and one store),
+ * where a Uint8Array takes four of each and the shifts between.
+ */
+export function leafIntoView(src: DataView, from: number, out: DataView, at: number): void {
+  init();
+  const last = loadShiftedView(0x00, src, from, 0);
+  W[8] = (last << 24) | 0x800000;
+  W[9] = 0;
+  W[10] = 0;
+  W[11] = 0;
+  W[12] = 0;
+  W[13] = 0;
+  W[14] = 0;
+  W[15] = 33 * 8;
+  compress();
+  digestIntoView(out, at);
+}
+
+export function nodeIntoView(l: DataView, lf: number, r: DataView, rf: number, out: DataView, at: number): void {
+  init();
+  const last = loadShiftedView(loadShiftedView(0x01, l, lf, 0), r, rf, 8);
+  compress();
+  compressLast(last & 0xff);
+  digestIntoView(out, at);
+}
+
+/**
+ * W[i…i+8) = the 32 bytes at src[from…] shifted right by one byte behind the low byte of `carry`; returns the last
+ * word read, whose low byte is the one shifted out.
+ */
+function loadShiftedView(carry: number, src: DataView, from: number, i: number): number {
+  let prev = carry;
+  for (let k = 0; k < 8; k += 1) {
+    const x = src.getInt32(from + 4 * k);
+    W[i + k] = (prev << 24) | (x >>> 8);
+    prev = x;
+  }
+  return prev;
+}
+
+function digestIntoView(out: DataView, at: number): void {
+  for (let i = 0; i < 8; i += 1) out.setInt32(at + 4 * i, H[i] as number);
+}
+
 /** SHA-256 of any input (below 2^40 bits). */
 export function sha256(data: Uint8Array): Buffer {
   const blocks = Math.floor((data.length + 8) / 64) + 1;
