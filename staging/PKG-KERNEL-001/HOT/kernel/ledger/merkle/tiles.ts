@@ -1,5 +1,5 @@
-import { entryLeafInto, foldRight, HASH_SIZE, nodeHash, rootOf } from './hash.js';
-import { nodeInto } from './sha256.js';
+import { entryLeaf, foldRight, HASH_SIZE, nodeHash, rootOf } from './hash.js';
+import { leafIntoView, nodeIntoView } from './sha256.js';
 import type { RangeHash } from './proof.js';
 
 /**
@@ -105,11 +105,16 @@ export interface TileWrite {
 const TILE_BYTES = TILE_WIDTH * HASH_SIZE;
 
 /** out[at…at+32) = the root of the 256 hashes of a full tile, folded through `scratch` (half a tile). */
-function foldTileInto(tile: Buffer, scratch: Buffer, out: Buffer, at: number): void {
-  for (let i = 0; i < TILE_WIDTH / 2; i += 1) nodeInto(tile, 64 * i, tile, 64 * i + 32, scratch, 32 * i);
-  for (let n = TILE_WIDTH / 4; n >= 1; n /= 2)
-    for (let i = 0; i < n; i += 1) nodeInto(scratch, 64 * i, scratch, 64 * i + 32, scratch, 32 * i);
-  scratch.copy(out, at, 0, HASH_SIZE);
+function foldTileInto(tile: DataView, scratch: DataView, out: DataView, at: number): void {
+  for (let i = 0; i < TILE_WIDTH / 2; i += 1) nodeIntoView(tile, 64 * i, tile, 64 * i + 32, scratch, 32 * i);
+  for (let n = TILE_WIDTH / 4; n > 1; n /= 2)
+    for (let i = 0; i < n; i += 1) nodeIntoView(scratch, 64 * i, scratch, 64 * i + 32, scratch, 32 * i);
+  nodeIntoView(scratch, 0, scratch, HASH_SIZE, out, at);
+}
+
+/** A DataView over all of `bytes`. */
+function viewOf(bytes: Buffer): DataView {
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /**
@@ -120,10 +125,12 @@ function foldTileInto(tile: Buffer, scratch: Buffer, out: Buffer, at: number): v
 export class TreeEdge {
   /** tiles[L]: the rightmost, partial tile of level L, its first counts[L] hashes filled. */
   private readonly tiles: Buffer[] = [];
+  /** views[L]: tiles[L] as a DataView, for the hashing. */
+  private readonly views: DataView[] = [];
   private readonly counts: number[] = [];
   private readonly dirty = new Set<number>();
   private readonly full: TileWrite[] = [];
-  private readonly scratch = Buffer.alloc(TILE_BYTES / 2);
+  private readonly scratch = viewOf(Buffer.alloc(TILE_BYTES / 2));
 
   constructor(public size = 0) {
     this.tileAt(0);
@@ -152,7 +159,12 @@ export class TreeEdge {
 
   /** Appends the leaf of a ledger entry: SHA-256(0x00 ‖ the 32 bytes of `entryHashHex`), hashed into its tile. */
   pushEntry(entryHashHex: string): void {
-    entryLeafInto(entryHashHex, this.tiles[0] as Buffer, (this.counts[0] as number) * HASH_SIZE);
+    const tile = this.tiles[0] as Buffer;
+    const at = (this.counts[0] as number) * HASH_SIZE;
+    // Decoded into its slot and hashed over itself; any text but 64 hex digits as entryLeaf hashes it.
+    if (tile.write(entryHashHex, at, HASH_SIZE, 'hex') === HASH_SIZE)
+      leafIntoView(this.views[0] as DataView, at, this.views[0] as DataView, at);
+    else tile.set(entryLeaf(entryHashHex), at);
     this.added();
   }
 
@@ -166,13 +178,13 @@ export class TreeEdge {
         this.counts[level] = count;
         return;
       }
-      const tile = this.tiles[level] as Buffer;
       const index = Math.floor(this.size / TILE_WIDTH ** (level + 1)) - 1;
-      if (level > 0) this.full.push({ level, index, hashes: Buffer.from(tile) });
+      if (level > 0) this.full.push({ level, index, hashes: Buffer.from(this.tiles[level] as Buffer) });
       this.dirty.delete(level);
       this.counts[level] = 0;
-      const above = this.tileAt(level + 1);
-      foldTileInto(tile, this.scratch, above, (this.counts[level + 1] as number) * HASH_SIZE);
+      this.tileAt(level + 1);
+      const at = (this.counts[level + 1] as number) * HASH_SIZE;
+      foldTileInto(this.views[level] as DataView, this.scratch, this.views[level + 1] as DataView, at);
     }
   }
 
@@ -181,6 +193,7 @@ export class TreeEdge {
     if (tile === undefined) {
       tile = Buffer.alloc(TILE_BYTES);
       this.tiles[level] = tile;
+      this.views[level] = viewOf(tile);
       this.counts[level] = 0;
     }
     return tile;

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { leafInto, nodeInto, sha256 } from '../../../../kernel/ledger/merkle/sha256.js';
+import { leafInto, leafIntoView, nodeInto, nodeIntoView, sha256 } from '../../../../kernel/ledger/merkle/sha256.js';
 
 const NIST: [string, string][] = [
   ['', 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'],
@@ -65,5 +65,32 @@ test('leafInto and nodeInto are SHA-256 of 0x00 ‖ a and 0x01 ‖ a ‖ b, writ
         .update(buf.subarray(64, 128))
         .digest(),
     );
+  }
+});
+
+test('leafIntoView and nodeIntoView are the same hashes over DataViews, at any offset, over their input too', () => {
+  const view = (b: Buffer) => new DataView(b.buffer, b.byteOffset, b.byteLength);
+  for (let round = 0; round < 200; round += 1) {
+    const buf = randomBytes(160);
+    const leaf = createHash('sha256')
+      .update(Buffer.from([0x00]))
+      .update(buf.subarray(3, 35))
+      .digest();
+    const node = createHash('sha256')
+      .update(Buffer.from([0x01]))
+      .update(buf.subarray(3, 35))
+      .update(buf.subarray(64, 96))
+      .digest();
+    const out = Buffer.alloc(41);
+    leafIntoView(view(buf), 3, view(out), 5);
+    assert.deepEqual(out.subarray(5, 37), leaf);
+    nodeIntoView(view(buf), 3, view(buf), 64, view(out), 9);
+    assert.deepEqual(out.subarray(9, 41), node);
+    const self = Buffer.from(buf);
+    leafIntoView(view(self), 3, view(self), 3);
+    assert.deepEqual(self.subarray(3, 35), leaf);
+    const pair = Buffer.from(buf);
+    nodeIntoView(view(pair), 3, view(pair), 64, view(pair), 3);
+    assert.deepEqual(pair.subarray(3, 35), node);
   }
 });
