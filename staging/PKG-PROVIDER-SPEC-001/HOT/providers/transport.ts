@@ -88,6 +88,42 @@ function abortedBy(signal: AbortSignal, req: ClientRequest): void {
   req.once('close', () => signal.removeEventListener('abort', onAbort));
 }
 
+/** Where a URL sends a request, as node:http takes it. */
+interface Target {
+  secure: boolean;
+  protocol: string;
+  hostname: string;
+  port: string;
+  path: string;
+}
+
+/** URLs parsed per fetch: a provider calls the same few URLs, so the cache stays at their number. */
+const MAX_TARGETS = 64;
+
+/** A URL's target, parsed once (a WHATWG URL parse per call otherwise); a URL of another protocol is refused. */
+function targets(): (url: string) => Target | TypeError {
+  const parsed = new Map<string, Target>();
+  return (url) => {
+    const known = parsed.get(url);
+    if (known !== undefined) return known;
+    const target = new URL(url);
+    const secure = target.protocol === 'https:';
+    if (!secure && target.protocol !== 'http:') return new TypeError(`unsupported protocol ${target.protocol}`);
+    const hostname = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
+    const made = {
+      secure,
+      protocol: target.protocol,
+      hostname,
+      port: target.port,
+      path: `${target.pathname}${target.search}`,
+    };
+    // The oldest out first (a Map keeps insertion order): O(1), and only a caller of many distinct URLs pays it.
+    if (parsed.size >= MAX_TARGETS) parsed.delete(parsed.keys().next().value as string);
+    parsed.set(url, made);
+    return made;
+  };
+}
+
 /**
  * Every upstream call over node:http(s) with keep-alive connections of its own: a round trip costs a
  * fraction of fetch's (no WHATWG stream or Response machinery on the hot path). Redirects are never followed (a 3xx
@@ -99,22 +135,23 @@ export function nodeHttpFetch(): WireFetch {
     'http:': new HttpAgent({ keepAlive: true, scheduling: 'lifo' }),
     'https:': new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }),
   };
+  const targetOf = targets();
   return (url, init) =>
     new Promise((resolve, reject) => {
-      const target = new URL(url);
-      const secure = target.protocol === 'https:';
-      if (!secure && target.protocol !== 'http:') {
-        reject(new TypeError(`unsupported protocol ${target.protocol}`));
+      const target = targetOf(url);
+      if (target instanceof TypeError) {
+        reject(target);
         return;
       }
+      const { secure } = target;
       const headers: Record<string, string> = { ...init.headers };
       if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
       const options = {
         agent: secure ? agents['https:'] : agents['http:'],
         protocol: target.protocol,
-        hostname: target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname,
+        hostname: target.hostname,
         port: target.port,
-        path: `${target.pathname}${target.search}`,
+        path: target.path,
         method: init.method,
         headers,
       };

@@ -53,6 +53,8 @@ export function wirePath(
   path: string,
   params: Readonly<Record<string, string>> = {},
 ): { path: string } | { missing: string } {
+  // Most routes name nothing to fill: no regular expression is run for them.
+  if (!path.includes('{')) return { path };
   let missing: string | null = null;
   const filled = path.replace(/\{([a-z_]+)\}/gi, (_, name: string) => {
     const value = Object.hasOwn(params, name) ? params[name] : undefined;

@@ -245,3 +245,32 @@ test('a whole-reply read undoes the encoding the upstream applied; the pass-thro
   for await (const chunk of raw.body ?? []) chunks.push(chunk);
   assert.deepEqual(Buffer.concat(chunks), gzipSync(json));
 });
+
+test('one fetch, many URLs: each call reaches the host, path and query of its own URL, past the parsed-URL bound', async (t) => {
+  const seen: string[] = [];
+  const a = await serve((req, res) => {
+    req.resume();
+    seen.push(`a ${req.url}`);
+    res.end('{}');
+  });
+  const b = await serve((req, res) => {
+    req.resume();
+    seen.push(`b ${req.url}`);
+    res.end('{}');
+  });
+  t.after(() => {
+    a.server.close();
+    b.server.close();
+  });
+  const fetch = nodeHttpFetch();
+  const urls = Array.from({ length: 80 }, (_, i) => `${i % 2 === 0 ? a.url : b.url}/v1/m${i}?n=${i}`);
+  // Every URL, then the first ones again once more than the bound of parsed URLs came between.
+  const order = [...urls, ...urls.slice(0, 5), urls[79] as string];
+  for (const url of order) await text((await fetch(url, init())).body);
+  assert.deepEqual(
+    seen,
+    order.map((url) => `${url.startsWith(a.url) ? 'a' : 'b'} ${url.slice(a.url.length)}`),
+  );
+  // A URL of another protocol is refused each time it is asked for, never remembered as a target.
+  for (let i = 0; i < 2; i++) await assert.rejects(fetch('ftp://127.0.0.1/x', init()), /unsupported protocol/);
+});
