@@ -36,10 +36,7 @@ export async function streamReply(
   let stalled = false;
   let first = true;
   const send = async (text: string): Promise<void> => {
-    if (first) {
-      clearImmediate(early);
-      ctx.router.firstToken(call);
-    }
+    if (first) ctx.router.firstToken(call);
     first = false;
     stalled ||= await write(res, text, { signal: ctx.signal, stallMs: ctx.upstreamTimeoutMs });
   };
@@ -49,12 +46,7 @@ export async function streamReply(
   };
   headers[requestIdHeader(endpoint.family)] = ctx.requestId;
   res.writeHead(200, withServedHeader(headers, ctx.servedBy ?? null));
-  // The headers leave with the first frames when those came with the upstream's headers (one write and one wake of
-  // the client, as a forwarder piping the reply makes); an upstream slow to its first event still has them
-  // forwarded at the next turn of the event loop, before it sends anything more.
-  const early = setImmediate(() => {
-    if (first && !res.destroyed && !res.writableEnded) res.flushHeaders();
-  });
+  res.flushHeaders();
   let failure: SendFailure | null = null;
   const body = wire.body[Symbol.asyncIterator]();
   // Whether the body is still to be closed here: not once it ended, failed, or was handed to dropRest.
