@@ -26,24 +26,27 @@ const control = new Int32Array(data.control);
 const port = parentPort;
 if (port === null) throw new Error('wal-checkpoint-worker runs as a worker thread');
 
-/** The connection and the -shm; a worker that cannot open them says it is stopped, so the writer's close need not wait. */
-function open(): { db: Database.Database; shm: number } {
+/**
+ * The connection, its two checkpoint statements and the -shm; a worker that cannot make them says it is stopped, so
+ * the writer's close need not wait for it.
+ */
+function open(): { db: Database.Database; passive: Database.Statement; restart: Database.Statement; shm: number } {
   try {
     const db = new Database(data.path, { fileMustExist: true });
     db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
     // A checkpoint syncs the WAL before copying it and the database file after, unless its connection is at OFF.
     db.pragma('synchronous = FULL');
     db.pragma('wal_autocheckpoint = 0');
-    return { db, shm: openSync(`${data.path}-shm`, 'r') };
+    const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+    const restart = db.prepare('PRAGMA wal_checkpoint(RESTART)');
+    return { db, passive, restart, shm: openSync(`${data.path}-shm`, 'r') };
   } catch (error) {
     Atomics.store(control, STOPPED, 1);
     Atomics.notify(control, STOPPED);
     throw error;
   }
 }
-const { db, shm } = open();
-const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
-const restart = db.prepare('PRAGMA wal_checkpoint(RESTART)');
+const { db, passive, restart, shm } = open();
 const word = new Uint32Array(1);
 
 /** The frames in the WAL now (the wal-index header's mxFrame, see wal-checkpointer.ts). */

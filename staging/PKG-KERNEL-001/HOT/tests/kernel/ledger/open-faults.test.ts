@@ -70,7 +70,7 @@ test('a writer asking for a WAL reservation on a disk too small for it opens wit
   const mnt = tmpfs(t, '1m');
   if (mnt === undefined) return;
   const path = join(mnt, 'ledger.sqlite');
-  // The reservation (about 4 MiB) cannot fit on 1 MiB: SQLite's spill hits the full disk, and the open goes on.
+  // The reservation (about 2.5 MiB) cannot fit on 1 MiB: SQLite's spill hits the full disk, and the open goes on.
   const ledger = Ledger.open(path, { create: true, reserveWal: true });
   try {
     appendN(ledger, 3);
