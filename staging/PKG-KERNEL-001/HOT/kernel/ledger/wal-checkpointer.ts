@@ -6,7 +6,7 @@ import type { CheckpointReply, CheckpointRequest, CheckpointWorkerData } from '.
 /**
  * WAL frames between checkpoints (8 MiB of WAL at the ledger's 2 KiB pages, as the budget file's inline
  * autocheckpoint, BUDGET_WAL_CHECKPOINT_PAGES). Each checkpoint ends with the writer's tail, two fsyncs on its own
- * thread: at SQLite's default 1,000 frames one in ~45 of a gateway's sequential calls carried one (its p99), at 4,000
+ * thread: at SQLite's default 1,000 frames one in ~45 of a gateway's sequential calls carried one (its p90–p99), at 4,000
  * one in ~180. A checkpoint copies each page once however often the WAL rewrote it, so fewer also write less.
  */
 export const CHECKPOINT_FRAMES = 4000;
